@@ -1,0 +1,85 @@
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# kcsand: KCSAN-style data-race detection through uprobes/kprobes and BPF.
+#
+#   make            install missing Debian packages, build build/kcsand and build/kcsanctl
+#   make check      unit tests, then the BPF scenario tests (root)
+#   make demo       run kcsanctl on the bundled racy demo
+#   make vmlinux    regenerate vmlinux.h from this kernel's BTF
+
+OUT	:= build
+CLANG	?= clang
+BPFTOOL	?= bpftool
+CC	?= gcc
+ARCH	:= x86
+
+# Debian packages the build and the tests need; `make deps` installs what is missing.
+DEB_PKGS := clang llvm libbpf-dev bpftool libzydis-dev libelf-dev libdw-dev zlib1g-dev \
+	    pkg-config gcc make
+
+CFLAGS	?= -O2 -g
+CFLAGS	+= -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers \
+	   -std=gnu11 -D_GNU_SOURCE -Iinclude -Idaemon -I$(OUT)
+LDLIBS	:= -lbpf -lZydis -ldw -lelf -lz -lpthread
+
+BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) -I. -Iinclude -Ibpf \
+	      -Wall -Wno-unused-function
+
+BPF_SRCS := $(wildcard bpf/*.bpf.c)
+BPF_OBJS := $(patsubst bpf/%.bpf.c,$(OUT)/%.bpf.o,$(BPF_SRCS))
+SKELS	 := $(patsubst bpf/%.bpf.c,$(OUT)/%.skel.h,$(BPF_SRCS))
+
+LIB_SRCS := $(filter-out daemon/main.c,$(wildcard daemon/*.c))
+LIB_OBJS := $(patsubst daemon/%.c,$(OUT)/daemon/%.o,$(LIB_SRCS))
+LIB	 := $(OUT)/libkcsand.a
+
+DEPS_STAMP := $(OUT)/.deps-ok
+
+.PHONY: all deps check unit scenario-tests demo vmlinux clean format lint
+
+all: $(DEPS_STAMP) $(OUT)/kcsand $(OUT)/kcsanctl
+
+# Installs any missing Debian package (apt-get update first, once).
+deps:
+	@missing=""; for p in $(DEB_PKGS); do \
+		dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'ok installed' || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+		if [ "$$(id -u)" != 0 ]; then \
+			echo "kcsand: missing Debian packages:$$missing (run 'make deps' as root)" >&2; exit 2; \
+		fi; \
+		echo "kcsand: installing$$missing"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
+	fi
+
+$(DEPS_STAMP): Makefile
+	@mkdir -p $(OUT)
+	@$(MAKE) --no-print-directory deps
+	@touch $@
+
+$(OUT)/%.bpf.o: bpf/%.bpf.c $(wildcard bpf/*.h) include/kcsand.h vmlinux.h | $(DEPS_STAMP)
+	$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+
+$(OUT)/%.skel.h: $(OUT)/%.bpf.o
+	$(BPFTOOL) gen skeleton $< > $@
+
+$(OUT)/daemon/%.o: daemon/%.c $(wildcard daemon/*.h) include/kcsand.h $(SKELS) | $(DEPS_STAMP)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -c $< -o $@
+
+$(LIB): $(LIB_OBJS)
+	$(AR) rcs $@ $^
+
+$(OUT)/kcsand: $(OUT)/daemon/main.o $(LIB)
+	$(CC) $(CFLAGS) $^ $(LDLIBS) -o $@
+
+$(OUT)/kcsanctl: cli/kcsanctl.c $(LIB) $(wildcard cli/*.h) | $(DEPS_STAMP)
+	$(CC) $(CFLAGS) -Icli $(filter %.c,$^) $(LIB) $(LDLIBS) -o $@
+
+vmlinux:
+	$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > vmlinux.h
+
+clean:
+	rm -rf $(OUT)
+
+include tests/tests.mk

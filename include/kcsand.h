@@ -1,0 +1,158 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * kcsand's BPF/user-space ABI: the one header both sides include.
+ *
+ * Everything that crosses the boundary is defined here with fixed-width
+ * fields and explicit padding, so that the BPF object (built against
+ * vmlinux.h) and the daemon (built against the C library) agree on every
+ * offset.  Ring-buffer records start with a __u32 type tag.
+ */
+#ifndef KCSAND_H
+#define KCSAND_H
+
+#ifndef __VMLINUX_H__
+#include <linux/types.h>
+#endif
+
+#define KCSAND_VERSION		"0.1.0"
+
+/* Frames kept per stack; KCSAN prints at most 64, 32 is plenty for reports. */
+#define KCSAND_MAX_STACK	32
+/* Widest access watched: a 256-bit vector move. */
+#define KCSAND_MAX_ACCESS	32
+#define KCSAND_TASK_COMM_LEN	16
+
+/*
+ * Registers as the decoder names them: 0 is "none", then the x86-64
+ * encoding order (rax, rcx, rdx, rbx, rsp, rbp, rsi, rdi, r8..r15), so
+ * that the BPF side can index a copy of pt_regs with (reg - 1).
+ */
+enum kcsand_reg {
+	KCSAND_REG_NONE = 0,
+	KCSAND_REG_RAX, KCSAND_REG_RCX, KCSAND_REG_RDX, KCSAND_REG_RBX,
+	KCSAND_REG_RSP, KCSAND_REG_RBP, KCSAND_REG_RSI, KCSAND_REG_RDI,
+	KCSAND_REG_R8, KCSAND_REG_R9, KCSAND_REG_R10, KCSAND_REG_R11,
+	KCSAND_REG_R12, KCSAND_REG_R13, KCSAND_REG_R14, KCSAND_REG_R15,
+	KCSAND_REG_RIP,		/* base only: address is ip + insn_len + disp */
+	KCSAND_REG_COUNT,
+};
+
+/* Site flags (struct kcsand_site::flags). */
+#define KCSAND_SITE_READ	(1u << 0)	/* the instruction reads memory */
+#define KCSAND_SITE_WRITE	(1u << 1)	/* the instruction writes memory */
+#define KCSAND_SITE_MARKED	(1u << 2)	/* atomic/marked: checks, never watches */
+#define KCSAND_SITE_DATA_RACE	(1u << 3)	/* data_race(): never watched, never reported */
+#define KCSAND_SITE_NOWATCH	(1u << 4)	/* filtered: check only, set no watchpoint */
+
+/*
+ * One probed memory-access instruction, indexed by the probe's BPF cookie.
+ * The effective address is
+ *	base + index * scale + disp	(+ ip + insn_len when base is RIP)
+ * ra_off >= 0 says that at this instruction the function has no frame of
+ * its own yet (or never sets one up): the return address is then at
+ * [rsp + ra_off] and the frame-pointer walk would skip the caller.
+ */
+struct kcsand_site {
+	__s64 disp;
+	__u8 base;		/* enum kcsand_reg */
+	__u8 index;		/* enum kcsand_reg */
+	__u8 scale;		/* 1, 2, 4 or 8 */
+	__u8 size;		/* bytes, 1..KCSAND_MAX_ACCESS */
+	__u8 flags;		/* KCSAND_SITE_* */
+	__u8 insn_len;
+	__s16 ra_off;
+};
+
+/* Access types, with KCSAN's meaning (kernel/kcsan: KCSAN_ACCESS_*). */
+#define KCSAND_ACCESS_WRITE	(1u << 0)
+#define KCSAND_ACCESS_COMPOUND	(1u << 1)	/* read-modify-write */
+#define KCSAND_ACCESS_ATOMIC	(1u << 2)	/* marked */
+
+/* Where the access ran. */
+#define KCSAND_CTX_TASK		0
+#define KCSAND_CTX_INTERRUPT	1
+
+/* One side of a race, as captured in BPF. */
+struct kcsand_access {
+	__u64 addr;
+	__u64 ip;		/* the access instruction's address */
+	__u64 ra;		/* recovered return address for frameless sites, or 0 */
+	__u32 tid;
+	__u32 pid;		/* thread-group id */
+	__u32 cpu;
+	__u32 site;		/* index into the site table */
+	__u32 size;
+	__u8 type;		/* KCSAND_ACCESS_* */
+	__u8 ctx;		/* KCSAND_CTX_* */
+	__u16 __pad0;
+	__s32 nr_frames;	/* entries in stack[], or a negative errno */
+	__u32 __pad1;
+	char comm[KCSAND_TASK_COMM_LEN];
+	__u64 stack[KCSAND_MAX_STACK];
+};
+
+/* Ring-buffer record types. */
+enum kcsand_rec_type {
+	KCSAND_REC_REPORT = 1,
+};
+
+/*
+ * Outcome of a watchpoint, as KCSAN's enum kcsan_value_change: MAYBE means
+ * a conflicting access was seen but the value did not change.
+ */
+enum kcsand_value_change {
+	KCSAND_VALUE_CHANGE_MAYBE = 0,
+	KCSAND_VALUE_CHANGE_TRUE = 1,
+};
+
+/* A report: the watcher (this) and, for a known origin, the consumer (other). */
+struct kcsand_report {
+	__u32 type;		/* KCSAND_REC_REPORT */
+	__u32 value_change;	/* enum kcsand_value_change */
+	__u32 has_other;	/* 0: race of unknown origin */
+	__u32 value_valid;	/* old/new were both read */
+	__u64 old_value[KCSAND_MAX_ACCESS / 8];
+	__u64 new_value[KCSAND_MAX_ACCESS / 8];
+	struct kcsand_access this;
+	struct kcsand_access other;
+};
+
+/*
+ * Counters: KCSAN's debugfs names, in its order, then kcsand's own.
+ * Kept in the BPF object's .bss (u64 counters[]), read through the mmap.
+ */
+enum kcsand_counter {
+	KCSAND_CTR_USED_WATCHPOINTS,
+	KCSAND_CTR_SETUP_WATCHPOINTS,
+	KCSAND_CTR_DATA_RACES,
+	KCSAND_CTR_ASSERT_FAILURES,
+	KCSAND_CTR_NO_CAPACITY,
+	KCSAND_CTR_REPORT_RACES,
+	KCSAND_CTR_RACES_UNKNOWN_ORIGIN,
+	KCSAND_CTR_UNENCODABLE_ACCESSES,
+	KCSAND_CTR_ENCODING_FALSE_POSITIVES,
+	/* kcsand's own */
+	KCSAND_CTR_RECORDS_DROPPED,	/* ring buffer full */
+	KCSAND_CTR_READ_FAULTS,		/* value could not be sampled */
+	KCSAND_CTR_LOST_OTHER,		/* consumer did not publish in time */
+	KCSAND_CTR_COUNT,
+};
+
+/*
+ * Live parameters: the BPF object's .data, changed by the daemon through the
+ * skeleton's mmap without reloading.  Names and meaning follow KCSAN's.
+ */
+struct kcsand_params {
+	__u32 enabled;
+	__u32 skip_watch;
+	__u32 skip_watch_randomize;
+	__u32 udelay_task;		/* µs */
+	__u32 udelay_interrupt;		/* µs */
+	__u32 delay_randomize;
+	__u32 assume_plain_writes_atomic;
+	__u32 interrupt_watcher;
+	__u32 consumer_wait_us;		/* how long a watcher waits for its consumer's record */
+	__u32 __pad;
+};
+
+#endif /* KCSAND_H */
