@@ -1,0 +1,95 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * Instruction sites: the memory-access instructions of an ELF object's
+ * functions, decoded with Zydis and described for the BPF engine.
+ */
+#ifndef KCSAND_DECODE_H
+#define KCSAND_DECODE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "kcsand.h"
+
+/* A probe site as the daemon knows it: the BPF descriptor plus where it lives. */
+struct site {
+	struct kcsand_site desc;
+	uint64_t vaddr;		/* link-time virtual address of the instruction */
+	uint64_t file_off;	/* offset in the ELF file: what a uprobe takes */
+	uint32_t func;		/* index into the object's funcs[] */
+	uint32_t reason;	/* why the site is marked (enum mark_reason), 0 = plain */
+};
+
+enum mark_reason {
+	MARK_NONE = 0,
+	MARK_LOCK_PREFIX,	/* lock-prefixed read-modify-write */
+	MARK_XCHG,		/* xchg with memory: implicitly locked */
+	MARK_REASON_COUNT,
+};
+
+struct elf_func {
+	char *name;
+	uint64_t vaddr;
+	uint64_t size;
+};
+
+/* What decoding found and left out; summed over all decoded functions. */
+struct decode_stats {
+	uint64_t insns;			/* instructions decoded */
+	uint64_t sites;			/* sites kept */
+	uint64_t marked;		/* of which marked (atomic) */
+	uint64_t skipped_stack;		/* rsp/rbp-based operands */
+	uint64_t skipped_tls;		/* fs/gs-relative operands */
+	uint64_t unencodable;		/* string ops, gathers/scatters, > KCSAND_MAX_ACCESS */
+	uint64_t decode_errors;		/* bytes Zydis could not decode (skipped to the next symbol) */
+	uint64_t funcs;			/* functions decoded */
+	uint64_t funcs_without_sites;
+};
+
+struct decode_opts {
+	bool keep_stack;	/* keep rsp/rbp-based operands (default: skip) */
+	bool keep_tls;		/* keep fs-relative operands (default: skip) */
+	bool skip_gs;		/* kernel mode: gs-relative operands are per-CPU, skip */
+};
+
+/* A growable vector of sites. */
+struct site_vec {
+	struct site *v;
+	size_t n, cap;
+};
+
+/*
+ * Decode one function's code (len bytes loaded at vaddr) and append its
+ * memory-access sites to out, with file_off = vaddr + (file_delta) left to
+ * the caller (set to vaddr here).  Returns 0 or a negative errno.
+ */
+int decode_function(const uint8_t *code, size_t len, uint64_t vaddr, uint32_t func_idx,
+		    const struct decode_opts *opts, struct site_vec *out,
+		    struct decode_stats *stats);
+
+/* An ELF object opened for decoding. */
+struct target_obj {
+	char *path;
+	bool pie;			/* ET_DYN: runtime address = bias + vaddr */
+	struct elf_func *funcs;		/* FUNC symbols in executable sections, sorted by vaddr */
+	size_t nr_funcs;
+	struct site_vec sites;		/* filled by target_obj__decode() */
+	struct decode_stats stats;
+	void *priv;			/* libelf handle and segment table */
+};
+
+/* Open an ELF object; fails with a message on stderr for a non-ELF or non-x86-64 file. */
+int target_obj__open(const char *path, struct target_obj **out);
+/*
+ * Decode the functions whose names match one of the comma-separated shell
+ * globs (NULL or "" = every function) into obj->sites.
+ * Returns the number of functions that matched, or a negative errno.
+ */
+int target_obj__decode(struct target_obj *obj, const char *globs, const struct decode_opts *opts);
+/* The function containing vaddr, or NULL. */
+const struct elf_func *target_obj__func_at(const struct target_obj *obj, uint64_t vaddr);
+/* Map a link-time virtual address to a file offset through PT_LOAD; -ERANGE if unmapped. */
+int target_obj__vaddr_to_off(const struct target_obj *obj, uint64_t vaddr, uint64_t *off);
+void target_obj__free(struct target_obj *obj);
+
+#endif
