@@ -1,0 +1,459 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * KCSAN's soft-watchpoint protocol, run on every probe hit.
+ *
+ * Fast path (every hit): look up the site, compute the address from the
+ * registers, look for a conflicting watchpoint in three slots, decrement
+ * the per-CPU skip counter.  Slow path (every skip_watch-th plain access):
+ * arm a watchpoint, sample the value, stall, re-sample, disarm, report.
+ *
+ * Everything here is __always_inline so that the uprobe and kprobe
+ * programs each get one flat function the verifier can follow.
+ */
+#ifndef KCSAND_ENGINE_BPF_H
+#define KCSAND_ENGINE_BPF_H
+
+#include "watchpoint.h"
+
+/* Filled before load from the sites the daemon decoded; indexed by the probe cookie. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);		/* resized to the number of sites before load */
+	__type(key, __u32);
+	__type(value, struct kcsand_site);
+} sites SEC(".maps");
+
+/*
+ * What a consumer leaves for the watcher of a slot.  The consumer owns the
+ * entry once its cmpxchg on the slot succeeded; it fills acc and then
+ * publishes by storing ready = gen + 1 (xchg: a full barrier), so the
+ * watcher never reads a half-written entry of its own generation.
+ */
+struct slot_info {
+	__u64 ready;
+	struct kcsand_access acc;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, WP_NUM_SLOTS);
+	__type(key, __u32);
+	__type(value, struct slot_info);
+} slot_info SEC(".maps");
+
+/* Per-CPU state: KCSAN's kcsan_skip, and the hit count for statistics. */
+struct cpu_state {
+	__s64 skip;
+	__u64 hits;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct cpu_state);
+} cpu_state SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 1 << 20);	/* resized before load */
+} events SEC(".maps");
+
+/* Live parameters (.data), written by the daemon through the skeleton's mmap. */
+struct kcsand_params params = {
+	.enabled = 1,
+	.skip_watch = 4000,
+	.skip_watch_randomize = 1,
+	.udelay_task = 80,
+	.udelay_interrupt = 20,
+	.delay_randomize = 1,
+	.assume_plain_writes_atomic = 1,
+	.interrupt_watcher = 0,
+	.consumer_wait_us = 100,
+};
+
+/* Counters (.bss), read by the daemon through the mmap. */
+__u64 counters[KCSAND_CTR_COUNT];
+
+/* Watcher generations; only the low WP_GEN bits go into an encoding. */
+__u32 wp_generation;
+
+/* The slots themselves: one u64 each, see watchpoint.h. */
+__u64 watchpoints[WP_NUM_SLOTS];
+
+#define PARAM(name) (*(volatile __u32 *)&params.name)
+
+static __always_inline void counter_add(enum kcsand_counter c, __s64 v)
+{
+	if (c < KCSAND_CTR_COUNT)
+		__sync_fetch_and_add(&counters[c], v);
+}
+
+/* Registers in the decoder's numbering (enum kcsand_reg - 1). */
+struct regs_copy {
+	__u64 r[16];
+};
+
+static __always_inline void copy_regs(struct regs_copy *rc, struct pt_regs *regs)
+{
+	rc->r[0] = regs->ax;
+	rc->r[1] = regs->cx;
+	rc->r[2] = regs->dx;
+	rc->r[3] = regs->bx;
+	rc->r[4] = regs->sp;
+	rc->r[5] = regs->bp;
+	rc->r[6] = regs->si;
+	rc->r[7] = regs->di;
+	rc->r[8] = regs->r8;
+	rc->r[9] = regs->r9;
+	rc->r[10] = regs->r10;
+	rc->r[11] = regs->r11;
+	rc->r[12] = regs->r12;
+	rc->r[13] = regs->r13;
+	rc->r[14] = regs->r14;
+	rc->r[15] = regs->r15;
+}
+
+static __always_inline __u64 site_address(const struct kcsand_site *s, struct pt_regs *regs,
+					  __u64 ip)
+{
+	struct regs_copy rc;
+	__u64 addr = s->disp;
+
+	if (s->base == KCSAND_REG_RIP) {
+		addr += ip + s->insn_len;
+	} else if (s->base || s->index) {
+		copy_regs(&rc, regs);
+		if (s->base)
+			addr += rc.r[(s->base - 1) & 15];
+		if (s->index)
+			addr += rc.r[(s->index - 1) & 15] * s->scale;
+	}
+	return addr;
+}
+
+static __always_inline __u32 site_access_type(const struct kcsand_site *s)
+{
+	__u32 type = 0;
+
+	if (s->flags & KCSAND_SITE_WRITE) {
+		type |= KCSAND_ACCESS_WRITE;
+		if (s->flags & KCSAND_SITE_READ)
+			type |= KCSAND_ACCESS_COMPOUND;
+	}
+	if (s->flags & KCSAND_SITE_MARKED)
+		type |= KCSAND_ACCESS_ATOMIC;
+	return type;
+}
+
+/* One probe hit, everything the slow path and the report need about it. */
+struct hit {
+	void *ctx;
+	struct pt_regs *regs;
+	const struct kcsand_site *site;
+	__u64 addr;
+	__u64 ip;
+	__u32 site_idx;
+	__u32 size;
+	__u32 type;
+	__u32 in_interrupt;
+	int user;
+};
+
+/*
+ * Read size bytes at addr into buf (zero-filled).  A failed read is "no
+ * sample", never a value of 0: a page not yet faulted in would otherwise
+ * look like a value change.
+ */
+static __always_inline int sample_value(const struct hit *h, __u64 *buf)
+{
+	__u32 sz = h->size;
+	int err;
+
+	buf[0] = buf[1] = buf[2] = buf[3] = 0;
+	if (sz == 0 || sz > KCSAND_MAX_ACCESS)
+		return -1;
+	if (h->user)
+		err = bpf_probe_read_user(buf, sz, (void *)h->addr);
+	else
+		err = bpf_probe_read_kernel(buf, sz, (void *)h->addr);
+	return err ? -1 : 0;
+}
+
+static __always_inline int values_differ(const __u64 *a, const __u64 *b)
+{
+	return (a[0] ^ b[0]) | (a[1] ^ b[1]) | (a[2] ^ b[2]) | (a[3] ^ b[3]) ? 1 : 0;
+}
+
+static __always_inline void fill_access(const struct hit *h, struct kcsand_access *acc)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	__s16 ra_off = h->site->ra_off;
+	long n;
+
+	acc->addr = h->addr;
+	acc->ip = h->ip;
+	acc->ra = 0;
+	acc->tid = (__u32)id;
+	acc->pid = id >> 32;
+	acc->cpu = bpf_get_smp_processor_id();
+	acc->site = h->site_idx;
+	acc->size = h->size;
+	acc->type = h->type;
+	acc->ctx = h->in_interrupt ? KCSAND_CTX_INTERRUPT : KCSAND_CTX_TASK;
+	bpf_get_current_comm(acc->comm, sizeof(acc->comm));
+	n = bpf_get_stack(h->ctx, acc->stack, sizeof(acc->stack), h->user ? BPF_F_USER_STACK : 0);
+	acc->nr_frames = n < 0 ? (__s32)n : (__s32)((__u64)n / 8);
+	/* The frame-pointer walk skips the caller of a frameless site: keep it aside. */
+	if (h->user && ra_off >= 0)
+		bpf_probe_read_user(&acc->ra, sizeof(acc->ra), (void *)(h->regs->sp + ra_off));
+}
+
+struct spin_ctx {
+	__u64 deadline;
+	/* consumer wait */
+	struct slot_info *info;
+	__u64 want;
+	const struct hit *hit;
+	__u64 *old;
+	__u64 *cur;
+	int changed;
+};
+
+static long spin_until_cb(__u64 i, void *data)
+{
+	struct spin_ctx *sc = data;
+
+	return bpf_ktime_get_ns() >= sc->deadline;
+}
+
+/* Busy-wait: bpf_loop bounds it, the deadline ends it. */
+static __always_inline void spin_us(__u32 us)
+{
+	struct spin_ctx sc = { .deadline = bpf_ktime_get_ns() + (__u64)us * 1000 };
+
+	bpf_loop(1 << 20, spin_until_cb, &sc, 0);
+}
+
+/*
+ * The consumer publishes its record and only then executes its own access
+ * (a probe runs before the instruction).  Wait, bounded, for the record and
+ * for the value to change, so that a write that consumed the watchpoint
+ * near the end of the stall is still seen as a value change.
+ */
+static long await_consumer_cb(__u64 i, void *data)
+{
+	struct spin_ctx *sc = data;
+	__u64 now[4];
+
+	if (bpf_ktime_get_ns() >= sc->deadline)
+		return 1;
+	if (*(volatile __u64 *)&sc->info->ready != sc->want)
+		return 0;
+	if (sample_value(sc->hit, now) == 0 && values_differ(sc->old, now)) {
+		sc->cur[0] = now[0];
+		sc->cur[1] = now[1];
+		sc->cur[2] = now[2];
+		sc->cur[3] = now[3];
+		sc->changed = 1;
+		return 1;
+	}
+	/* The consumer may be a read, or write the same value: don't wait long for it. */
+	return (sc->info->acc.type & KCSAND_ACCESS_WRITE) ? 0 : 1;
+}
+
+static __always_inline void emit_report(const struct hit *h, struct slot_info *info, int has_other,
+					int value_change, int value_valid, const __u64 *old,
+					const __u64 *cur)
+{
+	struct kcsand_report *rec;
+
+	rec = bpf_ringbuf_reserve(&events, sizeof(*rec), 0);
+	if (!rec) {
+		counter_add(KCSAND_CTR_RECORDS_DROPPED, 1);
+		return;
+	}
+	rec->type = KCSAND_REC_REPORT;
+	rec->value_change = value_change;
+	rec->has_other = has_other;
+	rec->value_valid = value_valid;
+	for (int i = 0; i < 4; i++) {
+		rec->old_value[i] = old[i];
+		rec->new_value[i] = cur[i];
+	}
+	fill_access(h, &rec->this);
+	if (has_other && info)
+		__builtin_memcpy(&rec->other, &info->acc, sizeof(rec->other));
+	else
+		__builtin_memset(&rec->other, 0, sizeof(rec->other));
+	bpf_ringbuf_submit(rec, 0);
+}
+
+/* KCSAN's kcsan_setup_watchpoint(): arm, stall, check, disarm, report. */
+static __always_inline void setup_watchpoint(const struct hit *h)
+{
+	__u32 slot = wp_slot(h->addr), gen, delay;
+	int is_write = h->type & KCSAND_ACCESS_WRITE;
+	__u64 old[4], cur[4], wp, final;
+	int old_ok, cur_ok, value_change = KCSAND_VALUE_CHANGE_MAYBE;
+	struct slot_info *info;
+
+	if (h->in_interrupt && !PARAM(interrupt_watcher))
+		return;
+	info = bpf_map_lookup_elem(&slot_info, &slot);
+	if (!info)
+		return;
+
+	gen = __sync_fetch_and_add(&wp_generation, 1);
+	wp = wp_encode(h->addr, h->size, is_write, gen);
+	if (__sync_val_compare_and_swap(&watchpoints[slot & (WP_NUM_SLOTS - 1)], 0, wp) != 0) {
+		counter_add(KCSAND_CTR_NO_CAPACITY, 1);
+		return;
+	}
+	counter_add(KCSAND_CTR_USED_WATCHPOINTS, 1);
+	counter_add(KCSAND_CTR_SETUP_WATCHPOINTS, 1);
+
+	old_ok = sample_value(h, old) == 0;
+
+	delay = h->in_interrupt ? PARAM(udelay_interrupt) : PARAM(udelay_task);
+	if (PARAM(delay_randomize) && delay)
+		delay -= bpf_get_prandom_u32() % delay;
+	spin_us(delay);
+
+	cur_ok = sample_value(h, cur) == 0;
+	if (old_ok && cur_ok && values_differ(old, cur))
+		value_change = KCSAND_VALUE_CHANGE_TRUE;
+
+	final = __sync_lock_test_and_set(&watchpoints[slot & (WP_NUM_SLOTS - 1)], 0);
+	counter_add(KCSAND_CTR_USED_WATCHPOINTS, -1);
+
+	if (final & WP_CONSUMED) {
+		struct spin_ctx sc = {
+			.deadline = bpf_ktime_get_ns() + (__u64)PARAM(consumer_wait_us) * 1000,
+			.info = info,
+			.want = (wp_gen(wp) & WP_GEN_MASK) + 1,
+			.hit = h,
+			.old = old,
+			.cur = cur,
+		};
+
+		bpf_loop(1 << 20, await_consumer_cb, &sc, 0);
+		if (*(volatile __u64 *)&info->ready != sc.want) {
+			counter_add(KCSAND_CTR_LOST_OTHER, 1);
+			return;
+		}
+		if (sc.changed && old_ok)
+			value_change = KCSAND_VALUE_CHANGE_TRUE;
+		/* Wider than a word: the value check cannot be trusted, always report (KCSAN). */
+		if (h->size > 8)
+			value_change = KCSAND_VALUE_CHANGE_TRUE;
+		emit_report(h, info, 1, value_change, old_ok && cur_ok, old, cur);
+	} else if (value_change == KCSAND_VALUE_CHANGE_TRUE) {
+		counter_add(KCSAND_CTR_RACES_UNKNOWN_ORIGIN, 1);
+		emit_report(h, NULL, 0, value_change, 1, old, cur);
+	}
+	if (!old_ok || !cur_ok)
+		counter_add(KCSAND_CTR_READ_FAULTS, 1);
+}
+
+/* KCSAN's kcsan_found_watchpoint(): consume it and leave our side for the watcher. */
+static __always_inline void found_watchpoint(const struct hit *h, __u32 slot, __u64 wp)
+{
+	struct slot_info *info;
+
+	if (__sync_val_compare_and_swap(&watchpoints[slot & (WP_NUM_SLOTS - 1)], wp,
+					wp | WP_CONSUMED) == wp) {
+		info = bpf_map_lookup_elem(&slot_info, &slot);
+		if (info) {
+			fill_access(h, &info->acc);
+			__sync_lock_test_and_set(&info->ready, (wp_gen(wp) & WP_GEN_MASK) + 1);
+		}
+	} else {
+		/* Another consumer, or the watcher disarming: a race between reporters. */
+		counter_add(KCSAND_CTR_REPORT_RACES, 1);
+	}
+	counter_add(KCSAND_CTR_DATA_RACES, 1);
+}
+
+static __always_inline int find_watchpoint(const struct hit *h, __u32 *slot_out, __u64 *wp_out)
+{
+	__u32 center = wp_slot(h->addr);
+	int is_write = h->type & KCSAND_ACCESS_WRITE;
+
+	for (int d = -1; d <= 1; d++) {
+		__u32 slot = (center + d) & (WP_NUM_SLOTS - 1);
+		__u64 wp = *(volatile __u64 *)&watchpoints[slot];
+
+		if (wp && wp_matches(wp, h->addr, h->size, is_write)) {
+			*slot_out = slot;
+			*wp_out = wp;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* KCSAN's is_atomic() for plain accesses, given the live parameters. */
+static __always_inline int treat_as_atomic(const struct hit *h)
+{
+	if (h->type & KCSAND_ACCESS_ATOMIC)
+		return 1;
+	if (PARAM(assume_plain_writes_atomic) && h->type == KCSAND_ACCESS_WRITE && h->size <= 8 &&
+	    !(h->addr & (h->size - 1)))
+		return 1;
+	return 0;
+}
+
+static __always_inline int should_watch(const struct hit *h, struct cpu_state *cs)
+{
+	__u32 skip;
+
+	if ((h->site->flags & KCSAND_SITE_NOWATCH) || treat_as_atomic(h))
+		return 0;
+	if (--cs->skip >= 0)
+		return 0;
+	skip = PARAM(skip_watch);
+	if (PARAM(skip_watch_randomize) && skip)
+		skip -= bpf_get_prandom_u32() % skip;
+	cs->skip = skip;
+	return 1;
+}
+
+static __always_inline int kcsand_check_access(void *ctx, struct pt_regs *regs, __u32 site_idx,
+					       __u64 ip, int user, int in_interrupt)
+{
+	const struct kcsand_site *site;
+	struct cpu_state *cs;
+	struct hit h;
+	__u32 zero = 0, slot;
+	__u64 wp;
+
+	cs = bpf_map_lookup_elem(&cpu_state, &zero);
+	if (!cs)
+		return 0;
+	cs->hits++;
+	if (!PARAM(enabled))
+		return 0;
+	site = bpf_map_lookup_elem(&sites, &site_idx);
+	if (!site || (site->flags & KCSAND_SITE_DATA_RACE))
+		return 0;
+
+	h.ctx = ctx;
+	h.regs = regs;
+	h.site = site;
+	h.site_idx = site_idx;
+	h.ip = ip;
+	h.addr = site_address(site, regs, ip);
+	h.size = site->size;
+	h.type = site_access_type(site);
+	h.in_interrupt = in_interrupt;
+	h.user = user;
+
+	if (find_watchpoint(&h, &slot, &wp))
+		found_watchpoint(&h, slot, wp);
+	else if (should_watch(&h, cs))
+		setup_watchpoint(&h);
+	return 0;
+}
+
+#endif
