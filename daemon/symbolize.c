@@ -1,0 +1,591 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * Symbolization of runtime addresses through libdwfl.
+ *
+ * Each ELF file gets its own offline libdwfl session: one module per
+ * session means no two files compete for the addresses libdwfl places
+ * ET_DYN objects at, and the session's bias turns a link-time vaddr into
+ * the module address libdwfl wants.  Processes are lists of mappings:
+ * registered biases first (they survive the process), then /proc/PID/maps.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <elfutils/libdwfl.h>
+#include <gelf.h>
+
+#include "symbolize.h"
+
+#define FILE_BUCKETS	256
+#define PROC_BUCKETS	64
+#define STR_BUCKETS	256
+
+struct sym_file {
+	struct sym_file *next;
+	char *path;
+	int err;		/* negative errno when the file is unusable */
+	Dwfl *dwfl;
+	Dwfl_Module *mod;
+	GElf_Addr bias;		/* libdwfl module address - link-time vaddr */
+	GElf_Phdr *loads;	/* PT_LOAD headers, for file offset <-> vaddr */
+	size_t nr_loads;
+	uint64_t lo, hi;	/* span of the PT_LOAD vaddrs */
+};
+
+/* An object registered at a known bias: covers [start, end) at runtime. */
+struct sym_bias {
+	uint64_t start, end;
+	uint64_t bias;
+	struct sym_file *file;
+};
+
+struct sym_map {
+	uint64_t start, end, pgoff;
+	char *path;
+};
+
+struct sym_proc {
+	struct sym_proc *next;
+	pid_t pid;
+	struct sym_bias *biases;
+	size_t nr_biases, cap_biases;
+	struct sym_map *maps;
+	size_t nr_maps;
+	/* /proc/PID/maps could not be opened: the process is gone, stop asking. */
+	bool gone;
+};
+
+/* Strings made here rather than found in libdw, kept for the symbolizer's lifetime. */
+struct sym_str {
+	struct sym_str *next;
+	char s[];
+};
+
+struct symbolizer {
+	struct sym_file *files[FILE_BUCKETS];
+	struct sym_proc *procs[PROC_BUCKETS];
+	struct sym_str *strs[STR_BUCKETS];
+	uint64_t page_size;
+};
+
+/*
+ * Offline reporting: the default debuginfo path makes
+ * dwfl_standard_find_debuginfo look next to the file, in .debug/ and in
+ * /usr/lib/debug, by build-id and by .gnu_debuglink.
+ */
+static const Dwfl_Callbacks offline_callbacks = {
+	.find_elf = dwfl_build_id_find_elf,
+	.find_debuginfo = dwfl_standard_find_debuginfo,
+	.section_address = dwfl_offline_section_address,
+};
+
+struct symbolizer *symbolizer__new(void)
+{
+	struct symbolizer *s = calloc(1, sizeof(*s));
+	long ps;
+
+	if (!s)
+		return NULL;
+	ps = sysconf(_SC_PAGESIZE);
+	s->page_size = ps > 0 ? (uint64_t)ps : 4096;
+	return s;
+}
+
+static void file_free(struct sym_file *f)
+{
+	if (f->dwfl)
+		dwfl_end(f->dwfl);
+	free(f->loads);
+	free(f->path);
+	free(f);
+}
+
+static void proc_free(struct sym_proc *p)
+{
+	for (size_t i = 0; i < p->nr_maps; i++)
+		free(p->maps[i].path);
+	free(p->maps);
+	free(p->biases);
+	free(p);
+}
+
+void symbolizer__free(struct symbolizer *s)
+{
+	if (!s)
+		return;
+	for (int i = 0; i < FILE_BUCKETS; i++) {
+		while (s->files[i]) {
+			struct sym_file *f = s->files[i];
+
+			s->files[i] = f->next;
+			file_free(f);
+		}
+	}
+	for (int i = 0; i < PROC_BUCKETS; i++) {
+		while (s->procs[i]) {
+			struct sym_proc *p = s->procs[i];
+
+			s->procs[i] = p->next;
+			proc_free(p);
+		}
+	}
+	for (int i = 0; i < STR_BUCKETS; i++) {
+		while (s->strs[i]) {
+			struct sym_str *str = s->strs[i];
+
+			s->strs[i] = str->next;
+			free(str);
+		}
+	}
+	free(s);
+}
+
+static unsigned int hash_mem(const char *p, size_t n)
+{
+	unsigned int h = 2166136261u;
+
+	while (n--)
+		h = (h ^ (unsigned char)*p++) * 16777619u;
+	return h;
+}
+
+/* The first n bytes of p as a NUL-terminated string owned by s, or NULL. */
+static const char *intern(struct symbolizer *s, const char *p, size_t n)
+{
+	unsigned int b = hash_mem(p, n) % STR_BUCKETS;
+	struct sym_str *str;
+
+	for (str = s->strs[b]; str; str = str->next)
+		if (!strncmp(str->s, p, n) && !str->s[n])
+			return str->s;
+	str = malloc(sizeof(*str) + n + 1);
+	if (!str)
+		return NULL;
+	memcpy(str->s, p, n);
+	str->s[n] = '\0';
+	str->next = s->strs[b];
+	s->strs[b] = str;
+	return str->s;
+}
+
+static int file_load_phdrs(struct sym_file *f)
+{
+	GElf_Addr bias;
+	Elf *elf = dwfl_module_getelf(f->mod, &bias);
+	size_t n;
+
+	if (!elf || elf_getphdrnum(elf, &n) < 0)
+		return -ENOEXEC;
+	f->bias = bias;
+	f->loads = calloc(n ? n : 1, sizeof(*f->loads));
+	if (!f->loads)
+		return -ENOMEM;
+	f->lo = UINT64_MAX;
+	for (size_t i = 0; i < n; i++) {
+		GElf_Phdr ph;
+
+		if (!gelf_getphdr(elf, i, &ph) || ph.p_type != PT_LOAD)
+			continue;
+		f->loads[f->nr_loads++] = ph;
+		if (ph.p_vaddr < f->lo)
+			f->lo = ph.p_vaddr;
+		if (ph.p_vaddr + ph.p_memsz > f->hi)
+			f->hi = ph.p_vaddr + ph.p_memsz;
+	}
+	if (!f->nr_loads)
+		return -ENOEXEC;
+	return 0;
+}
+
+static int file_open(struct sym_file *f)
+{
+	int fd;
+
+	/* libdwfl reports its own error codes; open first to return a real errno. */
+	fd = open(f->path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	close(fd);
+
+	f->dwfl = dwfl_begin(&offline_callbacks);
+	if (!f->dwfl)
+		return -ENOMEM;
+	dwfl_report_begin(f->dwfl);
+	f->mod = dwfl_report_offline(f->dwfl, f->path, f->path, -1);
+	if (dwfl_report_end(f->dwfl, NULL, NULL) != 0 || !f->mod)
+		return -ENOEXEC;
+	return file_load_phdrs(f);
+}
+
+/*
+ * The file cache entry for path, opened on first use.  Failures are cached
+ * too, so that a stack full of frames in an unreadable object costs one
+ * open; the entry's path then still names the module.
+ */
+static struct sym_file *file_get(struct symbolizer *s, const char *path)
+{
+	unsigned int b = hash_mem(path, strlen(path)) % FILE_BUCKETS;
+	struct sym_file *f;
+
+	for (f = s->files[b]; f; f = f->next)
+		if (!strcmp(f->path, path))
+			return f;
+
+	f = calloc(1, sizeof(*f));
+	if (!f)
+		return NULL;
+	f->path = strdup(path);
+	if (!f->path) {
+		free(f);
+		return NULL;
+	}
+	f->err = file_open(f);
+	if (f->err && f->dwfl) {
+		dwfl_end(f->dwfl);
+		f->dwfl = NULL;
+		f->mod = NULL;
+	}
+	f->next = s->files[b];
+	s->files[b] = f;
+	return f;
+}
+
+static void fill_line(struct sym_file *f, Dwarf_Addr addr, struct sym_info *out)
+{
+	Dwfl_Line *l = dwfl_module_getsrc(f->mod, addr);
+	const char *src, *comp;
+	int line = 0, col = 0;
+	size_t n;
+
+	if (!l)
+		return;
+	src = dwfl_lineinfo(l, NULL, &line, &col, NULL, NULL);
+	if (!src)
+		return;
+	/*
+	 * Reports read better with paths relative to the build tree; pointing
+	 * into libdw's string keeps it valid as long as the session.
+	 */
+	comp = dwfl_line_comp_dir(l);
+	if (comp && *comp) {
+		n = strlen(comp);
+		while (n > 1 && comp[n - 1] == '/')
+			n--;
+		if (!strncmp(src, comp, n) && src[n] == '/' && src[n + 1])
+			src += n + 1;
+	}
+	out->file = src;
+	out->line = line;
+	out->column = col;
+}
+
+static int file_lookup(struct symbolizer *s, struct sym_file *f, uint64_t vaddr, bool is_ra,
+		       struct sym_info *out)
+{
+	GElf_Addr addr = vaddr + f->bias;
+	const char *name;
+	GElf_Off off = 0;
+	GElf_Sym sym;
+
+	out->module = f->path;
+	if (f->err)
+		return f->err;
+
+	name = dwfl_module_addrinfo(f->mod, addr, &off, &sym, NULL, NULL, NULL);
+	if (name) {
+		/*
+		 * A .symtab keeps symbol versions in the name ("fopen@@GLIBC_2.2.5");
+		 * the kernel-style report wants the bare function name.
+		 */
+		const char *at = strchr(name, '@');
+
+		if (at && at > name)
+			name = intern(s, name, at - name) ?: name;
+		out->func = name;
+		out->off = off;
+		out->size = sym.st_size;
+	}
+	/* A return address points past the call, possibly at the next line's code. */
+	if (is_ra && addr > 0)
+		addr--;
+	fill_line(f, addr, out);
+	return 0;
+}
+
+int symbolizer__lookup_file(struct symbolizer *s, const char *path, uint64_t vaddr, bool is_ra,
+			    struct sym_info *out)
+{
+	struct sym_file *f;
+
+	memset(out, 0, sizeof(*out));
+	if (!s || !path)
+		return -EINVAL;
+	f = file_get(s, path);
+	if (!f)
+		return -ENOMEM;
+	return file_lookup(s, f, vaddr, is_ra, out);
+}
+
+static struct sym_proc *proc_get(struct symbolizer *s, pid_t pid, bool create)
+{
+	unsigned int b = (unsigned int)pid % PROC_BUCKETS;
+	struct sym_proc *p;
+
+	for (p = s->procs[b]; p; p = p->next)
+		if (p->pid == pid)
+			return p;
+	if (!create)
+		return NULL;
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return NULL;
+	p->pid = pid;
+	p->next = s->procs[b];
+	s->procs[b] = p;
+	return p;
+}
+
+int symbolizer__proc_add_bias(struct symbolizer *s, pid_t pid, const char *path, uint64_t bias)
+{
+	struct sym_proc *p;
+	struct sym_file *f;
+	struct sym_bias *b;
+
+	if (!s || !path)
+		return -EINVAL;
+	f = file_get(s, path);
+	if (!f)
+		return -ENOMEM;
+	if (f->err)
+		return f->err;
+	p = proc_get(s, pid, true);
+	if (!p)
+		return -ENOMEM;
+
+	for (size_t i = 0; i < p->nr_biases; i++)
+		if (p->biases[i].file == f && p->biases[i].bias == bias)
+			return 0;
+	if (p->nr_biases == p->cap_biases) {
+		size_t cap = p->cap_biases ? 2 * p->cap_biases : 8;
+
+		b = realloc(p->biases, cap * sizeof(*b));
+		if (!b)
+			return -ENOMEM;
+		p->biases = b;
+		p->cap_biases = cap;
+	}
+	b = &p->biases[p->nr_biases++];
+	b->start = f->lo + bias;
+	b->end = f->hi + bias;
+	b->bias = bias;
+	b->file = f;
+	return 0;
+}
+
+static int proc_read_maps(struct sym_proc *p)
+{
+	struct sym_map *maps = NULL, *m;
+	size_t nr = 0, cap = 0, linecap = 0;
+	char fn[64], *line = NULL;
+	FILE *fp;
+	int err = 0;
+
+	snprintf(fn, sizeof(fn), "/proc/%d/maps", (int)p->pid);
+	fp = fopen(fn, "re");
+	if (!fp)
+		return -errno;
+	while (getline(&line, &linecap, fp) > 0) {
+		unsigned long long start, end, pgoff;
+		char *path;
+		int pos = 0;
+
+		if (sscanf(line, "%llx-%llx %*s %llx %*s %*s %n", &start, &end, &pgoff, &pos) < 3 ||
+		    !pos)
+			continue;
+		path = line + pos;
+		path[strcspn(path, "\n")] = '\0';
+		/* Anonymous memory, [heap], [vdso] and the like have no file to read. */
+		if (path[0] != '/')
+			continue;
+		if (nr == cap) {
+			cap = cap ? 2 * cap : 64;
+			m = realloc(maps, cap * sizeof(*m));
+			if (!m) {
+				err = -ENOMEM;
+				break;
+			}
+			maps = m;
+		}
+		m = &maps[nr];
+		m->path = strdup(path);
+		if (!m->path) {
+			err = -ENOMEM;
+			break;
+		}
+		m->start = start;
+		m->end = end;
+		m->pgoff = pgoff;
+		nr++;
+	}
+	free(line);
+	fclose(fp);
+	if (err) {
+		for (size_t i = 0; i < nr; i++)
+			free(maps[i].path);
+		free(maps);
+		return err;
+	}
+	for (size_t i = 0; i < p->nr_maps; i++)
+		free(p->maps[i].path);
+	free(p->maps);
+	p->maps = maps;
+	p->nr_maps = nr;
+	return 0;
+}
+
+/* The kernel lists mappings in address order, so a binary search does. */
+static struct sym_map *proc_find_map(struct sym_proc *p, uint64_t addr)
+{
+	size_t lo = 0, hi = p->nr_maps;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		struct sym_map *m = &p->maps[mid];
+
+		if (addr < m->start)
+			hi = mid;
+		else if (addr >= m->end)
+			lo = mid + 1;
+		else
+			return m;
+	}
+	return NULL;
+}
+
+/*
+ * Link-time vaddr of addr in mapping m of file f.  The mapping shows file
+ * offset pgoff at start.  Segments may share a file page, so the one meant
+ * is the segment whose file pages the mapping starts in and whose memory
+ * image holds the result; the image test also admits bss past p_filesz.
+ */
+static int map_to_vaddr(struct symbolizer *s, struct sym_file *f, struct sym_map *m,
+			uint64_t addr, uint64_t *vaddr)
+{
+	uint64_t off = addr - m->start + m->pgoff;
+
+	for (size_t i = 0; i < f->nr_loads; i++) {
+		GElf_Phdr *ph = &f->loads[i];
+		uint64_t file_lo = ph->p_offset & ~(s->page_size - 1);
+		uint64_t v = off - ph->p_offset + ph->p_vaddr;
+
+		if (m->pgoff < file_lo || m->pgoff >= ph->p_offset + ph->p_filesz)
+			continue;
+		if (v < ph->p_vaddr || v - ph->p_vaddr >= ph->p_memsz)
+			continue;
+		*vaddr = v;
+		return 0;
+	}
+	return -ENOENT;
+}
+
+int symbolizer__proc_lookup(struct symbolizer *s, pid_t pid, uint64_t addr, bool is_ra,
+			    struct sym_info *out)
+{
+	struct sym_proc *p;
+	struct sym_map *m;
+	struct sym_file *f;
+	uint64_t vaddr;
+	int err;
+
+	memset(out, 0, sizeof(*out));
+	if (!s)
+		return -EINVAL;
+	p = proc_get(s, pid, true);
+	if (!p)
+		return -ENOMEM;
+
+	/* Newest first: a later registration describes the current image. */
+	for (size_t i = p->nr_biases; i-- > 0;) {
+		struct sym_bias *b = &p->biases[i];
+
+		if (addr >= b->start && addr < b->end)
+			return file_lookup(s, b->file, addr - b->bias, is_ra, out);
+	}
+
+	m = proc_find_map(p, addr);
+	if (!m && !p->gone) {
+		/* Not seen yet, or mapped since the last read (dlopen). */
+		err = proc_read_maps(p);
+		if (err == -ENOENT || err == -ESRCH)
+			p->gone = true;
+		else if (err)
+			return err;
+		m = proc_find_map(p, addr);
+	}
+	if (!m)
+		return 0;
+
+	f = file_get(s, m->path);
+	if (!f)
+		return -ENOMEM;
+	out->module = f->path;
+	if (f->err)
+		return f->err;
+	if (map_to_vaddr(s, f, m, addr, &vaddr))
+		return 0;
+	return file_lookup(s, f, vaddr, is_ra, out);
+}
+
+void symbolizer__proc_forget(struct symbolizer *s, pid_t pid)
+{
+	unsigned int b = (unsigned int)pid % PROC_BUCKETS;
+	struct sym_proc **pp;
+
+	if (!s)
+		return;
+	for (pp = &s->procs[b]; *pp; pp = &(*pp)->next) {
+		if ((*pp)->pid == pid) {
+			struct sym_proc *p = *pp;
+
+			*pp = p->next;
+			proc_free(p);
+			return;
+		}
+	}
+}
+
+/* Append like snprintf, keeping the running total even once buf is full. */
+static int append(char *buf, size_t len, int used, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+static int append(char *buf, size_t len, int used, const char *fmt, ...)
+{
+	size_t at = (size_t)used < len ? (size_t)used : len;
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(at < len ? buf + at : NULL, len - at, fmt, ap);
+	va_end(ap);
+	return n < 0 ? n : used + n;
+}
+
+int sym_format(const struct sym_info *si, uint64_t addr, bool with_line, char *buf, size_t len)
+{
+	int n;
+
+	if (si && si->func)
+		n = append(buf, len, 0, "%s+0x%" PRIx64 "/0x%" PRIx64, si->func, si->off,
+			   si->size);
+	else
+		n = append(buf, len, 0, "0x%" PRIx64, addr);
+	if (n >= 0 && with_line && si && si->file && si->line > 0)
+		n = append(buf, len, n, " %s:%d", si->file, si->line);
+	return n;
+}
