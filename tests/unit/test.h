@@ -42,20 +42,20 @@ static inline void test__end(void)
 	} while (0)
 
 #define ASSERT_TRUE(c, what)                                                               \
-	({ int _ok = !!(c); if (!_ok) ASSERT__FAIL("%s: expected true", what); _ok; })
+	({ int _ok = !!(c); if (!_ok) { ASSERT__FAIL("%s: expected true", what); } _ok; })
 #define ASSERT_FALSE(c, what)                                                              \
-	({ int _ok = !(c); if (!_ok) ASSERT__FAIL("%s: expected false", what); _ok; })
+	({ int _ok = !(c); if (!_ok) { ASSERT__FAIL("%s: expected false", what); } _ok; })
 #define ASSERT_EQ(a, b, what)                                                              \
 	({ long long _a = (long long)(a), _b = (long long)(b); int _ok = _a == _b;          \
-	   if (!_ok) ASSERT__FAIL("%s: expected %lld (0x%llx), got %lld (0x%llx)", what,     \
-				  _b, (unsigned long long)_b, _a, (unsigned long long)_a); _ok; })
+	   if (!_ok) { ASSERT__FAIL("%s: expected %lld (0x%llx), got %lld (0x%llx)", what,     \
+				  _b, (unsigned long long)_b, _a, (unsigned long long)_a); } _ok; })
 #define ASSERT_STREQ(a, b, what)                                                           \
 	({ const char *_a = (a), *_b = (b); int _ok = _a && _b && !strcmp(_a, _b);         \
-	   if (!_ok) ASSERT__FAIL("%s: expected \"%s\", got \"%s\"", what, _b ? _b : "(null)", \
-				  _a ? _a : "(null)"); _ok; })
+	   if (!_ok) { ASSERT__FAIL("%s: expected \"%s\", got \"%s\"", what, _b ? _b : "(null)", \
+				  _a ? _a : "(null)"); } _ok; })
 #define ASSERT_OK(err, what)                                                               \
 	({ long long _e = (long long)(err); int _ok = _e == 0;                              \
-	   if (!_ok) ASSERT__FAIL("%s: expected 0, got %lld", what, _e); _ok; })
+	   if (!_ok) { ASSERT__FAIL("%s: expected 0, got %lld", what, _e); } _ok; })
 
 static inline int test_summary(void)
 {
