@@ -7,6 +7,7 @@
  * executes its first instruction, like a sanitizer would.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -44,16 +45,6 @@ static void run_help(FILE *out)
 		"  --json                one JSON object per report instead of KCSAN's text\n"
 		"  -v, --verbose         say what is decoded and attached (twice: libbpf debug)\n",
 		USER_DEFAULT_SKIP_WATCH, USER_DEFAULT_UDELAY_TASK);
-}
-
-static void list_params(FILE *out)
-{
-	size_t n;
-	const struct param_desc *p = engine_params(&n);
-
-	fprintf(out, "Parameters (--param NAME=VALUE):\n");
-	for (size_t i = 0; i < n; i++)
-		fprintf(out, "  %-28s %u..%u  %s\n", p[i].name, p[i].min, p[i].max, p[i].help);
 }
 
 static volatile sig_atomic_t got_signal;
@@ -104,7 +95,7 @@ static int cmd_run(int argc, char **argv)
 	struct engine *e = NULL;
 	const char *objects[16];
 	int nr_objects = 0, opt, gate[2] = { -1, -1 }, status = 0, ret = EXIT_USAGE;
-	char *prog = NULL, *eq;
+	char *prog = NULL;
 	pid_t child = -1;
 
 	engine_opts__init(&o);
@@ -131,19 +122,11 @@ static int cmd_run(int argc, char **argv)
 			break;
 		case OPT_PARAM:
 			if (!strcmp(optarg, "help")) {
-				list_params(stdout);
+				engine_params__print(stdout);
 				return 0;
 			}
-			eq = strchr(optarg, '=');
-			if (!eq) {
-				fprintf(stderr, "kcsanctl: run: --param wants NAME=VALUE, got '%s'\n",
-					optarg);
-				list_params(stderr);
-				return EXIT_USAGE;
-			}
-			*eq = '\0';
-			if (engine_opts__set(&o, optarg, eq + 1)) {
-				list_params(stderr);
+			if (engine_opts__set_kv(&o, optarg)) {
+				engine_params__print(stderr);
 				return EXIT_USAGE;
 			}
 			break;

@@ -133,6 +133,27 @@ int engine_opts__set(struct engine_opts *o, const char *name, const char *value)
 	return 0;
 }
 
+int engine_opts__set_kv(struct engine_opts *o, const char *kv)
+{
+	const char *eq = strchr(kv, '=');
+	char name[64];
+
+	if (!eq || eq == kv || (size_t)(eq - kv) >= sizeof(name)) {
+		fprintf(stderr, "kcsand: parameter wants NAME=VALUE, got '%s'\n", kv);
+		return -EINVAL;
+	}
+	snprintf(name, sizeof(name), "%.*s", (int)(eq - kv), kv);
+	return engine_opts__set(o, name, eq + 1);
+}
+
+void engine_params__print(FILE *out)
+{
+	fprintf(out, "Parameters (NAME=VALUE):\n");
+	for (size_t i = 0; i < sizeof(params_table) / sizeof(params_table[0]); i++)
+		fprintf(out, "  %-28s %u..%u  %s\n", params_table[i].name, params_table[i].min,
+			params_table[i].max, params_table[i].help);
+}
+
 static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list args)
 {
 	extern int kcsand_verbose;

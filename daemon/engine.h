@@ -45,6 +45,10 @@ struct engine;
 void engine_opts__init(struct engine_opts *o);
 /* Set NAME to VALUE in o; a clear message on stderr and -EINVAL when bad. */
 int engine_opts__set(struct engine_opts *o, const char *name, const char *value);
+/* The same for "NAME=VALUE". */
+int engine_opts__set_kv(struct engine_opts *o, const char *kv);
+/* List the parameters with their ranges. */
+void engine_params__print(FILE *out);
 const struct param_desc *engine_params(size_t *n);
 
 int engine__new(const struct engine_opts *o, struct engine **out);

@@ -60,7 +60,7 @@ static void print_stack(FILE *out, const struct report_side *s)
 		fprintf(out, " %s\n", s->frames[i]);
 }
 
-static uint64_t value_word(const uint64_t *v, unsigned int size)
+static uint64_t value_word(const __u64 *v, unsigned int size)
 {
 	return size >= 8 ? v[0] : v[0] & ((1ULL << (size * 8)) - 1);
 }
