@@ -39,3 +39,5 @@ int main(void)
 	printf("balance: %ld (expected %d)\n", balance, 2 * DEPOSITS);
 	return 0;
 }
+
+/* kcsand-test: name=demo_racy_counter expect=report title="data-race in deposit / deposit" access="^read-write to 0x[0-9a-f]+ of 8 bytes by task [0-9]+ on cpu [0-9]+:$" access="^read-write to 0x[0-9a-f]+ of 8 bytes by task [0-9]+ on cpu [0-9]+:$" value_changed=yes */
