@@ -10,3 +10,32 @@ $(OUT)/tests/unit/%: tests/unit/%.c tests/unit/test.h $(LIB)
 
 unit: $(UNIT_BINS)
 	@fail=0; for t in $(UNIT_BINS); do $$t || fail=1; done; exit $$fail
+
+# End-to-end scenarios (tests/scenarios/*.c) and the README demo
+# (tests/demo/*.c): small pthread programs that kcsanctl runs.  They are
+# built with fixed flags, and with gcc, since the scenarios state which
+# instruction each racing function compiles to.  The rules need nothing
+# else from the build, so `make build/tests/scenarios/NAME` works alone.
+SCENARIO_CC	:= gcc
+SCENARIO_CFLAGS	:= -O1 -g -fno-omit-frame-pointer -pthread -Wall
+
+SCENARIO_SRCS := $(wildcard tests/scenarios/*.c)
+SCENARIO_BINS := $(patsubst tests/scenarios/%.c,$(OUT)/tests/scenarios/%,$(SCENARIO_SRCS))
+DEMO_SRCS     := $(wildcard tests/demo/*.c)
+DEMO_BINS     := $(patsubst tests/demo/%.c,$(OUT)/tests/demo/%,$(DEMO_SRCS))
+
+$(OUT)/tests/scenarios/%: tests/scenarios/%.c tests/scenarios/scenario.h
+	@mkdir -p $(@D)
+	$(SCENARIO_CC) $(SCENARIO_CFLAGS) $< -o $@
+
+$(OUT)/tests/demo/%: tests/demo/%.c
+	@mkdir -p $(@D)
+	$(SCENARIO_CC) $(SCENARIO_CFLAGS) $< -o $@
+
+scenario-programs: $(SCENARIO_BINS) $(DEMO_BINS)
+
+# Runs every case of every scenario under kcsanctl (needs root).
+scenario-tests: scenario-programs $(OUT)/kcsanctl
+	tests/run-scenarios.sh $(OUT)
+
+.PHONY: scenario-programs

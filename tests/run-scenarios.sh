@@ -1,0 +1,427 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# Runs the end-to-end scenarios under kcsanctl and checks its reports.
+#
+#   tests/run-scenarios.sh [BUILD_DIR] [CASE...]
+#
+# BUILD_DIR (default build) must hold kcsanctl and the scenario programs
+# (make scenario-programs); this script builds nothing.  With CASE names,
+# only those cases run.  Needs root.
+#
+# Cases are read from the scenario sources, tests/scenarios/*.c and
+# tests/demo/*.c, one per comment line of the form
+#
+#   /* kcsand-test: name=NAME [args="..."] [prog_args="..."] expect=report|none
+#      [title="..."] [title_re="..."] [funcs="..."] [access="RE"]... [value_changed=yes|no] */
+#
+# (all on one line).  Values are either "double-quoted" (no double quote
+# inside) or a single word.
+#
+#   name           case name, printed in the results
+#   args           kcsanctl run options, split on white space (no globbing)
+#   prog_args      arguments for the program, split the same way
+#   expect=none    kcsanctl must exit 0 and print no "BUG: KCSAN:" line
+#   expect=report  kcsanctl must exit 66, and one report must satisfy:
+#   title          the text after "BUG: KCSAN: " equals this exactly
+#   title_re       ... or matches this extended regex
+#   access         an extended regex that must match a line of the report;
+#                  several access= keys must match different lines
+#   value_changed  yes: the report has a "value changed: 0x.. -> 0x.." line;
+#                  no: it has none
+#   funcs          the functions any report may name (white-space separated);
+#                  a report naming another function fails the case.
+#                  Defaults to the functions in title; unchecked with
+#                  title_re alone.
+#
+# The program is the build of the file that holds the line:
+# BUILD_DIR/tests/scenarios/FILE or BUILD_DIR/tests/demo/FILE.
+#
+# Environment: KCSAND_TEST_TIMEOUT (seconds per case, default 60).
+
+set -u
+
+TIMEOUT=${KCSAND_TEST_TIMEOUT:-60}
+SEP=$(printf '=%.0s' {1..66})
+MAX_LINES=300	# of a failed case's output shown
+SRC_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+
+BUILD=${1:-build}
+[[ $# -gt 0 ]] && shift
+ONLY=("$@")
+
+passed=0
+failed=0
+
+# ---------------------------------------------------------------- parsing
+
+# All cases, as parallel arrays indexed by case number.
+CASE_NAME=() CASE_PROG=() CASE_LINE=()
+
+# Fields of the case being parsed or run (parse_case sets them).
+C_NAME= C_ARGS= C_PARGS= C_EXPECT= C_TITLE= C_TITLE_RE= C_VC= C_FUNCS= C_FUNCS_SET=0
+C_ACCESS=()
+PARSE_ERR=
+
+# parse_case LINE: fills the C_* fields; returns 1 with PARSE_ERR set on error.
+parse_case() {
+	local s=${1#*kcsand-test:}
+	local re='^[[:space:]]*([a-z_]+)=("([^"]*)"|([^[:space:]"]+))(.*)$'
+	local key val
+
+	s=${s%%\*/*}
+	C_NAME= C_ARGS= C_PARGS= C_EXPECT= C_TITLE= C_TITLE_RE= C_VC= C_FUNCS= C_FUNCS_SET=0
+	C_ACCESS=()
+	PARSE_ERR=
+	while [[ $s =~ $re ]]; do
+		key=${BASH_REMATCH[1]}
+		if [[ ${BASH_REMATCH[2]} == \"* ]]; then
+			val=${BASH_REMATCH[3]}
+		else
+			val=${BASH_REMATCH[4]}
+		fi
+		s=${BASH_REMATCH[5]}
+		case $key in
+		name) C_NAME=$val ;;
+		args) C_ARGS=$val ;;
+		prog_args) C_PARGS=$val ;;
+		expect) C_EXPECT=$val ;;
+		title) C_TITLE=$val ;;
+		title_re) C_TITLE_RE=$val ;;
+		access) C_ACCESS+=("$val") ;;
+		value_changed) C_VC=$val ;;
+		funcs) C_FUNCS=$val C_FUNCS_SET=1 ;;
+		*) PARSE_ERR="unknown key '$key'"; return 1 ;;
+		esac
+	done
+	if [[ $s =~ [^[:space:]] ]]; then
+		PARSE_ERR="cannot parse '${s#"${s%%[![:space:]]*}"}'"
+		return 1
+	fi
+	if [[ ! $C_NAME =~ ^[A-Za-z0-9_.-]+$ ]]; then
+		PARSE_ERR="missing or bad name=" ; return 1
+	fi
+	case $C_EXPECT in
+	none) ;;
+	report)
+		if [[ -z $C_TITLE && -z $C_TITLE_RE ]]; then
+			PARSE_ERR="expect=report needs title= or title_re="; return 1
+		fi ;;
+	*) PARSE_ERR="expect= must be report or none"; return 1 ;;
+	esac
+	case $C_VC in
+	''|yes|no) ;;
+	*) PARSE_ERR="value_changed= must be yes or no"; return 1 ;;
+	esac
+	if [[ $C_FUNCS_SET == 0 && -n $C_TITLE ]]; then
+		C_FUNCS=$(title_funcs "$C_TITLE")
+		C_FUNCS_SET=1
+	fi
+	return 0
+}
+
+# title_funcs TITLE: the function names a report title mentions.
+#   "data-race in a / b" -> "a b";  "data-race in f+0x8/0x20" -> "f"
+title_funcs() {
+	local t=${1#data-race in }
+
+	if [[ $t == *" / "* ]]; then
+		if [[ ${t%% / *} == "${t#* / }" ]]; then
+			echo "${t%% / *}"
+		else
+			echo "${t%% / *} ${t#* / }"
+		fi
+	else
+		echo "${t%%+0x*}"
+	fi
+}
+
+wanted() {
+	local n
+
+	[[ ${#ONLY[@]} -eq 0 ]] && return 0
+	for n in "${ONLY[@]}"; do
+		[[ $n == "$1" ]] && return 0
+	done
+	return 1
+}
+
+# Collects the cases; a line that does not parse counts as a failed case.
+collect_cases() {
+	local f dir prog line
+
+	for f in "$SRC_DIR"/tests/scenarios/*.c "$SRC_DIR"/tests/demo/*.c; do
+		[[ -e $f ]] || continue
+		dir=$(basename "$(dirname "$f")")
+		prog=$BUILD/tests/$dir/$(basename "$f" .c)
+		while IFS= read -r line; do
+			if ! parse_case "$line"; then
+				echo "FAIL ${f#"$SRC_DIR"/}: bad kcsand-test line: $PARSE_ERR"
+				echo "    $line"
+				failed=$((failed + 1))
+				continue
+			fi
+			wanted "$C_NAME" || continue
+			CASE_NAME+=("$C_NAME")
+			CASE_PROG+=("$prog")
+			CASE_LINE+=("$line")
+		done < <(grep -h 'kcsand-test:' "$f")
+	done
+}
+
+# ---------------------------------------------------------------- running
+
+# Copies stdin to stdout and writes the time at which the first report
+# title went through to the file $1.
+stamp() {
+	local line seen=0
+
+	while IFS= read -r line || [[ -n $line ]]; do
+		if [[ $seen == 0 && $line == "BUG: KCSAN: "* ]]; then
+			seen=1
+			echo "$EPOCHREALTIME" >"$1"
+		fi
+		printf '%s\n' "$line"
+	done
+}
+
+# Time between two $EPOCHREALTIME values, in seconds with 2 decimals.
+elapsed() {
+	local us=$(( 10#${2/./} - 10#${1/./} ))
+
+	printf '%d.%02d' $((us / 1000000)) $((us % 1000000 / 10000))
+}
+
+# Report blocks of the output in LINES: BLOCK_START[k] is the index of the
+# "BUG: KCSAN:" line, BLOCK_END[k] that of the closing separator (or the
+# number of lines if there is none).
+LINES=() BLOCK_START=() BLOCK_END=()
+split_reports() {
+	local i j n
+
+	mapfile -t LINES <"$1"
+	BLOCK_START=() BLOCK_END=()
+	n=${#LINES[@]}
+	for ((i = 0; i < n; i++)); do
+		[[ ${LINES[i]} == "BUG: KCSAN: "* ]] || continue
+		for ((j = i + 1; j < n; j++)); do
+			[[ ${LINES[j]} == "$SEP" ]] && break
+		done
+		BLOCK_START+=("$i")
+		BLOCK_END+=("$j")
+	done
+}
+
+# check_block K: does report K satisfy the case's title, access and
+# value_changed expectations?  Sets WHY when not.
+WHY=
+check_block() {
+	local s=${BLOCK_START[$1]} e=${BLOCK_END[$1]}
+	local title=${LINES[s]#BUG: KCSAN: }
+	local re j found vc=0
+	local -A used=()
+
+	if [[ -n $C_TITLE && $title != "$C_TITLE" ]]; then
+		WHY="title \"$C_TITLE\""
+		return 1
+	fi
+	if [[ -n $C_TITLE_RE && ! $title =~ $C_TITLE_RE ]]; then
+		WHY="title matching /$C_TITLE_RE/"
+		return 1
+	fi
+	if [[ $s -eq 0 || ${LINES[s - 1]} != "$SEP" ]]; then
+		WHY="a line of 66 '=' before \"BUG: KCSAN: $title\""
+		return 1
+	fi
+	if [[ $e -ge ${#LINES[@]} ]]; then
+		WHY="a line of 66 '=' closing the report \"$title\""
+		return 1
+	fi
+	for re in "${C_ACCESS[@]}"; do
+		found=0
+		for ((j = s + 1; j < e; j++)); do
+			[[ -n ${used[$j]-} ]] && continue
+			if [[ ${LINES[j]} =~ $re ]]; then
+				used[$j]=1
+				found=1
+				break
+			fi
+		done
+		if [[ $found == 0 ]]; then
+			WHY="a line matching /$re/ in the report \"$title\""
+			return 1
+		fi
+	done
+	for ((j = s + 1; j < e; j++)); do
+		[[ ${LINES[j]} =~ ^value\ changed:\ 0x[0-9a-f]+\ -\>\ 0x[0-9a-f]+$ ]] && vc=1
+	done
+	if [[ $C_VC == yes && $vc == 0 ]]; then
+		WHY="a \"value changed: 0x.. -> 0x..\" line in the report \"$title\""
+		return 1
+	fi
+	if [[ $C_VC == no && $vc == 1 ]]; then
+		WHY="no \"value changed:\" line in the report \"$title\""
+		return 1
+	fi
+	return 0
+}
+
+# A report whose title names a function outside C_FUNCS, or "" if none.
+unexpected_report() {
+	local k t f ok g
+
+	[[ $C_FUNCS_SET == 1 ]] || return 0
+	for ((k = 0; k < ${#BLOCK_START[@]}; k++)); do
+		t=${LINES[BLOCK_START[k]]#BUG: KCSAN: }
+		if [[ $t != "data-race in "* ]]; then
+			echo "$t"
+			return 0
+		fi
+		for f in $(title_funcs "$t"); do
+			ok=0
+			for g in $C_FUNCS; do
+				[[ $f == "$g" ]] && ok=1
+			done
+			if [[ $ok == 0 ]]; then
+				echo "$t"
+				return 0
+			fi
+		done
+	done
+}
+
+fail() {
+	local out=$1 n
+
+	shift
+	echo "FAIL $C_NAME: $*"
+	echo "    command: $CMDLINE"
+	if [[ -s $out ]]; then
+		# Indented; a runaway reporter is cut short.
+		sed -e 's/^/    /' -e "${MAX_LINES}q" "$out"
+		n=$(wc -l <"$out")
+		[[ $n -gt $MAX_LINES ]] && echo "    ... ($((n - MAX_LINES)) more lines)"
+	else
+		echo "    (no output on stderr)"
+	fi
+	failed=$((failed + 1))
+}
+
+run_case() {
+	local prog=$1 out=$TMP/$C_NAME.stderr first=$TMP/$C_NAME.first
+	local -a args pargs
+	local t0 t1 rc k n t titles extra
+
+	set -f
+	args=($C_ARGS)
+	pargs=($C_PARGS)
+	set +f
+	CMDLINE="timeout $TIMEOUT $CTL run ${args[*]}${args[*]:+ }-- $prog${pargs[*]:+ }${pargs[*]}"
+
+	if [[ ! -x $prog ]]; then
+		: >"$out"
+		fail "$out" "program $prog not built (make scenario-programs)"
+		return
+	fi
+
+	rm -f "$first"
+	t0=$EPOCHREALTIME
+	{ timeout -k 10 "$TIMEOUT" "$CTL" run "${args[@]}" -- "$prog" "${pargs[@]}" \
+		</dev/null 2>&1 >"$TMP/$C_NAME.stdout"; } | stamp "$first" >"$out"
+	rc=${PIPESTATUS[0]}
+	t1=$EPOCHREALTIME
+
+	if [[ $rc == 124 || $rc == 137 ]]; then
+		fail "$out" "expected exit status $([[ $C_EXPECT == report ]] && echo 66 || echo 0)," \
+			"got a timeout after $TIMEOUT s (status $rc)"
+		return
+	fi
+
+	split_reports "$out"
+	n=${#BLOCK_START[@]}
+
+	if [[ $C_EXPECT == none ]]; then
+		if [[ $n -gt 0 ]]; then
+			fail "$out" "expected no report, got $n (first: \"${LINES[BLOCK_START[0]]}\")"
+		elif [[ $rc != 0 ]]; then
+			fail "$out" "expected exit status 0, got $rc"
+		else
+			echo "ok   $C_NAME  (no report, $(elapsed "$t0" "$t1") s)"
+			passed=$((passed + 1))
+		fi
+		return
+	fi
+
+	if [[ $rc != 66 ]]; then
+		fail "$out" "expected exit status 66, got $rc"
+		return
+	fi
+	if ! grep -qx -- "$SEP" "$out"; then
+		fail "$out" "expected a line of exactly 66 '=', got none"
+		return
+	fi
+	if [[ $n == 0 ]]; then
+		fail "$out" "expected a \"BUG: KCSAN: ${C_TITLE:-/$C_TITLE_RE/}\" line, got none"
+		return
+	fi
+	WHY=
+	for ((k = 0; k < n; k++)); do
+		check_block "$k" && break
+	done
+	if [[ $k == "$n" ]]; then
+		# Report why the first report with the right title (or else the
+		# first report) did not do.
+		for ((k = 0; k < n; k++)); do
+			t=${LINES[BLOCK_START[k]]#BUG: KCSAN: }
+			[[ -n $C_TITLE && $t == "$C_TITLE" ]] && break
+			[[ -n $C_TITLE_RE && $t =~ $C_TITLE_RE ]] && break
+		done
+		[[ $k == "$n" ]] && k=0
+		check_block "$k"
+		titles=$(for ((k = 0; k < n; k++)); do echo "${LINES[BLOCK_START[k]]#BUG: KCSAN: }"; done |
+			sort | uniq -c | sed -E 's/^ *([0-9]+) (.*)$/"\2" x\1/' | paste -sd ';' | sed 's/;/, /g')
+		fail "$out" "expected $WHY, got $n report(s): $titles"
+		return
+	fi
+	extra=$(unexpected_report)
+	if [[ -n $extra ]]; then
+		fail "$out" "expected reports naming only: $C_FUNCS, got \"BUG: KCSAN: $extra\""
+		return
+	fi
+	echo "ok   $C_NAME  (first report after $(elapsed "$t0" "$(cat "$first")") s," \
+		"$n report(s), $(elapsed "$t0" "$t1") s)"
+	passed=$((passed + 1))
+}
+
+# ---------------------------------------------------------------- main
+
+collect_cases
+if [[ ${#CASE_NAME[@]} -eq 0 && $failed -eq 0 ]]; then
+	echo "run-scenarios: no cases found${ONLY:+ named ${ONLY[*]}} under $SRC_DIR/tests" >&2
+	echo "0 passed, 1 failed"
+	exit 1
+fi
+
+CTL=$BUILD/kcsanctl
+problem=
+if [[ $(id -u) != 0 ]]; then
+	problem="must run as root: kcsanctl attaches uprobes and loads BPF programs"
+elif [[ ! -x $CTL ]]; then
+	problem="$CTL not found or not executable; build it first (make)"
+fi
+if [[ -n $problem ]]; then
+	echo "run-scenarios: $problem; none of the ${#CASE_NAME[@]} case(s) ran" >&2
+	echo "$passed passed, $((failed + ${#CASE_NAME[@]})) failed"
+	exit 1
+fi
+
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/kcsand-scenarios.XXXXXX") || exit 1
+trap 'rm -rf "$TMP"' EXIT
+
+for ((i = 0; i < ${#CASE_NAME[@]}; i++)); do
+	parse_case "${CASE_LINE[i]}"
+	run_case "${CASE_PROG[i]}"
+done
+
+echo "$passed passed, $failed failed"
+[[ $failed == 0 ]]

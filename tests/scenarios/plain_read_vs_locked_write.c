@@ -1,0 +1,60 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * A plain read racing with an atomic increment.  The increment is marked
+ * (lock prefix): it sets no watchpoint, but it hits the reader's, and a
+ * plain access racing with a marked one is still a data race.  The
+ * increment is reported as "read-write (marked)".
+ *
+ * gcc 12 -O1:  reader:     mov x(%rip),%eax          (plain 4-byte load)
+ *              locked_inc: lock addl $0x1,x(%rip)    (marked 4-byte RMW)
+ */
+#include "scenario.h"
+
+/* Racy: about 10 s under kcsand (one probed access per iteration). */
+#define ITERS 1000000
+
+int x;
+
+RACY int reader(void)
+{
+	return x;
+}
+
+RACY void locked_inc(void)
+{
+	__atomic_fetch_add(&x, 1, __ATOMIC_RELAXED);
+}
+
+static void *reader_thread(void *arg)
+{
+	long i, n = (long)arg;
+
+	wait_for_start();
+	for (i = 0; i < n; i++) {
+		reader();
+		barrier();
+	}
+	return NULL;
+}
+
+static void *inc_thread(void *arg)
+{
+	long i, n = (long)arg;
+
+	wait_for_start();
+	for (i = 0; i < n; i++) {
+		locked_inc();
+		barrier();
+	}
+	return NULL;
+}
+
+int main(void)
+{
+	void *(*const fn[])(void *) = { reader_thread, inc_thread };
+
+	run_threads(2, fn, (void *)scenario_iters(ITERS));
+	return 0;
+}
+
+/* kcsand-test: name=plain_read_vs_locked_write expect=report title="data-race in locked_inc / reader" access="^read to 0x[0-9a-f]+ of 4 bytes by task [0-9]+ on cpu [0-9]+:$" access="^read-write \(marked\) to 0x[0-9a-f]+ of 4 bytes by task [0-9]+ on cpu [0-9]+:$" value_changed=yes */

@@ -1,0 +1,62 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * A writer keeps storing the value that is already there while a reader
+ * reads it.  The reader's watchpoint is hit, but the value it watches
+ * never changes: with report_value_change_only=1 (the default) KCSAN
+ * stays silent; with report_value_change_only=0 it reports the race,
+ * without a "value changed:" line.
+ *
+ * gcc 12 -O1:  reader: mov x(%rip),%eax      (plain 4-byte load)
+ *              writer: movl $0x2a,x(%rip)    (plain 4-byte store, immediate)
+ */
+#include "scenario.h"
+
+/* Racy: about 10 s under kcsand (one probed access per iteration). */
+#define ITERS 1000000
+
+int x = 42;
+
+RACY int reader(void)
+{
+	return x;
+}
+
+RACY void writer(void)
+{
+	x = 42;
+}
+
+static void *reader_thread(void *arg)
+{
+	long i, n = (long)arg;
+
+	wait_for_start();
+	for (i = 0; i < n; i++) {
+		reader();
+		barrier();
+	}
+	return NULL;
+}
+
+static void *writer_thread(void *arg)
+{
+	long i, n = (long)arg;
+
+	wait_for_start();
+	for (i = 0; i < n; i++) {
+		writer();
+		barrier();
+	}
+	return NULL;
+}
+
+int main(void)
+{
+	void *(*const fn[])(void *) = { reader_thread, writer_thread };
+
+	run_threads(2, fn, (void *)scenario_iters(ITERS));
+	return 0;
+}
+
+/* kcsand-test: name=same_value_write expect=none */
+/* kcsand-test: name=same_value_write_report_all args="--param report_value_change_only=0" expect=report title="data-race in reader / writer" access="^read to 0x[0-9a-f]+ of 4 bytes by task [0-9]+ on cpu [0-9]+:$" access="^write to 0x[0-9a-f]+ of 4 bytes by task [0-9]+ on cpu [0-9]+:$" value_changed=no */

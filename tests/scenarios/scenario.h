@@ -1,0 +1,74 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * Shared scaffolding for the end-to-end scenarios: two threads that start
+ * together behind a barrier and run bounded loops.
+ *
+ * Built with gcc -O1 -g -fno-omit-frame-pointer -pthread.  Everything here
+ * is static and used once, so it is inlined into main() or lives in
+ * functions that touch no shared data: the only accesses kcsand should
+ * care about are the ones in each scenario's RACY functions.
+ *
+ * Each scenario states what kcsand must print in machine-readable
+ * "kcsand-test:" comments, read by tests/run-scenarios.sh.
+ */
+#ifndef KCSAND_SCENARIO_H
+#define KCSAND_SCENARIO_H
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+/*
+ * The functions whose accesses race.  noinline keeps them as separate
+ * symbols that name the report; noipa additionally keeps gcc from
+ * cloning them (writer.constprop.0) or proving them pure and hoisting
+ * their calls out of the loops.
+ */
+#define RACY __attribute__((noinline, noipa))
+
+/* Compiler barrier between loop iterations. */
+#define barrier() asm volatile("" ::: "memory")
+
+static pthread_barrier_t start_line;
+
+/*
+ * Iterations per thread: the scenario's default, or KCSAND_TEST_ITERS
+ * from the environment to make a run shorter or longer without
+ * rebuilding.  Read in main() before any thread starts.
+ */
+static inline long scenario_iters(long dflt)
+{
+	const char *s = getenv("KCSAND_TEST_ITERS");
+	long n = s ? strtol(s, NULL, 0) : 0;
+
+	return n > 0 ? n : dflt;
+}
+
+/* Every thread calls this first, so that all of them start racing together. */
+static inline void wait_for_start(void)
+{
+	pthread_barrier_wait(&start_line);
+}
+
+/* Runs the thread functions concurrently with arg each and joins them. */
+static inline void run_threads(int n, void *(*const fn[])(void *), void *arg)
+{
+	pthread_t tid[8];
+	int i;
+
+	if (n > 8 || pthread_barrier_init(&start_line, NULL, n)) {
+		fprintf(stderr, "scenario: cannot set up %d threads\n", n);
+		exit(1);
+	}
+	for (i = 0; i < n; i++) {
+		if (pthread_create(&tid[i], NULL, fn[i], arg)) {
+			perror("pthread_create");
+			exit(1);
+		}
+	}
+	for (i = 0; i < n; i++)
+		pthread_join(tid[i], NULL);
+	pthread_barrier_destroy(&start_line);
+}
+
+#endif /* KCSAND_SCENARIO_H */

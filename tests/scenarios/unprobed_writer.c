@@ -1,0 +1,72 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Only the reader is probed (--functions reader*,pace): the writer's
+ * stores are invisible to kcsand, so nothing consumes the reader's
+ * watchpoint, but the value under it changes.  KCSAN infers a race of
+ * unknown origin.
+ *
+ * pace() is probed only to slow the unprobed writer down to the reader's
+ * speed under kcsand, so that it keeps writing for as long as the reader
+ * reads; it touches data of the writer's own and never races.
+ *
+ * gcc 12 -O1:  reader: mov x(%rip),%eax           (plain 4-byte load)
+ *              writer: mov %edi,x(%rip)           (plain 4-byte store, not probed)
+ *              pace:   addq $0x1,ticks(%rip)      (plain 8-byte RMW, writer thread only)
+ */
+#include "scenario.h"
+
+/* Racy: about 10 s under kcsand (one probed access per iteration each). */
+#define ITERS 1000000
+
+int x;
+long ticks;	/* Only the writer thread touches it. */
+
+RACY int reader(void)
+{
+	return x;
+}
+
+RACY void writer(int v)
+{
+	x = v;
+}
+
+RACY void pace(void)
+{
+	ticks++;
+}
+
+static void *reader_thread(void *arg)
+{
+	long i, n = (long)arg;
+
+	wait_for_start();
+	for (i = 0; i < n; i++) {
+		reader();
+		barrier();
+	}
+	return NULL;
+}
+
+static void *writer_thread(void *arg)
+{
+	long i, n = (long)arg;
+
+	wait_for_start();
+	for (i = 0; i < n; i++) {
+		writer(i + 1);
+		pace();
+		barrier();
+	}
+	return NULL;
+}
+
+int main(void)
+{
+	void *(*const fn[])(void *) = { reader_thread, writer_thread };
+
+	run_threads(2, fn, (void *)scenario_iters(ITERS));
+	return 0;
+}
+
+/* kcsand-test: name=unprobed_writer args="--functions reader*,pace" expect=report title_re="^data-race in reader\+0x[0-9a-f]+/0x[0-9a-f]+$" funcs="reader" access="^race at unknown origin, with read to 0x[0-9a-f]+ of 4 bytes by task [0-9]+ on cpu [0-9]+:$" value_changed=yes */
