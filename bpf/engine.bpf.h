@@ -442,7 +442,7 @@ static __always_inline int kcsand_check_access(void *ctx, struct pt_regs *regs, 
 	h.regs = regs;
 	h.site = site;
 	h.site_idx = site_idx;
-	h.ip = ip;
+	h.ip = ip - site->probe_delta;
 	h.addr = site_address(site, regs, ip);
 	h.size = site->size;
 	h.type = site_access_type(site);

@@ -43,6 +43,7 @@ static void run_help(FILE *out)
 		"  --object PATH         also probe this shared object (repeatable)\n"
 		"  --param NAME=VALUE    set any parameter (repeatable; --param help lists them)\n"
 		"  --json                one JSON object per report instead of KCSAN's text\n"
+		"  --halt-on-error       stop PROG at the first report (exit status 66)\n"
 		"  -v, --verbose         say what is decoded and attached (twice: libbpf debug)\n",
 		USER_DEFAULT_SKIP_WATCH, USER_DEFAULT_UDELAY_TASK);
 }
@@ -79,7 +80,7 @@ static char *resolve_prog(const char *prog)
 
 static int cmd_run(int argc, char **argv)
 {
-	enum { OPT_SKIP = 256, OPT_UDELAY, OPT_FUNCS, OPT_OBJECT, OPT_PARAM, OPT_JSON };
+	enum { OPT_SKIP = 256, OPT_UDELAY, OPT_FUNCS, OPT_OBJECT, OPT_PARAM, OPT_JSON, OPT_HALT };
 	static const struct option longopts[] = {
 		{ "skip-watch", required_argument, NULL, OPT_SKIP },
 		{ "udelay-task", required_argument, NULL, OPT_UDELAY },
@@ -87,6 +88,7 @@ static int cmd_run(int argc, char **argv)
 		{ "object", required_argument, NULL, OPT_OBJECT },
 		{ "param", required_argument, NULL, OPT_PARAM },
 		{ "json", no_argument, NULL, OPT_JSON },
+		{ "halt-on-error", no_argument, NULL, OPT_HALT },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{},
@@ -97,6 +99,7 @@ static int cmd_run(int argc, char **argv)
 	int nr_objects = 0, opt, gate[2] = { -1, -1 }, status = 0, ret = EXIT_USAGE;
 	char *prog = NULL;
 	pid_t child = -1;
+	bool halt = false, halted = false;
 
 	engine_opts__init(&o);
 	optind = 1;
@@ -132,6 +135,9 @@ static int cmd_run(int argc, char **argv)
 			break;
 		case OPT_JSON:
 			o.json = true;
+			break;
+		case OPT_HALT:
+			halt = true;
 			break;
 		case 'v':
 			o.verbose++;
@@ -220,6 +226,11 @@ static int cmd_run(int argc, char **argv)
 		pid_t w;
 
 		engine__poll(e, 100);
+		if (halt && engine__nr_reports(e) && !halted) {
+			/* TSan's halt_on_error: the first report ends the run. */
+			kill(child, SIGKILL);
+			halted = true;
+		}
 		if (got_signal) {
 			/* Forward once; the child decides how to end. */
 			kill(child, got_signal);
@@ -241,7 +252,7 @@ static int cmd_run(int argc, char **argv)
 		ret = WEXITSTATUS(status);
 	else if (WIFSIGNALED(status))
 		ret = 128 + WTERMSIG(status);
-	if (ret == 0 && engine__nr_reports(e))
+	if ((ret == 0 || halted) && engine__nr_reports(e))
 		ret = EXIT_RACE;
 out:
 	if (gate[0] >= 0)

@@ -531,6 +531,24 @@ static bool dedup_hit(struct engine *e, const struct report_view *v)
 		b = t;
 	}
 	snprintf(key, sizeof(key), "%s|%s", a, b);
+	/*
+	 * A probe runs before its instruction, so a writer that checked the
+	 * slots just before a watcher armed one lands its write inside the
+	 * stall unseen: the same race then also shows as "unknown origin".
+	 * Once the pair is known, that report says nothing new.
+	 */
+	if (!v->raw->has_other) {
+		size_t len = strlen(v->this.top);
+
+		for (size_t i = 0; i < e->nr_dedup; i++) {
+			const char *k = e->dedup[i].key, *bar = strchr(k, '|');
+
+			if (!bar || !bar[1] || now - e->dedup[i].last_ms >= e->opts.report_once_in_ms)
+				continue;
+			if ((!strncmp(k, v->this.top, len) && k[len] == '|') || !strcmp(bar + 1, v->this.top))
+				return true;
+		}
+	}
 	for (size_t i = 0; i < e->nr_dedup; i++) {
 		if (strcmp(e->dedup[i].key, key))
 			continue;

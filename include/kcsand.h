@@ -48,9 +48,10 @@ enum kcsand_reg {
  * One probed memory-access instruction, indexed by the probe's BPF cookie.
  * The effective address is
  *	base + index * scale + disp	(+ ip + insn_len when base is RIP)
- * ra_off >= 0 says that at this instruction the function has no frame of
- * its own yet (or never sets one up): the return address is then at
- * [rsp + ra_off] and the frame-pointer walk would skip the caller.
+ * where ip is the instruction's own address.  ra_off >= 0 says that at
+ * this instruction the function has no frame of its own yet (or never
+ * sets one up): the return address is then at [rsp + ra_off] and the
+ * frame-pointer walk would skip the caller.
  */
 struct kcsand_site {
 	__s64 disp;
@@ -61,6 +62,14 @@ struct kcsand_site {
 	__u8 flags;		/* KCSAND_SITE_* */
 	__u8 insn_len;
 	__s16 ra_off;
+	/*
+	 * The probe sits this many bytes after the instruction: x86 uprobes
+	 * refuse lock-prefixed instructions, so a locked read-modify-write is
+	 * probed at the next instruction, where its address registers are
+	 * unchanged (the decoder checks), and is reported at its own address.
+	 */
+	__u8 probe_delta;
+	__u8 __pad[7];
 };
 
 /* Access types, with KCSAN's meaning (kernel/kcsan: KCSAN_ACCESS_*). */
@@ -154,5 +163,12 @@ struct kcsand_params {
 	__u32 consumer_wait_us;		/* how long a watcher waits for its consumer's record */
 	__u32 __pad;
 };
+
+#ifndef __VMLINUX_H__
+/* Sizes the BPF side was built with: a mismatch is a build error, not a silent misread. */
+_Static_assert(sizeof(struct kcsand_site) == 24, "struct kcsand_site layout");
+_Static_assert(sizeof(struct kcsand_access) == 72 + 8 * KCSAND_MAX_STACK, "struct kcsand_access layout");
+_Static_assert(sizeof(struct kcsand_params) == 40, "struct kcsand_params layout");
+#endif
 
 #endif /* KCSAND_H */

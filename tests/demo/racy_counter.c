@@ -11,7 +11,7 @@
 #include <pthread.h>
 #include <stdio.h>
 
-#define DEPOSITS 500000
+#define DEPOSITS 50000
 
 long balance;
 

@@ -12,7 +12,7 @@
  * Race-free: the two threads take turns, so this is about 2 x 100000
  * probed accesses in a row, 2-3 s under kcsand.
  */
-#define ITERS 100000
+#define ITERS 30000
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 long counter;

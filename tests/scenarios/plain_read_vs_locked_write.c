@@ -11,7 +11,7 @@
 #include "scenario.h"
 
 /* Racy: about 10 s under kcsand (one probed access per iteration). */
-#define ITERS 1000000
+#define ITERS 300000
 
 int x;
 
@@ -57,4 +57,4 @@ int main(void)
 	return 0;
 }
 
-/* kcsand-test: name=plain_read_vs_locked_write expect=report title="data-race in locked_inc / reader" access="^read to 0x[0-9a-f]+ of 4 bytes by task [0-9]+ on cpu [0-9]+:$" access="^read-write \(marked\) to 0x[0-9a-f]+ of 4 bytes by task [0-9]+ on cpu [0-9]+:$" value_changed=yes */
+/* kcsand-test: name=plain_read_vs_locked_write args="--halt-on-error" expect=report title="data-race in locked_inc / reader" access="^read to 0x[0-9a-f]+ of 4 bytes by task [0-9]+ on cpu [0-9]+:$" access="^read-write \(marked\) to 0x[0-9a-f]+ of 4 bytes by task [0-9]+ on cpu [0-9]+:$" value_changed=yes */

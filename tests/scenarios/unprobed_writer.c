@@ -16,7 +16,7 @@
 #include "scenario.h"
 
 /* Racy: about 10 s under kcsand (one probed access per iteration each). */
-#define ITERS 1000000
+#define ITERS 300000
 
 int x;
 long ticks;	/* Only the writer thread touches it. */
@@ -69,4 +69,4 @@ int main(void)
 	return 0;
 }
 
-/* kcsand-test: name=unprobed_writer args="--functions reader*,pace" expect=report title_re="^data-race in reader\+0x[0-9a-f]+/0x[0-9a-f]+$" funcs="reader" access="^race at unknown origin, with read to 0x[0-9a-f]+ of 4 bytes by task [0-9]+ on cpu [0-9]+:$" value_changed=yes */
+/* kcsand-test: name=unprobed_writer args="--halt-on-error --functions reader*,pace" expect=report title_re="^data-race in reader\+0x[0-9a-f]+/0x[0-9a-f]+$" funcs="reader" access="^race at unknown origin, with read to 0x[0-9a-f]+ of 4 bytes by task [0-9]+ on cpu [0-9]+:$" value_changed=yes */

@@ -11,7 +11,7 @@
 #include "scenario.h"
 
 /* Racy: about 10 s under kcsand (one probed access per iteration). */
-#define ITERS 1000000
+#define ITERS 150000
 
 long w __attribute__((aligned(8)));
 
@@ -59,4 +59,4 @@ int main(void)
 }
 
 /* kcsand-test: name=write_write_word expect=none */
-/* kcsand-test: name=write_write_word_not_atomic args="--param assume_plain_writes_atomic=0" expect=report title="data-race in writer_a / writer_b" access="^write to 0x[0-9a-f]+ of 8 bytes by task [0-9]+ on cpu [0-9]+:$" access="^write to 0x[0-9a-f]+ of 8 bytes by task [0-9]+ on cpu [0-9]+:$" value_changed=yes */
+/* kcsand-test: name=write_write_word_not_atomic args="--halt-on-error --param assume_plain_writes_atomic=0" expect=report title="data-race in writer_a / writer_b" access="^write to 0x[0-9a-f]+ of 8 bytes by task [0-9]+ on cpu [0-9]+:$" access="^write to 0x[0-9a-f]+ of 8 bytes by task [0-9]+ on cpu [0-9]+:$" value_changed=yes */
