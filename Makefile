@@ -76,6 +76,18 @@ $(OUT)/kcsand: $(OUT)/daemon/main.o $(LIB)
 $(OUT)/kcsanctl: cli/kcsanctl.c $(LIB) $(wildcard cli/*.h) | $(DEPS_STAMP)
 	$(CC) $(CFLAGS) -Icli $(filter %.c,$^) $(LIB) $(LDLIBS) -o $@
 
+# The README's first command: build, then show a report on the bundled racy demo.
+demo: all $(OUT)/tests/demo/racy_counter
+	@echo "kcsand: running the racy demo under kcsanctl (tests/demo/racy_counter.c)"
+	@$(OUT)/kcsanctl run -- $(OUT)/tests/demo/racy_counter; rc=$$?; \
+	if [ $$rc -eq 66 ]; then echo "kcsand: the demo's race was reported (exit status 66)"; \
+	else echo "kcsand: expected a report and exit status 66, got $$rc" >&2; exit 1; fi
+
+# The README's second command, and CI's: unit tests, then the BPF tests (root).
+check: all
+	@$(MAKE) --no-print-directory unit
+	@$(MAKE) --no-print-directory scenario-tests
+
 vmlinux:
 	$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > vmlinux.h
 
