@@ -35,7 +35,7 @@ LIB	 := $(OUT)/libkcsand.a
 
 DEPS_STAMP := $(OUT)/.deps-ok
 
-.PHONY: all deps check unit scenario-tests demo vmlinux clean format lint
+.PHONY: all deps check unit scenario-tests demo bench vmlinux clean format lint
 
 all: $(DEPS_STAMP) $(OUT)/kcsand $(OUT)/kcsanctl
 
@@ -87,6 +87,21 @@ demo: all $(OUT)/tests/demo/racy_counter
 check: all
 	@$(MAKE) --no-print-directory unit
 	@$(MAKE) --no-print-directory scenario-tests
+
+# Benchmarks (bench/run.sh prints the ratios measured in one run).
+$(OUT)/bench/%.bpf.o: bench/%.bpf.c vmlinux.h | $(DEPS_STAMP)
+	@mkdir -p $(@D)
+	$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+$(OUT)/bench/%.skel.h: $(OUT)/bench/%.bpf.o
+	$(BPFTOOL) gen skeleton $< > $@
+$(OUT)/bench/hotloop: bench/hotloop.c
+	@mkdir -p $(@D)
+	$(CC) -O1 -g -fno-omit-frame-pointer $< -o $@
+$(OUT)/bench/empty_probe: bench/empty_probe.c $(OUT)/bench/empty.skel.h $(LIB)
+	$(CC) $(CFLAGS) -I$(OUT)/bench $< $(LIB) $(LDLIBS) -o $@
+
+bench: all $(OUT)/bench/hotloop $(OUT)/bench/empty_probe
+	bench/run.sh $(OUT)
 
 vmlinux:
 	$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > vmlinux.h

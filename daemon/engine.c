@@ -56,6 +56,7 @@ struct engine {
 	size_t nr_dedup;
 	char system[160];
 
+	double decode_ms;			/* time spent decoding, for -v and the bench */
 	unsigned long nr_reports;
 	unsigned long suppressed_dedup;
 	unsigned long suppressed_no_change;
@@ -154,6 +155,14 @@ void engine_params__print(FILE *out)
 			params_table[i].max, params_table[i].help);
 }
 
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
 static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list args)
 {
 	extern int kcsand_verbose;
@@ -202,10 +211,13 @@ int engine__add_object(struct engine *e, const char *path)
 			path);
 		return -EBUSY;
 	}
+	uint64_t t0 = now_ns();
+
 	err = target_obj__open(path, &obj);
 	if (err)
 		return err;
 	err = target_obj__decode(obj, e->opts.functions, &e->opts.decode);
+	e->decode_ms += (now_ns() - t0) / 1e6;
 	if (err < 0) {
 		fprintf(stderr, "kcsand: cannot decode %s: %s\n", path, strerror(-err));
 		target_obj__free(obj);
@@ -351,6 +363,12 @@ static int push_link(struct engine *e, struct bpf_link *l)
 	return 0;
 }
 
+/* Where the probe goes: the instruction, or past it for a locked one. */
+static uint64_t probe_off(const struct site *s)
+{
+	return s->file_off + s->desc.probe_delta;
+}
+
 static int attach_object(struct engine *e, size_t oi, size_t first)
 {
 	struct target_obj *o = e->objs[oi];
@@ -367,11 +385,11 @@ static int attach_object(struct engine *e, size_t oi, size_t first)
 			struct bpf_link *l;
 
 			l = bpf_program__attach_uprobe_opts(e->skel->progs.kcsand_uprobe, -1, o->path,
-							    o->sites.v[i].file_off, &uo);
+							    probe_off(&o->sites.v[i]), &uo);
 			if (!l) {
 				err = -errno;
 				fprintf(stderr, "kcsand: cannot attach uprobe at %s+0x%llx: %s\n",
-					o->path, (unsigned long long)o->sites.v[i].file_off,
+					o->path, (unsigned long long)probe_off(&o->sites.v[i]),
 					strerror(-err));
 				return err;
 			}
@@ -389,7 +407,7 @@ static int attach_object(struct engine *e, size_t oi, size_t first)
 		goto out;
 	}
 	for (size_t i = 0; i < n; i++) {
-		offs[i] = o->sites.v[i].file_off;
+		offs[i] = probe_off(&o->sites.v[i]);
 		cookies[i] = first + i;
 	}
 	fd = uprobe_multi_attach(bpf_program__fd(e->skel->progs.kcsand_uprobe_multi), o->path,
@@ -419,6 +437,7 @@ out:
 
 int engine__attach(struct engine *e)
 {
+	uint64_t t0 = now_ns();
 	struct bpf_link *l;
 	size_t first = 0;
 	int err;
@@ -449,6 +468,10 @@ int engine__attach(struct engine *e)
 		fprintf(stderr, "kcsand: cannot open the ring buffer: %s\n", strerror(-err));
 		return err;
 	}
+	if (e->opts.verbose)
+		fprintf(stderr, "kcsand: decoded %zu sites in %.1f ms, attached them in %.1f ms (%s)\n",
+			e->nr_sites, e->decode_ms, (now_ns() - t0) / 1e6,
+			e->multi ? "uprobe_multi" : "per-site uprobes");
 	return 0;
 }
 
