@@ -58,6 +58,11 @@ struct site_vec {
 	size_t n, cap;
 };
 
+/* Append a copy of *s, growing the vector; 0 or -ENOMEM. */
+int site_vec__push(struct site_vec *vec, const struct site *s);
+/* Free the storage and leave an empty, reusable vector. */
+void site_vec__free(struct site_vec *vec);
+
 /*
  * Decode one function's code (len bytes loaded at vaddr) and append its
  * memory-access sites to out, with file_off = vaddr + (file_delta) left to
