@@ -83,10 +83,19 @@ static bool is_reg_op(const ZydisDecodedOperand *op, ZydisRegister r64)
 	return op->type == ZYDIS_OPERAND_TYPE_REGISTER && reg64(op->reg.value) == r64;
 }
 
+/*
+ * The frame analysis recognizes only full-width forms: a 32-bit `sub esp`
+ * zero-extends rsp, which is caught as an unknown write to rsp instead.
+ */
+static bool is_reg64(const ZydisDecodedOperand *op, ZydisRegister r64)
+{
+	return op->type == ZYDIS_OPERAND_TYPE_REGISTER && op->reg.value == r64;
+}
+
 /* dst, src of a register-to-register mov. */
 static bool is_reg_pair(const ZydisDecodedOperand *ops, ZydisRegister dst, ZydisRegister src)
 {
-	return is_reg_op(&ops[0], dst) && is_reg_op(&ops[1], src);
+	return is_reg64(&ops[0], dst) && is_reg64(&ops[1], src);
 }
 
 #define ACTION_ACCESS	(ZYDIS_OPERAND_ACTION_MASK_READ | ZYDIS_OPERAND_ACTION_MASK_WRITE)
@@ -130,7 +139,7 @@ static int16_t frame_ra_off(const struct frame *f)
 	return (int16_t)s->delta;
 }
 
-/* The instructions compilers put before the body: they never end the prologue. */
+/* The stack adjustments of a prologue. */
 static bool is_prologue_insn(const ZydisDecodedInstruction *in, const ZydisDecodedOperand *ops)
 {
 	switch (in->mnemonic) {
@@ -141,7 +150,7 @@ static bool is_prologue_insn(const ZydisDecodedInstruction *in, const ZydisDecod
 	case ZYDIS_MNEMONIC_MOV:
 		return is_reg_pair(ops, ZYDIS_REGISTER_RBP, ZYDIS_REGISTER_RSP);
 	case ZYDIS_MNEMONIC_SUB:
-		return is_reg_op(&ops[0], ZYDIS_REGISTER_RSP) &&
+		return is_reg64(&ops[0], ZYDIS_REGISTER_RSP) &&
 		       ops[1].type == ZYDIS_OPERAND_TYPE_IMMEDIATE;
 	default:
 		return false;
@@ -155,6 +164,30 @@ static bool writes_reg(const ZydisDecodedInstruction *in, const ZydisDecodedOper
 		if (is_reg_op(&ops[i], r64) && (ops[i].actions & ZYDIS_OPERAND_ACTION_MASK_WRITE))
 			return true;
 	return false;
+}
+
+/*
+ * Compilers schedule ordinary instructions into the prologue (GCC moves
+ * arguments into callee-saved registers between the pushes), so it ends
+ * only at the first branch, call or return, or at the first change of rsp
+ * that is not a prologue one.
+ */
+static bool ends_prologue(const ZydisDecodedInstruction *in, const ZydisDecodedOperand *ops)
+{
+	switch (in->meta.category) {
+	case ZYDIS_CATEGORY_CALL:
+	case ZYDIS_CATEGORY_COND_BR:
+	case ZYDIS_CATEGORY_UNCOND_BR:
+	case ZYDIS_CATEGORY_RET:
+	case ZYDIS_CATEGORY_INTERRUPT:
+	case ZYDIS_CATEGORY_SYSCALL:
+		return true;
+	default:
+		break;
+	}
+	if (in->mnemonic == ZYDIS_MNEMONIC_UD2)
+		return true;
+	return !is_prologue_insn(in, ops) && writes_reg(in, ops, ZYDIS_REGISTER_RSP);
 }
 
 static void frame_lost(struct frame_state *s)
@@ -180,7 +213,7 @@ static void frame_step(struct frame *f, const ZydisDecodedInstruction *in,
 	struct frame_state *s = &f->cur;
 	int64_t width = in->operand_width / 8;
 
-	if (f->in_prologue && !is_prologue_insn(in, ops)) {
+	if (f->in_prologue && ends_prologue(in, ops)) {
 		f->in_prologue = false;
 		f->prologue = *s;
 	}
@@ -207,7 +240,7 @@ static void frame_step(struct frame *f, const ZydisDecodedInstruction *in,
 			frame_lost(s);
 			return;
 		}
-		if (is_reg_op(&ops[0], ZYDIS_REGISTER_RBP))
+		if (is_reg64(&ops[0], ZYDIS_REGISTER_RBP))
 			s->framed = false;
 		s->delta -= width;
 		return;
@@ -221,7 +254,7 @@ static void frame_step(struct frame *f, const ZydisDecodedInstruction *in,
 		return;
 	case ZYDIS_MNEMONIC_ADD:
 	case ZYDIS_MNEMONIC_SUB:
-		if (is_reg_op(&ops[0], ZYDIS_REGISTER_RSP)) {
+		if (is_reg64(&ops[0], ZYDIS_REGISTER_RSP)) {
 			if (ops[1].type != ZYDIS_OPERAND_TYPE_IMMEDIATE) {
 				frame_lost(s);
 				return;
@@ -246,7 +279,7 @@ static void frame_step(struct frame *f, const ZydisDecodedInstruction *in,
 		}
 		break;
 	case ZYDIS_MNEMONIC_LEA:
-		if (is_reg_op(&ops[0], ZYDIS_REGISTER_RSP)) {
+		if (is_reg64(&ops[0], ZYDIS_REGISTER_RSP)) {
 			const ZydisDecodedOperandMem *m = &ops[1].mem;
 
 			if (m->index != ZYDIS_REGISTER_NONE || in->address_width != 64)

@@ -88,6 +88,7 @@ int target_obj__open(const char *path, struct target_obj **out);
 /*
  * Decode the functions whose names match one of the comma-separated shell
  * globs (NULL or "" = every function) into obj->sites.
+ * Each call replaces the sites and stats of the previous one.
  * Returns the number of functions that matched, or a negative errno.
  */
 int target_obj__decode(struct target_obj *obj, const char *globs, const struct decode_opts *opts);
