@@ -117,27 +117,35 @@ struct frame_state {
 	bool frame_known;
 };
 
-struct frame {
-	struct frame_state cur;
-	struct frame_state prologue;
-	bool in_prologue;
+/* An instruction's effect on rsp/rbp, reduced to what the analysis needs. */
+enum fx_kind {
+	FX_NONE,
+	FX_ADJ,		/* rsp -= arg: push, sub rsp, imm */
+	FX_FRAME_SET,	/* mov rbp, rsp */
+	FX_FROM_RBP,	/* rsp = rbp + arg: mov rsp, rbp; lea rsp, [rbp+arg] */
+	FX_LEAVE,
+	FX_ENTER,	/* enter arg, 0 */
+	FX_LOST,	/* rsp changes by an amount that cannot be known */
 };
 
-static void frame_init(struct frame *f)
-{
-	memset(f, 0, sizeof(*f));
-	f->cur.known = true;
-	f->in_prologue = true;
-}
+enum fx_flow {
+	FLOW_NEXT,	/* falls through */
+	FLOW_COND,	/* falls through or branches to target */
+	FLOW_JUMP,	/* branches to target */
+	FLOW_STOP,	/* ret, ud2, indirect jmp, jmp out of the function */
+};
 
-static int16_t frame_ra_off(const struct frame *f)
-{
-	const struct frame_state *s = &f->cur;
-
-	if (s->framed || !s->known || s->delta < 0 || s->delta > INT16_MAX)
-		return -1;
-	return (int16_t)s->delta;
-}
+struct insn_fx {
+	int64_t arg;
+	uint32_t off;		/* from the function's start */
+	uint32_t target;	/* FLOW_COND/FLOW_JUMP with has_target */
+	uint8_t kind;		/* enum fx_kind */
+	uint8_t flow;		/* enum fx_flow */
+	bool has_target;	/* the branch target is an offset inside the function */
+	bool rbp_clobber;	/* rbp overwritten: it no longer holds our frame */
+	bool ends_prologue;
+	bool table_jmp;		/* indirect jmp that may dispatch inside the function */
+};
 
 /* The stack adjustments of a prologue. */
 static bool is_prologue_insn(const ZydisDecodedInstruction *in, const ZydisDecodedOperand *ops)
@@ -190,42 +198,49 @@ static bool ends_prologue(const ZydisDecodedInstruction *in, const ZydisDecodedO
 	return !is_prologue_insn(in, ops) && writes_reg(in, ops, ZYDIS_REGISTER_RSP);
 }
 
-static void frame_lost(struct frame_state *s)
+static void branch_target(struct insn_fx *fx, const ZydisDecodedInstruction *in,
+			  const ZydisDecodedOperand *ops, size_t len)
 {
-	s->known = false;
-}
+	int64_t t;
 
-/* rsp := rbp + off, as after `mov rsp, rbp`, `leave` or `lea rsp, [rbp+off]`. */
-static void frame_from_rbp(struct frame_state *s, int64_t off)
-{
-	if (!s->framed) {
-		frame_lost(s);
+	if (ops[0].type != ZYDIS_OPERAND_TYPE_IMMEDIATE || !ops[0].imm.is_relative)
 		return;
+	t = (int64_t)fx->off + in->length + ops[0].imm.value.s;
+	if (t >= 0 && (uint64_t)t < len) {
+		fx->target = (uint32_t)t;
+		fx->has_target = true;
 	}
-	s->known = s->frame_known;
-	s->delta = s->frame_delta - off;
 }
 
-/* Apply one instruction's effect on rsp/rbp; called after its site was recorded. */
-static void frame_step(struct frame *f, const ZydisDecodedInstruction *in,
-		       const ZydisDecodedOperand *ops)
+/*
+ * after_push_rbp: only `push rbp; mov rbp, rsp` (rbp saved at [rsp]) sets up
+ * a frame the walk can follow; a lone `mov rbp, rsp` in frameless code takes
+ * the address of a local, and [rbp] is then not a saved frame pointer.
+ */
+static void frame_effect(struct insn_fx *fx, const ZydisDecodedInstruction *in,
+			 const ZydisDecodedOperand *ops, size_t len, bool after_push_rbp)
 {
-	struct frame_state *s = &f->cur;
 	int64_t width = in->operand_width / 8;
 
-	if (f->in_prologue && ends_prologue(in, ops)) {
-		f->in_prologue = false;
-		f->prologue = *s;
-	}
+	fx->kind = FX_NONE;
+	fx->flow = FLOW_NEXT;
+	fx->ends_prologue = ends_prologue(in, ops);
 
 	switch (in->meta.category) {
 	case ZYDIS_CATEGORY_RET:
+		fx->flow = FLOW_STOP;
+		return;
 	case ZYDIS_CATEGORY_UNCOND_BR:
-		/*
-		 * What follows is only reached by branches from the body, where
-		 * compilers keep the post-prologue layout: epilogues precede rets.
-		 */
-		*s = f->prologue;
+		fx->flow = FLOW_JUMP;
+		branch_target(fx, in, ops, len);
+		/* Through a GOT slot ([rip+x]) it is a tail call, not a jump table. */
+		fx->table_jmp = ops[0].type == ZYDIS_OPERAND_TYPE_REGISTER ||
+				(ops[0].type == ZYDIS_OPERAND_TYPE_MEMORY &&
+				 ops[0].mem.base != ZYDIS_REGISTER_RIP);
+		return;
+	case ZYDIS_CATEGORY_COND_BR:
+		fx->flow = FLOW_COND;
+		branch_target(fx, in, ops, len);
 		return;
 	case ZYDIS_CATEGORY_CALL:
 	case ZYDIS_CATEGORY_INTERRUPT:
@@ -233,16 +248,17 @@ static void frame_step(struct frame *f, const ZydisDecodedInstruction *in,
 		/* rsp is back where it was once control returns here. */
 		return;
 	case ZYDIS_CATEGORY_PUSH:
-		s->delta += width;
+		fx->kind = FX_ADJ;
+		fx->arg = width;
 		return;
 	case ZYDIS_CATEGORY_POP:
 		if (is_reg_op(&ops[0], ZYDIS_REGISTER_RSP)) {
-			frame_lost(s);
+			fx->kind = FX_LOST;
 			return;
 		}
-		if (is_reg64(&ops[0], ZYDIS_REGISTER_RBP))
-			s->framed = false;
-		s->delta -= width;
+		fx->kind = FX_ADJ;
+		fx->arg = -width;
+		fx->rbp_clobber = is_reg_op(&ops[0], ZYDIS_REGISTER_RBP);
 		return;
 	default:
 		break;
@@ -250,31 +266,26 @@ static void frame_step(struct frame *f, const ZydisDecodedInstruction *in,
 
 	switch (in->mnemonic) {
 	case ZYDIS_MNEMONIC_UD2:
-		*s = f->prologue;
+		fx->flow = FLOW_STOP;
 		return;
 	case ZYDIS_MNEMONIC_ADD:
 	case ZYDIS_MNEMONIC_SUB:
-		if (is_reg64(&ops[0], ZYDIS_REGISTER_RSP)) {
-			if (ops[1].type != ZYDIS_OPERAND_TYPE_IMMEDIATE) {
-				frame_lost(s);
-				return;
-			}
-			if (in->mnemonic == ZYDIS_MNEMONIC_SUB)
-				s->delta += ops[1].imm.value.s;
-			else
-				s->delta -= ops[1].imm.value.s;
+		if (is_reg64(&ops[0], ZYDIS_REGISTER_RSP) &&
+		    ops[1].type == ZYDIS_OPERAND_TYPE_IMMEDIATE) {
+			fx->kind = FX_ADJ;
+			fx->arg = in->mnemonic == ZYDIS_MNEMONIC_SUB ? ops[1].imm.value.s :
+								       -ops[1].imm.value.s;
 			return;
 		}
 		break;
 	case ZYDIS_MNEMONIC_MOV:
-		if (is_reg_pair(ops, ZYDIS_REGISTER_RBP, ZYDIS_REGISTER_RSP)) {
-			s->framed = true;
-			s->frame_known = s->known;
-			s->frame_delta = s->delta;
+		if (is_reg_pair(ops, ZYDIS_REGISTER_RBP, ZYDIS_REGISTER_RSP) && after_push_rbp) {
+			fx->kind = FX_FRAME_SET;
 			return;
 		}
 		if (is_reg_pair(ops, ZYDIS_REGISTER_RSP, ZYDIS_REGISTER_RBP)) {
-			frame_from_rbp(s, 0);
+			fx->kind = FX_FROM_RBP;
+			fx->arg = 0;
 			return;
 		}
 		break;
@@ -282,44 +293,221 @@ static void frame_step(struct frame *f, const ZydisDecodedInstruction *in,
 		if (is_reg64(&ops[0], ZYDIS_REGISTER_RSP)) {
 			const ZydisDecodedOperandMem *m = &ops[1].mem;
 
+			fx->kind = FX_LOST;
 			if (m->index != ZYDIS_REGISTER_NONE || in->address_width != 64)
-				frame_lost(s);
-			else if (m->base == ZYDIS_REGISTER_RSP)
-				s->delta -= m->disp.value;
-			else if (m->base == ZYDIS_REGISTER_RBP)
-				frame_from_rbp(s, m->disp.value);
-			else
-				frame_lost(s);
+				return;
+			fx->arg = m->disp.value;
+			if (m->base == ZYDIS_REGISTER_RSP) {
+				fx->kind = FX_ADJ;
+				fx->arg = -m->disp.value;
+			} else if (m->base == ZYDIS_REGISTER_RBP) {
+				fx->kind = FX_FROM_RBP;
+			}
 			return;
 		}
 		break;
 	case ZYDIS_MNEMONIC_LEAVE:
-		frame_from_rbp(s, 0);
-		s->delta -= 8;
-		s->framed = false;
+		fx->kind = FX_LEAVE;
 		return;
 	case ZYDIS_MNEMONIC_ENTER:
+		fx->kind = FX_ENTER;
+		fx->arg = (int64_t)ops[0].imm.value.u;
+		/* Nested frames copy a variable number of frame pointers. */
 		if (ops[1].imm.value.u != 0) {
-			/* Nested frames copy a variable number of frame pointers. */
-			frame_lost(s);
-			s->framed = false;
-			return;
+			fx->kind = FX_LOST;
+			fx->rbp_clobber = true;
 		}
-		s->delta += 8;
-		s->framed = true;
-		s->frame_known = s->known;
-		s->frame_delta = s->delta;
-		s->delta += ops[0].imm.value.u;
 		return;
 	default:
 		break;
 	}
 
 	if (writes_reg(in, ops, ZYDIS_REGISTER_RSP))
-		frame_lost(s);
-	/* Anything else that overwrites rbp means it no longer points to our frame. */
-	if (s->framed && writes_reg(in, ops, ZYDIS_REGISTER_RBP))
-		s->framed = false;
+		fx->kind = FX_LOST;
+	fx->rbp_clobber = writes_reg(in, ops, ZYDIS_REGISTER_RBP);
+}
+
+/* rsp := rbp + off */
+static void frame_from_rbp(struct frame_state *s, int64_t off)
+{
+	if (!s->framed) {
+		s->known = false;
+		return;
+	}
+	s->known = s->frame_known;
+	s->delta = s->frame_delta - off;
+}
+
+/* The state after an instruction, from the state before it. */
+static struct frame_state frame_apply(struct frame_state s, const struct insn_fx *fx)
+{
+	switch (fx->kind) {
+	case FX_ADJ:
+		s.delta += fx->arg;
+		break;
+	case FX_FRAME_SET:
+		s.framed = true;
+		s.frame_known = s.known;
+		s.frame_delta = s.delta;
+		break;
+	case FX_FROM_RBP:
+		frame_from_rbp(&s, fx->arg);
+		break;
+	case FX_LEAVE:
+		frame_from_rbp(&s, 0);
+		s.delta -= 8;
+		s.framed = false;
+		break;
+	case FX_ENTER:
+		s.delta += 8;
+		s.framed = true;
+		s.frame_known = s.known;
+		s.frame_delta = s.delta;
+		s.delta += fx->arg;
+		break;
+	case FX_LOST:
+		s.known = false;
+		break;
+	default:
+		break;
+	}
+	if (fx->rbp_clobber && fx->kind != FX_FRAME_SET)
+		s.framed = false;
+	return s;
+}
+
+static bool frame_same(const struct frame_state *a, const struct frame_state *b)
+{
+	if (a->known != b->known || a->framed != b->framed)
+		return false;
+	if (a->known && a->delta != b->delta)
+		return false;
+	if (a->framed && (a->frame_known != b->frame_known ||
+			  (a->frame_known && a->frame_delta != b->frame_delta)))
+		return false;
+	return true;
+}
+
+static int16_t frame_ra_off(const struct frame_state *s)
+{
+	if (s->framed || !s->known || s->delta < 0 || s->delta > INT16_MAX)
+		return -1;
+	return (int16_t)s->delta;
+}
+
+struct frame_slot {
+	struct frame_state s;
+	bool seen;
+	bool queued;
+};
+
+struct frame_ctx {
+	const struct insn_fx *fx;
+	struct frame_slot *slot;
+	uint32_t *work;
+	size_t n, nwork;
+	bool weak;		/* guessed states: fill gaps, never override */
+};
+
+static size_t insn_at(const struct insn_fx *fx, size_t n, uint32_t off)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (fx[mid].off < off)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < n && fx[lo].off == off ? lo : n;
+}
+
+/*
+ * Paths that disagree about the stack (which compiled code never has)
+ * leave the instruction unknown, so the fixpoint is reached in at most
+ * two updates per instruction.
+ */
+static void frame_merge(struct frame_ctx *c, size_t i, const struct frame_state *s)
+{
+	struct frame_slot *sl;
+
+	if (i >= c->n)
+		return;
+	sl = &c->slot[i];
+	if (sl->seen && c->weak)
+		return;
+	if (!sl->seen) {
+		sl->s = *s;
+		sl->seen = true;
+	} else if (frame_same(&sl->s, s) || (!sl->s.known && !sl->s.framed)) {
+		return;
+	} else {
+		memset(&sl->s, 0, sizeof(sl->s));
+	}
+	if (!sl->queued) {
+		sl->queued = true;
+		c->work[c->nwork++] = (uint32_t)i;
+	}
+}
+
+static void frame_propagate(struct frame_ctx *c)
+{
+	while (c->nwork) {
+		size_t i = c->work[--c->nwork];
+		const struct insn_fx *fx = &c->fx[i];
+		struct frame_state out;
+
+		c->slot[i].queued = false;
+		out = frame_apply(c->slot[i].s, fx);
+		if (fx->flow == FLOW_NEXT || fx->flow == FLOW_COND)
+			frame_merge(c, i + 1, &out);
+		if ((fx->flow == FLOW_COND || fx->flow == FLOW_JUMP) && fx->has_target)
+			frame_merge(c, insn_at(c->fx, c->n, fx->target), &out);
+	}
+}
+
+/*
+ * Data flow over the direct branches from the entry, where the return
+ * address is at [rsp].  Code no direct branch reaches is padding, the
+ * target of a jump table (it gets the state at the dispatching jmp) or,
+ * with none seen yet, of branches from elsewhere: it gets the state at
+ * the end of the prologue, which is what compilers keep throughout the
+ * body.  Such guesses only fill in what the data flow left open.
+ */
+static int frame_analyze(const struct insn_fx *fx, size_t n, struct frame_slot **out)
+{
+	struct frame_ctx c = { .fx = fx, .n = n };
+	struct frame_state entry = { .known = true }, prologue = entry, fallback;
+
+	c.slot = calloc(n ? n : 1, sizeof(*c.slot));
+	c.work = malloc((n ? n : 1) * sizeof(*c.work));
+	if (!c.slot || !c.work) {
+		free(c.slot);
+		free(c.work);
+		return -ENOMEM;
+	}
+
+	for (size_t i = 0; i < n && !fx[i].ends_prologue; i++)
+		prologue = frame_apply(prologue, &fx[i]);
+	fallback = prologue;
+
+	frame_merge(&c, 0, &entry);
+	frame_propagate(&c);
+	c.weak = true;
+	for (size_t i = 0; i < n; i++) {
+		if (!c.slot[i].seen) {
+			frame_merge(&c, i, &fallback);
+			frame_propagate(&c);
+		}
+		/* In the entry state, an indirect jmp is a tail call, not a dispatch. */
+		if (fx[i].table_jmp && !frame_same(&c.slot[i].s, &entry))
+			fallback = c.slot[i].s;
+	}
+	free(c.work);
+	*out = c.slot;
+	return 0;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -475,19 +663,38 @@ static enum site_verdict classify(const ZydisDecodedInstruction *in, const Zydis
 	return SITE_KEEP;
 }
 
+static int fx_push(struct insn_fx **v, size_t *n, size_t *cap, const struct insn_fx *fx)
+{
+	if (*n == *cap) {
+		size_t c = *cap ? *cap * 2 : 256;
+		struct insn_fx *nv = realloc(*v, c * sizeof(*nv));
+
+		if (!nv)
+			return -ENOMEM;
+		*v = nv;
+		*cap = c;
+	}
+	(*v)[(*n)++] = *fx;
+	return 0;
+}
+
 int decode_function(const uint8_t *code, size_t len, uint64_t vaddr, uint32_t func_idx,
 		    const struct decode_opts *opts, struct site_vec *out,
 		    struct decode_stats *stats)
 {
 	static const struct decode_opts defaults;
 	struct decode_stats dummy = {};
+	struct insn_fx *fx = NULL;
+	struct frame_slot *slot = NULL;
+	size_t nfx = 0, capfx = 0, off = 0, n0 = out->n;
+	bool after_push_rbp = false;
 	ZydisDecoder dec;
-	struct frame frame;
-	size_t off = 0, n0 = out->n;
-	int err;
+	int err = 0;
 
 	if (!code && len)
 		return -EINVAL;
+	if (len > UINT32_MAX)
+		return -E2BIG;
 	if (!opts)
 		opts = &defaults;
 	if (!stats)
@@ -498,12 +705,12 @@ int decode_function(const uint8_t *code, size_t len, uint64_t vaddr, uint32_t fu
 		fprintf(stderr, "kcsand: decoder: cannot initialize Zydis\n");
 		return -EINVAL;
 	}
-	frame_init(&frame);
 	stats->funcs++;
 
 	while (off < len) {
 		ZydisDecodedInstruction in;
 		ZydisDecodedOperand ops[ZYDIS_MAX_OPERAND_COUNT];
+		struct insn_fx f = { .off = (uint32_t)off };
 		struct site site = {};
 
 		if (!ZYAN_SUCCESS(ZydisDecoderDecodeFull(&dec, code + off, len - off, &in, ops))) {
@@ -518,10 +725,10 @@ int decode_function(const uint8_t *code, size_t len, uint64_t vaddr, uint32_t fu
 			site.vaddr = vaddr + off;
 			site.file_off = site.vaddr;
 			site.func = func_idx;
-			site.desc.ra_off = frame_ra_off(&frame);
+			site.desc.ra_off = -1;	/* set by the frame analysis below */
 			err = site_vec__push(out, &site);
 			if (err)
-				return err;
+				goto out;
 			stats->sites++;
 			if (site.desc.flags & KCSAND_SITE_MARKED)
 				stats->marked++;
@@ -539,13 +746,35 @@ int decode_function(const uint8_t *code, size_t len, uint64_t vaddr, uint32_t fu
 			break;
 		}
 
-		frame_step(&frame, &in, ops);
+		frame_effect(&f, &in, ops, len, after_push_rbp);
+		/* GCC may schedule unrelated instructions in between. */
+		if (in.mnemonic == ZYDIS_MNEMONIC_PUSH && is_reg64(&ops[0], ZYDIS_REGISTER_RBP))
+			after_push_rbp = true;
+		else if (writes_reg(&in, ops, ZYDIS_REGISTER_RSP) ||
+			 writes_reg(&in, ops, ZYDIS_REGISTER_RBP) || f.flow != FLOW_NEXT)
+			after_push_rbp = false;
+		err = fx_push(&fx, &nfx, &capfx, &f);
+		if (err)
+			goto out;
 		off += in.length;
 	}
 
-	if (out->n == n0)
+	if (out->n == n0) {
 		stats->funcs_without_sites++;
-	return 0;
+		goto out;
+	}
+	err = frame_analyze(fx, nfx, &slot);
+	if (err)
+		goto out;
+	for (size_t i = n0; i < out->n; i++) {
+		size_t k = insn_at(fx, nfx, (uint32_t)(out->v[i].vaddr - vaddr));
+
+		out->v[i].desc.ra_off = k < nfx ? frame_ra_off(&slot[k].s) : -1;
+	}
+out:
+	free(slot);
+	free(fx);
+	return err;
 }
 
 /* ------------------------------------------------------------------------ */

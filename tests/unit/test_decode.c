@@ -464,6 +464,65 @@ static void test_frames(void)
 		site_vec__free(&r.sites);
 	}
 
+	TEST(shrink_wrapped_loop) {
+		/* The loop head is reached only by the back edge, in the pushed state. */
+		r = DECODE(0x85, 0xff,				/* test edi,edi */
+			   0x74, 0x0d,				/* je L_exit */
+			   0x53,				/* push rbx */
+			   0xeb, 0x02,				/* jmp L_body */
+			   0x8b, 0x06,				/* L_loop: mov eax,[rsi] */
+			   0x8b, 0x0f,				/* L_body: mov ecx,[rdi] */
+			   0xff, 0xca,				/* dec edx */
+			   0x75, 0xf8,				/* jne L_loop */
+			   0x5b,				/* pop rbx */
+			   0xc3,				/* ret */
+			   0x31, 0xc0,				/* L_exit: xor eax,eax */
+			   0xc3);				/* ret */
+		ASSERT_EQ(r.sites.n, 2, "sites");
+		ASSERT_EQ(ra_off(&r, 0), 8, "ra_off at the loop head");
+		ASSERT_EQ(ra_off(&r, 1), 8, "ra_off in the loop body");
+		site_vec__free(&r.sites);
+	}
+
+	TEST(jump_table_case) {
+		/* Code after an indirect jmp is a case: it has the jmp's stack. */
+		r = DECODE(0x53,				/* push rbx */
+			   0x85, 0xff,				/* test edi,edi */
+			   0x74, 0x07,				/* je L */
+			   0x41, 0x54,				/* push r12 */
+			   0xff, 0xe0,				/* jmp rax */
+			   0x8b, 0x07,				/* mov eax,[rdi] */
+			   0xc3,				/* ret */
+			   0x8b, 0x06,				/* L: mov eax,[rsi] */
+			   0x5b,				/* pop rbx */
+			   0xc3);				/* ret */
+		ASSERT_EQ(r.sites.n, 2, "sites");
+		ASSERT_EQ(ra_off(&r, 0), 16, "ra_off in the case");
+		ASSERT_EQ(ra_off(&r, 1), 8, "ra_off at the branch target");
+		site_vec__free(&r.sites);
+	}
+
+	TEST(frame_needs_saved_rbp) {
+		/* GCC may schedule an instruction between push rbp and mov rbp,rsp. */
+		r = DECODE(0x55,				/* push rbp */
+			   0x49, 0x89, 0xf2,			/* mov r10,rsi */
+			   0x48, 0x89, 0xe5,			/* mov rbp,rsp */
+			   0x8b, 0x07,				/* mov eax,[rdi] */
+			   0x5d,				/* pop rbp */
+			   0xc3);				/* ret */
+		ASSERT_EQ(ra_off(&r, 0), -1, "ra_off in the frame");
+		site_vec__free(&r.sites);
+
+		/* Without the saved rbp at [rsp], rbp is just a pointer to a local. */
+		r = DECODE(0x53,				/* push rbx */
+			   0x48, 0x89, 0xe5,			/* mov rbp,rsp */
+			   0x8b, 0x07,				/* mov eax,[rdi] */
+			   0x5b,				/* pop rbx */
+			   0xc3);				/* ret */
+		ASSERT_EQ(ra_off(&r, 0), 8, "ra_off without a frame");
+		site_vec__free(&r.sites);
+	}
+
 	TEST(leave_tears_down) {
 		r = DECODE(0x55,				/* push rbp */
 			   0x48, 0x89, 0xe5,			/* mov rbp,rsp */
