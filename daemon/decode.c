@@ -78,6 +78,14 @@ static int kcsand_reg_of(ZydisRegister r)
 	return -1;
 }
 
+/* A register's GPR number (encoding order), or -1. */
+static int gpr_num(ZydisRegister r)
+{
+	int k = kcsand_reg_of(reg64(r));
+
+	return k >= KCSAND_REG_RAX && k <= KCSAND_REG_R15 ? k - KCSAND_REG_RAX : -1;
+}
+
 static bool is_reg_op(const ZydisDecodedOperand *op, ZydisRegister r64)
 {
 	return op->type == ZYDIS_OPERAND_TYPE_REGISTER && reg64(op->reg.value) == r64;
@@ -90,6 +98,12 @@ static bool is_reg_op(const ZydisDecodedOperand *op, ZydisRegister r64)
 static bool is_reg64(const ZydisDecodedOperand *op, ZydisRegister r64)
 {
 	return op->type == ZYDIS_OPERAND_TYPE_REGISTER && op->reg.value == r64;
+}
+
+static bool is_gpr64(const ZydisDecodedOperand *op)
+{
+	return op->type == ZYDIS_OPERAND_TYPE_REGISTER && op->size == 64 &&
+	       gpr_num(op->reg.value) >= 0;
 }
 
 /* dst, src of a register-to-register mov. */
@@ -112,9 +126,12 @@ static bool is_reg_pair(const ZydisDecodedOperand *ops, ZydisRegister dst, Zydis
 struct frame_state {
 	int64_t delta;
 	int64_t frame_delta;	/* delta when the frame was set up: rsp == rbp then */
+	int64_t alias_delta;	/* delta when rsp was copied to GPR alias_reg */
 	bool known;
 	bool framed;
 	bool frame_known;
+	bool alias_known;
+	int8_t alias_reg;	/* GPR (encoding order) holding a copy of rsp, or -1 */
 };
 
 /* An instruction's effect on rsp/rbp, reduced to what the analysis needs. */
@@ -126,6 +143,8 @@ enum fx_kind {
 	FX_LEAVE,
 	FX_ENTER,	/* enter arg, 0 */
 	FX_LOST,	/* rsp changes by an amount that cannot be known */
+	FX_ALIAS_SET,	/* mov GPR arg, rsp */
+	FX_FROM_ALIAS,	/* mov rsp, GPR arg */
 };
 
 enum fx_flow {
@@ -139,6 +158,7 @@ struct insn_fx {
 	int64_t arg;
 	uint32_t off;		/* from the function's start */
 	uint32_t target;	/* FLOW_COND/FLOW_JUMP with has_target */
+	uint16_t gpr_writes;	/* GPRs overwritten, bit n = encoding n */
 	uint8_t kind;		/* enum fx_kind */
 	uint8_t flow;		/* enum fx_flow */
 	bool has_target;	/* the branch target is an offset inside the function */
@@ -225,6 +245,15 @@ static void frame_effect(struct insn_fx *fx, const ZydisDecodedInstruction *in,
 	fx->kind = FX_NONE;
 	fx->flow = FLOW_NEXT;
 	fx->ends_prologue = ends_prologue(in, ops);
+	for (int i = 0; i < in->operand_count; i++) {
+		int g = ops[i].type == ZYDIS_OPERAND_TYPE_REGISTER ? gpr_num(ops[i].reg.value) : -1;
+
+		if (g >= 0 && (ops[i].actions & ZYDIS_OPERAND_ACTION_MASK_WRITE))
+			fx->gpr_writes |= 1u << g;
+	}
+	/* Calls clobber the caller-saved registers (SysV ABI) without saying so. */
+	if (in->meta.category == ZYDIS_CATEGORY_CALL)
+		fx->gpr_writes |= 0x0fc7;	/* rax rcx rdx rsi rdi r8-r11 */
 
 	switch (in->meta.category) {
 	case ZYDIS_CATEGORY_RET:
@@ -288,6 +317,21 @@ static void frame_effect(struct insn_fx *fx, const ZydisDecodedInstruction *in,
 			fx->arg = 0;
 			return;
 		}
+		/*
+		 * GCC may save rsp in a callee-saved register and restore it
+		 * instead of popping the stack arguments of a call.
+		 */
+		if (is_reg64(&ops[1], ZYDIS_REGISTER_RSP) && is_gpr64(&ops[0])) {
+			fx->kind = FX_ALIAS_SET;
+			fx->arg = gpr_num(ops[0].reg.value);
+			fx->rbp_clobber = is_reg64(&ops[0], ZYDIS_REGISTER_RBP);
+			return;
+		}
+		if (is_reg64(&ops[0], ZYDIS_REGISTER_RSP) && is_gpr64(&ops[1])) {
+			fx->kind = FX_FROM_ALIAS;
+			fx->arg = gpr_num(ops[1].reg.value);
+			return;
+		}
 		break;
 	case ZYDIS_MNEMONIC_LEA:
 		if (is_reg64(&ops[0], ZYDIS_REGISTER_RSP)) {
@@ -330,6 +374,11 @@ static void frame_effect(struct insn_fx *fx, const ZydisDecodedInstruction *in,
 /* rsp := rbp + off */
 static void frame_from_rbp(struct frame_state *s, int64_t off)
 {
+	if (!s->framed && s->alias_reg == KCSAND_REG_RBP - KCSAND_REG_RAX) {
+		s->known = s->alias_known;
+		s->delta = s->alias_delta - off;
+		return;
+	}
 	if (!s->framed) {
 		s->known = false;
 		return;
@@ -341,6 +390,9 @@ static void frame_from_rbp(struct frame_state *s, int64_t off)
 /* The state after an instruction, from the state before it. */
 static struct frame_state frame_apply(struct frame_state s, const struct insn_fx *fx)
 {
+	if (s.alias_reg >= 0 && (fx->gpr_writes & (1u << s.alias_reg)))
+		s.alias_reg = -1;
+
 	switch (fx->kind) {
 	case FX_ADJ:
 		s.delta += fx->arg;
@@ -368,6 +420,19 @@ static struct frame_state frame_apply(struct frame_state s, const struct insn_fx
 	case FX_LOST:
 		s.known = false;
 		break;
+	case FX_ALIAS_SET:
+		s.alias_reg = (int8_t)fx->arg;
+		s.alias_known = s.known;
+		s.alias_delta = s.delta;
+		break;
+	case FX_FROM_ALIAS:
+		if (s.alias_reg >= 0 && s.alias_reg == fx->arg) {
+			s.known = s.alias_known;
+			s.delta = s.alias_delta;
+		} else {
+			s.known = false;
+		}
+		break;
 	default:
 		break;
 	}
@@ -386,6 +451,13 @@ static bool frame_same(const struct frame_state *a, const struct frame_state *b)
 			  (a->frame_known && a->frame_delta != b->frame_delta)))
 		return false;
 	return true;
+}
+
+static bool alias_same(const struct frame_state *a, const struct frame_state *b)
+{
+	return a->alias_reg == b->alias_reg &&
+	       (a->alias_reg < 0 || (a->alias_known == b->alias_known &&
+				     (!a->alias_known || a->alias_delta == b->alias_delta)));
 }
 
 static int16_t frame_ra_off(const struct frame_state *s)
@@ -426,8 +498,9 @@ static size_t insn_at(const struct insn_fx *fx, size_t n, uint32_t off)
 
 /*
  * Paths that disagree about the stack (which compiled code never has)
- * leave the instruction unknown, so the fixpoint is reached in at most
- * two updates per instruction.
+ * leave the instruction unknown, and paths that disagree about a copy of
+ * rsp drop the copy, so the fixpoint is reached in at most three updates
+ * per instruction.
  */
 static void frame_merge(struct frame_ctx *c, size_t i, const struct frame_state *s)
 {
@@ -441,10 +514,15 @@ static void frame_merge(struct frame_ctx *c, size_t i, const struct frame_state 
 	if (!sl->seen) {
 		sl->s = *s;
 		sl->seen = true;
-	} else if (frame_same(&sl->s, s) || (!sl->s.known && !sl->s.framed)) {
+	} else if (frame_same(&sl->s, s)) {
+		if (sl->s.alias_reg < 0 || alias_same(&sl->s, s))
+			return;
+		sl->s.alias_reg = -1;
+	} else if (!sl->s.known && !sl->s.framed && sl->s.alias_reg < 0) {
 		return;
 	} else {
 		memset(&sl->s, 0, sizeof(sl->s));
+		sl->s.alias_reg = -1;
 	}
 	if (!sl->queued) {
 		sl->queued = true;
@@ -479,7 +557,7 @@ static void frame_propagate(struct frame_ctx *c)
 static int frame_analyze(const struct insn_fx *fx, size_t n, struct frame_slot **out)
 {
 	struct frame_ctx c = { .fx = fx, .n = n };
-	struct frame_state entry = { .known = true }, prologue = entry, fallback;
+	struct frame_state entry = { .known = true, .alias_reg = -1 }, prologue = entry, fallback;
 
 	c.slot = calloc(n ? n : 1, sizeof(*c.slot));
 	c.work = malloc((n ? n : 1) * sizeof(*c.work));

@@ -523,6 +523,33 @@ static void test_frames(void)
 		site_vec__free(&r.sites);
 	}
 
+	TEST(rsp_saved_in_register) {
+		/* GCC restores rsp from a callee-saved copy instead of popping call arguments. */
+		r = DECODE(0x53,				/* push rbx */
+			   0x48, 0x89, 0xe3,			/* mov rbx,rsp */
+			   0x50,				/* push rax */
+			   0x50,				/* push rax */
+			   0xe8, 0x00, 0x00, 0x00, 0x00,	/* call .+5 */
+			   0x48, 0x89, 0xdc,			/* mov rsp,rbx */
+			   0x8b, 0x07,				/* mov eax,[rdi] */
+			   0x5b,				/* pop rbx */
+			   0xc3);				/* ret */
+		ASSERT_EQ(ra_off(&r, 0), 8, "ra_off after mov rsp,rbx");
+		site_vec__free(&r.sites);
+
+		/* A caller-saved copy does not survive the call. */
+		r = DECODE(0x53,				/* push rbx */
+			   0x48, 0x89, 0xe0,			/* mov rax,rsp */
+			   0x50,				/* push rax */
+			   0xe8, 0x00, 0x00, 0x00, 0x00,	/* call .+5 */
+			   0x48, 0x89, 0xc4,			/* mov rsp,rax */
+			   0x8b, 0x07,				/* mov eax,[rdi] */
+			   0x5b,				/* pop rbx */
+			   0xc3);				/* ret */
+		ASSERT_EQ(ra_off(&r, 0), -1, "ra_off after mov rsp,rax");
+		site_vec__free(&r.sites);
+	}
+
 	TEST(leave_tears_down) {
 		r = DECODE(0x55,				/* push rbp */
 			   0x48, 0x89, 0xe5,			/* mov rbp,rsp */
