@@ -150,8 +150,8 @@ enum fx_kind {
 enum fx_flow {
 	FLOW_NEXT,	/* falls through */
 	FLOW_COND,	/* falls through or branches to target */
-	FLOW_JUMP,	/* branches to target */
-	FLOW_STOP,	/* ret, ud2, indirect jmp, jmp out of the function */
+	FLOW_JUMP,	/* branches to target; without one: indirect or out of the function */
+	FLOW_STOP,	/* ret, ud2 */
 };
 
 struct insn_fx {
