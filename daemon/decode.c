@@ -441,23 +441,43 @@ static struct frame_state frame_apply(struct frame_state s, const struct insn_fx
 	return s;
 }
 
-static bool frame_same(const struct frame_state *a, const struct frame_state *b)
+/* Equal in every field that means something. */
+static bool frame_equal(const struct frame_state *a, const struct frame_state *b)
 {
-	if (a->known != b->known || a->framed != b->framed)
+	if (a->known != b->known || a->framed != b->framed || a->alias_reg != b->alias_reg)
 		return false;
 	if (a->known && a->delta != b->delta)
 		return false;
 	if (a->framed && (a->frame_known != b->frame_known ||
 			  (a->frame_known && a->frame_delta != b->frame_delta)))
 		return false;
+	if (a->alias_reg >= 0 && (a->alias_known != b->alias_known ||
+				  (a->alias_known && a->alias_delta != b->alias_delta)))
+		return false;
 	return true;
 }
 
-static bool alias_same(const struct frame_state *a, const struct frame_state *b)
+/*
+ * Where paths meet, keep what they agree on.  Fields only ever go from
+ * known to unknown, so the fixpoint comes after a few updates per
+ * instruction.
+ */
+static struct frame_state frame_meet(struct frame_state a, const struct frame_state *b)
 {
-	return a->alias_reg == b->alias_reg &&
-	       (a->alias_reg < 0 || (a->alias_known == b->alias_known &&
-				     (!a->alias_known || a->alias_delta == b->alias_delta)));
+	if (!b->known || a.delta != b->delta)
+		a.known = false;
+	if (a.framed != b->framed) {
+		/* One path set up the frame and the other did not: nothing holds. */
+		a.framed = false;
+		a.known = false;
+	} else if (a.framed && (!b->frame_known || a.frame_delta != b->frame_delta)) {
+		a.frame_known = false;
+	}
+	if (a.alias_reg != b->alias_reg)
+		a.alias_reg = -1;
+	else if (a.alias_reg >= 0 && (!b->alias_known || a.alias_delta != b->alias_delta))
+		a.alias_known = false;
+	return a;
 }
 
 static int16_t frame_ra_off(const struct frame_state *s)
@@ -496,12 +516,6 @@ static size_t insn_at(const struct insn_fx *fx, size_t n, uint32_t off)
 	return lo < n && fx[lo].off == off ? lo : n;
 }
 
-/*
- * Paths that disagree about the stack (which compiled code never has)
- * leave the instruction unknown, and paths that disagree about a copy of
- * rsp drop the copy, so the fixpoint is reached in at most three updates
- * per instruction.
- */
 static void frame_merge(struct frame_ctx *c, size_t i, const struct frame_state *s)
 {
 	struct frame_slot *sl;
@@ -514,15 +528,12 @@ static void frame_merge(struct frame_ctx *c, size_t i, const struct frame_state 
 	if (!sl->seen) {
 		sl->s = *s;
 		sl->seen = true;
-	} else if (frame_same(&sl->s, s)) {
-		if (sl->s.alias_reg < 0 || alias_same(&sl->s, s))
-			return;
-		sl->s.alias_reg = -1;
-	} else if (!sl->s.known && !sl->s.framed && sl->s.alias_reg < 0) {
-		return;
 	} else {
-		memset(&sl->s, 0, sizeof(sl->s));
-		sl->s.alias_reg = -1;
+		struct frame_state m = frame_meet(sl->s, s);
+
+		if (frame_equal(&m, &sl->s))
+			return;
+		sl->s = m;
 	}
 	if (!sl->queued) {
 		sl->queued = true;
@@ -580,7 +591,7 @@ static int frame_analyze(const struct insn_fx *fx, size_t n, struct frame_slot *
 			frame_propagate(&c);
 		}
 		/* In the entry state, an indirect jmp is a tail call, not a dispatch. */
-		if (fx[i].table_jmp && !frame_same(&c.slot[i].s, &entry))
+		if (fx[i].table_jmp && !frame_equal(&c.slot[i].s, &entry))
 			fallback = c.slot[i].s;
 	}
 	free(c.work);
