@@ -689,6 +689,33 @@ static void elf_not_elf(void)
 	unlink(path);
 }
 
+/* A copy of this binary with a 16-bit ELF header field (little endian) changed. */
+static int open_patched(uint16_t field_off, uint16_t value)
+{
+	char path[] = "/tmp/kcsand-test-XXXXXX";
+	struct target_obj *obj = NULL;
+	uint8_t buf[4096];
+	int in, out, err;
+	ssize_t n;
+
+	in = open("/proc/self/exe", O_RDONLY);
+	out = mkstemp(path);
+	if (!ASSERT_TRUE(in >= 0 && out >= 0, "open/mkstemp"))
+		return 0;
+	while ((n = read(in, buf, sizeof(buf))) > 0)
+		if (!ASSERT_EQ(write(out, buf, n), n, "write"))
+			break;
+	close(in);
+	buf[0] = value & 0xff;
+	buf[1] = value >> 8;
+	ASSERT_EQ(pwrite(out, buf, 2, field_off), 2, "pwrite");
+	close(out);
+	err = target_obj__open(path, &obj);
+	target_obj__free(obj);
+	unlink(path);
+	return err;
+}
+
 static void test_elf(void)
 {
 	struct target_obj *obj = NULL;
@@ -719,6 +746,12 @@ static void test_elf(void)
 
 	TEST(elf_not_elf)
 		elf_not_elf();
+
+	TEST(elf_not_x86_64)
+		ASSERT_EQ(open_patched(18, 183 /* EM_AARCH64 */), -ENOEXEC, "target_obj__open");
+
+	TEST(elf_relocatable)
+		ASSERT_EQ(open_patched(16, 1 /* ET_REL */), -ENOEXEC, "target_obj__open");
 
 	TEST(elf_missing)
 		ASSERT_EQ(target_obj__open("/nonexistent/kcsand-test", &obj), -ENOENT,
