@@ -1138,15 +1138,21 @@ int target_obj__vaddr_to_off(const struct target_obj *obj, uint64_t vaddr, uint6
 	return 0;
 }
 
-static bool name_matches(const char *name, const char *globs)
+/*
+ * The comma-separated globs as one buffer of NUL-terminated patterns,
+ * blanks around them trimmed; *npat = 0 selects everything.
+ */
+static char *globs_split(const char *globs, size_t *npat)
 {
-	const char *g = globs;
-	bool any = false;
+	char *buf = strdup(globs ? globs : ""), *w = buf;
+	const char *g = globs ? globs : "";
 
-	while (*g) {
-		const char *end = strchr(g, ',');
-		size_t n = end ? (size_t)(end - g) : strlen(g);
-		char pat[512];
+	*npat = 0;
+	if (!buf)
+		return NULL;
+	for (;;) {
+		const char *end = strchrnul(g, ',');
+		size_t n = (size_t)(end - g);
 
 		while (n && (*g == ' ' || *g == '\t')) {
 			g++;
@@ -1154,39 +1160,50 @@ static bool name_matches(const char *name, const char *globs)
 		}
 		while (n && (g[n - 1] == ' ' || g[n - 1] == '\t'))
 			n--;
-		if (n && n < sizeof(pat)) {
-			memcpy(pat, g, n);
-			pat[n] = '\0';
-			any = true;
-			if (!fnmatch(pat, name, 0))
-				return true;
+		if (n) {
+			memmove(w, g, n);
+			w[n] = '\0';
+			w += n + 1;
+			(*npat)++;
 		}
-		if (!end)
+		if (!*end)
 			break;
 		g = end + 1;
 	}
-	/* A list of nothing but separators selects everything, like "". */
-	return !any;
+	return buf;
+}
+
+static bool name_matches(const char *name, const char *pats, size_t npat)
+{
+	if (!npat)
+		return true;
+	for (size_t i = 0; i < npat; i++, pats += strlen(pats) + 1)
+		if (!fnmatch(pats, name, 0))
+			return true;
+	return false;
 }
 
 int target_obj__decode(struct target_obj *obj, const char *globs, const struct decode_opts *opts)
 {
 	struct obj_priv *p = obj->priv;
-	int matched = 0, err;
+	int matched = 0, err = 0;
+	size_t npat;
+	char *pats;
 
 	obj->sites.n = 0;
 	memset(&obj->stats, 0, sizeof(obj->stats));
-	if (!globs)
-		globs = "";
+	pats = globs_split(globs, &npat);
+	if (!pats)
+		return -ENOMEM;
 
-	for (size_t i = 0; i < obj->nr_funcs; i++) {
+	for (size_t i = 0; i < obj->nr_funcs && !err; i++) {
 		const struct elf_func *f = &obj->funcs[i];
 		GElf_Shdr sh;
 		Elf_Scn *scn;
 		Elf_Data *data;
 		size_t start = obj->sites.n;
 
-		if (!name_matches(f->name, globs))
+		if (!name_matches(f->name, pats, npat))
 			continue;
 		matched++;
 
@@ -1196,25 +1213,25 @@ int target_obj__decode(struct target_obj *obj, const char *globs, const struct d
 		    f->vaddr - sh.sh_addr + f->size > data->d_size) {
 			fprintf(stderr, "kcsand: %s: %s: cannot read code: %s\n", obj->path,
 				f->name, elf_errmsg(-1));
-			return -EIO;
+			err = -EIO;
+			break;
 		}
 		err = decode_function((const uint8_t *)data->d_buf + (f->vaddr - sh.sh_addr),
 				      f->size, f->vaddr, (uint32_t)i, opts, &obj->sites,
 				      &obj->stats);
-		if (err)
-			return err;
 
-		for (size_t j = start; j < obj->sites.n; j++) {
+		for (size_t j = start; j < obj->sites.n && !err; j++) {
 			struct site *s = &obj->sites.v[j];
 
 			if (target_obj__vaddr_to_off(obj, s->vaddr, &s->file_off)) {
 				fprintf(stderr, "kcsand: %s: %s: 0x%" PRIx64 ": %s\n", obj->path,
 					f->name, s->vaddr, "in no loadable segment");
-				return -ERANGE;
+				err = -ERANGE;
 			}
 		}
 	}
-	return matched;
+	free(pats);
+	return err ? err : matched;
 }
 
 const struct elf_func *target_obj__func_at(const struct target_obj *obj, uint64_t vaddr)

@@ -732,6 +732,17 @@ static void test_elf(void)
 			ASSERT_EQ(self_obj->sites.n, 1, "sites");
 		}
 
+		TEST(elf_glob_separators_only) {
+			/* Like "": no pattern at all selects every function. */
+			ASSERT_EQ(target_obj__decode(self_obj, " , ,", NULL), self_obj->nr_funcs,
+				  "matched");
+		}
+
+		TEST(elf_glob_pattern) {
+			ASSERT_EQ(target_obj__decode(self_obj, "write_globa?", NULL), 1, "matched");
+			ASSERT_EQ(target_obj__decode(self_obj, "write_gl*", NULL), 1, "matched");
+		}
+
 		TEST(elf_glob_no_match) {
 			ASSERT_EQ(target_obj__decode(self_obj, "no_such_function_xyz", NULL), 0,
 				  "matched");
