@@ -48,8 +48,12 @@ struct decode_stats {
 
 struct decode_opts {
 	bool keep_stack;	/* keep rsp/rbp-based operands (default: skip) */
-	bool keep_tls;		/* keep fs-relative operands (default: skip) */
-	bool skip_gs;		/* kernel mode: gs-relative operands are per-CPU, skip */
+	/*
+	 * Keep fs/gs-relative operands (default: skip).  struct kcsand_site has
+	 * no segment: the engine must add the segment base itself.
+	 */
+	bool keep_tls;
+	bool skip_gs;		/* kernel: gs-relative is per-CPU data, skipped even with keep_tls */
 };
 
 /* A growable vector of sites. */
