@@ -53,7 +53,7 @@ struct decode_opts {
 	 * no segment: the engine must add the segment base itself.
 	 */
 	bool keep_tls;
-	bool skip_gs;		/* kernel: gs-relative is per-CPU data, skipped even with keep_tls */
+	bool skip_gs;		/* kernel: gs-relative is per-CPU, skipped even with keep_tls */
 };
 
 /* A growable vector of sites. */
