@@ -48,8 +48,12 @@ struct decode_stats {
 
 struct decode_opts {
 	bool keep_stack;	/* keep rsp/rbp-based operands (default: skip) */
-	bool keep_tls;		/* keep fs-relative operands (default: skip) */
-	bool skip_gs;		/* kernel mode: gs-relative operands are per-CPU, skip */
+	/*
+	 * Keep fs/gs-relative operands (default: skip).  struct kcsand_site has
+	 * no segment: the engine must add the segment base itself.
+	 */
+	bool keep_tls;
+	bool skip_gs;		/* kernel: gs-relative is per-CPU, skipped even with keep_tls */
 };
 
 /* A growable vector of sites. */
@@ -57,6 +61,11 @@ struct site_vec {
 	struct site *v;
 	size_t n, cap;
 };
+
+/* Append a copy of *s, growing the vector; 0 or -ENOMEM. */
+int site_vec__push(struct site_vec *vec, const struct site *s);
+/* Free the storage and leave an empty, reusable vector. */
+void site_vec__free(struct site_vec *vec);
 
 /*
  * Decode one function's code (len bytes loaded at vaddr) and append its
@@ -83,6 +92,7 @@ int target_obj__open(const char *path, struct target_obj **out);
 /*
  * Decode the functions whose names match one of the comma-separated shell
  * globs (NULL or "" = every function) into obj->sites.
+ * Each call replaces the sites and stats of the previous one.
  * Returns the number of functions that matched, or a negative errno.
  */
 int target_obj__decode(struct target_obj *obj, const char *globs, const struct decode_opts *opts);

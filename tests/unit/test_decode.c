@@ -1,0 +1,778 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * Unit tests of the decoder: single instructions given as raw bytes, the
+ * frame analysis on small hand-assembled functions, and the ELF layer on
+ * this very test binary.  No root needed.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "decode.h"
+#include "test.h"
+
+/* ASSERT_OK of test.h trips -Wmisleading-indentation (one-line if); same check, no warning. */
+#define ASSERT_ZERO(v, what) ASSERT_EQ(v, 0, what)
+
+int test_global;
+
+__attribute__((noinline)) void write_global(int v)
+{
+	test_global = v;
+}
+
+/* Called through a volatile pointer so that the compiler keeps the out-of-line copy. */
+static void (*volatile write_global_ptr)(int) = write_global;
+
+struct result {
+	struct site_vec sites;
+	struct decode_stats stats;
+	int err;
+};
+
+static struct result decode_opts(const uint8_t *code, size_t len, const struct decode_opts *opts)
+{
+	struct result r = {};
+
+	r.err = decode_function(code, len, 0x1000, 7, opts, &r.sites, &r.stats);
+	return r;
+}
+
+static struct result decode(const uint8_t *code, size_t len)
+{
+	static const struct decode_opts opts;
+
+	return decode_opts(code, len, &opts);
+}
+
+#define DECODE(...) ({ static const uint8_t _c[] = { __VA_ARGS__ }; decode(_c, sizeof(_c)); })
+#define DECODE_OPTS(o, ...) \
+	({ static const uint8_t _c[] = { __VA_ARGS__ }; decode_opts(_c, sizeof(_c), o); })
+
+/* Exactly one site, and nothing counted as left out. */
+static const struct site *one_site(struct result *r)
+{
+	ASSERT_ZERO(r->err, "decode_function");
+	if (!ASSERT_EQ(r->sites.n, 1, "sites"))
+		return NULL;
+	ASSERT_EQ(r->stats.sites, 1, "stats.sites");
+	ASSERT_EQ(r->stats.unencodable, 0, "stats.unencodable");
+	ASSERT_EQ(r->stats.decode_errors, 0, "stats.decode_errors");
+	return &r->sites.v[0];
+}
+
+/* No site; what was counted is checked by the caller. */
+static void no_site(struct result *r)
+{
+	ASSERT_ZERO(r->err, "decode_function");
+	ASSERT_EQ(r->sites.n, 0, "sites");
+	ASSERT_EQ(r->stats.sites, 0, "stats.sites");
+	ASSERT_EQ(r->stats.funcs_without_sites, 1, "stats.funcs_without_sites");
+}
+
+static void test_instructions(void)
+{
+	static const struct decode_opts keep_stack = { .keep_stack = true };
+	static const struct decode_opts keep_tls = { .keep_tls = true };
+	static const struct decode_opts kernel = { .keep_tls = true, .skip_gs = true };
+	const struct site *s;
+	struct result r;
+
+	TEST(rip_relative_load) {
+		r = DECODE(0x8b, 0x05, 0x34, 0x12, 0x00, 0x00);	/* mov eax,[rip+0x1234] */
+		if ((s = one_site(&r))) {
+			ASSERT_EQ(s->desc.flags, KCSAND_SITE_READ, "flags");
+			ASSERT_EQ(s->desc.size, 4, "size");
+			ASSERT_EQ(s->desc.base, KCSAND_REG_RIP, "base");
+			ASSERT_EQ(s->desc.index, KCSAND_REG_NONE, "index");
+			ASSERT_EQ(s->desc.scale, 1, "scale");
+			ASSERT_EQ(s->desc.disp, 0x1234, "disp");
+			ASSERT_EQ(s->desc.insn_len, 6, "insn_len");
+			ASSERT_EQ(s->vaddr, 0x1000, "vaddr");
+			ASSERT_EQ(s->file_off, 0x1000, "file_off");
+			ASSERT_EQ(s->func, 7, "func");
+			ASSERT_EQ(s->reason, MARK_NONE, "reason");
+		}
+		ASSERT_EQ(r.stats.insns, 1, "stats.insns");
+		ASSERT_EQ(r.stats.funcs, 1, "stats.funcs");
+		ASSERT_EQ(r.stats.funcs_without_sites, 0, "stats.funcs_without_sites");
+		site_vec__free(&r.sites);
+	}
+
+	TEST(sib_store) {
+		r = DECODE(0x89, 0x4c, 0xb7, 0x08);	/* mov [rdi+rsi*4+8],ecx */
+		if ((s = one_site(&r))) {
+			ASSERT_EQ(s->desc.flags, KCSAND_SITE_WRITE, "flags");
+			ASSERT_EQ(s->desc.size, 4, "size");
+			ASSERT_EQ(s->desc.base, KCSAND_REG_RDI, "base");
+			ASSERT_EQ(s->desc.index, KCSAND_REG_RSI, "index");
+			ASSERT_EQ(s->desc.scale, 4, "scale");
+			ASSERT_EQ(s->desc.disp, 8, "disp");
+			ASSERT_EQ(s->desc.insn_len, 4, "insn_len");
+		}
+		site_vec__free(&r.sites);
+	}
+
+	TEST(negative_disp) {
+		r = DECODE(0x48, 0x8b, 0x47, 0xf8);	/* mov rax,[rdi-8] */
+		if ((s = one_site(&r))) {
+			ASSERT_EQ(s->desc.disp, -8, "disp");
+			ASSERT_EQ(s->desc.size, 8, "size");
+		}
+		site_vec__free(&r.sites);
+	}
+
+	TEST(plain_rmw) {
+		r = DECODE(0x83, 0x00, 0x01);		/* add dword [rax],1 */
+		if ((s = one_site(&r))) {
+			ASSERT_EQ(s->desc.flags, KCSAND_SITE_READ | KCSAND_SITE_WRITE, "flags");
+			ASSERT_EQ(s->desc.base, KCSAND_REG_RAX, "base");
+			ASSERT_EQ(s->reason, MARK_NONE, "reason");
+		}
+		ASSERT_EQ(r.stats.marked, 0, "stats.marked");
+		site_vec__free(&r.sites);
+	}
+
+	TEST(lock_add) {
+		r = DECODE(0xf0, 0x83, 0x07, 0x01);	/* lock add dword [rdi],1 */
+		if ((s = one_site(&r))) {
+			ASSERT_EQ(s->desc.flags, KCSAND_SITE_READ | KCSAND_SITE_WRITE |
+				  KCSAND_SITE_MARKED, "flags");
+			ASSERT_EQ(s->desc.size, 4, "size");
+			ASSERT_EQ(s->reason, MARK_LOCK_PREFIX, "reason");
+		}
+		ASSERT_EQ(r.stats.marked, 1, "stats.marked");
+		site_vec__free(&r.sites);
+	}
+
+	TEST(xchg_mem) {
+		r = DECODE(0x87, 0x07);			/* xchg [rdi],eax */
+		if ((s = one_site(&r))) {
+			ASSERT_TRUE(s->desc.flags & KCSAND_SITE_MARKED, "marked");
+			ASSERT_EQ(s->desc.flags & (KCSAND_SITE_READ | KCSAND_SITE_WRITE),
+				  KCSAND_SITE_READ | KCSAND_SITE_WRITE, "read+write");
+			ASSERT_EQ(s->reason, MARK_XCHG, "reason");
+		}
+		ASSERT_EQ(r.stats.marked, 1, "stats.marked");
+		site_vec__free(&r.sites);
+	}
+
+	TEST(xchg_reg_is_no_site) {
+		r = DECODE(0x87, 0xc8);			/* xchg eax,ecx */
+		no_site(&r);
+		ASSERT_EQ(r.stats.unencodable, 0, "stats.unencodable");
+		site_vec__free(&r.sites);
+	}
+
+	TEST(lock_cmpxchg) {
+		r = DECODE(0xf0, 0x0f, 0xb1, 0x0f);	/* lock cmpxchg [rdi],ecx */
+		if ((s = one_site(&r))) {
+			ASSERT_TRUE(s->desc.flags & KCSAND_SITE_MARKED, "marked");
+			/* The store is conditional: CONDWRITE counts as a write. */
+			ASSERT_TRUE(s->desc.flags & KCSAND_SITE_WRITE, "write");
+			ASSERT_TRUE(s->desc.flags & KCSAND_SITE_READ, "read");
+			ASSERT_EQ(s->reason, MARK_LOCK_PREFIX, "reason");
+			ASSERT_EQ(s->desc.size, 4, "size");
+		}
+		site_vec__free(&r.sites);
+	}
+
+	TEST(fs_is_tls) {
+		r = DECODE(0x64, 0x8b, 0x04, 0x25, 0x10, 0, 0, 0);	/* mov eax,fs:[0x10] */
+		no_site(&r);
+		ASSERT_EQ(r.stats.skipped_tls, 1, "stats.skipped_tls");
+		site_vec__free(&r.sites);
+
+		r = DECODE_OPTS(&keep_tls, 0x64, 0x8b, 0x04, 0x25, 0x10, 0, 0, 0);
+		if ((s = one_site(&r))) {
+			ASSERT_EQ(s->desc.base, KCSAND_REG_NONE, "base");
+			ASSERT_EQ(s->desc.disp, 0x10, "disp");
+		}
+		ASSERT_EQ(r.stats.skipped_tls, 0, "stats.skipped_tls");
+		site_vec__free(&r.sites);
+	}
+
+	TEST(gs) {
+		r = DECODE(0x65, 0x8b, 0x04, 0x25, 0x10, 0, 0, 0);	/* mov eax,gs:[0x10] */
+		no_site(&r);
+		ASSERT_EQ(r.stats.skipped_tls, 1, "stats.skipped_tls");
+		site_vec__free(&r.sites);
+
+		r = DECODE_OPTS(&keep_tls, 0x65, 0x8b, 0x04, 0x25, 0x10, 0, 0, 0);
+		one_site(&r);
+		site_vec__free(&r.sites);
+
+		/* Per-CPU data in the kernel: skipped even when TLS is kept. */
+		r = DECODE_OPTS(&kernel, 0x65, 0x8b, 0x04, 0x25, 0x10, 0, 0, 0);
+		no_site(&r);
+		ASSERT_EQ(r.stats.skipped_tls, 1, "stats.skipped_tls");
+		site_vec__free(&r.sites);
+	}
+
+	TEST(stack_rsp) {
+		r = DECODE(0x48, 0x89, 0x44, 0x24, 0x08);	/* mov [rsp+8],rax */
+		no_site(&r);
+		ASSERT_EQ(r.stats.skipped_stack, 1, "stats.skipped_stack");
+		site_vec__free(&r.sites);
+
+		r = DECODE_OPTS(&keep_stack, 0x48, 0x89, 0x44, 0x24, 0x08);
+		if ((s = one_site(&r))) {
+			ASSERT_EQ(s->desc.base, KCSAND_REG_RSP, "base");
+			ASSERT_EQ(s->desc.disp, 8, "disp");
+			ASSERT_EQ(s->desc.size, 8, "size");
+			ASSERT_EQ(s->desc.flags, KCSAND_SITE_WRITE, "flags");
+		}
+		ASSERT_EQ(r.stats.skipped_stack, 0, "stats.skipped_stack");
+		site_vec__free(&r.sites);
+	}
+
+	TEST(stack_rbp) {
+		r = DECODE(0x48, 0x8b, 0x45, 0xf8);		/* mov rax,[rbp-8] */
+		no_site(&r);
+		ASSERT_EQ(r.stats.skipped_stack, 1, "stats.skipped_stack");
+		site_vec__free(&r.sites);
+
+		r = DECODE_OPTS(&keep_stack, 0x48, 0x8b, 0x45, 0xf8);
+		if ((s = one_site(&r))) {
+			ASSERT_EQ(s->desc.base, KCSAND_REG_RBP, "base");
+			ASSERT_EQ(s->desc.disp, -8, "disp");
+			ASSERT_EQ(s->desc.flags, KCSAND_SITE_READ, "flags");
+		}
+		site_vec__free(&r.sites);
+	}
+
+	TEST(string_ops) {
+		r = DECODE(0xf3, 0xa4);			/* rep movsb */
+		no_site(&r);
+		ASSERT_EQ(r.stats.unencodable, 1, "rep movsb: stats.unencodable");
+		site_vec__free(&r.sites);
+
+		r = DECODE(0x48, 0xa5);			/* movsq */
+		no_site(&r);
+		ASSERT_EQ(r.stats.unencodable, 1, "movsq: stats.unencodable");
+		site_vec__free(&r.sites);
+
+		r = DECODE(0xf3, 0x48, 0xab);		/* rep stosq */
+		no_site(&r);
+		ASSERT_EQ(r.stats.unencodable, 1, "rep stosq: stats.unencodable");
+		site_vec__free(&r.sites);
+	}
+
+	TEST(ymm_load) {
+		r = DECODE(0xc5, 0xfe, 0x6f, 0x07);	/* vmovdqu ymm0,[rdi] */
+		if ((s = one_site(&r))) {
+			ASSERT_EQ(s->desc.flags, KCSAND_SITE_READ, "flags");
+			ASSERT_EQ(s->desc.size, 32, "size");
+			ASSERT_EQ(s->desc.base, KCSAND_REG_RDI, "base");
+		}
+		site_vec__free(&r.sites);
+	}
+
+	TEST(zmm_load_too_wide) {
+		r = DECODE(0x62, 0xf1, 0xfe, 0x48, 0x6f, 0x07);	/* vmovdqu64 zmm0,[rdi] */
+		no_site(&r);
+		ASSERT_EQ(r.stats.unencodable, 1, "stats.unencodable");
+		site_vec__free(&r.sites);
+	}
+
+	TEST(fxsave_too_wide) {
+		r = DECODE(0x0f, 0xae, 0x07);		/* fxsave [rdi] */
+		no_site(&r);
+		ASSERT_EQ(r.stats.unencodable, 1, "stats.unencodable");
+		site_vec__free(&r.sites);
+	}
+
+	TEST(non_accesses) {
+		r = DECODE(0x48, 0x8d, 0x47, 0x08);	/* lea rax,[rdi+8] */
+		no_site(&r);
+		ASSERT_EQ(r.stats.unencodable, 0, "lea: stats.unencodable");
+		site_vec__free(&r.sites);
+
+		r = DECODE(0x66, 0x0f, 0x1f, 0x44, 0x00, 0x00);	/* nop word [rax+rax*1+0] */
+		no_site(&r);
+		ASSERT_EQ(r.stats.unencodable, 0, "nopw: stats.unencodable");
+		site_vec__free(&r.sites);
+
+		r = DECODE(0x0f, 0x18, 0x0f);		/* prefetcht0 [rdi] */
+		no_site(&r);
+		ASSERT_EQ(r.stats.unencodable, 0, "prefetcht0: stats.unencodable");
+		site_vec__free(&r.sites);
+
+		r = DECODE(0x0f, 0xae, 0x3f);		/* clflush [rdi] */
+		no_site(&r);
+		ASSERT_EQ(r.stats.unencodable, 0, "clflush: stats.unencodable");
+		site_vec__free(&r.sites);
+	}
+
+	TEST(vsib_gather) {
+		/* vpgatherdd ymm0,[rdi+ymm1*4],ymm2 */
+		r = DECODE(0xc4, 0xe2, 0x6d, 0x90, 0x04, 0x8f);
+		no_site(&r);
+		ASSERT_EQ(r.stats.unencodable, 1, "stats.unencodable");
+		site_vec__free(&r.sites);
+	}
+
+	TEST(addr32) {
+		r = DECODE(0x67, 0x8b, 0x07);		/* mov eax,[edi] */
+		no_site(&r);
+		ASSERT_EQ(r.stats.unencodable, 1, "stats.unencodable");
+		site_vec__free(&r.sites);
+	}
+
+	TEST(cmp_byte) {
+		r = DECODE(0x80, 0x3f, 0x00);		/* cmp byte [rdi],0 */
+		if ((s = one_site(&r))) {
+			ASSERT_EQ(s->desc.flags, KCSAND_SITE_READ, "flags");
+			ASSERT_EQ(s->desc.size, 1, "size");
+		}
+		site_vec__free(&r.sites);
+	}
+
+	TEST(push_pop_call_ret_are_not_sites) {
+		r = DECODE(0x53,			/* push rbx */
+			   0xe8, 0x00, 0x00, 0x00, 0x00,	/* call .+5 */
+			   0x5b,			/* pop rbx */
+			   0xc9,			/* leave */
+			   0xc3);			/* ret */
+		no_site(&r);
+		ASSERT_EQ(r.stats.unencodable, 0, "stats.unencodable");
+		ASSERT_EQ(r.stats.skipped_stack, 0, "stats.skipped_stack");
+		ASSERT_EQ(r.stats.insns, 5, "stats.insns");
+		site_vec__free(&r.sites);
+	}
+
+	TEST(push_mem_is_a_read) {
+		r = DECODE(0xff, 0x37);			/* push qword [rdi] */
+		if ((s = one_site(&r))) {
+			ASSERT_EQ(s->desc.flags, KCSAND_SITE_READ, "flags");
+			ASSERT_EQ(s->desc.size, 8, "size");
+		}
+		site_vec__free(&r.sites);
+	}
+
+	TEST(decode_error_stops) {
+		r = DECODE(0x8b, 0x07,			/* mov eax,[rdi] */
+			   0x06,			/* push es: invalid in long mode */
+			   0x8b, 0x06);			/* mov eax,[rsi] */
+		ASSERT_ZERO(r.err, "decode_function");
+		ASSERT_EQ(r.sites.n, 1, "sites");
+		ASSERT_EQ(r.stats.decode_errors, 1, "stats.decode_errors");
+		ASSERT_EQ(r.stats.insns, 1, "stats.insns");
+		site_vec__free(&r.sites);
+	}
+}
+
+/* ra_off of the n-th site. */
+static int ra_off(const struct result *r, size_t n)
+{
+	return n < r->sites.n ? r->sites.v[n].desc.ra_off : -1000;
+}
+
+static void test_frames(void)
+{
+	struct result r;
+
+	TEST(frame_pointer) {
+		r = DECODE(0x55,				/* push rbp */
+			   0x48, 0x89, 0xe5,			/* mov rbp,rsp */
+			   0x8b, 0x05, 0x34, 0x12, 0x00, 0x00,	/* mov eax,[rip+0x1234] */
+			   0x5d,				/* pop rbp */
+			   0xc3);				/* ret */
+		ASSERT_EQ(r.sites.n, 1, "sites");
+		ASSERT_EQ(ra_off(&r, 0), -1, "ra_off");
+		site_vec__free(&r.sites);
+	}
+
+	TEST(frameless) {
+		r = DECODE(0x8b, 0x05, 0x34, 0x12, 0x00, 0x00,	/* mov eax,[rip+0x1234] */
+			   0xc3);				/* ret */
+		ASSERT_EQ(r.sites.n, 1, "sites");
+		ASSERT_EQ(ra_off(&r, 0), 0, "ra_off");
+		site_vec__free(&r.sites);
+	}
+
+	TEST(push_rbx) {
+		r = DECODE(0x53,				/* push rbx */
+			   0x8b, 0x07,				/* mov eax,[rdi] */
+			   0x5b,				/* pop rbx */
+			   0xc3);				/* ret */
+		ASSERT_EQ(r.sites.n, 1, "sites");
+		ASSERT_EQ(ra_off(&r, 0), 8, "ra_off");
+		site_vec__free(&r.sites);
+	}
+
+	TEST(sub_rsp) {
+		r = DECODE(0x48, 0x83, 0xec, 0x18,		/* sub rsp,0x18 */
+			   0x8b, 0x07,				/* mov eax,[rdi] */
+			   0x48, 0x83, 0xc4, 0x18,		/* add rsp,0x18 */
+			   0x8b, 0x06,				/* mov eax,[rsi] */
+			   0xc3);				/* ret */
+		ASSERT_EQ(r.sites.n, 2, "sites");
+		ASSERT_EQ(ra_off(&r, 0), 0x18, "ra_off in body");
+		ASSERT_EQ(ra_off(&r, 1), 0, "ra_off after add");
+		site_vec__free(&r.sites);
+	}
+
+	TEST(load_before_push_rbp) {
+		r = DECODE(0xf3, 0x0f, 0x1e, 0xfa,		/* endbr64 */
+			   0x8b, 0x07,				/* mov eax,[rdi] */
+			   0x55,				/* push rbp */
+			   0x48, 0x89, 0xe5,			/* mov rbp,rsp */
+			   0x8b, 0x06,				/* mov eax,[rsi] */
+			   0x5d,				/* pop rbp */
+			   0x8b, 0x02,				/* mov eax,[rdx] */
+			   0xc3);				/* ret */
+		ASSERT_EQ(r.sites.n, 3, "sites");
+		ASSERT_EQ(ra_off(&r, 0), 0, "ra_off before the frame");
+		ASSERT_EQ(ra_off(&r, 1), -1, "ra_off in the frame");
+		ASSERT_EQ(ra_off(&r, 2), 0, "ra_off after pop rbp");
+		site_vec__free(&r.sites);
+	}
+
+	TEST(second_ret_path) {
+		r = DECODE(0x53,				/* push rbx */
+			   0x85, 0xff,				/* test edi,edi */
+			   0x74, 0x04,				/* je L */
+			   0x8b, 0x07,				/* mov eax,[rdi] */
+			   0x5b,				/* pop rbx */
+			   0xc3,				/* ret */
+			   0x8b, 0x06,				/* L: mov eax,[rsi] */
+			   0x5b,				/* pop rbx */
+			   0xc3);				/* ret */
+		ASSERT_EQ(r.sites.n, 2, "sites");
+		ASSERT_EQ(ra_off(&r, 0), 8, "ra_off first path");
+		ASSERT_EQ(ra_off(&r, 1), 8, "ra_off second path");
+		site_vec__free(&r.sites);
+	}
+
+	TEST(second_ret_path_framed) {
+		r = DECODE(0x55,				/* push rbp */
+			   0x48, 0x89, 0xe5,			/* mov rbp,rsp */
+			   0x85, 0xff,				/* test edi,edi */
+			   0x74, 0x04,				/* je L */
+			   0x8b, 0x07,				/* mov eax,[rdi] */
+			   0x5d,				/* pop rbp */
+			   0xc3,				/* ret */
+			   0x8b, 0x06,				/* L: mov eax,[rsi] */
+			   0x5d,				/* pop rbp */
+			   0xc3);				/* ret */
+		ASSERT_EQ(r.sites.n, 2, "sites");
+		ASSERT_EQ(ra_off(&r, 0), -1, "ra_off first path");
+		ASSERT_EQ(ra_off(&r, 1), -1, "ra_off second path");
+		site_vec__free(&r.sites);
+	}
+
+	TEST(shrink_wrapped_loop) {
+		/* The loop head is reached only by the back edge, in the pushed state. */
+		r = DECODE(0x85, 0xff,				/* test edi,edi */
+			   0x74, 0x0d,				/* je L_exit */
+			   0x53,				/* push rbx */
+			   0xeb, 0x02,				/* jmp L_body */
+			   0x8b, 0x06,				/* L_loop: mov eax,[rsi] */
+			   0x8b, 0x0f,				/* L_body: mov ecx,[rdi] */
+			   0xff, 0xca,				/* dec edx */
+			   0x75, 0xf8,				/* jne L_loop */
+			   0x5b,				/* pop rbx */
+			   0xc3,				/* ret */
+			   0x31, 0xc0,				/* L_exit: xor eax,eax */
+			   0xc3);				/* ret */
+		ASSERT_EQ(r.sites.n, 2, "sites");
+		ASSERT_EQ(ra_off(&r, 0), 8, "ra_off at the loop head");
+		ASSERT_EQ(ra_off(&r, 1), 8, "ra_off in the loop body");
+		site_vec__free(&r.sites);
+	}
+
+	TEST(jump_table_case) {
+		/* Code after an indirect jmp is a case: it has the jmp's stack. */
+		r = DECODE(0x53,				/* push rbx */
+			   0x85, 0xff,				/* test edi,edi */
+			   0x74, 0x07,				/* je L */
+			   0x41, 0x54,				/* push r12 */
+			   0xff, 0xe0,				/* jmp rax */
+			   0x8b, 0x07,				/* mov eax,[rdi] */
+			   0xc3,				/* ret */
+			   0x8b, 0x06,				/* L: mov eax,[rsi] */
+			   0x5b,				/* pop rbx */
+			   0xc3);				/* ret */
+		ASSERT_EQ(r.sites.n, 2, "sites");
+		ASSERT_EQ(ra_off(&r, 0), 16, "ra_off in the case");
+		ASSERT_EQ(ra_off(&r, 1), 8, "ra_off at the branch target");
+		site_vec__free(&r.sites);
+	}
+
+	TEST(frame_needs_saved_rbp) {
+		/* GCC may schedule an instruction between push rbp and mov rbp,rsp. */
+		r = DECODE(0x55,				/* push rbp */
+			   0x49, 0x89, 0xf2,			/* mov r10,rsi */
+			   0x48, 0x89, 0xe5,			/* mov rbp,rsp */
+			   0x8b, 0x07,				/* mov eax,[rdi] */
+			   0x5d,				/* pop rbp */
+			   0xc3);				/* ret */
+		ASSERT_EQ(ra_off(&r, 0), -1, "ra_off in the frame");
+		site_vec__free(&r.sites);
+
+		/* Without the saved rbp at [rsp], rbp is just a pointer to a local. */
+		r = DECODE(0x53,				/* push rbx */
+			   0x48, 0x89, 0xe5,			/* mov rbp,rsp */
+			   0x8b, 0x07,				/* mov eax,[rdi] */
+			   0x5b,				/* pop rbx */
+			   0xc3);				/* ret */
+		ASSERT_EQ(ra_off(&r, 0), 8, "ra_off without a frame");
+		site_vec__free(&r.sites);
+	}
+
+	TEST(rsp_saved_in_register) {
+		/* GCC restores rsp from a callee-saved copy instead of popping call arguments. */
+		r = DECODE(0x53,				/* push rbx */
+			   0x48, 0x89, 0xe3,			/* mov rbx,rsp */
+			   0x50,				/* push rax */
+			   0x50,				/* push rax */
+			   0xe8, 0x00, 0x00, 0x00, 0x00,	/* call .+5 */
+			   0x48, 0x89, 0xdc,			/* mov rsp,rbx */
+			   0x8b, 0x07,				/* mov eax,[rdi] */
+			   0x5b,				/* pop rbx */
+			   0xc3);				/* ret */
+		ASSERT_EQ(ra_off(&r, 0), 8, "ra_off after mov rsp,rbx");
+		site_vec__free(&r.sites);
+
+		/* A caller-saved copy does not survive the call. */
+		r = DECODE(0x53,				/* push rbx */
+			   0x48, 0x89, 0xe0,			/* mov rax,rsp */
+			   0x50,				/* push rax */
+			   0xe8, 0x00, 0x00, 0x00, 0x00,	/* call .+5 */
+			   0x48, 0x89, 0xc4,			/* mov rsp,rax */
+			   0x8b, 0x07,				/* mov eax,[rdi] */
+			   0x5b,				/* pop rbx */
+			   0xc3);				/* ret */
+		ASSERT_EQ(ra_off(&r, 0), -1, "ra_off after mov rsp,rax");
+		site_vec__free(&r.sites);
+	}
+
+	TEST(leave_tears_down) {
+		r = DECODE(0x55,				/* push rbp */
+			   0x48, 0x89, 0xe5,			/* mov rbp,rsp */
+			   0x48, 0x83, 0xec, 0x20,		/* sub rsp,0x20 */
+			   0x8b, 0x07,				/* mov eax,[rdi] */
+			   0xc9,				/* leave */
+			   0x8b, 0x06,				/* mov eax,[rsi] */
+			   0xc3);				/* ret */
+		ASSERT_EQ(r.sites.n, 2, "sites");
+		ASSERT_EQ(ra_off(&r, 0), -1, "ra_off in the frame");
+		ASSERT_EQ(ra_off(&r, 1), 0, "ra_off after leave");
+		site_vec__free(&r.sites);
+	}
+
+	TEST(realigned_stack_is_unknown) {
+		r = DECODE(0x53,				/* push rbx */
+			   0x48, 0x83, 0xe4, 0xe0,		/* and rsp,-32 */
+			   0x8b, 0x07,				/* mov eax,[rdi] */
+			   0xc3,				/* ret */
+			   0x8b, 0x06,				/* mov eax,[rsi] */
+			   0xc3);				/* ret */
+		ASSERT_EQ(r.sites.n, 2, "sites");
+		ASSERT_EQ(ra_off(&r, 0), -1, "ra_off after and rsp");
+		ASSERT_EQ(ra_off(&r, 1), 8, "ra_off after ret (prologue state)");
+		site_vec__free(&r.sites);
+	}
+
+	TEST(sub_rsp_reg_is_unknown) {
+		r = DECODE(0x48, 0x29, 0xc4,			/* sub rsp,rax */
+			   0x8b, 0x07,				/* mov eax,[rdi] */
+			   0xc3);				/* ret */
+		ASSERT_EQ(ra_off(&r, 0), -1, "ra_off");
+		site_vec__free(&r.sites);
+	}
+
+	TEST(ra_off_overflow) {
+		r = DECODE(0x48, 0x81, 0xec, 0x00, 0x00, 0x01, 0x00,	/* sub rsp,0x10000 */
+			   0x8b, 0x07,					/* mov eax,[rdi] */
+			   0xc3);					/* ret */
+		ASSERT_EQ(ra_off(&r, 0), -1, "ra_off");
+		site_vec__free(&r.sites);
+	}
+}
+
+static struct target_obj *self_obj;
+
+static void elf_write_global(void)
+{
+	const struct elf_func *f = NULL;
+	const struct site *s;
+	uint8_t file_bytes[16];
+	uintptr_t runtime;
+	int fd;
+
+	if (!ASSERT_ZERO(target_obj__open("/proc/self/exe", &self_obj), "target_obj__open"))
+		return;
+	for (size_t i = 0; i < self_obj->nr_funcs; i++)
+		if (!strcmp(self_obj->funcs[i].name, "write_global"))
+			f = &self_obj->funcs[i];
+	if (!ASSERT_TRUE(f, "write_global in funcs"))
+		return;
+
+	ASSERT_EQ(target_obj__decode(self_obj, "write_global", NULL), 1, "matched functions");
+	if (!ASSERT_EQ(self_obj->sites.n, 1, "sites"))
+		return;
+	s = &self_obj->sites.v[0];
+	ASSERT_EQ(s->desc.flags, KCSAND_SITE_WRITE, "flags");
+	ASSERT_EQ(s->desc.size, 4, "size");
+	ASSERT_EQ(s->desc.base, KCSAND_REG_RIP, "base");
+	ASSERT_TRUE(&self_obj->funcs[s->func] == f, "site's func");
+	ASSERT_TRUE(target_obj__func_at(self_obj, s->vaddr) == f, "func_at(site)");
+	ASSERT_TRUE(target_obj__func_at(self_obj, f->vaddr + f->size) != f, "func_at(end)");
+
+	/* The address the BPF side computes is the variable's. */
+	runtime = (uintptr_t)write_global - f->vaddr + s->vaddr;
+	ASSERT_EQ(runtime + s->desc.insn_len + s->desc.disp, (uintptr_t)&test_global,
+		  "effective address");
+	if (!self_obj->pie)
+		ASSERT_EQ((uintptr_t)write_global, f->vaddr, "non-PIE vaddr");
+
+	/* file_off is where a uprobe goes: the same bytes as in memory. */
+	fd = open("/proc/self/exe", O_RDONLY);
+	if (!ASSERT_TRUE(fd >= 0, "open"))
+		return;
+	ASSERT_EQ(pread(fd, file_bytes, s->desc.insn_len, (off_t)s->file_off), s->desc.insn_len,
+		  "pread");
+	ASSERT_ZERO(memcmp(file_bytes, (const void *)runtime, s->desc.insn_len),
+		  "bytes at file_off == bytes in memory");
+	close(fd);
+}
+
+static void elf_decode_all(void)
+{
+	struct target_obj *obj = self_obj;
+	int n = target_obj__decode(obj, "*", NULL);
+
+	ASSERT_EQ(n, obj->nr_funcs, "every function matched");
+	ASSERT_EQ(target_obj__decode(obj, NULL, NULL), n, "NULL globs match all");
+	ASSERT_EQ(target_obj__decode(obj, "", NULL), n, "empty globs match all");
+	ASSERT_TRUE(obj->sites.n > 0, "sites > 0");
+	ASSERT_EQ(obj->stats.sites, obj->sites.n, "stats.sites == n");
+	ASSERT_EQ(obj->stats.funcs, n, "stats.funcs");
+	ASSERT_TRUE(obj->stats.funcs_without_sites < obj->stats.funcs, "funcs_without_sites");
+	ASSERT_EQ(obj->stats.decode_errors, 0, "stats.decode_errors");
+	for (size_t i = 1; i < obj->nr_funcs; i++)
+		if (!ASSERT_TRUE(obj->funcs[i - 1].vaddr < obj->funcs[i].vaddr, "funcs sorted"))
+			return;
+	for (size_t i = 0; i < obj->sites.n; i++) {
+		const struct site *s = &obj->sites.v[i];
+		const struct elf_func *f = &obj->funcs[s->func];
+		uint64_t off;
+
+		if (!ASSERT_TRUE(s->vaddr >= f->vaddr && s->vaddr < f->vaddr + f->size,
+				 "site within its function"))
+			return;
+		if (!ASSERT_ZERO(target_obj__vaddr_to_off(obj, s->vaddr, &off), "vaddr_to_off") ||
+		    !ASSERT_EQ(off, s->file_off, "file_off"))
+			return;
+		if (!ASSERT_TRUE(s->desc.size >= 1 && s->desc.size <= KCSAND_MAX_ACCESS,
+				 "size in range"))
+			return;
+	}
+}
+
+static void elf_not_elf(void)
+{
+	char path[] = "/tmp/kcsand-test-XXXXXX";
+	struct target_obj *obj = (struct target_obj *)1;
+	int fd = mkstemp(path);
+
+	if (!ASSERT_TRUE(fd >= 0, "mkstemp"))
+		return;
+	ASSERT_EQ(write(fd, "not an ELF file\n", 16), 16, "write");
+	close(fd);
+	ASSERT_EQ(target_obj__open(path, &obj), -ENOEXEC, "target_obj__open");
+	ASSERT_TRUE(obj == NULL, "*out cleared");
+	unlink(path);
+}
+
+/* A copy of this binary with a 16-bit ELF header field (little endian) changed. */
+static int open_patched(uint16_t field_off, uint16_t value)
+{
+	char path[] = "/tmp/kcsand-test-XXXXXX";
+	struct target_obj *obj = NULL;
+	uint8_t buf[4096];
+	int in, out, err;
+	ssize_t n;
+
+	in = open("/proc/self/exe", O_RDONLY);
+	out = mkstemp(path);
+	if (!ASSERT_TRUE(in >= 0 && out >= 0, "open/mkstemp"))
+		return 0;
+	while ((n = read(in, buf, sizeof(buf))) > 0)
+		if (!ASSERT_EQ(write(out, buf, n), n, "write"))
+			break;
+	close(in);
+	buf[0] = value & 0xff;
+	buf[1] = value >> 8;
+	ASSERT_EQ(pwrite(out, buf, 2, field_off), 2, "pwrite");
+	close(out);
+	err = target_obj__open(path, &obj);
+	target_obj__free(obj);
+	unlink(path);
+	return err;
+}
+
+static void test_elf(void)
+{
+	struct target_obj *obj = NULL;
+
+	write_global_ptr(1);
+
+	TEST(elf_write_global)
+		elf_write_global();
+
+	if (self_obj) {
+		TEST(elf_glob_list) {
+			ASSERT_EQ(target_obj__decode(self_obj, "no_such_fn_*, write_global", NULL),
+				  1, "matched");
+			ASSERT_EQ(self_obj->sites.n, 1, "sites");
+		}
+
+		TEST(elf_glob_separators_only) {
+			/* Like "": no pattern at all selects every function. */
+			ASSERT_EQ(target_obj__decode(self_obj, " , ,", NULL), self_obj->nr_funcs,
+				  "matched");
+		}
+
+		TEST(elf_glob_pattern) {
+			ASSERT_EQ(target_obj__decode(self_obj, "write_globa?", NULL), 1, "matched");
+			ASSERT_EQ(target_obj__decode(self_obj, "write_gl*", NULL), 1, "matched");
+		}
+
+		TEST(elf_glob_no_match) {
+			ASSERT_EQ(target_obj__decode(self_obj, "no_such_function_xyz", NULL), 0,
+				  "matched");
+			ASSERT_EQ(self_obj->sites.n, 0, "sites");
+			ASSERT_EQ(self_obj->stats.sites, 0, "stats.sites");
+		}
+
+		TEST(elf_decode_all)
+			elf_decode_all();
+	}
+	target_obj__free(self_obj);
+
+	TEST(elf_not_elf)
+		elf_not_elf();
+
+	TEST(elf_not_x86_64)
+		ASSERT_EQ(open_patched(18, 183 /* EM_AARCH64 */), -ENOEXEC, "target_obj__open");
+
+	TEST(elf_relocatable)
+		ASSERT_EQ(open_patched(16, 1 /* ET_REL */), -ENOEXEC, "target_obj__open");
+
+	TEST(elf_missing)
+		ASSERT_EQ(target_obj__open("/nonexistent/kcsand-test", &obj), -ENOENT,
+			  "target_obj__open");
+}
+
+int main(void)
+{
+	test_instructions();
+	test_frames();
+	test_elf();
+	return test_summary();
+}
