@@ -262,6 +262,15 @@ static long await_consumer_cb(__u64 i, void *data)
 	return (sc->info->acc.type & KCSAND_ACCESS_WRITE) ? 0 : 1;
 }
 
+static long await_late_consumer_cb(__u64 i, void *data)
+{
+	struct spin_ctx *sc = data;
+
+	if (*(volatile __u64 *)&watchpoints[sc->want & (WP_NUM_SLOTS - 1)] & WP_CONSUMED)
+		return 1;
+	return bpf_ktime_get_ns() >= sc->deadline;
+}
+
 static __always_inline void emit_report(const struct hit *h, struct slot_info *info, int has_other,
 					int value_change, int value_valid, const __u64 *old,
 					const __u64 *cur)
@@ -321,8 +330,24 @@ static __always_inline void setup_watchpoint(const struct hit *h)
 	spin_us(delay);
 
 	cur_ok = sample_value(h, cur) == 0;
-	if (old_ok && cur_ok && values_differ(old, cur))
+	if (old_ok && cur_ok && values_differ(old, cur)) {
 		value_change = KCSAND_VALUE_CHANGE_TRUE;
+		/*
+		 * Someone wrote, and nobody has consumed yet.  A locked write is
+		 * probed after it executes (uprobes refuse lock prefixes), so
+		 * its check can trail its store: keep the watchpoint armed a
+		 * little longer before calling the origin unknown.
+		 */
+		if (!(*(volatile __u64 *)&watchpoints[slot & (WP_NUM_SLOTS - 1)] & WP_CONSUMED)) {
+			struct spin_ctx sc = {
+				.deadline = bpf_ktime_get_ns() +
+					    (__u64)PARAM(consumer_wait_us) * 1000,
+				.want = slot,
+			};
+
+			bpf_loop(1 << 20, await_late_consumer_cb, &sc, 0);
+		}
+	}
 
 	final = __sync_lock_test_and_set(&watchpoints[slot & (WP_NUM_SLOTS - 1)], 0);
 	counter_add(KCSAND_CTR_USED_WATCHPOINTS, -1);
@@ -443,7 +468,7 @@ static __always_inline int kcsand_check_access(void *ctx, struct pt_regs *regs, 
 	h.site = site;
 	h.site_idx = site_idx;
 	h.ip = ip - site->probe_delta;
-	h.addr = site_address(site, regs, ip);
+	h.addr = site_address(site, regs, h.ip);
 	h.size = site->size;
 	h.type = site_access_type(site);
 	h.in_interrupt = in_interrupt;

@@ -719,6 +719,19 @@ static enum site_verdict classify(const ZydisDecodedInstruction *in, const Zydis
 
 	if (in->address_width != 64)
 		return SITE_UNENCODABLE;
+	/*
+	 * Uprobes also refuse the es/cs/ds/ss segment-override prefix bytes,
+	 * which 64-bit mode ignores (so Zydis does not flag them): check the
+	 * raw bytes.
+	 */
+	if (!opts->probe_locked) {
+		for (int i = 0; i < in->raw.prefix_count; i++) {
+			ZyanU8 p = in->raw.prefixes[i].value;
+
+			if (p == 0x26 || p == 0x2e || p == 0x36 || p == 0x3e)
+				return SITE_UNENCODABLE;
+		}
+	}
 	base = kcsand_reg_of(mop->mem.base);
 	index = kcsand_reg_of(mop->mem.index);
 	if (base < 0 || index < 0 || index == KCSAND_REG_RIP)
@@ -743,8 +756,22 @@ static enum site_verdict classify(const ZydisDecodedInstruction *in, const Zydis
 		d->flags |= KCSAND_SITE_WRITE;
 
 	site->reason = MARK_NONE;
-	if (in->attributes & ZYDIS_ATTRIB_HAS_LOCK)
+	if (in->attributes & ZYDIS_ATTRIB_HAS_LOCK) {
+		/*
+		 * x86 uprobes refuse lock-prefixed instructions, so a locked
+		 * access is probed at the next instruction: that needs its
+		 * address registers to survive it (cmpxchg writes rax, xadd
+		 * its source).
+		 */
+		if (!opts->probe_locked &&
+		    ((mop->mem.base != ZYDIS_REGISTER_NONE && mop->mem.base != ZYDIS_REGISTER_RIP &&
+		      writes_reg(in, ops, mop->mem.base)) ||
+		     (mop->mem.index != ZYDIS_REGISTER_NONE && writes_reg(in, ops, mop->mem.index))))
+			return SITE_UNENCODABLE;
+		if (!opts->probe_locked)
+			d->probe_delta = in->length;
 		site->reason = MARK_LOCK_PREFIX;
+	}
 	else if (in->mnemonic == ZYDIS_MNEMONIC_XCHG)
 		site->reason = MARK_XCHG;
 	if (site->reason != MARK_NONE)
@@ -811,6 +838,11 @@ int decode_function(const uint8_t *code, size_t len, uint64_t vaddr, uint32_t fu
 
 		switch (classify(&in, ops, opts, &site)) {
 		case SITE_KEEP:
+			/* A deferred probe must land inside the function. */
+			if (off + site.desc.probe_delta >= len) {
+				stats->unencodable++;
+				break;
+			}
 			site.vaddr = vaddr + off;
 			site.file_off = site.vaddr;
 			site.func = func_idx;

@@ -54,6 +54,12 @@ struct decode_opts {
 	 */
 	bool keep_tls;
 	bool skip_gs;		/* kernel: gs-relative is per-CPU, skipped even with keep_tls */
+	/*
+	 * Probe lock-prefixed instructions where they are (kprobes can); by
+	 * default (uprobes) they are probed at the next instruction and
+	 * es/cs/ds/ss-prefixed ones are left out as unencodable.
+	 */
+	bool probe_locked;
 };
 
 /* A growable vector of sites. */

@@ -136,14 +136,49 @@ static void test_instructions(void)
 	}
 
 	TEST(lock_add) {
-		r = DECODE(0xf0, 0x83, 0x07, 0x01);	/* lock add dword [rdi],1 */
+		r = DECODE(0xf0, 0x83, 0x07, 0x01,	/* lock add dword [rdi],1 */
+			   0xc3);			/* ret */
 		if ((s = one_site(&r))) {
 			ASSERT_EQ(s->desc.flags, KCSAND_SITE_READ | KCSAND_SITE_WRITE |
 				  KCSAND_SITE_MARKED, "flags");
 			ASSERT_EQ(s->desc.size, 4, "size");
 			ASSERT_EQ(s->reason, MARK_LOCK_PREFIX, "reason");
+			/* uprobes refuse lock prefixes: probed at the ret, reported at 0x1000 */
+			ASSERT_EQ(s->desc.probe_delta, 4, "probe after the locked instruction");
+			ASSERT_EQ(s->vaddr, 0x1000, "site is the locked instruction");
 		}
 		ASSERT_EQ(r.stats.marked, 1, "stats.marked");
+		site_vec__free(&r.sites);
+	}
+
+	TEST(lock_at_function_end_is_unencodable) {
+		r = DECODE(0xf0, 0x83, 0x07, 0x01);	/* lock add dword [rdi],1: nothing after it */
+		ASSERT_EQ(r.sites.n, 0, "no site without a next instruction to probe");
+		ASSERT_EQ(r.stats.unencodable, 1, "counted as unencodable");
+		site_vec__free(&r.sites);
+	}
+
+	TEST(lock_that_clobbers_its_base_is_unencodable) {
+		r = DECODE(0xf0, 0x0f, 0xb1, 0x08,	/* lock cmpxchg [rax],ecx: writes rax */
+			   0xc3);
+		ASSERT_EQ(r.sites.n, 0, "address register not valid after the instruction");
+		ASSERT_EQ(r.stats.unencodable, 1, "counted as unencodable");
+		site_vec__free(&r.sites);
+	}
+
+	TEST(probe_locked_keeps_lock_in_place) {
+		static const struct decode_opts kopts = { .probe_locked = true };
+
+		r = DECODE_OPTS(&kopts, 0xf0, 0x83, 0x07, 0x01);	/* kprobes take it */
+		if ((s = one_site(&r)))
+			ASSERT_EQ(s->desc.probe_delta, 0, "no deferral");
+		site_vec__free(&r.sites);
+	}
+
+	TEST(ds_prefix_is_unencodable_for_uprobes) {
+		r = DECODE(0x3e, 0x8b, 0x07, 0xc3);	/* mov eax,ds:[rdi]; ret */
+		ASSERT_EQ(r.sites.n, 0, "uprobes refuse ds prefixes");
+		ASSERT_EQ(r.stats.unencodable, 1, "counted");
 		site_vec__free(&r.sites);
 	}
 
@@ -167,7 +202,8 @@ static void test_instructions(void)
 	}
 
 	TEST(lock_cmpxchg) {
-		r = DECODE(0xf0, 0x0f, 0xb1, 0x0f);	/* lock cmpxchg [rdi],ecx */
+		r = DECODE(0xf0, 0x0f, 0xb1, 0x0f,	/* lock cmpxchg [rdi],ecx */
+			   0xc3);			/* ret */
 		if ((s = one_site(&r))) {
 			ASSERT_TRUE(s->desc.flags & KCSAND_SITE_MARKED, "marked");
 			/* The store is conditional: CONDWRITE counts as a write. */
