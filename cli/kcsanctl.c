@@ -44,6 +44,8 @@ static void run_help(FILE *out)
 		"  --param NAME=VALUE    set any parameter (repeatable; --param help lists them)\n"
 		"  --json                one JSON object per report instead of KCSAN's text\n"
 		"  --halt-on-error       stop PROG at the first report (exit status 66)\n"
+		"  --per-site-links      one uprobe link per site, as on kernels without\n"
+		"                        uprobe_multi (< 6.6); slow to detach\n"
 		"  -v, --verbose         say what is decoded and attached (twice: libbpf debug)\n",
 		USER_DEFAULT_SKIP_WATCH, USER_DEFAULT_UDELAY_TASK);
 }
@@ -80,7 +82,7 @@ static char *resolve_prog(const char *prog)
 
 static int cmd_run(int argc, char **argv)
 {
-	enum { OPT_SKIP = 256, OPT_UDELAY, OPT_FUNCS, OPT_OBJECT, OPT_PARAM, OPT_JSON, OPT_HALT };
+	enum { OPT_SKIP = 256, OPT_UDELAY, OPT_FUNCS, OPT_OBJECT, OPT_PARAM, OPT_JSON, OPT_HALT, OPT_PER_SITE };
 	static const struct option longopts[] = {
 		{ "skip-watch", required_argument, NULL, OPT_SKIP },
 		{ "udelay-task", required_argument, NULL, OPT_UDELAY },
@@ -89,6 +91,7 @@ static int cmd_run(int argc, char **argv)
 		{ "param", required_argument, NULL, OPT_PARAM },
 		{ "json", no_argument, NULL, OPT_JSON },
 		{ "halt-on-error", no_argument, NULL, OPT_HALT },
+		{ "per-site-links", no_argument, NULL, OPT_PER_SITE },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{},
@@ -138,6 +141,9 @@ static int cmd_run(int argc, char **argv)
 			break;
 		case OPT_HALT:
 			halt = true;
+			break;
+		case OPT_PER_SITE:
+			o.force_per_site_links = true;
 			break;
 		case 'v':
 			o.verbose++;
