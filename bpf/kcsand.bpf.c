@@ -17,7 +17,7 @@
 
 char LICENSE[] SEC("license") = "GPL";
 
-/* Processes (tgids) under test.  Empty with trace_all set: every process. */
+/* Processes (tgids) under test; params.trace_all: every process. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 4096);
@@ -25,13 +25,11 @@ struct {
 	__type(value, __u32);
 } targets SEC(".maps");
 
-const volatile int trace_all = 0;
-
 static __always_inline int traced(void)
 {
 	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
 
-	return trace_all || bpf_map_lookup_elem(&targets, &tgid);
+	return PARAM(trace_all) || bpf_map_lookup_elem(&targets, &tgid);
 }
 
 /*

@@ -128,11 +128,11 @@ static int cmd_run(int argc, char **argv)
 			break;
 		case OPT_PARAM:
 			if (!strcmp(optarg, "help")) {
-				engine_params__print(stdout);
+				params_print(stdout);
 				return 0;
 			}
 			if (engine_opts__set_kv(&o, optarg)) {
-				engine_params__print(stderr);
+				params_print(stderr);
 				return EXIT_USAGE;
 			}
 			break;
@@ -175,10 +175,10 @@ static int cmd_run(int argc, char **argv)
 
 	if (engine__new(&o, &e))
 		goto out;
-	if (engine__add_object(e, prog) < 0)
+	if (engine__add_object(e, prog, NULL) < 0)
 		goto out;
 	for (int i = 0; i < nr_objects; i++)
-		if (engine__add_object(e, objects[i]) < 0)
+		if (engine__add_object(e, objects[i], NULL) < 0)
 			goto out;
 	if (!engine__nr_sites(e)) {
 		fprintf(stderr, "kcsanctl: run: no memory-access instruction to probe in %s%s%s\n",

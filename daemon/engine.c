@@ -1,6 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-only
 #include <errno.h>
-#include <limits.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,81 +9,54 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "engine.h"
+#include "dedup.h"
 #include "report.h"
 #include "symbolize.h"
 #include "uprobe_multi.h"
 #include "kcsand.skel.h"
 
-/* A report waiting to be symbolized: the ring-buffer callback only queues. */
-struct queued {
-	struct kcsand_report rec;
-};
-
-/* Global site index (the BPF cookie) -> where the site came from. */
-struct site_ref {
-	uint32_t obj;
-	uint32_t idx;
-};
-
-/* report_once_in_ms: when each unordered pair of top frames was last printed. */
-struct dedup_entry {
-	char *key;
-	uint64_t last_ms;
+/*
+ * A probed object.  Its sites own the contiguous cookie range
+ * [first, first + nr) of the BPF site table; cookies are never reused, so
+ * a report still in the ring buffer after a removal names the right site.
+ */
+struct eobj {
+	struct target_obj *obj;
+	uint32_t first;
+	int link_fd;			/* uprobe_multi link, or -1 */
+	struct bpf_link **links;	/* per-site links (fallback) */
+	size_t nr_links;
+	bool attached;
+	bool removed;
 };
 
 struct engine {
 	struct engine_opts opts;
 	struct kcsand_bpf *skel;
-	bool multi;				/* uprobe_multi links, else per-site perf links */
+	bool multi;			/* uprobe_multi links, else per-site perf links */
 
-	struct target_obj **objs;
+	struct eobj *objs;
 	size_t nr_objs;
-	struct site_ref *refs;
-	size_t nr_sites;
+	uint32_t *site_obj;		/* cookie -> index into objs */
+	size_t nr_cookies;		/* cookies handed out */
+	size_t capacity;		/* entries of the BPF site table */
 
-	int *link_fds;				/* uprobe_multi links, one per object */
-	size_t nr_link_fds;
-	struct bpf_link **links;		/* per-site links and tracepoints */
-	size_t nr_links;
-
+	struct bpf_link *tp_links[2];	/* fork, exit */
 	struct ring_buffer *rb;
-	struct queued *queue;
+	struct kcsand_report *queue;	/* the ring-buffer callback only queues */
 	size_t nr_queued, cap_queued;
 
 	struct symbolizer *sym;
-	struct dedup_entry *dedup;
-	size_t nr_dedup;
+	struct dedup *dedup;
 	char system[160];
 
-	double decode_ms;			/* time spent decoding, for -v and the bench */
+	double decode_ms;		/* for -v and the bench */
 	unsigned long nr_reports;
 	unsigned long suppressed_dedup;
 	unsigned long suppressed_no_change;
 };
 
-static const struct param_desc params_table[] = {
-#define P(n, lo, hi, h) { #n, offsetof(struct kcsand_params, n), lo, hi, h }
-	P(skip_watch, 0, 1000000000, "plain accesses per CPU to skip before a watchpoint"),
-	P(skip_watch_randomize, 0, 1, "randomize skip_watch (KCSAN_SKIP_WATCH_RANDOMIZE)"),
-	P(udelay_task, 0, 100000, "µs a task stalls with a watchpoint armed"),
-	P(udelay_interrupt, 0, 100000, "µs an interrupt stalls with a watchpoint armed"),
-	P(delay_randomize, 0, 1, "randomize the delays (KCSAN_DELAY_RANDOMIZE)"),
-	P(assume_plain_writes_atomic, 0, 1, "aligned plain writes up to 8 bytes are atomic"),
-	P(interrupt_watcher, 0, 1, "interrupts may set up watchpoints"),
-	P(consumer_wait_us, 0, 100000, "µs a watcher waits for its consumer's side"),
-	P(enabled, 0, 1, "on/off"),
-#undef P
-	{ "report_value_change_only", (size_t)-1, 0, 1,
-	  "report a race only when the watched value changed" },
-	{ "report_once_in_ms", (size_t)-2, 0, 3600000,
-	  "print one report per pair of functions per interval" },
-};
-
-const struct param_desc *engine_params(size_t *n)
-{
-	*n = sizeof(params_table) / sizeof(params_table[0]);
-	return params_table;
-}
+int kcsand_verbose;
 
 void engine_opts__init(struct engine_opts *o)
 {
@@ -102,35 +74,40 @@ void engine_opts__init(struct engine_opts *o)
 	};
 	o->report_value_change_only = true;
 	o->report_once_in_ms = DEFAULT_REPORT_ONCE_IN_MS;
+	o->max_sites = DEFAULT_MAX_SITES;
 	o->out = stderr;
+}
+
+/* Store a parsed value where the parameter lives. */
+static void param_store(const struct param_desc *p, unsigned int v, struct kcsand_params *bpf,
+			bool *value_change_only, unsigned int *once_ms)
+{
+	switch (p->home) {
+	case PARAM_BPF:
+		/* A volatile store: after load, bpf points into the mmapped .data. */
+		*(volatile __u32 *)((char *)bpf + p->offset) = v;
+		break;
+	case PARAM_VALUE_CHANGE_ONLY:
+		*value_change_only = v;
+		break;
+	case PARAM_REPORT_ONCE_IN_MS:
+		*once_ms = v;
+		break;
+	}
 }
 
 int engine_opts__set(struct engine_opts *o, const char *name, const char *value)
 {
-	const struct param_desc *p = NULL;
-	unsigned long v;
-	char *end;
+	const struct param_desc *p = param_find(name);
+	unsigned int v;
 
-	for (size_t i = 0; i < sizeof(params_table) / sizeof(params_table[0]); i++)
-		if (!strcmp(params_table[i].name, name))
-			p = &params_table[i];
 	if (!p) {
 		fprintf(stderr, "kcsand: unknown parameter '%s'\n", name);
 		return -EINVAL;
 	}
-	errno = 0;
-	v = strtoul(value, &end, 0);
-	if (errno || end == value || *end || value[0] == '-' || v < p->min || v > p->max) {
-		fprintf(stderr, "kcsand: %s: bad value '%s' (expected %u..%u)\n", name, value,
-			p->min, p->max);
+	if (param_parse(p, value, &v))
 		return -EINVAL;
-	}
-	if (p->offset == (size_t)-1)
-		o->report_value_change_only = v;
-	else if (p->offset == (size_t)-2)
-		o->report_once_in_ms = v;
-	else
-		*(__u32 *)((char *)&o->params + p->offset) = v;
+	param_store(p, v, &o->params, &o->report_value_change_only, &o->report_once_in_ms);
 	return 0;
 }
 
@@ -147,12 +124,41 @@ int engine_opts__set_kv(struct engine_opts *o, const char *kv)
 	return engine_opts__set(o, name, eq + 1);
 }
 
-void engine_params__print(FILE *out)
+int engine__set_param(struct engine *e, const char *name, const char *value)
 {
-	fprintf(out, "Parameters (NAME=VALUE):\n");
-	for (size_t i = 0; i < sizeof(params_table) / sizeof(params_table[0]); i++)
-		fprintf(out, "  %-28s %u..%u  %s\n", params_table[i].name, params_table[i].min,
-			params_table[i].max, params_table[i].help);
+	const struct param_desc *p = param_find(name);
+	unsigned int v;
+
+	if (!p) {
+		fprintf(stderr, "kcsand: unknown parameter '%s'\n", name);
+		return -EINVAL;
+	}
+	if (param_parse(p, value, &v))
+		return -EINVAL;
+	param_store(p, v, e->skel ? &e->skel->data->params : &e->opts.params,
+		    &e->opts.report_value_change_only, &e->opts.report_once_in_ms);
+	return 0;
+}
+
+int engine__get_param(const struct engine *e, const char *name, unsigned int *value)
+{
+	const struct param_desc *p = param_find(name);
+	const struct kcsand_params *bpf = e->skel ? &e->skel->data->params : &e->opts.params;
+
+	if (!p)
+		return -ENOENT;
+	switch (p->home) {
+	case PARAM_BPF:
+		*value = *(const volatile __u32 *)((const char *)bpf + p->offset);
+		break;
+	case PARAM_VALUE_CHANGE_ONLY:
+		*value = e->opts.report_value_change_only;
+		break;
+	case PARAM_REPORT_ONCE_IN_MS:
+		*value = e->opts.report_once_in_ms;
+		break;
+	}
+	return 0;
 }
 
 static uint64_t now_ns(void)
@@ -165,16 +171,12 @@ static uint64_t now_ns(void)
 
 static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list args)
 {
-	extern int kcsand_verbose;
-
 	if (level == LIBBPF_DEBUG && kcsand_verbose < 2)
 		return 0;
 	if (level == LIBBPF_INFO && kcsand_verbose < 1)
 		return 0;
 	return vfprintf(stderr, fmt, args);
 }
-
-int kcsand_verbose;
 
 int engine__new(const struct engine_opts *o, struct engine **out)
 {
@@ -189,8 +191,9 @@ int engine__new(const struct engine_opts *o, struct engine **out)
 	kcsand_verbose = o->verbose;
 	libbpf_set_print(libbpf_print);
 	e->sym = symbolizer__new();
-	if (!e->sym) {
-		free(e);
+	e->dedup = dedup__new();
+	if (!e->sym || !e->dedup) {
+		engine__free(e);
 		return -ENOMEM;
 	}
 	uname(&u);
@@ -199,144 +202,48 @@ int engine__new(const struct engine_opts *o, struct engine **out)
 	return 0;
 }
 
-int engine__add_object(struct engine *e, const char *path)
+static const struct site *site_of(const struct engine *e, uint32_t cookie,
+				  const struct target_obj **o)
 {
-	struct target_obj *obj, **objs;
-	struct site_ref *refs;
-	size_t before = e->nr_sites;
-	int err;
+	const struct eobj *eo;
 
-	if (e->skel) {
-		fprintf(stderr, "kcsand: %s: objects must be added before the engine is loaded\n",
-			path);
-		return -EBUSY;
-	}
-	uint64_t t0 = now_ns();
-
-	err = target_obj__open(path, &obj);
-	if (err)
-		return err;
-	err = target_obj__decode(obj, e->opts.functions, &e->opts.decode);
-	e->decode_ms += (now_ns() - t0) / 1e6;
-	if (err < 0) {
-		fprintf(stderr, "kcsand: cannot decode %s: %s\n", path, strerror(-err));
-		target_obj__free(obj);
-		return err;
-	}
-	objs = realloc(e->objs, (e->nr_objs + 1) * sizeof(*objs));
-	refs = realloc(e->refs, (e->nr_sites + obj->sites.n) * sizeof(*refs));
-	if (!objs || !refs) {
-		if (objs)
-			e->objs = objs;
-		if (refs)
-			e->refs = refs;
-		target_obj__free(obj);
-		return -ENOMEM;
-	}
-	e->objs = objs;
-	e->refs = refs;
-	for (size_t i = 0; i < obj->sites.n; i++)
-		e->refs[e->nr_sites++] = (struct site_ref){ .obj = e->nr_objs, .idx = i };
-	e->objs[e->nr_objs++] = obj;
-	if (e->opts.verbose)
-		fprintf(stderr,
-			"kcsand: %s: %llu functions, %llu sites (%llu marked); skipped: %llu stack, "
-			"%llu tls, %llu unencodable\n",
-			path, (unsigned long long)obj->stats.funcs,
-			(unsigned long long)obj->stats.sites, (unsigned long long)obj->stats.marked,
-			(unsigned long long)obj->stats.skipped_stack,
-			(unsigned long long)obj->stats.skipped_tls,
-			(unsigned long long)obj->stats.unencodable);
-	return (int)(e->nr_sites - before);
-}
-
-static const struct site *site_of(const struct engine *e, uint32_t idx, const struct target_obj **o)
-{
-	const struct site_ref *r;
-
-	if (idx >= e->nr_sites)
+	if (cookie >= e->nr_cookies)
 		return NULL;
-	r = &e->refs[idx];
-	*o = e->objs[r->obj];
-	return &e->objs[r->obj]->sites.v[r->idx];
+	eo = &e->objs[e->site_obj[cookie]];
+	*o = eo->obj;
+	return &eo->obj->sites.v[cookie - eo->first];
 }
 
-static int on_event(void *ctx, void *data, size_t len)
+/* Where the probe goes: the instruction, or past it for a locked one. */
+static uint64_t probe_off(const struct site *s)
 {
-	struct engine *e = ctx;
-	const struct kcsand_report *rec = data;
-
-	if (len < sizeof(*rec) || rec->type != KCSAND_REC_REPORT)
-		return 0;
-	if (e->nr_queued == e->cap_queued) {
-		size_t cap = e->cap_queued ? e->cap_queued * 2 : 16;
-		struct queued *q = realloc(e->queue, cap * sizeof(*q));
-
-		if (!q)
-			return 0;	/* dropped; counted nowhere but this is OOM */
-		e->queue = q;
-		e->cap_queued = cap;
-	}
-	memcpy(&e->queue[e->nr_queued++].rec, rec, sizeof(*rec));
-	return 0;
+	return s->file_off + s->desc.probe_delta;
 }
 
-int engine__load(struct engine *e)
+static int fill_sites(struct engine *e, const struct eobj *eo)
 {
-	struct kcsand_bpf *skel;
-	struct kcsand_site *descs = NULL;
-	__u32 *keys = NULL;
-	int err;
+	const struct site_vec *sv = &eo->obj->sites;
+	int fd = bpf_map__fd(e->skel->maps.sites);
+	struct kcsand_site *descs;
+	__u32 *keys, count = sv->n;
+	int err = 0;
 
-	e->multi = !e->opts.force_per_site_links && kernel_has_uprobe_multi();
-	skel = kcsand_bpf__open();
-	if (!skel) {
-		err = -errno;
-		fprintf(stderr, "kcsand: failed to open BPF object: %s\n", strerror(-err));
-		return err;
-	}
-	e->skel = skel;
-	bpf_map__set_max_entries(skel->maps.sites, e->nr_sites ? e->nr_sites : 1);
-	skel->rodata->trace_all = e->opts.trace_all;
-	skel->data->params = e->opts.params;
-	if (e->multi) {
-		bpf_program__set_expected_attach_type(skel->progs.kcsand_uprobe_multi,
-						      KCSAND_BPF_TRACE_UPROBE_MULTI);
-		bpf_program__set_autoload(skel->progs.kcsand_uprobe, false);
-	} else {
-		bpf_program__set_autoload(skel->progs.kcsand_uprobe_multi, false);
-	}
-	err = kcsand_bpf__load(skel);
-	if (err) {
-		fprintf(stderr, "kcsand: failed to load BPF object: %s\n", strerror(-err));
-		return err;
-	}
-	if (!e->nr_sites)
+	if (!sv->n)
 		return 0;
-
-	descs = calloc(e->nr_sites, sizeof(*descs));
-	keys = calloc(e->nr_sites, sizeof(*keys));
+	descs = calloc(sv->n, sizeof(*descs));
+	keys = calloc(sv->n, sizeof(*keys));
 	if (!descs || !keys) {
 		err = -ENOMEM;
 		goto out;
 	}
-	for (size_t i = 0; i < e->nr_sites; i++) {
-		const struct target_obj *o;
-
-		keys[i] = i;
-		descs[i] = site_of(e, i, &o)->desc;
+	for (size_t i = 0; i < sv->n; i++) {
+		keys[i] = eo->first + i;
+		descs[i] = sv->v[i].desc;
 	}
-	{
-		__u32 count = e->nr_sites;
-
-		err = bpf_map_update_batch(bpf_map__fd(skel->maps.sites), keys, descs, &count, NULL);
-	}
-	if (err) {
-		/* Batch ops on arrays need 5.6; fall back to one update per site. */
-		for (size_t i = 0; i < e->nr_sites; i++) {
-			err = bpf_map_update_elem(bpf_map__fd(skel->maps.sites), &keys[i], &descs[i],
-						  BPF_ANY);
-			if (err) {
+	if (bpf_map_update_batch(fd, keys, descs, &count, NULL)) {
+		/* Batch updates of arrays need Linux 5.6: one at a time then. */
+		for (size_t i = 0; i < sv->n; i++) {
+			if (bpf_map_update_elem(fd, &keys[i], &descs[i], BPF_ANY)) {
 				err = -errno;
 				fprintf(stderr, "kcsand: failed to fill the site table: %s\n",
 					strerror(-err));
@@ -350,65 +257,45 @@ out:
 	return err;
 }
 
-static int push_link(struct engine *e, struct bpf_link *l)
+static int attach_per_site(struct engine *e, struct eobj *eo)
 {
-	struct bpf_link **v = realloc(e->links, (e->nr_links + 1) * sizeof(*v));
+	const struct target_obj *o = eo->obj;
 
-	if (!v) {
-		bpf_link__destroy(l);
+	eo->links = calloc(o->sites.n, sizeof(*eo->links));
+	if (!eo->links)
 		return -ENOMEM;
+	for (size_t i = 0; i < o->sites.n; i++) {
+		LIBBPF_OPTS(bpf_uprobe_opts, uo, .bpf_cookie = eo->first + i);
+		struct bpf_link *l;
+
+		l = bpf_program__attach_uprobe_opts(e->skel->progs.kcsand_uprobe, -1, o->path,
+						    probe_off(&o->sites.v[i]), &uo);
+		if (!l) {
+			int err = -errno;
+
+			fprintf(stderr, "kcsand: cannot attach uprobe at %s+0x%llx: %s\n", o->path,
+				(unsigned long long)probe_off(&o->sites.v[i]), strerror(-err));
+			return err;
+		}
+		eo->links[eo->nr_links++] = l;
 	}
-	e->links = v;
-	e->links[e->nr_links++] = l;
 	return 0;
 }
 
-/* Where the probe goes: the instruction, or past it for a locked one. */
-static uint64_t probe_off(const struct site *s)
+static int attach_multi(struct engine *e, struct eobj *eo)
 {
-	return s->file_off + s->desc.probe_delta;
-}
-
-static int attach_object(struct engine *e, size_t oi, size_t first)
-{
-	struct target_obj *o = e->objs[oi];
+	const struct target_obj *o = eo->obj;
 	size_t n = o->sites.n;
-	__u64 *offs, *cookies;
+	__u64 *offs = calloc(n, sizeof(*offs)), *cookies = calloc(n, sizeof(*cookies));
 	int fd, err = 0;
 
-	/* An object whose selected functions have no site gets no link: an empty one is EINVAL. */
-	if (!n)
-		return 0;
-	if (!e->multi) {
-		for (size_t i = 0; i < n; i++) {
-			LIBBPF_OPTS(bpf_uprobe_opts, uo, .bpf_cookie = first + i);
-			struct bpf_link *l;
-
-			l = bpf_program__attach_uprobe_opts(e->skel->progs.kcsand_uprobe, -1, o->path,
-							    probe_off(&o->sites.v[i]), &uo);
-			if (!l) {
-				err = -errno;
-				fprintf(stderr, "kcsand: cannot attach uprobe at %s+0x%llx: %s\n",
-					o->path, (unsigned long long)probe_off(&o->sites.v[i]),
-					strerror(-err));
-				return err;
-			}
-			err = push_link(e, l);
-			if (err)
-				return err;
-		}
-		return 0;
-	}
-
-	offs = calloc(n, sizeof(*offs));
-	cookies = calloc(n, sizeof(*cookies));
 	if (!offs || !cookies) {
 		err = -ENOMEM;
 		goto out;
 	}
 	for (size_t i = 0; i < n; i++) {
 		offs[i] = probe_off(&o->sites.v[i]);
-		cookies[i] = first + i;
+		cookies[i] = eo->first + i;
 	}
 	fd = uprobe_multi_attach(bpf_program__fd(e->skel->progs.kcsand_uprobe_multi), o->path,
 				 offs, cookies, n, 0);
@@ -418,59 +305,202 @@ static int attach_object(struct engine *e, size_t oi, size_t first)
 			strerror(-err));
 		goto out;
 	}
-	{
-		int *v = realloc(e->link_fds, (e->nr_link_fds + 1) * sizeof(*v));
-
-		if (!v) {
-			close(fd);
-			err = -ENOMEM;
-			goto out;
-		}
-		e->link_fds = v;
-		e->link_fds[e->nr_link_fds++] = fd;
-	}
+	eo->link_fd = fd;
 out:
 	free(offs);
 	free(cookies);
 	return err;
 }
 
-int engine__attach(struct engine *e)
+static void detach_object(struct eobj *eo)
 {
-	uint64_t t0 = now_ns();
-	struct bpf_link *l;
-	size_t first = 0;
+	if (eo->link_fd >= 0)
+		close(eo->link_fd);
+	eo->link_fd = -1;
+	for (size_t i = 0; i < eo->nr_links; i++)
+		bpf_link__destroy(eo->links[i]);
+	free(eo->links);
+	eo->links = NULL;
+	eo->nr_links = 0;
+	eo->attached = false;
+}
+
+static int attach_object(struct engine *e, struct eobj *eo)
+{
 	int err;
 
-	l = bpf_program__attach(e->skel->progs.kcsand_fork);
-	if (!l || push_link(e, l)) {
-		err = -errno;
-		fprintf(stderr, "kcsand: cannot attach sched_process_fork tracepoint: %s\n",
-			strerror(-err));
-		return err ? err : -ENOMEM;
+	/* An object whose selected functions have no site gets no link: an empty one is EINVAL. */
+	if (!eo->obj->sites.n)
+		return 0;
+	err = fill_sites(e, eo);
+	if (!err)
+		err = e->multi ? attach_multi(e, eo) : attach_per_site(e, eo);
+	if (err) {
+		detach_object(eo);
+		return err;
 	}
-	l = bpf_program__attach(e->skel->progs.kcsand_exit);
-	if (!l || push_link(e, l)) {
-		err = -errno;
-		fprintf(stderr, "kcsand: cannot attach sched_process_exit tracepoint: %s\n",
-			strerror(-err));
-		return err ? err : -ENOMEM;
+	eo->attached = true;
+	return 0;
+}
+
+int engine__add_object(struct engine *e, const char *path, const char *globs)
+{
+	struct target_obj *obj;
+	struct eobj *objs, *eo;
+	uint32_t *site_obj;
+	uint64_t t0 = now_ns();
+	size_t need;
+	int err;
+
+	err = target_obj__open(path, &obj);
+	if (err)
+		return err;
+	err = target_obj__decode(obj, globs ? globs : e->opts.functions, &e->opts.decode);
+	e->decode_ms += (now_ns() - t0) / 1e6;
+	if (err < 0) {
+		fprintf(stderr, "kcsand: cannot decode %s: %s\n", path, strerror(-err));
+		target_obj__free(obj);
+		return err;
 	}
-	for (size_t i = 0; i < e->nr_objs; i++) {
-		err = attach_object(e, i, first);
-		if (err)
+	need = e->nr_cookies + obj->sites.n;
+	if (e->skel && need > e->capacity) {
+		fprintf(stderr, "kcsand: %s: %zu more sites do not fit the site table "
+				"(%zu of %zu used; raise max_sites)\n",
+			path, obj->sites.n, e->nr_cookies, e->capacity);
+		target_obj__free(obj);
+		return -ENOSPC;
+	}
+	objs = realloc(e->objs, (e->nr_objs + 1) * sizeof(*objs));
+	if (objs)
+		e->objs = objs;
+	site_obj = realloc(e->site_obj, (need ? need : 1) * sizeof(*site_obj));
+	if (site_obj)
+		e->site_obj = site_obj;
+	if (!objs || !site_obj) {
+		target_obj__free(obj);
+		return -ENOMEM;
+	}
+	eo = &e->objs[e->nr_objs];
+	*eo = (struct eobj){ .obj = obj, .first = e->nr_cookies, .link_fd = -1 };
+	for (size_t i = e->nr_cookies; i < need; i++)
+		e->site_obj[i] = e->nr_objs;
+	e->nr_cookies = need;
+	e->nr_objs++;
+
+	if (e->opts.verbose)
+		fprintf(stderr,
+			"kcsand: %s: %llu functions, %llu sites (%llu marked); skipped: %llu stack, "
+			"%llu tls, %llu unencodable\n",
+			path, (unsigned long long)obj->stats.funcs,
+			(unsigned long long)obj->stats.sites, (unsigned long long)obj->stats.marked,
+			(unsigned long long)obj->stats.skipped_stack,
+			(unsigned long long)obj->stats.skipped_tls,
+			(unsigned long long)obj->stats.unencodable);
+	if (e->skel && e->rb) {
+		err = attach_object(e, eo);
+		if (err) {
+			eo->removed = true;
 			return err;
-		first += e->objs[i]->sites.n;
+		}
 	}
-	e->rb = ring_buffer__new(bpf_map__fd(e->skel->maps.events), on_event, e, NULL);
+	return (int)(e->nr_objs - 1);
+}
+
+int engine__remove_object(struct engine *e, int id)
+{
+	if (id < 0 || (size_t)id >= e->nr_objs || e->objs[id].removed)
+		return -ENOENT;
+	detach_object(&e->objs[id]);
+	e->objs[id].removed = true;
+	return 0;
+}
+
+static int on_event(void *ctx, void *data, size_t len)
+{
+	struct engine *e = ctx;
+	const struct kcsand_report *rec = data;
+
+	if (len < sizeof(*rec) || rec->type != KCSAND_REC_REPORT)
+		return 0;
+	if (e->nr_queued == e->cap_queued) {
+		size_t cap = e->cap_queued ? e->cap_queued * 2 : 16;
+		struct kcsand_report *q = realloc(e->queue, cap * sizeof(*q));
+
+		if (!q)
+			return 0;
+		e->queue = q;
+		e->cap_queued = cap;
+	}
+	memcpy(&e->queue[e->nr_queued++], rec, sizeof(*rec));
+	return 0;
+}
+
+int engine__load(struct engine *e)
+{
+	struct kcsand_bpf *skel;
+	int err;
+
+	e->multi = !e->opts.force_per_site_links && kernel_has_uprobe_multi();
+	skel = kcsand_bpf__open();
+	if (!skel) {
+		err = -errno;
+		fprintf(stderr, "kcsand: failed to open BPF object: %s\n", strerror(-err));
+		return err;
+	}
+	e->skel = skel;
+	e->capacity = e->opts.max_sites > e->nr_cookies ? e->opts.max_sites : e->nr_cookies;
+	if (!e->capacity)
+		e->capacity = 1;
+	bpf_map__set_max_entries(skel->maps.sites, e->capacity);
+	skel->data->params = e->opts.params;
+	if (e->multi) {
+		bpf_program__set_expected_attach_type(skel->progs.kcsand_uprobe_multi,
+						      KCSAND_BPF_TRACE_UPROBE_MULTI);
+		bpf_program__set_autoload(skel->progs.kcsand_uprobe, false);
+	} else {
+		bpf_program__set_autoload(skel->progs.kcsand_uprobe_multi, false);
+	}
+	err = kcsand_bpf__load(skel);
+	if (err) {
+		fprintf(stderr, "kcsand: failed to load BPF object: %s\n", strerror(-err));
+		return err;
+	}
+	e->tp_links[0] = bpf_program__attach(skel->progs.kcsand_fork);
+	e->tp_links[1] = bpf_program__attach(skel->progs.kcsand_exit);
+	if (!e->tp_links[0] || !e->tp_links[1]) {
+		err = -errno;
+		fprintf(stderr, "kcsand: cannot attach the sched_process_fork/exit tracepoints: %s\n",
+			strerror(-err));
+		return err;
+	}
+	e->rb = ring_buffer__new(bpf_map__fd(skel->maps.events), on_event, e, NULL);
 	if (!e->rb) {
 		err = -errno;
 		fprintf(stderr, "kcsand: cannot open the ring buffer: %s\n", strerror(-err));
 		return err;
 	}
+	return 0;
+}
+
+int engine__attach(struct engine *e)
+{
+	uint64_t t0 = now_ns();
+
+	if (!e->rb)
+		return -EINVAL;
+	for (size_t i = 0; i < e->nr_objs; i++) {
+		struct eobj *eo = &e->objs[i];
+		int err;
+
+		if (eo->attached || eo->removed)
+			continue;
+		err = attach_object(e, eo);
+		if (err)
+			return err;
+	}
 	if (e->opts.verbose)
 		fprintf(stderr, "kcsand: decoded %zu sites in %.1f ms, attached them in %.1f ms (%s)\n",
-			e->nr_sites, e->decode_ms, (now_ns() - t0) / 1e6,
+			engine__nr_sites(e), e->decode_ms, (now_ns() - t0) / 1e6,
 			e->multi ? "uprobe_multi" : "per-site uprobes");
 	return 0;
 }
@@ -488,18 +518,17 @@ int engine__add_pid(struct engine *e, pid_t pid)
 	return 0;
 }
 
-static uint64_t now_ms(void)
+int engine__remove_pid(struct engine *e, pid_t pid)
 {
-	struct timespec ts;
+	__u32 key = pid;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000ull + ts.tv_nsec / 1000000;
+	return bpf_map_delete_elem(bpf_map__fd(e->skel->maps.targets), &key) ? -errno : 0;
 }
 
 /* Build one side's frames: the site first, the recovered caller of a frameless site next. */
 static void symbolize_side(struct engine *e, const struct kcsand_access *a, struct report_side *s)
 {
-	const struct target_obj *o;
+	const struct target_obj *o = NULL;
 	const struct site *site = site_of(e, a->site, &o);
 	uint64_t addrs[REPORT_MAX_FRAMES];
 	int n = 0;
@@ -509,7 +538,7 @@ static void symbolize_side(struct engine *e, const struct kcsand_access *a, stru
 	snprintf(s->func, sizeof(s->func), "0x%llx", (unsigned long long)a->ip);
 	snprintf(s->top, sizeof(s->top), "0x%llx", (unsigned long long)a->ip);
 
-	/* The site tells where this object is loaded: no /proc needed for it. */
+	/* The site tells where its object is loaded: no /proc needed for it. */
 	if (site)
 		symbolizer__proc_add_bias(e->sym, a->pid, o->path, a->ip - site->vaddr);
 
@@ -539,61 +568,6 @@ static bool rcu_exempt(const char *func)
 	return strstr(func, "rcu_") || strstr(func, "_rcu") || strstr(func, "_srcu");
 }
 
-static bool dedup_hit(struct engine *e, const struct report_view *v)
-{
-	const char *a = v->this.top, *b = v->raw->has_other ? v->other.top : "";
-	uint64_t now = now_ms();
-	char key[2 * REPORT_FRAME_LEN + 2];
-
-	if (!e->opts.report_once_in_ms)
-		return false;
-	if (strcmp(a, b) > 0) {
-		const char *t = a;
-
-		a = b;
-		b = t;
-	}
-	snprintf(key, sizeof(key), "%s|%s", a, b);
-	/*
-	 * A probe runs before its instruction, so a writer that checked the
-	 * slots just before a watcher armed one lands its write inside the
-	 * stall unseen: the same race then also shows as "unknown origin".
-	 * Once the pair is known, that report says nothing new.
-	 */
-	if (!v->raw->has_other) {
-		size_t len = strlen(v->this.top);
-
-		for (size_t i = 0; i < e->nr_dedup; i++) {
-			const char *k = e->dedup[i].key, *bar = strchr(k, '|');
-
-			if (!bar || !bar[1] || now - e->dedup[i].last_ms >= e->opts.report_once_in_ms)
-				continue;
-			if ((!strncmp(k, v->this.top, len) && k[len] == '|') || !strcmp(bar + 1, v->this.top))
-				return true;
-		}
-	}
-	for (size_t i = 0; i < e->nr_dedup; i++) {
-		if (strcmp(e->dedup[i].key, key))
-			continue;
-		if (now - e->dedup[i].last_ms < e->opts.report_once_in_ms)
-			return true;
-		e->dedup[i].last_ms = now;
-		return false;
-	}
-	{
-		struct dedup_entry *d = realloc(e->dedup, (e->nr_dedup + 1) * sizeof(*d));
-
-		if (d) {
-			e->dedup = d;
-			e->dedup[e->nr_dedup].key = strdup(key);
-			e->dedup[e->nr_dedup].last_ms = now;
-			if (e->dedup[e->nr_dedup].key)
-				e->nr_dedup++;
-		}
-	}
-	return false;
-}
-
 static void process_report(struct engine *e, const struct kcsand_report *r)
 {
 	static struct report_view v;	/* large: keep it off the stack */
@@ -610,7 +584,8 @@ static void process_report(struct engine *e, const struct kcsand_report *r)
 		e->suppressed_no_change++;
 		return;
 	}
-	if (dedup_hit(e, &v)) {
+	if (dedup__seen(e->dedup, v.this.top, r->has_other ? v.other.top : NULL,
+			now_ns() / 1000000, e->opts.report_once_in_ms)) {
 		e->suppressed_dedup++;
 		return;
 	}
@@ -632,7 +607,7 @@ int engine__poll(struct engine *e, int timeout_ms)
 			err = 0;
 	}
 	for (size_t i = 0; i < e->nr_queued; i++)
-		process_report(e, &e->queue[i].rec);
+		process_report(e, &e->queue[i]);
 	e->nr_queued = 0;
 	return err < 0 ? err : 0;
 }
@@ -644,31 +619,30 @@ unsigned long engine__nr_reports(const struct engine *e)
 
 size_t engine__nr_sites(const struct engine *e)
 {
-	return e->nr_sites;
+	size_t n = 0;
+
+	for (size_t i = 0; i < e->nr_objs; i++)
+		if (!e->objs[i].removed)
+			n += e->objs[i].obj->sites.n;
+	return n;
 }
 
-static const char *const counter_names[KCSAND_CTR_COUNT] = {
-	[KCSAND_CTR_USED_WATCHPOINTS] = "used_watchpoints",
-	[KCSAND_CTR_SETUP_WATCHPOINTS] = "setup_watchpoints",
-	[KCSAND_CTR_DATA_RACES] = "data_races",
-	[KCSAND_CTR_ASSERT_FAILURES] = "assert_failures",
-	[KCSAND_CTR_NO_CAPACITY] = "no_capacity",
-	[KCSAND_CTR_REPORT_RACES] = "report_races",
-	[KCSAND_CTR_RACES_UNKNOWN_ORIGIN] = "races_unknown_origin",
-	[KCSAND_CTR_UNENCODABLE_ACCESSES] = "unencodable_accesses",
-	[KCSAND_CTR_ENCODING_FALSE_POSITIVES] = "encoding_false_positives",
-	[KCSAND_CTR_RECORDS_DROPPED] = "records_dropped",
-	[KCSAND_CTR_READ_FAULTS] = "read_faults",
-	[KCSAND_CTR_LOST_OTHER] = "lost_other",
-};
+void engine__counters(const struct engine *e, uint64_t out[KCSAND_CTR_COUNT])
+{
+	for (int i = 0; i < KCSAND_CTR_COUNT; i++)
+		out[i] = e->skel ? e->skel->bss->counters[i] : 0;
+	/* What the decoder could not encode never reaches BPF. */
+	for (size_t i = 0; i < e->nr_objs; i++)
+		out[KCSAND_CTR_UNENCODABLE_ACCESSES] += e->objs[i].obj->stats.unencodable;
+}
 
-_Static_assert(sizeof(counter_names) / sizeof(counter_names[0]) == KCSAND_CTR_COUNT,
-	       "a name for every counter");
-
-static uint64_t total_hits(struct engine *e)
+uint64_t engine__hits(const struct engine *e)
 {
 	int ncpu = libbpf_num_possible_cpus();
-	struct { __s64 skip; __u64 hits; } *v;
+	struct {
+		__s64 skip;
+		__u64 hits;
+	} *v;
 	__u32 zero = 0;
 	uint64_t sum = 0;
 
@@ -686,19 +660,14 @@ static uint64_t total_hits(struct engine *e)
 
 void engine__print_summary(struct engine *e, FILE *out)
 {
-	uint64_t unencodable = 0;
+	uint64_t c[KCSAND_CTR_COUNT];
 
-	for (size_t i = 0; i < e->nr_objs; i++)
-		unencodable += e->objs[i]->stats.unencodable;
+	engine__counters(e, c);
 	fprintf(out, "kcsand: %lu report%s, %zu sites, %llu hits;", e->nr_reports,
-		e->nr_reports == 1 ? "" : "s", e->nr_sites, (unsigned long long)total_hits(e));
-	for (int i = 0; i < KCSAND_CTR_COUNT; i++) {
-		uint64_t v = e->skel ? e->skel->bss->counters[i] : 0;
-
-		if (i == KCSAND_CTR_UNENCODABLE_ACCESSES)
-			v += unencodable;
-		fprintf(out, " %s: %llu", counter_names[i], (unsigned long long)v);
-	}
+		e->nr_reports == 1 ? "" : "s", engine__nr_sites(e),
+		(unsigned long long)engine__hits(e));
+	for (int i = 0; i < KCSAND_CTR_COUNT; i++)
+		fprintf(out, " %s: %llu", counter_name(i), (unsigned long long)c[i]);
 	fprintf(out, " suppressed_duplicates: %lu suppressed_no_value_change: %lu\n",
 		e->suppressed_dedup, e->suppressed_no_change);
 }
@@ -708,21 +677,17 @@ void engine__free(struct engine *e)
 	if (!e)
 		return;
 	ring_buffer__free(e->rb);
-	for (size_t i = 0; i < e->nr_link_fds; i++)
-		close(e->link_fds[i]);
-	for (size_t i = 0; i < e->nr_links; i++)
-		bpf_link__destroy(e->links[i]);
+	for (size_t i = 0; i < e->nr_objs; i++) {
+		detach_object(&e->objs[i]);
+		target_obj__free(e->objs[i].obj);
+	}
+	bpf_link__destroy(e->tp_links[0]);
+	bpf_link__destroy(e->tp_links[1]);
 	kcsand_bpf__destroy(e->skel);
-	for (size_t i = 0; i < e->nr_objs; i++)
-		target_obj__free(e->objs[i]);
-	for (size_t i = 0; i < e->nr_dedup; i++)
-		free(e->dedup[i].key);
 	symbolizer__free(e->sym);
-	free(e->dedup);
+	dedup__free(e->dedup);
 	free(e->objs);
-	free(e->refs);
-	free(e->link_fds);
-	free(e->links);
+	free(e->site_obj);
 	free(e->queue);
 	free(e);
 }

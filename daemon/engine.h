@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * The engine: decoded sites, the loaded BPF object, its links, and the
- * report pipeline (ring buffer -> queue -> symbolize -> filter -> print).
- * Used by kcsand and by `kcsanctl run`.
+ * The engine: probed objects and their sites, the loaded BPF object and
+ * its links, and the report pipeline (ring buffer -> queue -> symbolize ->
+ * filter -> print).  Used by kcsand and by `kcsanctl run`.
  */
 #ifndef KCSAND_ENGINE_H
 #define KCSAND_ENGINE_H
@@ -13,11 +13,14 @@
 #include <sys/types.h>
 #include "kcsand.h"
 #include "decode.h"
+#include "params.h"
 
 /* Defaults for user-space mode, chosen from measurements (docs/parameters.md). */
 #define USER_DEFAULT_SKIP_WATCH		20
 #define USER_DEFAULT_UDELAY_TASK	400
 #define DEFAULT_REPORT_ONCE_IN_MS	3000
+/* Site-table capacity: 24 bytes a site in BPF; objects added later share it. */
+#define DEFAULT_MAX_SITES		65536
 
 struct engine_opts {
 	struct kcsand_params params;	/* initial live parameters */
@@ -28,16 +31,8 @@ struct engine_opts {
 	FILE *out;			/* where reports go */
 	const char *functions;		/* comma-separated globs, NULL = all */
 	struct decode_opts decode;
-	bool trace_all;			/* no process filter: every process hitting the probes */
-	bool force_per_site_links;	/* testing: the < 6.6 fallback */
-};
-
-/* A named parameter, for --param NAME=VALUE and (later) the control socket. */
-struct param_desc {
-	const char *name;
-	size_t offset;			/* in struct kcsand_params, or -1 for daemon-side ones */
-	unsigned int min, max;
-	const char *help;
+	size_t max_sites;		/* site-table capacity, for objects added after load */
+	bool force_per_site_links;	/* the < 6.6 fallback, on any kernel */
 };
 
 struct engine;
@@ -47,26 +42,40 @@ void engine_opts__init(struct engine_opts *o);
 int engine_opts__set(struct engine_opts *o, const char *name, const char *value);
 /* The same for "NAME=VALUE". */
 int engine_opts__set_kv(struct engine_opts *o, const char *kv);
-/* List the parameters with their ranges. */
-void engine_params__print(FILE *out);
-const struct param_desc *engine_params(size_t *n);
 
 int engine__new(const struct engine_opts *o, struct engine **out);
-/* Decode an object's functions (before engine__load). Returns sites added, or -errno. */
-int engine__add_object(struct engine *e, const char *path);
-/* Load the BPF object sized for the decoded sites, and fill the site table. */
+/* Load the BPF object and attach the process-tracking tracepoints. */
 int engine__load(struct engine *e);
-/* Attach every object's probes and the process-tracking tracepoints. */
+/*
+ * Decode the functions of an ELF object matching globs (NULL: the engine's
+ * --functions) and probe them.  Before engine__load(), the object is only
+ * decoded and engine__attach() probes it; after, it is probed at once.
+ * Returns an object id >= 0, or a negative errno with a message.
+ */
+int engine__add_object(struct engine *e, const char *path, const char *globs);
+/* Detach an object's probes; its sites stay known for reports in flight. */
+int engine__remove_object(struct engine *e, int id);
+/* Probe every object added before load. */
 int engine__attach(struct engine *e);
 /* Trace this process (and, through the fork tracepoint, its descendants). */
 int engine__add_pid(struct engine *e, pid_t pid);
+int engine__remove_pid(struct engine *e, pid_t pid);
+
+/* Live parameters, by name: changed in the loaded BPF object without reloading. */
+int engine__set_param(struct engine *e, const char *name, const char *value);
+int engine__get_param(const struct engine *e, const char *name, unsigned int *value);
+
 /* Consume the ring buffer for up to timeout_ms and print what is due. */
 int engine__poll(struct engine *e, int timeout_ms);
 /* Reports printed so far. */
 unsigned long engine__nr_reports(const struct engine *e);
+/* Counters: KCSAN's and kcsand's own, summed over CPUs where per-CPU. */
+void engine__counters(const struct engine *e, uint64_t out[KCSAND_CTR_COUNT]);
+uint64_t engine__hits(const struct engine *e);
+/* Sites currently probed. */
+size_t engine__nr_sites(const struct engine *e);
 /* One line of counters, for the end of a run. */
 void engine__print_summary(struct engine *e, FILE *out);
-size_t engine__nr_sites(const struct engine *e);
 /* Detach everything and free. */
 void engine__free(struct engine *e);
 

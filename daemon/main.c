@@ -79,14 +79,14 @@ int main(int argc, char **argv)
 			nr_pids++;
 			break;
 		case OPT_ALL:
-			o.trace_all = true;
+			o.params.trace_all = 1;
 			break;
 		case OPT_FUNCS:
 			o.functions = optarg;
 			break;
 		case OPT_PARAM:
 			if (!strcmp(optarg, "help")) {
-				engine_params__print(stdout);
+				params_print(stdout);
 				return 0;
 			}
 			if (engine_opts__set_kv(&o, optarg))
@@ -106,7 +106,7 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (optind < argc || !nr_binaries || (!nr_pids && !o.trace_all)) {
+	if (optind < argc || !nr_binaries || (!nr_pids && !o.params.trace_all)) {
 		fprintf(stderr, "kcsand: need --binary and one of --pid or --all\n");
 		usage(stderr);
 		return 2;
@@ -118,7 +118,7 @@ int main(int argc, char **argv)
 	if (engine__new(&o, &e))
 		goto out;
 	for (int i = 0; i < nr_binaries; i++)
-		if (engine__add_object(e, binaries[i]) < 0)
+		if (engine__add_object(e, binaries[i], NULL) < 0)
 			goto out;
 	if (engine__load(e) || engine__attach(e))
 		goto out;

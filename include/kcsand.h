@@ -161,7 +161,7 @@ struct kcsand_params {
 	__u32 assume_plain_writes_atomic;
 	__u32 interrupt_watcher;
 	__u32 consumer_wait_us;		/* how long a watcher waits for its consumer's record */
-	__u32 __pad;
+	__u32 trace_all;		/* every process hitting a probe, not just the targets */
 };
 
 #ifndef __VMLINUX_H__
