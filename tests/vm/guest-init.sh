@@ -21,7 +21,8 @@ mount -t devtmpfs devtmpfs /dev 2>/dev/null
 say() { echo "kcsan-vm(init): $*" > /dev/console; }
 die() { say "$*"; echo "$*" > /dev/kmsg 2>/dev/null; sync; reboot -f; sleep 5; }
 
-say "init reached, uptime $(cut -d' ' -f1 /proc/uptime) s"
+t_init=$(cut -d' ' -f1 /proc/uptime)
+say "init reached, uptime $t_init s"
 
 # virtio/9p modules, in dependency order (written by kcsan-vm).
 for m in $(cat /modules.list 2>/dev/null); do
@@ -44,7 +45,7 @@ mount -t tmpfs tmpfs /host/run
 [ -n "$kcsan_vm_out" ] || die "no kcsan_vm_out= on the kernel command line"
 mkdir -p "/host$kcsan_vm_out" 2>/dev/null
 mount -t 9p -o "$opts" out "/host$kcsan_vm_out" || die "cannot mount the output share (9p tag out) at $kcsan_vm_out"
-echo "$(cut -d' ' -f1 /proc/uptime)" > "/host$kcsan_vm_out/init-uptime"
+echo "$t_init $(cut -d' ' -f1 /proc/uptime)" > "/host$kcsan_vm_out/init-uptime"
 
 chroot /host /bin/bash "$kcsan_vm_repo/tests/vm/guest.sh" "$kcsan_vm_out"
 echo "$?" > "/host$kcsan_vm_out/guest.rc"
