@@ -51,12 +51,14 @@ echo "guest run: exit $rc in $((t1 - t0)) s"
 sed 's/^/  | /' "$WORK/run.out" "$WORK/run.err"
 
 check "harness exits 0 (the stand-in reports no race)" [ "$rc" = 0 ]
-hits=$(sed -n 's/^standin-probe: kprobe kcsan_race:kcsan_race_reader hits \([0-9]*\)$/\1/p' "$WORK/run.out")
+hits=$(sed -n 's/^standin-probe: kprobe kcsan_race:kcsan_race_reader hits \([0-9]*\) missed [0-9]*$/\1/p' "$WORK/run.out")
 check "the kprobe on kcsan_race_reader was hit (${hits:-none})" [ "${hits:-0}" -gt 0 ]
 check "the stand-in saw no kprobe left after detach" grep -qx 'standin-probe: kprobes left after detach: 0' "$WORK/run.out"
 check "debugfs kprobes/list is empty after the run" eval '[ -f "$OUT/kprobes-after.txt" ] && [ ! -s "$OUT/kprobes-after.txt" ]'
 check "the module loaded in the guest" grep -q '^module-loaded ' "$OUT/stages"
 check "the module unloaded cleanly" grep -q '^module-unloaded ' "$OUT/stages"
+fires=$(sed -n 's/.*timer fired \([0-9]*\) times.*/\1/p' "$OUT/probe.err")
+check "the racing hrtimer fired (${fires:-never})" [ "${fires:-0}" -gt 0 ]
 check "the module's threads were created" grep -q 'kcsan_race: [0-9]* threads ready' "$OUT/dmesg.txt"
 check "BPF kprobe programs are available in the guest" grep -q 'eBPF program_type kprobe is available' "$OUT/checks.txt"
 bad=$(grep -E 'soft lockup|rcu_sched self-detected stall|rcu: INFO|hung_task|blocked for more than|BUG:|Oops|WARNING:' "$OUT/dmesg.txt" | grep -v 'BUG: KCSAN:')

@@ -9,7 +9,8 @@
 # Places one kprobe per --probe at the entry of FUNCTION through the kernel's
 # own kprobe_events (tracefs), runs COMMAND, removes the kprobes once COMMAND
 # has ended, and prints each probe's hit count from kprobe_profile and the
-# number of kprobes still registered (/sys/kernel/debug/kprobes/list), which
+# misses (hits the kernel skipped, e.g. a kprobe hit inside another's
+# handler), and the number of kprobes still registered (/sys/kernel/debug/kprobes/list), which
 # must be 0.  It reports no races.  Exit status: COMMAND's, or 2 when a probe
 # could not be placed or removed.
 
@@ -59,13 +60,13 @@ fi
 rc=$?
 
 echo 0 > $T/events/$GROUP/enable
-declare -A hits
-while read -r name nhit _; do
-	hits[$name]=$nhit
+declare -A hits misses
+while read -r name nhit nmiss _; do
+	hits[$name]=$nhit misses[$name]=$nmiss
 done < $T/kprobe_profile
 detach
 for i in "${!probes[@]}"; do
-	echo "standin-probe: kprobe ${probes[$i]} hits ${hits[p$i]:-?}"
+	echo "standin-probe: kprobe ${probes[$i]} hits ${hits[p$i]:-?} missed ${misses[p$i]:-?}"
 done
 left=$(grep -c . $KPLIST)
 echo "standin-probe: kprobes left after detach: $left"

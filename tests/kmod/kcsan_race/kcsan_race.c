@@ -30,7 +30,10 @@
  *   5 atomic2  none  kcsan_race_atomic_inc2 on both sides              (atomic_inc vs atomic_inc)
  *   6 locked   none  kcsan_race_locked_inc  on both sides              (spinlock-protected counter)
  *   7 percpu   none  kcsan_race_percpu_inc  on both sides              (per-CPU data, this CPU only)
- *   8 irq      race  kcsan_race_timer_writer (hrtimer, hardirq) vs kcsan_race_irq_reader
+ *   8 irq      race  kcsan_race_timer_write (from the hrtimer callback
+ *                    kcsan_race_timer_writer, hardirq) vs kcsan_race_irq_reader;
+ *                    the reader runs at least until the timer fired
+ *                    `timer_min_fires` times (10 s at most)
  */
 #include <linux/atomic.h>
 #include <linux/hrtimer.h>
@@ -60,6 +63,14 @@ MODULE_PARM_DESC(iters, "iterations per thread and round");
 static unsigned int timer_us = 100;
 module_param(timer_us, uint, 0644);
 MODULE_PARM_DESC(timer_us, "period of the racing hrtimer in microseconds");
+
+static unsigned int timer_min_fires = 50;
+module_param(timer_min_fires, uint, 0644);
+MODULE_PARM_DESC(timer_min_fires, "the irq scenario's reader runs until the timer fired this often (10 s at most)");
+
+static unsigned int timer_fires;
+module_param(timer_fires, uint, 0444);
+MODULE_PARM_DESC(timer_fires, "how often the racing hrtimer fired, all rounds");
 
 static atomic_t busy = ATOMIC_INIT(0);
 static unsigned int generation;
@@ -121,6 +132,7 @@ RACE_FN long kcsan_race_irq_reader(void)       { return kcsan_race_irq_var; }
 static enum hrtimer_restart kcsan_race_timer_writer(struct hrtimer *t)
 {
 	kcsan_race_timer_write(ktime_get_ns());
+	WRITE_ONCE(timer_fires, timer_fires + 1);
 	if (!READ_ONCE(timer_active))
 		return HRTIMER_NORESTART;
 	hrtimer_forward_now(t, ns_to_ktime((u64)(READ_ONCE(timer_us) ?: 1) * NSEC_PER_USEC));
@@ -188,7 +200,8 @@ static int race_thread_fn(void *arg)
 	unsigned int seen = 0;
 
 	while (!kthread_should_stop()) {
-		unsigned int i, n;
+		unsigned int i, n, fires0 = 0, min_fires = 0;
+		unsigned long deadline;
 
 		wait_event_interruptible(run_wq, READ_ONCE(generation) != seen ||
 					 kthread_should_stop());
@@ -196,11 +209,18 @@ static int race_thread_fn(void *arg)
 			break;
 		seen = READ_ONCE(generation);
 		n = READ_ONCE(iters);
+		deadline = jiffies + 10 * HZ;
 		if (rt->scenario == 8) {
+			/* Timer ticks may be coarse: run until it fired often enough. */
+			fires0 = READ_ONCE(timer_fires);
+			min_fires = READ_ONCE(timer_min_fires);
 			WRITE_ONCE(timer_active, true);
 			hrtimer_start(&race_timer, ns_to_ktime((u64)(timer_us ?: 1) * NSEC_PER_USEC), HRTIMER_MODE_REL);
 		}
-		for (i = 0; i < n && !kthread_should_stop(); i++) {
+		for (i = 0; (i < n || READ_ONCE(timer_fires) - fires0 < min_fires) &&
+			    !kthread_should_stop(); i++) {
+			if (i >= n && time_after(jiffies, deadline))
+				break;
 			race_one(rt->scenario, rt->side, i);
 			cond_resched();
 		}
