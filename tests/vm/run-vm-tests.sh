@@ -42,7 +42,7 @@ fi
 OUT=$WORK/run
 t0=$(date +%s)
 KCSAN_VM_PROBE_CMD="$REPO/tests/vm/standin-probe.sh --kernel" \
-	"$VM" --check-bpf --out "$OUT" --module "$REPO/tests/kmod/kcsan_race" \
+	"$VM" --check-bpf --timeout 90 --out "$OUT" --module "$REPO/tests/kmod/kcsan_race" \
 	--probe kcsan_race:kcsan_race_reader -- tests/kmod/kcsan_race/workload.sh \
 	> "$WORK/run.out" 2> "$WORK/run.err"
 rc=$?
@@ -67,7 +67,7 @@ check "guest dmesg has no lockup, stall, hung task or BUG${bad:+: $bad}" [ -z "$
 # ---- the race path: a probe command that reports a race makes the harness
 # exit 66 and print the report (no module: the quickest boot)
 KCSAN_VM_PROBE_CMD="bash -c 'echo \"BUG: KCSAN: data-race in kcsan_race_writer / kcsan_race_reader\"; exit 66' fake" \
-	"$VM" --out "$WORK/run66" --probe none -- true > "$WORK/run66.out" 2> "$WORK/run66.err"
+	"$VM" --timeout 60 --out "$WORK/run66" --probe none -- true > "$WORK/run66.out" 2> "$WORK/run66.err"
 rc=$?
 check "a reported race makes the harness exit 66 (got $rc)" [ "$rc" = 66 ]
 check "the report is printed on stdout" grep -q '^BUG: KCSAN: data-race in kcsan_race_writer' "$WORK/run66.out"
