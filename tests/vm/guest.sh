@@ -12,7 +12,9 @@
 #   PROBE_CMD   the probe command (a shell word list, see kcsan-vm)
 #   PROBE_ARGS  array: --probe SPEC ... [--duration S]
 #   GUEST_CMD   array: the workload
-#   CHECK_BPF   1: list BPF kprobe support with bpftool (slow under TCG)
+#   CHECK_BPF   "": no BPF check; else the command line of tests/vm/bpf-check's
+#               kprobe-check (attach a BPF kprobe, trigger, detach), then
+#               list BPF kprobe support with bpftool (slow under TCG)
 # Every step leaves its result in the output directory; `stages` lists the
 # steps reached, which is how the host tells what went wrong.
 
@@ -35,14 +37,21 @@ stage booted
 	echo "tracefs kprobe_events: $([ -w /sys/kernel/tracing/kprobe_events ] && echo yes || echo no)"
 	echo "debugfs kprobes/list: $([ -r /sys/kernel/debug/kprobes/list ] && echo yes || echo no)"
 	echo "btf /sys/kernel/btf/vmlinux: $([ -r /sys/kernel/btf/vmlinux ] && echo yes || echo no)"
-	if [ "$CHECK_BPF" != 1 ]; then
+	if [ -z "$CHECK_BPF" ]; then
 		:
+	elif ! $CHECK_BPF 2>&1; then
+		echo "bpf-kprobe-check: FAILED"
 	elif command -v bpftool >/dev/null; then
 		bpftool feature probe kernel 2>&1 | grep -i kprobe
 	else
 		echo "bpftool: not installed"
 	fi
 } > "$OUT/checks.txt" 2>&1
+if grep -q '^bpf-kprobe-check: FAILED' "$OUT/checks.txt"; then
+	stage bpf-check-failed
+	dmesg > "$OUT/dmesg.txt" 2>&1
+	exit 1
+fi
 stage checked
 
 if [ -n "$MODULE_KO" ]; then
@@ -76,5 +85,5 @@ if [ -n "$MODULE_KO" ]; then
 fi
 
 dmesg > "$OUT/dmesg.txt" 2>&1
-stage done
+stage "done"
 sync
