@@ -1,0 +1,78 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# Tests of the kernel-mode VM harness (tests/vm/kcsan-vm), root only:
+# a few error paths that fail before any boot, then one guest run with the
+# racy module (tests/kmod/kcsan_race) and the stand-in probe command
+# (tests/vm/standin-probe.sh), whose results are checked.  Ends with
+# "N passed, N failed"; exit status 1 when any failed.
+
+set -uo pipefail
+REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+VM=$REPO/tests/vm/kcsan-vm
+WORK=$REPO/build/vm/tests
+rm -rf "$WORK"; mkdir -p "$WORK"
+pass=0 fail=0
+
+ok() { echo "ok: $*"; pass=$((pass + 1)); }
+ko() { echo "FAIL: $*"; fail=$((fail + 1)); }
+check() { local what=$1; shift; if "$@"; then ok "$what"; else ko "$what"; fi; }
+
+# ---- error paths: exit 2 and "kcsan-vm: <what>: <why>", before booting
+"$VM" --kernel /nonexistent > "$WORK/e1.out" 2> "$WORK/e1.err"; rc=$?
+check "missing --kernel exits 2 with the reason" \
+	eval '[ $rc = 2 ] && grep -q "^kcsan-vm: --kernel: /nonexistent: not readable" "$WORK/e1.err"'
+
+mkdir -p "$WORK/badmod"
+printf 'obj-m := badmod.o\n' > "$WORK/badmod/Makefile"
+printf '#include <linux/module.h>\nthis is not C;\n' > "$WORK/badmod/badmod.c"
+"$VM" --module "$WORK/badmod" > "$WORK/e2.out" 2> "$WORK/e2.err"; rc=$?
+check "module build failure exits 2 and says so" \
+	eval '[ $rc = 2 ] && grep -q "^kcsan-vm: module build: " "$WORK/e2.err"'
+
+kver=$(sed -n 's/.*linux-image-\([^ ,]*-amd64\).*/\1/p' <<<"$(dpkg-query -W -f='${Depends}' linux-image-amd64 2>/dev/null)" | head -1)
+if [ -r "/boot/config-$kver" ]; then
+	grep -v '^CONFIG_KPROBES=' "/boot/config-$kver" > "$WORK/config-nokprobes"
+	"$VM" --config "$WORK/config-nokprobes" > "$WORK/e3.out" 2> "$WORK/e3.err"; rc=$?
+	check "a kernel config without CONFIG_KPROBES exits 2 naming it" \
+		eval '[ $rc = 2 ] && grep -q "^kcsan-vm: kernel config: CONFIG_KPROBES is not set" "$WORK/e3.err"'
+fi
+
+# ---- one guest run: module + stand-in probe on the module's reader
+OUT=$WORK/run
+t0=$(date +%s)
+KCSAN_VM_PROBE_CMD="$REPO/tests/vm/standin-probe.sh --kernel" \
+	"$VM" --check-bpf --timeout 90 --out "$OUT" --module "$REPO/tests/kmod/kcsan_race" \
+	--probe kcsan_race:kcsan_race_reader -- tests/kmod/kcsan_race/workload.sh \
+	> "$WORK/run.out" 2> "$WORK/run.err"
+rc=$?
+t1=$(date +%s)
+echo "guest run: exit $rc in $((t1 - t0)) s"
+sed 's/^/  | /' "$WORK/run.out" "$WORK/run.err"
+
+check "harness exits 0 (the stand-in reports no race)" [ "$rc" = 0 ]
+hits=$(sed -n 's/^standin-probe: kprobe kcsan_race:kcsan_race_reader hits \([0-9]*\) missed [0-9]*$/\1/p' "$WORK/run.out")
+check "the kprobe on kcsan_race_reader was hit (${hits:-none})" [ "${hits:-0}" -gt 0 ]
+check "the stand-in saw no kprobe left after detach" grep -qx 'standin-probe: kprobes left after detach: 0' "$WORK/run.out"
+check "debugfs kprobes/list is empty after the run" eval '[ -f "$OUT/kprobes-after.txt" ] && [ ! -s "$OUT/kprobes-after.txt" ]'
+check "the module loaded in the guest" grep -q '^module-loaded ' "$OUT/stages"
+check "the module unloaded cleanly" grep -q '^module-unloaded ' "$OUT/stages"
+fires=$(sed -n 's/.*timer fired \([0-9]*\) times.*/\1/p' "$OUT/probe.err")
+check "the racing hrtimer fired (${fires:-never})" [ "${fires:-0}" -gt 0 ]
+check "the module's threads were created" grep -q 'kcsan_race: [0-9]* threads ready' "$OUT/dmesg.txt"
+check "BPF kprobe programs are available in the guest" grep -q 'eBPF program_type kprobe is available' "$OUT/checks.txt"
+check "a BPF kprobe attached, was hit and detached in the guest (host-built libbpf binary)" \
+	grep -q '^bpf-kprobe-check: kprobe on vfs_read: hits [1-9][0-9]*, .*: ok$' "$OUT/checks.txt"
+bad=$(grep -E 'soft lockup|rcu_sched self-detected stall|rcu: INFO|hung_task|blocked for more than|BUG:|Oops|WARNING:' "$OUT/dmesg.txt" | grep -v 'BUG: KCSAN:')
+check "guest dmesg has no lockup, stall, hung task or BUG${bad:+: $bad}" [ -z "$bad" ]
+
+# ---- the race path: a probe command that reports a race makes the harness
+# exit 66 and print the report (no module: the quickest boot)
+KCSAN_VM_PROBE_CMD="bash -c 'echo \"BUG: KCSAN: data-race in kcsan_race_writer / kcsan_race_reader\"; exit 66' fake" \
+	"$VM" --timeout 60 --out "$WORK/run66" --probe none -- true > "$WORK/run66.out" 2> "$WORK/run66.err"
+rc=$?
+check "a reported race makes the harness exit 66 (got $rc)" [ "$rc" = 66 ]
+check "the report is printed on stdout" grep -q '^BUG: KCSAN: data-race in kcsan_race_writer' "$WORK/run66.out"
+
+echo "$pass passed, $fail failed"
+[ "$fail" = 0 ]
