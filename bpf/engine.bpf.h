@@ -41,17 +41,11 @@ struct {
 	__type(value, struct slot_info);
 } slot_info SEC(".maps");
 
-/* Per-CPU state: KCSAN's kcsan_skip, and the hit count for statistics. */
-struct cpu_state {
-	__s64 skip;
-	__u64 hits;
-};
-
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);
 	__type(key, __u32);
-	__type(value, struct cpu_state);
+	__type(value, struct kcsand_cpu_state);
 } cpu_state SEC(".maps");
 
 struct {
@@ -70,6 +64,7 @@ struct kcsand_params params = {
 	.assume_plain_writes_atomic = 1,
 	.interrupt_watcher = 0,
 	.consumer_wait_us = 100,
+	.stall_budget_us = 500000,
 };
 
 /* Counters (.bss), read by the daemon through the mmap. */
@@ -149,6 +144,7 @@ static __always_inline __u32 site_access_type(const struct kcsand_site *s)
 /* One probe hit, everything the slow path and the report need about it. */
 struct hit {
 	void *ctx;
+	struct kcsand_cpu_state *cs;
 	struct pt_regs *regs;
 	const struct kcsand_site *site;
 	__u64 addr;
@@ -307,11 +303,24 @@ static __always_inline void setup_watchpoint(const struct hit *h)
 	int old_ok, cur_ok, value_change = KCSAND_VALUE_CHANGE_MAYBE;
 	struct slot_info *info;
 
+	__u64 t_start, budget_ns = (__u64)PARAM(stall_budget_us) * 1000;
+
 	if (h->in_interrupt && !PARAM(interrupt_watcher))
 		return;
 	info = bpf_map_lookup_elem(&slot_info, &slot);
 	if (!info)
 		return;
+
+	/* The stall budget: a CPU stalls at most budget per second, whatever the rate. */
+	t_start = bpf_ktime_get_ns();
+	if (t_start - h->cs->window_start_ns >= 1000000000ULL) {
+		h->cs->window_start_ns = t_start;
+		h->cs->stalled_ns = 0;
+	}
+	if (budget_ns && h->cs->stalled_ns >= budget_ns) {
+		counter_add(KCSAND_CTR_STALL_BUDGET, 1);
+		return;
+	}
 
 	gen = __sync_fetch_and_add(&wp_generation, 1);
 	wp = wp_encode(h->addr, h->size, is_write, gen);
@@ -351,6 +360,7 @@ static __always_inline void setup_watchpoint(const struct hit *h)
 
 	final = __sync_lock_test_and_set(&watchpoints[slot & (WP_NUM_SLOTS - 1)], 0);
 	counter_add(KCSAND_CTR_USED_WATCHPOINTS, -1);
+	h->cs->stalled_ns += bpf_ktime_get_ns() - t_start;
 
 	if (final & WP_CONSUMED) {
 		struct spin_ctx sc = {
@@ -429,7 +439,7 @@ static __always_inline int treat_as_atomic(const struct hit *h)
 	return 0;
 }
 
-static __always_inline int should_watch(const struct hit *h, struct cpu_state *cs)
+static __always_inline int should_watch(const struct hit *h, struct kcsand_cpu_state *cs)
 {
 	__u32 skip;
 
@@ -448,7 +458,7 @@ static __always_inline int kcsand_check_access(void *ctx, struct pt_regs *regs, 
 					       __u64 ip, int user, int in_interrupt)
 {
 	const struct kcsand_site *site;
-	struct cpu_state *cs;
+	struct kcsand_cpu_state *cs;
 	struct hit h;
 	__u32 zero = 0, slot;
 	__u64 wp;
@@ -464,6 +474,7 @@ static __always_inline int kcsand_check_access(void *ctx, struct pt_regs *regs, 
 		return 0;
 
 	h.ctx = ctx;
+	h.cs = cs;
 	h.regs = regs;
 	h.site = site;
 	h.site_idx = site_idx;

@@ -57,6 +57,53 @@ int kcsand_uprobe(struct pt_regs *ctx)
 	return on_user_access(ctx);
 }
 
+/*
+ * Kernel mode.  preempt_count says whether the probed code runs in a task or
+ * an interrupt.  It is __preempt_count on 6.1 and 6.15+, pcpu_hot's field in
+ * between.  A classic kprobe enters through int3, which the kernel treats
+ * as an NMI (irqentry_nmi_enter adds NMI_OFFSET + HARDIRQ_OFFSET); an
+ * optimized kprobe adds nothing.  So when the NMI bits are set, one NMI and
+ * one hardirq level are the probe's own; a kprobe hit inside a real NMI
+ * through an optimized probe would then read as one level less: rare, and
+ * at worst a report says "interrupt" context wrongly.
+ */
+extern const int __preempt_count __ksym __weak;
+
+struct pcpu_hot {
+	int preempt_count;
+} __attribute__((preserve_access_index));
+extern const struct pcpu_hot pcpu_hot __ksym __weak;
+
+#define KC_NMI_MASK		0x00f00000
+#define KC_NMI_OFFSET		0x00100000
+#define KC_HARDIRQ_MASK		0x000f0000
+#define KC_HARDIRQ_OFFSET	0x00010000
+#define KC_SOFTIRQ_OFFSET	0x00000100
+
+static __always_inline int interrupted_context(void)
+{
+	__u32 pc = 0;
+
+	if (&__preempt_count)
+		pc = *(const int *)bpf_this_cpu_ptr(&__preempt_count);
+	else if (&pcpu_hot)
+		pc = ((const struct pcpu_hot *)bpf_this_cpu_ptr(&pcpu_hot))->preempt_count;
+	if (pc & KC_NMI_MASK)
+		pc -= KC_NMI_OFFSET + KC_HARDIRQ_OFFSET;
+	return (pc & (KC_NMI_MASK | KC_HARDIRQ_MASK | KC_SOFTIRQ_OFFSET)) != 0;
+}
+
+/*
+ * One kprobe per site, the cookie its index.  regs->ip is the probe address
+ * + 1 (int3), but bpf_get_func_ip() gives the probed address itself.
+ */
+SEC("kprobe")
+int kcsand_kprobe(struct pt_regs *ctx)
+{
+	return kcsand_check_access(ctx, ctx, (__u32)bpf_get_attach_cookie(ctx),
+				   bpf_get_func_ip(ctx), 0, interrupted_context());
+}
+
 SEC("tp_btf/sched_process_fork")
 int BPF_PROG(kcsand_fork, struct task_struct *parent, struct task_struct *child)
 {

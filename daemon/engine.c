@@ -10,6 +10,8 @@
 #include <bpf/libbpf.h>
 #include "engine.h"
 #include "dedup.h"
+#include "ksyms.h"
+#include "ktarget.h"
 #include "report.h"
 #include "symbolize.h"
 #include "uprobe_multi.h"
@@ -28,6 +30,8 @@ struct eobj {
 	size_t nr_links;
 	bool attached;
 	bool removed;
+	bool kernel;			/* kprobes on kernel code */
+	size_t refused;			/* kernel sites the kernel would not probe */
 };
 
 struct engine {
@@ -47,6 +51,7 @@ struct engine {
 	size_t nr_queued, cap_queued;
 
 	struct symbolizer *sym;
+	struct ksyms *ksyms;		/* kernel mode */
 	struct dedup *dedup;
 	char system[160];
 
@@ -71,6 +76,7 @@ void engine_opts__init(struct engine_opts *o)
 		.assume_plain_writes_atomic = 1,
 		.interrupt_watcher = 0,
 		.consumer_wait_us = 200,
+		.stall_budget_us = DEFAULT_STALL_BUDGET_US,
 	};
 	o->report_value_change_only = true;
 	o->report_once_in_ms = DEFAULT_REPORT_ONCE_IN_MS;
@@ -197,7 +203,8 @@ int engine__new(const struct engine_opts *o, struct engine **out)
 		return -ENOMEM;
 	}
 	uname(&u);
-	snprintf(e->system, sizeof(e->system), "kcsand %s (user) %s", KCSAND_VERSION, u.release);
+	snprintf(e->system, sizeof(e->system), "kcsand %s (%s) %s", KCSAND_VERSION,
+		 o->kernel ? "kernel" : "user", u.release);
 	*out = e;
 	return 0;
 }
@@ -282,6 +289,54 @@ static int attach_per_site(struct engine *e, struct eobj *eo)
 	return 0;
 }
 
+/*
+ * One kprobe per site, by address (no name: static functions share names).
+ * kprobe_multi would be faster to attach but only probes function entries.
+ */
+static int attach_kprobes(struct engine *e, struct eobj *eo)
+{
+	const struct target_obj *o = eo->obj;
+	size_t eilseq = 0;
+
+	eo->links = calloc(o->sites.n, sizeof(*eo->links));
+	if (!eo->links)
+		return -ENOMEM;
+	for (size_t i = 0; i < o->sites.n; i++) {
+		LIBBPF_OPTS(bpf_kprobe_opts, ko, .bpf_cookie = eo->first + i,
+			    .offset = o->sites.v[i].vaddr);
+		const struct elf_func *f = &o->funcs[o->sites.v[i].func];
+		struct bpf_link *l;
+
+		l = bpf_program__attach_kprobe_opts(e->skel->progs.kcsand_kprobe, NULL, &ko);
+		if (!l) {
+			int err = -errno;
+
+			eo->refused++;
+			if (err == -EILSEQ)
+				eilseq++;
+			if (e->opts.verbose || err == -EILSEQ)
+				fprintf(stderr, "kcsand: cannot attach kprobe at %s+0x%llx: %s%s\n",
+					f->name,
+					(unsigned long long)(o->sites.v[i].vaddr - f->vaddr),
+					strerror(-err),
+					err == -EILSEQ ? " (not an instruction boundary: a decoding bug)"
+						       : "");
+			continue;
+		}
+		eo->links[eo->nr_links++] = l;
+	}
+	if (eo->refused)
+		fprintf(stderr, "kcsand: %zu of %zu kernel sites refused by the kernel (%zu not on an "
+				"instruction boundary)%s\n",
+			eo->refused, o->sites.n, eilseq, e->opts.verbose ? "" : "; -v names them");
+	if (!eo->nr_links) {
+		fprintf(stderr, "kcsand: no kernel site could be probed (does the kernel have "
+				"CONFIG_KPROBES and CONFIG_BPF_EVENTS?)\n");
+		return -ENOENT;
+	}
+	return 0;
+}
+
 static int attach_multi(struct engine *e, struct eobj *eo)
 {
 	const struct target_obj *o = eo->obj;
@@ -333,7 +388,9 @@ static int attach_object(struct engine *e, struct eobj *eo)
 	if (!eo->obj->sites.n)
 		return 0;
 	err = fill_sites(e, eo);
-	if (!err)
+	if (!err && eo->kernel)
+		err = attach_kprobes(e, eo);
+	else if (!err)
 		err = e->multi ? attach_multi(e, eo) : attach_per_site(e, eo);
 	if (err) {
 		detach_object(eo);
@@ -343,25 +400,15 @@ static int attach_object(struct engine *e, struct eobj *eo)
 	return 0;
 }
 
-int engine__add_object(struct engine *e, const char *path, const char *globs)
+/* Give a decoded object its cookie range and, once loaded, its probes. */
+static int register_object(struct engine *e, struct target_obj *obj, bool kernel)
 {
-	struct target_obj *obj;
+	const char *path = obj->path;
 	struct eobj *objs, *eo;
 	uint32_t *site_obj;
-	uint64_t t0 = now_ns();
 	size_t need;
 	int err;
 
-	err = target_obj__open(path, &obj);
-	if (err)
-		return err;
-	err = target_obj__decode(obj, globs ? globs : e->opts.functions, &e->opts.decode);
-	e->decode_ms += (now_ns() - t0) / 1e6;
-	if (err < 0) {
-		fprintf(stderr, "kcsand: cannot decode %s: %s\n", path, strerror(-err));
-		target_obj__free(obj);
-		return err;
-	}
 	need = e->nr_cookies + obj->sites.n;
 	if (e->skel && need > e->capacity) {
 		fprintf(stderr, "kcsand: %s: %zu more sites do not fit the site table "
@@ -381,7 +428,7 @@ int engine__add_object(struct engine *e, const char *path, const char *globs)
 		return -ENOMEM;
 	}
 	eo = &e->objs[e->nr_objs];
-	*eo = (struct eobj){ .obj = obj, .first = e->nr_cookies, .link_fd = -1 };
+	*eo = (struct eobj){ .obj = obj, .first = e->nr_cookies, .link_fd = -1, .kernel = kernel };
 	for (size_t i = e->nr_cookies; i < need; i++)
 		e->site_obj[i] = e->nr_objs;
 	e->nr_cookies = need;
@@ -404,6 +451,59 @@ int engine__add_object(struct engine *e, const char *path, const char *globs)
 		}
 	}
 	return (int)(e->nr_objs - 1);
+}
+
+int engine__add_object(struct engine *e, const char *path, const char *globs)
+{
+	struct target_obj *obj;
+	uint64_t t0 = now_ns();
+	int err;
+
+	if (e->opts.kernel) {
+		fprintf(stderr, "kcsand: %s: user objects need a user-mode engine\n", path);
+		return -EINVAL;
+	}
+	err = target_obj__open(path, &obj);
+	if (err)
+		return err;
+	err = target_obj__decode(obj, globs ? globs : e->opts.functions, &e->opts.decode);
+	e->decode_ms += (now_ns() - t0) / 1e6;
+	if (err < 0) {
+		fprintf(stderr, "kcsand: cannot decode %s: %s\n", path, strerror(-err));
+		target_obj__free(obj);
+		return err;
+	}
+	return register_object(e, obj, false);
+}
+
+int engine__add_kernel(struct engine *e, const char *const *specs, size_t nr_specs)
+{
+	struct target_obj *obj;
+	uint64_t t0 = now_ns();
+	size_t blacklisted;
+	int err;
+
+	if (!e->opts.kernel) {
+		fprintf(stderr, "kcsand: kernel targets need a kernel-mode engine\n");
+		return -EINVAL;
+	}
+	if (!e->ksyms) {
+		e->ksyms = ksyms__load();
+		if (!e->ksyms) {
+			err = -errno;
+			fprintf(stderr, "kcsand: cannot read /proc/kallsyms: %s\n",
+				err == -EPERM ? "addresses are hidden (kptr_restrict)" : strerror(-err));
+			return err;
+		}
+	}
+	err = ktarget__build(e->ksyms, specs, nr_specs, &e->opts.decode, &obj, &blacklisted);
+	e->decode_ms += (now_ns() - t0) / 1e6;
+	if (err)
+		return err;
+	if (blacklisted && e->opts.verbose)
+		fprintf(stderr, "kcsand: %zu matching functions are on the kprobe blacklist\n",
+			blacklisted);
+	return register_object(e, obj, true);
 }
 
 int engine__remove_object(struct engine *e, int id)
@@ -453,12 +553,17 @@ int engine__load(struct engine *e)
 		e->capacity = 1;
 	bpf_map__set_max_entries(skel->maps.sites, e->capacity);
 	skel->data->params = e->opts.params;
-	if (e->multi) {
+	if (e->opts.kernel) {
+		bpf_program__set_autoload(skel->progs.kcsand_uprobe, false);
+		bpf_program__set_autoload(skel->progs.kcsand_uprobe_multi, false);
+	} else if (e->multi) {
 		bpf_program__set_expected_attach_type(skel->progs.kcsand_uprobe_multi,
 						      KCSAND_BPF_TRACE_UPROBE_MULTI);
 		bpf_program__set_autoload(skel->progs.kcsand_uprobe, false);
+		bpf_program__set_autoload(skel->progs.kcsand_kprobe, false);
 	} else {
 		bpf_program__set_autoload(skel->progs.kcsand_uprobe_multi, false);
+		bpf_program__set_autoload(skel->progs.kcsand_kprobe, false);
 	}
 	err = kcsand_bpf__load(skel);
 	if (err) {
@@ -501,7 +606,7 @@ int engine__attach(struct engine *e)
 	if (e->opts.verbose)
 		fprintf(stderr, "kcsand: decoded %zu sites in %.1f ms, attached them in %.1f ms (%s)\n",
 			engine__nr_sites(e), e->decode_ms, (now_ns() - t0) / 1e6,
-			e->multi ? "uprobe_multi" : "per-site uprobes");
+			e->opts.kernel ? "kprobes" : e->multi ? "uprobe_multi" : "per-site uprobes");
 	return 0;
 }
 
@@ -525,6 +630,39 @@ int engine__remove_pid(struct engine *e, pid_t pid)
 	return bpf_map_delete_elem(bpf_map__fd(e->skel->maps.targets), &key) ? -errno : 0;
 }
 
+/* Kernel frames as KCSAN prints them: "func+0xoff/0xsize [module]". */
+static void symbolize_kernel_side(struct engine *e, const struct kcsand_access *a,
+				  struct report_side *s)
+{
+	uint64_t addrs[REPORT_MAX_FRAMES];
+	int n = 0;
+
+	addrs[n++] = a->ip;
+	/* stack[0] is where the probe trapped, the site itself: use the site's address. */
+	for (int i = 1; i < a->nr_frames && i < KCSAND_MAX_STACK && n < REPORT_MAX_FRAMES; i++)
+		addrs[n++] = a->stack[i];
+	for (int i = 0; i < n; i++) {
+		const struct ksym *k = e->ksyms ? ksyms__map_addr(e->ksyms, addrs[i]) : NULL;
+		char *buf = s->frames[i];
+		size_t len = sizeof(s->frames[i]);
+
+		if (!k) {
+			snprintf(buf, len, "0x%llx", (unsigned long long)addrs[i]);
+		} else {
+			snprintf(buf, len, "%s+0x%llx/0x%llx%s%s%s", k->name,
+				 (unsigned long long)(addrs[i] - k->addr), (unsigned long long)k->size,
+				 k->module ? " [" : "", k->module ? k->module : "", k->module ? "]" : "");
+			if (i == 0) {
+				snprintf(s->func, sizeof(s->func), "%s", k->name);
+				snprintf(s->top, sizeof(s->top), "%s+0x%llx/0x%llx", k->name,
+					 (unsigned long long)(addrs[i] - k->addr),
+					 (unsigned long long)k->size);
+			}
+		}
+		s->nr_frames++;
+	}
+}
+
 /* Build one side's frames: the site first, the recovered caller of a frameless site next. */
 static void symbolize_side(struct engine *e, const struct kcsand_access *a, struct report_side *s)
 {
@@ -538,6 +676,10 @@ static void symbolize_side(struct engine *e, const struct kcsand_access *a, stru
 	snprintf(s->func, sizeof(s->func), "0x%llx", (unsigned long long)a->ip);
 	snprintf(s->top, sizeof(s->top), "0x%llx", (unsigned long long)a->ip);
 
+	if (e->opts.kernel) {
+		symbolize_kernel_side(e, a, s);
+		return;
+	}
 	/* The site tells where its object is loaded: no /proc needed for it. */
 	if (site)
 		symbolizer__proc_add_bias(e->sym, a->pid, o->path, a->ip - site->vaddr);
@@ -639,10 +781,7 @@ void engine__counters(const struct engine *e, uint64_t out[KCSAND_CTR_COUNT])
 uint64_t engine__hits(const struct engine *e)
 {
 	int ncpu = libbpf_num_possible_cpus();
-	struct {
-		__s64 skip;
-		__u64 hits;
-	} *v;
+	struct kcsand_cpu_state *v;
 	__u32 zero = 0;
 	uint64_t sum = 0;
 
@@ -685,6 +824,7 @@ void engine__free(struct engine *e)
 	bpf_link__destroy(e->tp_links[1]);
 	kcsand_bpf__destroy(e->skel);
 	symbolizer__free(e->sym);
+	ksyms__free(e->ksyms);
 	dedup__free(e->dedup);
 	free(e->objs);
 	free(e->site_obj);

@@ -19,6 +19,14 @@
 #define USER_DEFAULT_SKIP_WATCH		20
 #define USER_DEFAULT_UDELAY_TASK	400
 #define DEFAULT_REPORT_ONCE_IN_MS	3000
+/*
+ * At most half of each CPU-second stalled: no stretch of back-to-back
+ * watchpoints can starve the watchdog threads, RCU or the target.
+ */
+#define DEFAULT_STALL_BUDGET_US		500000
+/* Kernel mode keeps KCSAN's delays; hits are rarer per site than in a test loop. */
+#define KERNEL_DEFAULT_SKIP_WATCH	100
+#define KERNEL_DEFAULT_UDELAY_TASK	80
 /* Site-table capacity: 24 bytes a site in BPF; objects added later share it. */
 #define DEFAULT_MAX_SITES		65536
 
@@ -33,6 +41,7 @@ struct engine_opts {
 	struct decode_opts decode;
 	size_t max_sites;		/* site-table capacity, for objects added after load */
 	bool force_per_site_links;	/* the < 6.6 fallback, on any kernel */
+	bool kernel;			/* kernel mode: kprobes on kernel functions */
 };
 
 struct engine;
@@ -53,6 +62,13 @@ int engine__load(struct engine *e);
  * Returns an object id >= 0, or a negative errno with a message.
  */
 int engine__add_object(struct engine *e, const char *path, const char *globs);
+/*
+ * Kernel mode: probe the kernel functions chosen by specs (ktarget.h:
+ * GLOB, module:NAME, FUNC+0xOFF), one kprobe per site.  A site the kernel
+ * refuses is named and counted, and the rest stay attached.  Returns an
+ * object id >= 0, or a negative errno with a message.
+ */
+int engine__add_kernel(struct engine *e, const char *const *specs, size_t nr_specs);
 /* Detach an object's probes; its sites stay known for reports in flight. */
 int engine__remove_object(struct engine *e, int id);
 /* Probe every object added before load. */

@@ -15,6 +15,7 @@ static const struct param_desc params_table[] = {
 	P(interrupt_watcher, 0, 1, "interrupts may set up watchpoints"),
 	P(consumer_wait_us, 0, 100000, "µs a watcher waits for its consumer's side"),
 	P(enabled, 0, 1, "on/off"),
+	P(stall_budget_us, 0, 1000000, "µs a CPU may stall per second (0: unlimited)"),
 #undef P
 	{ "report_value_change_only", PARAM_VALUE_CHANGE_ONLY, 0, 0, 1,
 	  "report a race only when the watched value changed" },
@@ -73,6 +74,7 @@ static const char *const counter_names[KCSAND_CTR_COUNT] = {
 	[KCSAND_CTR_RECORDS_DROPPED] = "records_dropped",
 	[KCSAND_CTR_READ_FAULTS] = "read_faults",
 	[KCSAND_CTR_LOST_OTHER] = "lost_other",
+	[KCSAND_CTR_STALL_BUDGET] = "stall_budget_exhausted",
 };
 
 _Static_assert(sizeof(counter_names) / sizeof(counter_names[0]) == KCSAND_CTR_COUNT,

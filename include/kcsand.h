@@ -144,7 +144,19 @@ enum kcsand_counter {
 	KCSAND_CTR_RECORDS_DROPPED,	/* ring buffer full */
 	KCSAND_CTR_READ_FAULTS,		/* value could not be sampled */
 	KCSAND_CTR_LOST_OTHER,		/* consumer did not publish in time */
+	KCSAND_CTR_STALL_BUDGET,	/* watchpoints not set: the CPU's stall budget was spent */
 	KCSAND_CTR_COUNT,
+};
+
+/*
+ * Per-CPU engine state (a per-CPU array of one): KCSAN's kcsan_skip, the
+ * hit count the daemon sums for statistics, and the stall budget's window.
+ */
+struct kcsand_cpu_state {
+	__s64 skip;
+	__u64 hits;
+	__u64 window_start_ns;
+	__u64 stalled_ns;
 };
 
 /*
@@ -162,13 +174,16 @@ struct kcsand_params {
 	__u32 interrupt_watcher;
 	__u32 consumer_wait_us;		/* how long a watcher waits for its consumer's record */
 	__u32 trace_all;		/* every process hitting a probe, not just the targets */
+	__u32 stall_budget_us;		/* per CPU and second; 0: unlimited */
+	__u32 __pad;
 };
 
 #ifndef __VMLINUX_H__
 /* Sizes the BPF side was built with: a mismatch is a build error, not a silent misread. */
 _Static_assert(sizeof(struct kcsand_site) == 24, "struct kcsand_site layout");
 _Static_assert(sizeof(struct kcsand_access) == 72 + 8 * KCSAND_MAX_STACK, "struct kcsand_access layout");
-_Static_assert(sizeof(struct kcsand_params) == 40, "struct kcsand_params layout");
+_Static_assert(sizeof(struct kcsand_params) == 48, "struct kcsand_params layout");
+_Static_assert(sizeof(struct kcsand_cpu_state) == 32, "struct kcsand_cpu_state layout");
 #endif
 
 #endif /* KCSAND_H */

@@ -1,0 +1,419 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * kcsanctl run: the engine embedded, the way a sanitizer is used.
+ *
+ * User mode: PROG is forked, held on a pipe until its probes are attached
+ * and its pid is traced, then exec'd, so it never runs an unprobed
+ * instruction.  Kernel mode: kprobes go on the kernel functions named by
+ * --probe, then the workload runs (or --duration passes), then they come
+ * off.  Either way the exit status says whether a race was reported.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/wait.h>
+#include "cli.h"
+#include "engine.h"
+
+#define MAX_OBJECTS	16
+#define MAX_PROBES	64
+
+void run_help(FILE *out)
+{
+	fprintf(out,
+		"Usage: kcsanctl run [OPTIONS] -- PROG [ARGS...]\n"
+		"       kcsanctl run --kernel --probe SPEC... [OPTIONS] [--duration S] [-- CMD...]\n"
+		"\n"
+		"Run PROG with a uprobe on every memory-access instruction of its functions and\n"
+		"report data races in KCSAN's format on stderr.  Exit status: PROG's, or 66 when\n"
+		"a race was reported and PROG exited 0.\n"
+		"\n"
+		"With --kernel, put a kprobe on every memory access of the kernel functions that\n"
+		"SPEC names (GLOB, module:NAME or FUNC+0xOFF), run CMD (or wait S seconds), and\n"
+		"detach.  Exit status: 66 when a race was reported, else CMD's.\n"
+		"\n"
+		"Options:\n"
+		"  --skip-watch N        plain accesses per CPU between watchpoints (default %u;\n"
+		"                        kernel mode %u)\n"
+		"  --udelay-task US      stall of a watcher, in µs (default %u; kernel mode %u)\n"
+		"  --functions GLOB,...  probe only the functions matching these globs\n"
+		"  --object PATH         also probe this shared object (repeatable)\n"
+		"  --param NAME=VALUE    set any parameter (repeatable; --param help lists them)\n"
+		"  --json                one JSON object per report instead of KCSAN's text\n"
+		"  --output FILE         write reports to FILE ('-': stdout) instead of stderr\n"
+		"  --halt-on-error       stop PROG at the first report (exit status 66)\n"
+		"  --per-site-links      one uprobe link per site, as on kernels without\n"
+		"                        uprobe_multi (< 6.6); slow to detach\n"
+		"  --kernel              kernel mode (kprobes)\n"
+		"  --probe SPEC          kernel functions to probe (repeatable, with --kernel)\n"
+		"  --duration S          kernel mode without CMD: watch for S seconds\n"
+		"  -v, --verbose         say what is decoded and attached (twice: libbpf debug)\n",
+		USER_DEFAULT_SKIP_WATCH, KERNEL_DEFAULT_SKIP_WATCH, USER_DEFAULT_UDELAY_TASK,
+		KERNEL_DEFAULT_UDELAY_TASK);
+}
+
+static volatile sig_atomic_t got_signal;
+
+static void on_signal(int sig)
+{
+	got_signal = sig;
+}
+
+/* Resolve PROG as execvp(3) would, so that the probes go on the file that runs. */
+static char *resolve_prog(const char *prog)
+{
+	const char *path = getenv("PATH");
+	char buf[4096];
+
+	if (strchr(prog, '/'))
+		return realpath(prog, NULL);
+	if (!path)
+		path = "/usr/bin:/bin";
+	while (*path) {
+		const char *end = strchrnul(path, ':');
+		int len = end - path;
+
+		snprintf(buf, sizeof(buf), "%.*s/%s", len ? len : 1, len ? path : ".", prog);
+		if (access(buf, X_OK) == 0)
+			return realpath(buf, NULL);
+		path = *end ? end + 1 : end;
+	}
+	errno = ENOENT;
+	return NULL;
+}
+
+struct run_args {
+	struct engine_opts o;
+	const char *objects[MAX_OBJECTS];
+	int nr_objects;
+	const char *probes[MAX_PROBES];
+	int nr_probes;
+	bool skip_set, udelay_set;
+	bool halt;
+	double duration;
+	const char *output;
+};
+
+static int parse_args(int argc, char **argv, struct run_args *a)
+{
+	enum {
+		OPT_SKIP = 256, OPT_UDELAY, OPT_FUNCS, OPT_OBJECT, OPT_PARAM, OPT_JSON, OPT_HALT,
+		OPT_PER_SITE, OPT_KERNEL, OPT_PROBE, OPT_DURATION, OPT_OUTPUT,
+	};
+	static const struct option longopts[] = {
+		{ "skip-watch", required_argument, NULL, OPT_SKIP },
+		{ "udelay-task", required_argument, NULL, OPT_UDELAY },
+		{ "functions", required_argument, NULL, OPT_FUNCS },
+		{ "object", required_argument, NULL, OPT_OBJECT },
+		{ "param", required_argument, NULL, OPT_PARAM },
+		{ "json", no_argument, NULL, OPT_JSON },
+		{ "halt-on-error", no_argument, NULL, OPT_HALT },
+		{ "per-site-links", no_argument, NULL, OPT_PER_SITE },
+		{ "kernel", no_argument, NULL, OPT_KERNEL },
+		{ "probe", required_argument, NULL, OPT_PROBE },
+		{ "duration", required_argument, NULL, OPT_DURATION },
+		{ "output", required_argument, NULL, OPT_OUTPUT },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
+		{},
+	};
+	char *end;
+	int opt;
+
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, "+vh", longopts, NULL)) != -1) {
+		switch (opt) {
+		case OPT_SKIP:
+			if (engine_opts__set(&a->o, "skip_watch", optarg))
+				return -1;
+			a->skip_set = true;
+			break;
+		case OPT_UDELAY:
+			if (engine_opts__set(&a->o, "udelay_task", optarg))
+				return -1;
+			a->udelay_set = true;
+			break;
+		case OPT_FUNCS:
+			a->o.functions = optarg;
+			break;
+		case OPT_OBJECT:
+			if (a->nr_objects == MAX_OBJECTS) {
+				fprintf(stderr, "kcsanctl: run: at most %d --object\n", MAX_OBJECTS);
+				return -1;
+			}
+			a->objects[a->nr_objects++] = optarg;
+			break;
+		case OPT_PROBE:
+			if (a->nr_probes == MAX_PROBES) {
+				fprintf(stderr, "kcsanctl: run: at most %d --probe\n", MAX_PROBES);
+				return -1;
+			}
+			a->probes[a->nr_probes++] = optarg;
+			break;
+		case OPT_PARAM:
+			if (!strcmp(optarg, "help")) {
+				params_print(stdout);
+				exit(0);
+			}
+			if (engine_opts__set_kv(&a->o, optarg)) {
+				params_print(stderr);
+				return -1;
+			}
+			if (!strncmp(optarg, "skip_watch=", 11))
+				a->skip_set = true;
+			if (!strncmp(optarg, "udelay_task=", 12))
+				a->udelay_set = true;
+			break;
+		case OPT_JSON:
+			a->o.json = true;
+			break;
+		case OPT_HALT:
+			a->halt = true;
+			break;
+		case OPT_PER_SITE:
+			a->o.force_per_site_links = true;
+			break;
+		case OPT_KERNEL:
+			a->o.kernel = true;
+			break;
+		case OPT_DURATION:
+			errno = 0;
+			a->duration = strtod(optarg, &end);
+			if (errno || *end || a->duration <= 0 || a->duration > 86400) {
+				fprintf(stderr, "kcsanctl: run: --duration: bad number of seconds '%s'\n",
+					optarg);
+				return -1;
+			}
+			break;
+		case OPT_OUTPUT:
+			a->output = optarg;
+			break;
+		case 'v':
+			a->o.verbose++;
+			break;
+		case 'h':
+			run_help(stdout);
+			exit(0);
+		default:
+			return -1;
+		}
+	}
+	if (a->o.kernel) {
+		if (!a->nr_probes) {
+			fprintf(stderr, "kcsanctl: run: --kernel needs at least one --probe SPEC\n");
+			return -1;
+		}
+		if (a->nr_objects || a->o.functions) {
+			fprintf(stderr, "kcsanctl: run: --object and --functions are for user mode; "
+					"use --probe with --kernel\n");
+			return -1;
+		}
+		if (optind >= argc && !a->duration) {
+			fprintf(stderr, "kcsanctl: run: --kernel needs a command or --duration\n");
+			return -1;
+		}
+		if (!a->skip_set)
+			a->o.params.skip_watch = KERNEL_DEFAULT_SKIP_WATCH;
+		if (!a->udelay_set)
+			a->o.params.udelay_task = KERNEL_DEFAULT_UDELAY_TASK;
+		/* Every task that enters the probed code: the kernel has no "target". */
+		a->o.params.trace_all = 1;
+	} else {
+		if (a->nr_probes || a->duration) {
+			fprintf(stderr, "kcsanctl: run: --probe and --duration need --kernel\n");
+			return -1;
+		}
+		if (optind >= argc) {
+			fprintf(stderr, "kcsanctl: run: no program given\n");
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* Fork CMD held behind a pipe: it execs only once gate[1] is written. */
+static pid_t spawn_gated(const char *path, char **argv, int *gate_w)
+{
+	int gate[2];
+	pid_t pid;
+
+	if (pipe2(gate, O_CLOEXEC)) {
+		perror("kcsanctl: run: pipe");
+		return -1;
+	}
+	pid = fork();
+	if (pid < 0) {
+		perror("kcsanctl: run: fork");
+		close(gate[0]);
+		close(gate[1]);
+		return -1;
+	}
+	if (pid == 0) {
+		char c;
+
+		close(gate[1]);
+		if (read(gate[0], &c, 1) != 1)
+			_exit(127);
+		execvp(path, argv);
+		fprintf(stderr, "kcsanctl: run: cannot execute %s: %s\n", path, strerror(errno));
+		_exit(127);
+	}
+	close(gate[0]);
+	*gate_w = gate[1];
+	return pid;
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+int cmd_run(int argc, char **argv)
+{
+	struct run_args a = {};
+	struct engine *e = NULL;
+	int status = 0, ret = EXIT_USAGE, gate = -1;
+	bool halted = false, child_done = true;
+	char *prog = NULL;
+	FILE *out = NULL;
+	pid_t child = -1;
+	double deadline = 0;
+
+	engine_opts__init(&a.o);
+	if (parse_args(argc, argv, &a)) {
+		run_help(stderr);
+		return EXIT_USAGE;
+	}
+	if (geteuid() != 0) {
+		fprintf(stderr, "kcsanctl: run: needs root (BPF programs and %s need CAP_BPF, "
+				"CAP_PERFMON and CAP_SYS_ADMIN)\n",
+			a.o.kernel ? "kprobes" : "uprobes");
+		return EXIT_USAGE;
+	}
+	if (optind < argc) {
+		prog = a.o.kernel ? strdup(argv[optind]) : resolve_prog(argv[optind]);
+		if (!prog) {
+			fprintf(stderr, "kcsanctl: run: cannot find %s: %s\n", argv[optind],
+				strerror(errno));
+			return EXIT_USAGE;
+		}
+	}
+	if (a.output) {
+		out = strcmp(a.output, "-") ? fopen(a.output, "w") : stdout;
+		if (!out) {
+			fprintf(stderr, "kcsanctl: run: cannot open %s: %s\n", a.output,
+				strerror(errno));
+			goto out;
+		}
+		a.o.out = out;
+	}
+
+	if (engine__new(&a.o, &e))
+		goto out;
+	if (a.o.kernel) {
+		if (engine__add_kernel(e, a.probes, a.nr_probes) < 0)
+			goto out;
+	} else {
+		if (engine__add_object(e, prog, NULL) < 0)
+			goto out;
+		for (int i = 0; i < a.nr_objects; i++)
+			if (engine__add_object(e, a.objects[i], NULL) < 0)
+				goto out;
+	}
+	if (!engine__nr_sites(e)) {
+		fprintf(stderr, "kcsanctl: run: no memory-access instruction to probe in %s%s%s\n",
+			a.o.kernel ? "the probed kernel functions" : prog,
+			a.o.functions ? " matching " : "", a.o.functions ? a.o.functions : "");
+		goto out;
+	}
+	if (engine__load(e) || engine__attach(e))
+		goto out;
+
+	if (prog) {
+		child = spawn_gated(prog, &argv[optind], &gate);
+		if (child < 0)
+			goto out;
+		if (!a.o.kernel && engine__add_pid(e, child)) {
+			kill(child, SIGKILL);
+			waitpid(child, NULL, 0);
+			goto out;
+		}
+		child_done = false;
+	}
+	if (a.o.verbose)
+		fprintf(stderr, "kcsanctl: run: %zu sites attached%s%s\n", engine__nr_sites(e),
+			prog ? ", starting " : "", prog ? prog : "");
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+	signal(SIGHUP, on_signal);
+	if (gate >= 0) {
+		if (write(gate, "g", 1) != 1) {
+			perror("kcsanctl: run: cannot start the child");
+			kill(child, SIGKILL);
+		}
+		close(gate);
+		gate = -1;
+	}
+	if (a.duration)
+		deadline = now_s() + a.duration;
+
+	for (;;) {
+		engine__poll(e, 100);
+		if (a.halt && engine__nr_reports(e) && !halted && !child_done) {
+			/* TSan's halt_on_error: the first report ends the run. */
+			kill(child, SIGKILL);
+			halted = true;
+		}
+		if (got_signal) {
+			if (child_done)
+				break;
+			/* Forward; the child decides how to end. */
+			kill(child, got_signal);
+			got_signal = 0;
+		}
+		if (!child_done) {
+			pid_t w = waitpid(child, &status, WNOHANG);
+
+			if (w == child)
+				child_done = true;
+			else if (w < 0 && errno != EINTR) {
+				perror("kcsanctl: run: waitpid");
+				break;
+			}
+		}
+		/* Kernel mode: a command ends the run; without one, the duration does. */
+		if (child_done && (prog || now_s() >= deadline))
+			break;
+	}
+	/* Reports of the last moments are still in the ring buffer. */
+	engine__poll(e, 0);
+	engine__print_summary(e, stderr);
+
+	ret = 0;
+	if (prog) {
+		if (WIFEXITED(status))
+			ret = WEXITSTATUS(status);
+		else if (WIFSIGNALED(status))
+			ret = 128 + WTERMSIG(status);
+	}
+	if ((ret == 0 || halted) && engine__nr_reports(e))
+		ret = EXIT_RACE;
+out:
+	if (gate >= 0)
+		close(gate);
+	engine__free(e);
+	if (out && out != stdout)
+		fclose(out);
+	free(prog);
+	return ret;
+}

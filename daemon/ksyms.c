@@ -1,0 +1,188 @@
+// SPDX-License-Identifier: GPL-2.0-only
+#include <errno.h>
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "ksyms.h"
+
+/*
+ * One array sorted by address; names and module names live in one string
+ * pool (module names repeat: each is stored once per run of equal names).
+ */
+struct ksyms {
+	struct ksym *syms;
+	size_t n, cap;
+	char *pool;
+	size_t pool_len, pool_cap;
+};
+
+static ssize_t pool_add(struct ksyms *ks, const char *s)
+{
+	size_t len = strlen(s) + 1;
+	ssize_t off;
+
+	if (ks->pool_len + len > ks->pool_cap) {
+		size_t cap = ks->pool_cap ? ks->pool_cap * 2 : 1 << 20;
+		char *p;
+
+		while (cap < ks->pool_len + len)
+			cap *= 2;
+		p = realloc(ks->pool, cap);
+		if (!p)
+			return -1;
+		ks->pool = p;
+		ks->pool_cap = cap;
+	}
+	off = ks->pool_len;
+	memcpy(ks->pool + off, s, len);
+	ks->pool_len += len;
+	return off;
+}
+
+static int cmp_addr(const void *a, const void *b)
+{
+	const struct ksym *x = a, *y = b;
+
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	/* Names sit in the pool in kallsyms order: keep it among aliases. */
+	return x->name < y->name ? -1 : x->name > y->name;
+}
+
+struct ksyms *ksyms__load_file(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	struct ksyms *ks;
+	char line[512], name[256], mod[128], last_mod[128] = "";
+	ssize_t last_mod_off = -1;
+	bool any_nonzero = false;
+
+	if (!f)
+		return NULL;
+	ks = calloc(1, sizeof(*ks));
+	if (!ks)
+		goto fail;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long long addr;
+		char type;
+		int n;
+		ssize_t name_off, mod_off = -1;
+
+		mod[0] = '\0';
+		n = sscanf(line, "%llx %c %255s [%127[^]]]", &addr, &type, name, mod);
+		if (n < 3)
+			continue;
+		if (type != 't' && type != 'T' && type != 'w' && type != 'W')
+			continue;
+		if (addr)
+			any_nonzero = true;
+		name_off = pool_add(ks, name);
+		if (name_off < 0)
+			goto fail;
+		if (n == 4) {
+			if (strcmp(mod, last_mod)) {
+				last_mod_off = pool_add(ks, mod);
+				if (last_mod_off < 0)
+					goto fail;
+				snprintf(last_mod, sizeof(last_mod), "%s", mod);
+			}
+			mod_off = last_mod_off;
+		}
+		if (ks->n == ks->cap) {
+			size_t cap = ks->cap ? ks->cap * 2 : 65536;
+			struct ksym *v = realloc(ks->syms, cap * sizeof(*v));
+
+			if (!v)
+				goto fail;
+			ks->syms = v;
+			ks->cap = cap;
+		}
+		/* Offsets now, pointers once the pool stops moving. */
+		ks->syms[ks->n++] = (struct ksym){ .name = (const char *)(uintptr_t)name_off,
+						   .module = (const char *)(uintptr_t)(mod_off + 1),
+						   .addr = addr };
+	}
+	fclose(f);
+	f = NULL;
+	if (!any_nonzero) {
+		errno = EPERM;	/* kptr_restrict: addresses read as 0 */
+		goto fail;
+	}
+	for (size_t i = 0; i < ks->n; i++) {
+		uintptr_t m = (uintptr_t)ks->syms[i].module;
+
+		ks->syms[i].name = ks->pool + (uintptr_t)ks->syms[i].name;
+		ks->syms[i].module = m ? ks->pool + (m - 1) : NULL;
+	}
+	qsort(ks->syms, ks->n, sizeof(*ks->syms), cmp_addr);
+	/*
+	 * Size: up to the next symbol at a higher address (aliases share
+	 * theirs); the last one before another module's text, or the end,
+	 * gets a page at most.
+	 */
+	for (size_t i = ks->n; i-- > 0;) {
+		size_t j = i + 1;
+
+		while (j < ks->n && ks->syms[j].addr == ks->syms[i].addr)
+			j++;
+		if (j < ks->n && ks->syms[j].module == ks->syms[i].module)
+			ks->syms[i].size = ks->syms[j].addr - ks->syms[i].addr;
+		else if (j < ks->n && ks->syms[j].addr - ks->syms[i].addr < 4096)
+			ks->syms[i].size = ks->syms[j].addr - ks->syms[i].addr;
+		else
+			ks->syms[i].size = 4096;
+	}
+	return ks;
+fail:
+	if (f)
+		fclose(f);
+	ksyms__free(ks);
+	return NULL;
+}
+
+struct ksyms *ksyms__load(void)
+{
+	return ksyms__load_file("/proc/kallsyms");
+}
+
+void ksyms__free(struct ksyms *ks)
+{
+	if (!ks)
+		return;
+	free(ks->syms);
+	free(ks->pool);
+	free(ks);
+}
+
+const struct ksym *ksyms__map_addr(const struct ksyms *ks, uint64_t addr)
+{
+	size_t lo = 0, hi = ks->n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (ks->syms[mid].addr <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo)
+		return NULL;
+	lo--;
+	/* Aliases share an address: prefer the first name at it. */
+	while (lo > 0 && ks->syms[lo - 1].addr == ks->syms[lo].addr)
+		lo--;
+	return addr - ks->syms[lo].addr < ks->syms[lo].size ? &ks->syms[lo] : NULL;
+}
+
+size_t ksyms__count(const struct ksyms *ks)
+{
+	return ks->n;
+}
+
+const struct ksym *ksyms__at(const struct ksyms *ks, size_t i)
+{
+	return i < ks->n ? &ks->syms[i] : NULL;
+}

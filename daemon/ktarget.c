@@ -1,0 +1,301 @@
+// SPDX-License-Identifier: GPL-2.0-only
+#include <errno.h>
+#include <fcntl.h>
+#include <fnmatch.h>
+#include <gelf.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "ktarget.h"
+
+/* Longest function read from kcore: larger ones are cut (and say so with -v). */
+#define KFUNC_MAX_LEN (256 * 1024)
+
+/* /proc/kcore's PT_LOAD table: kernel virtual address -> file offset. */
+struct kcore {
+	int fd;
+	GElf_Phdr *ph;
+	size_t n;
+};
+
+static int kcore__open(struct kcore *kc)
+{
+	Elf *elf;
+	size_t n;
+
+	kc->fd = open("/proc/kcore", O_RDONLY | O_CLOEXEC);
+	if (kc->fd < 0) {
+		int err = -errno;
+
+		fprintf(stderr, "kcsand: cannot open /proc/kcore: %s (kernel mode reads the live "
+				"code through it; CONFIG_PROC_KCORE)\n", strerror(-err));
+		return err;
+	}
+	elf_version(EV_CURRENT);
+	elf = elf_begin(kc->fd, ELF_C_READ, NULL);
+	if (!elf || elf_getphdrnum(elf, &n)) {
+		fprintf(stderr, "kcsand: /proc/kcore: not a readable ELF core: %s\n",
+			elf_errmsg(-1));
+		if (elf)
+			elf_end(elf);
+		return -EINVAL;
+	}
+	kc->ph = calloc(n ? n : 1, sizeof(*kc->ph));
+	if (!kc->ph) {
+		elf_end(elf);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < n; i++)
+		if (gelf_getphdr(elf, i, &kc->ph[kc->n]) && kc->ph[kc->n].p_type == PT_LOAD)
+			kc->n++;
+	elf_end(elf);
+	return 0;
+}
+
+static int kcore__read(const struct kcore *kc, uint64_t addr, void *buf, size_t len)
+{
+	for (size_t i = 0; i < kc->n; i++) {
+		const GElf_Phdr *p = &kc->ph[i];
+
+		if (addr < p->p_vaddr || addr + len > p->p_vaddr + p->p_filesz)
+			continue;
+		if (pread(kc->fd, buf, len, p->p_offset + (addr - p->p_vaddr)) != (ssize_t)len)
+			return errno ? -errno : -EIO;
+		return 0;
+	}
+	return -ERANGE;
+}
+
+static void kcore__close(struct kcore *kc)
+{
+	if (kc->fd >= 0)
+		close(kc->fd);
+	free(kc->ph);
+}
+
+/* Functions kprobes refuse, from the kernel's own list (debugfs). */
+struct blacklist {
+	uint64_t (*r)[2];
+	size_t n;
+};
+
+static void blacklist__load(struct blacklist *bl)
+{
+	FILE *f = fopen("/sys/kernel/debug/kprobes/blacklist", "r");
+	unsigned long long a, b;
+	char line[256];
+
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		void *v;
+
+		if (sscanf(line, "0x%llx-0x%llx", &a, &b) != 2)
+			continue;
+		v = realloc(bl->r, (bl->n + 1) * sizeof(*bl->r));
+		if (!v)
+			break;
+		bl->r = v;
+		bl->r[bl->n][0] = a;
+		bl->r[bl->n][1] = b;
+		bl->n++;
+	}
+	fclose(f);
+}
+
+static bool blacklist__has(const struct blacklist *bl, uint64_t addr)
+{
+	for (size_t i = 0; i < bl->n; i++)
+		if (addr >= bl->r[i][0] && addr < bl->r[i][1])
+			return true;
+	return false;
+}
+
+/* A parsed spec. */
+struct kspec {
+	const char *module;	/* module:NAME */
+	char func[256];		/* FUNC+0xOFF */
+	uint64_t off;
+	bool exact;
+	const char *glob;
+};
+
+static int parse_spec(const char *s, struct kspec *sp)
+{
+	const char *plus = strchr(s, '+');
+
+	memset(sp, 0, sizeof(*sp));
+	if (!*s)
+		goto bad;
+	if (!strncmp(s, "module:", 7)) {
+		if (!s[7])
+			goto bad;
+		sp->module = s + 7;
+		return 0;
+	}
+	if (plus) {
+		char *end;
+
+		if ((size_t)(plus - s) >= sizeof(sp->func) || plus == s)
+			goto bad;
+		snprintf(sp->func, sizeof(sp->func), "%.*s", (int)(plus - s), s);
+		errno = 0;
+		sp->off = strtoull(plus + 1, &end, 0);
+		if (errno || end == plus + 1 || *end)
+			goto bad;
+		sp->exact = true;
+		return 0;
+	}
+	sp->glob = s;
+	return 0;
+bad:
+	fprintf(stderr, "kcsand: bad kernel probe spec '%s' (expected GLOB, module:NAME or "
+			"FUNC+0xOFF)\n", s);
+	return -EINVAL;
+}
+
+static bool spec_matches(const struct kspec *sp, const struct ksym *k)
+{
+	if (sp->module)
+		return k->module && !strcmp(k->module, sp->module);
+	if (sp->exact)
+		return !strcmp(k->name, sp->func);
+	return !fnmatch(sp->glob, k->name, 0);
+}
+
+static int push_func(struct target_obj *obj, size_t *cap, const struct ksym *k)
+{
+	char name[384];
+
+	if (obj->nr_funcs == *cap) {
+		size_t c = *cap ? *cap * 2 : 64;
+		struct elf_func *v = realloc(obj->funcs, c * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		obj->funcs = v;
+		*cap = c;
+	}
+	/* Module functions keep their module, as KCSAN prints it: "func [mod]". */
+	snprintf(name, sizeof(name), "%s", k->name);
+	obj->funcs[obj->nr_funcs] = (struct elf_func){ .name = strdup(name), .vaddr = k->addr,
+						       .size = k->size };
+	if (!obj->funcs[obj->nr_funcs].name)
+		return -ENOMEM;
+	obj->nr_funcs++;
+	return 0;
+}
+
+int ktarget__build(struct ksyms *ks, const char *const *specs, size_t nr_specs,
+		   const struct decode_opts *opts, struct target_obj **out, size_t *blacklisted)
+{
+	struct kspec *sp = calloc(nr_specs ? nr_specs : 1, sizeof(*sp));
+	struct target_obj *obj = calloc(1, sizeof(*obj));
+	struct blacklist bl = {};
+	struct kcore kc = { .fd = -1 };
+	struct decode_opts kopts = opts ? *opts : (struct decode_opts){};
+	uint8_t *code = NULL;
+	size_t cap = 0;
+	int err = 0;
+
+	*blacklisted = 0;
+	if (!sp || !obj || !(obj->path = strdup("[kernel]"))) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (size_t i = 0; i < nr_specs; i++) {
+		err = parse_spec(specs[i], &sp[i]);
+		if (err)
+			goto out;
+	}
+	/* gs is per-CPU data in the kernel; kprobes take lock prefixes where they are. */
+	kopts.skip_gs = true;
+	kopts.probe_locked = true;
+	blacklist__load(&bl);
+
+	for (size_t i = 0; i < ksyms__count(ks); i++) {
+		const struct ksym *k = ksyms__at(ks, i);
+		bool match = false;
+
+		/* One function per address: aliases would give duplicate probes. */
+		if (i && ksyms__at(ks, i - 1)->addr == k->addr)
+			continue;
+		for (size_t j = 0; j < nr_specs && !match; j++)
+			match = spec_matches(&sp[j], k);
+		if (!match)
+			continue;
+		if (blacklist__has(&bl, k->addr)) {
+			(*blacklisted)++;
+			continue;
+		}
+		err = push_func(obj, &cap, k);
+		if (err)
+			goto out;
+	}
+	if (!obj->nr_funcs) {
+		fprintf(stderr, "kcsand: no probe-able kernel function matches the spec%s",
+			nr_specs > 1 ? "s" : "");
+		for (size_t j = 0; j < nr_specs; j++)
+			fprintf(stderr, " '%s'", specs[j]);
+		fprintf(stderr, "%s\n", *blacklisted ? " (all matches are on the kprobe blacklist)" : "");
+		err = -ENOENT;
+		goto out;
+	}
+
+	err = kcore__open(&kc);
+	if (err)
+		goto out;
+	code = malloc(KFUNC_MAX_LEN);
+	if (!code) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (size_t f = 0; f < obj->nr_funcs; f++) {
+		struct elf_func *fn = &obj->funcs[f];
+		size_t len = fn->size < KFUNC_MAX_LEN ? fn->size : KFUNC_MAX_LEN;
+		size_t before = obj->sites.n;
+
+		err = kcore__read(&kc, fn->vaddr, code, len);
+		if (err) {
+			fprintf(stderr, "kcsand: cannot read %s at 0x%" PRIx64 " from /proc/kcore: %s\n",
+				fn->name, fn->vaddr, strerror(-err));
+			goto out;
+		}
+		err = decode_function(code, len, fn->vaddr, f, &kopts, &obj->sites, &obj->stats);
+		if (err)
+			goto out;
+		/* FUNC+0xOFF keeps exactly that instruction. */
+		for (size_t j = 0; j < nr_specs; j++) {
+			size_t keep = before;
+
+			if (!sp[j].exact || strcmp(sp[j].func, fn->name))
+				continue;
+			for (size_t s = before; s < obj->sites.n; s++)
+				if (obj->sites.v[s].vaddr == fn->vaddr + sp[j].off)
+					obj->sites.v[keep++] = obj->sites.v[s];
+			if (keep == before) {
+				fprintf(stderr, "kcsand: %s: no probe-able memory access at that offset\n",
+					specs[j]);
+				err = -ENOENT;
+				goto out;
+			}
+			obj->sites.n = keep;
+		}
+	}
+	for (size_t s = 0; s < obj->sites.n; s++)
+		obj->sites.v[s].file_off = obj->sites.v[s].vaddr;
+	obj->stats.sites = obj->sites.n;
+out:
+	free(code);
+	kcore__close(&kc);
+	free(bl.r);
+	free(sp);
+	if (err) {
+		target_obj__free(obj);
+		obj = NULL;
+	}
+	*out = obj;
+	return err;
+}
