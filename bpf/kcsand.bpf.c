@@ -95,13 +95,15 @@ static __always_inline int interrupted_context(void)
 
 /*
  * One kprobe per site, the cookie its index.  regs->ip is the probe address
- * + 1 (int3), but bpf_get_func_ip() gives the probed address itself.
+ * + 1: after the int3, and an optimized (jump) kprobe sets it the same way.
+ * bpf_get_func_ip() would not do: since 6.1 it returns 0 for a kprobe that
+ * is not on a function's entry.
  */
 SEC("kprobe")
 int kcsand_kprobe(struct pt_regs *ctx)
 {
-	return kcsand_check_access(ctx, ctx, (__u32)bpf_get_attach_cookie(ctx),
-				   bpf_get_func_ip(ctx), 0, interrupted_context());
+	return kcsand_check_access(ctx, ctx, (__u32)bpf_get_attach_cookie(ctx), ctx->ip - 1, 0,
+				   interrupted_context());
 }
 
 SEC("tp_btf/sched_process_fork")

@@ -834,6 +834,10 @@ int decode_function(const uint8_t *code, size_t len, uint64_t vaddr, uint32_t fu
 			stats->decode_errors++;
 			break;
 		}
+		if (opts->stop_at_padding &&
+		    (in.mnemonic == ZYDIS_MNEMONIC_INT3 ||
+		     (in.length == 2 && code[off] == 0x00 && code[off + 1] == 0x00)))
+			break;
 		stats->insns++;
 
 		switch (classify(&in, ops, opts, &site)) {

@@ -60,6 +60,12 @@ struct decode_opts {
 	 * es/cs/ds/ss-prefixed ones are left out as unencodable.
 	 */
 	bool probe_locked;
+	/*
+	 * Kernel functions are sized from kallsyms (next symbol), so the last
+	 * one of a module runs into the zero-filled rest of its page: stop at
+	 * int3 padding or at "add [rax],al" (00 00), which compilers never emit.
+	 */
+	bool stop_at_padding;
 };
 
 /* A growable vector of sites. */

@@ -119,6 +119,7 @@ struct kspec {
 	char func[256];		/* FUNC+0xOFF */
 	uint64_t off;
 	bool exact;
+	bool exclude;		/* !GLOB: leave matching functions out */
 	const char *glob;
 };
 
@@ -127,6 +128,11 @@ static int parse_spec(const char *s, struct kspec *sp)
 	const char *plus = strchr(s, '+');
 
 	memset(sp, 0, sizeof(*sp));
+	if (*s == '!') {
+		sp->exclude = true;
+		sp->glob = s + 1;
+		return *sp->glob ? 0 : -EINVAL;
+	}
 	if (!*s)
 		goto bad;
 	if (!strncmp(s, "module:", 7)) {
@@ -213,6 +219,7 @@ int ktarget__build(struct ksyms *ks, const char *const *specs, size_t nr_specs,
 	/* gs is per-CPU data in the kernel; kprobes take lock prefixes where they are. */
 	kopts.skip_gs = true;
 	kopts.probe_locked = true;
+	kopts.stop_at_padding = true;
 	blacklist__load(&bl);
 
 	for (size_t i = 0; i < ksyms__count(ks); i++) {
@@ -223,7 +230,9 @@ int ktarget__build(struct ksyms *ks, const char *const *specs, size_t nr_specs,
 		if (i && ksyms__at(ks, i - 1)->addr == k->addr)
 			continue;
 		for (size_t j = 0; j < nr_specs && !match; j++)
-			match = spec_matches(&sp[j], k);
+			match = !sp[j].exclude && spec_matches(&sp[j], k);
+		for (size_t j = 0; j < nr_specs && match; j++)
+			match = !(sp[j].exclude && spec_matches(&sp[j], k));
 		if (!match)
 			continue;
 		if (blacklist__has(&bl, k->addr)) {

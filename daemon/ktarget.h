@@ -7,6 +7,7 @@
  * Specs:  GLOB          kernel or module functions whose names match
  *         module:NAME   every function of a loaded module
  *         FUNC+0xOFF    the one access instruction at that offset
+ *         !GLOB         leave matching functions out (of the other specs)
  */
 #ifndef KCSAND_KTARGET_H
 #define KCSAND_KTARGET_H

@@ -182,6 +182,22 @@ static void test_instructions(void)
 		site_vec__free(&r.sites);
 	}
 
+	TEST(stop_at_padding) {
+		static const struct decode_opts kopts = { .stop_at_padding = true };
+
+		r = DECODE_OPTS(&kopts, 0x8b, 0x07,		/* mov eax,[rdi] */
+				0xc3,				/* ret */
+				0x00, 0x00, 0x00, 0x00);	/* zero fill: add [rax],al x2 */
+		ASSERT_EQ(r.sites.n, 1, "the zero fill after the last function is no code");
+		site_vec__free(&r.sites);
+		r = DECODE_OPTS(&kopts, 0x8b, 0x07, 0xc3, 0xcc, 0xcc, 0x8b, 0x06);
+		ASSERT_EQ(r.sites.n, 1, "int3 padding ends the function");
+		site_vec__free(&r.sites);
+		r = DECODE(0x8b, 0x07, 0xc3, 0x00, 0x00);
+		ASSERT_EQ(r.sites.n, 2, "without the option, zero bytes decode as an access");
+		site_vec__free(&r.sites);
+	}
+
 	TEST(xchg_mem) {
 		r = DECODE(0x87, 0x07);			/* xchg [rdi],eax */
 		if ((s = one_site(&r))) {

@@ -56,6 +56,15 @@ static unsigned int scenarios = (1U << NR_SCENARIOS) - 1;
 module_param(scenarios, uint, 0444);
 MODULE_PARM_DESC(scenarios, "bit mask of scenarios to create threads for (default: all)");
 
+/*
+ * Which scenarios a round runs (bit mask).  Running one scenario at a time
+ * keeps its two threads on the two vCPUs together: with every scenario at
+ * once, a pair rarely runs at the same moment on a 2-CPU guest.
+ */
+static unsigned int round_mask = ~0U;
+module_param(round_mask, uint, 0644);
+MODULE_PARM_DESC(round_mask, "bit mask of the scenarios the next round runs (default: all)");
+
 static unsigned int iters = 20000;
 module_param(iters, uint, 0644);
 MODULE_PARM_DESC(iters, "iterations per thread and round");
@@ -147,6 +156,24 @@ struct race_thread {
 };
 
 static struct race_thread *threads;
+
+/*
+ * Sides of each scenario that finished their iterations this round.  A side
+ * keeps going until its partner has finished too: a probed side runs far
+ * slower than an unprobed one (scenario 2's hidden writer), and two sides
+ * only race while both run.
+ */
+static atomic_t sides_done[NR_SCENARIOS];
+
+static unsigned int scenario_sides(int scenario)
+{
+	unsigned int i, n = 0;
+
+	for (i = 0; i < nr_threads; i++)
+		if (threads[i].scenario == scenario)
+			n++;
+	return n;
+}
 static volatile long sink;
 
 static void race_one(int scenario, int side, unsigned int i)
@@ -208,6 +235,8 @@ static int race_thread_fn(void *arg)
 		if (kthread_should_stop())
 			break;
 		seen = READ_ONCE(generation);
+		if (!(READ_ONCE(round_mask) & (1U << rt->scenario)))
+			continue;	/* not in this round: not counted in busy */
 		n = READ_ONCE(iters);
 		deadline = jiffies + 10 * HZ;
 		if (rt->scenario == 8) {
@@ -217,8 +246,12 @@ static int race_thread_fn(void *arg)
 			WRITE_ONCE(timer_active, true);
 			hrtimer_start(&race_timer, ns_to_ktime((u64)(timer_us ?: 1) * NSEC_PER_USEC), HRTIMER_MODE_REL);
 		}
-		for (i = 0; (i < n || READ_ONCE(timer_fires) - fires0 < min_fires) &&
-			    !kthread_should_stop(); i++) {
+		for (i = 0; !kthread_should_stop(); i++) {
+			if (i == n)
+				atomic_inc(&sides_done[rt->scenario]);
+			if (i >= n && READ_ONCE(timer_fires) - fires0 >= min_fires &&
+			    atomic_read(&sides_done[rt->scenario]) >= scenario_sides(rt->scenario))
+				break;
 			if (i >= n && time_after(jiffies, deadline))
 				break;
 			race_one(rt->scenario, rt->side, i);
@@ -233,9 +266,20 @@ static int race_thread_fn(void *arg)
 	return 0;
 }
 
-/* `run`: writing a non-zero value starts a round in every thread. */
+static unsigned int round_threads(void)
+{
+	unsigned int i, n = 0, mask = READ_ONCE(round_mask);
+
+	for (i = 0; i < nr_threads; i++)
+		if (mask & (1U << threads[i].scenario))
+			n++;
+	return n;
+}
+
+/* `run`: writing a non-zero value starts a round in the threads of round_mask. */
 static int run_set(const char *val, const struct kernel_param *kp)
 {
+	unsigned int i;
 	bool on;
 	int ret = kstrtobool(val, &on);
 
@@ -245,7 +289,9 @@ static int run_set(const char *val, const struct kernel_param *kp)
 		return 0;
 	if (atomic_read(&busy))
 		return -EBUSY;
-	atomic_set(&busy, nr_threads);
+	for (i = 0; i < NR_SCENARIOS; i++)
+		atomic_set(&sides_done[i], 0);
+	atomic_set(&busy, round_threads());
 	WRITE_ONCE(generation, generation + 1);
 	wake_up_all(&run_wq);
 	return 0;

@@ -1,0 +1,97 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# Kernel mode, end to end: boots Debian's stock kernel in QEMU (tests/vm/kcsan-vm),
+# loads the racy module tests/kmod/kcsan_race, probes all of its functions but the
+# hidden writer with `kcsanctl run --kernel`, runs every scenario in its own round,
+# and checks the reports scenario by scenario, then that no kprobe was left and that
+# the guest's kernel log has no lockup, stall or other BUG.
+# Prints "ok NAME" / "FAIL NAME: ..." and "N passed, N failed".
+set -u
+REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+cd "$REPO"
+ITERS=${KCSAND_VM_ITERS:-5000}
+out=$(mktemp -d "$REPO/build/vm/kernel-scenarios.XXXXXX")
+pass=0 fail=0
+
+ok() { echo "ok   $1"; pass=$((pass + 1)); }
+bad() { echo "FAIL $1: $2"; fail=$((fail + 1)); }
+
+[ "$(id -u)" = 0 ] || { echo "FAIL setup: must run as root (QEMU guest with kprobes)"; echo "0 passed, 1 failed"; exit 1; }
+[ -x build/kcsanctl ] || { echo "FAIL setup: build/kcsanctl missing (run make)"; echo "0 passed, 1 failed"; exit 1; }
+
+# Denser watchpoints and longer stalls than the defaults: under TCG the guest runs
+# tens of times slower, so fewer accesses fall into each window.
+export KCSAN_VM_PROBE_CMD="$REPO/build/kcsanctl run --kernel --output - --skip-watch 10 --udelay-task 300"
+rounds='for s in 0 1 2 3 4 5 6 7 8; do tests/kmod/kcsan_race/workload.sh '$ITERS' 120 $((1 << s)) || exit 1; done'
+start=$(date +%s)
+tests/vm/kcsan-vm --module tests/kmod/kcsan_race --out "$out" --keep \
+	--probe module:kcsan_race --probe '!kcsan_race_hidden_writer' \
+	-- sh -c "$rounds" > "$out/reports.txt" 2> "$out/harness.err"
+rc=$?
+echo "     (guest run: $(( $(date +%s) - start )) s, exit status $rc; files in $out)"
+R=$out/reports.txt
+
+[ $rc = 66 ] && ok harness_exit_66 || { bad harness_exit_66 "expected 66, got $rc"; sed 's/^/    /' "$out/harness.err" | tail -20; }
+
+# title [access-regex...]: some report has this title and, within it, lines matching each regex.
+expect_report() {
+	local name=$1 title=$2; shift 2
+	local block
+	block=$(awk -v t="BUG: KCSAN: $title" '
+		/^==================================================================$/ { if (keep) { print buf; exit } buf = ""; keep = 0; next }
+		{ buf = buf $0 "\n"; if ($0 == t) keep = 1 }' "$R")
+	if [ -z "$block" ]; then
+		bad "$name" "expected a report titled \"$title\", got: $(grep 'BUG: KCSAN' "$R" | sort | uniq -c | tr '\n' ';')"
+		return
+	fi
+	for re in "$@"; do
+		if ! grep -qE "$re" <<< "$block"; then
+			bad "$name" "report \"$title\" has no line matching /$re/"
+			printf '%s\n' "$block" | sed 's/^/    /'
+			return
+		fi
+	done
+	ok "$name"
+}
+expect_none() {
+	local name=$1 func=$2
+	if grep 'BUG: KCSAN' "$R" | grep -q "$func"; then
+		bad "$name" "expected no report naming $func, got: $(grep 'BUG: KCSAN' "$R" | grep "$func" | sort -u | tr '\n' ';')"
+	else
+		ok "$name"
+	fi
+}
+
+task='by task [0-9]+ on cpu [0-9]+:$'
+expect_report plain_write_vs_read "data-race in kcsan_race_reader / kcsan_race_writer" \
+	"^read to 0xffff[0-9a-f]{12} of 8 bytes $task" "^write to 0xffff[0-9a-f]{12} of 8 bytes $task" \
+	"^ kcsan_race_reader\+0x[0-9a-f]+/0x[0-9a-f]+ \[kcsan_race\]$" "^ kthread\+0x" "^value changed: 0x"
+expect_report rmw_array "data-race in kcsan_race_rmw_inc / kcsan_race_rmw_inc" \
+	"^read-write to 0xffff[0-9a-f]{12} of 8 bytes $task"
+title=$(grep -m1 -oE 'BUG: KCSAN: data-race in kcsan_race_origin_reader\+0x[0-9a-f]+/0x[0-9a-f]+$' "$R" | sed 's/^BUG: KCSAN: //')
+expect_report unknown_origin "${title:-data-race in kcsan_race_origin_reader+0x?}" \
+	"^race at unknown origin, with read to 0xffff[0-9a-f]{12} of 8 bytes $task" "^value changed: 0x"
+expect_none word_writes_assumed_atomic kcsan_race_ww_writer
+expect_report plain_read_vs_atomic_inc "data-race in kcsan_race_atomic_inc / kcsan_race_plain_atomic_reader" \
+	"^read-write \(marked\) to 0xffff[0-9a-f]{12} of 4 bytes $task" "^read to 0xffff[0-9a-f]{12} of 4 bytes $task"
+expect_none atomic_inc_both kcsan_race_atomic_inc2
+expect_none spinlock_protected kcsan_race_locked_inc
+expect_none percpu_data kcsan_race_percpu_inc
+expect_report timer_vs_thread "data-race in kcsan_race_irq_reader / kcsan_race_timer_write" \
+	"^write to 0xffff[0-9a-f]{12} of 8 bytes by interrupt on cpu [0-9]+:$" \
+	"^ __hrtimer_run_queues\+0x" "^read to 0xffff[0-9a-f]{12} of 8 bytes $task"
+if grep -q "Comm: kcsan_race/.* kcsand .* (kernel) 6\." "$R"; then ok footer_names_task_and_kernel
+else bad footer_names_task_and_kernel "no 'CPU: .. PID: .. Comm: kcsan_race/... kcsand ... (kernel) <release>' line"; fi
+
+if [ -s "$out/kprobes-after.txt" ]; then
+	bad no_kprobe_left "kprobes still registered after the run: $(head -3 "$out/kprobes-after.txt" | tr '\n' ';')"
+else
+	ok no_kprobe_left
+fi
+warn=$(grep -E "soft lockup|self-detected stall|rcu_sched detected|hung_task|blocked for more than|BUG:|WARNING:" "$out/dmesg.txt" 2>/dev/null | grep -v "BUG: KCSAN" | head -5)
+if [ -n "$warn" ]; then bad no_kernel_warning "the guest's kernel log has: $warn"; else ok no_kernel_warning; fi
+
+echo "$pass passed, $fail failed"
+[ $fail = 0 ] && rm -rf "$out"
+[ $fail = 0 ]
