@@ -35,7 +35,7 @@ LIB	 := $(OUT)/libkcsand.a
 
 DEPS_STAMP := $(OUT)/.deps-ok
 
-.PHONY: all deps check unit scenario-tests demo bench vmlinux clean format lint
+.PHONY: all deps check unit scenario-tests vm-tests demo bench vmlinux clean format lint
 
 all: $(DEPS_STAMP) $(OUT)/kcsand $(OUT)/kcsanctl
 
@@ -87,6 +87,13 @@ demo: all $(OUT)/tests/demo/racy_counter
 check: all
 	@$(MAKE) --no-print-directory unit
 	@$(MAKE) --no-print-directory scenario-tests
+	@$(MAKE) --no-print-directory vm-tests
+
+# Kernel mode, in a QEMU guest booting Debian's stock kernel (tests/vm/kcsan-vm
+# installs qemu, the kernel and its headers when missing).
+vm-tests: all
+	tests/vm/run-vm-tests.sh
+	tests/vm/kernel-scenarios.sh
 
 # Benchmarks (bench/run.sh prints the ratios measured in one run).
 $(OUT)/bench/%.bpf.o: bench/%.bpf.c vmlinux.h | $(DEPS_STAMP)
