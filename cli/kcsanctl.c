@@ -44,9 +44,13 @@ static void run_help(FILE *out)
 		"  --param NAME=VALUE    set any parameter (repeatable; --param help lists them)\n"
 		"  --json                one JSON object per report instead of KCSAN's text\n"
 		"  --halt-on-error       stop PROG at the first report (exit status 66)\n"
+		"  --marks FILE          mark accesses by hand: lines 'FUNC|FUNC+0xOFF|FILE:LINE\n"
+		"                        marked|data_race' (docs/marking.md)\n"
+		"  --source-dir DIR      look for sources here first (marking by READ_ONCE & co.)\n"
 		"  --per-site-links      one uprobe link per site, as on kernels without\n"
 		"                        uprobe_multi (< 6.6); slow to detach\n"
-		"  -v, --verbose         say what is decoded and attached (twice: libbpf debug)\n",
+		"  -v, --verbose         say what is decoded and attached, and every site, plain or\n"
+		"                        marked and why (twice: also what marked it; libbpf debug)\n",
 		USER_DEFAULT_SKIP_WATCH, USER_DEFAULT_UDELAY_TASK);
 }
 
@@ -82,7 +86,8 @@ static char *resolve_prog(const char *prog)
 
 static int cmd_run(int argc, char **argv)
 {
-	enum { OPT_SKIP = 256, OPT_UDELAY, OPT_FUNCS, OPT_OBJECT, OPT_PARAM, OPT_JSON, OPT_HALT, OPT_PER_SITE };
+	enum { OPT_SKIP = 256, OPT_UDELAY, OPT_FUNCS, OPT_OBJECT, OPT_PARAM, OPT_JSON, OPT_HALT, OPT_PER_SITE,
+	       OPT_MARKS, OPT_SOURCE_DIR };
 	static const struct option longopts[] = {
 		{ "skip-watch", required_argument, NULL, OPT_SKIP },
 		{ "udelay-task", required_argument, NULL, OPT_UDELAY },
@@ -92,6 +97,8 @@ static int cmd_run(int argc, char **argv)
 		{ "json", no_argument, NULL, OPT_JSON },
 		{ "halt-on-error", no_argument, NULL, OPT_HALT },
 		{ "per-site-links", no_argument, NULL, OPT_PER_SITE },
+		{ "marks", required_argument, NULL, OPT_MARKS },
+		{ "source-dir", required_argument, NULL, OPT_SOURCE_DIR },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{},
@@ -145,6 +152,12 @@ static int cmd_run(int argc, char **argv)
 		case OPT_PER_SITE:
 			o.force_per_site_links = true;
 			break;
+		case OPT_MARKS:
+			o.marks_file = optarg;
+			break;
+		case OPT_SOURCE_DIR:
+			o.source_dir = optarg;
+			break;
 		case 'v':
 			o.verbose++;
 			break;
@@ -180,6 +193,8 @@ static int cmd_run(int argc, char **argv)
 	for (int i = 0; i < nr_objects; i++)
 		if (engine__add_object(e, objects[i]) < 0)
 			goto out;
+	if (o.verbose)
+		engine__print_sites(e, stderr);
 	if (!engine__nr_sites(e)) {
 		fprintf(stderr, "kcsanctl: run: no memory-access instruction to probe in %s%s%s\n",
 			prog, o.functions ? " matching " : "", o.functions ? o.functions : "");

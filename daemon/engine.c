@@ -10,6 +10,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "engine.h"
+#include "mark.h"
 #include "report.h"
 #include "symbolize.h"
 #include "uprobe_multi.h"
@@ -52,6 +53,7 @@ struct engine {
 	size_t nr_queued, cap_queued;
 
 	struct symbolizer *sym;
+	struct mark_rules *marks;		/* --marks, or NULL */
 	struct dedup_entry *dedup;
 	size_t nr_dedup;
 	char system[160];
@@ -193,6 +195,15 @@ int engine__new(const struct engine_opts *o, struct engine **out)
 		free(e);
 		return -ENOMEM;
 	}
+	if (o->marks_file) {
+		int err = mark_rules__load(o->marks_file, &e->marks);
+
+		if (err) {
+			symbolizer__free(e->sym);
+			free(e);
+			return err;
+		}
+	}
 	uname(&u);
 	snprintf(e->system, sizeof(e->system), "kcsand %s (user) %s", KCSAND_VERSION, u.release);
 	*out = e;
@@ -217,6 +228,22 @@ int engine__add_object(struct engine *e, const char *path)
 	if (err)
 		return err;
 	err = target_obj__decode(obj, e->opts.functions, &e->opts.decode);
+	if (err >= 0) {
+		struct mark_opts mo = {
+			.source_dir = e->opts.source_dir,
+			.rules = e->marks,
+			.verbose = e->opts.verbose,
+		};
+		struct mark_stats ms;
+
+		err = mark__apply(obj, &mo, &ms);
+		if (!err && e->opts.verbose && !ms.dwarf)
+			fprintf(stderr, "kcsand: %s: no debug info: only lock prefixes and the marks "
+				"file mark accesses\n", path);
+		if (!err && e->opts.verbose && ms.no_source)
+			fprintf(stderr, "kcsand: %s: source not found for %llu sites (--source-dir)\n",
+				path, (unsigned long long)ms.no_source);
+	}
 	e->decode_ms += (now_ns() - t0) / 1e6;
 	if (err < 0) {
 		fprintf(stderr, "kcsand: cannot decode %s: %s\n", path, strerror(-err));
@@ -647,6 +674,45 @@ size_t engine__nr_sites(const struct engine *e)
 	return e->nr_sites;
 }
 
+void engine__print_mark_counts(const struct engine *e, FILE *out)
+{
+	uint64_t counts[MARK_REASON_COUNT] = {}, data_race = 0;
+
+	for (size_t i = 0; i < e->nr_objs; i++)
+		mark__count(e->objs[i]->sites.v, e->objs[i]->sites.n, counts, &data_race);
+	fprintf(out, "kcsand: marked sites:");
+	for (uint32_t r = MARK_NONE + 1; r < MARK_REASON_COUNT; r++)
+		fprintf(out, "%s %llu %s", r == MARK_NONE + 1 ? "" : ",",
+			(unsigned long long)counts[r], mark_reason_name(r));
+	fprintf(out, "; %llu of them data_race; %llu plain\n", (unsigned long long)data_race,
+		(unsigned long long)counts[MARK_NONE]);
+}
+
+void engine__print_sites(const struct engine *e, FILE *out)
+{
+	for (size_t oi = 0; oi < e->nr_objs; oi++) {
+		const struct target_obj *o = e->objs[oi];
+
+		for (size_t i = 0; i < o->sites.n; i++) {
+			const struct site *s = &o->sites.v[i];
+			const struct elf_func *f = s->func < o->nr_funcs ? &o->funcs[s->func] : NULL;
+			unsigned int fl = s->desc.flags;
+			const char *acc = (fl & KCSAND_SITE_WRITE) ?
+					  ((fl & KCSAND_SITE_READ) ? "read-write" : "write") : "read";
+
+			fprintf(out, "kcsand: site %s 0x%llx %s+0x%llx %s %u %s", o->path,
+				(unsigned long long)s->vaddr, f ? f->name : "?",
+				(unsigned long long)(f ? s->vaddr - f->vaddr : 0), acc,
+				s->desc.size, (fl & KCSAND_SITE_DATA_RACE) ? "data_race" :
+				(fl & KCSAND_SITE_MARKED) ? "marked" : "plain");
+			if (s->reason != MARK_NONE)
+				fprintf(out, " (%s)", mark_reason_name(s->reason));
+			fputc('\n', out);
+		}
+	}
+	engine__print_mark_counts(e, out);
+}
+
 static const char *const counter_names[KCSAND_CTR_COUNT] = {
 	[KCSAND_CTR_USED_WATCHPOINTS] = "used_watchpoints",
 	[KCSAND_CTR_SETUP_WATCHPOINTS] = "setup_watchpoints",
@@ -718,6 +784,7 @@ void engine__free(struct engine *e)
 	for (size_t i = 0; i < e->nr_dedup; i++)
 		free(e->dedup[i].key);
 	symbolizer__free(e->sym);
+	mark_rules__free(e->marks);
 	free(e->dedup);
 	free(e->objs);
 	free(e->refs);

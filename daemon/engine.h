@@ -30,6 +30,8 @@ struct engine_opts {
 	struct decode_opts decode;
 	bool trace_all;			/* no process filter: every process hitting the probes */
 	bool force_per_site_links;	/* testing: the < 6.6 fallback */
+	const char *source_dir;		/* marking: sources looked up here first (mark.h) */
+	const char *marks_file;		/* marking: FUNC / FUNC+0xOFF / FILE:LINE entries */
 };
 
 /* A named parameter, for --param NAME=VALUE and (later) the control socket. */
@@ -67,6 +69,13 @@ unsigned long engine__nr_reports(const struct engine *e);
 /* One line of counters, for the end of a run. */
 void engine__print_summary(struct engine *e, FILE *out);
 size_t engine__nr_sites(const struct engine *e);
+/*
+ * One line per decoded site (address, function+offset, access, size, plain or
+ * marked and why), then how many sites each rule marked.
+ */
+void engine__print_sites(const struct engine *e, FILE *out);
+/* Only the per-rule counts line: "kcsand: marked sites: 3 lock prefix, ..." */
+void engine__print_mark_counts(const struct engine *e, FILE *out);
 /* Detach everything and free. */
 void engine__free(struct engine *e);
 
