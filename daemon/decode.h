@@ -18,6 +18,7 @@ struct site {
 	uint64_t file_off;	/* offset in the ELF file: what a uprobe takes */
 	uint32_t func;		/* index into the object's funcs[] */
 	uint32_t reason;	/* why the site is marked (enum mark_reason), 0 = plain */
+	uint32_t insn_reason;	/* the reason the instruction alone gives (lock, xchg), or 0 */
 };
 
 enum mark_reason {

@@ -210,6 +210,26 @@ int engine__new(const struct engine_opts *o, struct engine **out)
 	return 0;
 }
 
+/* Mark an object's decoded sites with the engine's rules (mark.h). */
+static int mark_object(struct engine *e, struct target_obj *obj)
+{
+	struct mark_opts mo = {
+		.source_dir = e->opts.source_dir,
+		.rules = e->marks,
+		.verbose = e->opts.verbose,
+	};
+	struct mark_stats ms;
+	int err = mark__apply(obj, &mo, &ms);
+
+	if (!err && e->opts.verbose && !ms.dwarf)
+		fprintf(stderr, "kcsand: %s: no debug info: only lock prefixes and the marks file "
+			"mark accesses\n", obj->path);
+	if (!err && e->opts.verbose && ms.no_source)
+		fprintf(stderr, "kcsand: %s: source not found for %llu sites (--source-dir)\n",
+			obj->path, (unsigned long long)ms.no_source);
+	return err;
+}
+
 int engine__add_object(struct engine *e, const char *path)
 {
 	struct target_obj *obj, **objs;
@@ -228,22 +248,8 @@ int engine__add_object(struct engine *e, const char *path)
 	if (err)
 		return err;
 	err = target_obj__decode(obj, e->opts.functions, &e->opts.decode);
-	if (err >= 0) {
-		struct mark_opts mo = {
-			.source_dir = e->opts.source_dir,
-			.rules = e->marks,
-			.verbose = e->opts.verbose,
-		};
-		struct mark_stats ms;
-
-		err = mark__apply(obj, &mo, &ms);
-		if (!err && e->opts.verbose && !ms.dwarf)
-			fprintf(stderr, "kcsand: %s: no debug info: only lock prefixes and the marks "
-				"file mark accesses\n", path);
-		if (!err && e->opts.verbose && ms.no_source)
-			fprintf(stderr, "kcsand: %s: source not found for %llu sites (--source-dir)\n",
-				path, (unsigned long long)ms.no_source);
-	}
+	if (err >= 0)
+		err = mark_object(e, obj);
 	e->decode_ms += (now_ns() - t0) / 1e6;
 	if (err < 0) {
 		fprintf(stderr, "kcsand: cannot decode %s: %s\n", path, strerror(-err));
@@ -286,6 +292,38 @@ static const struct site *site_of(const struct engine *e, uint32_t idx, const st
 	r = &e->refs[idx];
 	*o = e->objs[r->obj];
 	return &e->objs[r->obj]->sites.v[r->idx];
+}
+
+int engine__set_marks(struct engine *e, const char *path)
+{
+	struct mark_rules *rules = NULL;
+	int err = 0, fd;
+
+	if (path) {
+		err = mark_rules__load(path, &rules);
+		if (err)
+			return err;
+	}
+	mark_rules__free(e->marks);
+	e->marks = rules;
+	e->opts.marks_file = NULL;	/* the caller's string; the rules are what is kept */
+	for (size_t i = 0; i < e->nr_objs && !err; i++)
+		err = mark_object(e, e->objs[i]);
+	if (err || !e->skel)
+		return err;
+	/* Live: rewrite the descriptors; only their flags changed, one byte each. */
+	fd = bpf_map__fd(e->skel->maps.sites);
+	for (size_t i = 0; i < e->nr_sites; i++) {
+		const struct target_obj *o;
+		__u32 key = i;
+
+		if (bpf_map_update_elem(fd, &key, &site_of(e, i, &o)->desc, BPF_ANY)) {
+			err = -errno;
+			fprintf(stderr, "kcsand: cannot update the site table: %s\n", strerror(-err));
+			return err;
+		}
+	}
+	return 0;
 }
 
 static int on_event(void *ctx, void *data, size_t len)

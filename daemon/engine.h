@@ -56,6 +56,12 @@ const struct param_desc *engine_params(size_t *n);
 int engine__new(const struct engine_opts *o, struct engine **out);
 /* Decode an object's functions (before engine__load). Returns sites added, or -errno. */
 int engine__add_object(struct engine *e, const char *path);
+/*
+ * Replace the marks file (NULL: none) and mark every object's sites again;
+ * once loaded, the BPF site table is rewritten, so this works live (for the
+ * control socket).  A bad file changes nothing and returns -EINVAL.
+ */
+int engine__set_marks(struct engine *e, const char *path);
 /* Load the BPF object sized for the decoded sites, and fill the site table. */
 int engine__load(struct engine *e);
 /* Attach every object's probes and the process-tracking tracepoints. */

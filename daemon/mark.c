@@ -1184,6 +1184,15 @@ int mark__apply(struct target_obj *obj, const struct mark_opts *opts, struct mar
 	if (err)
 		c.dw = NULL;
 
+	/* Start from what the instructions say, so that marking can run again (new marks file). */
+	for (size_t i = 0; i < obj->sites.n; i++) {
+		struct site *s = &obj->sites.v[i];
+
+		s->desc.flags &= ~(KCSAND_SITE_MARKED | KCSAND_SITE_DATA_RACE);
+		s->reason = s->insn_reason;
+		if (s->reason != MARK_NONE)
+			s->desc.flags |= KCSAND_SITE_MARKED;
+	}
 	for (size_t i = 0; i < obj->sites.n; i++) {
 		struct site *s = &obj->sites.v[i];
 		const struct elf_func *f = s->func < obj->nr_funcs ? &obj->funcs[s->func] : NULL;

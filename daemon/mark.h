@@ -107,7 +107,9 @@ struct mark_stats {
 /*
  * Mark obj's decoded sites (KCSAND_SITE_MARKED, KCSAND_SITE_DATA_RACE and
  * site->reason) and update obj->stats.marked.  Without DWARF, only the
- * marks file's FUNC and FUNC+0xOFF entries apply.  Returns 0 or -errno.
+ * marks file's FUNC and FUNC+0xOFF entries apply.  Each call starts again
+ * from the instructions' own reasons (site->insn_reason), so it can be run
+ * again with other rules.  Returns 0 or -errno.
  */
 int mark__apply(struct target_obj *obj, const struct mark_opts *opts, struct mark_stats *stats);
 

@@ -290,6 +290,15 @@ int main(void)
 			ASSERT_EQ(counts[MARK_NONE], 1, "counted plain");
 			ASSERT_EQ(dr, 1, "counted data_race");
 		}
+		/* Again without the marks file: the hand-marked site is plain again. */
+		mo.rules = NULL;
+		ASSERT_ZERO(mark__apply(o, &mo, &ms), "mark__apply again");
+		s = site_in(o, "fixture_write_by_hand");
+		if (ASSERT_TRUE(s, "hand-marked site")) {
+			ASSERT_EQ(s->reason, MARK_NONE, "unmarked when the entry is gone");
+			ASSERT_FALSE(s->desc.flags & KCSAND_SITE_MARKED, "flag cleared");
+		}
+		ASSERT_EQ(o->stats.marked, 3, "stats.marked after re-marking");
 		target_obj__free(o);
 		mark_rules__free(r);
 	}
