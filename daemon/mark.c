@@ -230,8 +230,15 @@ void mark_src__free(struct mark_src *src)
 #define SRC_LOOKBACK	8
 #define SRC_MAX_DEPTH	64
 
+/* A marker's name as written in the source: points into the line, not NUL-terminated. */
+struct src_tok {
+	const char *p;
+	size_t n;
+};
+
 struct src_paren {
 	const struct src_marker *m;	/* the call this parenthesis opens, or NULL */
+	struct src_tok id;
 	enum mark_kind kind;		/* what it marks now: PLAIN after a FIRST_ARG's comma */
 };
 
@@ -239,13 +246,14 @@ struct src_scan {
 	struct src_paren stack[SRC_MAX_DEPTH];
 	int depth;			/* may exceed SRC_MAX_DEPTH: deeper ones are not kept */
 	const struct src_marker *pending;	/* marker name seen, its '(' not yet */
+	struct src_tok pending_id;
 	enum mark_kind at_kind;		/* verdict at the column */
-	const char *at_token;
+	struct src_tok at_token;
 	enum mark_kind line_kind;	/* verdict for the whole line */
-	const char *line_token;
+	struct src_tok line_token;
 };
 
-static void take(enum mark_kind *kind, const char **token, enum mark_kind k, const char *t)
+static void take(enum mark_kind *kind, struct src_tok *token, enum mark_kind k, struct src_tok t)
 {
 	if (k > *kind) {
 		*kind = k;
@@ -254,13 +262,13 @@ static void take(enum mark_kind *kind, const char **token, enum mark_kind k, con
 }
 
 /* The strongest marker whose call is open here. */
-static void open_kind(const struct src_scan *s, enum mark_kind *kind, const char **token)
+static void open_kind(const struct src_scan *s, enum mark_kind *kind, struct src_tok *token)
 {
 	int n = s->depth < SRC_MAX_DEPTH ? s->depth : SRC_MAX_DEPTH;
 
 	for (int i = 0; i < n; i++)
 		if (s->stack[i].m)
-			take(kind, token, s->stack[i].kind, s->stack[i].m->name);
+			take(kind, token, s->stack[i].kind, s->stack[i].id);
 }
 
 static bool is_id(char c)
@@ -320,12 +328,13 @@ static void scan_line(struct src_scan *s, const char *str, bool target, int col,
 				j++;
 			m = find_marker(str + i, j - i, after_member_op(str, i));
 			s->pending = m;
+			s->pending_id = (struct src_tok){ str + i, j - i };
 			if (target && m)
-				take(&s->line_kind, &s->line_token, m->kind, m->name);
+				take(&s->line_kind, &s->line_token, m->kind, s->pending_id);
 			if (target && col > (int)i && col <= (int)j) {
 				open_kind(s, &s->at_kind, &s->at_token);
 				if (m)
-					take(&s->at_kind, &s->at_token, m->kind, m->name);
+					take(&s->at_kind, &s->at_token, m->kind, s->pending_id);
 			}
 			i = j;
 			continue;
@@ -334,6 +343,7 @@ static void scan_line(struct src_scan *s, const char *str, bool target, int col,
 			if (s->depth < SRC_MAX_DEPTH)
 				s->stack[s->depth] = (struct src_paren){
 					.m = s->pending,
+					.id = s->pending_id,
 					.kind = s->pending ? s->pending->kind : MARK_KIND_PLAIN,
 				};
 			s->depth++;
@@ -380,8 +390,10 @@ bool mark_src__col_informative(const struct mark_src *src, int line, int col)
 enum mark_kind mark_src__at(const struct mark_src *src, int line, int col, const char **token)
 {
 	struct src_scan s = {};
+	/* The token as written ("atomic_load_explicit"), valid until the next call. */
+	static __thread char tokbuf[64];
 	bool in_comment = false, use_col;
-	const char *tok = NULL;
+	struct src_tok tok;
 	enum mark_kind kind;
 	int first;
 
@@ -400,8 +412,10 @@ enum mark_kind mark_src__at(const struct mark_src *src, int line, int col, const
 		kind = s.line_kind;
 		tok = s.line_token;
 	}
-	if (token)
-		*token = tok;
+	if (token && kind != MARK_KIND_PLAIN && tok.p) {
+		snprintf(tokbuf, sizeof(tokbuf), "%.*s", (int)tok.n, tok.p);
+		*token = tokbuf;
+	}
 	return kind;
 }
 

@@ -61,7 +61,8 @@ void mark_src__free(struct mark_src *src);
  * column points at a brace or past the end of the line (gcc's way of
  * saying "somewhere in this statement"), any marker call spanning the line
  * marks it.  data_race wins over the other markers.  *token (may be NULL)
- * gets the marker's name.
+ * gets the marker as written ("atomic_load_explicit"), valid until the
+ * next call in this thread, or NULL when the access is plain.
  */
 enum mark_kind mark_src__at(const struct mark_src *src, int line, int col, const char **token);
 /* Does the column say which expression it is (not 0, a brace or past the end of the line)? */

@@ -170,7 +170,7 @@ int main(void)
 
 		ASSERT_EQ(at("\treturn atomic_load_explicit(&x, memory_order_relaxed);", 1, 9, &tok),
 			  MARK_KIND_MARKED, "atomic_load_explicit");
-		ASSERT_STREQ(tok, "atomic_load", "prefix entry");
+		ASSERT_STREQ(tok, "atomic_load_explicit", "the token as written");
 		ASSERT_EQ(at("\t__atomic_store_n(&x, v, __ATOMIC_RELAXED);", 1, 2, NULL),
 			  MARK_KIND_MARKED, "__atomic_store_n");
 		ASSERT_EQ(at("\tp = rcu_dereference_protected(q, 1);", 1, 6, NULL), MARK_KIND_MARKED,
