@@ -1056,12 +1056,14 @@ static const char *rule_qualifier(struct dw_ctx *c, const struct site *s, char *
 		else
 			hi = mid;
 	}
-	/* Variables can share addresses (aliases, decl + def): look at every one covering it. */
-	for (size_t i = lo; i-- > 0;) {
+	/*
+	 * Variables can share addresses (aliases, a static's copies): look at the
+	 * few below the target, nearest first; a large array further down still
+	 * covers it when nothing smaller lies in between.
+	 */
+	for (size_t i = lo, seen = 0; i-- > 0 && seen < 64; seen++) {
 		struct gvar *v = &c->vars[i];
 
-		if (target - v->addr >= 4096 * 1024)
-			break;
 		if (target >= v->addr + v->size || type_of(&v->die, &t))
 			continue;
 		q = type_qual_at(&t, target - v->addr, 0);

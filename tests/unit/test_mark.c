@@ -21,10 +21,27 @@
 
 volatile int fixture_vol;
 int fixture_plain;
+struct {
+	long plain;
+	struct {
+		int pad;
+		volatile int vol;
+	} inner[4];
+} fixture_struct;
 
 FIXTURE int fixture_read_volatile(void)
 {
 	return fixture_vol;
+}
+
+FIXTURE int fixture_read_member_volatile(void)
+{
+	return fixture_struct.inner[2].vol;
+}
+
+FIXTURE long fixture_read_member_plain(void)
+{
+	return fixture_struct.plain;
 }
 
 FIXTURE int fixture_read_once(int *p)
@@ -255,7 +272,7 @@ int main(void)
 			    "marks");
 		if (!ASSERT_ZERO(target_obj__open("/proc/self/exe", &o), "open"))
 			break;
-		ASSERT_TRUE(target_obj__decode(o, "fixture_*", NULL) == 5, "five fixtures");
+		ASSERT_TRUE(target_obj__decode(o, "fixture_*", NULL) == 7, "seven fixtures");
 		mo.rules = r;
 		ASSERT_ZERO(mark__apply(o, &mo, &ms), "mark__apply");
 		ASSERT_TRUE(ms.dwarf, "the test binary has DWARF");
@@ -265,6 +282,12 @@ int main(void)
 			ASSERT_EQ(s->reason, MARK_QUALIFIER, "volatile: qualifier");
 			ASSERT_TRUE(s->desc.flags & KCSAND_SITE_MARKED, "volatile: marked");
 		}
+		s = site_in(o, "fixture_read_member_volatile");
+		if (ASSERT_TRUE(s, "volatile member site"))
+			ASSERT_EQ(s->reason, MARK_QUALIFIER, "volatile member of an array element");
+		s = site_in(o, "fixture_read_member_plain");
+		if (ASSERT_TRUE(s, "plain member site"))
+			ASSERT_EQ(s->reason, MARK_NONE, "plain member of the same struct");
 		s = site_in(o, "fixture_read_once");
 		if (ASSERT_TRUE(s, "READ_ONCE site"))
 			ASSERT_EQ(s->reason, MARK_SOURCE_MACRO, "READ_ONCE: source macro");
@@ -281,13 +304,13 @@ int main(void)
 		s = site_in(o, "fixture_write_by_hand");
 		if (ASSERT_TRUE(s, "hand-marked site"))
 			ASSERT_EQ(s->reason, MARK_MARKS_FILE, "marks file");
-		ASSERT_EQ(o->stats.marked, 4, "stats.marked");
+		ASSERT_EQ(o->stats.marked, 5, "stats.marked");
 		{
 			uint64_t counts[MARK_REASON_COUNT] = {}, dr = 0;
 
 			mark__count(o->sites.v, o->sites.n, counts, &dr);
 			ASSERT_EQ(counts[MARK_SOURCE_MACRO], 2, "counted source macros");
-			ASSERT_EQ(counts[MARK_NONE], 1, "counted plain");
+			ASSERT_EQ(counts[MARK_NONE], 2, "counted plain");
 			ASSERT_EQ(dr, 1, "counted data_race");
 		}
 		/* Again without the marks file: the hand-marked site is plain again. */
@@ -298,7 +321,7 @@ int main(void)
 			ASSERT_EQ(s->reason, MARK_NONE, "unmarked when the entry is gone");
 			ASSERT_FALSE(s->desc.flags & KCSAND_SITE_MARKED, "flag cleared");
 		}
-		ASSERT_EQ(o->stats.marked, 3, "stats.marked after re-marking");
+		ASSERT_EQ(o->stats.marked, 4, "stats.marked after re-marking");
 		target_obj__free(o);
 		mark_rules__free(r);
 	}
