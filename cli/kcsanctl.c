@@ -49,8 +49,8 @@ static void run_help(FILE *out)
 		"  --source-dir DIR      look for sources here first (marking by READ_ONCE & co.)\n"
 		"  --per-site-links      one uprobe link per site, as on kernels without\n"
 		"                        uprobe_multi (< 6.6); slow to detach\n"
-		"  -v, --verbose         say what is decoded and attached, and every site, plain or\n"
-		"                        marked and why (twice: also what marked it; libbpf debug)\n",
+		"  -v, --verbose         what is decoded and attached, every site, plain or\n"
+		"                        marked and why (twice: what marked it; libbpf debug)\n",
 		USER_DEFAULT_SKIP_WATCH, USER_DEFAULT_UDELAY_TASK);
 }
 
@@ -86,8 +86,8 @@ static char *resolve_prog(const char *prog)
 
 static int cmd_run(int argc, char **argv)
 {
-	enum { OPT_SKIP = 256, OPT_UDELAY, OPT_FUNCS, OPT_OBJECT, OPT_PARAM, OPT_JSON, OPT_HALT, OPT_PER_SITE,
-	       OPT_MARKS, OPT_SOURCE_DIR };
+	enum { OPT_SKIP = 256, OPT_UDELAY, OPT_FUNCS, OPT_OBJECT, OPT_PARAM, OPT_JSON, OPT_HALT,
+	       OPT_PER_SITE, OPT_MARKS, OPT_SOURCE_DIR };
 	static const struct option longopts[] = {
 		{ "skip-watch", required_argument, NULL, OPT_SKIP },
 		{ "udelay-task", required_argument, NULL, OPT_UDELAY },

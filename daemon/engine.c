@@ -319,7 +319,8 @@ int engine__set_marks(struct engine *e, const char *path)
 
 		if (bpf_map_update_elem(fd, &key, &site_of(e, i, &o)->desc, BPF_ANY)) {
 			err = -errno;
-			fprintf(stderr, "kcsand: cannot update the site table: %s\n", strerror(-err));
+			fprintf(stderr, "kcsand: cannot update the site table: %s\n",
+				strerror(-err));
 			return err;
 		}
 	}
@@ -735,8 +736,8 @@ void engine__print_sites(const struct engine *e, FILE *out)
 			const struct site *s = &o->sites.v[i];
 			const struct elf_func *f = s->func < o->nr_funcs ? &o->funcs[s->func] : NULL;
 			unsigned int fl = s->desc.flags;
-			const char *acc = (fl & KCSAND_SITE_WRITE) ?
-					  ((fl & KCSAND_SITE_READ) ? "read-write" : "write") : "read";
+			const char *acc = !(fl & KCSAND_SITE_WRITE) ? "read" :
+					  (fl & KCSAND_SITE_READ) ? "read-write" : "write";
 
 			fprintf(out, "kcsand: site %s 0x%llx %s+0x%llx %s %u %s", o->path,
 				(unsigned long long)s->vaddr, f ? f->name : "?",

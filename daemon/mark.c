@@ -595,7 +595,8 @@ int mark_rules__load(const char *path, struct mark_rules **out)
 	*out = NULL;
 	if (!f) {
 		err = -errno;
-		fprintf(stderr, "kcsand: %s: cannot open the marks file: %s\n", path, strerror(-err));
+		fprintf(stderr, "kcsand: %s: cannot open the marks file: %s\n", path,
+			strerror(-err));
 		return err;
 	}
 	for (;;) {
@@ -919,7 +920,8 @@ static const char *type_qual_at(Dwarf_Die *type, uint64_t off, int depth)
 				if (dwarf_attr(&m, DW_AT_data_member_location, &a) &&
 				    dwarf_formudata(&a, &moff))
 					continue;
-				if (dwarf_aggregate_size(&mt, &sz) || off < moff || off >= moff + sz)
+				if (dwarf_aggregate_size(&mt, &sz) || off < moff ||
+				    off >= moff + sz)
 					continue;
 				q = type_qual_at(&mt, off - moff, depth + 1);
 				if (q)
@@ -1274,7 +1276,9 @@ int mark__apply(struct target_obj *obj, const struct mark_opts *opts, struct mar
 			detail = tok;
 		}
 		if (opts->verbose >= 2 && s->reason != before)
-			fprintf(stderr, "kcsand: mark: %s+0x%" PRIx64 " (0x%" PRIx64 ") %s:%d:%d: %s%s: %s\n",
+			fprintf(stderr,
+				"kcsand: mark: %s+0x%" PRIx64 " (0x%" PRIx64 ") %s:%d:%d: "
+				"%s%s: %s\n",
 				func ? func : "?", off, s->vaddr, file ? file : "?", line, col,
 				(s->desc.flags & KCSAND_SITE_DATA_RACE) ? "data_race, " : "",
 				mark_reason_name(s->reason), detail ? detail : "");

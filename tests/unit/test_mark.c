@@ -114,7 +114,8 @@ int main(void)
 {
 	TEST(reason_names) {
 		for (uint32_t r = 0; r < MARK_REASON_COUNT; r++)
-			ASSERT_TRUE(strcmp(mark_reason_name(r), "unknown"), "every reason has a name");
+			ASSERT_TRUE(strcmp(mark_reason_name(r), "unknown"),
+				    "every reason has a name");
 		ASSERT_STREQ(mark_reason_name(MARK_NONE), "plain", "MARK_NONE");
 		ASSERT_STREQ(mark_reason_name(MARK_INLINE_ACCESSOR), "inline accessor", "accessor");
 		ASSERT_STREQ(mark_reason_name(MARK_REASON_COUNT), "unknown", "out of range");
@@ -122,14 +123,18 @@ int main(void)
 
 	TEST(accessor_table) {
 		ASSERT_TRUE(mark_accessor_match("atomic_read", true), "atomic_read inlined");
-		ASSERT_FALSE(mark_accessor_match("atomic_read", false), "kernel accessor out of line");
+		ASSERT_FALSE(mark_accessor_match("atomic_read", false),
+			     "kernel accessor out of line");
 		ASSERT_FALSE(mark_accessor_match("atomic_notifier_call_chain", false),
 			     "ordinary out-of-line function");
 		ASSERT_TRUE(mark_accessor_match("arch_atomic64_read", true), "arch_atomic64_read");
-		ASSERT_TRUE(mark_accessor_match("raw_atomic_long_read", true), "raw_atomic_long_read");
+		ASSERT_TRUE(mark_accessor_match("raw_atomic_long_read", true),
+			    "raw_atomic_long_read");
 		ASSERT_TRUE(mark_accessor_match("__READ_ONCE", true), "__READ_ONCE");
-		ASSERT_TRUE(mark_accessor_match("std::__atomic_base<int>::load", true), "inlined load");
-		ASSERT_TRUE(mark_accessor_match("std::__atomic_base<int>::load", false), "-O0 load");
+		ASSERT_TRUE(mark_accessor_match("std::__atomic_base<int>::load", true),
+			    "inlined load");
+		ASSERT_TRUE(mark_accessor_match("std::__atomic_base<int>::load", false),
+			    "-O0 load");
 		ASSERT_TRUE(mark_accessor_match("std::atomic<bool>::store", false), "atomic<bool>");
 		ASSERT_FALSE(mark_accessor_match("std::vector<int>::size", true), "not an atomic");
 		ASSERT_FALSE(mark_accessor_match("reader", true), "plain name");
@@ -140,7 +145,8 @@ int main(void)
 		const char *line = "\tb = READ_ONCE(a) + c;";
 		const char *tok = NULL;
 
-		/* columns: b at 2, '=' at 4, READ_ONCE at 6..14, '(' 15, a 16, ')' 17, '+' 19, c 21 */
+		/* columns: b at 2, '=' at 4, READ_ONCE at 6..14, '(' 15, a 16, ')' 17, '+' 19,
+								    c 21 */
 		ASSERT_EQ(at(line, 1, 6, &tok), MARK_KIND_MARKED, "at READ_ONCE");
 		ASSERT_STREQ(tok, "READ_ONCE", "token");
 		ASSERT_EQ(at(line, 1, 16, NULL), MARK_KIND_MARKED, "inside the call");
@@ -148,7 +154,8 @@ int main(void)
 		ASSERT_EQ(at(line, 1, 19, NULL), MARK_KIND_PLAIN, "at '+', the plain read of c");
 		ASSERT_EQ(at(line, 1, 4, NULL), MARK_KIND_PLAIN, "at '=', the plain store to b");
 		ASSERT_EQ(at(line, 1, 0, NULL), MARK_KIND_MARKED, "no column: the line decides");
-		ASSERT_EQ(at(line, 1, 99, NULL), MARK_KIND_MARKED, "past the end: the line decides");
+		ASSERT_EQ(at(line, 1, 99, NULL), MARK_KIND_MARKED,
+			  "past the end: the line decides");
 		ASSERT_EQ(at("\tx = y;\n}", 2, 1, NULL), MARK_KIND_PLAIN, "brace line, no marker");
 	}
 
@@ -158,23 +165,27 @@ int main(void)
 		ASSERT_EQ(at(line, 1, 2, NULL), MARK_KIND_MARKED, "the store, at WRITE_ONCE");
 		ASSERT_EQ(at(line, 1, 13, NULL), MARK_KIND_MARKED, "the location argument");
 		ASSERT_EQ(at(line, 1, 16, NULL), MARK_KIND_PLAIN, "the value read, y");
-		ASSERT_EQ(at("\tatomic_store_explicit(&x, f(y), memory_order_release);", 1, 30, NULL),
+		ASSERT_EQ(at("\tatomic_store_explicit(&x, f(y), memory_order_release);", 1, 30,
+			  NULL),
 			  MARK_KIND_PLAIN, "a nested call in the value");
 	}
 
 	TEST(source_multiline_calls) {
-		const char *text = "\tWRITE_ONCE(a,\n\t\t   v + 1);\n\tv = READ_ONCE(\n\t\tp->q);\n";
+		const char *text = "\tWRITE_ONCE(a,\n\t\t   v + 1);\n"
+				   "\tv = READ_ONCE(\n\t\tp->q);\n";
 
 		ASSERT_EQ(at(text, 1, 2, NULL), MARK_KIND_MARKED, "store on the first line");
 		ASSERT_EQ(at(text, 2, 6, NULL), MARK_KIND_PLAIN, "value on the second line");
 		ASSERT_EQ(at(text, 4, 3, NULL), MARK_KIND_MARKED, "READ_ONCE's argument below it");
-		ASSERT_EQ(at(text, 4, 0, NULL), MARK_KIND_MARKED, "no column, call open on the line");
+		ASSERT_EQ(at(text, 4, 0, NULL), MARK_KIND_MARKED,
+			  "no column, call open on the line");
 	}
 
 	TEST(source_data_race_wins) {
 		const char *tok = NULL;
 
-		ASSERT_EQ(at("\treturn data_race(x);", 1, 0, &tok), MARK_KIND_DATA_RACE, "data_race");
+		ASSERT_EQ(at("\treturn data_race(x);", 1, 0, &tok), MARK_KIND_DATA_RACE,
+			  "data_race");
 		ASSERT_STREQ(tok, "data_race", "token");
 		ASSERT_EQ(at("\tv = data_race(READ_ONCE(x));", 1, 16, NULL), MARK_KIND_DATA_RACE,
 			  "data_race around READ_ONCE");
@@ -185,22 +196,28 @@ int main(void)
 	TEST(source_tokens) {
 		const char *tok = NULL;
 
-		ASSERT_EQ(at("\treturn atomic_load_explicit(&x, memory_order_relaxed);", 1, 9, &tok),
+		ASSERT_EQ(at("\treturn atomic_load_explicit(&x, memory_order_relaxed);", 1, 9,
+			  &tok),
 			  MARK_KIND_MARKED, "atomic_load_explicit");
 		ASSERT_STREQ(tok, "atomic_load_explicit", "the token as written");
 		ASSERT_EQ(at("\t__atomic_store_n(&x, v, __ATOMIC_RELAXED);", 1, 2, NULL),
 			  MARK_KIND_MARKED, "__atomic_store_n");
-		ASSERT_EQ(at("\tp = rcu_dereference_protected(q, 1);", 1, 6, NULL), MARK_KIND_MARKED,
+		ASSERT_EQ(at("\tp = rcu_dereference_protected(q, 1);", 1, 6, NULL),
+			  MARK_KIND_MARKED,
 			  "rcu_dereference_protected");
-		ASSERT_EQ(at("\tv = a.load(std::memory_order_relaxed);", 1, 8, NULL), MARK_KIND_MARKED,
+		ASSERT_EQ(at("\tv = a.load(std::memory_order_relaxed);", 1, 8, NULL),
+			  MARK_KIND_MARKED,
 			  ".load(");
 		ASSERT_EQ(at("\tv = a->load(std::memory_order_relaxed);", 1, 9, NULL),
 			  MARK_KIND_MARKED, "->load(");
 		ASSERT_EQ(at("\tv = load(x);", 1, 0, NULL), MARK_KIND_PLAIN, "load( is no method");
-		ASSERT_EQ(at("\tv = my_READ_ONCE(x);", 1, 0, NULL), MARK_KIND_PLAIN, "not the token");
-		ASSERT_EQ(at("\tv = READ_ONCE_NOCHECK(x);", 1, 0, NULL), MARK_KIND_MARKED, "prefix");
+		ASSERT_EQ(at("\tv = my_READ_ONCE(x);", 1, 0, NULL), MARK_KIND_PLAIN,
+			  "not the token");
+		ASSERT_EQ(at("\tv = READ_ONCE_NOCHECK(x);", 1, 0, NULL), MARK_KIND_MARKED,
+			  "prefix");
 		ASSERT_EQ(at("\tx = y; // READ_ONCE(x)", 1, 0, NULL), MARK_KIND_PLAIN, "comment");
-		ASSERT_EQ(at("\tputs(\"READ_ONCE(x)\"); x = 1;", 1, 0, NULL), MARK_KIND_PLAIN, "string");
+		ASSERT_EQ(at("\tputs(\"READ_ONCE(x)\"); x = 1;", 1, 0, NULL), MARK_KIND_PLAIN,
+			  "string");
 		ASSERT_EQ(at("/* READ_ONCE(\n x */ y = 1;", 2, 0, NULL), MARK_KIND_PLAIN,
 			  "block comment");
 	}
@@ -219,9 +236,12 @@ int main(void)
 		ASSERT_ZERO(parse_capture(good, &r, msg, sizeof(msg)), "good file");
 		ASSERT_STREQ(msg, "", "no message");
 		ASSERT_EQ(mark_rules__count(r), 4, "entries");
-		ASSERT_EQ(mark_rules__match(r, "stats_read", 0x10, NULL, 0), MARK_KIND_MARKED, "FUNC");
-		ASSERT_EQ(mark_rules__match(r, "poll", 0x1c, NULL, 0), MARK_KIND_DATA_RACE, "FUNC+OFF");
-		ASSERT_EQ(mark_rules__match(r, "poll", 0x1d, NULL, 0), MARK_KIND_PLAIN, "other offset");
+		ASSERT_EQ(mark_rules__match(r, "stats_read", 0x10, NULL, 0), MARK_KIND_MARKED,
+			  "FUNC");
+		ASSERT_EQ(mark_rules__match(r, "poll", 0x1c, NULL, 0), MARK_KIND_DATA_RACE,
+			  "FUNC+OFF");
+		ASSERT_EQ(mark_rules__match(r, "poll", 0x1d, NULL, 0), MARK_KIND_PLAIN,
+			  "other offset");
 		ASSERT_EQ(mark_rules__match(r, "f", 0, "/src/lib/counter.c", 42), MARK_KIND_MARKED,
 			  "FILE:LINE, path suffix");
 		ASSERT_EQ(mark_rules__match(r, "f", 0, "/src/xlib/counter.c", 42), MARK_KIND_PLAIN,
@@ -233,7 +253,8 @@ int main(void)
 		mark_rules__free(r);
 
 		ASSERT_ZERO(parse_capture("f marked\nf data_race\n", &r, msg, sizeof(msg)), "both");
-		ASSERT_EQ(mark_rules__match(r, "f", 0, NULL, 0), MARK_KIND_DATA_RACE, "data_race wins");
+		ASSERT_EQ(mark_rules__match(r, "f", 0, NULL, 0), MARK_KIND_DATA_RACE,
+			  "data_race wins");
 		mark_rules__free(r);
 	}
 
@@ -252,7 +273,8 @@ int main(void)
 		for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 			struct mark_rules *r = (void *)1;
 
-			ASSERT_EQ(parse_capture(bad[i].text, &r, msg, sizeof(msg)), -EINVAL, bad[i].text);
+			ASSERT_EQ(parse_capture(bad[i].text, &r, msg, sizeof(msg)), -EINVAL,
+				  bad[i].text);
 			ASSERT_TRUE(r == NULL, "no rules on error");
 			ASSERT_TRUE(!strncmp(msg, bad[i].msg, strlen(bad[i].msg)), bad[i].msg);
 		}
