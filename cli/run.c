@@ -49,12 +49,16 @@ void run_help(FILE *out)
 		"  --json                one JSON object per report instead of KCSAN's text\n"
 		"  --output FILE         write reports to FILE ('-': stdout) instead of stderr\n"
 		"  --halt-on-error       stop PROG at the first report (exit status 66)\n"
+		"  --marks FILE          mark accesses by hand: lines 'FUNC|FUNC+0xOFF|FILE:LINE\n"
+		"                        marked|data_race' (docs/marking.md)\n"
+		"  --source-dir DIR      look for sources here first (marking by READ_ONCE & co.)\n"
 		"  --per-site-links      one uprobe link per site, as on kernels without\n"
 		"                        uprobe_multi (< 6.6); slow to detach\n"
 		"  --kernel              kernel mode (kprobes)\n"
 		"  --probe SPEC          kernel functions to probe (repeatable, with --kernel)\n"
 		"  --duration S          kernel mode without CMD: watch for S seconds\n"
-		"  -v, --verbose         say what is decoded and attached (twice: libbpf debug)\n",
+		"  -v, --verbose         what is decoded and attached, every site, plain or\n"
+		"                        marked and why (twice: what marked it; libbpf debug)\n",
 		USER_DEFAULT_SKIP_WATCH, KERNEL_DEFAULT_SKIP_WATCH, USER_DEFAULT_UDELAY_TASK,
 		KERNEL_DEFAULT_UDELAY_TASK);
 }
@@ -105,7 +109,8 @@ static int parse_args(int argc, char **argv, struct run_args *a)
 {
 	enum {
 		OPT_SKIP = 256, OPT_UDELAY, OPT_FUNCS, OPT_OBJECT, OPT_PARAM, OPT_JSON, OPT_HALT,
-		OPT_PER_SITE, OPT_KERNEL, OPT_PROBE, OPT_DURATION, OPT_OUTPUT,
+		OPT_PER_SITE, OPT_KERNEL, OPT_PROBE, OPT_DURATION, OPT_OUTPUT, OPT_MARKS,
+		OPT_SOURCE_DIR,
 	};
 	static const struct option longopts[] = {
 		{ "skip-watch", required_argument, NULL, OPT_SKIP },
@@ -120,6 +125,8 @@ static int parse_args(int argc, char **argv, struct run_args *a)
 		{ "probe", required_argument, NULL, OPT_PROBE },
 		{ "duration", required_argument, NULL, OPT_DURATION },
 		{ "output", required_argument, NULL, OPT_OUTPUT },
+		{ "marks", required_argument, NULL, OPT_MARKS },
+		{ "source-dir", required_argument, NULL, OPT_SOURCE_DIR },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{},
@@ -194,6 +201,12 @@ static int parse_args(int argc, char **argv, struct run_args *a)
 			break;
 		case OPT_OUTPUT:
 			a->output = optarg;
+			break;
+		case OPT_MARKS:
+			a->o.marks_file = optarg;
+			break;
+		case OPT_SOURCE_DIR:
+			a->o.source_dir = optarg;
 			break;
 		case 'v':
 			a->o.verbose++;
@@ -330,6 +343,8 @@ int cmd_run(int argc, char **argv)
 			if (engine__add_object(e, a.objects[i], NULL) < 0)
 				goto out;
 	}
+	if (a.o.verbose && !a.o.kernel)
+		engine__print_sites(e, stderr);
 	if (!engine__nr_sites(e)) {
 		fprintf(stderr, "kcsanctl: run: no memory-access instruction to probe in %s%s%s\n",
 			a.o.kernel ? "the probed kernel functions" : prog,

@@ -776,6 +776,7 @@ static enum site_verdict classify(const ZydisDecodedInstruction *in, const Zydis
 		site->reason = MARK_XCHG;
 	if (site->reason != MARK_NONE)
 		d->flags |= KCSAND_SITE_MARKED;
+	site->insn_reason = site->reason;	/* what mark__apply() starts from */
 	return SITE_KEEP;
 }
 

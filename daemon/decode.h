@@ -18,14 +18,23 @@ struct site {
 	uint64_t file_off;	/* offset in the ELF file: what a uprobe takes */
 	uint32_t func;		/* index into the object's funcs[] */
 	uint32_t reason;	/* why the site is marked (enum mark_reason), 0 = plain */
+	uint32_t insn_reason;	/* the reason the instruction alone gives (lock, xchg), or 0 */
 };
 
 enum mark_reason {
 	MARK_NONE = 0,
 	MARK_LOCK_PREFIX,	/* lock-prefixed read-modify-write */
 	MARK_XCHG,		/* xchg with memory: implicitly locked */
+	/* Set by mark__apply() (mark.h), from debug info, source and the marks file: */
+	MARK_INLINE_ACCESSOR,	/* inside an atomic/once accessor (atomic_read, std::atomic) */
+	MARK_QUALIFIER,		/* static target is an _Atomic or volatile object */
+	MARK_SOURCE_MACRO,	/* READ_ONCE(), atomic_load_explicit(), data_race() ... */
+	MARK_MARKS_FILE,	/* named in the marks file (--marks) */
 	MARK_REASON_COUNT,
 };
+
+/* "lock prefix", "inline accessor", ...; "plain" for MARK_NONE (defined in mark.c). */
+const char *mark_reason_name(uint32_t reason);
 
 struct elf_func {
 	char *name;

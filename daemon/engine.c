@@ -12,6 +12,7 @@
 #include "dedup.h"
 #include "ksyms.h"
 #include "ktarget.h"
+#include "mark.h"
 #include "report.h"
 #include "symbolize.h"
 #include "uprobe_multi.h"
@@ -52,6 +53,7 @@ struct engine {
 
 	struct symbolizer *sym;
 	struct ksyms *ksyms;		/* kernel mode */
+	struct mark_rules *marks;	/* --marks, or NULL */
 	struct dedup *dedup;
 	char system[160];
 
@@ -201,6 +203,14 @@ int engine__new(const struct engine_opts *o, struct engine **out)
 	if (!e->sym || !e->dedup) {
 		engine__free(e);
 		return -ENOMEM;
+	}
+	if (o->marks_file) {
+		int err = mark_rules__load(o->marks_file, &e->marks);
+
+		if (err) {
+			engine__free(e);
+			return err;
+		}
 	}
 	uname(&u);
 	snprintf(e->system, sizeof(e->system), "kcsand %s (%s) %s", KCSAND_VERSION,
@@ -453,6 +463,51 @@ static int register_object(struct engine *e, struct target_obj *obj, bool kernel
 	return (int)(e->nr_objs - 1);
 }
 
+/* Mark an object's decoded sites with the engine's rules (mark.h). */
+static int mark_object(struct engine *e, struct target_obj *obj)
+{
+	struct mark_opts mo = {
+		.source_dir = e->opts.source_dir,
+		.rules = e->marks,
+		.verbose = e->opts.verbose,
+	};
+	struct mark_stats ms;
+	int err = mark__apply(obj, &mo, &ms);
+
+	if (!err && e->opts.verbose && !ms.dwarf)
+		fprintf(stderr, "kcsand: %s: no debug info: only lock prefixes and the marks file "
+				"mark accesses\n", obj->path);
+	if (!err && e->opts.verbose && ms.no_source)
+		fprintf(stderr, "kcsand: %s: source not found for %llu sites (--source-dir)\n",
+			obj->path, (unsigned long long)ms.no_source);
+	return err;
+}
+
+int engine__set_marks(struct engine *e, const char *path)
+{
+	struct mark_rules *rules = NULL;
+	int err = 0;
+
+	if (path) {
+		err = mark_rules__load(path, &rules);
+		if (err)
+			return err;
+	}
+	mark_rules__free(e->marks);
+	e->marks = rules;
+	e->opts.marks_file = NULL;	/* the caller's string; the rules are what is kept */
+	for (size_t i = 0; i < e->nr_objs && !err; i++)
+		if (!e->objs[i].kernel)
+			err = mark_object(e, e->objs[i].obj);
+	if (err || !e->skel)
+		return err;
+	/* Live: rewrite the descriptors of attached objects; only their flags changed. */
+	for (size_t i = 0; i < e->nr_objs && !err; i++)
+		if (e->objs[i].attached)
+			err = fill_sites(e, &e->objs[i]);
+	return err;
+}
+
 int engine__add_object(struct engine *e, const char *path, const char *globs)
 {
 	struct target_obj *obj;
@@ -467,6 +522,8 @@ int engine__add_object(struct engine *e, const char *path, const char *globs)
 	if (err)
 		return err;
 	err = target_obj__decode(obj, globs ? globs : e->opts.functions, &e->opts.decode);
+	if (err >= 0)
+		err = mark_object(e, obj);
 	e->decode_ms += (now_ns() - t0) / 1e6;
 	if (err < 0) {
 		fprintf(stderr, "kcsand: cannot decode %s: %s\n", path, strerror(-err));
@@ -769,6 +826,45 @@ size_t engine__nr_sites(const struct engine *e)
 	return n;
 }
 
+void engine__print_mark_counts(const struct engine *e, FILE *out)
+{
+	uint64_t counts[MARK_REASON_COUNT] = {}, data_race = 0;
+
+	for (size_t i = 0; i < e->nr_objs; i++)
+		mark__count(e->objs[i].obj->sites.v, e->objs[i].obj->sites.n, counts, &data_race);
+	fprintf(out, "kcsand: marked sites:");
+	for (uint32_t r = MARK_NONE + 1; r < MARK_REASON_COUNT; r++)
+		fprintf(out, "%s %llu %s", r == MARK_NONE + 1 ? "" : ",",
+			(unsigned long long)counts[r], mark_reason_name(r));
+	fprintf(out, "; %llu of them data_race; %llu plain\n", (unsigned long long)data_race,
+		(unsigned long long)counts[MARK_NONE]);
+}
+
+void engine__print_sites(const struct engine *e, FILE *out)
+{
+	for (size_t oi = 0; oi < e->nr_objs; oi++) {
+		const struct target_obj *o = e->objs[oi].obj;
+
+		for (size_t i = 0; i < o->sites.n; i++) {
+			const struct site *s = &o->sites.v[i];
+			const struct elf_func *f = s->func < o->nr_funcs ? &o->funcs[s->func] : NULL;
+			unsigned int fl = s->desc.flags;
+			const char *acc = !(fl & KCSAND_SITE_WRITE) ? "read" :
+					  (fl & KCSAND_SITE_READ) ? "read-write" : "write";
+
+			fprintf(out, "kcsand: site %s 0x%llx %s+0x%llx %s %u %s", o->path,
+				(unsigned long long)s->vaddr, f ? f->name : "?",
+				(unsigned long long)(f ? s->vaddr - f->vaddr : 0), acc,
+				s->desc.size, (fl & KCSAND_SITE_DATA_RACE) ? "data_race" :
+				(fl & KCSAND_SITE_MARKED) ? "marked" : "plain");
+			if (s->reason != MARK_NONE)
+				fprintf(out, " (%s)", mark_reason_name(s->reason));
+			fputc('\n', out);
+		}
+	}
+	engine__print_mark_counts(e, out);
+}
+
 void engine__counters(const struct engine *e, uint64_t out[KCSAND_CTR_COUNT])
 {
 	for (int i = 0; i < KCSAND_CTR_COUNT; i++)
@@ -825,6 +921,7 @@ void engine__free(struct engine *e)
 	kcsand_bpf__destroy(e->skel);
 	symbolizer__free(e->sym);
 	ksyms__free(e->ksyms);
+	mark_rules__free(e->marks);
 	dedup__free(e->dedup);
 	free(e->objs);
 	free(e->site_obj);

@@ -42,6 +42,8 @@ struct engine_opts {
 	size_t max_sites;		/* site-table capacity, for objects added after load */
 	bool force_per_site_links;	/* the < 6.6 fallback, on any kernel */
 	bool kernel;			/* kernel mode: kprobes on kernel functions */
+	const char *source_dir;		/* marking: sources looked up here first (mark.h) */
+	const char *marks_file;		/* marking: FUNC / FUNC+0xOFF / FILE:LINE entries */
 };
 
 struct engine;
@@ -76,6 +78,20 @@ int engine__attach(struct engine *e);
 /* Trace this process (and, through the fork tracepoint, its descendants). */
 int engine__add_pid(struct engine *e, pid_t pid);
 int engine__remove_pid(struct engine *e, pid_t pid);
+
+/*
+ * Replace the marks file (NULL: none) and mark every object's sites again;
+ * once loaded, the BPF site table is rewritten, so this works live (for the
+ * control socket).  A bad file changes nothing and returns -EINVAL.
+ */
+int engine__set_marks(struct engine *e, const char *path);
+/*
+ * One line per decoded site (address, function+offset, access, size, plain or
+ * marked and why), then how many sites each rule marked.
+ */
+void engine__print_sites(const struct engine *e, FILE *out);
+/* Only the per-rule counts line: "kcsand: marked sites: 3 lock prefix, ..." */
+void engine__print_mark_counts(const struct engine *e, FILE *out);
 
 /* Live parameters, by name: changed in the loaded BPF object without reloading. */
 int engine__set_param(struct engine *e, const char *name, const char *value);

@@ -34,18 +34,23 @@ static void usage(FILE *out)
 		"  --all                 trace every process that runs PATH\n"
 		"  --functions GLOB,...  probe only the functions matching these globs\n"
 		"  --param NAME=VALUE    set a parameter (--param help lists them)\n"
+		"  --marks FILE          marked / data_race accesses by hand (docs/marking.md)\n"
+		"  --source-dir DIR      look for sources here first, for source marking\n"
 		"  --json                one JSON object per report\n"
 		"  -v, --verbose         more messages\n");
 }
 
 int main(int argc, char **argv)
 {
-	enum { OPT_BINARY = 256, OPT_PID, OPT_ALL, OPT_FUNCS, OPT_PARAM, OPT_JSON };
+	enum { OPT_BINARY = 256, OPT_PID, OPT_ALL, OPT_FUNCS, OPT_PARAM, OPT_JSON,
+	       OPT_MARKS, OPT_SOURCE_DIR };
 	static const struct option longopts[] = {
 		{ "binary", required_argument, NULL, OPT_BINARY },
 		{ "pid", required_argument, NULL, OPT_PID },
 		{ "all", no_argument, NULL, OPT_ALL },
 		{ "functions", required_argument, NULL, OPT_FUNCS },
+		{ "marks", required_argument, NULL, OPT_MARKS },
+		{ "source-dir", required_argument, NULL, OPT_SOURCE_DIR },
 		{ "param", required_argument, NULL, OPT_PARAM },
 		{ "json", no_argument, NULL, OPT_JSON },
 		{ "verbose", no_argument, NULL, 'v' },
@@ -83,6 +88,12 @@ int main(int argc, char **argv)
 			break;
 		case OPT_FUNCS:
 			o.functions = optarg;
+			break;
+		case OPT_MARKS:
+			o.marks_file = optarg;
+			break;
+		case OPT_SOURCE_DIR:
+			o.source_dir = optarg;
 			break;
 		case OPT_PARAM:
 			if (!strcmp(optarg, "help")) {

@@ -9,7 +9,7 @@
 # (make scenario-programs); this script builds nothing.  With CASE names,
 # only those cases run.  Needs root.
 #
-# Cases are read from the scenario sources, tests/scenarios/*.c and
+# Cases are read from the scenario sources, tests/scenarios/*.c, *.cc and
 # tests/demo/*.c, one per comment line of the form
 #
 #   /* kcsand-test: name=NAME [args="..."] [prog_args="..."] expect=report|none
@@ -35,7 +35,7 @@
 #                  title_re alone.
 #
 # The program is the build of the file that holds the line:
-# BUILD_DIR/tests/scenarios/FILE or BUILD_DIR/tests/demo/FILE.
+# BUILD_DIR/tests/scenarios/FILE or BUILD_DIR/tests/demo/FILE, without .c or .cc.
 #
 # Environment: KCSAND_TEST_TIMEOUT (seconds per case, default 60).
 
@@ -150,10 +150,12 @@ wanted() {
 collect_cases() {
 	local f dir prog line
 
-	for f in "$SRC_DIR"/tests/scenarios/*.c "$SRC_DIR"/tests/demo/*.c; do
+	for f in "$SRC_DIR"/tests/scenarios/*.c "$SRC_DIR"/tests/scenarios/*.cc \
+		 "$SRC_DIR"/tests/demo/*.c; do
 		[[ -e $f ]] || continue
 		dir=$(basename "$(dirname "$f")")
-		prog=$BUILD/tests/$dir/$(basename "$f" .c)
+		prog=$(basename "$f")
+		prog=$BUILD/tests/$dir/${prog%.*}
 		while IFS= read -r line; do
 			if ! parse_case "$line"; then
 				echo "FAIL ${f#"$SRC_DIR"/}: bad kcsand-test line: $PARSE_ERR"

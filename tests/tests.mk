@@ -19,14 +19,23 @@ unit: $(UNIT_BINS)
 SCENARIO_CC	:= gcc
 SCENARIO_CFLAGS	:= -O1 -g -fno-omit-frame-pointer -pthread -Wall
 
+SCENARIO_CXX	:= g++
+
 SCENARIO_SRCS := $(wildcard tests/scenarios/*.c)
 SCENARIO_BINS := $(patsubst tests/scenarios/%.c,$(OUT)/tests/scenarios/%,$(SCENARIO_SRCS))
+# C++ scenarios (std::atomic), same flags.
+SCENARIO_CXX_SRCS := $(wildcard tests/scenarios/*.cc)
+SCENARIO_BINS += $(patsubst tests/scenarios/%.cc,$(OUT)/tests/scenarios/%,$(SCENARIO_CXX_SRCS))
 DEMO_SRCS     := $(wildcard tests/demo/*.c)
 DEMO_BINS     := $(patsubst tests/demo/%.c,$(OUT)/tests/demo/%,$(DEMO_SRCS))
 
 $(OUT)/tests/scenarios/%: tests/scenarios/%.c tests/scenarios/scenario.h
 	@mkdir -p $(@D)
 	$(SCENARIO_CC) $(SCENARIO_CFLAGS) $< -o $@
+
+$(OUT)/tests/scenarios/%: tests/scenarios/%.cc tests/scenarios/scenario.h
+	@mkdir -p $(@D)
+	$(SCENARIO_CXX) $(SCENARIO_CFLAGS) $< -o $@
 
 $(OUT)/tests/demo/%: tests/demo/%.c
 	@mkdir -p $(@D)

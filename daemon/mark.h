@@ -1,0 +1,120 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * Marking: which sites are marked accesses (READ_ONCE, atomics, ...) although
+ * they compile to plain movs.  Decoding already marks lock-prefixed and xchg
+ * sites; mark__apply() adds, in this order of precedence:
+ *
+ *	marks file		the user's explicit word (FUNC, FUNC+0xOFF, FILE:LINE)
+ *	inline accessor		the site lies in an (inlined) atomic/once accessor (DWARF)
+ *	qualifier		the site's static target is an _Atomic or volatile object (DWARF)
+ *	source macro		the source at the site's line:column is a marker (DWARF + source)
+ *
+ * A data_race verdict (marks file or source) always wins: the site is then
+ * never watched and never reported.  docs/marking.md has the whole story;
+ * the rule tables live in mark.c, one table per rule.
+ */
+#ifndef KCSAND_MARK_H
+#define KCSAND_MARK_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "decode.h"
+
+enum mark_kind {
+	MARK_KIND_PLAIN = 0,
+	MARK_KIND_MARKED,
+	MARK_KIND_DATA_RACE,	/* marked, and never reported */
+};
+
+/* ---- inline accessor rule */
+
+/*
+ * Is a function with this qualified name ("atomic_read",
+ * "std::__atomic_base<int>::load") an accessor whose accesses are marked?
+ * Kernel accessors count only where inlined (an out-of-line atomic_* is an
+ * ordinary function); C++ atomics' members also out of line (-O0).
+ * Returns the table entry's prefix that matched, or NULL.
+ */
+const char *mark_accessor_match(const char *qualified_name, bool inlined);
+
+/* ---- source rule */
+
+/* A source file split into lines; lines[0] is line 1. */
+struct mark_src {
+	char *buf;
+	char **lines;
+	int nr_lines;
+};
+
+/* Split text (copied) into lines; NULL on allocation failure. */
+struct mark_src *mark_src__from_string(const char *text);
+/* Read a file; NULL (errno set) when it cannot be read. */
+struct mark_src *mark_src__load(const char *path);
+void mark_src__free(struct mark_src *src);
+
+/*
+ * What the source says about an access at line:col (1-based; col 0 when
+ * DWARF has no column).  With a column, the access is marked when the
+ * column lies inside a marker's call, "MARKER(" up to its closing
+ * parenthesis, possibly over several lines.  Without one, or when the
+ * column points at a brace or past the end of the line (gcc's way of
+ * saying "somewhere in this statement"), any marker call spanning the line
+ * marks it.  data_race wins over the other markers.  *token (may be NULL)
+ * gets the marker as written ("atomic_load_explicit"), valid until the
+ * next call in this thread, or NULL when the access is plain.
+ */
+enum mark_kind mark_src__at(const struct mark_src *src, int line, int col, const char **token);
+/* Does the column say which expression it is (not 0, a brace or past the end of the line)? */
+bool mark_src__col_informative(const struct mark_src *src, int line, int col);
+
+/* ---- marks file */
+
+struct mark_rules;
+
+/*
+ * Parse a marks file: one entry per line, "SPEC KIND" with SPEC one of
+ * FUNC, FUNC+0xOFF or FILE:LINE and KIND "marked" or "data_race"; '#'
+ * starts a comment.  A bad line is reported on stderr as
+ * "kcsand: NAME:LINE: why" and fails the whole parse with -EINVAL.
+ */
+int mark_rules__parse(const char *name, const char *text, struct mark_rules **out);
+int mark_rules__load(const char *path, struct mark_rules **out);
+void mark_rules__free(struct mark_rules *r);
+size_t mark_rules__count(const struct mark_rules *r);
+
+/*
+ * The verdict of the rules for a site in function func at offset off, at
+ * file:line (file NULL or line 0 when unknown).  A FILE entry matches a path
+ * that equals it or ends in "/FILE".
+ */
+enum mark_kind mark_rules__match(const struct mark_rules *r, const char *func, uint64_t off,
+				 const char *file, int line);
+
+/* ---- applying the rules to an object's sites */
+
+struct mark_opts {
+	const char *source_dir;		/* where to look for sources first, or NULL */
+	const struct mark_rules *rules;	/* marks file, or NULL */
+	int verbose;			/* 2: one line per site a rule decided, with its detail */
+};
+
+/* What mark__apply did, beyond each site's reason. */
+struct mark_stats {
+	bool dwarf;			/* debug info was found */
+	uint64_t no_source;		/* sites whose source file could not be read */
+};
+
+/*
+ * Mark obj's decoded sites (KCSAND_SITE_MARKED, KCSAND_SITE_DATA_RACE and
+ * site->reason) and update obj->stats.marked.  Without DWARF, only the
+ * marks file's FUNC and FUNC+0xOFF entries apply.  Each call starts again
+ * from the instructions' own reasons (site->insn_reason), so it can be run
+ * again with other rules.  Returns 0 or -errno.
+ */
+int mark__apply(struct target_obj *obj, const struct mark_opts *opts, struct mark_stats *stats);
+
+/* Count the sites marked by each reason (counts[MARK_REASON_COUNT]), and the data_race ones. */
+void mark__count(const struct site *sites, size_t n, uint64_t *counts, uint64_t *data_race);
+
+#endif

@@ -1,0 +1,64 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * data_race(): an intentionally racy read, as in the kernel, where the
+ * macro also tells KCSAN never to report it.  User space has no such
+ * macro; the one below changes nothing in the code, and the source rule
+ * finds "data_race(" at the read's line.  The read is never watched and
+ * never reported, even against a plain write (which without marking is
+ * plain_write_vs_read).
+ *
+ * gcc 12 -O1:  lazy_reader: mov x(%rip),%eax      (plain 4-byte load, data_race)
+ *              writer:      mov %edi,x(%rip)      (plain 4-byte store)
+ */
+#include "scenario.h"
+
+#define data_race(expr) (expr)
+
+/* Race-free by intent: about 6 s under kcsand (one probed access per call). */
+#define ITERS 100000
+
+int x;
+
+RACY int lazy_reader(void)
+{
+	return data_race(x);
+}
+
+RACY void writer(int v)
+{
+	x = v;
+}
+
+static void *reader_thread(void *arg)
+{
+	long i, n = (long)arg;
+
+	wait_for_start();
+	for (i = 0; i < n; i++) {
+		lazy_reader();
+		barrier();
+	}
+	return NULL;
+}
+
+static void *writer_thread(void *arg)
+{
+	long i, n = (long)arg;
+
+	wait_for_start();
+	for (i = 0; i < n; i++) {
+		writer(i + 1);
+		barrier();
+	}
+	return NULL;
+}
+
+int main(void)
+{
+	void *(*const fn[])(void *) = { reader_thread, writer_thread };
+
+	run_threads(2, fn, (void *)scenario_iters(ITERS));
+	return 0;
+}
+
+/* kcsand-test: name=data_race expect=none */

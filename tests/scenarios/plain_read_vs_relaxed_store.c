@@ -1,0 +1,60 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * A plain read racing with a relaxed atomic store.  The store is marked by
+ * the source rule (__atomic_store_n at its line): it sets no watchpoint,
+ * but it hits the reader's, and a plain access racing with a marked one is
+ * still a data race.  The store is reported as "write (marked)".
+ *
+ * gcc 12 -O1:  reader:        mov x(%rip),%eax      (plain 4-byte load)
+ *              relaxed_store: mov %edi,x(%rip)      (marked 4-byte store, a plain mov)
+ */
+#include "scenario.h"
+
+/* Racy: about 10 s under kcsand at most (one probed access per iteration). */
+#define ITERS 300000
+
+int x;
+
+RACY int reader(void)
+{
+	return x;
+}
+
+RACY void relaxed_store(int v)
+{
+	__atomic_store_n(&x, v, __ATOMIC_RELAXED);
+}
+
+static void *reader_thread(void *arg)
+{
+	long i, n = (long)arg;
+
+	wait_for_start();
+	for (i = 0; i < n; i++) {
+		reader();
+		barrier();
+	}
+	return NULL;
+}
+
+static void *store_thread(void *arg)
+{
+	long i, n = (long)arg;
+
+	wait_for_start();
+	for (i = 0; i < n; i++) {
+		relaxed_store(i + 1);
+		barrier();
+	}
+	return NULL;
+}
+
+int main(void)
+{
+	void *(*const fn[])(void *) = { reader_thread, store_thread };
+
+	run_threads(2, fn, (void *)scenario_iters(ITERS));
+	return 0;
+}
+
+/* kcsand-test: name=plain_read_vs_relaxed_store args="--halt-on-error" expect=report title="data-race in reader / relaxed_store" access="^read to 0x[0-9a-f]+ of 4 bytes by task [0-9]+ on cpu [0-9]+:$" access="^write \(marked\) to 0x[0-9a-f]+ of 4 bytes by task [0-9]+ on cpu [0-9]+:$" value_changed=yes */

@@ -1,0 +1,352 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Unit tests of marking: the rule tables, the source scanner on small
+ * texts, the marks-file parser, and mark__apply() on fixture functions of
+ * this very test binary (built with -g).  No root needed.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "mark.h"
+#include "test.h"
+
+#define ASSERT_ZERO(v, what) ASSERT_EQ(v, 0, what)
+
+/* ---- fixtures for mark__apply: each compiles to one memory access */
+
+#define READ_ONCE(x) (*(const volatile __typeof__(x) *)&(x))
+#define data_race(expr) (expr)
+#define FIXTURE __attribute__((noipa, used))
+
+volatile int fixture_vol;
+int fixture_plain;
+struct {
+	long plain;
+	struct {
+		int pad;
+		volatile int vol;
+	} inner[4];
+} fixture_struct;
+
+FIXTURE int fixture_read_volatile(void)
+{
+	return fixture_vol;
+}
+
+FIXTURE int fixture_read_member_volatile(void)
+{
+	return fixture_struct.inner[2].vol;
+}
+
+FIXTURE long fixture_read_member_plain(void)
+{
+	return fixture_struct.plain;
+}
+
+FIXTURE int fixture_read_once(int *p)
+{
+	return READ_ONCE(*p);
+}
+
+FIXTURE int fixture_read_plain(void)
+{
+	return fixture_plain;
+}
+
+FIXTURE int fixture_read_data_race(int *p)
+{
+	return data_race(*p);
+}
+
+FIXTURE void fixture_write_by_hand(int v)
+{
+	fixture_plain = v;
+}
+
+/* ---- helpers */
+
+static enum mark_kind at(const char *text, int line, int col, const char **tok)
+{
+	struct mark_src *src = mark_src__from_string(text);
+	enum mark_kind k = mark_src__at(src, line, col, tok);
+
+	mark_src__free(src);
+	return k;
+}
+
+/* Parse text as a marks file with stderr captured into msg; returns the parser's result. */
+static int parse_capture(const char *text, struct mark_rules **r, char *msg, size_t len)
+{
+	char path[] = "/tmp/kcsand-test-mark.XXXXXX";
+	int fd = mkstemp(path), saved = dup(2), err;
+	ssize_t n = 0;
+
+	fflush(stderr);
+	if (fd >= 0)
+		dup2(fd, 2);
+	err = mark_rules__parse("t.marks", text, r);
+	fflush(stderr);
+	dup2(saved, 2);
+	close(saved);
+	msg[0] = '\0';
+	if (fd >= 0) {
+		n = pread(fd, msg, len - 1, 0);
+		msg[n > 0 ? n : 0] = '\0';
+		close(fd);
+		unlink(path);
+	}
+	return err;
+}
+
+static const struct site *site_in(const struct target_obj *o, const char *func)
+{
+	for (size_t i = 0; i < o->sites.n; i++) {
+		const struct site *s = &o->sites.v[i];
+
+		if (!strcmp(o->funcs[s->func].name, func))
+			return s;
+	}
+	return NULL;
+}
+
+int main(void)
+{
+	TEST(reason_names) {
+		for (uint32_t r = 0; r < MARK_REASON_COUNT; r++)
+			ASSERT_TRUE(strcmp(mark_reason_name(r), "unknown"),
+				    "every reason has a name");
+		ASSERT_STREQ(mark_reason_name(MARK_NONE), "plain", "MARK_NONE");
+		ASSERT_STREQ(mark_reason_name(MARK_INLINE_ACCESSOR), "inline accessor", "accessor");
+		ASSERT_STREQ(mark_reason_name(MARK_REASON_COUNT), "unknown", "out of range");
+	}
+
+	TEST(accessor_table) {
+		ASSERT_TRUE(mark_accessor_match("atomic_read", true), "atomic_read inlined");
+		ASSERT_FALSE(mark_accessor_match("atomic_read", false),
+			     "kernel accessor out of line");
+		ASSERT_FALSE(mark_accessor_match("atomic_notifier_call_chain", false),
+			     "ordinary out-of-line function");
+		ASSERT_TRUE(mark_accessor_match("arch_atomic64_read", true), "arch_atomic64_read");
+		ASSERT_TRUE(mark_accessor_match("raw_atomic_long_read", true),
+			    "raw_atomic_long_read");
+		ASSERT_TRUE(mark_accessor_match("__READ_ONCE", true), "__READ_ONCE");
+		ASSERT_TRUE(mark_accessor_match("std::__atomic_base<int>::load", true),
+			    "inlined load");
+		ASSERT_TRUE(mark_accessor_match("std::__atomic_base<int>::load", false),
+			    "-O0 load");
+		ASSERT_TRUE(mark_accessor_match("std::atomic<bool>::store", false), "atomic<bool>");
+		ASSERT_FALSE(mark_accessor_match("std::vector<int>::size", true), "not an atomic");
+		ASSERT_FALSE(mark_accessor_match("reader", true), "plain name");
+		ASSERT_FALSE(mark_accessor_match(NULL, true), "no name");
+	}
+
+	TEST(source_columns) {
+		const char *line = "\tb = READ_ONCE(a) + c;";
+		const char *tok = NULL;
+
+		/* columns: b at 2, '=' at 4, READ_ONCE at 6..14, '(' 15, a 16, ')' 17, '+' 19,
+								    c 21 */
+		ASSERT_EQ(at(line, 1, 6, &tok), MARK_KIND_MARKED, "at READ_ONCE");
+		ASSERT_STREQ(tok, "READ_ONCE", "token");
+		ASSERT_EQ(at(line, 1, 16, NULL), MARK_KIND_MARKED, "inside the call");
+		ASSERT_EQ(at(line, 1, 17, NULL), MARK_KIND_MARKED, "at the closing parenthesis");
+		ASSERT_EQ(at(line, 1, 19, NULL), MARK_KIND_PLAIN, "at '+', the plain read of c");
+		ASSERT_EQ(at(line, 1, 4, NULL), MARK_KIND_PLAIN, "at '=', the plain store to b");
+		ASSERT_EQ(at(line, 1, 0, NULL), MARK_KIND_MARKED, "no column: the line decides");
+		ASSERT_EQ(at(line, 1, 99, NULL), MARK_KIND_MARKED,
+			  "past the end: the line decides");
+		ASSERT_EQ(at("\tx = y;\n}", 2, 1, NULL), MARK_KIND_PLAIN, "brace line, no marker");
+	}
+
+	TEST(source_stores_mark_their_location_only) {
+		const char *line = "\tWRITE_ONCE(x, y);";
+
+		ASSERT_EQ(at(line, 1, 2, NULL), MARK_KIND_MARKED, "the store, at WRITE_ONCE");
+		ASSERT_EQ(at(line, 1, 13, NULL), MARK_KIND_MARKED, "the location argument");
+		ASSERT_EQ(at(line, 1, 16, NULL), MARK_KIND_PLAIN, "the value read, y");
+		ASSERT_EQ(at("\tatomic_store_explicit(&x, f(y), memory_order_release);", 1, 30,
+			  NULL),
+			  MARK_KIND_PLAIN, "a nested call in the value");
+	}
+
+	TEST(source_multiline_calls) {
+		const char *text = "\tWRITE_ONCE(a,\n\t\t   v + 1);\n"
+				   "\tv = READ_ONCE(\n\t\tp->q);\n";
+
+		ASSERT_EQ(at(text, 1, 2, NULL), MARK_KIND_MARKED, "store on the first line");
+		ASSERT_EQ(at(text, 2, 6, NULL), MARK_KIND_PLAIN, "value on the second line");
+		ASSERT_EQ(at(text, 4, 3, NULL), MARK_KIND_MARKED, "READ_ONCE's argument below it");
+		ASSERT_EQ(at(text, 4, 0, NULL), MARK_KIND_MARKED,
+			  "no column, call open on the line");
+	}
+
+	TEST(source_data_race_wins) {
+		const char *tok = NULL;
+
+		ASSERT_EQ(at("\treturn data_race(x);", 1, 0, &tok), MARK_KIND_DATA_RACE,
+			  "data_race");
+		ASSERT_STREQ(tok, "data_race", "token");
+		ASSERT_EQ(at("\tv = data_race(READ_ONCE(x));", 1, 16, NULL), MARK_KIND_DATA_RACE,
+			  "data_race around READ_ONCE");
+		ASSERT_EQ(at("\tv = READ_ONCE(x) + data_race(y);", 1, 0, NULL), MARK_KIND_DATA_RACE,
+			  "no column: the strongest marker of the line");
+	}
+
+	TEST(source_tokens) {
+		const char *tok = NULL;
+
+		ASSERT_EQ(at("\treturn atomic_load_explicit(&x, memory_order_relaxed);", 1, 9,
+			  &tok),
+			  MARK_KIND_MARKED, "atomic_load_explicit");
+		ASSERT_STREQ(tok, "atomic_load_explicit", "the token as written");
+		ASSERT_EQ(at("\t__atomic_store_n(&x, v, __ATOMIC_RELAXED);", 1, 2, NULL),
+			  MARK_KIND_MARKED, "__atomic_store_n");
+		ASSERT_EQ(at("\tp = rcu_dereference_protected(q, 1);", 1, 6, NULL),
+			  MARK_KIND_MARKED,
+			  "rcu_dereference_protected");
+		ASSERT_EQ(at("\tv = a.load(std::memory_order_relaxed);", 1, 8, NULL),
+			  MARK_KIND_MARKED,
+			  ".load(");
+		ASSERT_EQ(at("\tv = a->load(std::memory_order_relaxed);", 1, 9, NULL),
+			  MARK_KIND_MARKED, "->load(");
+		ASSERT_EQ(at("\tv = load(x);", 1, 0, NULL), MARK_KIND_PLAIN, "load( is no method");
+		ASSERT_EQ(at("\tv = my_READ_ONCE(x);", 1, 0, NULL), MARK_KIND_PLAIN,
+			  "not the token");
+		ASSERT_EQ(at("\tv = READ_ONCE_NOCHECK(x);", 1, 0, NULL), MARK_KIND_MARKED,
+			  "prefix");
+		ASSERT_EQ(at("\tx = y; // READ_ONCE(x)", 1, 0, NULL), MARK_KIND_PLAIN, "comment");
+		ASSERT_EQ(at("\tputs(\"READ_ONCE(x)\"); x = 1;", 1, 0, NULL), MARK_KIND_PLAIN,
+			  "string");
+		ASSERT_EQ(at("/* READ_ONCE(\n x */ y = 1;", 2, 0, NULL), MARK_KIND_PLAIN,
+			  "block comment");
+	}
+
+	TEST(marks_file_parse) {
+		struct mark_rules *r = NULL;
+		char msg[512];
+		const char *good =
+			"# hand-marked accesses\n"
+			"\n"
+			"stats_read            marked     # a whole function\n"
+			"poll+0x1c             data_race\n"
+			"lib/counter.c:42      marked\n"
+			"std::atomic<int>::load marked\n";
+
+		ASSERT_ZERO(parse_capture(good, &r, msg, sizeof(msg)), "good file");
+		ASSERT_STREQ(msg, "", "no message");
+		ASSERT_EQ(mark_rules__count(r), 4, "entries");
+		ASSERT_EQ(mark_rules__match(r, "stats_read", 0x10, NULL, 0), MARK_KIND_MARKED,
+			  "FUNC");
+		ASSERT_EQ(mark_rules__match(r, "poll", 0x1c, NULL, 0), MARK_KIND_DATA_RACE,
+			  "FUNC+OFF");
+		ASSERT_EQ(mark_rules__match(r, "poll", 0x1d, NULL, 0), MARK_KIND_PLAIN,
+			  "other offset");
+		ASSERT_EQ(mark_rules__match(r, "f", 0, "/src/lib/counter.c", 42), MARK_KIND_MARKED,
+			  "FILE:LINE, path suffix");
+		ASSERT_EQ(mark_rules__match(r, "f", 0, "/src/xlib/counter.c", 42), MARK_KIND_PLAIN,
+			  "FILE:LINE, not on a component boundary");
+		ASSERT_EQ(mark_rules__match(r, "f", 0, "/src/lib/counter.c", 43), MARK_KIND_PLAIN,
+			  "other line");
+		ASSERT_EQ(mark_rules__match(r, "std::atomic<int>::load", 0, NULL, 0),
+			  MARK_KIND_MARKED, "C++ name is a FUNC, not FILE:LINE");
+		mark_rules__free(r);
+
+		ASSERT_ZERO(parse_capture("f marked\nf data_race\n", &r, msg, sizeof(msg)), "both");
+		ASSERT_EQ(mark_rules__match(r, "f", 0, NULL, 0), MARK_KIND_DATA_RACE,
+			  "data_race wins");
+		mark_rules__free(r);
+	}
+
+	TEST(marks_file_errors) {
+		static const struct { const char *text, *msg; } bad[] = {
+			{ "f marked\nlonely\n", "kcsand: t.marks:2: no kind" },
+			{ "f maybe\n", "kcsand: t.marks:1: unknown kind" },
+			{ "\n\nf+0xzz marked\n", "kcsand: t.marks:3: bad offset" },
+			{ "+0x10 marked\n", "kcsand: t.marks:1: no function before '+'" },
+			{ "x.c:0 marked\n", "kcsand: t.marks:1: bad line number" },
+			{ "x.c: marked\n", "kcsand: t.marks:1: no line number" },
+			{ "f marked extra\n", "kcsand: t.marks:1: trailing text" },
+		};
+		char msg[512];
+
+		for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+			struct mark_rules *r = (void *)1;
+
+			ASSERT_EQ(parse_capture(bad[i].text, &r, msg, sizeof(msg)), -EINVAL,
+				  bad[i].text);
+			ASSERT_TRUE(r == NULL, "no rules on error");
+			ASSERT_TRUE(!strncmp(msg, bad[i].msg, strlen(bad[i].msg)), bad[i].msg);
+		}
+		ASSERT_EQ(mark_rules__load("/nonexistent/marks", &(struct mark_rules *){ NULL }),
+			  -ENOENT, "missing file");
+	}
+
+	TEST(apply_on_this_binary) {
+		struct mark_rules *r = NULL;
+		struct target_obj *o = NULL;
+		struct mark_opts mo = {};
+		struct mark_stats ms;
+		const struct site *s;
+		char msg[256];
+
+		ASSERT_ZERO(parse_capture("fixture_write_by_hand marked\n", &r, msg, sizeof(msg)),
+			    "marks");
+		if (!ASSERT_ZERO(target_obj__open("/proc/self/exe", &o), "open"))
+			break;
+		ASSERT_TRUE(target_obj__decode(o, "fixture_*", NULL) == 7, "seven fixtures");
+		mo.rules = r;
+		ASSERT_ZERO(mark__apply(o, &mo, &ms), "mark__apply");
+		ASSERT_TRUE(ms.dwarf, "the test binary has DWARF");
+
+		s = site_in(o, "fixture_read_volatile");
+		if (ASSERT_TRUE(s, "volatile site")) {
+			ASSERT_EQ(s->reason, MARK_QUALIFIER, "volatile: qualifier");
+			ASSERT_TRUE(s->desc.flags & KCSAND_SITE_MARKED, "volatile: marked");
+		}
+		s = site_in(o, "fixture_read_member_volatile");
+		if (ASSERT_TRUE(s, "volatile member site"))
+			ASSERT_EQ(s->reason, MARK_QUALIFIER, "volatile member of an array element");
+		s = site_in(o, "fixture_read_member_plain");
+		if (ASSERT_TRUE(s, "plain member site"))
+			ASSERT_EQ(s->reason, MARK_NONE, "plain member of the same struct");
+		s = site_in(o, "fixture_read_once");
+		if (ASSERT_TRUE(s, "READ_ONCE site"))
+			ASSERT_EQ(s->reason, MARK_SOURCE_MACRO, "READ_ONCE: source macro");
+		s = site_in(o, "fixture_read_plain");
+		if (ASSERT_TRUE(s, "plain site")) {
+			ASSERT_EQ(s->reason, MARK_NONE, "plain");
+			ASSERT_FALSE(s->desc.flags & KCSAND_SITE_MARKED, "plain: not marked");
+		}
+		s = site_in(o, "fixture_read_data_race");
+		if (ASSERT_TRUE(s, "data_race site")) {
+			ASSERT_EQ(s->reason, MARK_SOURCE_MACRO, "data_race: source macro");
+			ASSERT_TRUE(s->desc.flags & KCSAND_SITE_DATA_RACE, "data_race flag");
+		}
+		s = site_in(o, "fixture_write_by_hand");
+		if (ASSERT_TRUE(s, "hand-marked site"))
+			ASSERT_EQ(s->reason, MARK_MARKS_FILE, "marks file");
+		ASSERT_EQ(o->stats.marked, 5, "stats.marked");
+		{
+			uint64_t counts[MARK_REASON_COUNT] = {}, dr = 0;
+
+			mark__count(o->sites.v, o->sites.n, counts, &dr);
+			ASSERT_EQ(counts[MARK_SOURCE_MACRO], 2, "counted source macros");
+			ASSERT_EQ(counts[MARK_NONE], 2, "counted plain");
+			ASSERT_EQ(dr, 1, "counted data_race");
+		}
+		/* Again without the marks file: the hand-marked site is plain again. */
+		mo.rules = NULL;
+		ASSERT_ZERO(mark__apply(o, &mo, &ms), "mark__apply again");
+		s = site_in(o, "fixture_write_by_hand");
+		if (ASSERT_TRUE(s, "hand-marked site")) {
+			ASSERT_EQ(s->reason, MARK_NONE, "unmarked when the entry is gone");
+			ASSERT_FALSE(s->desc.flags & KCSAND_SITE_MARKED, "flag cleared");
+		}
+		ASSERT_EQ(o->stats.marked, 4, "stats.marked after re-marking");
+		target_obj__free(o);
+		mark_rules__free(r);
+	}
+
+	return test_summary();
+}
