@@ -26,7 +26,7 @@ export KCSAN_VM_PROBE_CMD="$REPO/build/kcsanctl run --kernel --output - --skip-w
 rounds='for s in 0 1 2 3 4 5 6 7 8; do tests/kmod/kcsan_race/workload.sh '$ITERS' 120 $((1 << s)) || exit 1; done'
 start=$(date +%s)
 tests/vm/kcsan-vm --module tests/kmod/kcsan_race --out "$out" --keep \
-	--probe module:kcsan_race --probe '!kcsan_race_hidden_writer' \
+	--probe module:kcsan_race --probe '!kcsan_race_hidden_writer' --probe '!race_thread_fn' \
 	-- sh -c "$rounds" > "$out/reports.txt" 2> "$out/harness.err"
 rc=$?
 echo "     (guest run: $(( $(date +%s) - start )) s, exit status $rc; files in $out)"

@@ -221,6 +221,26 @@ static void race_one(int scenario, int side, unsigned int i)
 	}
 }
 
+static void arm_race_timer(void *unused)
+{
+	hrtimer_start(&race_timer, ns_to_ktime((u64)(timer_us ?: 1) * NSEC_PER_USEC),
+		      HRTIMER_MODE_REL_PINNED);
+}
+
+/*
+ * The irq scenario's reader is bound to the last CPU and the timer armed,
+ * pinned, on CPU 0: a watcher stalls with interrupts off (kprobes run in
+ * int3 context), so a timer on the reader's own CPU could only fire after
+ * each stall, never during it.
+ */
+static void start_race_timer(void)
+{
+	if (num_online_cpus() > 1)
+		smp_call_function_single(0, arm_race_timer, NULL, 1);
+	else
+		arm_race_timer(NULL);
+}
+
 static int race_thread_fn(void *arg)
 {
 	struct race_thread *rt = arg;
@@ -244,7 +264,7 @@ static int race_thread_fn(void *arg)
 			fires0 = READ_ONCE(timer_fires);
 			min_fires = READ_ONCE(timer_min_fires);
 			WRITE_ONCE(timer_active, true);
-			hrtimer_start(&race_timer, ns_to_ktime((u64)(timer_us ?: 1) * NSEC_PER_USEC), HRTIMER_MODE_REL);
+			start_race_timer();
 		}
 		for (i = 0; !kthread_should_stop(); i++) {
 			if (i == n)
@@ -354,13 +374,17 @@ static int __init kcsan_race_init(void)
 
 			rt->scenario = s;
 			rt->side = (s == 8) ? 1 : side;
-			t = kthread_run(race_thread_fn, rt, "kcsan_race/%s%d",
-					scenario_names[s], side);
+			t = kthread_create(race_thread_fn, rt, "kcsan_race/%s%d",
+					   scenario_names[s], side);
 			if (IS_ERR(t)) {
 				nr_threads = n;
 				stop_threads();
 				return PTR_ERR(t);
 			}
+			/* Off CPU 0, where the racing timer is armed (start_race_timer). */
+			if (s == 8 && num_online_cpus() > 1)
+				kthread_bind(t, num_online_cpus() - 1);
+			wake_up_process(t);
 			rt->task = t;
 			n++;
 			nr_threads = n;
