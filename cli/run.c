@@ -426,7 +426,16 @@ int cmd_run(int argc, char **argv)
 out:
 	if (gate >= 0)
 		close(gate);
-	engine__free(e);
+	if (e && a.o.verbose) {
+		size_t n = engine__nr_sites(e);
+		double t0 = now_s();
+
+		engine__free(e);
+		fprintf(stderr, "kcsanctl: run: detached %zu sites in %.1f ms\n", n,
+			(now_s() - t0) * 1000);
+	} else {
+		engine__free(e);
+	}
 	if (out && out != stdout)
 		fclose(out);
 	free(prog);
