@@ -87,6 +87,7 @@ demo: all $(OUT)/tests/demo/racy_counter
 check: all
 	@$(MAKE) --no-print-directory unit
 	@$(MAKE) --no-print-directory scenario-tests
+	@$(MAKE) --no-print-directory cli-tests
 	@$(MAKE) --no-print-directory vm-tests
 
 # Kernel mode, in a QEMU guest booting Debian's stock kernel (tests/vm/kcsan-vm

@@ -522,11 +522,21 @@ int engine__add_object(struct engine *e, const char *path, const char *globs)
 	if (err)
 		return err;
 	err = target_obj__decode(obj, globs ? globs : e->opts.functions, &e->opts.decode);
-	if (err >= 0)
-		err = mark_object(e, obj);
-	e->decode_ms += (now_ns() - t0) / 1e6;
 	if (err < 0) {
 		fprintf(stderr, "kcsand: cannot decode %s: %s\n", path, strerror(-err));
+		target_obj__free(obj);
+		return err;
+	}
+	if (!obj->nr_funcs) {
+		fprintf(stderr, "kcsand: %s has no function symbols (stripped?): kcsand finds "
+				"functions through the symbol table; use a build with symbols\n", path);
+		target_obj__free(obj);
+		return -ENOENT;
+	}
+	err = mark_object(e, obj);
+	e->decode_ms += (now_ns() - t0) / 1e6;
+	if (err < 0) {
+		fprintf(stderr, "kcsand: cannot mark the sites of %s: %s\n", path, strerror(-err));
 		target_obj__free(obj);
 		return err;
 	}
@@ -543,6 +553,15 @@ int engine__add_kernel(struct engine *e, const char *const *specs, size_t nr_spe
 	if (!e->opts.kernel) {
 		fprintf(stderr, "kcsand: kernel targets need a kernel-mode engine\n");
 		return -EINVAL;
+	}
+	/* libbpf creates kprobes through the kprobe PMU: without it nothing can attach. */
+	if (access("/sys/bus/event_source/devices/kprobe/type", R_OK)) {
+		struct utsname u;
+
+		uname(&u);
+		fprintf(stderr, "kcsand: this kernel (%s) has no kprobes: kernel mode needs "
+				"CONFIG_KPROBES and CONFIG_KPROBE_EVENTS\n", u.release);
+		return -EOPNOTSUPP;
 	}
 	if (!e->ksyms) {
 		e->ksyms = ksyms__load();

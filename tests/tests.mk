@@ -48,3 +48,21 @@ scenario-tests: scenario-programs $(OUT)/kcsanctl
 	tests/run-scenarios.sh $(OUT)
 
 .PHONY: scenario-programs
+
+# A racy shared library and its user, for `kcsanctl run --object`.
+$(OUT)/tests/shlib/libracy.so: tests/shlib/racy_lib.c
+	@mkdir -p $(@D)
+	$(SCENARIO_CC) $(SCENARIO_CFLAGS) -fPIC -shared $< -o $@
+$(OUT)/tests/shlib/shlib_race: tests/shlib/shlib_race.c $(OUT)/tests/shlib/libracy.so
+	$(SCENARIO_CC) $(SCENARIO_CFLAGS) $< -L$(OUT)/tests/shlib -lracy -Wl,-rpath,'$$ORIGIN' -o $@
+
+$(OUT)/tests/cli/%: tests/cli/%.c
+	@mkdir -p $(@D)
+	$(SCENARIO_CC) $(SCENARIO_CFLAGS) $< -o $@
+
+# kcsanctl's own behaviour: options, errors, objects, cleanup (needs root).
+cli-tests: all $(OUT)/tests/shlib/shlib_race $(OUT)/tests/scenarios/plain_write_vs_read \
+	   $(OUT)/tests/cli/exit_with
+	tests/run-cli-tests.sh $(OUT)
+
+.PHONY: cli-tests

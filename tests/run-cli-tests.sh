@@ -1,0 +1,99 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# kcsanctl as a user meets it: bad input gets a clear message and exit status 2;
+# the program's own exit status passes through; --object, --json and
+# --per-site-links work; kernel mode on a kernel without kprobes says so; and no
+# BPF program or uprobe link of kcsand's is left once a run has ended.
+# Usage: tests/run-cli-tests.sh [BUILD_DIR]        (root)
+set -u
+B=${1:-build}
+CTL=$B/kcsanctl
+pass=0 fail=0
+out=$(mktemp)
+trap 'rm -f "$out" "$out.sh"' EXIT
+
+ok() { echo "ok   $1"; pass=$((pass + 1)); }
+bad() {
+	echo "FAIL $1: $2"
+	sed 's/^/    /' "$out" | tail -15
+	fail=$((fail + 1))
+}
+
+if [ "$(id -u)" != 0 ] || [ ! -x "$CTL" ]; then
+	echo "FAIL setup: needs root and $CTL (run 'make' as root)"
+	echo "0 passed, 1 failed"
+	exit 1
+fi
+
+# expect_exit NAME STATUS REGEX CMD...: CMD exits STATUS and its output matches REGEX.
+expect_exit() {
+	local name=$1 want=$2 re=$3 rc
+	shift 3
+	timeout 120 "$@" > "$out" 2>&1 < /dev/null
+	rc=$?
+	if [ "$rc" != "$want" ]; then
+		bad "$name" "expected exit status $want, got $rc"
+	elif ! grep -qE -- "$re" "$out"; then
+		bad "$name" "expected output matching /$re/"
+	else
+		ok "$name"
+	fi
+}
+
+first_prog=$(tests/bpf-leaks.py --max-id)
+
+expect_exit no_command 2 '^Usage: kcsanctl COMMAND' "$CTL"
+expect_exit unknown_command 2 "unknown command 'frobnicate'" "$CTL" frobnicate
+expect_exit run_without_program 2 'run: no program given' "$CTL" run
+expect_exit unknown_option 2 'Usage: kcsanctl run' "$CTL" run --no-such-option -- /bin/true
+expect_exit unknown_parameter 2 "unknown parameter 'skip_wach'" "$CTL" run --param skip_wach=3 -- /bin/true
+expect_exit parameter_out_of_range 2 'skip_watch: bad value .-1. \(expected 0\.\.1000000000\)' \
+	"$CTL" run --skip-watch -1 -- /bin/true
+expect_exit missing_program 2 'cannot find /nonexistent/prog' "$CTL" run -- /nonexistent/prog
+printf '#!/bin/sh\nexit 0\n' > "$out.sh"
+chmod +x "$out.sh"
+expect_exit not_an_elf 2 "$out.sh: not an ELF file" "$CTL" run -- "$out.sh"
+if command -v setpriv > /dev/null; then
+	expect_exit needs_root 2 'run: needs root' \
+		setpriv --reuid=65534 --regid=65534 --clear-groups "$CTL" run -- /bin/true
+fi
+expect_exit kernel_mode_without_kprobes_or_probe 2 'needs at least one --probe' "$CTL" run --kernel --duration 1
+if [ ! -e /sys/bus/event_source/devices/kprobe ]; then
+	expect_exit kernel_without_kprobes 2 'has no kprobes: kernel mode needs CONFIG_KPROBES' \
+		"$CTL" run --kernel --probe 'vfs_*' --duration 1
+fi
+expect_exit stripped_program 2 'no function symbols \(stripped\?\)' "$CTL" run -- /bin/true
+expect_exit exit_status_passes_through 3 'kcsand: 0 reports' "$CTL" run -- "$B/tests/cli/exit_with" 3
+expect_exit killed_by_signal_is_128_plus 143 'kcsand: 0 reports' "$CTL" run -- "$B/tests/cli/exit_with" kill
+expect_exit shared_object 66 'BUG: KCSAN: data-race in lib_bump / lib_bump' \
+	"$CTL" run --halt-on-error --object "$B/tests/shlib/libracy.so" --functions 'lib_*' -- \
+	"$B/tests/shlib/shlib_race"
+expect_exit per_site_links 66 'BUG: KCSAN: data-race in reader / writer' \
+	"$CTL" run --per-site-links --halt-on-error -- "$B/tests/scenarios/plain_write_vs_read"
+
+# --json: one object per report, parseable, with the fields a tool would read.
+timeout 120 "$CTL" run --json --halt-on-error --output "$out.json" -- \
+	"$B/tests/scenarios/plain_write_vs_read" > "$out" 2>&1
+rc=$?
+if [ $rc = 66 ] && python3 - "$out.json" <<'PY'
+import json, sys
+rep = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+r = rep[0]
+assert r["title"] == "data-race in reader / writer", r["title"]
+types = sorted(a["type"] for a in r["accesses"])
+assert types == ["read", "write"], types
+assert all(a["stack"] and a["size"] == 4 for a in r["accesses"])
+PY
+then ok json_output; else bad json_output "expected exit 66 and a JSON report of reader / writer (got $rc)"; fi
+rm -f "$out.json"
+
+# Nothing of ours stays loaded after the runs above (runs of others still going keep theirs).
+if left=$(tests/bpf-leaks.py "$first_prog"); then
+	ok no_bpf_program_left
+else
+	bad no_bpf_program_left "programs held by no process: $left"
+fi
+
+echo "$pass passed, $fail failed"
+[ $fail = 0 ]
