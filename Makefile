@@ -85,6 +85,7 @@ demo: all $(OUT)/tests/demo/racy_counter
 
 # The README's second command, and CI's: unit tests, then the BPF tests (root).
 check: all
+	@$(MAKE) --no-print-directory lint
 	@$(MAKE) --no-print-directory unit
 	@$(MAKE) --no-print-directory scenario-tests
 	@$(MAKE) --no-print-directory cli-tests
@@ -110,6 +111,18 @@ $(OUT)/bench/empty_probe: bench/empty_probe.c $(OUT)/bench/empty.skel.h $(LIB)
 
 bench: all $(OUT)/bench/hotloop $(OUT)/bench/empty_probe
 	bench/run.sh $(OUT)
+
+# Style: clang-format (.clang-format) and cppcheck over the user-space sources.
+C_SOURCES = $(wildcard daemon/*.c daemon/*.h cli/*.c cli/*.h include/*.h tests/unit/*.c \
+		       tests/unit/*.h bench/*.c)
+format:
+	clang-format -i $(C_SOURCES)
+
+lint:
+	cppcheck --quiet --std=c11 --max-configs=1 --enable=warning,performance,portability \
+		-D__x86_64__ -Iinclude -Idaemon --suppress=missingIncludeSystem \
+		--suppress=missingInclude --suppress=unknownMacro --inline-suppr \
+		--error-exitcode=1 daemon cli
 
 vmlinux:
 	$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > vmlinux.h

@@ -16,19 +16,19 @@
 #include "params.h"
 
 /* Defaults for user-space mode, chosen from measurements (docs/parameters.md). */
-#define USER_DEFAULT_SKIP_WATCH		20
-#define USER_DEFAULT_UDELAY_TASK	400
-#define DEFAULT_REPORT_ONCE_IN_MS	3000
+#define USER_DEFAULT_SKIP_WATCH		20u
+#define USER_DEFAULT_UDELAY_TASK	400u
+#define DEFAULT_REPORT_ONCE_IN_MS	3000u
 /*
  * At most half of each CPU-second stalled: no stretch of back-to-back
  * watchpoints can starve the watchdog threads, RCU or the target.
  */
-#define DEFAULT_STALL_BUDGET_US		500000
+#define DEFAULT_STALL_BUDGET_US		500000u
 /* Kernel mode keeps KCSAN's delays; hits are rarer per site than in a test loop. */
-#define KERNEL_DEFAULT_SKIP_WATCH	100
-#define KERNEL_DEFAULT_UDELAY_TASK	80
+#define KERNEL_DEFAULT_SKIP_WATCH	100u
+#define KERNEL_DEFAULT_UDELAY_TASK	80u
 /* Site-table capacity: 24 bytes a site in BPF; objects added later share it. */
-#define DEFAULT_MAX_SITES		65536
+#define DEFAULT_MAX_SITES		65536u
 
 struct engine_opts {
 	struct kcsand_params params;	/* initial live parameters */

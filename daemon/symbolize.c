@@ -305,8 +305,12 @@ static int file_lookup(struct symbolizer *s, struct sym_file *f, uint64_t vaddr,
 		 */
 		const char *at = strchr(name, '@');
 
-		if (at && at > name)
-			name = intern(s, name, at - name) ?: name;
+		if (at && at > name) {
+			const char *trimmed = intern(s, name, at - name);
+
+			if (trimmed)
+				name = trimmed;
+		}
 		out->func = name;
 		out->off = off;
 		out->size = sym.st_size;
