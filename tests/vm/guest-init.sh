@@ -38,8 +38,20 @@ mount -t devtmpfs devtmpfs /host/dev
 mount -t debugfs debugfs /host/sys/kernel/debug
 mount -t tracefs tracefs /host/sys/kernel/tracing
 mount -t bpf bpf /host/sys/fs/bpf 2>/dev/null
+# A repository under /tmp or /run (a CI checkout, say) would vanish under the
+# tmpfs mounts below: hold it with a bind mount and put it back on top.
+case "$kcsan_vm_repo" in
+/tmp/*|/run/*)
+	mkdir -p /keep-repo
+	mount -o bind "/host$kcsan_vm_repo" /keep-repo || die "cannot bind $kcsan_vm_repo"
+	;;
+esac
 mount -t tmpfs tmpfs /host/tmp
 mount -t tmpfs tmpfs /host/run
+if [ -d /keep-repo ]; then
+	mkdir -p "/host$kcsan_vm_repo"
+	mount -o bind /keep-repo "/host$kcsan_vm_repo" || die "cannot restore $kcsan_vm_repo"
+fi
 
 # After the tmpfs mounts, so an output directory under /tmp stays visible.
 [ -n "$kcsan_vm_out" ] || die "no kcsan_vm_out= on the kernel command line"
