@@ -5,6 +5,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/resource.h>
 #include <sys/utsname.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -186,6 +187,21 @@ static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list 
 	return vfprintf(stderr, fmt, args);
 }
 
+/*
+ * A per-site link holds a perf-event fd (kprobes, and uprobes without
+ * uprobe_multi): a thousand sites pass the usual soft limit of 1024 open
+ * files.  Raise it to the hard limit.
+ */
+static void raise_nofile_limit(void)
+{
+	struct rlimit r;
+
+	if (!getrlimit(RLIMIT_NOFILE, &r) && r.rlim_cur < r.rlim_max) {
+		r.rlim_cur = r.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &r);
+	}
+}
+
 int engine__new(const struct engine_opts *o, struct engine **out)
 {
 	struct engine *e = calloc(1, sizeof(*e));
@@ -193,6 +209,7 @@ int engine__new(const struct engine_opts *o, struct engine **out)
 
 	if (!e)
 		return -ENOMEM;
+	raise_nofile_limit();
 	e->opts = *o;
 	if (!e->opts.out)
 		e->opts.out = stderr;
