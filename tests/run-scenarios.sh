@@ -21,6 +21,9 @@
 #   name           case name, printed in the results
 #   args           kcsanctl run options, split on white space (no globbing)
 #   prog_args      arguments for the program, split the same way
+#   iters          iterations per thread (KCSAND_TEST_ITERS); racy cases that stop at
+#                  the first report get many, so that a loaded machine cannot make
+#                  their threads miss each other
 #   expect=none    kcsanctl must exit 0 and print no "BUG: KCSAN:" line
 #   expect=report  kcsanctl must exit 66, and one report must satisfy:
 #   title          the text after "BUG: KCSAN: " equals this exactly
@@ -59,7 +62,7 @@ failed=0
 CASE_NAME=() CASE_PROG=() CASE_LINE=()
 
 # Fields of the case being parsed or run (parse_case sets them).
-C_NAME= C_ARGS= C_PARGS= C_EXPECT= C_TITLE= C_TITLE_RE= C_VC= C_FUNCS= C_FUNCS_SET=0
+C_NAME= C_ARGS= C_PARGS= C_ITERS= C_EXPECT= C_TITLE= C_TITLE_RE= C_VC= C_FUNCS= C_FUNCS_SET=0
 C_ACCESS=()
 PARSE_ERR=
 
@@ -70,7 +73,7 @@ parse_case() {
 	local key val
 
 	s=${s%%\*/*}
-	C_NAME= C_ARGS= C_PARGS= C_EXPECT= C_TITLE= C_TITLE_RE= C_VC= C_FUNCS= C_FUNCS_SET=0
+	C_NAME= C_ARGS= C_PARGS= C_ITERS= C_EXPECT= C_TITLE= C_TITLE_RE= C_VC= C_FUNCS= C_FUNCS_SET=0
 	C_ACCESS=()
 	PARSE_ERR=
 	while [[ $s =~ $re ]]; do
@@ -85,6 +88,7 @@ parse_case() {
 		name) C_NAME=$val ;;
 		args) C_ARGS=$val ;;
 		prog_args) C_PARGS=$val ;;
+		iters) C_ITERS=$val ;;
 		expect) C_EXPECT=$val ;;
 		title) C_TITLE=$val ;;
 		title_re) C_TITLE_RE=$val ;;
@@ -328,7 +332,9 @@ run_case() {
 
 	rm -f "$first"
 	t0=$EPOCHREALTIME
-	{ timeout -k 10 "$TIMEOUT" "$CTL" run "${args[@]}" -- "$prog" "${pargs[@]}" \
+	# iters= (the scenario's KCSAND_TEST_ITERS) unless the caller set one for all.
+	{ KCSAND_TEST_ITERS=${KCSAND_TEST_ITERS:-$C_ITERS} \
+		timeout -k 10 "$TIMEOUT" "$CTL" run "${args[@]}" -- "$prog" "${pargs[@]}" \
 		</dev/null 2>&1 >"$TMP/$C_NAME.stdout"; } | stamp "$first" >"$out"
 	rc=${PIPESTATUS[0]}
 	t1=$EPOCHREALTIME

@@ -57,4 +57,4 @@ int main(void)
 	return 0;
 }
 
-/* kcsand-test: name=plain_read_vs_locked_write args="--halt-on-error" expect=report title="data-race in locked_inc / reader" access="^read to 0x[0-9a-f]+ of 4 bytes by task [0-9]+ on cpu [0-9]+:$" access="^read-write \(marked\) to 0x[0-9a-f]+ of 4 bytes by task [0-9]+ on cpu [0-9]+:$" value_changed=yes */
+/* kcsand-test: name=plain_read_vs_locked_write args="--halt-on-error" iters=2000000 expect=report title="data-race in locked_inc / reader" access="^read to 0x[0-9a-f]+ of 4 bytes by task [0-9]+ on cpu [0-9]+:$" access="^read-write \(marked\) to 0x[0-9a-f]+ of 4 bytes by task [0-9]+ on cpu [0-9]+:$" value_changed=yes */

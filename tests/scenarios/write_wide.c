@@ -95,5 +95,5 @@ int main(int argc, char **argv)
 	return 0;
 }
 
-/* kcsand-test: name=write_wide args="--halt-on-error" expect=report title="data-race in writer_a / writer_b" access="^write to 0x[0-9a-f]+ of 16 bytes by task [0-9]+ on cpu [0-9]+:$" access="^write to 0x[0-9a-f]+ of 16 bytes by task [0-9]+ on cpu [0-9]+:$" value_changed=no */
-/* kcsand-test: name=write_wide_vs_read prog_args="read" args="--halt-on-error" expect=report title="data-race in reader / writer_a" access="^read to 0x[0-9a-f]+ of 16 bytes by task [0-9]+ on cpu [0-9]+:$" access="^write to 0x[0-9a-f]+ of 16 bytes by task [0-9]+ on cpu [0-9]+:$" value_changed=no */
+/* kcsand-test: name=write_wide args="--halt-on-error" iters=2000000 expect=report title="data-race in writer_a / writer_b" access="^write to 0x[0-9a-f]+ of 16 bytes by task [0-9]+ on cpu [0-9]+:$" access="^write to 0x[0-9a-f]+ of 16 bytes by task [0-9]+ on cpu [0-9]+:$" value_changed=no */
+/* kcsand-test: name=write_wide_vs_read prog_args="read" args="--halt-on-error" iters=2000000 expect=report title="data-race in reader / writer_a" access="^read to 0x[0-9a-f]+ of 16 bytes by task [0-9]+ on cpu [0-9]+:$" access="^write to 0x[0-9a-f]+ of 16 bytes by task [0-9]+ on cpu [0-9]+:$" value_changed=no */
