@@ -20,7 +20,7 @@ DEB_PKGS := clang llvm libbpf-dev bpftool libzydis-dev libelf-dev libdw-dev zlib
 CFLAGS	?= -O2 -g
 CFLAGS	+= -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers \
 	   -std=gnu11 -D_GNU_SOURCE -Iinclude -Idaemon -I$(OUT)
-LDLIBS	:= -lbpf -lZydis -ldw -lelf -lz -lpthread
+LDLIBS	:= -lbpf -lZydis -ldw -lelf -lz -lpthread -lstdc++
 
 BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) -I. -Iinclude -Ibpf \
 	      -Wall -Wno-unused-function

@@ -780,8 +780,16 @@ static void symbolize_side(struct engine *e, const struct kcsand_access *a, stru
 	addrs[n++] = a->ip;
 	if (a->ra)
 		addrs[n++] = a->ra;
-	for (int i = 1; i < a->nr_frames && i < KCSAND_MAX_STACK && n < REPORT_MAX_FRAMES; i++)
+	for (int i = 1; i < a->nr_frames && i < KCSAND_MAX_STACK && n < REPORT_MAX_FRAMES; i++) {
+		/*
+		 * Without frame pointers the walk reads whatever rbp holds: no
+		 * code lives in the first pages or above the user half, so the
+		 * stack ends at such an address.
+		 */
+		if (a->stack[i] < 0x10000 || a->stack[i] >= 0x800000000000ULL)
+			break;
 		addrs[n++] = a->stack[i];
+	}
 
 	for (int i = 0; i < n; i++) {
 		struct sym_info si;

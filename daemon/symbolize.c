@@ -285,6 +285,42 @@ static void fill_line(struct sym_file *f, Dwarf_Addr addr, struct sym_info *out)
 	out->column = col;
 }
 
+/* The C++ runtime's demangler (libstdc++), as TSan and gdb use it. */
+extern char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *status);
+
+/*
+ * "_ZN2ns6workerEj" -> "ns::worker": demangled, without the parameter list,
+ * so that a C++ frame reads like a C one ("func+0xoff/0xsize") and the
+ * title stays short.  NULL when name is not a mangled C++ name.
+ */
+static const char *demangle(struct symbolizer *s, const char *name)
+{
+	char *d, *p;
+	const char *res;
+	int status, depth = 0;
+
+	if (strncmp(name, "_Z", 2))
+		return NULL;
+	d = __cxa_demangle(name, NULL, NULL, &status);
+	if (!d || status)
+		return NULL;
+	for (p = d; *p; p++) {
+		if (!strncmp(p, "operator()", 10)) {
+			p += 9;
+			continue;
+		}
+		if (*p == '<')
+			depth++;
+		else if (*p == '>' && depth)
+			depth--;
+		else if (*p == '(' && !depth && p != d)
+			break;
+	}
+	res = intern(s, d, p - d);
+	free(d);
+	return res;
+}
+
 static int file_lookup(struct symbolizer *s, struct sym_file *f, uint64_t vaddr, bool is_ra,
 		       struct sym_info *out)
 {
@@ -294,18 +330,23 @@ static int file_lookup(struct symbolizer *s, struct sym_file *f, uint64_t vaddr,
 	GElf_Sym sym;
 
 	out->module = f->path;
+	out->mod_vaddr = vaddr;
 	if (f->err)
 		return f->err;
 
 	name = dwfl_module_addrinfo(f->mod, addr, &off, &sym, NULL, NULL, NULL);
 	if (name) {
+		const char *plain = demangle(s, name);
+
 		/*
 		 * A .symtab keeps symbol versions in the name ("fopen@@GLIBC_2.2.5");
 		 * the kernel-style report wants the bare function name.
 		 */
 		const char *at = strchr(name, '@');
 
-		if (at && at > name) {
+		if (plain) {
+			name = plain;
+		} else if (at && at > name) {
 			const char *trimmed = intern(s, name, at - name);
 
 			if (trimmed)
@@ -584,11 +625,17 @@ int sym_format(const struct sym_info *si, uint64_t addr, bool with_line, char *b
 {
 	int n;
 
-	if (si && si->func)
+	if (si && si->func) {
 		n = append(buf, len, 0, "%s+0x%" PRIx64 "/0x%" PRIx64, si->func, si->off,
 			   si->size);
-	else
+	} else if (si && si->module) {
+		const char *base = strrchr(si->module, '/');
+
+		n = append(buf, len, 0, "0x%" PRIx64 " (%s+0x%" PRIx64 ")", addr,
+			   base ? base + 1 : si->module, si->mod_vaddr);
+	} else {
 		n = append(buf, len, 0, "0x%" PRIx64, addr);
+	}
 	if (n >= 0 && with_line && si && si->file && si->line > 0)
 		n = append(buf, len, n, " %s:%d", si->file, si->line);
 	return n;

@@ -23,6 +23,7 @@ struct sym_info {
 	int line;		/* 0 when unknown */
 	int column;
 	const char *module;	/* path of the ELF file the address lies in, or NULL */
+	uint64_t mod_vaddr;	/* the address as a link-time address of that file */
 };
 
 struct symbolizer *symbolizer__new(void);
@@ -50,7 +51,8 @@ void symbolizer__proc_forget(struct symbolizer *s, pid_t pid);
 
 /*
  * Format as KCSAN's %pS does, "func+0xoff/0xsize", followed by " file:line"
- * when known; an unknown address prints as "0x<hex>".  Returns the length.
+ * when known; an address with no symbol prints as "0x<hex>", followed by
+ * " (file+0xvaddr)" when the file is known.  Returns the length.
  */
 int sym_format(const struct sym_info *si, uint64_t addr, bool with_line, char *buf, size_t len);
 
