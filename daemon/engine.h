@@ -16,7 +16,7 @@
 #include "params.h"
 
 /* Defaults for user-space mode, chosen from measurements (docs/parameters.md). */
-#define USER_DEFAULT_SKIP_WATCH		20u
+#define USER_DEFAULT_SKIP_WATCH		100u
 #define USER_DEFAULT_UDELAY_TASK	400u
 #define DEFAULT_REPORT_ONCE_IN_MS	3000u
 /*
