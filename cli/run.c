@@ -57,6 +57,8 @@ void run_help(FILE *out)
 		"  --kernel              kernel mode (kprobes)\n"
 		"  --probe SPEC          kernel functions to probe (repeatable, with --kernel)\n"
 		"  --duration S          kernel mode without CMD: watch for S seconds\n"
+		"  --kernel-debug PATH   a vmlinux or NAME.ko with DWARF: file:line in kernel\n"
+		"                        frames (default: /usr/lib/debug/boot/vmlinux-RELEASE)\n"
 		"  -v, --verbose         what is decoded and attached, every site, plain or\n"
 		"                        marked and why (twice: what marked it; libbpf debug)\n",
 		USER_DEFAULT_SKIP_WATCH, KERNEL_DEFAULT_SKIP_WATCH, USER_DEFAULT_UDELAY_TASK,
@@ -99,6 +101,8 @@ struct run_args {
 	int nr_objects;
 	const char *probes[MAX_PROBES];
 	int nr_probes;
+	const char *kernel_debug[MAX_OBJECTS];
+	size_t nr_kernel_debug;
 	bool skip_set, udelay_set;
 	bool halt;
 	double duration;
@@ -110,7 +114,7 @@ static int parse_args(int argc, char **argv, struct run_args *a)
 	enum {
 		OPT_SKIP = 256, OPT_UDELAY, OPT_FUNCS, OPT_OBJECT, OPT_PARAM, OPT_JSON, OPT_HALT,
 		OPT_PER_SITE, OPT_KERNEL, OPT_PROBE, OPT_DURATION, OPT_OUTPUT, OPT_MARKS,
-		OPT_SOURCE_DIR,
+		OPT_SOURCE_DIR, OPT_KERNEL_DEBUG,
 	};
 	static const struct option longopts[] = {
 		{ "skip-watch", required_argument, NULL, OPT_SKIP },
@@ -127,6 +131,7 @@ static int parse_args(int argc, char **argv, struct run_args *a)
 		{ "output", required_argument, NULL, OPT_OUTPUT },
 		{ "marks", required_argument, NULL, OPT_MARKS },
 		{ "source-dir", required_argument, NULL, OPT_SOURCE_DIR },
+		{ "kernel-debug", required_argument, NULL, OPT_KERNEL_DEBUG },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{},
@@ -207,6 +212,21 @@ static int parse_args(int argc, char **argv, struct run_args *a)
 			break;
 		case OPT_SOURCE_DIR:
 			a->o.source_dir = optarg;
+			break;
+		case OPT_KERNEL_DEBUG:
+			if (a->nr_kernel_debug == MAX_OBJECTS) {
+				fprintf(stderr, "kcsanctl: run: at most %d --kernel-debug\n",
+					MAX_OBJECTS);
+				return -1;
+			}
+			if (access(optarg, R_OK)) {
+				fprintf(stderr, "kcsanctl: run: --kernel-debug %s: %s\n", optarg,
+					strerror(errno));
+				return -1;
+			}
+			a->kernel_debug[a->nr_kernel_debug++] = optarg;
+			a->o.kernel_debug = a->kernel_debug;
+			a->o.nr_kernel_debug = a->nr_kernel_debug;
 			break;
 		case 'v':
 			a->o.verbose++;

@@ -723,6 +723,38 @@ int engine__remove_pid(struct engine *e, pid_t pid)
 	return bpf_map_delete_elem(bpf_map__fd(e->skel->maps.targets), &key) ? -errno : 0;
 }
 
+/*
+ * The debug file for a kernel symbol's module (NULL: vmlinux): given with
+ * --kernel-debug (NAME.ko, or a vmlinux), else Debian's vmlinux-dbg place.
+ */
+static const char *kernel_debug_file(const struct engine *e, const char *module)
+{
+	static char dflt[256];
+	struct utsname u;
+
+	for (size_t i = 0; i < e->opts.nr_kernel_debug; i++) {
+		const char *p = e->opts.kernel_debug[i], *base = strrchr(p, '/');
+		size_t len;
+
+		base = base ? base + 1 : p;
+		len = strlen(base);
+		if (!module && !strncmp(base, "vmlinux", 7))
+			return p;
+		if (!module || len < 4 || strcmp(base + len - 3, ".ko") || len - 3 != strlen(module))
+			continue;
+		/* Module names use '_' where the file may have '-'. */
+		for (size_t j = 0; j < len - 3; j++)
+			if (!(base[j] == module[j] || (base[j] == '-' && module[j] == '_')))
+				goto next;
+		return p;
+next:;
+	}
+	if (module || uname(&u))
+		return NULL;
+	snprintf(dflt, sizeof(dflt), "/usr/lib/debug/boot/vmlinux-%s", u.release);
+	return access(dflt, R_OK) ? NULL : dflt;
+}
+
 /* Kernel frames as KCSAN prints them: "func+0xoff/0xsize [module]". */
 static void symbolize_kernel_side(struct engine *e, const struct kcsand_access *a,
 				  struct report_side *s)
@@ -742,9 +774,20 @@ static void symbolize_kernel_side(struct engine *e, const struct kcsand_access *
 		if (!k) {
 			snprintf(buf, len, "0x%llx", (unsigned long long)addrs[i]);
 		} else {
-			snprintf(buf, len, "%s+0x%llx/0x%llx%s%s%s", k->name,
-				 (unsigned long long)(addrs[i] - k->addr), (unsigned long long)k->size,
-				 k->module ? " [" : "", k->module ? k->module : "", k->module ? "]" : "");
+			const char *dbg = kernel_debug_file(e, k->module);
+			struct sym_info si = {};
+			int w;
+
+			w = snprintf(buf, len, "%s+0x%llx/0x%llx%s%s%s", k->name,
+				     (unsigned long long)(addrs[i] - k->addr),
+				     (unsigned long long)k->size, k->module ? " [" : "",
+				     k->module ? k->module : "", k->module ? "]" : "");
+			/* file:line after the frame, as decode_stacktrace.sh prints it. */
+			if (dbg && w > 0 && (size_t)w < len &&
+			    !symbolizer__lookup_func_line(e->sym, dbg, k->name, addrs[i] - k->addr,
+							  i > 0, &si) &&
+			    si.file && si.line > 0)
+				snprintf(buf + w, len - w, " %s:%d", si.file, si.line);
 			if (i == 0) {
 				snprintf(s->func, sizeof(s->func), "%s", k->name);
 				snprintf(s->top, sizeof(s->top), "%s+0x%llx/0x%llx", k->name,

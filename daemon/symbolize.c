@@ -198,8 +198,17 @@ static int file_load_phdrs(struct sym_file *f)
 		if (ph.p_vaddr + ph.p_memsz > f->hi)
 			f->hi = ph.p_vaddr + ph.p_memsz;
 	}
-	if (!f->nr_loads)
+	if (!f->nr_loads) {
+		GElf_Ehdr eh;
+
+		/*
+		 * A kernel module (ET_REL) has no segments: it serves lookups by
+		 * function name (symbolizer__lookup_func_line) only.
+		 */
+		if (gelf_getehdr(elf, &eh) && eh.e_type == ET_REL)
+			return 0;
 		return -ENOEXEC;
+	}
 	return 0;
 }
 
@@ -361,6 +370,36 @@ static int file_lookup(struct symbolizer *s, struct sym_file *f, uint64_t vaddr,
 		addr--;
 	fill_line(f, addr, out);
 	return 0;
+}
+
+int symbolizer__lookup_func_line(struct symbolizer *s, const char *path, const char *func,
+				 uint64_t off, bool is_ra, struct sym_info *out)
+{
+	struct sym_file *f = file_get(s, path);
+	int n;
+
+	memset(out, 0, sizeof(*out));
+	if (!f)
+		return -ENOMEM;
+	if (f->err)
+		return f->err;
+	n = dwfl_module_getsymtab(f->mod);
+	for (int i = 0; i < n; i++) {
+		GElf_Addr addr;
+		GElf_Sym sym;
+		const char *name = dwfl_module_getsym_info(f->mod, i, &sym, &addr, NULL, NULL, NULL);
+
+		if (!name || GELF_ST_TYPE(sym.st_info) != STT_FUNC || strcmp(name, func))
+			continue;
+		addr += off;
+		/* A return address points past the call, possibly at the next line's code. */
+		if (is_ra && addr > 0)
+			addr--;
+		out->func = func;
+		fill_line(f, addr, out);
+		return 0;
+	}
+	return -ENOENT;
 }
 
 int symbolizer__lookup_file(struct symbolizer *s, const char *path, uint64_t vaddr, bool is_ra,

@@ -38,6 +38,14 @@ int symbolizer__lookup_file(struct symbolizer *s, const char *path, uint64_t vad
 			    struct sym_info *out);
 
 /*
+ * Source line of func+off in an ELF file (a vmlinux or a module's .ko with
+ * DWARF): the function is found by name, so neither KASLR nor a module's
+ * load address matters.  out->file/line stay empty when not found.
+ */
+int symbolizer__lookup_func_line(struct symbolizer *s, const char *path, const char *func,
+				 uint64_t off, bool is_ra, struct sym_info *out);
+
+/*
  * Address spaces.  An object known to be loaded at bias in pid (runtime =
  * bias + vaddr) is registered with add_bias, which needs no /proc access
  * and so works after the process has exited; other objects are found in

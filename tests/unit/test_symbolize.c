@@ -139,6 +139,17 @@ int main(void)
 		ASSERT_EQ(si.line, TARGET_LINE, "line");
 	}
 
+	TEST(lookup_func_line_by_name)
+	{
+		/* What kernel frames use: KASLR and module placement do not matter. */
+		ASSERT_EQ(symbolizer__lookup_func_line(s, exe, "sym_target", 0, false, &si), 0,
+			  "lookup");
+		ASSERT_TRUE(ends_with(si.file, "test_symbolize.c"), "file");
+		ASSERT_EQ(si.line, TARGET_LINE, "line");
+		ASSERT_EQ(symbolizer__lookup_func_line(s, exe, "no_such_function", 0, false, &si),
+			  -ENOENT, "unknown function");
+	}
+
 	TEST(lookup_file_link_time_vaddr)
 	{
 		ASSERT_EQ(symbolizer__lookup_file(s, exe, sym_value, false, &si), 0, "lookup");
