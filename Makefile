@@ -96,6 +96,7 @@ check: all
 vm-tests: all
 	tests/vm/run-vm-tests.sh
 	tests/vm/kernel-scenarios.sh
+	tests/vm/core-kernel.sh
 
 # Benchmarks (bench/run.sh prints the ratios measured in one run).
 $(OUT)/bench/%.bpf.o: bench/%.bpf.c vmlinux.h | $(DEPS_STAMP)
