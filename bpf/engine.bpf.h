@@ -305,8 +305,6 @@ static __always_inline void setup_watchpoint(const struct hit *h)
 
 	__u64 t_start, budget_ns = (__u64)PARAM(stall_budget_us) * 1000;
 
-	if (h->in_interrupt && !PARAM(interrupt_watcher))
-		return;
 	info = bpf_map_lookup_elem(&slot_info, &slot);
 	if (!info)
 		return;

@@ -12,7 +12,13 @@ static const struct param_desc params_table[] = {
 	P(udelay_interrupt, 0, 100000, "µs an interrupt stalls with a watchpoint armed"),
 	P(delay_randomize, 0, 1, "randomize the delays (KCSAN_DELAY_RANDOMIZE)"),
 	P(assume_plain_writes_atomic, 0, 1, "aligned plain writes up to 8 bytes are atomic"),
-	P(interrupt_watcher, 0, 1, "interrupts may set up watchpoints"),
+	/*
+	 * KCSAN's interrupt_watcher=1 lets a watcher's stall be interrupted, so
+	 * that an interrupt can race with the task it interrupted.  A kprobe
+	 * handler runs in int3 context with interrupts off: kcsand's watchers
+	 * are never interruptible, which is KCSAN's default; 1 is refused.
+	 */
+	P(interrupt_watcher, 0, 0, "stalls interruptible (not possible in probe handlers)"),
 	P(consumer_wait_us, 0, 100000, "µs a watcher waits for its consumer's side"),
 	P(enabled, 0, 1, "on/off"),
 	P(stall_budget_us, 0, 1000000, "µs a CPU may stall per second (0: unlimited)"),
