@@ -35,6 +35,9 @@ LIB	 := $(OUT)/libkcsand.a
 
 DEPS_STAMP := $(OUT)/.deps-ok
 
+# Keep the BPF objects and skeletons: make would delete them as intermediates.
+.SECONDARY: $(BPF_OBJS) $(SKELS)
+
 .PHONY: all deps check unit scenario-tests vm-tests demo bench vmlinux clean format lint
 
 all: $(DEPS_STAMP) $(OUT)/kcsand $(OUT)/kcsanctl
