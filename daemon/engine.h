@@ -22,6 +22,8 @@
 /* Site-table capacity: 24 bytes a site in BPF; objects added later share it. */
 #define DEFAULT_MAX_SITES		65536
 
+struct report_view;
+
 struct engine_opts {
 	struct kcsand_params params;	/* initial live parameters */
 	bool report_value_change_only;	/* KCSAN's CONFIG_KCSAN_REPORT_VALUE_CHANGE_ONLY */
@@ -33,6 +35,15 @@ struct engine_opts {
 	struct decode_opts decode;
 	size_t max_sites;		/* site-table capacity, for objects added after load */
 	bool force_per_site_links;	/* the < 6.6 fallback, on any kernel */
+	/*
+	 * Report hooks for the service; NULL: print to out.  filter runs
+	 * after the value-change check and before dedup, as KCSAN checks its
+	 * filter list before rate limiting; true drops the report.  sink
+	 * gets every report that passed dedup instead of printing it.
+	 */
+	bool (*filter)(void *ctx, const struct report_view *v);
+	void (*sink)(void *ctx, const struct report_view *v);
+	void *hook_ctx;
 };
 
 struct engine;
@@ -76,6 +87,23 @@ uint64_t engine__hits(const struct engine *e);
 size_t engine__nr_sites(const struct engine *e);
 /* One line of counters, for the end of a run. */
 void engine__print_summary(struct engine *e, FILE *out);
+/* The ring buffer's epoll fd, for a caller's own poll loop; -1 before load. */
+int engine__epoll_fd(const struct engine *e);
+/* Trace every process that hits a probe (true) or only the added pids. */
+void engine__set_trace_all(struct engine *e, bool on);
+/*
+ * Set or clear KCSAND_SITE_NOWATCH on every site of every object by its
+ * function's name, in the loaded site table too: a blacklisted function
+ * then checks for watchpoints but sets none.  Returns the number of sites
+ * now NOWATCH, or a negative errno.
+ */
+int engine__set_nowatch(struct engine *e, bool (*nowatch)(void *ctx, const char *func),
+			void *ctx);
+/* Reports dropped by the filter hook, by dedup, and for an unchanged value. */
+void engine__suppressed(const struct engine *e, unsigned long *filter, unsigned long *dedup,
+			unsigned long *no_change);
+/* Sites of one object, or -ENOENT. */
+long engine__object_sites(const struct engine *e, int id);
 /* Detach everything and free. */
 void engine__free(struct engine *e);
 
