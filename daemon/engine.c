@@ -771,3 +771,10 @@ long engine__object_sites(const struct engine *e, int id)
 		return -ENOENT;
 	return e->objs[id].obj->sites.n;
 }
+
+const char *engine__site_object(const struct engine *e, uint32_t site)
+{
+	const struct target_obj *o = NULL;
+
+	return site_of(e, site, &o) ? o->path : NULL;
+}

@@ -104,6 +104,8 @@ void engine__suppressed(const struct engine *e, unsigned long *filter, unsigned 
 			unsigned long *no_change);
 /* Sites of one object, or -ENOENT. */
 long engine__object_sites(const struct engine *e, int id);
+/* The path of the object a site (a report's acc.site) belongs to, or NULL. */
+const char *engine__site_object(const struct engine *e, uint32_t site);
 /* Detach everything and free. */
 void engine__free(struct engine *e);
 

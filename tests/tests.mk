@@ -78,3 +78,11 @@ fuzz: $(FUZZ_BINS)
 	done
 
 .PHONY: fuzz fuzz-check fuzz-programs
+
+# Long-running targets of the daemon tests (tests/daemon/*.c).
+DAEMON_TEST_SRCS := $(wildcard tests/daemon/*.c)
+DAEMON_TEST_BINS := $(patsubst tests/daemon/%.c,$(OUT)/tests/daemon/%,$(DAEMON_TEST_SRCS))
+
+$(OUT)/tests/daemon/%: tests/daemon/%.c
+	@mkdir -p $(@D)
+	$(SCENARIO_CC) $(SCENARIO_CFLAGS) $< -o $@
