@@ -73,7 +73,7 @@ $(LIB): $(LIB_OBJS)
 $(OUT)/kcsand: $(OUT)/daemon/main.o $(LIB)
 	$(CC) $(CFLAGS) $^ $(LDLIBS) -o $@
 
-$(OUT)/kcsanctl: cli/kcsanctl.c $(LIB) $(wildcard cli/*.h) | $(DEPS_STAMP)
+$(OUT)/kcsanctl: $(wildcard cli/*.c) $(LIB) $(wildcard cli/*.h) | $(DEPS_STAMP)
 	$(CC) $(CFLAGS) -Icli $(filter %.c,$^) $(LIB) $(LDLIBS) -o $@
 
 # The README's first command: build, then show a report on the bundled racy demo.
