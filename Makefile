@@ -3,7 +3,9 @@
 # kcsand: KCSAN-style data-race detection through uprobes/kprobes and BPF.
 #
 #   make            install missing Debian packages, build build/kcsand and build/kcsanctl
-#   make check      unit tests, then the BPF scenario tests (root)
+#   make check      unit tests, the BPF scenario tests, the daemon tests (root), brief fuzzing
+#   make fuzz       the parsers' libFuzzer targets, FUZZ_RUNS inputs each
+#   make install    kcsand, kcsanctl, man pages, completion, unit (DESTDIR, PREFIX)
 #   make demo       run kcsanctl on the bundled racy demo
 #   make vmlinux    regenerate vmlinux.h from this kernel's BTF
 
@@ -87,6 +89,8 @@ demo: all $(OUT)/tests/demo/racy_counter
 check: all
 	@$(MAKE) --no-print-directory unit
 	@$(MAKE) --no-print-directory scenario-tests
+	@$(MAKE) --no-print-directory daemon-tests
+	@$(MAKE) --no-print-directory fuzz-check
 
 # Benchmarks (bench/run.sh prints the ratios measured in one run).
 $(OUT)/bench/%.bpf.o: bench/%.bpf.c vmlinux.h | $(DEPS_STAMP)

@@ -86,3 +86,13 @@ DAEMON_TEST_BINS := $(patsubst tests/daemon/%.c,$(OUT)/tests/daemon/%,$(DAEMON_T
 $(OUT)/tests/daemon/%: tests/daemon/%.c
 	@mkdir -p $(@D)
 	$(SCENARIO_CC) $(SCENARIO_CFLAGS) $< -o $@
+
+# The service: kcsand and kcsanctl end to end (tests/daemon-*.sh need root;
+# tests/kcsanctl-usage.sh does not).  Each prints ok/FAIL lines and a total.
+DAEMON_TESTS := tests/kcsanctl-usage.sh tests/daemon-config.sh tests/daemon-control.sh \
+		tests/daemon-detach.sh
+
+daemon-tests: all $(DAEMON_TEST_BINS) $(OUT)/tests/scenarios/mutex_protected
+	@fail=0; for t in $(DAEMON_TESTS); do echo "== $$t"; $$t $(OUT) || fail=1; done; exit $$fail
+
+.PHONY: daemon-tests
