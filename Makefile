@@ -37,7 +37,7 @@ LIB	 := $(OUT)/libkcsand.a
 
 DEPS_STAMP := $(OUT)/.deps-ok
 
-.PHONY: all deps check unit scenario-tests demo bench vmlinux clean format lint
+.PHONY: all deps check unit scenario-tests demo bench vmlinux clean format lint install uninstall
 
 all: $(DEPS_STAMP) $(OUT)/kcsand $(OUT)/kcsanctl
 
@@ -106,6 +106,34 @@ $(OUT)/bench/empty_probe: bench/empty_probe.c $(OUT)/bench/empty.skel.h $(LIB)
 
 bench: all $(OUT)/bench/hotloop $(OUT)/bench/empty_probe
 	bench/run.sh $(OUT)
+
+# make install [DESTDIR=/staging] [PREFIX=/usr/local]: the programs in sbin (they need
+# root), man pages, bash completion, the systemd unit and the example configuration.
+PREFIX	?= /usr/local
+SBINDIR	:= $(PREFIX)/sbin
+MANDIR	:= $(PREFIX)/share/man
+COMPDIR	:= $(PREFIX)/share/bash-completion/completions
+UNITDIR	:= $(PREFIX)/lib/systemd/system
+DOCDIR	:= $(PREFIX)/share/doc/kcsand
+
+install: all
+	install -d $(DESTDIR)$(SBINDIR) $(DESTDIR)$(MANDIR)/man8 $(DESTDIR)$(COMPDIR) \
+		$(DESTDIR)$(UNITDIR) $(DESTDIR)$(DOCDIR)
+	install -m 0755 $(OUT)/kcsand $(OUT)/kcsanctl $(DESTDIR)$(SBINDIR)/
+	install -m 0644 docs/kcsand.8 docs/kcsanctl.8 $(DESTDIR)$(MANDIR)/man8/
+	install -m 0644 docs/completion/kcsanctl $(DESTDIR)$(COMPDIR)/kcsanctl
+	ln -sf kcsanctl $(DESTDIR)$(COMPDIR)/kcsand
+	sed 's|@SBINDIR@|$(SBINDIR)|g' docs/kcsand.service > $(DESTDIR)$(UNITDIR)/kcsand.service
+	chmod 0644 $(DESTDIR)$(UNITDIR)/kcsand.service
+	install -m 0644 docs/kcsand.conf README.md $(DESTDIR)$(DOCDIR)/
+	@echo "kcsand: installed under $(DESTDIR)$(PREFIX); example configuration in $(DOCDIR)"
+
+uninstall:
+	rm -f $(DESTDIR)$(SBINDIR)/kcsand $(DESTDIR)$(SBINDIR)/kcsanctl \
+		$(DESTDIR)$(MANDIR)/man8/kcsand.8 $(DESTDIR)$(MANDIR)/man8/kcsanctl.8 \
+		$(DESTDIR)$(COMPDIR)/kcsanctl $(DESTDIR)$(COMPDIR)/kcsand \
+		$(DESTDIR)$(UNITDIR)/kcsand.service
+	rm -rf $(DESTDIR)$(DOCDIR)
 
 vmlinux:
 	$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > vmlinux.h
