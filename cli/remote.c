@@ -246,9 +246,9 @@ static void filter_help(FILE *out)
 		     "       kcsanctl filter remove FUNC...\n"
 		     "       kcsanctl [-j] filter list\n\n"
 		     "KCSAN's filter list: a report matches when either of its two top functions\n"
-		     "is listed.  In blacklist mode (default) matching reports are dropped and the\n"
-		     "listed functions set no watchpoints; in whitelist mode only they are kept\n"
-		     "(kcsanctl whitelist).\n");
+		     "is listed.  In blacklist mode (default) matching reports are dropped and\n"
+		     "the listed functions set no watchpoints; in whitelist mode only they are\n"
+		     "kept (kcsanctl whitelist).\n");
 }
 
 static int filter_change(int argc, char **argv, const char *head)

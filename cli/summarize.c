@@ -30,7 +30,8 @@ void summarize_help(FILE *out)
 		"\n"
 		"Count the \"BUG: KCSAN: \" lines of console logs (kcsand's, or a kernel's with\n"
 		"its \"[ timestamp] \" prefix), most frequent first, as\n"
-		"  grep \"BUG: KCSAN: \" LOG | sed -e 's/^\\[[^]]*] //' | sort | uniq -c | sort -k1nr\n"
+		"  grep \"BUG: KCSAN: \" LOG | sed -e 's/^\\[[^]]*] //' |\n"
+		"    sort | uniq -c | sort -k1nr\n"
 		"prints them.  LOG - reads stdin.  -j: a JSON array of {count, title}.\n");
 }
 

@@ -115,7 +115,8 @@ static int parse_target(struct parse_ctx *pc, struct config *c, char **w, int n)
 	unsigned long pid;
 
 	if (n < 2)
-		return fail(pc, "target: expected 'target user PATH [--functions GLOB] [--pid PID]'");
+		return fail(pc, "target: expected 'target user PATH [--functions GLOB] "
+				"[--pid PID]'");
 	if (!strcmp(w[1], "kernel"))
 		return fail(pc, "target kernel: kernel targets need kernel mode, which this build "
 				"of kcsand does not have yet");
@@ -223,7 +224,8 @@ static int parse_words(struct parse_ctx *pc, struct config *c, char **w, int n)
 		return dup_word(pc, key, w[1], &c->socket_group);
 	if (!strcmp(key, "max_sites")) {
 		if (parse_uint(w[1], 1, 1 << 24, &v))
-			return fail(pc, "max_sites: bad value '%s' (expected 1..%d)", w[1], 1 << 24);
+			return fail(pc, "max_sites: bad value '%s' (expected 1..%d)", w[1],
+				    1 << 24);
 		c->max_sites = v;
 		return 0;
 	}
@@ -231,7 +233,8 @@ static int parse_words(struct parse_ctx *pc, struct config *c, char **w, int n)
 	if (!p)
 		return fail(pc, "unknown key '%.64s'", key);
 	if (parse_uint(w[1], p->min, p->max, &v))
-		return fail(pc, "%s: bad value '%.64s' (expected %u..%u)", key, w[1], p->min, p->max);
+		return fail(pc, "%s: bad value '%.64s' (expected %u..%u)", key, w[1], p->min,
+			    p->max);
 	idx = p - params_all(&nr_params);
 	if (idx >= CONFIG_MAX_PARAMS)
 		return fail(pc, "%s: too many parameters for this build", key);

@@ -34,7 +34,8 @@
 static void usage(FILE *out)
 {
 	fprintf(out,
-		"Usage: kcsand [-c FILE] [--socket PATH] [--foreground] [--log FILE] [--json] [-v]\n"
+		"Usage: kcsand [-c FILE] [--socket PATH] [--foreground] [--log FILE] [--json]\n"
+		"              [-v]\n"
 		"\n"
 		"Run kcsand as a service: attach the targets of the configuration, report data\n"
 		"races in KCSAN's format to the configured sinks, and take commands from\n"

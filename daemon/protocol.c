@@ -99,7 +99,8 @@ static int parse_probe(struct ctl_request *r, const char **w, int n, char *err, 
 			r->functions = w[i + 1];
 		} else if (!strcmp(w[i], "--pid") && !r->pid) {
 			if (parse_uint(w[i + 1], 1, INT_MAX, &v))
-				return fail(err, errlen, "probe add user: bad pid '%.32s'", w[i + 1]);
+				return fail(err, errlen, "probe add user: bad pid '%.32s'",
+					    w[i + 1]);
 			r->pid = v;
 		} else {
 			return fail(err, errlen, "probe add user: unexpected '%.32s'", w[i]);

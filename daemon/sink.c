@@ -53,7 +53,8 @@ static void open_syslog(struct sinks *s)
 	if (s->journal_fd < 0 && !access(JOURNAL_SOCKET, W_OK)) {
 		s->journal_fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 		snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", JOURNAL_SOCKET);
-		if (s->journal_fd >= 0 && connect(s->journal_fd, (struct sockaddr *)&sa, sizeof(sa))) {
+		if (s->journal_fd >= 0 &&
+		    connect(s->journal_fd, (struct sockaddr *)&sa, sizeof(sa))) {
 			close(s->journal_fd);
 			s->journal_fd = -1;
 		}

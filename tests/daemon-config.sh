@@ -25,11 +25,15 @@ bad_config() {
 }
 
 bad_config unknown_key 'skip_watch 20\nfrobnicate 1\n' "2: unknown key 'frobnicate'"
-bad_config bad_value '# c\n\nskip_watch many\n' "3: skip_watch: bad value 'many' (expected 0..1000000000)"
-bad_config out_of_range 'udelay_task 100001\n' "1: udelay_task: bad value '100001' (expected 0..100000)"
+bad_config bad_value '# c\n\nskip_watch many\n' \
+	"3: skip_watch: bad value 'many' (expected 0..1000000000)"
+bad_config out_of_range 'udelay_task 100001\n' \
+	"1: udelay_task: bad value '100001' (expected 0..100000)"
 bad_config kernel_target 'target kernel vfs_*\n' \
-	"1: target kernel: kernel targets need kernel mode, which this build of kcsand does not have yet"
-bad_config relative_target 'target user bin/prog\n' "1: target user: 'bin/prog' is not an absolute path"
+	"1: target kernel: kernel targets need kernel mode, which this build of kcsand does not"\
+" have yet"
+bad_config relative_target 'target user bin/prog\n' \
+	"1: target user: 'bin/prog' is not an absolute path"
 bad_config bad_pid 'target user /bin/true --pid x\n' "1: target user: bad pid 'x'"
 bad_config bad_mode 'filter_mode greylist\n' \
 	"1: filter_mode: bad value 'greylist' (expected blacklist or whitelist)"
@@ -45,7 +49,8 @@ check config_bad_filter_file "2 kcsand: $TMP/supp.txt:2: one function per line" 
 out=$("$KCSAND" -c "$TMP/ff.conf" --socket "$SOCK" --foreground 2>&1); rc=$?
 check config_refuses_to_start "2" "$rc"
 [[ ! -e $SOCK ]] && ok config_no_socket_on_failure || fail config_no_socket_on_failure "no socket"
-check docs_example_parses "0" "$("$KCSAND" -c "$SRC_DIR/docs/kcsand.conf" --check >/dev/null 2>&1; echo $?)"
+"$KCSAND" -c "$SRC_DIR/docs/kcsand.conf" --check >/dev/null 2>&1
+check docs_example_parses "0" "$?"
 
 # A filter file, TSan-suppressions style, loads into the list.
 cat >"$TMP/supp.txt" <<SUPP
@@ -96,9 +101,9 @@ else fail reload_new_target_reports "a report of two_races after the reload"; fi
 cp "$TMP/kcsand.conf" "$TMP/good.conf"
 printf 'skip_watch 50\nbogus_key 1\n' >>"$TMP/kcsand.conf"
 kill -HUP "$DPID"; sleep 1
-if grep -q "reload: $TMP/kcsand.conf:6: unknown key 'bogus_key'; keeping the running configuration" "$DERR"
-then ok reload_bad_config_says_why
-else fail reload_bad_config_says_why "the file, line and reason on stderr, got: $(grep reload "$DERR")"; fi
+want="reload: $TMP/kcsand.conf:6: unknown key 'bogus_key'; keeping the running configuration"
+if grep -q -F "$want" "$DERR"; then ok reload_bad_config_says_why
+else fail reload_bad_config_says_why "'$want' on stderr, got: $(grep reload "$DERR")"; fi
 check reload_bad_config_keeps_param "skip_watch: 40" "$("$CTL" get skip_watch)"
 check reload_bad_config_keeps_probes "2" "$("$CTL" -j probe list | jq length)"
 # A target that cannot be attached: nothing changes either.
@@ -107,7 +112,8 @@ cp "$TMP/good.conf" "$TMP/kcsand.conf"
 kill -HUP "$DPID"; sleep 1
 if grep -q "reload: /no/such/binary: No such file or directory; keeping" "$DERR"
 then ok reload_bad_target_says_why
-else fail reload_bad_target_says_why "the binary and reason, got: $(grep reload "$DERR" | tail -1)"; fi
+else fail reload_bad_target_says_why "the binary and why, got: $(grep reload "$DERR" | tail -1)"
+fi
 check reload_bad_target_keeps_probes "2" "$("$CTL" -j probe list | jq length)"
 
 # Dropping a target on reload detaches it.

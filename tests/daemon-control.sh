@@ -32,7 +32,8 @@ start_target "$RACES"
 m=$(log_mark)
 wait_title "$m" "data-race in reader_a / writer_a"
 wait_title "$m" "data-race in reader_b / writer_b"
-a=$(count_title "$m" "data-race in reader_a / writer_a"); b=$(count_title "$m" "data-race in reader_b / writer_b")
+a=$(count_title "$m" "data-race in reader_a / writer_a")
+b=$(count_title "$m" "data-race in reader_b / writer_b")
 if ((a > 0 && b > 0)); then ok reports_both_races
 else fail reports_both_races "reports of both races, got a=$a b=$b"; fi
 
@@ -55,7 +56,7 @@ records_dropped: [0-9]+
 '
 got=$(head -15 "$TMP/stats")
 if [[ $got$'\n' =~ $want_re ]]; then ok stats_kcsan_format
-else fail stats_kcsan_format "KCSAN's debugfs layout, got: $(head -13 "$TMP/stats" | tr '\n' '|')"; fi
+else fail stats_kcsan_format "KCSAN's layout, got: $(head -13 "$TMP/stats" | tr '\n' '|')"; fi
 for k in sites_attached suppressed_by_dedup suppressed_by_filter; do
 	if grep -q "^$k: [0-9]" "$TMP/stats"; then ok "stats_has_$k"
 	else fail "stats_has_$k" "a line '$k: N', got none"; fi
@@ -68,7 +69,8 @@ then ok stats_json; else fail stats_json "JSON with counters and enabled"; fi
 # filter add silences one race; the other goes on.
 "$CTL" filter add reader_a
 m=$(log_mark); sleep "$SETTLE"; wait_title "$m" "data-race in reader_b / writer_b"
-a=$(count_title "$m" "data-race in reader_a / writer_a"); b=$(count_title "$m" "data-race in reader_b / writer_b")
+a=$(count_title "$m" "data-race in reader_a / writer_a")
+b=$(count_title "$m" "data-race in reader_b / writer_b")
 if ((a == 0 && b > 0)); then ok filter_add_silences_one
 else fail filter_add_silences_one "a=0 and b>0, got a=$a b=$b"; fi
 check filter_list_kcsan_format "blacklisted functions: | reader_a|" \
@@ -78,13 +80,15 @@ check filter_list_json '["reader_a"]' "$("$CTL" -j filter list | jq -c .function
 # The same list as a whitelist keeps only that race.
 "$CTL" whitelist
 m=$(log_mark); sleep "$SETTLE"; wait_title "$m" "data-race in reader_a / writer_a"
-a=$(count_title "$m" "data-race in reader_a / writer_a"); b=$(count_title "$m" "data-race in reader_b / writer_b")
+a=$(count_title "$m" "data-race in reader_a / writer_a")
+b=$(count_title "$m" "data-race in reader_b / writer_b")
 if ((a > 0 && b == 0)); then ok whitelist_keeps_only_listed
 else fail whitelist_keeps_only_listed "a>0 and b=0, got a=$a b=$b"; fi
 check stats_whitelist_lines "whitelisted functions: | reader_a|" \
 	"$("$CTL" stats | sed -n '12,13p' | tr '\n' '|')"
 if (( $(stat_value suppressed_by_filter) > 0 )); then ok stats_counts_filtered
-else fail stats_counts_filtered "suppressed_by_filter > 0, got $(stat_value suppressed_by_filter)"; fi
+else fail stats_counts_filtered "suppressed_by_filter > 0, got $(stat_value suppressed_by_filter)"
+fi
 
 "$CTL" blacklist && "$CTL" filter remove reader_a
 check filter_remove "blacklisted functions: none|" "$("$CTL" filter list | tr '\n' '|')"
@@ -92,9 +96,10 @@ check filter_remove "blacklisted functions: none|" "$("$CTL" filter list | tr '\
 check filter_remove_unlisted_fails "1 kcsanctl: reader_a is not in the filter list" \
 	"$rc $(cat "$TMP/err")"
 # KCSAN's own debugfs words, as written to /sys/kernel/debug/kcsan.
-check debugfs_words "ok|blacklisted functions: | reader_b|ok|ok|whitelisted functions: | reader_b|ok|ok|ok" \
-	"$(raw '!reader_b' 'filter list' 'whitelist' 'filter list' 'blacklist' 'filter remove reader_b' |
-	   tr '\n' '|' | sed 's/|$//')"
+check debugfs_words \
+	"ok|blacklisted functions: | reader_b|ok|ok|whitelisted functions: | reader_b|ok|ok|ok" \
+	"$(raw '!reader_b' 'filter list' 'whitelist' 'filter list' 'blacklist' \
+	       'filter remove reader_b' | tr '\n' '|' | sed 's/|$//')"
 
 # off stops every report and every watchpoint; on resumes.
 "$CTL" off
@@ -103,7 +108,8 @@ sleep 0.5
 m=$(log_mark); s0=$(stat_value setup_watchpoints); sleep "$SETTLE"
 n=$(count_reports "$m"); s1=$(stat_value setup_watchpoints)
 if ((n == 0 && s1 == s0)); then ok off_stops_all
-else fail off_stops_all "no report and no new watchpoint, got $n reports, $((s1 - s0)) watchpoints"; fi
+else fail off_stops_all "no report, no watchpoint, got $n reports, $((s1 - s0)) watchpoints"
+fi
 "$CTL" on
 m=$(log_mark); wait_title "$m" "data-race in"
 n=$(count_reports "$m")
@@ -120,7 +126,8 @@ rate() {
 "$CTL" set skip_watch 2000; slow=$(rate)
 check get_skip_watch "skip_watch: 2000" "$("$CTL" get skip_watch)"
 if ((fast > 10 * (slow + 1))); then ok skip_watch_changes_rate
-else fail skip_watch_changes_rate "skip_watch 10 >> 2000 in watchpoints per 2 s, got $fast vs $slow"; fi
+else fail skip_watch_changes_rate "skip_watch 10 >> 2000 in watchpoints/2 s, got $fast vs $slow"
+fi
 "$CTL" set skip_watch 20
 
 # Every live parameter of the issue can be set, and out-of-range values are refused.
@@ -147,7 +154,8 @@ check probe_remove "1" "$("$CTL" -j probe list | jq length)"
 check probe_remove_unknown "1 kcsanctl: no probe 2" "$rc $(cat "$TMP/err")"
 "$CTL" probe add kernel vfs_read 2>"$TMP/err"; rc=$?
 if [[ $rc == 1 ]] && grep -q "kernel targets need kernel mode" "$TMP/err"; then ok probe_add_kernel
-else fail probe_add_kernel "exit 1 and 'kernel targets need kernel mode', got $rc $(cat "$TMP/err")"; fi
+else fail probe_add_kernel "exit 1, 'kernel targets need kernel mode', got $rc $(cat "$TMP/err")"
+fi
 "$CTL" probe add user /no/such/binary 2>"$TMP/err"; rc=$?
 check probe_add_missing "2" "$rc"
 
@@ -163,7 +171,8 @@ if "$CTL" stat 2>/dev/null; then fail prefix_ambiguous "stat: ambiguous"
 else ok prefix_ambiguous; fi
 if "$CTL" sta >/dev/null 2>&1; then fail prefix_ambiguous_sta "sta: ambiguous"
 else ok prefix_ambiguous_sta; fi
-check prefix_unique "$("$CTL" status | head -1 | cut -d, -f1)" "$("$CTL" statu | head -1 | cut -d, -f1)"
+check prefix_unique "$("$CTL" status | head -1 | cut -d, -f1)" \
+	"$("$CTL" statu | head -1 | cut -d, -f1)"
 check status_json "$DPID" "$("$CTL" -j status | jq .pid)"
 
 # Hostile input on the socket: errors, no crash, no change of state.
@@ -201,7 +210,8 @@ for s in socks: s.close()
 s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); s.sendall(b"stat"); s.close()
 PY
 if ! grep -v "many clients" "$TMP/hostile" | grep -qv "error: "; then ok hostile_input_errors
-else fail hostile_input_errors "an error reply for each, got: $(grep -v "error: " "$TMP/hostile" | head -3)"; fi
+else fail hostile_input_errors "errors, got: $(grep -v "error: " "$TMP/hostile" | head -3)"
+fi
 after=$("$CTL" -j get; "$CTL" -j filter list; "$CTL" -j probe list)
 check hostile_input_no_change "$before" "$after"
 if kill -0 "$DPID" && "$CTL" status >/dev/null; then ok hostile_input_survived

@@ -18,7 +18,8 @@ usage() {
 	shift 3
 	"$CTL" "$@" >"$TMP/out" 2>"$TMP/err"; rc=$?
 	if [[ $rc == "$want" ]] && grep -q -- "$word" "$TMP/err"; then ok "$name"
-	else fail "$name" "exit $want and help with '$word', got $rc: $(head -2 "$TMP/err" | tr '\n' '|')"; fi
+	else fail "$name" "exit $want, help '$word', got $rc $(head -2 "$TMP/err" | tr '\n' '|')"
+	fi
 }
 
 usage unknown_command 2 "Usage: kcsanctl" frobnicate
