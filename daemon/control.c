@@ -267,9 +267,12 @@ static void run_request(struct ctl_server *s, struct client *c, const char *line
 	free(body);
 }
 
+/* Reads of one client per dispatch: a client that never pauses cannot hold the loop. */
+#define CTL_READS_PER_ROUND 16
+
 static void client_read(struct ctl_server *s, struct client *c)
 {
-	for (;;) {
+	for (int round = 0; round < CTL_READS_PER_ROUND; round++) {
 		size_t start = 0;
 		ssize_t r = recv(c->fd, c->in + c->in_len, sizeof(c->in) - c->in_len, MSG_DONTWAIT);
 
