@@ -202,6 +202,8 @@ static int parse_words(struct parse_ctx *pc, struct config *c, char **w, int n)
 	if (!strcmp(key, "filter_file")) {
 		if (c->nr_filter_files == CONFIG_MAX_FILTER_FILES)
 			return fail(pc, "filter_file: at most %d", CONFIG_MAX_FILTER_FILES);
+		if (w[1][0] != '/')
+			return fail(pc, "filter_file: '%s' is not an absolute path", w[1]);
 		c->filter_files[c->nr_filter_files] = NULL;
 		err = dup_word(pc, key, w[1], &c->filter_files[c->nr_filter_files]);
 		if (!err)
