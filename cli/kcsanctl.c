@@ -103,6 +103,7 @@ static int cmd_run(int argc, char **argv)
 	bool halt = false, halted = false;
 
 	engine_opts__init(&o);
+	o.json = json_output;	/* kcsanctl -j run: the same as run --json */
 	optind = 1;
 	while ((opt = getopt_long(argc, argv, "+vh", longopts, NULL)) != -1) {
 		switch (opt) {

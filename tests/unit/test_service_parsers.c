@@ -112,6 +112,8 @@ int main(void)
 			{ "target user /a --functions\n", "t.conf:1: target user: --functions "
 							  "needs a value" },
 			{ "log relative\n", "t.conf:1: log: 'relative' is not an absolute path" },
+			{ "filter_file s\n", "t.conf:1: filter_file: 's' is not an absolute "
+					      "path" },
 		};
 
 		for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
