@@ -290,8 +290,7 @@ int main(int argc, char **argv)
 		break;
 	}
 	service__poll(svc);
-	if (so.foreground)
-		service__print_summary(svc, stderr);
+	service__at_exit(svc);
 	ret = 0;
 out:
 	ctl_server__free(ctl);

@@ -184,6 +184,42 @@ static void update_trace_all(struct service *s)
 	engine__set_trace_all(s->e, all);
 }
 
+/*
+ * engine__add_object(), with the engine's own message as the reason: the
+ * engine writes to stderr, which a client never sees and a background
+ * daemon does not have, so stderr points to a buffer for the call.
+ */
+static int add_object_why(struct service *s, const struct config_target *t, char *err,
+			  size_t errlen)
+{
+	FILE *saved = stderr, *m;
+	char *buf = NULL, *nl;
+	size_t len = 0;
+	int obj;
+
+	fflush(stderr);
+	m = open_memstream(&buf, &len);
+	if (m)
+		stderr = m;
+	obj = engine__add_object(s->e, t->binary, t->functions);
+	stderr = saved;
+	if (m)
+		fclose(m);
+	if (buf && len)
+		fputs(buf, stderr);	/* the daemon's own log keeps all of it */
+	if (obj < 0) {
+		nl = buf ? strchr(buf, '\n') : NULL;
+		if (nl)
+			*nl = '\0';
+		if (buf && !strncmp(buf, "kcsand: ", 8))
+			snprintf(err, errlen, "%s", buf + 8);
+		else
+			snprintf(err, errlen, "cannot probe %s: %s", t->binary, strerror(-obj));
+	}
+	free(buf);
+	return obj;
+}
+
 static int add_probe(struct service *s, const struct config_target *t, bool from_config,
 		     char *err, size_t errlen)
 {
@@ -199,12 +235,9 @@ static int add_probe(struct service *s, const struct config_target *t, bool from
 		snprintf(err, errlen, "%s: %s", t->binary, strerror(-ret));
 		return ret;
 	}
-	obj = engine__add_object(s->e, t->binary, t->functions);
-	if (obj < 0) {
-		snprintf(err, errlen, "cannot probe %s: %s (see the daemon's log)", t->binary,
-			 strerror(-obj));
+	obj = add_object_why(s, t, err, errlen);
+	if (obj < 0)
 		return obj;
-	}
 	p.obj = obj;
 	p.sites = engine__object_sites(s->e, obj);
 	if (p.sites <= 0) {
@@ -793,9 +826,16 @@ int service__exec(void *ctx, const struct ctl_request *r, FILE *out, char *err, 
 	return -ENOSYS;
 }
 
-void service__print_summary(struct service *s, FILE *out)
+void service__at_exit(struct service *s)
 {
-	engine__print_summary(s->e, out);
+	uint64_t c[KCSAND_CTR_COUNT];
+
+	if (s->o.foreground)
+		engine__print_summary(s->e, stderr);
+	engine__counters(s->e, c);
+	if (c[KCSAND_CTR_RECORDS_DROPPED])
+		say(s, LOG_WARNING, "%llu reports were lost to a full ring buffer",
+		    (unsigned long long)c[KCSAND_CTR_RECORDS_DROPPED]);
 }
 
 void service__free(struct service *s)

@@ -46,8 +46,8 @@ void service__poll(struct service *s);
 int service__reload(struct service *s, char *err, size_t errlen);
 /* ctl_exec_fn for control.c. */
 int service__exec(void *ctx, const struct ctl_request *r, FILE *out, char *err, size_t errlen);
-/* The counters' one-line summary (foreground exit). */
-void service__print_summary(struct service *s, FILE *out);
+/* At exit: the counters' summary in the foreground, a warning if reports were lost. */
+void service__at_exit(struct service *s);
 /* Detach everything and free. */
 void service__free(struct service *s);
 
