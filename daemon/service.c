@@ -12,45 +12,11 @@
 #include "params.h"
 #include "report.h"
 #include "service.h"
+#include "service_int.h"
 #include "sink.h"
 
-/* Reports kept for `reports` without follow. */
-#define RECENT_MAX 32
-
-/*
- * A probed target.  id is what `probe list` shows and `probe remove`
- * takes; obj is the engine's object id.  Targets of the configuration are
- * marked so that a reload touches only those, never the socket's.
- */
-struct probe {
-	unsigned int id;
-	struct config_target t;
-	int obj;
-	long sites;
-	bool from_config;
-};
-
-struct recent {
-	char *text, *json;
-};
-
-struct service {
-	struct service_opts o;
-	struct config cfg;		/* as loaded: a reload diffs against it */
-	struct engine *e;
-	struct filter filter;		/* the live list: config, then socket changes */
-	struct sinks *sinks;
-	struct ctl_server *ctl;
-	struct probe *probes;
-	size_t nr_probes;
-	unsigned int next_id;
-	struct recent recent[RECENT_MAX];
-	size_t nr_recent;		/* total pushed; the ring holds the last RECENT_MAX */
-	time_t started;
-};
-
 __attribute__((format(printf, 3, 4)))
-static void say(const struct service *s, int prio, const char *fmt, ...)
+void service_say(const struct service *s, int prio, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -152,11 +118,12 @@ static int push_filter(struct service *s)
 
 	n = engine__set_nowatch(s->e, s->filter.whitelist ? nowatch_none : nowatch, s);
 	if (n > 0 && s->o.verbose)
-		say(s, LOG_INFO, "%d sites of blacklisted functions set no watchpoints", n);
+		service_say(s, LOG_INFO, "%d sites of blacklisted functions set no watchpoints",
+			    n);
 	return n < 0 ? n : 0;
 }
 
-static int replace_filter(struct service *s, struct filter *nf)
+int service_replace_filter(struct service *s, struct filter *nf)
 {
 	filter__free(&s->filter);
 	s->filter = *nf;
@@ -220,8 +187,8 @@ static int add_object_why(struct service *s, const struct config_target *t, char
 	return obj;
 }
 
-static int add_probe(struct service *s, const struct config_target *t, bool from_config,
-		     char *err, size_t errlen)
+int service_add_probe(struct service *s, const struct config_target *t, bool from_config,
+		      char *err, size_t errlen)
 {
 	struct probe *v, p = { .from_config = from_config };
 	int obj, ret;
@@ -276,13 +243,13 @@ static int add_probe(struct service *s, const struct config_target *t, bool from
 	update_trace_all(s);
 	/* The new sites take the blacklist like the others. */
 	push_filter(s);
-	say(s, LOG_INFO, "probe %u: %s%s%s, %ld sites, %s", p.id, t->binary,
-	    t->functions ? " functions " : "", t->functions ? t->functions : "", p.sites,
-	    t->pid ? "one process" : "every process running it");
+	service_say(s, LOG_INFO, "probe %u: %s%s%s, %ld sites, %s", p.id, t->binary,
+		    t->functions ? " functions " : "", t->functions ? t->functions : "", p.sites,
+		    t->pid ? "one process" : "every process running it");
 	return (int)p.id;
 }
 
-static struct probe *find_probe(struct service *s, unsigned int id)
+struct probe *service_find_probe(struct service *s, unsigned int id)
 {
 	for (size_t i = 0; i < s->nr_probes; i++)
 		if (s->probes[i].id == id)
@@ -290,12 +257,12 @@ static struct probe *find_probe(struct service *s, unsigned int id)
 	return NULL;
 }
 
-static void remove_probe(struct service *s, struct probe *p)
+void service_remove_probe(struct service *s, struct probe *p)
 {
 	int pid = p->t.pid;
 
 	engine__remove_object(s->e, p->obj);
-	say(s, LOG_INFO, "probe %u: %s detached", p->id, p->t.binary);
+	service_say(s, LOG_INFO, "probe %u: %s detached", p->id, p->t.binary);
 	free(p->t.binary);
 	free(p->t.functions);
 	*p = s->probes[--s->nr_probes];
@@ -332,7 +299,7 @@ static unsigned int default_value(const struct param_desc *p)
 	return 0;
 }
 
-static int set_param(struct service *s, const struct param_desc *p, unsigned int v)
+int service_set_param(struct service *s, const struct param_desc *p, unsigned int v)
 {
 	char buf[16];
 
@@ -344,7 +311,7 @@ static int add_config_targets(struct service *s, const struct config *c, char *e
 			      size_t errlen)
 {
 	for (size_t i = 0; i < c->nr_targets; i++) {
-		int ret = add_probe(s, &c->targets[i], true, err, errlen);
+		int ret = service_add_probe(s, &c->targets[i], true, err, errlen);
 
 		if (ret < 0)
 			return ret;
@@ -479,7 +446,7 @@ int service__reload(struct service *s, char *err, size_t errlen)
 	for (size_t i = 0; i < nc.nr_targets; i++) {
 		if (has_target(&s->cfg, &nc.targets[i]))
 			continue;
-		ret = add_probe(s, &nc.targets[i], true, err, errlen);
+		ret = service_add_probe(s, &nc.targets[i], true, err, errlen);
 		if (ret < 0)
 			goto rollback;
 		added[nr_added++] = ret;
@@ -496,9 +463,9 @@ int service__reload(struct service *s, char *err, size_t errlen)
 		struct probe *p = &s->probes[i];
 
 		if (p->from_config && !has_target(&nc, &p->t))
-			remove_probe(s, p);	/* moves the last probe here */
-		else
-			i++;
+			service_remove_probe(s, p);	/* moves the last probe here */
+					     else
+					     i++;
 	}
 	all = params_all(&n);
 	for (size_t i = 0; i < n && i < CONFIG_MAX_PARAMS; i++) {
@@ -507,323 +474,34 @@ int service__reload(struct service *s, char *err, size_t errlen)
 
 		/* Only what the file changed: a value set through the socket stays otherwise. */
 		if (was != now)
-			set_param(s, &all[i], now);
+			service_set_param(s, &all[i], now);
 	}
 	if (!filters_equal(&s->cfg.filter, &nc.filter)) {
 		struct filter nf;
 
 		if (!filter__copy(&nf, &nc.filter))
-			replace_filter(s, &nf);
+			service_replace_filter(s, &nf);
 	}
 	if ((nc.socket || s->cfg.socket) && !s->o.socket &&
 	    (!nc.socket || !s->cfg.socket || strcmp(nc.socket, s->cfg.socket)))
-		say(s, LOG_WARNING, "reload: a new socket path takes a restart");
+		service_say(s, LOG_WARNING, "reload: a new socket path takes a restart");
 	config_free(&s->cfg);
 	s->cfg = nc;
 	config_init(&nc);
-	say(s, LOG_INFO, "reloaded %s: %zu probes, %zu sites", s->o.config_path, s->nr_probes,
-	    engine__nr_sites(s->e));
+	service_say(s, LOG_INFO, "reloaded %s: %zu probes, %zu sites", s->o.config_path,
+		    s->nr_probes, engine__nr_sites(s->e));
 	ret = 0;
 	goto out;
 rollback:
 	for (size_t i = 0; i < nr_added; i++) {
-		struct probe *p = find_probe(s, added[i]);
+		struct probe *p = service_find_probe(s, added[i]);
 
 		if (p)
-			remove_probe(s, p);
+			service_remove_probe(s, p);
 	}
 out:
 	config_free(&nc);
 	return ret;
-}
-
-/* ------------------------------------------------------------ requests */
-
-static void json_str(FILE *out, const char *s)
-{
-	json_print_string(out, s);
-}
-
-static void print_filter(const struct service *s, FILE *out, bool json)
-{
-	const struct filter *f = &s->filter;
-
-	if (json) {
-		fprintf(out, "{\"mode\":\"%s\",\"functions\":[", f->whitelist ? "whitelist" :
-			"blacklist");
-		for (size_t i = 0; i < f->n; i++) {
-			if (i)
-				fputc(',', out);
-			json_str(out, f->funcs[i]);
-		}
-		fprintf(out, "]}");
-		return;
-	}
-	/* Byte for byte what KCSAN's debugfs file prints, trailing space included. */
-	fprintf(out, "%s functions: %s\n", f->whitelist ? "whitelisted" : "blacklisted",
-		f->n ? "" : "none");
-	for (size_t i = 0; i < f->n; i++)
-		fprintf(out, " %s\n", f->funcs[i]);
-}
-
-/* kcsand's own figures, after KCSAN's. */
-struct own_stat {
-	const char *name;
-	unsigned long long v;
-};
-
-static size_t own_stats(struct service *s, const uint64_t *c, struct own_stat *o)
-{
-	unsigned long filt, dedup, nochange;
-	size_t n = 0;
-
-	engine__suppressed(s->e, &filt, &dedup, &nochange);
-	o[n++] = (struct own_stat){ "records_dropped", c[KCSAND_CTR_RECORDS_DROPPED] };
-	o[n++] = (struct own_stat){ "read_faults", c[KCSAND_CTR_READ_FAULTS] };
-	o[n++] = (struct own_stat){ "lost_other", c[KCSAND_CTR_LOST_OTHER] };
-	o[n++] = (struct own_stat){ "sites_attached", engine__nr_sites(s->e) };
-	o[n++] = (struct own_stat){ "probe_hits", engine__hits(s->e) };
-	o[n++] = (struct own_stat){ "reports", engine__nr_reports(s->e) };
-	o[n++] = (struct own_stat){ "suppressed_by_dedup", dedup };
-	o[n++] = (struct own_stat){ "suppressed_by_filter", filt };
-	o[n++] = (struct own_stat){ "suppressed_no_value_change", nochange };
-	return n;
-}
-
-static void print_stats(struct service *s, FILE *out, bool json)
-{
-	uint64_t c[KCSAND_CTR_COUNT];
-	struct own_stat own[16];
-	unsigned int enabled = 0;
-	size_t n;
-
-	engine__counters(s->e, c);
-	engine__get_param(s->e, "enabled", &enabled);
-	n = own_stats(s, c, own);
-	if (json) {
-		fprintf(out, "{\"enabled\":%u,\"counters\":{", enabled);
-		for (int i = 0; i <= KCSAND_CTR_ENCODING_FALSE_POSITIVES; i++)
-			fprintf(out, "%s\"%s\":%llu", i ? "," : "", counter_name(i),
-				(unsigned long long)c[i]);
-		fprintf(out, "},\"filter\":");
-		print_filter(s, out, true);
-		fprintf(out, ",\"kcsand\":{");
-		for (size_t i = 0; i < n; i++)
-			fprintf(out, "%s\"%s\":%llu", i ? "," : "", own[i].name, own[i].v);
-		fprintf(out, "}}\n");
-		return;
-	}
-	/* KCSAN's show_info(): enabled, the nine counters, a blank line, the filter list. */
-	fprintf(out, "enabled: %u\n", enabled);
-	for (int i = 0; i <= KCSAND_CTR_ENCODING_FALSE_POSITIVES; i++)
-		fprintf(out, "%s: %llu\n", counter_name(i), (unsigned long long)c[i]);
-	fprintf(out, "\n");
-	print_filter(s, out, false);
-	fprintf(out, "\n");
-	for (size_t i = 0; i < n; i++)
-		fprintf(out, "%s: %llu\n", own[i].name, own[i].v);
-}
-
-static void print_status(struct service *s, FILE *out, bool json)
-{
-	unsigned int enabled = 0;
-	long up = time(NULL) - s->started;
-
-	engine__get_param(s->e, "enabled", &enabled);
-	if (json) {
-		fprintf(out, "{\"version\":\"%s\",\"pid\":%d,\"uptime_s\":%ld,\"config\":",
-			KCSAND_VERSION, getpid(), up);
-		json_str(out, s->o.config_path);
-		fprintf(out, ",\"socket\":");
-		json_str(out, service__socket_path(s));
-		fprintf(out, ",\"enabled\":%u,\"filter_mode\":\"%s\",\"filter_functions\":%zu,"
-			"\"probes\":%zu,\"sites\":%zu,\"reports\":%lu}\n",
-			enabled, s->filter.whitelist ? "whitelist" : "blacklist", s->filter.n,
-			s->nr_probes, engine__nr_sites(s->e), engine__nr_reports(s->e));
-		return;
-	}
-	fprintf(out, "kcsand %s, pid %d, up %ld s\n", KCSAND_VERSION, getpid(), up);
-	fprintf(out, "config: %s\nsocket: %s\n", s->o.config_path, service__socket_path(s));
-	fprintf(out, "enabled: %u\n", enabled);
-	fprintf(out, "filter: %s, %zu function%s\n", s->filter.whitelist ? "whitelist" :
-		"blacklist", s->filter.n, s->filter.n == 1 ? "" : "s");
-	fprintf(out, "probes: %zu, %zu sites\n", s->nr_probes, engine__nr_sites(s->e));
-	fprintf(out, "reports: %lu\n", engine__nr_reports(s->e));
-}
-
-static void print_params(struct service *s, const struct param_desc *only, FILE *out, bool json)
-{
-	const struct param_desc *all;
-	size_t n;
-	bool first = true;
-
-	all = params_all(&n);
-	if (json)
-		fputc('{', out);
-	for (size_t i = 0; i < n; i++) {
-		unsigned int v;
-
-		if ((only && only != &all[i]) || engine__get_param(s->e, all[i].name, &v))
-			continue;
-		if (json)
-			fprintf(out, "%s\"%s\":%u", first ? "" : ",", all[i].name, v);
-		else
-			fprintf(out, "%s: %u\n", all[i].name, v);
-		first = false;
-	}
-	if (json)
-		fprintf(out, "}\n");
-}
-
-static void print_probes(struct service *s, FILE *out, bool json)
-{
-	if (json)
-		fputc('[', out);
-	for (size_t i = 0; i < s->nr_probes; i++) {
-		const struct probe *p = &s->probes[i];
-
-		if (json) {
-			fprintf(out, "%s{\"id\":%u,\"kind\":\"user\",\"binary\":", i ? "," : "",
-				p->id);
-			json_str(out, p->t.binary);
-			fprintf(out, ",\"functions\":");
-			if (p->t.functions)
-				json_str(out, p->t.functions);
-			else
-				fputs("null", out);
-			fprintf(out, ",\"pid\":%d,\"sites\":%ld,\"from_config\":%s}", p->t.pid,
-				p->sites, p->from_config ? "true" : "false");
-			continue;
-		}
-		fprintf(out, "%u: user %s functions=%s pid=", p->id, p->t.binary,
-			p->t.functions ? p->t.functions : "*");
-		if (p->t.pid)
-			fprintf(out, "%d", p->t.pid);
-		else
-			fprintf(out, "all");
-		fprintf(out, " sites=%ld%s\n", p->sites, p->from_config ? " (config)" : "");
-	}
-	if (json)
-		fprintf(out, "]\n");
-}
-
-static void print_recent(struct service *s, FILE *out, bool json)
-{
-	size_t first = s->nr_recent > RECENT_MAX ? s->nr_recent - RECENT_MAX : 0;
-
-	for (size_t i = first; i < s->nr_recent; i++) {
-		const struct recent *r = &s->recent[i % RECENT_MAX];
-
-		fputs(json ? r->json : r->text, out);
-	}
-}
-
-/* Apply a change to a copy of the list, so that a failure changes nothing. */
-static int change_filter(struct service *s, const struct ctl_request *r, char *err,
-			 size_t errlen)
-{
-	struct filter nf;
-	int ret;
-
-	ret = filter__copy(&nf, &s->filter);
-	if (ret)
-		return ret;
-	for (int i = 0; i < r->argc && !ret; i++) {
-		switch (r->op) {
-		case CTL_FILTER_ADD:
-			ret = filter__add(&nf, r->argv[i]);
-			if (ret == -ENOSPC)
-				snprintf(err, errlen, "the filter list is full (%d functions)",
-					 FILTER_MAX_FUNCS);
-			break;
-		case CTL_FILTER_REMOVE:
-			ret = filter__remove(&nf, r->argv[i]);
-			if (ret == -ENOENT)
-				snprintf(err, errlen, "%s is not in the filter list", r->argv[i]);
-			break;
-		case CTL_BLACKLIST:
-		case CTL_WHITELIST:
-			break;
-		default:
-			ret = -EINVAL;
-		}
-	}
-	if (r->op == CTL_BLACKLIST || r->op == CTL_WHITELIST)
-		nf.whitelist = r->op == CTL_WHITELIST;
-	if (ret) {
-		filter__free(&nf);
-		return ret;
-	}
-	return replace_filter(s, &nf);
-}
-
-int service__exec(void *ctx, const struct ctl_request *r, FILE *out, char *err, size_t errlen)
-{
-	struct service *s = ctx;
-	struct config_target t;
-	struct probe *p;
-	int ret;
-
-	switch (r->op) {
-	case CTL_ON:
-	case CTL_OFF:
-		return engine__set_param(s->e, "enabled", r->op == CTL_ON ? "1" : "0");
-	case CTL_STATUS:
-		print_status(s, out, r->json);
-		return 0;
-	case CTL_STATS:
-		print_stats(s, out, r->json);
-		return 0;
-	case CTL_FILTER_ADD:
-	case CTL_FILTER_REMOVE:
-	case CTL_BLACKLIST:
-	case CTL_WHITELIST:
-		return change_filter(s, r, err, errlen);
-	case CTL_FILTER_LIST:
-		print_filter(s, out, r->json);
-		if (r->json)
-			fputc('\n', out);
-		return 0;
-	case CTL_GET:
-		print_params(s, r->param, out, r->json);
-		return 0;
-	case CTL_SET:
-		return set_param(s, r->param, r->value);
-	case CTL_PROBE_ADD_USER:
-		t = (struct config_target){ (char *)r->binary, (char *)r->functions, r->pid };
-		ret = add_probe(s, &t, false, err, errlen);
-		if (ret < 0)
-			return ret;
-		p = find_probe(s, ret);
-		if (r->json)
-			fprintf(out, "{\"id\":%d,\"sites\":%ld}\n", ret, p ? p->sites : 0);
-		else
-			fprintf(out, "probe %d: %ld sites\n", ret, p ? p->sites : 0);
-		return 0;
-	case CTL_PROBE_ADD_KERNEL:
-		snprintf(err, errlen, "kernel targets need kernel mode, which this build of kcsand "
-				      "does not have yet");
-		return -EOPNOTSUPP;
-	case CTL_PROBE_REMOVE:
-		p = find_probe(s, r->id);
-		if (!p) {
-			snprintf(err, errlen, "no probe %u", r->id);
-			return -ENOENT;
-		}
-		remove_probe(s, p);
-		return 0;
-	case CTL_PROBE_LIST:
-		print_probes(s, out, r->json);
-		return 0;
-	case CTL_REPORTS:
-		print_recent(s, out, r->json);
-		return r->follow ? CTL_EXEC_FOLLOW : 0;
-	case CTL_HELP:
-		fputs(ctl_help_text, out);
-		return 0;
-	}
-	snprintf(err, errlen, "request not implemented");
-	return -ENOSYS;
 }
 
 void service__at_exit(struct service *s)
@@ -834,8 +512,8 @@ void service__at_exit(struct service *s)
 		engine__print_summary(s->e, stderr);
 	engine__counters(s->e, c);
 	if (c[KCSAND_CTR_RECORDS_DROPPED])
-		say(s, LOG_WARNING, "%llu reports were lost to a full ring buffer",
-		    (unsigned long long)c[KCSAND_CTR_RECORDS_DROPPED]);
+		service_say(s, LOG_WARNING, "%llu reports were lost to a full ring buffer",
+			    (unsigned long long)c[KCSAND_CTR_RECORDS_DROPPED]);
 }
 
 void service__free(struct service *s)

@@ -2,8 +2,9 @@
 /*
  * kcsand as a service: the running configuration, the probes (targets of
  * the configuration and those added through the socket), the live filter
- * list, the sinks, and the execution of control requests.  main.c owns the
- * poll loop and the signals; control.c the socket.
+ * list, the sinks (service.c), and the execution of control requests
+ * (request.c).  main.c owns the poll loop and the signals; control.c the
+ * socket.
  */
 #ifndef KCSAND_SERVICE_H
 #define KCSAND_SERVICE_H
