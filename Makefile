@@ -3,7 +3,9 @@
 # kcsand: KCSAN-style data-race detection through uprobes/kprobes and BPF.
 #
 #   make            install missing Debian packages, build build/kcsand and build/kcsanctl
-#   make check      unit tests, then the BPF scenario tests (root)
+#   make check      unit tests, the BPF scenario tests, the daemon tests (root), brief fuzzing
+#   make fuzz       the parsers' libFuzzer targets, FUZZ_RUNS inputs each
+#   make install    kcsand, kcsanctl, man pages, completion, unit (DESTDIR, PREFIX)
 #   make demo       run kcsanctl on the bundled racy demo
 #   make vmlinux    regenerate vmlinux.h from this kernel's BTF
 
@@ -38,7 +40,8 @@ DEPS_STAMP := $(OUT)/.deps-ok
 # Keep the BPF objects and skeletons: make would delete them as intermediates.
 .SECONDARY: $(BPF_OBJS) $(SKELS)
 
-.PHONY: all deps check unit scenario-tests vm-tests demo bench vmlinux clean format lint
+.PHONY: all deps check unit scenario-tests vm-tests demo bench vmlinux clean format lint install \
+	uninstall
 
 all: $(DEPS_STAMP) $(OUT)/kcsand $(OUT)/kcsanctl
 
@@ -92,6 +95,8 @@ check: all
 	@$(MAKE) --no-print-directory unit
 	@$(MAKE) --no-print-directory scenario-tests
 	@$(MAKE) --no-print-directory cli-tests
+	@$(MAKE) --no-print-directory daemon-tests
+	@$(MAKE) --no-print-directory fuzz-check
 	@$(MAKE) --no-print-directory vm-tests
 
 # Kernel mode, in a QEMU guest booting Debian's stock kernel (tests/vm/kcsan-vm
@@ -127,6 +132,34 @@ lint:
 		-D__x86_64__ -Iinclude -Idaemon --suppress=missingIncludeSystem \
 		--suppress=missingInclude --suppress=unknownMacro --inline-suppr \
 		--error-exitcode=1 daemon cli
+
+# make install [DESTDIR=/staging] [PREFIX=/usr/local]: the programs in sbin (they need
+# root), man pages, bash completion, the systemd unit and the example configuration.
+PREFIX	?= /usr/local
+SBINDIR	:= $(PREFIX)/sbin
+MANDIR	:= $(PREFIX)/share/man
+COMPDIR	:= $(PREFIX)/share/bash-completion/completions
+UNITDIR	:= $(PREFIX)/lib/systemd/system
+DOCDIR	:= $(PREFIX)/share/doc/kcsand
+
+install: all
+	install -d $(DESTDIR)$(SBINDIR) $(DESTDIR)$(MANDIR)/man8 $(DESTDIR)$(COMPDIR) \
+		$(DESTDIR)$(UNITDIR) $(DESTDIR)$(DOCDIR)
+	install -m 0755 $(OUT)/kcsand $(OUT)/kcsanctl $(DESTDIR)$(SBINDIR)/
+	install -m 0644 docs/kcsand.8 docs/kcsanctl.8 $(DESTDIR)$(MANDIR)/man8/
+	install -m 0644 docs/completion/kcsanctl $(DESTDIR)$(COMPDIR)/kcsanctl
+	ln -sf kcsanctl $(DESTDIR)$(COMPDIR)/kcsand
+	sed 's|@SBINDIR@|$(SBINDIR)|g' docs/kcsand.service > $(DESTDIR)$(UNITDIR)/kcsand.service
+	chmod 0644 $(DESTDIR)$(UNITDIR)/kcsand.service
+	install -m 0644 docs/kcsand.conf README.md $(DESTDIR)$(DOCDIR)/
+	@echo "kcsand: installed under $(DESTDIR)$(PREFIX); example configuration in $(DOCDIR)"
+
+uninstall:
+	rm -f $(DESTDIR)$(SBINDIR)/kcsand $(DESTDIR)$(SBINDIR)/kcsanctl \
+		$(DESTDIR)$(MANDIR)/man8/kcsand.8 $(DESTDIR)$(MANDIR)/man8/kcsanctl.8 \
+		$(DESTDIR)$(COMPDIR)/kcsanctl $(DESTDIR)$(COMPDIR)/kcsand \
+		$(DESTDIR)$(UNITDIR)/kcsand.service
+	rm -rf $(DESTDIR)$(DOCDIR)
 
 vmlinux:
 	$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > vmlinux.h

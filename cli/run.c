@@ -19,8 +19,8 @@
 #include <time.h>
 #include <unistd.h>
 #include <sys/wait.h>
-#include "cli.h"
 #include "engine.h"
+#include "kcsanctl.h"
 
 #define MAX_OBJECTS	16
 #define MAX_PROBES	64
@@ -323,6 +323,7 @@ int cmd_run(int argc, char **argv)
 	double deadline = 0;
 
 	engine_opts__init(&a.o);
+	a.o.json = json_output;	/* kcsanctl -j run: the same as run --json */
 	if (parse_args(argc, argv, &a)) {
 		run_help(stderr);
 		return EXIT_USAGE;

@@ -1121,7 +1121,12 @@ int target_obj__open(const char *path, struct target_obj **out)
 		fprintf(stderr, "kcsand: cannot open %s: %s\n", path, strerror(errno));
 		goto err;
 	}
-	p->elf = elf_begin(p->fd, ELF_C_READ_MMAP, NULL);
+	/*
+	 * read(), not mmap: the kernel installs existing uprobes into every
+	 * mapping of the file that may execute, a read-only one included, so
+	 * an mmapped copy of an already probed object shows int3 bytes.
+	 */
+	p->elf = elf_begin(p->fd, ELF_C_READ, NULL);
 	if (!p->elf || elf_kind(p->elf) != ELF_K_ELF) {
 		fprintf(stderr, "kcsand: %s: not an ELF file\n", path);
 		err = -ENOEXEC;

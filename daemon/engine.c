@@ -34,6 +34,7 @@ struct eobj {
 	bool removed;
 	bool kernel;			/* kprobes on kernel code */
 	size_t refused;			/* kernel sites the kernel would not probe */
+	uint8_t *orig_flags;		/* site flags before engine__set_nowatch(), or NULL */
 };
 
 struct engine {
@@ -62,6 +63,7 @@ struct engine {
 	unsigned long nr_reports;
 	unsigned long suppressed_dedup;
 	unsigned long suppressed_no_change;
+	unsigned long suppressed_filter;
 };
 
 int kcsand_verbose;
@@ -870,9 +872,18 @@ static void process_report(struct engine *e, const struct kcsand_report *r)
 		e->suppressed_no_change++;
 		return;
 	}
+	if (e->opts.filter && e->opts.filter(e->opts.hook_ctx, &v)) {
+		e->suppressed_filter++;
+		return;
+	}
 	if (dedup__seen(e->dedup, v.this.top, r->has_other ? v.other.top : NULL,
 			now_ns() / 1000000, e->opts.report_once_in_ms)) {
 		e->suppressed_dedup++;
+		return;
+	}
+	e->nr_reports++;
+	if (e->opts.sink) {
+		e->opts.sink(e->opts.hook_ctx, &v);
 		return;
 	}
 	if (e->opts.json)
@@ -880,7 +891,6 @@ static void process_report(struct engine *e, const struct kcsand_report *r)
 	else
 		report_print_text(&v, e->opts.out);
 	fflush(e->opts.out);
-	e->nr_reports++;
 }
 
 int engine__poll(struct engine *e, int timeout_ms)
@@ -1002,6 +1012,7 @@ void engine__free(struct engine *e)
 	for (size_t i = 0; i < e->nr_objs; i++) {
 		detach_object(&e->objs[i]);
 		target_obj__free(e->objs[i].obj);
+		free(e->objs[i].orig_flags);
 	}
 	bpf_link__destroy(e->tp_links[0]);
 	bpf_link__destroy(e->tp_links[1]);
@@ -1014,4 +1025,80 @@ void engine__free(struct engine *e)
 	free(e->site_obj);
 	free(e->queue);
 	free(e);
+}
+
+int engine__epoll_fd(const struct engine *e)
+{
+	return e->rb ? ring_buffer__epoll_fd(e->rb) : -1;
+}
+
+void engine__set_trace_all(struct engine *e, bool on)
+{
+	struct kcsand_params *p = e->skel ? &e->skel->data->params : &e->opts.params;
+
+	*(volatile __u32 *)&p->trace_all = on;
+}
+
+int engine__set_nowatch(struct engine *e, bool (*nowatch)(void *ctx, const char *func),
+			void *ctx)
+{
+	int fd = e->skel ? bpf_map__fd(e->skel->maps.sites) : -1, nr = 0;
+
+	for (size_t i = 0; i < e->nr_objs; i++) {
+		struct eobj *eo = &e->objs[i];
+		struct target_obj *o = eo->obj;
+
+		if (eo->removed)
+			continue;
+		if (!eo->orig_flags) {
+			eo->orig_flags = malloc(o->sites.n ? o->sites.n : 1);
+			if (!eo->orig_flags)
+				return -ENOMEM;
+			for (size_t j = 0; j < o->sites.n; j++)
+				eo->orig_flags[j] = o->sites.v[j].desc.flags;
+		}
+		for (size_t j = 0; j < o->sites.n; j++) {
+			struct site *s = &o->sites.v[j];
+			uint8_t want = eo->orig_flags[j];
+			__u32 key = eo->first + j;
+
+			if (s->func < o->nr_funcs && nowatch(ctx, o->funcs[s->func].name))
+				want |= KCSAND_SITE_NOWATCH;
+			if (want & KCSAND_SITE_NOWATCH)
+				nr++;
+			if (want == s->desc.flags)
+				continue;
+			s->desc.flags = want;
+			if (eo->attached && bpf_map_update_elem(fd, &key, &s->desc, BPF_ANY)) {
+				int err = -errno;
+
+				fprintf(stderr, "kcsand: cannot update site %u of %s: %s\n", key,
+					o->path, strerror(-err));
+				return err;
+			}
+		}
+	}
+	return nr;
+}
+
+void engine__suppressed(const struct engine *e, unsigned long *filter, unsigned long *dedup,
+			unsigned long *no_change)
+{
+	*filter = e->suppressed_filter;
+	*dedup = e->suppressed_dedup;
+	*no_change = e->suppressed_no_change;
+}
+
+long engine__object_sites(const struct engine *e, int id)
+{
+	if (id < 0 || (size_t)id >= e->nr_objs || e->objs[id].removed)
+		return -ENOENT;
+	return e->objs[id].obj->sites.n;
+}
+
+const char *engine__site_object(const struct engine *e, uint32_t site)
+{
+	const struct target_obj *o = NULL;
+
+	return site_of(e, site, &o) ? o->path : NULL;
 }

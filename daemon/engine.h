@@ -30,6 +30,8 @@
 /* Site-table capacity: 24 bytes a site in BPF; objects added later share it. */
 #define DEFAULT_MAX_SITES		65536u
 
+struct report_view;
+
 struct engine_opts {
 	struct kcsand_params params;	/* initial live parameters */
 	bool report_value_change_only;	/* KCSAN's CONFIG_KCSAN_REPORT_VALUE_CHANGE_ONLY */
@@ -46,6 +48,15 @@ struct engine_opts {
 	size_t nr_kernel_debug;
 	const char *source_dir;		/* marking: sources looked up here first (mark.h) */
 	const char *marks_file;		/* marking: FUNC / FUNC+0xOFF / FILE:LINE entries */
+	/*
+	 * Report hooks for the service; NULL: print to out.  filter runs
+	 * after the value-change check and before dedup, as KCSAN checks its
+	 * filter list before rate limiting; true drops the report.  sink
+	 * gets every report that passed dedup instead of printing it.
+	 */
+	bool (*filter)(void *ctx, const struct report_view *v);
+	void (*sink)(void *ctx, const struct report_view *v);
+	void *hook_ctx;
 };
 
 struct engine;
@@ -110,6 +121,25 @@ uint64_t engine__hits(const struct engine *e);
 size_t engine__nr_sites(const struct engine *e);
 /* One line of counters, for the end of a run. */
 void engine__print_summary(struct engine *e, FILE *out);
+/* The ring buffer's epoll fd, for a caller's own poll loop; -1 before load. */
+int engine__epoll_fd(const struct engine *e);
+/* Trace every process that hits a probe (true) or only the added pids. */
+void engine__set_trace_all(struct engine *e, bool on);
+/*
+ * Set or clear KCSAND_SITE_NOWATCH on every site of every object by its
+ * function's name, in the loaded site table too: a blacklisted function
+ * then checks for watchpoints but sets none.  Returns the number of sites
+ * now NOWATCH, or a negative errno.
+ */
+int engine__set_nowatch(struct engine *e, bool (*nowatch)(void *ctx, const char *func),
+			void *ctx);
+/* Reports dropped by the filter hook, by dedup, and for an unchanged value. */
+void engine__suppressed(const struct engine *e, unsigned long *filter, unsigned long *dedup,
+			unsigned long *no_change);
+/* Sites of one object, or -ENOENT. */
+long engine__object_sites(const struct engine *e, int id);
+/* The path of the object a site (a report's acc.site) belongs to, or NULL. */
+const char *engine__site_object(const struct engine *e, uint32_t site);
 /* Detach everything and free. */
 void engine__free(struct engine *e);
 

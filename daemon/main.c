@@ -1,151 +1,302 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * kcsand: attach the engine to a binary and print races until stopped.
+ * kcsand: the service.  Loads the engine, attaches the targets of its
+ * configuration, writes reports to its sinks and serves the control
+ * socket until SIGTERM or SIGINT, then detaches everything.  SIGHUP
+ * re-reads the configuration.
  *
- * This is the engine's standalone front end: the configuration file, the
- * control socket and the sinks of the service build on it.
+ * One thread, one poll loop: a signalfd, the ring buffer's epoll fd, the
+ * listening socket and its clients.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
+#include <poll.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <syslog.h>
 #include <unistd.h>
-#include "engine.h"
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include "config.h"
+#include "control.h"
+#include "kcsand.h"
+#include "params.h"
+#include "service.h"
 
-static volatile sig_atomic_t stop;
-
-static void on_signal(int sig)
-{
-	stop = sig;
-}
+#define EXIT_USAGE 2
 
 static void usage(FILE *out)
 {
 	fprintf(out,
-		"Usage: kcsand --binary PATH [--pid PID | --all] [OPTIONS]\n"
+		"Usage: kcsand [-c FILE] [--socket PATH] [--foreground] [--log FILE] [--json]\n"
+		"              [-v]\n"
 		"\n"
-		"Probe the memory-access instructions of PATH and report data races in KCSAN's\n"
-		"format until SIGINT or SIGTERM.\n"
+		"Run kcsand as a service: attach the targets of the configuration, report data\n"
+		"races in KCSAN's format to the configured sinks, and take commands from\n"
+		"kcsanctl on the control socket, until SIGTERM or SIGINT.  SIGHUP re-reads the\n"
+		"configuration.  See kcsand(8) and docs/kcsand.conf.\n"
 		"\n"
-		"  --binary PATH         the ELF object to probe (repeatable)\n"
-		"  --pid PID             trace this process and its descendants (repeatable)\n"
-		"  --all                 trace every process that runs PATH\n"
-		"  --functions GLOB,...  probe only the functions matching these globs\n"
-		"  --param NAME=VALUE    set a parameter (--param help lists them)\n"
-		"  --marks FILE          marked / data_race accesses by hand (docs/marking.md)\n"
-		"  --source-dir DIR      look for sources here first, for source marking\n"
-		"  --json                one JSON object per report\n"
-		"  -v, --verbose         more messages\n");
+		"  -c, --config FILE   configuration (default %s)\n"
+		"  -s, --socket PATH   control socket (default %s)\n"
+		"  -f, --foreground    stay in the foreground; reports go to stderr\n"
+		"  -l, --log FILE      also append reports to FILE\n"
+		"  -j, --json          reports as JSON lines instead of KCSAN's text\n"
+		"  -v, --verbose       more messages (twice: libbpf's debug output)\n"
+		"  -V, --version       print the version\n"
+		"  --check             parse the configuration, print problems, and exit\n"
+		"  --param help        list the parameters the configuration can set\n",
+		CONFIG_DEFAULT_PATH, CTL_DEFAULT_SOCKET);
+}
+
+/* systemd's readiness protocol, without libsystemd: one datagram to $NOTIFY_SOCKET. */
+static void sd_notify_send(const char *msg)
+{
+	const char *path = getenv("NOTIFY_SOCKET");
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	socklen_t len;
+	int fd;
+
+	if (!path || (path[0] != '/' && path[0] != '@') || strlen(path) >= sizeof(sa.sun_path))
+		return;
+	memcpy(sa.sun_path, path, strlen(path));
+	if (sa.sun_path[0] == '@')
+		sa.sun_path[0] = '\0';	/* abstract namespace */
+	len = offsetof(struct sockaddr_un, sun_path) + strlen(path);
+	fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return;
+	sendto(fd, msg, strlen(msg), MSG_NOSIGNAL, (struct sockaddr *)&sa, len);
+	close(fd);
+}
+
+/*
+ * Without --foreground: fork, and let the parent exit only once the child
+ * is ready (0) or has failed (1), so that the caller sees the outcome.
+ */
+static int daemonize(int *ready_fd)
+{
+	int p[2], fd;
+	pid_t pid;
+	char c;
+
+	if (pipe2(p, O_CLOEXEC))
+		return -errno;
+	pid = fork();
+	if (pid < 0)
+		return -errno;
+	if (pid > 0) {
+		close(p[1]);
+		_exit(read(p[0], &c, 1) == 1 ? 0 : 1);
+	}
+	close(p[0]);
+	setsid();
+	if (chdir("/"))
+		return -errno;
+	fd = open("/dev/null", O_RDWR);
+	if (fd >= 0) {
+		dup2(fd, STDIN_FILENO);
+		dup2(fd, STDOUT_FILENO);
+		/* stderr stays until ready, for startup errors. */
+		if (fd > STDERR_FILENO)
+			close(fd);
+	}
+	*ready_fd = p[1];
+	return 0;
+}
+
+static void detach_stderr(void)
+{
+	int fd = open("/dev/null", O_WRONLY);
+
+	if (fd >= 0) {
+		dup2(fd, STDERR_FILENO);
+		close(fd);
+	}
 }
 
 int main(int argc, char **argv)
 {
-	enum { OPT_BINARY = 256, OPT_PID, OPT_ALL, OPT_FUNCS, OPT_PARAM, OPT_JSON,
-	       OPT_MARKS, OPT_SOURCE_DIR };
+	enum { OPT_CHECK = 256, OPT_PARAM };
 	static const struct option longopts[] = {
-		{ "binary", required_argument, NULL, OPT_BINARY },
-		{ "pid", required_argument, NULL, OPT_PID },
-		{ "all", no_argument, NULL, OPT_ALL },
-		{ "functions", required_argument, NULL, OPT_FUNCS },
-		{ "marks", required_argument, NULL, OPT_MARKS },
-		{ "source-dir", required_argument, NULL, OPT_SOURCE_DIR },
-		{ "param", required_argument, NULL, OPT_PARAM },
-		{ "json", no_argument, NULL, OPT_JSON },
+		{ "config", required_argument, NULL, 'c' },
+		{ "socket", required_argument, NULL, 's' },
+		{ "foreground", no_argument, NULL, 'f' },
+		{ "log", required_argument, NULL, 'l' },
+		{ "json", no_argument, NULL, 'j' },
 		{ "verbose", no_argument, NULL, 'v' },
+		{ "version", no_argument, NULL, 'V' },
+		{ "check", no_argument, NULL, OPT_CHECK },
+		{ "param", required_argument, NULL, OPT_PARAM },
 		{ "help", no_argument, NULL, 'h' },
 		{},
 	};
-	const char *binaries[16];
-	pid_t pids[64];
-	int nr_binaries = 0, nr_pids = 0, opt, ret = 2;
-	struct engine_opts o;
-	struct engine *e = NULL;
-	char *end;
+	struct service_opts so = { .config_path = CONFIG_DEFAULT_PATH };
+	struct pollfd fds[2 + 1 + CTL_MAX_CLIENTS];
+	struct ctl_server *ctl = NULL;
+	struct service *svc = NULL;
+	struct config cfg;
+	bool explicit_config = false, check_only = false;
+	int opt, ret = 1, sfd = -1, ready_fd = -1, err;
+	char msg[1024];
+	sigset_t mask;
 
-	engine_opts__init(&o);
-	while ((opt = getopt_long(argc, argv, "vh", longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "c:s:fl:jvVh", longopts, NULL)) != -1) {
 		switch (opt) {
-		case OPT_BINARY:
-			if (nr_binaries == 16) {
-				fprintf(stderr, "kcsand: at most 16 --binary\n");
-				return 2;
-			}
-			binaries[nr_binaries++] = optarg;
+		case 'c':
+			so.config_path = optarg;
+			explicit_config = true;
 			break;
-		case OPT_PID:
-			errno = 0;
-			pids[nr_pids] = strtol(optarg, &end, 10);
-			if (errno || *end || pids[nr_pids] <= 0 || nr_pids == 63) {
-				fprintf(stderr, "kcsand: --pid: bad pid '%s'\n", optarg);
-				return 2;
-			}
-			nr_pids++;
+		case 's':
+			so.socket = optarg;
 			break;
-		case OPT_ALL:
-			o.params.trace_all = 1;
+		case 'f':
+			so.foreground = true;
 			break;
-		case OPT_FUNCS:
-			o.functions = optarg;
+		case 'l':
+			so.log = optarg;
 			break;
-		case OPT_MARKS:
-			o.marks_file = optarg;
-			break;
-		case OPT_SOURCE_DIR:
-			o.source_dir = optarg;
-			break;
-		case OPT_PARAM:
-			if (!strcmp(optarg, "help")) {
-				params_print(stdout);
-				return 0;
-			}
-			if (engine_opts__set_kv(&o, optarg))
-				return 2;
-			break;
-		case OPT_JSON:
-			o.json = true;
+		case 'j':
+			so.json = true;
 			break;
 		case 'v':
-			o.verbose++;
+			so.verbose++;
 			break;
+		case 'V':
+			printf("kcsand %s\n", KCSAND_VERSION);
+			return 0;
+		case OPT_CHECK:
+			check_only = true;
+			break;
+		case OPT_PARAM:
+			params_print(stdout);
+			return 0;
 		case 'h':
 			usage(stdout);
 			return 0;
 		default:
 			usage(stderr);
-			return 2;
+			return EXIT_USAGE;
 		}
 	}
-	if (optind < argc || !nr_binaries || (!nr_pids && !o.params.trace_all)) {
-		fprintf(stderr, "kcsand: need --binary and one of --pid or --all\n");
+	if (optind < argc) {
+		fprintf(stderr, "kcsand: unexpected argument '%s'\n", argv[optind]);
 		usage(stderr);
-		return 2;
+		return EXIT_USAGE;
+	}
+	if ((so.socket && so.socket[0] != '/') || (so.log && so.log[0] != '/')) {
+		/* The daemon changes to / : relative paths would move under it. */
+		fprintf(stderr, "kcsand: --socket and --log need absolute paths\n");
+		return EXIT_USAGE;
+	}
+
+	config_init(&cfg);
+	if (!explicit_config && access(so.config_path, F_OK)) {
+		fprintf(stderr, "kcsand: %s does not exist: starting with no target (add them "
+				"with kcsanctl probe add)\n", so.config_path);
+	} else if (config_load(so.config_path, &cfg, msg, sizeof(msg))) {
+		fprintf(stderr, "kcsand: %s\n", msg);
+		config_free(&cfg);
+		return EXIT_USAGE;
+	}
+	if (check_only) {
+		printf("kcsand: %s: ok, %zu targets, %zu filtered functions\n", so.config_path,
+		       cfg.nr_targets, cfg.filter.n);
+		config_free(&cfg);
+		return 0;
 	}
 	if (geteuid() != 0) {
 		fprintf(stderr, "kcsand: needs root to load BPF programs and place uprobes\n");
-		return 2;
+		config_free(&cfg);
+		return EXIT_USAGE;
 	}
-	if (engine__new(&o, &e))
+	if (!so.foreground) {
+		openlog("kcsand", LOG_PID, LOG_DAEMON);
+		err = daemonize(&ready_fd);
+		if (err) {
+			fprintf(stderr, "kcsand: cannot daemonize: %s\n", strerror(-err));
+			config_free(&cfg);
+			return 1;
+		}
+	}
+
+	/* Signals arrive through the signalfd, in the loop, never in a handler. */
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGHUP);
+	sigprocmask(SIG_BLOCK, &mask, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+	if (sfd < 0) {
+		perror("kcsand: signalfd");
 		goto out;
-	for (int i = 0; i < nr_binaries; i++)
-		if (engine__add_object(e, binaries[i], NULL) < 0)
-			goto out;
-	if (engine__load(e) || engine__attach(e))
+	}
+
+	if (service__new(&so, &cfg, &svc))
 		goto out;
-	for (int i = 0; i < nr_pids; i++)
-		if (engine__add_pid(e, pids[i]))
+	if (ctl_server__open(service__socket_path(svc), service__socket_group(svc),
+			     service__exec, svc, &ctl))
+		goto out;
+	service__set_server(svc, ctl);
+
+	fprintf(stderr, "kcsand: ready: control socket %s\n", service__socket_path(svc));
+	if (ready_fd >= 0) {
+		if (write(ready_fd, "r", 1) != 1)
 			goto out;
-	signal(SIGINT, on_signal);
-	signal(SIGTERM, on_signal);
-	fprintf(stderr, "kcsand: %zu sites attached; stop with SIGINT or SIGTERM\n",
-		engine__nr_sites(e));
-	while (!stop)
-		engine__poll(e, 200);
-	engine__poll(e, 0);
-	engine__print_summary(e, stderr);
+		close(ready_fd);
+		ready_fd = -1;
+		detach_stderr();
+	}
+	sd_notify_send("READY=1\nSTATUS=attached, serving the control socket");
+
+	for (;;) {
+		struct signalfd_siginfo si;
+		int n = 0, nctl;
+
+		fds[n++] = (struct pollfd){ .fd = sfd, .events = POLLIN };
+		fds[n++] = (struct pollfd){ .fd = service__epoll_fd(svc), .events = POLLIN };
+		nctl = ctl_server__pollfds(ctl, fds + n, CTL_MAX_CLIENTS + 1);
+		if (poll(fds, n + nctl, 1000) < 0 && errno != EINTR) {
+			perror("kcsand: poll");
+			break;
+		}
+		ctl_server__dispatch(ctl, fds + n, nctl);
+		/* Also on a timeout: a report queued by a late poll is not left waiting. */
+		service__poll(svc);
+		if (!(fds[0].revents & POLLIN) || read(sfd, &si, sizeof(si)) != sizeof(si))
+			continue;
+		if (si.ssi_signo == SIGHUP) {
+			sd_notify_send("RELOADING=1");
+			if (service__reload(svc, msg, sizeof(msg))) {
+				if (so.foreground)
+					fprintf(stderr, "kcsand: reload: %s; keeping the running "
+							"configuration\n", msg);
+				else
+					syslog(LOG_ERR, "reload: %s; keeping the running "
+					       "configuration", msg);
+			}
+			sd_notify_send("READY=1");
+			continue;
+		}
+		if (so.foreground)
+			fprintf(stderr, "kcsand: %s: detaching\n", strsignal(si.ssi_signo));
+		sd_notify_send("STOPPING=1");
+		break;
+	}
+	service__poll(svc);
+	service__at_exit(svc);
 	ret = 0;
 out:
-	engine__free(e);
+	ctl_server__free(ctl);
+	service__free(svc);
+	config_free(&cfg);
+	if (sfd >= 0)
+		close(sfd);
 	return ret;
 }

@@ -43,8 +43,8 @@ expect_exit() {
 
 first_prog=$(tests/bpf-leaks.py --max-id)
 
-expect_exit no_command 2 '^Usage: kcsanctl COMMAND' "$CTL"
-expect_exit unknown_command 2 "unknown command 'frobnicate'" "$CTL" frobnicate
+expect_exit no_command 2 '^Usage: kcsanctl .*COMMAND' "$CTL"
+expect_exit unknown_command 2 "unknown (or ambiguous )?command 'frobnicate'" "$CTL" frobnicate
 expect_exit run_without_program 2 'run: no program given' "$CTL" run
 expect_exit unknown_option 2 'Usage: kcsanctl run' "$CTL" run --no-such-option -- /bin/true
 expect_exit unknown_parameter 2 "unknown parameter 'skip_wach'" "$CTL" run --param skip_wach=3 -- /bin/true

@@ -66,3 +66,59 @@ cli-tests: all $(OUT)/tests/shlib/shlib_race $(OUT)/tests/scenarios/plain_write_
 	tests/run-cli-tests.sh $(OUT)
 
 .PHONY: cli-tests
+# libFuzzer targets for the two parsers that read untrusted text: the
+# configuration file and the control socket's requests.  `make check` runs
+# each briefly (FUZZ_CHECK_RUNS inputs); `make fuzz` runs them for
+# FUZZ_RUNS inputs each (-1: until stopped), one after the other.
+FUZZ_CC		?= clang
+FUZZ_CFLAGS	:= -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
+		   -std=gnu11 -D_GNU_SOURCE -Iinclude -Idaemon
+FUZZ_SRCS	:= daemon/config.c daemon/filter.c daemon/params.c daemon/protocol.c
+FUZZ_TARGETS	:= config protocol
+FUZZ_BINS	:= $(patsubst %,$(OUT)/fuzz/fuzz_%,$(FUZZ_TARGETS))
+FUZZ_CHECK_RUNS	?= 200000
+FUZZ_RUNS	?= 10000000
+
+$(OUT)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_SRCS) $(wildcard daemon/*.h)
+	@mkdir -p $(@D)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) $< $(FUZZ_SRCS) -o $@
+
+fuzz-programs: $(FUZZ_BINS)
+
+# The corpus grows in build/fuzz/corpus-NAME, seeded from tests/fuzz/corpus/NAME.
+fuzz-check: $(FUZZ_BINS)
+	@for t in $(FUZZ_TARGETS); do \
+		mkdir -p $(OUT)/fuzz/corpus-$$t; \
+		$(OUT)/fuzz/fuzz_$$t -runs=$(FUZZ_CHECK_RUNS) -max_len=8192 \
+			$(OUT)/fuzz/corpus-$$t tests/fuzz/corpus/$$t \
+			>$(OUT)/fuzz/$$t.log 2>&1 \
+		&& echo "ok   fuzz_$$t ($(FUZZ_CHECK_RUNS) inputs)" \
+		|| { echo "FAIL fuzz_$$t: see $(OUT)/fuzz/$$t.log"; tail -30 $(OUT)/fuzz/$$t.log; exit 1; }; \
+	done
+
+fuzz: $(FUZZ_BINS)
+	@for t in $(FUZZ_TARGETS); do \
+		mkdir -p $(OUT)/fuzz/corpus-$$t; \
+		$(OUT)/fuzz/fuzz_$$t -runs=$(FUZZ_RUNS) -max_len=8192 -print_final_stats=1 \
+			$(OUT)/fuzz/corpus-$$t tests/fuzz/corpus/$$t || exit 1; \
+	done
+
+.PHONY: fuzz fuzz-check fuzz-programs
+
+# Long-running targets of the daemon tests (tests/daemon/*.c).
+DAEMON_TEST_SRCS := $(wildcard tests/daemon/*.c)
+DAEMON_TEST_BINS := $(patsubst tests/daemon/%.c,$(OUT)/tests/daemon/%,$(DAEMON_TEST_SRCS))
+
+$(OUT)/tests/daemon/%: tests/daemon/%.c
+	@mkdir -p $(@D)
+	$(SCENARIO_CC) $(SCENARIO_CFLAGS) $< -o $@
+
+# The service: kcsand and kcsanctl end to end (tests/daemon-*.sh need root;
+# tests/kcsanctl-usage.sh does not).  Each prints ok/FAIL lines and a total.
+DAEMON_TESTS := tests/kcsanctl-usage.sh tests/daemon-config.sh tests/daemon-control.sh \
+		tests/daemon-sinks.sh tests/daemon-pid.sh tests/daemon-detach.sh
+
+daemon-tests: all $(DAEMON_TEST_BINS) $(OUT)/tests/scenarios/mutex_protected
+	@fail=0; for t in $(DAEMON_TESTS); do echo "== $$t"; $$t $(OUT) || fail=1; done; exit $$fail
+
+.PHONY: daemon-tests

@@ -1,0 +1,385 @@
+// SPDX-License-Identifier: GPL-2.0-only
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "config.h"
+#include "params.h"
+
+#define MAX_WORDS 64
+
+void config_init(struct config *c)
+{
+	memset(c, 0, sizeof(*c));
+	filter__init(&c->filter);
+	c->to_stderr = c->to_syslog = c->json = CONFIG_UNSET;
+}
+
+void config_free(struct config *c)
+{
+	for (size_t i = 0; i < c->nr_targets; i++) {
+		free(c->targets[i].binary);
+		free(c->targets[i].functions);
+	}
+	for (size_t i = 0; i < c->nr_filter_files; i++)
+		free(c->filter_files[i]);
+	filter__free(&c->filter);
+	free(c->log);
+	free(c->socket);
+	free(c->socket_group);
+	config_init(c);
+}
+
+static bool str_eq(const char *a, const char *b)
+{
+	if (!a || !b)
+		return a == b;
+	return !strcmp(a, b);
+}
+
+bool config_target_eq(const struct config_target *t, const struct config_target *u)
+{
+	return str_eq(t->binary, u->binary) && str_eq(t->functions, u->functions) &&
+	       t->pid == u->pid;
+}
+
+/* Where a parse error is reported from. */
+struct parse_ctx {
+	const char *name;
+	int line;
+	char *err;
+	size_t errlen;
+};
+
+__attribute__((format(printf, 2, 3)))
+static int fail(struct parse_ctx *pc, const char *fmt, ...)
+{
+	int n = snprintf(pc->err, pc->errlen, "%s:%d: ", pc->name, pc->line);
+	va_list ap;
+
+	if (n >= 0 && (size_t)n < pc->errlen) {
+		va_start(ap, fmt);
+		vsnprintf(pc->err + n, pc->errlen - n, fmt, ap);
+		va_end(ap);
+	}
+	return -EINVAL;
+}
+
+/* A path or a name: printable, no white space (already split on it). */
+static int dup_word(struct parse_ctx *pc, const char *what, const char *w, char **out)
+{
+	if (strlen(w) >= PATH_MAX)
+		return fail(pc, "%s too long", what);
+	free(*out);
+	*out = strdup(w);
+	return *out ? 0 : -ENOMEM;
+}
+
+static int parse_bool(struct parse_ctx *pc, const char *key, const char *w, enum config_bool *out)
+{
+	if (!strcmp(w, "yes") || !strcmp(w, "on") || !strcmp(w, "1")) {
+		*out = CONFIG_YES;
+		return 0;
+	}
+	if (!strcmp(w, "no") || !strcmp(w, "off") || !strcmp(w, "0")) {
+		*out = CONFIG_NO;
+		return 0;
+	}
+	return fail(pc, "%s: bad value '%s' (expected yes or no)", key, w);
+}
+
+/* A decimal in [min, max]; no sign, no trailing characters. */
+static int parse_uint(const char *w, unsigned long min, unsigned long max, unsigned long *out)
+{
+	unsigned long v;
+	char *end;
+
+	if (*w < '0' || *w > '9')
+		return -EINVAL;
+	errno = 0;
+	v = strtoul(w, &end, 0);
+	if (errno || *end || v < min || v > max)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+static int parse_target(struct parse_ctx *pc, struct config *c, char **w, int n)
+{
+	struct config_target t = { 0 };
+	const char *globs;
+	unsigned long pid;
+
+	if (n < 2)
+		return fail(pc, "target: expected 'target user PATH [--functions GLOB] "
+				"[--pid PID]'");
+	if (!strcmp(w[1], "kernel"))
+		return fail(pc, "target kernel: kernel targets need kernel mode, which this build "
+				"of kcsand does not have yet");
+	if (strcmp(w[1], "user"))
+		return fail(pc, "target: unknown kind '%s' (expected user)", w[1]);
+	if (n < 3)
+		return fail(pc, "target user: missing the binary's path");
+	if (w[2][0] != '/')
+		return fail(pc, "target user: '%s' is not an absolute path", w[2]);
+	for (int i = 3; i < n; i += 2) {
+		if (i + 1 >= n)
+			return fail(pc, "target user: %s needs a value", w[i]);
+		if (!strcmp(w[i], "--functions")) {
+			if (t.functions)
+				return fail(pc, "target user: --functions given twice");
+			t.functions = w[i + 1];
+		} else if (!strcmp(w[i], "--pid")) {
+			if (parse_uint(w[i + 1], 1, INT_MAX, &pid))
+				return fail(pc, "target user: bad pid '%s'", w[i + 1]);
+			t.pid = pid;
+		} else {
+			return fail(pc, "target user: unknown option '%s' (expected --functions or "
+					"--pid)", w[i]);
+		}
+	}
+	if (strlen(w[2]) >= PATH_MAX || (t.functions && strlen(t.functions) >= CONFIG_MAX_LINE))
+		return fail(pc, "target user: too long");
+	t.binary = w[2];
+	for (size_t i = 0; i < c->nr_targets; i++)
+		if (config_target_eq(&c->targets[i], &t))
+			return fail(pc, "target user: %s given twice", w[2]);
+	if (c->nr_targets == CONFIG_MAX_TARGETS)
+		return fail(pc, "too many targets (at most %d)", CONFIG_MAX_TARGETS);
+	globs = t.functions;
+	t.binary = strdup(w[2]);
+	t.functions = globs ? strdup(globs) : NULL;
+	if (!t.binary || (globs && !t.functions)) {
+		free(t.binary);
+		free(t.functions);
+		return -ENOMEM;
+	}
+	c->targets[c->nr_targets++] = t;
+	return 0;
+}
+
+static int parse_words(struct parse_ctx *pc, struct config *c, char **w, int n)
+{
+	const char *key = w[0];
+	const struct param_desc *p;
+	size_t nr_params, idx;
+	unsigned long v;
+	int err;
+
+	if (!strcmp(key, "target"))
+		return parse_target(pc, c, w, n);
+	if (!strcmp(key, "filter")) {
+		if (n < 2)
+			return fail(pc, "filter: expected one or more function names");
+		for (int i = 1; i < n; i++) {
+			err = filter__add(&c->filter, w[i]);
+			if (err == -ENOSPC)
+				return fail(pc, "filter: too many functions (at most %d)",
+					    FILTER_MAX_FUNCS);
+			if (err == -EINVAL)
+				return fail(pc, "filter: '%.64s' is not a function name", w[i]);
+			if (err)
+				return err;
+		}
+		return 0;
+	}
+	if (n != 2)
+		return fail(pc, "%s: expected one value, got %d", key, n - 1);
+	if (!strcmp(key, "filter_mode")) {
+		if (!strcmp(w[1], "blacklist"))
+			c->filter.whitelist = false;
+		else if (!strcmp(w[1], "whitelist"))
+			c->filter.whitelist = true;
+		else
+			return fail(pc, "filter_mode: bad value '%s' (expected blacklist or "
+					"whitelist)", w[1]);
+		return 0;
+	}
+	if (!strcmp(key, "filter_file")) {
+		if (c->nr_filter_files == CONFIG_MAX_FILTER_FILES)
+			return fail(pc, "filter_file: at most %d", CONFIG_MAX_FILTER_FILES);
+		if (w[1][0] != '/')
+			return fail(pc, "filter_file: '%s' is not an absolute path", w[1]);
+		c->filter_files[c->nr_filter_files] = NULL;
+		err = dup_word(pc, key, w[1], &c->filter_files[c->nr_filter_files]);
+		if (!err)
+			c->nr_filter_files++;
+		return err;
+	}
+	if (!strcmp(key, "stderr"))
+		return parse_bool(pc, key, w[1], &c->to_stderr);
+	if (!strcmp(key, "syslog"))
+		return parse_bool(pc, key, w[1], &c->to_syslog);
+	if (!strcmp(key, "json"))
+		return parse_bool(pc, key, w[1], &c->json);
+	if (!strcmp(key, "log"))
+		return w[1][0] == '/' ? dup_word(pc, key, w[1], &c->log) :
+					fail(pc, "log: '%s' is not an absolute path", w[1]);
+	if (!strcmp(key, "socket"))
+		return w[1][0] == '/' ? dup_word(pc, key, w[1], &c->socket) :
+					fail(pc, "socket: '%s' is not an absolute path", w[1]);
+	if (!strcmp(key, "socket_group"))
+		return dup_word(pc, key, w[1], &c->socket_group);
+	if (!strcmp(key, "max_sites")) {
+		if (parse_uint(w[1], 1, 1 << 24, &v))
+			return fail(pc, "max_sites: bad value '%s' (expected 1..%d)", w[1],
+				    1 << 24);
+		c->max_sites = v;
+		return 0;
+	}
+	p = param_find(key);
+	if (!p)
+		return fail(pc, "unknown key '%.64s'", key);
+	if (parse_uint(w[1], p->min, p->max, &v))
+		return fail(pc, "%s: bad value '%.64s' (expected %u..%u)", key, w[1], p->min,
+			    p->max);
+	idx = p - params_all(&nr_params);
+	if (idx >= CONFIG_MAX_PARAMS)
+		return fail(pc, "%s: too many parameters for this build", key);
+	c->values[idx] = v;
+	c->set[idx] = true;
+	return 0;
+}
+
+int config_parse(const char *text, size_t len, const char *name, struct config *c, char *err,
+		 size_t errlen)
+{
+	struct parse_ctx pc = { .name = name, .err = err, .errlen = errlen };
+	const char *p = text, *end = text + len;
+	char line[CONFIG_MAX_LINE + 1];
+
+	if (errlen)
+		err[0] = '\0';
+	if (len > CONFIG_MAX_SIZE) {
+		pc.line = 0;
+		return fail(&pc, "larger than %d bytes", CONFIG_MAX_SIZE);
+	}
+	while (p < end) {
+		const char *nl = memchr(p, '\n', end - p), *eol = nl ? nl : end;
+		size_t n = eol - p;
+		char *words[MAX_WORDS], *s;
+		int nw = 0, ret;
+
+		pc.line++;
+		if (n > CONFIG_MAX_LINE)
+			return fail(&pc, "line longer than %d bytes", CONFIG_MAX_LINE);
+		memcpy(line, p, n);
+		line[n] = '\0';
+		p = nl ? nl + 1 : end;
+		if (n && line[n - 1] == '\r')
+			line[--n] = '\0';
+		for (size_t i = 0; i < n; i++) {
+			unsigned char ch = line[i];
+
+			if ((ch < ' ' && ch != '\t') || ch == 0x7f)
+				return fail(&pc, "control character 0x%02x", ch);
+		}
+		for (s = line;;) {
+			s += strspn(s, " \t");
+			if (!*s || *s == '#')
+				break;
+			if (nw == MAX_WORDS)
+				return fail(&pc, "more than %d words", MAX_WORDS);
+			words[nw++] = s;
+			s += strcspn(s, " \t");
+			if (*s)
+				*s++ = '\0';
+		}
+		if (!nw)
+			continue;
+		ret = parse_words(&pc, c, words, nw);
+		if (ret == -ENOMEM)
+			return fail(&pc, "out of memory");
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+/* Read a whole regular file of at most CONFIG_MAX_SIZE bytes. */
+static int read_file(const char *path, char **out, size_t *len)
+{
+	size_t cap = 4096, n = 0;
+	char *buf = malloc(cap);
+	int fd, err = 0;
+
+	if (!buf)
+		return -ENOMEM;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		free(buf);
+		return -errno;
+	}
+	for (;;) {
+		ssize_t r;
+
+		if (n == cap) {
+			char *b;
+
+			if (cap > CONFIG_MAX_SIZE) {
+				err = -EFBIG;
+				break;
+			}
+			b = realloc(buf, cap * 2);
+			if (!b) {
+				err = -ENOMEM;
+				break;
+			}
+			buf = b;
+			cap *= 2;
+		}
+		r = read(fd, buf + n, cap - n);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			err = -errno;
+			break;
+		}
+		if (!r)
+			break;
+		n += r;
+	}
+	close(fd);
+	if (!err && memchr(buf, '\0', n))
+		err = -EINVAL;
+	if (err) {
+		free(buf);
+		return err;
+	}
+	*out = buf;
+	*len = n;
+	return 0;
+}
+
+int config_load(const char *path, struct config *c, char *err, size_t errlen)
+{
+	char *text;
+	size_t len;
+	int ret;
+
+	ret = read_file(path, &text, &len);
+	if (ret) {
+		snprintf(err, errlen, "%s: %s", path,
+			 ret == -EINVAL ? "contains a NUL byte" : strerror(-ret));
+		return ret;
+	}
+	ret = config_parse(text, len, path, c, err, errlen);
+	free(text);
+	for (size_t i = 0; !ret && i < c->nr_filter_files; i++) {
+		const char *f = c->filter_files[i];
+
+		ret = read_file(f, &text, &len);
+		if (ret) {
+			snprintf(err, errlen, "%s: filter_file %s: %s", path, f,
+				 ret == -EINVAL ? "contains a NUL byte" : strerror(-ret));
+			return ret;
+		}
+		ret = filter__load_text(&c->filter, text, len, f, err, errlen);
+		free(text);
+	}
+	return ret;
+}

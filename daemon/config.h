@@ -1,0 +1,79 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * kcsand's configuration file (default /etc/kcsand.conf; docs/kcsand.conf
+ * is the commented example).  One setting per line, words separated by
+ * white space, '#' at the start of a word begins a comment:
+ *
+ *	target user PATH [--functions GLOB[,GLOB...]] [--pid PID]
+ *	target kernel SPEC		(refused until kernel mode exists)
+ *	PARAM VALUE			(any name of params.c's table)
+ *	filter FUNC...			KCSAN's filter list
+ *	filter_mode blacklist|whitelist
+ *	filter_file PATH		one function per line, # comments
+ *	stderr|syslog|json yes|no	sinks and the report format
+ *	log PATH
+ *	socket PATH
+ *	socket_group GROUP
+ *	max_sites N
+ *
+ * config_parse() is a pure function of the text, so that a fuzzer can
+ * call it; config_load() reads the file and the filter files it names.
+ */
+#ifndef KCSAND_CONFIG_H
+#define KCSAND_CONFIG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include "filter.h"
+
+#define CONFIG_DEFAULT_PATH	"/etc/kcsand.conf"
+#define CONFIG_MAX_LINE		4096
+#define CONFIG_MAX_SIZE		(1 << 20)
+#define CONFIG_MAX_TARGETS	256
+#define CONFIG_MAX_PARAMS	32
+#define CONFIG_MAX_FILTER_FILES	16
+
+struct config_target {
+	char *binary;		/* absolute path */
+	char *functions;	/* comma-separated globs, or NULL for every function */
+	int pid;		/* 0: every process running binary */
+};
+
+/* A tri-state for settings that the command line may also give. */
+enum config_bool {
+	CONFIG_UNSET = -1,
+	CONFIG_NO = 0,
+	CONFIG_YES = 1,
+};
+
+struct config {
+	struct config_target targets[CONFIG_MAX_TARGETS];
+	size_t nr_targets;
+	/* Parameters by index in params_all(); set[i] says whether the file gave one. */
+	unsigned int values[CONFIG_MAX_PARAMS];
+	bool set[CONFIG_MAX_PARAMS];
+	struct filter filter;
+	char *filter_files[CONFIG_MAX_FILTER_FILES];
+	size_t nr_filter_files;
+	enum config_bool to_stderr, to_syslog, json;
+	char *log;
+	char *socket;
+	char *socket_group;
+	size_t max_sites;	/* 0: the engine's default */
+};
+
+void config_init(struct config *c);
+void config_free(struct config *c);
+/*
+ * Parse text (len bytes, NUL bytes refused) named name in messages.  On
+ * error, returns a negative errno with err set to "NAME:LINE: why"; c
+ * must be freed either way.
+ */
+int config_parse(const char *text, size_t len, const char *name, struct config *c, char *err,
+		 size_t errlen);
+/* Read and parse path, then load the filter files it names. */
+int config_load(const char *path, struct config *c, char *err, size_t errlen);
+/* Is t the same target as u? */
+bool config_target_eq(const struct config_target *t, const struct config_target *u);
+
+#endif

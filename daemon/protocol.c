@@ -1,0 +1,233 @@
+// SPDX-License-Identifier: GPL-2.0-only
+#include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "filter.h"
+#include "params.h"
+#include "protocol.h"
+
+const char ctl_help_text[] =
+	"on | off\n"
+	"stats | status\n"
+	"!FUNC | filter add FUNC... | filter remove FUNC... | filter list\n"
+	"blacklist | whitelist\n"
+	"get [PARAM] | set PARAM VALUE\n"
+	"probe add user BINARY [--functions GLOB[,GLOB...]] [--pid PID]\n"
+	"probe add kernel SPEC | probe remove ID | probe list\n"
+	"reports [follow]\n"
+	"help\n"
+	"(-j before any request: reply in JSON)\n";
+
+__attribute__((format(printf, 3, 4)))
+static int fail(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+	return -EINVAL;
+}
+
+static int parse_uint(const char *w, unsigned long min, unsigned long max, unsigned long *out)
+{
+	unsigned long v;
+	char *end;
+
+	if (*w < '0' || *w > '9')
+		return -EINVAL;
+	errno = 0;
+	v = strtoul(w, &end, 0);
+	if (errno || *end || v < min || v > max)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+static int check_funcs(const char **w, int n, char *err, size_t errlen)
+{
+	if (!n)
+		return fail(err, errlen, "expected one or more function names");
+	for (int i = 0; i < n; i++)
+		if (!filter__valid_name(w[i]))
+			return fail(err, errlen, "'%.64s' is not a function name", w[i]);
+	return 0;
+}
+
+static int parse_probe(struct ctl_request *r, const char **w, int n, char *err, size_t errlen)
+{
+	unsigned long v;
+
+	if (n >= 1 && !strcmp(w[0], "list")) {
+		if (n != 1)
+			return fail(err, errlen, "probe list takes no argument");
+		r->op = CTL_PROBE_LIST;
+		return 0;
+	}
+	if (n >= 1 && !strcmp(w[0], "remove")) {
+		if (n != 2 || parse_uint(w[1], 0, INT_MAX, &v))
+			return fail(err, errlen, "expected 'probe remove ID'");
+		r->op = CTL_PROBE_REMOVE;
+		r->id = v;
+		return 0;
+	}
+	if (n < 2 || strcmp(w[0], "add"))
+		return fail(err, errlen, "expected 'probe add|remove|list'");
+	if (!strcmp(w[1], "kernel")) {
+		if (n != 3)
+			return fail(err, errlen, "expected 'probe add kernel SPEC'");
+		r->op = CTL_PROBE_ADD_KERNEL;
+		r->spec = w[2];
+		return 0;
+	}
+	if (strcmp(w[1], "user"))
+		return fail(err, errlen, "probe add: unknown kind '%.32s' (user or kernel)", w[1]);
+	if (n < 3)
+		return fail(err, errlen, "expected 'probe add user BINARY [--functions GLOB] "
+					 "[--pid PID]'");
+	if (w[2][0] != '/' || strlen(w[2]) >= PATH_MAX)
+		return fail(err, errlen, "probe add user: '%.64s' is not an absolute path", w[2]);
+	r->op = CTL_PROBE_ADD_USER;
+	r->binary = w[2];
+	for (int i = 3; i < n; i += 2) {
+		if (i + 1 >= n)
+			return fail(err, errlen, "probe add user: %.32s needs a value", w[i]);
+		if (!strcmp(w[i], "--functions") && !r->functions) {
+			r->functions = w[i + 1];
+		} else if (!strcmp(w[i], "--pid") && !r->pid) {
+			if (parse_uint(w[i + 1], 1, INT_MAX, &v))
+				return fail(err, errlen, "probe add user: bad pid '%.32s'",
+					    w[i + 1]);
+			r->pid = v;
+		} else {
+			return fail(err, errlen, "probe add user: unexpected '%.32s'", w[i]);
+		}
+	}
+	return 0;
+}
+
+/* Requests of one fixed word. */
+static const struct {
+	const char *word;
+	enum ctl_op op;
+} simple[] = {
+	{ "on", CTL_ON },
+	{ "off", CTL_OFF },
+	{ "status", CTL_STATUS },
+	{ "stats", CTL_STATS },
+	{ "blacklist", CTL_BLACKLIST },
+	{ "whitelist", CTL_WHITELIST },
+	{ "help", CTL_HELP },
+};
+
+static int parse_words(struct ctl_request *r, const char **w, int n, char *err, size_t errlen)
+{
+	unsigned long v;
+
+	if (w[0][0] == '!') {
+		if (n != 1)
+			return fail(err, errlen, "expected '!FUNC'");
+		r->op = CTL_FILTER_ADD;
+		r->argv[0] = w[0] + 1;
+		r->argc = 1;
+		return check_funcs(r->argv, 1, err, errlen);
+	}
+	for (size_t i = 0; i < sizeof(simple) / sizeof(simple[0]); i++) {
+		if (strcmp(w[0], simple[i].word))
+			continue;
+		if (n != 1)
+			return fail(err, errlen, "%s takes no argument", w[0]);
+		r->op = simple[i].op;
+		return 0;
+	}
+	if (!strcmp(w[0], "filter")) {
+		if (n == 2 && !strcmp(w[1], "list")) {
+			r->op = CTL_FILTER_LIST;
+			return 0;
+		}
+		if (n >= 2 && (!strcmp(w[1], "add") || !strcmp(w[1], "remove"))) {
+			r->op = w[1][0] == 'a' ? CTL_FILTER_ADD : CTL_FILTER_REMOVE;
+			r->argc = n - 2;
+			for (int i = 2; i < n; i++)
+				r->argv[i - 2] = w[i];
+			return check_funcs(r->argv, r->argc, err, errlen);
+		}
+		return fail(err, errlen, "expected 'filter add|remove FUNC...' or 'filter list'");
+	}
+	if (!strcmp(w[0], "get")) {
+		if (n > 2)
+			return fail(err, errlen, "expected 'get [PARAM]'");
+		r->op = CTL_GET;
+		if (n == 2) {
+			r->param = param_find(w[1]);
+			if (!r->param)
+				return fail(err, errlen, "unknown parameter '%.64s'", w[1]);
+		}
+		return 0;
+	}
+	if (!strcmp(w[0], "set")) {
+		if (n != 3)
+			return fail(err, errlen, "expected 'set PARAM VALUE'");
+		r->op = CTL_SET;
+		r->param = param_find(w[1]);
+		if (!r->param)
+			return fail(err, errlen, "unknown parameter '%.64s'", w[1]);
+		if (parse_uint(w[2], r->param->min, r->param->max, &v))
+			return fail(err, errlen, "%s: bad value '%.64s' (expected %u..%u)",
+				    r->param->name, w[2], r->param->min, r->param->max);
+		r->value = v;
+		return 0;
+	}
+	if (!strcmp(w[0], "probe"))
+		return parse_probe(r, w + 1, n - 1, err, errlen);
+	if (!strcmp(w[0], "reports")) {
+		if (n > 2 || (n == 2 && strcmp(w[1], "follow")))
+			return fail(err, errlen, "expected 'reports [follow]'");
+		r->op = CTL_REPORTS;
+		r->follow = n == 2;
+		return 0;
+	}
+	return fail(err, errlen, "unknown request '%.64s' (try help)", w[0]);
+}
+
+int ctl_parse(const char *line, size_t len, struct ctl_request *r, char *err, size_t errlen)
+{
+	const char *w[CTL_MAX_ARGS + 2];
+	int n = 0, skip = 0;
+	char *s;
+
+	memset(r, 0, offsetof(struct ctl_request, buf));
+	if (len && line[len - 1] == '\r')
+		len--;
+	if (len > CTL_MAX_LINE)
+		return fail(err, errlen, "request longer than %d bytes", CTL_MAX_LINE);
+	for (size_t i = 0; i < len; i++) {
+		unsigned char c = line[i];
+
+		if ((c < ' ' && c != '\t') || c == 0x7f)
+			return fail(err, errlen, "control character 0x%02x in request", c);
+	}
+	memcpy(r->buf, line, len);
+	r->buf[len] = '\0';
+	for (s = r->buf;;) {
+		s += strspn(s, " \t");
+		if (!*s)
+			break;
+		if (n == (int)(sizeof(w) / sizeof(w[0])))
+			return fail(err, errlen, "more than %d words", CTL_MAX_ARGS);
+		w[n++] = s;
+		s += strcspn(s, " \t");
+		if (*s)
+			*s++ = '\0';
+	}
+	if (n && !strcmp(w[0], "-j")) {
+		r->json = true;
+		skip = 1;
+	}
+	if (n == skip)
+		return fail(err, errlen, "empty request");
+	return parse_words(r, w + skip, n - skip, err, errlen);
+}

@@ -1,0 +1,128 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# kcsand's configuration: bad files refuse to start with the file and
+# line named, a filter file loads, SIGHUP re-attaches only what changed,
+# and a bad configuration on reload keeps the running one.
+#
+#   tests/daemon-config.sh [BUILD_DIR]     (root)
+
+. "$(dirname "$0")/daemon-lib.sh"
+need_root daemon-config
+
+RACES=$SRC_DIR/$BUILD/tests/daemon/two_races
+[[ $BUILD == /* ]] && RACES=$BUILD/tests/daemon/two_races
+SAFE=$SRC_DIR/$BUILD/tests/scenarios/mutex_protected
+[[ $BUILD == /* ]] && SAFE=$BUILD/tests/scenarios/mutex_protected
+
+# bad_config NAME 'TEXT' 'EXPECTED MESSAGE': kcsand --check and kcsand itself refuse it.
+bad_config() {
+	local f=$TMP/$1.conf out rc
+
+	printf '%b' "$2" >"$f"
+	out=$("$KCSAND" -c "$f" --check 2>&1); rc=$?
+	check "config_$1" "2 kcsand: $f:$3" "$rc $out"
+}
+
+bad_config unknown_key 'skip_watch 20\nfrobnicate 1\n' "2: unknown key 'frobnicate'"
+bad_config bad_value '# c\n\nskip_watch many\n' \
+	"3: skip_watch: bad value 'many' (expected 0..1000000000)"
+bad_config out_of_range 'udelay_task 100001\n' \
+	"1: udelay_task: bad value '100001' (expected 0..100000)"
+bad_config kernel_target 'target kernel vfs_*\n' \
+	"1: target kernel: kernel targets need kernel mode, which this build of kcsand does not"\
+" have yet"
+bad_config relative_target 'target user bin/prog\n' \
+	"1: target user: 'bin/prog' is not an absolute path"
+bad_config bad_pid 'target user /bin/true --pid x\n' "1: target user: bad pid 'x'"
+bad_config bad_mode 'filter_mode greylist\n' \
+	"1: filter_mode: bad value 'greylist' (expected blacklist or whitelist)"
+bad_config two_values 'json yes no\n' "1: json: expected one value, got 2"
+bad_config bad_bool 'syslog maybe\n' "1: syslog: bad value 'maybe' (expected yes or no)"
+bad_config control_char 'skip_watch 2\x01\n' "1: control character 0x01"
+out=$("$KCSAND" -c "$TMP/none.conf" --check 2>&1); rc=$?
+check config_missing "2 kcsand: $TMP/none.conf: No such file or directory" "$rc $out"
+printf 'filter_file %s\n' "$TMP/supp.txt" >"$TMP/ff.conf"
+printf 'ok_func\nbad func\n' >"$TMP/supp.txt"
+out=$("$KCSAND" -c "$TMP/ff.conf" --check 2>&1); rc=$?
+check config_bad_filter_file "2 kcsand: $TMP/supp.txt:2: one function per line" "$rc $out"
+out=$("$KCSAND" -c "$TMP/ff.conf" --socket "$SOCK" --foreground 2>&1); rc=$?
+check config_refuses_to_start "2" "$rc"
+[[ ! -e $SOCK ]] && ok config_no_socket_on_failure || fail config_no_socket_on_failure "no socket"
+"$KCSAND" -c "$SRC_DIR/docs/kcsand.conf" --check >/dev/null 2>&1
+check docs_example_parses "0" "$?"
+
+# A filter file, TSan-suppressions style, loads into the list.
+cat >"$TMP/supp.txt" <<SUPP
+# known races, reviewed
+reader_a	# benign statistics counter
+
+writer_b
+SUPP
+cat >"$TMP/kcsand.conf" <<CONF
+target user $SAFE
+report_once_in_ms 100
+filter_file $TMP/supp.txt
+filter_mode whitelist
+skip_watch 30
+CONF
+if ! start_daemon "$TMP/kcsand.conf"; then
+	fail reload_daemon_starts "kcsand running"
+	finish
+	exit
+fi
+check filter_file_loaded "whitelisted functions: | reader_a| writer_b|" \
+	"$("$CTL" filter list | tr '\n' '|')"
+check config_param_applied "skip_watch: 30" "$("$CTL" get skip_watch)"
+probes_before=$("$CTL" -j probe list | jq -c '[.[] | {id, binary}]')
+
+# SIGHUP with a new target: the old one stays attached (same id), the new one comes.
+"$CTL" set udelay_task 300
+cat >"$TMP/kcsand.conf" <<CONF
+target user $SAFE
+target user $RACES --functions reader_*,writer_*
+report_once_in_ms 100
+skip_watch 40
+CONF
+kill -HUP "$DPID"; sleep 1
+check reload_keeps_unchanged_target "$(echo "$probes_before" | jq -c '.[0]')" \
+	"$("$CTL" -j probe list | jq -c '[.[] | {id, binary}] | .[0]')"
+check reload_adds_new_target "$RACES reader_*,writer_*" \
+	"$("$CTL" -j probe list | jq -r '.[1] | "\(.binary) \(.functions)"')"
+check reload_applies_changed_param "skip_watch: 40" "$("$CTL" get skip_watch)"
+check reload_keeps_live_param "udelay_task: 300" "$("$CTL" get udelay_task)"
+check reload_applies_filter "blacklisted functions: none|" "$("$CTL" filter list | tr '\n' '|')"
+start_target "$RACES"
+m=$(log_mark)
+if wait_title "$m" "data-race in reader_"; then ok reload_new_target_reports
+else fail reload_new_target_reports "a report of two_races after the reload"; fi
+
+# A bad configuration on reload: kept running, said why.
+cp "$TMP/kcsand.conf" "$TMP/good.conf"
+printf 'skip_watch 50\nbogus_key 1\n' >>"$TMP/kcsand.conf"
+kill -HUP "$DPID"; sleep 1
+want="reload: $TMP/kcsand.conf:6: unknown key 'bogus_key'; keeping the running configuration"
+if grep -q -F "$want" "$DERR"; then ok reload_bad_config_says_why
+else fail reload_bad_config_says_why "'$want' on stderr, got: $(grep reload "$DERR")"; fi
+check reload_bad_config_keeps_param "skip_watch: 40" "$("$CTL" get skip_watch)"
+check reload_bad_config_keeps_probes "2" "$("$CTL" -j probe list | jq length)"
+# A target that cannot be attached: nothing changes either.
+printf 'target user /no/such/binary\n' >>"$TMP/good.conf"
+cp "$TMP/good.conf" "$TMP/kcsand.conf"
+kill -HUP "$DPID"; sleep 1
+if grep -q "reload: /no/such/binary: No such file or directory; keeping" "$DERR"
+then ok reload_bad_target_says_why
+else fail reload_bad_target_says_why "the binary and why, got: $(grep reload "$DERR" | tail -1)"
+fi
+check reload_bad_target_keeps_probes "2" "$("$CTL" -j probe list | jq length)"
+
+# Dropping a target on reload detaches it.
+cat >"$TMP/kcsand.conf" <<CONF
+target user $SAFE
+CONF
+kill -HUP "$DPID"; sleep 1
+check reload_removes_target "$SAFE" "$("$CTL" -j probe list | jq -r '.[] | .binary')"
+stop_daemon
+check stop_after_reloads "0" "$?"
+
+finish

@@ -1,0 +1,237 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# Every kcsanctl command against a running kcsand, checked by its effect
+# on the reports of tests/daemon/two_races (reader_a / writer_a and
+# reader_b / writer_b race independently) and on the counters.
+#
+#   tests/daemon-control.sh [BUILD_DIR]     (root)
+
+. "$(dirname "$0")/daemon-lib.sh"
+need_root daemon-control
+
+RACES=$SRC_DIR/$BUILD/tests/daemon/two_races
+[[ $BUILD == /* ]] && RACES=$BUILD/tests/daemon/two_races
+SETTLE=${KCSAND_TEST_SETTLE:-3}	# seconds of reports per observation
+
+cat >"$TMP/kcsand.conf" <<CONF
+# the daemon tests' configuration
+target user $RACES
+report_once_in_ms 100
+CONF
+
+if ! start_daemon "$TMP/kcsand.conf"; then
+	fail daemon_starts "kcsand running, got no socket"
+	finish
+	exit
+fi
+ok daemon_starts
+start_target "$RACES"
+
+# Both races are reported.
+m=$(log_mark)
+wait_title "$m" "data-race in reader_a / writer_a"
+wait_title "$m" "data-race in reader_b / writer_b"
+a=$(count_title "$m" "data-race in reader_a / writer_a")
+b=$(count_title "$m" "data-race in reader_b / writer_b")
+if ((a > 0 && b > 0)); then ok reports_both_races
+else fail reports_both_races "reports of both races, got a=$a b=$b"; fi
+
+# stats: byte for byte the layout of /sys/kernel/debug/kcsan, then kcsand's own.
+"$CTL" stats >"$TMP/stats"
+want_re='^enabled: 1
+used_watchpoints: [0-9]+
+setup_watchpoints: [0-9]+
+data_races: [0-9]+
+assert_failures: [0-9]+
+no_capacity: [0-9]+
+report_races: [0-9]+
+races_unknown_origin: [0-9]+
+unencodable_accesses: [0-9]+
+encoding_false_positives: [0-9]+
+
+blacklisted functions: none
+
+records_dropped: [0-9]+
+'
+got=$(head -15 "$TMP/stats")
+if [[ $got$'\n' =~ $want_re ]]; then ok stats_kcsan_format
+else fail stats_kcsan_format "KCSAN's layout, got: $(head -13 "$TMP/stats" | tr '\n' '|')"; fi
+for k in sites_attached suppressed_by_dedup suppressed_by_filter; do
+	if grep -q "^$k: [0-9]" "$TMP/stats"; then ok "stats_has_$k"
+	else fail "stats_has_$k" "a line '$k: N', got none"; fi
+done
+sites=$(stat_value sites_attached)
+if ((sites > 0)); then ok stats_sites_attached; else fail stats_sites_attached "> 0, got $sites"; fi
+if "$CTL" -j stats | jq -e '.counters.setup_watchpoints >= 0 and .enabled == 1' >/dev/null
+then ok stats_json; else fail stats_json "JSON with counters and enabled"; fi
+
+# filter add silences one race; the other goes on.
+"$CTL" filter add reader_a
+m=$(log_mark); sleep "$SETTLE"; wait_title "$m" "data-race in reader_b / writer_b"
+a=$(count_title "$m" "data-race in reader_a / writer_a")
+b=$(count_title "$m" "data-race in reader_b / writer_b")
+if ((a == 0 && b > 0)); then ok filter_add_silences_one
+else fail filter_add_silences_one "a=0 and b>0, got a=$a b=$b"; fi
+check filter_list_kcsan_format "blacklisted functions: | reader_a|" \
+	"$("$CTL" filter list | tr '\n' '|')"
+check filter_list_json '["reader_a"]' "$("$CTL" -j filter list | jq -c .functions)"
+
+# The same list as a whitelist keeps only that race.
+"$CTL" whitelist
+m=$(log_mark); sleep "$SETTLE"; wait_title "$m" "data-race in reader_a / writer_a"
+a=$(count_title "$m" "data-race in reader_a / writer_a")
+b=$(count_title "$m" "data-race in reader_b / writer_b")
+if ((a > 0 && b == 0)); then ok whitelist_keeps_only_listed
+else fail whitelist_keeps_only_listed "a>0 and b=0, got a=$a b=$b"; fi
+check stats_whitelist_lines "whitelisted functions: | reader_a|" \
+	"$("$CTL" stats | sed -n '12,13p' | tr '\n' '|')"
+if (( $(stat_value suppressed_by_filter) > 0 )); then ok stats_counts_filtered
+else fail stats_counts_filtered "suppressed_by_filter > 0, got $(stat_value suppressed_by_filter)"
+fi
+
+"$CTL" blacklist && "$CTL" filter remove reader_a
+check filter_remove "blacklisted functions: none|" "$("$CTL" filter list | tr '\n' '|')"
+"$CTL" filter remove reader_a 2>"$TMP/err"; rc=$?
+check filter_remove_unlisted_fails "1 kcsanctl: reader_a is not in the filter list" \
+	"$rc $(cat "$TMP/err")"
+# KCSAN's own debugfs words, as written to /sys/kernel/debug/kcsan.
+check debugfs_words \
+	"ok|blacklisted functions: | reader_b|ok|ok|whitelisted functions: | reader_b|ok|ok|ok" \
+	"$(raw '!reader_b' 'filter list' 'whitelist' 'filter list' 'blacklist' \
+	       'filter remove reader_b' | tr '\n' '|' | sed 's/|$//')"
+
+# off stops every report and every watchpoint; on resumes.
+"$CTL" off
+check off_enabled_0 "0" "$(stat_value enabled)"
+sleep 0.5
+m=$(log_mark); s0=$(stat_value setup_watchpoints); sleep "$SETTLE"
+n=$(count_reports "$m"); s1=$(stat_value setup_watchpoints)
+if ((n == 0 && s1 == s0)); then ok off_stops_all
+else fail off_stops_all "no report, no watchpoint, got $n reports, $((s1 - s0)) watchpoints"
+fi
+"$CTL" on
+m=$(log_mark); wait_title "$m" "data-race in"
+n=$(count_reports "$m")
+if ((n > 0)); then ok on_resumes; else fail on_resumes "reports after on, got none"; fi
+
+# skip_watch changes the rate of setup_watchpoints, live.
+rate() {
+	local s0 s1
+
+	s0=$(stat_value setup_watchpoints); sleep 2; s1=$(stat_value setup_watchpoints)
+	echo $((s1 - s0))
+}
+"$CTL" set skip_watch 10; fast=$(rate)
+"$CTL" set skip_watch 2000; slow=$(rate)
+check get_skip_watch "skip_watch: 2000" "$("$CTL" get skip_watch)"
+if ((fast > 10 * (slow + 1))); then ok skip_watch_changes_rate
+else fail skip_watch_changes_rate "skip_watch 10 >> 2000 in watchpoints/2 s, got $fast vs $slow"
+fi
+"$CTL" set skip_watch 20
+
+# Every live parameter of the issue can be set, and out-of-range values are refused.
+for p in skip_watch udelay_task udelay_interrupt report_once_in_ms assume_plain_writes_atomic \
+	 report_value_change_only interrupt_watcher skip_watch_randomize; do
+	v=$("$CTL" get $p | awk '{print $2}')
+	if "$CTL" set $p "$v" && [[ $("$CTL" get $p) == "$p: $v" ]]; then ok "set_$p"
+	else fail "set_$p" "set/get round trip of $v"; fi
+done
+"$CTL" set udelay_task 100001 2>"$TMP/err"; rc=$?
+check set_out_of_range "1 kcsanctl: udelay_task: bad value '100001' (expected 0..100000)" \
+	"$rc $(cat "$TMP/err")"
+"$CTL" set no_such_param 1 2>"$TMP/err"; rc=$?
+check set_unknown_param "1 kcsanctl: unknown parameter 'no_such_param'" "$rc $(cat "$TMP/err")"
+check get_json '{"udelay_task":400}' "$("$CTL" -j get udelay_task)"
+
+# probes: add, list, remove.
+out=$("$CTL" probe add user "$RACES" --functions 'reader_*'); rc=$?
+check probe_add "0 probe 2: 2 sites" "$rc $out"
+check probe_list "2" "$("$CTL" -j probe list | jq length)"
+"$CTL" probe remove 2
+check probe_remove "1" "$("$CTL" -j probe list | jq length)"
+"$CTL" probe remove 2 2>"$TMP/err"; rc=$?
+check probe_remove_unknown "1 kcsanctl: no probe 2" "$rc $(cat "$TMP/err")"
+"$CTL" probe add kernel vfs_read 2>"$TMP/err"; rc=$?
+if [[ $rc == 1 ]] && grep -q "kernel targets need kernel mode" "$TMP/err"; then ok probe_add_kernel
+else fail probe_add_kernel "exit 1, 'kernel targets need kernel mode', got $rc $(cat "$TMP/err")"
+fi
+"$CTL" probe add user /no/such/binary 2>"$TMP/err"; rc=$?
+check probe_add_missing "2" "$rc"
+
+# reports: the kept ones, and a stream.
+if "$CTL" reports | grep -q "^BUG: KCSAN: data-race in"; then ok reports_recent
+else fail reports_recent "kept reports"; fi
+timeout 3 "$CTL" -j reports -f >"$TMP/stream"
+if [[ -s $TMP/stream ]] && jq -e -s 'length > 0 and all(.title)' "$TMP/stream" >/dev/null
+then ok reports_follow_json; else fail reports_follow_json "JSON lines with titles"; fi
+
+# status, and prefix matching.
+if "$CTL" stat 2>/dev/null; then fail prefix_ambiguous "stat: ambiguous"
+else ok prefix_ambiguous; fi
+if "$CTL" sta >/dev/null 2>&1; then fail prefix_ambiguous_sta "sta: ambiguous"
+else ok prefix_ambiguous_sta; fi
+check prefix_unique "$("$CTL" status | head -1 | cut -d, -f1)" \
+	"$("$CTL" statu | head -1 | cut -d, -f1)"
+check status_json "$DPID" "$("$CTL" -j status | jq .pid)"
+
+# Hostile input on the socket: errors, no crash, no change of state.
+before=$("$CTL" -j get; "$CTL" -j filter list; "$CTL" -j probe list)
+python3 - "$SOCK" >"$TMP/hostile" <<'PY'
+import socket, sys, time
+def talk(data, wait=0.3):
+    s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); s.sendall(data)
+    time.sleep(wait); s.settimeout(1)
+    out = b""
+    try:
+        while True:
+            d = s.recv(65536)
+            if not d: break
+            out += d
+    except socket.timeout:
+        pass
+    s.close(); return out
+reqs = [b"A" * 10000 + b"\n", b"\x00\xff\x01garbage\n", b"set skip_watch 99999999999\n",
+        b"set skip_watch -1\n", b"set skip_watch 0x\n", b"filter add\n",
+        b"filter add " + b"f " * 100 + b"\n", b"probe add user relative\n",
+        b"probe add user /x --pid 0\n", b"probe remove -1\n", b"!\n", b"\n",
+        b"-j\n", b"whitelist now\n", b"set\n", b"get a b\n", b"\xc3\x28\n",
+        b"filter add a\x7fb\n", b"reports follow now\n"]
+for r in reqs:
+    out = talk(r)
+    print(repr(r[:40]), out.decode(errors="replace").strip().splitlines()[-1:])
+socks = []
+for i in range(24):
+    s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); socks.append(s)
+time.sleep(0.3)
+print("many clients ok")
+for s in socks: s.close()
+# a partial line, then hang up
+s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); s.sendall(b"stat"); s.close()
+PY
+if ! grep -v "many clients" "$TMP/hostile" | grep -qv "error: "; then ok hostile_input_errors
+else fail hostile_input_errors "errors, got: $(grep -v "error: " "$TMP/hostile" | head -3)"
+fi
+after=$("$CTL" -j get; "$CTL" -j filter list; "$CTL" -j probe list)
+check hostile_input_no_change "$before" "$after"
+if kill -0 "$DPID" && "$CTL" status >/dev/null; then ok hostile_input_survived
+else fail hostile_input_survived "kcsand alive and answering"; fi
+# A peer that is not root is turned away (SO_PEERCRED).
+if id nobody >/dev/null 2>&1 && command -v setpriv >/dev/null; then
+	chmod 0755 "$TMP"
+	out=$(setpriv --reuid=nobody --regid=nogroup --clear-groups "$CTL" status 2>&1); rc=$?
+	if [[ $rc == 1 ]]; then ok socket_refuses_non_root
+	else fail socket_refuses_non_root "exit 1, got $rc: $out"; fi
+	check socket_mode "600" "$(stat -c %a "$SOCK")"
+fi
+
+# SIGTERM: everything detached.
+links=$(held_links "$DPID")
+stop_daemon; rc=$?
+check sigterm_exit_status 0 "$rc"
+left=$(links_alive $links)
+if [[ -n $links && -z $left ]]; then ok sigterm_detaches_all
+else fail sigterm_detaches_all "links $(echo $links) gone, got still alive: $(echo $left)"; fi
+if [[ ! -e $SOCK ]]; then ok socket_removed; else fail socket_removed "no $SOCK"; fi
+
+finish

@@ -1,0 +1,169 @@
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# Shared by the daemon tests (tests/daemon-*.sh): result lines, and a
+# kcsand started in the foreground on a private socket and log.
+#
+#   . tests/daemon-lib.sh BUILD_DIR
+#
+# Each test prints "ok NAME" or "FAIL NAME: expected ..., got ...", and
+# finish() prints "N passed, N failed" and exits 1 on a failure.
+
+BUILD=${1:-build}
+SRC_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+KCSAND=$BUILD/kcsand
+CTL=$BUILD/kcsanctl
+TMP=$(mktemp -d /tmp/kcsand-test.XXXXXX)
+SOCK=$TMP/kcsand.sock
+LOG=$TMP/reports.log
+DERR=$TMP/kcsand.stderr
+export KCSAND_SOCKET=$SOCK
+DPID=
+TPIDS=()
+passed=0
+failed=0
+
+ok() {
+	echo "ok $1"
+	passed=$((passed + 1))
+}
+
+fail() {
+	echo "FAIL $1: $2"
+	failed=$((failed + 1))
+}
+
+# check NAME EXPECTED GOT: ok when equal.
+check() {
+	if [[ $2 == "$3" ]]; then
+		ok "$1"
+	else
+		fail "$1" "expected '$2', got '$3'"
+	fi
+}
+
+cleanup() {
+	local p
+
+	for p in "${TPIDS[@]}"; do
+		kill "$p" 2>/dev/null
+	done
+	if [[ -n $DPID ]]; then
+		kill "$DPID" 2>/dev/null
+		wait "$DPID" 2>/dev/null
+	fi
+	rm -rf "$TMP"
+}
+trap cleanup EXIT
+
+finish() {
+	echo "$passed passed, $failed failed"
+	[[ $failed == 0 ]]
+}
+
+need_root() {
+	if [[ $(id -u) != 0 ]]; then
+		echo "FAIL $1: must run as root (BPF, uprobes)"
+		echo "0 passed, 1 failed"
+		exit 1
+	fi
+}
+
+# start_daemon CONFIG [ARGS...]: kcsand in the foreground; waits for its socket.
+start_daemon() {
+	local conf=$1 i
+
+	shift
+	rm -f "$LOG"
+	"$KCSAND" -c "$conf" --socket "$SOCK" --foreground --log "$LOG" "$@" 2>"$DERR" &
+	DPID=$!
+	for ((i = 0; i < 100; i++)); do
+		[[ -S $SOCK ]] && "$CTL" status >/dev/null 2>&1 && return 0
+		kill -0 "$DPID" 2>/dev/null || break
+		sleep 0.1
+	done
+	echo "kcsand did not start:"
+	sed 's/^/    /' "$DERR"
+	wait "$DPID" 2>/dev/null
+	DPID=
+	return 1
+}
+
+stop_daemon() {
+	[[ -n $DPID ]] || return 0
+	kill -TERM "$DPID"
+	wait "$DPID"
+	local rc=$?
+	DPID=
+	return $rc
+}
+
+# start_target PROG [ARGS]: a target in the background.
+start_target() {
+	"$@" >/dev/null 2>&1 &
+	TPIDS+=($!)
+	TPID=$!
+}
+
+# The link ids a process holds, from its fdinfo: the kernel's own list.
+held_links() {
+	grep -h '^link_id:' /proc/"$1"/fdinfo/* 2>/dev/null | awk '{print $2}' | sort -n
+}
+
+# Which of the link ids given still exist (bpftool link list).
+links_alive() {
+	local id
+
+	for id in "$@"; do
+		bpftool link show id "$id" >/dev/null 2>&1 && echo "$id"
+	done
+}
+
+# Bytes in the log now: a mark to count reports from.
+log_mark() {
+	stat -c %s "$LOG" 2>/dev/null || echo 0
+}
+
+# count_title MARK TITLE: reports with this title since MARK.
+count_title() {
+	tail -c +$(($1 + 1)) "$LOG" 2>/dev/null | grep -c -F "BUG: KCSAN: $2"
+}
+
+# count_reports MARK: every report since MARK.
+count_reports() {
+	tail -c +$(($1 + 1)) "$LOG" 2>/dev/null | grep -c "^BUG: KCSAN: "
+}
+
+# stat_value NAME: one line of kcsanctl stats.
+stat_value() {
+	"$CTL" stats | awk -v n="$1:" '$1 == n { print $2; exit }'
+}
+
+# raw LINE...: send request lines as they are and print the replies.
+raw() {
+	python3 - "$SOCK" "$@" <<'PY'
+import socket, sys
+s = socket.socket(socket.AF_UNIX)
+s.connect(sys.argv[1])
+f = s.makefile("rb")
+for line in sys.argv[2:]:
+    s.sendall(line.encode() + b"\n")
+    while True:
+        l = f.readline()
+        if not l:
+            sys.exit(1)
+        sys.stdout.write(l.decode(errors="replace"))
+        if l == b"ok\n" or l.startswith(b"error: "):
+            break
+PY
+}
+
+# wait_title MARK TITLE [TIMEOUT]: until a report with TITLE came after MARK.
+wait_title() {
+	local i
+
+	for ((i = 0; i < ${3:-20} * 4; i++)); do
+		(( $(count_title "$1" "$2") > 0 )) && return 0
+		sleep 0.25
+	done
+	return 1
+}

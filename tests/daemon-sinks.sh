@@ -1,0 +1,93 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# kcsand's sinks: KCSAN's text on stderr in the foreground and in the log,
+# JSON lines with --json, journald's structured fields (a stand-in journal
+# socket), and KCSAN's dedup before all of them: every sink gets the same
+# reports, as many as the daemon counts.
+#
+#   tests/daemon-sinks.sh [BUILD_DIR]     (root)
+
+. "$(dirname "$0")/daemon-lib.sh"
+need_root daemon-sinks
+
+RACES=$SRC_DIR/$BUILD/tests/daemon/two_races
+[[ $BUILD == /* ]] && RACES=$BUILD/tests/daemon/two_races
+
+# A stand-in journald: prints each datagram's fields, one datagram per line.
+python3 - "$TMP/journal" >"$TMP/journal.out" <<'PY' &
+import socket, sys, struct
+s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+s.bind(sys.argv[1])
+s.settimeout(60)
+try:
+    while True:
+        d = s.recv(1 << 20)
+        fields, i = {}, 0
+        while i < len(d):
+            nl = d.index(b"\n", i)
+            line = d[i:nl]
+            if b"=" in line:
+                k, v = line.split(b"=", 1); i = nl + 1
+            else:
+                k = line; n = struct.unpack("<Q", d[nl + 1:nl + 9])[0]
+                v = d[nl + 9:nl + 9 + n]; i = nl + 9 + n + 1
+            fields[k.decode()] = v.decode()
+        print(" ".join("%s=%s" % (k, v.replace("\n", "\\n")) for k, v in sorted(fields.items())),
+              flush=True)
+except socket.timeout:
+    pass
+PY
+jpid=$!
+TPIDS+=($jpid)
+for ((i = 0; i < 100; i++)); do [[ -S $TMP/journal ]] && break; sleep 0.1; done
+
+cat >"$TMP/kcsand.conf" <<CONF
+target user $RACES --functions reader_a,writer_a
+report_once_in_ms 500
+syslog yes
+stderr yes
+CONF
+KCSAND_JOURNAL_SOCKET=$TMP/journal start_daemon "$TMP/kcsand.conf" || { finish; exit; }
+start_target "$RACES"
+m=$(log_mark)
+wait_title "$m" "data-race in reader_a / writer_a" 30
+sleep 2
+"$CTL" off
+sleep 1
+n=$("$CTL" -j stats | jq .kcsand.reports)
+stop_daemon
+
+check log_reports_counted "$n" "$(grep -c '^BUG: KCSAN: ' "$LOG")"
+check stderr_reports_counted "$n" "$(grep -c '^BUG: KCSAN: ' "$DERR")"
+check journal_reports_counted "$n" "$(grep -c 'KCSAN_TITLE=' "$TMP/journal.out")"
+if ((n > 0)); then ok reports_seen; else fail reports_seen "reports, got $n"; fi
+line=$(grep -m1 'KCSAN_TITLE=' "$TMP/journal.out")
+for want in "KCSAN_TITLE=data-race in reader_a / writer_a" "KCSAN_FUNC1=reader_a" \
+	    "KCSAN_FUNC2=writer_a" "KCSAN_ACCESS1=read" "KCSAN_ACCESS2=write" \
+	    "KCSAN_ADDR=0x" "KCSAN_PID1=" "KCSAN_PID2=" "KCSAN_BINARY=$RACES" \
+	    "SYSLOG_IDENTIFIER=kcsand" "PRIORITY=3" "MESSAGE===="; do
+	if [[ " $line" == *" $want"* ]]; then ok "journal_field_${want%%=*}"
+	else fail "journal_field_${want%%=*}" "'$want' in the datagram, got: $line"; fi
+done
+if [[ $line == *"MESSAGE="*"BUG: KCSAN: data-race in "*"Reported by Kernel Concurrency"* ]]
+then ok journal_message_is_the_report; else fail journal_message_is_the_report "KCSAN's text"; fi
+# KCSAN's dedup ran before the sinks: the summary counts what it held back.
+if grep -Eq "suppressed_duplicates: [1-9]" "$DERR"; then ok dedup_before_sinks
+else fail dedup_before_sinks "duplicates suppressed, got: $(grep -o 'suppressed_dup[^ ]* [0-9]*' "$DERR")"
+fi
+
+# --json: JSON lines on stderr and in the log.
+cat >"$TMP/kcsand.conf" <<CONF
+target user $RACES --functions reader_b,writer_b
+report_once_in_ms 500
+CONF
+start_daemon "$TMP/kcsand.conf" --json || { finish; exit; }
+for ((i = 0; i < 120; i++)); do grep -q title "$LOG" 2>/dev/null && break; sleep 0.25; done
+stop_daemon
+if [[ -s $LOG ]] && jq -e -s 'length > 0 and all(.title == "data-race in reader_b / writer_b")' \
+	"$LOG" >/dev/null; then ok json_log; else fail json_log "JSON lines, got: $(head -c 200 "$LOG")"; fi
+if grep '^{' "$DERR" | jq -e -s 'length > 0 and all(.accesses | length == 2)' >/dev/null
+then ok json_stderr; else fail json_stderr "JSON lines on stderr"; fi
+
+finish

@@ -1,0 +1,42 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * libFuzzer target for the control socket's request parser, fed the way
+ * the daemon feeds it: the input is split into lines and each line is
+ * parsed on its own.  Checks what the executor relies on.
+ */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include "params.h"
+#include "protocol.h"
+
+static struct ctl_request req;
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	const char *p = (const char *)data, *end = p + size;
+	char err[256];
+
+	while (p < end) {
+		const char *nl = memchr(p, '\n', end - p), *eol = nl ? nl : end;
+
+		err[0] = '\0';
+		if (ctl_parse(p, eol - p, &req, err, sizeof(err))) {
+			if (!err[0])
+				abort();	/* an error always says why */
+		} else {
+			if (req.argc < 0 || req.argc > CTL_MAX_ARGS)
+				abort();
+			for (int i = 0; i < req.argc; i++)
+				if (!req.argv[i] || !*req.argv[i])
+					abort();
+			if (req.op == CTL_SET && (!req.param || req.value < req.param->min ||
+						  req.value > req.param->max))
+				abort();
+			if (req.op == CTL_PROBE_ADD_USER && req.binary[0] != '/')
+				abort();
+		}
+		p = nl ? nl + 1 : end;
+	}
+	return 0;
+}

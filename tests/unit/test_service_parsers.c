@@ -1,0 +1,154 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The service's pure parts: the filter list with KCSAN's meaning, the
+ * configuration parser, the control-request parser.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include "test.h"
+#include "config.h"
+#include "filter.h"
+#include "params.h"
+#include "protocol.h"
+
+static int parse_conf(const char *text, struct config *c, char *err, size_t len)
+{
+	config_init(c);
+	return config_parse(text, strlen(text), "t.conf", c, err, len);
+}
+
+static int parse_req(const char *line, struct ctl_request *r, char *err)
+{
+	return ctl_parse(line, strlen(line), r, err, 256);
+}
+
+int main(void)
+{
+	static struct ctl_request r;
+	struct filter f;
+	struct config c;
+	char err[512];
+
+	TEST(filter_kcsan_meaning) {
+		filter__init(&f);
+		ASSERT_FALSE(filter__drops(&f, "a", "b"), "empty blacklist drops nothing");
+		f.whitelist = true;
+		ASSERT_FALSE(filter__drops(&f, "a", "b"), "empty whitelist drops nothing");
+		f.whitelist = false;
+		ASSERT_OK(filter__add(&f, "reader"), "add");
+		ASSERT_OK(filter__add(&f, "reader"), "add twice");
+		ASSERT_EQ(f.n, 1, "listed once");
+		ASSERT_TRUE(filter__drops(&f, "reader", "writer"), "blacklist: first frame");
+		ASSERT_TRUE(filter__drops(&f, "writer", "reader"), "blacklist: second frame");
+		ASSERT_FALSE(filter__drops(&f, "x", "y"), "blacklist: unlisted");
+		ASSERT_TRUE(filter__drops(&f, "reader", NULL), "blacklist: unknown origin");
+		f.whitelist = true;
+		ASSERT_FALSE(filter__drops(&f, "writer", "reader"), "whitelist: either frame");
+		ASSERT_TRUE(filter__drops(&f, "x", "y"), "whitelist: unlisted");
+		ASSERT_EQ(filter__remove(&f, "nope"), -ENOENT, "remove unlisted");
+		ASSERT_EQ(filter__add(&f, "two words"), -EINVAL, "a name has no blank");
+		filter__free(&f);
+	}
+
+	TEST(filter_sorted_like_kcsan) {
+		filter__init(&f);
+		filter__add(&f, "c");
+		filter__add(&f, "a");
+		filter__add(&f, "b");
+		ASSERT_STREQ(f.funcs[0], "a", "first");
+		ASSERT_STREQ(f.funcs[2], "c", "last");
+		filter__free(&f);
+	}
+
+	TEST(filter_file) {
+		const char *t = "# comment\n\n  alpha  # why\nbeta\r\n";
+
+		filter__init(&f);
+		ASSERT_OK(filter__load_text(&f, t, strlen(t), "s", err, sizeof(err)), "load");
+		ASSERT_EQ(f.n, 2, "two functions");
+		ASSERT_EQ(filter__load_text(&f, "a b\n", 4, "s", err, sizeof(err)), -EINVAL, "two");
+		ASSERT_STREQ(err, "s:1: one function per line", "message");
+		filter__free(&f);
+	}
+
+	TEST(config_all_keys) {
+		const char *t = "target user /bin/a --functions f*,g --pid 12\n"
+				"target user /bin/b\n"
+				"skip_watch 7 # comment\n"
+				"filter x y\nfilter_mode whitelist\n"
+				"log /tmp/l\njson yes\nsyslog no\nstderr on\n"
+				"socket /run/s\nsocket_group adm\nmax_sites 100\n";
+		const struct param_desc *all;
+		size_t n;
+
+		ASSERT_OK(parse_conf(t, &c, err, sizeof(err)), err);
+		ASSERT_EQ(c.nr_targets, 2, "targets");
+		ASSERT_STREQ(c.targets[0].functions, "f*,g", "globs");
+		ASSERT_EQ(c.targets[0].pid, 12, "pid");
+		ASSERT_TRUE(c.targets[1].functions == NULL, "no globs");
+		all = params_all(&n);
+		ASSERT_TRUE(c.set[param_find("skip_watch") - all], "skip_watch set");
+		ASSERT_EQ(c.values[param_find("skip_watch") - all], 7, "skip_watch");
+		ASSERT_TRUE(c.filter.whitelist, "mode");
+		ASSERT_EQ(c.filter.n, 2, "filter");
+		ASSERT_EQ(c.json, CONFIG_YES, "json");
+		ASSERT_EQ(c.to_syslog, CONFIG_NO, "syslog");
+		ASSERT_STREQ(c.socket_group, "adm", "group");
+		ASSERT_EQ(c.max_sites, 100, "max_sites");
+		config_free(&c);
+	}
+
+	TEST(config_errors_name_line) {
+		static const struct {
+			const char *text, *err;
+		} bad[] = {
+			{ "\n\nnope 1\n", "t.conf:3: unknown key 'nope'" },
+			{ "skip_watch -1\n", "t.conf:1: skip_watch: bad value '-1' (expected "
+					     "0..1000000000)" },
+			{ "skip_watch\n", "t.conf:1: skip_watch: expected one value, got 0" },
+			{ "target user /a\ntarget user /a\n", "t.conf:2: target user: /a given "
+							      "twice" },
+			{ "target user /a --pid 0\n", "t.conf:1: target user: bad pid '0'" },
+			{ "target user /a --functions\n", "t.conf:1: target user: --functions "
+							  "needs a value" },
+			{ "log relative\n", "t.conf:1: log: 'relative' is not an absolute path" },
+			{ "filter_file s\n", "t.conf:1: filter_file: 's' is not an absolute "
+					      "path" },
+		};
+
+		for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+			ASSERT_EQ(parse_conf(bad[i].text, &c, err, sizeof(err)), -EINVAL,
+				  bad[i].text);
+			ASSERT_STREQ(err, bad[i].err, bad[i].text);
+			config_free(&c);
+		}
+	}
+
+	TEST(request_words) {
+		ASSERT_OK(parse_req("!reader", &r, err), "!FUNC");
+		ASSERT_EQ(r.op, CTL_FILTER_ADD, "!FUNC adds");
+		ASSERT_STREQ(r.argv[0], "reader", "!FUNC name");
+		ASSERT_OK(parse_req("-j  stats\r", &r, err), "-j stats");
+		ASSERT_TRUE(r.json && r.op == CTL_STATS, "json stats");
+		ASSERT_OK(parse_req("set udelay_task 100", &r, err), "set");
+		ASSERT_EQ(r.value, 100, "value");
+		ASSERT_OK(parse_req("probe add user /b --pid 3 --functions x*", &r, err), "probe");
+		ASSERT_TRUE(r.pid == 3 && !strcmp(r.functions, "x*"), "probe options");
+		ASSERT_OK(parse_req("reports follow", &r, err), "reports follow");
+		ASSERT_TRUE(r.follow, "follow");
+		ASSERT_OK(parse_req("filter remove a b c", &r, err), "filter remove");
+		ASSERT_EQ(r.argc, 3, "three functions");
+	}
+
+	TEST(request_errors) {
+		ASSERT_EQ(parse_req("set udelay_task 100001", &r, err), -EINVAL, "range");
+		ASSERT_STREQ(err, "udelay_task: bad value '100001' (expected 0..100000)", "msg");
+		ASSERT_EQ(parse_req("", &r, err), -EINVAL, "empty");
+		ASSERT_EQ(parse_req("on off", &r, err), -EINVAL, "extra word");
+		ASSERT_EQ(parse_req("probe add user rel", &r, err), -EINVAL, "relative");
+		ASSERT_EQ(parse_req("stats\x01", &r, err), -EINVAL, "control");
+		ASSERT_EQ(parse_req("!", &r, err), -EINVAL, "! alone");
+	}
+
+	return test_summary();
+}
