@@ -14,6 +14,7 @@
 #include <bpf/bpf_core_read.h>
 #include "kcsand.h"
 #include "engine.bpf.h"
+#include "sampler.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -38,9 +39,15 @@ static __always_inline int traced(void)
  */
 static __always_inline int on_user_access(struct pt_regs *ctx)
 {
-	if (!traced())
+	__u32 site = (__u32)bpf_get_attach_cookie(ctx);
+	__u64 t0;
+
+	if (!traced() || !sampler_site_armed(site))
 		return 0;
-	return kcsand_check_access(ctx, ctx, (__u32)bpf_get_attach_cookie(ctx), ctx->ip, 1, 0);
+	t0 = bpf_ktime_get_ns();
+	kcsand_check_access(ctx, ctx, site, ctx->ip, 1, 0);
+	sampler_account(site, t0);
+	return 0;
 }
 
 /* Attached through one uprobe_multi link (expected_attach_type set before load). */

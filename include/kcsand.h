@@ -164,6 +164,16 @@ struct kcsand_params {
 	__u32 trace_all;		/* every process hitting a probe, not just the targets */
 };
 
+/*
+ * Per-site statistics for the site sampler, one per (CPU, site): the BPF
+ * side adds without atomics because a CPU only ever writes its own entries
+ * (index cpu * capacity + site), and the daemon reads them through an mmap.
+ */
+struct kcsand_site_stat {
+	__u64 hits;
+	__u64 ns;		/* time spent in the BPF program, stalls included */
+};
+
 #ifndef __VMLINUX_H__
 /* Sizes the BPF side was built with: a mismatch is a build error, not a silent misread. */
 _Static_assert(sizeof(struct kcsand_site) == 24, "struct kcsand_site layout");
