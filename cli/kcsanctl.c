@@ -40,6 +40,9 @@ static void run_help(FILE *out)
 		"  --skip-watch N        plain accesses per CPU between watchpoints (default %u)\n"
 		"  --udelay-task US      stall of a watcher, in µs (default %u)\n"
 		"  --functions GLOB,...  probe only the functions matching these globs\n"
+		"  --overhead-budget PCT arm a random subset of the sites, readjusted from their\n"
+		"                        hit rates, so that probes add at most PCT%% to PROG's\n"
+		"                        own time after a %u ms warm-up (default %u; 100: all)\n"
 		"  --object PATH         also probe this shared object (repeatable)\n"
 		"  --param NAME=VALUE    set any parameter (repeatable; --param help lists them)\n"
 		"  --json                one JSON object per report instead of KCSAN's text\n"
@@ -47,7 +50,8 @@ static void run_help(FILE *out)
 		"  --per-site-links      one uprobe link per site, as on kernels without\n"
 		"                        uprobe_multi (< 6.6); slow to detach\n"
 		"  -v, --verbose         say what is decoded and attached (twice: libbpf debug)\n",
-		USER_DEFAULT_SKIP_WATCH, USER_DEFAULT_UDELAY_TASK);
+		USER_DEFAULT_SKIP_WATCH, USER_DEFAULT_UDELAY_TASK, DEFAULT_SAMPLER_WARMUP_MS,
+		DEFAULT_OVERHEAD_BUDGET);
 }
 
 static volatile sig_atomic_t got_signal;
@@ -82,7 +86,8 @@ static char *resolve_prog(const char *prog)
 
 static int cmd_run(int argc, char **argv)
 {
-	enum { OPT_SKIP = 256, OPT_UDELAY, OPT_FUNCS, OPT_OBJECT, OPT_PARAM, OPT_JSON, OPT_HALT, OPT_PER_SITE };
+	enum { OPT_SKIP = 256, OPT_UDELAY, OPT_FUNCS, OPT_OBJECT, OPT_PARAM, OPT_JSON, OPT_HALT, OPT_PER_SITE,
+	       OPT_BUDGET };
 	static const struct option longopts[] = {
 		{ "skip-watch", required_argument, NULL, OPT_SKIP },
 		{ "udelay-task", required_argument, NULL, OPT_UDELAY },
@@ -92,6 +97,7 @@ static int cmd_run(int argc, char **argv)
 		{ "json", no_argument, NULL, OPT_JSON },
 		{ "halt-on-error", no_argument, NULL, OPT_HALT },
 		{ "per-site-links", no_argument, NULL, OPT_PER_SITE },
+		{ "overhead-budget", required_argument, NULL, OPT_BUDGET },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{},
@@ -144,6 +150,10 @@ static int cmd_run(int argc, char **argv)
 			break;
 		case OPT_PER_SITE:
 			o.force_per_site_links = true;
+			break;
+		case OPT_BUDGET:
+			if (engine_opts__set(&o, "overhead_budget", optarg))
+				return EXIT_USAGE;
 			break;
 		case 'v':
 			o.verbose++;

@@ -11,6 +11,7 @@
 #include "engine.h"
 #include "dedup.h"
 #include "report.h"
+#include "sampler.h"
 #include "symbolize.h"
 #include "uprobe_multi.h"
 #include "kcsand.skel.h"
@@ -48,6 +49,7 @@ struct engine {
 
 	struct symbolizer *sym;
 	struct dedup *dedup;
+	struct sampler *sampler;	/* after attach */
 	char system[160];
 
 	double decode_ms;		/* for -v and the bench */
@@ -75,13 +77,19 @@ void engine_opts__init(struct engine_opts *o)
 	o->report_value_change_only = true;
 	o->report_once_in_ms = DEFAULT_REPORT_ONCE_IN_MS;
 	o->max_sites = DEFAULT_MAX_SITES;
+	o->overhead_budget = DEFAULT_OVERHEAD_BUDGET;
+	o->sampler_warmup_ms = DEFAULT_SAMPLER_WARMUP_MS;
+	o->sampler_period_ms = DEFAULT_SAMPLER_PERIOD_MS;
 	o->out = stderr;
 }
 
 /* Store a parsed value where the parameter lives. */
 static void param_store(const struct param_desc *p, unsigned int v, struct kcsand_params *bpf,
-			bool *value_change_only, unsigned int *once_ms)
+			struct engine_opts *o)
 {
+	bool *value_change_only = &o->report_value_change_only;
+	unsigned int *once_ms = &o->report_once_in_ms;
+
 	switch (p->home) {
 	case PARAM_BPF:
 		/* A volatile store: after load, bpf points into the mmapped .data. */
@@ -92,6 +100,9 @@ static void param_store(const struct param_desc *p, unsigned int v, struct kcsan
 		break;
 	case PARAM_REPORT_ONCE_IN_MS:
 		*once_ms = v;
+		break;
+	case PARAM_OPTS:
+		*(unsigned int *)((char *)o + p->offset) = v;
 		break;
 	}
 }
@@ -107,7 +118,7 @@ int engine_opts__set(struct engine_opts *o, const char *name, const char *value)
 	}
 	if (param_parse(p, value, &v))
 		return -EINVAL;
-	param_store(p, v, &o->params, &o->report_value_change_only, &o->report_once_in_ms);
+	param_store(p, v, &o->params, o);
 	return 0;
 }
 
@@ -135,8 +146,7 @@ int engine__set_param(struct engine *e, const char *name, const char *value)
 	}
 	if (param_parse(p, value, &v))
 		return -EINVAL;
-	param_store(p, v, e->skel ? &e->skel->data->params : &e->opts.params,
-		    &e->opts.report_value_change_only, &e->opts.report_once_in_ms);
+	param_store(p, v, e->skel ? &e->skel->data->params : &e->opts.params, &e->opts);
 	return 0;
 }
 
@@ -156,6 +166,9 @@ int engine__get_param(const struct engine *e, const char *name, unsigned int *va
 		break;
 	case PARAM_REPORT_ONCE_IN_MS:
 		*value = e->opts.report_once_in_ms;
+		break;
+	case PARAM_OPTS:
+		*value = *(const unsigned int *)((const char *)&e->opts + p->offset);
 		break;
 	}
 	return 0;
@@ -453,6 +466,11 @@ int engine__load(struct engine *e)
 		e->capacity = 1;
 	bpf_map__set_max_entries(skel->maps.sites, e->capacity);
 	skel->data->params = e->opts.params;
+	err = sampler__prepare(skel, e->capacity, false);
+	if (err) {
+		fprintf(stderr, "kcsand: cannot size the site statistics: %s\n", strerror(-err));
+		return err;
+	}
 	if (e->multi) {
 		bpf_program__set_expected_attach_type(skel->progs.kcsand_uprobe_multi,
 						      KCSAND_BPF_TRACE_UPROBE_MULTI);
@@ -502,6 +520,8 @@ int engine__attach(struct engine *e)
 		fprintf(stderr, "kcsand: decoded %zu sites in %.1f ms, attached them in %.1f ms (%s)\n",
 			engine__nr_sites(e), e->decode_ms, (now_ns() - t0) / 1e6,
 			e->multi ? "uprobe_multi" : "per-site uprobes");
+	if (!e->sampler && sampler__new(e, e->skel, e->capacity, e->multi, &e->sampler))
+		fprintf(stderr, "kcsand: sampler: off, every site stays armed\n");
 	return 0;
 }
 
@@ -609,6 +629,8 @@ int engine__poll(struct engine *e, int timeout_ms)
 	for (size_t i = 0; i < e->nr_queued; i++)
 		process_report(e, &e->queue[i]);
 	e->nr_queued = 0;
+	if (e->sampler)
+		sampler__tick(e->sampler);
 	return err < 0 ? err : 0;
 }
 
@@ -658,6 +680,95 @@ uint64_t engine__hits(const struct engine *e)
 	return sum;
 }
 
+size_t engine__nr_cookies(const struct engine *e)
+{
+	return e->nr_cookies;
+}
+
+static int rearm_multi(struct engine *e, struct eobj *eo, const uint8_t *armed)
+{
+	const struct target_obj *o = eo->obj;
+	size_t n = 0;
+	__u64 *offs = calloc(o->sites.n, sizeof(*offs));
+	__u64 *cookies = calloc(o->sites.n, sizeof(*cookies));
+	int fd = -1, err = 0;
+
+	if (!offs || !cookies) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (size_t i = 0; i < o->sites.n; i++) {
+		if (!armed[eo->first + i])
+			continue;
+		offs[n] = probe_off(&o->sites.v[i]);
+		cookies[n++] = eo->first + i;
+	}
+	/* No site armed: no link at all, an empty one is EINVAL. */
+	if (n) {
+		fd = uprobe_multi_attach(bpf_program__fd(e->skel->progs.kcsand_uprobe_multi),
+					 o->path, offs, cookies, n, 0);
+		if (fd < 0) {
+			err = fd;
+			fprintf(stderr, "kcsand: cannot re-attach %zu uprobes to %s: %s\n", n, o->path,
+				strerror(-err));
+			goto out;
+		}
+	}
+	if (eo->link_fd >= 0)
+		close(eo->link_fd);
+	eo->link_fd = fd;
+out:
+	free(offs);
+	free(cookies);
+	return err;
+}
+
+static int rearm_per_site(struct engine *e, struct eobj *eo, const uint8_t *armed)
+{
+	const struct target_obj *o = eo->obj;
+
+	for (size_t i = 0; i < eo->nr_links; i++) {
+		bool want = armed[eo->first + i];
+
+		if (!want && eo->links[i]) {
+			bpf_link__destroy(eo->links[i]);
+			eo->links[i] = NULL;
+		} else if (want && !eo->links[i]) {
+			LIBBPF_OPTS(bpf_uprobe_opts, uo, .bpf_cookie = eo->first + i);
+
+			eo->links[i] = bpf_program__attach_uprobe_opts(e->skel->progs.kcsand_uprobe,
+								       -1, o->path,
+								       probe_off(&o->sites.v[i]),
+								       &uo);
+			if (!eo->links[i])
+				return -errno;
+		}
+	}
+	return 0;
+}
+
+int engine__rearm(struct engine *e, const uint8_t *armed)
+{
+	int err = 0;
+
+	for (size_t i = 0; i < e->nr_objs && !err; i++) {
+		struct eobj *eo = &e->objs[i];
+
+		if (!eo->attached || eo->removed)
+			continue;
+		err = e->multi ? rearm_multi(e, eo, armed) : rearm_per_site(e, eo, armed);
+	}
+	return err;
+}
+
+int engine__sampler_stats(const struct engine *e, struct sampler_stats *out)
+{
+	if (!e->sampler)
+		return -ENOENT;
+	sampler__get_stats(e->sampler, out);
+	return 0;
+}
+
 void engine__print_summary(struct engine *e, FILE *out)
 {
 	uint64_t c[KCSAND_CTR_COUNT];
@@ -668,14 +779,23 @@ void engine__print_summary(struct engine *e, FILE *out)
 		(unsigned long long)engine__hits(e));
 	for (int i = 0; i < KCSAND_CTR_COUNT; i++)
 		fprintf(out, " %s: %llu", counter_name(i), (unsigned long long)c[i]);
-	fprintf(out, " suppressed_duplicates: %lu suppressed_no_value_change: %lu\n",
+	fprintf(out, " suppressed_duplicates: %lu suppressed_no_value_change: %lu",
 		e->suppressed_dedup, e->suppressed_no_change);
+	if (e->sampler) {
+		struct sampler_stats st;
+
+		sampler__get_stats(e->sampler, &st);
+		fprintf(out, " armed_sites: %zu/%zu estimated_overhead: %.0f%%", st.armed, st.total,
+			st.est_overhead * 100);
+	}
+	fputc('\n', out);
 }
 
 void engine__free(struct engine *e)
 {
 	if (!e)
 		return;
+	sampler__free(e->sampler);
 	ring_buffer__free(e->rb);
 	for (size_t i = 0; i < e->nr_objs; i++) {
 		detach_object(&e->objs[i]);

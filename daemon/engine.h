@@ -21,6 +21,13 @@
 #define DEFAULT_REPORT_ONCE_IN_MS	3000
 /* Site-table capacity: 24 bytes a site in BPF; objects added later share it. */
 #define DEFAULT_MAX_SITES		65536
+/*
+ * Site sampler defaults (daemon/sampler.c): probes may add 10% to the
+ * program's own CPU time once the first 5 s, with every site armed, are over.
+ */
+#define DEFAULT_OVERHEAD_BUDGET		10
+#define DEFAULT_SAMPLER_WARMUP_MS	5000
+#define DEFAULT_SAMPLER_PERIOD_MS	500
 
 struct engine_opts {
 	struct kcsand_params params;	/* initial live parameters */
@@ -33,6 +40,10 @@ struct engine_opts {
 	struct decode_opts decode;
 	size_t max_sites;		/* site-table capacity, for objects added after load */
 	bool force_per_site_links;	/* the < 6.6 fallback, on any kernel */
+	/* Site sampler (live through --param; PARAM_OPTS reads them as unsigned int). */
+	unsigned int overhead_budget;	/* % of native time; 100 arms every site */
+	unsigned int sampler_warmup_ms;
+	unsigned int sampler_period_ms;
 };
 
 struct engine;
@@ -74,6 +85,16 @@ void engine__counters(const struct engine *e, uint64_t out[KCSAND_CTR_COUNT]);
 uint64_t engine__hits(const struct engine *e);
 /* Sites currently probed. */
 size_t engine__nr_sites(const struct engine *e);
+/* Cookies handed out so far: the site index space, removed objects included. */
+size_t engine__nr_cookies(const struct engine *e);
+/*
+ * Attach only the sites whose armed[cookie] is set (the site sampler), with
+ * the same cookies; the new links are in place before the old ones go.
+ */
+int engine__rearm(struct engine *e, const uint8_t *armed);
+struct sampler_stats;
+/* The site sampler's armed/total sites and overhead estimate; -ENOENT before attach. */
+int engine__sampler_stats(const struct engine *e, struct sampler_stats *out);
 /* One line of counters, for the end of a run. */
 void engine__print_summary(struct engine *e, FILE *out);
 /* Detach everything and free. */
