@@ -100,7 +100,11 @@ $(OUT)/bench/hotloop: bench/hotloop.c
 $(OUT)/bench/empty_probe: bench/empty_probe.c $(OUT)/bench/empty.skel.h $(LIB)
 	$(CC) $(CFLAGS) -I$(OUT)/bench $< $(LIB) $(LDLIBS) -o $@
 
-bench: all $(OUT)/bench/hotloop $(OUT)/bench/empty_probe
+$(OUT)/bench/reattach: bench/reattach.c $(SKELS) $(LIB)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $< $(LIB) $(LDLIBS) -o $@
+
+bench: all $(OUT)/bench/hotloop $(OUT)/bench/empty_probe $(OUT)/bench/reattach
 	bench/run.sh $(OUT)
 
 vmlinux:
