@@ -42,7 +42,7 @@ static void run_help(FILE *out)
 		"  --functions GLOB,...  probe only the functions matching these globs\n"
 		"  --overhead-budget PCT arm a random subset of the sites, readjusted from their\n"
 		"                        hit rates, so that probes add at most PCT%% to PROG's\n"
-		"                        own time after a %u ms warm-up (default %u; 100: all)\n"
+		"                        own time after %u CPU-ms of warm-up (default %u; 100: all)\n"
 		"  --object PATH         also probe this shared object (repeatable)\n"
 		"  --param NAME=VALUE    set any parameter (repeatable; --param help lists them)\n"
 		"  --json                one JSON object per report instead of KCSAN's text\n"
@@ -50,7 +50,7 @@ static void run_help(FILE *out)
 		"  --per-site-links      one uprobe link per site, as on kernels without\n"
 		"                        uprobe_multi (< 6.6); slow to detach\n"
 		"  -v, --verbose         say what is decoded and attached (twice: libbpf debug)\n",
-		USER_DEFAULT_SKIP_WATCH, USER_DEFAULT_UDELAY_TASK, DEFAULT_SAMPLER_WARMUP_MS,
+		USER_DEFAULT_SKIP_WATCH, USER_DEFAULT_UDELAY_TASK, DEFAULT_SAMPLER_WARMUP_CPU_MS,
 		DEFAULT_OVERHEAD_BUDGET);
 }
 

@@ -78,7 +78,7 @@ void engine_opts__init(struct engine_opts *o)
 	o->report_once_in_ms = DEFAULT_REPORT_ONCE_IN_MS;
 	o->max_sites = DEFAULT_MAX_SITES;
 	o->overhead_budget = DEFAULT_OVERHEAD_BUDGET;
-	o->sampler_warmup_ms = DEFAULT_SAMPLER_WARMUP_MS;
+	o->sampler_warmup_cpu_ms = DEFAULT_SAMPLER_WARMUP_CPU_MS;
 	o->sampler_period_ms = DEFAULT_SAMPLER_PERIOD_MS;
 	o->out = stderr;
 }

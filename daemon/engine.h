@@ -23,11 +23,12 @@
 #define DEFAULT_MAX_SITES		65536
 /*
  * Site sampler defaults (daemon/sampler.c): probes may add 10% to the
- * program's own CPU time once the first 5 s, with every site armed, are over.
+ * program's own CPU time once it has run 8 CPU-seconds with every site
+ * armed (4 s for two busy threads): the test scenarios are over by then.
  */
 #define DEFAULT_OVERHEAD_BUDGET		10
-#define DEFAULT_SAMPLER_WARMUP_MS	5000
-#define DEFAULT_SAMPLER_PERIOD_MS	500
+#define DEFAULT_SAMPLER_WARMUP_CPU_MS	8000
+#define DEFAULT_SAMPLER_PERIOD_MS	100
 
 struct engine_opts {
 	struct kcsand_params params;	/* initial live parameters */
@@ -42,7 +43,7 @@ struct engine_opts {
 	bool force_per_site_links;	/* the < 6.6 fallback, on any kernel */
 	/* Site sampler (live through --param; PARAM_OPTS reads them as unsigned int). */
 	unsigned int overhead_budget;	/* % of native time; 100 arms every site */
-	unsigned int sampler_warmup_ms;
+	unsigned int sampler_warmup_cpu_ms;
 	unsigned int sampler_period_ms;
 };
 

@@ -23,7 +23,8 @@ static const struct param_desc params_table[] = {
 	  "print one report per pair of functions per interval" },
 #define O(n, lo, hi, h) { #n, PARAM_OPTS, offsetof(struct engine_opts, n), lo, hi, h }
 	O(overhead_budget, 1, 100, "site sampler: % of native time probes may add (100: arm all)"),
-	O(sampler_warmup_ms, 0, 3600000, "site sampler: ms with every site armed at the start"),
+	O(sampler_warmup_cpu_ms, 0, 3600000,
+	  "site sampler: CPU time (ms) the targets run with every site armed first"),
 	O(sampler_period_ms, 50, 60000, "site sampler: ms between two readjustments"),
 #undef O
 };

@@ -32,9 +32,11 @@
  * RCU grace periods per probe; an unarmed kprobe still costs its trap, so
  * the load model must then count trap_ns for unarmed hits too.
  *
- * A warm-up period (sampler_warmup_ms) arms everything first: short runs,
- * such as the test scenarios, whose native run time is a few milliseconds,
- * would otherwise be over before any hot site had its turn.
+ * A warm-up (sampler_warmup_cpu_ms of the targets' CPU time) arms everything
+ * first: short runs, such as the test scenarios, whose native run time is a
+ * few milliseconds, would otherwise be over before any hot site had its
+ * turn.  CPU time rather than wall time, so that a loaded machine, where the
+ * target gets less of the CPU, does not cut the warm-up short.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -55,6 +57,10 @@
 extern int kcsand_verbose;
 
 #define CALIB_CALLS	500
+/* A site whose overhead alone is above this share of the budget is hot: it takes turns. */
+#define SAMPLER_HOT_SHARE	0.25
+/* Hot sites armed together in a hot turn. */
+#define SAMPLER_HOT_PER_TURN	4
 #define MAX_PIDS	256
 
 struct pid_cpu {
@@ -71,7 +77,8 @@ struct sampler {
 	size_t stats_len;
 
 	size_t n;			/* sites known (cookies handed out) */
-	double *load;			/* per site, CPU-s/s when armed */
+	double *x;			/* per site: probe time per native time, when armed */
+	double *load;			/* per site: CPU-s/s it took in the last period */
 	bool *known;
 	uint8_t *armed;			/* the set attached now */
 	uint8_t *next;
@@ -82,6 +89,10 @@ struct sampler {
 	uint64_t start_ns, last_ns;
 	uint64_t rng;
 	bool all_armed;
+	double cum_probe, cum_native;	/* CPU-ns since the warm-up */
+	double target_cpu_ns;		/* the targets' CPU time so far */
+	double turn_cost;		/* share of the target's CPU a hot turn takes */
+	bool hot_turn;			/* the period now running is one */
 	struct sampler_stats st;
 };
 
@@ -115,50 +126,62 @@ static int cmp_load(const void *a, const void *b)
 	return x->load < y->load ? -1 : x->load > y->load;
 }
 
-double sampler_choose(const double *load, const bool *known, size_t n, double max_load,
-		      uint64_t *rng, uint8_t *armed)
+double sampler_choose(const double *x, const bool *known, size_t n, double budget,
+		      double turn_cost, uint64_t *rng, uint8_t *armed, bool *hot_turn)
 {
 	struct by_load *v = calloc(n ? n : 1, sizeof(*v));
-	double cold = 0, hot = 0, sum = 0, p;
+	double cold = 0, rem, q;
 	size_t nv = 0, k;
 
+	*hot_turn = false;
 	if (!v) {
 		memset(armed, 1, n);
 		return INFINITY;
 	}
 	for (size_t i = 0; i < n; i++) {
-		if (!known[i]) {
-			armed[i] = 1;	/* unmeasured: arm it to learn its load */
-			continue;
-		}
-		v[nv++] = (struct by_load){ load[i], i };
+		armed[i] = !known[i];	/* unmeasured: arm it to learn its cost */
+		if (known[i])
+			v[nv++] = (struct by_load){ x[i], i };
 	}
 	qsort(v, nv, sizeof(*v), cmp_load);
-	/* Cold sites: the cheapest, while they fit half the budget.  Free ones always. */
+	/* Cold sites add up: the cheapest stay armed while they fit half the budget. */
 	for (k = 0; k < nv; k++) {
-		if (v[k].load > 0 && cold + v[k].load > max_load / 2)
+		if (v[k].load > 0 && (v[k].load > budget * SAMPLER_HOT_SHARE ||
+				      cold + v[k].load > budget / 2))
 			break;
 		cold += v[k].load;
 		armed[v[k].i] = 1;
 	}
-	for (size_t j = k; j < nv; j++)
-		hot += v[j].load;
-	/* Hot sites take turns: each is armed with the probability that fills the rest. */
-	p = hot > 0 ? (max_load - cold) / hot : 0;
-	if (p > 1)
-		p = 1;
-	if (p < 0)
-		p = 0;
-	sum = cold;
-	for (size_t j = k; j < nv; j++) {
-		double r = (xorshift(rng) >> 11) * (1.0 / 9007199254740992.0);
+	/*
+	 * Hot sites do not add up: one of them is enough to keep its threads in
+	 * traps for the whole period.  So a period is a hot turn, with
+	 * SAMPLER_HOT_PER_TURN random hot sites armed, with the probability q
+	 * that keeps the rest of the budget on average: a turn costs turn_cost
+	 * of the target's CPU time, so overhead q * turn_cost / (1 - q * turn_cost).
+	 */
+	rem = budget - cold;
+	q = rem > 0 && turn_cost > 0 ? rem / (1 + rem) / turn_cost : 0;
+	if (q > 1)
+		q = 1;
+	if (k < nv && (xorshift(rng) >> 11) * (1.0 / 9007199254740992.0) < q) {
+		size_t nhot = nv - k;
 
-		armed[v[j].i] = r < p;
-		if (armed[v[j].i])
-			sum += v[j].load;
+		*hot_turn = true;
+		for (int t = 0; t < SAMPLER_HOT_PER_TURN && nhot; t++) {
+			size_t j = k + xorshift(rng) % nhot;
+			struct by_load tmp = v[j];
+
+			armed[tmp.i] = 1;
+			/* Drawn without replacement: move it out of the hot range. */
+			v[j] = v[k + nhot - 1];
+			v[k + nhot - 1] = tmp;
+			nhot--;
+		}
 	}
 	free(v);
-	return sum;
+	if (k == nv)
+		return cold;
+	return q * turn_cost < 1 ? cold + q * turn_cost / (1 - q * turn_cost) : INFINITY;
 }
 
 int sampler__prepare(struct kcsand_bpf *skel, size_t capacity, bool use_bitmap)
@@ -253,6 +276,7 @@ static int grow(struct sampler *s, size_t n)
 	if (n <= old)
 		return 0;
 #define GROW(p) do { void *q = realloc(p, n * sizeof(*(p))); if (!q) return -ENOMEM; p = q; } while (0)
+	GROW(s->x);
 	GROW(s->load);
 	GROW(s->known);
 	GROW(s->armed);
@@ -261,7 +285,7 @@ static int grow(struct sampler *s, size_t n)
 	GROW(s->prev_ns);
 #undef GROW
 	for (size_t i = old; i < n; i++) {
-		s->load[i] = 0;
+		s->x[i] = s->load[i] = 0;
 		s->known[i] = false;
 		s->armed[i] = 1;	/* objects are attached whole */
 		s->prev_hits[i] = s->prev_ns[i] = 0;
@@ -299,6 +323,7 @@ int sampler__new(struct engine *e, struct kcsand_bpf *skel, size_t capacity, boo
 	s->rng = now_ns() | 1;
 	s->start_ns = s->last_ns = now_ns();
 	s->all_armed = true;
+	s->turn_cost = 1;
 	*out = s;
 	return 0;
 }
@@ -355,12 +380,12 @@ void sampler__tick(struct sampler *s)
 {
 	unsigned int budget = 100, warmup = 0, period = 500;
 	uint64_t now = now_ns(), dt, ticks;
-	double probe = 0, u, native, max_load, est;
+	double probe = 0, u, native, floor_native, est;
 	size_t n = engine__nr_cookies(s->e), armed = 0;
 	long hz = sysconf(_SC_CLK_TCK);
 
 	engine__get_param(s->e, "overhead_budget", &budget);
-	engine__get_param(s->e, "sampler_warmup_ms", &warmup);
+	engine__get_param(s->e, "sampler_warmup_cpu_ms", &warmup);
 	engine__get_param(s->e, "sampler_period_ms", &period);
 	if (now - s->last_ns < (uint64_t)period * 1000000)
 		return;
@@ -380,13 +405,12 @@ void sampler__tick(struct sampler *s)
 			hits += *(volatile const __u64 *)&st->hits;
 			ns += *(volatile const __u64 *)&st->ns;
 		}
+		/* load[] holds this period's cost of armed sites for the moment. */
+		s->load[i] = 0;
 		if (s->armed[i]) {
-			double l = ((hits - s->prev_hits[i]) * s->st.trap_ns + (ns - s->prev_ns[i])) /
-				   dt;
-
-			s->load[i] = s->known[i] ? (s->load[i] + l) / 2 : l;
-			s->known[i] = true;
-			probe += l;
+			s->load[i] = ((hits - s->prev_hits[i]) * s->st.trap_ns +
+				      (ns - s->prev_ns[i])) / dt;
+			probe += s->load[i];
 		}
 		s->prev_hits[i] = hits;
 		s->prev_ns[i] = ns;
@@ -395,24 +419,50 @@ void sampler__tick(struct sampler *s)
 	if (u < probe)
 		u = probe;	/* tick granularity: never less than what the probes took */
 	native = u - probe;
-	s->st.measured_overhead = probe > 0 ? probe / (native > 1e-3 ? native : 1e-3) : 0;
-	s->st.periods++;
+	/* One clock tick is the resolution of /proc/PID/stat: less is noise. */
+	floor_native = hz > 0 ? 1e9 / hz / dt : 0.02;
+	/*
+	 * A site's overhead x = its probe time per unit of the program's own
+	 * work does not depend on which other sites are armed; what it takes
+	 * armed alone follows from it: load = U * x / (1 + x), which is U for a
+	 * site hot enough to saturate its threads.  Take a rise at once, a fall
+	 * halfway: a site found hotter than thought must not keep its turns.
+	 */
+	for (size_t i = 0; i < n && i < s->capacity; i++) {
+		double x;
 
-	if (budget >= 100 || now - s->start_ns < (uint64_t)warmup * 1000000) {
-		memset(s->next, 1, n);
-		est = probe;
-	} else {
-		max_load = u * budget / (100.0 + budget);
-		memset(s->next, 0, n);
-		est = sampler_choose(s->load, s->known, n, max_load, &s->rng, s->next);
+		if (!s->armed[i])
+			continue;
+		x = s->load[i] / (native > floor_native ? native : floor_native);
+		s->x[i] = s->known[i] && x < s->x[i] ? (s->x[i] + x) / 2 : x;
+		s->known[i] = true;
 	}
+	s->st.measured_overhead = probe > 0 ? probe / (native > floor_native ? native : floor_native)
+					    : 0;
+	s->st.periods++;
+	/* What a hot turn costs, as a share of the target's CPU time. */
+	if (s->hot_turn && u > 0)
+		s->turn_cost = (s->turn_cost + (probe / u < 1 ? probe / u : 1)) / 2;
+
+	s->target_cpu_ns += hz > 0 ? (double)ticks / hz * 1e9 : 0;
+	if (budget >= 100 || s->target_cpu_ns < (double)warmup * 1e6) {
+		memset(s->next, 1, n);
+		est = probe / (native > floor_native ? native : floor_native);
+		s->hot_turn = false;
+	} else {
+		s->cum_probe += probe * dt;
+		s->cum_native += native * dt;
+		memset(s->next, 0, n);
+		est = sampler_choose(s->x, s->known, n, budget / 100.0, s->turn_cost, &s->rng,
+				     s->next, &s->hot_turn);
+	}
+	if (s->cum_native > 0)
+		s->st.sampled_overhead = s->cum_probe / s->cum_native;
 	for (size_t i = 0; i < n; i++)
 		armed += s->next[i];
 	s->st.armed = armed;
 	s->st.total = n;
-	s->st.est_overhead = est / (u - est > 1e-3 ? u - est : 1e-3);
-	if (!est)
-		s->st.est_overhead = 0;
+	s->st.est_overhead = est;
 
 	if (sets_differ(s->armed, s->next, n)) {
 		uint64_t t0 = now_ns();
@@ -425,9 +475,10 @@ void sampler__tick(struct sampler *s)
 	}
 	if (kcsand_verbose >= 2)
 		fprintf(stderr, "kcsand: sampler: %zu/%zu sites armed, target %.2f CPUs, probes %.2f, "
-				"overhead %.0f%% measured, %.0f%% estimated, re-attach %.2f ms\n",
-			armed, n, u, probe, s->st.measured_overhead * 100, s->st.est_overhead * 100,
-			s->st.rearm_ms);
+				"overhead %.0f%% this period, %.0f%% since warm-up, %.0f%% expected, "
+				"re-attach %.1f ms\n",
+			armed, n, u, probe, s->st.measured_overhead * 100,
+			s->st.sampled_overhead * 100, s->st.est_overhead * 100, s->st.rearm_ms);
 }
 
 void sampler__get_stats(const struct sampler *s, struct sampler_stats *out)
@@ -445,6 +496,7 @@ void sampler__free(struct sampler *s)
 		return;
 	if (s->stats)
 		munmap((void *)s->stats, s->stats_len);
+	free(s->x);
 	free(s->load);
 	free(s->known);
 	free(s->armed);

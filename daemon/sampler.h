@@ -20,8 +20,9 @@ struct sampler;
 struct sampler_stats {
 	size_t armed;			/* sites armed now */
 	size_t total;			/* sites known */
-	double est_overhead;		/* estimated for the armed set, as a fraction of native time */
+	double est_overhead;		/* expected from the policy, as a fraction of native time */
 	double measured_overhead;	/* over the last period */
+	double sampled_overhead;	/* measured since the warm-up ended */
 	double trap_ns;			/* calibrated cost of a trap with no BPF work */
 	unsigned long periods;
 	unsigned long rearms;
@@ -29,15 +30,18 @@ struct sampler_stats {
 };
 
 /*
- * The pure policy, separate for the unit tests.  load[i] is what site i
- * costs while armed, in CPU-seconds per second; known[i] false means not
- * measured yet (it is armed, to learn).  Sites are sorted by load; the
- * cheapest stay armed while they fit half of max_load, every other site is
- * armed with the probability that fills the rest on average.  Writes
- * armed[] and returns the summed load of the armed set.
+ * The pure policy, separate for the unit tests.  x[i] is site i's overhead
+ * while armed (its probe time per unit of the program's own time); known[i]
+ * false means not measured yet, and the site is armed to learn it.  Cold
+ * sites, each under a quarter of the budget, stay armed while together
+ * they fit half of it.  The others are hot: a hot site keeps its threads in
+ * traps, so hot sites take turns, a few at a time, in a share of the
+ * periods that keeps the overhead within budget given what a turn costs
+ * (turn_cost: its share of the target's CPU time).  Writes armed[] and
+ * *hot_turn, returns the expected overhead.
  */
-double sampler_choose(const double *load, const bool *known, size_t n, double max_load,
-		      uint64_t *rng, uint8_t *armed);
+double sampler_choose(const double *x, const bool *known, size_t n, double budget,
+		      double turn_cost, uint64_t *rng, uint8_t *armed, bool *hot_turn);
 
 /* Before the BPF object is loaded: size the statistics map for capacity sites. */
 int sampler__prepare(struct kcsand_bpf *skel, size_t capacity, bool use_bitmap);

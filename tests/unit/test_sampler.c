@@ -7,70 +7,82 @@
 
 #define N 8
 
-static double armed_load(const double *load, const uint8_t *armed, size_t n)
+static int count(const uint8_t *armed)
 {
-	double s = 0;
+	int c = 0;
 
-	for (size_t i = 0; i < n; i++)
-		s += armed[i] ? load[i] : 0;
-	return s;
+	for (int i = 0; i < N; i++)
+		c += armed[i];
+	return c;
 }
 
 int main(void)
 {
 	TEST(unmeasured_sites_are_armed) {
-		double load[N] = { 0 };
-		bool known[N] = { 0 };
+		double x[N] = { 0 };
+		bool known[N] = { 0 }, turn;
 		uint8_t armed[N] = { 0 };
 		uint64_t rng = 1;
 
-		sampler_choose(load, known, N, 0.0, &rng, armed);
-		for (int i = 0; i < N; i++)
-			ASSERT_EQ(armed[i], 1, "an unmeasured site is armed to learn its load");
+		sampler_choose(x, known, N, 0.1, 1, &rng, armed, &turn);
+		ASSERT_EQ(count(armed), N, "an unmeasured site is armed to learn its cost");
 	}
 	TEST(cold_sites_stay_armed) {
-		double load[N] = { 0, 0, 0.001, 0.002, 5, 5, 5, 5 };
-		bool known[N] = { 1, 1, 1, 1, 1, 1, 1, 1 };
+		double x[N] = { 0, 0, 0.001, 0.002, 50, 50, 50, 50 };
+		bool known[N] = { 1, 1, 1, 1, 1, 1, 1, 1 }, turn;
 		uint64_t rng = 42;
 
 		for (int round = 0; round < 50; round++) {
 			uint8_t armed[N] = { 0 };
 
-			sampler_choose(load, known, N, 0.1, &rng, armed);
+			sampler_choose(x, known, N, 0.1, 1, &rng, armed, &turn);
 			ASSERT_TRUE(armed[0] && armed[1] && armed[2] && armed[3],
 				    "never-hit and rarely-hit sites are armed every period");
 		}
 	}
 	TEST(hot_sites_take_turns_within_budget) {
-		double load[N] = { 1, 1, 1, 1, 1, 1, 1, 1 }, sum = 0;
-		bool known[N] = { 1, 1, 1, 1, 1, 1, 1, 1 };
-		int times[N] = { 0 }, rounds = 4000;
+		double x[N] = { 100, 100, 100, 100, 100, 100, 100, 100 };
+		bool known[N] = { 1, 1, 1, 1, 1, 1, 1, 1 }, turn;
+		int times[N] = { 0 }, rounds = 10000, turns = 0;
 		uint64_t rng = 7;
 
 		for (int round = 0; round < rounds; round++) {
 			uint8_t armed[N] = { 0 };
 
-			sum += sampler_choose(load, known, N, 0.8, &rng, armed);
-			ASSERT_EQ(sum, sum, "load is a number");
+			sampler_choose(x, known, N, 0.1, 1, &rng, armed, &turn);
+			ASSERT_EQ(count(armed), turn ? 4 : 0, "a hot turn arms four hot sites");
+			turns += turn;
 			for (int i = 0; i < N; i++)
 				times[i] += armed[i];
-			ASSERT_TRUE(armed_load(load, armed, N) <= N, "sanity");
 		}
-		/* 0.8 of 8 units: each site armed a tenth of the time, on average. */
-		ASSERT_TRUE(sum / rounds > 0.7 && sum / rounds < 0.9, "average load near the budget");
+		/* 10%: a turn in 1/11 of the periods keeps probes at 10% of native time. */
+		ASSERT_TRUE(turns > rounds * 0.08 && turns < rounds * 0.10, "turns within budget");
 		for (int i = 0; i < N; i++)
-			ASSERT_TRUE(times[i] > rounds / 20 && times[i] < rounds / 6,
+			ASSERT_TRUE(times[i] > turns / 3 && times[i] < turns * 2 / 3,
 				    "every hot site gets its turn");
 	}
+	TEST(cheaper_turns_come_more_often) {
+		double x[N] = { 100, 100, 100, 100, 100, 100, 100, 100 };
+		bool known[N] = { 1, 1, 1, 1, 1, 1, 1, 1 }, turn;
+		int turns = 0;
+		uint64_t rng = 9;
+
+		for (int round = 0; round < 10000; round++) {
+			uint8_t armed[N] = { 0 };
+
+			sampler_choose(x, known, N, 0.1, 0.5, &rng, armed, &turn);
+			turns += turn;
+		}
+		ASSERT_TRUE(turns > 1650 && turns < 1980, "a turn costing half the CPU: twice as often");
+	}
 	TEST(everything_fits) {
-		double load[N] = { 0.01, 0.01, 0.01, 0.01, 0.01, 0.01, 0.01, 0.01 };
-		bool known[N] = { 1, 1, 1, 1, 1, 1, 1, 1 };
+		double x[N] = { 0.001, 0.001, 0.001, 0.001, 0.001, 0.001, 0.001, 0.001 };
+		bool known[N] = { 1, 1, 1, 1, 1, 1, 1, 1 }, turn;
 		uint8_t armed[N] = { 0 };
 		uint64_t rng = 3;
 
-		sampler_choose(load, known, N, 1.0, &rng, armed);
-		for (int i = 0; i < N; i++)
-			ASSERT_EQ(armed[i], 1, "a budget larger than the total arms all");
+		sampler_choose(x, known, N, 1.0, 1, &rng, armed, &turn);
+		ASSERT_EQ(count(armed), N, "a budget larger than the total arms all");
 	}
 	return test_summary();
 }
