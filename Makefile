@@ -35,7 +35,7 @@ LIB	 := $(OUT)/libkcsand.a
 
 DEPS_STAMP := $(OUT)/.deps-ok
 
-.PHONY: all deps check unit scenario-tests demo bench vmlinux clean format lint
+.PHONY: all deps check unit scenario-tests demo bench bench-programs vmlinux clean format lint
 
 all: $(DEPS_STAMP) $(OUT)/kcsand $(OUT)/kcsanctl
 
@@ -104,8 +104,24 @@ $(OUT)/bench/reattach: bench/reattach.c $(SKELS) $(LIB)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $< $(LIB) $(LDLIBS) -o $@
 
-bench: all $(OUT)/bench/hotloop $(OUT)/bench/empty_probe $(OUT)/bench/reattach
-	bench/run.sh $(OUT)
+$(OUT)/bench/hashtable: bench/hashtable.c
+	@mkdir -p $(@D)
+	$(CC) -O1 -g -fno-omit-frame-pointer -pthread $< -o $@
+$(OUT)/bench/hashtable-tsan: bench/hashtable.c
+	@mkdir -p $(@D)
+	$(CC) -O1 -g -fno-omit-frame-pointer -pthread -fsanitize=thread $< -o $@
+
+BENCH_PROGS := $(OUT)/bench/hotloop $(OUT)/bench/empty_probe $(OUT)/bench/reattach \
+	       $(OUT)/bench/hashtable $(OUT)/bench/hashtable-tsan
+bench-programs: all scenario-programs $(BENCH_PROGS)
+
+# Every benchmark, each printing its own table (docs/PERFORMANCE.md).
+bench: bench-programs
+	bench/p1-hit-cost.sh $(OUT)
+	bench/p2-slowdown.sh $(OUT)
+	bench/p3-first-report.sh $(OUT)
+	bench/p4-attach.sh $(OUT)
+	bench/p5-rss.sh $(OUT)
 
 vmlinux:
 	$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > vmlinux.h

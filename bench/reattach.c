@@ -82,7 +82,7 @@ int main(int argc, char **argv)
 	child = fork();
 	if (child == 0) {
 		raise(SIGSTOP);
-		execl(argv[4], argv[4], "wait", NULL);
+		execl(argv[4], argv[4], "30", NULL);
 		_exit(127);
 	}
 	waitpid(child, NULL, WUNTRACED);
