@@ -4,6 +4,7 @@
  * watchpoint slots, the counters and the parameters as globals.
  *
  *  - uprobe/uprobe.multi: one hit per probed user memory instruction;
+ *  - perf_event: a hardware watchpoint trapped (bpf/hwbp.bpf.h);
  *  - sched tracepoints: keep the set of traced processes (the target and
  *    its descendants) so that other processes running the same binary are
  *    ignored.
@@ -15,6 +16,7 @@
 #include "kcsand.h"
 #include "engine.bpf.h"
 #include "sampler.bpf.h"
+#include "hwbp.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -62,6 +64,15 @@ SEC("uprobe")
 int kcsand_uprobe(struct pt_regs *ctx)
 {
 	return on_user_access(ctx);
+}
+
+/* A hardware watchpoint's trap in a target thread (perf breakpoint event, cookie = slot). */
+SEC("perf_event")
+int kcsand_hwbp(struct bpf_perf_event_data *ctx)
+{
+	if (!traced())
+		return 0;
+	return kcsand_hw_access(ctx, 1);
 }
 
 SEC("tp_btf/sched_process_fork")
