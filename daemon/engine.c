@@ -11,6 +11,7 @@
 #include "engine.h"
 #include "dedup.h"
 #include "report.h"
+#include "hwbp.h"
 #include "sampler.h"
 #include "symbolize.h"
 #include "uprobe_multi.h"
@@ -50,6 +51,7 @@ struct engine {
 	struct symbolizer *sym;
 	struct dedup *dedup;
 	struct sampler *sampler;	/* after attach */
+	struct hwbp *hw;		/* after load */
 	char system[160];
 
 	double decode_ms;		/* for -v and the bench */
@@ -432,9 +434,16 @@ static int on_event(void *ctx, void *data, size_t len)
 {
 	struct engine *e = ctx;
 	const struct kcsand_report *rec = data;
+	struct kcsand_report paired;
 
-	if (len < sizeof(*rec) || rec->type != KCSAND_REC_REPORT)
+	/* A hardware watchpoint's trap: a report once paired with its escalation. */
+	if (len >= sizeof(struct kcsand_hw_access) && rec->type == KCSAND_REC_HW_ACCESS) {
+		if (!hwbp__pair(e->hw, data, &paired))
+			return 0;
+		rec = &paired;
+	} else if (len < sizeof(*rec) || rec->type != KCSAND_REC_REPORT) {
 		return 0;
+	}
 	if (e->nr_queued == e->cap_queued) {
 		size_t cap = e->cap_queued ? e->cap_queued * 2 : 16;
 		struct kcsand_report *q = realloc(e->queue, cap * sizeof(*q));
@@ -491,6 +500,9 @@ int engine__load(struct engine *e)
 			strerror(-err));
 		return err;
 	}
+	err = hwbp__new(skel, &e->hw);
+	if (err)
+		return err;
 	e->rb = ring_buffer__new(bpf_map__fd(skel->maps.events), on_event, e, NULL);
 	if (!e->rb) {
 		err = -errno;
@@ -598,6 +610,8 @@ static void process_report(struct engine *e, const struct kcsand_report *r)
 	symbolize_side(e, &r->this, &v.this);
 	if (r->has_other)
 		symbolize_side(e, &r->other, &v.other);
+	else
+		hwbp__escalate(e->hw, r);	/* catch the unknown writer next time */
 
 	if (r->has_other && r->value_change == KCSAND_VALUE_CHANGE_MAYBE &&
 	    e->opts.report_value_change_only && !rcu_exempt(v.this.func)) {
@@ -631,6 +645,7 @@ int engine__poll(struct engine *e, int timeout_ms)
 	e->nr_queued = 0;
 	if (e->sampler)
 		sampler__tick(e->sampler);
+	hwbp__tick(e->hw);
 	return err < 0 ? err : 0;
 }
 
@@ -678,6 +693,11 @@ uint64_t engine__hits(const struct engine *e)
 			sum += v[i].hits;
 	free(v);
 	return sum;
+}
+
+int engine__watch(struct engine *e, pid_t pid, const char *path, const char *spec)
+{
+	return e->hw ? hwbp__watch(e->hw, pid, path, spec) : -EINVAL;
 }
 
 size_t engine__nr_cookies(const struct engine *e)
@@ -788,6 +808,16 @@ void engine__print_summary(struct engine *e, FILE *out)
 		fprintf(out, " armed_sites: %zu/%zu estimated_overhead: %.0f%%", st.armed, st.total,
 			st.est_overhead * 100);
 	}
+	if (e->hw) {
+		struct hwbp_stats hs;
+
+		hwbp__get_stats(e->hw, &hs);
+		fprintf(out, " hw_watchpoints_armed: %lu hw_traps: %llu hw_consumed: %llu "
+			"hw_watchers: %llu hw_pairs: %lu hw_no_slot: %lu hw_unarmable: %lu "
+			"hw_open_failed: %lu", hs.armed, (unsigned long long)hs.traps,
+			(unsigned long long)hs.consumed, (unsigned long long)hs.watchers, hs.pairs,
+			hs.no_slot, hs.unarmable, hs.open_failed);
+	}
 	fputc('\n', out);
 }
 
@@ -796,6 +826,7 @@ void engine__free(struct engine *e)
 	if (!e)
 		return;
 	sampler__free(e->sampler);
+	hwbp__free(e->hw);
 	ring_buffer__free(e->rb);
 	for (size_t i = 0; i < e->nr_objs; i++) {
 		detach_object(&e->objs[i]);

@@ -86,6 +86,13 @@ void engine__counters(const struct engine *e, uint64_t out[KCSAND_CTR_COUNT]);
 uint64_t engine__hits(const struct engine *e);
 /* Sites currently probed. */
 size_t engine__nr_sites(const struct engine *e);
+/*
+ * Watch a variable of pid with a hardware watchpoint for the rest of the run
+ * and report every conflicting pair of accesses to it, probed or not.  spec
+ * is SYMBOL[:LEN] (an object in the ELF file path) or ADDRESS[:LEN].
+ * -EAGAIN: path is not mapped in pid yet (call again after its exec).
+ */
+int engine__watch(struct engine *e, pid_t pid, const char *path, const char *spec);
 /* Cookies handed out so far: the site index space, removed objects included. */
 size_t engine__nr_cookies(const struct engine *e);
 /*
