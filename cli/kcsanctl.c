@@ -44,6 +44,9 @@ static void run_help(FILE *out)
 		"                        hit rates, so that probes add at most PCT%% to PROG's\n"
 		"                        own time after %u CPU-ms of warm-up (default %u; 100: all)\n"
 		"  --object PATH         also probe this shared object (repeatable)\n"
+		"  --watch SYM|ADDR[:LEN] watch this variable of PROG with a hardware watchpoint\n"
+		"                        and report every conflicting pair of accesses to it,\n"
+		"                        probed or not (repeatable, up to 4 debug registers)\n"
 		"  --param NAME=VALUE    set any parameter (repeatable; --param help lists them)\n"
 		"  --json                one JSON object per report instead of KCSAN's text\n"
 		"  --halt-on-error       stop PROG at the first report (exit status 66)\n"
@@ -84,10 +87,33 @@ static char *resolve_prog(const char *prog)
 	return NULL;
 }
 
+/*
+ * --watch needs the program's own mapping, so it is armed once the child has
+ * exec'd: the program runs unwatched for the first moments (the time to
+ * see the new mapping, typically well under a millisecond).
+ */
+static int watch_after_exec(struct engine *e, pid_t child, const char *prog,
+			    const char *const *watches, int n)
+{
+	for (int i = 0; i < n; i++) {
+		int err, tries = 0;
+
+		while ((err = engine__watch(e, child, prog, watches[i])) == -EAGAIN && tries++ < 5000)
+			usleep(200);
+		if (err) {
+			if (err == -EAGAIN)
+				fprintf(stderr, "kcsanctl: run: --watch %s: %s never showed up in %d\n",
+					watches[i], prog, child);
+			return err;
+		}
+	}
+	return 0;
+}
+
 static int cmd_run(int argc, char **argv)
 {
 	enum { OPT_SKIP = 256, OPT_UDELAY, OPT_FUNCS, OPT_OBJECT, OPT_PARAM, OPT_JSON, OPT_HALT, OPT_PER_SITE,
-	       OPT_BUDGET };
+	       OPT_BUDGET, OPT_WATCH };
 	static const struct option longopts[] = {
 		{ "skip-watch", required_argument, NULL, OPT_SKIP },
 		{ "udelay-task", required_argument, NULL, OPT_UDELAY },
@@ -98,13 +124,15 @@ static int cmd_run(int argc, char **argv)
 		{ "halt-on-error", no_argument, NULL, OPT_HALT },
 		{ "per-site-links", no_argument, NULL, OPT_PER_SITE },
 		{ "overhead-budget", required_argument, NULL, OPT_BUDGET },
+		{ "watch", required_argument, NULL, OPT_WATCH },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{},
 	};
 	struct engine_opts o;
 	struct engine *e = NULL;
-	const char *objects[16];
+	const char *objects[16], *watches[KCSAND_HW_SLOTS];
+	int nr_watches = 0;
 	int nr_objects = 0, opt, gate[2] = { -1, -1 }, status = 0, ret = EXIT_USAGE;
 	char *prog = NULL;
 	pid_t child = -1;
@@ -154,6 +182,14 @@ static int cmd_run(int argc, char **argv)
 		case OPT_BUDGET:
 			if (engine_opts__set(&o, "overhead_budget", optarg))
 				return EXIT_USAGE;
+			break;
+		case OPT_WATCH:
+			if (nr_watches == KCSAND_HW_SLOTS) {
+				fprintf(stderr, "kcsanctl: run: at most %d --watch (debug registers)\n",
+					KCSAND_HW_SLOTS);
+				return EXIT_USAGE;
+			}
+			watches[nr_watches++] = optarg;
 			break;
 		case 'v':
 			o.verbose++;
@@ -237,6 +273,11 @@ static int cmd_run(int argc, char **argv)
 	}
 	close(gate[1]);
 	gate[1] = -1;
+	if (nr_watches && watch_after_exec(e, child, prog, watches, nr_watches)) {
+		kill(child, SIGKILL);
+		waitpid(child, NULL, 0);
+		goto out;
+	}
 
 	for (;;) {
 		pid_t w;
