@@ -13,7 +13,7 @@
 # Usage: bench/p2-slowdown.sh [BUILD_DIR]   (root; make bench-programs builds what it needs)
 # Peak RSS is what wait4 reports for the whole process tree: for kcsand, the larger of
 # kcsanctl and the program.
-# Environment: P2_OPS (operations per thread, default 300,000,000: ~30 s natively here),
+# Environment: P2_OPS (operations per thread, default 300,000,000: 27-50 s natively here),
 # P2_TIMEOUT (seconds per slow run, default 120), BENCH_REPS (default 1).
 set -uo pipefail
 B=${1:-build}

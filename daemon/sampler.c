@@ -59,8 +59,15 @@ extern int kcsand_verbose;
 #define CALIB_CALLS	500
 /* A site whose overhead alone is above this share of the budget is hot: it takes turns. */
 #define SAMPLER_HOT_SHARE	0.25
-/* Hot sites armed together in a hot turn. */
-#define SAMPLER_HOT_PER_TURN	4
+/*
+ * Hot sites armed together in a hot turn.  A turn costs about the same with
+ * one hot site as with several (any one keeps its threads in traps), but
+ * the fewer are armed, the faster the unprobed code around them runs, and
+ * the likelier a watcher sees another thread change its value: on
+ * bench/hashtable, turns of 8 sites found no race in 30 s where turns of 2
+ * found it in both runs tried.
+ */
+#define SAMPLER_HOT_PER_TURN	2
 #define MAX_PIDS	256
 
 struct pid_cpu {

@@ -50,7 +50,7 @@ int main(void)
 			uint8_t armed[N] = { 0 };
 
 			sampler_choose(x, known, N, 0.1, 1, &rng, armed, &turn);
-			ASSERT_EQ(count(armed), turn ? 4 : 0, "a hot turn arms four hot sites");
+			ASSERT_EQ(count(armed), turn ? 2 : 0, "a hot turn arms two hot sites");
 			turns += turn;
 			for (int i = 0; i < N; i++)
 				times[i] += armed[i];
@@ -58,8 +58,8 @@ int main(void)
 		/* 10%: a turn in 1/11 of the periods keeps probes at 10% of native time. */
 		ASSERT_TRUE(turns > rounds * 0.08 && turns < rounds * 0.10, "turns within budget");
 		for (int i = 0; i < N; i++)
-			ASSERT_TRUE(times[i] > turns / 3 && times[i] < turns * 2 / 3,
-				    "every hot site gets its turn");
+			ASSERT_TRUE(times[i] > turns / 6 && times[i] < turns / 3,
+				    "every hot site gets its turn, a quarter of them");
 	}
 	TEST(cheaper_turns_come_more_often) {
 		double x[N] = { 100, 100, 100, 100, 100, 100, 100, 100 };
