@@ -98,8 +98,12 @@ static int watch_after_exec(struct engine *e, pid_t child, const char *prog,
 	for (int i = 0; i < n; i++) {
 		int err, tries = 0;
 
-		while ((err = engine__watch(e, child, prog, watches[i])) == -EAGAIN && tries++ < 5000)
+		for (;;) {
+			err = engine__watch(e, child, prog, watches[i]);
+			if (err != -EAGAIN || tries++ == 5000)
+				break;
 			usleep(200);
+		}
 		if (err) {
 			if (err == -EAGAIN)
 				fprintf(stderr, "kcsanctl: run: --watch %s: %s never showed up in %d\n",

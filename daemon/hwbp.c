@@ -443,7 +443,9 @@ static int resolve_symbol(pid_t pid, const char *path, const char *name, uint64_
 		GElf_Shdr sh;
 		Elf_Data *data;
 
-		if (!gelf_getshdr(scn, &sh) || (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM))
+		if (!gelf_getshdr(scn, &sh))
+			continue;
+		if (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM)
 			continue;
 		data = elf_getdata(scn, NULL);
 		for (size_t k = 0; data && sh.sh_entsize && k < sh.sh_size / sh.sh_entsize; k++) {

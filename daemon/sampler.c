@@ -282,7 +282,13 @@ static int grow(struct sampler *s, size_t n)
 
 	if (n <= old)
 		return 0;
-#define GROW(p) do { void *q = realloc(p, n * sizeof(*(p))); if (!q) return -ENOMEM; p = q; } while (0)
+#define GROW(p)                                          \
+	do {                                             \
+		void *q = realloc(p, n * sizeof(*(p)));  \
+		if (!q)                                  \
+			return -ENOMEM;                  \
+		p = q;                                   \
+	} while (0)
 	GROW(s->x);
 	GROW(s->load);
 	GROW(s->known);
@@ -314,8 +320,8 @@ int sampler__new(struct engine *e, struct kcsand_bpf *skel, size_t capacity, boo
 	s->skel = skel;
 	s->capacity = capacity;
 	s->nr_cpus = libbpf_num_possible_cpus();
-	s->stats_len = ((size_t)s->nr_cpus * capacity * sizeof(struct kcsand_site_stat) + page - 1) &
-		       ~(page - 1);
+	s->stats_len = (size_t)s->nr_cpus * capacity * sizeof(struct kcsand_site_stat);
+	s->stats_len = (s->stats_len + page - 1) & ~(page - 1);
 	m = mmap(NULL, s->stats_len, PROT_READ, MAP_SHARED, bpf_map__fd(skel->maps.site_stats), 0);
 	if (m == MAP_FAILED) {
 		int err = -errno;
@@ -357,7 +363,10 @@ static uint64_t target_ticks_delta(struct sampler *s)
 			continue;
 		p = fgets(buf, sizeof(buf), f) ? strrchr(buf, ')') : NULL;
 		fclose(f);
-		/* After "comm)": state ppid pgrp session tty tpgid flags minflt cminflt majflt cmajflt utime stime */
+		/*
+		 * After "comm)": state ppid pgrp session tty tpgid flags minflt
+		 * cminflt majflt cmajflt utime stime
+		 */
 		if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &ut,
 				 &st) != 2)
 			continue;
@@ -430,10 +439,11 @@ void sampler__tick(struct sampler *s)
 	floor_native = hz > 0 ? 1e9 / hz / dt : 0.02;
 	/*
 	 * A site's overhead x = its probe time per unit of the program's own
-	 * work does not depend on which other sites are armed; what it takes
-	 * armed alone follows from it: load = U * x / (1 + x), which is U for a
-	 * site hot enough to saturate its threads.  Take a rise at once, a fall
-	 * halfway: a site found hotter than thought must not keep its turns.
+	 * work does not depend on which other sites are armed.  When probes
+	 * take nearly all the time, the program's own time is below the tick
+	 * resolution and x comes out low, but far above the hot threshold,
+	 * which is all the policy needs.  Take a rise at once, a fall halfway:
+	 * a site found hotter than thought must not stay cold.
 	 */
 	for (size_t i = 0; i < n && i < s->capacity; i++) {
 		double x;
@@ -444,8 +454,7 @@ void sampler__tick(struct sampler *s)
 		s->x[i] = s->known[i] && x < s->x[i] ? (s->x[i] + x) / 2 : x;
 		s->known[i] = true;
 	}
-	s->st.measured_overhead = probe > 0 ? probe / (native > floor_native ? native : floor_native)
-					    : 0;
+	s->st.measured_overhead = probe / (native > floor_native ? native : floor_native);
 	s->st.periods++;
 	/* What a hot turn costs, as a share of the target's CPU time. */
 	if (s->hot_turn && u > 0)

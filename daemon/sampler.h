@@ -20,7 +20,7 @@ struct sampler;
 struct sampler_stats {
 	size_t armed;			/* sites armed now */
 	size_t total;			/* sites known */
-	double est_overhead;		/* expected from the policy, as a fraction of native time */
+	double est_overhead;		/* expected from the policy, a fraction of native time */
 	double measured_overhead;	/* over the last period */
 	double sampled_overhead;	/* measured since the warm-up ended */
 	double trap_ns;			/* calibrated cost of a trap with no BPF work */
