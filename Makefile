@@ -88,7 +88,8 @@ check: all
 	@$(MAKE) --no-print-directory unit
 	@$(MAKE) --no-print-directory scenario-tests
 
-# Benchmarks (bench/run.sh prints the ratios measured in one run).
+# Benchmarks: one script per question in bench/, each printing ratios measured in one run
+# (docs/PERFORMANCE.md).
 $(OUT)/bench/%.bpf.o: bench/%.bpf.c vmlinux.h | $(DEPS_STAMP)
 	@mkdir -p $(@D)
 	$(CLANG) $(BPF_CFLAGS) -c $< -o $@
