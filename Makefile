@@ -40,8 +40,8 @@ DEPS_STAMP := $(OUT)/.deps-ok
 # Keep the BPF objects and skeletons: make would delete them as intermediates.
 .SECONDARY: $(BPF_OBJS) $(SKELS)
 
-.PHONY: all deps check unit scenario-tests vm-tests demo bench vmlinux clean format lint install \
-	uninstall
+.PHONY: all deps check unit scenario-tests vm-tests demo bench bench-programs vmlinux clean format \
+	lint install uninstall
 
 all: $(DEPS_STAMP) $(OUT)/kcsand $(OUT)/kcsanctl
 
@@ -106,7 +106,8 @@ vm-tests: all
 	tests/vm/kernel-scenarios.sh
 	tests/vm/core-kernel.sh
 
-# Benchmarks (bench/run.sh prints the ratios measured in one run).
+# Benchmarks: one script per question in bench/, each printing ratios measured in one run
+# (docs/PERFORMANCE.md).
 $(OUT)/bench/%.bpf.o: bench/%.bpf.c vmlinux.h | $(DEPS_STAMP)
 	@mkdir -p $(@D)
 	$(CLANG) $(BPF_CFLAGS) -c $< -o $@
@@ -118,8 +119,28 @@ $(OUT)/bench/hotloop: bench/hotloop.c
 $(OUT)/bench/empty_probe: bench/empty_probe.c $(OUT)/bench/empty.skel.h $(LIB)
 	$(CC) $(CFLAGS) -I$(OUT)/bench $< $(LIB) $(LDLIBS) -o $@
 
-bench: all $(OUT)/bench/hotloop $(OUT)/bench/empty_probe
-	bench/run.sh $(OUT)
+$(OUT)/bench/reattach: bench/reattach.c $(SKELS) $(LIB)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $< $(LIB) $(LDLIBS) -o $@
+
+$(OUT)/bench/hashtable: bench/hashtable.c
+	@mkdir -p $(@D)
+	$(CC) -O1 -g -fno-omit-frame-pointer -pthread $< -o $@
+$(OUT)/bench/hashtable-tsan: bench/hashtable.c
+	@mkdir -p $(@D)
+	$(CC) -O1 -g -fno-omit-frame-pointer -pthread -fsanitize=thread $< -o $@
+
+BENCH_PROGS := $(OUT)/bench/hotloop $(OUT)/bench/empty_probe $(OUT)/bench/reattach \
+	       $(OUT)/bench/hashtable $(OUT)/bench/hashtable-tsan
+bench-programs: all scenario-programs $(BENCH_PROGS)
+
+# Every benchmark, each printing its own table (docs/PERFORMANCE.md).
+bench: bench-programs
+	bench/p1-hit-cost.sh $(OUT)
+	bench/p2-slowdown.sh $(OUT)
+	bench/p3-first-report.sh $(OUT)
+	bench/p4-attach.sh $(OUT)
+	bench/p5-rss.sh $(OUT)
 
 # Style: clang-format (.clang-format) and cppcheck over the user-space sources.
 C_SOURCES = $(wildcard daemon/*.c daemon/*.h cli/*.c cli/*.h include/*.h tests/unit/*.c \

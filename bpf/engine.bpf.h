@@ -154,6 +154,7 @@ struct hit {
 	__u32 type;
 	__u32 in_interrupt;
 	int user;
+	__u8 acc_flags;		/* KCSAND_ACC_*, for the record */
 };
 
 /*
@@ -197,6 +198,7 @@ static __always_inline void fill_access(const struct hit *h, struct kcsand_acces
 	acc->size = h->size;
 	acc->type = h->type;
 	acc->ctx = h->in_interrupt ? KCSAND_CTX_INTERRUPT : KCSAND_CTX_TASK;
+	acc->flags = h->acc_flags;
 	bpf_get_current_comm(acc->comm, sizeof(acc->comm));
 	n = bpf_get_stack(h->ctx, acc->stack, sizeof(acc->stack), h->user ? BPF_F_USER_STACK : 0);
 	acc->nr_frames = n < 0 ? (__s32)n : (__s32)((__u64)n / 8);
@@ -482,6 +484,7 @@ static __always_inline int kcsand_check_access(void *ctx, struct pt_regs *regs, 
 	h.type = site_access_type(site);
 	h.in_interrupt = in_interrupt;
 	h.user = user;
+	h.acc_flags = 0;
 
 	if (find_watchpoint(&h, &slot, &wp))
 		found_watchpoint(&h, slot, wp);

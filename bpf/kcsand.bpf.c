@@ -4,6 +4,7 @@
  * watchpoint slots, the counters and the parameters as globals.
  *
  *  - uprobe/uprobe.multi: one hit per probed user memory instruction;
+ *  - perf_event: a hardware watchpoint trapped (bpf/hwbp.bpf.h);
  *  - sched tracepoints: keep the set of traced processes (the target and
  *    its descendants) so that other processes running the same binary are
  *    ignored.
@@ -14,6 +15,8 @@
 #include <bpf/bpf_core_read.h>
 #include "kcsand.h"
 #include "engine.bpf.h"
+#include "sampler.bpf.h"
+#include "hwbp.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -38,9 +41,15 @@ static __always_inline int traced(void)
  */
 static __always_inline int on_user_access(struct pt_regs *ctx)
 {
-	if (!traced())
+	__u32 site = (__u32)bpf_get_attach_cookie(ctx);
+	__u64 t0;
+
+	if (!traced() || !sampler_site_armed(site))
 		return 0;
-	return kcsand_check_access(ctx, ctx, (__u32)bpf_get_attach_cookie(ctx), ctx->ip, 1, 0);
+	t0 = bpf_ktime_get_ns();
+	kcsand_check_access(ctx, ctx, site, ctx->ip, 1, 0);
+	sampler_account(site, t0);
+	return 0;
 }
 
 /* Attached through one uprobe_multi link (expected_attach_type set before load). */
@@ -104,6 +113,15 @@ int kcsand_kprobe(struct pt_regs *ctx)
 {
 	return kcsand_check_access(ctx, ctx, (__u32)bpf_get_attach_cookie(ctx), ctx->ip - 1, 0,
 				   interrupted_context());
+}
+
+/* A hardware watchpoint's trap in a target thread (perf breakpoint event, cookie = slot). */
+SEC("perf_event")
+int kcsand_hwbp(struct bpf_perf_event_data *ctx)
+{
+	if (!traced())
+		return 0;
+	return kcsand_hw_access(ctx, 1);
 }
 
 SEC("tp_btf/sched_process_fork")

@@ -44,7 +44,13 @@ void run_help(FILE *out)
 		"                        kernel mode %u)\n"
 		"  --udelay-task US      stall of a watcher, in µs (default %u; kernel mode %u)\n"
 		"  --functions GLOB,...  probe only the functions matching these globs\n"
+		"  --overhead-budget PCT arm a random subset of the sites, readjusted from their\n"
+		"                        hit rates, so that probes add at most PCT%% to PROG's\n"
+		"                        own time after %u CPU-ms of warm-up (default %u; 100: all)\n"
 		"  --object PATH         also probe this shared object (repeatable)\n"
+		"  --watch SYM|ADDR[:LEN] watch this variable of PROG with a hardware watchpoint\n"
+		"                        and report every conflicting pair of accesses to it,\n"
+		"                        probed or not (repeatable, up to 4 debug registers)\n"
 		"  --param NAME=VALUE    set any parameter (repeatable; --param help lists them)\n"
 		"  --json                one JSON object per report instead of KCSAN's text\n"
 		"  --output FILE         write reports to FILE ('-': stdout) instead of stderr\n"
@@ -58,11 +64,11 @@ void run_help(FILE *out)
 		"  --probe SPEC          kernel functions to probe (repeatable, with --kernel)\n"
 		"  --duration S          kernel mode without CMD: watch for S seconds\n"
 		"  --kernel-debug PATH   a vmlinux or NAME.ko with DWARF: file:line in kernel\n"
-		"                        frames (default: /usr/lib/debug/boot/vmlinux-RELEASE)\n"
+		"                        frames (Debian: /usr/lib/debug/boot/vmlinux-RELEASE)\n"
 		"  -v, --verbose         what is decoded and attached, every site, plain or\n"
 		"                        marked and why (twice: what marked it; libbpf debug)\n",
 		USER_DEFAULT_SKIP_WATCH, KERNEL_DEFAULT_SKIP_WATCH, USER_DEFAULT_UDELAY_TASK,
-		KERNEL_DEFAULT_UDELAY_TASK);
+		KERNEL_DEFAULT_UDELAY_TASK, DEFAULT_SAMPLER_WARMUP_CPU_MS, DEFAULT_OVERHEAD_BUDGET);
 }
 
 static volatile sig_atomic_t got_signal;
@@ -95,6 +101,33 @@ static char *resolve_prog(const char *prog)
 	return NULL;
 }
 
+/*
+ * --watch needs the program's own mapping, so it is armed once the child has
+ * exec'd: the program runs unwatched for the first moments (the time to
+ * see the new mapping, typically well under a millisecond).
+ */
+static int watch_after_exec(struct engine *e, pid_t child, const char *prog,
+			    const char *const *watches, int n)
+{
+	for (int i = 0; i < n; i++) {
+		int err, tries = 0;
+
+		for (;;) {
+			err = engine__watch(e, child, prog, watches[i]);
+			if (err != -EAGAIN || tries++ == 5000)
+				break;
+			usleep(200);
+		}
+		if (err) {
+			if (err == -EAGAIN)
+				fprintf(stderr, "kcsanctl: run: --watch %s: %s never showed up in %d\n",
+					watches[i], prog, child);
+			return err;
+		}
+	}
+	return 0;
+}
+
 struct run_args {
 	struct engine_opts o;
 	const char *objects[MAX_OBJECTS];
@@ -103,6 +136,8 @@ struct run_args {
 	int nr_probes;
 	const char *kernel_debug[MAX_OBJECTS];
 	size_t nr_kernel_debug;
+	const char *watches[KCSAND_HW_SLOTS];
+	int nr_watches;
 	bool skip_set, udelay_set;
 	bool halt;
 	double duration;
@@ -114,7 +149,7 @@ static int parse_args(int argc, char **argv, struct run_args *a)
 	enum {
 		OPT_SKIP = 256, OPT_UDELAY, OPT_FUNCS, OPT_OBJECT, OPT_PARAM, OPT_JSON, OPT_HALT,
 		OPT_PER_SITE, OPT_KERNEL, OPT_PROBE, OPT_DURATION, OPT_OUTPUT, OPT_MARKS,
-		OPT_SOURCE_DIR, OPT_KERNEL_DEBUG,
+		OPT_SOURCE_DIR, OPT_KERNEL_DEBUG, OPT_BUDGET, OPT_WATCH,
 	};
 	static const struct option longopts[] = {
 		{ "skip-watch", required_argument, NULL, OPT_SKIP },
@@ -132,6 +167,8 @@ static int parse_args(int argc, char **argv, struct run_args *a)
 		{ "marks", required_argument, NULL, OPT_MARKS },
 		{ "source-dir", required_argument, NULL, OPT_SOURCE_DIR },
 		{ "kernel-debug", required_argument, NULL, OPT_KERNEL_DEBUG },
+		{ "overhead-budget", required_argument, NULL, OPT_BUDGET },
+		{ "watch", required_argument, NULL, OPT_WATCH },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{},
@@ -213,6 +250,18 @@ static int parse_args(int argc, char **argv, struct run_args *a)
 		case OPT_SOURCE_DIR:
 			a->o.source_dir = optarg;
 			break;
+		case OPT_BUDGET:
+			if (engine_opts__set(&a->o, "overhead_budget", optarg))
+				return -1;
+			break;
+		case OPT_WATCH:
+			if (a->nr_watches == KCSAND_HW_SLOTS) {
+				fprintf(stderr, "kcsanctl: run: at most %d --watch (debug registers)\n",
+					KCSAND_HW_SLOTS);
+				return -1;
+			}
+			a->watches[a->nr_watches++] = optarg;
+			break;
 		case OPT_KERNEL_DEBUG:
 			if (a->nr_kernel_debug == MAX_OBJECTS) {
 				fprintf(stderr, "kcsanctl: run: at most %d --kernel-debug\n",
@@ -243,9 +292,9 @@ static int parse_args(int argc, char **argv, struct run_args *a)
 			fprintf(stderr, "kcsanctl: run: --kernel needs at least one --probe SPEC\n");
 			return -1;
 		}
-		if (a->nr_objects || a->o.functions) {
-			fprintf(stderr, "kcsanctl: run: --object and --functions are for user mode; "
-					"use --probe with --kernel\n");
+		if (a->nr_objects || a->o.functions || a->nr_watches) {
+			fprintf(stderr, "kcsanctl: run: --object, --functions and --watch are for user "
+					"mode; use --probe with --kernel\n");
 			return -1;
 		}
 		if (optind >= argc && !a->duration) {
@@ -399,6 +448,11 @@ int cmd_run(int argc, char **argv)
 		}
 		close(gate);
 		gate = -1;
+	}
+	if (a.nr_watches && watch_after_exec(e, child, prog, a.watches, a.nr_watches)) {
+		kill(child, SIGKILL);
+		waitpid(child, NULL, 0);
+		goto out;
 	}
 	if (a.duration)
 		deadline = now_s() + a.duration;

@@ -15,6 +15,8 @@
 #include "ktarget.h"
 #include "mark.h"
 #include "report.h"
+#include "hwbp.h"
+#include "sampler.h"
 #include "symbolize.h"
 #include "uprobe_multi.h"
 #include "kcsand.skel.h"
@@ -57,6 +59,8 @@ struct engine {
 	struct ksyms *ksyms;		/* kernel mode */
 	struct mark_rules *marks;	/* --marks, or NULL */
 	struct dedup *dedup;
+	struct sampler *sampler;	/* after attach */
+	struct hwbp *hw;		/* after load */
 	char system[160];
 
 	double decode_ms;		/* for -v and the bench */
@@ -86,13 +90,19 @@ void engine_opts__init(struct engine_opts *o)
 	o->report_value_change_only = true;
 	o->report_once_in_ms = DEFAULT_REPORT_ONCE_IN_MS;
 	o->max_sites = DEFAULT_MAX_SITES;
+	o->overhead_budget = DEFAULT_OVERHEAD_BUDGET;
+	o->sampler_warmup_cpu_ms = DEFAULT_SAMPLER_WARMUP_CPU_MS;
+	o->sampler_period_ms = DEFAULT_SAMPLER_PERIOD_MS;
 	o->out = stderr;
 }
 
 /* Store a parsed value where the parameter lives. */
 static void param_store(const struct param_desc *p, unsigned int v, struct kcsand_params *bpf,
-			bool *value_change_only, unsigned int *once_ms)
+			struct engine_opts *o)
 {
+	bool *value_change_only = &o->report_value_change_only;
+	unsigned int *once_ms = &o->report_once_in_ms;
+
 	switch (p->home) {
 	case PARAM_BPF:
 		/* A volatile store: after load, bpf points into the mmapped .data. */
@@ -103,6 +113,9 @@ static void param_store(const struct param_desc *p, unsigned int v, struct kcsan
 		break;
 	case PARAM_REPORT_ONCE_IN_MS:
 		*once_ms = v;
+		break;
+	case PARAM_OPTS:
+		*(unsigned int *)((char *)o + p->offset) = v;
 		break;
 	}
 }
@@ -118,7 +131,7 @@ int engine_opts__set(struct engine_opts *o, const char *name, const char *value)
 	}
 	if (param_parse(p, value, &v))
 		return -EINVAL;
-	param_store(p, v, &o->params, &o->report_value_change_only, &o->report_once_in_ms);
+	param_store(p, v, &o->params, o);
 	return 0;
 }
 
@@ -146,8 +159,7 @@ int engine__set_param(struct engine *e, const char *name, const char *value)
 	}
 	if (param_parse(p, value, &v))
 		return -EINVAL;
-	param_store(p, v, e->skel ? &e->skel->data->params : &e->opts.params,
-		    &e->opts.report_value_change_only, &e->opts.report_once_in_ms);
+	param_store(p, v, e->skel ? &e->skel->data->params : &e->opts.params, &e->opts);
 	return 0;
 }
 
@@ -167,6 +179,9 @@ int engine__get_param(const struct engine *e, const char *name, unsigned int *va
 		break;
 	case PARAM_REPORT_ONCE_IN_MS:
 		*value = e->opts.report_once_in_ms;
+		break;
+	case PARAM_OPTS:
+		*value = *(const unsigned int *)((const char *)&e->opts + p->offset);
 		break;
 	}
 	return 0;
@@ -614,9 +629,16 @@ static int on_event(void *ctx, void *data, size_t len)
 {
 	struct engine *e = ctx;
 	const struct kcsand_report *rec = data;
+	struct kcsand_report paired;
 
-	if (len < sizeof(*rec) || rec->type != KCSAND_REC_REPORT)
+	/* A hardware watchpoint's trap: a report once paired with its escalation. */
+	if (len >= sizeof(struct kcsand_hw_access) && rec->type == KCSAND_REC_HW_ACCESS) {
+		if (!hwbp__pair(e->hw, data, &paired))
+			return 0;
+		rec = &paired;
+	} else if (len < sizeof(*rec) || rec->type != KCSAND_REC_REPORT) {
 		return 0;
+	}
 	if (e->nr_queued == e->cap_queued) {
 		size_t cap = e->cap_queued ? e->cap_queued * 2 : 16;
 		struct kcsand_report *q = realloc(e->queue, cap * sizeof(*q));
@@ -648,6 +670,11 @@ int engine__load(struct engine *e)
 		e->capacity = 1;
 	bpf_map__set_max_entries(skel->maps.sites, e->capacity);
 	skel->data->params = e->opts.params;
+	err = sampler__prepare(skel, e->capacity, false);
+	if (err) {
+		fprintf(stderr, "kcsand: cannot size the site statistics: %s\n", strerror(-err));
+		return err;
+	}
 	if (e->opts.kernel) {
 		bpf_program__set_autoload(skel->progs.kcsand_uprobe, false);
 		bpf_program__set_autoload(skel->progs.kcsand_uprobe_multi, false);
@@ -673,6 +700,9 @@ int engine__load(struct engine *e)
 			strerror(-err));
 		return err;
 	}
+	err = hwbp__new(skel, &e->hw);
+	if (err)
+		return err;
 	e->rb = ring_buffer__new(bpf_map__fd(skel->maps.events), on_event, e, NULL);
 	if (!e->rb) {
 		err = -errno;
@@ -702,6 +732,13 @@ int engine__attach(struct engine *e)
 		fprintf(stderr, "kcsand: decoded %zu sites in %.1f ms, attached them in %.1f ms (%s)\n",
 			engine__nr_sites(e), e->decode_ms, (now_ns() - t0) / 1e6,
 			e->opts.kernel ? "kprobes" : e->multi ? "uprobe_multi" : "per-site uprobes");
+	/*
+	 * The sampler re-attaches uprobe_multi links; kprobes detach far too
+	 * slowly for that (docs/kernel-mode.md), so kernel mode keeps every site.
+	 */
+	if (!e->sampler && !e->opts.kernel &&
+	    sampler__new(e, e->skel, e->capacity, e->multi, &e->sampler))
+		fprintf(stderr, "kcsand: sampler: off, every site stays armed\n");
 	return 0;
 }
 
@@ -726,14 +763,13 @@ int engine__remove_pid(struct engine *e, pid_t pid)
 }
 
 /*
- * The debug file for a kernel symbol's module (NULL: vmlinux): given with
- * --kernel-debug (NAME.ko, or a vmlinux), else Debian's vmlinux-dbg place.
+ * The debug file for a kernel symbol's module (NULL: vmlinux), given with
+ * --kernel-debug (NAME.ko, or a vmlinux).  Only what the user names: a
+ * Debian vmlinux-dbg is 5.6 GB of DWARF, which is slow to open in a small
+ * guest, so it is not picked up behind the user's back.
  */
 static const char *kernel_debug_file(const struct engine *e, const char *module)
 {
-	static char dflt[256];
-	struct utsname u;
-
 	for (size_t i = 0; i < e->opts.nr_kernel_debug; i++) {
 		const char *p = e->opts.kernel_debug[i], *base = strrchr(p, '/');
 		size_t len;
@@ -751,10 +787,7 @@ static const char *kernel_debug_file(const struct engine *e, const char *module)
 		return p;
 next:;
 	}
-	if (module || uname(&u))
-		return NULL;
-	snprintf(dflt, sizeof(dflt), "/usr/lib/debug/boot/vmlinux-%s", u.release);
-	return access(dflt, R_OK) ? NULL : dflt;
+	return NULL;
 }
 
 /* Kernel frames as KCSAN prints them: "func+0xoff/0xsize [module]". */
@@ -866,6 +899,13 @@ static void process_report(struct engine *e, const struct kcsand_report *r)
 	symbolize_side(e, &r->this, &v.this);
 	if (r->has_other)
 		symbolize_side(e, &r->other, &v.other);
+	else if (!e->opts.kernel)
+		/*
+		 * Catch the unknown writer next time.  Escalation arms breakpoints
+		 * per thread of a user process; kernel mode would need one per CPU
+		 * (not done yet: docs/PERFORMANCE.md).
+		 */
+		hwbp__escalate(e->hw, r);
 
 	if (r->has_other && r->value_change == KCSAND_VALUE_CHANGE_MAYBE &&
 	    e->opts.report_value_change_only && !rcu_exempt(v.this.func)) {
@@ -905,6 +945,9 @@ int engine__poll(struct engine *e, int timeout_ms)
 	for (size_t i = 0; i < e->nr_queued; i++)
 		process_report(e, &e->queue[i]);
 	e->nr_queued = 0;
+	if (e->sampler)
+		sampler__tick(e->sampler);
+	hwbp__tick(e->hw);
 	return err < 0 ? err : 0;
 }
 
@@ -990,6 +1033,100 @@ uint64_t engine__hits(const struct engine *e)
 	return sum;
 }
 
+int engine__watch(struct engine *e, pid_t pid, const char *path, const char *spec)
+{
+	return e->hw ? hwbp__watch(e->hw, pid, path, spec) : -EINVAL;
+}
+
+size_t engine__nr_cookies(const struct engine *e)
+{
+	return e->nr_cookies;
+}
+
+static int rearm_multi(struct engine *e, struct eobj *eo, const uint8_t *armed)
+{
+	const struct target_obj *o = eo->obj;
+	size_t n = 0;
+	__u64 *offs = calloc(o->sites.n, sizeof(*offs));
+	__u64 *cookies = calloc(o->sites.n, sizeof(*cookies));
+	int fd = -1, err = 0;
+
+	if (!offs || !cookies) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (size_t i = 0; i < o->sites.n; i++) {
+		if (!armed[eo->first + i])
+			continue;
+		offs[n] = probe_off(&o->sites.v[i]);
+		cookies[n++] = eo->first + i;
+	}
+	/* No site armed: no link at all, an empty one is EINVAL. */
+	if (n) {
+		fd = uprobe_multi_attach(bpf_program__fd(e->skel->progs.kcsand_uprobe_multi),
+					 o->path, offs, cookies, n, 0);
+		if (fd < 0) {
+			err = fd;
+			fprintf(stderr, "kcsand: cannot re-attach %zu uprobes to %s: %s\n", n, o->path,
+				strerror(-err));
+			goto out;
+		}
+	}
+	if (eo->link_fd >= 0)
+		close(eo->link_fd);
+	eo->link_fd = fd;
+out:
+	free(offs);
+	free(cookies);
+	return err;
+}
+
+static int rearm_per_site(struct engine *e, struct eobj *eo, const uint8_t *armed)
+{
+	const struct target_obj *o = eo->obj;
+
+	for (size_t i = 0; i < eo->nr_links; i++) {
+		bool want = armed[eo->first + i];
+
+		if (!want && eo->links[i]) {
+			bpf_link__destroy(eo->links[i]);
+			eo->links[i] = NULL;
+		} else if (want && !eo->links[i]) {
+			LIBBPF_OPTS(bpf_uprobe_opts, uo, .bpf_cookie = eo->first + i);
+
+			eo->links[i] = bpf_program__attach_uprobe_opts(e->skel->progs.kcsand_uprobe,
+								       -1, o->path,
+								       probe_off(&o->sites.v[i]),
+								       &uo);
+			if (!eo->links[i])
+				return -errno;
+		}
+	}
+	return 0;
+}
+
+int engine__rearm(struct engine *e, const uint8_t *armed)
+{
+	int err = 0;
+
+	for (size_t i = 0; i < e->nr_objs && !err; i++) {
+		struct eobj *eo = &e->objs[i];
+
+		if (!eo->attached || eo->removed)
+			continue;
+		err = e->multi ? rearm_multi(e, eo, armed) : rearm_per_site(e, eo, armed);
+	}
+	return err;
+}
+
+int engine__sampler_stats(const struct engine *e, struct sampler_stats *out)
+{
+	if (!e->sampler)
+		return -ENOENT;
+	sampler__get_stats(e->sampler, out);
+	return 0;
+}
+
 void engine__print_summary(struct engine *e, FILE *out)
 {
 	uint64_t c[KCSAND_CTR_COUNT];
@@ -1000,14 +1137,34 @@ void engine__print_summary(struct engine *e, FILE *out)
 		(unsigned long long)engine__hits(e));
 	for (int i = 0; i < KCSAND_CTR_COUNT; i++)
 		fprintf(out, " %s: %llu", counter_name(i), (unsigned long long)c[i]);
-	fprintf(out, " suppressed_duplicates: %lu suppressed_no_value_change: %lu\n",
+	fprintf(out, " suppressed_duplicates: %lu suppressed_no_value_change: %lu",
 		e->suppressed_dedup, e->suppressed_no_change);
+	if (e->sampler) {
+		struct sampler_stats st;
+
+		sampler__get_stats(e->sampler, &st);
+		fprintf(out, " armed_sites: %zu/%zu estimated_overhead: %.0f%%", st.armed, st.total,
+			st.est_overhead * 100);
+	}
+	if (e->hw) {
+		struct hwbp_stats hs;
+
+		hwbp__get_stats(e->hw, &hs);
+		fprintf(out, " hw_watchpoints_armed: %lu hw_traps: %llu hw_consumed: %llu "
+			"hw_watchers: %llu hw_pairs: %lu hw_no_slot: %lu hw_unarmable: %lu "
+			"hw_open_failed: %lu", hs.armed, (unsigned long long)hs.traps,
+			(unsigned long long)hs.consumed, (unsigned long long)hs.watchers, hs.pairs,
+			hs.no_slot, hs.unarmable, hs.open_failed);
+	}
+	fputc('\n', out);
 }
 
 void engine__free(struct engine *e)
 {
 	if (!e)
 		return;
+	sampler__free(e->sampler);
+	hwbp__free(e->hw);
 	ring_buffer__free(e->rb);
 	for (size_t i = 0; i < e->nr_objs; i++) {
 		detach_object(&e->objs[i]);

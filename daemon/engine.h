@@ -29,6 +29,15 @@
 #define KERNEL_DEFAULT_UDELAY_TASK	80u
 /* Site-table capacity: 24 bytes a site in BPF; objects added later share it. */
 #define DEFAULT_MAX_SITES		65536u
+/*
+ * Site sampler defaults (daemon/sampler.c): probes may add 10% to the
+ * program's own CPU time once it has run 6 CPU-seconds with every site
+ * armed (3 s for two busy threads): the test scenarios report well within
+ * that (bench/p3-first-report.sh).
+ */
+#define DEFAULT_OVERHEAD_BUDGET		10u
+#define DEFAULT_SAMPLER_WARMUP_CPU_MS	6000u
+#define DEFAULT_SAMPLER_PERIOD_MS	100u
 
 struct report_view;
 
@@ -57,6 +66,10 @@ struct engine_opts {
 	bool (*filter)(void *ctx, const struct report_view *v);
 	void (*sink)(void *ctx, const struct report_view *v);
 	void *hook_ctx;
+	/* Site sampler (live through --param; PARAM_OPTS reads them as unsigned int). */
+	unsigned int overhead_budget;	/* % of native time; 100 arms every site */
+	unsigned int sampler_warmup_cpu_ms;
+	unsigned int sampler_period_ms;
 };
 
 struct engine;
@@ -119,6 +132,23 @@ void engine__counters(const struct engine *e, uint64_t out[KCSAND_CTR_COUNT]);
 uint64_t engine__hits(const struct engine *e);
 /* Sites currently probed. */
 size_t engine__nr_sites(const struct engine *e);
+/*
+ * Watch a variable of pid with a hardware watchpoint for the rest of the run
+ * and report every conflicting pair of accesses to it, probed or not.  spec
+ * is SYMBOL[:LEN] (an object in the ELF file path) or ADDRESS[:LEN].
+ * -EAGAIN: path is not mapped in pid yet (call again after its exec).
+ */
+int engine__watch(struct engine *e, pid_t pid, const char *path, const char *spec);
+/* Cookies handed out so far: the site index space, removed objects included. */
+size_t engine__nr_cookies(const struct engine *e);
+/*
+ * Attach only the sites whose armed[cookie] is set (the site sampler), with
+ * the same cookies; the new links are in place before the old ones go.
+ */
+int engine__rearm(struct engine *e, const uint8_t *armed);
+struct sampler_stats;
+/* The site sampler's armed/total sites and overhead estimate; -ENOENT before attach. */
+int engine__sampler_stats(const struct engine *e, struct sampler_stats *out);
 /* One line of counters, for the end of a run. */
 void engine__print_summary(struct engine *e, FILE *out);
 /* The ring buffer's epoll fd, for a caller's own poll loop; -1 before load. */

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "params.h"
+#include "engine.h"
 
 static const struct param_desc params_table[] = {
 #define P(n, lo, hi, h) { #n, PARAM_BPF, offsetof(struct kcsand_params, n), lo, hi, h }
@@ -27,6 +28,12 @@ static const struct param_desc params_table[] = {
 	  "report a race only when the watched value changed" },
 	{ "report_once_in_ms", PARAM_REPORT_ONCE_IN_MS, 0, 0, 3600000,
 	  "print one report per pair of functions per interval" },
+#define O(n, lo, hi, h) { #n, PARAM_OPTS, offsetof(struct engine_opts, n), lo, hi, h }
+	O(overhead_budget, 1, 100, "site sampler: % of native time probes may add (100: arm all)"),
+	O(sampler_warmup_cpu_ms, 0, 3600000,
+	  "site sampler: CPU time (ms) the targets run with every site armed first"),
+	O(sampler_period_ms, 50, 60000, "site sampler: ms between two readjustments"),
+#undef O
 };
 
 const struct param_desc *params_all(size_t *n)

@@ -93,6 +93,19 @@ int report_print_text(const struct report_view *v, FILE *out)
 				me->size * 2, old, me->size * 2, new);
 		}
 	}
+	/*
+	 * kcsand's one addition to the layout, in the footer where parsers of
+	 * KCSAN's reports do not look: a side seen by a debug register trapped
+	 * after its access, so its first frame is the next instruction.
+	 */
+	for (int i = 0; i < 2; i++) {
+		const struct kcsand_access *a = i ? me : (r->has_other ? &r->other : NULL);
+
+		if (a && (a->flags & KCSAND_ACC_HWBP))
+			fprintf(out, "\nhardware watchpoint: the %s by task %u was seen by a debug "
+				     "register, after it executed\n",
+				report_access_type(a->type), a->tid);
+	}
 	fprintf(out, "\nReported by Kernel Concurrency Sanitizer on:\n");
 	fprintf(out, "CPU: %u PID: %u Comm: %.16s %s\n", me->cpu, me->pid, me->comm,
 		v->system ? v->system : "kcsand " KCSAND_VERSION);
@@ -131,6 +144,8 @@ static void json_access(FILE *out, const struct report_side *s)
 	json_print_string(out, a->comm);
 	fprintf(out, ",\"function\":");
 	json_print_string(out, s->func);
+	if (a->flags & KCSAND_ACC_HWBP)
+		fprintf(out, ",\"hw_watchpoint\":true");
 	fprintf(out, ",\"stack\":[");
 	for (int i = 0; i < s->nr_frames; i++) {
 		if (i)

@@ -295,6 +295,8 @@ static unsigned int default_value(const struct param_desc *p)
 		return d.report_value_change_only;
 	case PARAM_REPORT_ONCE_IN_MS:
 		return d.report_once_in_ms;
+	case PARAM_OPTS:
+		return *(const unsigned int *)((const char *)&d + p->offset);
 	}
 	return 0;
 }

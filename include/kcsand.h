@@ -77,6 +77,9 @@ struct kcsand_site {
 #define KCSAND_ACCESS_COMPOUND	(1u << 1)	/* read-modify-write */
 #define KCSAND_ACCESS_ATOMIC	(1u << 2)	/* marked */
 
+/* How the access was seen (struct kcsand_access::flags). */
+#define KCSAND_ACC_HWBP		(1u << 0)	/* trapped by a hardware watchpoint, after the access */
+
 /* Where the access ran. */
 #define KCSAND_CTX_TASK		0
 #define KCSAND_CTX_INTERRUPT	1
@@ -93,7 +96,8 @@ struct kcsand_access {
 	__u32 size;
 	__u8 type;		/* KCSAND_ACCESS_* */
 	__u8 ctx;		/* KCSAND_CTX_* */
-	__u16 __pad0;
+	__u8 flags;		/* KCSAND_ACC_* */
+	__u8 __pad0;
 	__s32 nr_frames;	/* entries in stack[], or a negative errno */
 	__u32 __pad1;
 	char comm[KCSAND_TASK_COMM_LEN];
@@ -103,6 +107,7 @@ struct kcsand_access {
 /* Ring-buffer record types. */
 enum kcsand_rec_type {
 	KCSAND_REC_REPORT = 1,
+	KCSAND_REC_HW_ACCESS = 2,	/* struct kcsand_hw_access */
 };
 
 /*
@@ -176,6 +181,51 @@ struct kcsand_params {
 	__u32 trace_all;		/* every process hitting a probe, not just the targets */
 	__u32 stall_budget_us;		/* per CPU and second; 0: unlimited */
 	__u32 __pad;
+};
+
+/*
+ * Per-site statistics for the site sampler, one per (CPU, site): the BPF
+ * side adds without atomics because a CPU only ever writes its own entries
+ * (index cpu * capacity + site), and the daemon reads them through an mmap.
+ */
+struct kcsand_site_stat {
+	__u64 hits;
+	__u64 ns;		/* time spent in the BPF program, stalls included */
+};
+
+/* Hardware watchpoints: x86 has four debug registers. */
+#define KCSAND_HW_SLOTS		4
+/* struct kcsand_access::site of a trapped access: slot i is KCSAND_HW_SITE_BASE + i. */
+#define KCSAND_HW_SITE_BASE	0xfffffff0u
+
+/* What a hardware watchpoint slot is for (struct kcsand_hw_slot::mode). */
+enum kcsand_hw_mode {
+	KCSAND_HW_OFF = 0,
+	KCSAND_HW_ESCALATION = 1,	/* after a race of unknown origin: find the writer */
+	KCSAND_HW_WATCH = 2,		/* kcsanctl watch: every conflicting pair */
+};
+
+/* A slot as the daemon arms it (BPF array hw_slots, indexed by the perf link's cookie). */
+struct kcsand_hw_slot {
+	__u64 addr;
+	__u32 len;		/* 1, 2, 4 or 8 */
+	__u32 mode;		/* enum kcsand_hw_mode */
+	__u32 gen;		/* bumped at every re-arm: stale traps are dropped */
+	__u32 __pad;
+};
+
+/*
+ * A trap on an escalation slot that found no soft watchpoint to consume:
+ * the accessor's side, paired by the daemon with the watcher side of the
+ * race of unknown origin that armed the slot.
+ */
+struct kcsand_hw_access {
+	__u32 type;		/* KCSAND_REC_HW_ACCESS */
+	__u32 slot;
+	__u32 gen;
+	__u32 value_valid;
+	__u64 value[KCSAND_MAX_ACCESS / 8];	/* after the access */
+	struct kcsand_access acc;
 };
 
 #ifndef __VMLINUX_H__

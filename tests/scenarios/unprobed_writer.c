@@ -70,3 +70,10 @@ int main(void)
 }
 
 /* kcsand-test: name=unprobed_writer args="--halt-on-error --functions reader*,pace" iters=2000000 expect=report title_re="^data-race in reader\+0x[0-9a-f]+/0x[0-9a-f]+$" funcs="reader" access="^race at unknown origin, with read to 0x[0-9a-f]+ of 4 bytes by task [0-9]+ on cpu [0-9]+:$" value_changed=yes */
+
+/*
+ * Escalation: without --halt-on-error the run goes on after the report of
+ * unknown origin, kcsand arms a hardware watchpoint on x, and the writer's
+ * next store is reported with both stacks.
+ */
+/* kcsand-test: name=unprobed_writer_escalation args="--functions reader*,pace" expect=report title="data-race in reader / writer" funcs="reader writer" access="^write to 0x[0-9a-f]+ of 4 bytes by task [0-9]+ on cpu [0-9]+:$" access="^read to 0x[0-9a-f]+ of 4 bytes by task [0-9]+ on cpu [0-9]+:$" access="^hardware watchpoint: the write by task [0-9]+ was seen by a debug register, after it executed$" value_changed=yes */

@@ -1,0 +1,104 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# P2: slowdown of a CPU-bound multithreaded workload with one real race
+# (bench/hashtable.c), every configuration measured in this one run,
+# interleaved when BENCH_REPS > 1:
+#   native | kcsand at the default budget | kcsand with every site armed |
+#   gcc -fsanitize=thread | valgrind --tool=helgrind | valgrind --tool=drd
+# Prints wall-time and peak-RSS ratios to native, whether each found the race
+# and when its first report came.  Target: default budget <= 1.3x native with
+# the race found within 30 s.
+#
+# Usage: bench/p2-slowdown.sh [BUILD_DIR]   (root; make bench-programs builds what it needs)
+# Peak RSS is what wait4 reports for the whole process tree: for kcsand, the larger of
+# kcsanctl and the program.
+# Environment: P2_OPS (operations per thread, default 300,000,000: 27-50 s natively here),
+# P2_TIMEOUT (seconds per slow run, default 120), BENCH_REPS (default 1).
+set -uo pipefail
+B=${1:-build}
+OPS=${P2_OPS:-300000000}
+TIMEOUT=${P2_TIMEOUT:-120}
+REPS=${BENCH_REPS:-1}
+HT=$B/bench/hashtable
+HT_TSAN=$B/bench/hashtable-tsan
+
+[ "$(id -u)" = 0 ] || { echo "p2: must run as root (uprobes, BPF)" >&2; exit 2; }
+for f in "$B/kcsanctl" "$HT" "$HT_TSAN"; do
+	[ -x "$f" ] || { echo "p2: $f missing: run 'make bench-programs'" >&2; exit 2; }
+done
+command -v valgrind >/dev/null || echo "p2: valgrind not installed: helgrind and drd skipped" >&2
+
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+# run NAME PATTERN CMD...: wall seconds, peak RSS (KiB, of the whole process
+# tree as wait4 reports it), seconds to the first line matching PATTERN.
+declare -A WALL RSS FIRST STATUS
+run() {
+	local name=$1 pat=$2 t0 t1 first rc
+	shift 2
+	t0=$EPOCHREALTIME
+	/usr/bin/time -f '%M' -o "$tmp/rss" timeout -k 5 "$TIMEOUT" "$@" \
+		>/dev/null 2>"$tmp/err" &
+	local pid=$!
+	first=
+	while kill -0 "$pid" 2>/dev/null; do
+		if [[ -z $first ]] && grep -qE "$pat" "$tmp/err" 2>/dev/null; then
+			first=$EPOCHREALTIME
+		fi
+		sleep 0.1
+	done
+	wait "$pid"
+	rc=$?
+	t1=$EPOCHREALTIME
+	if [[ -z $first ]] && grep -qE "$pat" "$tmp/err"; then
+		first=$t1
+	fi
+	WALL[$name]+=" $(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", b - a }')"
+	RSS[$name]+=" $(tail -1 "$tmp/rss" 2>/dev/null | grep -E '^[0-9]+$' || echo 0)"
+	if [[ -n $first ]]; then
+		FIRST[$name]+=" $(awk -v a="$t0" -v b="$first" 'BEGIN { printf "%.1f", b - a }')"
+	else
+		FIRST[$name]+=" -"
+	fi
+	[[ $rc == 124 || $rc == 137 ]] && STATUS[$name]="timeout"
+	cp "$tmp/err" "$tmp/$name.err"
+}
+
+median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
+
+CONFIGS=(native kcsand-default kcsand-all tsan helgrind drd)
+for ((r = 0; r < REPS; r++)); do
+	run native 'x^' "$HT" "$OPS"
+	run kcsand-default '^BUG: KCSAN: ' "$B/kcsanctl" run -- "$HT" "$OPS"
+	run kcsand-all '^BUG: KCSAN: ' "$B/kcsanctl" run --overhead-budget 100 -- "$HT" "$OPS"
+	run tsan 'WARNING: ThreadSanitizer: data race' env TSAN_OPTIONS=halt_on_error=0 \
+		"$HT_TSAN" "$OPS"
+	if command -v valgrind >/dev/null; then
+		run helgrind 'Possible data race' valgrind --tool=helgrind "$HT" "$OPS"
+		run drd 'Conflicting (load|store)' valgrind --tool=drd "$HT" "$OPS"
+	fi
+done
+
+n_wall=$(echo "${WALL[native]}" | median)
+n_rss=$(echo "${RSS[native]}" | median)
+printf 'P2: hash table, 2 threads x %d operations, one unlocked read of a bucket count\n' "$OPS"
+printf '  %-16s %9s %9s %9s %9s  %s\n' config "wall s" "x native" "RSS MiB" "x native" \
+	"race found (first report after)"
+for c in "${CONFIGS[@]}"; do
+	[[ -n ${WALL[$c]-} ]] || continue
+	w=$(echo "${WALL[$c]}" | median)
+	m=$(echo "${RSS[$c]}" | median)
+	f=$(echo "${FIRST[$c]}" | tr ' ' '\n' | grep -v '^$' | head -1)
+	found="no"
+	[[ $f != - ]] && found="yes ($f s)"
+	[[ $c == native ]] && found="-"
+	more=""
+	[[ ${STATUS[$c]-} == timeout ]] && more=" (killed at ${TIMEOUT} s: ratio is a lower bound)"
+	awk -v c="$c" -v w="$w" -v nw="$n_wall" -v m="$m" -v nm="$n_rss" -v f="$found" -v x="$more" \
+		'BEGIN { printf "  %-16s %9.1f %9.2f %9.1f %9.2f  %s%s\n", c, w, w / nw, m / 1024,
+			 m / nm, f, x }'
+done
+echo "  target: kcsand-default <= 1.30x native, race found within 30 s"
+grep -h 'armed_sites' "$tmp/kcsand-default.err" | sed -E 's/.*(armed_sites: [^ ]+ estimated_overhead: [^ ]+).*/  kcsand-default at exit: \1/' || true

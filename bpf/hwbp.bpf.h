@@ -1,0 +1,145 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * Hardware watchpoints: a perf breakpoint event (PERF_TYPE_BREAKPOINT) per
+ * target thread, this program attached, the link's cookie naming one of the
+ * KCSAND_HW_SLOTS slots the daemon arms (daemon/hwbp.c).
+ *
+ * x86 debug registers trap after the access: the value is already written
+ * and regs->ip is the next instruction, so the accessor's stack is the
+ * trap's and the report says so.  A trap is an access like a probe hit: it
+ * first looks for a soft watchpoint to consume (the probed watcher then
+ * reports both stacks), so a race whose other side is not probed is still
+ * seen.  Beyond that:
+ *
+ *  - ESCALATION (a race of unknown origin armed the slot; write-only
+ *    breakpoint): the access is sent to the daemon, which pairs it with the
+ *    watcher side of the unknown-origin report it kept.
+ *  - WATCH (kcsanctl run --watch; read-write breakpoint): DataCollider's
+ *    scheme.  Every skip_watch-th trap becomes a watcher: it arms a soft
+ *    watchpoint and stalls, with its access done and its thread held, so
+ *    an access from another thread in that window, probed or trapped, is a
+ *    race.  Reads and writes are told apart by the value: unchanged since
+ *    the previous trap means a read (a write of the same value counts as
+ *    one).
+ */
+#ifndef KCSAND_HWBP_BPF_H
+#define KCSAND_HWBP_BPF_H
+
+/* Armed by the daemon; gen changes at every re-arm. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, KCSAND_HW_SLOTS);
+	__type(key, __u32);
+	__type(value, struct kcsand_hw_slot);
+} hw_slots SEC(".maps");
+
+/* Last value seen at each slot's address (set by the daemon when it arms). */
+__u64 hw_last_value[KCSAND_HW_SLOTS];
+/* ktime of the last record sent per slot: a hot writer must not flood the ring. */
+__u64 hw_last_emit[KCSAND_HW_SLOTS];
+
+/* kcsand's own hardware-watchpoint counters (.bss, read by the daemon). */
+enum hw_counter {
+	HW_CTR_TRAPS,
+	HW_CTR_CONSUMED,	/* a trap consumed a soft watchpoint */
+	HW_CTR_SENT,		/* escalation accesses sent to the daemon */
+	HW_CTR_WATCHERS,	/* watch traps that set a watchpoint */
+	HW_CTR_COUNT,
+};
+__u64 hw_counters[HW_CTR_COUNT];
+
+/*
+ * What a trapped access looks like to the engine: a frame-pointer walk, and
+ * when the trap stopped on a ret (an access at the end of a frameless leaf
+ * function, as in most getters and setters) the return address at [rsp],
+ * which the walk would skip.
+ */
+const struct kcsand_site hw_site = { .ra_off = -1, .scale = 1 };
+const struct kcsand_site hw_site_at_ret = { .ra_off = 0, .scale = 1 };
+
+/* Escalation records per slot are at least this far apart. */
+#define HW_EMIT_INTERVAL_NS	(1000 * 1000)
+
+static __always_inline void hw_count(enum hw_counter c)
+{
+	if (c < HW_CTR_COUNT)
+		__sync_fetch_and_add(&hw_counters[c], 1);
+}
+
+static __always_inline void hw_send(const struct hit *h, __u32 slot, __u32 gen, __u64 old,
+				    const __u64 *cur)
+{
+	struct kcsand_hw_access *rec;
+	__u64 now = bpf_ktime_get_ns();
+	__u64 *last = &hw_last_emit[slot & (KCSAND_HW_SLOTS - 1)];
+
+	if (now - *(volatile __u64 *)last < HW_EMIT_INTERVAL_NS)
+		return;
+	*last = now;
+	rec = bpf_ringbuf_reserve(&events, sizeof(*rec), 0);
+	if (!rec) {
+		counter_add(KCSAND_CTR_RECORDS_DROPPED, 1);
+		return;
+	}
+	rec->type = KCSAND_REC_HW_ACCESS;
+	rec->slot = slot;
+	rec->gen = gen;
+	rec->value_valid = 1;
+	rec->value[0] = cur[0];
+	rec->value[1] = old;
+	rec->value[2] = 0;
+	rec->value[3] = 0;
+	fill_access(h, &rec->acc);
+	bpf_ringbuf_submit(rec, 0);
+	hw_count(HW_CTR_SENT);
+}
+
+static __always_inline int kcsand_hw_access(struct bpf_perf_event_data *ctx, int user)
+{
+	__u32 slot = (__u32)bpf_get_attach_cookie(ctx) & (KCSAND_HW_SLOTS - 1), wslot, zero = 0;
+	struct kcsand_hw_slot *hs = bpf_map_lookup_elem(&hw_slots, &slot);
+	struct kcsand_cpu_state *cs;
+	__u64 cur[4], old, wp;
+	struct hit h;
+	__u8 insn = 0;
+
+	if (!hs || hs->mode == KCSAND_HW_OFF || !PARAM(enabled))
+		return 0;
+	hw_count(HW_CTR_TRAPS);
+	if (user)
+		bpf_probe_read_user(&insn, 1, (void *)ctx->regs.ip);
+	h.ctx = ctx;
+	h.regs = &ctx->regs;
+	h.site = insn == 0xc3 ? &hw_site_at_ret : &hw_site;
+	h.site_idx = KCSAND_HW_SITE_BASE + slot;
+	h.ip = ctx->regs.ip;
+	h.addr = hs->addr;
+	h.size = hs->len;
+	h.in_interrupt = 0;
+	h.user = user;
+	h.acc_flags = KCSAND_ACC_HWBP;
+	if (sample_value(&h, cur))
+		return 0;
+	old = __sync_lock_test_and_set(&hw_last_value[slot & (KCSAND_HW_SLOTS - 1)], cur[0]);
+	/* A write-only breakpoint traps on writes; otherwise a changed value tells one. */
+	h.type = hs->mode == KCSAND_HW_ESCALATION || old != cur[0] ? KCSAND_ACCESS_WRITE : 0;
+
+	if (find_watchpoint(&h, &wslot, &wp)) {
+		found_watchpoint(&h, wslot, wp);
+		hw_count(HW_CTR_CONSUMED);
+		return 0;
+	}
+	if (hs->mode == KCSAND_HW_ESCALATION) {
+		hw_send(&h, slot, hs->gen, old, cur);
+		return 0;
+	}
+	cs = bpf_map_lookup_elem(&cpu_state, &zero);
+	h.cs = cs;
+	if (cs && should_watch(&h, cs)) {
+		hw_count(HW_CTR_WATCHERS);
+		setup_watchpoint(&h);
+	}
+	return 0;
+}
+
+#endif

@@ -1,0 +1,69 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * The BPF half of the site sampler (daemon/sampler.c): per-site hit counts
+ * and time, and an armed bitmap for probes that stay attached.
+ *
+ * In user mode a site that is not armed is not attached at all: the trap
+ * is the cost (~28 µs a hit on the development VM, the BPF program a few
+ * hundred ns of it), so only detaching makes a site free, and re-creating
+ * a uprobe_multi link is cheap enough to do every sampler period (see the
+ * numbers in daemon/sampler.c).  Kernel mode will keep its kprobes attached
+ * and test the bitmap instead, because unregistering kprobes waits for RCU
+ * grace periods; sampler_use_bitmap selects that at load time, so user
+ * mode does not pay for the test.
+ */
+#ifndef KCSAND_SAMPLER_BPF_H
+#define KCSAND_SAMPLER_BPF_H
+
+/* Set before load: the stats array is cpu-major, sampler_capacity sites a CPU. */
+const volatile __u32 sampler_capacity = 1;
+const volatile __u32 sampler_use_bitmap = 0;
+
+/*
+ * One entry per (CPU, site), cpu-major so that two CPUs hitting the same
+ * site never share a cache line.  Plain adds: a CPU only writes its own
+ * entries and a probe program does not nest on its CPU.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, 1);		/* nr_cpus * capacity, set before load */
+	__type(key, __u32);
+	__type(value, struct kcsand_site_stat);
+} site_stats SEC(".maps");
+
+/* Bit i set: site i is armed.  Only read when sampler_use_bitmap (kernel mode). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);		/* capacity / 64, set before load */
+	__type(key, __u32);
+	__type(value, __u64);
+} armed_bitmap SEC(".maps");
+
+static __always_inline int sampler_site_armed(__u32 site)
+{
+	__u32 word = site / 64;
+	__u64 *w;
+
+	if (!sampler_use_bitmap)
+		return 1;
+	w = bpf_map_lookup_elem(&armed_bitmap, &word);
+	return w && (*w & (1ULL << (site & 63)));
+}
+
+static __always_inline void sampler_account(__u32 site, __u64 t0)
+{
+	__u32 idx;
+	struct kcsand_site_stat *st;
+
+	if (site >= sampler_capacity)
+		return;
+	idx = bpf_get_smp_processor_id() * sampler_capacity + site;
+	st = bpf_map_lookup_elem(&site_stats, &idx);
+	if (!st)
+		return;
+	st->hits++;
+	st->ns += bpf_ktime_get_ns() - t0;
+}
+
+#endif

@@ -1,0 +1,534 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Hardware watchpoints, the daemon half: which slot watches what, the perf
+ * events that arm it in every target thread, and the pairing of an
+ * escalation's trap with the report that caused it.  See hwbp.h.
+ *
+ * The slots are a scarce resource: x86 has four debug registers per thread.
+ * --watch slots are held for the run; an escalation holds its slot until it
+ * paired (plus a moment for records in flight) or HW_ESCALATION_MS passed,
+ * and an escalation that finds every slot busy evicts the oldest escalation
+ * held for at least HW_MIN_HOLD_MS, or is counted in no_slot.
+ */
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <linux/hw_breakpoint.h>
+#include <linux/perf_event.h>
+#include <sys/syscall.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "hwbp.h"
+#include "kcsand.skel.h"
+
+extern int kcsand_verbose;
+
+#define HW_ESCALATION_MS	30000	/* an escalation that saw no writer gives up */
+#define HW_MIN_HOLD_MS		1000	/* before another escalation may take the slot */
+#define HW_LINGER_MS		200	/* after pairing: records still in the ring */
+
+struct hw_slot {
+	enum kcsand_hw_mode mode;	/* KCSAND_HW_OFF: free */
+	pid_t pid;
+	uint64_t addr;
+	unsigned int len;
+	uint32_t gen;
+	uint64_t armed_ns, until_ns, paired_ns;
+	int *fds;
+	pid_t *tids;
+	struct bpf_link **links;
+	size_t n;
+	struct kcsand_report watcher;	/* escalation: the unknown-origin report */
+};
+
+struct hwbp {
+	struct kcsand_bpf *skel;
+	struct hw_slot s[KCSAND_HW_SLOTS];
+	uint32_t gen;
+	struct hwbp_stats st;
+};
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+int hwbp__new(struct kcsand_bpf *skel, struct hwbp **out)
+{
+	struct hwbp *h = calloc(1, sizeof(*h));
+
+	if (!h)
+		return -ENOMEM;
+	h->skel = skel;
+	*out = h;
+	return 0;
+}
+
+int hwbp_cover(uint64_t addr, unsigned int size, uint64_t *bp_addr, unsigned int *bp_len)
+{
+	for (unsigned int len = 1; len <= 8; len *= 2) {
+		uint64_t a = addr & ~(uint64_t)(len - 1);
+
+		if (len >= size && a + len >= addr + size) {
+			*bp_addr = a;
+			*bp_len = len;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+int hwbp_parse_spec(const char *spec, char *name, size_t name_len, uint64_t *addr,
+		    unsigned int *len)
+{
+	const char *colon = strrchr(spec, ':');
+	size_t n = colon ? (size_t)(colon - spec) : strlen(spec);
+	char *end;
+
+	*addr = 0;
+	*len = 0;
+	name[0] = 0;
+	if (!n || n >= name_len)
+		return -EINVAL;
+	if (colon) {
+		unsigned long l = strtoul(colon + 1, &end, 0);
+
+		if (*end || (l != 1 && l != 2 && l != 4 && l != 8))
+			return -EINVAL;
+		*len = l;
+	}
+	if (isdigit((unsigned char)spec[0])) {
+		char buf[32];
+
+		if (n >= sizeof(buf))
+			return -EINVAL;
+		memcpy(buf, spec, n);
+		buf[n] = 0;
+		errno = 0;
+		*addr = strtoull(buf, &end, 0);
+		if (errno || *end || !*addr)
+			return -EINVAL;
+		return 0;
+	}
+	memcpy(name, spec, n);
+	name[n] = 0;
+	return 0;
+}
+
+static long perf_event_open(struct perf_event_attr *a, pid_t pid, int cpu)
+{
+	return syscall(__NR_perf_event_open, a, pid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+}
+
+static void disarm(struct hwbp *h, int i)
+{
+	struct hw_slot *s = &h->s[i];
+	struct kcsand_hw_slot off = { 0 };
+	__u32 key = i;
+
+	bpf_map_update_elem(bpf_map__fd(h->skel->maps.hw_slots), &key, &off, BPF_ANY);
+	for (size_t k = 0; k < s->n; k++) {
+		bpf_link__destroy(s->links[k]);
+		close(s->fds[k]);
+	}
+	free(s->links);
+	free(s->fds);
+	free(s->tids);
+	memset(s, 0, sizeof(*s));
+}
+
+/* The value now at addr in pid, as the BPF side samples it (len bytes, zero-filled). */
+static uint64_t read_value(pid_t pid, uint64_t addr, unsigned int len)
+{
+	char path[64];
+	uint64_t v = 0;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/mem", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		if (pread(fd, &v, len, addr) != (ssize_t)len)
+			v = 0;
+		close(fd);
+	}
+	return v;
+}
+
+static bool has_tid(const struct hw_slot *s, pid_t tid)
+{
+	for (size_t k = 0; k < s->n; k++)
+		if (s->tids[k] == tid)
+			return true;
+	return false;
+}
+
+/*
+ * One breakpoint event per thread of the slot's process, for the threads
+ * that have none yet; called when arming and from every tick, so a new
+ * thread is watched within a poll period (100 ms).  Not inherit: inherited
+ * events did run the program on the development kernel (6.18), but a
+ * thread could then carry both an inherited and a swept event and see
+ * every access twice, and which threads inherited cannot be told from
+ * here.  A thread that lives less than a poll period can go unwatched.
+ */
+static int sweep_threads(struct hwbp *h, int i)
+{
+	struct hw_slot *s = &h->s[i];
+	char dir[64];
+	struct dirent *d;
+	DIR *dp;
+	int err = 0;
+
+	snprintf(dir, sizeof(dir), "/proc/%d/task", s->pid);
+	dp = opendir(dir);
+	if (!dp)
+		return -errno;
+	while ((d = readdir(dp))) {
+		struct perf_event_attr a = {
+			.type = PERF_TYPE_BREAKPOINT,
+			.size = sizeof(a),
+			.bp_type = s->mode == KCSAND_HW_ESCALATION ? HW_BREAKPOINT_W :
+								   HW_BREAKPOINT_RW,
+			.bp_addr = s->addr,
+			.bp_len = s->len,
+			.sample_period = 1,
+			.exclude_kernel = 1,
+			.exclude_hv = 1,
+		};
+		LIBBPF_OPTS(bpf_perf_event_opts, po, .bpf_cookie = i);
+		pid_t tid = atoi(d->d_name);
+		struct bpf_link *l;
+		void *p;
+		long fd;
+
+		if (tid <= 0 || has_tid(s, tid))
+			continue;
+		fd = perf_event_open(&a, tid, -1);
+		if (fd < 0) {
+			err = -errno;
+			if (err != -ESRCH)	/* a thread that just exited is no failure */
+				h->st.open_failed++;
+			continue;
+		}
+		l = bpf_program__attach_perf_event_opts(h->skel->progs.kcsand_hwbp, fd, &po);
+		if (!l) {
+			err = -errno;
+			close(fd);
+			h->st.open_failed++;
+			continue;
+		}
+		p = realloc(s->fds, (s->n + 1) * sizeof(*s->fds));
+		if (p)
+			s->fds = p;
+		p = p ? realloc(s->tids, (s->n + 1) * sizeof(*s->tids)) : NULL;
+		if (p)
+			s->tids = p;
+		p = p ? realloc(s->links, (s->n + 1) * sizeof(*s->links)) : NULL;
+		if (!p) {
+			bpf_link__destroy(l);
+			close(fd);
+			err = -ENOMEM;
+			break;
+		}
+		s->links = p;
+		s->fds[s->n] = fd;
+		s->tids[s->n] = tid;
+		s->links[s->n++] = l;
+	}
+	closedir(dp);
+	return s->n ? 0 : (err ? err : -ESRCH);
+}
+
+/* The slot's BPF entry first, so that the first trap finds it; then the threads. */
+static int arm(struct hwbp *h, int i, pid_t pid, uint64_t addr, unsigned int len,
+	       enum kcsand_hw_mode mode)
+{
+	struct hw_slot *s = &h->s[i];
+	struct kcsand_hw_slot bs = { .addr = addr, .len = len, .mode = mode, .gen = ++h->gen };
+	__u32 key = i;
+	int err;
+
+	*s = (struct hw_slot){ .mode = mode, .pid = pid, .addr = addr, .len = len, .gen = bs.gen,
+			       .armed_ns = now_ns() };
+	h->skel->bss->hw_last_value[i] = read_value(pid, addr, len);
+	bpf_map_update_elem(bpf_map__fd(h->skel->maps.hw_slots), &key, &bs, BPF_ANY);
+	err = sweep_threads(h, i);
+	if (err) {
+		disarm(h, i);
+		fprintf(stderr, "kcsand: cannot arm a hardware watchpoint on 0x%" PRIx64 " in %d: %s\n",
+			addr, pid, strerror(-err));
+		return err;
+	}
+	h->st.armed++;
+	return 0;
+}
+
+/* A free slot, or the oldest escalation held long enough; -1 if none. */
+static int take_slot(struct hwbp *h)
+{
+	uint64_t now = now_ns(), oldest = UINT64_MAX;
+	int victim = -1;
+
+	for (int i = 0; i < KCSAND_HW_SLOTS; i++) {
+		if (h->s[i].mode == KCSAND_HW_OFF)
+			return i;
+		if (h->s[i].mode == KCSAND_HW_ESCALATION && h->s[i].armed_ns < oldest &&
+		    now - h->s[i].armed_ns >= HW_MIN_HOLD_MS * 1000000ull) {
+			oldest = h->s[i].armed_ns;
+			victim = i;
+		}
+	}
+	if (victim >= 0)
+		disarm(h, victim);
+	return victim;
+}
+
+int hwbp__escalate(struct hwbp *h, const struct kcsand_report *r)
+{
+	const struct kcsand_access *a = &r->this;
+	uint64_t addr;
+	unsigned int len;
+	int i;
+
+	if (!h || r->has_other || (a->flags & KCSAND_ACC_HWBP))
+		return 0;
+	for (i = 0; i < KCSAND_HW_SLOTS; i++) {
+		const struct hw_slot *s = &h->s[i];
+
+		if (s->mode != KCSAND_HW_OFF && s->pid == (pid_t)a->pid && a->addr >= s->addr &&
+		    a->addr < s->addr + s->len)
+			return 0;	/* watched already */
+	}
+	if (hwbp_cover(a->addr, a->size, &addr, &len)) {
+		h->st.unarmable++;
+		return -EINVAL;
+	}
+	i = take_slot(h);
+	if (i < 0) {
+		h->st.no_slot++;
+		return -ENOSPC;
+	}
+	if (arm(h, i, a->pid, addr, len, KCSAND_HW_ESCALATION))
+		return -EIO;
+	h->s[i].until_ns = now_ns() + HW_ESCALATION_MS * 1000000ull;
+	h->s[i].watcher = *r;
+	return 0;
+}
+
+int hwbp__pair(struct hwbp *h, const struct kcsand_hw_access *a, struct kcsand_report *out)
+{
+	struct hw_slot *s;
+
+	if (!h || a->slot >= KCSAND_HW_SLOTS)
+		return 0;
+	s = &h->s[a->slot];
+	if (s->mode != KCSAND_HW_ESCALATION || s->gen != a->gen)
+		return 0;	/* re-armed since, or a watch slot */
+	if (a->acc.tid == s->watcher.this.tid)
+		return 0;	/* the watcher's own thread: no race */
+	memset(out, 0, sizeof(*out));
+	out->type = KCSAND_REC_REPORT;
+	out->value_change = KCSAND_VALUE_CHANGE_TRUE;
+	out->has_other = 1;
+	out->value_valid = a->value_valid;
+	out->old_value[0] = a->value[1];
+	out->new_value[0] = a->value[0];
+	out->this = s->watcher.this;
+	out->other = a->acc;
+	if (!s->paired_ns)
+		s->paired_ns = now_ns();
+	h->st.pairs++;
+	return 1;
+}
+
+void hwbp__tick(struct hwbp *h)
+{
+	uint64_t now = now_ns();
+
+	if (!h)
+		return;
+	for (int i = 0; i < KCSAND_HW_SLOTS; i++) {
+		struct hw_slot *s = &h->s[i];
+
+		if (s->mode == KCSAND_HW_OFF)
+			continue;
+		if (s->mode == KCSAND_HW_ESCALATION &&
+		    ((s->paired_ns && now - s->paired_ns > HW_LINGER_MS * 1000000ull) ||
+		     now > s->until_ns)) {
+			disarm(h, i);
+			continue;
+		}
+		sweep_threads(h, i);
+	}
+}
+
+/* Where path is mapped in pid: the load bias of its ELF addresses, 0 for a fixed executable. */
+static int load_bias(pid_t pid, const char *path, Elf *elf, uint64_t *bias)
+{
+	char maps[64], line[4352], file[4096], real[PATH_MAX];
+	uint64_t lo, off, min_vaddr = UINT64_MAX;
+	GElf_Ehdr eh;
+	size_t nph;
+	ssize_t n;
+	FILE *f;
+
+	if (!gelf_getehdr(elf, &eh) || elf_getphdrnum(elf, &nph))
+		return -EINVAL;
+	for (size_t i = 0; i < nph; i++) {
+		GElf_Phdr ph;
+
+		if (gelf_getphdr(elf, i, &ph) && ph.p_type == PT_LOAD && ph.p_vaddr < min_vaddr)
+			min_vaddr = ph.p_vaddr & ~0xfffULL;
+	}
+	if (!realpath(path, real))
+		return -errno;
+	/*
+	 * Until pid has exec'd path, its maps can hold our own mmap of the file
+	 * (the decoder's, inherited through fork): wait for /proc/PID/exe.
+	 */
+	snprintf(maps, sizeof(maps), "/proc/%d/exe", pid);
+	n = readlink(maps, file, sizeof(file) - 1);
+	if (n < 0 || (file[n] = 0, strcmp(file, real)))
+		return -EAGAIN;
+	if (eh.e_type == ET_EXEC) {
+		*bias = 0;
+		return 0;
+	}
+	snprintf(maps, sizeof(maps), "/proc/%d/maps", pid);
+	f = fopen(maps, "r");
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		file[0] = 0;
+		if (sscanf(line, "%" SCNx64 "-%*x %*s %" SCNx64 " %*s %*s %4095s", &lo, &off,
+			   file) == 3 && off == 0 && !strcmp(file, real)) {
+			fclose(f);
+			*bias = lo - min_vaddr;
+			return 0;
+		}
+	}
+	fclose(f);
+	return -EAGAIN;		/* not mapped (yet) */
+}
+
+static int resolve_symbol(pid_t pid, const char *path, const char *name, uint64_t *addr,
+			  uint64_t *size)
+{
+	Elf_Scn *scn = NULL;
+	uint64_t bias;
+	int fd, err = -ENOENT;
+	Elf *elf;
+
+	elf_version(EV_CURRENT);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	elf = elf_begin(fd, ELF_C_READ, NULL);
+	if (!elf) {
+		close(fd);
+		return -EINVAL;
+	}
+	while ((scn = elf_nextscn(elf, scn)) && err == -ENOENT) {
+		GElf_Shdr sh;
+		Elf_Data *data;
+
+		if (!gelf_getshdr(scn, &sh))
+			continue;
+		if (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM)
+			continue;
+		data = elf_getdata(scn, NULL);
+		for (size_t k = 0; data && sh.sh_entsize && k < sh.sh_size / sh.sh_entsize; k++) {
+			GElf_Sym sym;
+			const char *n;
+
+			if (!gelf_getsym(data, k, &sym) || GELF_ST_TYPE(sym.st_info) != STT_OBJECT)
+				continue;
+			n = elf_strptr(elf, sh.sh_link, sym.st_name);
+			if (n && !strcmp(n, name)) {
+				*addr = sym.st_value;
+				*size = sym.st_size;
+				err = 0;
+				break;
+			}
+		}
+	}
+	if (!err) {
+		err = load_bias(pid, path, elf, &bias);
+		*addr += bias;
+	}
+	elf_end(elf);
+	close(fd);
+	return err;
+}
+
+int hwbp__watch(struct hwbp *h, pid_t pid, const char *path, const char *spec)
+{
+	char name[256];
+	uint64_t addr, size = 8, bp_addr;
+	unsigned int len, bp_len;
+	int i, err;
+
+	if (hwbp_parse_spec(spec, name, sizeof(name), &addr, &len)) {
+		fprintf(stderr, "kcsand: watch: bad '%s': want SYMBOL[:LEN] or ADDRESS[:LEN], "
+				"LEN 1, 2, 4 or 8\n", spec);
+		return -EINVAL;
+	}
+	if (name[0]) {
+		err = resolve_symbol(pid, path, name, &addr, &size);
+		if (err == -EAGAIN)
+			return err;	/* the program is not exec'd yet: ask again */
+		if (err) {
+			fprintf(stderr, "kcsand: watch: %s: no variable '%s': %s\n", path, name,
+				strerror(-err));
+			return err;
+		}
+	}
+	if (!len)
+		len = size >= 8 ? 8 : size >= 4 ? 4 : size >= 2 ? 2 : 1;
+	if (hwbp_cover(addr, len, &bp_addr, &bp_len)) {
+		fprintf(stderr, "kcsand: watch: 0x%" PRIx64 " of %u bytes: no debug register "
+				"covers it\n", addr, len);
+		h->st.unarmable++;
+		return -EINVAL;
+	}
+	i = take_slot(h);
+	if (i < 0) {
+		fprintf(stderr, "kcsand: watch: %s: every hardware watchpoint is taken\n", spec);
+		h->st.no_slot++;
+		return -ENOSPC;
+	}
+	err = arm(h, i, pid, bp_addr, bp_len, KCSAND_HW_WATCH);
+	if (!err && kcsand_verbose)
+		fprintf(stderr, "kcsand: watching %s at 0x%" PRIx64 " (%u bytes) in %d\n", spec,
+			bp_addr, bp_len, pid);
+	return err;
+}
+
+void hwbp__get_stats(const struct hwbp *h, struct hwbp_stats *out)
+{
+	*out = h->st;
+	out->traps = h->skel->bss->hw_counters[0];
+	out->consumed = h->skel->bss->hw_counters[1];
+	out->watchers = h->skel->bss->hw_counters[3];
+}
+
+void hwbp__free(struct hwbp *h)
+{
+	if (!h)
+		return;
+	for (int i = 0; i < KCSAND_HW_SLOTS; i++)
+		if (h->s[i].mode != KCSAND_HW_OFF)
+			disarm(h, i);
+	free(h);
+}

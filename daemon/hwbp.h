@@ -1,0 +1,67 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * Hardware watchpoints (bpf/hwbp.bpf.h is the BPF half): four debug
+ * registers, managed as KCSAND_HW_SLOTS slots shared by escalation (a race
+ * of unknown origin arms one on its address to catch the writer) and by
+ * --watch (a variable watched for the whole run).
+ *
+ * User mode arms a perf breakpoint event on every thread of the target
+ * (pid = tid), and on threads created later at the next poll.  Kernel
+ * mode will arm one per CPU (pid = -1) instead; that is left for when
+ * kernel mode lands.
+ */
+#ifndef KCSAND_HWBP_H
+#define KCSAND_HWBP_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+#include "kcsand.h"
+
+struct hwbp;
+struct kcsand_bpf;
+
+struct hwbp_stats {
+	unsigned long armed;		/* slots armed over the run */
+	unsigned long no_slot;		/* escalations dropped: every slot busy */
+	unsigned long unarmable;	/* address or size no debug register can cover */
+	unsigned long open_failed;	/* perf_event_open refused (e.g. ENOSPC) */
+	unsigned long pairs;		/* reports paired from an escalation */
+	uint64_t traps;			/* BPF side: traps in target threads */
+	uint64_t consumed;		/* traps that consumed a soft watchpoint */
+	uint64_t watchers;		/* watch traps that set one */
+};
+
+int hwbp__new(struct kcsand_bpf *skel, struct hwbp **out);
+void hwbp__free(struct hwbp *h);
+
+/*
+ * A race of unknown origin was found: arm a write watchpoint on its address
+ * in its process, unless one is armed there already.  0, or a negative
+ * errno (counted; never fatal).
+ */
+int hwbp__escalate(struct hwbp *h, const struct kcsand_report *r);
+/*
+ * Watch [addr, addr + len) in pid's threads for the whole run (read and
+ * write).  spec is "SYMBOL[:LEN]" or "ADDRESS[:LEN]"; a symbol is looked up
+ * in the ELF file path and relocated with pid's mapping of it.
+ */
+int hwbp__watch(struct hwbp *h, pid_t pid, const char *path, const char *spec);
+/*
+ * An escalation trap's record: if it pairs with the kept watcher side,
+ * fill out with a two-sided report and return 1; 0 when there is nothing
+ * to report.
+ */
+int hwbp__pair(struct hwbp *h, const struct kcsand_hw_access *a, struct kcsand_report *out);
+/* Retire escalations that found nothing in time; from the poll loop. */
+void hwbp__tick(struct hwbp *h);
+void hwbp__get_stats(const struct hwbp *h, struct hwbp_stats *out);
+
+/* Parse "NAME[:LEN]" / "0xADDR[:LEN]" (exported for the unit tests). */
+int hwbp_parse_spec(const char *spec, char *name, size_t name_len, uint64_t *addr,
+		    unsigned int *len);
+/* The debug-register range covering [addr, addr + size): len 1/2/4/8, aligned; -1 if none. */
+int hwbp_cover(uint64_t addr, unsigned int size, uint64_t *bp_addr, unsigned int *bp_len);
+
+#endif

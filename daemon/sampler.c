@@ -1,0 +1,523 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The site sampler.  See sampler.h for the policy and bpf/sampler.bpf.h for
+ * the counters it reads.
+ *
+ * The model.  A site armed for a period costs load_i = (hits_i * trap_ns +
+ * bpf_ns_i) / period CPU-seconds per second: its hits times the trap cost
+ * (calibrated at start: a uprobe on a function of our own, which the BPF
+ * program leaves at once) plus what the BPF program measured itself,
+ * watchpoint stalls included.  The target used U CPU-seconds per second in
+ * the period (/proc/PID/stat); probes take their load out of that, so the
+ * program's own work is U - L and the overhead is L / (U - L).  Keeping it
+ * within the budget B means L <= U * B / (1 + B).  A site keeps the load
+ * measured when it was last armed; a site never armed yet is armed, to
+ * learn it.
+ *
+ * Re-attaching.  In user mode an unarmed site must be detached, since the
+ * trap is the cost; the armed subset is attached as a new uprobe_multi link
+ * with the same cookies (cookie = site index, so reports from a site armed
+ * earlier still symbolize) before the old link is closed.  Measured on the
+ * development VM (Linux 6.18, 2 vCPUs shared, bench/reattach with a process
+ * mapping the file; median of 5): a new link plus closing the old one takes
+ * 28 ms for 100 sites, 32 ms for 1,000, 51 ms for 10,000 (first attach of
+ * 10,000: 77 ms).  The fixed part is closing the old link, which waits for
+ * the uprobes' RCU grace periods, mostly asleep.  A period of 500 ms keeps
+ * that below 10% of the daemon's time at 10,000 sites and reacts within a
+ * second; the set is only re-attached when it changed.
+ *
+ * Kernel mode (not measured yet: no kprobes on this VM) is expected to keep
+ * its kprobes attached and flip the BPF-side armed bitmap instead
+ * (sampler__prepare's use_bitmap), because unregistering kprobes waits for
+ * RCU grace periods per probe; an unarmed kprobe still costs its trap, so
+ * the load model must then count trap_ns for unarmed hits too.
+ *
+ * A warm-up (sampler_warmup_cpu_ms of the targets' CPU time) arms everything
+ * first: short runs, such as the test scenarios, whose native run time is a
+ * few milliseconds, would otherwise be over before any hot site had its
+ * turn.  CPU time rather than wall time, so that a loaded machine, where the
+ * target gets less of the CPU, does not cut the warm-up short.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/mman.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "engine.h"
+#include "sampler.h"
+#include "uprobe_multi.h"
+#include "kcsand.skel.h"
+
+extern int kcsand_verbose;
+
+#define CALIB_CALLS	500
+/* A site whose overhead alone is above this share of the budget is hot: it takes turns. */
+#define SAMPLER_HOT_SHARE	0.25
+/*
+ * Hot sites armed together in a hot turn.  A turn costs about the same with
+ * one hot site as with several (any one keeps its threads in traps), but
+ * the fewer are armed, the faster the unprobed code around them runs, and
+ * the likelier a watcher sees another thread change its value: on
+ * bench/hashtable, turns of 8 sites found no race in 30 s where turns of 2
+ * found it in both runs tried.
+ */
+#define SAMPLER_HOT_PER_TURN	2
+#define MAX_PIDS	256
+
+struct pid_cpu {
+	int pid;
+	uint64_t ticks;
+};
+
+struct sampler {
+	struct engine *e;
+	struct kcsand_bpf *skel;
+	size_t capacity;
+	int nr_cpus;
+	const struct kcsand_site_stat *stats;	/* mmap of site_stats */
+	size_t stats_len;
+
+	size_t n;			/* sites known (cookies handed out) */
+	double *x;			/* per site: probe time per native time, when armed */
+	double *load;			/* per site: CPU-s/s it took in the last period */
+	bool *known;
+	uint8_t *armed;			/* the set attached now */
+	uint8_t *next;
+	uint64_t *prev_hits, *prev_ns;
+
+	struct pid_cpu pids[MAX_PIDS];
+	size_t nr_pids;
+	uint64_t start_ns, last_ns;
+	uint64_t rng;
+	bool all_armed;
+	double cum_probe, cum_native;	/* CPU-ns since the warm-up */
+	double target_cpu_ns;		/* the targets' CPU time so far */
+	double turn_cost;		/* share of the target's CPU a hot turn takes */
+	bool hot_turn;			/* the period now running is one */
+	struct sampler_stats st;
+};
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+static uint64_t xorshift(uint64_t *s)
+{
+	uint64_t x = *s;
+
+	x ^= x << 13;
+	x ^= x >> 7;
+	x ^= x << 17;
+	return *s = x;
+}
+
+struct by_load {
+	double load;
+	size_t i;
+};
+
+static int cmp_load(const void *a, const void *b)
+{
+	const struct by_load *x = a, *y = b;
+
+	return x->load < y->load ? -1 : x->load > y->load;
+}
+
+double sampler_choose(const double *x, const bool *known, size_t n, double budget,
+		      double turn_cost, uint64_t *rng, uint8_t *armed, bool *hot_turn)
+{
+	struct by_load *v = calloc(n ? n : 1, sizeof(*v));
+	double cold = 0, rem, q;
+	size_t nv = 0, k;
+
+	*hot_turn = false;
+	if (!v) {
+		memset(armed, 1, n);
+		return INFINITY;
+	}
+	for (size_t i = 0; i < n; i++) {
+		armed[i] = !known[i];	/* unmeasured: arm it to learn its cost */
+		if (known[i])
+			v[nv++] = (struct by_load){ x[i], i };
+	}
+	qsort(v, nv, sizeof(*v), cmp_load);
+	/* Cold sites add up: the cheapest stay armed while they fit half the budget. */
+	for (k = 0; k < nv; k++) {
+		if (v[k].load > 0 && (v[k].load > budget * SAMPLER_HOT_SHARE ||
+				      cold + v[k].load > budget / 2))
+			break;
+		cold += v[k].load;
+		armed[v[k].i] = 1;
+	}
+	/*
+	 * Hot sites do not add up: one of them is enough to keep its threads in
+	 * traps for the whole period.  So a period is a hot turn, with
+	 * SAMPLER_HOT_PER_TURN random hot sites armed, with the probability q
+	 * that keeps the rest of the budget on average: a turn costs turn_cost
+	 * of the target's CPU time, so overhead q * turn_cost / (1 - q * turn_cost).
+	 */
+	rem = budget - cold;
+	q = rem > 0 && turn_cost > 0 ? rem / (1 + rem) / turn_cost : 0;
+	if (q > 1)
+		q = 1;
+	if (k < nv && (xorshift(rng) >> 11) * (1.0 / 9007199254740992.0) < q) {
+		size_t nhot = nv - k;
+
+		*hot_turn = true;
+		for (int t = 0; t < SAMPLER_HOT_PER_TURN && nhot; t++) {
+			size_t j = k + xorshift(rng) % nhot;
+			struct by_load tmp = v[j];
+
+			armed[tmp.i] = 1;
+			/* Drawn without replacement: move it out of the hot range. */
+			v[j] = v[k + nhot - 1];
+			v[k + nhot - 1] = tmp;
+			nhot--;
+		}
+	}
+	free(v);
+	if (k == nv)
+		return cold;
+	return q * turn_cost < 1 ? cold + q * turn_cost / (1 - q * turn_cost) : INFINITY;
+}
+
+int sampler__prepare(struct kcsand_bpf *skel, size_t capacity, bool use_bitmap)
+{
+	int ncpu = libbpf_num_possible_cpus();
+
+	if (ncpu <= 0)
+		return ncpu ? ncpu : -EINVAL;
+	skel->rodata->sampler_capacity = capacity;
+	skel->rodata->sampler_use_bitmap = use_bitmap;
+	bpf_map__set_max_entries(skel->maps.site_stats, (size_t)ncpu * capacity);
+	bpf_map__set_max_entries(skel->maps.armed_bitmap, (capacity + 63) / 64);
+	return 0;
+}
+
+/* The calibration target: a function of our own, probed for a moment. */
+__attribute__((noinline, used)) void sampler_calib_target(void)
+{
+	asm volatile("" ::: "memory");
+}
+
+/* File offset of a function of this program, from /proc/self/maps. */
+static int self_file_offset(const void *fn, char *path, size_t len, __u64 *off)
+{
+	uint64_t a = (uint64_t)(uintptr_t)fn, lo, hi, pgoff;
+	char line[4352], perms[8], file[4096];
+	FILE *f = fopen("/proc/self/maps", "r");
+	int ret = -ENOENT;
+
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		file[0] = 0;
+		if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %7s %" SCNx64 " %*s %*s %4095s", &lo, &hi,
+			   perms, &pgoff, file) < 4)
+			continue;
+		if (a >= lo && a < hi && file[0] == '/') {
+			snprintf(path, len, "%s", file);
+			*off = a - lo + pgoff;
+			ret = 0;
+			break;
+		}
+	}
+	fclose(f);
+	return ret;
+}
+
+/*
+ * The cost of one trap: time calls of a probed function of our own against
+ * unprobed ones.  Our own process is not a target, so the program returns
+ * at its first test: this is the trap, the part the BPF side cannot time.
+ */
+static double calibrate_trap_ns(struct kcsand_bpf *skel, bool multi)
+{
+	__u64 off, cookie = ~0u;
+	struct bpf_link *link = NULL;
+	uint64_t t0, t1, t2, t3;
+	char path[4096];
+	int fd = -1;
+
+	if (self_file_offset((const void *)sampler_calib_target, path, sizeof(path), &off))
+		return 0;
+	if (multi) {
+		fd = uprobe_multi_attach(bpf_program__fd(skel->progs.kcsand_uprobe_multi), path,
+					 &off, &cookie, 1, getpid());
+	} else {
+		LIBBPF_OPTS(bpf_uprobe_opts, uo, .bpf_cookie = cookie);
+
+		link = bpf_program__attach_uprobe_opts(skel->progs.kcsand_uprobe, getpid(), path,
+						       off, &uo);
+	}
+	if (fd < 0 && !link)
+		return 0;
+	t0 = now_ns();
+	for (int i = 0; i < CALIB_CALLS; i++)
+		sampler_calib_target();
+	t1 = now_ns();
+	if (fd >= 0)
+		close(fd);
+	bpf_link__destroy(link);
+	t2 = now_ns();
+	for (int i = 0; i < CALIB_CALLS; i++)
+		sampler_calib_target();
+	t3 = now_ns();
+	return ((double)(t1 - t0) - (double)(t3 - t2)) / CALIB_CALLS;
+}
+
+static int grow(struct sampler *s, size_t n)
+{
+	size_t old = s->n;
+
+	if (n <= old)
+		return 0;
+#define GROW(p)                                          \
+	do {                                             \
+		void *q = realloc(p, n * sizeof(*(p)));  \
+		if (!q)                                  \
+			return -ENOMEM;                  \
+		p = q;                                   \
+	} while (0)
+	GROW(s->x);
+	GROW(s->load);
+	GROW(s->known);
+	GROW(s->armed);
+	GROW(s->next);
+	GROW(s->prev_hits);
+	GROW(s->prev_ns);
+#undef GROW
+	for (size_t i = old; i < n; i++) {
+		s->x[i] = s->load[i] = 0;
+		s->known[i] = false;
+		s->armed[i] = 1;	/* objects are attached whole */
+		s->prev_hits[i] = s->prev_ns[i] = 0;
+	}
+	s->n = n;
+	return 0;
+}
+
+int sampler__new(struct engine *e, struct kcsand_bpf *skel, size_t capacity, bool multi,
+		 struct sampler **out)
+{
+	struct sampler *s = calloc(1, sizeof(*s));
+	size_t page = sysconf(_SC_PAGESIZE);
+	void *m;
+
+	if (!s)
+		return -ENOMEM;
+	s->e = e;
+	s->skel = skel;
+	s->capacity = capacity;
+	s->nr_cpus = libbpf_num_possible_cpus();
+	s->stats_len = (size_t)s->nr_cpus * capacity * sizeof(struct kcsand_site_stat);
+	s->stats_len = (s->stats_len + page - 1) & ~(page - 1);
+	m = mmap(NULL, s->stats_len, PROT_READ, MAP_SHARED, bpf_map__fd(skel->maps.site_stats), 0);
+	if (m == MAP_FAILED) {
+		int err = -errno;
+
+		fprintf(stderr, "kcsand: sampler: cannot map the site statistics: %s\n",
+			strerror(-err));
+		free(s);
+		return err;
+	}
+	s->stats = m;
+	s->st.trap_ns = calibrate_trap_ns(skel, multi);
+	s->rng = now_ns() | 1;
+	s->start_ns = s->last_ns = now_ns();
+	s->all_armed = true;
+	s->turn_cost = 1;
+	*out = s;
+	return 0;
+}
+
+/* CPU ticks the targets used since the last call: live pids from the targets map. */
+static uint64_t target_ticks_delta(struct sampler *s)
+{
+	struct pid_cpu cur[MAX_PIDS];
+	size_t nr = 0;
+	uint64_t delta = 0;
+	__u32 key, next, *prev = NULL;
+	int fd = bpf_map__fd(s->skel->maps.targets);
+
+	while (nr < MAX_PIDS && !bpf_map_get_next_key(fd, prev, &next)) {
+		char path[64], buf[1024], *p;
+		unsigned long ut, st;
+		FILE *f;
+
+		key = next;
+		prev = &key;
+		snprintf(path, sizeof(path), "/proc/%u/stat", key);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		p = fgets(buf, sizeof(buf), f) ? strrchr(buf, ')') : NULL;
+		fclose(f);
+		/*
+		 * After "comm)": state ppid pgrp session tty tpgid flags minflt
+		 * cminflt majflt cmajflt utime stime
+		 */
+		if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &ut,
+				 &st) != 2)
+			continue;
+		cur[nr].pid = key;
+		cur[nr].ticks = ut + st;
+		for (size_t i = 0; i < s->nr_pids; i++) {
+			if (s->pids[i].pid == (int)key) {
+				delta += cur[nr].ticks - s->pids[i].ticks;
+				goto next;
+			}
+		}
+		delta += cur[nr].ticks;	/* new since the last period */
+next:
+		nr++;
+	}
+	memcpy(s->pids, cur, nr * sizeof(cur[0]));
+	s->nr_pids = nr;
+	return delta;
+}
+
+static bool sets_differ(const uint8_t *a, const uint8_t *b, size_t n)
+{
+	return memcmp(a, b, n) != 0;
+}
+
+void sampler__tick(struct sampler *s)
+{
+	unsigned int budget = 100, warmup = 0, period = 500;
+	uint64_t now = now_ns(), dt, ticks;
+	double probe = 0, u, native, floor_native, est;
+	size_t n = engine__nr_cookies(s->e), armed = 0;
+	long hz = sysconf(_SC_CLK_TCK);
+
+	engine__get_param(s->e, "overhead_budget", &budget);
+	engine__get_param(s->e, "sampler_warmup_cpu_ms", &warmup);
+	engine__get_param(s->e, "sampler_period_ms", &period);
+	if (now - s->last_ns < (uint64_t)period * 1000000)
+		return;
+	if (grow(s, n))
+		return;
+	dt = now - s->last_ns;
+	s->last_ns = now;
+	ticks = target_ticks_delta(s);
+
+	/* What each armed site cost in the period that ends now. */
+	for (size_t i = 0; i < n && i < s->capacity; i++) {
+		uint64_t hits = 0, ns = 0;
+
+		for (int c = 0; c < s->nr_cpus; c++) {
+			const struct kcsand_site_stat *st = &s->stats[(size_t)c * s->capacity + i];
+
+			hits += *(volatile const __u64 *)&st->hits;
+			ns += *(volatile const __u64 *)&st->ns;
+		}
+		/* load[] holds this period's cost of armed sites for the moment. */
+		s->load[i] = 0;
+		if (s->armed[i]) {
+			s->load[i] = ((hits - s->prev_hits[i]) * s->st.trap_ns +
+				      (ns - s->prev_ns[i])) / dt;
+			probe += s->load[i];
+		}
+		s->prev_hits[i] = hits;
+		s->prev_ns[i] = ns;
+	}
+	u = hz > 0 ? (double)ticks / hz * 1e9 / dt : 0;
+	if (u < probe)
+		u = probe;	/* tick granularity: never less than what the probes took */
+	native = u - probe;
+	/* One clock tick is the resolution of /proc/PID/stat: less is noise. */
+	floor_native = hz > 0 ? 1e9 / hz / dt : 0.02;
+	/*
+	 * A site's overhead x = its probe time per unit of the program's own
+	 * work does not depend on which other sites are armed.  When probes
+	 * take nearly all the time, the program's own time is below the tick
+	 * resolution and x comes out low, but far above the hot threshold,
+	 * which is all the policy needs.  Take a rise at once, a fall halfway:
+	 * a site found hotter than thought must not stay cold.
+	 */
+	for (size_t i = 0; i < n && i < s->capacity; i++) {
+		double x;
+
+		if (!s->armed[i])
+			continue;
+		x = s->load[i] / (native > floor_native ? native : floor_native);
+		s->x[i] = s->known[i] && x < s->x[i] ? (s->x[i] + x) / 2 : x;
+		s->known[i] = true;
+	}
+	s->st.measured_overhead = probe / (native > floor_native ? native : floor_native);
+	s->st.periods++;
+	/* What a hot turn costs, as a share of the target's CPU time. */
+	if (s->hot_turn && u > 0)
+		s->turn_cost = (s->turn_cost + (probe / u < 1 ? probe / u : 1)) / 2;
+
+	s->target_cpu_ns += hz > 0 ? (double)ticks / hz * 1e9 : 0;
+	if (budget >= 100 || s->target_cpu_ns < (double)warmup * 1e6) {
+		memset(s->next, 1, n);
+		est = probe / (native > floor_native ? native : floor_native);
+		s->hot_turn = false;
+	} else {
+		s->cum_probe += probe * dt;
+		s->cum_native += native * dt;
+		memset(s->next, 0, n);
+		est = sampler_choose(s->x, s->known, n, budget / 100.0, s->turn_cost, &s->rng,
+				     s->next, &s->hot_turn);
+	}
+	if (s->cum_native > 0)
+		s->st.sampled_overhead = s->cum_probe / s->cum_native;
+	for (size_t i = 0; i < n; i++)
+		armed += s->next[i];
+	s->st.armed = armed;
+	s->st.total = n;
+	s->st.est_overhead = est;
+
+	if (sets_differ(s->armed, s->next, n)) {
+		uint64_t t0 = now_ns();
+
+		if (!engine__rearm(s->e, s->next)) {
+			memcpy(s->armed, s->next, n);
+			s->st.rearms++;
+			s->st.rearm_ms = (now_ns() - t0) / 1e6;
+		}
+	}
+	if (kcsand_verbose >= 2)
+		fprintf(stderr, "kcsand: sampler: %zu/%zu sites armed, target %.2f CPUs, probes %.2f, "
+				"overhead %.0f%% this period, %.0f%% since warm-up, %.0f%% expected, "
+				"re-attach %.1f ms\n",
+			armed, n, u, probe, s->st.measured_overhead * 100,
+			s->st.sampled_overhead * 100, s->st.est_overhead * 100, s->st.rearm_ms);
+}
+
+void sampler__get_stats(const struct sampler *s, struct sampler_stats *out)
+{
+	*out = s->st;
+	if (!s->st.total) {
+		out->total = s->n;
+		out->armed = s->n;
+	}
+}
+
+void sampler__free(struct sampler *s)
+{
+	if (!s)
+		return;
+	if (s->stats)
+		munmap((void *)s->stats, s->stats_len);
+	free(s->x);
+	free(s->load);
+	free(s->known);
+	free(s->armed);
+	free(s->next);
+	free(s->prev_hits);
+	free(s->prev_ns);
+	free(s);
+}

@@ -1,0 +1,56 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * The site sampler, after DataCollider (Erickson et al., OSDI 2010): arm a
+ * random subset of the sites so that the estimated overhead stays within
+ * --overhead-budget, and readjust the subset every period from each site's
+ * measured hit rate and the measured cost of a hit.  Rarely-hit sites stay
+ * armed; hot sites take turns.
+ */
+#ifndef KCSAND_SAMPLER_H
+#define KCSAND_SAMPLER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct engine;
+struct kcsand_bpf;
+struct sampler;
+
+struct sampler_stats {
+	size_t armed;			/* sites armed now */
+	size_t total;			/* sites known */
+	double est_overhead;		/* expected from the policy, a fraction of native time */
+	double measured_overhead;	/* over the last period */
+	double sampled_overhead;	/* measured since the warm-up ended */
+	double trap_ns;			/* calibrated cost of a trap with no BPF work */
+	unsigned long periods;
+	unsigned long rearms;
+	double rearm_ms;		/* the last re-attach */
+};
+
+/*
+ * The pure policy, separate for the unit tests.  x[i] is site i's overhead
+ * while armed (its probe time per unit of the program's own time); known[i]
+ * false means not measured yet, and the site is armed to learn it.  Cold
+ * sites, each under a quarter of the budget, stay armed while together
+ * they fit half of it.  The others are hot: a hot site keeps its threads in
+ * traps, so hot sites take turns, a few at a time, in a share of the
+ * periods that keeps the overhead within budget given what a turn costs
+ * (turn_cost: its share of the target's CPU time).  Writes armed[] and
+ * *hot_turn, returns the expected overhead.
+ */
+double sampler_choose(const double *x, const bool *known, size_t n, double budget,
+		      double turn_cost, uint64_t *rng, uint8_t *armed, bool *hot_turn);
+
+/* Before the BPF object is loaded: size the statistics map for capacity sites. */
+int sampler__prepare(struct kcsand_bpf *skel, size_t capacity, bool use_bitmap);
+/* After load and attach: calibrate the trap cost and start with every site armed. */
+int sampler__new(struct engine *e, struct kcsand_bpf *skel, size_t capacity, bool multi,
+		 struct sampler **out);
+/* Called from the engine's poll loop: readjusts the armed set once a period. */
+void sampler__tick(struct sampler *s);
+void sampler__get_stats(const struct sampler *s, struct sampler_stats *out);
+void sampler__free(struct sampler *s);
+
+#endif

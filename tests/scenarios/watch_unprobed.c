@@ -1,0 +1,88 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * kcsanctl run --watch on a variable whose accessors are not probed.
+ *
+ * peek() reads level and poke() writes it from two threads, with nothing
+ * ordering them, and neither function is probed (--functions tick): only a
+ * hardware watchpoint on level can see them.  Every watch-th trap of the
+ * reader holds its thread with a watchpoint armed; the writer's trap during
+ * that window is a race, reported with both stacks and the hardware
+ * watchpoint line.
+ *
+ * The threads run for a fixed time, not a number of iterations: natively
+ * they would be over before kcsanctl has armed the watchpoint in them.
+ * tick() is probed only because kcsanctl wants at least one site; it
+ * touches the reader thread's own counter.
+ *
+ * gcc 12 -O1:  peek: mov level(%rip),%eax     (plain 4-byte load, not probed)
+ *              poke: mov %edi,level(%rip)     (plain 4-byte store, not probed)
+ */
+#include <time.h>
+#include "scenario.h"
+
+/* Seconds each thread runs. */
+#define SECONDS 4
+
+int level;
+long ticks;	/* Only the reader thread touches it. */
+
+RACY int peek(void)
+{
+	return level;
+}
+
+RACY void poke(int v)
+{
+	level = v;
+}
+
+RACY void tick(void)
+{
+	ticks++;
+}
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static void *reader_thread(void *arg)
+{
+	double end = now() + SECONDS;
+	long i;
+
+	wait_for_start();
+	for (i = 0; (i & 1023) || now() < end; i++) {
+		peek();
+		if (!(i & 1023))
+			tick();
+		barrier();
+	}
+	return NULL;
+}
+
+static void *writer_thread(void *arg)
+{
+	double end = now() + SECONDS;
+	long i;
+
+	wait_for_start();
+	for (i = 0; (i & 1023) || now() < end; i++) {
+		poke(i);
+		barrier();
+	}
+	return NULL;
+}
+
+int main(void)
+{
+	void *(*const fn[])(void *) = { reader_thread, writer_thread };
+
+	run_threads(2, fn, NULL);
+	return 0;
+}
+
+/* kcsand-test: name=watch_unprobed args="--functions tick --watch level" expect=report title="data-race in peek / poke" access="^read to 0x[0-9a-f]+ of 4 bytes by task [0-9]+ on cpu [0-9]+:$" access="^write to 0x[0-9a-f]+ of 4 bytes by task [0-9]+ on cpu [0-9]+:$" access="^hardware watchpoint: the (read|write) by task [0-9]+ was seen by a debug register, after it executed$" */
