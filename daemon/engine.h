@@ -46,6 +46,7 @@ struct engine_opts {
 	size_t nr_kernel_debug;
 	const char *source_dir;		/* marking: sources looked up here first (mark.h) */
 	const char *marks_file;		/* marking: FUNC / FUNC+0xOFF / FILE:LINE entries */
+	bool no_marking;		/* only lock prefixes and xchg mark accesses */
 };
 
 struct engine;
