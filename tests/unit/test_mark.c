@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "kmark.h"
 #include "mark.h"
 #include "test.h"
 
@@ -28,6 +29,12 @@ struct {
 		volatile int vol;
 	} inner[4];
 } fixture_struct;
+
+/* kmark's debug-file lookup: the test binary is module ctx's debug file. */
+static const char *kmtest_debug(void *ctx, const char *module)
+{
+	return module && !strcmp(module, ctx) ? "/proc/self/exe" : NULL;
+}
 
 FIXTURE int fixture_read_volatile(void)
 {
@@ -346,6 +353,56 @@ int main(void)
 		ASSERT_EQ(o->stats.marked, 4, "stats.marked after re-marking");
 		target_obj__free(o);
 		mark_rules__free(r);
+	}
+
+	TEST(kernel_sites_through_their_debug_file) {
+		/* The fixtures as a "module" loaded elsewhere: kallsyms names them there. */
+		const uint64_t shift = 0xffffffffc0000000ull;
+		char path[] = "/tmp/kcsand-test-kallsyms.XXXXXX";
+		struct target_obj *o = NULL;
+		struct kmark_stats ks;
+		struct ksyms *k = NULL;
+		const struct site *s;
+		FILE *f;
+		int fd;
+
+		if (!ASSERT_ZERO(target_obj__open("/proc/self/exe", &o), "open"))
+			break;
+		ASSERT_TRUE(target_obj__decode(o, "fixture_*", NULL) == 7, "seven fixtures");
+		fd = mkstemp(path);
+		f = fd >= 0 ? fdopen(fd, "w") : NULL;
+		if (!ASSERT_TRUE(f, "kallsyms file"))
+			break;
+		for (size_t i = 0; i < o->nr_funcs; i++) {
+			o->funcs[i].vaddr += shift;
+			fprintf(f, "%016llx t %s\t[kmtest]\n",
+				(unsigned long long)o->funcs[i].vaddr, o->funcs[i].name);
+		}
+		for (size_t i = 0; i < o->sites.n; i++)
+			o->sites.v[i].vaddr += shift;
+		fclose(f);
+		k = ksyms__load_file(path);
+		unlink(path);
+		if (!ASSERT_TRUE(k, "ksyms"))
+			break;
+		ASSERT_ZERO(kmark__apply(o, k, kmtest_debug, "kmtest", NULL, &ks), "kmark__apply");
+		ASSERT_EQ(ks.debug_files, 1, "one debug file");
+		ASSERT_EQ(ks.not_found, 0, "every function found by name");
+		s = site_in(o, "fixture_read_once");
+		if (ASSERT_TRUE(s, "READ_ONCE site"))
+			ASSERT_EQ(s->reason, MARK_SOURCE_MACRO, "READ_ONCE: source macro");
+		s = site_in(o, "fixture_read_data_race");
+		if (ASSERT_TRUE(s, "data_race site"))
+			ASSERT_TRUE(s->desc.flags & KCSAND_SITE_DATA_RACE, "data_race flag");
+		s = site_in(o, "fixture_read_plain");
+		if (ASSERT_TRUE(s, "plain site"))
+			ASSERT_EQ(s->reason, MARK_NONE, "plain");
+		/* No debug file for the module: nothing but the instructions marks. */
+		ASSERT_ZERO(kmark__apply(o, k, kmtest_debug, "other", NULL, &ks), "no debug file");
+		ASSERT_EQ(ks.no_debug, o->sites.n, "every site counted without debug info");
+		ASSERT_EQ(o->stats.marked, 0, "nothing marked");
+		ksyms__free(k);
+		target_obj__free(o);
 	}
 
 	return test_summary();
