@@ -63,6 +63,16 @@ static const struct accessor {
 	{ "raw_atomic64_", false },
 	{ "arch_atomic_", false },	/* arch_atomic_read (READ_ONCE inside) ... */
 	{ "arch_atomic64_", false },
+	/*
+	 * test_bit() is an atomic read for KCSAN (instrument_atomic_read in
+	 * asm-generic/bitops/instrumented-non-atomic.h), a plain mov on x86.
+	 * __test_and_set_bit() and the other non-atomic bitops stay plain.
+	 */
+	{ "test_bit", false },		/* test_bit, test_bit_acquire */
+	{ "_test_bit", false },
+	{ "arch_test_bit", false },
+	{ "constant_test_bit", false },
+	{ "variable_test_bit", false },
 	/* READ_ONCE's helpers where they are functions (older kernels, other arches) */
 	{ "__READ_ONCE", false },
 	{ "__WRITE_ONCE", false },

@@ -135,6 +135,8 @@ int main(void)
 		ASSERT_FALSE(mark_accessor_match("atomic_notifier_call_chain", false),
 			     "ordinary out-of-line function");
 		ASSERT_TRUE(mark_accessor_match("arch_atomic64_read", true), "arch_atomic64_read");
+		ASSERT_TRUE(mark_accessor_match("constant_test_bit", true), "test_bit's x86 helper");
+		ASSERT_FALSE(mark_accessor_match("__test_and_set_bit", true), "non-atomic bitop");
 		ASSERT_TRUE(mark_accessor_match("raw_atomic_long_read", true),
 			    "raw_atomic_long_read");
 		ASSERT_TRUE(mark_accessor_match("__READ_ONCE", true), "__READ_ONCE");
