@@ -47,7 +47,7 @@ rounds='for s in 0 1 2 3 4 5 6 7 8 9 10 12; do tests/kmod/kcsan_race/workload.sh
 '"$(once_plain default)"'
 '"$(once_plain strict --param assume_plain_writes_atomic=0 --param report_value_change_only=0)"
 start=$(date +%s)
-tests/vm/kcsan-vm --module tests/kmod/kcsan_race --out "$out" --keep \
+tests/vm/kcsan-vm --module tests/kmod/kcsan_race --out "$out" --keep --timeout 420 \
 	--probe module:kcsan_race --probe '!kcsan_race_hidden_writer' --probe '!race_thread_fn' \
 	--probe '!kcsan_race_plain_writer' --probe '!kcsan_race_once_plain_reader' \
 	-- sh -c "$rounds" > "$out/reports.txt" 2> "$out/harness.err"
