@@ -492,7 +492,7 @@ static const char *kernel_debug_cb(void *ctx, const char *module)
 static int mark_kernel_object(struct engine *e, struct target_obj *obj, const struct mark_opts *mo)
 {
 	struct kmark_stats ks;
-	int err = kmark__apply(obj, e->ksyms, kernel_debug_cb, e, mo, &ks);
+	int err = kmark__apply(obj, e->ksyms, NULL, kernel_debug_cb, e, mo, &ks);
 
 	if (err || !e->opts.verbose)
 		return err;

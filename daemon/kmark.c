@@ -19,7 +19,34 @@ struct kmark_ctx {
 	size_t nr_files;
 	const struct ksyms *ks;
 	const struct mark_opts *opts;
+	const char *kallsyms;		/* where the data symbols are read from */
+	struct ksyms *data;		/* kallsyms' variables, read on first need */
+	bool data_tried;
 };
+
+/*
+ * A module's static target in its .ko: the variable kallsyms places there,
+ * found by name in the .ko's symbol table (the module's data sections are
+ * placed apart from its code, so no one offset maps them).  0 when unknown.
+ */
+static uint64_t module_target(struct kmark_ctx *c, struct kdebug *f, const char *module,
+			      uint64_t target)
+{
+	const struct ksym *d;
+	uint64_t addr, size;
+
+	if (!c->data_tried) {
+		c->data_tried = true;
+		c->data = ksyms__load_data_file(c->kallsyms);
+	}
+	d = c->data ? ksyms__map_addr(c->data, target) : NULL;
+	if (!d || !d->module || !module || strcmp(d->module, module) ||
+	    mark_debug__sym(f->dbg, d->name, false, &addr, &size))
+		return 0;
+	if (target - d->addr >= (size ? size : 1))
+		return 0;
+	return addr + (target - d->addr);
+}
 
 /* Where _text is at run time: the KASLR offset of every vmlinux address. */
 static int runtime_text(const struct ksyms *ks, uint64_t *addr)
@@ -70,11 +97,14 @@ static struct kdebug *kdebug_get(struct kmark_ctx *c, const char *path, bool vml
 	return f;
 }
 
-int kmark__apply(struct target_obj *obj, const struct ksyms *ks, kmark_debug_file_fn debug_file,
-		 void *ctx, const struct mark_opts *opts, struct kmark_stats *stats)
+int kmark__apply(struct target_obj *obj, const struct ksyms *ks, const char *kallsyms,
+		 kmark_debug_file_fn debug_file, void *ctx, const struct mark_opts *opts,
+		 struct kmark_stats *stats)
 {
 	static const struct mark_opts no_opts;
-	struct kmark_ctx c = { .ks = ks, .opts = opts ? opts : &no_opts };
+	struct kmark_ctx c = { .ks = ks, .opts = opts ? opts : &no_opts,
+			       .kallsyms = kallsyms ? kallsyms : "/proc/kallsyms" };
+	const char *module = NULL;
 	struct mark_stats ms = {};
 	uint32_t last_func = UINT32_MAX;
 	struct kdebug *f = NULL;
@@ -94,8 +124,10 @@ int kmark__apply(struct target_obj *obj, const struct ksyms *ks, kmark_debug_fil
 		/* Sites come function by function: look each function up once. */
 		if (s->func != last_func) {
 			const struct ksym *k = ksyms__map_addr(ks, fn->vaddr);
-			const char *module = k ? k->module : NULL;
-			const char *path = debug_file(ctx, module);
+			const char *path;
+
+			module = k ? k->module : NULL;
+			path = debug_file(ctx, module);
 
 			last_func = s->func;
 			f = path ? kdebug_get(&c, path, !module) : NULL;
@@ -123,9 +155,10 @@ int kmark__apply(struct target_obj *obj, const struct ksyms *ks, kmark_debug_fil
 			w.dbg = f->dbg;
 			w.has_pc = true;
 			w.pc = base + w.off;
-			/* A module's data moves apart from its code: only vmlinux's is known. */
 			if (target && f->has_kaslr)
 				w.target = target - f->kaslr;
+			else if (target && !f->vmlinux)
+				w.target = module_target(&c, f, module, target);
 		}
 		mark__site(s, &w, c.opts, &ms);
 	}
@@ -140,5 +173,6 @@ int kmark__apply(struct target_obj *obj, const struct ksyms *ks, kmark_debug_fil
 		free(c.files[i].path);
 	}
 	free(c.files);
+	ksyms__free(c.data);
 	return err;
 }

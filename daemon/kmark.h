@@ -4,7 +4,8 @@
  * kernel target's sites sit at runtime addresses, their DWARF in a vmlinux
  * or NAME.ko on disk.  Each site's address is carried into its debug file
  * (vmlinux: minus the KASLR offset, from _text; a module: the function found
- * by name plus the site's offset), then mark.c's rules judge it there.
+ * by name plus the site's offset, a static target through the variable
+ * kallsyms names there), then mark.c's rules judge it there.
  */
 #ifndef KCSAND_KMARK_H
 #define KCSAND_KMARK_H
@@ -26,9 +27,12 @@ struct kmark_stats {
 /*
  * Mark the sites of a kernel target (ktarget__build's "[kernel]" object):
  * reset them to the instructions' reasons, then apply the rules of opts
- * with each site's debug file from debug_file().  Returns 0 or -errno.
+ * with each site's debug file from debug_file().  A module's static
+ * targets are found through the variables of kallsyms (NULL:
+ * /proc/kallsyms), read when first needed.  Returns 0 or -errno.
  */
-int kmark__apply(struct target_obj *obj, const struct ksyms *ks, kmark_debug_file_fn debug_file,
-		 void *ctx, const struct mark_opts *opts, struct kmark_stats *stats);
+int kmark__apply(struct target_obj *obj, const struct ksyms *ks, const char *kallsyms,
+		 kmark_debug_file_fn debug_file, void *ctx, const struct mark_opts *opts,
+		 struct kmark_stats *stats);
 
 #endif

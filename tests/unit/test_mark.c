@@ -30,6 +30,15 @@ struct {
 	} inner[4];
 } fixture_struct;
 
+/* The (shifted) address of a function of o, for placing fake kallsyms entries. */
+static uint64_t site_func_vaddr(const struct target_obj *o, const char *name)
+{
+	for (size_t i = 0; i < o->nr_funcs; i++)
+		if (!strcmp(o->funcs[i].name, name))
+			return o->funcs[i].vaddr;
+	return 0;
+}
+
 /* kmark's debug-file lookup: the test binary is module ctx's debug file. */
 static const char *kmtest_debug(void *ctx, const char *module)
 {
@@ -380,14 +389,22 @@ int main(void)
 			fprintf(f, "%016llx t %s\t[kmtest]\n",
 				(unsigned long long)o->funcs[i].vaddr, o->funcs[i].name);
 		}
+		/* The module's variables, where its code's RIP-relative operands point. */
+		fprintf(f, "%016llx d fixture_vol\t[kmtest]\n",
+			(unsigned long long)((uintptr_t)&fixture_vol - (uintptr_t)fixture_read_volatile +
+					     site_func_vaddr(o, "fixture_read_volatile")));
+		fprintf(f, "%016llx d fixture_plain\t[kmtest]\n",
+			(unsigned long long)((uintptr_t)&fixture_plain -
+					     (uintptr_t)fixture_read_volatile +
+					     site_func_vaddr(o, "fixture_read_volatile")));
 		for (size_t i = 0; i < o->sites.n; i++)
 			o->sites.v[i].vaddr += shift;
 		fclose(f);
 		k = ksyms__load_file(path);
-		unlink(path);
 		if (!ASSERT_TRUE(k, "ksyms"))
 			break;
-		ASSERT_ZERO(kmark__apply(o, k, kmtest_debug, "kmtest", NULL, &ks), "kmark__apply");
+		ASSERT_ZERO(kmark__apply(o, k, path, kmtest_debug, "kmtest", NULL, &ks),
+			    "kmark__apply");
 		ASSERT_EQ(ks.debug_files, 1, "one debug file");
 		ASSERT_EQ(ks.not_found, 0, "every function found by name");
 		s = site_in(o, "fixture_read_once");
@@ -400,9 +417,14 @@ int main(void)
 		if (ASSERT_TRUE(s, "plain site"))
 			ASSERT_EQ(s->reason, MARK_NONE, "plain");
 		/* No debug file for the module: nothing but the instructions marks. */
-		ASSERT_ZERO(kmark__apply(o, k, kmtest_debug, "other", NULL, &ks), "no debug file");
+		s = site_in(o, "fixture_read_volatile");
+		if (ASSERT_TRUE(s, "volatile site"))
+			ASSERT_EQ(s->reason, MARK_QUALIFIER, "volatile: qualifier, through kallsyms");
+		ASSERT_ZERO(kmark__apply(o, k, path, kmtest_debug, "other", NULL, &ks),
+			    "no debug file");
 		ASSERT_EQ(ks.no_debug, o->sites.n, "every site counted without debug info");
 		ASSERT_EQ(o->stats.marked, 0, "nothing marked");
+		unlink(path);
 		ksyms__free(k);
 		target_obj__free(o);
 	}
