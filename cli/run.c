@@ -58,13 +58,15 @@ void run_help(FILE *out)
 		"  --marks FILE          mark accesses by hand: lines 'FUNC|FUNC+0xOFF|FILE:LINE\n"
 		"                        marked|data_race' (docs/marking.md)\n"
 		"  --source-dir DIR      look for sources here first (marking by READ_ONCE & co.)\n"
+		"  --no-marking          mark only lock-prefixed and xchg accesses (no DWARF,\n"
+		"                        source or marks file): to measure what marking removes\n"
 		"  --per-site-links      one uprobe link per site, as on kernels without\n"
 		"                        uprobe_multi (< 6.6); slow to detach\n"
 		"  --kernel              kernel mode (kprobes)\n"
 		"  --probe SPEC          kernel functions to probe (repeatable, with --kernel)\n"
 		"  --duration S          kernel mode without CMD: watch for S seconds\n"
-		"  --kernel-debug PATH   a vmlinux or NAME.ko with DWARF: file:line in kernel\n"
-		"                        frames (Debian: /usr/lib/debug/boot/vmlinux-RELEASE)\n"
+		"  --kernel-debug PATH   a vmlinux or NAME.ko with DWARF: marking and file:line\n"
+		"                        in kernel frames (Debian: /usr/lib/debug/boot/vmlinux-RELEASE)\n"
 		"  -v, --verbose         what is decoded and attached, every site, plain or\n"
 		"                        marked and why (twice: what marked it; libbpf debug)\n",
 		USER_DEFAULT_SKIP_WATCH, KERNEL_DEFAULT_SKIP_WATCH, USER_DEFAULT_UDELAY_TASK,
@@ -149,7 +151,7 @@ static int parse_args(int argc, char **argv, struct run_args *a)
 	enum {
 		OPT_SKIP = 256, OPT_UDELAY, OPT_FUNCS, OPT_OBJECT, OPT_PARAM, OPT_JSON, OPT_HALT,
 		OPT_PER_SITE, OPT_KERNEL, OPT_PROBE, OPT_DURATION, OPT_OUTPUT, OPT_MARKS,
-		OPT_SOURCE_DIR, OPT_KERNEL_DEBUG, OPT_BUDGET, OPT_WATCH,
+		OPT_SOURCE_DIR, OPT_KERNEL_DEBUG, OPT_BUDGET, OPT_WATCH, OPT_NO_MARKING,
 	};
 	static const struct option longopts[] = {
 		{ "skip-watch", required_argument, NULL, OPT_SKIP },
@@ -169,6 +171,7 @@ static int parse_args(int argc, char **argv, struct run_args *a)
 		{ "kernel-debug", required_argument, NULL, OPT_KERNEL_DEBUG },
 		{ "overhead-budget", required_argument, NULL, OPT_BUDGET },
 		{ "watch", required_argument, NULL, OPT_WATCH },
+		{ "no-marking", no_argument, NULL, OPT_NO_MARKING },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{},
@@ -261,6 +264,9 @@ static int parse_args(int argc, char **argv, struct run_args *a)
 				return -1;
 			}
 			a->watches[a->nr_watches++] = optarg;
+			break;
+		case OPT_NO_MARKING:
+			a->o.no_marking = true;
 			break;
 		case OPT_KERNEL_DEBUG:
 			if (a->nr_kernel_debug == MAX_OBJECTS) {
@@ -413,7 +419,7 @@ int cmd_run(int argc, char **argv)
 			if (engine__add_object(e, a.objects[i], NULL) < 0)
 				goto out;
 	}
-	if (a.o.verbose && !a.o.kernel)
+	if (a.o.verbose)
 		engine__print_sites(e, stderr);
 	if (!engine__nr_sites(e)) {
 		fprintf(stderr, "kcsanctl: run: no memory-access instruction to probe in %s%s%s\n",

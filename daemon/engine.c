@@ -12,6 +12,7 @@
 #include "engine.h"
 #include "dedup.h"
 #include "ksyms.h"
+#include "kmark.h"
 #include "ktarget.h"
 #include "mark.h"
 #include "report.h"
@@ -497,6 +498,36 @@ static int register_object(struct engine *e, struct target_obj *obj, bool kernel
 	return (int)(e->nr_objs - 1);
 }
 
+static const char *kernel_debug_file(const struct engine *e, const char *module);
+
+static const char *kernel_debug_cb(void *ctx, const char *module)
+{
+	return kernel_debug_file(ctx, module);
+}
+
+/* Kernel sites: DWARF from the vmlinux / NAME.ko that kernel_debug_file() finds (kmark.h). */
+static int mark_kernel_object(struct engine *e, struct target_obj *obj, const struct mark_opts *mo)
+{
+	struct kmark_stats ks;
+	int err = kmark__apply(obj, e->ksyms, NULL, kernel_debug_cb, e, mo, &ks);
+
+	if (err || !e->opts.verbose)
+		return err;
+	fprintf(stderr, "kcsand: [kernel]: marking from %zu debug file%s%s\n", ks.debug_files,
+		ks.debug_files == 1 ? "" : "s", ks.kaslr ? " (vmlinux through _text)" : "");
+	if (ks.no_debug)
+		fprintf(stderr, "kcsand: [kernel]: %zu sites without debug info (--kernel-debug "
+				"NAME.ko or a vmlinux): only lock prefixes and the marks file mark "
+				"them\n", ks.no_debug);
+	if (ks.not_found)
+		fprintf(stderr, "kcsand: [kernel]: %zu sites in functions the debug file does "
+				"not have (another build?)\n", ks.not_found);
+	if (ks.no_source)
+		fprintf(stderr, "kcsand: [kernel]: source not found for %llu sites (--source-dir)\n",
+			(unsigned long long)ks.no_source);
+	return 0;
+}
+
 /* Mark an object's decoded sites with the engine's rules (mark.h). */
 static int mark_object(struct engine *e, struct target_obj *obj)
 {
@@ -506,7 +537,16 @@ static int mark_object(struct engine *e, struct target_obj *obj)
 		.verbose = e->opts.verbose,
 	};
 	struct mark_stats ms;
-	int err = mark__apply(obj, &mo, &ms);
+	int err;
+
+	if (e->opts.no_marking) {
+		mark__reset(obj);
+		mark__update_stats(obj);
+		return 0;
+	}
+	if (e->opts.kernel)
+		return mark_kernel_object(e, obj, &mo);
+	err = mark__apply(obj, &mo, &ms);
 
 	if (!err && e->opts.verbose && !ms.dwarf)
 		fprintf(stderr, "kcsand: %s: no debug info: only lock prefixes and the marks file "
@@ -531,8 +571,7 @@ int engine__set_marks(struct engine *e, const char *path)
 	e->marks = rules;
 	e->opts.marks_file = NULL;	/* the caller's string; the rules are what is kept */
 	for (size_t i = 0; i < e->nr_objs && !err; i++)
-		if (!e->objs[i].kernel)
-			err = mark_object(e, e->objs[i].obj);
+		err = mark_object(e, e->objs[i].obj);
 	if (err || !e->skel)
 		return err;
 	/* Live: rewrite the descriptors of attached objects; only their flags changed. */
@@ -610,6 +649,14 @@ int engine__add_kernel(struct engine *e, const char *const *specs, size_t nr_spe
 	e->decode_ms += (now_ns() - t0) / 1e6;
 	if (err)
 		return err;
+	t0 = now_ns();
+	err = mark_object(e, obj);
+	e->decode_ms += (now_ns() - t0) / 1e6;
+	if (err) {
+		fprintf(stderr, "kcsand: cannot mark the kernel sites: %s\n", strerror(-err));
+		target_obj__free(obj);
+		return err;
+	}
 	if (blacklisted && e->opts.verbose)
 		fprintf(stderr, "kcsand: %zu matching functions are on the kprobe blacklist\n",
 			blacklisted);

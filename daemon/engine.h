@@ -70,6 +70,7 @@ struct engine_opts {
 	unsigned int overhead_budget;	/* % of native time; 100 arms every site */
 	unsigned int sampler_warmup_cpu_ms;
 	unsigned int sampler_period_ms;
+	bool no_marking;		/* only lock prefixes and xchg mark accesses */
 };
 
 struct engine;

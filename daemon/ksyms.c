@@ -51,7 +51,26 @@ static int cmp_addr(const void *a, const void *b)
 	return x->name < y->name ? -1 : x->name > y->name;
 }
 
+static struct ksyms *load(const char *path, bool data);
+
 struct ksyms *ksyms__load_file(const char *path)
+{
+	return load(path, false);
+}
+
+struct ksyms *ksyms__load_data_file(const char *path)
+{
+	return load(path, true);
+}
+
+static bool wanted(char type, bool data)
+{
+	if (data)
+		return strchr("dDbBrR", type) != NULL;
+	return type == 't' || type == 'T' || type == 'w' || type == 'W';
+}
+
+static struct ksyms *load(const char *path, bool data)
 {
 	FILE *f = fopen(path, "r");
 	struct ksyms *ks;
@@ -74,7 +93,7 @@ struct ksyms *ksyms__load_file(const char *path)
 		n = sscanf(line, "%llx %c %255s [%127[^]]]", &addr, &type, name, mod);
 		if (n < 3)
 			continue;
-		if (type != 't' && type != 'T' && type != 'w' && type != 'W')
+		if (!wanted(type, data))
 			continue;
 		if (addr)
 			any_nonzero = true;

@@ -22,6 +22,11 @@ struct ksyms;
 struct ksyms *ksyms__load(void);
 /* The same from a file in kallsyms format (tests). */
 struct ksyms *ksyms__load_file(const char *path);
+/*
+ * Data symbols (d, b, r: variables) instead, from a file in kallsyms format:
+ * kallsyms lists a module's variables, static ones included.
+ */
+struct ksyms *ksyms__load_data_file(const char *path);
 void ksyms__free(struct ksyms *ks);
 /* The function containing addr, or NULL. */
 const struct ksym *ksyms__map_addr(const struct ksyms *ks, uint64_t addr);

@@ -21,6 +21,7 @@
 #include <dwarf.h>
 #include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
+#include <gelf.h>
 
 #include "mark.h"
 
@@ -62,6 +63,16 @@ static const struct accessor {
 	{ "raw_atomic64_", false },
 	{ "arch_atomic_", false },	/* arch_atomic_read (READ_ONCE inside) ... */
 	{ "arch_atomic64_", false },
+	/*
+	 * test_bit() is an atomic read for KCSAN (instrument_atomic_read in
+	 * asm-generic/bitops/instrumented-non-atomic.h), a plain mov on x86.
+	 * __test_and_set_bit() and the other non-atomic bitops stay plain.
+	 */
+	{ "test_bit", false },		/* test_bit, test_bit_acquire */
+	{ "_test_bit", false },
+	{ "arch_test_bit", false },
+	{ "constant_test_bit", false },
+	{ "variable_test_bit", false },
 	/* READ_ONCE's helpers where they are functions (older kernels, other arches) */
 	{ "__READ_ONCE", false },
 	{ "__WRITE_ONCE", false },
@@ -693,11 +704,19 @@ struct gvar {
 	Dwarf_Die die;
 };
 
+/*
+ * An opened debug file (struct mark_debug in mark.h).  Addresses "in the
+ * file" are libdwfl's module addresses: the link-time vaddr plus elfbias
+ * for an executable or shared object, libdwfl's own section layout for a
+ * relocatable .ko.  DWARF addresses are those minus dwbias.
+ */
 struct dw_ctx {
 	const struct mark_opts *opts;
 	Dwfl *dwfl;
+	Dwfl_Module *mod;
 	Dwarf *dw;
-	int64_t delta;			/* DWARF address - link-time vaddr */
+	Dwarf_Addr elfbias;		/* module address - link-time vaddr */
+	Dwarf_Addr dwbias;		/* module address - DWARF address */
 	struct gvar *vars;
 	size_t nr_vars;
 	bool vars_loaded;
@@ -727,10 +746,12 @@ static int dw_open(struct dw_ctx *c, const char *path)
 		return -ENOEXEC;
 	if (!dwfl_module_getelf(mod, &elfbias))
 		return -ENOEXEC;
+	c->mod = mod;
+	c->elfbias = elfbias;
 	c->dw = dwfl_module_getdwarf(mod, &dwbias);
 	if (!c->dw)
 		return -ENODATA;
-	c->delta = (int64_t)(elfbias - dwbias);
+	c->dwbias = dwbias;
 	return 0;
 }
 
@@ -1022,8 +1043,7 @@ static int load_vars(struct dw_ctx *c)
 	return 0;
 }
 
-/* The address a site accesses when it is known before run time, or 0. */
-static uint64_t static_target(const struct site *s)
+uint64_t mark__static_target(const struct site *s)
 {
 	const struct kcsand_site *d = &s->desc;
 
@@ -1036,10 +1056,9 @@ static uint64_t static_target(const struct site *s)
 	return 0;
 }
 
-/* Qualifier rule: "volatile NAME" or "_Atomic NAME" in buf, or NULL. */
-static const char *rule_qualifier(struct dw_ctx *c, const struct site *s, char *buf, size_t len)
+/* Qualifier rule for a static target (module address): "volatile NAME" in buf, or NULL. */
+static const char *rule_qualifier(struct dw_ctx *c, uint64_t target, char *buf, size_t len)
 {
-	uint64_t target = static_target(s);
 	size_t lo = 0, hi;
 	const char *q;
 	Dwarf_Die t;
@@ -1048,7 +1067,7 @@ static const char *rule_qualifier(struct dw_ctx *c, const struct site *s, char *
 		return NULL;
 	if (!c->vars_loaded && load_vars(c))
 		return NULL;
-	target += c->delta;
+	target -= c->dwbias;
 	hi = c->nr_vars;
 	while (lo < hi) {	/* first var above target */
 		size_t mid = lo + (hi - lo) / 2;
@@ -1172,6 +1191,57 @@ static int site_rows(Dwarf_Die *cu, Dwarf_Addr pc, struct src_row *rows, int max
 
 /* ------------------------------------------------------------ applying */
 
+int mark_debug__open(const char *path, const struct mark_opts *opts, struct mark_debug **out)
+{
+	static const struct mark_opts no_opts;
+	struct dw_ctx *c = calloc(1, sizeof(*c));
+	int err;
+
+	*out = NULL;
+	if (!c)
+		return -ENOMEM;
+	c->opts = opts ? opts : &no_opts;
+	err = dw_open(c, path);
+	if (err) {
+		dw_close(c);
+		free(c);
+		return err;
+	}
+	*out = (struct mark_debug *)c;
+	return 0;
+}
+
+void mark_debug__close(struct mark_debug *d)
+{
+	if (!d)
+		return;
+	dw_close((struct dw_ctx *)d);
+	free(d);
+}
+
+int mark_debug__sym(struct mark_debug *d, const char *name, bool func, uint64_t *addr,
+		    uint64_t *size)
+{
+	struct dw_ctx *c = (struct dw_ctx *)d;
+	int n = dwfl_module_getsymtab(c->mod);
+
+	for (int i = 0; i < n; i++) {
+		GElf_Addr a;
+		GElf_Sym sym;
+		const char *sn = dwfl_module_getsym_info(c->mod, i, &sym, &a, NULL, NULL, NULL);
+
+		if (!sn || strcmp(sn, name) || sym.st_shndx == SHN_UNDEF)
+			continue;
+		if (func && GELF_ST_TYPE(sym.st_info) != STT_FUNC)
+			continue;
+		*addr = a;
+		if (size)
+			*size = sym.st_size;
+		return 0;
+	}
+	return -ENOENT;
+}
+
 static void set_mark(struct site *s, enum mark_kind kind, enum mark_reason reason)
 {
 	s->desc.flags |= KCSAND_SITE_MARKED;
@@ -1180,29 +1250,8 @@ static void set_mark(struct site *s, enum mark_kind kind, enum mark_reason reaso
 	s->reason = reason;
 }
 
-int mark__apply(struct target_obj *obj, const struct mark_opts *opts, struct mark_stats *stats)
+void mark__reset(struct target_obj *obj)
 {
-	static const struct mark_opts no_opts;
-	struct mark_stats dummy;
-	struct dw_ctx c = {};
-	int err;
-
-	if (!opts)
-		opts = &no_opts;
-	if (!stats)
-		stats = &dummy;
-	memset(stats, 0, sizeof(*stats));
-	c.opts = opts;
-	err = dw_open(&c, obj->path);
-	if (err && err != -ENODATA && err != -ENOEXEC) {
-		dw_close(&c);
-		return err;
-	}
-	stats->dwarf = !err;
-	if (err)
-		c.dw = NULL;
-
-	/* Start from what the instructions say, so that marking can run again (new marks file). */
 	for (size_t i = 0; i < obj->sites.n; i++) {
 		struct site *s = &obj->sites.v[i];
 
@@ -1211,83 +1260,126 @@ int mark__apply(struct target_obj *obj, const struct mark_opts *opts, struct mar
 		if (s->reason != MARK_NONE)
 			s->desc.flags |= KCSAND_SITE_MARKED;
 	}
-	for (size_t i = 0; i < obj->sites.n; i++) {
-		struct site *s = &obj->sites.v[i];
-		const struct elf_func *f = s->func < obj->nr_funcs ? &obj->funcs[s->func] : NULL;
-		const char *func = f ? f->name : NULL, *file = NULL, *detail = NULL, *tok = NULL;
-		uint64_t off = f ? s->vaddr - f->vaddr : 0;
-		enum mark_kind mf, src = MARK_KIND_PLAIN;
-		uint32_t before = s->reason;
-		int line = 0, col = 0, alt_line = 0;
-		Dwarf_Die cu, *cup = NULL;
-		Dwarf_Addr pc = s->vaddr + c.delta;
-		char qbuf[256];
+}
 
-		if (c.dw && dwarf_addrdie(c.dw, pc, &cu)) {
-			struct src_row rows[8];
-			int n = site_rows(&cu, pc, rows, 8);
-			struct mark_src *ms = n ? source_get(&c, rows[0].file) : NULL;
+void mark__site(struct site *s, const struct mark_where *w, const struct mark_opts *opts,
+		struct mark_stats *stats)
+{
+	struct dw_ctx *c = (struct dw_ctx *)w->dbg;
+	const char *file = NULL, *detail = NULL, *tok = NULL;
+	enum mark_kind mf, src = MARK_KIND_PLAIN;
+	uint32_t before = s->reason;
+	int line = 0, col = 0, alt_line = 0;
+	Dwarf_Die cu, *cup = NULL;
+	Dwarf_Addr pc = c ? w->pc - c->dwbias : 0;
+	char qbuf[256];
 
-			cup = &cu;
-			if (n) {
-				file = rows[0].file;
-				line = rows[0].line;
-				col = rows[0].col;
-			}
-			/*
-			 * The instruction's own row can point at a brace (gcc puts a
-			 * returned value's load at the closing '}'): then the
-			 * statement it belongs to, the row before at the same
-			 * address, decides, by its line alone.
-			 */
-			if (ms && n > 1 && !mark_src__col_informative(ms, line, col)) {
-				alt_line = line;
-				file = rows[1].file;
-				line = rows[1].line;
-				col = 0;
-				ms = source_get(&c, file);
-			}
-			if (ms && line > 0)
-				src = mark_src__at(ms, line, col, &tok);
-			else if (n)
-				stats->no_source++;
+	if (c && c->dw && w->has_pc && dwarf_addrdie(c->dw, pc, &cu)) {
+		struct src_row rows[8];
+		int n = site_rows(&cu, pc, rows, 8);
+		struct mark_src *ms = n ? source_get(c, rows[0].file) : NULL;
+
+		cup = &cu;
+		if (n) {
+			file = rows[0].file;
+			line = rows[0].line;
+			col = rows[0].col;
 		}
-		mf = mark_rules__match(opts->rules, func, off, file, line);
-		if (alt_line && mf == MARK_KIND_PLAIN)
-			mf = mark_rules__match(opts->rules, func, off, file, alt_line);
-
-		if (mf == MARK_KIND_DATA_RACE) {
-			set_mark(s, mf, MARK_MARKS_FILE);
-			detail = "data_race";
-		} else if (src == MARK_KIND_DATA_RACE) {
-			set_mark(s, src, MARK_SOURCE_MACRO);
-			detail = tok;
-		} else if (s->reason != MARK_NONE) {
-			continue;
-		} else if (mf == MARK_KIND_MARKED) {
-			set_mark(s, mf, MARK_MARKS_FILE);
-			detail = "marked";
-		} else if (cup && rule_accessor(&c, cup, pc, &detail)) {
-			set_mark(s, MARK_KIND_MARKED, MARK_INLINE_ACCESSOR);
-		} else if (c.dw && (detail = rule_qualifier(&c, s, qbuf, sizeof(qbuf)))) {
-			set_mark(s, MARK_KIND_MARKED, MARK_QUALIFIER);
-		} else if (src == MARK_KIND_MARKED) {
-			set_mark(s, src, MARK_SOURCE_MACRO);
-			detail = tok;
+		/*
+		 * The instruction's own row can point at a brace (gcc puts a
+		 * returned value's load at the closing '}'): then the
+		 * statement it belongs to, the row before at the same
+		 * address, decides, by its line alone.
+		 */
+		if (ms && n > 1 && !mark_src__col_informative(ms, line, col)) {
+			alt_line = line;
+			file = rows[1].file;
+			line = rows[1].line;
+			col = 0;
+			ms = source_get(c, file);
 		}
-		if (opts->verbose >= 2 && s->reason != before)
-			fprintf(stderr,
-				"kcsand: mark: %s+0x%" PRIx64 " (0x%" PRIx64 ") %s:%d:%d: "
-				"%s%s: %s\n",
-				func ? func : "?", off, s->vaddr, file ? file : "?", line, col,
-				(s->desc.flags & KCSAND_SITE_DATA_RACE) ? "data_race, " : "",
-				mark_reason_name(s->reason), detail ? detail : "");
+		if (ms && line > 0)
+			src = mark_src__at(ms, line, col, &tok);
+		else if (n)
+			stats->no_source++;
 	}
+	mf = mark_rules__match(opts->rules, w->func, w->off, file, line);
+	if (alt_line && mf == MARK_KIND_PLAIN)
+		mf = mark_rules__match(opts->rules, w->func, w->off, file, alt_line);
+
+	if (mf == MARK_KIND_DATA_RACE) {
+		set_mark(s, mf, MARK_MARKS_FILE);
+		detail = "data_race";
+	} else if (src == MARK_KIND_DATA_RACE) {
+		set_mark(s, src, MARK_SOURCE_MACRO);
+		detail = tok;
+	} else if (s->reason != MARK_NONE) {
+		return;
+	} else if (mf == MARK_KIND_MARKED) {
+		set_mark(s, mf, MARK_MARKS_FILE);
+		detail = "marked";
+	} else if (cup && rule_accessor(c, cup, pc, &detail)) {
+		set_mark(s, MARK_KIND_MARKED, MARK_INLINE_ACCESSOR);
+	} else if (c && c->dw && (detail = rule_qualifier(c, w->target, qbuf, sizeof(qbuf)))) {
+		set_mark(s, MARK_KIND_MARKED, MARK_QUALIFIER);
+	} else if (src == MARK_KIND_MARKED) {
+		set_mark(s, src, MARK_SOURCE_MACRO);
+		detail = tok;
+	}
+	if (opts->verbose >= 2 && s->reason != before)
+		fprintf(stderr,
+			"kcsand: mark: %s+0x%" PRIx64 " (0x%" PRIx64 ") %s:%d:%d: %s%s: %s\n",
+			w->func ? w->func : "?", w->off, s->vaddr, file ? file : "?", line, col,
+			(s->desc.flags & KCSAND_SITE_DATA_RACE) ? "data_race, " : "",
+			mark_reason_name(s->reason), detail ? detail : "");
+}
+
+void mark__update_stats(struct target_obj *obj)
+{
 	obj->stats.marked = 0;
 	for (size_t i = 0; i < obj->sites.n; i++)
 		if (obj->sites.v[i].desc.flags & KCSAND_SITE_MARKED)
 			obj->stats.marked++;
-	dw_close(&c);
+}
+
+int mark__apply(struct target_obj *obj, const struct mark_opts *opts, struct mark_stats *stats)
+{
+	static const struct mark_opts no_opts;
+	struct mark_stats dummy;
+	struct mark_debug *dbg = NULL;
+	struct dw_ctx *c;
+	int err;
+
+	if (!opts)
+		opts = &no_opts;
+	if (!stats)
+		stats = &dummy;
+	memset(stats, 0, sizeof(*stats));
+	err = mark_debug__open(obj->path, opts, &dbg);
+	if (err && err != -ENODATA && err != -ENOEXEC)
+		return err;
+	stats->dwarf = !err;
+	c = (struct dw_ctx *)dbg;
+
+	/* Start from what the instructions say, so that marking can run again (new marks file). */
+	mark__reset(obj);
+	for (size_t i = 0; i < obj->sites.n; i++) {
+		struct site *s = &obj->sites.v[i];
+		const struct elf_func *f = s->func < obj->nr_funcs ? &obj->funcs[s->func] : NULL;
+		uint64_t target = mark__static_target(s);
+		struct mark_where w = {
+			.func = f ? f->name : NULL,
+			.off = f ? s->vaddr - f->vaddr : 0,
+			.dbg = dbg,
+			.has_pc = dbg != NULL,
+			.pc = c ? s->vaddr + c->elfbias : 0,
+			.target = c && target ? target + c->elfbias : 0,
+		};
+
+		mark__site(s, &w, opts, stats);
+	}
+	mark__update_stats(obj);
+	mark_debug__close(dbg);
 	return 0;
 }
 

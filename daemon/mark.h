@@ -106,6 +106,42 @@ struct mark_stats {
 };
 
 /*
+ * The rules on one site, for objects whose debug info is not the object
+ * itself (kernel code: sites at runtime addresses, DWARF in a vmlinux or
+ * .ko).  An opened debug file; addresses "in the file" are those that
+ * mark_debug__sym() returns (libdwfl's module addresses: the link-time
+ * address for a vmlinux, libdwfl's own section layout for a .ko).
+ */
+struct mark_debug;
+
+/* Open path's DWARF (or its build-id/debuglink file): -ENOEXEC not ELF, -ENODATA no DWARF. */
+int mark_debug__open(const char *path, const struct mark_opts *opts, struct mark_debug **out);
+void mark_debug__close(struct mark_debug *d);
+/* A symbol's address in the file (func: STT_FUNC only) and size; -ENOENT. */
+int mark_debug__sym(struct mark_debug *d, const char *name, bool func, uint64_t *addr,
+		    uint64_t *size);
+
+/* Where a site is, for the rules. */
+struct mark_where {
+	const char *func;		/* function name (marks file), or NULL */
+	uint64_t off;			/* offset in it */
+	struct mark_debug *dbg;		/* debug file, or NULL: marks file FUNC entries only */
+	bool has_pc;			/* pc is known */
+	uint64_t pc;			/* the instruction's address in dbg */
+	uint64_t target;		/* its static target's address in dbg, or 0 */
+};
+
+/* Start obj's sites again from the instructions' own reasons (lock prefix, xchg). */
+void mark__reset(struct target_obj *obj);
+/* Apply the rules to one site (after mark__reset); counts what is missing in stats. */
+void mark__site(struct site *s, const struct mark_where *w, const struct mark_opts *opts,
+		struct mark_stats *stats);
+/* obj->stats.marked from the sites' flags. */
+void mark__update_stats(struct target_obj *obj);
+/* The address a site accesses when known before run time (RIP-relative, absolute), or 0. */
+uint64_t mark__static_target(const struct site *s);
+
+/*
  * Mark obj's decoded sites (KCSAND_SITE_MARKED, KCSAND_SITE_DATA_RACE and
  * site->reason) and update obj->stats.marked.  Without DWARF, only the
  * marks file's FUNC and FUNC+0xOFF entries apply.  Each call starts again

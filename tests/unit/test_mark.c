@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "kmark.h"
 #include "mark.h"
 #include "test.h"
 
@@ -28,6 +29,21 @@ struct {
 		volatile int vol;
 	} inner[4];
 } fixture_struct;
+
+/* The (shifted) address of a function of o, for placing fake kallsyms entries. */
+static uint64_t site_func_vaddr(const struct target_obj *o, const char *name)
+{
+	for (size_t i = 0; i < o->nr_funcs; i++)
+		if (!strcmp(o->funcs[i].name, name))
+			return o->funcs[i].vaddr;
+	return 0;
+}
+
+/* kmark's debug-file lookup: the test binary is module ctx's debug file. */
+static const char *kmtest_debug(void *ctx, const char *module)
+{
+	return module && !strcmp(module, ctx) ? "/proc/self/exe" : NULL;
+}
 
 FIXTURE int fixture_read_volatile(void)
 {
@@ -128,6 +144,8 @@ int main(void)
 		ASSERT_FALSE(mark_accessor_match("atomic_notifier_call_chain", false),
 			     "ordinary out-of-line function");
 		ASSERT_TRUE(mark_accessor_match("arch_atomic64_read", true), "arch_atomic64_read");
+		ASSERT_TRUE(mark_accessor_match("constant_test_bit", true), "test_bit's x86 helper");
+		ASSERT_FALSE(mark_accessor_match("__test_and_set_bit", true), "non-atomic bitop");
 		ASSERT_TRUE(mark_accessor_match("raw_atomic_long_read", true),
 			    "raw_atomic_long_read");
 		ASSERT_TRUE(mark_accessor_match("__READ_ONCE", true), "__READ_ONCE");
@@ -346,6 +364,69 @@ int main(void)
 		ASSERT_EQ(o->stats.marked, 4, "stats.marked after re-marking");
 		target_obj__free(o);
 		mark_rules__free(r);
+	}
+
+	TEST(kernel_sites_through_their_debug_file) {
+		/* The fixtures as a "module" loaded elsewhere: kallsyms names them there. */
+		const uint64_t shift = 0xffffffffc0000000ull;
+		char path[] = "/tmp/kcsand-test-kallsyms.XXXXXX";
+		struct target_obj *o = NULL;
+		struct kmark_stats ks;
+		struct ksyms *k = NULL;
+		const struct site *s;
+		FILE *f;
+		int fd;
+
+		if (!ASSERT_ZERO(target_obj__open("/proc/self/exe", &o), "open"))
+			break;
+		ASSERT_TRUE(target_obj__decode(o, "fixture_*", NULL) == 7, "seven fixtures");
+		fd = mkstemp(path);
+		f = fd >= 0 ? fdopen(fd, "w") : NULL;
+		if (!ASSERT_TRUE(f, "kallsyms file"))
+			break;
+		for (size_t i = 0; i < o->nr_funcs; i++) {
+			o->funcs[i].vaddr += shift;
+			fprintf(f, "%016llx t %s\t[kmtest]\n",
+				(unsigned long long)o->funcs[i].vaddr, o->funcs[i].name);
+		}
+		/* The module's variables, where its code's RIP-relative operands point. */
+		fprintf(f, "%016llx d fixture_vol\t[kmtest]\n",
+			(unsigned long long)((uintptr_t)&fixture_vol - (uintptr_t)fixture_read_volatile +
+					     site_func_vaddr(o, "fixture_read_volatile")));
+		fprintf(f, "%016llx d fixture_plain\t[kmtest]\n",
+			(unsigned long long)((uintptr_t)&fixture_plain -
+					     (uintptr_t)fixture_read_volatile +
+					     site_func_vaddr(o, "fixture_read_volatile")));
+		for (size_t i = 0; i < o->sites.n; i++)
+			o->sites.v[i].vaddr += shift;
+		fclose(f);
+		k = ksyms__load_file(path);
+		if (!ASSERT_TRUE(k, "ksyms"))
+			break;
+		ASSERT_ZERO(kmark__apply(o, k, path, kmtest_debug, "kmtest", NULL, &ks),
+			    "kmark__apply");
+		ASSERT_EQ(ks.debug_files, 1, "one debug file");
+		ASSERT_EQ(ks.not_found, 0, "every function found by name");
+		s = site_in(o, "fixture_read_once");
+		if (ASSERT_TRUE(s, "READ_ONCE site"))
+			ASSERT_EQ(s->reason, MARK_SOURCE_MACRO, "READ_ONCE: source macro");
+		s = site_in(o, "fixture_read_data_race");
+		if (ASSERT_TRUE(s, "data_race site"))
+			ASSERT_TRUE(s->desc.flags & KCSAND_SITE_DATA_RACE, "data_race flag");
+		s = site_in(o, "fixture_read_plain");
+		if (ASSERT_TRUE(s, "plain site"))
+			ASSERT_EQ(s->reason, MARK_NONE, "plain");
+		/* No debug file for the module: nothing but the instructions marks. */
+		s = site_in(o, "fixture_read_volatile");
+		if (ASSERT_TRUE(s, "volatile site"))
+			ASSERT_EQ(s->reason, MARK_QUALIFIER, "volatile: qualifier, through kallsyms");
+		ASSERT_ZERO(kmark__apply(o, k, path, kmtest_debug, "other", NULL, &ks),
+			    "no debug file");
+		ASSERT_EQ(ks.no_debug, o->sites.n, "every site counted without debug info");
+		ASSERT_EQ(o->stats.marked, 0, "nothing marked");
+		unlink(path);
+		ksyms__free(k);
+		target_obj__free(o);
 	}
 
 	return test_summary();

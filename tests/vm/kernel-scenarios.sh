@@ -3,7 +3,8 @@
 #
 # Kernel mode, end to end: boots Debian's stock kernel in QEMU (tests/vm/kcsan-vm),
 # loads the racy module tests/kmod/kcsan_race, probes all of its functions but the
-# hidden writer with `kcsanctl run --kernel`, runs every scenario in its own round,
+# hidden writer with `kcsanctl run --kernel` (marking from the module's .ko and source),
+# runs every scenario in its own round,
 # and checks the reports scenario by scenario, then that no kprobe was left and that
 # the guest's kernel log has no lockup, stall or other BUG.
 # Prints "ok NAME" / "FAIL NAME: ..." and "N passed, N failed".
@@ -24,11 +25,31 @@ bad() { echo "FAIL $1: $2"; fail=$((fail + 1)); }
 # tens of times slower, so fewer accesses fall into each window.
 # The module's own .ko (built by the harness, with DWARF) gives file:line; the guest
 # evaluates the command, so the glob finds it.
-export KCSAN_VM_PROBE_CMD="$REPO/build/kcsanctl run --kernel --output - --skip-watch 10 --udelay-task 300 --kernel-debug $REPO/build/vm/kmod-*/kcsan_race/kcsan_race.ko"
-rounds='for s in 0 1 2 3 4 5 6 7 8; do tests/kmod/kcsan_race/workload.sh '$ITERS' 120 $((1 << s)) || exit 1; done'
+# It also marks the module's READ_ONCE, atomic_read and data_race accesses (scenarios 9-12);
+# -v lists every site with its verdict, checked below.
+KO="$REPO/build/vm/kmod-*/kcsan_race/kcsan_race.ko"
+export KCSAN_VM_PROBE_CMD="$REPO/build/kcsanctl run --kernel --output - -v --skip-watch 10 --udelay-task 300 --kernel-debug $KO"
+# Scenario 11 (READ_ONCE vs a plain word write) under both of KCSAN's rules, each in a
+# kcsanctl of its own that probes only its two functions (two kcsanctls cannot probe one
+# function: the first one's int3 would be in the code the second decodes).  By default
+# (assume_plain_writes_atomic=1) nothing watches, so nothing is reported.  With
+# assume_plain_writes_atomic=0 and report_value_change_only=0 the plain write watches and
+# the READ_ONCE is reported against it as "read (marked)".
+once_plain() {	# NAME PARAMS...
+	local name=$1; shift
+	echo "$REPO/build/kcsanctl run --kernel --output $out/$name.txt -v --skip-watch 10 \
+		--udelay-task 300 $* --kernel-debug $KO --probe kcsan_race_plain_writer \
+		--probe kcsan_race_once_plain_reader \
+		-- tests/kmod/kcsan_race/workload.sh $ITERS 120 $((1 << 11)) 2> $out/$name.err; \
+		rc=\$?; [ \$rc = 66 ] || [ \$rc = 0 ] || exit 1"
+}
+rounds='for s in 0 1 2 3 4 5 6 7 8 9 10 12; do tests/kmod/kcsan_race/workload.sh '$ITERS' 120 $((1 << s)) || exit 1; done
+'"$(once_plain default)"'
+'"$(once_plain strict --param assume_plain_writes_atomic=0 --param report_value_change_only=0)"
 start=$(date +%s)
-tests/vm/kcsan-vm --module tests/kmod/kcsan_race --out "$out" --keep \
+tests/vm/kcsan-vm --module tests/kmod/kcsan_race --out "$out" --keep --timeout 420 \
 	--probe module:kcsan_race --probe '!kcsan_race_hidden_writer' --probe '!race_thread_fn' \
+	--probe '!kcsan_race_plain_writer' --probe '!kcsan_race_once_plain_reader' \
 	-- sh -c "$rounds" > "$out/reports.txt" 2> "$out/harness.err"
 rc=$?
 echo "     (guest run: $(( $(date +%s) - start )) s, exit status $rc; files in $out)"
@@ -84,6 +105,25 @@ expect_none percpu_data kcsan_race_percpu_inc
 expect_report timer_vs_thread "data-race in kcsan_race_irq_reader / kcsan_race_timer_write" \
 	"^write to 0xffff[0-9a-f]{12} of 8 bytes by interrupt on cpu [0-9]+:$" \
 	"^ __hrtimer_run_queues\+0x" "^read to 0xffff[0-9a-f]{12} of 8 bytes $task"
+# Scenarios 9-12: marked by the module's DWARF and source, so never reported.
+expect_none once_vs_write_once kcsan_race_once_
+expect_none atomic_read_vs_atomic_inc "kcsan_race_atomic_reader\|kcsan_race_atomic_inc3"
+R=$out/default.txt expect_none read_once_vs_plain_write_default "kcsan_race_once_plain_reader\|kcsan_race_plain_writer"
+expect_none data_race_vs_plain_write kcsan_race_dr_
+# site_verdict NAME FUNC+OFF-REGEX VERDICT: the -v site list says FUNC's access is VERDICT.
+site_verdict() {
+	if grep -qE "^kcsand: site \[kernel\] 0x[0-9a-f]+ $2 $3" "$out/probe.err"; then ok "$1"
+	else bad "$1" "no site line /$2 .* $3/ in probe.err: $(grep -E " ${2%%\\+*}" "$out/probe.err" | head -3 | tr '\n' ';')"; fi
+}
+site_verdict read_once_marked_by_source 'kcsan_race_once_reader\+0x[0-9a-f]+ read 8' 'marked \(source macro\)'
+site_verdict write_once_marked_by_source 'kcsan_race_once_writer\+0x[0-9a-f]+ write 8' 'marked \(source macro\)'
+site_verdict atomic_read_marked_by_accessor 'kcsan_race_atomic_reader\+0x[0-9a-f]+ read 4' 'marked \(inline accessor\)'
+site_verdict data_race_never_reported 'kcsan_race_dr_reader\+0x[0-9a-f]+ read 8' 'data_race \(source macro\)'
+site_verdict plain_write_stays_plain 'kcsan_race_dr_writer\+0x[0-9a-f]+ write 8' 'plain$'
+R=$out/strict.txt expect_report read_once_vs_plain_write_strict \
+	"data-race in kcsan_race_once_plain_reader / kcsan_race_plain_writer" \
+	"^read \(marked\) to 0xffff[0-9a-f]{12} of 8 bytes $task" "^write to 0xffff[0-9a-f]{12} of 8 bytes $task"
+
 if grep -q "Comm: kcsan_race/.* kcsand .* (kernel) 6\." "$R"; then ok footer_names_task_and_kernel
 else bad footer_names_task_and_kernel "no 'CPU: .. PID: .. Comm: kcsan_race/... kcsand ... (kernel) <release>' line"; fi
 

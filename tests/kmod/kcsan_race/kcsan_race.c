@@ -34,6 +34,20 @@
  *                    kcsan_race_timer_writer, hardirq) vs kcsan_race_irq_reader;
  *                    the reader runs at least until the timer fired
  *                    `timer_min_fires` times (10 s at most)
+ *
+ * Marked accesses (KCSAN's rules; on x86 all of these reads and writes are
+ * plain movs, only atomic_inc() has a lock prefix, so kcsand needs the
+ * module's DWARF and source to see them as marked):
+ *
+ *   9 once     none  kcsan_race_once_writer (WRITE_ONCE) vs kcsan_race_once_reader (READ_ONCE)
+ *  10 aread    none  kcsan_race_atomic_inc3 (atomic_inc) vs kcsan_race_atomic_reader (atomic_read)
+ *  11 onceplain none kcsan_race_plain_writer (plain word write) vs kcsan_race_once_plain_reader
+ *                    (READ_ONCE): the marked read never watches and the aligned plain write
+ *                    is assumed atomic; with assume_plain_writes_atomic=0 and
+ *                    report_value_change_only=0 the write watches and KCSAN reports the
+ *                    READ_ONCE as "read (marked)"
+ *  12 datarace none  kcsan_race_dr_writer (plain word write) vs kcsan_race_dr_reader
+ *                    (data_race()): never watched, never reported
  */
 #include <linux/atomic.h>
 #include <linux/hrtimer.h>
@@ -49,7 +63,7 @@
 /* Keep each racing access a real, separate call: no inlining, no IPA. */
 #define RACE_FN noinline __attribute__((__noipa__))
 
-#define NR_SCENARIOS 9
+#define NR_SCENARIOS 13
 #define RMW_LEN 8
 
 static unsigned int scenarios = (1U << NR_SCENARIOS) - 1;
@@ -97,6 +111,10 @@ long kcsan_race_locked_var;
 static DEFINE_SPINLOCK(kcsan_race_lock);
 static DEFINE_PER_CPU(long, kcsan_race_pcpu);
 long kcsan_race_irq_var;
+long kcsan_race_once_var;
+atomic_t kcsan_race_aread_var = ATOMIC_INIT(0);
+long kcsan_race_onceplain_var;
+long kcsan_race_dr_var;
 
 static struct hrtimer race_timer;
 static bool timer_active;
@@ -137,6 +155,50 @@ RACE_FN void kcsan_race_percpu_inc(void)
 
 RACE_FN void kcsan_race_timer_write(long v)    { kcsan_race_irq_var = v; }
 RACE_FN long kcsan_race_irq_reader(void)       { return kcsan_race_irq_var; }
+
+/*
+ * Marked accesses, one statement per line: kcsand judges a site by the
+ * source at its line and column.
+ */
+RACE_FN void kcsan_race_once_writer(long v)
+{
+	WRITE_ONCE(kcsan_race_once_var, v);
+}
+
+RACE_FN long kcsan_race_once_reader(void)
+{
+	return READ_ONCE(kcsan_race_once_var);
+}
+
+RACE_FN void kcsan_race_atomic_inc3(void)
+{
+	atomic_inc(&kcsan_race_aread_var);
+}
+
+RACE_FN int kcsan_race_atomic_reader(void)
+{
+	return atomic_read(&kcsan_race_aread_var);
+}
+
+RACE_FN void kcsan_race_plain_writer(long v)
+{
+	kcsan_race_onceplain_var = v;
+}
+
+RACE_FN long kcsan_race_once_plain_reader(void)
+{
+	return READ_ONCE(kcsan_race_onceplain_var);
+}
+
+RACE_FN void kcsan_race_dr_writer(long v)
+{
+	kcsan_race_dr_var = v;
+}
+
+RACE_FN long kcsan_race_dr_reader(void)
+{
+	return data_race(kcsan_race_dr_var);
+}
 
 static enum hrtimer_restart kcsan_race_timer_writer(struct hrtimer *t)
 {
@@ -217,6 +279,30 @@ static void race_one(int scenario, int side, unsigned int i)
 		break;
 	case 8:
 		sink += kcsan_race_irq_reader();
+		break;
+	case 9:
+		if (side)
+			sink += kcsan_race_once_reader();
+		else
+			kcsan_race_once_writer(i);
+		break;
+	case 10:
+		if (side)
+			sink += kcsan_race_atomic_reader();
+		else
+			kcsan_race_atomic_inc3();
+		break;
+	case 11:
+		if (side)
+			sink += kcsan_race_once_plain_reader();
+		else
+			kcsan_race_plain_writer(i);
+		break;
+	case 12:
+		if (side)
+			sink += kcsan_race_dr_reader();
+		else
+			kcsan_race_dr_writer(i);
 		break;
 	}
 }
@@ -337,6 +423,7 @@ MODULE_PARM_DESC(busy, "threads still running the current round");
 
 static const char *const scenario_names[NR_SCENARIOS] = {
 	"plain", "rmw", "origin", "ww", "atomic", "atomic2", "locked", "percpu", "irq",
+	"once", "aread", "onceplain", "datarace",
 };
 
 static void stop_threads(void)

@@ -1,0 +1,178 @@
+// SPDX-License-Identifier: GPL-2.0-only
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "kmark.h"
+
+/* A debug file opened for this run, shared by every site of its module (or vmlinux). */
+struct kdebug {
+	char *path;
+	struct mark_debug *dbg;		/* NULL: unusable */
+	bool vmlinux;
+	bool has_kaslr;
+	uint64_t kaslr;			/* runtime address - address in the file */
+};
+
+struct kmark_ctx {
+	struct kdebug *files;
+	size_t nr_files;
+	const struct ksyms *ks;
+	const struct mark_opts *opts;
+	const char *kallsyms;		/* where the data symbols are read from */
+	struct ksyms *data;		/* kallsyms' variables, read on first need */
+	bool data_tried;
+};
+
+/*
+ * A module's static target in its .ko: the variable kallsyms places there,
+ * found by name in the .ko's symbol table (the module's data sections are
+ * placed apart from its code, so no one offset maps them).  0 when unknown.
+ */
+static uint64_t module_target(struct kmark_ctx *c, struct kdebug *f, const char *module,
+			      uint64_t target)
+{
+	const struct ksym *d;
+	uint64_t addr, size;
+
+	if (!c->data_tried) {
+		c->data_tried = true;
+		c->data = ksyms__load_data_file(c->kallsyms);
+	}
+	d = c->data ? ksyms__map_addr(c->data, target) : NULL;
+	if (!d || !d->module || !module || strcmp(d->module, module) ||
+	    mark_debug__sym(f->dbg, d->name, false, &addr, &size))
+		return 0;
+	if (target - d->addr >= (size ? size : 1))
+		return 0;
+	return addr + (target - d->addr);
+}
+
+/* Where _text is at run time: the KASLR offset of every vmlinux address. */
+static int runtime_text(const struct ksyms *ks, uint64_t *addr)
+{
+	for (size_t i = 0; i < ksyms__count(ks); i++) {
+		const struct ksym *k = ksyms__at(ks, i);
+
+		if (!k->module && !strcmp(k->name, "_text")) {
+			*addr = k->addr;
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
+static struct kdebug *kdebug_get(struct kmark_ctx *c, const char *path, bool vmlinux)
+{
+	struct kdebug *f, *v;
+	uint64_t rt, ft;
+
+	for (size_t i = 0; i < c->nr_files; i++)
+		if (!strcmp(c->files[i].path, path))
+			return &c->files[i];
+	v = realloc(c->files, (c->nr_files + 1) * sizeof(*v));
+	if (!v)
+		return NULL;
+	c->files = v;
+	f = &c->files[c->nr_files];
+	memset(f, 0, sizeof(*f));
+	f->path = strdup(path);
+	if (!f->path)
+		return NULL;
+	c->nr_files++;
+	f->vmlinux = vmlinux;
+	if (mark_debug__open(path, c->opts, &f->dbg)) {
+		f->dbg = NULL;
+		return f;
+	}
+	/*
+	 * vmlinux is one image moved as a whole by KASLR: one offset maps
+	 * code and data, static functions that share a name included.
+	 */
+	if (vmlinux && !runtime_text(c->ks, &rt) && !mark_debug__sym(f->dbg, "_text", false,
+								      &ft, NULL)) {
+		f->has_kaslr = true;
+		f->kaslr = rt - ft;
+	}
+	return f;
+}
+
+int kmark__apply(struct target_obj *obj, const struct ksyms *ks, const char *kallsyms,
+		 kmark_debug_file_fn debug_file, void *ctx, const struct mark_opts *opts,
+		 struct kmark_stats *stats)
+{
+	static const struct mark_opts no_opts;
+	struct kmark_ctx c = { .ks = ks, .opts = opts ? opts : &no_opts,
+			       .kallsyms = kallsyms ? kallsyms : "/proc/kallsyms" };
+	const char *module = NULL;
+	struct mark_stats ms = {};
+	uint32_t last_func = UINT32_MAX;
+	struct kdebug *f = NULL;
+	bool found = false;
+	uint64_t base = 0;
+	int err = 0;
+
+	memset(stats, 0, sizeof(*stats));
+	mark__reset(obj);
+	for (size_t i = 0; i < obj->sites.n; i++) {
+		struct site *s = &obj->sites.v[i];
+		const struct elf_func *fn = s->func < obj->nr_funcs ? &obj->funcs[s->func] : NULL;
+		struct mark_where w = {};
+
+		if (!fn)
+			continue;
+		/* Sites come function by function: look each function up once. */
+		if (s->func != last_func) {
+			const struct ksym *k = ksyms__map_addr(ks, fn->vaddr);
+			const char *path;
+
+			module = k ? k->module : NULL;
+			path = debug_file(ctx, module);
+
+			last_func = s->func;
+			f = path ? kdebug_get(&c, path, !module) : NULL;
+			if (path && !f) {
+				err = -ENOMEM;
+				break;
+			}
+			found = false;
+			if (f && f->dbg && f->has_kaslr) {
+				base = fn->vaddr - f->kaslr;
+				found = true;
+			} else if (f && f->dbg) {
+				found = !mark_debug__sym(f->dbg, fn->name, true, &base, NULL);
+			}
+		}
+		w.func = fn->name;
+		w.off = s->vaddr - fn->vaddr;
+		if (!f || !f->dbg) {
+			stats->no_debug++;
+		} else if (!found) {
+			stats->not_found++;
+		} else {
+			uint64_t target = mark__static_target(s);
+
+			w.dbg = f->dbg;
+			w.has_pc = true;
+			w.pc = base + w.off;
+			if (target && f->has_kaslr)
+				w.target = target - f->kaslr;
+			else if (target && !f->vmlinux)
+				w.target = module_target(&c, f, module, target);
+		}
+		mark__site(s, &w, c.opts, &ms);
+	}
+	mark__update_stats(obj);
+	stats->no_source = ms.no_source;
+	for (size_t i = 0; i < c.nr_files; i++) {
+		if (c.files[i].dbg)
+			stats->debug_files++;
+		if (c.files[i].has_kaslr)
+			stats->kaslr = true;
+		mark_debug__close(c.files[i].dbg);
+		free(c.files[i].path);
+	}
+	free(c.files);
+	ksyms__free(c.data);
+	return err;
+}
