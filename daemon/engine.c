@@ -88,7 +88,7 @@ void engine_opts__init(struct engine_opts *o)
 		.consumer_wait_us = 200,
 		.stall_budget_us = DEFAULT_STALL_BUDGET_US,
 	};
-	o->report_value_change_only = true;
+	o->report_value_change_only = 1;
 	o->report_once_in_ms = DEFAULT_REPORT_ONCE_IN_MS;
 	o->max_sites = DEFAULT_MAX_SITES;
 	o->overhead_budget = DEFAULT_OVERHEAD_BUDGET;
@@ -97,43 +97,47 @@ void engine_opts__init(struct engine_opts *o)
 	o->out = stderr;
 }
 
-/* Store a parsed value where the parameter lives. */
-static void param_store(const struct param_desc *p, unsigned int v, struct kcsand_params *bpf,
-			struct engine_opts *o)
+/*
+ * Where a parameter's value lives: a __u32 of the BPF object's parameters
+ * (after load, bpf points into the mmapped .data, hence volatile), or an
+ * unsigned int of the daemon's options.
+ */
+static volatile unsigned int *param_slot(const struct param_desc *p, struct kcsand_params *bpf,
+					 struct engine_opts *o)
 {
-	bool *value_change_only = &o->report_value_change_only;
-	unsigned int *once_ms = &o->report_once_in_ms;
+	_Static_assert(sizeof(__u32) == sizeof(unsigned int), "one slot type for both homes");
 
-	switch (p->home) {
-	case PARAM_BPF:
-		/* A volatile store: after load, bpf points into the mmapped .data. */
-		*(volatile __u32 *)((char *)bpf + p->offset) = v;
-		break;
-	case PARAM_VALUE_CHANGE_ONLY:
-		*value_change_only = v;
-		break;
-	case PARAM_REPORT_ONCE_IN_MS:
-		*once_ms = v;
-		break;
-	case PARAM_OPTS:
-		*(unsigned int *)((char *)o + p->offset) = v;
-		break;
+	return (volatile unsigned int *)((p->home == PARAM_BPF ? (char *)bpf : (char *)o) +
+					 p->offset);
+}
+
+/* NAME's descriptor with VALUE parsed into *v, or NULL with the reason on stderr. */
+static const struct param_desc *param_lookup(const char *name, const char *value, unsigned int *v)
+{
+	const struct param_desc *p = param_find(name);
+
+	if (!p) {
+		fprintf(stderr, "kcsand: unknown parameter '%s'\n", name);
+		return NULL;
 	}
+	return param_parse(p, value, v) ? NULL : p;
 }
 
 int engine_opts__set(struct engine_opts *o, const char *name, const char *value)
 {
-	const struct param_desc *p = param_find(name);
+	const struct param_desc *p;
 	unsigned int v;
 
-	if (!p) {
-		fprintf(stderr, "kcsand: unknown parameter '%s'\n", name);
+	p = param_lookup(name, value, &v);
+	if (!p)
 		return -EINVAL;
-	}
-	if (param_parse(p, value, &v))
-		return -EINVAL;
-	param_store(p, v, &o->params, o);
+	*param_slot(p, &o->params, o) = v;
 	return 0;
+}
+
+unsigned int engine_opts__get(const struct engine_opts *o, const struct param_desc *p)
+{
+	return *param_slot(p, (struct kcsand_params *)&o->params, (struct engine_opts *)o);
 }
 
 int engine_opts__set_kv(struct engine_opts *o, const char *kv)
@@ -149,42 +153,31 @@ int engine_opts__set_kv(struct engine_opts *o, const char *kv)
 	return engine_opts__set(o, name, eq + 1);
 }
 
+/* The live parameters: the mmapped .data once loaded, the options before. */
+static struct kcsand_params *live_params(const struct engine *e)
+{
+	return e->skel ? &e->skel->data->params : (struct kcsand_params *)&e->opts.params;
+}
+
 int engine__set_param(struct engine *e, const char *name, const char *value)
 {
-	const struct param_desc *p = param_find(name);
+	const struct param_desc *p;
 	unsigned int v;
 
-	if (!p) {
-		fprintf(stderr, "kcsand: unknown parameter '%s'\n", name);
+	p = param_lookup(name, value, &v);
+	if (!p)
 		return -EINVAL;
-	}
-	if (param_parse(p, value, &v))
-		return -EINVAL;
-	param_store(p, v, e->skel ? &e->skel->data->params : &e->opts.params, &e->opts);
+	*param_slot(p, live_params(e), &e->opts) = v;
 	return 0;
 }
 
 int engine__get_param(const struct engine *e, const char *name, unsigned int *value)
 {
 	const struct param_desc *p = param_find(name);
-	const struct kcsand_params *bpf = e->skel ? &e->skel->data->params : &e->opts.params;
 
 	if (!p)
 		return -ENOENT;
-	switch (p->home) {
-	case PARAM_BPF:
-		*value = *(const volatile __u32 *)((const char *)bpf + p->offset);
-		break;
-	case PARAM_VALUE_CHANGE_ONLY:
-		*value = e->opts.report_value_change_only;
-		break;
-	case PARAM_REPORT_ONCE_IN_MS:
-		*value = e->opts.report_once_in_ms;
-		break;
-	case PARAM_OPTS:
-		*value = *(const unsigned int *)((const char *)&e->opts + p->offset);
-		break;
-	}
+	*value = *param_slot(p, live_params(e), (struct engine_opts *)&e->opts);
 	return 0;
 }
 

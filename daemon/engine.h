@@ -43,7 +43,7 @@ struct report_view;
 
 struct engine_opts {
 	struct kcsand_params params;	/* initial live parameters */
-	bool report_value_change_only;	/* KCSAN's CONFIG_KCSAN_REPORT_VALUE_CHANGE_ONLY */
+	unsigned int report_value_change_only; /* KCSAN's CONFIG_KCSAN_REPORT_VALUE_CHANGE_ONLY */
 	unsigned int report_once_in_ms;	/* KCSAN's CONFIG_KCSAN_REPORT_ONCE_IN_MS */
 	bool json;
 	int verbose;
@@ -78,6 +78,8 @@ struct engine;
 void engine_opts__init(struct engine_opts *o);
 /* Set NAME to VALUE in o; a clear message on stderr and -EINVAL when bad. */
 int engine_opts__set(struct engine_opts *o, const char *name, const char *value);
+/* The value of parameter p in o (its default, right after engine_opts__init). */
+unsigned int engine_opts__get(const struct engine_opts *o, const struct param_desc *p);
 /* The same for "NAME=VALUE". */
 int engine_opts__set_kv(struct engine_opts *o, const char *kv);
 

@@ -24,11 +24,9 @@ static const struct param_desc params_table[] = {
 	P(enabled, 0, 1, "on/off"),
 	P(stall_budget_us, 0, 1000000, "µs a CPU may stall per second (0: unlimited)"),
 #undef P
-	{ "report_value_change_only", PARAM_VALUE_CHANGE_ONLY, 0, 0, 1,
-	  "report a race only when the watched value changed" },
-	{ "report_once_in_ms", PARAM_REPORT_ONCE_IN_MS, 0, 0, 3600000,
-	  "print one report per pair of functions per interval" },
 #define O(n, lo, hi, h) { #n, PARAM_OPTS, offsetof(struct engine_opts, n), lo, hi, h }
+	O(report_value_change_only, 0, 1, "report a race only when the watched value changed"),
+	O(report_once_in_ms, 0, 3600000, "print one report per pair of functions per interval"),
 	O(overhead_budget, 1, 100, "site sampler: % of native time probes may add (100: arm all)"),
 	O(sampler_warmup_cpu_ms, 0, 3600000,
 	  "site sampler: CPU time (ms) the targets run with every site armed first"),

@@ -13,8 +13,6 @@
 /* Where a parameter lives: the BPF object's live .data, or the daemon. */
 enum param_home {
 	PARAM_BPF,		/* a __u32 in struct kcsand_params, at offset */
-	PARAM_VALUE_CHANGE_ONLY,
-	PARAM_REPORT_ONCE_IN_MS,
 	PARAM_OPTS,		/* an unsigned int in struct engine_opts, at offset (daemon-side) */
 };
 

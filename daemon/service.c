@@ -288,17 +288,7 @@ static unsigned int default_value(const struct param_desc *p)
 	struct engine_opts d;
 
 	engine_opts__init(&d);
-	switch (p->home) {
-	case PARAM_BPF:
-		return *(const __u32 *)((const char *)&d.params + p->offset);
-	case PARAM_VALUE_CHANGE_ONLY:
-		return d.report_value_change_only;
-	case PARAM_REPORT_ONCE_IN_MS:
-		return d.report_once_in_ms;
-	case PARAM_OPTS:
-		return *(const unsigned int *)((const char *)&d + p->offset);
-	}
-	return 0;
+	return engine_opts__get(&d, p);
 }
 
 int service_set_param(struct service *s, const struct param_desc *p, unsigned int v)
