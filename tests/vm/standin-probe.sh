@@ -1,8 +1,9 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-only
 #
-# Stand-in for the kernel-mode engine (`kcsand --kernel`) until it exists:
-# same command line, so tests/vm/kcsan-vm runs it as $KCSAN_VM_PROBE_CMD.
+# A stand-in for the kernel-mode engine (`kcsanctl run --kernel`) with the same
+# command line, so tests/vm/kcsan-vm runs it as $KCSAN_VM_PROBE_CMD: the
+# harness's own tests use it to check the guest's kprobes without kcsand.
 #
 #   standin-probe.sh [--kernel] --probe [MODULE:]FUNCTION ... [--duration S] -- COMMAND...
 #
