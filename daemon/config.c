@@ -92,22 +92,6 @@ static int parse_bool(struct parse_ctx *pc, const char *key, const char *w, enum
 	return fail(pc, "%s: bad value '%s' (expected yes or no)", key, w);
 }
 
-/* A decimal in [min, max]; no sign, no trailing characters. */
-static int parse_uint(const char *w, unsigned long min, unsigned long max, unsigned long *out)
-{
-	unsigned long v;
-	char *end;
-
-	if (*w < '0' || *w > '9')
-		return -EINVAL;
-	errno = 0;
-	v = strtoul(w, &end, 0);
-	if (errno || *end || v < min || v > max)
-		return -EINVAL;
-	*out = v;
-	return 0;
-}
-
 static int parse_target(struct parse_ctx *pc, struct config *c, char **w, int n)
 {
 	struct config_target t = { 0 };

@@ -48,14 +48,26 @@ const struct param_desc *param_find(const char *name)
 	return NULL;
 }
 
-int param_parse(const struct param_desc *p, const char *value, unsigned int *out)
+int parse_uint(const char *w, unsigned long min, unsigned long max, unsigned long *out)
 {
 	unsigned long v;
 	char *end;
 
+	if (*w < '0' || *w > '9')
+		return -EINVAL;
 	errno = 0;
-	v = strtoul(value, &end, 0);
-	if (errno || end == value || *end || value[0] == '-' || v < p->min || v > p->max) {
+	v = strtoul(w, &end, 0);
+	if (errno || *end || v < min || v > max)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+int param_parse(const struct param_desc *p, const char *value, unsigned int *out)
+{
+	unsigned long v;
+
+	if (parse_uint(value, p->min, p->max, &v)) {
 		fprintf(stderr, "kcsand: %s: bad value '%s' (expected %u..%u)\n", p->name, value,
 			p->min, p->max);
 		return -EINVAL;

@@ -24,6 +24,12 @@ struct param_desc {
 	const char *help;
 };
 
+/*
+ * A number in [min, max], decimal or 0x-hex, starting with a digit (no sign,
+ * no space) and nothing after it: 0, or -EINVAL.  The configuration file, the
+ * control socket and --param all read numbers through it.
+ */
+int parse_uint(const char *w, unsigned long min, unsigned long max, unsigned long *out);
 const struct param_desc *param_find(const char *name);
 const struct param_desc *params_all(size_t *n);
 /* Parse value for p, with a message naming p and its range on stderr; -EINVAL if bad. */

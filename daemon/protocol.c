@@ -32,21 +32,6 @@ static int fail(char *err, size_t errlen, const char *fmt, ...)
 	return -EINVAL;
 }
 
-static int parse_uint(const char *w, unsigned long min, unsigned long max, unsigned long *out)
-{
-	unsigned long v;
-	char *end;
-
-	if (*w < '0' || *w > '9')
-		return -EINVAL;
-	errno = 0;
-	v = strtoul(w, &end, 0);
-	if (errno || *end || v < min || v > max)
-		return -EINVAL;
-	*out = v;
-	return 0;
-}
-
 static int check_funcs(const char **w, int n, char *err, size_t errlen)
 {
 	if (!n)
