@@ -228,6 +228,7 @@ static int parse_args(int argc, char **argv, struct run_args *a)
 			break;
 		case OPT_HALT:
 			a->halt = true;
+			a->o.max_reports = 1;
 			break;
 		case OPT_PER_SITE:
 			a->o.force_per_site_links = true;

@@ -933,6 +933,10 @@ static void process_report(struct engine *e, const struct kcsand_report *r)
 {
 	static struct report_view v;	/* large: keep it off the stack */
 
+	/* halt_on_error: the first report ends the run, later records are dropped. */
+	if (e->opts.max_reports && e->nr_reports >= e->opts.max_reports)
+		return;
+
 	memset(&v, 0, sizeof(v));
 	v.raw = r;
 	v.system = e->system;

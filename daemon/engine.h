@@ -53,6 +53,7 @@ struct engine_opts {
 	size_t max_sites;		/* site-table capacity, for objects added after load */
 	bool force_per_site_links;	/* the < 6.6 fallback, on any kernel */
 	bool kernel;			/* kernel mode: kprobes on kernel functions */
+	unsigned long max_reports;	/* stop reporting after this many (halt_on_error: 1); 0: no limit */
 	const char *const *kernel_debug; /* kernel mode: vmlinux / NAME.ko files with DWARF */
 	size_t nr_kernel_debug;
 	const char *source_dir;		/* marking: sources looked up here first (mark.h) */
