@@ -123,7 +123,9 @@ static const struct param_desc *param_lookup(const char *name, const char *value
 	return param_parse(p, value, v) ? NULL : p;
 }
 
-int engine_opts__set(struct engine_opts *o, const char *name, const char *value)
+/* Parse NAME=VALUE and store it in bpf or o, wherever the parameter lives. */
+static int param_set(const char *name, const char *value, struct kcsand_params *bpf,
+		     struct engine_opts *o)
 {
 	const struct param_desc *p;
 	unsigned int v;
@@ -131,8 +133,13 @@ int engine_opts__set(struct engine_opts *o, const char *name, const char *value)
 	p = param_lookup(name, value, &v);
 	if (!p)
 		return -EINVAL;
-	*param_slot(p, &o->params, o) = v;
+	*param_slot(p, bpf, o) = v;
 	return 0;
+}
+
+int engine_opts__set(struct engine_opts *o, const char *name, const char *value)
+{
+	return param_set(name, value, &o->params, o);
 }
 
 unsigned int engine_opts__get(const struct engine_opts *o, const struct param_desc *p)
@@ -161,14 +168,7 @@ static struct kcsand_params *live_params(const struct engine *e)
 
 int engine__set_param(struct engine *e, const char *name, const char *value)
 {
-	const struct param_desc *p;
-	unsigned int v;
-
-	p = param_lookup(name, value, &v);
-	if (!p)
-		return -EINVAL;
-	*param_slot(p, live_params(e), &e->opts) = v;
-	return 0;
+	return param_set(name, value, live_params(e), &e->opts);
 }
 
 int engine__get_param(const struct engine *e, const char *name, unsigned int *value)
