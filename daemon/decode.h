@@ -97,7 +97,7 @@ int decode_function(const uint8_t *code, size_t len, uint64_t vaddr, uint32_t fu
 		    const struct decode_opts *opts, struct site_vec *out,
 		    struct decode_stats *stats);
 
-/* An ELF object opened for decoding. */
+/* An ELF object opened for decoding (target_obj.c). */
 struct target_obj {
 	char *path;
 	bool pie;			/* ET_DYN: runtime address = bias + vaddr */

@@ -1,0 +1,435 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * ELF objects for decoding: the functions of an executable or shared
+ * object (libelf), the code decode_function() reads, and the PT_LOAD
+ * mapping from a site's virtual address to the file offset a uprobe takes.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <fnmatch.h>
+#include <gelf.h>
+#include <inttypes.h>
+#include <libelf.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "decode.h"
+
+/* ------------------------------------------------------------------------ */
+/* ELF objects                                                              */
+/* ------------------------------------------------------------------------ */
+
+struct load_seg {
+	uint64_t vaddr, off, filesz;
+	bool exec;
+};
+
+struct obj_priv {
+	int fd;
+	Elf *elf;
+	struct load_seg *segs;
+	size_t nr_segs;
+	size_t *func_scn;	/* section index of each funcs[] entry */
+};
+
+/* A symbol candidate before aliases at the same address are merged. */
+struct func_cand {
+	const char *name;
+	uint64_t vaddr, size;
+	size_t scn;
+	int rank;		/* binding preference: lower wins */
+};
+
+static int bind_rank(int bind)
+{
+	switch (bind) {
+	case STB_GLOBAL:
+		return 0;
+	case STB_WEAK:
+		return 1;
+	default:
+		return 2;
+	}
+}
+
+static int cand_cmp(const void *pa, const void *pb)
+{
+	const struct func_cand *a = pa, *b = pb;
+	int c;
+
+	if (a->vaddr != b->vaddr)
+		return a->vaddr < b->vaddr ? -1 : 1;
+	if (a->rank != b->rank)
+		return a->rank - b->rank;
+	c = strcmp(a->name, b->name);
+	if (c)
+		return c;
+	if (a->size != b->size)
+		return a->size < b->size ? -1 : 1;
+	return 0;
+}
+
+static int load_segments(struct target_obj *obj, struct obj_priv *p)
+{
+	size_t phnum;
+
+	if (elf_getphdrnum(p->elf, &phnum)) {
+		fprintf(stderr, "kcsand: %s: cannot read program headers: %s\n", obj->path,
+			elf_errmsg(-1));
+		return -ENOEXEC;
+	}
+	p->segs = calloc(phnum ? phnum : 1, sizeof(*p->segs));
+	if (!p->segs)
+		return -ENOMEM;
+	for (size_t i = 0; i < phnum; i++) {
+		GElf_Phdr ph;
+
+		if (!gelf_getphdr(p->elf, (int)i, &ph) || ph.p_type != PT_LOAD)
+			continue;
+		p->segs[p->nr_segs++] = (struct load_seg){
+			.vaddr = ph.p_vaddr, .off = ph.p_offset, .filesz = ph.p_filesz,
+			.exec = ph.p_flags & PF_X,
+		};
+	}
+	return 0;
+}
+
+static bool scn_is_code(Elf *elf, size_t idx, GElf_Shdr *sh)
+{
+	Elf_Scn *scn = elf_getscn(elf, idx);
+
+	return scn && gelf_getshdr(scn, sh) && sh->sh_type == SHT_PROGBITS &&
+	       (sh->sh_flags & SHF_EXECINSTR);
+}
+
+static Elf_Scn *find_symtab(Elf *elf, Elf32_Word type)
+{
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+
+	while ((scn = elf_nextscn(elf, scn)))
+		if (gelf_getshdr(scn, &sh) && sh.sh_type == type)
+			return scn;
+	return NULL;
+}
+
+static int load_funcs(struct target_obj *obj, struct obj_priv *p)
+{
+	Elf_Scn *symscn, *xscn = NULL;
+	Elf_Data *data, *xdata = NULL;
+	struct func_cand *cand = NULL;
+	size_t nsyms, ncand = 0, nout = 0, symidx;
+	GElf_Shdr symsh, sh;
+	int err = 0;
+
+	symscn = find_symtab(p->elf, SHT_SYMTAB);
+	if (!symscn)
+		symscn = find_symtab(p->elf, SHT_DYNSYM);
+	if (!symscn)
+		return 0;	/* no symbols: nothing to select, not an error */
+
+	symidx = elf_ndxscn(symscn);
+	while ((xscn = elf_nextscn(p->elf, xscn))) {
+		if (gelf_getshdr(xscn, &sh) && sh.sh_type == SHT_SYMTAB_SHNDX &&
+		    sh.sh_link == symidx) {
+			xdata = elf_getdata(xscn, NULL);
+			break;
+		}
+	}
+
+	if (!gelf_getshdr(symscn, &symsh) || !(data = elf_getdata(symscn, NULL)) ||
+	    !symsh.sh_entsize) {
+		fprintf(stderr, "kcsand: %s: cannot read symbol table: %s\n", obj->path,
+			elf_errmsg(-1));
+		return -ENOEXEC;
+	}
+	nsyms = symsh.sh_size / symsh.sh_entsize;
+	cand = calloc(nsyms ? nsyms : 1, sizeof(*cand));
+	if (!cand)
+		return -ENOMEM;
+
+	for (size_t i = 0; i < nsyms; i++) {
+		GElf_Sym sym;
+		Elf32_Word xndx = 0;
+		size_t shndx;
+		const char *name;
+
+		if (!gelf_getsymshndx(data, xdata, (int)i, &sym, &xndx))
+			continue;
+		if (GELF_ST_TYPE(sym.st_info) != STT_FUNC || !sym.st_size)
+			continue;
+		shndx = sym.st_shndx == SHN_XINDEX ? xndx : sym.st_shndx;
+		if (shndx == SHN_UNDEF || (shndx >= SHN_LORESERVE && sym.st_shndx != SHN_XINDEX))
+			continue;
+		if (!scn_is_code(p->elf, shndx, &sh))
+			continue;
+		/* The bytes are read from the section: the whole function must lie in it. */
+		if (sym.st_value < sh.sh_addr || sym.st_size > sh.sh_size ||
+		    sym.st_value - sh.sh_addr > sh.sh_size - sym.st_size)
+			continue;
+		name = elf_strptr(p->elf, symsh.sh_link, sym.st_name);
+		if (!name || !*name)
+			continue;
+		cand[ncand++] = (struct func_cand){
+			.name = name, .vaddr = sym.st_value, .size = sym.st_size, .scn = shndx,
+			.rank = bind_rank(GELF_ST_BIND(sym.st_info)),
+		};
+	}
+
+	qsort(cand, ncand, sizeof(*cand), cand_cmp);
+
+	obj->funcs = calloc(ncand ? ncand : 1, sizeof(*obj->funcs));
+	p->func_scn = calloc(ncand ? ncand : 1, sizeof(*p->func_scn));
+	if (!obj->funcs || !p->func_scn) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (size_t i = 0; i < ncand; i++) {
+		/* Sorted best alias first: keep one entry per address. */
+		if (nout && obj->funcs[nout - 1].vaddr == cand[i].vaddr)
+			continue;
+		obj->funcs[nout].name = strdup(cand[i].name);
+		if (!obj->funcs[nout].name) {
+			err = -ENOMEM;
+			goto out;
+		}
+		obj->funcs[nout].vaddr = cand[i].vaddr;
+		obj->funcs[nout].size = cand[i].size;
+		p->func_scn[nout] = cand[i].scn;
+		nout++;
+	}
+out:
+	obj->nr_funcs = nout;
+	free(cand);
+	return err;
+}
+
+int target_obj__open(const char *path, struct target_obj **out)
+{
+	struct target_obj *obj;
+	struct obj_priv *p;
+	GElf_Ehdr eh;
+	int err;
+
+	*out = NULL;
+	if (elf_version(EV_CURRENT) == EV_NONE) {
+		fprintf(stderr, "kcsand: libelf: %s\n", elf_errmsg(-1));
+		return -EINVAL;
+	}
+
+	obj = calloc(1, sizeof(*obj));
+	p = calloc(1, sizeof(*p));
+	if (!obj || !p || !(obj->path = strdup(path))) {
+		free(p);
+		free(obj);
+		return -ENOMEM;
+	}
+	p->fd = -1;
+	obj->priv = p;
+
+	p->fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (p->fd < 0) {
+		err = -errno;
+		fprintf(stderr, "kcsand: cannot open %s: %s\n", path, strerror(errno));
+		goto err;
+	}
+	/*
+	 * read(), not mmap: the kernel installs existing uprobes into every
+	 * mapping of the file that may execute, a read-only one included, so
+	 * an mmapped copy of an already probed object shows int3 bytes.
+	 */
+	p->elf = elf_begin(p->fd, ELF_C_READ, NULL);
+	if (!p->elf || elf_kind(p->elf) != ELF_K_ELF) {
+		fprintf(stderr, "kcsand: %s: not an ELF file\n", path);
+		err = -ENOEXEC;
+		goto err;
+	}
+	if (gelf_getclass(p->elf) != ELFCLASS64 || !gelf_getehdr(p->elf, &eh) ||
+	    eh.e_machine != EM_X86_64) {
+		fprintf(stderr, "kcsand: %s: not an x86-64 ELF object\n", path);
+		err = -ENOEXEC;
+		goto err;
+	}
+	if (eh.e_type != ET_EXEC && eh.e_type != ET_DYN) {
+		fprintf(stderr, "kcsand: %s: not an x86-64 ELF object (%s)\n", path,
+			"neither executable nor shared object");
+		err = -ENOEXEC;
+		goto err;
+	}
+	obj->pie = eh.e_type == ET_DYN;
+
+	err = load_segments(obj, p);
+	if (err)
+		goto err;
+	err = load_funcs(obj, p);
+	if (err)
+		goto err;
+
+	*out = obj;
+	return 0;
+err:
+	target_obj__free(obj);
+	return err;
+}
+
+int target_obj__vaddr_to_off(const struct target_obj *obj, uint64_t vaddr, uint64_t *off)
+{
+	const struct obj_priv *p = obj->priv;
+	const struct load_seg *hit = NULL;
+
+	/* Segments do not overlap in practice; if they do, code wants the executable one. */
+	for (size_t i = 0; i < p->nr_segs; i++) {
+		const struct load_seg *s = &p->segs[i];
+
+		if (vaddr < s->vaddr || vaddr - s->vaddr >= s->filesz)
+			continue;
+		if (!hit || (s->exec && !hit->exec))
+			hit = s;
+	}
+	if (!hit)
+		return -ERANGE;
+	*off = vaddr - hit->vaddr + hit->off;
+	return 0;
+}
+
+/*
+ * The comma-separated globs as one buffer of NUL-terminated patterns,
+ * blanks around them trimmed; *npat = 0 selects everything.
+ */
+static char *globs_split(const char *globs, size_t *npat)
+{
+	char *buf = strdup(globs ? globs : ""), *w = buf;
+	const char *g = globs ? globs : "";
+
+	*npat = 0;
+	if (!buf)
+		return NULL;
+	for (;;) {
+		const char *end = strchrnul(g, ',');
+		size_t n = (size_t)(end - g);
+
+		while (n && (*g == ' ' || *g == '\t')) {
+			g++;
+			n--;
+		}
+		while (n && (g[n - 1] == ' ' || g[n - 1] == '\t'))
+			n--;
+		if (n) {
+			memmove(w, g, n);
+			w[n] = '\0';
+			w += n + 1;
+			(*npat)++;
+		}
+		if (!*end)
+			break;
+		g = end + 1;
+	}
+	return buf;
+}
+
+static bool name_matches(const char *name, const char *pats, size_t npat)
+{
+	if (!npat)
+		return true;
+	for (size_t i = 0; i < npat; i++, pats += strlen(pats) + 1)
+		if (!fnmatch(pats, name, 0))
+			return true;
+	return false;
+}
+
+int target_obj__decode(struct target_obj *obj, const char *globs, const struct decode_opts *opts)
+{
+	struct obj_priv *p = obj->priv;
+	int matched = 0, err = 0;
+	size_t npat;
+	char *pats;
+
+	obj->sites.n = 0;
+	memset(&obj->stats, 0, sizeof(obj->stats));
+	pats = globs_split(globs, &npat);
+	if (!pats)
+		return -ENOMEM;
+
+	for (size_t i = 0; i < obj->nr_funcs && !err; i++) {
+		const struct elf_func *f = &obj->funcs[i];
+		GElf_Shdr sh;
+		Elf_Scn *scn;
+		Elf_Data *data;
+		size_t start = obj->sites.n;
+
+		if (!name_matches(f->name, pats, npat))
+			continue;
+		matched++;
+
+		scn = elf_getscn(p->elf, p->func_scn[i]);
+		data = scn ? elf_getdata(scn, NULL) : NULL;
+		if (!data || !gelf_getshdr(scn, &sh) || !data->d_buf ||
+		    f->vaddr - sh.sh_addr + f->size > data->d_size) {
+			fprintf(stderr, "kcsand: %s: %s: cannot read code: %s\n", obj->path,
+				f->name, elf_errmsg(-1));
+			err = -EIO;
+			break;
+		}
+		err = decode_function((const uint8_t *)data->d_buf + (f->vaddr - sh.sh_addr),
+				      f->size, f->vaddr, (uint32_t)i, opts, &obj->sites,
+				      &obj->stats);
+
+		for (size_t j = start; j < obj->sites.n && !err; j++) {
+			struct site *s = &obj->sites.v[j];
+
+			if (target_obj__vaddr_to_off(obj, s->vaddr, &s->file_off)) {
+				fprintf(stderr, "kcsand: %s: %s: 0x%" PRIx64 ": %s\n", obj->path,
+					f->name, s->vaddr, "in no loadable segment");
+				err = -ERANGE;
+			}
+		}
+	}
+	free(pats);
+	return err ? err : matched;
+}
+
+const struct elf_func *target_obj__func_at(const struct target_obj *obj, uint64_t vaddr)
+{
+	size_t lo = 0, hi = obj->nr_funcs;
+
+	/* Find the last function starting at or below vaddr. */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (obj->funcs[mid].vaddr <= vaddr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo)
+		return NULL;
+	if (vaddr - obj->funcs[lo - 1].vaddr < obj->funcs[lo - 1].size)
+		return &obj->funcs[lo - 1];
+	return NULL;
+}
+
+void target_obj__free(struct target_obj *obj)
+{
+	struct obj_priv *p;
+
+	if (!obj)
+		return;
+	p = obj->priv;
+	if (p) {
+		if (p->elf)
+			elf_end(p->elf);
+		if (p->fd >= 0)
+			close(p->fd);
+		free(p->segs);
+		free(p->func_scn);
+		free(p);
+	}
+	for (size_t i = 0; i < obj->nr_funcs; i++)
+		free(obj->funcs[i].name);
+	free(obj->funcs);
+	site_vec__free(&obj->sites);
+	free(obj->path);
+	free(obj);
+}
