@@ -1,0 +1,531 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Debug info for marking (struct mark_debug in mark.h): an object's DWARF
+ * opened through libdwfl, and what the rules ask of it: the qualified name
+ * of the (inlined) function at an address, the qualifiers of a static
+ * variable's type at an offset, and the source line of an instruction with
+ * the source file itself.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <dwarf.h>
+#include <gelf.h>
+
+#include "mark_int.h"
+
+struct src_cache {
+	struct src_cache *next;
+	char *path;
+	struct mark_src *src;	/* NULL: not found */
+};
+
+struct name_cache {
+	Dwarf_Off off;
+	char *name;		/* qualified name, or NULL when none */
+};
+
+struct gvar {
+	uint64_t addr, size;
+	Dwarf_Die die;
+};
+
+static const Dwfl_Callbacks offline_callbacks = {
+	.find_elf = dwfl_build_id_find_elf,
+	.find_debuginfo = dwfl_standard_find_debuginfo,
+	.section_address = dwfl_offline_section_address,
+};
+
+/* Open the object's DWARF, here or by build-id / debuglink under /usr/lib/debug. */
+static int dw_open(struct dw_ctx *c, const char *path)
+{
+	Dwarf_Addr elfbias, dwbias;
+	Dwfl_Module *mod;
+
+	c->dwfl = dwfl_begin(&offline_callbacks);
+	if (!c->dwfl)
+		return -ENOMEM;
+	dwfl_report_begin(c->dwfl);
+	mod = dwfl_report_offline(c->dwfl, path, path, -1);
+	if (dwfl_report_end(c->dwfl, NULL, NULL) != 0 || !mod)
+		return -ENOEXEC;
+	if (!dwfl_module_getelf(mod, &elfbias))
+		return -ENOEXEC;
+	c->mod = mod;
+	c->elfbias = elfbias;
+	c->dw = dwfl_module_getdwarf(mod, &dwbias);
+	if (!c->dw)
+		return -ENODATA;
+	c->dwbias = dwbias;
+	return 0;
+}
+
+static void dw_close(struct dw_ctx *c)
+{
+	while (c->srcs) {
+		struct src_cache *s = c->srcs;
+
+		c->srcs = s->next;
+		mark_src__free(s->src);
+		free(s->path);
+		free(s);
+	}
+	for (size_t i = 0; i < c->cap_names; i++)
+		free(c->names[i].name);
+	free(c->names);
+	free(c->vars);
+	if (c->dwfl)
+		dwfl_end(c->dwfl);
+}
+
+/* The declaration behind an inlined instance or an out-of-line definition. */
+static void decl_die(Dwarf_Die *d)
+{
+	Dwarf_Attribute a;
+	Dwarf_Die t;
+
+	for (int i = 0; i < 8; i++) {
+		if ((dwarf_attr(d, DW_AT_abstract_origin, &a) ||
+		     dwarf_attr(d, DW_AT_specification, &a)) && dwarf_formref_die(&a, &t)) {
+			*d = t;
+			continue;
+		}
+		break;
+	}
+}
+
+/* "ns::class<T>::name" from the DIE's enclosing namespaces and classes. */
+static char *build_qualified_name(Dwarf_Die *d)
+{
+	const char *name = dwarf_diename(d);
+	Dwarf_Die *scopes = NULL;
+	char buf[1024];
+	size_t len = 0;
+	int n;
+
+	if (!name)
+		return NULL;
+	buf[0] = '\0';
+	n = dwarf_getscopes_die(d, &scopes);
+	for (int i = n - 1; i >= 1; i--) {
+		int tag = dwarf_tag(&scopes[i]);
+		const char *sn;
+
+		if (tag != DW_TAG_namespace && tag != DW_TAG_class_type &&
+		    tag != DW_TAG_structure_type && tag != DW_TAG_union_type)
+			continue;
+		sn = dwarf_diename(&scopes[i]);
+		len += snprintf(buf + len, len < sizeof(buf) ? sizeof(buf) - len : 0, "%s::",
+				sn ? sn : "(anonymous namespace)");
+	}
+	free(scopes);
+	if (len < sizeof(buf))
+		snprintf(buf + len, sizeof(buf) - len, "%s", name);
+	return strdup(buf);
+}
+
+/* The qualified name of a function DIE, cached by its declaration's offset. */
+static const char *qualified_name(struct dw_ctx *c, Dwarf_Die *die)
+{
+	Dwarf_Die d = *die;
+	Dwarf_Off off;
+	size_t h;
+
+	decl_die(&d);
+	off = dwarf_dieoffset(&d);
+	if (c->nr_names * 2 >= c->cap_names) {
+		size_t cap = c->cap_names ? c->cap_names * 2 : 256;
+		struct name_cache *v = calloc(cap, sizeof(*v));
+
+		if (!v)
+			return NULL;
+		for (size_t i = 0; i < c->cap_names; i++) {
+			if (!c->names[i].off)
+				continue;
+			h = (c->names[i].off * 0x9E3779B97F4A7C15ull) & (cap - 1);
+			while (v[h].off)
+				h = (h + 1) & (cap - 1);
+			v[h] = c->names[i];
+		}
+		free(c->names);
+		c->names = v;
+		c->cap_names = cap;
+	}
+	h = (off * 0x9E3779B97F4A7C15ull) & (c->cap_names - 1);
+	while (c->names[h].off) {
+		if (c->names[h].off == off)
+			return c->names[h].name;
+		h = (h + 1) & (c->cap_names - 1);
+	}
+	c->names[h].off = off;	/* a DIE's offset is never 0: the CU header is there */
+	c->names[h].name = build_qualified_name(&d);
+	c->nr_names++;
+	return c->names[h].name;
+}
+
+/* Inline accessor rule: the accessor's name, or NULL. */
+const char *rule_accessor(struct dw_ctx *c, Dwarf_Die *cu, Dwarf_Addr pc, const char **fn)
+{
+	Dwarf_Die *scopes = NULL;
+	const char *hit = NULL;
+	int n = dwarf_getscopes(cu, pc, &scopes);
+
+	for (int i = 0; i < n && !hit; i++) {
+		int tag = dwarf_tag(&scopes[i]);
+		bool inlined;
+		const char *name;
+
+		if (tag == DW_TAG_inlined_subroutine)
+			inlined = true;
+		else if (tag == DW_TAG_subprogram)
+			inlined = dwarf_hasattr(&scopes[i], DW_AT_inline);
+		else
+			continue;
+		name = qualified_name(c, &scopes[i]);
+		if (mark_accessor_match(name, inlined)) {
+			hit = name;
+			*fn = name;
+		}
+		/* The concrete out-of-line function ends the chain of inlined ones. */
+		if (!inlined)
+			break;
+	}
+	free(scopes);
+	return hit;
+}
+
+static int type_of(Dwarf_Die *d, Dwarf_Die *t)
+{
+	Dwarf_Attribute a;
+
+	if (!dwarf_attr_integrate(d, DW_AT_type, &a) || !dwarf_formref_die(&a, t))
+		return -1;
+	return 0;
+}
+
+/* "_Atomic" or "volatile" when the object of this type at byte off is so qualified. */
+static const char *type_qual_at(Dwarf_Die *type, uint64_t off, int depth)
+{
+	Dwarf_Die t = *type, next;
+	Dwarf_Word sz;
+
+	for (int i = 0; i < 64 && depth < 16; i++) {
+		switch (dwarf_tag(&t)) {
+		case DW_TAG_atomic_type:
+			return "_Atomic";
+		case DW_TAG_volatile_type:
+			return "volatile";
+		case DW_TAG_typedef:
+		case DW_TAG_const_type:
+		case DW_TAG_restrict_type:
+			if (type_of(&t, &next))
+				return NULL;
+			t = next;
+			break;
+		case DW_TAG_array_type:
+			if (type_of(&t, &next))
+				return NULL;
+			if (dwarf_aggregate_size(&next, &sz) == 0 && sz)
+				off %= sz;
+			t = next;
+			break;
+		case DW_TAG_structure_type:
+		case DW_TAG_class_type:
+		case DW_TAG_union_type: {
+			Dwarf_Die m, mt;
+
+			if (dwarf_child(&t, &m))
+				return NULL;
+			do {
+				Dwarf_Attribute a;
+				Dwarf_Word moff = 0;
+				const char *q;
+
+				if (dwarf_tag(&m) != DW_TAG_member || type_of(&m, &mt))
+					continue;
+				if (dwarf_attr(&m, DW_AT_data_member_location, &a) &&
+				    dwarf_formudata(&a, &moff))
+					continue;
+				if (dwarf_aggregate_size(&mt, &sz) || off < moff ||
+				    off >= moff + sz)
+					continue;
+				q = type_qual_at(&mt, off - moff, depth + 1);
+				if (q)
+					return q;
+			} while (dwarf_siblingof(&m, &m) == 0);
+			return NULL;
+		}
+		default:
+			return NULL;
+		}
+	}
+	return NULL;
+}
+
+static int push_var(struct dw_ctx *c, size_t *cap, Dwarf_Die *d)
+{
+	Dwarf_Attribute a;
+	Dwarf_Op *ops;
+	size_t nops;
+	Dwarf_Die t;
+	Dwarf_Word sz = 1;
+
+	if (!dwarf_attr(d, DW_AT_location, &a) || dwarf_getlocation(&a, &ops, &nops) ||
+	    nops != 1 || ops[0].atom != DW_OP_addr)
+		return 0;
+	if (!type_of(d, &t) && dwarf_aggregate_size(&t, &sz))
+		sz = 1;
+	if (c->nr_vars == *cap) {
+		struct gvar *v;
+
+		*cap = *cap ? *cap * 2 : 256;
+		v = realloc(c->vars, *cap * sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		c->vars = v;
+	}
+	c->vars[c->nr_vars++] = (struct gvar){ .addr = ops[0].number, .size = sz ? sz : 1,
+					       .die = *d };
+	return 0;
+}
+
+/* Every variable with a static address in the tree under d (globals, statics in functions). */
+static int collect_vars(struct dw_ctx *c, size_t *cap, Dwarf_Die *parent, int depth)
+{
+	Dwarf_Die d;
+	int err;
+
+	if (depth > 64 || dwarf_child(parent, &d))
+		return 0;
+	do {
+		switch (dwarf_tag(&d)) {
+		case DW_TAG_variable:
+			err = push_var(c, cap, &d);
+			if (err)
+				return err;
+			break;
+		case DW_TAG_subprogram:
+		case DW_TAG_lexical_block:
+		case DW_TAG_inlined_subroutine:
+		case DW_TAG_namespace:
+		case DW_TAG_module:
+			err = collect_vars(c, cap, &d, depth + 1);
+			if (err)
+				return err;
+			break;
+		default:
+			break;
+		}
+	} while (dwarf_siblingof(&d, &d) == 0);
+	return 0;
+}
+
+static int cmp_var(const void *a, const void *b)
+{
+	const struct gvar *x = a, *y = b;
+
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+static int load_vars(struct dw_ctx *c)
+{
+	Dwarf_Off off = 0, next;
+	size_t hsize, cap = 0;
+	int err;
+
+	c->vars_loaded = true;
+	while (dwarf_nextcu(c->dw, off, &next, &hsize, NULL, NULL, NULL) == 0) {
+		Dwarf_Die cu;
+
+		if (dwarf_offdie(c->dw, off + hsize, &cu)) {
+			err = collect_vars(c, &cap, &cu, 0);
+			if (err)
+				return err;
+		}
+		off = next;
+	}
+	qsort(c->vars, c->nr_vars, sizeof(*c->vars), cmp_var);
+	return 0;
+}
+
+/* Qualifier rule for a static target (module address): "volatile NAME" in buf, or NULL. */
+const char *rule_qualifier(struct dw_ctx *c, uint64_t target, char *buf, size_t len)
+{
+	size_t lo = 0, hi;
+	const char *q;
+	Dwarf_Die t;
+
+	if (!target)
+		return NULL;
+	if (!c->vars_loaded && load_vars(c))
+		return NULL;
+	target -= c->dwbias;
+	hi = c->nr_vars;
+	while (lo < hi) {	/* first var above target */
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (c->vars[mid].addr <= target)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	/*
+	 * Variables can share addresses (aliases, a static's copies): look at the
+	 * few below the target, nearest first; a large array further down still
+	 * covers it when nothing smaller lies in between.
+	 */
+	for (size_t i = lo, seen = 0; i-- > 0 && seen < 64; seen++) {
+		struct gvar *v = &c->vars[i];
+
+		if (target >= v->addr + v->size || type_of(&v->die, &t))
+			continue;
+		q = type_qual_at(&t, target - v->addr, 0);
+		if (q) {
+			const char *name = dwarf_diename(&v->die);
+
+			snprintf(buf, len, "%s %s", q, name ? name : "(unnamed)");
+			return buf;
+		}
+	}
+	return NULL;
+}
+
+/* The source file for a DWARF path: under --source-dir first (any path suffix), then as is. */
+struct mark_src *source_get(struct dw_ctx *c, const char *path)
+{
+	struct src_cache *sc;
+	struct mark_src *src = NULL;
+	const char *dir = c->opts ? c->opts->source_dir : NULL;
+
+	for (sc = c->srcs; sc; sc = sc->next)
+		if (!strcmp(sc->path, path))
+			return sc->src;
+	if (dir && *dir) {
+		for (const char *p = path; p && !src; p = strchr(p, '/')) {
+			char buf[4096];
+
+			while (*p == '/')
+				p++;
+			if (!*p)
+				break;
+			snprintf(buf, sizeof(buf), "%s/%s", dir, p);
+			src = mark_src__load(buf);
+		}
+	}
+	if (!src)
+		src = mark_src__load(path);
+	sc = calloc(1, sizeof(*sc));
+	if (!sc) {
+		mark_src__free(src);
+		return NULL;
+	}
+	sc->path = strdup(path);
+	if (!sc->path) {
+		free(sc);
+		mark_src__free(src);
+		return NULL;
+	}
+	sc->src = src;
+	sc->next = c->srcs;
+	c->srcs = sc;
+	return src;
+}
+
+/*
+ * The rows for the instruction at pc, its own (the last one at pc, or the
+ * one covering pc) first, then the earlier rows at the same address (views:
+ * statements that begin there).  Returns how many were stored.
+ */
+int site_rows(Dwarf_Die *cu, Dwarf_Addr pc, struct src_row *rows, int max)
+{
+	Dwarf_Lines *lines;
+	size_t n, lo = 0, hi;
+	int nr = 0;
+
+	if (dwarf_getsrclines(cu, &lines, &n) || !n)
+		return 0;
+	hi = n;
+	while (lo < hi) {	/* first row above pc */
+		size_t mid = lo + (hi - lo) / 2;
+		Dwarf_Addr a;
+
+		if (dwarf_lineaddr(dwarf_onesrcline(lines, mid), &a) || a <= pc)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (size_t i = lo; i-- > 0 && nr < max;) {
+		Dwarf_Line *l = dwarf_onesrcline(lines, i);
+		Dwarf_Addr a;
+		bool end = false;
+
+		if (dwarf_lineaddr(l, &a) || dwarf_lineendsequence(l, &end) || end)
+			break;
+		if (nr && a != pc)
+			break;
+		rows[nr].file = dwarf_linesrc(l, NULL, NULL);
+		if (!rows[nr].file || dwarf_lineno(l, &rows[nr].line))
+			break;
+		if (dwarf_linecol(l, &rows[nr].col))
+			rows[nr].col = 0;
+		nr++;
+		if (a != pc)
+			break;	/* the covering row of an instruction without its own */
+	}
+	return nr;
+}
+
+/* ------------------------------------------------------------ the debug file handle */
+
+int mark_debug__open(const char *path, const struct mark_opts *opts, struct mark_debug **out)
+{
+	static const struct mark_opts no_opts;
+	struct dw_ctx *c = calloc(1, sizeof(*c));
+	int err;
+
+	*out = NULL;
+	if (!c)
+		return -ENOMEM;
+	c->opts = opts ? opts : &no_opts;
+	err = dw_open(c, path);
+	if (err) {
+		dw_close(c);
+		free(c);
+		return err;
+	}
+	*out = (struct mark_debug *)c;
+	return 0;
+}
+
+void mark_debug__close(struct mark_debug *d)
+{
+	if (!d)
+		return;
+	dw_close((struct dw_ctx *)d);
+	free(d);
+}
+
+int mark_debug__sym(struct mark_debug *d, const char *name, bool func, uint64_t *addr,
+		    uint64_t *size)
+{
+	struct dw_ctx *c = (struct dw_ctx *)d;
+	int n = dwfl_module_getsymtab(c->mod);
+
+	for (int i = 0; i < n; i++) {
+		GElf_Addr a;
+		GElf_Sym sym;
+		const char *sn = dwfl_module_getsym_info(c->mod, i, &sym, &a, NULL, NULL, NULL);
+
+		if (!sn || strcmp(sn, name) || sym.st_shndx == SHN_UNDEF)
+			continue;
+		if (func && GELF_ST_TYPE(sym.st_info) != STT_FUNC)
+			continue;
+		*addr = a;
+		if (size)
+			*size = sym.st_size;
+		return 0;
+	}
+	return -ENOENT;
+}

@@ -1,0 +1,79 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * Private to marking (mark.c, mark_tables.c, mark_src.c, mark_dwarf.c):
+ * the source rule's marker table entries, and the opened debug file that
+ * mark__site() asks for the inline-accessor and qualifier rules and for
+ * the source line of a site.
+ */
+#ifndef KCSAND_MARK_INT_H
+#define KCSAND_MARK_INT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <elfutils/libdw.h>
+#include <elfutils/libdwfl.h>
+
+#include "mark.h"
+
+/* ---- source markers (the table in mark_tables.c, the scanner in mark_src.c) */
+
+#define SRC_PREFIX	(1u << 0)	/* any identifier starting with the name */
+#define SRC_METHOD	(1u << 1)	/* a member call: after '.' or '->' */
+#define SRC_FIRST_ARG	(1u << 2)	/* only the first argument is the marked access */
+
+struct src_marker {
+	const char *name;
+	enum mark_kind kind;
+	unsigned int flags;
+};
+
+/* The marker that identifier id (len bytes; method: after '.' or '->') names, or NULL. */
+const struct src_marker *find_marker(const char *id, size_t len, bool method);
+
+/* ---- debug info (mark_dwarf.c) */
+
+struct src_cache;
+struct name_cache;
+struct gvar;
+
+/*
+ * An opened debug file (struct mark_debug in mark.h).  Addresses "in the
+ * file" are libdwfl's module addresses: the link-time vaddr plus elfbias
+ * for an executable or shared object, libdwfl's own section layout for a
+ * relocatable .ko.  DWARF addresses are those minus dwbias.
+ */
+struct dw_ctx {
+	const struct mark_opts *opts;
+	Dwfl *dwfl;
+	Dwfl_Module *mod;
+	Dwarf *dw;
+	Dwarf_Addr elfbias;		/* module address - link-time vaddr */
+	Dwarf_Addr dwbias;		/* module address - DWARF address */
+	struct gvar *vars;
+	size_t nr_vars;
+	bool vars_loaded;
+	struct name_cache *names;	/* open addressing, cap_names a power of two */
+	size_t nr_names, cap_names;
+	struct src_cache *srcs;
+};
+
+/* One row of the line table: where an instruction came from. */
+struct src_row {
+	const char *file;
+	int line, col;
+};
+
+/* Inline accessor rule at pc in cu: the accessor's qualified name (also in *fn), or NULL. */
+const char *rule_accessor(struct dw_ctx *c, Dwarf_Die *cu, Dwarf_Addr pc, const char **fn);
+/* Qualifier rule for a static target (module address): "volatile NAME" in buf, or NULL. */
+const char *rule_qualifier(struct dw_ctx *c, uint64_t target, char *buf, size_t len);
+/* The source file for a DWARF path, read once and cached in c; NULL when it cannot be read. */
+struct mark_src *source_get(struct dw_ctx *c, const char *path);
+/*
+ * The line-table rows of the instruction at pc (DWARF address), its own
+ * first; how many were stored in rows[max].
+ */
+int site_rows(Dwarf_Die *cu, Dwarf_Addr pc, struct src_row *rows, int max);
+
+#endif

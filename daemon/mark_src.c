@@ -1,0 +1,282 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The source rule's scanner (mark.h, docs/marking.md): source files split
+ * into lines, and what the marker calls open at a line and column say
+ * about the access there.  The markers themselves are in mark_tables.c.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
+
+#include "mark_int.h"
+
+struct mark_src *mark_src__from_string(const char *text)
+{
+	struct mark_src *src = calloc(1, sizeof(*src));
+	size_t n = 1, cap;
+	char *p;
+
+	if (!src)
+		return NULL;
+	src->buf = strdup(text);
+	if (!src->buf)
+		goto fail;
+	for (p = src->buf; *p; p++)
+		n += *p == '\n';
+	cap = n;
+	src->lines = calloc(cap, sizeof(*src->lines));
+	if (!src->lines)
+		goto fail;
+	p = src->buf;
+	while (*p && src->nr_lines < (int)cap) {
+		char *nl = strchr(p, '\n');
+
+		src->lines[src->nr_lines++] = p;
+		if (!nl)
+			break;
+		*nl = '\0';
+		if (nl > p && nl[-1] == '\r')
+			nl[-1] = '\0';
+		p = nl + 1;
+	}
+	return src;
+fail:
+	mark_src__free(src);
+	return NULL;
+}
+
+struct mark_src *mark_src__load(const char *path)
+{
+	struct mark_src *src = NULL;
+	struct stat st;
+	char *text;
+	ssize_t got;
+	int fd;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_size > (64 << 20)) {
+		close(fd);
+		errno = EINVAL;
+		return NULL;
+	}
+	text = malloc(st.st_size + 1);
+	if (text) {
+		got = read(fd, text, st.st_size);
+		if (got >= 0) {
+			text[got] = '\0';
+			src = mark_src__from_string(text);
+		}
+		free(text);
+	}
+	close(fd);
+	return src;
+}
+
+void mark_src__free(struct mark_src *src)
+{
+	if (!src)
+		return;
+	free(src->lines);
+	free(src->buf);
+	free(src);
+}
+
+/* How far back a marker call may start and still cover the access's line. */
+#define SRC_LOOKBACK	8
+#define SRC_MAX_DEPTH	64
+
+/* A marker's name as written in the source: points into the line, not NUL-terminated. */
+struct src_tok {
+	const char *p;
+	size_t n;
+};
+
+struct src_paren {
+	const struct src_marker *m;	/* the call this parenthesis opens, or NULL */
+	struct src_tok id;
+	enum mark_kind kind;		/* what it marks now: PLAIN after a FIRST_ARG's comma */
+};
+
+struct src_scan {
+	struct src_paren stack[SRC_MAX_DEPTH];
+	int depth;			/* may exceed SRC_MAX_DEPTH: deeper ones are not kept */
+	const struct src_marker *pending;	/* marker name seen, its '(' not yet */
+	struct src_tok pending_id;
+	enum mark_kind at_kind;		/* verdict at the column */
+	struct src_tok at_token;
+	enum mark_kind line_kind;	/* verdict for the whole line */
+	struct src_tok line_token;
+};
+
+static void take(enum mark_kind *kind, struct src_tok *token, enum mark_kind k, struct src_tok t)
+{
+	if (k > *kind) {
+		*kind = k;
+		*token = t;
+	}
+}
+
+/* The strongest marker whose call is open here. */
+static void open_kind(const struct src_scan *s, enum mark_kind *kind, struct src_tok *token)
+{
+	int n = s->depth < SRC_MAX_DEPTH ? s->depth : SRC_MAX_DEPTH;
+
+	for (int i = 0; i < n; i++)
+		if (s->stack[i].m)
+			take(kind, token, s->stack[i].kind, s->stack[i].id);
+}
+
+static bool is_id(char c)
+{
+	return isalnum((unsigned char)c) || c == '_';
+}
+
+/* Is the text before position i (on this line) a member access, '.' or '->'? */
+static bool after_member_op(const char *s, size_t i)
+{
+	while (i > 0 && isspace((unsigned char)s[i - 1]))
+		i--;
+	if (i >= 1 && s[i - 1] == '.')
+		return true;
+	return i >= 2 && s[i - 1] == '>' && s[i - 2] == '-';
+}
+
+/* Scan one line; col is the 1-based column to judge on the target line, 0 for none. */
+static void scan_line(struct src_scan *s, const char *str, bool target, int col, bool *in_comment)
+{
+	size_t len = strlen(str), i = 0;
+
+	if (target)
+		open_kind(s, &s->line_kind, &s->line_token);
+	while (i < len) {
+		char c = str[i];
+		bool at = target && col == (int)i + 1;
+
+		if (*in_comment) {
+			if (c == '*' && str[i + 1] == '/') {
+				*in_comment = false;
+				i++;
+			}
+			i++;
+			continue;
+		}
+		if (c == '/' && str[i + 1] == '*') {
+			*in_comment = true;
+			i += 2;
+			continue;
+		}
+		if (c == '/' && str[i + 1] == '/')
+			break;
+		if (c == '"' || c == '\'') {
+			for (i++; i < len && str[i] != c; i++)
+				if (str[i] == '\\')
+					i++;
+			i++;
+			s->pending = NULL;
+			continue;
+		}
+		if (isalpha((unsigned char)c) || c == '_') {
+			size_t j = i;
+			const struct src_marker *m;
+
+			while (j < len && is_id(str[j]))
+				j++;
+			m = find_marker(str + i, j - i, after_member_op(str, i));
+			s->pending = m;
+			s->pending_id = (struct src_tok){ str + i, j - i };
+			if (target && m)
+				take(&s->line_kind, &s->line_token, m->kind, s->pending_id);
+			if (target && col > (int)i && col <= (int)j) {
+				open_kind(s, &s->at_kind, &s->at_token);
+				if (m)
+					take(&s->at_kind, &s->at_token, m->kind, s->pending_id);
+			}
+			i = j;
+			continue;
+		}
+		if (c == '(') {
+			if (s->depth < SRC_MAX_DEPTH)
+				s->stack[s->depth] = (struct src_paren){
+					.m = s->pending,
+					.id = s->pending_id,
+					.kind = s->pending ? s->pending->kind : MARK_KIND_PLAIN,
+				};
+			s->depth++;
+			s->pending = NULL;
+		} else if (c == ')') {
+			if (at)
+				open_kind(s, &s->at_kind, &s->at_token);
+			at = false;
+			if (s->depth > 0)
+				s->depth--;
+			s->pending = NULL;
+		} else if (c == ',') {
+			if (s->depth > 0 && s->depth <= SRC_MAX_DEPTH) {
+				struct src_paren *p = &s->stack[s->depth - 1];
+
+				if (p->m && (p->m->flags & SRC_FIRST_ARG))
+					p->kind = MARK_KIND_PLAIN;
+			}
+			s->pending = NULL;
+		} else if (!isspace((unsigned char)c)) {
+			s->pending = NULL;
+		}
+		if (at)
+			open_kind(s, &s->at_kind, &s->at_token);
+		i++;
+	}
+}
+
+bool mark_src__col_informative(const struct mark_src *src, int line, int col)
+{
+	const char *text;
+
+	if (!src || line < 1 || line > src->nr_lines)
+		return false;
+	text = src->lines[line - 1];
+	/*
+	 * gcc gives the column of a brace, or one past the statement, to code
+	 * it cannot place more precisely (a return value loaded at the '}'):
+	 * such a column says nothing about which expression it is.
+	 */
+	return col > 0 && col <= (int)strlen(text) && text[col - 1] != '{' && text[col - 1] != '}';
+}
+
+enum mark_kind mark_src__at(const struct mark_src *src, int line, int col, const char **token)
+{
+	struct src_scan s = {};
+	/* The token as written ("atomic_load_explicit"), valid until the next call. */
+	static __thread char tokbuf[64];
+	bool in_comment = false, use_col;
+	struct src_tok tok;
+	enum mark_kind kind;
+	int first;
+
+	if (token)
+		*token = NULL;
+	if (!src || line < 1 || line > src->nr_lines)
+		return MARK_KIND_PLAIN;
+	use_col = mark_src__col_informative(src, line, col);
+	first = line > SRC_LOOKBACK ? line - SRC_LOOKBACK : 1;
+	for (int l = first; l <= line; l++)
+		scan_line(&s, src->lines[l - 1], l == line, use_col ? col : 0, &in_comment);
+	if (use_col) {
+		kind = s.at_kind;
+		tok = s.at_token;
+	} else {
+		kind = s.line_kind;
+		tok = s.line_token;
+	}
+	if (token && kind != MARK_KIND_PLAIN && tok.p) {
+		snprintf(tokbuf, sizeof(tokbuf), "%.*s", (int)tok.n, tok.p);
+		*token = tokbuf;
+	}
+	return kind;
+}

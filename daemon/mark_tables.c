@@ -1,0 +1,127 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The tables of the marking rules (see mark.h and docs/marking.md), in one
+ * place:
+ *
+ *	accessors[]	function names whose accesses are marked (inline accessor rule)
+ *	src_markers[]	source tokens that mark the accesses of their call (source rule)
+ *
+ * The qualifier rule has no table: _Atomic and volatile are the qualifiers.
+ */
+#include <string.h>
+
+#include "mark_int.h"
+
+/* ------------------------------------------------------------ inline accessor rule */
+
+/*
+ * Functions whose memory accesses are marked, by qualified-name prefix.
+ * out_of_line: also when the site is in the function's own out-of-line
+ * copy, not only where it is inlined.  Kernel accessors are
+ * __always_inline; an out-of-line function named atomic_* (say
+ * atomic_notifier_call_chain) is ordinary code, so they count only inlined.
+ * libstdc++'s atomics are called out of line at -O0.
+ */
+static const struct accessor {
+	const char *prefix;
+	bool out_of_line;
+} accessors[] = {
+	/* Linux: include/linux/atomic/atomic-{instrumented,arch-fallback,long}.h */
+	{ "atomic_", false },		/* atomic_read, atomic_set, atomic_long_* ... */
+	{ "atomic64_", false },
+	{ "raw_atomic_", false },	/* raw_atomic_read, raw_atomic_long_* ... */
+	{ "raw_atomic64_", false },
+	{ "arch_atomic_", false },	/* arch_atomic_read (READ_ONCE inside) ... */
+	{ "arch_atomic64_", false },
+	/*
+	 * test_bit() is an atomic read for KCSAN (instrument_atomic_read in
+	 * asm-generic/bitops/instrumented-non-atomic.h), a plain mov on x86.
+	 * __test_and_set_bit() and the other non-atomic bitops stay plain.
+	 */
+	{ "test_bit", false },		/* test_bit, test_bit_acquire */
+	{ "_test_bit", false },
+	{ "arch_test_bit", false },
+	{ "constant_test_bit", false },
+	{ "variable_test_bit", false },
+	/* READ_ONCE's helpers where they are functions (older kernels, other arches) */
+	{ "__READ_ONCE", false },
+	{ "__WRITE_ONCE", false },
+	{ "__read_once_size", false },
+	{ "__write_once_size", false },
+	/* libstdc++ <atomic>, <bits/atomic_base.h> */
+	{ "std::atomic<", true },	/* std::atomic<T>::load, store, operator T ... */
+	{ "std::__atomic_base<", true },
+	{ "std::__atomic_float<", true },
+	{ "std::__atomic_ref<", true },
+	{ "std::atomic_ref<", true },
+	{ "std::__atomic_impl::", true },
+	{ "std::atomic_flag::", true },
+	{ "std::atomic_load", true },	/* std::atomic_load, std::atomic_load_explicit */
+	{ "std::atomic_store", true },
+};
+
+const char *mark_accessor_match(const char *name, bool inlined)
+{
+	if (!name)
+		return NULL;
+	for (size_t i = 0; i < sizeof(accessors) / sizeof(accessors[0]); i++) {
+		const struct accessor *a = &accessors[i];
+
+		if (!inlined && !a->out_of_line)
+			continue;
+		if (!strncmp(name, a->prefix, strlen(a->prefix)))
+			return a->prefix;
+	}
+	return NULL;
+}
+
+/* ------------------------------------------------------------ source rule */
+
+/*
+ * Source tokens that mark the accesses inside their call, "TOKEN(...)".
+ * Stores mark only their first argument (the location): the value stored
+ * is read by a plain access.
+ */
+static const struct src_marker src_markers[] = {
+	{ "data_race", MARK_KIND_DATA_RACE, 0 },
+	/* Linux */
+	{ "READ_ONCE", MARK_KIND_MARKED, SRC_PREFIX },		/* READ_ONCE_NOCHECK */
+	{ "__READ_ONCE", MARK_KIND_MARKED, 0 },
+	{ "WRITE_ONCE", MARK_KIND_MARKED, SRC_FIRST_ARG },
+	{ "__WRITE_ONCE", MARK_KIND_MARKED, SRC_FIRST_ARG },
+	{ "smp_load_acquire", MARK_KIND_MARKED, 0 },
+	{ "smp_store_release", MARK_KIND_MARKED, SRC_FIRST_ARG },
+	{ "rcu_dereference", MARK_KIND_MARKED, SRC_PREFIX },	/* _check, _protected, _raw ... */
+	{ "rcu_access_pointer", MARK_KIND_MARKED, 0 },
+	{ "rcu_assign_pointer", MARK_KIND_MARKED, SRC_FIRST_ARG },
+	{ "atomic_read", MARK_KIND_MARKED, SRC_PREFIX },	/* atomic_read_acquire */
+	{ "atomic_set", MARK_KIND_MARKED, SRC_PREFIX | SRC_FIRST_ARG },
+	{ "atomic64_read", MARK_KIND_MARKED, SRC_PREFIX },
+	{ "atomic64_set", MARK_KIND_MARKED, SRC_PREFIX | SRC_FIRST_ARG },
+	{ "atomic_long_read", MARK_KIND_MARKED, SRC_PREFIX },
+	{ "atomic_long_set", MARK_KIND_MARKED, SRC_PREFIX | SRC_FIRST_ARG },
+	/* C11 <stdatomic.h> */
+	{ "atomic_load", MARK_KIND_MARKED, SRC_PREFIX },	/* atomic_load_explicit */
+	{ "atomic_store", MARK_KIND_MARKED, SRC_PREFIX | SRC_FIRST_ARG },
+	/* GCC builtins: __atomic_load_n, __atomic_store_n, __atomic_load ... */
+	{ "__atomic_", MARK_KIND_MARKED, SRC_PREFIX },
+	/* C++ std::atomic */
+	{ "load", MARK_KIND_MARKED, SRC_METHOD },
+	{ "store", MARK_KIND_MARKED, SRC_METHOD | SRC_FIRST_ARG },
+};
+
+const struct src_marker *find_marker(const char *id, size_t len, bool method)
+{
+	for (size_t i = 0; i < sizeof(src_markers) / sizeof(src_markers[0]); i++) {
+		const struct src_marker *m = &src_markers[i];
+		size_t n = strlen(m->name);
+
+		if (!!(m->flags & SRC_METHOD) != method)
+			continue;
+		if (n == len && !memcmp(id, m->name, n))
+			return m;
+		if ((m->flags & SRC_PREFIX) && len > n && !memcmp(id, m->name, n))
+			return m;
+	}
+	return NULL;
+}
