@@ -130,8 +130,12 @@ $(OUT)/bench/hashtable-tsan: bench/hashtable.c
 	@mkdir -p $(@D)
 	$(CC) -O1 -g -fno-omit-frame-pointer -pthread -fsanitize=thread $< -o $@
 
+$(OUT)/bench/func_line: bench/func_line.c $(LIB)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $< $(LIB) $(LDLIBS) -o $@
+
 BENCH_PROGS := $(OUT)/bench/hotloop $(OUT)/bench/empty_probe $(OUT)/bench/reattach \
-	       $(OUT)/bench/hashtable $(OUT)/bench/hashtable-tsan
+	       $(OUT)/bench/hashtable $(OUT)/bench/hashtable-tsan $(OUT)/bench/func_line
 bench-programs: all scenario-programs $(BENCH_PROGS)
 
 # Every benchmark, each printing its own table (docs/PERFORMANCE.md).
@@ -141,6 +145,7 @@ bench: bench-programs
 	bench/p3-first-report.sh $(OUT)
 	bench/p4-attach.sh $(OUT)
 	bench/p5-rss.sh $(OUT)
+	bench/p6-func-line.sh $(OUT)
 
 # Style: clang-format (.clang-format) and cppcheck over the user-space sources.
 C_SOURCES = $(wildcard daemon/*.c daemon/*.h cli/*.c cli/*.h include/*.h tests/unit/*.c \

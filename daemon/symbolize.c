@@ -21,6 +21,7 @@
 #include <gelf.h>
 
 #include "symbolize.h"
+#include "symindex.h"
 
 #define FILE_BUCKETS	256
 #define PROC_BUCKETS	64
@@ -36,6 +37,7 @@ struct sym_file {
 	GElf_Phdr *loads;	/* PT_LOAD headers, for file offset <-> vaddr */
 	size_t nr_loads;
 	uint64_t lo, hi;	/* span of the PT_LOAD vaddrs */
+	struct sym_index *names;	/* by-name index, built on the first lookup by name */
 };
 
 /* An object registered at a known bias: covers [start, end) at runtime. */
@@ -99,6 +101,7 @@ struct symbolizer *symbolizer__new(void)
 
 static void file_free(struct sym_file *f)
 {
+	sym_index__free(f->names);
 	if (f->dwfl)
 		dwfl_end(f->dwfl);
 	free(f->loads);
@@ -376,30 +379,28 @@ int symbolizer__lookup_func_line(struct symbolizer *s, const char *path, const c
 				 uint64_t off, bool is_ra, struct sym_info *out)
 {
 	struct sym_file *f = file_get(s, path);
-	int n;
+	uint64_t addr;
 
 	memset(out, 0, sizeof(*out));
 	if (!f)
 		return -ENOMEM;
 	if (f->err)
 		return f->err;
-	n = dwfl_module_getsymtab(f->mod);
-	for (int i = 0; i < n; i++) {
-		GElf_Addr addr;
-		GElf_Sym sym;
-		const char *name = dwfl_module_getsym_info(f->mod, i, &sym, &addr, NULL, NULL, NULL);
-
-		if (!name || GELF_ST_TYPE(sym.st_info) != STT_FUNC || strcmp(name, func))
-			continue;
-		addr += off;
-		/* A return address points past the call, possibly at the next line's code. */
-		if (is_ra && addr > 0)
-			addr--;
-		out->func = func;
-		fill_line(f, addr, out);
-		return 0;
+	/* Every kernel frame of every report comes here: index the names once per file. */
+	if (!f->names) {
+		f->names = sym_index__build(f->mod);
+		if (!f->names)
+			return -ENOMEM;
 	}
-	return -ENOENT;
+	if (sym_index__find(f->names, func, true, false, &addr, NULL))
+		return -ENOENT;
+	addr += off;
+	/* A return address points past the call, possibly at the next line's code. */
+	if (is_ra && addr > 0)
+		addr--;
+	out->func = func;
+	fill_line(f, addr, out);
+	return 0;
 }
 
 int symbolizer__lookup_file(struct symbolizer *s, const char *path, uint64_t vaddr, bool is_ra,

@@ -4,9 +4,15 @@
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(patsubst tests/unit/%.c,$(OUT)/tests/unit/%,$(UNIT_SRCS))
 
-$(OUT)/tests/unit/%: tests/unit/%.c tests/unit/test.h $(LIB)
+$(OUT)/tests/unit/%: tests/unit/%.c $(wildcard tests/unit/*.h) $(LIB)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -Itests/unit $< $(LIB) $(LDLIBS) -o $@
+
+# test_symindex reads a shared object in which names repeat (tests/unit/fixtures).
+$(OUT)/tests/unit/symindex_fixture.so: tests/unit/fixtures/symindex_a.c tests/unit/fixtures/symindex_b.c
+	@mkdir -p $(@D)
+	$(CC) -O1 -g -fPIC -shared $^ -o $@
+$(OUT)/tests/unit/test_symindex: $(OUT)/tests/unit/symindex_fixture.so
 
 unit: $(UNIT_BINS)
 	@fail=0; for t in $(UNIT_BINS); do $$t || fail=1; done; exit $$fail

@@ -6,13 +6,13 @@
  */
 #include <dlfcn.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <gelf.h>
 #include <limits.h>
 #include <link.h>
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "elf_symtab.h"
 #include "symbolize.h"
 #include "test.h"
 
@@ -54,43 +54,31 @@ __attribute__((noipa)) int sym_caller(void)
 	return ra_seen != NULL;
 }
 
+struct elf_symbol_q {
+	const char *name;
+	GElf_Sym sym;
+};
+
+static int elf_symbol_cb(const char *name, const GElf_Sym *sym, void *arg)
+{
+	struct elf_symbol_q *q = arg;
+
+	if (!name || strcmp(name, q->name))
+		return 0;
+	q->sym = *sym;
+	return 1;
+}
+
 /* st_value and st_size of name in the file's .symtab, read without libdwfl. */
 static int elf_symbol(const char *path, const char *name, uint64_t *value, uint64_t *size)
 {
-	Elf_Scn *scn = NULL;
-	int fd, ret = -1;
-	Elf *elf;
+	struct elf_symbol_q q = { .name = name };
 
-	elf_version(EV_CURRENT);
-	fd = open(path, O_RDONLY);
-	if (fd < 0)
+	if (elf_symtab_each(path, elf_symbol_cb, &q) != 1)
 		return -1;
-	elf = elf_begin(fd, ELF_C_READ, NULL);
-	while (elf && ret && (scn = elf_nextscn(elf, scn))) {
-		GElf_Shdr sh;
-		Elf_Data *d;
-
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_SYMTAB)
-			continue;
-		d = elf_getdata(scn, NULL);
-		for (size_t i = 0; d && i < sh.sh_size / sh.sh_entsize; i++) {
-			GElf_Sym sym;
-			const char *n;
-
-			if (!gelf_getsym(d, i, &sym))
-				continue;
-			n = elf_strptr(elf, sh.sh_link, sym.st_name);
-			if (n && !strcmp(n, name)) {
-				*value = sym.st_value;
-				*size = sym.st_size;
-				ret = 0;
-				break;
-			}
-		}
-	}
-	elf_end(elf);
-	close(fd);
-	return ret;
+	*value = q.sym.st_value;
+	*size = q.sym.st_size;
+	return 0;
 }
 
 static int main_bias_cb(struct dl_phdr_info *info, size_t size, void *data)
