@@ -117,7 +117,7 @@ struct mark_debug;
 /* Open path's DWARF (or its build-id/debuglink file): -ENOEXEC not ELF, -ENODATA no DWARF. */
 int mark_debug__open(const char *path, const struct mark_opts *opts, struct mark_debug **out);
 void mark_debug__close(struct mark_debug *d);
-/* A symbol's address in the file (func: STT_FUNC only) and size; -ENOENT. */
+/* A symbol's address in the file (func: STT_FUNC only) and size; -ENOENT, -ENOMEM. */
 int mark_debug__sym(struct mark_debug *d, const char *name, bool func, uint64_t *addr,
 		    uint64_t *size);
 

@@ -12,9 +12,9 @@
 #include <string.h>
 
 #include <dwarf.h>
-#include <gelf.h>
 
 #include "mark_int.h"
+#include "symindex.h"
 
 struct src_cache {
 	struct src_cache *next;
@@ -76,6 +76,7 @@ static void dw_close(struct dw_ctx *c)
 		free(c->names[i].name);
 	free(c->names);
 	free(c->vars);
+	sym_index__free(c->syms);
 	if (c->dwfl)
 		dwfl_end(c->dwfl);
 }
@@ -511,21 +512,12 @@ int mark_debug__sym(struct mark_debug *d, const char *name, bool func, uint64_t 
 		    uint64_t *size)
 {
 	struct dw_ctx *c = (struct dw_ctx *)d;
-	int n = dwfl_module_getsymtab(c->mod);
 
-	for (int i = 0; i < n; i++) {
-		GElf_Addr a;
-		GElf_Sym sym;
-		const char *sn = dwfl_module_getsym_info(c->mod, i, &sym, &a, NULL, NULL, NULL);
-
-		if (!sn || strcmp(sn, name) || sym.st_shndx == SHN_UNDEF)
-			continue;
-		if (func && GELF_ST_TYPE(sym.st_info) != STT_FUNC)
-			continue;
-		*addr = a;
-		if (size)
-			*size = sym.st_size;
-		return 0;
+	/* kmark asks for every function and static target of a module: index the names once. */
+	if (!c->syms) {
+		c->syms = sym_index__build(c->mod);
+		if (!c->syms)
+			return -ENOMEM;
 	}
-	return -ENOENT;
+	return sym_index__find(c->syms, name, func, true, addr, size);
 }

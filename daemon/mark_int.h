@@ -36,6 +36,7 @@ const struct src_marker *find_marker(const char *id, size_t len, bool method);
 struct src_cache;
 struct name_cache;
 struct gvar;
+struct sym_index;
 
 /*
  * An opened debug file (struct mark_debug in mark.h).  Addresses "in the
@@ -56,6 +57,7 @@ struct dw_ctx {
 	struct name_cache *names;	/* open addressing, cap_names a power of two */
 	size_t nr_names, cap_names;
 	struct src_cache *srcs;
+	struct sym_index *syms;		/* by-name index, built on the first mark_debug__sym() */
 };
 
 /* One row of the line table: where an instruction came from. */
