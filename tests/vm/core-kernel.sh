@@ -11,7 +11,10 @@ set -u
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 cd "$REPO"
 DURATION=${KCSAND_VM_DURATION:-20}
-out=$(mktemp -d "$REPO/build/vm/core-kernel.XXXXXX")
+# build/vm exists only once kcsan-vm has run: without it, $out would be empty
+# and the run's files would land in /.
+out=$(mkdir -p "$REPO/build/vm" && mktemp -d "$REPO/build/vm/core-kernel.XXXXXX") ||
+	{ echo "FAIL setup: cannot create a directory under build/vm"; echo "0 passed, 1 failed"; exit 1; }
 pass=0 fail=0
 ok() { echo "ok   $1"; pass=$((pass + 1)); }
 bad() { echo "FAIL $1: $2"; fail=$((fail + 1)); }

@@ -12,7 +12,10 @@ set -u
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 cd "$REPO"
 ITERS=${KCSAND_VM_ITERS:-5000}
-out=$(mktemp -d "$REPO/build/vm/kernel-scenarios.XXXXXX")
+# build/vm exists only once kcsan-vm has run: without it, $out would be empty
+# and the run's files would land in /.
+out=$(mkdir -p "$REPO/build/vm" && mktemp -d "$REPO/build/vm/kernel-scenarios.XXXXXX") ||
+	{ echo "FAIL setup: cannot create a directory under build/vm"; echo "0 passed, 1 failed"; exit 1; }
 pass=0 fail=0
 
 ok() { echo "ok   $1"; pass=$((pass + 1)); }

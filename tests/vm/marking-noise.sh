@@ -26,7 +26,10 @@ specs=("$@")
 	wake_up_new_task)
 probes=()
 for s in "${specs[@]}"; do probes+=(--probe "$s"); done
-out=$(mktemp -d "$REPO/build/vm/marking-noise.XXXXXX")
+# build/vm exists only once kcsan-vm has run: without it, $out would be empty
+# and the run's files would land in /.
+out=$(mkdir -p "$REPO/build/vm" && mktemp -d "$REPO/build/vm/marking-noise.XXXXXX") ||
+	{ echo "marking-noise: cannot create a directory under build/vm" >&2; exit 2; }
 gcc -O2 -Wall -pthread -o "$out/pipe-poll" tests/vm/pipe-poll.c || exit 2
 
 for mode in no-marking marking; do
