@@ -20,6 +20,7 @@
 #include "sampler.h"
 #include "symbolize.h"
 #include "uprobe_multi.h"
+#include "xturn.h"
 #include "kcsand.skel.h"
 
 /*
@@ -31,6 +32,7 @@ struct eobj {
 	struct target_obj *obj;
 	uint32_t first;
 	int link_fd;			/* uprobe_multi link, or -1 */
+	int turn_fd;			/* the sampler's hot turn: a link of its own, or -1 */
 	struct bpf_link **links;	/* per-site links (fallback) */
 	size_t nr_links;
 	bool attached;
@@ -61,6 +63,7 @@ struct engine {
 	struct mark_rules *marks;	/* --marks, or NULL */
 	struct dedup *dedup;
 	struct sampler *sampler;	/* after attach */
+	struct xturn *xt;		/* the sampler's hot turns on one thread */
 	struct hwbp *hw;		/* after load */
 	char system[160];
 
@@ -94,6 +97,7 @@ void engine_opts__init(struct engine_opts *o)
 	o->overhead_budget = DEFAULT_OVERHEAD_BUDGET;
 	o->sampler_warmup_cpu_ms = DEFAULT_SAMPLER_WARMUP_CPU_MS;
 	o->sampler_period_ms = DEFAULT_SAMPLER_PERIOD_MS;
+	o->sampler_turn_ms = DEFAULT_SAMPLER_TURN_MS;
 	o->out = stderr;
 }
 
@@ -410,6 +414,9 @@ static void detach_object(struct eobj *eo)
 	if (eo->link_fd >= 0)
 		close(eo->link_fd);
 	eo->link_fd = -1;
+	if (eo->turn_fd >= 0)
+		close(eo->turn_fd);
+	eo->turn_fd = -1;
 	for (size_t i = 0; i < eo->nr_links; i++)
 		bpf_link__destroy(eo->links[i]);
 	free(eo->links);
@@ -466,7 +473,8 @@ static int register_object(struct engine *e, struct target_obj *obj, bool kernel
 		return -ENOMEM;
 	}
 	eo = &e->objs[e->nr_objs];
-	*eo = (struct eobj){ .obj = obj, .first = e->nr_cookies, .link_fd = -1, .kernel = kernel };
+	*eo = (struct eobj){ .obj = obj, .first = e->nr_cookies, .link_fd = -1, .turn_fd = -1,
+			     .kernel = kernel };
 	for (size_t i = e->nr_cookies; i < need; i++)
 		e->site_obj[i] = e->nr_objs;
 	e->nr_cookies = need;
@@ -776,9 +784,12 @@ int engine__attach(struct engine *e)
 	 * The sampler re-attaches uprobe_multi links; kprobes detach far too
 	 * slowly for that (docs/kernel-mode.md), so kernel mode keeps every site.
 	 */
-	if (!e->sampler && !e->opts.kernel &&
-	    sampler__new(e, e->skel, e->capacity, e->multi, &e->sampler))
-		fprintf(stderr, "kcsand: sampler: off, every site stays armed\n");
+	if (!e->sampler && !e->opts.kernel) {
+		if (!e->xt)
+			xturn__new(e->skel, &e->xt);	/* without it, turns use uprobe links */
+		if (sampler__new(e, e->skel, e->capacity, e->multi, &e->sampler))
+			fprintf(stderr, "kcsand: sampler: off, every site stays armed\n");
+	}
 	return 0;
 }
 
@@ -979,8 +990,10 @@ static void process_report(struct engine *e, const struct kcsand_report *r)
 
 int engine__poll(struct engine *e, int timeout_ms)
 {
-	int err = 0;
+	int err = 0, due = engine__timeout_ms(e);
 
+	if (due >= 0 && (timeout_ms < 0 || due < timeout_ms))
+		timeout_ms = due;
 	if (e->rb) {
 		err = ring_buffer__poll(e->rb, timeout_ms);
 		if (err == -EINTR)
@@ -993,6 +1006,11 @@ int engine__poll(struct engine *e, int timeout_ms)
 		sampler__tick(e->sampler);
 	hwbp__tick(e->hw);
 	return err < 0 ? err : 0;
+}
+
+int engine__timeout_ms(const struct engine *e)
+{
+	return e->sampler ? sampler__timeout_ms(e->sampler) : -1;
 }
 
 unsigned long engine__nr_reports(const struct engine *e)
@@ -1087,7 +1105,11 @@ size_t engine__nr_cookies(const struct engine *e)
 	return e->nr_cookies;
 }
 
-static int rearm_multi(struct engine *e, struct eobj *eo, const uint8_t *armed)
+/*
+ * Replace the uprobe_multi link in *slot with one on the sites of eo set in
+ * set[] (cookie-indexed), the new one in place before the old one goes.
+ */
+static int relink_multi(struct engine *e, struct eobj *eo, const uint8_t *set, int *slot)
 {
 	const struct target_obj *o = eo->obj;
 	size_t n = 0;
@@ -1100,7 +1122,7 @@ static int rearm_multi(struct engine *e, struct eobj *eo, const uint8_t *armed)
 		goto out;
 	}
 	for (size_t i = 0; i < o->sites.n; i++) {
-		if (!armed[eo->first + i])
+		if (!set[eo->first + i])
 			continue;
 		offs[n] = probe_off(&o->sites.v[i]);
 		cookies[n++] = eo->first + i;
@@ -1116,9 +1138,9 @@ static int rearm_multi(struct engine *e, struct eobj *eo, const uint8_t *armed)
 			goto out;
 		}
 	}
-	if (eo->link_fd >= 0)
-		close(eo->link_fd);
-	eo->link_fd = fd;
+	if (*slot >= 0)
+		close(*slot);
+	*slot = fd;
 out:
 	free(offs);
 	free(cookies);
@@ -1158,8 +1180,72 @@ int engine__rearm(struct engine *e, const uint8_t *armed)
 
 		if (!eo->attached || eo->removed)
 			continue;
-		err = e->multi ? rearm_multi(e, eo, armed) : rearm_per_site(e, eo, armed);
+		err = e->multi ? relink_multi(e, eo, armed, &eo->link_fd) :
+				 rearm_per_site(e, eo, armed);
 	}
+	return err;
+}
+
+/* A turn on one thread of each target process, by execute breakpoints (xturn.h). */
+static int turn_xbp(struct engine *e, const uint8_t *turn)
+{
+	size_t got = 0;
+
+	for (size_t i = 0; i < e->nr_objs; i++) {
+		const struct eobj *eo = &e->objs[i];
+		const struct target_obj *o = eo->obj;
+
+		if (!eo->attached || eo->removed)
+			continue;
+		for (size_t k = 0; k < o->sites.n; k++) {
+			int r;
+
+			if (!turn[eo->first + k])
+				continue;
+			r = xturn__arm(e->xt, o->path, probe_off(&o->sites.v[k]), eo->first + k);
+			if (r <= 0) {
+				xturn__disarm(e->xt);
+				return r ? r : -ENOENT;
+			}
+			got++;
+		}
+	}
+	return got ? 0 : -ENOENT;
+}
+
+int engine__turn(struct engine *e, const uint8_t *armed, const uint8_t *turn)
+{
+	uint8_t *both = NULL;
+	int err = 0;
+
+	if (e->xt)
+		xturn__disarm(e->xt);
+	if (turn && e->xt && !turn_xbp(e, turn))
+		return 1;
+
+	if (!e->multi) {
+		/* Per-site links come and go one by one: the turn is the union. */
+		both = malloc(e->nr_cookies ? e->nr_cookies : 1);
+		if (!both)
+			return -ENOMEM;
+		for (size_t i = 0; i < e->nr_cookies; i++)
+			both[i] = armed[i] || (turn && turn[i]);
+	}
+	for (size_t i = 0; i < e->nr_objs && !err; i++) {
+		struct eobj *eo = &e->objs[i];
+
+		if (!eo->attached || eo->removed)
+			continue;
+		if (!e->multi) {
+			err = rearm_per_site(e, eo, both);
+		} else if (turn) {
+			err = relink_multi(e, eo, turn, &eo->turn_fd);
+		} else if (eo->turn_fd >= 0) {
+			close(eo->turn_fd);
+			eo->turn_fd = -1;
+		}
+	}
+	free(both);
 	return err;
 }
 
@@ -1187,8 +1273,9 @@ void engine__print_summary(struct engine *e, FILE *out)
 		struct sampler_stats st;
 
 		sampler__get_stats(e->sampler, &st);
-		fprintf(out, " armed_sites: %zu/%zu estimated_overhead: %.0f%%", st.armed, st.total,
-			st.est_overhead * 100);
+		fprintf(out, " armed_sites: %zu/%zu estimated_overhead: %.0f%% hot_turns: %lu "
+			"hot_turns_one_thread: %lu", st.armed, st.total, st.est_overhead * 100,
+			st.turns, st.xbp_turns);
 	}
 	if (e->hw) {
 		struct hwbp_stats hs;
@@ -1208,6 +1295,7 @@ void engine__free(struct engine *e)
 	if (!e)
 		return;
 	sampler__free(e->sampler);
+	xturn__free(e->xt);
 	hwbp__free(e->hw);
 	ring_buffer__free(e->rb);
 	for (size_t i = 0; i < e->nr_objs; i++) {

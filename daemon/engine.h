@@ -38,6 +38,8 @@
 #define DEFAULT_OVERHEAD_BUDGET		10u
 #define DEFAULT_SAMPLER_WARMUP_CPU_MS	6000u
 #define DEFAULT_SAMPLER_PERIOD_MS	100u
+/* A hot turn: long enough for a few watchpoints of each armed hot site (bench/p2). */
+#define DEFAULT_SAMPLER_TURN_MS		20u
 
 struct report_view;
 
@@ -71,6 +73,7 @@ struct engine_opts {
 	unsigned int overhead_budget;	/* % of native time; 100 arms every site */
 	unsigned int sampler_warmup_cpu_ms;
 	unsigned int sampler_period_ms;
+	unsigned int sampler_turn_ms;
 	bool no_marking;		/* only lock prefixes and xchg mark accesses */
 };
 
@@ -127,8 +130,13 @@ void engine__print_mark_counts(const struct engine *e, FILE *out);
 int engine__set_param(struct engine *e, const char *name, const char *value);
 int engine__get_param(const struct engine *e, const char *name, unsigned int *value);
 
-/* Consume the ring buffer for up to timeout_ms and print what is due. */
+/*
+ * Consume the ring buffer for up to timeout_ms (less when the site sampler
+ * is due sooner) and print what is due.
+ */
 int engine__poll(struct engine *e, int timeout_ms);
+/* Milliseconds a caller's own poll loop may wait before engine__poll() has work; -1: no limit. */
+int engine__timeout_ms(const struct engine *e);
 /* Reports printed so far. */
 unsigned long engine__nr_reports(const struct engine *e);
 /* Counters: KCSAN's and kcsand's own, summed over CPUs where per-CPU. */
@@ -150,6 +158,14 @@ size_t engine__nr_cookies(const struct engine *e);
  * the same cookies; the new links are in place before the old ones go.
  */
 int engine__rearm(struct engine *e, const uint8_t *armed);
+/*
+ * The site sampler's hot turn: arm the sites of turn[] (NULL: end the turn)
+ * on top of the armed[] set.  In one thread of each target process by
+ * execute breakpoints (xturn.h), returning 1; else as a uprobe link of
+ * their own, so that a turn neither waits for nor disturbs the link of the
+ * armed set, returning 0.  A negative errno when neither worked.
+ */
+int engine__turn(struct engine *e, const uint8_t *armed, const uint8_t *turn);
 struct sampler_stats;
 /* The site sampler's armed/total sites and overhead estimate; -ENOENT before attach. */
 int engine__sampler_stats(const struct engine *e, struct sampler_stats *out);

@@ -262,7 +262,8 @@ int main(int argc, char **argv)
 		fds[n++] = (struct pollfd){ .fd = sfd, .events = POLLIN };
 		fds[n++] = (struct pollfd){ .fd = service__epoll_fd(svc), .events = POLLIN };
 		nctl = ctl_server__pollfds(ctl, fds + n, CTL_MAX_CLIENTS + 1);
-		if (poll(fds, n + nctl, 1000) < 0 && errno != EINTR) {
+		/* At least once a second, and when the site sampler is due. */
+		if (poll(fds, n + nctl, service__timeout_ms(svc)) < 0 && errno != EINTR) {
 			perror("kcsand: poll");
 			break;
 		}

@@ -31,6 +31,7 @@ static const struct param_desc params_table[] = {
 	O(sampler_warmup_cpu_ms, 0, 3600000,
 	  "site sampler: CPU time (ms) the targets run with every site armed first"),
 	O(sampler_period_ms, 50, 60000, "site sampler: ms between two readjustments"),
+	O(sampler_turn_ms, 5, 60000, "site sampler: ms a hot site stays armed in its turn"),
 #undef O
 };
 

@@ -40,6 +40,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -52,6 +53,7 @@
 #include "engine.h"
 #include "sampler.h"
 #include "uprobe_multi.h"
+#include "xturn.h"
 #include "kcsand.skel.h"
 
 extern int kcsand_verbose;
@@ -89,6 +91,8 @@ struct sampler {
 	bool *known;
 	uint8_t *armed;			/* the set attached now */
 	uint8_t *next;
+	uint8_t *hot;			/* per site: hot in the last plan */
+	uint8_t *turn;			/* the sites of the hot turn running, if any */
 	uint64_t *prev_hits, *prev_ns;
 
 	struct pid_cpu pids[MAX_PIDS];
@@ -100,6 +104,11 @@ struct sampler {
 	double target_cpu_ns;		/* the targets' CPU time so far */
 	double turn_cost;		/* share of the target's CPU a hot turn takes */
 	bool hot_turn;			/* the period now running is one */
+	bool turn_xbp;			/* by execute breakpoints in one thread */
+	uint64_t turn_start_ns, turn_end_ns;
+	double hot_share;		/* share of the time hot turns may take */
+	double credit_ns;		/* hot-turn time earned and not used yet */
+	struct hot_cycle cycle;
 	struct sampler_stats st;
 };
 
@@ -134,13 +143,14 @@ static int cmp_load(const void *a, const void *b)
 }
 
 double sampler_choose(const double *x, const bool *known, size_t n, double budget,
-		      double turn_cost, uint64_t *rng, uint8_t *armed, bool *hot_turn)
+		      double turn_cost, uint8_t *armed, uint8_t *hot, double *hot_share)
 {
 	struct by_load *v = calloc(n ? n : 1, sizeof(*v));
 	double cold = 0, rem, q;
 	size_t nv = 0, k;
 
-	*hot_turn = false;
+	*hot_share = 0;
+	memset(hot, 0, n);
 	if (!v) {
 		memset(armed, 1, n);
 		return INFINITY;
@@ -159,36 +169,72 @@ double sampler_choose(const double *x, const bool *known, size_t n, double budge
 		cold += v[k].load;
 		armed[v[k].i] = 1;
 	}
+	for (size_t j = k; j < nv; j++)
+		hot[v[j].i] = 1;
+	free(v);
+	if (k == nv)
+		return cold;
 	/*
-	 * Hot sites do not add up: one of them is enough to keep its threads in
-	 * traps for the whole period.  So a period is a hot turn, with
-	 * SAMPLER_HOT_PER_TURN random hot sites armed, with the probability q
-	 * that keeps the rest of the budget on average: a turn costs turn_cost
-	 * of the target's CPU time, so overhead q * turn_cost / (1 - q * turn_cost).
+	 * Hot sites do not add up: one of them is enough to keep its threads
+	 * in traps for the whole turn.  Turns take the share q of the time
+	 * that keeps the rest of the budget: a turn costs turn_cost of the
+	 * target's CPU time, so the overhead is q * turn_cost / (1 - q * turn_cost).
 	 */
 	rem = budget - cold;
 	q = rem > 0 && turn_cost > 0 ? rem / (1 + rem) / turn_cost : 0;
 	if (q > 1)
 		q = 1;
-	if (k < nv && (xorshift(rng) >> 11) * (1.0 / 9007199254740992.0) < q) {
-		size_t nhot = nv - k;
+	*hot_share = q;
+	return q * turn_cost < 1 ? cold + q * turn_cost / (1 - q * turn_cost) : INFINITY;
+}
 
-		*hot_turn = true;
-		for (int t = 0; t < SAMPLER_HOT_PER_TURN && nhot; t++) {
-			size_t j = k + xorshift(rng) % nhot;
-			struct by_load tmp = v[j];
+size_t hot_cycle_next(struct hot_cycle *c, const uint8_t *hot, size_t n, size_t k,
+		      uint64_t *rng, uint8_t *armed)
+{
+	size_t got = 0;
+	bool fresh = false;
 
-			armed[tmp.i] = 1;
-			/* Drawn without replacement: move it out of the hot range. */
-			v[j] = v[k + nhot - 1];
-			v[k + nhot - 1] = tmp;
-			nhot--;
+	while (got < k) {
+		if (c->pos == c->len) {
+			if (fresh)
+				break;	/* a whole new cycle had no more hot sites */
+			if (c->cap < n) {
+				size_t *v = realloc(c->v, n * sizeof(*v));
+
+				if (!v)
+					break;
+				c->v = v;
+				c->cap = n;
+			}
+			c->len = c->pos = 0;
+			for (size_t i = 0; i < n; i++)
+				if (hot[i])
+					c->v[c->len++] = i;
+			/* Fisher-Yates: a new order every cycle. */
+			for (size_t i = c->len; i > 1; i--) {
+				size_t j = xorshift(rng) % i, t = c->v[i - 1];
+
+				c->v[i - 1] = c->v[j];
+				c->v[j] = t;
+			}
+			fresh = true;
+			continue;
+		}
+		size_t i = c->v[c->pos++];
+
+		/* A site that cooled down since the cycle was drawn, or is armed anyway. */
+		if (i < n && hot[i] && !armed[i]) {
+			armed[i] = 1;
+			got++;
 		}
 	}
-	free(v);
-	if (k == nv)
-		return cold;
-	return q * turn_cost < 1 ? cold + q * turn_cost / (1 - q * turn_cost) : INFINITY;
+	return got;
+}
+
+void hot_cycle_free(struct hot_cycle *c)
+{
+	free(c->v);
+	memset(c, 0, sizeof(*c));
 }
 
 int sampler__prepare(struct kcsand_bpf *skel, size_t capacity, bool use_bitmap)
@@ -294,12 +340,15 @@ static int grow(struct sampler *s, size_t n)
 	GROW(s->known);
 	GROW(s->armed);
 	GROW(s->next);
+	GROW(s->hot);
+	GROW(s->turn);
 	GROW(s->prev_hits);
 	GROW(s->prev_ns);
 #undef GROW
 	for (size_t i = old; i < n; i++) {
 		s->x[i] = s->load[i] = 0;
 		s->known[i] = false;
+		s->hot[i] = s->turn[i] = 0;
 		s->armed[i] = 1;	/* objects are attached whole */
 		s->prev_hits[i] = s->prev_ns[i] = 0;
 	}
@@ -333,6 +382,9 @@ int sampler__new(struct engine *e, struct kcsand_bpf *skel, size_t capacity, boo
 	}
 	s->stats = m;
 	s->st.trap_ns = calibrate_trap_ns(skel, multi);
+	s->st.xbp_trap_ns = xturn_trap_ns(skel, sampler_calib_target, CALIB_CALLS);
+	if (s->st.xbp_trap_ns <= 0)
+		s->st.xbp_trap_ns = s->st.trap_ns;
 	s->rng = now_ns() | 1;
 	s->start_ns = s->last_ns = now_ns();
 	s->all_armed = true;
@@ -392,19 +444,83 @@ static bool sets_differ(const uint8_t *a, const uint8_t *b, size_t n)
 	return memcmp(a, b, n) != 0;
 }
 
+static uint64_t next_tick_ns(const struct sampler *s)
+{
+	unsigned int period = DEFAULT_SAMPLER_PERIOD_MS;
+
+	if (s->hot_turn)
+		return s->turn_end_ns;
+	engine__get_param(s->e, "sampler_period_ms", &period);
+	return s->last_ns + (uint64_t)period * 1000000;
+}
+
+int sampler__timeout_ms(const struct sampler *s)
+{
+	uint64_t now = now_ns(), at = next_tick_ns(s);
+
+	if (at <= now)
+		return 0;
+	return (at - now + 999999) / 1000000 > INT_MAX ? INT_MAX : (at - now + 999999) / 1000000;
+}
+
+/* End the running hot turn: its sites' int3s go at once, the close then waits for RCU. */
+static void end_turn(struct sampler *s, uint64_t now)
+{
+	if (!s->hot_turn)
+		return;
+	engine__turn(s->e, s->armed, NULL);
+	/* Charge what the turn took, attach included: a late tick costs the next turn. */
+	s->credit_ns -= (double)(now - s->turn_start_ns);
+	s->hot_turn = false;
+}
+
+/* Start a hot turn if there is credit for one; s->turn holds its sites. */
+static void start_turn(struct sampler *s, size_t n, unsigned int turn_ms)
+{
+	uint64_t t0;
+	int r;
+
+	memset(s->turn, 0, n);
+	if (s->credit_ns < turn_ms * 1e6)
+		return;
+	/* Never a site of the armed set: it would be attached twice. */
+	memcpy(s->turn, s->armed, n);
+	if (!hot_cycle_next(&s->cycle, s->hot, n, SAMPLER_HOT_PER_TURN, &s->rng, s->turn)) {
+		memset(s->turn, 0, n);
+		return;
+	}
+	for (size_t i = 0; i < n; i++)
+		s->turn[i] &= !s->armed[i];
+	t0 = now_ns();
+	r = engine__turn(s->e, s->armed, s->turn);
+	if (r < 0) {
+		engine__turn(s->e, s->armed, NULL);
+		memset(s->turn, 0, n);
+		return;
+	}
+	s->turn_xbp = r == 1;
+	s->st.xbp_turns += s->turn_xbp;
+	s->hot_turn = true;
+	s->turn_start_ns = t0;
+	s->turn_end_ns = now_ns() + (uint64_t)turn_ms * 1000000;
+	s->st.turns++;
+}
+
 void sampler__tick(struct sampler *s)
 {
-	unsigned int budget = 100, warmup = 0, period = 500;
+	unsigned int budget = 100, warmup = 0, turn_ms = DEFAULT_SAMPLER_TURN_MS;
 	uint64_t now = now_ns(), dt, ticks;
 	double probe = 0, u, native, floor_native, est;
 	size_t n = engine__nr_cookies(s->e), armed = 0;
 	long hz = sysconf(_SC_CLK_TCK);
+	bool was_turn = s->hot_turn;
 
 	engine__get_param(s->e, "overhead_budget", &budget);
 	engine__get_param(s->e, "sampler_warmup_cpu_ms", &warmup);
-	engine__get_param(s->e, "sampler_period_ms", &period);
-	if (now - s->last_ns < (uint64_t)period * 1000000)
+	engine__get_param(s->e, "sampler_turn_ms", &turn_ms);
+	if (now < next_tick_ns(s))
 		return;
+	end_turn(s, now);
 	if (grow(s, n))
 		return;
 	dt = now - s->last_ns;
@@ -423,9 +539,10 @@ void sampler__tick(struct sampler *s)
 		}
 		/* load[] holds this period's cost of armed sites for the moment. */
 		s->load[i] = 0;
-		if (s->armed[i]) {
-			s->load[i] = ((hits - s->prev_hits[i]) * s->st.trap_ns +
-				      (ns - s->prev_ns[i])) / dt;
+		if (s->armed[i] || s->turn[i]) {
+			double trap = s->turn[i] && s->turn_xbp ? s->st.xbp_trap_ns : s->st.trap_ns;
+
+			s->load[i] = ((hits - s->prev_hits[i]) * trap + (ns - s->prev_ns[i])) / dt;
 			probe += s->load[i];
 		}
 		s->prev_hits[i] = hits;
@@ -448,7 +565,7 @@ void sampler__tick(struct sampler *s)
 	for (size_t i = 0; i < n && i < s->capacity; i++) {
 		double x;
 
-		if (!s->armed[i])
+		if (!s->armed[i] && !s->turn[i])
 			continue;
 		x = s->load[i] / (native > floor_native ? native : floor_native);
 		s->x[i] = s->known[i] && x < s->x[i] ? (s->x[i] + x) / 2 : x;
@@ -456,21 +573,25 @@ void sampler__tick(struct sampler *s)
 	}
 	s->st.measured_overhead = probe / (native > floor_native ? native : floor_native);
 	s->st.periods++;
-	/* What a hot turn costs, as a share of the target's CPU time. */
-	if (s->hot_turn && u > 0)
-		s->turn_cost = (s->turn_cost + (probe / u < 1 ? probe / u : 1)) / 2;
+	/*
+	 * What a hot turn costs, as a share of the target's CPU time.  A turn
+	 * is a few clock ticks long, the resolution of the CPU time it is
+	 * measured against: average over many.
+	 */
+	if (was_turn && u > 0)
+		s->turn_cost += ((probe / u < 1 ? probe / u : 1) - s->turn_cost) / 8;
 
 	s->target_cpu_ns += hz > 0 ? (double)ticks / hz * 1e9 : 0;
+	memset(s->turn, 0, n);
 	if (budget >= 100 || s->target_cpu_ns < (double)warmup * 1e6) {
 		memset(s->next, 1, n);
 		est = probe / (native > floor_native ? native : floor_native);
-		s->hot_turn = false;
 	} else {
 		s->cum_probe += probe * dt;
 		s->cum_native += native * dt;
 		memset(s->next, 0, n);
-		est = sampler_choose(s->x, s->known, n, budget / 100.0, s->turn_cost, &s->rng,
-				     s->next, &s->hot_turn);
+		est = sampler_choose(s->x, s->known, n, budget / 100.0, s->turn_cost, s->next,
+				     s->hot, &s->hot_share);
 	}
 	if (s->cum_native > 0)
 		s->st.sampled_overhead = s->cum_probe / s->cum_native;
@@ -489,12 +610,29 @@ void sampler__tick(struct sampler *s)
 			s->st.rearm_ms = (now_ns() - t0) / 1e6;
 		}
 	}
+	/*
+	 * Hot turns are paced, not drawn: time earns credit at hot_share, and
+	 * a turn of turn_ms starts once there is credit for it, its sites on a
+	 * link of their own (engine__turn), so that starting and ending it
+	 * costs an attach of two sites rather than a re-attach of the armed
+	 * set.  Short turns, many of them: the budget buys the same time
+	 * armed, spread over more turns, so a hot site waits less for its
+	 * turn.  At most two turns of credit are kept: a budget raised live
+	 * does not bring a burst of turns.
+	 */
+	if (budget < 100 && s->target_cpu_ns >= (double)warmup * 1e6) {
+		s->credit_ns += s->hot_share * dt;
+		if (s->credit_ns > turn_ms * 2e6)
+			s->credit_ns = turn_ms * 2e6;
+		start_turn(s, n, turn_ms);
+	}
 	if (kcsand_verbose >= 2)
-		fprintf(stderr, "kcsand: sampler: %zu/%zu sites armed, target %.2f CPUs, probes %.2f, "
+		fprintf(stderr, "kcsand: sampler: %zu/%zu sites armed%s, target %.2f CPUs, probes %.2f, "
 				"overhead %.0f%% this period, %.0f%% since warm-up, %.0f%% expected, "
 				"re-attach %.1f ms\n",
-			armed, n, u, probe, s->st.measured_overhead * 100,
-			s->st.sampled_overhead * 100, s->st.est_overhead * 100, s->st.rearm_ms);
+			armed, n, s->hot_turn ? " + a hot turn" : "", u, probe,
+			s->st.measured_overhead * 100, s->st.sampled_overhead * 100,
+			s->st.est_overhead * 100, s->st.rearm_ms);
 }
 
 void sampler__get_stats(const struct sampler *s, struct sampler_stats *out)
@@ -517,6 +655,9 @@ void sampler__free(struct sampler *s)
 	free(s->known);
 	free(s->armed);
 	free(s->next);
+	free(s->hot);
+	free(s->turn);
+	hot_cycle_free(&s->cycle);
 	free(s->prev_hits);
 	free(s->prev_ns);
 	free(s);

@@ -403,6 +403,13 @@ void service__poll(struct service *s)
 	engine__poll(s->e, 0);
 }
 
+int service__timeout_ms(const struct service *s)
+{
+	int t = engine__timeout_ms(s->e);
+
+	return t < 0 || t > 1000 ? 1000 : t;
+}
+
 static bool filters_equal(const struct filter *a, const struct filter *b)
 {
 	if (a->whitelist != b->whitelist || a->n != b->n)

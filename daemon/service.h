@@ -39,6 +39,8 @@ const char *service__socket_group(const struct service *s);
 /* The ring buffer's fd to poll; service__poll() consumes it. */
 int service__epoll_fd(const struct service *s);
 void service__poll(struct service *s);
+/* How long the main loop may wait before service__poll() has work (the site sampler's next tick). */
+int service__timeout_ms(const struct service *s);
 /*
  * SIGHUP: re-read the configuration and re-attach only the targets that
  * changed.  A bad configuration leaves the running one untouched: -errno

@@ -16,72 +16,105 @@ static int count(const uint8_t *armed)
 	return c;
 }
 
+/* One period of the policy: cold set into armed, hot sites into hot, their time share. */
+static double plan(const double *x, const bool *known, double budget, double turn_cost,
+		   uint8_t *armed, uint8_t *hot)
+{
+	double share;
+
+	sampler_choose(x, known, N, budget, turn_cost, armed, hot, &share);
+	return share;
+}
+
 int main(void)
 {
 	TEST(unmeasured_sites_are_armed) {
 		double x[N] = { 0 };
-		bool known[N] = { 0 }, turn;
-		uint8_t armed[N] = { 0 };
-		uint64_t rng = 1;
+		bool known[N] = { 0 };
+		uint8_t armed[N] = { 0 }, hot[N];
 
-		sampler_choose(x, known, N, 0.1, 1, &rng, armed, &turn);
+		plan(x, known, 0.1, 1, armed, hot);
 		ASSERT_EQ(count(armed), N, "an unmeasured site is armed to learn its cost");
+		ASSERT_EQ(count(hot), 0, "and is not hot");
 	}
 	TEST(cold_sites_stay_armed) {
 		double x[N] = { 0, 0, 0.001, 0.002, 50, 50, 50, 50 };
-		bool known[N] = { 1, 1, 1, 1, 1, 1, 1, 1 }, turn;
-		uint64_t rng = 42;
+		bool known[N] = { 1, 1, 1, 1, 1, 1, 1, 1 };
+		uint8_t armed[N] = { 0 }, hot[N];
 
-		for (int round = 0; round < 50; round++) {
-			uint8_t armed[N] = { 0 };
-
-			sampler_choose(x, known, N, 0.1, 1, &rng, armed, &turn);
-			ASSERT_TRUE(armed[0] && armed[1] && armed[2] && armed[3],
-				    "never-hit and rarely-hit sites are armed every period");
-		}
+		plan(x, known, 0.1, 1, armed, hot);
+		ASSERT_TRUE(armed[0] && armed[1] && armed[2] && armed[3],
+			    "never-hit and rarely-hit sites are armed every period");
+		ASSERT_TRUE(!armed[4] && !armed[5] && !armed[6] && !armed[7],
+			    "hot sites are armed only in their turns");
+		ASSERT_EQ(count(hot), 4, "the four expensive sites are hot");
 	}
-	TEST(hot_sites_take_turns_within_budget) {
+	TEST(hot_share_keeps_the_budget) {
 		double x[N] = { 100, 100, 100, 100, 100, 100, 100, 100 };
-		bool known[N] = { 1, 1, 1, 1, 1, 1, 1, 1 }, turn;
-		int times[N] = { 0 }, rounds = 10000, turns = 0;
-		uint64_t rng = 7;
+		bool known[N] = { 1, 1, 1, 1, 1, 1, 1, 1 };
+		uint8_t armed[N] = { 0 }, hot[N];
+		double q = plan(x, known, 0.1, 1, armed, hot);
 
-		for (int round = 0; round < rounds; round++) {
+		/* 10%: turns in 1/11 of the time keep probes at 10% of native time. */
+		ASSERT_TRUE(q > 0.0905 && q < 0.0913, "turns take 1/11 of the time");
+		ASSERT_TRUE(plan(x, known, 0.1, 0.5, armed, hot) > 1.99 * q,
+			    "a turn costing half the CPU: twice the time");
+	}
+	TEST(every_hot_site_has_a_turn_each_cycle) {
+		uint8_t hot[N] = { 1, 1, 1, 1, 1, 1, 1, 1 };
+		struct hot_cycle c = { 0 };
+		uint64_t rng = 7;
+		int times[N] = { 0 };
+
+		for (int turn = 0; turn < 4 * 100; turn++) {
 			uint8_t armed[N] = { 0 };
 
-			sampler_choose(x, known, N, 0.1, 1, &rng, armed, &turn);
-			ASSERT_EQ(count(armed), turn ? 2 : 0, "a hot turn arms two hot sites");
-			turns += turn;
+			ASSERT_EQ((int)hot_cycle_next(&c, hot, N, 2, &rng, armed), 2,
+				  "a turn arms two hot sites");
+			for (int i = 0; i < N; i++)
+				times[i] += armed[i];
+			if (turn % 4 == 3)
+				for (int i = 0; i < N; i++)
+					ASSERT_EQ(times[i], (turn + 1) / 4,
+						  "each hot site once in every 4 turns of 2");
+		}
+		hot_cycle_free(&c);
+	}
+	TEST(a_site_that_cooled_down_loses_its_turn) {
+		uint8_t hot[N] = { 1, 1, 1, 1, 0, 0, 0, 0 };
+		struct hot_cycle c = { 0 };
+		uint64_t rng = 11;
+		int times[N] = { 0 };
+
+		for (int turn = 0; turn < 40; turn++) {
+			uint8_t armed[N] = { 0 };
+
+			if (turn == 1)
+				hot[0] = 0;
+			hot_cycle_next(&c, hot, N, 1, &rng, armed);
 			for (int i = 0; i < N; i++)
 				times[i] += armed[i];
 		}
-		/* 10%: a turn in 1/11 of the periods keeps probes at 10% of native time. */
-		ASSERT_TRUE(turns > rounds * 0.08 && turns < rounds * 0.10, "turns within budget");
-		for (int i = 0; i < N; i++)
-			ASSERT_TRUE(times[i] > turns / 6 && times[i] < turns / 3,
-				    "every hot site gets its turn, a quarter of them");
+		ASSERT_TRUE(times[0] <= 1, "a site no longer hot is skipped");
+		ASSERT_TRUE(times[4] + times[5] + times[6] + times[7] == 0, "cold sites never take turns");
+		ASSERT_TRUE(times[1] >= 12 && times[2] >= 12 && times[3] >= 12,
+			    "the remaining hot sites share the turns");
+		hot_cycle_free(&c);
 	}
-	TEST(cheaper_turns_come_more_often) {
-		double x[N] = { 100, 100, 100, 100, 100, 100, 100, 100 };
-		bool known[N] = { 1, 1, 1, 1, 1, 1, 1, 1 }, turn;
-		int turns = 0;
-		uint64_t rng = 9;
+	TEST(no_hot_site_no_turn) {
+		uint8_t hot[N] = { 0 }, armed[N] = { 0 };
+		struct hot_cycle c = { 0 };
+		uint64_t rng = 3;
 
-		for (int round = 0; round < 10000; round++) {
-			uint8_t armed[N] = { 0 };
-
-			sampler_choose(x, known, N, 0.1, 0.5, &rng, armed, &turn);
-			turns += turn;
-		}
-		ASSERT_TRUE(turns > 1650 && turns < 1980, "a turn costing half the CPU: twice as often");
+		ASSERT_EQ((int)hot_cycle_next(&c, hot, N, 2, &rng, armed), 0, "nothing to arm");
+		hot_cycle_free(&c);
 	}
 	TEST(everything_fits) {
 		double x[N] = { 0.001, 0.001, 0.001, 0.001, 0.001, 0.001, 0.001, 0.001 };
-		bool known[N] = { 1, 1, 1, 1, 1, 1, 1, 1 }, turn;
-		uint8_t armed[N] = { 0 };
-		uint64_t rng = 3;
+		bool known[N] = { 1, 1, 1, 1, 1, 1, 1, 1 };
+		uint8_t armed[N] = { 0 }, hot[N];
 
-		sampler_choose(x, known, N, 1.0, 1, &rng, armed, &turn);
+		ASSERT_TRUE(plan(x, known, 1.0, 1, armed, hot) == 0, "no turns needed");
 		ASSERT_EQ(count(armed), N, "a budget larger than the total arms all");
 	}
 	return test_summary();
