@@ -67,6 +67,26 @@ int kcsand_uprobe(struct pt_regs *ctx)
 }
 
 /*
+ * A site armed in one thread by an execute breakpoint (the site sampler's
+ * hot turns, daemon/xturn.c): the same check as a uprobe's, from the
+ * debug exception, with the registers of the instruction about to run.
+ */
+SEC("perf_event")
+int kcsand_xbp(struct bpf_perf_event_data *ctx)
+{
+	struct pt_regs *regs = (struct pt_regs *)&ctx->regs;
+	__u32 site = (__u32)bpf_get_attach_cookie(ctx);
+	__u64 t0;
+
+	if (!traced())
+		return 0;
+	t0 = bpf_ktime_get_ns();
+	kcsand_check_access(ctx, regs, site, regs->ip, 1, 0);
+	sampler_account(site, t0);
+	return 0;
+}
+
+/*
  * Kernel mode.  preempt_count says whether the probed code runs in a task or
  * an interrupt.  It is __preempt_count on 6.1 and 6.15+, pcpu_hot's field in
  * between.  A classic kprobe enters through int3, which the kernel treats

@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * Hot turns on one thread.  A uprobe is an int3 in the text every thread
+ * shares, so arming a hot site slows down every thread that runs it,
+ * including the one whose conflicting write the watcher waits for: on
+ * bench/hashtable, with the racy read armed by a uprobe, 2% of its
+ * watchpoints saw the other thread change the value.  An execute
+ * breakpoint (a debug register, through a perf breakpoint event on one
+ * thread) traps that thread only; the others run natively and change the
+ * value in the watcher's stall as often as the program really does.
+ *
+ * So the site sampler arms a hot turn's sites with execute breakpoints in
+ * one thread of each target process, a different thread each turn, and
+ * falls back to a uprobe link when that is not possible (no target pid
+ * known, as with trace_all; or no debug register free).
+ */
+#ifndef KCSAND_XTURN_H
+#define KCSAND_XTURN_H
+
+#include <stdint.h>
+
+struct kcsand_bpf;
+struct xturn;
+
+int xturn__new(struct kcsand_bpf *skel, struct xturn **out);
+/*
+ * Arm the site with this cookie, at file offset off of the ELF file path,
+ * in one thread of every target process that maps it.  Returns how many
+ * breakpoints were armed (0: no target process maps it), or a negative
+ * errno, with what was armed by this call left armed for xturn__disarm().
+ */
+int xturn__arm(struct xturn *x, const char *path, uint64_t off, uint32_t cookie);
+/* Disarm every breakpoint armed since the last call. */
+void xturn__disarm(struct xturn *x);
+/*
+ * The cost of one execute-breakpoint trap, in ns: calls of fn with a
+ * breakpoint on it in this thread (not a target: the program returns at
+ * once) against calls without.  0 when it cannot be measured.
+ */
+double xturn_trap_ns(struct kcsand_bpf *skel, void (*fn)(void), int calls);
+void xturn__free(struct xturn *x);
+
+#endif
