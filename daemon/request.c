@@ -5,6 +5,7 @@
  * list, parameters, probes, kept reports.
  */
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -13,6 +14,7 @@
 #include "engine.h"
 #include "params.h"
 #include "report.h"
+#include "sampler.h"
 #include "service.h"
 #include "service_int.h"
 
@@ -52,6 +54,7 @@ struct own_stat {
 static size_t own_stats(struct service *s, const uint64_t *c, struct own_stat *o)
 {
 	unsigned long filt, dedup, nochange;
+	struct sampler_stats ss;
 	size_t n = 0;
 
 	engine__suppressed(s->e, &filt, &dedup, &nochange);
@@ -64,6 +67,15 @@ static size_t own_stats(struct service *s, const uint64_t *c, struct own_stat *o
 	o[n++] = (struct own_stat){ "suppressed_by_dedup", dedup };
 	o[n++] = (struct own_stat){ "suppressed_by_filter", filt };
 	o[n++] = (struct own_stat){ "suppressed_no_value_change", nochange };
+	/* The site sampler (user mode, once attached): armed of all, and what it expects. */
+	if (!engine__sampler_stats(s->e, &ss)) {
+		o[n++] = (struct own_stat){ "sampler_armed_sites", ss.armed };
+		o[n++] = (struct own_stat){ "sampler_total_sites", ss.total };
+		o[n++] = (struct own_stat){ "sampler_hot_turns", ss.turns };
+		o[n++] = (struct own_stat){ "sampler_estimated_overhead_pct",
+					    isfinite(ss.est_overhead) ?
+					    (unsigned long long)(ss.est_overhead * 100 + 0.5) : 100 };
+	}
 	return n;
 }
 
