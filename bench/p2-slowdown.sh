@@ -14,7 +14,9 @@
 # Peak RSS is what wait4 reports for the whole process tree: for kcsand, the larger of
 # kcsanctl and the program.
 # Environment: P2_OPS (operations per thread, default 300,000,000: 27-50 s natively here),
-# P2_TIMEOUT (seconds per slow run, default 120), BENCH_REPS (default 1).
+# P2_TIMEOUT (seconds per slow run, default 120), BENCH_REPS (default 1), P2_CONFIGS
+# (the configurations to run, default all: "native kcsand-default kcsand-all tsan helgrind drd";
+# native always runs, it is the reference).
 set -uo pipefail
 B=${1:-build}
 OPS=${P2_OPS:-300000000}
@@ -69,15 +71,19 @@ run() {
 median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 
 CONFIGS=(native kcsand-default kcsand-all tsan helgrind drd)
+want() { [[ " native ${P2_CONFIGS:-${CONFIGS[*]}} " == *" $1 "* ]]; }
+for c in ${P2_CONFIGS-}; do
+	[[ " ${CONFIGS[*]} " == *" $c "* ]] || { echo "p2: P2_CONFIGS: unknown configuration '$c' (one of: ${CONFIGS[*]})" >&2; exit 2; }
+done
 for ((r = 0; r < REPS; r++)); do
 	run native 'x^' "$HT" "$OPS"
-	run kcsand-default '^BUG: KCSAN: ' "$B/kcsanctl" run -- "$HT" "$OPS"
-	run kcsand-all '^BUG: KCSAN: ' "$B/kcsanctl" run --overhead-budget 100 -- "$HT" "$OPS"
-	run tsan 'WARNING: ThreadSanitizer: data race' env TSAN_OPTIONS=halt_on_error=0 \
+	want kcsand-default && run kcsand-default '^BUG: KCSAN: ' "$B/kcsanctl" run -- "$HT" "$OPS"
+	want kcsand-all && run kcsand-all '^BUG: KCSAN: ' "$B/kcsanctl" run --overhead-budget 100 -- "$HT" "$OPS"
+	want tsan && run tsan 'WARNING: ThreadSanitizer: data race' env TSAN_OPTIONS=halt_on_error=0 \
 		"$HT_TSAN" "$OPS"
 	if command -v valgrind >/dev/null; then
-		run helgrind 'Possible data race' valgrind --tool=helgrind "$HT" "$OPS"
-		run drd 'Conflicting (load|store)' valgrind --tool=drd "$HT" "$OPS"
+		want helgrind && run helgrind 'Possible data race' valgrind --tool=helgrind "$HT" "$OPS"
+		want drd && run drd 'Conflicting (load|store)' valgrind --tool=drd "$HT" "$OPS"
 	fi
 done
 
@@ -90,9 +96,14 @@ for c in "${CONFIGS[@]}"; do
 	[[ -n ${WALL[$c]-} ]] || continue
 	w=$(echo "${WALL[$c]}" | median)
 	m=$(echo "${RSS[$c]}" | median)
-	f=$(echo "${FIRST[$c]}" | tr ' ' '\n' | grep -v '^$' | head -1)
-	found="no"
-	[[ $f != - ]] && found="yes ($f s)"
+	firsts=$(echo "${FIRST[$c]}" | tr ' ' '\n' | grep -v '^$')
+	nfound=$(grep -vc '^-$' <<<"$firsts")
+	if ((REPS > 1)); then
+		found="$nfound of $REPS runs ($(echo $firsts | sed 's/ /, /g') s)"
+	else
+		found="no"
+		[[ $firsts != - ]] && found="yes ($firsts s)"
+	fi
 	[[ $c == native ]] && found="-"
 	more=""
 	[[ ${STATUS[$c]-} == timeout ]] && more=" (killed at ${TIMEOUT} s: ratio is a lower bound)"
@@ -101,4 +112,4 @@ for c in "${CONFIGS[@]}"; do
 			 m / nm, f, x }'
 done
 echo "  target: kcsand-default <= 1.30x native, race found within 30 s"
-grep -h 'armed_sites' "$tmp/kcsand-default.err" | sed -E 's/.*(armed_sites: [^ ]+ estimated_overhead: [^ ]+).*/  kcsand-default at exit: \1/' || true
+[ ! -e "$tmp/kcsand-default.err" ] || grep -h 'armed_sites' "$tmp/kcsand-default.err" | sed -E 's/.*(armed_sites: [^ ]+ estimated_overhead: [^ ]+).*/  kcsand-default at exit: \1/' || true
