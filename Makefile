@@ -104,6 +104,7 @@ check: all
 vm-tests: all
 	tests/vm/run-vm-tests.sh
 	tests/vm/kernel-scenarios.sh
+	tests/vm/kernel-hwbp.sh
 	tests/vm/core-kernel.sh
 
 # Benchmarks: one script per question in bench/, each printing ratios measured in one run
