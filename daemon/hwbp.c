@@ -434,6 +434,10 @@ int hwbp__escalate(struct hwbp *h, const struct kcsand_report *r)
 		return -EIO;
 	h->s[i].until_ns = now_ns() + HW_ESCALATION_MS * 1000000ull;
 	h->s[i].watcher = *r;
+	if (kcsand_verbose)
+		fprintf(stderr, "kcsand: escalation: write watchpoint %d on 0x%" PRIx64 " (%u bytes), "
+				"%zu %s, armed in %.1f ms\n", i, addr, len, h->s[i].n,
+			h->kernel ? "CPUs" : "threads", (now_ns() - h->s[i].armed_ns) / 1e6);
 	return 0;
 }
 

@@ -13,7 +13,8 @@
 #   - --watch with bad input: exit status 2 and the reason;
 # then that no kprobe, BPF link or perf event was left and that the guest's kernel log
 # has no lockup, stall, warning or BUG.
-# Prints "ok NAME" / "FAIL NAME: ..." and "N passed, N failed".
+# Prints "ok NAME" / "FAIL NAME: ..." and "N passed, N failed"; the run's files are
+# removed when all passed, unless KCSAND_VM_KEEP is set.
 set -u
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 cd "$REPO"
@@ -93,7 +94,13 @@ else
 fi
 summary=$(grep -m1 '^kcsand: [0-9]* reports\?, ' "$out/escalation.err")
 armed=$(grep -oE 'hw_watchpoints_armed: [0-9]+' <<< "$summary" | grep -oE '[0-9]+$')
-[ "${armed:-0}" -ge 1 ] && ok escalation_armed_a_watchpoint || bad escalation_armed_a_watchpoint "summary: ${summary:-none}"
+if [ "${armed:-0}" -ge 1 ] && grep -qE '^kcsand: escalation: write watchpoint [0-3] on 0xffff[0-9a-f]+ \(8 bytes\), [0-9]+ CPUs, armed in' "$out/escalation.err"; then
+	ok escalation_armed_a_watchpoint
+	grep -m1 'escalation: write watchpoint' "$out/escalation.err" | sed 's/^/     /'
+	grep -oE 'hw_watchpoints_armed.*' <<< "$summary" | sed 's/^/     escalation: /'
+else
+	bad escalation_armed_a_watchpoint "no 'kcsand: escalation: write watchpoint N on 0x... on N CPUs' line; summary: ${summary:-none}"
+fi
 
 # (2) --watch with neither accessor probed.
 step_rc watch_exit_66 watch 66
@@ -101,8 +108,13 @@ expect_report watch_unprobed_pair "$W" "$pair" \
 	"^write to $addr of 8 bytes $task" "^ kcsan_race_hidden_writer\+0x[0-9a-f]+/0x[0-9a-f]+ \[kcsan_race\]$" \
 	"^read to $addr of 8 bytes $task" "^ kcsan_race_origin_reader\+0x[0-9a-f]+/0x[0-9a-f]+ \[kcsan_race\]$" \
 	"$hw_write" "$hw_read"
-grep -qE '^kcsand: [0-9]+ reports?, 0 sites, 0 hits;' "$out/watch.err" &&
-	ok watch_without_kprobes || bad watch_without_kprobes "expected '0 sites, 0 hits' in the summary: $(grep -m1 '^kcsand: [0-9]* report' "$out/watch.err")"
+if grep -qE '^kcsand: [0-9]+ reports?, 0 sites, 0 hits;' "$out/watch.err"; then
+	ok watch_without_kprobes
+	grep -m1 '^kcsand: [0-9]* report' "$out/watch.err" | grep -oE 'setup_watchpoints: [0-9]+ data_races: [0-9]+|hw_watchpoints_armed.*' |
+		tr '\n' ' ' | sed 's/^/     watch: /; s/ $/\n/'
+else
+	bad watch_without_kprobes "expected '0 sites, 0 hits' in the summary: $(grep -m1 '^kcsand: [0-9]* report' "$out/watch.err")"
+fi
 grep -qE "^kcsand: watching $VAR at $addr \(8 bytes\) on [0-9]+ CPUs$" "$out/watch.err" &&
 	ok watch_resolved_by_kallsyms || bad watch_resolved_by_kallsyms "no 'kcsand: watching $VAR at ... on N CPUs' line in watch.err"
 
@@ -128,5 +140,5 @@ warn=$(grep -E "soft lockup|self-detected stall|rcu_sched detected|hung_task|blo
 if [ -z "$warn" ] && [ -s "$out/dmesg.txt" ]; then ok no_kernel_warning; else bad no_kernel_warning "${warn:-no dmesg collected}"; fi
 
 echo "$pass passed, $fail failed"
-[ $fail = 0 ] && rm -rf "$out"
+[ $fail = 0 ] && [ -z "${KCSAND_VM_KEEP:-}" ] && rm -rf "$out"
 [ $fail = 0 ]
