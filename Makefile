@@ -120,6 +120,8 @@ $(OUT)/bench/hotloop: bench/hotloop.c
 $(OUT)/bench/empty_probe: bench/empty_probe.c $(OUT)/bench/empty.skel.h $(LIB)
 	$(CC) $(CFLAGS) -I$(OUT)/bench $< $(LIB) $(LDLIBS) -o $@
 
+$(OUT)/bench/kdisarm: bench/kdisarm.c $(OUT)/bench/kdisarm.skel.h
+	$(CC) $(CFLAGS) -I$(OUT)/bench $< -lbpf -lelf -lz -o $@
 $(OUT)/bench/reattach: bench/reattach.c $(SKELS) $(LIB)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $< $(LIB) $(LDLIBS) -o $@
@@ -131,7 +133,7 @@ $(OUT)/bench/hashtable-tsan: bench/hashtable.c
 	@mkdir -p $(@D)
 	$(CC) -O1 -g -fno-omit-frame-pointer -pthread -fsanitize=thread $< -o $@
 
-BENCH_PROGS := $(OUT)/bench/hotloop $(OUT)/bench/empty_probe $(OUT)/bench/reattach \
+BENCH_PROGS := $(OUT)/bench/hotloop $(OUT)/bench/empty_probe $(OUT)/bench/reattach $(OUT)/bench/kdisarm \
 	       $(OUT)/bench/hashtable $(OUT)/bench/hashtable-tsan
 bench-programs: all scenario-programs $(BENCH_PROGS)
 
@@ -142,6 +144,7 @@ bench: bench-programs
 	bench/p3-first-report.sh $(OUT)
 	bench/p4-attach.sh $(OUT)
 	bench/p5-rss.sh $(OUT)
+	bench/p6-kernel-disarm.sh $(OUT)
 
 # Style: clang-format (.clang-format) and cppcheck over the user-space sources.
 C_SOURCES = $(wildcard daemon/*.c daemon/*.h cli/*.c cli/*.h include/*.h tests/unit/*.c \
