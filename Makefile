@@ -104,6 +104,7 @@ check: all
 vm-tests: all
 	tests/vm/run-vm-tests.sh
 	tests/vm/kernel-scenarios.sh
+	tests/vm/kernel-hwbp.sh
 	tests/vm/core-kernel.sh
 
 # Benchmarks: one script per question in bench/, each printing ratios measured in one run
@@ -119,6 +120,8 @@ $(OUT)/bench/hotloop: bench/hotloop.c
 $(OUT)/bench/empty_probe: bench/empty_probe.c $(OUT)/bench/empty.skel.h $(LIB)
 	$(CC) $(CFLAGS) -I$(OUT)/bench $< $(LIB) $(LDLIBS) -o $@
 
+$(OUT)/bench/kdisarm: bench/kdisarm.c $(OUT)/bench/kdisarm.skel.h
+	$(CC) $(CFLAGS) -I$(OUT)/bench $< -lbpf -lelf -lz -o $@
 $(OUT)/bench/reattach: bench/reattach.c $(SKELS) $(LIB)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $< $(LIB) $(LDLIBS) -o $@
@@ -134,7 +137,7 @@ $(OUT)/bench/func_line: bench/func_line.c $(LIB)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $< $(LIB) $(LDLIBS) -o $@
 
-BENCH_PROGS := $(OUT)/bench/hotloop $(OUT)/bench/empty_probe $(OUT)/bench/reattach \
+BENCH_PROGS := $(OUT)/bench/hotloop $(OUT)/bench/empty_probe $(OUT)/bench/reattach $(OUT)/bench/kdisarm \
 	       $(OUT)/bench/hashtable $(OUT)/bench/hashtable-tsan $(OUT)/bench/func_line
 bench-programs: all scenario-programs $(BENCH_PROGS)
 
@@ -146,6 +149,7 @@ bench: bench-programs
 	bench/p4-attach.sh $(OUT)
 	bench/p5-rss.sh $(OUT)
 	bench/p6-func-line.sh $(OUT)
+	bench/p7-kernel-disarm.sh $(OUT)
 
 # Style: clang-format (.clang-format) and cppcheck over the user-space sources.
 C_SOURCES = $(wildcard daemon/*.c daemon/*.h cli/*.c cli/*.h include/*.h tests/unit/*.c \

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * Hardware watchpoints: a perf breakpoint event (PERF_TYPE_BREAKPOINT) per
- * target thread, this program attached, the link's cookie naming one of the
- * KCSAND_HW_SLOTS slots the daemon arms (daemon/hwbp.c).
+ * target thread in user mode, per online CPU in kernel mode, this program
+ * attached, the link's cookie naming one of the KCSAND_HW_SLOTS slots the
+ * daemon arms (daemon/hwbp.c).
  *
  * x86 debug registers trap after the access: the value is already written
  * and regs->ip is the next instruction, so the accessor's stack is the
@@ -44,6 +45,7 @@ enum hw_counter {
 	HW_CTR_CONSUMED,	/* a trap consumed a soft watchpoint */
 	HW_CTR_SENT,		/* escalation accesses sent to the daemon */
 	HW_CTR_WATCHERS,	/* watch traps that set a watchpoint */
+	HW_CTR_PROBED,		/* traps of a kprobed access, left to its probe */
 	HW_CTR_COUNT,
 };
 __u64 hw_counters[HW_CTR_COUNT];
@@ -52,10 +54,36 @@ __u64 hw_counters[HW_CTR_COUNT];
  * What a trapped access looks like to the engine: a frame-pointer walk, and
  * when the trap stopped on a ret (an access at the end of a frameless leaf
  * function, as in most getters and setters) the return address at [rsp],
- * which the walk would skip.
+ * which the walk would skip.  The kernel's own unwinder (ORC on x86) knows
+ * frameless functions, so kernel traps always use hw_site.
  */
 const struct kcsand_site hw_site = { .ra_off = -1, .scale = 1 };
 const struct kcsand_site hw_site_at_ret = { .ra_off = 0, .scale = 1 };
+
+/*
+ * Kernel mode: the access a kprobe just checked on this CPU, not yet
+ * executed.  A kprobed instruction runs out of line right after its probe,
+ * as a copy in the kprobe's instruction slot or, once the kprobe is
+ * jump-optimized, in its detour buffer; a trap of that copy is the same
+ * access, already checked, and its ip (the copy's) means nothing in a
+ * report.  The trap that matches the note takes it and does nothing else.
+ * A note whose access traps nothing is overwritten by the next hit.  (Not
+ * covered: a hit whose program did not run, as a kprobe missed inside
+ * another's handler, and a task moved to another CPU between an optimized
+ * kprobe's handler and its copy.)
+ */
+struct hw_probed_note {
+	__u64 addr;
+	__u32 size;
+	__u32 write;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct hw_probed_note);
+} hw_probed SEC(".maps");
 
 /* Escalation records per slot are at least this far apart. */
 #define HW_EMIT_INTERVAL_NS	(1000 * 1000)
@@ -94,7 +122,46 @@ static __always_inline void hw_send(const struct hit *h, __u32 slot, __u32 gen, 
 	hw_count(HW_CTR_SENT);
 }
 
-static __always_inline int kcsand_hw_access(struct bpf_perf_event_data *ctx, int user)
+/* Called by the kprobe program before its check: see struct hw_probed_note. */
+static __always_inline void hw_note_probed(struct pt_regs *regs, __u32 site_idx, __u64 ip)
+{
+	const struct kcsand_site *site = bpf_map_lookup_elem(&sites, &site_idx);
+	struct hw_probed_note *n;
+	__u32 zero = 0;
+
+	n = bpf_map_lookup_elem(&hw_probed, &zero);
+	if (!site || !n)
+		return;
+	ip -= site->probe_delta;
+	n->addr = site_address(site, regs, ip);
+	n->size = site->size;
+	n->write = !!(site->flags & KCSAND_SITE_WRITE);
+}
+
+/* Is this kernel trap the copy of the access the last kprobe on this CPU checked? */
+static __always_inline int hw_take_probed(const struct kcsand_hw_slot *hs)
+{
+	struct hw_probed_note *n;
+	__u32 zero = 0;
+
+	n = bpf_map_lookup_elem(&hw_probed, &zero);
+	if (!n || !n->size || n->addr >= hs->addr + hs->len || hs->addr >= n->addr + n->size)
+		return 0;
+	if (hs->mode == KCSAND_HW_ESCALATION && !n->write)
+		return 0;	/* a write-only breakpoint: a read cannot have trapped */
+	n->size = 0;
+	hw_count(HW_CTR_PROBED);
+	return 1;
+}
+
+/*
+ * One trap.  In the kernel the debug exception is entered like an NMI (the
+ * handler also clears DR7 on this CPU for its duration, so the program's own
+ * reads of the address do not trap again); in_interrupt is computed by the
+ * caller from preempt_count as for a kprobe.
+ */
+static __always_inline int kcsand_hw_access(struct bpf_perf_event_data *ctx, int user,
+					    int in_interrupt)
 {
 	__u32 slot = (__u32)bpf_get_attach_cookie(ctx) & (KCSAND_HW_SLOTS - 1), wslot, zero = 0;
 	struct kcsand_hw_slot *hs = bpf_map_lookup_elem(&hw_slots, &slot);
@@ -106,6 +173,8 @@ static __always_inline int kcsand_hw_access(struct bpf_perf_event_data *ctx, int
 	if (!hs || hs->mode == KCSAND_HW_OFF || !PARAM(enabled))
 		return 0;
 	hw_count(HW_CTR_TRAPS);
+	if (!user && hw_take_probed(hs))
+		return 0;
 	if (user)
 		bpf_probe_read_user(&insn, 1, (void *)ctx->regs.ip);
 	h.ctx = ctx;
@@ -115,7 +184,7 @@ static __always_inline int kcsand_hw_access(struct bpf_perf_event_data *ctx, int
 	h.ip = ctx->regs.ip;
 	h.addr = hs->addr;
 	h.size = hs->len;
-	h.in_interrupt = 0;
+	h.in_interrupt = in_interrupt;
 	h.user = user;
 	h.acc_flags = KCSAND_ACC_HWBP;
 	if (sample_value(&h, cur))

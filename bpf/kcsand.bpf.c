@@ -4,7 +4,9 @@
  * watchpoint slots, the counters and the parameters as globals.
  *
  *  - uprobe/uprobe.multi: one hit per probed user memory instruction;
- *  - perf_event: a hardware watchpoint trapped (bpf/hwbp.bpf.h);
+ *  - kprobe: one hit per probed kernel memory instruction;
+ *  - perf_event: a hardware watchpoint trapped, in a target thread or, in
+ *    kernel mode, on any CPU (bpf/hwbp.bpf.h);
  *  - sched tracepoints: keep the set of traced processes (the target and
  *    its descendants) so that other processes running the same binary are
  *    ignored.
@@ -131,8 +133,11 @@ static __always_inline int interrupted_context(void)
 SEC("kprobe")
 int kcsand_kprobe(struct pt_regs *ctx)
 {
-	return kcsand_check_access(ctx, ctx, (__u32)bpf_get_attach_cookie(ctx), ctx->ip - 1, 0,
-				   interrupted_context());
+	__u32 site = (__u32)bpf_get_attach_cookie(ctx);
+
+	/* The instruction runs next, out of line: its trap must know it was checked. */
+	hw_note_probed(ctx, site, ctx->ip - 1);
+	return kcsand_check_access(ctx, ctx, site, ctx->ip - 1, 0, interrupted_context());
 }
 
 /* A hardware watchpoint's trap in a target thread (perf breakpoint event, cookie = slot). */
@@ -141,7 +146,18 @@ int kcsand_hwbp(struct bpf_perf_event_data *ctx)
 {
 	if (!traced())
 		return 0;
-	return kcsand_hw_access(ctx, 1);
+	return kcsand_hw_access(ctx, 1, 0);
+}
+
+/*
+ * The same in kernel mode: a breakpoint event per CPU on a kernel address.
+ * The debug exception enters through irqentry_nmi_enter() as int3 does, so
+ * interrupted_context() reads its preempt_count the same way.
+ */
+SEC("perf_event")
+int kcsand_hwbp_kernel(struct bpf_perf_event_data *ctx)
+{
+	return kcsand_hw_access(ctx, 0, interrupted_context());
 }
 
 SEC("tp_btf/sched_process_fork")

@@ -5,8 +5,9 @@
  * User mode: PROG is forked, held on a pipe until its probes are attached
  * and its pid is traced, then exec'd, so it never runs an unprobed
  * instruction.  Kernel mode: kprobes go on the kernel functions named by
- * --probe, then the workload runs (or --duration passes), then they come
- * off.  Either way the exit status says whether a race was reported.
+ * --probe and hardware watchpoints on the variables named by --watch, then
+ * the workload runs (or --duration passes), then they come off.  Either
+ * way the exit status says whether a race was reported.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -29,15 +30,17 @@ void run_help(FILE *out)
 {
 	fprintf(out,
 		"Usage: kcsanctl run [OPTIONS] -- PROG [ARGS...]\n"
-		"       kcsanctl run --kernel --probe SPEC... [OPTIONS] [--duration S] [-- CMD...]\n"
+		"       kcsanctl run --kernel --probe SPEC... | --watch SYM|ADDR[:LEN]... [OPTIONS]\n"
+		"                    [--duration S] [-- CMD...]\n"
 		"\n"
 		"Run PROG with a uprobe on every memory-access instruction of its functions and\n"
 		"report data races in KCSAN's format on stderr.  Exit status: PROG's, or 66 when\n"
 		"a race was reported and PROG exited 0.\n"
 		"\n"
 		"With --kernel, put a kprobe on every memory access of the kernel functions that\n"
-		"SPEC names (GLOB, module:NAME or FUNC+0xOFF), run CMD (or wait S seconds), and\n"
-		"detach.  Exit status: 66 when a race was reported, else CMD's.\n"
+		"SPEC names (GLOB, module:NAME or FUNC+0xOFF), and a hardware watchpoint on every\n"
+		"CPU for each --watch (a kallsyms variable or a kernel address), run CMD (or wait\n"
+		"S seconds), and detach.  Exit status: 66 when a race was reported, else CMD's.\n"
 		"\n"
 		"Options:\n"
 		"  --skip-watch N        plain accesses per CPU between watchpoints (default %u;\n"
@@ -48,9 +51,10 @@ void run_help(FILE *out)
 		"                        hit rates, so that probes add at most PCT%% to PROG's\n"
 		"                        own time after %u CPU-ms of warm-up (default %u; 100: all)\n"
 		"  --object PATH         also probe this shared object (repeatable)\n"
-		"  --watch SYM|ADDR[:LEN] watch this variable of PROG with a hardware watchpoint\n"
-		"                        and report every conflicting pair of accesses to it,\n"
-		"                        probed or not (repeatable, up to 4 debug registers)\n"
+		"  --watch SYM|ADDR[:LEN] watch this variable of PROG (with --kernel: of the kernel\n"
+		"                        or a module) with a hardware watchpoint and report every\n"
+		"                        conflicting pair of accesses to it, probed or not\n"
+		"                        (repeatable, up to 4 debug registers)\n"
 		"  --param NAME=VALUE    set any parameter (repeatable; --param help lists them)\n"
 		"  --json                one JSON object per report instead of KCSAN's text\n"
 		"  --output FILE         write reports to FILE ('-': stdout) instead of stderr\n"
@@ -295,13 +299,14 @@ static int parse_args(int argc, char **argv, struct run_args *a)
 		}
 	}
 	if (a->o.kernel) {
-		if (!a->nr_probes) {
-			fprintf(stderr, "kcsanctl: run: --kernel needs at least one --probe SPEC\n");
+		if (!a->nr_probes && !a->nr_watches) {
+			fprintf(stderr, "kcsanctl: run: --kernel needs at least one --probe SPEC or "
+					"--watch SYMBOL|ADDRESS\n");
 			return -1;
 		}
-		if (a->nr_objects || a->o.functions || a->nr_watches) {
-			fprintf(stderr, "kcsanctl: run: --object, --functions and --watch are for user "
-					"mode; use --probe with --kernel\n");
+		if (a->nr_objects || a->o.functions) {
+			fprintf(stderr, "kcsanctl: run: --object and --functions are for user mode; "
+					"use --probe with --kernel\n");
 			return -1;
 		}
 		if (optind >= argc && !a->duration) {
@@ -411,7 +416,7 @@ int cmd_run(int argc, char **argv)
 	if (engine__new(&a.o, &e))
 		goto out;
 	if (a.o.kernel) {
-		if (engine__add_kernel(e, a.probes, a.nr_probes) < 0)
+		if (a.nr_probes && engine__add_kernel(e, a.probes, a.nr_probes) < 0)
 			goto out;
 	} else {
 		if (engine__add_object(e, prog, NULL) < 0)
@@ -422,7 +427,8 @@ int cmd_run(int argc, char **argv)
 	}
 	if (a.o.verbose)
 		engine__print_sites(e, stderr);
-	if (!engine__nr_sites(e)) {
+	/* Kernel mode may watch variables only (DataCollider): no probe at all. */
+	if (!engine__nr_sites(e) && (!a.o.kernel || a.nr_probes)) {
 		fprintf(stderr, "kcsanctl: run: no memory-access instruction to probe in %s%s%s\n",
 			a.o.kernel ? "the probed kernel functions" : prog,
 			a.o.functions ? " matching " : "", a.o.functions ? a.o.functions : "");
@@ -430,6 +436,10 @@ int cmd_run(int argc, char **argv)
 	}
 	if (engine__load(e) || engine__attach(e))
 		goto out;
+	/* The kernel's variables are there already: watch them before the workload starts. */
+	for (int i = 0; a.o.kernel && i < a.nr_watches; i++)
+		if (engine__watch(e, -1, NULL, a.watches[i]))
+			goto out;
 
 	if (prog) {
 		child = spawn_gated(prog, &argv[optind], &gate);
@@ -456,7 +466,8 @@ int cmd_run(int argc, char **argv)
 		close(gate);
 		gate = -1;
 	}
-	if (a.nr_watches && watch_after_exec(e, child, prog, a.watches, a.nr_watches)) {
+	if (!a.o.kernel && a.nr_watches &&
+	    watch_after_exec(e, child, prog, a.watches, a.nr_watches)) {
 		kill(child, SIGKILL);
 		waitpid(child, NULL, 0);
 		goto out;

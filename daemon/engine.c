@@ -617,6 +617,23 @@ int engine__add_object(struct engine *e, const char *path, const char *globs)
 	return register_object(e, obj, false);
 }
 
+/* Kernel text symbols: the probed functions, and every kernel frame of a report. */
+static int load_ksyms(struct engine *e)
+{
+	int err;
+
+	if (e->ksyms)
+		return 0;
+	e->ksyms = ksyms__load();
+	if (!e->ksyms) {
+		err = -errno;
+		fprintf(stderr, "kcsand: cannot read /proc/kallsyms: %s\n",
+			err == -EPERM ? "addresses are hidden (kptr_restrict)" : strerror(-err));
+		return err;
+	}
+	return 0;
+}
+
 int engine__add_kernel(struct engine *e, const char *const *specs, size_t nr_specs)
 {
 	struct target_obj *obj;
@@ -637,15 +654,9 @@ int engine__add_kernel(struct engine *e, const char *const *specs, size_t nr_spe
 				"CONFIG_KPROBES and CONFIG_KPROBE_EVENTS\n", u.release);
 		return -EOPNOTSUPP;
 	}
-	if (!e->ksyms) {
-		e->ksyms = ksyms__load();
-		if (!e->ksyms) {
-			err = -errno;
-			fprintf(stderr, "kcsand: cannot read /proc/kallsyms: %s\n",
-				err == -EPERM ? "addresses are hidden (kptr_restrict)" : strerror(-err));
-			return err;
-		}
-	}
+	err = load_ksyms(e);
+	if (err)
+		return err;
 	err = ktarget__build(e->ksyms, specs, nr_specs, &e->opts.decode, &obj, &blacklisted);
 	e->decode_ms += (now_ns() - t0) / 1e6;
 	if (err)
@@ -726,14 +737,17 @@ int engine__load(struct engine *e)
 	if (e->opts.kernel) {
 		bpf_program__set_autoload(skel->progs.kcsand_uprobe, false);
 		bpf_program__set_autoload(skel->progs.kcsand_uprobe_multi, false);
+		bpf_program__set_autoload(skel->progs.kcsand_hwbp, false);
 	} else if (e->multi) {
 		bpf_program__set_expected_attach_type(skel->progs.kcsand_uprobe_multi,
 						      KCSAND_BPF_TRACE_UPROBE_MULTI);
 		bpf_program__set_autoload(skel->progs.kcsand_uprobe, false);
 		bpf_program__set_autoload(skel->progs.kcsand_kprobe, false);
+		bpf_program__set_autoload(skel->progs.kcsand_hwbp_kernel, false);
 	} else {
 		bpf_program__set_autoload(skel->progs.kcsand_uprobe_multi, false);
 		bpf_program__set_autoload(skel->progs.kcsand_kprobe, false);
+		bpf_program__set_autoload(skel->progs.kcsand_hwbp_kernel, false);
 	}
 	err = kcsand_bpf__load(skel);
 	if (err) {
@@ -748,7 +762,13 @@ int engine__load(struct engine *e)
 			strerror(-err));
 		return err;
 	}
-	err = hwbp__new(skel, &e->hw);
+	/* Kernel mode with only --watch probes nothing, but its reports have kernel frames. */
+	if (e->opts.kernel) {
+		err = load_ksyms(e);
+		if (err)
+			return err;
+	}
+	err = hwbp__new(skel, e->opts.kernel, &e->hw);
 	if (err)
 		return err;
 	e->rb = ring_buffer__new(bpf_map__fd(skel->maps.events), on_event, e, NULL);
@@ -954,11 +974,10 @@ static void process_report(struct engine *e, const struct kcsand_report *r)
 	symbolize_side(e, &r->this, &v.this);
 	if (r->has_other)
 		symbolize_side(e, &r->other, &v.other);
-	else if (!e->opts.kernel)
+	else
 		/*
-		 * Catch the unknown writer next time.  Escalation arms breakpoints
-		 * per thread of a user process; kernel mode would need one per CPU
-		 * (not done yet: docs/PERFORMANCE.md).
+		 * Catch the unknown writer next time: a write breakpoint on the
+		 * address, in every thread of the process or on every CPU.
 		 */
 		hwbp__escalate(e->hw, r);
 
@@ -1286,6 +1305,8 @@ void engine__print_summary(struct engine *e, FILE *out)
 			"hw_open_failed: %lu", hs.armed, (unsigned long long)hs.traps,
 			(unsigned long long)hs.consumed, (unsigned long long)hs.watchers, hs.pairs,
 			hs.no_slot, hs.unarmable, hs.open_failed);
+		if (e->opts.kernel)
+			fprintf(out, " hw_probed: %llu", (unsigned long long)hs.probed);
 	}
 	fputc('\n', out);
 }

@@ -149,6 +149,8 @@ size_t engine__nr_sites(const struct engine *e);
  * and report every conflicting pair of accesses to it, probed or not.  spec
  * is SYMBOL[:LEN] (an object in the ELF file path) or ADDRESS[:LEN].
  * -EAGAIN: path is not mapped in pid yet (call again after its exec).
+ * Kernel mode: pid and path are ignored, SYMBOL is a kernel or module
+ * variable (kallsyms), and the watchpoint is armed on every CPU.
  */
 int engine__watch(struct engine *e, pid_t pid, const char *path, const char *spec);
 /* Cookies handed out so far: the site index space, removed objects included. */

@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * Hardware watchpoints, the daemon half: which slot watches what, the perf
- * events that arm it in every target thread, and the pairing of an
- * escalation's trap with the report that caused it.  See hwbp.h.
+ * events that arm it (in every target thread, or on every online CPU in
+ * kernel mode), and the pairing of an escalation's trap with the report
+ * that caused it.  See hwbp.h.
  *
- * The slots are a scarce resource: x86 has four debug registers per thread.
+ * The slots are a scarce resource: x86 has four debug registers per thread
+ * (per CPU for kernel addresses, shared with every other kernel user).
  * --watch slots are held for the run; an escalation holds its slot until it
  * paired (plus a moment for records in flight) or HW_ESCALATION_MS passed,
  * and an escalation that finds every slot busy evicts the oldest escalation
@@ -27,6 +29,8 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "hwbp.h"
+#include "kcore.h"
+#include "ksyms.h"
 #include "kcsand.skel.h"
 
 extern int kcsand_verbose;
@@ -35,6 +39,10 @@ extern int kcsand_verbose;
 #define HW_MIN_HOLD_MS		1000	/* before another escalation may take the slot */
 #define HW_LINGER_MS		200	/* after pairing: records still in the ring */
 
+/*
+ * One slot and its perf events: one per thread of pid (user mode), or one per
+ * online CPU (kernel mode, pid -1); owners[k] is event k's thread or CPU.
+ */
 struct hw_slot {
 	enum kcsand_hw_mode mode;	/* KCSAND_HW_OFF: free */
 	pid_t pid;
@@ -43,7 +51,7 @@ struct hw_slot {
 	uint32_t gen;
 	uint64_t armed_ns, until_ns, paired_ns;
 	int *fds;
-	pid_t *tids;
+	int *owners;
 	struct bpf_link **links;
 	size_t n;
 	struct kcsand_report watcher;	/* escalation: the unknown-origin report */
@@ -51,6 +59,8 @@ struct hw_slot {
 
 struct hwbp {
 	struct kcsand_bpf *skel;
+	bool kernel;			/* kernel addresses, per-CPU events */
+	struct kcore kc;		/* kernel mode: the value at arming, opened on first use */
 	struct hw_slot s[KCSAND_HW_SLOTS];
 	uint32_t gen;
 	struct hwbp_stats st;
@@ -64,15 +74,51 @@ static uint64_t now_ns(void)
 	return ts.tv_sec * 1000000000ull + ts.tv_nsec;
 }
 
-int hwbp__new(struct kcsand_bpf *skel, struct hwbp **out)
+int hwbp__new(struct kcsand_bpf *skel, bool kernel, struct hwbp **out)
 {
 	struct hwbp *h = calloc(1, sizeof(*h));
 
 	if (!h)
 		return -ENOMEM;
 	h->skel = skel;
+	h->kernel = kernel;
+	h->kc.fd = -1;
 	*out = h;
 	return 0;
+}
+
+int hwbp_parse_cpus(const char *list, bool *online, int max)
+{
+	const char *p = list;
+	int n = 0;
+
+	memset(online, 0, max * sizeof(*online));
+	while (*p && *p != '\n') {
+		char *end;
+		long lo = strtol(p, &end, 10), hi = lo;
+
+		if (end == p || lo < 0)
+			return -EINVAL;
+		p = end;
+		if (*p == '-') {
+			hi = strtol(p + 1, &end, 10);
+			if (end == p + 1 || hi < lo)
+				return -EINVAL;
+			p = end;
+		}
+		if (hi >= max)
+			return -ERANGE;
+		for (long c = lo; c <= hi; c++)
+			if (!online[c]) {
+				online[c] = true;
+				n++;
+			}
+		if (*p == ',')
+			p++;
+		else if (*p && *p != '\n')
+			return -EINVAL;
+	}
+	return n ? n : -EINVAL;
 }
 
 int hwbp_cover(uint64_t addr, unsigned int size, uint64_t *bp_addr, unsigned int *bp_len)
@@ -144,17 +190,26 @@ static void disarm(struct hwbp *h, int i)
 	}
 	free(s->links);
 	free(s->fds);
-	free(s->tids);
+	free(s->owners);
 	memset(s, 0, sizeof(*s));
 }
 
-/* The value now at addr in pid, as the BPF side samples it (len bytes, zero-filled). */
-static uint64_t read_value(pid_t pid, uint64_t addr, unsigned int len)
+/*
+ * The value now at addr in pid (or in the kernel), as the BPF side samples it
+ * (len bytes, zero-filled).  A watch slot tells reads from writes by whether
+ * the value changed since the last trap: this is the first "last".
+ */
+static uint64_t read_value(struct hwbp *h, pid_t pid, uint64_t addr, unsigned int len)
 {
 	char path[64];
 	uint64_t v = 0;
 	int fd;
 
+	if (h->kernel) {
+		if (h->kc.fd < 0 && kcore__open(&h->kc))
+			return 0;
+		return kcore__read(&h->kc, addr, &v, len) ? 0 : v;
+	}
 	snprintf(path, sizeof(path), "/proc/%d/mem", pid);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd >= 0) {
@@ -165,12 +220,98 @@ static uint64_t read_value(pid_t pid, uint64_t addr, unsigned int len)
 	return v;
 }
 
-static bool has_tid(const struct hw_slot *s, pid_t tid)
+static bool has_owner(const struct hw_slot *s, int owner)
 {
 	for (size_t k = 0; k < s->n; k++)
-		if (s->tids[k] == tid)
+		if (s->owners[k] == owner)
 			return true;
 	return false;
+}
+
+/*
+ * Slot i's breakpoint for thread pid (cpu -1) or, with pid -1, for every
+ * task on cpu; the BPF program attached with the slot as its cookie.
+ * 0, or a negative errno (nothing left open).
+ */
+static int add_event(struct hwbp *h, int i, pid_t pid, int cpu)
+{
+	struct hw_slot *s = &h->s[i];
+	struct perf_event_attr a = {
+		.type = PERF_TYPE_BREAKPOINT,
+		.size = sizeof(a),
+		.bp_type = s->mode == KCSAND_HW_ESCALATION ? HW_BREAKPOINT_W : HW_BREAKPOINT_RW,
+		.bp_addr = s->addr,
+		.bp_len = s->len,
+		.sample_period = 1,
+		.exclude_kernel = !h->kernel,
+		.exclude_user = h->kernel,
+		.exclude_hv = 1,
+	};
+	LIBBPF_OPTS(bpf_perf_event_opts, po, .bpf_cookie = i);
+	struct bpf_program *prog = h->kernel ? h->skel->progs.kcsand_hwbp_kernel :
+					       h->skel->progs.kcsand_hwbp;
+	struct bpf_link *l;
+	void *p;
+	long fd;
+	int err;
+
+	fd = perf_event_open(&a, pid, cpu);
+	if (fd < 0)
+		return -errno;
+	l = bpf_program__attach_perf_event_opts(prog, fd, &po);
+	if (!l) {
+		err = -errno;
+		close(fd);
+		return err;
+	}
+	p = realloc(s->fds, (s->n + 1) * sizeof(*s->fds));
+	if (p)
+		s->fds = p;
+	p = p ? realloc(s->owners, (s->n + 1) * sizeof(*s->owners)) : NULL;
+	if (p)
+		s->owners = p;
+	p = p ? realloc(s->links, (s->n + 1) * sizeof(*s->links)) : NULL;
+	if (!p) {
+		bpf_link__destroy(l);
+		close(fd);
+		return -ENOMEM;
+	}
+	s->links = p;
+	s->fds[s->n] = fd;
+	s->owners[s->n] = pid >= 0 ? pid : cpu;
+	s->links[s->n++] = l;
+	return 0;
+}
+
+/*
+ * Kernel mode: one breakpoint per online CPU, all or nothing.  A CPU left
+ * without one would let the writer's store through unseen, so a slot that
+ * cannot have all of them (ENOSPC: the CPU's debug registers are taken, by
+ * kcsand's other slots or another user) is given up.
+ */
+static int arm_cpus(struct hwbp *h, int i)
+{
+	bool online[HWBP_MAX_CPUS];
+	char buf[256] = "";
+	int fd, n, err;
+
+	fd = open("/sys/devices/system/cpu/online", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0 || hwbp_parse_cpus(buf, online, HWBP_MAX_CPUS) < 0)
+		return -EINVAL;
+	for (int cpu = 0; cpu < HWBP_MAX_CPUS; cpu++) {
+		if (!online[cpu])
+			continue;
+		err = add_event(h, i, -1, cpu);
+		if (err) {
+			h->st.open_failed++;
+			return err;
+		}
+	}
+	return 0;
 }
 
 /*
@@ -195,56 +336,21 @@ static int sweep_threads(struct hwbp *h, int i)
 	if (!dp)
 		return -errno;
 	while ((d = readdir(dp))) {
-		struct perf_event_attr a = {
-			.type = PERF_TYPE_BREAKPOINT,
-			.size = sizeof(a),
-			.bp_type = s->mode == KCSAND_HW_ESCALATION ? HW_BREAKPOINT_W :
-								   HW_BREAKPOINT_RW,
-			.bp_addr = s->addr,
-			.bp_len = s->len,
-			.sample_period = 1,
-			.exclude_kernel = 1,
-			.exclude_hv = 1,
-		};
-		LIBBPF_OPTS(bpf_perf_event_opts, po, .bpf_cookie = i);
 		pid_t tid = atoi(d->d_name);
-		struct bpf_link *l;
-		void *p;
-		long fd;
+		int e;
 
-		if (tid <= 0 || has_tid(s, tid))
+		if (tid <= 0 || has_owner(s, tid))
 			continue;
-		fd = perf_event_open(&a, tid, -1);
-		if (fd < 0) {
-			err = -errno;
-			if (err != -ESRCH)	/* a thread that just exited is no failure */
-				h->st.open_failed++;
-			continue;
-		}
-		l = bpf_program__attach_perf_event_opts(h->skel->progs.kcsand_hwbp, fd, &po);
-		if (!l) {
-			err = -errno;
-			close(fd);
-			h->st.open_failed++;
-			continue;
-		}
-		p = realloc(s->fds, (s->n + 1) * sizeof(*s->fds));
-		if (p)
-			s->fds = p;
-		p = p ? realloc(s->tids, (s->n + 1) * sizeof(*s->tids)) : NULL;
-		if (p)
-			s->tids = p;
-		p = p ? realloc(s->links, (s->n + 1) * sizeof(*s->links)) : NULL;
-		if (!p) {
-			bpf_link__destroy(l);
-			close(fd);
-			err = -ENOMEM;
+		e = add_event(h, i, tid, -1);
+		if (e == -ENOMEM) {
+			err = e;
 			break;
 		}
-		s->links = p;
-		s->fds[s->n] = fd;
-		s->tids[s->n] = tid;
-		s->links[s->n++] = l;
+		if (e) {
+			err = e;
+			if (e != -ESRCH)	/* a thread that just exited is no failure */
+				h->st.open_failed++;
+		}
 	}
 	closedir(dp);
 	return s->n ? 0 : (err ? err : -ESRCH);
@@ -261,13 +367,18 @@ static int arm(struct hwbp *h, int i, pid_t pid, uint64_t addr, unsigned int len
 
 	*s = (struct hw_slot){ .mode = mode, .pid = pid, .addr = addr, .len = len, .gen = bs.gen,
 			       .armed_ns = now_ns() };
-	h->skel->bss->hw_last_value[i] = read_value(pid, addr, len);
+	h->skel->bss->hw_last_value[i] = read_value(h, pid, addr, len);
 	bpf_map_update_elem(bpf_map__fd(h->skel->maps.hw_slots), &key, &bs, BPF_ANY);
-	err = sweep_threads(h, i);
+	err = h->kernel ? arm_cpus(h, i) : sweep_threads(h, i);
 	if (err) {
 		disarm(h, i);
-		fprintf(stderr, "kcsand: cannot arm a hardware watchpoint on 0x%" PRIx64 " in %d: %s\n",
-			addr, pid, strerror(-err));
+		if (h->kernel)
+			fprintf(stderr, "kcsand: cannot arm a hardware watchpoint on 0x%" PRIx64
+					" on every CPU: %s\n", addr,
+				err == -ENOSPC ? "no debug register free" : strerror(-err));
+		else
+			fprintf(stderr, "kcsand: cannot arm a hardware watchpoint on 0x%" PRIx64
+					" in %d: %s\n", addr, pid, strerror(-err));
 		return err;
 	}
 	h->st.armed++;
@@ -306,8 +417,8 @@ int hwbp__escalate(struct hwbp *h, const struct kcsand_report *r)
 	for (i = 0; i < KCSAND_HW_SLOTS; i++) {
 		const struct hw_slot *s = &h->s[i];
 
-		if (s->mode != KCSAND_HW_OFF && s->pid == (pid_t)a->pid && a->addr >= s->addr &&
-		    a->addr < s->addr + s->len)
+		if (s->mode != KCSAND_HW_OFF && (h->kernel || s->pid == (pid_t)a->pid) &&
+		    a->addr >= s->addr && a->addr < s->addr + s->len)
 			return 0;	/* watched already */
 	}
 	if (hwbp_cover(a->addr, a->size, &addr, &len)) {
@@ -319,10 +430,14 @@ int hwbp__escalate(struct hwbp *h, const struct kcsand_report *r)
 		h->st.no_slot++;
 		return -ENOSPC;
 	}
-	if (arm(h, i, a->pid, addr, len, KCSAND_HW_ESCALATION))
+	if (arm(h, i, h->kernel ? -1 : (pid_t)a->pid, addr, len, KCSAND_HW_ESCALATION))
 		return -EIO;
 	h->s[i].until_ns = now_ns() + HW_ESCALATION_MS * 1000000ull;
 	h->s[i].watcher = *r;
+	if (kcsand_verbose)
+		fprintf(stderr, "kcsand: escalation: write watchpoint %d on 0x%" PRIx64 " (%u bytes), "
+				"%zu %s, armed in %.1f ms\n", i, addr, len, h->s[i].n,
+			h->kernel ? "CPUs" : "threads", (now_ns() - h->s[i].armed_ns) / 1e6);
 	return 0;
 }
 
@@ -335,7 +450,7 @@ int hwbp__pair(struct hwbp *h, const struct kcsand_hw_access *a, struct kcsand_r
 	s = &h->s[a->slot];
 	if (s->mode != KCSAND_HW_ESCALATION || s->gen != a->gen)
 		return 0;	/* re-armed since, or a watch slot */
-	if (a->acc.tid == s->watcher.this.tid)
+	if (a->acc.tid == s->watcher.this.tid && a->acc.ctx == s->watcher.this.ctx)
 		return 0;	/* the watcher's own thread: no race */
 	memset(out, 0, sizeof(*out));
 	out->type = KCSAND_REC_REPORT;
@@ -369,7 +484,8 @@ void hwbp__tick(struct hwbp *h)
 			disarm(h, i);
 			continue;
 		}
-		sweep_threads(h, i);
+		if (!h->kernel)
+			sweep_threads(h, i);
 	}
 }
 
@@ -472,6 +588,54 @@ static int resolve_symbol(pid_t pid, const char *path, const char *name, uint64_
 	return err;
 }
 
+/*
+ * A kernel or module variable by name, from kallsyms' data symbols (static
+ * ones too, with CONFIG_KALLSYMS_ALL); its size is the distance to the next
+ * symbol, kallsyms having no sizes.  A name that several variables share is
+ * refused: which one the user meant cannot be told.
+ */
+static int resolve_ksym(const char *name, uint64_t *addr, uint64_t *size)
+{
+	struct ksyms *ks = ksyms__load_data_file("/proc/kallsyms");
+	const struct ksym *found = NULL;
+	char where[256] = "";
+	size_t wlen = 0;
+	int n = 0, err;
+
+	if (!ks) {
+		err = errno ? -errno : -ENOMEM;
+		fprintf(stderr, "kcsand: watch: cannot read /proc/kallsyms: %s\n",
+			err == -EPERM ? "addresses are hidden (kptr_restrict)" : strerror(-err));
+		return err;
+	}
+	for (size_t i = 0; i < ksyms__count(ks); i++) {
+		const struct ksym *k = ksyms__at(ks, i);
+
+		if (strcmp(k->name, name) || (found && found->addr == k->addr))
+			continue;
+		if (!n++)
+			found = k;
+		if (wlen < sizeof(where))
+			wlen += snprintf(where + wlen, sizeof(where) - wlen, "%s0x%" PRIx64 " [%s]",
+					 n > 1 ? ", " : "", k->addr, k->module ? k->module : "vmlinux");
+	}
+	if (n == 1) {
+		*addr = found->addr;
+		*size = found->size;
+		err = 0;
+	} else if (n > 1) {
+		fprintf(stderr, "kcsand: watch: %d kernel variables are named '%s' (%s): give the "
+				"ADDRESS of the one to watch\n", n, name, where);
+		err = -ENOTUNIQ;
+	} else {
+		fprintf(stderr, "kcsand: watch: no kernel variable '%s' in /proc/kallsyms (data "
+				"symbols need CONFIG_KALLSYMS_ALL)\n", name);
+		err = -ENOENT;
+	}
+	ksyms__free(ks);
+	return err;
+}
+
 int hwbp__watch(struct hwbp *h, pid_t pid, const char *path, const char *spec)
 {
 	char name[256];
@@ -484,7 +648,14 @@ int hwbp__watch(struct hwbp *h, pid_t pid, const char *path, const char *spec)
 				"LEN 1, 2, 4 or 8\n", spec);
 		return -EINVAL;
 	}
-	if (name[0]) {
+	if (h->kernel && name[0]) {
+		err = resolve_ksym(name, &addr, &size);
+		if (err)
+			return err;
+	} else if (h->kernel && addr < HWBP_KERNEL_START) {
+		fprintf(stderr, "kcsand: watch: 0x%" PRIx64 " is not a kernel address\n", addr);
+		return -EINVAL;
+	} else if (name[0]) {
 		err = resolve_symbol(pid, path, name, &addr, &size);
 		if (err == -EAGAIN)
 			return err;	/* the program is not exec'd yet: ask again */
@@ -508,8 +679,11 @@ int hwbp__watch(struct hwbp *h, pid_t pid, const char *path, const char *spec)
 		h->st.no_slot++;
 		return -ENOSPC;
 	}
-	err = arm(h, i, pid, bp_addr, bp_len, KCSAND_HW_WATCH);
-	if (!err && kcsand_verbose)
+	err = arm(h, i, h->kernel ? -1 : pid, bp_addr, bp_len, KCSAND_HW_WATCH);
+	if (!err && kcsand_verbose && h->kernel)
+		fprintf(stderr, "kcsand: watching %s at 0x%" PRIx64 " (%u bytes) on %zu CPUs\n",
+			spec, bp_addr, bp_len, h->s[i].n);
+	else if (!err && kcsand_verbose)
 		fprintf(stderr, "kcsand: watching %s at 0x%" PRIx64 " (%u bytes) in %d\n", spec,
 			bp_addr, bp_len, pid);
 	return err;
@@ -521,6 +695,7 @@ void hwbp__get_stats(const struct hwbp *h, struct hwbp_stats *out)
 	out->traps = h->skel->bss->hw_counters[0];
 	out->consumed = h->skel->bss->hw_counters[1];
 	out->watchers = h->skel->bss->hw_counters[3];
+	out->probed = h->skel->bss->hw_counters[4];
 }
 
 void hwbp__free(struct hwbp *h)
@@ -530,5 +705,6 @@ void hwbp__free(struct hwbp *h)
 	for (int i = 0; i < KCSAND_HW_SLOTS; i++)
 		if (h->s[i].mode != KCSAND_HW_OFF)
 			disarm(h, i);
+	kcore__close(&h->kc);
 	free(h);
 }

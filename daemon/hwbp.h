@@ -7,8 +7,8 @@
  *
  * User mode arms a perf breakpoint event on every thread of the target
  * (pid = tid), and on threads created later at the next poll.  Kernel
- * mode will arm one per CPU (pid = -1) instead; that is left for when
- * kernel mode lands.
+ * mode arms one per online CPU (pid = -1, exclude_user) on a kernel
+ * address, all of them or none; its traps run kcsand_hwbp_kernel.
  */
 #ifndef KCSAND_HWBP_H
 #define KCSAND_HWBP_H
@@ -22,18 +22,24 @@
 struct hwbp;
 struct kcsand_bpf;
 
+/* CPUs a kernel-mode slot can cover; the lowest kernel address on x86-64. */
+#define HWBP_MAX_CPUS		1024
+#define HWBP_KERNEL_START	0xffff800000000000ULL
+
 struct hwbp_stats {
 	unsigned long armed;		/* slots armed over the run */
 	unsigned long no_slot;		/* escalations dropped: every slot busy */
 	unsigned long unarmable;	/* address or size no debug register can cover */
 	unsigned long open_failed;	/* perf_event_open refused (e.g. ENOSPC) */
 	unsigned long pairs;		/* reports paired from an escalation */
-	uint64_t traps;			/* BPF side: traps in target threads */
+	uint64_t traps;			/* BPF side: traps in target threads (or the kernel) */
 	uint64_t consumed;		/* traps that consumed a soft watchpoint */
 	uint64_t watchers;		/* watch traps that set one */
+	uint64_t probed;		/* kernel traps of a kprobed access, left to its probe */
 };
 
-int hwbp__new(struct kcsand_bpf *skel, struct hwbp **out);
+/* kernel: kernel addresses, one breakpoint per CPU (kcsanctl run --kernel). */
+int hwbp__new(struct kcsand_bpf *skel, bool kernel, struct hwbp **out);
 void hwbp__free(struct hwbp *h);
 
 /*
@@ -45,7 +51,9 @@ int hwbp__escalate(struct hwbp *h, const struct kcsand_report *r);
 /*
  * Watch [addr, addr + len) in pid's threads for the whole run (read and
  * write).  spec is "SYMBOL[:LEN]" or "ADDRESS[:LEN]"; a symbol is looked up
- * in the ELF file path and relocated with pid's mapping of it.
+ * in the ELF file path and relocated with pid's mapping of it.  Kernel
+ * mode ignores pid and path: a symbol is a kallsyms variable, an address
+ * must be a kernel one, and every CPU is watched.
  */
 int hwbp__watch(struct hwbp *h, pid_t pid, const char *path, const char *spec);
 /*
@@ -61,6 +69,11 @@ void hwbp__get_stats(const struct hwbp *h, struct hwbp_stats *out);
 /* Parse "NAME[:LEN]" / "0xADDR[:LEN]" (exported for the unit tests). */
 int hwbp_parse_spec(const char *spec, char *name, size_t name_len, uint64_t *addr,
 		    unsigned int *len);
+/*
+ * A CPU list as in /sys/devices/system/cpu/online ("0-3,5"): online[c] set
+ * for each, max entries.  The number of CPUs, or -EINVAL / -ERANGE.
+ */
+int hwbp_parse_cpus(const char *list, bool *online, int max);
 /* The debug-register range covering [addr, addr + size): len 1/2/4/8, aligned; -1 if none. */
 int hwbp_cover(uint64_t addr, unsigned int size, uint64_t *bp_addr, unsigned int *bp_len);
 

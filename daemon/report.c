@@ -42,14 +42,20 @@ int report_title(const struct report_view *v, char *buf, size_t len)
 	return snprintf(buf, len, "data-race in %s / %s", a, b);
 }
 
+/* "task PID" or "interrupt", as KCSAN names the context of an access. */
+static void access_who(const struct kcsand_access *acc, char *who, size_t len)
+{
+	if (acc->ctx == KCSAND_CTX_INTERRUPT)
+		snprintf(who, len, "interrupt");
+	else
+		snprintf(who, len, "task %u", acc->tid);
+}
+
 static void print_access_line(FILE *out, const char *prefix, const struct kcsand_access *acc)
 {
 	char who[32];
 
-	if (acc->ctx == KCSAND_CTX_INTERRUPT)
-		snprintf(who, sizeof(who), "interrupt");
-	else
-		snprintf(who, sizeof(who), "task %u", acc->tid);
+	access_who(acc, who, sizeof(who));
 	fprintf(out, "%s%s to 0x%016" PRIx64 " of %u bytes by %s on cpu %u:\n", prefix,
 		report_access_type(acc->type), (uint64_t)acc->addr, acc->size, who, acc->cpu);
 }
@@ -100,11 +106,13 @@ int report_print_text(const struct report_view *v, FILE *out)
 	 */
 	for (int i = 0; i < 2; i++) {
 		const struct kcsand_access *a = i ? me : (r->has_other ? &r->other : NULL);
+		char who[32];
 
-		if (a && (a->flags & KCSAND_ACC_HWBP))
-			fprintf(out, "\nhardware watchpoint: the %s by task %u was seen by a debug "
-				     "register, after it executed\n",
-				report_access_type(a->type), a->tid);
+		if (!a || !(a->flags & KCSAND_ACC_HWBP))
+			continue;
+		access_who(a, who, sizeof(who));
+		fprintf(out, "\nhardware watchpoint: the %s by %s was seen by a debug register, "
+			     "after it executed\n", report_access_type(a->type), who);
 	}
 	fprintf(out, "\nReported by Kernel Concurrency Sanitizer on:\n");
 	fprintf(out, "CPU: %u PID: %u Comm: %.16s %s\n", me->cpu, me->pid, me->comm,

@@ -26,11 +26,21 @@
  * that below 10% of the daemon's time at 10,000 sites and reacts within a
  * second; the set is only re-attached when it changed.
  *
- * Kernel mode (not measured yet: no kprobes on this VM) is expected to keep
- * its kprobes attached and flip the BPF-side armed bitmap instead
- * (sampler__prepare's use_bitmap), because unregistering kprobes waits for
- * RCU grace periods per probe; an unarmed kprobe still costs its trap, so
- * the load model must then count trap_ns for unarmed hits too.
+ * Kernel mode keeps its kprobes registered and flips the BPF-side armed
+ * bitmap instead (sampler__prepare's use_bitmap).  Measured in the TCG test
+ * guest (Debian 6.1, 2 vCPUs; bench/p7-kernel-disarm.sh, two runs):
+ * unregistering one kprobe takes 140-194 ms, since each waits for an RCU
+ * grace period, and registering one 7-17 ms, so even one site re-armed per
+ * 100 ms period would not fit in the period.  PERF_EVENT_IOC_DISABLE on the
+ * kprobe's perf event takes 0.1-0.3 ms but disarms nothing: the kprobe stays
+ * registered and the BPF program ran on 100,000 of 100,000 hits after it
+ * (the kprobe handler runs the program before it looks at the event's
+ * state).  With the bitmap an unarmed hit costs its trap, 1.2-3.1 us on top
+ * of a 1.2 us getppid(2), and one map lookup, lost in that noise (armed
+ * 3.4-4.3 us a call, unarmed 3.0-4.4 us).  So in kernel mode the sampler
+ * can save the BPF work and the stalls, not the traps: the load model must
+ * count trap_ns for unarmed hits too, as a floor the budget cannot go
+ * under.  That policy is not wired yet: kernel mode arms every site.
  *
  * A warm-up (sampler_warmup_cpu_ms of the targets' CPU time) arms everything
  * first: short runs, such as the test scenarios, whose native run time is a

@@ -1,5 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0-only
-/* Hardware watchpoint helpers (daemon/hwbp.c): --watch specs and debug-register ranges. */
+/*
+ * Hardware watchpoint helpers (daemon/hwbp.c): --watch specs, debug-register
+ * ranges, and the online-CPU list kernel mode arms one breakpoint on each of.
+ */
+#include <errno.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include "test.h"
 #include "hwbp.h"
@@ -9,6 +14,7 @@ int main(void)
 	char name[64];
 	uint64_t addr, bp;
 	unsigned int len, bl;
+	bool on[8];
 
 	TEST(symbol_spec) {
 		ASSERT_OK(hwbp_parse_spec("level", name, sizeof(name), &addr, &len), "parse");
@@ -47,6 +53,25 @@ int main(void)
 	TEST(too_wide_or_straddling_is_refused) {
 		ASSERT_TRUE(hwbp_cover(0x1000, 16, &bp, &bl) < 0, "16 bytes");
 		ASSERT_TRUE(hwbp_cover(0x1006, 4, &bp, &bl) < 0, "crosses an 8-byte boundary");
+	}
+	TEST(kernel_address_spec) {
+		ASSERT_OK(hwbp_parse_spec("0xffffffffc02c9440", name, sizeof(name), &addr, &len),
+			  "parse");
+		ASSERT_EQ(addr, 0xffffffffc02c9440ULL, "a kernel address fits");
+		ASSERT_TRUE(addr >= HWBP_KERNEL_START, "and is one");
+	}
+	TEST(cpu_list_ranges_and_singles) {
+		ASSERT_EQ(hwbp_parse_cpus("0-2,5\n", on, 8), 4, "four CPUs");
+		ASSERT_TRUE(on[0] && on[1] && on[2] && !on[3] && !on[4] && on[5] && !on[6],
+			    "0, 1, 2 and 5");
+		ASSERT_EQ(hwbp_parse_cpus("3", on, 8), 1, "one CPU");
+		ASSERT_TRUE(on[3] && !on[0], "only 3, the previous list cleared");
+	}
+	TEST(cpu_list_bad) {
+		ASSERT_EQ(hwbp_parse_cpus("", on, 8), -EINVAL, "empty");
+		ASSERT_EQ(hwbp_parse_cpus("2-1", on, 8), -EINVAL, "backwards range");
+		ASSERT_EQ(hwbp_parse_cpus("0,x", on, 8), -EINVAL, "not a number");
+		ASSERT_EQ(hwbp_parse_cpus("0-8", on, 8), -ERANGE, "beyond max");
 	}
 	return test_summary();
 }

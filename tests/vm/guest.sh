@@ -15,6 +15,8 @@
 #   CHECK_BPF   "": no BPF check; else the command line of tests/vm/bpf-check's
 #               kprobe-check (attach a BPF kprobe, trigger, detach), then
 #               list BPF kprobe support with bpftool (slow under TCG)
+#   CHECK_HWBP  "" or the command line of tests/vm/bpf-check's hwbp-check (a
+#               BPF program on a kernel hardware breakpoint on every CPU)
 # Every step leaves its result in the output directory; `stages` lists the
 # steps reached, which is how the host tells what went wrong.
 
@@ -41,13 +43,15 @@ stage booted
 		:
 	elif ! $CHECK_BPF 2>&1; then
 		echo "bpf-kprobe-check: FAILED"
+	elif [ -n "${CHECK_HWBP:-}" ] && ! $CHECK_HWBP 2>&1; then
+		echo "bpf-hwbp-check: FAILED"
 	elif command -v bpftool >/dev/null; then
 		bpftool feature probe kernel 2>&1 | grep -i kprobe
 	else
 		echo "bpftool: not installed"
 	fi
 } > "$OUT/checks.txt" 2>&1
-if grep -q '^bpf-kprobe-check: FAILED' "$OUT/checks.txt"; then
+if grep -qE '^bpf-(kprobe|hwbp)-check: FAILED' "$OUT/checks.txt"; then
 	stage bpf-check-failed
 	dmesg > "$OUT/dmesg.txt" 2>&1
 	exit 1

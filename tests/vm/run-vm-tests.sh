@@ -63,6 +63,8 @@ check "the module's threads were created" grep -q 'kcsan_race: [0-9]* threads re
 check "BPF kprobe programs are available in the guest" grep -q 'eBPF program_type kprobe is available' "$OUT/checks.txt"
 check "a BPF kprobe attached, was hit and detached in the guest (host-built libbpf binary)" \
 	grep -q '^bpf-kprobe-check: kprobe on vfs_read: hits [1-9][0-9]*, .*: ok$' "$OUT/checks.txt"
+check "a BPF program ran on a kernel hardware breakpoint on every CPU, with the trap's stack" \
+	grep -qE '^bpf-hwbp-check: write breakpoint on jiffies_64 \(0x[0-9a-f]+\) on [0-9]+ CPUs: hits [1-9][0-9]*, .*: ok$' "$OUT/checks.txt"
 bad=$(grep -E 'soft lockup|rcu_sched self-detected stall|rcu: INFO|hung_task|blocked for more than|BUG:|Oops|WARNING:' "$OUT/dmesg.txt" | grep -v 'BUG: KCSAN:')
 check "guest dmesg has no lockup, stall, hung task or BUG${bad:+: $bad}" [ -z "$bad" ]
 

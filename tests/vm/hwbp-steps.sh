@@ -1,0 +1,46 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# Guest side of tests/vm/kernel-hwbp.sh, run by tests/vm/kcsan-vm as its probe
+# command, in the guest, with the harness's arguments:
+#
+#   hwbp-steps.sh VARIABLE --probe SPEC... -- COMMAND...
+#
+# Runs kcsanctl run --kernel three ways around COMMAND, each writing its reports
+# to $KCSAN_VM_OUT/STEP.txt and its stderr to STEP.err:
+#   escalation  kprobes on the SPECs (the reader of VARIABLE, not its writer): a
+#               race of unknown origin, then the writer seen by a hardware
+#               watchpoint on every CPU;
+#   watch       no kprobe at all, --watch VARIABLE: every pair of conflicting
+#               accesses to it, seen by the debug registers alone;
+#   bad_*       --watch with a missing variable, a user address, a bad length:
+#               each must exit 2 with a reason.
+# Then lists what BPF and perf still hold (bpf-after.txt): nothing should (and
+# bpf-during.txt, taken while the watch step ran, shows what that looks like).
+# Prints the reports of the first two steps; exit status 66 when one reported.
+set -u
+OUT=${KCSAN_VM_OUT:?run by tests/vm/kcsan-vm}
+REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+KCSANCTL=$REPO/build/kcsanctl
+var=$1; shift
+probes=()
+while [ $# -gt 0 ] && [ "$1" != -- ]; do probes+=("$1"); shift; done
+shift
+common=(--kernel -v --skip-watch 10 --udelay-task 300)
+
+"$KCSANCTL" run "${common[@]}" --output "$OUT/escalation.txt" "${probes[@]}" -- "$@" \
+	2> "$OUT/escalation.err"
+echo "escalation $?" > "$OUT/steps.rc"
+# What BPF holds while the watchpoint is armed: the links bpf-after.txt must not show.
+"$KCSANCTL" run "${common[@]}" --output "$OUT/watch.txt" --watch "$var" -- \
+	sh -c 'bpftool link list > "$0/bpf-during.txt" 2>&1; exec "$@"' "$OUT" "$@" \
+	2> "$OUT/watch.err"
+echo "watch $?" >> "$OUT/steps.rc"
+for bad in no_such_kcsan_race_var 0x1000 "$var:3"; do
+	"$KCSANCTL" run --kernel --watch "$bad" --duration 1 > /dev/null 2>> "$OUT/bad.err"
+	echo "bad $bad $?" >> "$OUT/steps.rc"
+done
+{ bpftool link list; bpftool perf list; } > "$OUT/bpf-after.txt" 2>&1
+cat "$OUT/escalation.txt" "$OUT/watch.txt"
+grep -q '^BUG: KCSAN:' "$OUT/escalation.txt" "$OUT/watch.txt" && exit 66
+exit 0

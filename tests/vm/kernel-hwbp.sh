@@ -1,0 +1,144 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# Hardware watchpoints in kernel mode, end to end: boots Debian's stock kernel in QEMU
+# (tests/vm/kcsan-vm) with the racy module tests/kmod/kcsan_race and runs its scenario 2
+# (kcsan_race_hidden_writer vs kcsan_race_origin_reader on kcsan_race_origin_var) under
+# tests/vm/hwbp-steps.sh:
+#   - with a kprobe on the reader only: a race of unknown origin, escalated to a write
+#     watchpoint on every CPU, then reported with both stacks, the hidden writer's
+#     marked as seen by a debug register;
+#   - with no kprobe and --watch kcsan_race_origin_var: the pair reported from the
+#     debug registers alone;
+#   - --watch with bad input: exit status 2 and the reason;
+# then that no kprobe, BPF link or perf event was left and that the guest's kernel log
+# has no lockup, stall, warning or BUG.
+# Prints "ok NAME" / "FAIL NAME: ..." and "N passed, N failed"; the run's files are
+# removed when all passed, unless KCSAND_VM_KEEP is set.
+set -u
+REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+cd "$REPO"
+ITERS=${KCSAND_VM_ITERS:-5000}
+VAR=kcsan_race_origin_var
+pass=0 fail=0
+ok() { echo "ok   $1"; pass=$((pass + 1)); }
+bad() { echo "FAIL $1: $2"; fail=$((fail + 1)); }
+
+[ "$(id -u)" = 0 ] || { echo "FAIL setup: must run as root (QEMU guest with kprobes)"; echo "0 passed, 1 failed"; exit 1; }
+[ -x build/kcsanctl ] || { echo "FAIL setup: build/kcsanctl missing (run make)"; echo "0 passed, 1 failed"; exit 1; }
+mkdir -p build/vm
+out=$(mktemp -d "$REPO/build/vm/kernel-hwbp.XXXXXX")
+
+start=$(date +%s)
+KCSAN_VM_PROBE_CMD="$REPO/tests/vm/hwbp-steps.sh $VAR" \
+tests/vm/kcsan-vm --module tests/kmod/kcsan_race --out "$out" --keep --timeout 300 \
+	--probe kcsan_race_origin_reader \
+	-- tests/kmod/kcsan_race/workload.sh "$ITERS" 120 $((1 << 2)) > "$out/reports.txt" 2> "$out/harness.err"
+rc=$?
+echo "     (guest run: $(( $(date +%s) - start )) s, exit status $rc; files in $out)"
+[ $rc = 66 ] && ok harness_exit_66 || { bad harness_exit_66 "expected 66, got $rc"; sed 's/^/    /' "$out/harness.err" | tail -20; }
+
+# step_rc STEP... EXPECTED: the exit status steps.rc recorded for the step.
+step_rc() {
+	local name=$1 step=$2 want=$3 got
+	got=$(awk -v s="$step" '{ st = $NF; $NF = ""; sub(/ $/, ""); if ($0 == s) print st }' "$out/steps.rc" 2>/dev/null)
+	[ "$got" = "$want" ] && ok "$name" || bad "$name" "'kcsanctl run' ($step) exited ${got:-never ran}, expected $want"
+}
+
+# report FILE TITLE: the first report in FILE with this title, or nothing.
+report() {
+	awk -v t="BUG: KCSAN: $2" '
+		/^==================================================================$/ { if (keep) { print buf; exit } buf = ""; keep = 0; next }
+		{ buf = buf $0 "\n"; if ($0 == t) keep = 1 }' "$1"
+}
+# expect_report NAME FILE TITLE REGEX...: some report has this title and lines matching each regex.
+expect_report() {
+	local name=$1 file=$2 title=$3 block re; shift 3
+	block=$(report "$file" "$title")
+	if [ -z "$block" ]; then
+		bad "$name" "expected a report titled \"$title\" in $(basename "$file"), got: $(grep 'BUG: KCSAN' "$file" 2>/dev/null | sort | uniq -c | tr '\n' ';')"
+		return
+	fi
+	for re in "$@"; do
+		if ! grep -qE -- "$re" <<< "$block"; then
+			bad "$name" "report \"$title\" has no line matching /$re/"
+			printf '%s\n' "$block" | sed 's/^/    /'
+			return
+		fi
+	done
+	ok "$name"
+}
+
+task='by task [0-9]+ on cpu [0-9]+:$'
+addr='0xffff[0-9a-f]{12}'
+pair="data-race in kcsan_race_hidden_writer / kcsan_race_origin_reader"
+hw_write='^hardware watchpoint: the write by task [0-9]+ was seen by a debug register, after it executed$'
+hw_read='^hardware watchpoint: the read by task [0-9]+ was seen by a debug register, after it executed$'
+E=$out/escalation.txt W=$out/watch.txt
+
+# (1) Escalation: unknown origin first, then both stacks.
+step_rc escalation_exit_66 escalation 66
+title=$(grep -m1 -oE 'BUG: KCSAN: data-race in kcsan_race_origin_reader\+0x[0-9a-f]+/0x[0-9a-f]+$' "$E" | sed 's/^BUG: KCSAN: //')
+expect_report escalation_unknown_origin "$E" "${title:-data-race in kcsan_race_origin_reader+0x?}" \
+	"^race at unknown origin, with read to $addr of 8 bytes $task" "^value changed: 0x"
+expect_report escalation_both_stacks "$E" "$pair" \
+	"^write to $addr of 8 bytes $task" "^ kcsan_race_hidden_writer\+0x[0-9a-f]+/0x[0-9a-f]+ \[kcsan_race\]$" \
+	"^read to $addr of 8 bytes $task" "^ kcsan_race_origin_reader\+0x[0-9a-f]+/0x[0-9a-f]+ \[kcsan_race\]$" \
+	"^ race_thread_fn\+0x" "^ kthread\+0x" "$hw_write"
+first_unknown=$(grep -n -m1 'BUG: KCSAN: data-race in kcsan_race_origin_reader+' "$E" | cut -d: -f1)
+first_pair=$(grep -n -m1 "BUG: KCSAN: $pair" "$E" | cut -d: -f1)
+if [ -n "$first_unknown" ] && [ -n "$first_pair" ] && [ "$first_unknown" -lt "$first_pair" ]; then
+	ok escalation_after_unknown_origin
+else
+	bad escalation_after_unknown_origin "the unknown-origin report (line ${first_unknown:-none}) must come before the pair (line ${first_pair:-none})"
+fi
+summary=$(grep -m1 '^kcsand: [0-9]* reports\?, ' "$out/escalation.err")
+armed=$(grep -oE 'hw_watchpoints_armed: [0-9]+' <<< "$summary" | grep -oE '[0-9]+$')
+if [ "${armed:-0}" -ge 1 ] && grep -qE '^kcsand: escalation: write watchpoint [0-3] on 0xffff[0-9a-f]+ \(8 bytes\), [0-9]+ CPUs, armed in' "$out/escalation.err"; then
+	ok escalation_armed_a_watchpoint
+	grep -m1 'escalation: write watchpoint' "$out/escalation.err" | sed 's/^/     /'
+	grep -oE 'hw_watchpoints_armed.*' <<< "$summary" | sed 's/^/     escalation: /'
+else
+	bad escalation_armed_a_watchpoint "no 'kcsand: escalation: write watchpoint N on 0x... on N CPUs' line; summary: ${summary:-none}"
+fi
+
+# (2) --watch with neither accessor probed.
+step_rc watch_exit_66 watch 66
+expect_report watch_unprobed_pair "$W" "$pair" \
+	"^write to $addr of 8 bytes $task" "^ kcsan_race_hidden_writer\+0x[0-9a-f]+/0x[0-9a-f]+ \[kcsan_race\]$" \
+	"^read to $addr of 8 bytes $task" "^ kcsan_race_origin_reader\+0x[0-9a-f]+/0x[0-9a-f]+ \[kcsan_race\]$" \
+	"$hw_write" "$hw_read"
+if grep -qE '^kcsand: [0-9]+ reports?, 0 sites, 0 hits;' "$out/watch.err"; then
+	ok watch_without_kprobes
+	grep -m1 '^kcsand: [0-9]* report' "$out/watch.err" | grep -oE 'setup_watchpoints: [0-9]+ data_races: [0-9]+|hw_watchpoints_armed.*' |
+		tr '\n' ' ' | sed 's/^/     watch: /; s/ $/\n/'
+else
+	bad watch_without_kprobes "expected '0 sites, 0 hits' in the summary: $(grep -m1 '^kcsand: [0-9]* report' "$out/watch.err")"
+fi
+grep -qE "^kcsand: watching $VAR at $addr \(8 bytes\) on [0-9]+ CPUs$" "$out/watch.err" &&
+	ok watch_resolved_by_kallsyms || bad watch_resolved_by_kallsyms "no 'kcsand: watching $VAR at ... on N CPUs' line in watch.err"
+
+# Bad input: exit 2 and the reason.
+step_rc bad_symbol_exit_2 "bad no_such_kcsan_race_var" 2
+step_rc bad_address_exit_2 "bad 0x1000" 2
+step_rc bad_length_exit_2 "bad $VAR:3" 2
+missing=
+for re in "no kernel variable 'no_such_kcsan_race_var' in /proc/kallsyms" "0x1000 is not a kernel address" \
+	  "bad '$VAR:3': want SYMBOL\[:LEN\] or ADDRESS\[:LEN\]"; do
+	grep -q "^kcsand: watch: $re" "$out/bad.err" || missing="$missing 'kcsand: watch: $re'"
+done
+[ -z "$missing" ] && ok bad_input_reasons || bad bad_input_reasons "bad.err lacks$missing: $(head -5 "$out/bad.err" | tr '\n' ';')"
+
+# (3) Nothing left behind, nothing in the kernel log.
+if grep -q 'perf_event' "$out/bpf-during.txt" 2>/dev/null; then ok bpf_links_listed_while_watching
+else bad bpf_links_listed_while_watching "bpftool link list showed no perf_event link during the watch step: $(head -3 "$out/bpf-during.txt" 2>/dev/null | tr '\n' ';')"; fi
+if [ -f "$out/bpf-after.txt" ] && [ ! -s "$out/bpf-after.txt" ]; then ok no_bpf_link_or_perf_event_left
+else bad no_bpf_link_or_perf_event_left "after the runs: $(head -5 "$out/bpf-after.txt" 2>/dev/null | tr '\n' ';')"; fi
+if [ -f "$out/kprobes-after.txt" ] && [ ! -s "$out/kprobes-after.txt" ]; then ok no_kprobe_left
+else bad no_kprobe_left "kprobes still registered: $(head -3 "$out/kprobes-after.txt" 2>/dev/null | tr '\n' ';')"; fi
+warn=$(grep -E "soft lockup|self-detected stall|rcu_sched detected|hung_task|blocked for more than|BUG:|WARNING:" "$out/dmesg.txt" 2>/dev/null | grep -v "BUG: KCSAN" | head -5)
+if [ -z "$warn" ] && [ -s "$out/dmesg.txt" ]; then ok no_kernel_warning; else bad no_kernel_warning "${warn:-no dmesg collected}"; fi
+
+echo "$pass passed, $fail failed"
+[ $fail = 0 ] && [ -z "${KCSAND_VM_KEEP:-}" ] && rm -rf "$out"
+[ $fail = 0 ]
