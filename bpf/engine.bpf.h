@@ -154,6 +154,7 @@ struct hit {
 	__u32 type;
 	__u32 in_interrupt;
 	int user;
+	int every;		/* a sampled hit: watch it, whatever skip_watch says */
 	__u8 acc_flags;		/* KCSAND_ACC_*, for the record */
 };
 
@@ -445,6 +446,8 @@ static __always_inline int should_watch(const struct hit *h, struct kcsand_cpu_s
 
 	if ((h->site->flags & KCSAND_SITE_NOWATCH) || treat_as_atomic(h))
 		return 0;
+	if (h->every)
+		return 1;
 	if (--cs->skip >= 0)
 		return 0;
 	skip = PARAM(skip_watch);
@@ -454,8 +457,13 @@ static __always_inline int should_watch(const struct hit *h, struct kcsand_cpu_s
 	return 1;
 }
 
+/*
+ * every: the site sampler already chose this hit (a hot turn on one
+ * thread): skip_watch, which spreads KCSAN's cheap instrumented accesses,
+ * does not apply to a trap that cost tens of microseconds by itself.
+ */
 static __always_inline int kcsand_check_access(void *ctx, struct pt_regs *regs, __u32 site_idx,
-					       __u64 ip, int user, int in_interrupt)
+					       __u64 ip, int user, int in_interrupt, int every)
 {
 	const struct kcsand_site *site;
 	struct kcsand_cpu_state *cs;
@@ -484,6 +492,7 @@ static __always_inline int kcsand_check_access(void *ctx, struct pt_regs *regs, 
 	h.type = site_access_type(site);
 	h.in_interrupt = in_interrupt;
 	h.user = user;
+	h.every = every;
 	h.acc_flags = 0;
 
 	if (find_watchpoint(&h, &slot, &wp))

@@ -49,7 +49,7 @@ static __always_inline int on_user_access(struct pt_regs *ctx)
 	if (!traced() || !sampler_site_armed(site))
 		return 0;
 	t0 = bpf_ktime_get_ns();
-	kcsand_check_access(ctx, ctx, site, ctx->ip, 1, 0);
+	kcsand_check_access(ctx, ctx, site, ctx->ip, 1, 0, 0);
 	sampler_account(site, t0);
 	return 0;
 }
@@ -71,7 +71,9 @@ int kcsand_uprobe(struct pt_regs *ctx)
 /*
  * A site armed in one thread by an execute breakpoint (the site sampler's
  * hot turns, daemon/xturn.c): the same check as a uprobe's, from the
- * debug exception, with the registers of the instruction about to run.
+ * debug exception, with the registers of the instruction about to run,
+ * and a watchpoint on every hit: the other threads run natively meanwhile,
+ * so each stall is a real chance to see them, and costs ~8 traps' worth.
  */
 SEC("perf_event")
 int kcsand_xbp(struct bpf_perf_event_data *ctx)
@@ -83,7 +85,7 @@ int kcsand_xbp(struct bpf_perf_event_data *ctx)
 	if (!traced())
 		return 0;
 	t0 = bpf_ktime_get_ns();
-	kcsand_check_access(ctx, regs, site, regs->ip, 1, 0);
+	kcsand_check_access(ctx, regs, site, regs->ip, 1, 0, 1);
 	sampler_account(site, t0);
 	return 0;
 }
@@ -137,7 +139,7 @@ int kcsand_kprobe(struct pt_regs *ctx)
 
 	/* The instruction runs next, out of line: its trap must know it was checked. */
 	hw_note_probed(ctx, site, ctx->ip - 1);
-	return kcsand_check_access(ctx, ctx, site, ctx->ip - 1, 0, interrupted_context());
+	return kcsand_check_access(ctx, ctx, site, ctx->ip - 1, 0, interrupted_context(), 0);
 }
 
 /* A hardware watchpoint's trap in a target thread (perf breakpoint event, cookie = slot). */
