@@ -105,6 +105,7 @@ vm-tests: all
 	tests/vm/run-vm-tests.sh
 	tests/vm/kernel-scenarios.sh
 	tests/vm/core-kernel.sh
+	tests/vm/daemon-kernel.sh
 
 # Benchmarks: one script per question in bench/, each printing ratios measured in one run
 # (docs/PERFORMANCE.md).
