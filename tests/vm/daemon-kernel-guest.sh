@@ -227,6 +227,33 @@ done
 check reload_adds_kernel_target "1 module:kcsan_race true|3 kcsan_race_hidden_writer true" \
 	"$("$CTL" -j probe list | jq -r '.[] | "\(.id) \(.specs[0]) \(.from_config)"' | tr '\n' '|' | sed 's/|$//')"
 
+# A reload that fails keeps the running kernel targets: the one that goes is detached
+# before the new one is decoded (they could share functions), then attached again
+# under its id when the new one cannot be.
+before=$("$CTL" probe list)
+grep -v '^target kernel kcsan_race_hidden_writer$' "$CONF" >"$TMP/next.conf"
+printf 'target kernel no_such_function_kcsand\n' >>"$TMP/next.conf"
+cp "$TMP/next.conf" "$CONF"
+kill -HUP "$DPID"
+for ((i = 0; i < 60; i++)); do
+	grep -q "reload: .*; keeping the running configuration" "$DERR" && break
+	sleep 0.5
+done
+if grep -q "reload: no probe-able kernel function matches the spec 'no_such_function_kcsand'; keeping the running configuration" "$DERR"
+then ok reload_bad_kernel_target_says_why
+else fail reload_bad_kernel_target_says_why "the spec and why, got: $(grep reload "$DERR" | tail -1)"; fi
+check reload_bad_kernel_target_keeps_probes "$before" "$("$CTL" probe list)"
+check reload_bad_kernel_target_kprobes "$((k0 + added))" "$(nr_kprobes)"
+# ...and one that drops it, detaches it.
+grep -v '^target kernel no_such_function_kcsand$' "$TMP/next.conf" >"$CONF"
+kill -HUP "$DPID"
+for ((i = 0; i < 60; i++)); do
+	[[ $("$CTL" -j probe list | jq length) == 1 ]] && break
+	sleep 0.5
+done
+check reload_removes_kernel_target "1" "$("$CTL" -j probe list | jq -r '.[].id' | tr '\n' ' ' | sed 's/ $//')"
+check reload_removes_kernel_target_kprobes "$k0" "$(nr_kprobes)"
+
 # SIGTERM: nothing of kcsand's is left, by the kernel's own lists.
 links=$(held_links "$DPID")
 stop_daemon; rc=$?
