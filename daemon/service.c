@@ -110,8 +110,8 @@ static bool nowatch_none(void *ctx, const char *func)
 }
 
 /*
- * Push the filter into the site table.  Only a blacklist can be: its
- * functions' reports are dropped whatever the other side, so their
+ * Push the filter into both engines' site tables.  Only a blacklist can
+ * be: its functions' reports are dropped whatever the other side, so their
  * watchpoints are wasted stalls.  A whitelisted function can race with
  * any other, whose watchpoint must stay armed to catch it.
  */
