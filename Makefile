@@ -106,6 +106,7 @@ vm-tests: all
 	tests/vm/kernel-scenarios.sh
 	tests/vm/kernel-hwbp.sh
 	tests/vm/core-kernel.sh
+	tests/vm/daemon-kernel.sh
 
 # Benchmarks: one script per question in bench/, each printing ratios measured in one run
 # (docs/PERFORMANCE.md).

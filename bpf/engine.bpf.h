@@ -448,9 +448,15 @@ static __always_inline int should_watch(const struct hit *h, struct kcsand_cpu_s
 		return 0;
 	if (h->every)
 		return 1;
+	skip = PARAM(skip_watch);
+	/*
+	 * skip_watch is live (kcsanctl set): a lower value counts from now,
+	 * not after the countdown a higher one started (10^9 hits, say).
+	 */
+	if (cs->skip > skip)
+		cs->skip = skip;
 	if (--cs->skip >= 0)
 		return 0;
-	skip = PARAM(skip_watch);
 	if (PARAM(skip_watch_randomize) && skip)
 		skip -= bpf_get_prandom_u32() % skip;
 	cs->skip = skip;

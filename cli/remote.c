@@ -13,6 +13,7 @@
 #include <sys/socket.h>
 #include <sys/un.h>
 #include "kcsanctl.h"
+#include "kspec.h"
 #include "protocol.h"
 #include "report.h"
 
@@ -296,13 +297,15 @@ static void probe_help(FILE *out)
 {
 	fprintf(out, "Usage: kcsanctl probe add user BINARY [--functions GLOB[,GLOB...]] "
 		     "[--pid PID]\n"
-		     "       kcsanctl probe add kernel SPEC\n"
+		     "       kcsanctl probe add kernel SPEC...\n"
 		     "       kcsanctl probe remove ID\n"
 		     "       kcsanctl [-j] probe list\n\n"
 		     "Probe the functions of BINARY (all of them, or those matching the globs) in\n"
 		     "process PID and its children, or, without --pid, in every process running\n"
-		     "BINARY.  probe list shows the IDs that probe remove takes.  Kernel targets\n"
-		     "need kernel mode.\n");
+		     "BINARY.  With kernel, put a kprobe on every memory access of the kernel\n"
+		     "functions that the SPECs choose: GLOB, module:NAME, FUNC+0xOFF, and !GLOB to\n"
+		     "leave functions out (the kernel needs kprobes).  probe list shows the IDs\n"
+		     "that probe remove takes.\n");
 }
 
 static int do_probe_add(int argc, char **argv)
@@ -315,12 +318,17 @@ static int do_probe_add(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	if (!strcmp(argv[1], "kernel")) {
-		if (argc != 3) {
-			probe_help(stderr);
-			return EXIT_USAGE;
+		for (int i = 2; i < argc; i++) {
+			const char *why = kspec_invalid(argv[i]);
+
+			if (why) {
+				fprintf(stderr, "kcsanctl: probe add kernel: bad spec '%s': %s\n",
+					argv[i], why);
+				return EXIT_USAGE;
+			}
 		}
-		snprintf(line, sizeof(line), "probe add kernel %.3000s", argv[2]);
-		return request(line, false);
+		return join(line, sizeof(line), "probe add kernel", argc - 2, argv + 2) ?
+			       EXIT_USAGE : request(line, false);
 	}
 	for (int i = 3; i < argc; i += 2) {
 		if (i + 1 >= argc || (strcmp(argv[i], "--functions") && strcmp(argv[i], "--pid"))) {

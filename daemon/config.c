@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "config.h"
+#include "kspec.h"
 #include "params.h"
 
 #define MAX_WORDS 64
@@ -24,9 +25,12 @@ void config_free(struct config *c)
 	for (size_t i = 0; i < c->nr_targets; i++) {
 		free(c->targets[i].binary);
 		free(c->targets[i].functions);
+		free(c->targets[i].specs);
 	}
 	for (size_t i = 0; i < c->nr_filter_files; i++)
 		free(c->filter_files[i]);
+	for (size_t i = 0; i < c->nr_kernel_debug; i++)
+		free(c->kernel_debug[i]);
 	filter__free(&c->filter);
 	free(c->log);
 	free(c->socket);
@@ -43,8 +47,31 @@ static bool str_eq(const char *a, const char *b)
 
 bool config_target_eq(const struct config_target *t, const struct config_target *u)
 {
-	return str_eq(t->binary, u->binary) && str_eq(t->functions, u->functions) &&
-	       t->pid == u->pid;
+	return t->kernel == u->kernel && str_eq(t->binary, u->binary) &&
+	       str_eq(t->functions, u->functions) && t->pid == u->pid && str_eq(t->specs, u->specs);
+}
+
+int config_split_specs(const char *specs, char *buf, size_t buflen, const char **out,
+		       size_t max)
+{
+	size_t n = 0;
+	char *s;
+
+	if (strlen(specs) >= buflen)
+		return -E2BIG;
+	strcpy(buf, specs);
+	for (s = buf;;) {
+		s += strspn(s, " ");
+		if (!*s)
+			break;
+		if (n == max)
+			return -E2BIG;
+		out[n++] = s;
+		s += strcspn(s, " ");
+		if (*s)
+			*s++ = '\0';
+	}
+	return (int)n;
 }
 
 /* Where a parse error is reported from. */
@@ -92,20 +119,66 @@ static int parse_bool(struct parse_ctx *pc, const char *key, const char *w, enum
 	return fail(pc, "%s: bad value '%s' (expected yes or no)", key, w);
 }
 
+static int add_target(struct parse_ctx *pc, struct config *c, const struct config_target *t,
+		      const char *what)
+{
+	struct config_target n = *t;
+
+	for (size_t i = 0; i < c->nr_targets; i++)
+		if (config_target_eq(&c->targets[i], t))
+			return fail(pc, "target %s: %s given twice", t->kernel ? "kernel" : "user",
+				    what);
+	if (c->nr_targets == CONFIG_MAX_TARGETS)
+		return fail(pc, "too many targets (at most %d)", CONFIG_MAX_TARGETS);
+	n.binary = t->binary ? strdup(t->binary) : NULL;
+	n.functions = t->functions ? strdup(t->functions) : NULL;
+	n.specs = t->specs ? strdup(t->specs) : NULL;
+	if ((t->binary && !n.binary) || (t->functions && !n.functions) || (t->specs && !n.specs)) {
+		free(n.binary);
+		free(n.functions);
+		free(n.specs);
+		return -ENOMEM;
+	}
+	c->targets[c->nr_targets++] = n;
+	return 0;
+}
+
+/* target kernel SPEC...: the specs of one engine__add_kernel() call. */
+static int parse_kernel_target(struct parse_ctx *pc, struct config *c, char **w, int n)
+{
+	char specs[CONFIG_MAX_LINE];
+	struct config_target t = { .kernel = true, .specs = specs };
+	size_t len = 0;
+
+	if (n < 3)
+		return fail(pc, "target kernel: expected one or more SPECs (GLOB, module:NAME, "
+				"FUNC+0xOFF, !GLOB)");
+	if (n - 2 > CONFIG_MAX_SPECS)
+		return fail(pc, "target kernel: more than %d specs", CONFIG_MAX_SPECS);
+	for (int i = 2; i < n; i++) {
+		const char *why = kspec_invalid(w[i]);
+
+		if (why)
+			return fail(pc, "target kernel: bad spec '%.64s': %s", w[i], why);
+		len += snprintf(specs + len, sizeof(specs) - len, "%s%s", i > 2 ? " " : "", w[i]);
+	}
+	if (!kspec_selects((const char *const *)w + 2, n - 2))
+		return fail(pc, "target kernel: only exclusions ('!GLOB'): nothing to probe");
+	return add_target(pc, c, &t, specs);
+}
+
 static int parse_target(struct parse_ctx *pc, struct config *c, char **w, int n)
 {
 	struct config_target t = { 0 };
-	const char *globs;
 	unsigned long pid;
 
 	if (n < 2)
 		return fail(pc, "target: expected 'target user PATH [--functions GLOB] "
-				"[--pid PID]'");
+				"[--pid PID]' or 'target kernel SPEC...'");
 	if (!strcmp(w[1], "kernel"))
-		return fail(pc, "target kernel: kernel targets need kernel mode, which this build "
-				"of kcsand does not have yet");
+		return parse_kernel_target(pc, c, w, n);
 	if (strcmp(w[1], "user"))
-		return fail(pc, "target: unknown kind '%s' (expected user)", w[1]);
+		return fail(pc, "target: unknown kind '%s' (expected user or kernel)", w[1]);
 	if (n < 3)
 		return fail(pc, "target user: missing the binary's path");
 	if (w[2][0] != '/')
@@ -129,21 +202,7 @@ static int parse_target(struct parse_ctx *pc, struct config *c, char **w, int n)
 	if (strlen(w[2]) >= PATH_MAX || (t.functions && strlen(t.functions) >= CONFIG_MAX_LINE))
 		return fail(pc, "target user: too long");
 	t.binary = w[2];
-	for (size_t i = 0; i < c->nr_targets; i++)
-		if (config_target_eq(&c->targets[i], &t))
-			return fail(pc, "target user: %s given twice", w[2]);
-	if (c->nr_targets == CONFIG_MAX_TARGETS)
-		return fail(pc, "too many targets (at most %d)", CONFIG_MAX_TARGETS);
-	globs = t.functions;
-	t.binary = strdup(w[2]);
-	t.functions = globs ? strdup(globs) : NULL;
-	if (!t.binary || (globs && !t.functions)) {
-		free(t.binary);
-		free(t.functions);
-		return -ENOMEM;
-	}
-	c->targets[c->nr_targets++] = t;
-	return 0;
+	return add_target(pc, c, &t, w[2]);
 }
 
 static int parse_words(struct parse_ctx *pc, struct config *c, char **w, int n)
@@ -182,6 +241,17 @@ static int parse_words(struct parse_ctx *pc, struct config *c, char **w, int n)
 			return fail(pc, "filter_mode: bad value '%s' (expected blacklist or "
 					"whitelist)", w[1]);
 		return 0;
+	}
+	if (!strcmp(key, "kernel_debug")) {
+		if (c->nr_kernel_debug == CONFIG_MAX_KERNEL_DEBUG)
+			return fail(pc, "kernel_debug: at most %d", CONFIG_MAX_KERNEL_DEBUG);
+		if (w[1][0] != '/')
+			return fail(pc, "kernel_debug: '%s' is not an absolute path", w[1]);
+		c->kernel_debug[c->nr_kernel_debug] = NULL;
+		err = dup_word(pc, key, w[1], &c->kernel_debug[c->nr_kernel_debug]);
+		if (!err)
+			c->nr_kernel_debug++;
+		return err;
 	}
 	if (!strcmp(key, "filter_file")) {
 		if (c->nr_filter_files == CONFIG_MAX_FILTER_FILES)
@@ -353,6 +423,14 @@ int config_load(const char *path, struct config *c, char *err, size_t errlen)
 	}
 	ret = config_parse(text, len, path, c, err, errlen);
 	free(text);
+	/* Checked here, not when a kernel target first needs them: --check and reload see it. */
+	for (size_t i = 0; !ret && i < c->nr_kernel_debug; i++) {
+		if (access(c->kernel_debug[i], R_OK)) {
+			ret = -errno;
+			snprintf(err, errlen, "%s: kernel_debug %s: %s", path, c->kernel_debug[i],
+				 strerror(-ret));
+		}
+	}
 	for (size_t i = 0; !ret && i < c->nr_filter_files; i++) {
 		const char *f = c->filter_files[i];
 

@@ -5,7 +5,8 @@
  * white space, '#' at the start of a word begins a comment:
  *
  *	target user PATH [--functions GLOB[,GLOB...]] [--pid PID]
- *	target kernel SPEC		(refused until kernel mode exists)
+ *	target kernel SPEC...		GLOB, module:NAME, FUNC+0xOFF, !GLOB (kspec.h)
+ *	kernel_debug PATH		a vmlinux or NAME.ko with DWARF (repeatable)
  *	PARAM VALUE			(any name of params.c's table)
  *	filter FUNC...			KCSAN's filter list
  *	filter_mode blacklist|whitelist
@@ -32,11 +33,20 @@
 #define CONFIG_MAX_TARGETS	256
 #define CONFIG_MAX_PARAMS	32
 #define CONFIG_MAX_FILTER_FILES	16
+#define CONFIG_MAX_KERNEL_DEBUG	16
+#define CONFIG_MAX_SPECS	32	/* specs of one kernel target */
 
+/*
+ * A user target (binary set) or a kernel one (kernel set, binary NULL).
+ * A kernel target's specs are kept as one string, separated by single
+ * spaces, so that two targets compare as strings.
+ */
 struct config_target {
 	char *binary;		/* absolute path */
 	char *functions;	/* comma-separated globs, or NULL for every function */
 	int pid;		/* 0: every process running binary */
+	bool kernel;
+	char *specs;		/* kernel: "SPEC SPEC ..." */
 };
 
 /* A tri-state for settings that the command line may also give. */
@@ -55,6 +65,8 @@ struct config {
 	struct filter filter;
 	char *filter_files[CONFIG_MAX_FILTER_FILES];
 	size_t nr_filter_files;
+	char *kernel_debug[CONFIG_MAX_KERNEL_DEBUG];
+	size_t nr_kernel_debug;
 	enum config_bool to_stderr, to_syslog, json;
 	char *log;
 	char *socket;
@@ -75,5 +87,11 @@ int config_parse(const char *text, size_t len, const char *name, struct config *
 int config_load(const char *path, struct config *c, char *err, size_t errlen);
 /* Is t the same target as u? */
 bool config_target_eq(const struct config_target *t, const struct config_target *u);
+/*
+ * Split a kernel target's specs into out (at most max), pointing into
+ * buf, a copy of them of buflen bytes; the number of specs, or -E2BIG.
+ */
+int config_split_specs(const char *specs, char *buf, size_t buflen, const char **out,
+		       size_t max);
 
 #endif

@@ -634,11 +634,30 @@ static int load_ksyms(struct engine *e)
 	return 0;
 }
 
+/* Is the kernel function at addr in an object this engine probes (attached or about to be)? */
+static bool kernel_func_probed(void *ctx, uint64_t addr)
+{
+	const struct engine *e = ctx;
+
+	for (size_t i = 0; i < e->nr_objs; i++) {
+		const struct eobj *eo = &e->objs[i];
+
+		if (!eo->kernel || eo->removed)
+			continue;
+		for (size_t f = 0; f < eo->obj->nr_funcs; f++)
+			if (eo->obj->funcs[f].vaddr == addr)
+				return true;
+	}
+	return false;
+}
+
 int engine__add_kernel(struct engine *e, const char *const *specs, size_t nr_specs)
 {
+	struct ktarget_skip skip = { kernel_func_probed, e };
+	struct ktarget_skipped skipped;
 	struct target_obj *obj;
+	struct ksyms *ks;
 	uint64_t t0 = now_ns();
-	size_t blacklisted;
 	int err;
 
 	if (!e->opts.kernel) {
@@ -654,10 +673,21 @@ int engine__add_kernel(struct engine *e, const char *const *specs, size_t nr_spe
 				"CONFIG_KPROBES and CONFIG_KPROBE_EVENTS\n", u.release);
 		return -EOPNOTSUPP;
 	}
-	err = load_ksyms(e);
-	if (err)
+	/*
+	 * kallsyms afresh for every target: a module loaded since the last one
+	 * (kcsand, the service, lives long) is in it.  Reports of the earlier
+	 * targets are symbolized with the new table too.
+	 */
+	ks = ksyms__load();
+	if (!ks) {
+		err = -errno;
+		fprintf(stderr, "kcsand: cannot read /proc/kallsyms: %s\n",
+			err == -EPERM ? "addresses are hidden (kptr_restrict)" : strerror(-err));
 		return err;
-	err = ktarget__build(e->ksyms, specs, nr_specs, &e->opts.decode, &obj, &blacklisted);
+	}
+	ksyms__free(e->ksyms);
+	e->ksyms = ks;
+	err = ktarget__build(e->ksyms, specs, nr_specs, &e->opts.decode, &skip, &obj, &skipped);
 	e->decode_ms += (now_ns() - t0) / 1e6;
 	if (err)
 		return err;
@@ -669,9 +699,12 @@ int engine__add_kernel(struct engine *e, const char *const *specs, size_t nr_spe
 		target_obj__free(obj);
 		return err;
 	}
-	if (blacklisted && e->opts.verbose)
+	if (skipped.blacklisted && e->opts.verbose)
 		fprintf(stderr, "kcsand: %zu matching functions are on the kprobe blacklist\n",
-			blacklisted);
+			skipped.blacklisted);
+	if (skipped.probed)
+		fprintf(stderr, "kcsand: %zu matching functions are already probed by another "
+				"kernel target: left out of this one\n", skipped.probed);
 	return register_object(e, obj, true);
 }
 

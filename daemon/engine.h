@@ -99,8 +99,10 @@ int engine__load(struct engine *e);
 int engine__add_object(struct engine *e, const char *path, const char *globs);
 /*
  * Kernel mode: probe the kernel functions chosen by specs (ktarget.h:
- * GLOB, module:NAME, FUNC+0xOFF), one kprobe per site.  A site the kernel
- * refuses is named and counted, and the rest stay attached.  Returns an
+ * GLOB, module:NAME, FUNC+0xOFF, !GLOB), one kprobe per site.  A site the
+ * kernel refuses is named and counted, and the rest stay attached.  A
+ * function an earlier kernel object of this engine probes is left out
+ * (and said so): its live code holds that object's int3s.  Returns an
  * object id >= 0, or a negative errno with a message.
  */
 int engine__add_kernel(struct engine *e, const char *const *specs, size_t nr_specs);

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "kcore.h"
+#include "kspec.h"
 #include "ktarget.h"
 
 /* Longest function read from kcore: larger ones are cut (and say so with -v). */
@@ -64,41 +65,32 @@ struct kspec {
 
 static int parse_spec(const char *s, struct kspec *sp)
 {
-	const char *plus = strchr(s, '+');
+	const char *why = kspec_invalid(s), *plus;
 
 	memset(sp, 0, sizeof(*sp));
+	if (why) {
+		fprintf(stderr, "kcsand: bad kernel probe spec '%s': %s (expected GLOB, "
+				"module:NAME, FUNC+0xOFF or !GLOB)\n", s, why);
+		return -EINVAL;
+	}
 	if (*s == '!') {
 		sp->exclude = true;
 		sp->glob = s + 1;
-		return *sp->glob ? 0 : -EINVAL;
+		return 0;
 	}
-	if (!*s)
-		goto bad;
 	if (!strncmp(s, "module:", 7)) {
-		if (!s[7])
-			goto bad;
 		sp->module = s + 7;
 		return 0;
 	}
+	plus = strchr(s, '+');
 	if (plus) {
-		char *end;
-
-		if ((size_t)(plus - s) >= sizeof(sp->func) || plus == s)
-			goto bad;
 		snprintf(sp->func, sizeof(sp->func), "%.*s", (int)(plus - s), s);
-		errno = 0;
-		sp->off = strtoull(plus + 1, &end, 0);
-		if (errno || end == plus + 1 || *end)
-			goto bad;
+		sp->off = strtoull(plus + 1, NULL, 0);
 		sp->exact = true;
 		return 0;
 	}
 	sp->glob = s;
 	return 0;
-bad:
-	fprintf(stderr, "kcsand: bad kernel probe spec '%s' (expected GLOB, module:NAME or "
-			"FUNC+0xOFF)\n", s);
-	return -EINVAL;
 }
 
 static bool spec_matches(const struct kspec *sp, const struct ksym *k)
@@ -134,7 +126,8 @@ static int push_func(struct target_obj *obj, size_t *cap, const struct ksym *k)
 }
 
 int ktarget__build(struct ksyms *ks, const char *const *specs, size_t nr_specs,
-		   const struct decode_opts *opts, struct target_obj **out, size_t *blacklisted)
+		   const struct decode_opts *opts, const struct ktarget_skip *skip,
+		   struct target_obj **out, struct ktarget_skipped *skipped)
 {
 	struct kspec *sp = calloc(nr_specs ? nr_specs : 1, sizeof(*sp));
 	struct target_obj *obj = calloc(1, sizeof(*obj));
@@ -145,7 +138,7 @@ int ktarget__build(struct ksyms *ks, const char *const *specs, size_t nr_specs,
 	size_t cap = 0;
 	int err = 0;
 
-	*blacklisted = 0;
+	memset(skipped, 0, sizeof(*skipped));
 	if (!sp || !obj || !(obj->path = strdup("[kernel]"))) {
 		err = -ENOMEM;
 		goto out;
@@ -175,7 +168,12 @@ int ktarget__build(struct ksyms *ks, const char *const *specs, size_t nr_specs,
 		if (!match)
 			continue;
 		if (blacklist__has(&bl, k->addr)) {
-			(*blacklisted)++;
+			skipped->blacklisted++;
+			continue;
+		}
+		/* Its code has our int3s in it: decoding it again would read them. */
+		if (skip && skip->probed(skip->ctx, k->addr)) {
+			skipped->probed++;
 			continue;
 		}
 		err = push_func(obj, &cap, k);
@@ -187,7 +185,13 @@ int ktarget__build(struct ksyms *ks, const char *const *specs, size_t nr_specs,
 			nr_specs > 1 ? "s" : "");
 		for (size_t j = 0; j < nr_specs; j++)
 			fprintf(stderr, " '%s'", specs[j]);
-		fprintf(stderr, "%s\n", *blacklisted ? " (all matches are on the kprobe blacklist)" : "");
+		if (skipped->probed)
+			fprintf(stderr, " (%zu already probed by another kernel target%s)",
+				skipped->probed, skipped->blacklisted ? ", the others on the kprobe "
+								       "blacklist" : "");
+		else if (skipped->blacklisted)
+			fprintf(stderr, " (all matches are on the kprobe blacklist)");
+		fputc('\n', stderr);
 		err = -ENOENT;
 		goto out;
 	}

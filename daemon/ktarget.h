@@ -12,16 +12,37 @@
 #ifndef KCSAND_KTARGET_H
 #define KCSAND_KTARGET_H
 
+#include <stdbool.h>
+#include <stdint.h>
 #include "decode.h"
 #include "ksyms.h"
 
 /*
+ * Functions to leave out: those the caller already probes.  A kprobe's
+ * int3 (or an optimized kprobe's jump) is in the live code that /proc/kcore
+ * shows, so such a function cannot be decoded again, and probing a site
+ * twice would count its hits twice.
+ */
+struct ktarget_skip {
+	bool (*probed)(void *ctx, uint64_t func_addr);
+	void *ctx;
+};
+
+/* Matching functions that were left out, and why. */
+struct ktarget_skipped {
+	size_t blacklisted;	/* on the kernel's kprobe blacklist */
+	size_t probed;		/* skip->probed() said so */
+};
+
+/*
  * Build a target object named "[kernel]" whose funcs are the matched
  * functions and whose sites' vaddr (and file_off) are kernel addresses.
- * Functions on the kprobe blacklist are left out and counted in
- * *blacklisted.  Returns 0 or a negative errno with a message.
+ * Functions on the kprobe blacklist, and those skip (NULL: none) names,
+ * are left out and counted in *skipped.  Returns 0 or a negative errno
+ * with a message.
  */
 int ktarget__build(struct ksyms *ks, const char *const *specs, size_t nr_specs,
-		   const struct decode_opts *opts, struct target_obj **out, size_t *blacklisted);
+		   const struct decode_opts *opts, const struct ktarget_skip *skip,
+		   struct target_obj **out, struct ktarget_skipped *skipped);
 
 #endif

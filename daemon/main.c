@@ -211,7 +211,7 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	if (geteuid() != 0) {
-		fprintf(stderr, "kcsand: needs root to load BPF programs and place uprobes\n");
+		fprintf(stderr, "kcsand: needs root to load BPF programs and place uprobes and kprobes\n");
 		config_free(&cfg);
 		return EXIT_USAGE;
 	}

@@ -5,7 +5,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "config.h"
 #include "filter.h"
+#include "kspec.h"
 #include "params.h"
 #include "protocol.h"
 
@@ -16,7 +18,7 @@ const char ctl_help_text[] =
 	"blacklist | whitelist\n"
 	"get [PARAM] | set PARAM VALUE\n"
 	"probe add user BINARY [--functions GLOB[,GLOB...]] [--pid PID]\n"
-	"probe add kernel SPEC | probe remove ID | probe list\n"
+	"probe add kernel SPEC... | probe remove ID | probe list\n"
 	"reports [follow]\n"
 	"help\n"
 	"(-j before any request: reply in JSON)\n";
@@ -62,10 +64,23 @@ static int parse_probe(struct ctl_request *r, const char **w, int n, char *err, 
 	if (n < 2 || strcmp(w[0], "add"))
 		return fail(err, errlen, "expected 'probe add|remove|list'");
 	if (!strcmp(w[1], "kernel")) {
-		if (n != 3)
-			return fail(err, errlen, "expected 'probe add kernel SPEC'");
+		if (n < 3)
+			return fail(err, errlen, "expected 'probe add kernel SPEC...'");
+		if (n - 2 > CONFIG_MAX_SPECS)
+			return fail(err, errlen, "probe add kernel: more than %d specs",
+				    CONFIG_MAX_SPECS);
+		for (int i = 2; i < n; i++) {
+			const char *why = kspec_invalid(w[i]);
+
+			if (why)
+				return fail(err, errlen, "probe add kernel: bad spec '%.64s': %s",
+					    w[i], why);
+			r->argv[r->argc++] = w[i];
+		}
+		if (!kspec_selects(r->argv, r->argc))
+			return fail(err, errlen, "probe add kernel: only exclusions ('!GLOB'): "
+						 "nothing to probe");
 		r->op = CTL_PROBE_ADD_KERNEL;
-		r->spec = w[2];
 		return 0;
 	}
 	if (strcmp(w[1], "user"))

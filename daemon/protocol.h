@@ -30,7 +30,7 @@ enum ctl_op {
 	CTL_GET,		/* argv[0]: parameter, or none for all */
 	CTL_SET,		/* param, value */
 	CTL_PROBE_ADD_USER,	/* binary, functions, pid */
-	CTL_PROBE_ADD_KERNEL,	/* spec */
+	CTL_PROBE_ADD_KERNEL,	/* argv: specs (kspec.h) */
 	CTL_PROBE_REMOVE,	/* id */
 	CTL_PROBE_LIST,
 	CTL_REPORTS,		/* follow */
@@ -47,7 +47,7 @@ struct ctl_request {
 	const char *argv[CTL_MAX_ARGS];		/* point into buf */
 	const struct param_desc *param;		/* CTL_GET (NULL: all), CTL_SET */
 	unsigned int value;			/* CTL_SET */
-	const char *binary, *functions, *spec;	/* CTL_PROBE_ADD_* */
+	const char *binary, *functions;		/* CTL_PROBE_ADD_USER */
 	int pid;				/* CTL_PROBE_ADD_USER, 0: every process */
 	unsigned int id;			/* CTL_PROBE_REMOVE */
 	char buf[CTL_MAX_LINE + 1];

@@ -51,24 +51,23 @@ struct own_stat {
 	unsigned long long v;
 };
 
-static size_t own_stats(struct service *s, const uint64_t *c, struct own_stat *o)
+static size_t own_stats(const struct service *s, const struct service_totals *t,
+			struct own_stat *o)
 {
-	unsigned long filt, dedup, nochange;
 	struct sampler_stats ss;
 	size_t n = 0;
 
-	engine__suppressed(s->e, &filt, &dedup, &nochange);
-	o[n++] = (struct own_stat){ "records_dropped", c[KCSAND_CTR_RECORDS_DROPPED] };
-	o[n++] = (struct own_stat){ "read_faults", c[KCSAND_CTR_READ_FAULTS] };
-	o[n++] = (struct own_stat){ "lost_other", c[KCSAND_CTR_LOST_OTHER] };
-	o[n++] = (struct own_stat){ "sites_attached", engine__nr_sites(s->e) };
-	o[n++] = (struct own_stat){ "probe_hits", engine__hits(s->e) };
-	o[n++] = (struct own_stat){ "reports", engine__nr_reports(s->e) };
-	o[n++] = (struct own_stat){ "suppressed_by_dedup", dedup };
-	o[n++] = (struct own_stat){ "suppressed_by_filter", filt };
-	o[n++] = (struct own_stat){ "suppressed_no_value_change", nochange };
-	/* The site sampler (user mode, once attached): armed of all, and what it expects. */
-	if (!engine__sampler_stats(s->e, &ss)) {
+	o[n++] = (struct own_stat){ "records_dropped", t->c[KCSAND_CTR_RECORDS_DROPPED] };
+	o[n++] = (struct own_stat){ "read_faults", t->c[KCSAND_CTR_READ_FAULTS] };
+	o[n++] = (struct own_stat){ "lost_other", t->c[KCSAND_CTR_LOST_OTHER] };
+	o[n++] = (struct own_stat){ "sites_attached", t->sites };
+	o[n++] = (struct own_stat){ "probe_hits", t->hits };
+	o[n++] = (struct own_stat){ "reports", t->reports };
+	o[n++] = (struct own_stat){ "suppressed_by_dedup", t->dedup };
+	o[n++] = (struct own_stat){ "suppressed_by_filter", t->filtered };
+	o[n++] = (struct own_stat){ "suppressed_no_value_change", t->no_change };
+	/* The user engine's site sampler, once attached: armed of all, and what it expects. */
+	if (s->user.e && !engine__sampler_stats(s->user.e, &ss)) {
 		o[n++] = (struct own_stat){ "sampler_armed_sites", ss.armed };
 		o[n++] = (struct own_stat){ "sampler_total_sites", ss.total };
 		o[n++] = (struct own_stat){ "sampler_hot_turns", ss.turns };
@@ -79,21 +78,33 @@ static size_t own_stats(struct service *s, const uint64_t *c, struct own_stat *o
 	return n;
 }
 
+/* on/off reaches both engines together: the user engine's value is the service's. */
+static unsigned int enabled(const struct service *s)
+{
+	unsigned int v = 0;
+
+	engine__get_param(s->user.e, "enabled", &v);
+	return v;
+}
+
+/*
+ * One set of counters, as KCSAN has one for the whole kernel: each is the
+ * sum over the user engine, the kernel engine and the kernel engines freed
+ * before (service_totals()).
+ */
 static void print_stats(struct service *s, FILE *out, bool json)
 {
-	uint64_t c[KCSAND_CTR_COUNT];
+	struct service_totals t;
 	struct own_stat own[16];
-	unsigned int enabled = 0;
 	size_t n;
 
-	engine__counters(s->e, c);
-	engine__get_param(s->e, "enabled", &enabled);
-	n = own_stats(s, c, own);
+	service_totals(s, &t);
+	n = own_stats(s, &t, own);
 	if (json) {
-		fprintf(out, "{\"enabled\":%u,\"counters\":{", enabled);
+		fprintf(out, "{\"enabled\":%u,\"counters\":{", enabled(s));
 		for (int i = 0; i <= KCSAND_CTR_ENCODING_FALSE_POSITIVES; i++)
 			fprintf(out, "%s\"%s\":%llu", i ? "," : "", counter_name(i),
-				(unsigned long long)c[i]);
+				(unsigned long long)t.c[i]);
 		fprintf(out, "},\"filter\":");
 		print_filter(s, out, true);
 		fprintf(out, ",\"kcsand\":{");
@@ -103,9 +114,9 @@ static void print_stats(struct service *s, FILE *out, bool json)
 		return;
 	}
 	/* KCSAN's show_info(): enabled, the nine counters, a blank line, the filter list. */
-	fprintf(out, "enabled: %u\n", enabled);
+	fprintf(out, "enabled: %u\n", enabled(s));
 	for (int i = 0; i <= KCSAND_CTR_ENCODING_FALSE_POSITIVES; i++)
-		fprintf(out, "%s: %llu\n", counter_name(i), (unsigned long long)c[i]);
+		fprintf(out, "%s: %llu\n", counter_name(i), (unsigned long long)t.c[i]);
 	fprintf(out, "\n");
 	print_filter(s, out, false);
 	fprintf(out, "\n");
@@ -115,10 +126,12 @@ static void print_stats(struct service *s, FILE *out, bool json)
 
 static void print_status(struct service *s, FILE *out, bool json)
 {
-	unsigned int enabled = 0;
+	struct service_totals t;
 	long up = time(NULL) - s->started;
+	size_t nk = service_nr_probes(s, true);
+	size_t ksites = s->kernel.e ? engine__nr_sites(s->kernel.e) : 0;
 
-	engine__get_param(s->e, "enabled", &enabled);
+	service_totals(s, &t);
 	if (json) {
 		fprintf(out, "{\"version\":\"%s\",\"pid\":%d,\"uptime_s\":%ld,\"config\":",
 			KCSAND_VERSION, getpid(), up);
@@ -126,20 +139,31 @@ static void print_status(struct service *s, FILE *out, bool json)
 		fprintf(out, ",\"socket\":");
 		json_str(out, service__socket_path(s));
 		fprintf(out, ",\"enabled\":%u,\"filter_mode\":\"%s\",\"filter_functions\":%zu,"
-			"\"probes\":%zu,\"sites\":%zu,\"reports\":%lu}\n",
-			enabled, s->filter.whitelist ? "whitelist" : "blacklist", s->filter.n,
-			s->nr_probes, engine__nr_sites(s->e), engine__nr_reports(s->e));
+			"\"probes\":%zu,\"sites\":%zu,\"kernel_probes\":%zu,\"kernel_sites\":%zu,"
+			"\"reports\":%lu}\n",
+			enabled(s), s->filter.whitelist ? "whitelist" : "blacklist", s->filter.n,
+			s->nr_probes, t.sites, nk, ksites, t.reports);
 		return;
 	}
 	fprintf(out, "kcsand %s, pid %d, up %ld s\n", KCSAND_VERSION, getpid(), up);
 	fprintf(out, "config: %s\nsocket: %s\n", s->o.config_path, service__socket_path(s));
-	fprintf(out, "enabled: %u\n", enabled);
+	fprintf(out, "enabled: %u\n", enabled(s));
 	fprintf(out, "filter: %s, %zu function%s\n", s->filter.whitelist ? "whitelist" :
 		"blacklist", s->filter.n, s->filter.n == 1 ? "" : "s");
-	fprintf(out, "probes: %zu, %zu sites\n", s->nr_probes, engine__nr_sites(s->e));
-	fprintf(out, "reports: %lu\n", engine__nr_reports(s->e));
+	fprintf(out, "probes: %zu, %zu sites\n", s->nr_probes, t.sites);
+	if (s->kernel.e)
+		fprintf(out, "kernel: %zu probe%s, %zu sites\n", nk, nk == 1 ? "" : "s", ksites);
+	fprintf(out, "reports: %lu\n", t.reports);
 }
 
+/*
+ * `set` gives both modes one value, but until then each mode has its own
+ * default (udelay_task: 400 µs for user targets, 80 for kernel ones): a
+ * parameter whose values differ is printed per mode,
+ *	udelay_task: 400 (user), 80 (kernel)
+ * and in JSON as {"user":400,"kernel":80}.  Without a kernel engine,
+ * only the user engine's values.
+ */
 static void print_params(struct service *s, const struct param_desc *only, FILE *out, bool json)
 {
 	const struct param_desc *all;
@@ -150,18 +174,54 @@ static void print_params(struct service *s, const struct param_desc *only, FILE 
 	if (json)
 		fputc('{', out);
 	for (size_t i = 0; i < n; i++) {
-		unsigned int v;
+		unsigned int v, kv;
 
-		if ((only && only != &all[i]) || engine__get_param(s->e, all[i].name, &v))
+		if ((only && only != &all[i]) || engine__get_param(s->user.e, all[i].name, &v))
 			continue;
-		if (json)
+		if (!s->kernel.e || engine__get_param(s->kernel.e, all[i].name, &kv))
+			kv = v;
+		if (json && kv != v)
+			fprintf(out, "%s\"%s\":{\"user\":%u,\"kernel\":%u}", first ? "" : ",",
+				all[i].name, v, kv);
+		else if (json)
 			fprintf(out, "%s\"%s\":%u", first ? "" : ",", all[i].name, v);
+		else if (kv != v)
+			fprintf(out, "%s: %u (user), %u (kernel)\n", all[i].name, v, kv);
 		else
 			fprintf(out, "%s: %u\n", all[i].name, v);
 		first = false;
 	}
 	if (json)
 		fprintf(out, "}\n");
+}
+
+static void print_probe_json(const struct probe *p, FILE *out)
+{
+	fprintf(out, "{\"id\":%u,\"kind\":\"%s\",", p->id, p->t.kernel ? "kernel" : "user");
+	if (p->t.kernel) {
+		const char *specs[CONFIG_MAX_SPECS];
+		char buf[CONFIG_MAX_LINE];
+		int n = config_split_specs(p->t.specs, buf, sizeof(buf), specs, CONFIG_MAX_SPECS);
+
+		fprintf(out, "\"specs\":[");
+		for (int i = 0; i < n; i++) {
+			if (i)
+				fputc(',', out);
+			json_str(out, specs[i]);
+		}
+		fputc(']', out);
+	} else {
+		fprintf(out, "\"binary\":");
+		json_str(out, p->t.binary);
+		fprintf(out, ",\"functions\":");
+		if (p->t.functions)
+			json_str(out, p->t.functions);
+		else
+			fputs("null", out);
+		fprintf(out, ",\"pid\":%d", p->t.pid);
+	}
+	fprintf(out, ",\"sites\":%ld,\"from_config\":%s}", p->sites,
+		p->from_config ? "true" : "false");
 }
 
 static void print_probes(struct service *s, FILE *out, bool json)
@@ -172,16 +232,14 @@ static void print_probes(struct service *s, FILE *out, bool json)
 		const struct probe *p = &s->probes[i];
 
 		if (json) {
-			fprintf(out, "%s{\"id\":%u,\"kind\":\"user\",\"binary\":", i ? "," : "",
-				p->id);
-			json_str(out, p->t.binary);
-			fprintf(out, ",\"functions\":");
-			if (p->t.functions)
-				json_str(out, p->t.functions);
-			else
-				fputs("null", out);
-			fprintf(out, ",\"pid\":%d,\"sites\":%ld,\"from_config\":%s}", p->t.pid,
-				p->sites, p->from_config ? "true" : "false");
+			if (i)
+				fputc(',', out);
+			print_probe_json(p, out);
+			continue;
+		}
+		if (p->t.kernel) {
+			fprintf(out, "%u: kernel %s sites=%ld%s\n", p->id, p->t.specs, p->sites,
+				p->from_config ? " (config)" : "");
 			continue;
 		}
 		fprintf(out, "%u: user %s functions=%s pid=", p->id, p->t.binary,
@@ -246,17 +304,49 @@ static int change_filter(struct service *s, const struct ctl_request *r, char *e
 	return service_replace_filter(s, &nf);
 }
 
-int service__exec(void *ctx, const struct ctl_request *r, FILE *out, char *err, size_t errlen)
+/* probe add: attach, then the new probe's id and sites. */
+static int add_probe(struct service *s, const struct config_target *t, FILE *out, bool json,
+		     char *err, size_t errlen)
 {
-	struct service *s = ctx;
+	int ret = service_add_probe(s, t, false, 0, err, errlen);
+	struct probe *p;
+
+	if (ret < 0)
+		return ret;
+	p = service_find_probe(s, ret);
+	if (json)
+		fprintf(out, "{\"id\":%d,\"sites\":%ld}\n", ret, p ? p->sites : 0);
+	else
+		fprintf(out, "probe %d: %ld sites\n", ret, p ? p->sites : 0);
+	return 0;
+}
+
+/* A kernel target's specs, as the configuration keeps them: one string. */
+static int kernel_target(const struct ctl_request *r, char *buf, size_t len,
+			 struct config_target *t)
+{
+	size_t n = 0;
+
+	for (int i = 0; i < r->argc; i++) {
+		n += snprintf(buf + n, len - n, "%s%s", i ? " " : "", r->argv[i]);
+		if (n >= len)
+			return -E2BIG;
+	}
+	*t = (struct config_target){ .kernel = true, .specs = buf };
+	return 0;
+}
+
+static int exec(struct service *s, const struct ctl_request *r, FILE *out, char *err,
+		size_t errlen)
+{
+	char specs[CTL_MAX_LINE + 1];
 	struct config_target t;
 	struct probe *p;
-	int ret;
 
 	switch (r->op) {
 	case CTL_ON:
 	case CTL_OFF:
-		return engine__set_param(s->e, "enabled", r->op == CTL_ON ? "1" : "0");
+		return service_set_param(s, param_find("enabled"), r->op == CTL_ON);
 	case CTL_STATUS:
 		print_status(s, out, r->json);
 		return 0;
@@ -280,19 +370,13 @@ int service__exec(void *ctx, const struct ctl_request *r, FILE *out, char *err, 
 		return service_set_param(s, r->param, r->value);
 	case CTL_PROBE_ADD_USER:
 		t = (struct config_target){ (char *)r->binary, (char *)r->functions, r->pid };
-		ret = service_add_probe(s, &t, false, err, errlen);
-		if (ret < 0)
-			return ret;
-		p = service_find_probe(s, ret);
-		if (r->json)
-			fprintf(out, "{\"id\":%d,\"sites\":%ld}\n", ret, p ? p->sites : 0);
-		else
-			fprintf(out, "probe %d: %ld sites\n", ret, p ? p->sites : 0);
-		return 0;
+		return add_probe(s, &t, out, r->json, err, errlen);
 	case CTL_PROBE_ADD_KERNEL:
-		snprintf(err, errlen, "kernel targets need kernel mode, which this build of kcsand "
-				      "does not have yet");
-		return -EOPNOTSUPP;
+		if (kernel_target(r, specs, sizeof(specs), &t)) {
+			snprintf(err, errlen, "probe add kernel: specs too long");
+			return -E2BIG;
+		}
+		return add_probe(s, &t, out, r->json, err, errlen);
 	case CTL_PROBE_REMOVE:
 		p = service_find_probe(s, r->id);
 		if (!p) {
@@ -313,4 +397,14 @@ int service__exec(void *ctx, const struct ctl_request *r, FILE *out, char *err, 
 	}
 	snprintf(err, errlen, "request not implemented");
 	return -ENOSYS;
+}
+
+int service__exec(void *ctx, const struct ctl_request *r, FILE *out, char *err, size_t errlen)
+{
+	struct service *s = ctx;
+	int ret = exec(s, r, out, err, errlen);
+
+	/* A kernel engine left without targets (probe remove, a failed add) goes. */
+	service_kernel_gc(s);
+	return ret;
 }

@@ -7,6 +7,7 @@
 #include <syslog.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/epoll.h>
 #include "control.h"
 #include "engine.h"
 #include "params.h"
@@ -33,9 +34,10 @@ void service_say(const struct service *s, int prio, const char *fmt, ...)
 
 /* ------------------------------------------------------------ reports */
 
+/* Both engines' hooks; ctx is the service_engine of the report's engine. */
 static bool on_filter(void *ctx, const struct report_view *v)
 {
-	struct service *s = ctx;
+	const struct service *s = ((const struct service_engine *)ctx)->s;
 
 	return filter__drops(&s->filter, v->this.func, v->raw->has_other ? v->other.func : NULL);
 }
@@ -61,7 +63,8 @@ static char *render(const struct report_view *v, bool json)
 
 static void on_report(void *ctx, const struct report_view *v)
 {
-	struct service *s = ctx;
+	const struct service_engine *se = ctx;
+	struct service *s = se->s;
 	const struct kcsand_report *r = v->raw;
 	struct recent *slot = &s->recent[s->nr_recent % RECENT_MAX];
 	char title[1024], *text = render(v, false), *json = render(v, true);
@@ -73,7 +76,7 @@ static void on_report(void *ctx, const struct report_view *v)
 		.addr = r->this.addr,
 		.pid = { r->this.pid, r->has_other ? r->other.pid : 0 },
 		.tid = { r->this.tid, r->has_other ? r->other.tid : 0 },
-		.binary = engine__site_object(s->e, r->this.site),
+		.binary = engine__site_object(se->e, r->this.site),
 	};
 
 	if (!text || !json) {
@@ -107,20 +110,28 @@ static bool nowatch_none(void *ctx, const char *func)
 }
 
 /*
- * Push the filter into the site table.  Only a blacklist can be: its
- * functions' reports are dropped whatever the other side, so their
+ * Push the filter into both engines' site tables.  Only a blacklist can
+ * be: its functions' reports are dropped whatever the other side, so their
  * watchpoints are wasted stalls.  A whitelisted function can race with
  * any other, whose watchpoint must stay armed to catch it.
  */
 static int push_filter(struct service *s)
 {
-	int n;
+	struct service_engine *all[] = { &s->user, &s->kernel };
+	int n, total = 0;
 
-	n = engine__set_nowatch(s->e, s->filter.whitelist ? nowatch_none : nowatch, s);
-	if (n > 0 && s->o.verbose)
+	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++) {
+		if (!all[i]->e)
+			continue;
+		n = engine__set_nowatch(all[i]->e, s->filter.whitelist ? nowatch_none : nowatch, s);
+		if (n < 0)
+			return n;
+		total += n;
+	}
+	if (total > 0 && s->o.verbose)
 		service_say(s, LOG_INFO, "%d sites of blacklisted functions set no watchpoints",
-			    n);
-	return n < 0 ? n : 0;
+			    total);
+	return 0;
 }
 
 int service_replace_filter(struct service *s, struct filter *nf)
@@ -136,61 +147,81 @@ int service_replace_filter(struct service *s, struct filter *nf)
 static bool pid_in_use(const struct service *s, int pid)
 {
 	for (size_t i = 0; i < s->nr_probes; i++)
-		if (s->probes[i].t.pid == pid)
+		if (!s->probes[i].t.kernel && s->probes[i].t.pid == pid)
 			return true;
 	return false;
 }
 
-/* trace_all while any target wants every process running its binary. */
+size_t service_nr_probes(const struct service *s, bool kernel)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < s->nr_probes; i++)
+		n += s->probes[i].t.kernel == kernel;
+	return n;
+}
+
+/*
+ * trace_all while any user target wants every process running its binary.
+ * (The kernel engine always traces every task: the kernel has no target.)
+ */
 static void update_trace_all(struct service *s)
 {
 	bool all = false;
 
 	for (size_t i = 0; i < s->nr_probes; i++)
-		all |= !s->probes[i].t.pid;
-	engine__set_trace_all(s->e, all);
+		all |= !s->probes[i].t.kernel && !s->probes[i].t.pid;
+	engine__set_trace_all(s->user.e, all);
 }
 
-/*
- * engine__add_object(), with the engine's own message as the reason: the
- * engine writes to stderr, which a client never sees and a background
- * daemon does not have, so stderr points to a buffer for the call.
- */
-static int add_object_why(struct service *s, const struct config_target *t, char *err,
-			  size_t errlen)
+int service_call_why(int (*fn)(void *arg), void *arg, char *err, size_t errlen)
 {
 	FILE *saved = stderr, *m;
-	char *buf = NULL, *nl;
+	char *buf = NULL, *last;
 	size_t len = 0;
-	int obj;
+	int ret;
 
 	fflush(stderr);
 	m = open_memstream(&buf, &len);
 	if (m)
 		stderr = m;
-	obj = engine__add_object(s->e, t->binary, t->functions);
+	ret = fn(arg);
 	stderr = saved;
 	if (m)
 		fclose(m);
 	if (buf && len)
 		fputs(buf, stderr);	/* the daemon's own log keeps all of it */
-	if (obj < 0) {
-		nl = buf ? strchr(buf, '\n') : NULL;
-		if (nl)
-			*nl = '\0';
-		if (buf && !strncmp(buf, "kcsand: ", 8))
-			snprintf(err, errlen, "%s", buf + 8);
+	if (ret < 0) {
+		/* The last line: what failed in the end, after any detail before it. */
+		while (len && buf[len - 1] == '\n')
+			buf[--len] = '\0';
+		last = buf ? strrchr(buf, '\n') : NULL;
+		last = last ? last + 1 : buf;
+		if (last && *last)
+			snprintf(err, errlen, "%s", strncmp(last, "kcsand: ", 8) ? last : last + 8);
 		else
-			snprintf(err, errlen, "cannot probe %s: %s", t->binary, strerror(-obj));
+			snprintf(err, errlen, "%s", strerror(-ret));
 	}
 	free(buf);
-	return obj;
+	return ret;
 }
 
-int service_add_probe(struct service *s, const struct config_target *t, bool from_config,
-		      char *err, size_t errlen)
+struct add_object_args {
+	struct engine *e;
+	const struct config_target *t;
+};
+
+static int add_object(void *arg)
 {
-	struct probe *v, p = { .from_config = from_config };
+	const struct add_object_args *a = arg;
+
+	return engine__add_object(a->e, a->t->binary, a->t->functions);
+}
+
+/* A user target: its object id in the user engine, or -errno with the reason in err. */
+static int add_user(struct service *s, const struct config_target *t, char *err, size_t errlen)
+{
+	struct add_object_args a = { s->user.e, t };
 	int obj, ret;
 
 	if (t->pid && kill(t->pid, 0) && errno == ESRCH) {
@@ -202,50 +233,84 @@ int service_add_probe(struct service *s, const struct config_target *t, bool fro
 		snprintf(err, errlen, "%s: %s", t->binary, strerror(-ret));
 		return ret;
 	}
-	obj = add_object_why(s, t, err, errlen);
+	obj = service_call_why(add_object, &a, err, errlen);
 	if (obj < 0)
 		return obj;
-	p.obj = obj;
-	p.sites = engine__object_sites(s->e, obj);
-	if (p.sites <= 0) {
-		engine__remove_object(s->e, obj);
+	if (engine__object_sites(s->user.e, obj) <= 0) {
+		engine__remove_object(s->user.e, obj);
 		snprintf(err, errlen, "%s: no memory-access instruction to probe%s%s", t->binary,
 			 t->functions ? " in functions matching " : "",
 			 t->functions ? t->functions : "");
 		return -ENOENT;
 	}
-	p.t.binary = strdup(t->binary);
-	p.t.functions = t->functions ? strdup(t->functions) : NULL;
-	p.t.pid = t->pid;
-	v = realloc(s->probes, (s->nr_probes + 1) * sizeof(*v));
-	if (!v || !p.t.binary || (t->functions && !p.t.functions)) {
-		if (v)
-			s->probes = v;
-		free(p.t.binary);
-		free(p.t.functions);
-		engine__remove_object(s->e, obj);
-		snprintf(err, errlen, "out of memory");
-		return -ENOMEM;
-	}
-	s->probes = v;
 	if (t->pid) {
-		ret = engine__add_pid(s->e, t->pid);
+		ret = engine__add_pid(s->user.e, t->pid);
 		if (ret) {
-			free(p.t.binary);
-			free(p.t.functions);
-			engine__remove_object(s->e, obj);
+			engine__remove_object(s->user.e, obj);
 			snprintf(err, errlen, "cannot trace pid %d: %s", t->pid, strerror(-ret));
 			return ret;
 		}
 	}
-	p.id = s->next_id++;
+	return obj;
+}
+
+static struct engine *engine_of(const struct service *s, const struct probe *p)
+{
+	return p->t.kernel ? s->kernel.e : s->user.e;
+}
+
+/* Undo add_user() or service_kernel_add(). */
+static void detach(struct service *s, const struct probe *p)
+{
+	engine__remove_object(engine_of(s, p), p->obj);
+	if (!p->t.kernel && p->t.pid && !pid_in_use(s, p->t.pid))
+		engine__remove_pid(s->user.e, p->t.pid);
+}
+
+int service_add_probe(struct service *s, const struct config_target *t, bool from_config,
+		      unsigned int id, char *err, size_t errlen)
+{
+	struct probe *v, p = {
+		.id = id ? id : s->next_id,
+		.from_config = from_config,
+		.t = { .pid = t->pid, .kernel = t->kernel },
+	};
+
+	v = realloc(s->probes, (s->nr_probes + 1) * sizeof(*v));
+	if (!v) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	s->probes = v;
+	p.obj = t->kernel ? service_kernel_add(s, t, err, errlen) : add_user(s, t, err, errlen);
+	if (p.obj < 0)
+		return p.obj;
+	p.sites = engine__object_sites(engine_of(s, &p), p.obj);
+	p.t.binary = t->binary ? strdup(t->binary) : NULL;
+	p.t.functions = t->functions ? strdup(t->functions) : NULL;
+	p.t.specs = t->specs ? strdup(t->specs) : NULL;
+	if ((t->binary && !p.t.binary) || (t->functions && !p.t.functions) ||
+	    (t->specs && !p.t.specs)) {
+		detach(s, &p);
+		free(p.t.binary);
+		free(p.t.functions);
+		free(p.t.specs);
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	if (p.id >= s->next_id)
+		s->next_id = p.id + 1;
 	s->probes[s->nr_probes++] = p;
 	update_trace_all(s);
 	/* The new sites take the blacklist like the others. */
 	push_filter(s);
-	service_say(s, LOG_INFO, "probe %u: %s%s%s, %ld sites, %s", p.id, t->binary,
-		    t->functions ? " functions " : "", t->functions ? t->functions : "", p.sites,
-		    t->pid ? "one process" : "every process running it");
+	if (t->kernel)
+		service_say(s, LOG_INFO, "probe %u: kernel %s, %ld sites", p.id, t->specs,
+			    p.sites);
+	else
+		service_say(s, LOG_INFO, "probe %u: %s%s%s, %ld sites, %s", p.id, t->binary,
+			    t->functions ? " functions " : "", t->functions ? t->functions : "",
+			    p.sites, t->pid ? "one process" : "every process running it");
 	return (int)p.id;
 }
 
@@ -259,21 +324,94 @@ struct probe *service_find_probe(struct service *s, unsigned int id)
 
 void service_remove_probe(struct service *s, struct probe *p)
 {
-	int pid = p->t.pid;
+	struct probe gone = *p;
 
-	engine__remove_object(s->e, p->obj);
-	service_say(s, LOG_INFO, "probe %u: %s detached", p->id, p->t.binary);
-	free(p->t.binary);
-	free(p->t.functions);
 	*p = s->probes[--s->nr_probes];
-	if (pid && !pid_in_use(s, pid))
-		engine__remove_pid(s->e, pid);
+	detach(s, &gone);
+	service_say(s, LOG_INFO, "probe %u: %s%s detached", gone.id,
+		    gone.t.kernel ? "kernel " : "", gone.t.kernel ? gone.t.specs : gone.t.binary);
+	free(gone.t.binary);
+	free(gone.t.functions);
+	free(gone.t.specs);
 	update_trace_all(s);
+}
+
+/* ------------------------------------------------------------ parameters */
+
+static void mode_defaults(struct engine_opts *o, bool kernel)
+{
+	engine_opts__init(o);
+	if (!kernel)
+		return;
+	o->kernel = true;
+	o->params.skip_watch = KERNEL_DEFAULT_SKIP_WATCH;
+	o->params.udelay_task = KERNEL_DEFAULT_UDELAY_TASK;
+	/* Every task that enters the probed code: the kernel has no "target". */
+	o->params.trace_all = 1;
+}
+
+unsigned int service_param_default(const struct param_desc *p, bool kernel)
+{
+	struct engine_opts d;
+
+	mode_defaults(&d, kernel);
+	return engine_opts__get(&d, p);
+}
+
+int service_mode_opts(const struct config *c, bool kernel, struct engine_opts *o)
+{
+	const struct param_desc *all;
+	size_t n;
+
+	mode_defaults(o, kernel);
+	all = params_all(&n);
+	/* A parameter's line applies to both modes; without one, each has its default. */
+	for (size_t i = 0; i < n && i < CONFIG_MAX_PARAMS; i++) {
+		char buf[16];
+		int ret;
+
+		if (!c->set[i])
+			continue;
+		snprintf(buf, sizeof(buf), "%u", c->values[i]);
+		ret = engine_opts__set(o, all[i].name, buf);
+		if (ret)
+			return ret;
+	}
+	if (c->max_sites)
+		o->max_sites = c->max_sites;
+	return 0;
+}
+
+int service_set_param_in(struct service *s, bool kernel, const struct param_desc *p,
+			 unsigned int v)
+{
+	struct engine *e = kernel ? s->kernel.e : s->user.e;
+	char buf[16];
+	int ret = 0;
+
+	snprintf(buf, sizeof(buf), "%u", v);
+	if (kernel)
+		ret = engine_opts__set(&s->kopts, p->name, buf);
+	if (!ret && e)
+		ret = engine__set_param(e, p->name, buf);
+	return ret;
+}
+
+/*
+ * `set` and `on`/`off` apply to both modes alike, as KCSAN's debugfs
+ * file applies to the whole kernel: one value, whatever the mode's
+ * default was.
+ */
+int service_set_param(struct service *s, const struct param_desc *p, unsigned int v)
+{
+	int ret = service_set_param_in(s, false, p, v);
+
+	return ret ? ret : service_set_param_in(s, true, p, v);
 }
 
 /* ------------------------------------------------------------ setup */
 
-static void sink_opts_of(const struct service *s, const struct config *c, struct sink_opts *so)
+void service_sink_opts(const struct service *s, const struct config *c, struct sink_opts *so)
 {
 	so->to_syslog = c->to_syslog == CONFIG_YES;
 	/* In the foreground stderr is the sink, unless syslog would print the same reports. */
@@ -283,27 +421,11 @@ static void sink_opts_of(const struct service *s, const struct config *c, struct
 	so->log = s->o.log ? s->o.log : c->log;
 }
 
-static unsigned int default_value(const struct param_desc *p)
-{
-	struct engine_opts d;
-
-	engine_opts__init(&d);
-	return engine_opts__get(&d, p);
-}
-
-int service_set_param(struct service *s, const struct param_desc *p, unsigned int v)
-{
-	char buf[16];
-
-	snprintf(buf, sizeof(buf), "%u", v);
-	return engine__set_param(s->e, p->name, buf);
-}
-
 static int add_config_targets(struct service *s, const struct config *c, char *err,
 			      size_t errlen)
 {
 	for (size_t i = 0; i < c->nr_targets; i++) {
-		int ret = service_add_probe(s, &c->targets[i], true, err, errlen);
+		int ret = service_add_probe(s, &c->targets[i], true, 0, err, errlen);
 
 		if (ret < 0)
 			return ret;
@@ -311,14 +433,22 @@ static int add_config_targets(struct service *s, const struct config *c, char *e
 	return 0;
 }
 
+/* Hooks and what the service's engines share; kernel_debug is set when the engine is made. */
+static void set_hooks(struct service *s, struct engine_opts *o, struct service_engine *se)
+{
+	o->verbose = s->o.verbose;
+	o->filter = on_filter;
+	o->sink = on_report;
+	o->hook_ctx = se;
+}
+
 int service__new(const struct service_opts *o, struct config *c, struct service **out)
 {
 	struct service *s = calloc(1, sizeof(*s));
+	struct epoll_event ev = { .events = EPOLLIN };
 	struct engine_opts eo;
 	struct sink_opts so;
-	const struct param_desc *all;
 	char err[512];
-	size_t n;
 	int ret;
 
 	if (!s)
@@ -326,43 +456,46 @@ int service__new(const struct service_opts *o, struct config *c, struct service 
 	s->o = *o;
 	s->next_id = 1;
 	s->started = time(NULL);
+	s->epfd = -1;
+	s->user = (struct service_engine){ .s = s };
+	s->kernel = (struct service_engine){ .s = s, .kernel = true };
 	filter__init(&s->filter);
 	s->cfg = *c;
 	config_init(c);
-
-	engine_opts__init(&eo);
-	all = params_all(&n);
-	for (size_t i = 0; i < n && i < CONFIG_MAX_PARAMS; i++) {
-		char buf[16];
-
-		if (!s->cfg.set[i])
-			continue;
-		snprintf(buf, sizeof(buf), "%u", s->cfg.values[i]);
-		ret = engine_opts__set(&eo, all[i].name, buf);
-		if (ret)
-			goto fail;
+	s->epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (s->epfd < 0) {
+		ret = -errno;
+		fprintf(stderr, "kcsand: cannot create an epoll fd: %s\n", strerror(-ret));
+		goto fail;
 	}
-	if (s->cfg.max_sites)
-		eo.max_sites = s->cfg.max_sites;
-	eo.verbose = o->verbose;
-	eo.filter = on_filter;
-	eo.sink = on_report;
-	eo.hook_ctx = s;
 
-	sink_opts_of(s, &s->cfg, &so);
+	ret = service_mode_opts(&s->cfg, false, &eo);
+	if (!ret)
+		ret = service_mode_opts(&s->cfg, true, &s->kopts);
+	if (ret)
+		goto fail;
+	set_hooks(s, &eo, &s->user);
+	set_hooks(s, &s->kopts, &s->kernel);
+
+	service_sink_opts(s, &s->cfg, &so);
 	ret = sinks__open(&so, &s->sinks);
 	if (ret)
 		goto fail;
 	ret = filter__copy(&s->filter, &s->cfg.filter);
 	if (ret)
 		goto fail;
-	ret = engine__new(&eo, &s->e);
+	ret = engine__new(&eo, &s->user.e);
 	if (!ret)
-		ret = engine__load(s->e);
+		ret = engine__load(s->user.e);
 	if (!ret)
-		ret = engine__attach(s->e);
+		ret = engine__attach(s->user.e);
 	if (ret)
 		goto fail;
+	if (epoll_ctl(s->epfd, EPOLL_CTL_ADD, engine__epoll_fd(s->user.e), &ev)) {
+		ret = -errno;
+		fprintf(stderr, "kcsand: cannot poll the ring buffer: %s\n", strerror(-ret));
+		goto fail;
+	}
 	ret = add_config_targets(s, &s->cfg, err, sizeof(err));
 	if (ret < 0) {
 		fprintf(stderr, "kcsand: %s: %s\n", o->config_path, err);
@@ -393,142 +526,68 @@ const char *service__socket_group(const struct service *s)
 	return s->cfg.socket_group;
 }
 
+/*
+ * One fd for main.c's poll: an epoll set holding each engine's ring-buffer
+ * epoll fd (service_kernel.c adds and removes the kernel one).  Whichever
+ * is ready, service__poll() drains both.
+ */
 int service__epoll_fd(const struct service *s)
 {
-	return engine__epoll_fd(s->e);
+	return s->epfd;
 }
 
 void service__poll(struct service *s)
 {
-	engine__poll(s->e, 0);
+	engine__poll(s->user.e, 0);
+	if (s->kernel.e)
+		engine__poll(s->kernel.e, 0);
 }
 
 int service__timeout_ms(const struct service *s)
 {
-	int t = engine__timeout_ms(s->e);
+	int t = engine__timeout_ms(s->user.e), k = s->kernel.e ? engine__timeout_ms(s->kernel.e) : -1;
 
+	if (k >= 0 && (t < 0 || k < t))
+		t = k;
 	return t < 0 || t > 1000 ? 1000 : t;
-}
-
-static bool filters_equal(const struct filter *a, const struct filter *b)
-{
-	if (a->whitelist != b->whitelist || a->n != b->n)
-		return false;
-	for (size_t i = 0; i < a->n; i++)
-		if (strcmp(a->funcs[i], b->funcs[i]))
-			return false;
-	return true;
-}
-
-static bool has_target(const struct config *c, const struct config_target *t)
-{
-	for (size_t i = 0; i < c->nr_targets; i++)
-		if (config_target_eq(&c->targets[i], t))
-			return true;
-	return false;
-}
-
-int service__reload(struct service *s, char *err, size_t errlen)
-{
-	struct config nc;
-	struct sink_opts so;
-	const struct param_desc *all;
-	unsigned int added[CONFIG_MAX_TARGETS];
-	size_t nr_added = 0, n;
-	int ret;
-
-	config_init(&nc);
-	ret = config_load(s->o.config_path, &nc, err, errlen);
-	if (ret)
-		goto out;
-	/* Every new target first: if one cannot be attached, nothing has changed yet. */
-	for (size_t i = 0; i < nc.nr_targets; i++) {
-		if (has_target(&s->cfg, &nc.targets[i]))
-			continue;
-		ret = service_add_probe(s, &nc.targets[i], true, err, errlen);
-		if (ret < 0)
-			goto rollback;
-		added[nr_added++] = ret;
-	}
-	sink_opts_of(s, &nc, &so);
-	ret = sinks__reconfigure(s->sinks, &so);
-	if (ret) {
-		snprintf(err, errlen, "cannot open log %s: %s", so.log, strerror(-ret));
-		goto rollback;
-	}
-
-	/* Committed from here on. */
-	for (size_t i = 0; i < s->nr_probes;) {
-		struct probe *p = &s->probes[i];
-
-		if (p->from_config && !has_target(&nc, &p->t))
-			service_remove_probe(s, p);	/* moves the last probe here */
-					     else
-					     i++;
-	}
-	all = params_all(&n);
-	for (size_t i = 0; i < n && i < CONFIG_MAX_PARAMS; i++) {
-		unsigned int was = s->cfg.set[i] ? s->cfg.values[i] : default_value(&all[i]);
-		unsigned int now = nc.set[i] ? nc.values[i] : default_value(&all[i]);
-
-		/* Only what the file changed: a value set through the socket stays otherwise. */
-		if (was != now)
-			service_set_param(s, &all[i], now);
-	}
-	if (!filters_equal(&s->cfg.filter, &nc.filter)) {
-		struct filter nf;
-
-		if (!filter__copy(&nf, &nc.filter))
-			service_replace_filter(s, &nf);
-	}
-	if ((nc.socket || s->cfg.socket) && !s->o.socket &&
-	    (!nc.socket || !s->cfg.socket || strcmp(nc.socket, s->cfg.socket)))
-		service_say(s, LOG_WARNING, "reload: a new socket path takes a restart");
-	config_free(&s->cfg);
-	s->cfg = nc;
-	config_init(&nc);
-	service_say(s, LOG_INFO, "reloaded %s: %zu probes, %zu sites", s->o.config_path,
-		    s->nr_probes, engine__nr_sites(s->e));
-	ret = 0;
-	goto out;
-rollback:
-	for (size_t i = 0; i < nr_added; i++) {
-		struct probe *p = service_find_probe(s, added[i]);
-
-		if (p)
-			service_remove_probe(s, p);
-	}
-out:
-	config_free(&nc);
-	return ret;
 }
 
 void service__at_exit(struct service *s)
 {
-	uint64_t c[KCSAND_CTR_COUNT];
+	struct service_totals t;
 
-	if (s->o.foreground)
-		engine__print_summary(s->e, stderr);
-	engine__counters(s->e, c);
-	if (c[KCSAND_CTR_RECORDS_DROPPED])
+	if (s->o.foreground) {
+		engine__print_summary(s->user.e, stderr);
+		if (s->kernel.e)
+			engine__print_summary(s->kernel.e, stderr);
+	}
+	service_totals(s, &t);
+	if (t.c[KCSAND_CTR_RECORDS_DROPPED])
 		service_say(s, LOG_WARNING, "%llu reports were lost to a full ring buffer",
-			    (unsigned long long)c[KCSAND_CTR_RECORDS_DROPPED]);
+			    (unsigned long long)t.c[KCSAND_CTR_RECORDS_DROPPED]);
 }
 
 void service__free(struct service *s)
 {
 	if (!s)
 		return;
-	engine__free(s->e);
+	/* Kernel first: its kprobes take the longest to go (an RCU grace period each). */
+	engine__free(s->kernel.e);
+	engine__free(s->user.e);
 	for (size_t i = 0; i < s->nr_probes; i++) {
 		free(s->probes[i].t.binary);
 		free(s->probes[i].t.functions);
+		free(s->probes[i].t.specs);
 	}
+	for (size_t i = 0; i < s->nr_kdebug; i++)
+		free(s->kdebug[i]);
 	free(s->probes);
 	for (size_t i = 0; i < RECENT_MAX; i++) {
 		free(s->recent[i].text);
 		free(s->recent[i].json);
 	}
+	if (s->epfd >= 0)
+		close(s->epfd);
 	sinks__free(s->sinks);
 	filter__free(&s->filter);
 	config_free(&s->cfg);

@@ -1,14 +1,17 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * The service's state, shared by service.c (probes, filters, reports,
- * reload) and request.c (executing control requests).  Private to them.
+ * parameters), reload.c (SIGHUP), service_kernel.c (the kernel-mode
+ * engine) and request.c (executing control requests).  Private to them.
  */
 #ifndef KCSAND_SERVICE_INT_H
 #define KCSAND_SERVICE_INT_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <time.h>
 #include "config.h"
+#include "engine.h"
 #include "filter.h"
 #include "service.h"
 
@@ -21,8 +24,10 @@ struct param_desc;
 
 /*
  * A probed target.  id is what `probe list` shows and `probe remove`
- * takes; obj is the engine's object id.  Targets of the configuration are
- * marked so that a reload touches only those, never the socket's.
+ * takes: one counter for both engines, so ids never collide.  obj is the
+ * object id in the engine of t.kernel's mode.  Targets of the
+ * configuration are marked so that a reload touches only those, never
+ * the socket's.
  */
 struct probe {
 	unsigned int id;
@@ -36,10 +41,44 @@ struct recent {
 	char *text, *json;
 };
 
+/*
+ * One engine of the service, and the context of its report hooks (which
+ * engine a report's site belongs to).  The engine's kernel flag changes
+ * its defaults, symbolization and context, so user and kernel targets
+ * each have their own: the user engine lives as long as the service, the
+ * kernel engine while a kernel target does (service_kernel.c).
+ */
+struct service_engine {
+	struct service *s;
+	struct engine *e;		/* NULL: none (kernel, without kernel targets) */
+	bool kernel;
+};
+
+/* What stats shows: the engines' counters summed (service_totals()). */
+struct service_totals {
+	uint64_t c[KCSAND_CTR_COUNT];
+	uint64_t hits;
+	size_t sites;
+	unsigned long reports, filtered, dedup, no_change;
+};
+
+/* Everything is touched from the one thread of main.c's poll loop: no locks. */
 struct service {
 	struct service_opts o;
 	struct config cfg;		/* as loaded: a reload diffs against it */
-	struct engine *e;
+	const struct config *loading;	/* during a reload, the new configuration */
+	struct service_engine user, kernel;
+	/*
+	 * What the next kernel engine is created with: the kernel defaults,
+	 * the file's parameters, and every later `set`, so that an engine made
+	 * after a `set` has the value too.  Its kernel_debug points at kdebug,
+	 * the files the current kernel engine was made with.
+	 */
+	struct engine_opts kopts;
+	char *kdebug[CONFIG_MAX_KERNEL_DEBUG];
+	size_t nr_kdebug;
+	struct service_totals retired;	/* kernel engines freed since the start */
+	int epfd;			/* both engines' ring buffers, for main.c's poll */
 	struct filter filter;		/* the live list: config, then socket changes */
 	struct sinks *sinks;
 	struct ctl_server *ctl;
@@ -53,13 +92,48 @@ struct service {
 
 __attribute__((format(printf, 3, 4)))
 void service_say(const struct service *s, int prio, const char *fmt, ...);
-/* Make nf (taken over) the live filter list and push it into the site table. */
+/*
+ * Run fn(arg), an engine call that explains its failures on stderr, with
+ * stderr captured: all of it goes on to the daemon's stderr, and the last
+ * line becomes the reason in err (a client never sees the daemon's
+ * stderr, and a background daemon has none).  Returns fn's result.
+ */
+int service_call_why(int (*fn)(void *arg), void *arg, char *err, size_t errlen);
+/* Make nf (taken over) the live filter list and push it into the site tables. */
 int service_replace_filter(struct service *s, struct filter *nf);
-/* Attach a target; its probe id, or -errno with the reason in err. */
+/*
+ * Attach a target under id (0: the next free one); its probe id, or
+ * -errno with the reason in err.  Nothing changes on failure, but for a
+ * kernel engine left without targets: callers end with service_kernel_gc().
+ */
 int service_add_probe(struct service *s, const struct config_target *t, bool from_config,
-		      char *err, size_t errlen);
+		      unsigned int id, char *err, size_t errlen);
 struct probe *service_find_probe(struct service *s, unsigned int id);
+/* Detach it; the kernel engine stays until service_kernel_gc(). */
 void service_remove_probe(struct service *s, struct probe *p);
+size_t service_nr_probes(const struct service *s, bool kernel);
+/*
+ * Set a parameter in both engines (and in kopts), or in one mode's only;
+ * -errno when the engine refuses it.
+ */
 int service_set_param(struct service *s, const struct param_desc *p, unsigned int v);
+int service_set_param_in(struct service *s, bool kernel, const struct param_desc *p,
+			 unsigned int v);
+/* A parameter's default in user or kernel mode. */
+unsigned int service_param_default(const struct param_desc *p, bool kernel);
+/* The sinks c asks for, with the command line's overrides. */
+struct sink_opts;
+void service_sink_opts(const struct service *s, const struct config *c, struct sink_opts *so);
+/* The engine options of a mode: its defaults, then c's parameters; no hooks. */
+int service_mode_opts(const struct config *c, bool kernel, struct engine_opts *o);
+
+/* service_kernel.c: the kernel engine's life. */
+/* Attach a kernel target, creating the engine first if needed: its object id, or -errno. */
+int service_kernel_add(struct service *s, const struct config_target *t, char *err,
+		       size_t errlen);
+/* Free the kernel engine when no kernel target is left; its counters go to retired. */
+void service_kernel_gc(struct service *s);
+/* The counters of both engines and of the retired ones. */
+void service_totals(const struct service *s, struct service_totals *t);
 
 #endif

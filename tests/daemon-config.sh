@@ -29,9 +29,20 @@ bad_config bad_value '# c\n\nskip_watch many\n' \
 	"3: skip_watch: bad value 'many' (expected 0..1000000000)"
 bad_config out_of_range 'udelay_task 100001\n' \
 	"1: udelay_task: bad value '100001' (expected 0..100000)"
-bad_config kernel_target 'target kernel vfs_*\n' \
-	"1: target kernel: kernel targets need kernel mode, which this build of kcsand does not"\
-" have yet"
+bad_config kernel_bad_spec 'target kernel vfs_read module:\n' \
+	"1: target kernel: bad spec 'module:': module: needs a module's NAME after it"
+bad_config kernel_bad_offset 'target kernel vfs_read+0xzz\n' \
+	"1: target kernel: bad spec 'vfs_read+0xzz': FUNC+0xOFF needs a number after '+'"
+bad_config kernel_only_exclusions 'target kernel !vfs_*\n' \
+	"1: target kernel: only exclusions ('!GLOB'): nothing to probe"
+bad_config kernel_no_spec 'target kernel\n' \
+	"1: target kernel: expected one or more SPECs (GLOB, module:NAME, FUNC+0xOFF, !GLOB)"
+bad_config kernel_twice 'target kernel a* !ab\ntarget kernel a*  !ab\n' \
+	"2: target kernel: a* !ab given twice"
+bad_config kernel_debug_relative 'kernel_debug vmlinux\n' \
+	"1: kernel_debug: 'vmlinux' is not an absolute path"
+bad_config kernel_debug_missing 'kernel_debug /no/such.ko\n' \
+	" kernel_debug /no/such.ko: No such file or directory"
 bad_config relative_target 'target user bin/prog\n' \
 	"1: target user: 'bin/prog' is not an absolute path"
 bad_config bad_pid 'target user /bin/true --pid x\n' "1: target user: bad pid 'x'"
@@ -51,6 +62,22 @@ check config_refuses_to_start "2" "$rc"
 [[ ! -e $SOCK ]] && ok config_no_socket_on_failure || fail config_no_socket_on_failure "no socket"
 "$KCSAND" -c "$SRC_DIR/docs/kcsand.conf" --check >/dev/null 2>&1
 check docs_example_parses "0" "$?"
+
+# A kernel target parses; on a kernel without kprobes (this development VM's) kcsand
+# refuses to start and says why.  tests/vm/daemon-kernel.sh runs kernel targets in a
+# guest that has kprobes.
+printf 'target kernel vfs_read vfs_write* !vfs_writev\nkernel_debug %s\n' "$(realpath "$KCSAND")" \
+	>"$TMP/kernel.conf"
+out=$("$KCSAND" -c "$TMP/kernel.conf" --check 2>&1); rc=$?
+check kernel_target_parses "0 kcsand: $TMP/kernel.conf: ok, 1 targets, 0 filtered functions" \
+	"$rc $out"
+if [[ ! -e /sys/bus/event_source/devices/kprobe/type ]]; then
+	out=$("$KCSAND" -c "$TMP/kernel.conf" --socket "$SOCK" --foreground 2>&1); rc=$?
+	check kernel_target_without_kprobes_refused \
+		"1 kcsand: $TMP/kernel.conf: this kernel ($(uname -r)) has no kprobes: kernel mode needs CONFIG_KPROBES and CONFIG_KPROBE_EVENTS" \
+		"$rc $(tail -1 <<<"$out")"
+	[[ ! -e $SOCK ]] && ok kernel_target_no_socket || fail kernel_target_no_socket "no socket"
+fi
 
 # A filter file, TSan-suppressions style, loads into the list.
 cat >"$TMP/supp.txt" <<SUPP
@@ -107,6 +134,7 @@ else fail reload_bad_config_says_why "'$want' on stderr, got: $(grep reload "$DE
 check reload_bad_config_keeps_param "skip_watch: 40" "$("$CTL" get skip_watch)"
 check reload_bad_config_keeps_probes "2" "$("$CTL" -j probe list | jq length)"
 # A target that cannot be attached: nothing changes either.
+probes_now=$("$CTL" -j probe list)
 printf 'target user /no/such/binary\n' >>"$TMP/good.conf"
 cp "$TMP/good.conf" "$TMP/kcsand.conf"
 kill -HUP "$DPID"; sleep 1
@@ -115,6 +143,17 @@ then ok reload_bad_target_says_why
 else fail reload_bad_target_says_why "the binary and why, got: $(grep reload "$DERR" | tail -1)"
 fi
 check reload_bad_target_keeps_probes "2" "$("$CTL" -j probe list | jq length)"
+# A kernel target on a kernel without kprobes: the same.
+if [[ ! -e /sys/bus/event_source/devices/kprobe/type ]]; then
+	head -n -1 "$TMP/good.conf" >"$TMP/kcsand.conf"
+	printf 'target kernel vfs_read\n' >>"$TMP/kcsand.conf"
+	kill -HUP "$DPID"; sleep 1
+	if grep -q "reload: this kernel ($(uname -r)) has no kprobes: kernel mode needs CONFIG_KPROBES and CONFIG_KPROBE_EVENTS; keeping" "$DERR"
+	then ok reload_kernel_target_without_kprobes_says_why
+	else fail reload_kernel_target_without_kprobes_says_why "no kprobes and why, got: $(grep reload "$DERR" | tail -1)"
+	fi
+	check reload_kernel_target_keeps_probes "$probes_now" "$("$CTL" -j probe list)"
+fi
 
 # Dropping a target on reload detaches it.
 cat >"$TMP/kcsand.conf" <<CONF

@@ -68,7 +68,8 @@ need_root() {
 	fi
 }
 
-# start_daemon CONFIG [ARGS...]: kcsand in the foreground; waits for its socket.
+# start_daemon CONFIG [ARGS...]: kcsand in the foreground; waits for its socket, up to
+# $KCSAND_TEST_START_S seconds (10; attaching kprobes in an emulated guest takes longer).
 start_daemon() {
 	local conf=$1 i
 
@@ -76,7 +77,7 @@ start_daemon() {
 	rm -f "$LOG"
 	"$KCSAND" -c "$conf" --socket "$SOCK" --foreground --log "$LOG" "$@" 2>"$DERR" &
 	DPID=$!
-	for ((i = 0; i < 100; i++)); do
+	for ((i = 0; i < ${KCSAND_TEST_START_S:-10} * 10; i++)); do
 		[[ -S $SOCK ]] && "$CTL" status >/dev/null 2>&1 && return 0
 		kill -0 "$DPID" 2>/dev/null || break
 		sleep 0.1

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <stdlib.h>
 #include "config.h"
+#include "kspec.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -23,8 +24,27 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		/* Filter files come after the main file: run their parser on the same text. */
 		filter__load_text(&c.filter, (const char *)data, size, "fuzz.filter", err,
 				  sizeof(err));
-		for (size_t i = 0; i < c.nr_targets; i++)
-			if (!c.targets[i].binary || c.targets[i].binary[0] != '/')
+		for (size_t i = 0; i < c.nr_targets; i++) {
+			const struct config_target *t = &c.targets[i];
+			const char *specs[CONFIG_MAX_SPECS];
+			char buf[CONFIG_MAX_LINE];
+			int n;
+
+			if (!t->kernel) {
+				if (!t->binary || t->binary[0] != '/')
+					abort();
+				continue;
+			}
+			/* What the service hands engine__add_kernel(): valid specs, not only '!'. */
+			n = config_split_specs(t->specs, buf, sizeof(buf), specs, CONFIG_MAX_SPECS);
+			if (t->binary || n <= 0 || !kspec_selects(specs, n))
+				abort();
+			for (int j = 0; j < n; j++)
+				if (kspec_invalid(specs[j]))
+					abort();
+		}
+		for (size_t i = 0; i < c.nr_kernel_debug; i++)
+			if (c.kernel_debug[i][0] != '/')
 				abort();
 	}
 	config_free(&c);

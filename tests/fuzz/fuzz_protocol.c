@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include "kspec.h"
 #include "params.h"
 #include "protocol.h"
 
@@ -35,6 +36,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				abort();
 			if (req.op == CTL_PROBE_ADD_USER && req.binary[0] != '/')
 				abort();
+			if (req.op == CTL_PROBE_ADD_KERNEL &&
+			    (!req.argc || !kspec_selects(req.argv, req.argc)))
+				abort();
+			for (int i = 0; req.op == CTL_PROBE_ADD_KERNEL && i < req.argc; i++)
+				if (kspec_invalid(req.argv[i]))
+					abort();
 		}
 		p = nl ? nl + 1 : end;
 	}

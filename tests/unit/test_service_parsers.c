@@ -8,6 +8,7 @@
 #include "test.h"
 #include "config.h"
 #include "filter.h"
+#include "kspec.h"
 #include "params.h"
 #include "protocol.h"
 
@@ -98,6 +99,43 @@ int main(void)
 		config_free(&c);
 	}
 
+	TEST(config_kernel_targets) {
+		const char *t = "target kernel module:m  !m_debug_*\n"
+				"target kernel vfs_read+0x1c\n"
+				"target user /bin/a\n"
+				"kernel_debug /boot/vmlinux\nkernel_debug /lib/m.ko\n";
+		const char *specs[CONFIG_MAX_SPECS];
+		char buf[64];
+
+		ASSERT_OK(parse_conf(t, &c, err, sizeof(err)), err);
+		ASSERT_EQ(c.nr_targets, 3, "targets");
+		ASSERT_TRUE(c.targets[0].kernel && !c.targets[0].binary, "a kernel target");
+		ASSERT_STREQ(c.targets[0].specs, "module:m !m_debug_*", "specs, one space apart");
+		ASSERT_FALSE(c.targets[2].kernel, "a user target");
+		ASSERT_FALSE(config_target_eq(&c.targets[0], &c.targets[1]), "different specs");
+		ASSERT_EQ(c.nr_kernel_debug, 2, "kernel_debug files");
+		ASSERT_STREQ(c.kernel_debug[1], "/lib/m.ko", "second file");
+		ASSERT_EQ(config_split_specs(c.targets[0].specs, buf, sizeof(buf), specs,
+					     CONFIG_MAX_SPECS), 2, "two specs");
+		ASSERT_STREQ(specs[1], "!m_debug_*", "second spec");
+		ASSERT_EQ(config_split_specs(c.targets[0].specs, buf, sizeof(buf), specs, 1),
+			  -E2BIG, "more specs than room");
+		config_free(&c);
+	}
+
+	TEST(kspec_syntax) {
+		ASSERT_TRUE(kspec_invalid("vfs_*") == NULL, "glob");
+		ASSERT_TRUE(kspec_invalid("module:ext4") == NULL, "module");
+		ASSERT_TRUE(kspec_invalid("vfs_read+0x1c") == NULL, "offset");
+		ASSERT_TRUE(kspec_invalid("vfs_read+28") == NULL, "decimal offset");
+		ASSERT_TRUE(kspec_invalid("!vfs_*") == NULL, "exclusion");
+		ASSERT_STREQ(kspec_invalid("!"), "'!' needs a GLOB after it", "! alone");
+		ASSERT_STREQ(kspec_invalid("+0x1"), "FUNC+0xOFF needs a FUNC", "no func");
+		ASSERT_STREQ(kspec_invalid("f+"), "FUNC+0xOFF needs a number after '+'", "no off");
+		ASSERT_STREQ(kspec_invalid("f+-1"), "FUNC+0xOFF needs a number after '+'", "sign");
+		ASSERT_STREQ(kspec_invalid(""), "empty", "empty");
+	}
+
 	TEST(config_errors_name_line) {
 		static const struct {
 			const char *text, *err;
@@ -114,6 +152,18 @@ int main(void)
 			{ "log relative\n", "t.conf:1: log: 'relative' is not an absolute path" },
 			{ "filter_file s\n", "t.conf:1: filter_file: 's' is not an absolute "
 					      "path" },
+			{ "target kernel\n", "t.conf:1: target kernel: expected one or more SPECs "
+					      "(GLOB, module:NAME, FUNC+0xOFF, !GLOB)" },
+			{ "target kernel !a !b\n", "t.conf:1: target kernel: only exclusions "
+						    "('!GLOB'): nothing to probe" },
+			{ "target kernel f+x\n", "t.conf:1: target kernel: bad spec 'f+x': "
+						  "FUNC+0xOFF needs a number after '+'" },
+			{ "target kernel a\ntarget kernel  a\n", "t.conf:2: target kernel: a "
+								"given twice" },
+			{ "target frob /a\n", "t.conf:1: target: unknown kind 'frob' (expected "
+					       "user or kernel)" },
+			{ "kernel_debug rel.ko\n", "t.conf:1: kernel_debug: 'rel.ko' is not an "
+						    "absolute path" },
 		};
 
 		for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
@@ -138,6 +188,11 @@ int main(void)
 		ASSERT_TRUE(r.follow, "follow");
 		ASSERT_OK(parse_req("filter remove a b c", &r, err), "filter remove");
 		ASSERT_EQ(r.argc, 3, "three functions");
+		ASSERT_OK(parse_req("probe add kernel module:m !m_dbg vfs_read+0x4", &r, err),
+			  "probe add kernel");
+		ASSERT_EQ(r.op, CTL_PROBE_ADD_KERNEL, "kernel probe");
+		ASSERT_EQ(r.argc, 3, "three specs");
+		ASSERT_STREQ(r.argv[1], "!m_dbg", "an exclusion");
 	}
 
 	TEST(request_errors) {
@@ -148,6 +203,12 @@ int main(void)
 		ASSERT_EQ(parse_req("probe add user rel", &r, err), -EINVAL, "relative");
 		ASSERT_EQ(parse_req("stats\x01", &r, err), -EINVAL, "control");
 		ASSERT_EQ(parse_req("!", &r, err), -EINVAL, "! alone");
+		ASSERT_EQ(parse_req("probe add kernel", &r, err), -EINVAL, "no spec");
+		ASSERT_STREQ(err, "expected 'probe add kernel SPEC...'", "no spec: msg");
+		ASSERT_EQ(parse_req("probe add kernel !a", &r, err), -EINVAL, "exclusions only");
+		ASSERT_EQ(parse_req("probe add kernel module:", &r, err), -EINVAL, "module:");
+		ASSERT_STREQ(err, "probe add kernel: bad spec 'module:': module: needs a module's "
+				  "NAME after it", "module: msg");
 	}
 
 	return test_summary();

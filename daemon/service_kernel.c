@@ -1,0 +1,169 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The service's kernel-mode engine: made when the first kernel target
+ * comes (`target kernel`, `probe add kernel`), freed when the last goes.
+ * It is an engine of its own because the kernel flag changes the
+ * defaults (skip_watch, udelay_task), turns the site sampler and the
+ * hardware-watchpoint escalation off, symbolizes through kallsyms and
+ * the kernel_debug files, and reads the context from preempt_count.
+ *
+ * What it shares with the user engine is decided in the service: the
+ * filter list (pushed into both site tables), the sinks, the dedup
+ * interval, the probe ids (one counter), and the live parameters (`set`
+ * changes both, service.c).  Its counters survive it in s->retired, so
+ * that stats never go back.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <syslog.h>
+#include <sys/epoll.h>
+#include "engine.h"
+#include "service_int.h"
+
+struct add_kernel_args {
+	struct engine *e;
+	const char *specs[CONFIG_MAX_SPECS];
+	size_t nr_specs;
+};
+
+static int add_kernel(void *arg)
+{
+	const struct add_kernel_args *a = arg;
+
+	return engine__add_kernel(a->e, a->specs, a->nr_specs);
+}
+
+static int load_and_attach(void *arg)
+{
+	struct engine *e = arg;
+	int err = engine__load(e);
+
+	return err ? err : engine__attach(e);
+}
+
+static void free_kdebug(struct service *s)
+{
+	for (size_t i = 0; i < s->nr_kdebug; i++)
+		free(s->kdebug[i]);
+	s->nr_kdebug = 0;
+	s->kopts.kernel_debug = NULL;
+	s->kopts.nr_kernel_debug = 0;
+}
+
+/*
+ * The engine keeps kopts' kernel_debug pointers: it gets copies of the
+ * configuration's files, which a reload frees.  During a reload the new
+ * configuration's files are the ones to use.
+ */
+static int take_kdebug(struct service *s)
+{
+	const struct config *c = s->loading ? s->loading : &s->cfg;
+
+	free_kdebug(s);
+	for (size_t i = 0; i < c->nr_kernel_debug; i++) {
+		s->kdebug[i] = strdup(c->kernel_debug[i]);
+		if (!s->kdebug[i]) {
+			free_kdebug(s);
+			return -ENOMEM;
+		}
+		s->nr_kdebug++;
+	}
+	s->kopts.kernel_debug = (const char *const *)s->kdebug;
+	s->kopts.nr_kernel_debug = s->nr_kdebug;
+	return 0;
+}
+
+/* A fresh engine: decode the first target before loading, so a failure loads nothing. */
+static int new_engine(struct service *s, struct add_kernel_args *a, char *err, size_t errlen)
+{
+	struct epoll_event ev = { .events = EPOLLIN };
+	int obj, ret;
+
+	ret = take_kdebug(s);
+	if (!ret)
+		ret = engine__new(&s->kopts, &a->e);
+	if (ret) {
+		snprintf(err, errlen, "cannot make the kernel-mode engine: %s", strerror(-ret));
+		return ret;
+	}
+	obj = service_call_why(add_kernel, a, err, errlen);
+	if (obj >= 0) {
+		ret = service_call_why(load_and_attach, a->e, err, errlen);
+		if (!ret && epoll_ctl(s->epfd, EPOLL_CTL_ADD, engine__epoll_fd(a->e), &ev)) {
+			ret = -errno;
+			snprintf(err, errlen, "cannot poll the kernel ring buffer: %s",
+				 strerror(-ret));
+		}
+		if (ret)
+			obj = ret;
+	}
+	if (obj < 0) {
+		engine__free(a->e);	/* detaches whatever attached */
+		return obj;
+	}
+	s->kernel.e = a->e;
+	service_say(s, LOG_INFO, "kernel-mode engine loaded (skip_watch %u, udelay_task %u)",
+		    s->kopts.params.skip_watch, s->kopts.params.udelay_task);
+	return obj;
+}
+
+int service_kernel_add(struct service *s, const struct config_target *t, char *err,
+		       size_t errlen)
+{
+	struct add_kernel_args a = { .e = s->kernel.e };
+	char buf[CONFIG_MAX_LINE];
+	int n;
+
+	n = config_split_specs(t->specs, buf, sizeof(buf), a.specs, CONFIG_MAX_SPECS);
+	if (n <= 0) {
+		snprintf(err, errlen, "kernel target: %s", n ? "too many specs" : "no spec");
+		return n ? n : -EINVAL;
+	}
+	a.nr_specs = n;
+	if (!a.e)
+		return new_engine(s, &a, err, errlen);
+	return service_call_why(add_kernel, &a, err, errlen);
+}
+
+static void totals_add(struct service_totals *t, struct engine *e)
+{
+	uint64_t c[KCSAND_CTR_COUNT];
+	unsigned long filt, dedup, nochange;
+
+	engine__counters(e, c);
+	for (int i = 0; i < KCSAND_CTR_COUNT; i++)
+		t->c[i] += c[i];
+	engine__suppressed(e, &filt, &dedup, &nochange);
+	t->filtered += filt;
+	t->dedup += dedup;
+	t->no_change += nochange;
+	t->reports += engine__nr_reports(e);
+	t->hits += engine__hits(e);
+	t->sites += engine__nr_sites(e);
+}
+
+void service_kernel_gc(struct service *s)
+{
+	struct engine *e = s->kernel.e;
+
+	if (!e || service_nr_probes(s, true))
+		return;
+	/* Reports still in its ring buffer go out first. */
+	engine__poll(e, 0);
+	totals_add(&s->retired, e);
+	s->retired.sites = 0;	/* nothing of it is attached any more */
+	epoll_ctl(s->epfd, EPOLL_CTL_DEL, engine__epoll_fd(e), NULL);
+	s->kernel.e = NULL;
+	engine__free(e);
+	free_kdebug(s);
+	service_say(s, LOG_INFO, "kernel-mode engine freed: no kernel target left");
+}
+
+void service_totals(const struct service *s, struct service_totals *t)
+{
+	*t = s->retired;
+	totals_add(t, s->user.e);
+	if (s->kernel.e)
+		totals_add(t, s->kernel.e);
+}
