@@ -184,10 +184,9 @@ static void disarm(struct hwbp *h, int i)
 	__u32 key = i;
 
 	bpf_map_update_elem(bpf_map__fd(h->skel->maps.hw_slots), &key, &off, BPF_ANY);
-	for (size_t k = 0; k < s->n; k++) {
+	/* A perf link owns its event's fd: libbpf closes it with the link. */
+	for (size_t k = 0; k < s->n; k++)
 		bpf_link__destroy(s->links[k]);
-		close(s->fds[k]);
-	}
 	free(s->links);
 	free(s->fds);
 	free(s->owners);
@@ -272,8 +271,7 @@ static int add_event(struct hwbp *h, int i, pid_t pid, int cpu)
 		s->owners = p;
 	p = p ? realloc(s->links, (s->n + 1) * sizeof(*s->links)) : NULL;
 	if (!p) {
-		bpf_link__destroy(l);
-		close(fd);
+		bpf_link__destroy(l);	/* closes fd */
 		return -ENOMEM;
 	}
 	s->links = p;
