@@ -112,4 +112,4 @@ for c in "${CONFIGS[@]}"; do
 			 m / nm, f, x }'
 done
 echo "  target: kcsand-default <= 1.30x native, race found within 30 s"
-[ ! -e "$tmp/kcsand-default.err" ] || grep -h 'armed_sites' "$tmp/kcsand-default.err" | sed -E 's/.*(armed_sites: [^ ]+ estimated_overhead: [^ ]+).*/  kcsand-default at exit: \1/' || true
+[ ! -e "$tmp/kcsand-default.err" ] || grep -h 'armed_sites' "$tmp/kcsand-default.err" | sed -E 's/.*(armed_sites: [^ ]+ estimated_overhead: [^ ]+ hot_turns: [^ ]+ hot_turns_one_thread: [^ ]+).*/  kcsand-default at exit: \1/' || true

@@ -1007,12 +1007,6 @@ static void process_report(struct engine *e, const struct kcsand_report *r)
 	symbolize_side(e, &r->this, &v.this);
 	if (r->has_other)
 		symbolize_side(e, &r->other, &v.other);
-	else
-		/*
-		 * Catch the unknown writer next time: a write breakpoint on the
-		 * address, in every thread of the process or on every CPU.
-		 */
-		hwbp__escalate(e->hw, r);
 
 	if (r->has_other && r->value_change == KCSAND_VALUE_CHANGE_MAYBE &&
 	    e->opts.report_value_change_only && !rcu_exempt(v.this.func)) {
@@ -1028,6 +1022,16 @@ static void process_report(struct engine *e, const struct kcsand_report *r)
 		e->suppressed_dedup++;
 		return;
 	}
+	/*
+	 * Catch the unknown writer next time: a write breakpoint on the
+	 * address, in every thread of the process or on every CPU.  Only for
+	 * a report that is printed: a repeat within report_once_in_ms (also
+	 * one whose pair was printed) would arm traps on every access to the
+	 * variable for a pair that dedup drops anyway; on bench/hashtable
+	 * they went on all run long after the race was found.
+	 */
+	if (!r->has_other)
+		hwbp__escalate(e->hw, r);
 	e->nr_reports++;
 	if (e->opts.sink) {
 		e->opts.sink(e->opts.hook_ctx, &v);
