@@ -1259,6 +1259,16 @@ static int turn_xbp(struct engine *e, const uint8_t *turn)
 			if (!turn[eo->first + k])
 				continue;
 			r = xturn__arm(e->xt, o->path, probe_off(&o->sites.v[k]), eo->first + k);
+			if (e->opts.verbose >= 2) {
+				const struct site *s = &o->sites.v[k];
+				const struct elf_func *f = s->func < o->nr_funcs ? &o->funcs[s->func] :
+										   NULL;
+
+				fprintf(stderr, "kcsand: sampler: turn: %s+0x%llx: %d thread%s\n",
+					f ? f->name : "?",
+					(unsigned long long)(f ? s->vaddr - f->vaddr : 0), r,
+					r == 1 ? "" : "s");
+			}
 			if (r <= 0) {
 				xturn__disarm(e->xt);
 				return r ? r : -ENOENT;

@@ -40,6 +40,16 @@ struct xturn {
 	struct bpf_link *links[XTURN_MAX];	/* each owns its perf event fd */
 	size_t n;
 	unsigned long rr;		/* which thread takes the next turn */
+	/*
+	 * The thread each process's turn is on: every site of a turn goes on
+	 * the same one.  Two sites on two threads would have both threads
+	 * trap and stall, and neither would run natively to change the
+	 * value the other watches.
+	 */
+	struct {
+		pid_t pid, tid;
+	} chosen[XTURN_MAX];
+	size_t nr_chosen;
 };
 
 int xturn__new(struct kcsand_bpf *skel, struct xturn **out)
@@ -186,9 +196,17 @@ int xturn__arm(struct xturn *x, const char *path, uint64_t off, uint32_t cookie)
 		prev = &key;
 		if (vaddr_of(key, &st, off, &va))
 			continue;	/* exited, or does not map this object */
-		tid = pick_thread(x, key);
-		if (tid < 0)
-			continue;
+		tid = -1;
+		for (size_t i = 0; i < x->nr_chosen; i++)
+			if (x->chosen[i].pid == (pid_t)key)
+				tid = x->chosen[i].tid;
+		if (tid < 0) {
+			tid = pick_thread(x, key);
+			if (tid < 0)
+				continue;
+			if (x->nr_chosen < XTURN_MAX)
+				x->chosen[x->nr_chosen++] = (typeof(x->chosen[0])){ key, tid };
+		}
 		err = add(x, tid, va, cookie);
 		if (err) {
 			if (kcsand_verbose >= 2)
@@ -207,6 +225,7 @@ void xturn__disarm(struct xturn *x)
 	for (size_t i = 0; i < x->n; i++)
 		bpf_link__destroy(x->links[i]);
 	x->n = 0;
+	x->nr_chosen = 0;
 }
 
 static uint64_t now_ns(void)

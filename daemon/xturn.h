@@ -10,7 +10,8 @@
  * value in the watcher's stall as often as the program really does.
  *
  * So the site sampler arms a hot turn's sites with execute breakpoints in
- * one thread of each target process, a different thread each turn, and
+ * one thread of each target process (all of them in the same thread), a
+ * different thread each turn, and
  * falls back to a uprobe link when that is not possible (no target pid
  * known, as with trace_all; or no debug register free).
  */
@@ -25,7 +26,8 @@ struct xturn;
 int xturn__new(struct kcsand_bpf *skel, struct xturn **out);
 /*
  * Arm the site with this cookie, at file offset off of the ELF file path,
- * in one thread of every target process that maps it.  Returns how many
+ * in one thread of every target process that maps it: the thread this
+ * turn already uses in that process, else the next running one.  Returns how many
  * breakpoints were armed (0: no target process maps it), or a negative
  * errno, with what was armed by this call left armed for xturn__disarm().
  */
