@@ -13,7 +13,8 @@
 # tests/demo/*.c, one per comment line of the form
 #
 #   /* kcsand-test: name=NAME [args="..."] [prog_args="..."] expect=report|none
-#      [title="..."] [title_re="..."] [funcs="..."] [access="RE"]... [value_changed=yes|no] */
+#      [title="..."] [title_re="..."] [funcs="..."] [access="RE"]... [value_changed=yes|no]
+#      [log_re="RE"] */
 #
 # (all on one line).  Values are either "double-quoted" (no double quote
 # inside) or a single word.
@@ -30,6 +31,8 @@
 #   title_re       ... or matches this extended regex
 #   access         an extended regex that must match a line of the report;
 #                  several access= keys must match different lines
+#   log_re         an extended regex some line of kcsanctl's output must match
+#                  (its summary line, say)
 #   value_changed  yes: the report has a "value changed: 0x.. -> 0x.." line;
 #                  no: it has none
 #   funcs          the functions any report may name (white-space separated);
@@ -62,7 +65,7 @@ failed=0
 CASE_NAME=() CASE_PROG=() CASE_LINE=()
 
 # Fields of the case being parsed or run (parse_case sets them).
-C_NAME= C_ARGS= C_PARGS= C_ITERS= C_EXPECT= C_TITLE= C_TITLE_RE= C_VC= C_FUNCS= C_FUNCS_SET=0
+C_NAME= C_ARGS= C_PARGS= C_ITERS= C_EXPECT= C_TITLE= C_TITLE_RE= C_VC= C_FUNCS= C_FUNCS_SET=0 C_LOG_RE=
 C_ACCESS=()
 PARSE_ERR=
 
@@ -73,7 +76,7 @@ parse_case() {
 	local key val
 
 	s=${s%%\*/*}
-	C_NAME= C_ARGS= C_PARGS= C_ITERS= C_EXPECT= C_TITLE= C_TITLE_RE= C_VC= C_FUNCS= C_FUNCS_SET=0
+	C_NAME= C_ARGS= C_PARGS= C_ITERS= C_EXPECT= C_TITLE= C_TITLE_RE= C_VC= C_FUNCS= C_FUNCS_SET=0 C_LOG_RE=
 	C_ACCESS=()
 	PARSE_ERR=
 	while [[ $s =~ $re ]]; do
@@ -95,6 +98,7 @@ parse_case() {
 		access) C_ACCESS+=("$val") ;;
 		value_changed) C_VC=$val ;;
 		funcs) C_FUNCS=$val C_FUNCS_SET=1 ;;
+		log_re) C_LOG_RE=$val ;;
 		*) PARSE_ERR="unknown key '$key'"; return 1 ;;
 		esac
 	done
@@ -394,6 +398,10 @@ run_case() {
 	extra=$(unexpected_report)
 	if [[ -n $extra ]]; then
 		fail "$out" "expected reports naming only: $C_FUNCS, got \"BUG: KCSAN: $extra\""
+		return
+	fi
+	if [[ -n $C_LOG_RE ]] && ! grep -qE -- "$C_LOG_RE" "$out"; then
+		fail "$out" "expected a line matching /$C_LOG_RE/ in kcsanctl's output"
 		return
 	fi
 	echo "ok   $C_NAME  (first report after $(elapsed "$t0" "$(cat "$first")") s," \

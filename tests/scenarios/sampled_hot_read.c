@@ -1,0 +1,73 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The site sampler's case: a racy read on the hot path of both threads,
+ * found at a 10% overhead budget with no warm-up, so only by a hot turn.
+ *
+ * Both threads take turns at bumping a counter under its lock and peeking
+ * at it without the lock (as bench/hashtable's emptiness test).  For the
+ * first quarter of the run each thread has counters of its own, so the
+ * sampler has measured every site as hot, and stopped arming them all,
+ * before there is a race to see.  Then the sampler arms them two at a
+ * time, in one thread, by execute breakpoints, while the other thread runs
+ * natively and changes the counter under the watcher's stall.  The race is found as a race of
+ * unknown origin in peek(), whose escalation then reports bump() with
+ * both stacks; the summary must show turns taken on one thread.
+ */
+#include "scenario.h"
+
+/* Racy: a few seconds natively; the turns find it well before the end. */
+#define ITERS 60000000
+
+#define NR_COUNTERS 4	/* shared; then one more of its own for each thread */
+
+static struct counter {
+	pthread_mutex_t lock;
+	int n;
+} __attribute__((aligned(64))) counters[NR_COUNTERS + 2] = {
+	[0 ... NR_COUNTERS + 1] = { PTHREAD_MUTEX_INITIALIZER, 0 },
+};
+static int next_id;
+
+RACY int peek(struct counter *c)
+{
+	return c->n;
+}
+
+RACY void bump(struct counter *c, int d)
+{
+	c->n += d;
+}
+
+static void *worker(void *arg)
+{
+	long i, n = (long)arg, seen = 0;
+	unsigned int r = (unsigned int)(unsigned long)&i;
+	struct counter *own = &counters[NR_COUNTERS + __atomic_fetch_add(&next_id, 1,
+									 __ATOMIC_RELAXED) % 2];
+
+	wait_for_start();
+	for (i = 0; i < n; i++) {
+		struct counter *c;
+
+		r = r * 1103515245 + 12345;
+		c = i < n / 4 ? own : &counters[(r >> 16) % NR_COUNTERS];
+		if (r & 0x100) {
+			pthread_mutex_lock(&c->lock);
+			bump(c, (r & 0x200) ? 1 : -1);
+			pthread_mutex_unlock(&c->lock);
+		} else {
+			seen += peek(c);
+		}
+	}
+	return (void *)seen;
+}
+
+int main(void)
+{
+	void *(*const fn[])(void *) = { worker, worker };
+
+	run_threads(2, fn, (void *)scenario_iters(ITERS));
+	return 0;
+}
+
+/* kcsand-test: name=sampled_hot_read args="--halt-on-error --overhead-budget 10 --param sampler_warmup_cpu_ms=0" expect=report title_re="^data-race in (peek\+0x[0-9a-f]+/0x[0-9a-f]+|bump / peek)$" funcs="peek bump" value_changed=yes log_re="hot_turns_one_thread: [1-9]" */
