@@ -84,6 +84,7 @@ static inline int wspec_parse(const char *const *w, int n, bool duration, struct
 			      char *why, size_t whylen)
 {
 	unsigned long v;
+	int i;
 
 	memset(a, 0, sizeof(*a));
 	if (n < 1) {
@@ -95,16 +96,13 @@ static inline int wspec_parse(const char *const *w, int n, bool duration, struct
 		return -EINVAL;
 	}
 	a->spec = w[0];
-	for (int i = 1; i < n; i++) {
+	for (i = 1; i < n; i++) {
 		if (!strcmp(w[i], "--kernel") && !a->kernel && !a->pid) {
 			a->kernel = true;
 			continue;
 		}
-		if (i + 1 >= n) {
-			snprintf(why, whylen, "unexpected '%.32s' (--pid PID, --kernel%s)", w[i],
-				 duration ? ", --duration S" : "");
-			return -EINVAL;
-		}
+		if (i + 1 >= n)
+			break;
 		if (!strcmp(w[i], "--pid") && !a->pid && !a->kernel) {
 			if (wspec_uint(w[i + 1], INT_MAX, &v) || !v) {
 				snprintf(why, whylen, "bad pid '%.32s'", w[i + 1]);
@@ -119,11 +117,14 @@ static inline int wspec_parse(const char *const *w, int n, bool duration, struct
 			}
 			a->duration_s = v;
 		} else {
-			snprintf(why, whylen, "unexpected '%.32s' (--pid PID or --kernel, once%s)",
-				 w[i], duration ? "; --duration S" : "");
-			return -EINVAL;
+			break;
 		}
 		i++;
+	}
+	if (i < n) {
+		snprintf(why, whylen, "unexpected '%.32s' (--pid PID or --kernel, once%s)", w[i],
+			 duration ? "; --duration S" : "");
+		return -EINVAL;
 	}
 	return 0;
 }

@@ -186,6 +186,35 @@ else fail stats_kcsan_format "KCSAN's layout, got: $(head -15 "$TMP/stats" | tr 
 check stats_sites_attached "$sites" "$(stat_value sites_attached)"
 if (($(stat_value probe_hits) > 0)); then ok stats_probe_hits; else fail stats_probe_hits "> 0"; fi
 
+# watch add --kernel: a debug register on every CPU sees the hidden writer of
+# scenario 2, which no kprobe covers, race with the probed origin reader.
+out=$("$CTL" watch add kcsan_race_origin_var --kernel 2>&1); rc=$?
+check watch_add_kernel "0 watch 1: kernel kcsan_race_origin_var, slot 0" "$rc $out"
+line=$("$CTL" watch list | head -1)
+if [[ $line =~ ^1:\ kernel\ kcsan_race_origin_var\ slot=0\ addr=0xffff[0-9a-f]{12}\ len=8\ cpus=[1-9][0-9]*$ ]]; then
+	ok watch_list_kernel
+else
+	fail watch_list_kernel "'1: kernel kcsan_race_origin_var slot=0 addr=0xffff... len=8 cpus=N', got '$line'"
+fi
+m=$(log_mark)
+for ((i = 0; i < 2; i++)); do
+	round 4
+	(($(count_title "$m" "data-race in kcsan_race_hidden_writer / kcsan_race_origin_reader") + \
+	  $(count_title "$m" "data-race in kcsan_race_origin_reader / kcsan_race_hidden_writer") > 0)) && break
+done
+block=$(report_block "data-race in kcsan_race_hidden_writer / kcsan_race_origin_reader")
+[ -n "$block" ] || block=$(report_block "data-race in kcsan_race_origin_reader / kcsan_race_hidden_writer")
+if grep -qE '^hardware watchpoint: the write by task [0-9]+ was seen by a debug register, after it executed$' <<<"$block" &&
+   grep -qE '^ kcsan_race_hidden_writer\+0x[0-9a-f]+/0x[0-9a-f]+ \[kcsan_race\]' <<<"$block" &&
+   grep -qE '^ kcsan_race_origin_reader\+0x[0-9a-f]+/0x[0-9a-f]+ \[kcsan_race\]' <<<"$block"; then
+	ok watch_kernel_reports_hidden_writer
+else
+	fail watch_kernel_reports_hidden_writer "hidden_writer / origin_reader with the hardware-watchpoint line, got: $(titles) $(tr '\n' '|' <<<"$block")"
+fi
+"$CTL" watch remove 1
+check watch_remove_kernel "0 user 0/4, kernel 0/4" \
+	"$("$CTL" -j watch list | jq '.watches | length') $("$CTL" watch list | tail -1 | sed 's/^hardware watchpoint slots in use: //')"
+
 # probe add kernel / probe remove: the hidden writer of scenario 2.
 out=$("$CTL" probe add kernel kcsan_race_hidden_writer 2>&1); rc=$?
 if [[ $rc == 0 && $out =~ ^probe\ 2:\ ([0-9]+)\ sites$ ]] && ((BASH_REMATCH[1] > 0)); then
