@@ -506,8 +506,7 @@ int service__new(const struct service_opts *o, struct config *c, struct service 
 	for (size_t i = 0; i < s->cfg.nr_watches; i++) {
 		ret = service_add_watch(s, &s->cfg.watches[i], 0, true, err, sizeof(err));
 		if (ret < 0) {
-			fprintf(stderr, "kcsand: %s: watch %s: %s\n", o->config_path,
-				s->cfg.watches[i].spec, err);
+			fprintf(stderr, "kcsand: %s: %s\n", o->config_path, err);
 			goto fail;
 		}
 	}

@@ -4,8 +4,8 @@
  * comes (`target kernel`, `probe add kernel`) or the first kernel watch
  * (with no kprobe then), freed when the last of them goes.
  * It is an engine of its own because the kernel flag changes the
- * defaults (skip_watch, udelay_task), turns the site sampler and the
- * hardware-watchpoint escalation off, symbolizes through kallsyms and
+ * defaults (skip_watch, udelay_task), turns the site sampler off, arms
+ * its hardware watchpoints on every CPU, symbolizes through kallsyms and
  * the kernel_debug files, and reads the context from preempt_count.
  *
  * What it shares with the user engine is decided in the service: the

@@ -132,8 +132,10 @@ static int choose_pid(const struct service *s, const char *spec, char *err, size
 
 	dp = opendir("/proc");
 	if (!dp) {
-		snprintf(err, errlen, "watch %s: cannot list /proc: %s", spec, strerror(errno));
-		return -errno;
+		int ret = -errno;
+
+		snprintf(err, errlen, "watch %s: cannot list /proc: %s", spec, strerror(-ret));
+		return ret;
 	}
 	while ((d = readdir(dp))) {
 		pid_t pid = atoi(d->d_name);

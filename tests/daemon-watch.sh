@@ -167,4 +167,9 @@ printf 'watch level --duration 5\n' >"$TMP/bad.conf"
 out=$("$KCSAND" -c "$TMP/bad.conf" --socket "$TMP/bad.sock" --foreground 2>&1); rc=$?
 check config_bad_line "2 kcsand: $TMP/bad.conf:1: watch: unexpected '--duration' (--pid PID or --kernel, once)" \
 	"$rc $(head -1 <<<"$out")"
+printf 'watch level --pid 999999999\n' >"$TMP/dead.conf"
+out=$("$KCSAND" -c "$TMP/dead.conf" --socket "$TMP/bad.sock" --foreground 2>&1); rc=$?
+check config_dead_pid "1 kcsand: $TMP/dead.conf: watch level: no process 999999999" \
+	"$rc $(grep -v '^libbpf' <<<"$out" | head -1)"
+[[ ! -e $TMP/bad.sock ]] && ok config_dead_pid_no_socket || fail config_dead_pid_no_socket "no socket"
 finish
