@@ -16,6 +16,8 @@ need_root daemon-watch
 PROG=$SRC_DIR/$BUILD/tests/daemon/watch_level
 [[ $BUILD == /* ]] && PROG=$BUILD/tests/daemon/watch_level
 TITLE="data-race in peek / poke"
+SHLIB=$(dirname "$PROG")/../shlib/shlib_race
+LIBRACY=$(dirname "$PROG")/../shlib/libracy.so
 
 # perf_event links kcsand holds, one per watched thread: its fdinfo, the kernel's own list.
 perf_links() {
@@ -161,6 +163,25 @@ printf 'report_once_in_ms 100\ntarget user %s --functions tick\nwatch ticks --pi
 	"$PROG" "$target" >"$TMP/kcsand.conf"
 kill -HUP "$DPID"; sleep 1
 check reload_replaces "ticks" "$("$CTL" -j watch list | jq -r '[.watches[].spec] | join(" ")')"
+
+# --- a variable of a probed library, not of the executable: lib_counter of libracy.so,
+# bumped by lib_bump in two threads; only lib_peek (never called) is probed.  Slot 0:
+# the reload armed ticks before it freed level's.
+"$CTL" probe add user "$LIBRACY" --functions lib_peek >/dev/null
+start_target "$SHLIB" 1000000000; shlib=$TPID
+sleep 0.3
+m=$(log_mark)
+out=$("$CTL" watch add lib_counter --pid "$shlib"); rc=$?
+check library_watch_add "0 watch 3: lib_counter in process $shlib, slot 0" "$rc $out"
+check library_watch_object "$(realpath "$LIBRACY") 8" \
+	"$("$CTL" -j watch list | jq -r '.watches[] | select(.id == 3) | "\(.object) \(.len)"')"
+if wait_title "$m" "data-race in lib_bump / lib_bump" 40; then
+	rep=$(tail -c +$((m + 1)) "$LOG" | awk '$0 == "BUG: KCSAN: data-race in lib_bump / lib_bump" { on = 1 }
+		on { print } on && /^====/ { exit }')
+	check library_watch_hw_lines "2" "$(grep -c '^hardware watchpoint: the .* was seen by a debug register' <<<"$rep")"
+else
+	fail library_watch_report "'data-race in lib_bump / lib_bump' within 40 s"
+fi
 stop_daemon
 check stop_config "0" "$?"
 printf 'watch level --duration 5\n' >"$TMP/bad.conf"

@@ -188,6 +188,7 @@ if (($(stat_value probe_hits) > 0)); then ok stats_probe_hits; else fail stats_p
 
 # watch add --kernel: a debug register on every CPU sees the hidden writer of
 # scenario 2, which no kprobe covers, race with the probed origin reader.
+tw=$(date +%s.%N)
 out=$("$CTL" watch add kcsan_race_origin_var --kernel 2>&1); rc=$?
 # (Escalations of the races of unknown origin before may hold other slots.)
 if [[ $rc == 0 && $out =~ ^watch\ 1:\ kernel\ kcsan_race_origin_var,\ slot\ [0-3]$ ]]; then
@@ -203,7 +204,7 @@ else
 fi
 m=$(log_mark)
 for ((i = 0; i < 2; i++)); do
-	round 4
+	round 4; rounds=$((i + 1))
 	(($(count_title "$m" "data-race in kcsan_race_hidden_writer / kcsan_race_origin_reader") + \
 	  $(count_title "$m" "data-race in kcsan_race_origin_reader / kcsan_race_hidden_writer") > 0)) && break
 done
@@ -219,6 +220,7 @@ fi
 "$CTL" watch remove 1
 check watch_remove_kernel "0 error: no watch 1" \
 	"$("$CTL" -j watch list | jq '.watches | length') $(raw 'watch remove 1')"
+echo "     (kernel watch step: $(awk -v a="$tw" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }') s, $rounds round(s))"
 
 # probe add kernel / probe remove: the hidden writer of scenario 2.
 out=$("$CTL" probe add kernel kcsan_race_hidden_writer 2>&1); rc=$?
@@ -307,13 +309,14 @@ keep_files
 # scenario 2 is probed: both are seen by the debug registers only.
 cp "$LOG" "$KCSAN_VM_OUT/kcsand-1.log" 2>/dev/null
 printf 'skip_watch 10\nreport_once_in_ms 100\nstderr no\n' >"$CONF"
+tw=$(date +%s.%N)
 if start_daemon "$CONF"; then
 	out=$("$CTL" watch add kcsan_race_origin_var --kernel 2>&1); rc=$?
 	check watch_alone_add "0 watch 1: kernel kcsan_race_origin_var, slot 0" "$rc $out"
 	check watch_alone_kernel_engine "kernel: 0 probes, 0 sites" "$("$CTL" status | grep '^kernel:')"
 	m=$(log_mark)
 	for ((i = 0; i < 2; i++)); do
-		round 4
+		round 4; rounds=$((i + 1))
 		(($(count_title "$m" "data-race in kcsan_race_hidden_writer / kcsan_race_origin_reader") + \
 		  $(count_title "$m" "data-race in kcsan_race_origin_reader / kcsan_race_hidden_writer") > 0)) && break
 	done
@@ -329,6 +332,7 @@ if start_daemon "$CONF"; then
 	stop_daemon
 	check watch_alone_sigterm "0" "$?"
 	check watch_alone_no_link_left "" "$(links_alive $links)"
+	echo "     (kernel watch alone, kcsand start to stop: $(awk -v a="$tw" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }') s, $rounds round(s))"
 else
 	fail watch_alone_daemon_starts "kcsand without targets, got: $(tail -3 "$DERR" | tr '\n' ';')"
 fi
