@@ -51,6 +51,8 @@ static void usage(FILE *out)
 		"  set PARAM VALUE | get [PARAM]   live parameters (skip_watch, udelay_task...)\n"
 		"  probe add user BINARY [--functions GLOB] [--pid PID]\n"
 		"  probe remove ID | probe list    probed targets\n"
+		"  watch [add] SYMBOL|ADDRESS[:LEN] [--pid PID | --kernel] [--duration S]\n"
+		"  watch remove ID | watch list    hardware watchpoints on variables\n"
 		"  reports [-f]                    the last reports; -f: follow new ones\n"
 		"\n"
 		"Commands that need no daemon:\n"

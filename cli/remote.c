@@ -15,6 +15,7 @@
 #include "kcsanctl.h"
 #include "kspec.h"
 #include "protocol.h"
+#include "wspec.h"
 #include "report.h"
 
 static int connect_daemon(void)
@@ -380,6 +381,84 @@ static int do_probe(int argc, char **argv)
 	return cmd_dispatch(probe_cmds, argc - 1, argv + 1, probe_help);
 }
 
+/* ------------------------------------------------------------ watches */
+
+static void watch_help(FILE *out)
+{
+	fprintf(out, "Usage: kcsanctl watch [add] SYMBOL|ADDRESS[:LEN] [--pid PID | --kernel] "
+		     "[--duration S]\n"
+		     "       kcsanctl watch remove ID\n"
+		     "       kcsanctl [-j] watch list\n\n"
+		     "Watch a variable with a hardware watchpoint (DataCollider style) and report\n"
+		     "every conflicting pair of accesses to it, from probed code or not.  SYMBOL is\n"
+		     "a variable of the process's executable or of a probed object it maps, LEN 1,\n"
+		     "2, 4 or 8 bytes (default: the variable's size, at most 8).  --pid: the\n"
+		     "process (default: the one running process that runs a probed user target).\n"
+		     "--kernel: a kernel or module variable (kallsyms) on every CPU; kcsand loads\n"
+		     "its kernel engine, without kprobes, if no kernel target has.  --duration:\n"
+		     "remove the watch after S seconds (default: until removed, the process exits\n"
+		     "or kcsand stops).  There are four debug registers: a watch that finds all\n"
+		     "of them watching is refused.  watch list shows the IDs that watch remove takes.\n");
+}
+
+static int do_watch_add(int argc, char **argv)
+{
+	char line[CTL_MAX_LINE + 1], why[160];
+	struct watch_args a;
+
+	if (argc < 2) {
+		watch_help(stderr);
+		return EXIT_USAGE;
+	}
+	if (wspec_parse((const char *const *)argv + 1, argc - 1, true, &a, why, sizeof(why))) {
+		fprintf(stderr, "kcsanctl: watch add: %s\n", why);
+		return EXIT_USAGE;
+	}
+	return join(line, sizeof(line), "watch add", argc - 1, argv + 1) ? EXIT_USAGE :
+									      request(line, false);
+}
+
+static int do_watch_remove(int argc, char **argv)
+{
+	char line[64];
+
+	if (argc != 2 || strspn(argv[1], "0123456789") != strlen(argv[1]) || !argv[1][0] ||
+	    strlen(argv[1]) > 9) {
+		watch_help(stderr);
+		return EXIT_USAGE;
+	}
+	snprintf(line, sizeof(line), "watch remove %s", argv[1]);
+	return request(line, false);
+}
+
+static int do_watch_list(int argc, char **argv)
+{
+	return no_args(argc, watch_help) ? EXIT_USAGE : request("watch list", false);
+}
+
+/*
+ * Subcommands by their full name only: `kcsanctl watch SPEC` is short for
+ * `watch add SPEC`, and a variable may well be called "l" or "rem".
+ */
+static int do_watch(int argc, char **argv)
+{
+	if (argc < 2) {
+		watch_help(stderr);
+		return EXIT_USAGE;
+	}
+	if (!strcmp(argv[1], "add"))
+		return do_watch_add(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "remove"))
+		return do_watch_remove(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "list"))
+		return do_watch_list(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "help") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
+		watch_help(stdout);
+		return 0;
+	}
+	return do_watch_add(argc, argv);
+}
+
 /* ------------------------------------------------------------ reports */
 
 static void reports_help(FILE *out)
@@ -411,6 +490,7 @@ const struct cmd remote_cmds[] = {
 	{ "set", do_set, set_help },
 	{ "get", do_get, get_help },
 	{ "probe", do_probe, probe_help },
+	{ "watch", do_watch, watch_help },
 	{ "reports", do_reports, reports_help },
 	{},
 };

@@ -124,7 +124,7 @@ static int watch_after_exec(struct engine *e, pid_t child, const char *prog,
 				break;
 			usleep(200);
 		}
-		if (err) {
+		if (err < 0) {
 			if (err == -EAGAIN)
 				fprintf(stderr, "kcsanctl: run: --watch %s: %s never showed up in %d\n",
 					watches[i], prog, child);
@@ -438,7 +438,7 @@ int cmd_run(int argc, char **argv)
 		goto out;
 	/* The kernel's variables are there already: watch them before the workload starts. */
 	for (int i = 0; a.o.kernel && i < a.nr_watches; i++)
-		if (engine__watch(e, -1, NULL, a.watches[i]))
+		if (engine__watch(e, -1, NULL, a.watches[i]) < 0)
 			goto out;
 
 	if (prog) {

@@ -9,6 +9,7 @@
 #include <unistd.h>
 #include "config.h"
 #include "kspec.h"
+#include "wspec.h"
 #include "params.h"
 
 #define MAX_WORDS 64
@@ -27,6 +28,8 @@ void config_free(struct config *c)
 		free(c->targets[i].functions);
 		free(c->targets[i].specs);
 	}
+	for (size_t i = 0; i < c->nr_watches; i++)
+		free(c->watches[i].spec);
 	for (size_t i = 0; i < c->nr_filter_files; i++)
 		free(c->filter_files[i]);
 	for (size_t i = 0; i < c->nr_kernel_debug; i++)
@@ -49,6 +52,11 @@ bool config_target_eq(const struct config_target *t, const struct config_target 
 {
 	return t->kernel == u->kernel && str_eq(t->binary, u->binary) &&
 	       str_eq(t->functions, u->functions) && t->pid == u->pid && str_eq(t->specs, u->specs);
+}
+
+bool config_watch_eq(const struct config_watch *w, const struct config_watch *v)
+{
+	return w->kernel == v->kernel && w->pid == v->pid && str_eq(w->spec, v->spec);
 }
 
 int config_split_specs(const char *specs, char *buf, size_t buflen, const char **out,
@@ -205,6 +213,29 @@ static int parse_target(struct parse_ctx *pc, struct config *c, char **w, int n)
 	return add_target(pc, c, &t, w[2]);
 }
 
+/* watch SPEC [--pid PID | --kernel]: a watch for as long as its line is there. */
+static int parse_watch(struct parse_ctx *pc, struct config *c, char **w, int n)
+{
+	struct watch_args a;
+	struct config_watch cw;
+	char why[160];
+
+	if (wspec_parse((const char *const *)w + 1, n - 1, false, &a, why, sizeof(why)))
+		return fail(pc, "watch: %s", why);
+	cw = (struct config_watch){ (char *)a.spec, a.pid, a.kernel };
+	for (size_t i = 0; i < c->nr_watches; i++)
+		if (config_watch_eq(&c->watches[i], &cw))
+			return fail(pc, "watch: %s given twice", a.spec);
+	if (c->nr_watches == CONFIG_MAX_WATCHES)
+		return fail(pc, "too many watches (at most %d: four debug registers for user "
+				"targets, four for the kernel)", CONFIG_MAX_WATCHES);
+	cw.spec = strdup(a.spec);
+	if (!cw.spec)
+		return -ENOMEM;
+	c->watches[c->nr_watches++] = cw;
+	return 0;
+}
+
 static int parse_words(struct parse_ctx *pc, struct config *c, char **w, int n)
 {
 	const char *key = w[0];
@@ -215,6 +246,8 @@ static int parse_words(struct parse_ctx *pc, struct config *c, char **w, int n)
 
 	if (!strcmp(key, "target"))
 		return parse_target(pc, c, w, n);
+	if (!strcmp(key, "watch"))
+		return parse_watch(pc, c, w, n);
 	if (!strcmp(key, "filter")) {
 		if (n < 2)
 			return fail(pc, "filter: expected one or more function names");

@@ -6,6 +6,7 @@
  *
  *	target user PATH [--functions GLOB[,GLOB...]] [--pid PID]
  *	target kernel SPEC...		GLOB, module:NAME, FUNC+0xOFF, !GLOB (kspec.h)
+ *	watch SPEC [--pid PID|--kernel]	a hardware watchpoint on a variable (wspec.h)
  *	kernel_debug PATH		a vmlinux or NAME.ko with DWARF (repeatable)
  *	PARAM VALUE			(any name of params.c's table)
  *	filter FUNC...			KCSAN's filter list
@@ -35,6 +36,8 @@
 #define CONFIG_MAX_FILTER_FILES	16
 #define CONFIG_MAX_KERNEL_DEBUG	16
 #define CONFIG_MAX_SPECS	32	/* specs of one kernel target */
+/* Watches: four debug registers for user targets, four for the kernel. */
+#define CONFIG_MAX_WATCHES	8
 
 /*
  * A user target (binary set) or a kernel one (kernel set, binary NULL).
@@ -49,6 +52,13 @@ struct config_target {
 	char *specs;		/* kernel: "SPEC SPEC ..." */
 };
 
+/* A watch line: SPEC, and the process (0: the one running a probed user target) or the kernel. */
+struct config_watch {
+	char *spec;
+	int pid;
+	bool kernel;
+};
+
 /* A tri-state for settings that the command line may also give. */
 enum config_bool {
 	CONFIG_UNSET = -1,
@@ -59,6 +69,8 @@ enum config_bool {
 struct config {
 	struct config_target targets[CONFIG_MAX_TARGETS];
 	size_t nr_targets;
+	struct config_watch watches[CONFIG_MAX_WATCHES];
+	size_t nr_watches;
 	/* Parameters by index in params_all(); set[i] says whether the file gave one. */
 	unsigned int values[CONFIG_MAX_PARAMS];
 	bool set[CONFIG_MAX_PARAMS];
@@ -85,6 +97,8 @@ int config_parse(const char *text, size_t len, const char *name, struct config *
 		 size_t errlen);
 /* Read and parse path, then load the filter files it names. */
 int config_load(const char *path, struct config *c, char *err, size_t errlen);
+/* Is w the same watch as v? */
+bool config_watch_eq(const struct config_watch *w, const struct config_watch *v);
 /* Is t the same target as u? */
 bool config_target_eq(const struct config_target *t, const struct config_target *u);
 /*

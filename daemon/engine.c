@@ -1156,6 +1156,36 @@ int engine__watch(struct engine *e, pid_t pid, const char *path, const char *spe
 	return e->hw ? hwbp__watch(e->hw, pid, path, spec) : -EINVAL;
 }
 
+int engine__unwatch(struct engine *e, int slot)
+{
+	return hwbp__unwatch(e->hw, slot);
+}
+
+int engine__watch_info(const struct engine *e, int slot, struct hwbp_slot_info *out)
+{
+	return hwbp__slot_info(e->hw, slot, out);
+}
+
+int engine__hw_slots_in_use(const struct engine *e)
+{
+	return hwbp__slots_in_use(e->hw);
+}
+
+int engine__hw_stats(const struct engine *e, struct hwbp_stats *out)
+{
+	if (!e->hw)
+		return -ENOENT;
+	hwbp__get_stats(e->hw, out);
+	return 0;
+}
+
+bool engine__pid_traced(const struct engine *e, pid_t pid)
+{
+	__u32 key = pid, v;
+
+	return e->skel && !bpf_map_lookup_elem(bpf_map__fd(e->skel->maps.targets), &key, &v);
+}
+
 size_t engine__nr_cookies(const struct engine *e)
 {
 	return e->nr_cookies;

@@ -152,9 +152,23 @@ size_t engine__nr_sites(const struct engine *e);
  * is SYMBOL[:LEN] (an object in the ELF file path) or ADDRESS[:LEN].
  * -EAGAIN: path is not mapped in pid yet (call again after its exec).
  * Kernel mode: pid and path are ignored, SYMBOL is a kernel or module
- * variable (kallsyms), and the watchpoint is armed on every CPU.
+ * variable (kallsyms), and the watchpoint is armed on every CPU.  Returns
+ * the hardware slot (>= 0) or a negative errno (-ENOSPC: no slot free).
  */
 int engine__watch(struct engine *e, pid_t pid, const char *path, const char *spec);
+/*
+ * engine__watch() returns the watch's hardware slot (>= 0); these undo it
+ * and describe it (hwbp.h), count the slots in use (watches and
+ * escalations) and give the hardware-watchpoint counters.
+ */
+struct hwbp_slot_info;
+struct hwbp_stats;
+int engine__unwatch(struct engine *e, int slot);
+int engine__watch_info(const struct engine *e, int slot, struct hwbp_slot_info *out);
+int engine__hw_slots_in_use(const struct engine *e);
+int engine__hw_stats(const struct engine *e, struct hwbp_stats *out);
+/* Is pid in the set of traced processes (engine__add_pid, or a traced parent's fork)? */
+bool engine__pid_traced(const struct engine *e, pid_t pid);
 /* Cookies handed out so far: the site index space, removed objects included. */
 size_t engine__nr_cookies(const struct engine *e);
 /*

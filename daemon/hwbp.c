@@ -488,7 +488,7 @@ void hwbp__tick(struct hwbp *h)
 }
 
 /* Where path is mapped in pid: the load bias of its ELF addresses, 0 for a fixed executable. */
-static int load_bias(pid_t pid, const char *path, Elf *elf, uint64_t *bias)
+static int load_bias(pid_t pid, const char *path, bool shared, Elf *elf, uint64_t *bias)
 {
 	char maps[64], line[4352], file[4096], real[PATH_MAX];
 	uint64_t lo, off, min_vaddr = UINT64_MAX;
@@ -509,13 +509,17 @@ static int load_bias(pid_t pid, const char *path, Elf *elf, uint64_t *bias)
 		return -errno;
 	/*
 	 * Until pid has exec'd path, its maps can hold our own mmap of the file
-	 * (the decoder's, inherited through fork): wait for /proc/PID/exe.
+	 * (the decoder's, inherited through fork): wait for /proc/PID/exe.  A
+	 * shared object (the service's watch on a library's variable) is
+	 * looked up in the maps of a process that did not come from us.
 	 */
-	snprintf(maps, sizeof(maps), "/proc/%d/exe", pid);
-	n = readlink(maps, file, sizeof(file) - 1);
-	if (n < 0 || (file[n] = 0, strcmp(file, real)))
-		return -EAGAIN;
-	if (eh.e_type == ET_EXEC) {
+	if (!shared) {
+		snprintf(maps, sizeof(maps), "/proc/%d/exe", pid);
+		n = readlink(maps, file, sizeof(file) - 1);
+		if (n < 0 || (file[n] = 0, strcmp(file, real)))
+			return -EAGAIN;
+	}
+	if (eh.e_type == ET_EXEC && !shared) {
 		*bias = 0;
 		return 0;
 	}
@@ -536,8 +540,8 @@ static int load_bias(pid_t pid, const char *path, Elf *elf, uint64_t *bias)
 	return -EAGAIN;		/* not mapped (yet) */
 }
 
-static int resolve_symbol(pid_t pid, const char *path, const char *name, uint64_t *addr,
-			  uint64_t *size)
+int hwbp_resolve_symbol(pid_t pid, const char *path, bool shared, const char *name,
+			uint64_t *addr, uint64_t *size)
 {
 	Elf_Scn *scn = NULL;
 	uint64_t bias;
@@ -578,7 +582,7 @@ static int resolve_symbol(pid_t pid, const char *path, const char *name, uint64_
 		}
 	}
 	if (!err) {
-		err = load_bias(pid, path, elf, &bias);
+		err = load_bias(pid, path, shared, elf, &bias);
 		*addr += bias;
 	}
 	elf_end(elf);
@@ -654,7 +658,7 @@ int hwbp__watch(struct hwbp *h, pid_t pid, const char *path, const char *spec)
 		fprintf(stderr, "kcsand: watch: 0x%" PRIx64 " is not a kernel address\n", addr);
 		return -EINVAL;
 	} else if (name[0]) {
-		err = resolve_symbol(pid, path, name, &addr, &size);
+		err = hwbp_resolve_symbol(pid, path, false, name, &addr, &size);
 		if (err == -EAGAIN)
 			return err;	/* the program is not exec'd yet: ask again */
 		if (err) {
@@ -684,7 +688,36 @@ int hwbp__watch(struct hwbp *h, pid_t pid, const char *path, const char *spec)
 	else if (!err && kcsand_verbose)
 		fprintf(stderr, "kcsand: watching %s at 0x%" PRIx64 " (%u bytes) in %d\n", spec,
 			bp_addr, bp_len, pid);
-	return err;
+	return err ? err : i;
+}
+
+int hwbp__unwatch(struct hwbp *h, int slot)
+{
+	if (!h || slot < 0 || slot >= KCSAND_HW_SLOTS || h->s[slot].mode != KCSAND_HW_WATCH)
+		return -ENOENT;
+	disarm(h, slot);
+	return 0;
+}
+
+int hwbp__slot_info(const struct hwbp *h, int slot, struct hwbp_slot_info *out)
+{
+	const struct hw_slot *s;
+
+	if (!h || slot < 0 || slot >= KCSAND_HW_SLOTS || h->s[slot].mode == KCSAND_HW_OFF)
+		return -ENOENT;
+	s = &h->s[slot];
+	*out = (struct hwbp_slot_info){ .mode = s->mode, .pid = s->pid, .addr = s->addr,
+					.len = s->len, .events = s->n };
+	return 0;
+}
+
+int hwbp__slots_in_use(const struct hwbp *h)
+{
+	int n = 0;
+
+	for (int i = 0; h && i < KCSAND_HW_SLOTS; i++)
+		n += h->s[i].mode != KCSAND_HW_OFF;
+	return n;
 }
 
 void hwbp__get_stats(const struct hwbp *h, struct hwbp_stats *out)

@@ -53,9 +53,33 @@ int hwbp__escalate(struct hwbp *h, const struct kcsand_report *r);
  * write).  spec is "SYMBOL[:LEN]" or "ADDRESS[:LEN]"; a symbol is looked up
  * in the ELF file path and relocated with pid's mapping of it.  Kernel
  * mode ignores pid and path: a symbol is a kallsyms variable, an address
- * must be a kernel one, and every CPU is watched.
+ * must be a kernel one, and every CPU is watched.  The slot (>= 0), or a
+ * negative errno with the reason on stderr (-ENOSPC: every slot taken).
  */
 int hwbp__watch(struct hwbp *h, pid_t pid, const char *path, const char *spec);
+/* Disarm a slot hwbp__watch() returned: -ENOENT when it is no watch. */
+int hwbp__unwatch(struct hwbp *h, int slot);
+
+/* What a slot holds, for `kcsanctl watch list`. */
+struct hwbp_slot_info {
+	enum kcsand_hw_mode mode;
+	pid_t pid;			/* -1: kernel */
+	uint64_t addr;			/* what the debug register covers */
+	unsigned int len;
+	size_t events;			/* perf events: one per thread, or per CPU */
+};
+/* -ENOENT when the slot is free. */
+int hwbp__slot_info(const struct hwbp *h, int slot, struct hwbp_slot_info *out);
+/* Slots armed now, by watches and escalations. */
+int hwbp__slots_in_use(const struct hwbp *h);
+/*
+ * The address and size of variable name of the ELF file path as mapped in
+ * pid.  shared: path is an object the process maps (a library), not its
+ * executable, which must otherwise be /proc/PID/exe (-EAGAIN until then).
+ * -ENOENT when path has no such variable, silently.
+ */
+int hwbp_resolve_symbol(pid_t pid, const char *path, bool shared, const char *name,
+			uint64_t *addr, uint64_t *size);
 /*
  * An escalation trap's record: if it pairs with the kept watcher side,
  * fill out with a two-sided report and return 1; 0 when there is nothing

@@ -19,6 +19,7 @@ const char ctl_help_text[] =
 	"get [PARAM] | set PARAM VALUE\n"
 	"probe add user BINARY [--functions GLOB[,GLOB...]] [--pid PID]\n"
 	"probe add kernel SPEC... | probe remove ID | probe list\n"
+	"watch add SPEC [--pid PID | --kernel] [--duration S] | watch remove ID | watch list\n"
 	"reports [follow]\n"
 	"help\n"
 	"(-j before any request: reply in JSON)\n";
@@ -109,6 +110,32 @@ static int parse_probe(struct ctl_request *r, const char **w, int n, char *err, 
 	return 0;
 }
 
+static int parse_watch(struct ctl_request *r, const char **w, int n, char *err, size_t errlen)
+{
+	char why[160];
+	unsigned long v;
+
+	if (n >= 1 && !strcmp(w[0], "list")) {
+		if (n != 1)
+			return fail(err, errlen, "watch list takes no argument");
+		r->op = CTL_WATCH_LIST;
+		return 0;
+	}
+	if (n >= 1 && !strcmp(w[0], "remove")) {
+		if (n != 2 || parse_uint(w[1], 0, INT_MAX, &v))
+			return fail(err, errlen, "expected 'watch remove ID'");
+		r->op = CTL_WATCH_REMOVE;
+		r->id = v;
+		return 0;
+	}
+	if (n < 1 || strcmp(w[0], "add"))
+		return fail(err, errlen, "expected 'watch add|remove|list'");
+	if (wspec_parse(w + 1, n - 1, true, &r->watch, why, sizeof(why)))
+		return fail(err, errlen, "watch add: %s", why);
+	r->op = CTL_WATCH_ADD;
+	return 0;
+}
+
 /* Requests of one fixed word. */
 static const struct {
 	const char *word;
@@ -183,6 +210,8 @@ static int parse_words(struct ctl_request *r, const char **w, int n, char *err, 
 	}
 	if (!strcmp(w[0], "probe"))
 		return parse_probe(r, w + 1, n - 1, err, errlen);
+	if (!strcmp(w[0], "watch"))
+		return parse_watch(r, w + 1, n - 1, err, errlen);
 	if (!strcmp(w[0], "reports")) {
 		if (n > 2 || (n == 2 && strcmp(w[1], "follow")))
 			return fail(err, errlen, "expected 'reports [follow]'");

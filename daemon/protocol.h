@@ -13,6 +13,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include "wspec.h"
 
 #define CTL_MAX_LINE	4096	/* bytes of a request, newline excluded */
 #define CTL_MAX_ARGS	64
@@ -33,6 +34,9 @@ enum ctl_op {
 	CTL_PROBE_ADD_KERNEL,	/* argv: specs (kspec.h) */
 	CTL_PROBE_REMOVE,	/* id */
 	CTL_PROBE_LIST,
+	CTL_WATCH_ADD,		/* watch */
+	CTL_WATCH_REMOVE,	/* id */
+	CTL_WATCH_LIST,
 	CTL_REPORTS,		/* follow */
 	CTL_HELP,
 };
@@ -49,7 +53,8 @@ struct ctl_request {
 	unsigned int value;			/* CTL_SET */
 	const char *binary, *functions;		/* CTL_PROBE_ADD_USER */
 	int pid;				/* CTL_PROBE_ADD_USER, 0: every process */
-	unsigned int id;			/* CTL_PROBE_REMOVE */
+	unsigned int id;			/* CTL_PROBE_REMOVE, CTL_WATCH_REMOVE */
+	struct watch_args watch;		/* CTL_WATCH_ADD */
 	char buf[CTL_MAX_LINE + 1];
 };
 

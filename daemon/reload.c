@@ -31,6 +31,14 @@ static bool has_target(const struct config *c, const struct config_target *t)
 	return false;
 }
 
+static bool has_watch(const struct config *c, const struct config_watch *w)
+{
+	for (size_t i = 0; i < c->nr_watches; i++)
+		if (config_watch_eq(&c->watches[i], w))
+			return true;
+	return false;
+}
+
 static bool kernel_debug_equal(const struct config *a, const struct config *b)
 {
 	if (a->nr_kernel_debug != b->nr_kernel_debug)
@@ -69,7 +77,8 @@ struct detached {
 /*
  * Re-read the configuration and apply what changed.  Every new target is
  * attached first, so that a failure changes nothing: user targets, then
- * kernel ones.  A kernel target that goes is detached before the new
+ * kernel ones, then new watches; watches that left the file go with the
+ * targets that did, once nothing can fail.  A kernel target that goes is detached before the new
  * kernel targets are decoded, because a new one may share functions with
  * it and its int3s would be in the code (ktarget.h); on failure it is
  * attached again under its id.
@@ -80,7 +89,8 @@ int service__reload(struct service *s, char *err, size_t errlen)
 	struct sink_opts so;
 	unsigned int added[CONFIG_MAX_TARGETS];
 	struct detached gone[CONFIG_MAX_TARGETS];
-	size_t nr_added = 0, nr_gone = 0;
+	unsigned int watched[CONFIG_MAX_WATCHES];
+	size_t nr_added = 0, nr_gone = 0, nr_watched = 0;
 	int ret;
 
 	if (!nc) {
@@ -125,6 +135,15 @@ int service__reload(struct service *s, char *err, size_t errlen)
 			goto rollback;
 		added[nr_added++] = ret;
 	}
+	/* New watches after the targets: a watch may need a new target's process or engine. */
+	for (size_t i = 0; i < nc->nr_watches; i++) {
+		if (has_watch(&s->cfg, &nc->watches[i]))
+			continue;
+		ret = service_add_watch(s, &nc->watches[i], 0, true, err, errlen);
+		if (ret < 0)
+			goto rollback;
+		watched[nr_watched++] = ret;
+	}
 	service_sink_opts(s, nc, &so);
 	ret = sinks__reconfigure(s->sinks, &so);
 	if (ret) {
@@ -133,6 +152,14 @@ int service__reload(struct service *s, char *err, size_t errlen)
 	}
 
 	/* Committed from here on. */
+	for (size_t i = 0; i < s->nr_watches;) {
+		struct watch *w = &s->watches[i];
+
+		if (w->from_config && !has_watch(nc, &w->cw))
+			service_remove_watch(s, w);	/* moves the last watch here */
+		else
+			i++;
+	}
 	for (size_t i = 0; i < s->nr_probes;) {
 		struct probe *p = &s->probes[i];
 
@@ -158,13 +185,19 @@ int service__reload(struct service *s, char *err, size_t errlen)
 	s->cfg = *nc;
 	config_init(nc);
 	service_kernel_gc(s);
-	service_say(s, LOG_INFO, "reloaded %s: %zu probes (%zu kernel), %zu sites",
-		    s->o.config_path, s->nr_probes, service_nr_probes(s, true),
+	service_say(s, LOG_INFO, "reloaded %s: %zu probes (%zu kernel), %zu watches, %zu sites",
+		    s->o.config_path, s->nr_probes, service_nr_probes(s, true), s->nr_watches,
 		    engine__nr_sites(s->user.e) + (s->kernel.e ? engine__nr_sites(s->kernel.e) : 0));
 	ret = 0;
 	goto out;
 rollback:
 	s->loading = NULL;	/* a kernel engine made again takes the running configuration's files */
+	for (size_t i = 0; i < nr_watched; i++) {
+		struct watch *w = service_find_watch(s, watched[i]);
+
+		if (w)
+			service_remove_watch(s, w);
+	}
 	for (size_t i = 0; i < nr_added; i++) {
 		struct probe *p = service_find_probe(s, added[i]);
 

@@ -66,6 +66,19 @@ static size_t own_stats(const struct service *s, const struct service_totals *t,
 	o[n++] = (struct own_stat){ "suppressed_by_dedup", t->dedup };
 	o[n++] = (struct own_stat){ "suppressed_by_filter", t->filtered };
 	o[n++] = (struct own_stat){ "suppressed_no_value_change", t->no_change };
+	/* Hardware watchpoints (watches and escalations), both engines. */
+	o[n++] = (struct own_stat){ "hw_watchpoints_armed", t->hw.armed };
+	o[n++] = (struct own_stat){ "hw_traps", t->hw.traps };
+	o[n++] = (struct own_stat){ "hw_consumed", t->hw.consumed };
+	o[n++] = (struct own_stat){ "hw_watchers", t->hw.watchers };
+	o[n++] = (struct own_stat){ "hw_pairs", t->hw.pairs };
+	o[n++] = (struct own_stat){ "hw_no_slot", t->hw.no_slot };
+	o[n++] = (struct own_stat){ "hw_unarmable", t->hw.unarmable };
+	o[n++] = (struct own_stat){ "hw_open_failed", t->hw.open_failed };
+	o[n++] = (struct own_stat){ "hw_slots_in_use", (unsigned long long)
+				    engine__hw_slots_in_use(s->user.e) +
+				    (s->kernel.e ? engine__hw_slots_in_use(s->kernel.e) : 0) };
+	o[n++] = (struct own_stat){ "watches", s->nr_watches };
 	/* The user engine's site sampler, once attached: armed of all, and what it expects. */
 	if (s->user.e && !engine__sampler_stats(s->user.e, &ss)) {
 		o[n++] = (struct own_stat){ "sampler_armed_sites", ss.armed };
@@ -95,7 +108,7 @@ static unsigned int enabled(const struct service *s)
 static void print_stats(struct service *s, FILE *out, bool json)
 {
 	struct service_totals t;
-	struct own_stat own[16];
+	struct own_stat own[32];
 	size_t n;
 
 	service_totals(s, &t);
@@ -336,12 +349,35 @@ static int kernel_target(const struct ctl_request *r, char *buf, size_t len,
 	return 0;
 }
 
+/* watch add: arm, then the new watch's id and slot. */
+static int add_watch(struct service *s, const struct watch_args *a, FILE *out, bool json,
+		     char *err, size_t errlen)
+{
+	struct config_watch cw = { (char *)a->spec, a->pid, a->kernel };
+	int ret = service_add_watch(s, &cw, a->duration_s, false, err, errlen);
+	struct watch *w;
+
+	if (ret < 0)
+		return ret;
+	w = service_find_watch(s, ret);
+	if (json)
+		fprintf(out, "{\"id\":%d,\"pid\":%d,\"slot\":%d}\n", ret,
+			w && !a->kernel ? w->pid : 0, w ? w->slot : -1);
+	else if (a->kernel)
+		fprintf(out, "watch %d: kernel %s, slot %d\n", ret, a->spec, w ? w->slot : -1);
+	else
+		fprintf(out, "watch %d: %s in process %d, slot %d\n", ret, a->spec,
+			w ? w->pid : 0, w ? w->slot : -1);
+	return 0;
+}
+
 static int exec(struct service *s, const struct ctl_request *r, FILE *out, char *err,
 		size_t errlen)
 {
 	char specs[CTL_MAX_LINE + 1];
 	struct config_target t;
 	struct probe *p;
+	struct watch *w;
 
 	switch (r->op) {
 	case CTL_ON:
@@ -387,6 +423,19 @@ static int exec(struct service *s, const struct ctl_request *r, FILE *out, char 
 		return 0;
 	case CTL_PROBE_LIST:
 		print_probes(s, out, r->json);
+		return 0;
+	case CTL_WATCH_ADD:
+		return add_watch(s, &r->watch, out, r->json, err, errlen);
+	case CTL_WATCH_REMOVE:
+		w = service_find_watch(s, r->id);
+		if (!w) {
+			snprintf(err, errlen, "no watch %u", r->id);
+			return -ENOENT;
+		}
+		service_remove_watch(s, w);
+		return 0;
+	case CTL_WATCH_LIST:
+		service_print_watches(s, out, r->json);
 		return 0;
 	case CTL_REPORTS:
 		print_recent(s, out, r->json);

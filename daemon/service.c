@@ -144,7 +144,7 @@ int service_replace_filter(struct service *s, struct filter *nf)
 
 /* ------------------------------------------------------------ probes */
 
-static bool pid_in_use(const struct service *s, int pid)
+bool service_pid_probed(const struct service *s, int pid)
 {
 	for (size_t i = 0; i < s->nr_probes; i++)
 		if (!s->probes[i].t.kernel && s->probes[i].t.pid == pid)
@@ -263,7 +263,8 @@ static struct engine *engine_of(const struct service *s, const struct probe *p)
 static void detach(struct service *s, const struct probe *p)
 {
 	engine__remove_object(engine_of(s, p), p->obj);
-	if (!p->t.kernel && p->t.pid && !pid_in_use(s, p->t.pid))
+	if (!p->t.kernel && p->t.pid && !service_pid_probed(s, p->t.pid) &&
+	    !service_watch_keeps_pid(s, p->t.pid))
 		engine__remove_pid(s->user.e, p->t.pid);
 }
 
@@ -455,6 +456,7 @@ int service__new(const struct service_opts *o, struct config *c, struct service 
 		return -ENOMEM;
 	s->o = *o;
 	s->next_id = 1;
+	s->next_watch_id = 1;
 	s->started = time(NULL);
 	s->epfd = -1;
 	s->user = (struct service_engine){ .s = s };
@@ -501,6 +503,13 @@ int service__new(const struct service_opts *o, struct config *c, struct service 
 		fprintf(stderr, "kcsand: %s: %s\n", o->config_path, err);
 		goto fail;
 	}
+	for (size_t i = 0; i < s->cfg.nr_watches; i++) {
+		ret = service_add_watch(s, &s->cfg.watches[i], 0, true, err, sizeof(err));
+		if (ret < 0) {
+			fprintf(stderr, "kcsand: %s: %s\n", o->config_path, err);
+			goto fail;
+		}
+	}
 	ret = push_filter(s);
 	if (ret)
 		goto fail;
@@ -541,6 +550,7 @@ void service__poll(struct service *s)
 	engine__poll(s->user.e, 0);
 	if (s->kernel.e)
 		engine__poll(s->kernel.e, 0);
+	service_watch_tick(s);
 }
 
 int service__timeout_ms(const struct service *s)
@@ -571,6 +581,7 @@ void service__free(struct service *s)
 {
 	if (!s)
 		return;
+	service_free_watches(s);
 	/* Kernel first: its kprobes take the longest to go (an RCU grace period each). */
 	engine__free(s->kernel.e);
 	engine__free(s->user.e);

@@ -13,6 +13,7 @@
 #include "config.h"
 #include "engine.h"
 #include "filter.h"
+#include "hwbp.h"
 #include "service.h"
 
 struct engine;
@@ -35,6 +36,26 @@ struct probe {
 	int obj;
 	long sites;
 	bool from_config;
+};
+
+/*
+ * A watch: a hardware watchpoint on one variable of one process (or of
+ * the kernel) for as long as asked (service_watch.c).  cw is what was
+ * asked (pid 0: the one process running a probed user target), pid the
+ * process chosen.  A watch whose process exited keeps its place in
+ * `watch list` with dropped saying so, its slot freed, until removed.
+ */
+struct watch {
+	unsigned int id;
+	struct config_watch cw;
+	bool from_config;
+	pid_t pid;			/* -1: kernel */
+	unsigned long long start;	/* the process's start time: a reused pid is another */
+	int slot;			/* in the engine of cw.kernel's mode; -1 once dropped */
+	bool traced_by_us;		/* the watch put pid in the traced set */
+	char *object;			/* the ELF file SYMBOL was found in; NULL: an ADDRESS */
+	time_t until;			/* --duration: removed then; 0: until removed */
+	const char *dropped;		/* why it no longer watches; NULL while it does */
 };
 
 struct recent {
@@ -60,6 +81,7 @@ struct service_totals {
 	uint64_t hits;
 	size_t sites;
 	unsigned long reports, filtered, dedup, no_change;
+	struct hwbp_stats hw;
 };
 
 /* Everything is touched from the one thread of main.c's poll loop: no locks. */
@@ -85,6 +107,9 @@ struct service {
 	struct probe *probes;
 	size_t nr_probes;
 	unsigned int next_id;
+	struct watch *watches;
+	size_t nr_watches;
+	unsigned int next_watch_id;	/* watches have ids of their own */
 	struct recent recent[RECENT_MAX];
 	size_t nr_recent;		/* total pushed; the ring holds the last RECENT_MAX */
 	time_t started;
@@ -127,11 +152,40 @@ void service_sink_opts(const struct service *s, const struct config *c, struct s
 /* The engine options of a mode: its defaults, then c's parameters; no hooks. */
 int service_mode_opts(const struct config *c, bool kernel, struct engine_opts *o);
 
+/* Is pid the --pid of a user probe? */
+bool service_pid_probed(const struct service *s, int pid);
+
+/* service_watch.c: watches. */
+/*
+ * Arm a watch (a kernel one makes the kernel engine first if needed); its
+ * id, or -errno with the reason in err, and nothing changed.
+ */
+int service_add_watch(struct service *s, const struct config_watch *cw, unsigned int duration_s,
+		      bool from_config, char *err, size_t errlen);
+struct watch *service_find_watch(struct service *s, unsigned int id);
+/* Disarm it (if still armed) and forget it. */
+void service_remove_watch(struct service *s, struct watch *w);
+/* Watches still armed in one mode's engine. */
+size_t service_nr_watches(const struct service *s, bool kernel);
+/* From the poll loop: drop watches whose process exited, remove those whose time is up. */
+void service_watch_tick(struct service *s);
+/* `watch list`: one line per watch and the slots in use, or JSON. */
+void service_print_watches(const struct service *s, FILE *out, bool json);
+/*
+ * A probe of pid goes: is a watch on pid left?  Then it keeps pid traced
+ * (and untraces it when it goes itself).
+ */
+bool service_watch_keeps_pid(struct service *s, int pid);
+/* Every watch and the lists of them, at exit. */
+void service_free_watches(struct service *s);
+
 /* service_kernel.c: the kernel engine's life. */
 /* Attach a kernel target, creating the engine first if needed: its object id, or -errno. */
 int service_kernel_add(struct service *s, const struct config_target *t, char *err,
 		       size_t errlen);
-/* Free the kernel engine when no kernel target is left; its counters go to retired. */
+/* Make the kernel engine, with no kprobe, if there is none (a kernel watch alone). */
+int service_kernel_engine(struct service *s, char *err, size_t errlen);
+/* Free the kernel engine when no kernel target or watch is left; its counters go to retired. */
 void service_kernel_gc(struct service *s);
 /* The counters of both engines and of the retired ones. */
 void service_totals(const struct service *s, struct service_totals *t);

@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * The service's kernel-mode engine: made when the first kernel target
- * comes (`target kernel`, `probe add kernel`), freed when the last goes.
+ * comes (`target kernel`, `probe add kernel`) or the first kernel watch
+ * (with no kprobe then), freed when the last of them goes.
  * It is an engine of its own because the kernel flag changes the
- * defaults (skip_watch, udelay_task), turns the site sampler and the
- * hardware-watchpoint escalation off, symbolizes through kallsyms and
+ * defaults (skip_watch, udelay_task), turns the site sampler off, arms
+ * its hardware watchpoints on every CPU, symbolizes through kallsyms and
  * the kernel_debug files, and reads the context from preempt_count.
  *
  * What it shares with the user engine is decided in the service: the
@@ -108,6 +109,36 @@ static int new_engine(struct service *s, struct add_kernel_args *a, char *err, s
 	return obj;
 }
 
+int service_kernel_engine(struct service *s, char *err, size_t errlen)
+{
+	struct epoll_event ev = { .events = EPOLLIN };
+	struct engine *e;
+	int ret;
+
+	if (s->kernel.e)
+		return 0;
+	ret = take_kdebug(s);
+	if (!ret)
+		ret = engine__new(&s->kopts, &e);
+	if (ret) {
+		snprintf(err, errlen, "cannot make the kernel-mode engine: %s", strerror(-ret));
+		return ret;
+	}
+	ret = service_call_why(load_and_attach, e, err, errlen);
+	if (!ret && epoll_ctl(s->epfd, EPOLL_CTL_ADD, engine__epoll_fd(e), &ev)) {
+		ret = -errno;
+		snprintf(err, errlen, "cannot poll the kernel ring buffer: %s", strerror(-ret));
+	}
+	if (ret) {
+		engine__free(e);
+		return ret;
+	}
+	s->kernel.e = e;
+	service_say(s, LOG_INFO, "kernel-mode engine loaded for a watch, no kprobe (skip_watch %u, "
+		    "udelay_task %u)", s->kopts.params.skip_watch, s->kopts.params.udelay_task);
+	return 0;
+}
+
 int service_kernel_add(struct service *s, const struct config_target *t, char *err,
 		       size_t errlen)
 {
@@ -130,6 +161,7 @@ static void totals_add(struct service_totals *t, struct engine *e)
 {
 	uint64_t c[KCSAND_CTR_COUNT];
 	unsigned long filt, dedup, nochange;
+	struct hwbp_stats hs;
 
 	engine__counters(e, c);
 	for (int i = 0; i < KCSAND_CTR_COUNT; i++)
@@ -141,13 +173,24 @@ static void totals_add(struct service_totals *t, struct engine *e)
 	t->reports += engine__nr_reports(e);
 	t->hits += engine__hits(e);
 	t->sites += engine__nr_sites(e);
+	if (!engine__hw_stats(e, &hs)) {
+		t->hw.armed += hs.armed;
+		t->hw.no_slot += hs.no_slot;
+		t->hw.unarmable += hs.unarmable;
+		t->hw.open_failed += hs.open_failed;
+		t->hw.pairs += hs.pairs;
+		t->hw.traps += hs.traps;
+		t->hw.consumed += hs.consumed;
+		t->hw.watchers += hs.watchers;
+		t->hw.probed += hs.probed;
+	}
 }
 
 void service_kernel_gc(struct service *s)
 {
 	struct engine *e = s->kernel.e;
 
-	if (!e || service_nr_probes(s, true))
+	if (!e || service_nr_probes(s, true) || service_nr_watches(s, true))
 		return;
 	/* Reports still in its ring buffer go out first. */
 	engine__poll(e, 0);
@@ -157,7 +200,7 @@ void service_kernel_gc(struct service *s)
 	s->kernel.e = NULL;
 	engine__free(e);
 	free_kdebug(s);
-	service_say(s, LOG_INFO, "kernel-mode engine freed: no kernel target left");
+	service_say(s, LOG_INFO, "kernel-mode engine freed: no kernel target or watch left");
 }
 
 void service_totals(const struct service *s, struct service_totals *t)

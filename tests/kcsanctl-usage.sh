@@ -35,13 +35,20 @@ usage probe_no_kind 2 "kcsanctl probe add user" probe add
 usage probe_bad_kind 2 "kcsanctl probe add user" probe add nosuch x
 usage probe_remove_word 2 "kcsanctl probe remove ID" probe remove one
 usage probe_add_bad_option 2 "kcsanctl probe add user" probe add user /bin/true --frob x
+usage watch_no_spec 2 "kcsanctl watch \[add\]" watch
+usage watch_add_no_spec 2 "kcsanctl watch \[add\]" watch add
+usage watch_bad_len 2 "LEN must be 1, 2, 4 or 8" watch add level:3
+usage watch_bad_option 2 "unexpected '--frob'" watch level --frob 1
+usage watch_pid_and_kernel 2 "unexpected '--kernel'" watch level --pid 1 --kernel
+usage watch_remove_word 2 "kcsanctl watch remove ID" watch remove one
+usage watch_list_extra 2 "kcsanctl \[-j\] watch list" watch list now
 usage reports_bad_flag 2 "kcsanctl \[-j\] reports" reports -x
 usage stats_extra 2 "kcsanctl \[-j\] stats" stats now
 usage on_extra 2 "kcsanctl on" on now
 usage summarize_nothing 2 "kcsanctl summarize LOG" summarize
 
 for cmd in status stats on off "filter list" "filter add f" whitelist blacklist "get" \
-	   "set skip_watch 1" "probe list" reports; do
+	   "set skip_watch 1" "probe list" "watch list" "watch level --pid 1" reports; do
 	out=$("$CTL" $cmd 2>&1); rc=$?
 	check "no_daemon_${cmd// /_}" "1 kcsanctl: no kcsand running on $KCSAND_SOCKET" "$rc $out"
 done

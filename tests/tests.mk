@@ -122,9 +122,11 @@ $(OUT)/tests/daemon/%: tests/daemon/%.c
 # The service: kcsand and kcsanctl end to end (tests/daemon-*.sh need root;
 # tests/kcsanctl-usage.sh does not).  Each prints ok/FAIL lines and a total.
 DAEMON_TESTS := tests/kcsanctl-usage.sh tests/daemon-config.sh tests/daemon-control.sh \
-		tests/daemon-sinks.sh tests/daemon-pid.sh tests/daemon-detach.sh
+		tests/daemon-sinks.sh tests/daemon-pid.sh tests/daemon-detach.sh \
+		tests/daemon-watch.sh
 
-daemon-tests: all $(DAEMON_TEST_BINS) $(OUT)/tests/scenarios/mutex_protected
+daemon-tests: all $(DAEMON_TEST_BINS) $(OUT)/tests/scenarios/mutex_protected \
+	      $(OUT)/tests/shlib/shlib_race
 	@fail=0; for t in $(DAEMON_TESTS); do echo "== $$t"; $$t $(OUT) || fail=1; done; exit $$fail
 
 .PHONY: daemon-tests

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include "config.h"
 #include "kspec.h"
+#include "wspec.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -43,6 +44,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				if (kspec_invalid(specs[j]))
 					abort();
 		}
+		/* What service_add_watch() is handed: a valid SPEC, a user pid or the kernel. */
+		if (c.nr_watches > CONFIG_MAX_WATCHES)
+			abort();
+		for (size_t i = 0; i < c.nr_watches; i++)
+			if (!c.watches[i].spec || wspec_invalid(c.watches[i].spec) ||
+			    c.watches[i].pid < 0 || (c.watches[i].kernel && c.watches[i].pid))
+				abort();
 		for (size_t i = 0; i < c.nr_kernel_debug; i++)
 			if (c.kernel_debug[i][0] != '/')
 				abort();

@@ -10,6 +10,7 @@
 #include "kspec.h"
 #include "params.h"
 #include "protocol.h"
+#include "wspec.h"
 
 static struct ctl_request req;
 
@@ -38,6 +39,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				abort();
 			if (req.op == CTL_PROBE_ADD_KERNEL &&
 			    (!req.argc || !kspec_selects(req.argv, req.argc)))
+				abort();
+			/* A watch the executor arms: a valid SPEC, one mode, a bounded duration. */
+			if (req.op == CTL_WATCH_ADD &&
+			    (!req.watch.spec || wspec_invalid(req.watch.spec) ||
+			     (req.watch.kernel && req.watch.pid) || req.watch.pid < 0 ||
+			     req.watch.duration_s > WSPEC_MAX_DURATION))
 				abort();
 			for (int i = 0; req.op == CTL_PROBE_ADD_KERNEL && i < req.argc; i++)
 				if (kspec_invalid(req.argv[i]))

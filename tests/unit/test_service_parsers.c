@@ -211,5 +211,65 @@ int main(void)
 				  "NAME after it", "module: msg");
 	}
 
+	TEST(request_watch) {
+		ASSERT_OK(parse_req("watch add level:4 --pid 12 --duration 30", &r, err), "add");
+		ASSERT_EQ(r.op, CTL_WATCH_ADD, "watch add");
+		ASSERT_STREQ(r.watch.spec, "level:4", "spec");
+		ASSERT_TRUE(r.watch.pid == 12 && !r.watch.kernel && r.watch.duration_s == 30,
+			    "options");
+		ASSERT_OK(parse_req("watch add 0xffffffff81000000:8 --kernel", &r, err), "kernel");
+		ASSERT_TRUE(r.watch.kernel && !r.watch.pid, "kernel, no pid");
+		ASSERT_OK(parse_req("watch add level", &r, err), "no pid: chosen by the service");
+		ASSERT_EQ(r.watch.pid, 0, "pid 0");
+		ASSERT_OK(parse_req("watch remove 3", &r, err), "remove");
+		ASSERT_TRUE(r.op == CTL_WATCH_REMOVE && r.id == 3, "remove id");
+		ASSERT_OK(parse_req("-j watch list", &r, err), "list");
+		ASSERT_TRUE(r.op == CTL_WATCH_LIST && r.json, "json list");
+	}
+
+	TEST(request_watch_errors) {
+		static const struct {
+			const char *line, *err;
+		} bad[] = {
+			{ "watch", "expected 'watch add|remove|list'" },
+			{ "watch add", "watch add: expected SYMBOL[:LEN] or ADDRESS[:LEN]" },
+			{ "watch add level:3", "watch add: bad 'level:3': LEN must be 1, 2, 4 or 8 "
+					       "(bytes a debug register covers)" },
+			{ "watch add 0x0", "watch add: bad '0x0': not an ADDRESS (a non-zero number, "
+					   "0x for hex)" },
+			{ "watch add a-b", "watch add: bad 'a-b': not a SYMBOL (letters, digits, '_', "
+					   "'.', '$')" },
+			{ "watch add x --pid 0", "watch add: bad pid '0'" },
+			{ "watch add x --pid 1 --kernel", "watch add: unexpected '--kernel' (--pid PID "
+							  "or --kernel, once; --duration S)" },
+			{ "watch add x --duration 0", "watch add: bad duration '0' (1..604800 seconds)" },
+			{ "watch remove x", "expected 'watch remove ID'" },
+			{ "watch list x", "watch list takes no argument" },
+		};
+
+		for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+			ASSERT_EQ(parse_req(bad[i].line, &r, err), -EINVAL, bad[i].line);
+			ASSERT_STREQ(err, bad[i].err, bad[i].line);
+		}
+	}
+
+	TEST(config_watch) {
+		ASSERT_OK(parse_conf("watch level --pid 3\nwatch jiffies --kernel\nwatch ctr:8\n", &c,
+				     err, sizeof(err)), "three watches");
+		ASSERT_EQ(c.nr_watches, 3, "watches");
+		ASSERT_TRUE(c.watches[0].pid == 3 && !c.watches[0].kernel, "user, pid");
+		ASSERT_TRUE(c.watches[1].kernel && !c.watches[1].pid, "kernel");
+		ASSERT_STREQ(c.watches[2].spec, "ctr:8", "spec");
+		config_free(&c);
+		ASSERT_EQ(parse_conf("\nwatch v --duration 3\n", &c, err, sizeof(err)), -EINVAL,
+			  "no --duration in the file");
+		ASSERT_STREQ(err, "t.conf:2: watch: unexpected '--duration' (--pid PID or --kernel, "
+				  "once)", "duration msg");
+		config_free(&c);
+		ASSERT_EQ(parse_conf("watch v\nwatch v\n", &c, err, sizeof(err)), -EINVAL, "twice");
+		ASSERT_STREQ(err, "t.conf:2: watch: v given twice", "twice msg");
+		config_free(&c);
+	}
+
 	return test_summary();
 }
