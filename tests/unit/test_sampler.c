@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-only
-/* The site sampler's policy (daemon/sampler.c: sampler_choose). */
+/* The site sampler's policy (daemon/sampler_policy.c: sampler_choose, hot_cycle_next). */
 #include <stdbool.h>
 #include <stdint.h>
 #include "test.h"
