@@ -66,16 +66,23 @@ const struct kcsand_site hw_site_at_ret = { .ra_off = 0, .scale = 1 };
  * as a copy in the kprobe's instruction slot or, once the kprobe is
  * jump-optimized, in its detour buffer; a trap of that copy is the same
  * access, already checked, and its ip (the copy's) means nothing in a
- * report.  The trap that matches the note takes it and does nothing else.
- * A note whose access traps nothing is overwritten by the next hit.  (Not
+ * report.  The trap that matches the note takes it and does nothing else,
+ * unless the site sampler had the site disarmed (not checked): the trap is
+ * then the only look at the access, and goes on as a trap of an unprobed
+ * instruction, with the ip after the site's own instruction in place of
+ * the copy's (the frames below it are unwound from the copy).  A note
+ * whose access traps nothing is overwritten by the next hit.  (Not
  * covered: a hit whose program did not run, as a kprobe missed inside
  * another's handler, and a task moved to another CPU between an optimized
  * kprobe's handler and its copy.)
  */
 struct hw_probed_note {
 	__u64 addr;
+	__u64 next_ip;		/* after the site's instruction: where its trap would report */
 	__u32 size;
-	__u32 write;
+	__u8 write;
+	__u8 checked;		/* the probe ran the check (the site was armed) */
+	__u8 __pad[2];
 };
 
 struct {
@@ -123,7 +130,8 @@ static __always_inline void hw_send(const struct hit *h, __u32 slot, __u32 gen, 
 }
 
 /* Called by the kprobe program before its check: see struct hw_probed_note. */
-static __always_inline void hw_note_probed(struct pt_regs *regs, __u32 site_idx, __u64 ip)
+static __always_inline void hw_note_probed(struct pt_regs *regs, __u32 site_idx, __u64 ip,
+					   int checked)
 {
 	const struct kcsand_site *site = bpf_map_lookup_elem(&sites, &site_idx);
 	struct hw_probed_note *n;
@@ -134,12 +142,18 @@ static __always_inline void hw_note_probed(struct pt_regs *regs, __u32 site_idx,
 		return;
 	ip -= site->probe_delta;
 	n->addr = site_address(site, regs, ip);
+	n->next_ip = ip + site->insn_len;
 	n->size = site->size;
 	n->write = !!(site->flags & KCSAND_SITE_WRITE);
+	n->checked = !!checked;
 }
 
-/* Is this kernel trap the copy of the access the last kprobe on this CPU checked? */
-static __always_inline int hw_take_probed(const struct kcsand_hw_slot *hs)
+/*
+ * Is this kernel trap the copy of the access the last kprobe on this CPU
+ * checked?  1: leave it to the probe.  0: go on; when the copy is of a
+ * disarmed site, with the site's ip in h.
+ */
+static __always_inline int hw_take_probed(const struct kcsand_hw_slot *hs, struct hit *h)
 {
 	struct hw_probed_note *n;
 	__u32 zero = 0;
@@ -150,6 +164,10 @@ static __always_inline int hw_take_probed(const struct kcsand_hw_slot *hs)
 	if (hs->mode == KCSAND_HW_ESCALATION && !n->write)
 		return 0;	/* a write-only breakpoint: a read cannot have trapped */
 	n->size = 0;
+	if (!n->checked) {
+		h->ip = n->next_ip;
+		return 0;
+	}
 	hw_count(HW_CTR_PROBED);
 	return 1;
 }
@@ -173,7 +191,8 @@ static __always_inline int kcsand_hw_access(struct bpf_perf_event_data *ctx, int
 	if (!hs || hs->mode == KCSAND_HW_OFF || !PARAM(enabled))
 		return 0;
 	hw_count(HW_CTR_TRAPS);
-	if (!user && hw_take_probed(hs))
+	h.ip = ctx->regs.ip;
+	if (!user && hw_take_probed(hs, &h))
 		return 0;
 	if (user)
 		bpf_probe_read_user(&insn, 1, (void *)ctx->regs.ip);
@@ -181,7 +200,6 @@ static __always_inline int kcsand_hw_access(struct bpf_perf_event_data *ctx, int
 	h.regs = &ctx->regs;
 	h.site = insn == 0xc3 ? &hw_site_at_ret : &hw_site;
 	h.site_idx = KCSAND_HW_SITE_BASE + slot;
-	h.ip = ctx->regs.ip;
 	h.addr = hs->addr;
 	h.size = hs->len;
 	h.in_interrupt = in_interrupt;

@@ -67,7 +67,7 @@ static size_t own_stats(struct service *s, const uint64_t *c, struct own_stat *o
 	o[n++] = (struct own_stat){ "suppressed_by_dedup", dedup };
 	o[n++] = (struct own_stat){ "suppressed_by_filter", filt };
 	o[n++] = (struct own_stat){ "suppressed_no_value_change", nochange };
-	/* The site sampler (user mode, once attached): armed of all, and what it expects. */
+	/* The site sampler (once attached): armed of all, and what it expects. */
 	if (!engine__sampler_stats(s->e, &ss)) {
 		o[n++] = (struct own_stat){ "sampler_armed_sites", ss.armed };
 		o[n++] = (struct own_stat){ "sampler_total_sites", ss.total };
@@ -75,6 +75,10 @@ static size_t own_stats(struct service *s, const uint64_t *c, struct own_stat *o
 		o[n++] = (struct own_stat){ "sampler_estimated_overhead_pct",
 					    isfinite(ss.est_overhead) ?
 					    (unsigned long long)(ss.est_overhead * 100 + 0.5) : 100 };
+		/* Kernel mode: what the traps of every site cost, armed or not. */
+		if (ss.kernel)
+			o[n++] = (struct own_stat){ "sampler_trap_floor_pct",
+						    (unsigned long long)(ss.floor_overhead * 100 + 0.5) };
 	}
 	return n;
 }
