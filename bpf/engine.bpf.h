@@ -155,6 +155,13 @@ struct hit {
 	__u32 in_interrupt;
 	int user;
 	__u8 acc_flags;		/* KCSAND_ACC_*, for the record */
+	/*
+	 * Frames taken earlier, or NULL to unwind from ctx: the trap of a
+	 * disarmed kprobe's out-of-line copy cannot be unwound from where it
+	 * stopped, so its probe took them (bpf/hwbp.bpf.h).
+	 */
+	const __u64 *stack;
+	__s32 nr_frames;
 };
 
 /*
@@ -200,6 +207,11 @@ static __always_inline void fill_access(const struct hit *h, struct kcsand_acces
 	acc->ctx = h->in_interrupt ? KCSAND_CTX_INTERRUPT : KCSAND_CTX_TASK;
 	acc->flags = h->acc_flags;
 	bpf_get_current_comm(acc->comm, sizeof(acc->comm));
+	if (h->stack) {
+		__builtin_memcpy(acc->stack, h->stack, sizeof(acc->stack));
+		acc->nr_frames = h->nr_frames;
+		return;
+	}
 	n = bpf_get_stack(h->ctx, acc->stack, sizeof(acc->stack), h->user ? BPF_F_USER_STACK : 0);
 	acc->nr_frames = n < 0 ? (__s32)n : (__s32)((__u64)n / 8);
 	/* The frame-pointer walk skips the caller of a frameless site: keep it aside. */
@@ -485,6 +497,8 @@ static __always_inline int kcsand_check_access(void *ctx, struct pt_regs *regs, 
 	h.in_interrupt = in_interrupt;
 	h.user = user;
 	h.acc_flags = 0;
+	h.stack = NULL;
+	h.nr_frames = 0;
 
 	if (find_watchpoint(&h, &slot, &wp))
 		found_watchpoint(&h, slot, wp);
