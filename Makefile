@@ -105,6 +105,7 @@ vm-tests: all
 	tests/vm/run-vm-tests.sh
 	tests/vm/kernel-scenarios.sh
 	tests/vm/kernel-hwbp.sh
+	tests/vm/kernel-sampler.sh
 	tests/vm/core-kernel.sh
 
 # Benchmarks: one script per question in bench/, each printing ratios measured in one run
