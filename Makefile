@@ -105,6 +105,7 @@ vm-tests: all
 	tests/vm/run-vm-tests.sh
 	tests/vm/kernel-scenarios.sh
 	tests/vm/kernel-hwbp.sh
+	tests/vm/kernel-sampler.sh
 	tests/vm/core-kernel.sh
 	tests/vm/daemon-kernel.sh
 
@@ -121,6 +122,9 @@ $(OUT)/bench/hotloop: bench/hotloop.c
 $(OUT)/bench/empty_probe: bench/empty_probe.c $(OUT)/bench/empty.skel.h $(LIB)
 	$(CC) $(CFLAGS) -I$(OUT)/bench $< $(LIB) $(LDLIBS) -o $@
 
+$(OUT)/bench/kloop: bench/kloop.c
+	@mkdir -p $(@D)
+	$(CC) -O2 -Wall $< -o $@
 $(OUT)/bench/kdisarm: bench/kdisarm.c $(OUT)/bench/kdisarm.skel.h
 	$(CC) $(CFLAGS) -I$(OUT)/bench $< -lbpf -lelf -lz -o $@
 $(OUT)/bench/reattach: bench/reattach.c $(SKELS) $(LIB)
@@ -139,6 +143,7 @@ $(OUT)/bench/func_line: bench/func_line.c $(LIB)
 	$(CC) $(CFLAGS) $< $(LIB) $(LDLIBS) -o $@
 
 BENCH_PROGS := $(OUT)/bench/hotloop $(OUT)/bench/empty_probe $(OUT)/bench/reattach $(OUT)/bench/kdisarm \
+	       $(OUT)/bench/kloop \
 	       $(OUT)/bench/hashtable $(OUT)/bench/hashtable-tsan $(OUT)/bench/func_line
 bench-programs: all scenario-programs $(BENCH_PROGS)
 
@@ -151,6 +156,7 @@ bench: bench-programs
 	bench/p5-rss.sh $(OUT)
 	bench/p6-func-line.sh $(OUT)
 	bench/p7-kernel-disarm.sh $(OUT)
+	bench/p8-kernel-budget.sh $(OUT)
 
 # Style: clang-format (.clang-format) and cppcheck over the user-space sources.
 C_SOURCES = $(wildcard daemon/*.c daemon/*.h cli/*.c cli/*.h include/*.h tests/unit/*.c \

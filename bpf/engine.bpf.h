@@ -156,6 +156,13 @@ struct hit {
 	int user;
 	int every;		/* a sampled hit: watch it, whatever skip_watch says */
 	__u8 acc_flags;		/* KCSAND_ACC_*, for the record */
+	/*
+	 * Frames taken earlier, or NULL to unwind from ctx: the trap of a
+	 * disarmed kprobe's out-of-line copy cannot be unwound from where it
+	 * stopped, so its probe took them (bpf/hwbp.bpf.h).
+	 */
+	const __u64 *stack;
+	__s32 nr_frames;
 };
 
 /*
@@ -201,6 +208,11 @@ static __always_inline void fill_access(const struct hit *h, struct kcsand_acces
 	acc->ctx = h->in_interrupt ? KCSAND_CTX_INTERRUPT : KCSAND_CTX_TASK;
 	acc->flags = h->acc_flags;
 	bpf_get_current_comm(acc->comm, sizeof(acc->comm));
+	if (h->stack) {
+		__builtin_memcpy(acc->stack, h->stack, sizeof(acc->stack));
+		acc->nr_frames = h->nr_frames;
+		return;
+	}
 	n = bpf_get_stack(h->ctx, acc->stack, sizeof(acc->stack), h->user ? BPF_F_USER_STACK : 0);
 	acc->nr_frames = n < 0 ? (__s32)n : (__s32)((__u64)n / 8);
 	/* The frame-pointer walk skips the caller of a frameless site: keep it aside. */
@@ -500,6 +512,8 @@ static __always_inline int kcsand_check_access(void *ctx, struct pt_regs *regs, 
 	h.user = user;
 	h.every = every;
 	h.acc_flags = 0;
+	h.stack = NULL;
+	h.nr_frames = 0;
 
 	if (find_watchpoint(&h, &slot, &wp))
 		found_watchpoint(&h, slot, wp);

@@ -66,16 +66,29 @@ const struct kcsand_site hw_site_at_ret = { .ra_off = 0, .scale = 1 };
  * as a copy in the kprobe's instruction slot or, once the kprobe is
  * jump-optimized, in its detour buffer; a trap of that copy is the same
  * access, already checked, and its ip (the copy's) means nothing in a
- * report.  The trap that matches the note takes it and does nothing else.
- * A note whose access traps nothing is overwritten by the next hit.  (Not
+ * report.  The trap that matches the note takes it and does nothing else,
+ * unless the site sampler had the site disarmed (not checked): the trap is
+ * then the only look at the access, and goes on as a trap of an unprobed
+ * instruction, with the ip after the site's own instruction in place of
+ * the copy's.  The kernel's unwinder cannot start from the copy (ORC has
+ * no entry for a kprobe slot, and the stack ends there), so a disarmed
+ * probe whose access falls under an armed slot takes the stack itself, from
+ * its own registers, for the trap to use.  A note whose access traps
+ * nothing is overwritten by the next hit.  (Not
  * covered: a hit whose program did not run, as a kprobe missed inside
  * another's handler, and a task moved to another CPU between an optimized
  * kprobe's handler and its copy.)
  */
 struct hw_probed_note {
 	__u64 addr;
+	__u64 next_ip;		/* after the site's instruction: where its trap would report */
 	__u32 size;
-	__u32 write;
+	__u8 write;
+	__u8 checked;		/* the probe ran the check (the site was armed) */
+	__u8 __pad[2];
+	__s32 nr_frames;	/* of stack[], taken when not checked and under a slot; or 0 */
+	__u32 __pad1;
+	__u64 stack[KCSAND_MAX_STACK];
 };
 
 struct {
@@ -122,8 +135,24 @@ static __always_inline void hw_send(const struct hit *h, __u32 slot, __u32 gen, 
 	hw_count(HW_CTR_SENT);
 }
 
+/* Does an access of size bytes at addr trap one of the armed slots? */
+static __always_inline int hw_slot_covers(__u64 addr, __u32 size, int write)
+{
+#pragma unroll
+	for (__u32 i = 0; i < KCSAND_HW_SLOTS; i++) {
+		__u32 k = i;
+		const struct kcsand_hw_slot *hs = bpf_map_lookup_elem(&hw_slots, &k);
+
+		if (hs && hs->mode != KCSAND_HW_OFF && addr < hs->addr + hs->len &&
+		    hs->addr < addr + size && (write || hs->mode != KCSAND_HW_ESCALATION))
+			return 1;
+	}
+	return 0;
+}
+
 /* Called by the kprobe program before its check: see struct hw_probed_note. */
-static __always_inline void hw_note_probed(struct pt_regs *regs, __u32 site_idx, __u64 ip)
+static __always_inline void hw_note_probed(struct pt_regs *regs, __u32 site_idx, __u64 ip,
+					   int checked)
 {
 	const struct kcsand_site *site = bpf_map_lookup_elem(&sites, &site_idx);
 	struct hw_probed_note *n;
@@ -134,12 +163,24 @@ static __always_inline void hw_note_probed(struct pt_regs *regs, __u32 site_idx,
 		return;
 	ip -= site->probe_delta;
 	n->addr = site_address(site, regs, ip);
+	n->next_ip = ip + site->insn_len;
 	n->size = site->size;
 	n->write = !!(site->flags & KCSAND_SITE_WRITE);
+	n->checked = !!checked;
+	n->nr_frames = 0;
+	if (!checked && hw_slot_covers(n->addr, n->size, n->write)) {
+		long r = bpf_get_stack(regs, n->stack, sizeof(n->stack), 0);
+
+		n->nr_frames = r > 0 ? (__s32)((__u64)r / 8) : 0;
+	}
 }
 
-/* Is this kernel trap the copy of the access the last kprobe on this CPU checked? */
-static __always_inline int hw_take_probed(const struct kcsand_hw_slot *hs)
+/*
+ * Is this kernel trap the copy of the access the last kprobe on this CPU
+ * checked?  1: leave it to the probe.  0: go on; when the copy is of a
+ * disarmed site, with the site's ip and the frames its probe took in h.
+ */
+static __always_inline int hw_take_probed(const struct kcsand_hw_slot *hs, struct hit *h)
 {
 	struct hw_probed_note *n;
 	__u32 zero = 0;
@@ -150,6 +191,14 @@ static __always_inline int hw_take_probed(const struct kcsand_hw_slot *hs)
 	if (hs->mode == KCSAND_HW_ESCALATION && !n->write)
 		return 0;	/* a write-only breakpoint: a read cannot have trapped */
 	n->size = 0;
+	if (!n->checked) {
+		h->ip = n->next_ip;
+		if (n->nr_frames > 0) {
+			h->stack = n->stack;
+			h->nr_frames = n->nr_frames;
+		}
+		return 0;
+	}
 	hw_count(HW_CTR_PROBED);
 	return 1;
 }
@@ -173,7 +222,10 @@ static __always_inline int kcsand_hw_access(struct bpf_perf_event_data *ctx, int
 	if (!hs || hs->mode == KCSAND_HW_OFF || !PARAM(enabled))
 		return 0;
 	hw_count(HW_CTR_TRAPS);
-	if (!user && hw_take_probed(hs))
+	h.ip = ctx->regs.ip;
+	h.stack = NULL;
+	h.nr_frames = 0;
+	if (!user && hw_take_probed(hs, &h))
 		return 0;
 	if (user)
 		bpf_probe_read_user(&insn, 1, (void *)ctx->regs.ip);
@@ -181,7 +233,6 @@ static __always_inline int kcsand_hw_access(struct bpf_perf_event_data *ctx, int
 	h.regs = &ctx->regs;
 	h.site = insn == 0xc3 ? &hw_site_at_ret : &hw_site;
 	h.site_idx = KCSAND_HW_SITE_BASE + slot;
-	h.ip = ctx->regs.ip;
 	h.addr = hs->addr;
 	h.size = hs->len;
 	h.in_interrupt = in_interrupt;

@@ -136,10 +136,20 @@ SEC("kprobe")
 int kcsand_kprobe(struct pt_regs *ctx)
 {
 	__u32 site = (__u32)bpf_get_attach_cookie(ctx);
+	int armed = sampler_site_armed(site);
+	__u64 t0;
 
-	/* The instruction runs next, out of line: its trap must know it was checked. */
-	hw_note_probed(ctx, site, ctx->ip - 1);
-	return kcsand_check_access(ctx, ctx, site, ctx->ip - 1, 0, interrupted_context(), 0);
+	/* The instruction runs next, out of line: its trap must know whether it was checked. */
+	hw_note_probed(ctx, site, ctx->ip - 1, armed);
+	if (!armed) {
+		/* The site sampler disarmed it: the trap is paid, the check is not. */
+		sampler_count_hit(site);
+		return 0;
+	}
+	t0 = bpf_ktime_get_ns();
+	kcsand_check_access(ctx, ctx, site, ctx->ip - 1, 0, interrupted_context(), 0);
+	sampler_account(site, t0);
+	return 0;
 }
 
 /* A hardware watchpoint's trap in a target thread (perf breakpoint event, cookie = slot). */

@@ -7,11 +7,11 @@
  * is the cost (~28 µs a hit on the development VM, the BPF program a few
  * hundred ns of it), so only detaching makes a site free, and re-creating
  * a uprobe_multi link is cheap enough to do every sampler period (see the
- * numbers in daemon/sampler.c).  Kernel mode is to keep its kprobes
- * attached and test the bitmap instead: unregistering a kprobe took 140-194
- * ms in the test guest, and disabling its perf event leaves the program
- * running (daemon/sampler.c has the figures).  sampler_use_bitmap selects
- * that at load time, so user mode does not pay for the test.
+ * numbers in daemon/sampler.c).  Kernel mode keeps its kprobes attached
+ * and tests a bitmap instead: unregistering a kprobe took 140-194 ms in the
+ * test guest, and disabling its perf event leaves the program running
+ * (daemon/ksampler.c has the figures).  sampler_use_bitmap selects that at
+ * load time, so user mode does not pay for the test.
  */
 #ifndef KCSAND_SAMPLER_BPF_H
 #define KCSAND_SAMPLER_BPF_H
@@ -33,14 +33,23 @@ struct {
 	__type(value, struct kcsand_site_stat);
 } site_stats SEC(".maps");
 
-/* Bit i set: site i is armed.  Only read when sampler_use_bitmap (kernel mode). */
+/*
+ * Bit i set: site i is disarmed.  Only read when sampler_use_bitmap (kernel
+ * mode).  Inverted so that the zeroed map a load creates arms every site:
+ * sites are armed from their first hit, whatever happens to the sampler,
+ * and an object added later starts armed, as the sampler expects.  The
+ * daemon writes the words through an mmap; a site's bit is read once per
+ * hit, so a flip takes effect at the next hit.
+ */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
 	__uint(max_entries, 1);		/* capacity / 64, set before load */
 	__type(key, __u32);
 	__type(value, __u64);
-} armed_bitmap SEC(".maps");
+} disarmed_bitmap SEC(".maps");
 
+/* A site beyond the bitmap (the trap calibration's cookie) counts as disarmed. */
 static __always_inline int sampler_site_armed(__u32 site)
 {
 	__u32 word = site / 64;
@@ -48,8 +57,22 @@ static __always_inline int sampler_site_armed(__u32 site)
 
 	if (!sampler_use_bitmap)
 		return 1;
-	w = bpf_map_lookup_elem(&armed_bitmap, &word);
-	return w && (*w & (1ULL << (site & 63)));
+	w = bpf_map_lookup_elem(&disarmed_bitmap, &word);
+	return w && !(*w & (1ULL << (site & 63)));
+}
+
+/* A hit of a disarmed site (kernel mode): counted, so that its rate stays known. */
+static __always_inline void sampler_count_hit(__u32 site)
+{
+	__u32 idx;
+	struct kcsand_site_stat *st;
+
+	if (site >= sampler_capacity)
+		return;
+	idx = bpf_get_smp_processor_id() * sampler_capacity + site;
+	st = bpf_map_lookup_elem(&site_stats, &idx);
+	if (st)
+		st->hits++;
 }
 
 static __always_inline void sampler_account(__u32 site, __u64 t0)

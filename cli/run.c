@@ -49,7 +49,10 @@ void run_help(FILE *out)
 		"  --functions GLOB,...  probe only the functions matching these globs\n"
 		"  --overhead-budget PCT arm a random subset of the sites, readjusted from their\n"
 		"                        hit rates, so that probes add at most PCT%% to PROG's\n"
-		"                        own time after %u CPU-ms of warm-up (default %u; 100: all)\n"
+		"                        own time after %u CPU-ms of warm-up (default %u; 100: all);\n"
+		"                        kernel mode: to the machine's busy time, after %u CPU-ms\n"
+		"                        of it, and the traps of disarmed kprobes are a floor\n"
+		"                        outside the budget\n"
 		"  --object PATH         also probe this shared object (repeatable)\n"
 		"  --watch SYM|ADDR[:LEN] watch this variable of PROG (with --kernel: of the kernel\n"
 		"                        or a module) with a hardware watchpoint and report every\n"
@@ -74,7 +77,8 @@ void run_help(FILE *out)
 		"  -v, --verbose         what is decoded and attached, every site, plain or\n"
 		"                        marked and why (twice: what marked it; libbpf debug)\n",
 		USER_DEFAULT_SKIP_WATCH, KERNEL_DEFAULT_SKIP_WATCH, USER_DEFAULT_UDELAY_TASK,
-		KERNEL_DEFAULT_UDELAY_TASK, DEFAULT_SAMPLER_WARMUP_CPU_MS, DEFAULT_OVERHEAD_BUDGET);
+		KERNEL_DEFAULT_UDELAY_TASK, DEFAULT_SAMPLER_WARMUP_CPU_MS, DEFAULT_OVERHEAD_BUDGET,
+		KERNEL_DEFAULT_SAMPLER_WARMUP_CPU_MS);
 }
 
 static volatile sig_atomic_t got_signal;
@@ -144,7 +148,7 @@ struct run_args {
 	size_t nr_kernel_debug;
 	const char *watches[KCSAND_HW_SLOTS];
 	int nr_watches;
-	bool skip_set, udelay_set;
+	bool skip_set, udelay_set, warmup_set;
 	bool halt;
 	double duration;
 	const char *output;
@@ -226,6 +230,8 @@ static int parse_args(int argc, char **argv, struct run_args *a)
 				a->skip_set = true;
 			if (!strncmp(optarg, "udelay_task=", 12))
 				a->udelay_set = true;
+			if (!strncmp(optarg, "sampler_warmup_cpu_ms=", 22))
+				a->warmup_set = true;
 			break;
 		case OPT_JSON:
 			a->o.json = true;
@@ -317,6 +323,9 @@ static int parse_args(int argc, char **argv, struct run_args *a)
 			a->o.params.skip_watch = KERNEL_DEFAULT_SKIP_WATCH;
 		if (!a->udelay_set)
 			a->o.params.udelay_task = KERNEL_DEFAULT_UDELAY_TASK;
+		/* The machine's busy CPU time, not a target's (daemon/ksampler.c). */
+		if (!a->warmup_set)
+			a->o.sampler_warmup_cpu_ms = KERNEL_DEFAULT_SAMPLER_WARMUP_CPU_MS;
 		/* Every task that enters the probed code: the kernel has no "target". */
 		a->o.params.trace_all = 1;
 	} else {

@@ -762,7 +762,8 @@ int engine__load(struct engine *e)
 		e->capacity = 1;
 	bpf_map__set_max_entries(skel->maps.sites, e->capacity);
 	skel->data->params = e->opts.params;
-	err = sampler__prepare(skel, e->capacity, false);
+	/* Kernel mode: kprobes stay registered, the sampler flips a bitmap the probes test. */
+	err = sampler__prepare(skel, e->capacity, e->opts.kernel);
 	if (err) {
 		fprintf(stderr, "kcsand: cannot size the site statistics: %s\n", strerror(-err));
 		return err;
@@ -834,13 +835,15 @@ int engine__attach(struct engine *e)
 			engine__nr_sites(e), e->decode_ms, (now_ns() - t0) / 1e6,
 			e->opts.kernel ? "kprobes" : e->multi ? "uprobe_multi" : "per-site uprobes");
 	/*
-	 * The sampler re-attaches uprobe_multi links; kprobes detach far too
-	 * slowly for that (docs/kernel-mode.md), so kernel mode keeps every site.
+	 * The sampler re-attaches uprobe_multi links in user mode; in kernel
+	 * mode it flips bits, since kprobes detach far too slowly for that
+	 * (daemon/ksampler.c).  Kernel mode with only --watch has nothing to
+	 * sample.
 	 */
-	if (!e->sampler && !e->opts.kernel) {
-		if (!e->xt)
+	if (!e->sampler && (!e->opts.kernel || e->nr_cookies)) {
+		if (!e->xt && !e->opts.kernel)
 			xturn__new(e->skel, &e->xt);	/* without it, turns use uprobe links */
-		if (sampler__new(e, e->skel, e->capacity, e->multi, &e->sampler))
+		if (sampler__new(e, e->skel, e->capacity, e->multi, e->opts.kernel, &e->sampler))
 			fprintf(stderr, "kcsand: sampler: off, every site stays armed\n");
 	}
 	return 0;
@@ -1141,6 +1144,13 @@ uint64_t engine__hits(const struct engine *e)
 
 	if (!e->skel || ncpu <= 0)
 		return 0;
+	/* A disarmed kernel site's hit ran no check: the sampler counted it. */
+	if (e->sampler) {
+		struct sampler_stats st;
+
+		sampler__get_stats(e->sampler, &st);
+		sum = st.unarmed_hits;
+	}
 	v = calloc(ncpu, sizeof(*v));
 	if (!v)
 		return 0;
@@ -1369,9 +1379,13 @@ void engine__print_summary(struct engine *e, FILE *out)
 		struct sampler_stats st;
 
 		sampler__get_stats(e->sampler, &st);
-		fprintf(out, " armed_sites: %zu/%zu estimated_overhead: %.0f%% hot_turns: %lu "
-			"hot_turns_one_thread: %lu", st.armed, st.total, st.est_overhead * 100,
-			st.turns, st.xbp_turns);
+		fprintf(out, " armed_sites: %zu/%zu estimated_overhead: %.0f%% hot_turns: %lu",
+			st.armed, st.total, st.est_overhead * 100, st.turns);
+		if (st.kernel)
+			fprintf(out, " unarmed_hits: %llu trap_floor: %.0f%% trap_ns: %.0f",
+				st.unarmed_hits, st.floor_overhead * 100, st.trap_ns);
+		else
+			fprintf(out, " hot_turns_one_thread: %lu", st.xbp_turns);
 	}
 	if (e->hw) {
 		struct hwbp_stats hs;

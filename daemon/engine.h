@@ -40,6 +40,17 @@
 #define DEFAULT_SAMPLER_PERIOD_MS	100u
 /* A hot turn: long enough for a few watchpoints of each armed hot site (bench/p2). */
 #define DEFAULT_SAMPLER_TURN_MS		20u
+/*
+ * Kernel mode: the warm-up counts the machine's busy CPU time outside
+ * kcsand (daemon/ksampler.c), the "native" time of the kernel's cost model.
+ * In the test guest, with every site armed at the kernel defaults, each
+ * racy scenario of tests/kmod/kcsan_race reported after 59-138 ms of it in
+ * one run of bench/p8-kernel-budget.sh and 145-497 ms in another: 2000 ms
+ * covers the slowest four times over, 1-2 s of a busy 2-CPU guest.  Past
+ * the warm-up a site is still armed until a period has measured it, so new
+ * activity starts fully checked.
+ */
+#define KERNEL_DEFAULT_SAMPLER_WARMUP_CPU_MS	2000u
 
 struct report_view;
 

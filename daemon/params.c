@@ -29,7 +29,7 @@ static const struct param_desc params_table[] = {
 	O(report_once_in_ms, 0, 3600000, "print one report per pair of functions per interval"),
 	O(overhead_budget, 1, 100, "site sampler: % of native time probes may add (100: arm all)"),
 	O(sampler_warmup_cpu_ms, 0, 3600000,
-	  "site sampler: CPU time (ms) the targets run with every site armed first"),
+	  "site sampler: CPU ms the targets (kernel: the machine) run with all sites armed"),
 	O(sampler_period_ms, 50, 60000, "site sampler: ms between two readjustments"),
 	O(sampler_turn_ms, 5, 60000, "site sampler: ms a hot site stays armed in its turn"),
 #undef O

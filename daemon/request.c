@@ -88,6 +88,17 @@ static size_t own_stats(const struct service *s, const struct service_totals *t,
 					    isfinite(ss.est_overhead) ?
 					    (unsigned long long)(ss.est_overhead * 100 + 0.5) : 100 };
 	}
+	/* The kernel engine's, with what the traps of every site cost, armed or not. */
+	if (s->kernel.e && !engine__sampler_stats(s->kernel.e, &ss)) {
+		o[n++] = (struct own_stat){ "kernel_sampler_armed_sites", ss.armed };
+		o[n++] = (struct own_stat){ "kernel_sampler_total_sites", ss.total };
+		o[n++] = (struct own_stat){ "kernel_sampler_hot_turns", ss.turns };
+		o[n++] = (struct own_stat){ "kernel_sampler_estimated_overhead_pct",
+					    isfinite(ss.est_overhead) ?
+					    (unsigned long long)(ss.est_overhead * 100 + 0.5) : 100 };
+		o[n++] = (struct own_stat){ "kernel_sampler_trap_floor_pct",
+					    (unsigned long long)(ss.floor_overhead * 100 + 0.5) };
+	}
 	return n;
 }
 

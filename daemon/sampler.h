@@ -26,6 +26,14 @@ struct sampler_stats {
 	double sampled_overhead;	/* measured since the warm-up ended */
 	double trap_ns;			/* calibrated cost of a trap with no BPF work */
 	double xbp_trap_ns;		/* the same for an execute breakpoint */
+	/*
+	 * Kernel mode: disarmed sites still trap.  floor_overhead is what
+	 * every hit's trap cost since start, per unit of native time: the
+	 * budget cannot go under it and does not count it.
+	 */
+	bool kernel;
+	double floor_overhead;
+	unsigned long long unarmed_hits;	/* hits of disarmed sites (they ran no check) */
 	unsigned long periods;
 	unsigned long rearms;
 	unsigned long turns;		/* hot turns taken */
@@ -64,11 +72,18 @@ size_t hot_cycle_next(struct hot_cycle *c, const uint8_t *hot, size_t n, size_t 
 		      uint64_t *rng, uint8_t *armed);
 void hot_cycle_free(struct hot_cycle *c);
 
-/* Before the BPF object is loaded: size the statistics map for capacity sites. */
+/*
+ * Before the BPF object is loaded: size the statistics map for capacity
+ * sites; use_bitmap (kernel mode) makes the probes test the disarmed-sites
+ * bitmap (ksampler.h).
+ */
 int sampler__prepare(struct kcsand_bpf *skel, size_t capacity, bool use_bitmap);
-/* After load and attach: calibrate the trap cost and start with every site armed. */
+/*
+ * After load and attach: calibrate the trap cost and start with every site
+ * armed.  kernel: arm by the bitmap and measure the machine's CPU time.
+ */
 int sampler__new(struct engine *e, struct kcsand_bpf *skel, size_t capacity, bool multi,
-		 struct sampler **out);
+		 bool kernel, struct sampler **out);
 /* Called from the engine's poll loop: readjusts the armed set once a period. */
 void sampler__tick(struct sampler *s);
 /* Milliseconds until sampler__tick() has work: a poll loop waits no longer. */

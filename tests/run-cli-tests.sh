@@ -59,6 +59,8 @@ if command -v setpriv > /dev/null; then
 		setpriv --reuid=65534 --regid=65534 --clear-groups "$CTL" run -- /bin/true
 fi
 expect_exit kernel_mode_without_kprobes_or_probe 2 'needs at least one --probe' "$CTL" run --kernel --duration 1
+expect_exit kernel_overhead_budget_out_of_range 2 "overhead_budget: bad value '0' \(expected 1\.\.100\)" \
+	"$CTL" run --kernel --overhead-budget 0 --probe vfs_read --duration 1
 if [ ! -e /sys/bus/event_source/devices/kprobe ]; then
 	expect_exit kernel_without_kprobes 2 'has no kprobes: kernel mode needs CONFIG_KPROBES' \
 		"$CTL" run --kernel --probe 'vfs_*' --duration 1

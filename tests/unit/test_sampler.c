@@ -1,8 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0-only
-/* The site sampler's policy (daemon/sampler.c: sampler_choose). */
+/*
+ * The site sampler's policy (daemon/sampler_policy.c: sampler_choose,
+ * hot_cycle_next) and the kernel-mode bitmap words (daemon/ksampler.c).
+ */
 #include <stdbool.h>
 #include <stdint.h>
 #include "test.h"
+#include "ksampler.h"
 #include "sampler.h"
 
 #define N 8
@@ -116,6 +120,22 @@ int main(void)
 
 		ASSERT_TRUE(plan(x, known, 1.0, 1, armed, hot) == 0, "no turns needed");
 		ASSERT_EQ(count(armed), N, "a budget larger than the total arms all");
+	}
+	TEST(kernel_bitmap_disarms_what_is_neither_armed_nor_in_the_turn) {
+		uint8_t armed[70], turn[70] = { 0 };
+
+		memset(armed, 1, sizeof(armed));
+		armed[3] = armed[5] = armed[64] = armed[69] = 0;
+		turn[5] = 1;
+		ASSERT_EQ(kbitmap_word(armed, turn, 70, 0), 1ULL << 3,
+			  "site 3 disarmed, site 5 armed by its turn");
+		ASSERT_EQ(kbitmap_word(armed, NULL, 70, 0), (1ULL << 3) | (1ULL << 5),
+			  "without the turn, site 5 is disarmed too");
+		ASSERT_EQ(kbitmap_word(armed, turn, 70, 1), (1ULL << 0) | (1ULL << 5),
+			  "sites 64 and 69 in the second word");
+		ASSERT_EQ(kbitmap_word(armed, turn, 66, 1), 1ULL << 0,
+			  "sites from n on stay armed (a later object starts armed)");
+		ASSERT_EQ(kbitmap_word(armed, turn, 70, 2), 0, "a word past n arms everything");
 	}
 	return test_summary();
 }

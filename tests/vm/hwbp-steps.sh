@@ -26,7 +26,9 @@ var=$1; shift
 probes=()
 while [ $# -gt 0 ] && [ "$1" != -- ]; do probes+=("$1"); shift; done
 shift
-common=(--kernel -v --skip-watch 10 --udelay-task 300)
+# Every site armed: the escalation must not wait for the reader's turn (kernel-sampler.sh
+# tests the sampler).
+common=(--kernel -v --skip-watch 10 --udelay-task 300 --overhead-budget 100)
 
 "$KCSANCTL" run "${common[@]}" --output "$OUT/escalation.txt" "${probes[@]}" -- "$@" \
 	2> "$OUT/escalation.err"

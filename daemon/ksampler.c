@@ -1,0 +1,290 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The site sampler in kernel mode: its CPU-time source, its arming
+ * mechanism and its trap calibration.  See ksampler.h; sampler.c runs the
+ * loop and the policy.
+ *
+ * Arming.  Kernel mode keeps its kprobes registered and flips a bit of the
+ * BPF side's bitmap (bpf/sampler.bpf.h) instead of detaching.  Measured in
+ * the TCG test guest (Debian 6.1, 2 vCPUs; bench/p7-kernel-disarm.sh, two
+ * runs): unregistering one kprobe takes 140-194 ms, since each waits for an
+ * RCU grace period, and registering one 7-17 ms, so even one site re-armed
+ * per 100 ms period would not fit in the period.  PERF_EVENT_IOC_DISABLE on
+ * the kprobe's perf event takes 0.1-0.3 ms but disarms nothing: the kprobe
+ * stays registered and the BPF program ran on 100,000 of 100,000 hits after
+ * it (the kprobe handler runs the program before it looks at the event's
+ * state).  With the bitmap a disarmed hit costs its trap, 1.2-3.1 us on top
+ * of a 1.2 us getppid(2), and one map lookup, lost in that noise (armed
+ * 3.4-4.3 us a call, disarmed 3.0-4.4 us).  Flipping a bit is a store into
+ * the mmapped map: a turn starts and ends in microseconds.
+ *
+ * So the sampler saves the BPF work and the stalls, not the traps: every
+ * hit of a probed site, armed or not, costs a trap, and that is a floor the
+ * budget cannot go under.  The budget covers what arming controls (the BPF
+ * program's own time, watchpoint stalls included); the floor is estimated
+ * from every site's hits times the calibrated trap cost and reported beside
+ * it (trap_floor).  The calibration times an int3 kprobe, the kind a site
+ * has when it is registered; the kernel later optimizes many into jumps
+ * (CONFIG_OPTPROBES), which trap for less, so the floor is an upper bound,
+ * and sampler.c caps it by the machine's measured busy time.  Under TCG
+ * the calibration itself moved between 1.7 and 7.7 us from run to run on a
+ * shared 2-core host (getppid(2) alone: 0.6 to 1.2 us); that moves the
+ * floor, not the budget, which counts only time the BPF program measures
+ * itself.
+ *
+ * CPU time.  There is no target process: "native" is the machine's busy
+ * time less kcsand's own and less the probes', from /proc/stat, in clock
+ * ticks (10 ms) summed over CPUs.  The tick accounting misses time spent
+ * with interrupts off, which a watchpoint's stall is, so the busy time can
+ * come out below what the probes measured themselves: sampler.c never lets
+ * it go below that.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <linux/perf_event.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "kcsand.h"
+#include "ksampler.h"
+#include "kcsand.skel.h"
+
+extern int kcsand_verbose;
+
+static double now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e9 + ts.tv_nsec;
+}
+
+/* Busy ticks of all CPUs from /proc/stat's first line, or a negative errno. */
+static int read_busy_ticks(uint64_t *busy)
+{
+	unsigned long long v[7] = {};
+	FILE *f = fopen("/proc/stat", "r");
+	int n;
+
+	if (!f)
+		return -errno;
+	/* cpu user nice system idle iowait irq softirq (steal: not this machine's work) */
+	n = fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3], &v[4],
+		   &v[5], &v[6]);
+	fclose(f);
+	if (n != 7)
+		return -EINVAL;
+	*busy = v[0] + v[1] + v[2] + v[5] + v[6];
+	return 0;
+}
+
+/* utime + stime of this process, every thread. */
+static int read_self_ticks(uint64_t *ticks)
+{
+	char buf[1024], *p;
+	unsigned long ut, st;
+	FILE *f = fopen("/proc/self/stat", "r");
+
+	if (!f)
+		return -errno;
+	p = fgets(buf, sizeof(buf), f) ? strrchr(buf, ')') : NULL;
+	fclose(f);
+	if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &ut,
+			 &st) != 2)
+		return -EINVAL;
+	*ticks = ut + st;
+	return 0;
+}
+
+double kcpu__delta_ns(struct kcpu *c)
+{
+	long hz = sysconf(_SC_CLK_TCK);
+	uint64_t busy = 0, self = 0;
+	double d;
+
+	if (hz <= 0 || read_busy_ticks(&busy) || read_self_ticks(&self))
+		return -1;
+	if (!c->primed) {
+		c->busy = busy;
+		c->self = self;
+		c->primed = true;
+		return 0;
+	}
+	d = (double)(busy - c->busy) - (double)(self - c->self);
+	c->busy = busy;
+	c->self = self;
+	return d > 0 ? d / hz * 1e9 : 0;
+}
+
+struct kbitmap {
+	volatile uint64_t *w;
+	size_t words;
+	size_t len;			/* of the mapping */
+};
+
+int kbitmap__open(struct kcsand_bpf *skel, size_t capacity, struct kbitmap **out)
+{
+	struct kbitmap *b = calloc(1, sizeof(*b));
+	size_t page = sysconf(_SC_PAGESIZE);
+	void *m;
+
+	if (!b)
+		return -ENOMEM;
+	b->words = (capacity + 63) / 64;
+	b->len = (b->words * sizeof(uint64_t) + page - 1) & ~(page - 1);
+	m = mmap(NULL, b->len, PROT_READ | PROT_WRITE, MAP_SHARED,
+		 bpf_map__fd(skel->maps.disarmed_bitmap), 0);
+	if (m == MAP_FAILED) {
+		int err = -errno;
+
+		fprintf(stderr, "kcsand: sampler: cannot map the disarmed-sites bitmap: %s\n",
+			strerror(-err));
+		free(b);
+		return err;
+	}
+	b->w = m;
+	*out = b;
+	return 0;
+}
+
+uint64_t kbitmap_word(const uint8_t *armed, const uint8_t *turn, size_t n, size_t w)
+{
+	uint64_t v = 0;
+
+	for (size_t i = w * 64; i < n && i < w * 64 + 64; i++)
+		if (!armed[i] && !(turn && turn[i]))
+			v |= 1ULL << (i & 63);
+	return v;
+}
+
+void kbitmap__write(struct kbitmap *b, const uint8_t *armed, const uint8_t *turn, size_t n)
+{
+	for (size_t w = 0; w < b->words && w * 64 < n; w++) {
+		uint64_t v = kbitmap_word(armed, turn, n, w);
+
+		/* One aligned store a word: a hit reads the old word or the new one. */
+		if (b->w[w] != v)
+			b->w[w] = v;
+	}
+}
+
+void kbitmap__free(struct kbitmap *b)
+{
+	if (!b)
+		return;
+	/*
+	 * The run is over and its reports are no longer read: disarm every
+	 * site, so that no hit stalls in a check while the kprobes are
+	 * unregistered one by one (120 ms each in the test guest).
+	 */
+	for (size_t w = 0; w < b->words; w++)
+		b->w[w] = ~0ULL;
+	munmap((void *)b->w, b->len);
+	free(b);
+}
+
+#define TRAP_CALLS	2000
+#define TRAP_ROUNDS	3
+
+/*
+ * The lowest ns per getppid(2) call over TRAP_ROUNDS rounds of TRAP_CALLS,
+ * after one round not counted: under TCG the first calls through new code
+ * (a kprobe just registered) also pay for translating it.
+ */
+static double getppid_ns(void)
+{
+	double best = 1e18;
+
+	for (int r = -1; r < TRAP_ROUNDS; r++) {
+		double t0 = now_ns(), ns;
+
+		for (int i = 0; i < TRAP_CALLS; i++)
+			syscall(SYS_getppid);
+		ns = (now_ns() - t0) / TRAP_CALLS;
+		if (r >= 0 && ns < best)
+			best = ns;
+	}
+	return best;
+}
+
+/* The kprobe PMU's type, or a negative errno. */
+static int kprobe_pmu_type(void)
+{
+	FILE *f = fopen("/sys/bus/event_source/devices/kprobe/type", "r");
+	int t = -ENOENT;
+
+	if (f) {
+		if (fscanf(f, "%d", &t) != 1)
+			t = -EINVAL;
+		fclose(f);
+	}
+	return t;
+}
+
+/*
+ * A kprobe perf event inside func, where kcsand's sites are: past the
+ * 5-byte ftrace call at its entry, or past endbr64 and that call on a
+ * kernel with IBT.  An offset that is not an instruction boundary is
+ * refused (EILSEQ), so the two are tried in turn.
+ */
+static int open_inner_kprobe(const char *func)
+{
+	static const unsigned long offs[] = { 5, 9 };
+	int type = kprobe_pmu_type(), fd = -ENOENT;
+
+	if (type < 0)
+		return type;
+	for (size_t i = 0; i < sizeof(offs) / sizeof(offs[0]); i++) {
+		struct perf_event_attr a = {
+			.size = sizeof(a),
+			.type = type,
+			.config1 = (unsigned long)func,
+			.config2 = offs[i],
+		};
+
+		fd = syscall(__NR_perf_event_open, &a, -1, 0, -1, PERF_FLAG_FD_CLOEXEC);
+		if (fd >= 0)
+			return fd;
+		fd = -errno;
+	}
+	return fd;
+}
+
+double ktrap_ns(struct kcsand_bpf *skel)
+{
+	static const char func[] = "__x64_sys_getppid";
+	LIBBPF_OPTS(bpf_perf_event_opts, po, .bpf_cookie = ~0u);
+	struct bpf_link *l;
+	double without, with, t0 = now_ns();
+	int fd;
+
+	without = getppid_ns();
+	fd = open_inner_kprobe(func);
+	if (fd < 0) {
+		fprintf(stderr, "kcsand: sampler: cannot put a kprobe in %s to time a trap (%s): the "
+				"trap floor is not counted\n", func, strerror(-fd));
+		return 0;
+	}
+	/* The link owns fd from here on. */
+	l = bpf_program__attach_perf_event_opts(skel->progs.kcsand_kprobe, fd, &po);
+	if (!l) {
+		int err = -errno;
+
+		close(fd);
+		fprintf(stderr, "kcsand: sampler: cannot attach to the kprobe in %s to time a trap "
+				"(%s): the trap floor is not counted\n", func, strerror(-err));
+		return 0;
+	}
+	with = getppid_ns();
+	bpf_link__destroy(l);
+	if (kcsand_verbose)
+		fprintf(stderr, "kcsand: sampler: a kprobe trap costs %.0f ns (getppid(2): %.0f ns "
+				"without, %.0f with); calibrated in %.0f ms\n",
+			with > without ? with - without : 0, without, with, (now_ns() - t0) / 1e6);
+	return with > without ? with - without : 0;
+}

@@ -1,0 +1,132 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The site sampler's policy, shared by user and kernel mode: which sites
+ * stay armed and what share of the time hot sites take turns in
+ * (sampler_choose), and which hot sites a turn arms (hot_cycle_next).  Pure
+ * functions of what the caller measured, so that the unit tests drive them
+ * directly; sampler.c measures and arms.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "sampler.h"
+
+/* A site whose overhead alone is above this share of the budget is hot: it takes turns. */
+#define SAMPLER_HOT_SHARE	0.25
+
+static uint64_t xorshift(uint64_t *s)
+{
+	uint64_t x = *s;
+
+	x ^= x << 13;
+	x ^= x >> 7;
+	x ^= x << 17;
+	return *s = x;
+}
+
+struct by_load {
+	double load;
+	size_t i;
+};
+
+static int cmp_load(const void *a, const void *b)
+{
+	const struct by_load *x = a, *y = b;
+
+	return x->load < y->load ? -1 : x->load > y->load;
+}
+
+double sampler_choose(const double *x, const bool *known, size_t n, double budget,
+		      double turn_cost, uint8_t *armed, uint8_t *hot, double *hot_share)
+{
+	struct by_load *v = calloc(n ? n : 1, sizeof(*v));
+	double cold = 0, rem, q;
+	size_t nv = 0, k;
+
+	*hot_share = 0;
+	memset(hot, 0, n);
+	if (!v) {
+		memset(armed, 1, n);
+		return INFINITY;
+	}
+	for (size_t i = 0; i < n; i++) {
+		armed[i] = !known[i];	/* unmeasured: arm it to learn its cost */
+		if (known[i])
+			v[nv++] = (struct by_load){ x[i], i };
+	}
+	qsort(v, nv, sizeof(*v), cmp_load);
+	/* Cold sites add up: the cheapest stay armed while they fit half the budget. */
+	for (k = 0; k < nv; k++) {
+		if (v[k].load > 0 && (v[k].load > budget * SAMPLER_HOT_SHARE ||
+				      cold + v[k].load > budget / 2))
+			break;
+		cold += v[k].load;
+		armed[v[k].i] = 1;
+	}
+	for (size_t j = k; j < nv; j++)
+		hot[v[j].i] = 1;
+	free(v);
+	if (k == nv)
+		return cold;
+	/*
+	 * Hot sites do not add up: one of them is enough to keep its threads
+	 * in traps for the whole turn.  Turns take the share q of the time
+	 * that keeps the rest of the budget: a turn costs turn_cost of the
+	 * target's CPU time, so the overhead is q * turn_cost / (1 - q * turn_cost).
+	 */
+	rem = budget - cold;
+	q = rem > 0 && turn_cost > 0 ? rem / (1 + rem) / turn_cost : 0;
+	if (q > 1)
+		q = 1;
+	*hot_share = q;
+	return q * turn_cost < 1 ? cold + q * turn_cost / (1 - q * turn_cost) : INFINITY;
+}
+
+size_t hot_cycle_next(struct hot_cycle *c, const uint8_t *hot, size_t n, size_t k,
+		      uint64_t *rng, uint8_t *armed)
+{
+	size_t got = 0;
+	bool fresh = false;
+
+	while (got < k) {
+		if (c->pos == c->len) {
+			if (fresh)
+				break;	/* a whole new cycle had no more hot sites */
+			if (c->cap < n) {
+				size_t *v = realloc(c->v, n * sizeof(*v));
+
+				if (!v)
+					break;
+				c->v = v;
+				c->cap = n;
+			}
+			c->len = c->pos = 0;
+			for (size_t i = 0; i < n; i++)
+				if (hot[i])
+					c->v[c->len++] = i;
+			/* Fisher-Yates: a new order every cycle. */
+			for (size_t i = c->len; i > 1; i--) {
+				size_t j = xorshift(rng) % i, t = c->v[i - 1];
+
+				c->v[i - 1] = c->v[j];
+				c->v[j] = t;
+			}
+			fresh = true;
+			continue;
+		}
+		size_t i = c->v[c->pos++];
+
+		/* A site that cooled down since the cycle was drawn, or is armed anyway. */
+		if (i < n && hot[i] && !armed[i]) {
+			armed[i] = 1;
+			got++;
+		}
+	}
+	return got;
+}
+
+void hot_cycle_free(struct hot_cycle *c)
+{
+	free(c->v);
+	memset(c, 0, sizeof(*c));
+}

@@ -1,0 +1,118 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# The site sampler in kernel mode, end to end: boots Debian's stock kernel in QEMU
+# (tests/vm/kcsan-vm) with the racy module tests/kmod/kcsan_race, probes the module
+# and runs its scenario 0 (kcsan_race_writer vs kcsan_race_reader) under
+# tests/vm/sampler-steps.sh:
+#   - a long round with --overhead-budget 5 and no warm-up: the hot sites are
+#     disarmed (armed < total, in the run and in the summary), they take hot turns,
+#     disarmed hits are counted with the trap floor they cost, and the race is still
+#     reported once the sampler has disarmed sites for a few periods;
+#   - a short round with --overhead-budget 100: every site stays armed, no hit is
+#     disarmed;
+# then that no kprobe or BPF link was left and that the guest's kernel log has no
+# lockup, stall, warning or BUG.
+# Prints "ok NAME" / "FAIL NAME: ..." and "N passed, N failed"; the run's files are
+# removed when all passed, unless KCSAND_VM_KEEP is set.
+set -u
+REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+cd "$REPO" || exit 1
+# Long enough for the sampler to readjust many times while the threads race: 40,000
+# iterations took 0.5 s with the racing sites disarmed.
+ITERS=${KCSAND_VM_ITERS:-400000}
+pass=0 fail=0
+ok() { echo "ok   $1"; pass=$((pass + 1)); }
+bad() { echo "FAIL $1: $2"; fail=$((fail + 1)); }
+
+[ "$(id -u)" = 0 ] || { echo "FAIL setup: must run as root (QEMU guest with kprobes)"; echo "0 passed, 1 failed"; exit 1; }
+[ -x build/kcsanctl ] || { echo "FAIL setup: build/kcsanctl missing (run make)"; echo "0 passed, 1 failed"; exit 1; }
+out=$(mkdir -p "$REPO/build/vm" && mktemp -d "$REPO/build/vm/kernel-sampler.XXXXXX") ||
+	{ echo "FAIL setup: cannot create a directory under build/vm"; echo "0 passed, 1 failed"; exit 1; }
+
+start=$(date +%s)
+KCSAN_VM_PROBE_CMD="$REPO/tests/vm/sampler-steps.sh" \
+tests/vm/kcsan-vm --module tests/kmod/kcsan_race --out "$out" --keep --timeout 400 \
+	--probe module:kcsan_race --probe '!kcsan_race_hidden_writer' --probe '!race_thread_fn' \
+	-- tests/kmod/kcsan_race/workload.sh "$ITERS" 200 1 > "$out/reports.txt" 2> "$out/harness.err"
+rc=$?
+echo "     (guest run: $(( $(date +%s) - start )) s, exit status $rc; files in $out)"
+[ $rc = 66 ] && ok harness_exit_66 || { bad harness_exit_66 "expected 66, got $rc"; sed 's/^/    /' "$out/harness.err" | tail -20; }
+
+# step_rc NAME STEP EXPECTED: the exit status steps.rc recorded for the step.
+step_rc() {
+	local got
+	got=$(awk -v s="$2" '$1 == s { print $2 }' "$out/steps.rc" 2>/dev/null)
+	[ "$got" = "$3" ] && ok "$1" || bad "$1" "'kcsanctl run' ($2) exited ${got:-never ran}, expected $3"
+}
+# field LOG NAME: the value of NAME in the run's summary line.
+field() {
+	grep -m1 '^kcsand: [0-9]* reports*, ' "$1" 2>/dev/null | grep -oE " $2: [^ ]+" | sed 's/.*: //'
+}
+pair="BUG: KCSAN: data-race in kcsan_race_reader / kcsan_race_writer"
+S=$out/small.log A=$out/all.log
+
+# (1) A small budget: a subset armed, hot turns, the race still found.
+step_rc small_exit_66 small 66
+if grep -qx "$pair" "$S" && grep -qE '^read to 0xffff[0-9a-f]{12} of 8 bytes by task' "$S" &&
+   grep -qE '^write to 0xffff[0-9a-f]{12} of 8 bytes by task' "$S"; then
+	ok small_race_reported
+else
+	bad small_race_reported "no \"$pair\" report with its read and write lines: $(grep 'BUG: KCSAN' "$S" | sort | uniq -c | tr '\n' ';')"
+fi
+# -vv: "kcsand: sampler: A/T sites armed[ + a hot turn], ..." every period.
+periods=$(grep -cE '^kcsand: sampler: [0-9]+/[0-9]+ sites armed' "$S")
+subset=$(awk -F'[ /]' '/^kcsand: sampler: [0-9]+\/[0-9]+ sites armed/ && $3 < $4 { n++ } END { print n + 0 }' "$S")
+if [ "$subset" -ge 3 ]; then
+	ok small_subset_armed_while_racing
+	echo "     $subset of $periods periods had fewer sites armed than probed"
+else
+	bad small_subset_armed_while_racing "expected at least 3 periods with armed < total, got $subset of $periods"
+fi
+# The first period arms every site (none measured yet): a report must also come later,
+# after the third period with sites disarmed.
+third_subset=$(awk -F'[ /]' '/^kcsand: sampler: [0-9]+\/[0-9]+ sites armed/ && $3 < $4 && ++n == 3 { print NR; exit }' "$S")
+late=$(awk -v from="${third_subset:-999999999}" -v t="$pair" 'NR > from && ($0 == t || /^BUG: KCSAN: data-race in kcsan_race_reader\+/) { n++ } END { print n + 0 }' "$S")
+if [ "$late" -ge 1 ]; then
+	ok small_reported_while_sampling
+	echo "     $late report(s) of the race after the third period with sites disarmed"
+else
+	bad small_reported_while_sampling "no report of the race after the third period with sites disarmed (line ${third_subset:-none})"
+fi
+armed=$(field "$S" armed_sites)
+if [[ $armed =~ ^([0-9]+)/([0-9]+)$ ]] && [ "${BASH_REMATCH[1]}" -lt "${BASH_REMATCH[2]}" ]; then
+	ok small_summary_subset
+else
+	bad small_summary_subset "expected armed_sites A/T with A < T in the summary, got '${armed:-none}'"
+fi
+turns=$(field "$S" hot_turns) unarmed=$(field "$S" unarmed_hits) floor=$(field "$S" trap_floor) trap=$(field "$S" trap_ns)
+if [ "${turns:-0}" -ge 1 ] && [ "${unarmed:-0}" -gt 0 ] && [[ ${floor:-} =~ ^[0-9]+%$ ]] && [ "${trap:-0}" -gt 0 ]; then
+	ok small_turns_and_trap_floor
+	echo "     summary: armed_sites $armed, estimated_overhead $(field "$S" estimated_overhead), hot_turns $turns, unarmed_hits $unarmed, trap_floor $floor, trap_ns $trap"
+else
+	bad small_turns_and_trap_floor "expected hot_turns >= 1, unarmed_hits > 0, trap_floor N%, trap_ns > 0; got ${turns:-none}, ${unarmed:-none}, ${floor:-none}, ${trap:-none}"
+fi
+
+# (2) Budget 100: every site armed all along.
+step_rc all_exit_66 all 66
+armed=$(field "$A" armed_sites) unarmed=$(field "$A" unarmed_hits) turns=$(field "$A" hot_turns)
+subset=$(awk -F'[ /]' '/^kcsand: sampler: [0-9]+\/[0-9]+ sites armed/ && $3 < $4 { n++ } END { print n + 0 }' "$A")
+if [[ $armed =~ ^([0-9]+)/([0-9]+)$ ]] && [ "${BASH_REMATCH[1]}" = "${BASH_REMATCH[2]}" ] &&
+   [ "$subset" = 0 ] && [ "$unarmed" = 0 ] && [ "$turns" = 0 ]; then
+	ok all_sites_stay_armed
+else
+	bad all_sites_stay_armed "expected armed_sites T/T, no period with fewer, unarmed_hits 0, hot_turns 0; got ${armed:-none}, $subset, ${unarmed:-none}, ${turns:-none}"
+fi
+grep -qx "$pair" "$A" && ok all_race_reported || bad all_race_reported "no \"$pair\" report with budget 100"
+
+# (3) Nothing left behind, nothing in the kernel log.
+if [ -f "$out/kprobes-after.txt" ] && [ ! -s "$out/kprobes-after.txt" ]; then ok no_kprobe_left
+else bad no_kprobe_left "kprobes still registered: $(head -3 "$out/kprobes-after.txt" 2>/dev/null | tr '\n' ';')"; fi
+if [ -f "$out/bpf-after.txt" ] && [ ! -s "$out/bpf-after.txt" ]; then ok no_bpf_link_left
+else bad no_bpf_link_left "bpftool link list after the runs: $(head -5 "$out/bpf-after.txt" 2>/dev/null | tr '\n' ';')"; fi
+warn=$(grep -E "soft lockup|self-detected stall|rcu_sched detected|hung_task|blocked for more than|BUG:|WARNING:" "$out/dmesg.txt" 2>/dev/null | grep -v "BUG: KCSAN" | head -5)
+if [ -z "$warn" ] && [ -s "$out/dmesg.txt" ]; then ok no_kernel_warning; else bad no_kernel_warning "${warn:-no dmesg collected}"; fi
+
+echo "$pass passed, $fail failed"
+[ $fail = 0 ] && [ -z "${KCSAND_VM_KEEP:-}" ] && rm -rf "$out"
+[ $fail = 0 ]

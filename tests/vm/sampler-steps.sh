@@ -1,0 +1,35 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# Guest side of tests/vm/kernel-sampler.sh, run by tests/vm/kcsan-vm as its probe
+# command, in the guest, with the harness's arguments:
+#
+#   sampler-steps.sh --probe SPEC... -- COMMAND...
+#
+# Runs kcsanctl run --kernel -vv twice, each writing its reports and its stderr, in
+# the order they came, to $KCSAN_VM_OUT/STEP.log:
+#   small  --overhead-budget 5, no warm-up, around COMMAND (a long round of the racy
+#          module): the sampler works from the first period; a pair of functions is
+#          reported at most every 500 ms, so that reports keep coming while it samples;
+#   all    --overhead-budget 100, around a short round of scenario 0: every site
+#          stays armed;
+# then what BPF still holds (bpf-after.txt: nothing of kcsand's should be left).
+# Exit status 66 when a step reported a race.
+set -u
+OUT=${KCSAN_VM_OUT:?run by tests/vm/kcsan-vm}
+REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+KCSANCTL=$REPO/build/kcsanctl
+probes=()
+while [ $# -gt 0 ] && [ "$1" != -- ]; do probes+=("$1"); shift; done
+shift
+common=(--kernel -vv --output - --skip-watch 10 --udelay-task 300)
+
+"$KCSANCTL" run "${common[@]}" --overhead-budget 5 --param sampler_warmup_cpu_ms=0 \
+	--param report_once_in_ms=500 "${probes[@]}" -- "$@" > "$OUT/small.log" 2>&1
+echo "small $?" > "$OUT/steps.rc"
+"$KCSANCTL" run "${common[@]}" --param overhead_budget=100 "${probes[@]}" -- \
+	tests/kmod/kcsan_race/workload.sh 5000 120 1 > "$OUT/all.log" 2>&1
+echo "all $?" >> "$OUT/steps.rc"
+bpftool link list > "$OUT/bpf-after.txt" 2>&1
+grep -q '^BUG: KCSAN:' "$OUT/small.log" "$OUT/all.log" && exit 66
+exit 0
