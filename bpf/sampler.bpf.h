@@ -61,29 +61,30 @@ static __always_inline int sampler_site_armed(__u32 site)
 	return w && !(*w & (1ULL << (site & 63)));
 }
 
+/* This CPU's statistics of site, or NULL. */
+static __always_inline struct kcsand_site_stat *site_stat(__u32 site)
+{
+	__u32 idx;
+
+	if (site >= sampler_capacity)
+		return NULL;
+	idx = bpf_get_smp_processor_id() * sampler_capacity + site;
+	return bpf_map_lookup_elem(&site_stats, &idx);
+}
+
 /* A hit of a disarmed site (kernel mode): counted, so that its rate stays known. */
 static __always_inline void sampler_count_hit(__u32 site)
 {
-	__u32 idx;
-	struct kcsand_site_stat *st;
+	struct kcsand_site_stat *st = site_stat(site);
 
-	if (site >= sampler_capacity)
-		return;
-	idx = bpf_get_smp_processor_id() * sampler_capacity + site;
-	st = bpf_map_lookup_elem(&site_stats, &idx);
 	if (st)
 		st->hits++;
 }
 
 static __always_inline void sampler_account(__u32 site, __u64 t0)
 {
-	__u32 idx;
-	struct kcsand_site_stat *st;
+	struct kcsand_site_stat *st = site_stat(site);
 
-	if (site >= sampler_capacity)
-		return;
-	idx = bpf_get_smp_processor_id() * sampler_capacity + site;
-	st = bpf_map_lookup_elem(&site_stats, &idx);
 	if (!st)
 		return;
 	st->hits++;
