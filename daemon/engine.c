@@ -1,4 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The engine: probed objects and their sites, the BPF object and its links,
+ * live parameters, the poll loop.  The report pipeline is in engine_report.c,
+ * the site sampler's arming in engine_arm.c, the shared types in engine_int.h.
+ */
 #include <errno.h>
 #include <stddef.h>
 #include <stdlib.h>
@@ -21,58 +26,8 @@
 #include "symbolize.h"
 #include "uprobe_multi.h"
 #include "xturn.h"
+#include "engine_int.h"
 #include "kcsand.skel.h"
-
-/*
- * A probed object.  Its sites own the contiguous cookie range
- * [first, first + nr) of the BPF site table; cookies are never reused, so
- * a report still in the ring buffer after a removal names the right site.
- */
-struct eobj {
-	struct target_obj *obj;
-	uint32_t first;
-	int link_fd;			/* uprobe_multi link, or -1 */
-	int turn_fd;			/* the sampler's hot turn: a link of its own, or -1 */
-	struct bpf_link **links;	/* per-site links (fallback) */
-	size_t nr_links;
-	bool attached;
-	bool removed;
-	bool kernel;			/* kprobes on kernel code */
-	size_t refused;			/* kernel sites the kernel would not probe */
-	uint8_t *orig_flags;		/* site flags before engine__set_nowatch(), or NULL */
-};
-
-struct engine {
-	struct engine_opts opts;
-	struct kcsand_bpf *skel;
-	bool multi;			/* uprobe_multi links, else per-site perf links */
-
-	struct eobj *objs;
-	size_t nr_objs;
-	uint32_t *site_obj;		/* cookie -> index into objs */
-	size_t nr_cookies;		/* cookies handed out */
-	size_t capacity;		/* entries of the BPF site table */
-
-	struct bpf_link *tp_links[2];	/* fork, exit */
-	struct ring_buffer *rb;
-	struct kcsand_report *queue;	/* the ring-buffer callback only queues */
-	size_t nr_queued, cap_queued;
-
-	struct symbolizer *sym;
-	struct ksyms *ksyms;		/* kernel mode */
-	struct mark_rules *marks;	/* --marks, or NULL */
-	struct dedup *dedup;
-	struct sampler *sampler;	/* after attach */
-	struct xturn *xt;		/* the sampler's hot turns on one thread */
-	struct hwbp *hw;		/* after load */
-	char system[160];
-
-	double decode_ms;		/* for -v and the bench */
-	unsigned long nr_reports;
-	unsigned long suppressed_dedup;
-	unsigned long suppressed_no_change;
-	unsigned long suppressed_filter;
-};
 
 int kcsand_verbose;
 
@@ -185,7 +140,7 @@ int engine__get_param(const struct engine *e, const char *name, unsigned int *va
 	return 0;
 }
 
-static uint64_t now_ns(void)
+uint64_t engine_now_ns(void)
 {
 	struct timespec ts;
 
@@ -251,7 +206,7 @@ int engine__new(const struct engine_opts *o, struct engine **out)
 	return 0;
 }
 
-static const struct site *site_of(const struct engine *e, uint32_t cookie,
+const struct site *engine_site_of(const struct engine *e, uint32_t cookie,
 				  const struct target_obj **o)
 {
 	const struct eobj *eo;
@@ -261,12 +216,6 @@ static const struct site *site_of(const struct engine *e, uint32_t cookie,
 	eo = &e->objs[e->site_obj[cookie]];
 	*o = eo->obj;
 	return &eo->obj->sites.v[cookie - eo->first];
-}
-
-/* Where the probe goes: the instruction, or past it for a locked one. */
-static uint64_t probe_off(const struct site *s)
-{
-	return s->file_off + s->desc.probe_delta;
 }
 
 static int fill_sites(struct engine *e, const struct eobj *eo)
@@ -499,14 +448,13 @@ static int register_object(struct engine *e, struct target_obj *obj, bool kernel
 	return (int)(e->nr_objs - 1);
 }
 
-static const char *kernel_debug_file(const struct engine *e, const char *module);
 
 static const char *kernel_debug_cb(void *ctx, const char *module)
 {
-	return kernel_debug_file(ctx, module);
+	return engine_kernel_debug_file(ctx, module);
 }
 
-/* Kernel sites: DWARF from the vmlinux / NAME.ko that kernel_debug_file() finds (kmark.h). */
+/* Kernel sites: DWARF from the vmlinux / NAME.ko that engine_kernel_debug_file() finds (kmark.h). */
 static int mark_kernel_object(struct engine *e, struct target_obj *obj, const struct mark_opts *mo)
 {
 	struct kmark_stats ks;
@@ -585,7 +533,7 @@ int engine__set_marks(struct engine *e, const char *path)
 int engine__add_object(struct engine *e, const char *path, const char *globs)
 {
 	struct target_obj *obj;
-	uint64_t t0 = now_ns();
+	uint64_t t0 = engine_now_ns();
 	int err;
 
 	if (e->opts.kernel) {
@@ -608,7 +556,7 @@ int engine__add_object(struct engine *e, const char *path, const char *globs)
 		return -ENOENT;
 	}
 	err = mark_object(e, obj);
-	e->decode_ms += (now_ns() - t0) / 1e6;
+	e->decode_ms += (engine_now_ns() - t0) / 1e6;
 	if (err < 0) {
 		fprintf(stderr, "kcsand: cannot mark the sites of %s: %s\n", path, strerror(-err));
 		target_obj__free(obj);
@@ -657,7 +605,7 @@ int engine__add_kernel(struct engine *e, const char *const *specs, size_t nr_spe
 	struct ktarget_skipped skipped;
 	struct target_obj *obj;
 	struct ksyms *ks;
-	uint64_t t0 = now_ns();
+	uint64_t t0 = engine_now_ns();
 	int err;
 
 	if (!e->opts.kernel) {
@@ -688,12 +636,12 @@ int engine__add_kernel(struct engine *e, const char *const *specs, size_t nr_spe
 	ksyms__free(e->ksyms);
 	e->ksyms = ks;
 	err = ktarget__build(e->ksyms, specs, nr_specs, &e->opts.decode, &skip, &obj, &skipped);
-	e->decode_ms += (now_ns() - t0) / 1e6;
+	e->decode_ms += (engine_now_ns() - t0) / 1e6;
 	if (err)
 		return err;
-	t0 = now_ns();
+	t0 = engine_now_ns();
 	err = mark_object(e, obj);
-	e->decode_ms += (now_ns() - t0) / 1e6;
+	e->decode_ms += (engine_now_ns() - t0) / 1e6;
 	if (err) {
 		fprintf(stderr, "kcsand: cannot mark the kernel sites: %s\n", strerror(-err));
 		target_obj__free(obj);
@@ -816,7 +764,7 @@ int engine__load(struct engine *e)
 
 int engine__attach(struct engine *e)
 {
-	uint64_t t0 = now_ns();
+	uint64_t t0 = engine_now_ns();
 
 	if (!e->rb)
 		return -EINVAL;
@@ -832,7 +780,7 @@ int engine__attach(struct engine *e)
 	}
 	if (e->opts.verbose)
 		fprintf(stderr, "kcsand: decoded %zu sites in %.1f ms, attached them in %.1f ms (%s)\n",
-			engine__nr_sites(e), e->decode_ms, (now_ns() - t0) / 1e6,
+			engine__nr_sites(e), e->decode_ms, (engine_now_ns() - t0) / 1e6,
 			e->opts.kernel ? "kprobes" : e->multi ? "uprobe_multi" : "per-site uprobes");
 	/*
 	 * The sampler re-attaches uprobe_multi links in user mode; in kernel
@@ -869,184 +817,6 @@ int engine__remove_pid(struct engine *e, pid_t pid)
 	return bpf_map_delete_elem(bpf_map__fd(e->skel->maps.targets), &key) ? -errno : 0;
 }
 
-/*
- * The debug file for a kernel symbol's module (NULL: vmlinux), given with
- * --kernel-debug (NAME.ko, or a vmlinux).  Only what the user names: a
- * Debian vmlinux-dbg is 5.6 GB of DWARF, which is slow to open in a small
- * guest, so it is not picked up behind the user's back.
- */
-static const char *kernel_debug_file(const struct engine *e, const char *module)
-{
-	for (size_t i = 0; i < e->opts.nr_kernel_debug; i++) {
-		const char *p = e->opts.kernel_debug[i], *base = strrchr(p, '/');
-		size_t len;
-
-		base = base ? base + 1 : p;
-		len = strlen(base);
-		if (!module && !strncmp(base, "vmlinux", 7))
-			return p;
-		if (!module || len < 4 || strcmp(base + len - 3, ".ko") || len - 3 != strlen(module))
-			continue;
-		/* Module names use '_' where the file may have '-'. */
-		for (size_t j = 0; j < len - 3; j++)
-			if (!(base[j] == module[j] || (base[j] == '-' && module[j] == '_')))
-				goto next;
-		return p;
-next:;
-	}
-	return NULL;
-}
-
-/* Kernel frames as KCSAN prints them: "func+0xoff/0xsize [module]". */
-static void symbolize_kernel_side(struct engine *e, const struct kcsand_access *a,
-				  struct report_side *s)
-{
-	uint64_t addrs[REPORT_MAX_FRAMES];
-	int n = 0;
-
-	addrs[n++] = a->ip;
-	/* stack[0] is where the probe trapped, the site itself: use the site's address. */
-	for (int i = 1; i < a->nr_frames && i < KCSAND_MAX_STACK && n < REPORT_MAX_FRAMES; i++)
-		addrs[n++] = a->stack[i];
-	for (int i = 0; i < n; i++) {
-		const struct ksym *k = e->ksyms ? ksyms__map_addr(e->ksyms, addrs[i]) : NULL;
-		char *buf = s->frames[i];
-		size_t len = sizeof(s->frames[i]);
-
-		if (!k) {
-			snprintf(buf, len, "0x%llx", (unsigned long long)addrs[i]);
-		} else {
-			const char *dbg = kernel_debug_file(e, k->module);
-			struct sym_info si = {};
-			int w;
-
-			w = snprintf(buf, len, "%s+0x%llx/0x%llx%s%s%s", k->name,
-				     (unsigned long long)(addrs[i] - k->addr),
-				     (unsigned long long)k->size, k->module ? " [" : "",
-				     k->module ? k->module : "", k->module ? "]" : "");
-			/* file:line after the frame, as decode_stacktrace.sh prints it. */
-			if (dbg && w > 0 && (size_t)w < len &&
-			    !symbolizer__lookup_func_line(e->sym, dbg, k->name, addrs[i] - k->addr,
-							  i > 0, &si) &&
-			    si.file && si.line > 0)
-				snprintf(buf + w, len - w, " %s:%d", si.file, si.line);
-			if (i == 0) {
-				snprintf(s->func, sizeof(s->func), "%s", k->name);
-				snprintf(s->top, sizeof(s->top), "%s+0x%llx/0x%llx", k->name,
-					 (unsigned long long)(addrs[i] - k->addr),
-					 (unsigned long long)k->size);
-			}
-		}
-		s->nr_frames++;
-	}
-}
-
-/* Build one side's frames: the site first, the recovered caller of a frameless site next. */
-static void symbolize_side(struct engine *e, const struct kcsand_access *a, struct report_side *s)
-{
-	const struct target_obj *o = NULL;
-	const struct site *site = site_of(e, a->site, &o);
-	uint64_t addrs[REPORT_MAX_FRAMES];
-	int n = 0;
-
-	s->acc = a;
-	s->nr_frames = 0;
-	snprintf(s->func, sizeof(s->func), "0x%llx", (unsigned long long)a->ip);
-	snprintf(s->top, sizeof(s->top), "0x%llx", (unsigned long long)a->ip);
-
-	if (e->opts.kernel) {
-		symbolize_kernel_side(e, a, s);
-		return;
-	}
-	/* The site tells where its object is loaded: no /proc needed for it. */
-	if (site)
-		symbolizer__proc_add_bias(e->sym, a->pid, o->path, a->ip - site->vaddr);
-
-	addrs[n++] = a->ip;
-	if (a->ra)
-		addrs[n++] = a->ra;
-	for (int i = 1; i < a->nr_frames && i < KCSAND_MAX_STACK && n < REPORT_MAX_FRAMES; i++) {
-		/*
-		 * Without frame pointers the walk reads whatever rbp holds: no
-		 * code lives in the first pages or above the user half, so the
-		 * stack ends at such an address.
-		 */
-		if (a->stack[i] < 0x10000 || a->stack[i] >= 0x800000000000ULL)
-			break;
-		addrs[n++] = a->stack[i];
-	}
-
-	for (int i = 0; i < n; i++) {
-		struct sym_info si;
-
-		if (symbolizer__proc_lookup(e->sym, a->pid, addrs[i], i > 0, &si))
-			memset(&si, 0, sizeof(si));
-		sym_format(&si, addrs[i], true, s->frames[i], sizeof(s->frames[i]));
-		if (i == 0 && si.func) {
-			snprintf(s->func, sizeof(s->func), "%s", si.func);
-			sym_format(&si, addrs[i], false, s->top, sizeof(s->top));
-		}
-		s->nr_frames++;
-	}
-}
-
-/* KCSAN exempts RCU from the value-change-only filter at its maintainers' request. */
-static bool rcu_exempt(const char *func)
-{
-	return strstr(func, "rcu_") || strstr(func, "_rcu") || strstr(func, "_srcu");
-}
-
-static void process_report(struct engine *e, const struct kcsand_report *r)
-{
-	static struct report_view v;	/* large: keep it off the stack */
-
-	/* halt_on_error: the first report ends the run, later records are dropped. */
-	if (e->opts.max_reports && e->nr_reports >= e->opts.max_reports)
-		return;
-
-	memset(&v, 0, sizeof(v));
-	v.raw = r;
-	v.system = e->system;
-	symbolize_side(e, &r->this, &v.this);
-	if (r->has_other)
-		symbolize_side(e, &r->other, &v.other);
-
-	if (r->has_other && r->value_change == KCSAND_VALUE_CHANGE_MAYBE &&
-	    e->opts.report_value_change_only && !rcu_exempt(v.this.func)) {
-		e->suppressed_no_change++;
-		return;
-	}
-	if (e->opts.filter && e->opts.filter(e->opts.hook_ctx, &v)) {
-		e->suppressed_filter++;
-		return;
-	}
-	if (dedup__seen(e->dedup, v.this.top, r->has_other ? v.other.top : NULL,
-			now_ns() / 1000000, e->opts.report_once_in_ms)) {
-		e->suppressed_dedup++;
-		return;
-	}
-	/*
-	 * Catch the unknown writer next time: a write breakpoint on the
-	 * address, in every thread of the process or on every CPU.  Only for
-	 * a report that is printed: a repeat within report_once_in_ms (also
-	 * one whose pair was printed) would arm traps on every access to the
-	 * variable for a pair that dedup drops anyway; on bench/hashtable
-	 * they went on all run long after the race was found.
-	 */
-	if (!r->has_other)
-		hwbp__escalate(e->hw, r);
-	e->nr_reports++;
-	if (e->opts.sink) {
-		e->opts.sink(e->opts.hook_ctx, &v);
-		return;
-	}
-	if (e->opts.json)
-		report_print_json(&v, e->opts.out);
-	else
-		report_print_text(&v, e->opts.out);
-	fflush(e->opts.out);
-}
-
 int engine__poll(struct engine *e, int timeout_ms)
 {
 	int err = 0, due = engine__timeout_ms(e);
@@ -1059,7 +829,7 @@ int engine__poll(struct engine *e, int timeout_ms)
 			err = 0;
 	}
 	for (size_t i = 0; i < e->nr_queued; i++)
-		process_report(e, &e->queue[i]);
+		engine_process_report(e, &e->queue[i]);
 	e->nr_queued = 0;
 	if (e->sampler)
 		sampler__tick(e->sampler);
@@ -1199,160 +969,6 @@ bool engine__pid_traced(const struct engine *e, pid_t pid)
 size_t engine__nr_cookies(const struct engine *e)
 {
 	return e->nr_cookies;
-}
-
-/*
- * Replace the uprobe_multi link in *slot with one on the sites of eo set in
- * set[] (cookie-indexed), the new one in place before the old one goes.
- */
-static int relink_multi(struct engine *e, struct eobj *eo, const uint8_t *set, int *slot)
-{
-	const struct target_obj *o = eo->obj;
-	size_t n = 0;
-	__u64 *offs = calloc(o->sites.n, sizeof(*offs));
-	__u64 *cookies = calloc(o->sites.n, sizeof(*cookies));
-	int fd = -1, err = 0;
-
-	if (!offs || !cookies) {
-		err = -ENOMEM;
-		goto out;
-	}
-	for (size_t i = 0; i < o->sites.n; i++) {
-		if (!set[eo->first + i])
-			continue;
-		offs[n] = probe_off(&o->sites.v[i]);
-		cookies[n++] = eo->first + i;
-	}
-	/* No site armed: no link at all, an empty one is EINVAL. */
-	if (n) {
-		fd = uprobe_multi_attach(bpf_program__fd(e->skel->progs.kcsand_uprobe_multi),
-					 o->path, offs, cookies, n, 0);
-		if (fd < 0) {
-			err = fd;
-			fprintf(stderr, "kcsand: cannot re-attach %zu uprobes to %s: %s\n", n, o->path,
-				strerror(-err));
-			goto out;
-		}
-	}
-	if (*slot >= 0)
-		close(*slot);
-	*slot = fd;
-out:
-	free(offs);
-	free(cookies);
-	return err;
-}
-
-static int rearm_per_site(struct engine *e, struct eobj *eo, const uint8_t *armed)
-{
-	const struct target_obj *o = eo->obj;
-
-	for (size_t i = 0; i < eo->nr_links; i++) {
-		bool want = armed[eo->first + i];
-
-		if (!want && eo->links[i]) {
-			bpf_link__destroy(eo->links[i]);
-			eo->links[i] = NULL;
-		} else if (want && !eo->links[i]) {
-			LIBBPF_OPTS(bpf_uprobe_opts, uo, .bpf_cookie = eo->first + i);
-
-			eo->links[i] = bpf_program__attach_uprobe_opts(e->skel->progs.kcsand_uprobe,
-								       -1, o->path,
-								       probe_off(&o->sites.v[i]),
-								       &uo);
-			if (!eo->links[i])
-				return -errno;
-		}
-	}
-	return 0;
-}
-
-int engine__rearm(struct engine *e, const uint8_t *armed)
-{
-	int err = 0;
-
-	for (size_t i = 0; i < e->nr_objs && !err; i++) {
-		struct eobj *eo = &e->objs[i];
-
-		if (!eo->attached || eo->removed)
-			continue;
-		err = e->multi ? relink_multi(e, eo, armed, &eo->link_fd) :
-				 rearm_per_site(e, eo, armed);
-	}
-	return err;
-}
-
-/* A turn on one thread of each target process, by execute breakpoints (xturn.h). */
-static int turn_xbp(struct engine *e, const uint8_t *turn)
-{
-	size_t got = 0;
-
-	for (size_t i = 0; i < e->nr_objs; i++) {
-		const struct eobj *eo = &e->objs[i];
-		const struct target_obj *o = eo->obj;
-
-		if (!eo->attached || eo->removed)
-			continue;
-		for (size_t k = 0; k < o->sites.n; k++) {
-			int r;
-
-			if (!turn[eo->first + k])
-				continue;
-			r = xturn__arm(e->xt, o->path, probe_off(&o->sites.v[k]), eo->first + k);
-			if (e->opts.verbose >= 2) {
-				const struct site *s = &o->sites.v[k];
-				const struct elf_func *f = s->func < o->nr_funcs ? &o->funcs[s->func] :
-										   NULL;
-
-				fprintf(stderr, "kcsand: sampler: turn: %s+0x%llx: %d thread%s\n",
-					f ? f->name : "?",
-					(unsigned long long)(f ? s->vaddr - f->vaddr : 0), r,
-					r == 1 ? "" : "s");
-			}
-			if (r <= 0) {
-				xturn__disarm(e->xt);
-				return r ? r : -ENOENT;
-			}
-			got++;
-		}
-	}
-	return got ? 0 : -ENOENT;
-}
-
-int engine__turn(struct engine *e, const uint8_t *armed, const uint8_t *turn)
-{
-	uint8_t *both = NULL;
-	int err = 0;
-
-	if (e->xt)
-		xturn__disarm(e->xt);
-	if (turn && e->xt && !turn_xbp(e, turn))
-		return 1;
-
-	if (!e->multi) {
-		/* Per-site links come and go one by one: the turn is the union. */
-		both = malloc(e->nr_cookies ? e->nr_cookies : 1);
-		if (!both)
-			return -ENOMEM;
-		for (size_t i = 0; i < e->nr_cookies; i++)
-			both[i] = armed[i] || (turn && turn[i]);
-	}
-	for (size_t i = 0; i < e->nr_objs && !err; i++) {
-		struct eobj *eo = &e->objs[i];
-
-		if (!eo->attached || eo->removed)
-			continue;
-		if (!e->multi) {
-			err = rearm_per_site(e, eo, both);
-		} else if (turn) {
-			err = relink_multi(e, eo, turn, &eo->turn_fd);
-		} else if (eo->turn_fd >= 0) {
-			close(eo->turn_fd);
-			eo->turn_fd = -1;
-		}
-	}
-	free(both);
-	return err;
 }
 
 int engine__sampler_stats(const struct engine *e, struct sampler_stats *out)
@@ -1501,5 +1117,5 @@ const char *engine__site_object(const struct engine *e, uint32_t site)
 {
 	const struct target_obj *o = NULL;
 
-	return site_of(e, site, &o) ? o->path : NULL;
+	return engine_site_of(e, site, &o) ? o->path : NULL;
 }

@@ -1,0 +1,84 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * The engine's internals, shared by engine.c (objects, load, attach,
+ * parameters), engine_report.c (the report pipeline) and engine_arm.c
+ * (the site sampler's arming).  Nothing outside the engine includes it.
+ */
+#ifndef KCSAND_ENGINE_INT_H
+#define KCSAND_ENGINE_INT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include "decode.h"
+#include "engine.h"
+
+struct bpf_link;
+struct ring_buffer;
+
+/*
+ * A probed object.  Its sites own the contiguous cookie range
+ * [first, first + nr) of the BPF site table; cookies are never reused, so
+ * a report still in the ring buffer after a removal names the right site.
+ */
+struct eobj {
+	struct target_obj *obj;
+	uint32_t first;
+	int link_fd;			/* uprobe_multi link, or -1 */
+	int turn_fd;			/* the sampler's hot turn: a link of its own, or -1 */
+	struct bpf_link **links;	/* per-site links (fallback) */
+	size_t nr_links;
+	bool attached;
+	bool removed;
+	bool kernel;			/* kprobes on kernel code */
+	size_t refused;			/* kernel sites the kernel would not probe */
+	uint8_t *orig_flags;		/* site flags before engine__set_nowatch(), or NULL */
+};
+
+struct engine {
+	struct engine_opts opts;
+	struct kcsand_bpf *skel;
+	bool multi;			/* uprobe_multi links, else per-site perf links */
+
+	struct eobj *objs;
+	size_t nr_objs;
+	uint32_t *site_obj;		/* cookie -> index into objs */
+	size_t nr_cookies;		/* cookies handed out */
+	size_t capacity;		/* entries of the BPF site table */
+
+	struct bpf_link *tp_links[2];	/* fork, exit */
+	struct ring_buffer *rb;
+	struct kcsand_report *queue;	/* the ring-buffer callback only queues */
+	size_t nr_queued, cap_queued;
+
+	struct symbolizer *sym;
+	struct ksyms *ksyms;		/* kernel mode */
+	struct mark_rules *marks;	/* --marks, or NULL */
+	struct dedup *dedup;
+	struct sampler *sampler;	/* after attach */
+	struct xturn *xt;		/* the sampler's hot turns on one thread */
+	struct hwbp *hw;		/* after load */
+	char system[160];
+
+	double decode_ms;		/* for -v and the bench */
+	unsigned long nr_reports;
+	unsigned long suppressed_dedup;
+	unsigned long suppressed_no_change;
+	unsigned long suppressed_filter;
+};
+
+uint64_t engine_now_ns(void);
+/* The site a cookie names, and its object; NULL for a cookie not handed out. */
+const struct site *engine_site_of(const struct engine *e, uint32_t cookie,
+				  const struct target_obj **o);
+
+/* Where the probe goes: the instruction, or past it for a locked one. */
+static inline uint64_t probe_off(const struct site *s)
+{
+	return s->file_off + s->desc.probe_delta;
+}
+
+/* engine_report.c */
+const char *engine_kernel_debug_file(const struct engine *e, const char *module);
+void engine_process_report(struct engine *e, const struct kcsand_report *r);
+
+#endif

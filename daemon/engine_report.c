@@ -1,0 +1,195 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The engine's report pipeline: a record from the ring buffer is
+ * symbolized (user frames from the ELF files, kernel frames from kallsyms
+ * and the --kernel-debug files), checked against the value-change rule,
+ * the filter hook and KCSAN's dedup, escalated to a hardware watchpoint
+ * when its writer is unknown, and printed or handed to the sink.
+ */
+#include <string.h>
+#include "engine.h"
+#include "engine_int.h"
+#include "dedup.h"
+#include "hwbp.h"
+#include "ksyms.h"
+#include "report.h"
+#include "symbolize.h"
+#include "kcsand.skel.h"
+
+/*
+ * The debug file for a kernel symbol's module (NULL: vmlinux), given with
+ * --kernel-debug (NAME.ko, or a vmlinux).  Only what the user names: a
+ * Debian vmlinux-dbg is 5.6 GB of DWARF, which is slow to open in a small
+ * guest, so it is not picked up behind the user's back.
+ */
+const char *engine_kernel_debug_file(const struct engine *e, const char *module)
+{
+	for (size_t i = 0; i < e->opts.nr_kernel_debug; i++) {
+		const char *p = e->opts.kernel_debug[i], *base = strrchr(p, '/');
+		size_t len;
+
+		base = base ? base + 1 : p;
+		len = strlen(base);
+		if (!module && !strncmp(base, "vmlinux", 7))
+			return p;
+		if (!module || len < 4 || strcmp(base + len - 3, ".ko") || len - 3 != strlen(module))
+			continue;
+		/* Module names use '_' where the file may have '-'. */
+		for (size_t j = 0; j < len - 3; j++)
+			if (!(base[j] == module[j] || (base[j] == '-' && module[j] == '_')))
+				goto next;
+		return p;
+next:;
+	}
+	return NULL;
+}
+
+/* Kernel frames as KCSAN prints them: "func+0xoff/0xsize [module]". */
+static void symbolize_kernel_side(struct engine *e, const struct kcsand_access *a,
+				  struct report_side *s)
+{
+	uint64_t addrs[REPORT_MAX_FRAMES];
+	int n = 0;
+
+	addrs[n++] = a->ip;
+	/* stack[0] is where the probe trapped, the site itself: use the site's address. */
+	for (int i = 1; i < a->nr_frames && i < KCSAND_MAX_STACK && n < REPORT_MAX_FRAMES; i++)
+		addrs[n++] = a->stack[i];
+	for (int i = 0; i < n; i++) {
+		const struct ksym *k = e->ksyms ? ksyms__map_addr(e->ksyms, addrs[i]) : NULL;
+		char *buf = s->frames[i];
+		size_t len = sizeof(s->frames[i]);
+
+		if (!k) {
+			snprintf(buf, len, "0x%llx", (unsigned long long)addrs[i]);
+		} else {
+			const char *dbg = engine_kernel_debug_file(e, k->module);
+			struct sym_info si = {};
+			int w;
+
+			w = snprintf(buf, len, "%s+0x%llx/0x%llx%s%s%s", k->name,
+				     (unsigned long long)(addrs[i] - k->addr),
+				     (unsigned long long)k->size, k->module ? " [" : "",
+				     k->module ? k->module : "", k->module ? "]" : "");
+			/* file:line after the frame, as decode_stacktrace.sh prints it. */
+			if (dbg && w > 0 && (size_t)w < len &&
+			    !symbolizer__lookup_func_line(e->sym, dbg, k->name, addrs[i] - k->addr,
+							  i > 0, &si) &&
+			    si.file && si.line > 0)
+				snprintf(buf + w, len - w, " %s:%d", si.file, si.line);
+			if (i == 0) {
+				snprintf(s->func, sizeof(s->func), "%s", k->name);
+				snprintf(s->top, sizeof(s->top), "%s+0x%llx/0x%llx", k->name,
+					 (unsigned long long)(addrs[i] - k->addr),
+					 (unsigned long long)k->size);
+			}
+		}
+		s->nr_frames++;
+	}
+}
+
+/* Build one side's frames: the site first, the recovered caller of a frameless site next. */
+static void symbolize_side(struct engine *e, const struct kcsand_access *a, struct report_side *s)
+{
+	const struct target_obj *o = NULL;
+	const struct site *site = engine_site_of(e, a->site, &o);
+	uint64_t addrs[REPORT_MAX_FRAMES];
+	int n = 0;
+
+	s->acc = a;
+	s->nr_frames = 0;
+	snprintf(s->func, sizeof(s->func), "0x%llx", (unsigned long long)a->ip);
+	snprintf(s->top, sizeof(s->top), "0x%llx", (unsigned long long)a->ip);
+
+	if (e->opts.kernel) {
+		symbolize_kernel_side(e, a, s);
+		return;
+	}
+	/* The site tells where its object is loaded: no /proc needed for it. */
+	if (site)
+		symbolizer__proc_add_bias(e->sym, a->pid, o->path, a->ip - site->vaddr);
+
+	addrs[n++] = a->ip;
+	if (a->ra)
+		addrs[n++] = a->ra;
+	for (int i = 1; i < a->nr_frames && i < KCSAND_MAX_STACK && n < REPORT_MAX_FRAMES; i++) {
+		/*
+		 * Without frame pointers the walk reads whatever rbp holds: no
+		 * code lives in the first pages or above the user half, so the
+		 * stack ends at such an address.
+		 */
+		if (a->stack[i] < 0x10000 || a->stack[i] >= 0x800000000000ULL)
+			break;
+		addrs[n++] = a->stack[i];
+	}
+
+	for (int i = 0; i < n; i++) {
+		struct sym_info si;
+
+		if (symbolizer__proc_lookup(e->sym, a->pid, addrs[i], i > 0, &si))
+			memset(&si, 0, sizeof(si));
+		sym_format(&si, addrs[i], true, s->frames[i], sizeof(s->frames[i]));
+		if (i == 0 && si.func) {
+			snprintf(s->func, sizeof(s->func), "%s", si.func);
+			sym_format(&si, addrs[i], false, s->top, sizeof(s->top));
+		}
+		s->nr_frames++;
+	}
+}
+
+/* KCSAN exempts RCU from the value-change-only filter at its maintainers' request. */
+static bool rcu_exempt(const char *func)
+{
+	return strstr(func, "rcu_") || strstr(func, "_rcu") || strstr(func, "_srcu");
+}
+
+void engine_process_report(struct engine *e, const struct kcsand_report *r)
+{
+	static struct report_view v;	/* large: keep it off the stack */
+
+	/* halt_on_error: the first report ends the run, later records are dropped. */
+	if (e->opts.max_reports && e->nr_reports >= e->opts.max_reports)
+		return;
+
+	memset(&v, 0, sizeof(v));
+	v.raw = r;
+	v.system = e->system;
+	symbolize_side(e, &r->this, &v.this);
+	if (r->has_other)
+		symbolize_side(e, &r->other, &v.other);
+
+	if (r->has_other && r->value_change == KCSAND_VALUE_CHANGE_MAYBE &&
+	    e->opts.report_value_change_only && !rcu_exempt(v.this.func)) {
+		e->suppressed_no_change++;
+		return;
+	}
+	if (e->opts.filter && e->opts.filter(e->opts.hook_ctx, &v)) {
+		e->suppressed_filter++;
+		return;
+	}
+	if (dedup__seen(e->dedup, v.this.top, r->has_other ? v.other.top : NULL,
+			engine_now_ns() / 1000000, e->opts.report_once_in_ms)) {
+		e->suppressed_dedup++;
+		return;
+	}
+	/*
+	 * Catch the unknown writer next time: a write breakpoint on the
+	 * address, in every thread of the process or on every CPU.  Only for
+	 * a report that is printed: a repeat within report_once_in_ms (also
+	 * one whose pair was printed) would arm traps on every access to the
+	 * variable for a pair that dedup drops anyway; on bench/hashtable
+	 * they went on all run long after the race was found.
+	 */
+	if (!r->has_other)
+		hwbp__escalate(e->hw, r);
+	e->nr_reports++;
+	if (e->opts.sink) {
+		e->opts.sink(e->opts.hook_ctx, &v);
+		return;
+	}
+	if (e->opts.json)
+		report_print_json(&v, e->opts.out);
+	else
+		report_print_text(&v, e->opts.out);
+	fflush(e->opts.out);
+}
