@@ -255,31 +255,6 @@ out:
 	return err;
 }
 
-static int attach_per_site(struct engine *e, struct eobj *eo)
-{
-	const struct target_obj *o = eo->obj;
-
-	eo->links = calloc(o->sites.n, sizeof(*eo->links));
-	if (!eo->links)
-		return -ENOMEM;
-	for (size_t i = 0; i < o->sites.n; i++) {
-		LIBBPF_OPTS(bpf_uprobe_opts, uo, .bpf_cookie = eo->first + i);
-		struct bpf_link *l;
-
-		l = bpf_program__attach_uprobe_opts(e->skel->progs.kcsand_uprobe, -1, o->path,
-						    probe_off(&o->sites.v[i]), &uo);
-		if (!l) {
-			int err = -errno;
-
-			fprintf(stderr, "kcsand: cannot attach uprobe at %s+0x%llx: %s\n", o->path,
-				(unsigned long long)probe_off(&o->sites.v[i]), strerror(-err));
-			return err;
-		}
-		eo->links[eo->nr_links++] = l;
-	}
-	return 0;
-}
-
 /*
  * One kprobe per site, by address (no name: static functions share names).
  * kprobe_multi would be faster to attach but only probes function entries.
@@ -328,36 +303,6 @@ static int attach_kprobes(struct engine *e, struct eobj *eo)
 	return 0;
 }
 
-static int attach_multi(struct engine *e, struct eobj *eo)
-{
-	const struct target_obj *o = eo->obj;
-	size_t n = o->sites.n;
-	__u64 *offs = calloc(n, sizeof(*offs)), *cookies = calloc(n, sizeof(*cookies));
-	int fd, err = 0;
-
-	if (!offs || !cookies) {
-		err = -ENOMEM;
-		goto out;
-	}
-	for (size_t i = 0; i < n; i++) {
-		offs[i] = probe_off(&o->sites.v[i]);
-		cookies[i] = eo->first + i;
-	}
-	fd = uprobe_multi_attach(bpf_program__fd(e->skel->progs.kcsand_uprobe_multi), o->path,
-				 offs, cookies, n, 0);
-	if (fd < 0) {
-		err = fd;
-		fprintf(stderr, "kcsand: cannot attach %zu uprobes to %s: %s\n", n, o->path,
-			strerror(-err));
-		goto out;
-	}
-	eo->link_fd = fd;
-out:
-	free(offs);
-	free(cookies);
-	return err;
-}
-
 static void detach_object(struct eobj *eo)
 {
 	if (eo->link_fd >= 0)
@@ -385,7 +330,8 @@ static int attach_object(struct engine *e, struct eobj *eo)
 	if (!err && eo->kernel)
 		err = attach_kprobes(e, eo);
 	else if (!err)
-		err = e->multi ? attach_multi(e, eo) : attach_per_site(e, eo);
+		err = e->multi ? engine_link_multi(e, eo, NULL, &eo->link_fd) :
+				 engine_link_per_site(e, eo, NULL);
 	if (err) {
 		detach_object(eo);
 		return err;
@@ -878,7 +824,7 @@ void engine__print_sites(const struct engine *e, FILE *out)
 
 		for (size_t i = 0; i < o->sites.n; i++) {
 			const struct site *s = &o->sites.v[i];
-			const struct elf_func *f = s->func < o->nr_funcs ? &o->funcs[s->func] : NULL;
+			const struct elf_func *f = target_obj__site_func(o, s);
 			unsigned int fl = s->desc.flags;
 			const char *acc = !(fl & KCSAND_SITE_WRITE) ? "read" :
 					  (fl & KCSAND_SITE_READ) ? "read-write" : "write";

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * Arming for the site sampler: the armed set re-attached as a new link
+ * The uprobe links of an object's sites, made at attach and made again
+ * for the site sampler: the armed set re-attached as a new link
  * (engine__rearm), and hot turns (engine__turn) on one thread by execute
  * breakpoints, else on a uprobe link of their own.
  */
@@ -16,11 +17,7 @@
 #include "xturn.h"
 #include "kcsand.skel.h"
 
-/*
- * Replace the uprobe_multi link in *slot with one on the sites of eo set in
- * set[] (cookie-indexed), the new one in place before the old one goes.
- */
-static int relink_multi(struct engine *e, struct eobj *eo, const uint8_t *set, int *slot)
+int engine_link_multi(struct engine *e, struct eobj *eo, const uint8_t *set, int *slot)
 {
 	const struct target_obj *o = eo->obj;
 	size_t n = 0;
@@ -33,7 +30,7 @@ static int relink_multi(struct engine *e, struct eobj *eo, const uint8_t *set, i
 		goto out;
 	}
 	for (size_t i = 0; i < o->sites.n; i++) {
-		if (!set[eo->first + i])
+		if (set && !set[eo->first + i])
 			continue;
 		offs[n] = probe_off(&o->sites.v[i]);
 		cookies[n++] = eo->first + i;
@@ -44,8 +41,8 @@ static int relink_multi(struct engine *e, struct eobj *eo, const uint8_t *set, i
 					 o->path, offs, cookies, n, 0);
 		if (fd < 0) {
 			err = fd;
-			fprintf(stderr, "kcsand: cannot re-attach %zu uprobes to %s: %s\n", n, o->path,
-				strerror(-err));
+			fprintf(stderr, "kcsand: cannot %s %zu uprobes to %s: %s\n",
+				set ? "re-attach" : "attach", n, o->path, strerror(-err));
 			goto out;
 		}
 	}
@@ -58,25 +55,36 @@ out:
 	return err;
 }
 
-static int rearm_per_site(struct engine *e, struct eobj *eo, const uint8_t *armed)
+int engine_link_per_site(struct engine *e, struct eobj *eo, const uint8_t *set)
 {
 	const struct target_obj *o = eo->obj;
 
+	if (!eo->links) {
+		eo->links = calloc(o->sites.n, sizeof(*eo->links));
+		if (!eo->links)
+			return -ENOMEM;
+		eo->nr_links = o->sites.n;
+	}
 	for (size_t i = 0; i < eo->nr_links; i++) {
-		bool want = armed[eo->first + i];
+		bool want = !set || set[eo->first + i];
 
 		if (!want && eo->links[i]) {
 			bpf_link__destroy(eo->links[i]);
 			eo->links[i] = NULL;
 		} else if (want && !eo->links[i]) {
 			LIBBPF_OPTS(bpf_uprobe_opts, uo, .bpf_cookie = eo->first + i);
+			int err;
 
 			eo->links[i] = bpf_program__attach_uprobe_opts(e->skel->progs.kcsand_uprobe,
 								       -1, o->path,
 								       probe_off(&o->sites.v[i]),
 								       &uo);
-			if (!eo->links[i])
-				return -errno;
+			if (eo->links[i])
+				continue;
+			err = -errno;
+			fprintf(stderr, "kcsand: cannot attach uprobe at %s+0x%llx: %s\n", o->path,
+				(unsigned long long)probe_off(&o->sites.v[i]), strerror(-err));
+			return err;
 		}
 	}
 	return 0;
@@ -91,8 +99,8 @@ int engine__rearm(struct engine *e, const uint8_t *armed)
 
 		if (!eo->attached || eo->removed)
 			continue;
-		err = e->multi ? relink_multi(e, eo, armed, &eo->link_fd) :
-				 rearm_per_site(e, eo, armed);
+		err = e->multi ? engine_link_multi(e, eo, armed, &eo->link_fd) :
+				 engine_link_per_site(e, eo, armed);
 	}
 	return err;
 }
@@ -116,8 +124,7 @@ static int turn_xbp(struct engine *e, const uint8_t *turn)
 			r = xturn__arm(e->xt, o->path, probe_off(&o->sites.v[k]), eo->first + k);
 			if (e->opts.verbose >= 2) {
 				const struct site *s = &o->sites.v[k];
-				const struct elf_func *f = s->func < o->nr_funcs ? &o->funcs[s->func] :
-										   NULL;
+				const struct elf_func *f = target_obj__site_func(o, s);
 
 				fprintf(stderr, "kcsand: sampler: turn: %s+0x%llx: %d thread%s\n",
 					f ? f->name : "?",
@@ -158,9 +165,9 @@ int engine__turn(struct engine *e, const uint8_t *armed, const uint8_t *turn)
 		if (!eo->attached || eo->removed)
 			continue;
 		if (!e->multi) {
-			err = rearm_per_site(e, eo, both);
+			err = engine_link_per_site(e, eo, both);
 		} else if (turn) {
-			err = relink_multi(e, eo, turn, &eo->turn_fd);
+			err = engine_link_multi(e, eo, turn, &eo->turn_fd);
 		} else if (eo->turn_fd >= 0) {
 			close(eo->turn_fd);
 			eo->turn_fd = -1;

@@ -77,6 +77,16 @@ static inline uint64_t probe_off(const struct site *s)
 	return s->file_off + s->desc.probe_delta;
 }
 
+/* engine_arm.c */
+/*
+ * Replace the uprobe_multi link in *slot with one on the sites of eo set
+ * in set[] (cookie-indexed; NULL: every site), the new one in place before
+ * the old one goes.  No site set: no link.
+ */
+int engine_link_multi(struct engine *e, struct eobj *eo, const uint8_t *set, int *slot);
+/* Per-site links (kernels before 6.6): attach the sites set (NULL: all), detach the others. */
+int engine_link_per_site(struct engine *e, struct eobj *eo, const uint8_t *set);
+
 /* engine_report.c */
 const char *engine_kernel_debug_file(const struct engine *e, const char *module);
 void engine_process_report(struct engine *e, const struct kcsand_report *r);
