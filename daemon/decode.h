@@ -117,6 +117,12 @@ int target_obj__open(const char *path, struct target_obj **out);
  * Returns the number of functions that matched, or a negative errno.
  */
 int target_obj__decode(struct target_obj *obj, const char *globs, const struct decode_opts *opts);
+/* The function a site of obj is in, or NULL. */
+static inline const struct elf_func *target_obj__site_func(const struct target_obj *obj,
+							     const struct site *s)
+{
+	return s->func < obj->nr_funcs ? &obj->funcs[s->func] : NULL;
+}
 /* The function containing vaddr, or NULL. */
 const struct elf_func *target_obj__func_at(const struct target_obj *obj, uint64_t vaddr);
 /* Map a link-time virtual address to a file offset through PT_LOAD; -ERANGE if unmapped. */

@@ -116,7 +116,7 @@ int kmark__apply(struct target_obj *obj, const struct ksyms *ks, const char *kal
 	mark__reset(obj);
 	for (size_t i = 0; i < obj->sites.n; i++) {
 		struct site *s = &obj->sites.v[i];
-		const struct elf_func *fn = s->func < obj->nr_funcs ? &obj->funcs[s->func] : NULL;
+		const struct elf_func *fn = target_obj__site_func(obj, s);
 		struct mark_where w = {};
 
 		if (!fn)

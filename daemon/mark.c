@@ -167,7 +167,7 @@ int mark__apply(struct target_obj *obj, const struct mark_opts *opts, struct mar
 	mark__reset(obj);
 	for (size_t i = 0; i < obj->sites.n; i++) {
 		struct site *s = &obj->sites.v[i];
-		const struct elf_func *f = s->func < obj->nr_funcs ? &obj->funcs[s->func] : NULL;
+		const struct elf_func *f = target_obj__site_func(obj, s);
 		uint64_t target = mark__static_target(s);
 		struct mark_where w = {
 			.func = f ? f->name : NULL,
