@@ -51,10 +51,44 @@ struct own_stat {
 	unsigned long long v;
 };
 
+/* The stats names of each engine's sampler figures; NULL: not shown for that engine. */
+static const char *const sampler_names[2][5] = {
+	{ "sampler_armed_sites", "sampler_total_sites", "sampler_hot_turns",
+	  "sampler_estimated_overhead_pct", NULL },
+	/* Kernel mode also pays the traps of every site, armed or not: the floor. */
+	{ "kernel_sampler_armed_sites", "kernel_sampler_total_sites", "kernel_sampler_hot_turns",
+	  "kernel_sampler_estimated_overhead_pct", "kernel_sampler_trap_floor_pct" },
+};
+
+static unsigned long long pct(double x)
+{
+	return isfinite(x) ? (unsigned long long)(x * 100 + 0.5) : 100;
+}
+
+/* e's sampler figures under names; how many, 0 with no engine or no sampler. */
+static size_t sampler_stats(const struct engine *e, const char *const names[5],
+			    struct own_stat *o)
+{
+	struct sampler_stats ss;
+	unsigned long long v[5];
+	size_t n = 0;
+
+	if (!e || engine__sampler_stats(e, &ss))
+		return 0;
+	v[0] = ss.armed;
+	v[1] = ss.total;
+	v[2] = ss.turns;
+	v[3] = pct(ss.est_overhead);
+	v[4] = pct(ss.floor_overhead);
+	for (int i = 0; i < 5; i++)
+		if (names[i])
+			o[n++] = (struct own_stat){ names[i], v[i] };
+	return n;
+}
+
 static size_t own_stats(const struct service *s, const struct service_totals *t,
 			struct own_stat *o)
 {
-	struct sampler_stats ss;
 	size_t n = 0;
 
 	o[n++] = (struct own_stat){ "records_dropped", t->c[KCSAND_CTR_RECORDS_DROPPED] };
@@ -79,26 +113,9 @@ static size_t own_stats(const struct service *s, const struct service_totals *t,
 				    engine__hw_slots_in_use(s->user.e) +
 				    (s->kernel.e ? engine__hw_slots_in_use(s->kernel.e) : 0) };
 	o[n++] = (struct own_stat){ "watches", s->nr_watches };
-	/* The user engine's site sampler, once attached: armed of all, and what it expects. */
-	if (s->user.e && !engine__sampler_stats(s->user.e, &ss)) {
-		o[n++] = (struct own_stat){ "sampler_armed_sites", ss.armed };
-		o[n++] = (struct own_stat){ "sampler_total_sites", ss.total };
-		o[n++] = (struct own_stat){ "sampler_hot_turns", ss.turns };
-		o[n++] = (struct own_stat){ "sampler_estimated_overhead_pct",
-					    isfinite(ss.est_overhead) ?
-					    (unsigned long long)(ss.est_overhead * 100 + 0.5) : 100 };
-	}
-	/* The kernel engine's, with what the traps of every site cost, armed or not. */
-	if (s->kernel.e && !engine__sampler_stats(s->kernel.e, &ss)) {
-		o[n++] = (struct own_stat){ "kernel_sampler_armed_sites", ss.armed };
-		o[n++] = (struct own_stat){ "kernel_sampler_total_sites", ss.total };
-		o[n++] = (struct own_stat){ "kernel_sampler_hot_turns", ss.turns };
-		o[n++] = (struct own_stat){ "kernel_sampler_estimated_overhead_pct",
-					    isfinite(ss.est_overhead) ?
-					    (unsigned long long)(ss.est_overhead * 100 + 0.5) : 100 };
-		o[n++] = (struct own_stat){ "kernel_sampler_trap_floor_pct",
-					    (unsigned long long)(ss.floor_overhead * 100 + 0.5) };
-	}
+	/* Each engine's site sampler, once attached: armed of all, and what it expects. */
+	n += sampler_stats(s->user.e, sampler_names[0], o + n);
+	n += sampler_stats(s->kernel.e, sampler_names[1], o + n);
 	return n;
 }
 
