@@ -39,21 +39,7 @@ else fail reports_both_races "reports of both races, got a=$a b=$b"; fi
 
 # stats: byte for byte the layout of /sys/kernel/debug/kcsan, then kcsand's own.
 "$CTL" stats >"$TMP/stats"
-want_re='^enabled: 1
-used_watchpoints: [0-9]+
-setup_watchpoints: [0-9]+
-data_races: [0-9]+
-assert_failures: [0-9]+
-no_capacity: [0-9]+
-report_races: [0-9]+
-races_unknown_origin: [0-9]+
-unencodable_accesses: [0-9]+
-encoding_false_positives: [0-9]+
-
-blacklisted functions: none
-
-records_dropped: [0-9]+
-'
+stats_layout_re want_re
 got=$(head -15 "$TMP/stats")
 if [[ $got$'\n' =~ $want_re ]]; then ok stats_kcsan_format
 else fail stats_kcsan_format "KCSAN's layout, got: $(head -13 "$TMP/stats" | tr '\n' '|')"; fi

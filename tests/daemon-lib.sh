@@ -32,6 +32,24 @@ fail() {
 	failed=$((failed + 1))
 }
 
+# stats_layout_re VAR [COUNTER...]: set VAR to an extended regex for the start of
+# `kcsanctl stats`, byte for byte the layout of /sys/kernel/debug/kcsan (enabled,
+# the nine counters, the filter list, empty here), then kcsand's first figure.  The
+# named counters must be nonzero.  Match it against the first 15 lines plus a newline.
+stats_layout_re() {
+	local -n re_out=$1
+	local c v
+	shift
+	re_out='^enabled: 1'$'\n'
+	for c in used_watchpoints setup_watchpoints data_races assert_failures no_capacity \
+		report_races races_unknown_origin unencodable_accesses encoding_false_positives; do
+		v='[0-9]+'
+		[[ " $* " == *" $c "* ]] && v='[1-9][0-9]*'
+		re_out+="$c: $v"$'\n'
+	done
+	re_out+=$'\n''blacklisted functions: none'$'\n\n''records_dropped: [0-9]+'$'\n'
+}
+
 # check NAME EXPECTED GOT: ok when equal.
 check() {
 	if [[ $2 == "$3" ]]; then

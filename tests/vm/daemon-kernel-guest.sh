@@ -166,21 +166,7 @@ fi
 
 # stats: KCSAN's debugfs layout, then kcsand's own figures (summed over both engines).
 "$CTL" stats >"$TMP/stats"
-want_re='^enabled: 1
-used_watchpoints: [0-9]+
-setup_watchpoints: [1-9][0-9]*
-data_races: [1-9][0-9]*
-assert_failures: [0-9]+
-no_capacity: [0-9]+
-report_races: [0-9]+
-races_unknown_origin: [0-9]+
-unencodable_accesses: [0-9]+
-encoding_false_positives: [0-9]+
-
-blacklisted functions: none
-
-records_dropped: [0-9]+
-'
+stats_layout_re want_re setup_watchpoints data_races
 if [[ $(head -15 "$TMP/stats")$'\n' =~ $want_re ]]; then ok stats_kcsan_format
 else fail stats_kcsan_format "KCSAN's layout, got: $(head -15 "$TMP/stats" | tr '\n' '|')"; fi
 check stats_sites_attached "$sites" "$(stat_value sites_attached)"
