@@ -15,9 +15,7 @@ DURATION=${KCSAND_VM_DURATION:-20}
 # and the run's files would land in /.
 out=$(mkdir -p "$REPO/build/vm" && mktemp -d "$REPO/build/vm/core-kernel.XXXXXX") ||
 	{ echo "FAIL setup: cannot create a directory under build/vm"; echo "0 passed, 1 failed"; exit 1; }
-pass=0 fail=0
-ok() { echo "ok   $1"; pass=$((pass + 1)); }
-bad() { echo "FAIL $1: $2"; fail=$((fail + 1)); }
+. "$REPO/tests/vm/suite-lib.sh"
 
 export KCSAN_VM_PROBE_CMD="$REPO/build/kcsanctl run --kernel --output - -v"
 workload='end=$(( $(cut -d. -f1 /proc/uptime) + '$DURATION' )); n=0
@@ -39,10 +37,8 @@ if grep -q 'attached them in' "$out/probe.err" && grep -q 'detached' "$out/probe
 else
 	bad attach_detach_timed "no attach/detach lines in probe.err"
 fi
-if [ -s "$out/kprobes-after.txt" ]; then bad no_kprobe_left "$(head -3 "$out/kprobes-after.txt")"; else ok no_kprobe_left; fi
-warn=$(grep -E "soft lockup|self-detected stall|rcu_sched detected|hung_task|blocked for more than|BUG:|WARNING:" \
-	"$out/dmesg.txt" 2>/dev/null | grep -v "BUG: KCSAN" | head -5)
-if [ -z "$warn" ] && [ -s "$out/dmesg.txt" ]; then ok no_kernel_warning; else bad no_kernel_warning "${warn:-no dmesg collected}"; fi
+no_kprobe_left "$out"
+no_kernel_warning "$out"
 echo "$pass passed, $fail failed"
 [ $fail = 0 ] && rm -rf "$out"
 [ $fail = 0 ]

@@ -14,9 +14,7 @@ REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 cd "$REPO"
 mkdir -p build/vm
 out=$(mktemp -d "$REPO/build/vm/daemon-kernel.XXXXXX")
-pass=0 fail=0
-ok() { echo "ok   $1"; pass=$((pass + 1)); }
-bad() { echo "FAIL $1: $2"; fail=$((fail + 1)); }
+. "$REPO/tests/vm/suite-lib.sh"
 
 [ "$(id -u)" = 0 ] || { echo "FAIL setup: must run as root (QEMU guest with kprobes)"; echo "0 passed, 1 failed"; exit 1; }
 for b in kcsand kcsanctl; do
@@ -45,12 +43,8 @@ done < "$out/guest.txt"
 if grep -qE '^[0-9]+ passed, [0-9]+ failed$' "$out/guest.txt"; then ok guest_script_completed
 else bad guest_script_completed "no summary line from the guest: $(tail -3 "$out/probe.err" 2>/dev/null | tr '\n' ';')"; fi
 
-if [ -f "$out/kprobes-after.txt" ] && [ ! -s "$out/kprobes-after.txt" ]; then ok no_kprobe_left
-else bad no_kprobe_left "kprobes registered after kcsand exited: $(head -3 "$out/kprobes-after.txt" 2>/dev/null | tr '\n' ';')"; fi
-warn=$(grep -E "soft lockup|self-detected stall|rcu_sched detected|rcu: INFO|hung_task|blocked for more than|BUG:|Oops|WARNING:" \
-	"$out/dmesg.txt" 2>/dev/null | grep -v "BUG: KCSAN" | head -5)
-if [ -z "$warn" ] && [ -s "$out/dmesg.txt" ]; then ok no_kernel_warning
-else bad no_kernel_warning "${warn:-no dmesg collected}"; fi
+no_kprobe_left "$out"
+no_kernel_warning "$out"
 
 echo "$pass passed, $fail failed"
 [ $fail = 0 ] && rm -rf "$out"

@@ -20,9 +20,7 @@ REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 cd "$REPO"
 ITERS=${KCSAND_VM_ITERS:-5000}
 VAR=kcsan_race_origin_var
-pass=0 fail=0
-ok() { echo "ok   $1"; pass=$((pass + 1)); }
-bad() { echo "FAIL $1: $2"; fail=$((fail + 1)); }
+. "$REPO/tests/vm/suite-lib.sh"
 
 [ "$(id -u)" = 0 ] || { echo "FAIL setup: must run as root (QEMU guest with kprobes)"; echo "0 passed, 1 failed"; exit 1; }
 [ -x build/kcsanctl ] || { echo "FAIL setup: build/kcsanctl missing (run make)"; echo "0 passed, 1 failed"; exit 1; }
@@ -134,10 +132,8 @@ if grep -q 'perf_event' "$out/bpf-during.txt" 2>/dev/null; then ok bpf_links_lis
 else bad bpf_links_listed_while_watching "bpftool link list showed no perf_event link during the watch step: $(head -3 "$out/bpf-during.txt" 2>/dev/null | tr '\n' ';')"; fi
 if [ -f "$out/bpf-after.txt" ] && [ ! -s "$out/bpf-after.txt" ]; then ok no_bpf_link_or_perf_event_left
 else bad no_bpf_link_or_perf_event_left "after the runs: $(head -5 "$out/bpf-after.txt" 2>/dev/null | tr '\n' ';')"; fi
-if [ -f "$out/kprobes-after.txt" ] && [ ! -s "$out/kprobes-after.txt" ]; then ok no_kprobe_left
-else bad no_kprobe_left "kprobes still registered: $(head -3 "$out/kprobes-after.txt" 2>/dev/null | tr '\n' ';')"; fi
-warn=$(grep -E "soft lockup|self-detected stall|rcu_sched detected|hung_task|blocked for more than|BUG:|WARNING:" "$out/dmesg.txt" 2>/dev/null | grep -v "BUG: KCSAN" | head -5)
-if [ -z "$warn" ] && [ -s "$out/dmesg.txt" ]; then ok no_kernel_warning; else bad no_kernel_warning "${warn:-no dmesg collected}"; fi
+no_kprobe_left "$out"
+no_kernel_warning "$out"
 
 echo "$pass passed, $fail failed"
 [ $fail = 0 ] && [ -z "${KCSAND_VM_KEEP:-}" ] && rm -rf "$out"

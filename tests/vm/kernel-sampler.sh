@@ -21,9 +21,7 @@ cd "$REPO" || exit 1
 # Long enough for the sampler to readjust many times while the threads race: 40,000
 # iterations took 0.5 s with the racing sites disarmed.
 ITERS=${KCSAND_VM_ITERS:-400000}
-pass=0 fail=0
-ok() { echo "ok   $1"; pass=$((pass + 1)); }
-bad() { echo "FAIL $1: $2"; fail=$((fail + 1)); }
+. "$REPO/tests/vm/suite-lib.sh"
 
 [ "$(id -u)" = 0 ] || { echo "FAIL setup: must run as root (QEMU guest with kprobes)"; echo "0 passed, 1 failed"; exit 1; }
 [ -x build/kcsanctl ] || { echo "FAIL setup: build/kcsanctl missing (run make)"; echo "0 passed, 1 failed"; exit 1; }
@@ -106,12 +104,10 @@ fi
 grep -qx "$pair" "$A" && ok all_race_reported || bad all_race_reported "no \"$pair\" report with budget 100"
 
 # (3) Nothing left behind, nothing in the kernel log.
-if [ -f "$out/kprobes-after.txt" ] && [ ! -s "$out/kprobes-after.txt" ]; then ok no_kprobe_left
-else bad no_kprobe_left "kprobes still registered: $(head -3 "$out/kprobes-after.txt" 2>/dev/null | tr '\n' ';')"; fi
+no_kprobe_left "$out"
 if [ -f "$out/bpf-after.txt" ] && [ ! -s "$out/bpf-after.txt" ]; then ok no_bpf_link_left
 else bad no_bpf_link_left "bpftool link list after the runs: $(head -5 "$out/bpf-after.txt" 2>/dev/null | tr '\n' ';')"; fi
-warn=$(grep -E "soft lockup|self-detected stall|rcu_sched detected|hung_task|blocked for more than|BUG:|WARNING:" "$out/dmesg.txt" 2>/dev/null | grep -v "BUG: KCSAN" | head -5)
-if [ -z "$warn" ] && [ -s "$out/dmesg.txt" ]; then ok no_kernel_warning; else bad no_kernel_warning "${warn:-no dmesg collected}"; fi
+no_kernel_warning "$out"
 
 echo "$pass passed, $fail failed"
 [ $fail = 0 ] && [ -z "${KCSAND_VM_KEEP:-}" ] && rm -rf "$out"

@@ -17,10 +17,8 @@ ITERS=${KCSAND_VM_ITERS:-5000}
 # and the run's files would land in /.
 out=$(mkdir -p "$REPO/build/vm" && mktemp -d "$REPO/build/vm/kernel-scenarios.XXXXXX") ||
 	{ echo "FAIL setup: cannot create a directory under build/vm"; echo "0 passed, 1 failed"; exit 1; }
-pass=0 fail=0
 
-ok() { echo "ok   $1"; pass=$((pass + 1)); }
-bad() { echo "FAIL $1: $2"; fail=$((fail + 1)); }
+. "$REPO/tests/vm/suite-lib.sh"
 
 [ "$(id -u)" = 0 ] || { echo "FAIL setup: must run as root (QEMU guest with kprobes)"; echo "0 passed, 1 failed"; exit 1; }
 [ -x build/kcsanctl ] || { echo "FAIL setup: build/kcsanctl missing (run make)"; echo "0 passed, 1 failed"; exit 1; }
@@ -148,8 +146,7 @@ if [ -s "$out/kprobes-after.txt" ]; then
 else
 	ok no_kprobe_left
 fi
-warn=$(grep -E "soft lockup|self-detected stall|rcu_sched detected|hung_task|blocked for more than|BUG:|WARNING:" "$out/dmesg.txt" 2>/dev/null | grep -v "BUG: KCSAN" | head -5)
-if [ -n "$warn" ]; then bad no_kernel_warning "the guest's kernel log has: $warn"; else ok no_kernel_warning; fi
+no_kernel_warning "$out"
 
 echo "$pass passed, $fail failed"
 [ $fail = 0 ] && [ -z "${KCSAND_VM_KEEP:-}" ] && rm -rf "$out"

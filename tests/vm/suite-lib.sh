@@ -1,0 +1,32 @@
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# Shared by the guest suites (tests/vm/*.sh that boot tests/vm/kcsan-vm and check
+# its files): result lines, and the checks that every suite ends with.
+#
+#   . tests/vm/suite-lib.sh
+#
+# Each check prints "ok   NAME" or "FAIL NAME: ..."; the suite prints
+# "$pass passed, $fail failed" itself.
+
+pass=0 fail=0
+
+ok() { echo "ok   $1"; pass=$((pass + 1)); }
+bad() { echo "FAIL $1: $2"; fail=$((fail + 1)); }
+
+# no_kprobe_left DIR: the guest's kprobe list, saved in DIR/kprobes-after.txt once
+# kcsand or kcsanctl was gone, is empty.
+no_kprobe_left() {
+	if [ -f "$1/kprobes-after.txt" ] && [ ! -s "$1/kprobes-after.txt" ]; then ok no_kprobe_left
+	else bad no_kprobe_left "kprobes still registered: $(head -3 "$1/kprobes-after.txt" 2>/dev/null | tr '\n' ';')"; fi
+}
+
+# no_kernel_warning DIR: the guest's dmesg (DIR/dmesg.txt) was collected and has no
+# lockup, stall, hung task, oops, warning or BUG other than KCSAN-format reports.
+no_kernel_warning() {
+	local warn
+
+	warn=$(grep -E "soft lockup|self-detected stall|rcu_sched detected|rcu: INFO|hung_task|blocked for more than|BUG:|Oops|WARNING:" \
+		"$1/dmesg.txt" 2>/dev/null | grep -v "BUG: KCSAN" | head -5)
+	if [ -z "$warn" ] && [ -s "$1/dmesg.txt" ]; then ok no_kernel_warning
+	else bad no_kernel_warning "${warn:-no dmesg collected}"; fi
+}
