@@ -21,7 +21,7 @@ cd "$REPO" || exit 1
 # Long enough for the sampler to readjust many times while the threads race: 40,000
 # iterations took 0.5 s with the racing sites disarmed.
 # 1.5M: at 400k the sampled stretch held 2 hot turns and missed the race in 2 of
-# the last 5 runs twice; 5 runs at 1-1.5M all saw it, each suite run in 33-39 s.
+# the last 5 runs; 5 runs at 1-1.5M all saw it, each suite run in 33-39 s.
 ITERS=${KCSAND_VM_ITERS:-1500000}
 . "$REPO/tests/vm/suite-lib.sh"
 
