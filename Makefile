@@ -31,7 +31,7 @@ BPF_SRCS := $(wildcard bpf/*.bpf.c)
 BPF_OBJS := $(patsubst bpf/%.bpf.c,$(OUT)/%.bpf.o,$(BPF_SRCS))
 SKELS	 := $(patsubst bpf/%.bpf.c,$(OUT)/%.skel.h,$(BPF_SRCS))
 
-LIB_SRCS := $(filter-out daemon/main.c,$(wildcard daemon/*.c))
+LIB_SRCS := $(wildcard daemon/*/*.c)
 LIB_OBJS := $(patsubst daemon/%.c,$(OUT)/daemon/%.o,$(LIB_SRCS))
 LIB	 := $(OUT)/libkcsand.a
 
@@ -69,7 +69,7 @@ $(OUT)/%.bpf.o: bpf/%.bpf.c $(wildcard bpf/*.h) include/kcsand.h vmlinux.h | $(D
 $(OUT)/%.skel.h: $(OUT)/%.bpf.o
 	$(BPFTOOL) gen skeleton $< > $@
 
-$(OUT)/daemon/%.o: daemon/%.c $(wildcard daemon/*.h) include/kcsand.h $(SKELS) | $(DEPS_STAMP)
+$(OUT)/daemon/%.o: daemon/%.c $(wildcard daemon/*/*.h) include/kcsand.h $(SKELS) | $(DEPS_STAMP)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -c $< -o $@
 
@@ -159,7 +159,7 @@ bench: bench-programs
 	bench/p8-kernel-budget.sh $(OUT)
 
 # Style: clang-format (.clang-format) and cppcheck over the user-space sources.
-C_SOURCES = $(wildcard daemon/*.c daemon/*.h cli/*.c cli/*.h include/*.h tests/unit/*.c \
+C_SOURCES = $(wildcard daemon/*.c daemon/*/*.c daemon/*/*.h cli/*.c cli/*.h include/*.h tests/unit/*.c \
 		       tests/unit/*.h bench/*.c)
 format:
 	clang-format -i $(C_SOURCES)

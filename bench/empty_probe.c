@@ -13,8 +13,8 @@
 #include <unistd.h>
 #include <sys/wait.h>
 #include <bpf/libbpf.h>
-#include "decode.h"
-#include "uprobe_multi.h"
+#include "sites/decode.h"
+#include "engine/uprobe_multi.h"
 #include "empty.skel.h"
 
 int main(int argc, char **argv)

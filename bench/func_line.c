@@ -18,7 +18,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-#include "symbolize.h"
+#include "report/symbolize.h"
 
 static double now_ms(void)
 {

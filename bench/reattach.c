@@ -18,9 +18,9 @@
 #include <unistd.h>
 #include <sys/wait.h>
 #include <bpf/libbpf.h>
-#include "decode.h"
-#include "sampler.h"
-#include "uprobe_multi.h"
+#include "sites/decode.h"
+#include "sampler/sampler.h"
+#include "engine/uprobe_multi.h"
 #include "kcsand.skel.h"
 
 static double now_ms(void)

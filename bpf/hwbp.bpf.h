@@ -3,7 +3,7 @@
  * Hardware watchpoints: a perf breakpoint event (PERF_TYPE_BREAKPOINT) per
  * target thread in user mode, per online CPU in kernel mode, this program
  * attached, the link's cookie naming one of the KCSAND_HW_SLOTS slots the
- * daemon arms (daemon/hwbp.c).
+ * daemon arms (daemon/hw/hwbp.c).
  *
  * x86 debug registers trap after the access: the value is already written
  * and regs->ip is the next instruction, so the accessor's stack is the

@@ -1,16 +1,16 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * The BPF half of the site sampler (daemon/sampler.c): per-site hit counts
+ * The BPF half of the site sampler (daemon/sampler/sampler.c): per-site hit counts
  * and time, and an armed bitmap for probes that stay attached.
  *
  * In user mode a site that is not armed is not attached at all: the trap
  * is the cost (~28 µs a hit on the development VM, the BPF program a few
  * hundred ns of it), so only detaching makes a site free, and re-creating
  * a uprobe_multi link is cheap enough to do every sampler period (see the
- * numbers in daemon/sampler.c).  Kernel mode keeps its kprobes attached
+ * numbers in daemon/sampler/sampler.c).  Kernel mode keeps its kprobes attached
  * and tests a bitmap instead: unregistering a kprobe took 140-194 ms in the
  * test guest, and disabling its perf event leaves the program running
- * (daemon/ksampler.c has the figures).  sampler_use_bitmap selects that at
+ * (daemon/sampler/ksampler.c has the figures).  sampler_use_bitmap selects that at
  * load time, so user mode does not pay for the test.
  */
 #ifndef KCSAND_SAMPLER_BPF_H

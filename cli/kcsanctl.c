@@ -16,9 +16,9 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/wait.h>
-#include "engine.h"
+#include "engine/engine.h"
 #include "kcsanctl.h"
-#include "control.h"
+#include "service/control.h"
 
 bool json_output;
 const char *socket_path = CTL_DEFAULT_SOCKET;

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * kcsanctl's commands that steer a running kcsand through its control
- * socket: each builds one request line (daemon/protocol.h), sends it and
+ * socket: each builds one request line (daemon/service/protocol.h), sends it and
  * prints the reply's body; "error: REASON" becomes a message and exit 1.
  */
 #include <errno.h>
@@ -13,10 +13,10 @@
 #include <sys/socket.h>
 #include <sys/un.h>
 #include "kcsanctl.h"
-#include "kspec.h"
-#include "protocol.h"
-#include "wspec.h"
-#include "report.h"
+#include "sites/kspec.h"
+#include "service/protocol.h"
+#include "hw/wspec.h"
+#include "report/report.h"
 
 static int connect_daemon(void)
 {

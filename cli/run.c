@@ -20,7 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <sys/wait.h>
-#include "engine.h"
+#include "engine/engine.h"
 #include "kcsanctl.h"
 
 #define MAX_OBJECTS	16
@@ -323,7 +323,7 @@ static int parse_args(int argc, char **argv, struct run_args *a)
 			a->o.params.skip_watch = KERNEL_DEFAULT_SKIP_WATCH;
 		if (!a->udelay_set)
 			a->o.params.udelay_task = KERNEL_DEFAULT_UDELAY_TASK;
-		/* The machine's busy CPU time, not a target's (daemon/ksampler.c). */
+		/* The machine's busy CPU time, not a target's (daemon/sampler/ksampler.c). */
 		if (!a->warmup_set)
 			a->o.sampler_warmup_cpu_ms = KERNEL_DEFAULT_SAMPLER_WARMUP_CPU_MS;
 		/* Every task that enters the probed code: the kernel has no "target". */

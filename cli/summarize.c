@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "kcsanctl.h"
-#include "report.h"
+#include "report/report.h"
 
 struct title_count {
 	char *title;

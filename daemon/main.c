@@ -23,11 +23,11 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
-#include "config.h"
-#include "control.h"
+#include "service/config.h"
+#include "service/control.h"
 #include "kcsand.h"
-#include "params.h"
-#include "service.h"
+#include "engine/params.h"
+#include "service/service.h"
 
 #define EXIT_USAGE 2
 

@@ -79,13 +79,13 @@ cli-tests: all $(OUT)/tests/shlib/shlib_race $(OUT)/tests/scenarios/plain_write_
 FUZZ_CC		?= clang
 FUZZ_CFLAGS	:= -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
 		   -std=gnu11 -D_GNU_SOURCE -Iinclude -Idaemon
-FUZZ_SRCS	:= daemon/config.c daemon/filter.c daemon/params.c daemon/protocol.c
+FUZZ_SRCS	:= daemon/service/config.c daemon/report/filter.c daemon/engine/params.c daemon/service/protocol.c
 FUZZ_TARGETS	:= config protocol
 FUZZ_BINS	:= $(patsubst %,$(OUT)/fuzz/fuzz_%,$(FUZZ_TARGETS))
 FUZZ_CHECK_RUNS	?= 200000
 FUZZ_RUNS	?= 10000000
 
-$(OUT)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_SRCS) $(wildcard daemon/*.h)
+$(OUT)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_SRCS) $(wildcard daemon/*/*.h)
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) $< $(FUZZ_SRCS) -o $@
 

@@ -7,9 +7,9 @@
 #include <stdio.h>
 #include <string.h>
 #include <stdlib.h>
-#include "config.h"
-#include "kspec.h"
-#include "wspec.h"
+#include "service/config.h"
+#include "sites/kspec.h"
+#include "hw/wspec.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

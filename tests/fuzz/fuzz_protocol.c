@@ -7,10 +7,10 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include "kspec.h"
-#include "params.h"
-#include "protocol.h"
-#include "wspec.h"
+#include "sites/kspec.h"
+#include "engine/params.h"
+#include "service/protocol.h"
+#include "hw/wspec.h"
 
 static struct ctl_request req;
 

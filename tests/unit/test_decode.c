@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "decode.h"
+#include "sites/decode.h"
 #include "test.h"
 
 /* ASSERT_OK of test.h trips -Wmisleading-indentation (one-line if); same check, no warning. */

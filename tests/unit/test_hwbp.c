@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * Hardware watchpoint helpers (daemon/hwbp.c): --watch specs, debug-register
+ * Hardware watchpoint helpers (daemon/hw/hwbp.c): --watch specs, debug-register
  * ranges, and the online-CPU list kernel mode arms one breakpoint on each of.
  */
 #include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include "test.h"
-#include "hwbp.h"
+#include "hw/hwbp.h"
 
 int main(void)
 {

@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "kmark.h"
-#include "mark.h"
+#include "mark/kmark.h"
+#include "mark/mark.h"
 #include "test.h"
 
 #define ASSERT_ZERO(v, what) ASSERT_EQ(v, 0, what)

@@ -2,7 +2,7 @@
 /* Report layout: KCSAN's, line for line (Documentation/dev-tools/kcsan.rst). */
 #include <stdlib.h>
 #include "test.h"
-#include "report.h"
+#include "report/report.h"
 
 static char *render(const struct report_view *v, int json)
 {

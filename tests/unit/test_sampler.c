@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * The site sampler's policy (daemon/sampler_policy.c: sampler_choose,
- * hot_cycle_next) and the kernel-mode bitmap words (daemon/ksampler.c).
+ * The site sampler's policy (daemon/sampler/policy.c: sampler_choose,
+ * hot_cycle_next) and the kernel-mode bitmap words (daemon/sampler/ksampler.c).
  */
 #include <stdbool.h>
 #include <stdint.h>
 #include "test.h"
-#include "ksampler.h"
-#include "sampler.h"
+#include "sampler/ksampler.h"
+#include "sampler/sampler.h"
 
 #define N 8
 

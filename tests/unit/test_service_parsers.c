@@ -6,11 +6,11 @@
 #include <errno.h>
 #include <stdlib.h>
 #include "test.h"
-#include "config.h"
-#include "filter.h"
-#include "kspec.h"
-#include "params.h"
-#include "protocol.h"
+#include "service/config.h"
+#include "report/filter.h"
+#include "sites/kspec.h"
+#include "engine/params.h"
+#include "service/protocol.h"
 
 static int parse_conf(const char *text, struct config *c, char *err, size_t len)
 {

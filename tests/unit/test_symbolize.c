@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #include "elf_symtab.h"
-#include "symbolize.h"
+#include "report/symbolize.h"
 #include "test.h"
 
 /* Above pid_max's ceiling (4194304): never a live process. */

@@ -16,8 +16,8 @@
 #include <elfutils/libdwfl.h>
 
 #include "elf_symtab.h"
-#include "symbolize.h"
-#include "symindex.h"
+#include "report/symbolize.h"
+#include "sites/symindex.h"
 #include "test.h"
 
 static const Dwfl_Callbacks offline = {

@@ -21,7 +21,7 @@
 #include <gelf.h>
 
 #include "symbolize.h"
-#include "symindex.h"
+#include "sites/symindex.h"
 
 #define FILE_BUCKETS	256
 #define PROC_BUCKETS	64

@@ -9,9 +9,9 @@
 #include <unistd.h>
 #include <sys/epoll.h>
 #include "control.h"
-#include "engine.h"
-#include "params.h"
-#include "report.h"
+#include "engine/engine.h"
+#include "engine/params.h"
+#include "report/report.h"
 #include "service.h"
 #include "service_int.h"
 #include "sink.h"

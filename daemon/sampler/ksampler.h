@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * What the site sampler does differently in kernel mode (daemon/ksampler.c):
+ * What the site sampler does differently in kernel mode (daemon/sampler/ksampler.c):
  * where its CPU time comes from (the machine's, there is no target
  * process), how a site is armed (a bit of the BPF side's bitmap, since a
  * kprobe cannot be unregistered within a sampler period), and what a trap

@@ -10,7 +10,7 @@
 #ifndef KCSAND_KMARK_H
 #define KCSAND_KMARK_H
 
-#include "ksyms.h"
+#include "sites/ksyms.h"
 #include "mark.h"
 
 /* The debug file for a module (NULL: vmlinux), or NULL when there is none. */

@@ -19,7 +19,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include "decode.h"
+#include "sites/decode.h"
 
 enum mark_kind {
 	MARK_KIND_PLAIN = 0,

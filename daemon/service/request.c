@@ -11,10 +11,10 @@
 #include <time.h>
 #include <unistd.h>
 #include "control.h"
-#include "engine.h"
-#include "params.h"
-#include "report.h"
-#include "sampler.h"
+#include "engine/engine.h"
+#include "engine/params.h"
+#include "report/report.h"
+#include "sampler/sampler.h"
 #include "service.h"
 #include "service_int.h"
 

@@ -26,7 +26,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
-#include "filter.h"
+#include "report/filter.h"
 
 #define CONFIG_DEFAULT_PATH	"/etc/kcsand.conf"
 #define CONFIG_MAX_LINE		4096

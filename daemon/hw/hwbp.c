@@ -29,8 +29,8 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "hwbp.h"
-#include "kcore.h"
-#include "ksyms.h"
+#include "sites/kcore.h"
+#include "sites/ksyms.h"
 #include "kcsand.skel.h"
 
 extern int kcsand_verbose;

@@ -12,7 +12,7 @@
 #include <stdio.h>
 #include <sys/types.h>
 #include "kcsand.h"
-#include "decode.h"
+#include "sites/decode.h"
 #include "params.h"
 
 /* Defaults for user-space mode, chosen from measurements (docs/parameters.md). */
@@ -30,7 +30,7 @@
 /* Site-table capacity: 24 bytes a site in BPF; objects added later share it. */
 #define DEFAULT_MAX_SITES		65536u
 /*
- * Site sampler defaults (daemon/sampler.c): probes may add 10% to the
+ * Site sampler defaults (daemon/sampler/sampler.c): probes may add 10% to the
  * program's own CPU time once it has run 6 CPU-seconds with every site
  * armed (3 s for two busy threads): the test scenarios report well within
  * that (bench/p3-first-report.sh).
@@ -42,7 +42,7 @@
 #define DEFAULT_SAMPLER_TURN_MS		20u
 /*
  * Kernel mode: the warm-up counts the machine's busy CPU time outside
- * kcsand (daemon/ksampler.c), the "native" time of the kernel's cost model.
+ * kcsand (daemon/sampler/ksampler.c), the "native" time of the kernel's cost model.
  * In the test guest, with every site armed at the kernel defaults, each
  * racy scenario of tests/kmod/kcsan_race reported after 59-138 ms of it in
  * one run of bench/p8-kernel-budget.sh and 145-497 ms in another: 2000 ms

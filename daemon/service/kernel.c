@@ -19,7 +19,7 @@
 #include <string.h>
 #include <syslog.h>
 #include <sys/epoll.h>
-#include "engine.h"
+#include "engine/engine.h"
 #include "service_int.h"
 
 struct add_kernel_args {

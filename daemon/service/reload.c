@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <syslog.h>
-#include "engine.h"
-#include "params.h"
+#include "engine/engine.h"
+#include "engine/params.h"
 #include "service.h"
 #include "service_int.h"
 #include "sink.h"

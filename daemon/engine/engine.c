@@ -15,17 +15,17 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "engine.h"
-#include "dedup.h"
-#include "ksyms.h"
-#include "kmark.h"
-#include "ktarget.h"
-#include "mark.h"
-#include "report.h"
-#include "hwbp.h"
-#include "sampler.h"
-#include "symbolize.h"
+#include "report/dedup.h"
+#include "sites/ksyms.h"
+#include "mark/kmark.h"
+#include "sites/ktarget.h"
+#include "mark/mark.h"
+#include "report/report.h"
+#include "hw/hwbp.h"
+#include "sampler/sampler.h"
+#include "report/symbolize.h"
 #include "uprobe_multi.h"
-#include "xturn.h"
+#include "sampler/xturn.h"
 #include "engine_int.h"
 #include "kcsand.skel.h"
 
@@ -731,7 +731,7 @@ int engine__attach(struct engine *e)
 	/*
 	 * The sampler re-attaches uprobe_multi links in user mode; in kernel
 	 * mode it flips bits, since kprobes detach far too slowly for that
-	 * (daemon/ksampler.c).  Kernel mode with only --watch has nothing to
+	 * (daemon/sampler/ksampler.c).  Kernel mode with only --watch has nothing to
 	 * sample.
 	 */
 	if (!e->sampler && (!e->opts.kernel || e->nr_cookies)) {

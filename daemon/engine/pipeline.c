@@ -9,11 +9,11 @@
 #include <string.h>
 #include "engine.h"
 #include "engine_int.h"
-#include "dedup.h"
-#include "hwbp.h"
-#include "ksyms.h"
-#include "report.h"
-#include "symbolize.h"
+#include "report/dedup.h"
+#include "hw/hwbp.h"
+#include "sites/ksyms.h"
+#include "report/report.h"
+#include "report/symbolize.h"
 #include "kcsand.skel.h"
 
 /*

@@ -55,10 +55,10 @@
 #include <sys/mman.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
-#include "engine.h"
+#include "engine/engine.h"
 #include "ksampler.h"
 #include "sampler.h"
-#include "uprobe_multi.h"
+#include "engine/uprobe_multi.h"
 #include "xturn.h"
 #include "kcsand.skel.h"
 

@@ -11,9 +11,9 @@
 #include <stdint.h>
 #include <time.h>
 #include "config.h"
-#include "engine.h"
-#include "filter.h"
-#include "hwbp.h"
+#include "engine/engine.h"
+#include "report/filter.h"
+#include "hw/hwbp.h"
 #include "service.h"
 
 struct engine;

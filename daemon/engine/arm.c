@@ -14,7 +14,7 @@
 #include "engine.h"
 #include "engine_int.h"
 #include "uprobe_multi.h"
-#include "xturn.h"
+#include "sampler/xturn.h"
 #include "kcsand.skel.h"
 
 int engine_link_multi(struct engine *e, struct eobj *eo, const uint8_t *set, int *slot)

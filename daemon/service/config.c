@@ -8,9 +8,9 @@
 #include <string.h>
 #include <unistd.h>
 #include "config.h"
-#include "kspec.h"
-#include "wspec.h"
-#include "params.h"
+#include "sites/kspec.h"
+#include "hw/wspec.h"
+#include "engine/params.h"
 
 #define MAX_WORDS 64
 

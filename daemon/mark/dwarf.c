@@ -14,7 +14,7 @@
 #include <dwarf.h>
 
 #include "mark_int.h"
-#include "symindex.h"
+#include "sites/symindex.h"
 
 struct src_cache {
 	struct src_cache *next;

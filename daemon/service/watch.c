@@ -27,8 +27,8 @@
 #include <syslog.h>
 #include <time.h>
 #include <unistd.h>
-#include "hwbp.h"
-#include "report.h"
+#include "hw/hwbp.h"
+#include "report/report.h"
 #include "service_int.h"
 
 #define MAX_CANDIDATES	8	/* processes named in a refusal */

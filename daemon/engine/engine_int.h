@@ -9,7 +9,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
-#include "decode.h"
+#include "sites/decode.h"
 #include "engine.h"
 
 struct bpf_link;

@@ -6,9 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include "config.h"
-#include "filter.h"
-#include "kspec.h"
-#include "params.h"
+#include "report/filter.h"
+#include "sites/kspec.h"
+#include "engine/params.h"
 #include "protocol.h"
 
 const char ctl_help_text[] =
