@@ -31,103 +31,68 @@
 
 int kcsand_verbose;
 
-void engine_opts__init(struct engine_opts *o)
+void engine_opts__init(struct engine_opts *o, enum param_mode mode)
 {
 	memset(o, 0, sizeof(*o));
-	o->params = (struct kcsand_params){
-		.enabled = 1,
-		.skip_watch = USER_DEFAULT_SKIP_WATCH,
-		.skip_watch_randomize = 1,
-		.udelay_task = USER_DEFAULT_UDELAY_TASK,
-		.udelay_interrupt = 20,
-		.delay_randomize = 1,
-		.assume_plain_writes_atomic = 1,
-		.interrupt_watcher = 0,
-		.consumer_wait_us = 200,
-		.stall_budget_us = DEFAULT_STALL_BUDGET_US,
-	};
-	o->report_value_change_only = 1;
-	o->report_once_in_ms = DEFAULT_REPORT_ONCE_IN_MS;
+	param_values__init(&o->params, mode);
+	o->kernel = mode == PARAM_MODE_KERNEL;
 	o->max_sites = DEFAULT_MAX_SITES;
-	o->overhead_budget = DEFAULT_OVERHEAD_BUDGET;
-	o->sampler_warmup_cpu_ms = DEFAULT_SAMPLER_WARMUP_CPU_MS;
-	o->sampler_period_ms = DEFAULT_SAMPLER_PERIOD_MS;
-	o->sampler_turn_ms = DEFAULT_SAMPLER_TURN_MS;
 	o->out = stderr;
 }
 
-/*
- * Where a parameter's value lives: a __u32 of the BPF object's parameters
- * (after load, bpf points into the mmapped .data, hence volatile), or an
- * unsigned int of the daemon's options.
- */
-static volatile unsigned int *param_slot(const struct param_desc *p, struct kcsand_params *bpf,
-					 struct engine_opts *o)
+void engine_opts__set(struct engine_opts *o, const struct param_desc *p, unsigned int v)
 {
-	_Static_assert(sizeof(__u32) == sizeof(unsigned int), "one slot type for both homes");
-
-	return (volatile unsigned int *)((p->home == PARAM_BPF ? (char *)bpf : (char *)o) +
-					 p->offset);
-}
-
-/* NAME's descriptor with VALUE parsed into *v, or NULL with the reason on stderr. */
-static const struct param_desc *param_lookup(const char *name, const char *value, unsigned int *v)
-{
-	const struct param_desc *p = param_find(name);
-
-	if (!p) {
-		fprintf(stderr, "kcsand: unknown parameter '%s'\n", name);
-		return NULL;
-	}
-	return param_parse(p, value, v) ? NULL : p;
-}
-
-/* Parse NAME=VALUE and store it in bpf or o, wherever the parameter lives. */
-static int param_set(const char *name, const char *value, struct kcsand_params *bpf,
-		     struct engine_opts *o)
-{
-	const struct param_desc *p;
-	unsigned int v;
-
-	p = param_lookup(name, value, &v);
-	if (!p)
-		return -EINVAL;
-	*param_slot(p, bpf, o) = v;
-	return 0;
-}
-
-int engine_opts__set(struct engine_opts *o, const char *name, const char *value)
-{
-	return param_set(name, value, &o->params, o);
+	o->params.v[p->id] = v;
 }
 
 unsigned int engine_opts__get(const struct engine_opts *o, const struct param_desc *p)
 {
-	return *param_slot(p, (struct kcsand_params *)&o->params, (struct engine_opts *)o);
+	return o->params.v[p->id];
 }
 
-int engine_opts__set_kv(struct engine_opts *o, const char *kv)
+/*
+ * The parameters the BPF program reads, in its struct kcsand_params; NULL
+ * for those only the daemon reads (report filtering, the site sampler).
+ */
+static __u32 *bpf_param(struct kcsand_params *b, enum param_id id)
 {
-	const char *eq = strchr(kv, '=');
-	char name[64];
-
-	if (!eq || eq == kv || (size_t)(eq - kv) >= sizeof(name)) {
-		fprintf(stderr, "kcsand: parameter wants NAME=VALUE, got '%s'\n", kv);
-		return -EINVAL;
+	switch (id) {
+	case PARAM_SKIP_WATCH:			return &b->skip_watch;
+	case PARAM_SKIP_WATCH_RANDOMIZE:	return &b->skip_watch_randomize;
+	case PARAM_UDELAY_TASK:			return &b->udelay_task;
+	case PARAM_UDELAY_INTERRUPT:		return &b->udelay_interrupt;
+	case PARAM_DELAY_RANDOMIZE:		return &b->delay_randomize;
+	case PARAM_ASSUME_PLAIN_WRITES_ATOMIC:	return &b->assume_plain_writes_atomic;
+	case PARAM_INTERRUPT_WATCHER:		return &b->interrupt_watcher;
+	case PARAM_CONSUMER_WAIT_US:		return &b->consumer_wait_us;
+	case PARAM_ENABLED:			return &b->enabled;
+	case PARAM_STALL_BUDGET_US:		return &b->stall_budget_us;
+	default:				return NULL;
 	}
-	snprintf(name, sizeof(name), "%.*s", (int)(eq - kv), kv);
-	return engine_opts__set(o, name, eq + 1);
 }
 
-/* The live parameters: the mmapped .data once loaded, the options before. */
-static struct kcsand_params *live_params(const struct engine *e)
+/* The BPF object's parameters for these options, before load. */
+static void bpf_params_fill(struct kcsand_params *b, const struct engine_opts *o)
 {
-	return e->skel ? &e->skel->data->params : (struct kcsand_params *)&e->opts.params;
+	memset(b, 0, sizeof(*b));
+	for (int id = 0; id < PARAM_COUNT; id++) {
+		__u32 *slot = bpf_param(b, id);
+
+		if (slot)
+			*slot = o->params.v[id];
+	}
+	/* Kernel mode: every task that enters the probed code; the kernel has no "target". */
+	b->trace_all = o->kernel || o->trace_all;
 }
 
-int engine__set_param(struct engine *e, const char *name, const char *value)
+void engine__set_param(struct engine *e, const struct param_desc *p, unsigned int v)
 {
-	return param_set(name, value, live_params(e), &e->opts);
+	__u32 *slot = e->skel ? bpf_param(&e->skel->data->params, p->id) : NULL;
+
+	e->opts.params.v[p->id] = v;
+	/* The mmapped .data of the loaded object: the program sees it at its next hit. */
+	if (slot)
+		*(volatile __u32 *)slot = v;
 }
 
 int engine__get_param(const struct engine *e, const char *name, unsigned int *value)
@@ -136,7 +101,7 @@ int engine__get_param(const struct engine *e, const char *name, unsigned int *va
 
 	if (!p)
 		return -ENOENT;
-	*value = *param_slot(p, live_params(e), (struct engine_opts *)&e->opts);
+	*value = e->opts.params.v[p->id];
 	return 0;
 }
 
@@ -655,7 +620,7 @@ int engine__load(struct engine *e)
 	if (!e->capacity)
 		e->capacity = 1;
 	bpf_map__set_max_entries(skel->maps.sites, e->capacity);
-	skel->data->params = e->opts.params;
+	bpf_params_fill(&skel->data->params, &e->opts);
 	/* Kernel mode: kprobes stay registered, the sampler flips a bitmap the probes test. */
 	err = sampler__prepare(skel, e->capacity, e->opts.kernel);
 	if (err) {
@@ -997,9 +962,9 @@ int engine__epoll_fd(const struct engine *e)
 
 void engine__set_trace_all(struct engine *e, bool on)
 {
-	struct kcsand_params *p = e->skel ? &e->skel->data->params : &e->opts.params;
-
-	*(volatile __u32 *)&p->trace_all = on;
+	e->opts.trace_all = on;
+	if (e->skel)
+		*(volatile __u32 *)&e->skel->data->params.trace_all = on;
 }
 
 int engine__set_nowatch(struct engine *e, bool (*nowatch)(void *ctx, const char *func),

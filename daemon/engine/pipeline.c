@@ -159,7 +159,7 @@ void engine_process_report(struct engine *e, const struct kcsand_report *r)
 		symbolize_side(e, &r->other, &v.other);
 
 	if (r->has_other && r->value_change == KCSAND_VALUE_CHANGE_MAYBE &&
-	    e->opts.report_value_change_only && !rcu_exempt(v.this.func)) {
+	    e->opts.params.v[PARAM_REPORT_VALUE_CHANGE_ONLY] && !rcu_exempt(v.this.func)) {
 		e->suppressed_no_change++;
 		return;
 	}
@@ -168,7 +168,7 @@ void engine_process_report(struct engine *e, const struct kcsand_report *r)
 		return;
 	}
 	if (dedup__seen(e->dedup, v.this.top, r->has_other ? v.other.top : NULL,
-			engine_now_ns() / 1000000, e->opts.report_once_in_ms)) {
+			engine_now_ns() / 1000000, e->opts.params.v[PARAM_REPORT_ONCE_IN_MS])) {
 		e->suppressed_dedup++;
 		return;
 	}

@@ -241,7 +241,9 @@ static int parse_words(struct parse_ctx *pc, struct config *c, char **w, int n)
 	const char *key = w[0];
 	const struct param_desc *p;
 	size_t nr_params, idx;
+	unsigned int pv;
 	unsigned long v;
+	char msg[256];
 	int err;
 
 	if (!strcmp(key, "target"))
@@ -321,13 +323,12 @@ static int parse_words(struct parse_ctx *pc, struct config *c, char **w, int n)
 	p = param_find(key);
 	if (!p)
 		return fail(pc, "unknown key '%.64s'", key);
-	if (parse_uint(w[1], p->min, p->max, &v))
-		return fail(pc, "%s: bad value '%.64s' (expected %u..%u)", key, w[1], p->min,
-			    p->max);
+	if (param_parse(p, w[1], &pv, msg, sizeof(msg)))
+		return fail(pc, "%s", msg);
 	idx = p - params_all(&nr_params);
 	if (idx >= CONFIG_MAX_PARAMS)
 		return fail(pc, "%s: too many parameters for this build", key);
-	c->values[idx] = v;
+	c->values[idx] = pv;
 	c->set[idx] = true;
 	return 0;
 }

@@ -105,7 +105,8 @@ static int new_engine(struct service *s, struct add_kernel_args *a, char *err, s
 	}
 	s->kernel.e = a->e;
 	service_say(s, LOG_INFO, "kernel-mode engine loaded (skip_watch %u, udelay_task %u)",
-		    s->kopts.params.skip_watch, s->kopts.params.udelay_task);
+		    s->kopts.params.v[PARAM_SKIP_WATCH],
+		    s->kopts.params.v[PARAM_UDELAY_TASK]);
 	return obj;
 }
 
@@ -135,7 +136,8 @@ int service_kernel_engine(struct service *s, char *err, size_t errlen)
 	}
 	s->kernel.e = e;
 	service_say(s, LOG_INFO, "kernel-mode engine loaded for a watch, no kprobe (skip_watch %u, "
-		    "udelay_task %u)", s->kopts.params.skip_watch, s->kopts.params.udelay_task);
+		    "udelay_task %u)", s->kopts.params.v[PARAM_SKIP_WATCH],
+		    s->kopts.params.v[PARAM_UDELAY_TASK]);
 	return 0;
 }
 

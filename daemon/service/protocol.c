@@ -152,7 +152,6 @@ static const struct {
 
 static int parse_words(struct ctl_request *r, const char **w, int n, char *err, size_t errlen)
 {
-	unsigned long v;
 
 	if (w[0][0] == '!') {
 		if (n != 1)
@@ -202,11 +201,7 @@ static int parse_words(struct ctl_request *r, const char **w, int n, char *err, 
 		r->param = param_find(w[1]);
 		if (!r->param)
 			return fail(err, errlen, "unknown parameter '%.64s'", w[1]);
-		if (parse_uint(w[2], r->param->min, r->param->max, &v))
-			return fail(err, errlen, "%s: bad value '%.64s' (expected %u..%u)",
-				    r->param->name, w[2], r->param->min, r->param->max);
-		r->value = v;
-		return 0;
+		return param_parse(r->param, w[2], &r->value, err, errlen);
 	}
 	if (!strcmp(w[0], "probe"))
 		return parse_probe(r, w + 1, n - 1, err, errlen);

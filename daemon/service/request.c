@@ -410,7 +410,8 @@ static int exec(struct service *s, const struct ctl_request *r, FILE *out, char 
 	switch (r->op) {
 	case CTL_ON:
 	case CTL_OFF:
-		return service_set_param(s, param_find("enabled"), r->op == CTL_ON);
+		service_set_param(s, param_find("enabled"), r->op == CTL_ON);
+		return 0;
 	case CTL_STATUS:
 		print_status(s, out, r->json);
 		return 0;
@@ -431,7 +432,8 @@ static int exec(struct service *s, const struct ctl_request *r, FILE *out, char 
 		print_params(s, r->param, out, r->json);
 		return 0;
 	case CTL_SET:
-		return service_set_param(s, r->param, r->value);
+		service_set_param(s, r->param, r->value);
+		return 0;
 	case CTL_PROBE_ADD_USER:
 		t = (struct config_target){ (char *)r->binary, (char *)r->functions, r->pid };
 		return add_probe(s, &t, out, r->json, err, errlen);

@@ -339,63 +339,36 @@ void service_remove_probe(struct service *s, struct probe *p)
 
 /* ------------------------------------------------------------ parameters */
 
-static void mode_defaults(struct engine_opts *o, bool kernel)
-{
-	engine_opts__init(o);
-	if (!kernel)
-		return;
-	o->kernel = true;
-	o->params.skip_watch = KERNEL_DEFAULT_SKIP_WATCH;
-	o->params.udelay_task = KERNEL_DEFAULT_UDELAY_TASK;
-	/* Every task that enters the probed code: the kernel has no "target". */
-	o->params.trace_all = 1;
-}
-
 unsigned int service_param_default(const struct param_desc *p, bool kernel)
 {
-	struct engine_opts d;
-
-	mode_defaults(&d, kernel);
-	return engine_opts__get(&d, p);
+	return p->def[param_mode_of(kernel)];
 }
 
-int service_mode_opts(const struct config *c, bool kernel, struct engine_opts *o)
+void service_mode_opts(const struct config *c, bool kernel, struct engine_opts *o)
 {
 	const struct param_desc *all;
 	size_t n;
 
-	mode_defaults(o, kernel);
+	engine_opts__init(o, param_mode_of(kernel));
 	all = params_all(&n);
 	/* A parameter's line applies to both modes; without one, each has its default. */
-	for (size_t i = 0; i < n && i < CONFIG_MAX_PARAMS; i++) {
-		char buf[16];
-		int ret;
-
-		if (!c->set[i])
-			continue;
-		snprintf(buf, sizeof(buf), "%u", c->values[i]);
-		ret = engine_opts__set(o, all[i].name, buf);
-		if (ret)
-			return ret;
-	}
+	for (size_t i = 0; i < n && i < CONFIG_MAX_PARAMS; i++)
+		if (c->set[i])
+			engine_opts__set(o, &all[i], c->values[i]);
 	if (c->max_sites)
 		o->max_sites = c->max_sites;
-	return 0;
 }
 
-int service_set_param_in(struct service *s, bool kernel, const struct param_desc *p,
-			 unsigned int v)
+void service_set_param_in(struct service *s, bool kernel, const struct param_desc *p,
+			  unsigned int v)
 {
 	struct engine *e = kernel ? s->kernel.e : s->user.e;
-	char buf[16];
-	int ret = 0;
 
-	snprintf(buf, sizeof(buf), "%u", v);
+	/* The kernel engine is made on demand, from kopts: it starts with the value too. */
 	if (kernel)
-		ret = engine_opts__set(&s->kopts, p->name, buf);
-	if (!ret && e)
-		ret = engine__set_param(e, p->name, buf);
-	return ret;
+		engine_opts__set(&s->kopts, p, v);
+	if (e)
+		engine__set_param(e, p, v);
 }
 
 /*
@@ -403,11 +376,10 @@ int service_set_param_in(struct service *s, bool kernel, const struct param_desc
  * file applies to the whole kernel: one value, whatever the mode's
  * default was.
  */
-int service_set_param(struct service *s, const struct param_desc *p, unsigned int v)
+void service_set_param(struct service *s, const struct param_desc *p, unsigned int v)
 {
-	int ret = service_set_param_in(s, false, p, v);
-
-	return ret ? ret : service_set_param_in(s, true, p, v);
+	service_set_param_in(s, false, p, v);
+	service_set_param_in(s, true, p, v);
 }
 
 /* ------------------------------------------------------------ setup */
@@ -471,11 +443,8 @@ int service__new(const struct service_opts *o, struct config *c, struct service 
 		goto fail;
 	}
 
-	ret = service_mode_opts(&s->cfg, false, &eo);
-	if (!ret)
-		ret = service_mode_opts(&s->cfg, true, &s->kopts);
-	if (ret)
-		goto fail;
+	service_mode_opts(&s->cfg, false, &eo);
+	service_mode_opts(&s->cfg, true, &s->kopts);
 	set_hooks(s, &eo, &s->user);
 	set_hooks(s, &s->kopts, &s->kernel);
 

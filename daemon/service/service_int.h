@@ -137,20 +137,17 @@ struct probe *service_find_probe(struct service *s, unsigned int id);
 /* Detach it; the kernel engine stays until service_kernel_gc(). */
 void service_remove_probe(struct service *s, struct probe *p);
 size_t service_nr_probes(const struct service *s, bool kernel);
-/*
- * Set a parameter in both engines (and in kopts), or in one mode's only;
- * -errno when the engine refuses it.
- */
-int service_set_param(struct service *s, const struct param_desc *p, unsigned int v);
-int service_set_param_in(struct service *s, bool kernel, const struct param_desc *p,
-			 unsigned int v);
+/* Set a parameter (a value in its range) in both engines and kopts, or in one mode's only. */
+void service_set_param(struct service *s, const struct param_desc *p, unsigned int v);
+void service_set_param_in(struct service *s, bool kernel, const struct param_desc *p,
+			  unsigned int v);
 /* A parameter's default in user or kernel mode. */
 unsigned int service_param_default(const struct param_desc *p, bool kernel);
 /* The sinks c asks for, with the command line's overrides. */
 struct sink_opts;
 void service_sink_opts(const struct service *s, const struct config *c, struct sink_opts *so);
 /* The engine options of a mode: its defaults, then c's parameters; no hooks. */
-int service_mode_opts(const struct config *c, bool kernel, struct engine_opts *o);
+void service_mode_opts(const struct config *c, bool kernel, struct engine_opts *o);
 
 /* Is pid the --pid of a user probe? */
 bool service_pid_probed(const struct service *s, int pid);
