@@ -174,6 +174,14 @@ int main(int argc, char **argv)
 			check_only = true;
 			break;
 		case OPT_PARAM:
+			/* The service reads its parameters from the file and `kcsanctl set`. */
+			if (strcmp(optarg, "help")) {
+				fprintf(stderr, "kcsand: --param %s: only '--param help' is an option; "
+						"set parameters in %s (NAME VALUE lines) or with "
+						"'kcsanctl set NAME VALUE'\n", optarg,
+					CONFIG_DEFAULT_PATH);
+				return EXIT_USAGE;
+			}
 			params_print(stdout);
 			return 0;
 		case 'h':
