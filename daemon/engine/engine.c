@@ -28,6 +28,7 @@
 #include "sampler/xturn.h"
 #include "engine_int.h"
 #include "kcsand.skel.h"
+#include "util/print.h"
 
 int kcsand_verbose;
 
@@ -119,7 +120,8 @@ static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list 
 		return 0;
 	if (level == LIBBPF_INFO && kcsand_verbose < 1)
 		return 0;
-	return vfprintf(stderr, fmt, args);
+	kcsand__vprint(level == LIBBPF_WARN ? KCSAND_WARN : KCSAND_INFO, fmt, args);
+	return 0;
 }
 
 /*
@@ -208,7 +210,7 @@ static int fill_sites(struct engine *e, const struct eobj *eo)
 		for (size_t i = 0; i < sv->n; i++) {
 			if (bpf_map_update_elem(fd, &keys[i], &descs[i], BPF_ANY)) {
 				err = -errno;
-				fprintf(stderr, "kcsand: failed to fill the site table: %s\n",
+				pr_warn("failed to fill the site table: %s\n",
 					strerror(-err));
 				goto out;
 			}
@@ -246,7 +248,7 @@ static int attach_kprobes(struct engine *e, struct eobj *eo)
 			if (err == -EILSEQ)
 				eilseq++;
 			if (e->opts.verbose || err == -EILSEQ)
-				fprintf(stderr, "kcsand: cannot attach kprobe at %s+0x%llx: %s%s\n",
+				pr_warn("cannot attach kprobe at %s+0x%llx: %s%s\n",
 					f->name,
 					(unsigned long long)(o->sites.v[i].vaddr - f->vaddr),
 					strerror(-err),
@@ -257,11 +259,11 @@ static int attach_kprobes(struct engine *e, struct eobj *eo)
 		eo->links[eo->nr_links++] = l;
 	}
 	if (eo->refused)
-		fprintf(stderr, "kcsand: %zu of %zu kernel sites refused by the kernel (%zu not on an "
+		pr_warn("%zu of %zu kernel sites refused by the kernel (%zu not on an "
 				"instruction boundary)%s\n",
 			eo->refused, o->sites.n, eilseq, e->opts.verbose ? "" : "; -v names them");
 	if (!eo->nr_links) {
-		fprintf(stderr, "kcsand: no kernel site could be probed (does the kernel have "
+		pr_warn("no kernel site could be probed (does the kernel have "
 				"CONFIG_KPROBES and CONFIG_BPF_EVENTS?)\n");
 		return -ENOENT;
 	}
@@ -316,7 +318,7 @@ static int register_object(struct engine *e, struct target_obj *obj, bool kernel
 
 	need = e->nr_cookies + obj->sites.n;
 	if (e->skel && need > e->capacity) {
-		fprintf(stderr, "kcsand: %s: %zu more sites do not fit the site table "
+		pr_warn("%s: %zu more sites do not fit the site table "
 				"(%zu of %zu used; raise max_sites)\n",
 			path, obj->sites.n, e->nr_cookies, e->capacity);
 		target_obj__free(obj);
@@ -341,8 +343,8 @@ static int register_object(struct engine *e, struct target_obj *obj, bool kernel
 	e->nr_objs++;
 
 	if (e->opts.verbose)
-		fprintf(stderr,
-			"kcsand: %s: %llu functions, %llu sites (%llu marked); skipped: %llu stack, "
+		pr_warn(
+			"%s: %llu functions, %llu sites (%llu marked); skipped: %llu stack, "
 			"%llu tls, %llu unencodable\n",
 			path, (unsigned long long)obj->stats.funcs,
 			(unsigned long long)obj->stats.sites, (unsigned long long)obj->stats.marked,
@@ -373,17 +375,17 @@ static int mark_kernel_object(struct engine *e, struct target_obj *obj, const st
 
 	if (err || !e->opts.verbose)
 		return err;
-	fprintf(stderr, "kcsand: [kernel]: marking from %zu debug file%s%s\n", ks.debug_files,
+	pr_warn("[kernel]: marking from %zu debug file%s%s\n", ks.debug_files,
 		ks.debug_files == 1 ? "" : "s", ks.kaslr ? " (vmlinux through _text)" : "");
 	if (ks.no_debug)
-		fprintf(stderr, "kcsand: [kernel]: %zu sites without debug info (--kernel-debug "
+		pr_warn("[kernel]: %zu sites without debug info (--kernel-debug "
 				"NAME.ko or a vmlinux): only lock prefixes and the marks file mark "
 				"them\n", ks.no_debug);
 	if (ks.not_found)
-		fprintf(stderr, "kcsand: [kernel]: %zu sites in functions the debug file does "
+		pr_warn("[kernel]: %zu sites in functions the debug file does "
 				"not have (another build?)\n", ks.not_found);
 	if (ks.no_source)
-		fprintf(stderr, "kcsand: [kernel]: source not found for %llu sites (--source-dir)\n",
+		pr_warn("[kernel]: source not found for %llu sites (--source-dir)\n",
 			(unsigned long long)ks.no_source);
 	return 0;
 }
@@ -409,10 +411,10 @@ static int mark_object(struct engine *e, struct target_obj *obj)
 	err = mark__apply(obj, &mo, &ms);
 
 	if (!err && e->opts.verbose && !ms.dwarf)
-		fprintf(stderr, "kcsand: %s: no debug info: only lock prefixes and the marks file "
+		pr_warn("%s: no debug info: only lock prefixes and the marks file "
 				"mark accesses\n", obj->path);
 	if (!err && e->opts.verbose && ms.no_source)
-		fprintf(stderr, "kcsand: %s: source not found for %llu sites (--source-dir)\n",
+		pr_warn("%s: source not found for %llu sites (--source-dir)\n",
 			obj->path, (unsigned long long)ms.no_source);
 	return err;
 }
@@ -448,7 +450,7 @@ int engine__add_object(struct engine *e, const char *path, const char *globs)
 	int err;
 
 	if (e->opts.kernel) {
-		fprintf(stderr, "kcsand: %s: user objects need a user-mode engine\n", path);
+		pr_warn("%s: user objects need a user-mode engine\n", path);
 		return -EINVAL;
 	}
 	err = target_obj__open(path, &obj);
@@ -456,12 +458,12 @@ int engine__add_object(struct engine *e, const char *path, const char *globs)
 		return err;
 	err = target_obj__decode(obj, globs ? globs : e->opts.functions, &e->opts.decode);
 	if (err < 0) {
-		fprintf(stderr, "kcsand: cannot decode %s: %s\n", path, strerror(-err));
+		pr_warn("cannot decode %s: %s\n", path, strerror(-err));
 		target_obj__free(obj);
 		return err;
 	}
 	if (!obj->nr_funcs) {
-		fprintf(stderr, "kcsand: %s has no function symbols (stripped?): kcsand finds "
+		pr_warn("%s has no function symbols (stripped?): kcsand finds "
 				"functions through the symbol table; use a build with symbols\n", path);
 		target_obj__free(obj);
 		return -ENOENT;
@@ -469,7 +471,7 @@ int engine__add_object(struct engine *e, const char *path, const char *globs)
 	err = mark_object(e, obj);
 	e->decode_ms += (engine_now_ns() - t0) / 1e6;
 	if (err < 0) {
-		fprintf(stderr, "kcsand: cannot mark the sites of %s: %s\n", path, strerror(-err));
+		pr_warn("cannot mark the sites of %s: %s\n", path, strerror(-err));
 		target_obj__free(obj);
 		return err;
 	}
@@ -486,7 +488,7 @@ static int load_ksyms(struct engine *e)
 	e->ksyms = ksyms__load();
 	if (!e->ksyms) {
 		err = -errno;
-		fprintf(stderr, "kcsand: cannot read /proc/kallsyms: %s\n",
+		pr_warn("cannot read /proc/kallsyms: %s\n",
 			err == -EPERM ? "addresses are hidden (kptr_restrict)" : strerror(-err));
 		return err;
 	}
@@ -520,7 +522,7 @@ int engine__add_kernel(struct engine *e, const char *const *specs, size_t nr_spe
 	int err;
 
 	if (!e->opts.kernel) {
-		fprintf(stderr, "kcsand: kernel targets need a kernel-mode engine\n");
+		pr_warn("kernel targets need a kernel-mode engine\n");
 		return -EINVAL;
 	}
 	/* libbpf creates kprobes through the kprobe PMU: without it nothing can attach. */
@@ -528,7 +530,7 @@ int engine__add_kernel(struct engine *e, const char *const *specs, size_t nr_spe
 		struct utsname u;
 
 		uname(&u);
-		fprintf(stderr, "kcsand: this kernel (%s) has no kprobes: kernel mode needs "
+		pr_warn("this kernel (%s) has no kprobes: kernel mode needs "
 				"CONFIG_KPROBES and CONFIG_KPROBE_EVENTS\n", u.release);
 		return -EOPNOTSUPP;
 	}
@@ -540,7 +542,7 @@ int engine__add_kernel(struct engine *e, const char *const *specs, size_t nr_spe
 	ks = ksyms__load();
 	if (!ks) {
 		err = -errno;
-		fprintf(stderr, "kcsand: cannot read /proc/kallsyms: %s\n",
+		pr_warn("cannot read /proc/kallsyms: %s\n",
 			err == -EPERM ? "addresses are hidden (kptr_restrict)" : strerror(-err));
 		return err;
 	}
@@ -554,15 +556,15 @@ int engine__add_kernel(struct engine *e, const char *const *specs, size_t nr_spe
 	err = mark_object(e, obj);
 	e->decode_ms += (engine_now_ns() - t0) / 1e6;
 	if (err) {
-		fprintf(stderr, "kcsand: cannot mark the kernel sites: %s\n", strerror(-err));
+		pr_warn("cannot mark the kernel sites: %s\n", strerror(-err));
 		target_obj__free(obj);
 		return err;
 	}
 	if (skipped.blacklisted && e->opts.verbose)
-		fprintf(stderr, "kcsand: %zu matching functions are on the kprobe blacklist\n",
+		pr_warn("%zu matching functions are on the kprobe blacklist\n",
 			skipped.blacklisted);
 	if (skipped.probed)
-		fprintf(stderr, "kcsand: %zu matching functions are already probed by another "
+		pr_warn("%zu matching functions are already probed by another "
 				"kernel target: left out of this one\n", skipped.probed);
 	return register_object(e, obj, true);
 }
@@ -612,7 +614,7 @@ int engine__load(struct engine *e)
 	skel = kcsand_bpf__open();
 	if (!skel) {
 		err = -errno;
-		fprintf(stderr, "kcsand: failed to open BPF object: %s\n", strerror(-err));
+		pr_warn("failed to open BPF object: %s\n", strerror(-err));
 		return err;
 	}
 	e->skel = skel;
@@ -624,7 +626,7 @@ int engine__load(struct engine *e)
 	/* Kernel mode: kprobes stay registered, the sampler flips a bitmap the probes test. */
 	err = sampler__prepare(skel, e->capacity, e->opts.kernel);
 	if (err) {
-		fprintf(stderr, "kcsand: cannot size the site statistics: %s\n", strerror(-err));
+		pr_warn("cannot size the site statistics: %s\n", strerror(-err));
 		return err;
 	}
 	if (e->opts.kernel) {
@@ -644,14 +646,14 @@ int engine__load(struct engine *e)
 	}
 	err = kcsand_bpf__load(skel);
 	if (err) {
-		fprintf(stderr, "kcsand: failed to load BPF object: %s\n", strerror(-err));
+		pr_warn("failed to load BPF object: %s\n", strerror(-err));
 		return err;
 	}
 	e->tp_links[0] = bpf_program__attach(skel->progs.kcsand_fork);
 	e->tp_links[1] = bpf_program__attach(skel->progs.kcsand_exit);
 	if (!e->tp_links[0] || !e->tp_links[1]) {
 		err = -errno;
-		fprintf(stderr, "kcsand: cannot attach the sched_process_fork/exit tracepoints: %s\n",
+		pr_warn("cannot attach the sched_process_fork/exit tracepoints: %s\n",
 			strerror(-err));
 		return err;
 	}
@@ -667,7 +669,7 @@ int engine__load(struct engine *e)
 	e->rb = ring_buffer__new(bpf_map__fd(skel->maps.events), on_event, e, NULL);
 	if (!e->rb) {
 		err = -errno;
-		fprintf(stderr, "kcsand: cannot open the ring buffer: %s\n", strerror(-err));
+		pr_warn("cannot open the ring buffer: %s\n", strerror(-err));
 		return err;
 	}
 	return 0;
@@ -690,7 +692,7 @@ int engine__attach(struct engine *e)
 			return err;
 	}
 	if (e->opts.verbose)
-		fprintf(stderr, "kcsand: decoded %zu sites in %.1f ms, attached them in %.1f ms (%s)\n",
+		pr_warn("decoded %zu sites in %.1f ms, attached them in %.1f ms (%s)\n",
 			engine__nr_sites(e), e->decode_ms, (engine_now_ns() - t0) / 1e6,
 			e->opts.kernel ? "kprobes" : e->multi ? "uprobe_multi" : "per-site uprobes");
 	/*
@@ -703,7 +705,7 @@ int engine__attach(struct engine *e)
 		if (!e->xt && !e->opts.kernel)
 			xturn__new(e->skel, &e->xt);	/* without it, turns use uprobe links */
 		if (sampler__new(e, e->skel, e->capacity, e->multi, e->opts.kernel, &e->sampler))
-			fprintf(stderr, "kcsand: sampler: off, every site stays armed\n");
+			pr_warn("sampler: off, every site stays armed\n");
 	}
 	return 0;
 }
@@ -715,7 +717,7 @@ int engine__add_pid(struct engine *e, pid_t pid)
 	if (bpf_map_update_elem(bpf_map__fd(e->skel->maps.targets), &key, &one, BPF_ANY)) {
 		int err = -errno;
 
-		fprintf(stderr, "kcsand: cannot trace pid %d: %s\n", pid, strerror(-err));
+		pr_warn("cannot trace pid %d: %s\n", pid, strerror(-err));
 		return err;
 	}
 	return 0;
@@ -1000,7 +1002,7 @@ int engine__set_nowatch(struct engine *e, bool (*nowatch)(void *ctx, const char 
 			if (eo->attached && bpf_map_update_elem(fd, &key, &s->desc, BPF_ANY)) {
 				int err = -errno;
 
-				fprintf(stderr, "kcsand: cannot update site %u of %s: %s\n", key,
+				pr_warn("cannot update site %u of %s: %s\n", key,
 					o->path, strerror(-err));
 				return err;
 			}

@@ -32,6 +32,7 @@
 #include "sites/kcore.h"
 #include "sites/ksyms.h"
 #include "kcsand.skel.h"
+#include "util/print.h"
 
 extern int kcsand_verbose;
 
@@ -371,11 +372,11 @@ static int arm(struct hwbp *h, int i, pid_t pid, uint64_t addr, unsigned int len
 	if (err) {
 		disarm(h, i);
 		if (h->kernel)
-			fprintf(stderr, "kcsand: cannot arm a hardware watchpoint on 0x%" PRIx64
+			pr_warn("cannot arm a hardware watchpoint on 0x%" PRIx64
 					" on every CPU: %s\n", addr,
 				err == -ENOSPC ? "no debug register free" : strerror(-err));
 		else
-			fprintf(stderr, "kcsand: cannot arm a hardware watchpoint on 0x%" PRIx64
+			pr_warn("cannot arm a hardware watchpoint on 0x%" PRIx64
 					" in %d: %s\n", addr, pid, strerror(-err));
 		return err;
 	}
@@ -433,7 +434,7 @@ int hwbp__escalate(struct hwbp *h, const struct kcsand_report *r)
 	h->s[i].until_ns = now_ns() + HW_ESCALATION_MS * 1000000ull;
 	h->s[i].watcher = *r;
 	if (kcsand_verbose)
-		fprintf(stderr, "kcsand: escalation: write watchpoint %d on 0x%" PRIx64 " (%u bytes), "
+		pr_warn("escalation: write watchpoint %d on 0x%" PRIx64 " (%u bytes), "
 				"%zu %s, armed in %.1f ms\n", i, addr, len, h->s[i].n,
 			h->kernel ? "CPUs" : "threads", (now_ns() - h->s[i].armed_ns) / 1e6);
 	return 0;
@@ -606,7 +607,7 @@ static int resolve_ksym(const char *name, uint64_t *addr, uint64_t *size)
 
 	if (!ks) {
 		err = errno ? -errno : -ENOMEM;
-		fprintf(stderr, "kcsand: watch: cannot read /proc/kallsyms: %s\n",
+		pr_warn("watch: cannot read /proc/kallsyms: %s\n",
 			err == -EPERM ? "addresses are hidden (kptr_restrict)" : strerror(-err));
 		return err;
 	}
@@ -626,11 +627,11 @@ static int resolve_ksym(const char *name, uint64_t *addr, uint64_t *size)
 		*size = found->size;
 		err = 0;
 	} else if (n > 1) {
-		fprintf(stderr, "kcsand: watch: %d kernel variables are named '%s' (%s): give the "
+		pr_warn("watch: %d kernel variables are named '%s' (%s): give the "
 				"ADDRESS of the one to watch\n", n, name, where);
 		err = -ENOTUNIQ;
 	} else {
-		fprintf(stderr, "kcsand: watch: no kernel variable '%s' in /proc/kallsyms (data "
+		pr_warn("watch: no kernel variable '%s' in /proc/kallsyms (data "
 				"symbols need CONFIG_KALLSYMS_ALL)\n", name);
 		err = -ENOENT;
 	}
@@ -646,7 +647,7 @@ int hwbp__watch(struct hwbp *h, pid_t pid, const char *path, const char *spec)
 	int i, err;
 
 	if (hwbp_parse_spec(spec, name, sizeof(name), &addr, &len)) {
-		fprintf(stderr, "kcsand: watch: bad '%s': want SYMBOL[:LEN] or ADDRESS[:LEN], "
+		pr_warn("watch: bad '%s': want SYMBOL[:LEN] or ADDRESS[:LEN], "
 				"LEN 1, 2, 4 or 8\n", spec);
 		return -EINVAL;
 	}
@@ -655,14 +656,14 @@ int hwbp__watch(struct hwbp *h, pid_t pid, const char *path, const char *spec)
 		if (err)
 			return err;
 	} else if (h->kernel && addr < HWBP_KERNEL_START) {
-		fprintf(stderr, "kcsand: watch: 0x%" PRIx64 " is not a kernel address\n", addr);
+		pr_warn("watch: 0x%" PRIx64 " is not a kernel address\n", addr);
 		return -EINVAL;
 	} else if (name[0]) {
 		err = hwbp_resolve_symbol(pid, path, false, name, &addr, &size);
 		if (err == -EAGAIN)
 			return err;	/* the program is not exec'd yet: ask again */
 		if (err) {
-			fprintf(stderr, "kcsand: watch: %s: no variable '%s': %s\n", path, name,
+			pr_warn("watch: %s: no variable '%s': %s\n", path, name,
 				strerror(-err));
 			return err;
 		}
@@ -670,23 +671,23 @@ int hwbp__watch(struct hwbp *h, pid_t pid, const char *path, const char *spec)
 	if (!len)
 		len = size >= 8 ? 8 : size >= 4 ? 4 : size >= 2 ? 2 : 1;
 	if (hwbp_cover(addr, len, &bp_addr, &bp_len)) {
-		fprintf(stderr, "kcsand: watch: 0x%" PRIx64 " of %u bytes: no debug register "
+		pr_warn("watch: 0x%" PRIx64 " of %u bytes: no debug register "
 				"covers it\n", addr, len);
 		h->st.unarmable++;
 		return -EINVAL;
 	}
 	i = take_slot(h);
 	if (i < 0) {
-		fprintf(stderr, "kcsand: watch: %s: every hardware watchpoint is taken\n", spec);
+		pr_warn("watch: %s: every hardware watchpoint is taken\n", spec);
 		h->st.no_slot++;
 		return -ENOSPC;
 	}
 	err = arm(h, i, h->kernel ? -1 : pid, bp_addr, bp_len, KCSAND_HW_WATCH);
 	if (!err && kcsand_verbose && h->kernel)
-		fprintf(stderr, "kcsand: watching %s at 0x%" PRIx64 " (%u bytes) on %zu CPUs\n",
+		pr_warn("watching %s at 0x%" PRIx64 " (%u bytes) on %zu CPUs\n",
 			spec, bp_addr, bp_len, h->s[i].n);
 	else if (!err && kcsand_verbose)
-		fprintf(stderr, "kcsand: watching %s at 0x%" PRIx64 " (%u bytes) in %d\n", spec,
+		pr_warn("watching %s at 0x%" PRIx64 " (%u bytes) in %d\n", spec,
 			bp_addr, bp_len, pid);
 	return err ? err : i;
 }

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "mark_int.h"
+#include "util/print.h"
 
 static const char *const reason_names[MARK_REASON_COUNT] = {
 	[MARK_NONE] = "plain",
@@ -129,8 +130,8 @@ void mark__site(struct site *s, const struct mark_where *w, const struct mark_op
 		detail = tok;
 	}
 	if (opts->verbose >= 2 && s->reason != before)
-		fprintf(stderr,
-			"kcsand: mark: %s+0x%" PRIx64 " (0x%" PRIx64 ") %s:%d:%d: %s%s: %s\n",
+		pr_warn(
+			"mark: %s+0x%" PRIx64 " (0x%" PRIx64 ") %s:%d:%d: %s%s: %s\n",
 			w->func ? w->func : "?", w->off, s->vaddr, file ? file : "?", line, col,
 			(s->desc.flags & KCSAND_SITE_DATA_RACE) ? "data_race, " : "",
 			mark_reason_name(s->reason), detail ? detail : "");

@@ -61,6 +61,7 @@
 #include "engine/uprobe_multi.h"
 #include "xturn.h"
 #include "kcsand.skel.h"
+#include "util/print.h"
 
 extern int kcsand_verbose;
 
@@ -279,7 +280,7 @@ int sampler__new(struct engine *e, struct kcsand_bpf *skel, size_t capacity, boo
 	if (m == MAP_FAILED) {
 		int err = -errno;
 
-		fprintf(stderr, "kcsand: sampler: cannot map the site statistics: %s\n",
+		pr_warn("sampler: cannot map the site statistics: %s\n",
 			strerror(-err));
 		free(s);
 		return err;
@@ -629,7 +630,7 @@ void sampler__tick(struct sampler *s)
 		start_turn(s, n, turn_ms);
 	}
 	if (kcsand_verbose >= 2)
-		fprintf(stderr, "kcsand: sampler: %zu/%zu sites armed%s, %s %.2f CPUs, probes %.2f, "
+		pr_warn("sampler: %zu/%zu sites armed%s, %s %.2f CPUs, probes %.2f, "
 				"overhead %.0f%% this period, %.0f%% since warm-up, %.0f%% expected, "
 				"%s %.1f%s\n",
 			armed, n, s->hot_turn ? " + a hot turn" : "",

@@ -29,6 +29,7 @@
 #include "xturn.h"
 #include "kcsand.h"
 #include "kcsand.skel.h"
+#include "util/print.h"
 
 extern int kcsand_verbose;
 
@@ -210,7 +211,7 @@ int xturn__arm(struct xturn *x, const char *path, uint64_t off, uint32_t cookie)
 		err = add(x, tid, va, cookie);
 		if (err) {
 			if (kcsand_verbose >= 2)
-				fprintf(stderr, "kcsand: sampler: no execute breakpoint at 0x%" PRIx64
+				pr_warn("sampler: no execute breakpoint at 0x%" PRIx64
 						" in thread %d: %s\n", va, tid, strerror(-err));
 			return err;
 		}

@@ -13,6 +13,7 @@
 #include <Zydis/Zydis.h>
 
 #include "decode_int.h"
+#include "util/print.h"
 
 /* ------------------------------------------------------------------------ */
 /* Site vector                                                              */
@@ -262,7 +263,7 @@ int decode_function(const uint8_t *code, size_t len, uint64_t vaddr, uint32_t fu
 
 	if (!ZYAN_SUCCESS(ZydisDecoderInit(&dec, ZYDIS_MACHINE_MODE_LONG_64,
 					   ZYDIS_STACK_WIDTH_64))) {
-		fprintf(stderr, "kcsand: decoder: cannot initialize Zydis\n");
+		pr_warn("decoder: cannot initialize Zydis\n");
 		return -EINVAL;
 	}
 	stats->funcs++;
