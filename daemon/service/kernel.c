@@ -28,19 +28,22 @@ struct add_kernel_args {
 	size_t nr_specs;
 };
 
-static int add_kernel(void *arg)
+/* Load and attach a fresh engine; -errno with the reason in err. */
+static int start_engine(struct engine *e, char *err, size_t errlen)
 {
-	const struct add_kernel_args *a = arg;
+	int ret;
 
-	return engine__add_kernel(a->e, a->specs, a->nr_specs);
+	service_why_begin();
+	ret = engine__load(e);
+	if (!ret)
+		ret = engine__attach(e);
+	return service_why(ret, err, errlen);
 }
 
-static int load_and_attach(void *arg)
+static int add_kernel(const struct add_kernel_args *a, char *err, size_t errlen)
 {
-	struct engine *e = arg;
-	int err = engine__load(e);
-
-	return err ? err : engine__attach(e);
+	service_why_begin();
+	return service_why(engine__add_kernel(a->e, a->specs, a->nr_specs), err, errlen);
 }
 
 static void free_kdebug(struct service *s)
@@ -88,9 +91,9 @@ static int new_engine(struct service *s, struct add_kernel_args *a, char *err, s
 		snprintf(err, errlen, "cannot make the kernel-mode engine: %s", strerror(-ret));
 		return ret;
 	}
-	obj = service_call_why(add_kernel, a, err, errlen);
+	obj = add_kernel(a, err, errlen);
 	if (obj >= 0) {
-		ret = service_call_why(load_and_attach, a->e, err, errlen);
+		ret = start_engine(a->e, err, errlen);
 		if (!ret && epoll_ctl(s->epfd, EPOLL_CTL_ADD, engine__epoll_fd(a->e), &ev)) {
 			ret = -errno;
 			snprintf(err, errlen, "cannot poll the kernel ring buffer: %s",
@@ -125,7 +128,7 @@ int service_kernel_engine(struct service *s, char *err, size_t errlen)
 		snprintf(err, errlen, "cannot make the kernel-mode engine: %s", strerror(-ret));
 		return ret;
 	}
-	ret = service_call_why(load_and_attach, e, err, errlen);
+	ret = start_engine(e, err, errlen);
 	if (!ret && epoll_ctl(s->epfd, EPOLL_CTL_ADD, engine__epoll_fd(e), &ev)) {
 		ret = -errno;
 		snprintf(err, errlen, "cannot poll the kernel ring buffer: %s", strerror(-ret));
@@ -156,7 +159,7 @@ int service_kernel_add(struct service *s, const struct config_target *t, char *e
 	a.nr_specs = n;
 	if (!a.e)
 		return new_engine(s, &a, err, errlen);
-	return service_call_why(add_kernel, &a, err, errlen);
+	return add_kernel(&a, err, errlen);
 }
 
 static void totals_add(struct service_totals *t, struct engine *e)

@@ -15,6 +15,7 @@
 #include "service.h"
 #include "service_int.h"
 #include "sink.h"
+#include "util/print.h"
 
 __attribute__((format(printf, 3, 4)))
 void service_say(const struct service *s, int prio, const char *fmt, ...)
@@ -174,54 +175,54 @@ static void update_trace_all(struct service *s)
 	engine__set_trace_all(s->user.e, all);
 }
 
-int service_call_why(int (*fn)(void *arg), void *arg, char *err, size_t errlen)
-{
-	FILE *saved = stderr, *m;
-	char *buf = NULL, *last;
-	size_t len = 0;
-	int ret;
+static char why_line[512], why_cur[512];
+static size_t why_len;
 
-	fflush(stderr);
-	m = open_memstream(&buf, &len);
-	if (m)
-		stderr = m;
-	ret = fn(arg);
-	stderr = saved;
-	if (m)
-		fclose(m);
-	if (buf && len)
-		fputs(buf, stderr);	/* the daemon's own log keeps all of it */
-	if (ret < 0) {
-		/* The last line: what failed in the end, after any detail before it. */
-		while (len && buf[len - 1] == '\n')
-			buf[--len] = '\0';
-		last = buf ? strrchr(buf, '\n') : NULL;
-		last = last ? last + 1 : buf;
-		if (last && *last)
-			snprintf(err, errlen, "%s", strncmp(last, "kcsand: ", 8) ? last : last + 8);
-		else
-			snprintf(err, errlen, "%s", strerror(-ret));
+/* The service's print function: stderr as always, and the last complete line kept. */
+static int print_and_keep(enum kcsand_print_level level, const char *fmt, va_list ap)
+{
+	char buf[1024];
+	va_list copy;
+	int n;
+
+	va_copy(copy, ap);
+	n = vfprintf(stderr, fmt, ap);
+	vsnprintf(buf, sizeof(buf), fmt, copy);
+	va_end(copy);
+	for (const char *p = buf; *p; p++) {
+		if (*p != '\n') {
+			if (why_len < sizeof(why_cur) - 1)
+				why_cur[why_len++] = *p;
+		} else if (why_len) {
+			why_cur[why_len] = '\0';
+			memcpy(why_line, why_cur, why_len + 1);
+			why_len = 0;
+		}
 	}
-	free(buf);
-	return ret;
+	return n;
 }
 
-struct add_object_args {
-	struct engine *e;
-	const struct config_target *t;
-};
-
-static int add_object(void *arg)
+void service_why_begin(void)
 {
-	const struct add_object_args *a = arg;
+	why_line[0] = '\0';
+	why_len = 0;
+}
 
-	return engine__add_object(a->e, a->t->binary, a->t->functions);
+int service_why(int ret, char *err, size_t errlen)
+{
+	const char *why = why_line;
+
+	if (ret >= 0)
+		return ret;
+	if (!strncmp(why, "kcsand: ", 8))
+		why += 8;
+	snprintf(err, errlen, "%s", *why ? why : strerror(-ret));
+	return ret;
 }
 
 /* A user target: its object id in the user engine, or -errno with the reason in err. */
 static int add_user(struct service *s, const struct config_target *t, char *err, size_t errlen)
 {
-	struct add_object_args a = { s->user.e, t };
 	int obj, ret;
 
 	if (t->pid && kill(t->pid, 0) && errno == ESRCH) {
@@ -233,7 +234,8 @@ static int add_user(struct service *s, const struct config_target *t, char *err,
 		snprintf(err, errlen, "%s: %s", t->binary, strerror(-ret));
 		return ret;
 	}
-	obj = service_call_why(add_object, &a, err, errlen);
+	service_why_begin();
+	obj = service_why(engine__add_object(s->user.e, t->binary, t->functions), err, errlen);
 	if (obj < 0)
 		return obj;
 	if (engine__object_sites(s->user.e, obj) <= 0) {
@@ -436,10 +438,11 @@ int service__new(const struct service_opts *o, struct config *c, struct service 
 	filter__init(&s->filter);
 	s->cfg = *c;
 	config_init(c);
+	kcsand__set_print(print_and_keep);
 	s->epfd = epoll_create1(EPOLL_CLOEXEC);
 	if (s->epfd < 0) {
 		ret = -errno;
-		fprintf(stderr, "kcsand: cannot create an epoll fd: %s\n", strerror(-ret));
+		pr_warn("cannot create an epoll fd: %s\n", strerror(-ret));
 		goto fail;
 	}
 
@@ -464,18 +467,18 @@ int service__new(const struct service_opts *o, struct config *c, struct service 
 		goto fail;
 	if (epoll_ctl(s->epfd, EPOLL_CTL_ADD, engine__epoll_fd(s->user.e), &ev)) {
 		ret = -errno;
-		fprintf(stderr, "kcsand: cannot poll the ring buffer: %s\n", strerror(-ret));
+		pr_warn("cannot poll the ring buffer: %s\n", strerror(-ret));
 		goto fail;
 	}
 	ret = add_config_targets(s, &s->cfg, err, sizeof(err));
 	if (ret < 0) {
-		fprintf(stderr, "kcsand: %s: %s\n", o->config_path, err);
+		pr_warn("%s: %s\n", o->config_path, err);
 		goto fail;
 	}
 	for (size_t i = 0; i < s->cfg.nr_watches; i++) {
 		ret = service_add_watch(s, &s->cfg.watches[i], 0, true, err, sizeof(err));
 		if (ret < 0) {
-			fprintf(stderr, "kcsand: %s: %s\n", o->config_path, err);
+			pr_warn("%s: %s\n", o->config_path, err);
 			goto fail;
 		}
 	}
@@ -572,4 +575,5 @@ void service__free(struct service *s)
 	filter__free(&s->filter);
 	config_free(&s->cfg);
 	free(s);
+	kcsand__set_print(NULL);
 }

@@ -118,12 +118,15 @@ struct service {
 __attribute__((format(printf, 3, 4)))
 void service_say(const struct service *s, int prio, const char *fmt, ...);
 /*
- * Run fn(arg), an engine call that explains its failures on stderr, with
- * stderr captured: all of it goes on to the daemon's stderr, and the last
- * line becomes the reason in err (a client never sees the daemon's
- * stderr, and a background daemon has none).  Returns fn's result.
+ * The reason an engine call failed, for the client that asked (it never
+ * sees the daemon's stderr, and a background daemon has none): the
+ * service's print function (util/print.h) passes every message on to
+ * stderr and keeps the last line.  service_why_begin() before the call;
+ * service_why(ret, ...) after it puts that line, or strerror, in err when
+ * ret < 0, and returns ret.
  */
-int service_call_why(int (*fn)(void *arg), void *arg, char *err, size_t errlen);
+void service_why_begin(void);
+int service_why(int ret, char *err, size_t errlen);
 /* Make nf (taken over) the live filter list and push it into the site tables. */
 int service_replace_filter(struct service *s, struct filter *nf);
 /*

@@ -172,13 +172,6 @@ struct watch_call {
 	const char *path, *spec;
 };
 
-static int call_watch(void *arg)
-{
-	const struct watch_call *c = arg;
-
-	return engine__watch(c->e, c->pid, c->path, c->spec);
-}
-
 /*
  * SYMBOL[:LEN] of a user watch, as the ADDRESS:LEN to arm: the variable
  * in the process's executable, else in a probed object the process maps.
@@ -259,7 +252,8 @@ static int arm_watch(struct service *s, struct watch *w, char *err, size_t errle
 			c.spec = addr;
 		}
 	}
-	ret = service_call_why(call_watch, &c, err, errlen);
+	service_why_begin();
+	ret = service_why(engine__watch(c.e, c.pid, c.path, c.spec), err, errlen);
 	if (ret == -ENOSPC)
 		snprintf(err, errlen, "watch %s: no hardware watchpoint free: the %d debug registers "
 			 "of the %s engine hold watches (kcsanctl watch list)", w->cw.spec,
