@@ -164,7 +164,9 @@ C_SOURCES = $(wildcard daemon/*.c daemon/*/*.c daemon/*/*.h cli/*.c cli/*.h incl
 format:
 	clang-format -i $(C_SOURCES)
 
+# Also the dependency rule (docs/DESIGN.md): no include cycle between daemon/'s subsystems.
 lint:
+	tests/lint-deps.py .
 	cppcheck --quiet --std=c11 --max-configs=1 --enable=warning,performance,portability \
 		-D__x86_64__ -Iinclude -Idaemon --suppress=missingIncludeSystem \
 		--suppress=missingInclude --suppress=unknownMacro --inline-suppr \
