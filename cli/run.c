@@ -476,7 +476,7 @@ int cmd_run(int argc, char **argv)
 			a.o.functions ? " matching " : "", a.o.functions ? a.o.functions : "");
 		goto out;
 	}
-	if (engine__load(e) || engine__attach(e))
+	if (engine__start(e))
 		goto out;
 	/* The kernel's variables are there already: watch them before the workload starts. */
 	for (int i = 0; a.o.kernel && i < a.nr_watches; i++)

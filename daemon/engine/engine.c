@@ -605,7 +605,8 @@ static int on_event(void *ctx, void *data, size_t len)
 	return 0;
 }
 
-int engine__load(struct engine *e)
+/* Load the BPF object and attach the process-tracking tracepoints. */
+static int load(struct engine *e)
 {
 	struct kcsand_bpf *skel;
 	int err;
@@ -675,7 +676,8 @@ int engine__load(struct engine *e)
 	return 0;
 }
 
-int engine__attach(struct engine *e)
+/* Probe every object added before load. */
+static int attach_added(struct engine *e)
 {
 	uint64_t t0 = engine_now_ns();
 
@@ -708,6 +710,13 @@ int engine__attach(struct engine *e)
 			pr_warn("sampler: off, every site stays armed\n");
 	}
 	return 0;
+}
+
+int engine__start(struct engine *e)
+{
+	int err = load(e);
+
+	return err ? err : attach_added(e);
 }
 
 int engine__add_pid(struct engine *e, pid_t pid)

@@ -62,12 +62,17 @@ void engine_opts__set(struct engine_opts *o, const struct param_desc *p, unsigne
 unsigned int engine_opts__get(const struct engine_opts *o, const struct param_desc *p);
 
 int engine__new(const struct engine_opts *o, struct engine **out);
-/* Load the BPF object and attach the process-tracking tracepoints. */
-int engine__load(struct engine *e);
+/*
+ * Load the BPF object, attach the process-tracking tracepoints and probe
+ * every object added so far; the site sampler starts.  0, or -errno with
+ * the reason printed (util/print.h).
+ */
+int engine__start(struct engine *e);
 /*
  * Decode the functions of an ELF object matching globs (NULL: the engine's
- * --functions) and probe them.  Before engine__load(), the object is only
- * decoded and engine__attach() probes it; after, it is probed at once.
+ * --functions) and probe them.  Before engine__start(), the object is only
+ * decoded (engine__print_sites() lists it) and start probes it; after, it
+ * is probed at once.
  * Returns an object id >= 0, or a negative errno with a message.
  */
 int engine__add_object(struct engine *e, const char *path, const char *globs);
@@ -82,8 +87,6 @@ int engine__add_object(struct engine *e, const char *path, const char *globs);
 int engine__add_kernel(struct engine *e, const char *const *specs, size_t nr_specs);
 /* Detach an object's probes; its sites stay known for reports in flight. */
 int engine__remove_object(struct engine *e, int id);
-/* Probe every object added before load. */
-int engine__attach(struct engine *e);
 /* Trace this process (and, through the fork tracepoint, its descendants). */
 int engine__add_pid(struct engine *e, pid_t pid);
 int engine__remove_pid(struct engine *e, pid_t pid);

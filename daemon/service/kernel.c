@@ -31,13 +31,8 @@ struct add_kernel_args {
 /* Load and attach a fresh engine; -errno with the reason in err. */
 static int start_engine(struct engine *e, char *err, size_t errlen)
 {
-	int ret;
-
 	service_why_begin();
-	ret = engine__load(e);
-	if (!ret)
-		ret = engine__attach(e);
-	return service_why(ret, err, errlen);
+	return service_why(engine__start(e), err, errlen);
 }
 
 static int add_kernel(const struct add_kernel_args *a, char *err, size_t errlen)

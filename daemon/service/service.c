@@ -460,9 +460,7 @@ int service__new(const struct service_opts *o, struct config *c, struct service 
 		goto fail;
 	ret = engine__new(&eo, &s->user.e);
 	if (!ret)
-		ret = engine__load(s->user.e);
-	if (!ret)
-		ret = engine__attach(s->user.e);
+		ret = engine__start(s->user.e);
 	if (ret)
 		goto fail;
 	if (epoll_ctl(s->epfd, EPOLL_CTL_ADD, engine__epoll_fd(s->user.e), &ev)) {
