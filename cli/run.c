@@ -455,7 +455,7 @@ int cmd_run(int argc, char **argv)
 		a.o.out = out;
 	}
 
-	if (engine__new(&a.o, &e))
+	if (engine__open(&a.o, &e))
 		goto out;
 	if (a.o.kernel) {
 		if (a.nr_probes && engine__add_kernel(e, a.probes, a.nr_probes) < 0)
@@ -565,11 +565,11 @@ out:
 		size_t n = engine__nr_sites(e);
 		double t0 = now_s();
 
-		engine__free(e);
+		engine__close(e);
 		fprintf(stderr, "kcsanctl: run: detached %zu sites in %.1f ms\n", n,
 			(now_s() - t0) * 1000);
 	} else {
-		engine__free(e);
+		engine__close(e);
 	}
 	if (out && out != stdout)
 		fclose(out);

@@ -139,7 +139,7 @@ static void raise_nofile_limit(void)
 	}
 }
 
-int engine__new(const struct engine_opts *o, struct engine **out)
+int engine__open(const struct engine_opts *o, struct engine **out)
 {
 	struct engine *e = calloc(1, sizeof(*e));
 	struct utsname u;
@@ -155,14 +155,14 @@ int engine__new(const struct engine_opts *o, struct engine **out)
 	e->sym = symbolizer__new();
 	e->dedup = dedup__new();
 	if (!e->sym || !e->dedup) {
-		engine__free(e);
+		engine__close(e);
 		return -ENOMEM;
 	}
 	if (o->marks_file) {
 		int err = mark_rules__load(o->marks_file, &e->marks);
 
 		if (err) {
-			engine__free(e);
+			engine__close(e);
 			return err;
 		}
 	}
@@ -940,7 +940,7 @@ void engine__print_summary(struct engine *e, FILE *out)
 	fputc('\n', out);
 }
 
-void engine__free(struct engine *e)
+void engine__close(struct engine *e)
 {
 	if (!e)
 		return;

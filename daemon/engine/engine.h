@@ -61,7 +61,7 @@ void engine_opts__set(struct engine_opts *o, const struct param_desc *p, unsigne
 /* The value of parameter p in o (its mode's default, right after engine_opts__init). */
 unsigned int engine_opts__get(const struct engine_opts *o, const struct param_desc *p);
 
-int engine__new(const struct engine_opts *o, struct engine **out);
+int engine__open(const struct engine_opts *o, struct engine **out);
 /*
  * Load the BPF object, attach the process-tracking tracepoints and probe
  * every object added so far; the site sampler starts.  0, or -errno with
@@ -189,6 +189,6 @@ long engine__object_sites(const struct engine *e, int id);
 /* The path of the object a site (a report's acc.site) belongs to, or NULL. */
 const char *engine__site_object(const struct engine *e, uint32_t site);
 /* Detach everything and free. */
-void engine__free(struct engine *e);
+void engine__close(struct engine *e);
 
 #endif

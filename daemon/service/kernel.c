@@ -81,7 +81,7 @@ static int new_engine(struct service *s, struct add_kernel_args *a, char *err, s
 
 	ret = take_kdebug(s);
 	if (!ret)
-		ret = engine__new(&s->kopts, &a->e);
+		ret = engine__open(&s->kopts, &a->e);
 	if (ret) {
 		snprintf(err, errlen, "cannot make the kernel-mode engine: %s", strerror(-ret));
 		return ret;
@@ -98,7 +98,7 @@ static int new_engine(struct service *s, struct add_kernel_args *a, char *err, s
 			obj = ret;
 	}
 	if (obj < 0) {
-		engine__free(a->e);	/* detaches whatever attached */
+		engine__close(a->e);	/* detaches whatever attached */
 		return obj;
 	}
 	s->kernel.e = a->e;
@@ -118,7 +118,7 @@ int service_kernel_engine(struct service *s, char *err, size_t errlen)
 		return 0;
 	ret = take_kdebug(s);
 	if (!ret)
-		ret = engine__new(&s->kopts, &e);
+		ret = engine__open(&s->kopts, &e);
 	if (ret) {
 		snprintf(err, errlen, "cannot make the kernel-mode engine: %s", strerror(-ret));
 		return ret;
@@ -129,7 +129,7 @@ int service_kernel_engine(struct service *s, char *err, size_t errlen)
 		snprintf(err, errlen, "cannot poll the kernel ring buffer: %s", strerror(-ret));
 	}
 	if (ret) {
-		engine__free(e);
+		engine__close(e);
 		return ret;
 	}
 	s->kernel.e = e;
@@ -198,7 +198,7 @@ void service_kernel_gc(struct service *s)
 	s->retired.sites = 0;	/* nothing of it is attached any more */
 	epoll_ctl(s->epfd, EPOLL_CTL_DEL, engine__epoll_fd(e), NULL);
 	s->kernel.e = NULL;
-	engine__free(e);
+	engine__close(e);
 	free_kdebug(s);
 	service_say(s, LOG_INFO, "kernel-mode engine freed: no kernel target or watch left");
 }

@@ -458,7 +458,7 @@ int service__new(const struct service_opts *o, struct config *c, struct service 
 	ret = filter__copy(&s->filter, &s->cfg.filter);
 	if (ret)
 		goto fail;
-	ret = engine__new(&eo, &s->user.e);
+	ret = engine__open(&eo, &s->user.e);
 	if (!ret)
 		ret = engine__start(s->user.e);
 	if (ret)
@@ -553,8 +553,8 @@ void service__free(struct service *s)
 		return;
 	service_free_watches(s);
 	/* Kernel first: its kprobes take the longest to go (an RCU grace period each). */
-	engine__free(s->kernel.e);
-	engine__free(s->user.e);
+	engine__close(s->kernel.e);
+	engine__close(s->user.e);
 	for (size_t i = 0; i < s->nr_probes; i++) {
 		free(s->probes[i].t.binary);
 		free(s->probes[i].t.functions);
