@@ -414,165 +414,215 @@ static double now_s(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
+/* One run: the engine, the program (or workload) it watches, and what is left to end. */
+struct run {
+	struct run_args a;
+	struct engine *e;
+	char *prog;		/* PROG or CMD; NULL: kernel mode for --duration */
+	char **argv;		/* PROG's argv */
+	FILE *out;		/* --output */
+	pid_t child;
+	int gate;		/* the write end that lets the child exec */
+	int status;		/* the child's wait status */
+	bool child_done, halted;
+};
+
+/* PROG resolved and --output opened: 0, or -1 with the reason on stderr. */
+static int run_prepare(struct run *r, char *prog)
+{
+	struct run_args *a = &r->a;
+
+	if (prog) {
+		r->prog = a->o.kernel ? strdup(prog) : resolve_prog(prog);
+		if (!r->prog) {
+			fprintf(stderr, "kcsanctl: run: cannot find %s: %s\n", prog, strerror(errno));
+			return -1;
+		}
+	}
+	if (a->output) {
+		r->out = strcmp(a->output, "-") ? fopen(a->output, "w") : stdout;
+		if (!r->out) {
+			fprintf(stderr, "kcsanctl: run: cannot open %s: %s\n", a->output,
+				strerror(errno));
+			return -1;
+		}
+		a->o.out = r->out;
+	}
+	return 0;
+}
+
+/* Decode what is to be probed, list it with -v, then load and attach. */
+static int run_attach(struct run *r)
+{
+	struct run_args *a = &r->a;
+
+	if (engine__open(&a->o, &r->e))
+		return -1;
+	if (a->o.kernel) {
+		if (a->nr_probes && engine__add_kernel(r->e, a->probes, a->nr_probes) < 0)
+			return -1;
+	} else {
+		if (engine__add_object(r->e, r->prog, NULL) < 0)
+			return -1;
+		for (int i = 0; i < a->nr_objects; i++)
+			if (engine__add_object(r->e, a->objects[i], NULL) < 0)
+				return -1;
+	}
+	if (a->o.verbose)
+		engine__print_sites(r->e, stderr);
+	/* Kernel mode may watch variables only (DataCollider): no probe at all. */
+	if (!engine__nr_sites(r->e) && (!a->o.kernel || a->nr_probes)) {
+		fprintf(stderr, "kcsanctl: run: no memory-access instruction to probe in %s%s%s\n",
+			a->o.kernel ? "the probed kernel functions" : r->prog,
+			a->o.functions ? " matching " : "", a->o.functions ? a->o.functions : "");
+		return -1;
+	}
+	if (engine__start(r->e))
+		return -1;
+	/* The kernel's variables are there already: watch them before the workload starts. */
+	for (int i = 0; a->o.kernel && i < a->nr_watches; i++)
+		if (engine__watch(r->e, -1, NULL, a->watches[i]) < 0)
+			return -1;
+	return 0;
+}
+
+static void kill_child(struct run *r)
+{
+	kill(r->child, SIGKILL);
+	waitpid(r->child, NULL, 0);
+	r->child_done = true;
+}
+
+/* Fork the program, trace it, let it exec, then watch its variables. */
+static int run_start_child(struct run *r)
+{
+	struct run_args *a = &r->a;
+
+	if (r->prog) {
+		r->child = spawn_gated(r->prog, r->argv, &r->gate);
+		if (r->child < 0)
+			return -1;
+		r->child_done = false;
+		if (!a->o.kernel && engine__add_pid(r->e, r->child)) {
+			kill_child(r);
+			return -1;
+		}
+	}
+	if (a->o.verbose)
+		fprintf(stderr, "kcsanctl: run: %zu sites attached%s%s\n", engine__nr_sites(r->e),
+			r->prog ? ", starting " : "", r->prog ? r->prog : "");
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+	signal(SIGHUP, on_signal);
+	if (r->gate >= 0) {
+		if (write(r->gate, "g", 1) != 1) {
+			perror("kcsanctl: run: cannot start the child");
+			kill(r->child, SIGKILL);
+		}
+		close(r->gate);
+		r->gate = -1;
+	}
+	if (!a->o.kernel && a->nr_watches &&
+	    watch_after_exec(r->e, r->child, r->prog, a->watches, a->nr_watches)) {
+		kill_child(r);
+		return -1;
+	}
+	return 0;
+}
+
+/* Report until the program ends (or, kernel mode without one, the duration does). */
+static void run_loop(struct run *r)
+{
+	double deadline = r->a.duration ? now_s() + r->a.duration : 0;
+
+	for (;;) {
+		engine__poll(r->e, 100);
+		if (r->a.halt && engine__nr_reports(r->e) && !r->halted && !r->child_done) {
+			/* TSan's halt_on_error: the first report ends the run. */
+			kill(r->child, SIGKILL);
+			r->halted = true;
+		}
+		if (got_signal) {
+			if (r->child_done)
+				break;
+			/* Forward; the child decides how to end. */
+			kill(r->child, got_signal);
+			got_signal = 0;
+		}
+		if (!r->child_done) {
+			pid_t w = waitpid(r->child, &r->status, WNOHANG);
+
+			if (w == r->child)
+				r->child_done = true;
+			else if (w < 0 && errno != EINTR) {
+				perror("kcsanctl: run: waitpid");
+				break;
+			}
+		}
+		if (r->child_done && (r->prog || now_s() >= deadline))
+			break;
+	}
+	/* Reports of the last moments are still in the ring buffer. */
+	engine__poll(r->e, 0);
+	engine__print_summary(r->e, stderr);
+}
+
+/* PROG's exit status, or 66 when a race was reported and PROG exited 0 (or was halted). */
+static int run_status(const struct run *r)
+{
+	int ret = 0;
+
+	if (r->prog && WIFEXITED(r->status))
+		ret = WEXITSTATUS(r->status);
+	else if (r->prog && WIFSIGNALED(r->status))
+		ret = 128 + WTERMSIG(r->status);
+	if ((ret == 0 || r->halted) && engine__nr_reports(r->e))
+		ret = EXIT_RACE;
+	return ret;
+}
+
+static void run_close(struct run *r)
+{
+	double t0 = now_s();
+	size_t n = r->e ? engine__nr_sites(r->e) : 0;
+
+	if (r->gate >= 0)
+		close(r->gate);
+	engine__close(r->e);
+	if (r->e && r->a.o.verbose)
+		fprintf(stderr, "kcsanctl: run: detached %zu sites in %.1f ms\n", n,
+			(now_s() - t0) * 1000);
+	if (r->out && r->out != stdout)
+		fclose(r->out);
+	free(r->prog);
+}
+
 int cmd_run(int argc, char **argv)
 {
-	struct run_args a = {};
-	struct engine *e = NULL;
-	int status = 0, ret = EXIT_USAGE, gate = -1;
-	bool halted = false, child_done = true;
-	char *prog = NULL;
-	FILE *out = NULL;
-	pid_t child = -1;
-	double deadline = 0;
+	struct run r = { .child = -1, .gate = -1, .child_done = true };
+	int ret = EXIT_USAGE;
 
-	engine_opts__init(&a.o, PARAM_MODE_USER);	/* the mode's defaults come with --kernel */
-	a.o.json = json_output;	/* kcsanctl -j run: the same as run --json */
-	if (parse_args(argc, argv, &a)) {
+	engine_opts__init(&r.a.o, PARAM_MODE_USER);	/* the mode's defaults come with --kernel */
+	r.a.o.json = json_output;	/* kcsanctl -j run: the same as run --json */
+	if (parse_args(argc, argv, &r.a)) {
 		run_help(stderr);
 		return EXIT_USAGE;
 	}
 	if (geteuid() != 0) {
 		fprintf(stderr, "kcsanctl: run: needs root (BPF programs and %s need CAP_BPF, "
 				"CAP_PERFMON and CAP_SYS_ADMIN)\n",
-			a.o.kernel ? "kprobes" : "uprobes");
+			r.a.o.kernel ? "kprobes" : "uprobes");
 		return EXIT_USAGE;
 	}
-	if (optind < argc) {
-		prog = a.o.kernel ? strdup(argv[optind]) : resolve_prog(argv[optind]);
-		if (!prog) {
-			fprintf(stderr, "kcsanctl: run: cannot find %s: %s\n", argv[optind],
-				strerror(errno));
-			return EXIT_USAGE;
-		}
+	r.argv = &argv[optind];
+	if (run_prepare(&r, optind < argc ? argv[optind] : NULL)) {
+		free(r.prog);
+		return EXIT_USAGE;
 	}
-	if (a.output) {
-		out = strcmp(a.output, "-") ? fopen(a.output, "w") : stdout;
-		if (!out) {
-			fprintf(stderr, "kcsanctl: run: cannot open %s: %s\n", a.output,
-				strerror(errno));
-			goto out;
-		}
-		a.o.out = out;
+	if (!run_attach(&r) && !run_start_child(&r)) {
+		run_loop(&r);
+		ret = run_status(&r);
 	}
-
-	if (engine__open(&a.o, &e))
-		goto out;
-	if (a.o.kernel) {
-		if (a.nr_probes && engine__add_kernel(e, a.probes, a.nr_probes) < 0)
-			goto out;
-	} else {
-		if (engine__add_object(e, prog, NULL) < 0)
-			goto out;
-		for (int i = 0; i < a.nr_objects; i++)
-			if (engine__add_object(e, a.objects[i], NULL) < 0)
-				goto out;
-	}
-	if (a.o.verbose)
-		engine__print_sites(e, stderr);
-	/* Kernel mode may watch variables only (DataCollider): no probe at all. */
-	if (!engine__nr_sites(e) && (!a.o.kernel || a.nr_probes)) {
-		fprintf(stderr, "kcsanctl: run: no memory-access instruction to probe in %s%s%s\n",
-			a.o.kernel ? "the probed kernel functions" : prog,
-			a.o.functions ? " matching " : "", a.o.functions ? a.o.functions : "");
-		goto out;
-	}
-	if (engine__start(e))
-		goto out;
-	/* The kernel's variables are there already: watch them before the workload starts. */
-	for (int i = 0; a.o.kernel && i < a.nr_watches; i++)
-		if (engine__watch(e, -1, NULL, a.watches[i]) < 0)
-			goto out;
-
-	if (prog) {
-		child = spawn_gated(prog, &argv[optind], &gate);
-		if (child < 0)
-			goto out;
-		if (!a.o.kernel && engine__add_pid(e, child)) {
-			kill(child, SIGKILL);
-			waitpid(child, NULL, 0);
-			goto out;
-		}
-		child_done = false;
-	}
-	if (a.o.verbose)
-		fprintf(stderr, "kcsanctl: run: %zu sites attached%s%s\n", engine__nr_sites(e),
-			prog ? ", starting " : "", prog ? prog : "");
-	signal(SIGINT, on_signal);
-	signal(SIGTERM, on_signal);
-	signal(SIGHUP, on_signal);
-	if (gate >= 0) {
-		if (write(gate, "g", 1) != 1) {
-			perror("kcsanctl: run: cannot start the child");
-			kill(child, SIGKILL);
-		}
-		close(gate);
-		gate = -1;
-	}
-	if (!a.o.kernel && a.nr_watches &&
-	    watch_after_exec(e, child, prog, a.watches, a.nr_watches)) {
-		kill(child, SIGKILL);
-		waitpid(child, NULL, 0);
-		goto out;
-	}
-	if (a.duration)
-		deadline = now_s() + a.duration;
-
-	for (;;) {
-		engine__poll(e, 100);
-		if (a.halt && engine__nr_reports(e) && !halted && !child_done) {
-			/* TSan's halt_on_error: the first report ends the run. */
-			kill(child, SIGKILL);
-			halted = true;
-		}
-		if (got_signal) {
-			if (child_done)
-				break;
-			/* Forward; the child decides how to end. */
-			kill(child, got_signal);
-			got_signal = 0;
-		}
-		if (!child_done) {
-			pid_t w = waitpid(child, &status, WNOHANG);
-
-			if (w == child)
-				child_done = true;
-			else if (w < 0 && errno != EINTR) {
-				perror("kcsanctl: run: waitpid");
-				break;
-			}
-		}
-		/* Kernel mode: a command ends the run; without one, the duration does. */
-		if (child_done && (prog || now_s() >= deadline))
-			break;
-	}
-	/* Reports of the last moments are still in the ring buffer. */
-	engine__poll(e, 0);
-	engine__print_summary(e, stderr);
-
-	ret = 0;
-	if (prog) {
-		if (WIFEXITED(status))
-			ret = WEXITSTATUS(status);
-		else if (WIFSIGNALED(status))
-			ret = 128 + WTERMSIG(status);
-	}
-	if ((ret == 0 || halted) && engine__nr_reports(e))
-		ret = EXIT_RACE;
-out:
-	if (gate >= 0)
-		close(gate);
-	if (e && a.o.verbose) {
-		size_t n = engine__nr_sites(e);
-		double t0 = now_s();
-
-		engine__close(e);
-		fprintf(stderr, "kcsanctl: run: detached %zu sites in %.1f ms\n", n,
-			(now_s() - t0) * 1000);
-	} else {
-		engine__close(e);
-	}
-	if (out && out != stdout)
-		fclose(out);
-	free(prog);
+	run_close(&r);
 	return ret;
 }
