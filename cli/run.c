@@ -29,7 +29,7 @@
 /* A parameter's default in a mode, from the one table (params.c). */
 static unsigned int param_default(const char *name, enum param_mode mode)
 {
-	return param_find(name)->def[mode];
+	return param__find(name)->def[mode];
 }
 
 void run_help(FILE *out)
@@ -217,17 +217,17 @@ static int push_arg(const char **list, int *n, int max, const char *s, const cha
  */
 static int add_param(struct run_args *a, const char *name, const char *text)
 {
-	const struct param_desc *p = name ? param_find(name) : NULL;
+	const struct param_desc *p = name ? param__find(name) : NULL;
 	char err[256];
 	unsigned int v;
 	int ret;
 
-	ret = name ? param_parse(p, text, &v, err, sizeof(err)) :
-		     param_parse_kv(text, &p, &v, err, sizeof(err));
+	ret = name ? param__parse(p, text, &v, err, sizeof(err)) :
+		     param__parse_kv(text, &p, &v, err, sizeof(err));
 	if (ret) {
 		fprintf(stderr, "kcsanctl: run: %s\n", err);
 		if (!name)
-			params_print(stderr);
+			param__print_all(stderr);
 		return -1;
 	}
 	if (a->nr_params == MAX_PARAMS) {
@@ -280,7 +280,7 @@ static int parse_opt(struct run_args *a, int opt, char *arg)
 		return add_param(a, "overhead_budget", arg);
 	case OPT_PARAM:
 		if (!strcmp(arg, "help")) {
-			params_print(stdout);
+			param__print_all(stdout);
 			exit(0);
 		}
 		return add_param(a, NULL, arg);
@@ -368,7 +368,7 @@ static int parse_args(int argc, char **argv, struct run_args *a)
 	if (check_mode(a, optind < argc))
 		return -1;
 	/* The mode's defaults (params.c), then what the command line gave, in order. */
-	param_values__init(&a->o.params, param_mode_of(a->o.kernel));
+	param_values__init(&a->o.params, param__mode(a->o.kernel));
 	for (int i = 0; i < a->nr_params; i++)
 		engine_opts__set(&a->o, a->params[i].p, a->params[i].v);
 	return 0;

@@ -151,7 +151,7 @@ static int param_option(const char *arg)
 			arg, CONFIG_DEFAULT_PATH);
 		return EXIT_USAGE;
 	}
-	params_print(stdout);
+	param__print_all(stdout);
 	return 0;
 }
 

@@ -98,7 +98,7 @@ void engine__set_param(struct engine *e, const struct param_desc *p, unsigned in
 
 int engine__get_param(const struct engine *e, const char *name, unsigned int *value)
 {
-	const struct param_desc *p = param_find(name);
+	const struct param_desc *p = param__find(name);
 
 	if (!p)
 		return -ENOENT;
@@ -910,7 +910,7 @@ void engine__print_summary(struct engine *e, FILE *out)
 		e->nr_reports == 1 ? "" : "s", engine__nr_sites(e),
 		(unsigned long long)engine__hits(e));
 	for (int i = 0; i < KCSAND_CTR_COUNT; i++)
-		fprintf(out, " %s: %llu", counter_name(i), (unsigned long long)c[i]);
+		fprintf(out, " %s: %llu", counter__name(i), (unsigned long long)c[i]);
 	fprintf(out, " suppressed_duplicates: %lu suppressed_no_value_change: %lu",
 		e->suppressed_dedup, e->suppressed_no_change);
 	if (e->sampler) {

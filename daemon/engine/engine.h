@@ -56,7 +56,7 @@ struct engine;
 
 /* Options of an engine of mode, every parameter at that mode's default (params.h). */
 void engine_opts__init(struct engine_opts *o, enum param_mode mode);
-/* Set parameter p to v (a value param_parse() accepted) in o. */
+/* Set parameter p to v (a value param__parse() accepted) in o. */
 void engine_opts__set(struct engine_opts *o, const struct param_desc *p, unsigned int v);
 /* The value of parameter p in o (its mode's default, right after engine_opts__init). */
 unsigned int engine_opts__get(const struct engine_opts *o, const struct param_desc *p);
@@ -107,7 +107,7 @@ void engine__print_mark_counts(const struct engine *e, FILE *out);
 
 /*
  * Live parameters: changed in the loaded BPF object without reloading.  v
- * is a value param_parse() accepted.  get: -ENOENT for an unknown name.
+ * is a value param__parse() accepted.  get: -ENOENT for an unknown name.
  */
 void engine__set_param(struct engine *e, const struct param_desc *p, unsigned int v);
 int engine__get_param(const struct engine *e, const char *name, unsigned int *value);

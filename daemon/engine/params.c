@@ -59,13 +59,13 @@ static const struct param_desc params_table[PARAM_COUNT] = {
 #undef P
 };
 
-const struct param_desc *params_all(size_t *n)
+const struct param_desc *param__table(size_t *n)
 {
 	*n = N_ELEMS(params_table);
 	return params_table;
 }
 
-const struct param_desc *param_find(const char *name)
+const struct param_desc *param__find(const char *name)
 {
 	for (size_t i = 0; i < N_ELEMS(params_table); i++)
 		if (!strcmp(params_table[i].name, name))
@@ -79,7 +79,7 @@ void param_values__init(struct param_values *pv, enum param_mode mode)
 		pv->v[i] = params_table[i].def[mode];
 }
 
-int parse_uint(const char *w, unsigned long min, unsigned long max, unsigned long *out)
+int uint__parse(const char *w, unsigned long min, unsigned long max, unsigned long *out)
 {
 	unsigned long v;
 	char *end;
@@ -94,12 +94,12 @@ int parse_uint(const char *w, unsigned long min, unsigned long max, unsigned lon
 	return 0;
 }
 
-int param_parse(const struct param_desc *p, const char *text, unsigned int *out, char *err,
+int param__parse(const struct param_desc *p, const char *text, unsigned int *out, char *err,
 		size_t errlen)
 {
 	unsigned long v;
 
-	if (parse_uint(text, p->min, p->max, &v)) {
+	if (uint__parse(text, p->min, p->max, &v)) {
 		snprintf(err, errlen, "%s: bad value '%.64s' (expected %u..%u)", p->name, text,
 			 p->min, p->max);
 		return -EINVAL;
@@ -108,7 +108,7 @@ int param_parse(const struct param_desc *p, const char *text, unsigned int *out,
 	return 0;
 }
 
-int param_parse_kv(const char *kv, const struct param_desc **pp, unsigned int *out, char *err,
+int param__parse_kv(const char *kv, const struct param_desc **pp, unsigned int *out, char *err,
 		   size_t errlen)
 {
 	const char *eq = strchr(kv, '=');
@@ -119,15 +119,15 @@ int param_parse_kv(const char *kv, const struct param_desc **pp, unsigned int *o
 		return -EINVAL;
 	}
 	snprintf(name, sizeof(name), "%.*s", (int)(eq - kv), kv);
-	*pp = param_find(name);
+	*pp = param__find(name);
 	if (!*pp) {
 		snprintf(err, errlen, "unknown parameter '%s'", name);
 		return -EINVAL;
 	}
-	return param_parse(*pp, eq + 1, out, err, errlen);
+	return param__parse(*pp, eq + 1, out, err, errlen);
 }
 
-void params_print(FILE *out)
+void param__print_all(FILE *out)
 {
 	fprintf(out, "Parameters (NAME=VALUE), with their defaults in user and kernel mode:\n");
 	for (size_t i = 0; i < N_ELEMS(params_table); i++) {
@@ -163,7 +163,7 @@ static const char *const counter_names[KCSAND_CTR_COUNT] = {
 _Static_assert(sizeof(counter_names) / sizeof(counter_names[0]) == KCSAND_CTR_COUNT,
 	       "a name for every counter");
 
-const char *counter_name(enum kcsand_counter c)
+const char *counter__name(enum kcsand_counter c)
 {
 	return (unsigned int)c < KCSAND_CTR_COUNT ? counter_names[c] : "?";
 }

@@ -59,10 +59,10 @@ struct param_values {
  * no space) and nothing after it: 0, or -EINVAL.  The configuration file, the
  * control socket and --param all read numbers through it.
  */
-int parse_uint(const char *w, unsigned long min, unsigned long max, unsigned long *out);
-const struct param_desc *param_find(const char *name);
-const struct param_desc *params_all(size_t *n);
-static inline enum param_mode param_mode_of(bool kernel)
+int uint__parse(const char *w, unsigned long min, unsigned long max, unsigned long *out);
+const struct param_desc *param__find(const char *name);
+const struct param_desc *param__table(size_t *n);
+static inline enum param_mode param__mode(bool kernel)
 {
 	return kernel ? PARAM_MODE_KERNEL : PARAM_MODE_USER;
 }
@@ -72,15 +72,15 @@ void param_values__init(struct param_values *pv, enum param_mode mode);
  * Parse text as a value of p: 0, or -EINVAL with "NAME: bad value 'TEXT'
  * (expected LO..HI)" in err.
  */
-int param_parse(const struct param_desc *p, const char *text, unsigned int *out, char *err,
+int param__parse(const struct param_desc *p, const char *text, unsigned int *out, char *err,
 		size_t errlen);
 /* The same for "NAME=VALUE" (--param): the descriptor in *pp, or -EINVAL with err. */
-int param_parse_kv(const char *kv, const struct param_desc **pp, unsigned int *out, char *err,
+int param__parse_kv(const char *kv, const struct param_desc **pp, unsigned int *out, char *err,
 		   size_t errlen);
 /* The list for `--param help`: name, range, default per mode, help. */
-void params_print(FILE *out);
+void param__print_all(FILE *out);
 
 /* KCSAN's debugfs names for the counters, then kcsand's own. */
-const char *counter_name(enum kcsand_counter c);
+const char *counter__name(enum kcsand_counter c);
 
 #endif

@@ -199,7 +199,7 @@ static int parse_target(struct parse_ctx *pc, struct config *c, char **w, int n)
 				return fail(pc, "target user: --functions given twice");
 			t.functions = w[i + 1];
 		} else if (!strcmp(w[i], "--pid")) {
-			if (parse_uint(w[i + 1], 1, INT_MAX, &pid))
+			if (uint__parse(w[i + 1], 1, INT_MAX, &pid))
 				return fail(pc, "target user: bad pid '%s'", w[i + 1]);
 			t.pid = pid;
 		} else {
@@ -289,7 +289,7 @@ static int parse_output(struct parse_ctx *pc, struct config *c, const char *key,
 	return 1;
 }
 
-/* A parameter of params.c's table (or max_sites), by index in params_all(). */
+/* A parameter of params.c's table (or max_sites), by index in param__table(). */
 static int parse_param(struct parse_ctx *pc, struct config *c, const char *key, const char *v)
 {
 	const struct param_desc *p;
@@ -299,17 +299,17 @@ static int parse_param(struct parse_ctx *pc, struct config *c, const char *key, 
 	char msg[256];
 
 	if (!strcmp(key, "max_sites")) {
-		if (parse_uint(v, 1, 1 << 24, &max_sites))
+		if (uint__parse(v, 1, 1 << 24, &max_sites))
 			return fail(pc, "max_sites: bad value '%s' (expected 1..%d)", v, 1 << 24);
 		c->max_sites = max_sites;
 		return 0;
 	}
-	p = param_find(key);
+	p = param__find(key);
 	if (!p)
 		return fail(pc, "unknown key '%.64s'", key);
-	if (param_parse(p, v, &pv, msg, sizeof(msg)))
+	if (param__parse(p, v, &pv, msg, sizeof(msg)))
 		return fail(pc, "%s", msg);
-	idx = p - params_all(&nr_params);
+	idx = p - param__table(&nr_params);
 	if (idx >= CONFIG_MAX_PARAMS)
 		return fail(pc, "%s: too many parameters for this build", key);
 	c->values[idx] = pv;

@@ -56,7 +56,7 @@ static int parse_probe(struct ctl_request *r, const char **w, int n, char *err, 
 		return 0;
 	}
 	if (n >= 1 && !strcmp(w[0], "remove")) {
-		if (n != 2 || parse_uint(w[1], 0, INT_MAX, &v))
+		if (n != 2 || uint__parse(w[1], 0, INT_MAX, &v))
 			return fail(err, errlen, "expected 'probe remove ID'");
 		r->op = CTL_PROBE_REMOVE;
 		r->id = v;
@@ -99,7 +99,7 @@ static int parse_probe(struct ctl_request *r, const char **w, int n, char *err, 
 		if (!strcmp(w[i], "--functions") && !r->functions) {
 			r->functions = w[i + 1];
 		} else if (!strcmp(w[i], "--pid") && !r->pid) {
-			if (parse_uint(w[i + 1], 1, INT_MAX, &v))
+			if (uint__parse(w[i + 1], 1, INT_MAX, &v))
 				return fail(err, errlen, "probe add user: bad pid '%.32s'",
 					    w[i + 1]);
 			r->pid = v;
@@ -122,7 +122,7 @@ static int parse_watch(struct ctl_request *r, const char **w, int n, char *err, 
 		return 0;
 	}
 	if (n >= 1 && !strcmp(w[0], "remove")) {
-		if (n != 2 || parse_uint(w[1], 0, INT_MAX, &v))
+		if (n != 2 || uint__parse(w[1], 0, INT_MAX, &v))
 			return fail(err, errlen, "expected 'watch remove ID'");
 		r->op = CTL_WATCH_REMOVE;
 		r->id = v;
@@ -188,7 +188,7 @@ static int parse_words(struct ctl_request *r, const char **w, int n, char *err, 
 			return fail(err, errlen, "expected 'get [PARAM]'");
 		r->op = CTL_GET;
 		if (n == 2) {
-			r->param = param_find(w[1]);
+			r->param = param__find(w[1]);
 			if (!r->param)
 				return fail(err, errlen, "unknown parameter '%.64s'", w[1]);
 		}
@@ -198,10 +198,10 @@ static int parse_words(struct ctl_request *r, const char **w, int n, char *err, 
 		if (n != 3)
 			return fail(err, errlen, "expected 'set PARAM VALUE'");
 		r->op = CTL_SET;
-		r->param = param_find(w[1]);
+		r->param = param__find(w[1]);
 		if (!r->param)
 			return fail(err, errlen, "unknown parameter '%.64s'", w[1]);
-		return param_parse(r->param, w[2], &r->value, err, errlen);
+		return param__parse(r->param, w[2], &r->value, err, errlen);
 	}
 	if (!strcmp(w[0], "probe"))
 		return parse_probe(r, w + 1, n - 1, err, errlen);

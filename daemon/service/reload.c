@@ -55,7 +55,7 @@ static void reload_params(struct service *s, const struct config *nc)
 	const struct param_desc *all;
 	size_t n;
 
-	all = params_all(&n);
+	all = param__table(&n);
 	for (size_t i = 0; i < n && i < CONFIG_MAX_PARAMS; i++) {
 		for (int kernel = 0; kernel < 2; kernel++) {
 			unsigned int def = service_param_default(&all[i], kernel);

@@ -144,7 +144,7 @@ static void print_stats(struct service *s, FILE *out, bool json)
 	if (json) {
 		fprintf(out, "{\"enabled\":%u,\"counters\":{", enabled(s));
 		for (int i = 0; i <= KCSAND_CTR_ENCODING_FALSE_POSITIVES; i++)
-			fprintf(out, "%s\"%s\":%llu", i ? "," : "", counter_name(i),
+			fprintf(out, "%s\"%s\":%llu", i ? "," : "", counter__name(i),
 				(unsigned long long)t.c[i]);
 		fprintf(out, "},\"filter\":");
 		print_filter(s, out, true);
@@ -157,7 +157,7 @@ static void print_stats(struct service *s, FILE *out, bool json)
 	/* KCSAN's show_info(): enabled, the nine counters, a blank line, the filter list. */
 	fprintf(out, "enabled: %u\n", enabled(s));
 	for (int i = 0; i <= KCSAND_CTR_ENCODING_FALSE_POSITIVES; i++)
-		fprintf(out, "%s: %llu\n", counter_name(i), (unsigned long long)t.c[i]);
+		fprintf(out, "%s: %llu\n", counter__name(i), (unsigned long long)t.c[i]);
 	fprintf(out, "\n");
 	print_filter(s, out, false);
 	fprintf(out, "\n");
@@ -211,7 +211,7 @@ static void print_params(struct service *s, const struct param_desc *only, FILE 
 	size_t n;
 	bool first = true;
 
-	all = params_all(&n);
+	all = param__table(&n);
 	if (json)
 		fputc('{', out);
 	for (size_t i = 0; i < n; i++) {
@@ -410,7 +410,7 @@ static int exec(struct service *s, const struct ctl_request *r, FILE *out, char 
 	switch (r->op) {
 	case CTL_ON:
 	case CTL_OFF:
-		service_set_param(s, param_find("enabled"), r->op == CTL_ON);
+		service_set_param(s, param__find("enabled"), r->op == CTL_ON);
 		return 0;
 	case CTL_STATUS:
 		print_status(s, out, r->json);

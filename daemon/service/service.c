@@ -343,7 +343,7 @@ void service_remove_probe(struct service *s, struct probe *p)
 
 unsigned int service_param_default(const struct param_desc *p, bool kernel)
 {
-	return p->def[param_mode_of(kernel)];
+	return p->def[param__mode(kernel)];
 }
 
 void service_mode_opts(const struct config *c, bool kernel, struct engine_opts *o)
@@ -351,8 +351,8 @@ void service_mode_opts(const struct config *c, bool kernel, struct engine_opts *
 	const struct param_desc *all;
 	size_t n;
 
-	engine_opts__init(o, param_mode_of(kernel));
-	all = params_all(&n);
+	engine_opts__init(o, param__mode(kernel));
+	all = param__table(&n);
 	/* A parameter's line applies to both modes; without one, each has its default. */
 	for (size_t i = 0; i < n && i < CONFIG_MAX_PARAMS; i++)
 		if (c->set[i])

@@ -18,7 +18,7 @@ static unsigned int service_default(const char *name, bool kernel)
 
 	config_init(&c);
 	service_mode_opts(&c, kernel, &o);
-	return engine_opts__get(&o, param_find(name));
+	return engine_opts__get(&o, param__find(name));
 }
 
 /*
@@ -39,7 +39,7 @@ static int docs_rows(const char *path, int *unknown)
 		if (sscanf(line, "| `%63[a-z_]` |", name) == 1) {
 			in_table = true;
 			n++;
-			if (!param_find(name)) {
+			if (!param__find(name)) {
 				printf("  %s: '%s' is not a parameter\n", path, name);
 				(*unknown)++;
 			}
@@ -63,13 +63,13 @@ int main(void)
 		ASSERT_EQ(service_default("skip_watch", true), 100, "kernel skip_watch");
 		ASSERT_EQ(service_default("sampler_warmup_cpu_ms", false), 6000, "user warm-up");
 		ASSERT_EQ(service_default("udelay_task", false), 400, "user udelay_task");
-		ASSERT_EQ(service_param_default(param_find("sampler_warmup_cpu_ms"), true), 2000,
+		ASSERT_EQ(service_param_default(param__find("sampler_warmup_cpu_ms"), true), 2000,
 			  "the default reload and get compare with");
 	}
 
 	TEST(table_is_complete) {
 		size_t n;
-		const struct param_desc *all = params_all(&n);
+		const struct param_desc *all = param__table(&n);
 
 		ASSERT_EQ(n, PARAM_COUNT, "one row per id");
 		for (size_t i = 0; i < n; i++) {
@@ -84,15 +84,15 @@ int main(void)
 	TEST(parse_names_the_parameter_and_range) {
 		const struct param_desc *p;
 
-		ASSERT_OK(param_parse_kv("udelay_task=0x10", &p, &v, err, sizeof(err)), "hex");
+		ASSERT_OK(param__parse_kv("udelay_task=0x10", &p, &v, err, sizeof(err)), "hex");
 		ASSERT_EQ(v, 16, "value");
-		ASSERT_EQ(param_parse_kv("udelay_task=100001", &p, &v, err, sizeof(err)), -EINVAL,
+		ASSERT_EQ(param__parse_kv("udelay_task=100001", &p, &v, err, sizeof(err)), -EINVAL,
 			  "out of range");
 		ASSERT_STREQ(err, "udelay_task: bad value '100001' (expected 0..100000)", "msg");
-		ASSERT_EQ(param_parse_kv("trace_all=1", &p, &v, err, sizeof(err)), -EINVAL,
+		ASSERT_EQ(param__parse_kv("trace_all=1", &p, &v, err, sizeof(err)), -EINVAL,
 			  "trace_all is a mode, not a parameter");
 		ASSERT_STREQ(err, "unknown parameter 'trace_all'", "msg");
-		ASSERT_EQ(param_parse_kv("=1", &p, &v, err, sizeof(err)), -EINVAL, "no name");
+		ASSERT_EQ(param__parse_kv("=1", &p, &v, err, sizeof(err)), -EINVAL, "no name");
 	}
 
 	TEST(kernel_engine_traces_every_task) {
@@ -100,7 +100,7 @@ int main(void)
 
 		engine_opts__init(&o, PARAM_MODE_KERNEL);
 		ASSERT_TRUE(o.kernel, "kernel mode");
-		ASSERT_EQ(engine_opts__get(&o, param_find("udelay_task")), 80, "kernel default");
+		ASSERT_EQ(engine_opts__get(&o, param__find("udelay_task")), 80, "kernel default");
 	}
 	TEST(docs_list_the_same_parameters) {
 		int unknown, n = docs_rows("docs/parameters.md", &unknown);
