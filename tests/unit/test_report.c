@@ -76,6 +76,29 @@ int main(void)
 		ASSERT_STREQ(out, want, "report text");
 		free(out);
 	}
+	TEST(json_byte_for_byte) {
+		/* The documented layout, as the fprintf version printed it (json-c since). */
+		const char *want =
+			"{\"title\":\"data-race in test_kernel_read / test_kernel_write\","
+			"\"origin\":\"known\",\"accesses\":[{\"type\":\"write\","
+			"\"addr\":\"0xffffffffc009a628\",\"size\":8,\"context\":\"task\","
+			"\"tid\":487,\"pid\":0,\"cpu\":0,\"comm\":\"\","
+			"\"function\":\"test_kernel_write\",\"stack\":[\"test_kernel_write+0x1d/0x30\","
+			"\"access_thread+0x89/0xd0\"]},{\"type\":\"read\","
+			"\"addr\":\"0xffffffffc009a628\",\"size\":8,\"context\":\"task\","
+			"\"tid\":488,\"pid\":480,\"cpu\":6,\"comm\":\"access_thread\","
+			"\"function\":\"test_kernel_read\",\"stack\":[\"test_kernel_read+0x10/0x20\","
+			"\"access_thread+0x89/0xd0 /src/a \\\"b\\\" \\u0001 \xc3\xa9\"]}],"
+			"\"value_old\":\"0x00000000000009a6\",\"value_new\":\"0x00000000000009b2\","
+			"\"system\":\"kcsand 0.1.0 (user) 6.18.44\"}\n";
+
+		snprintf(v.this.frames[1], sizeof(v.this.frames[1]),
+			 "access_thread+0x89/0xd0 /src/a \"b\" \x01 \xc3\xa9");
+		out = render(&v, 1);
+		ASSERT_STREQ(out, want, "report JSON");
+		free(out);
+		snprintf(v.this.frames[1], sizeof(v.this.frames[1]), "access_thread+0x89/0xd0");
+	}
 	TEST(title_orders_functions) {
 		char t[256];
 
