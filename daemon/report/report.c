@@ -3,6 +3,7 @@
 #include <inttypes.h>
 #include <string.h>
 #include "report.h"
+#include "util/json.h"
 
 const char *report_access_type(unsigned int type)
 {
@@ -121,73 +122,65 @@ int report_print_text(const struct report_view *v, FILE *out)
 	return ferror(out) ? -EIO : 0;
 }
 
-void json_print_string(FILE *out, const char *s)
-{
-	fputc('"', out);
-	for (; s && *s; s++) {
-		unsigned char c = *s;
-
-		if (c == '"' || c == '\\')
-			fprintf(out, "\\%c", c);
-		else if (c == '\n')
-			fputs("\\n", out);
-		else if (c < 0x20)
-			fprintf(out, "\\u%04x", c);
-		else
-			fputc(c, out);
-	}
-	fputc('"', out);
-}
-
-static void json_access(FILE *out, const struct report_side *s)
+static struct json_object *json_access(const struct report_side *s)
 {
 	const struct kcsand_access *a = s->acc;
+	struct json_object *o = json_object_new_object(), *stack = json_object_new_array();
+	char addr[32];
 
-	fprintf(out, "{\"type\":");
-	json_print_string(out, report_access_type(a->type));
-	fprintf(out, ",\"addr\":\"0x%016" PRIx64 "\",\"size\":%u,\"context\":\"%s\",\"tid\":%u,"
-		"\"pid\":%u,\"cpu\":%u,\"comm\":",
-		(uint64_t)a->addr, a->size, a->ctx == KCSAND_CTX_INTERRUPT ? "interrupt" : "task",
-		a->tid, a->pid, a->cpu);
-	json_print_string(out, a->comm);
-	fprintf(out, ",\"function\":");
-	json_print_string(out, s->func);
+	snprintf(addr, sizeof(addr), "0x%016" PRIx64, (uint64_t)a->addr);
+	json__add(o, "type", json__string(report_access_type(a->type)));
+	json__add(o, "addr", json__string(addr));
+	json__add(o, "size", json_object_new_int64(a->size));
+	json__add(o, "context", json__string(a->ctx == KCSAND_CTX_INTERRUPT ? "interrupt" : "task"));
+	json__add(o, "tid", json_object_new_int64(a->tid));
+	json__add(o, "pid", json_object_new_int64(a->pid));
+	json__add(o, "cpu", json_object_new_int64(a->cpu));
+	json__add(o, "comm", json__string(a->comm));
+	json__add(o, "function", json__string(s->func));
 	if (a->flags & KCSAND_ACC_HWBP)
-		fprintf(out, ",\"hw_watchpoint\":true");
-	fprintf(out, ",\"stack\":[");
-	for (int i = 0; i < s->nr_frames; i++) {
-		if (i)
-			fputc(',', out);
-		json_print_string(out, s->frames[i]);
-	}
-	fprintf(out, "]}");
+		json__add(o, "hw_watchpoint", json_object_new_boolean(1));
+	for (int i = 0; i < s->nr_frames; i++)
+		json_object_array_add(stack, json__string(s->frames[i]));
+	json__add(o, "stack", stack);
+	return o;
+}
+
+/* The value change, as hex of the access's width; nothing when it did not change. */
+static void json_values(struct json_object *o, const struct kcsand_report *r)
+{
+	uint64_t old, new;
+	char buf[32];
+
+	if (r->this.size > 8 || !r->value_valid)
+		return;
+	old = value_word(r->old_value, r->this.size);
+	new = value_word(r->new_value, r->this.size);
+	if (old == new)
+		return;
+	snprintf(buf, sizeof(buf), "0x%0*" PRIx64, r->this.size * 2, old);
+	json__add(o, "value_old", json__string(buf));
+	snprintf(buf, sizeof(buf), "0x%0*" PRIx64, r->this.size * 2, new);
+	json__add(o, "value_new", json__string(buf));
 }
 
 int report_print_json(const struct report_view *v, FILE *out)
 {
 	const struct kcsand_report *r = v->raw;
+	struct json_object *o = json_object_new_object(), *acc = json_object_new_array();
 	char title[1024];
+	int ret;
 
 	report_title(v, title, sizeof(title));
-	fprintf(out, "{\"title\":");
-	json_print_string(out, title);
-	fprintf(out, ",\"origin\":\"%s\",\"accesses\":[", r->has_other ? "known" : "unknown");
-	if (r->has_other) {
-		json_access(out, &v->other);
-		fputc(',', out);
-	}
-	json_access(out, &v->this);
-	fputc(']', out);
-	if (r->this.size <= 8 && r->value_valid) {
-		uint64_t old = value_word(r->old_value, r->this.size);
-		uint64_t new = value_word(r->new_value, r->this.size);
-
-		if (old != new)
-			fprintf(out, ",\"value_old\":\"0x%0*" PRIx64 "\",\"value_new\":\"0x%0*" PRIx64 "\"",
-				r->this.size * 2, old, r->this.size * 2, new);
-	}
-	fprintf(out, ",\"system\":");
-	json_print_string(out, v->system);
-	fprintf(out, "}\n");
-	return ferror(out) ? -EIO : 0;
+	json__add(o, "title", json__string(title));
+	json__add(o, "origin", json__string(r->has_other ? "known" : "unknown"));
+	if (r->has_other)
+		json_object_array_add(acc, json_access(&v->other));
+	json_object_array_add(acc, json_access(&v->this));
+	json__add(o, "accesses", acc);
+	json_values(o, r);
+	json__add(o, "system", json__string(v->system));
+	ret = json__print(out, o);
+	fputc('\n', out);
+	return ret ? ret : ferror(out) ? -EIO : 0;
 }

@@ -42,7 +42,5 @@ int report_title(const struct report_view *v, char *buf, size_t len);
 int report_print_text(const struct report_view *v, FILE *out);
 /* Print the report as one JSON object on one line. */
 int report_print_json(const struct report_view *v, FILE *out);
-/* Write s as a JSON string literal (with quotes). */
-void json_print_string(FILE *out, const char *s);
 
 #endif
