@@ -123,9 +123,10 @@ $(OUT)/tests/daemon/%: tests/daemon/%.c
 # tests/kcsanctl-usage.sh does not).  Each prints ok/FAIL lines and a total.
 DAEMON_TESTS := tests/kcsanctl-usage.sh tests/daemon-config.sh tests/daemon-control.sh \
 		tests/daemon-sinks.sh tests/daemon-pid.sh tests/daemon-detach.sh \
-		tests/daemon-watch.sh
+		tests/daemon-watch.sh tests/daemon-json.sh
 
 daemon-tests: all $(DAEMON_TEST_BINS) $(OUT)/tests/scenarios/mutex_protected \
+	      $(OUT)/tests/scenarios/data_race \
 	      $(OUT)/tests/shlib/shlib_race
 	@fail=0; for t in $(DAEMON_TESTS); do echo "== $$t"; $$t $(OUT) || fail=1; done; exit $$fail
 
