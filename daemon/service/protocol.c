@@ -45,23 +45,39 @@ static int check_funcs(const char **w, int n, char *err, size_t errlen)
 	return 0;
 }
 
-static int parse_probe(struct ctl_request *r, const char **w, int n, char *err, size_t errlen)
+/*
+ * "NOUN list" and "NOUN remove ID", alike for probes and watches: 0 or
+ * -EINVAL when w is one of them, 1 when it is something else.
+ */
+static int parse_list_remove(struct ctl_request *r, const char *noun, enum ctl_op list,
+			     enum ctl_op remove, const char **w, int n, char *err, size_t errlen)
 {
 	unsigned long v;
 
 	if (n >= 1 && !strcmp(w[0], "list")) {
 		if (n != 1)
-			return fail(err, errlen, "probe list takes no argument");
-		r->op = CTL_PROBE_LIST;
+			return fail(err, errlen, "%s list takes no argument", noun);
+		r->op = list;
 		return 0;
 	}
 	if (n >= 1 && !strcmp(w[0], "remove")) {
 		if (n != 2 || uint__parse(w[1], 0, INT_MAX, &v))
-			return fail(err, errlen, "expected 'probe remove ID'");
-		r->op = CTL_PROBE_REMOVE;
+			return fail(err, errlen, "expected '%s remove ID'", noun);
+		r->op = remove;
 		r->id = v;
 		return 0;
 	}
+	return 1;
+}
+
+static int parse_probe(struct ctl_request *r, const char **w, int n, char *err, size_t errlen)
+{
+	int ret = parse_list_remove(r, "probe", CTL_PROBE_LIST, CTL_PROBE_REMOVE, w, n, err,
+				    errlen);
+	unsigned long v;
+
+	if (ret <= 0)
+		return ret;
 	if (n < 2 || strcmp(w[0], "add"))
 		return fail(err, errlen, "expected 'probe add|remove|list'");
 	if (!strcmp(w[1], "kernel")) {
@@ -112,22 +128,12 @@ static int parse_probe(struct ctl_request *r, const char **w, int n, char *err, 
 
 static int parse_watch(struct ctl_request *r, const char **w, int n, char *err, size_t errlen)
 {
+	int ret = parse_list_remove(r, "watch", CTL_WATCH_LIST, CTL_WATCH_REMOVE, w, n, err,
+				    errlen);
 	char why[160];
-	unsigned long v;
 
-	if (n >= 1 && !strcmp(w[0], "list")) {
-		if (n != 1)
-			return fail(err, errlen, "watch list takes no argument");
-		r->op = CTL_WATCH_LIST;
-		return 0;
-	}
-	if (n >= 1 && !strcmp(w[0], "remove")) {
-		if (n != 2 || uint__parse(w[1], 0, INT_MAX, &v))
-			return fail(err, errlen, "expected 'watch remove ID'");
-		r->op = CTL_WATCH_REMOVE;
-		r->id = v;
-		return 0;
-	}
+	if (ret <= 0)
+		return ret;
 	if (n < 1 || strcmp(w[0], "add"))
 		return fail(err, errlen, "expected 'watch add|remove|list'");
 	if (wspec_parse(w + 1, n - 1, true, &r->watch, why, sizeof(why)))
