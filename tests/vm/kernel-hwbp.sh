@@ -43,18 +43,12 @@ step_rc() {
 	[ "$got" = "$want" ] && ok "$name" || bad "$name" "'kcsanctl run' ($step) exited ${got:-never ran}, expected $want"
 }
 
-# report FILE TITLE: the first report in FILE with this title, or nothing.
-report() {
-	awk -v t="BUG: KCSAN: $2" '
-		/^==================================================================$/ { if (keep) { print buf; exit } buf = ""; keep = 0; next }
-		{ buf = buf $0 "\n"; if ($0 == t) keep = 1 }' "$1"
-}
 # expect_report NAME FILE TITLE REGEX...: some report has this title and lines matching each regex.
 expect_report() {
 	local name=$1 file=$2 title=$3 block re; shift 3
-	block=$(report "$file" "$title")
+	block=$(report_block "$file" "$title")
 	if [ -z "$block" ]; then
-		bad "$name" "expected a report titled \"$title\" in $(basename "$file"), got: $(grep 'BUG: KCSAN' "$file" 2>/dev/null | sort | uniq -c | tr '\n' ';')"
+		bad "$name" "expected a report titled \"$title\" in $(basename "$file"), got: $(report_titles "$file")"
 		return
 	fi
 	for re in "$@"; do

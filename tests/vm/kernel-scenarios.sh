@@ -66,11 +66,9 @@ R=$out/reports.txt
 expect_report() {
 	local name=$1 title=$2; shift 2
 	local block
-	block=$(awk -v t="BUG: KCSAN: $title" '
-		/^==================================================================$/ { if (keep) { print buf; exit } buf = ""; keep = 0; next }
-		{ buf = buf $0 "\n"; if ($0 == t) keep = 1 }' "$R")
+	block=$(report_block "$R" "$title")
 	if [ -z "$block" ]; then
-		bad "$name" "expected a report titled \"$title\", got: $(grep 'BUG: KCSAN' "$R" | sort | uniq -c | tr '\n' ';')"
+		bad "$name" "expected a report titled \"$title\", got: $(report_titles "$R")"
 		return
 	fi
 	for re in "$@"; do
