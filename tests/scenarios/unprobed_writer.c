@@ -36,17 +36,7 @@ RACY void pace(void)
 	ticks++;
 }
 
-static void *reader_thread(void *arg)
-{
-	long i, n = (long)arg;
-
-	wait_for_start();
-	for (i = 0; i < n; i++) {
-		reader();
-		barrier();
-	}
-	return NULL;
-}
+SCENARIO_LOOP(reader_thread, reader())
 
 static void *writer_thread(void *arg)
 {
@@ -61,13 +51,7 @@ static void *writer_thread(void *arg)
 	return NULL;
 }
 
-int main(void)
-{
-	void *(*const fn[])(void *) = { reader_thread, writer_thread };
-
-	run_threads(2, fn, (void *)scenario_iters(ITERS));
-	return 0;
-}
+SCENARIO_MAIN(ITERS, reader_thread, writer_thread)
 
 /* kcsand-test: name=unprobed_writer args="--halt-on-error --functions reader*,pace" iters=2000000 expect=report title_re="^data-race in reader\+0x[0-9a-f]+/0x[0-9a-f]+$" funcs="reader" access="^race at unknown origin, with read to 0x[0-9a-f]+ of 4 bytes by task [0-9]+ on cpu [0-9]+:$" value_changed=yes */
 
