@@ -396,18 +396,6 @@ void service_sink_opts(const struct service *s, const struct config *c, struct s
 	so->log = s->o.log ? s->o.log : c->log;
 }
 
-static int add_config_targets(struct service *s, const struct config *c, char *err,
-			      size_t errlen)
-{
-	for (size_t i = 0; i < c->nr_targets; i++) {
-		int ret = service_add_probe(s, &c->targets[i], true, 0, err, errlen);
-
-		if (ret < 0)
-			return ret;
-	}
-	return 0;
-}
-
 /* Hooks and what the service's engines share; kernel_debug is set when the engine is made. */
 static void set_hooks(struct service *s, struct engine_opts *o, struct service_engine *se)
 {
@@ -417,17 +405,54 @@ static void set_hooks(struct service *s, struct engine_opts *o, struct service_e
 	o->hook_ctx = se;
 }
 
-int service__new(const struct service_opts *o, struct config *c, struct service **out)
+/* The configuration's targets, then its watches (a watch may need a target's process). */
+static int add_config_targets(struct service *s, const struct config *c)
 {
-	struct service *s = calloc(1, sizeof(*s));
-	struct epoll_event ev = { .events = EPOLLIN };
-	struct engine_opts eo;
-	struct sink_opts so;
 	char err[512];
 	int ret;
 
+	for (size_t i = 0; i < c->nr_targets; i++) {
+		ret = service_add_probe(s, &c->targets[i], true, 0, err, sizeof(err));
+		if (ret < 0)
+			goto fail;
+	}
+	for (size_t i = 0; i < c->nr_watches; i++) {
+		ret = service_add_watch(s, &c->watches[i], 0, true, err, sizeof(err));
+		if (ret < 0)
+			goto fail;
+	}
+	return 0;
+fail:
+	pr_warn("%s: %s\n", s->o.config_path, err);
+	return ret;
+}
+
+/* The user-mode engine, loaded at start; its ring buffer joins the service's epoll set. */
+static int open_user_engine(struct service *s)
+{
+	struct epoll_event ev = { .events = EPOLLIN };
+	struct engine_opts eo;
+	int ret;
+
+	service_mode_opts(&s->cfg, false, &eo);
+	set_hooks(s, &eo, &s->user);
+	ret = engine__open(&eo, &s->user.e);
+	if (!ret)
+		ret = engine__start(s->user.e);
+	if (!ret && epoll_ctl(s->epfd, EPOLL_CTL_ADD, engine__epoll_fd(s->user.e), &ev)) {
+		ret = -errno;
+		pr_warn("cannot poll the ring buffer: %s\n", strerror(-ret));
+	}
+	return ret;
+}
+
+/* The state before anything is opened; c is taken over. */
+static struct service *service_alloc(const struct service_opts *o, struct config *c)
+{
+	struct service *s = calloc(1, sizeof(*s));
+
 	if (!s)
-		return -ENOMEM;
+		return NULL;
 	s->o = *o;
 	s->next_id = 1;
 	s->next_watch_id = 1;
@@ -438,6 +463,17 @@ int service__new(const struct service_opts *o, struct config *c, struct service 
 	filter__init(&s->filter);
 	s->cfg = *c;
 	config_init(c);
+	return s;
+}
+
+int service__new(const struct service_opts *o, struct config *c, struct service **out)
+{
+	struct service *s = service_alloc(o, c);
+	struct sink_opts so;
+	int ret;
+
+	if (!s)
+		return -ENOMEM;
 	kcsand__set_print(print_and_keep);
 	s->epfd = epoll_create1(EPOLL_CLOEXEC);
 	if (s->epfd < 0) {
@@ -445,42 +481,19 @@ int service__new(const struct service_opts *o, struct config *c, struct service 
 		pr_warn("cannot create an epoll fd: %s\n", strerror(-ret));
 		goto fail;
 	}
-
-	service_mode_opts(&s->cfg, false, &eo);
+	/* The kernel engine is made with its first target, from kopts. */
 	service_mode_opts(&s->cfg, true, &s->kopts);
-	set_hooks(s, &eo, &s->user);
 	set_hooks(s, &s->kopts, &s->kernel);
-
 	service_sink_opts(s, &s->cfg, &so);
 	ret = sinks__open(&so, &s->sinks);
-	if (ret)
-		goto fail;
-	ret = filter__copy(&s->filter, &s->cfg.filter);
-	if (ret)
-		goto fail;
-	ret = engine__open(&eo, &s->user.e);
 	if (!ret)
-		ret = engine__start(s->user.e);
-	if (ret)
-		goto fail;
-	if (epoll_ctl(s->epfd, EPOLL_CTL_ADD, engine__epoll_fd(s->user.e), &ev)) {
-		ret = -errno;
-		pr_warn("cannot poll the ring buffer: %s\n", strerror(-ret));
-		goto fail;
-	}
-	ret = add_config_targets(s, &s->cfg, err, sizeof(err));
-	if (ret < 0) {
-		pr_warn("%s: %s\n", o->config_path, err);
-		goto fail;
-	}
-	for (size_t i = 0; i < s->cfg.nr_watches; i++) {
-		ret = service_add_watch(s, &s->cfg.watches[i], 0, true, err, sizeof(err));
-		if (ret < 0) {
-			pr_warn("%s: %s\n", o->config_path, err);
-			goto fail;
-		}
-	}
-	ret = push_filter(s);
+		ret = filter__copy(&s->filter, &s->cfg.filter);
+	if (!ret)
+		ret = open_user_engine(s);
+	if (!ret)
+		ret = add_config_targets(s, &s->cfg);
+	if (!ret)
+		ret = push_filter(s);
 	if (ret)
 		goto fail;
 	*out = s;
