@@ -43,8 +43,15 @@ json set 'null' set skip_watch 7
 json probe_add '{"id":2,"sites":4}' probe add user "$SCN/data_race"
 KCSAND_TEST_ITERS=100000000 start_target "$SCN/mutex_protected"
 sleep 0.5
-json watch_add '{"id":1,"pid":N,"slot":0}' watch add counter --pid "$TPID"
-json watch_list '{"slots":4,"slots_in_use":{"user":1,"kernel":0},"watches":[{"id":1,"kind":"user","spec":"counter","pid":N,"object":"'"$SCN"'/mutex_protected","state":"armed","slot":0,"addr":"A","len":8,"events":N,"remaining_s":-1,"from_config":false}]}' watch list
+# A watch where debug registers trap; elsewhere its refusal, as a JSON error.
+if why=$("$SCN/../tools/hw_traps"); then
+	json watch_add '{"id":1,"pid":N,"slot":0}' watch add counter --pid "$TPID"
+	json watch_list '{"slots":4,"slots_in_use":{"user":1,"kernel":0},"watches":[{"id":1,"kind":"user","spec":"counter","pid":N,"object":"'"$SCN"'/mutex_protected","state":"armed","slot":0,"addr":"A","len":8,"events":N,"remaining_s":-1,"from_config":false}]}' watch list
+elif [[ -n $why ]]; then
+	json watch_add_refused '{"error":"watch counter: '"$why"'"}' watch add counter --pid "$TPID"
+else
+	fail hw_traps "$SCN/../tools/hw_traps did not run (make scenario-programs)"
+fi
 printf 'BUG: KCSAN: data-race in a/b / "c"\nBUG: KCSAN: data-race in a/b / "c"\n' >"$TMP/log"
 json summarize '[{"count":2,"title":"BUG: KCSAN: data-race in a/b / \"c\""}]' summarize "$TMP/log"
 finish
