@@ -425,14 +425,64 @@ static int add_watch(struct service *s, const struct watch_args *a, FILE *out, b
 	return 0;
 }
 
-static int exec(struct service *s, const struct ctl_request *r, FILE *out, char *err,
-		size_t errlen)
+/* probe add user|kernel, probe remove, probe list. */
+static int exec_probe(struct service *s, const struct ctl_request *r, FILE *out, char *err,
+		      size_t errlen)
 {
 	char specs[CTL_MAX_LINE + 1];
 	struct config_target t;
 	struct probe *p;
+
+	switch (r->op) {
+	case CTL_PROBE_ADD_USER:
+		t = (struct config_target){ (char *)r->binary, (char *)r->functions, r->pid };
+		return add_probe(s, &t, out, r->json, err, errlen);
+	case CTL_PROBE_ADD_KERNEL:
+		if (kernel_target(r, specs, sizeof(specs), &t)) {
+			snprintf(err, errlen, "probe add kernel: specs too long");
+			return -E2BIG;
+		}
+		return add_probe(s, &t, out, r->json, err, errlen);
+	case CTL_PROBE_REMOVE:
+		p = service_find_probe(s, r->id);
+		if (!p) {
+			snprintf(err, errlen, "no probe %u", r->id);
+			return -ENOENT;
+		}
+		service_remove_probe(s, p);
+		return 0;
+	default:
+		print_probes(s, out, r->json);
+		return 0;
+	}
+}
+
+/* watch add, watch remove, watch list. */
+static int exec_watch(struct service *s, const struct ctl_request *r, FILE *out, char *err,
+		      size_t errlen)
+{
 	struct watch *w;
 
+	switch (r->op) {
+	case CTL_WATCH_ADD:
+		return add_watch(s, &r->watch, out, r->json, err, errlen);
+	case CTL_WATCH_REMOVE:
+		w = service_find_watch(s, r->id);
+		if (!w) {
+			snprintf(err, errlen, "no watch %u", r->id);
+			return -ENOENT;
+		}
+		service_remove_watch(s, w);
+		return 0;
+	default:
+		service_print_watches(s, out, r->json);
+		return 0;
+	}
+}
+
+static int exec(struct service *s, const struct ctl_request *r, FILE *out, char *err,
+		size_t errlen)
+{
 	switch (r->op) {
 	case CTL_ON:
 	case CTL_OFF:
@@ -461,38 +511,14 @@ static int exec(struct service *s, const struct ctl_request *r, FILE *out, char 
 		service_set_param(s, r->param, r->value);
 		return 0;
 	case CTL_PROBE_ADD_USER:
-		t = (struct config_target){ (char *)r->binary, (char *)r->functions, r->pid };
-		return add_probe(s, &t, out, r->json, err, errlen);
 	case CTL_PROBE_ADD_KERNEL:
-		if (kernel_target(r, specs, sizeof(specs), &t)) {
-			snprintf(err, errlen, "probe add kernel: specs too long");
-			return -E2BIG;
-		}
-		return add_probe(s, &t, out, r->json, err, errlen);
 	case CTL_PROBE_REMOVE:
-		p = service_find_probe(s, r->id);
-		if (!p) {
-			snprintf(err, errlen, "no probe %u", r->id);
-			return -ENOENT;
-		}
-		service_remove_probe(s, p);
-		return 0;
 	case CTL_PROBE_LIST:
-		print_probes(s, out, r->json);
-		return 0;
+		return exec_probe(s, r, out, err, errlen);
 	case CTL_WATCH_ADD:
-		return add_watch(s, &r->watch, out, r->json, err, errlen);
 	case CTL_WATCH_REMOVE:
-		w = service_find_watch(s, r->id);
-		if (!w) {
-			snprintf(err, errlen, "no watch %u", r->id);
-			return -ENOENT;
-		}
-		service_remove_watch(s, w);
-		return 0;
 	case CTL_WATCH_LIST:
-		service_print_watches(s, out, r->json);
-		return 0;
+		return exec_watch(s, r, out, err, errlen);
 	case CTL_REPORTS:
 		print_recent(s, out, r->json);
 		return r->follow ? CTL_EXEC_FOLLOW : 0;
