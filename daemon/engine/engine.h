@@ -61,6 +61,7 @@ void engine_opts__set(struct engine_opts *o, const struct param_desc *p, unsigne
 /* The value of parameter p in o (its mode's default, right after engine_opts__init). */
 unsigned int engine_opts__get(const struct engine_opts *o, const struct param_desc *p);
 
+/* An engine with options o (copied), nothing loaded yet: add targets, then engine__start(). */
 int engine__open(const struct engine_opts *o, struct engine **out);
 /*
  * Load the BPF object, attach the process-tracking tracepoints and probe
