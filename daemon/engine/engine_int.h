@@ -77,6 +77,12 @@ static inline uint64_t probe_off(const struct site *s)
 	return s->file_off + s->desc.probe_delta;
 }
 
+/*
+ * Remove the probes of every user object whose file changed on disk since
+ * it was decoded (target_obj__changed), before anything attaches again.
+ */
+void engine_drop_changed(struct engine *e);
+
 /* engine_arm.c */
 /*
  * Replace the uprobe_multi link in *slot with one on the sites of eo set
