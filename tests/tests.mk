@@ -123,7 +123,7 @@ $(OUT)/tests/daemon/%: tests/daemon/%.c
 # tests/kcsanctl-usage.sh does not).  Each prints ok/FAIL lines and a total.
 DAEMON_TESTS := tests/kcsanctl-usage.sh tests/daemon-config.sh tests/daemon-control.sh \
 		tests/daemon-sinks.sh tests/daemon-pid.sh tests/daemon-detach.sh \
-		tests/daemon-watch.sh tests/daemon-faults.sh
+		tests/daemon-watch.sh tests/daemon-faults.sh tests/daemon-group.sh
 
 daemon-tests: all $(DAEMON_TEST_BINS) $(OUT)/tests/scenarios/mutex_protected \
 	      $(OUT)/tests/shlib/shlib_race
