@@ -134,4 +134,53 @@ kill "$slow" 2>/dev/null
 kill -TERM "$DPID"; timeout 10 tail --pid="$DPID" -f /dev/null || kill -KILL "$DPID"
 wait "$DPID" 2>/dev/null; DPID=
 
+# --- Threads that exit while their execute breakpoints (hot turns) or
+# hardware watchpoints (escalations) are armed: the program's own status,
+# never a signal (SIGTRAP: 133), and each run really armed what it tests.
+CHURN=$TB/churn
+summary_value() { grep -o "$1: [0-9]*" "$2" | tail -1 | awk '{ print $2 }'; }
+esc_bad= turn_bad= esc_armed=0 turns=0
+for ((i = 0; i < ${KCSAND_TEST_CHURN_RUNS:-1}; i++)); do
+	timeout 300 "$CTL" run --functions 'reader*,pace' --param overhead_budget=100 -- \
+		"$CHURN" 6 3000 >"$TMP/churn.out" 2>&1
+	rc=$?
+	[[ $rc == 0 || $rc == 66 ]] || esc_bad+=" $rc"
+	esc_armed=$((esc_armed + $(summary_value hw_watchpoints_armed "$TMP/churn.out")))
+	timeout 300 "$CTL" run --functions 'reader*,pace' --param overhead_budget=10 \
+		--param sampler_warmup_cpu_ms=0 --param sampler_period_ms=50 \
+		--param sampler_turn_ms=5 -- "$CHURN" 200 300000 >"$TMP/churn.out" 2>&1
+	rc=$?
+	[[ $rc == 0 || $rc == 66 ]] || turn_bad+=" $rc"
+	turns=$((turns + $(summary_value hot_turns_one_thread "$TMP/churn.out")))
+done
+if [[ -z $esc_bad ]] && ((esc_armed > 0)); then ok churn_escalations_no_signal
+else fail churn_escalations_no_signal "status 0 or 66 and watchpoints armed ($esc_armed), got:$esc_bad"; fi
+if [[ -z $turn_bad ]] && ((turns > 0)); then ok churn_hot_turns_no_signal
+else fail churn_hot_turns_no_signal "status 0 or 66 and hot turns on one thread ($turns), got:$turn_bad"; fi
+
+# --- The target killed while a watchpoint stalls it: kcsanctl ends with the
+# target's status, prints its summary, and leaves no BPF program behind.
+first_prog=$("$SRC_DIR"/tests/bpf-leaks.py --max-id)
+"$CTL" run --param udelay_task=100000 --param skip_watch=0 -- "$RACES" >"$TMP/stall.out" 2>&1 &
+ctl=$!
+for ((i = 0; i < 100; i++)); do
+	tgt=$(pgrep -P "$ctl" -x two_races) && grep -q . /proc/"$tgt"/maps 2>/dev/null && break
+	sleep 0.1
+done
+sleep 2
+kill -KILL "$tgt"
+timeout 30 tail --pid="$ctl" -f /dev/null
+wait "$ctl"; rc=$?
+if [[ $rc == 137 ]] && grep -qE '^kcsand: [0-9]+ reports?, .*setup_watchpoints: [1-9]' "$TMP/stall.out"
+then ok killed_in_stall_clean_exit
+else fail killed_in_stall_clean_exit "exit 137 and a summary with watchpoints set, got $rc: $(tail -2 "$TMP/stall.out")"; fi
+# Only this build's programs (the kcsand.bpf.c skeleton's): other work on the
+# machine loads kcsand_* programs of other families.
+ours=$(grep -o 'struct bpf_program \*kcsand_[a-z_0-9]*;' "$BUILD"/kcsand.skel.h |
+       sed 's/.*\*\(.*\);/\1/' | cut -c1-15 | sort -u)
+left=$("$SRC_DIR"/tests/bpf-leaks.py "$first_prog" | awk 'NR == FNR { o[$1]; next } $2 in o' \
+       <(echo "$ours") -)
+if [[ -z $left ]]; then ok killed_in_stall_nothing_left
+else fail killed_in_stall_nothing_left "no BPF program left, got: $left"; fi
+
 finish
