@@ -791,6 +791,11 @@ int engine__poll(struct engine *e, int timeout_ms)
 		engine_process_report(e, &e->queue[i]);
 	e->nr_queued = 0;
 	engine_drop_changed(e);
+	/* After the reports queued so far: their processes' maps were needed until now. */
+	if (engine_now_ns() - e->swept_ns >= SYM_SWEEP_NS) {
+		symbolizer__forget_exited(e->sym);
+		e->swept_ns = engine_now_ns();
+	}
 	if (e->sampler)
 		sampler__tick(e->sampler);
 	hwbp__tick(e->hw);
