@@ -47,7 +47,12 @@ $(OUT)/tests/demo/%: tests/demo/%.c
 	@mkdir -p $(@D)
 	$(SCENARIO_CC) $(SCENARIO_CFLAGS) $< -o $@
 
-scenario-programs: $(SCENARIO_BINS) $(DEMO_BINS)
+# Whether debug registers trap here: the runners pick needs=hwbp or needs=nohwbp cases by it.
+$(OUT)/tests/tools/%: tests/tools/%.c $(LIB)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $< $(LIB) $(LDLIBS) -o $@
+
+scenario-programs: $(SCENARIO_BINS) $(DEMO_BINS) $(OUT)/tests/tools/hw_traps
 
 # Runs every case of every scenario under kcsanctl (needs root).
 scenario-tests: scenario-programs $(OUT)/kcsanctl
@@ -130,7 +135,7 @@ SOAK_CHECK_S	?= 75
 SOAK_PROGRAMS	:= $(patsubst %,$(OUT)/tests/scenarios/%,plain_write_vs_read rmw_array \
 		   mutex_protected c11_acquire_release thread_private)
 
-daemon-tests: all $(DAEMON_TEST_BINS) $(OUT)/tests/scenarios/mutex_protected \
+daemon-tests: all $(DAEMON_TEST_BINS) $(OUT)/tests/scenarios/mutex_protected $(OUT)/tests/tools/hw_traps \
 	      $(OUT)/tests/shlib/shlib_race $(SOAK_PROGRAMS)
 	@fail=0; for t in $(DAEMON_TESTS); do echo "== $$t"; $$t $(OUT) || fail=1; done; \
 	echo "== tests/soak/user-soak.sh ($(SOAK_CHECK_S) s)"; \
