@@ -19,6 +19,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include "engine/engine.h"
 #include "kcsanctl.h"
@@ -406,6 +407,33 @@ static pid_t spawn_gated(const char *path, char **argv, int *gate_w)
 	return pid;
 }
 
+/*
+ * Does the next byte written to fd start a line?  The program shares
+ * kcsanctl's stdout and stderr, and its output need not end in a newline.
+ * A regular file tells by its last byte; a pipe or a terminal cannot tell,
+ * so there the answer is no, and the summary may follow an empty line.
+ */
+static bool at_line_start(int fd)
+{
+	char name[64], last = 0;
+	struct stat st;
+	int rd;
+
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode))
+		return false;
+	if (!st.st_size)
+		return true;
+	/* fd is open for writing only: read through a descriptor of our own. */
+	snprintf(name, sizeof(name), "/proc/self/fd/%d", fd);
+	rd = open(name, O_RDONLY | O_CLOEXEC);
+	if (rd < 0)
+		return false;
+	if (pread(rd, &last, 1, st.st_size - 1) != 1)
+		last = 0;
+	close(rd);
+	return last == '\n';
+}
+
 static double now_s(void)
 {
 	struct timespec ts;
@@ -564,6 +592,10 @@ static void run_loop(struct run *r)
 	}
 	/* Reports of the last moments are still in the ring buffer. */
 	engine__poll(r->e, 0);
+	/* A line of its own, so that grep '^kcsand:' finds it. */
+	fflush(stderr);
+	if (!at_line_start(STDERR_FILENO))
+		fputc('\n', stderr);
 	engine__print_summary(r->e, stderr);
 }
 

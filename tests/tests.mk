@@ -128,11 +128,18 @@ $(OUT)/tests/daemon/%: tests/daemon/%.c
 # tests/kcsanctl-usage.sh does not).  Each prints ok/FAIL lines and a total.
 DAEMON_TESTS := tests/kcsanctl-usage.sh tests/daemon-config.sh tests/daemon-control.sh \
 		tests/daemon-sinks.sh tests/daemon-pid.sh tests/daemon-detach.sh \
-		tests/daemon-watch.sh tests/daemon-json.sh
+		tests/daemon-watch.sh tests/daemon-json.sh tests/daemon-faults.sh tests/daemon-group.sh
+
+# The user-mode soak, short: SOAK_CHECK_S seconds (tests/soak/user-soak.sh runs 600).
+SOAK_CHECK_S	?= 75
+SOAK_PROGRAMS	:= $(patsubst %,$(OUT)/tests/scenarios/%,plain_write_vs_read rmw_array \
+		   mutex_protected c11_acquire_release thread_private)
 
 daemon-tests: all $(DAEMON_TEST_BINS) $(OUT)/tests/scenarios/mutex_protected $(OUT)/tests/tools/hw_traps \
 	      $(OUT)/tests/scenarios/data_race \
-	      $(OUT)/tests/shlib/shlib_race
-	@fail=0; for t in $(DAEMON_TESTS); do echo "== $$t"; $$t $(OUT) || fail=1; done; exit $$fail
+	      $(OUT)/tests/shlib/shlib_race $(SOAK_PROGRAMS)
+	@fail=0; for t in $(DAEMON_TESTS); do echo "== $$t"; $$t $(OUT) || fail=1; done; \
+	echo "== tests/soak/user-soak.sh ($(SOAK_CHECK_S) s)"; \
+	tests/soak/user-soak.sh $(OUT) $(SOAK_CHECK_S) || fail=1; exit $$fail
 
 .PHONY: daemon-tests

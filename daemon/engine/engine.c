@@ -286,6 +286,19 @@ static void detach_object(struct eobj *eo)
 	eo->attached = false;
 }
 
+void engine_drop_changed(struct engine *e)
+{
+	for (size_t i = 0; i < e->nr_objs; i++) {
+		struct eobj *eo = &e->objs[i];
+
+		if (eo->kernel || eo->removed || !target_obj__changed(eo->obj))
+			continue;
+		detach_object(eo);
+		eo->removed = true;
+		target_obj__release(eo->obj);
+	}
+}
+
 static int attach_object(struct engine *e, struct eobj *eo)
 {
 	int err;
@@ -753,6 +766,12 @@ int engine__poll(struct engine *e, int timeout_ms)
 	for (size_t i = 0; i < e->nr_queued; i++)
 		engine_process_report(e, &e->queue[i]);
 	e->nr_queued = 0;
+	engine_drop_changed(e);
+	/* After the reports queued so far: their processes' maps were needed until now. */
+	if (engine_now_ns() - e->swept_ns >= SYM_SWEEP_NS) {
+		symbolizer__forget_exited(e->sym);
+		e->swept_ns = engine_now_ns();
+	}
 	if (e->sampler)
 		sampler__tick(e->sampler);
 	hwbp__tick(e->hw);

@@ -59,12 +59,16 @@ struct engine {
 	struct hwbp *hw;		/* after load */
 	char system[160];
 
+	uint64_t swept_ns;		/* the symbolizer last forgot exited processes */
 	double decode_ms;		/* for -v and the bench */
 	unsigned long nr_reports;
 	unsigned long suppressed_dedup;
 	unsigned long suppressed_no_change;
 	unsigned long suppressed_filter;
 };
+
+/* How often the symbolizer forgets the processes that exited. */
+#define SYM_SWEEP_NS	(10 * 1000000000ull)
 
 uint64_t engine_now_ns(void);
 /* The site a cookie names, and its object; NULL for a cookie not handed out. */
@@ -76,6 +80,12 @@ static inline uint64_t probe_off(const struct site *s)
 {
 	return s->file_off + s->desc.probe_delta;
 }
+
+/*
+ * Remove the probes of every user object whose file changed on disk since
+ * it was decoded (target_obj__changed), before anything attaches again.
+ */
+void engine_drop_changed(struct engine *e);
 
 /* engine_arm.c */
 /*

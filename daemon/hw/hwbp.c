@@ -25,6 +25,7 @@
 #include <unistd.h>
 #include <linux/hw_breakpoint.h>
 #include <linux/perf_event.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -556,14 +557,20 @@ int hwbp_resolve_symbol(pid_t pid, const char *path, bool shared, const char *na
 			uint64_t *addr, uint64_t *size)
 {
 	Elf_Scn *scn = NULL;
+	struct stat st;
 	uint64_t bias;
 	int fd, err = -ENOENT;
 	Elf *elf;
 
 	elf_version(EV_CURRENT);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* O_NONBLOCK, a regular file only: a FIFO would block the service's loop. */
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
 	if (fd < 0)
 		return -errno;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return -EINVAL;
+	}
 	elf = elf_begin(fd, ELF_C_READ, NULL);
 	if (!elf) {
 		close(fd);

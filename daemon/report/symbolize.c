@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -643,6 +644,30 @@ void symbolizer__proc_forget(struct symbolizer *s, pid_t pid)
 			return;
 		}
 	}
+}
+
+size_t symbolizer__forget_exited(struct symbolizer *s)
+{
+	size_t n = 0;
+
+	if (!s)
+		return 0;
+	for (unsigned int b = 0; b < PROC_BUCKETS; b++) {
+		struct sym_proc **pp = &s->procs[b];
+
+		while (*pp) {
+			struct sym_proc *p = *pp;
+
+			if (kill(p->pid, 0) && errno == ESRCH) {
+				*pp = p->next;
+				proc_free(p);
+				n++;
+			} else {
+				pp = &p->next;
+			}
+		}
+	}
+	return n;
 }
 
 /* Append like snprintf, keeping the running total even once buf is full. */

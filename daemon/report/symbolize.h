@@ -56,6 +56,13 @@ int symbolizer__proc_add_bias(struct symbolizer *s, pid_t pid, const char *path,
 int symbolizer__proc_lookup(struct symbolizer *s, pid_t pid, uint64_t addr, bool is_ra,
 			    struct sym_info *out);
 void symbolizer__proc_forget(struct symbolizer *s, pid_t pid);
+/*
+ * Forget the processes that have exited: a service that outlives many
+ * target processes would otherwise keep the maps of each one it reported.
+ * A late report of one of them reads what it needs again.  Returns how
+ * many were forgotten.
+ */
+size_t symbolizer__forget_exited(struct symbolizer *s);
 
 /*
  * Format as KCSAN's %pS does, "func+0xoff/0xsize", followed by " file:line"

@@ -189,14 +189,12 @@ static int add(struct xturn *x, pid_t tid, uint64_t va, uint32_t cookie)
 	return 0;
 }
 
-int xturn__arm(struct xturn *x, const char *path, uint64_t off, uint32_t cookie)
+int xturn__arm(struct xturn *x, dev_t dev, ino_t ino, uint64_t off, uint32_t cookie)
 {
 	int map = bpf_map__fd(x->skel->maps.targets), armed = 0, err;
 	__u32 key, next, *prev = NULL;
-	struct stat st;
+	struct stat st = { .st_dev = dev, .st_ino = ino };
 
-	if (stat(path, &st))
-		return -errno;
 	while (!bpf_map_get_next_key(map, prev, &next)) {
 		uint64_t va;
 		pid_t tid;

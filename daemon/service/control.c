@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -27,6 +28,8 @@ struct client {
 	size_t out_len, out_cap;
 	bool follow, follow_json;
 	bool dead;
+	bool root;		/* else a socket_group member: read-only requests */
+	time_t last;		/* CLOCK_MONOTONIC seconds of its last request byte */
 };
 
 struct ctl_server {
@@ -75,8 +78,13 @@ static int bind_socket(struct ctl_server *s, const char *path)
 		if (fd < 0)
 			return -errno;
 	}
+	/*
+	 * Created 0600 (the socket inode's mode, less the umask): nobody but
+	 * root can connect until the group is set, and only then is the group
+	 * given access.
+	 */
 	old = umask(0177);
-	err = bind(fd, (struct sockaddr *)&sa, sizeof(sa)) ? -errno : 0;
+	err = fchmod(fd, 0600) || bind(fd, (struct sockaddr *)&sa, sizeof(sa)) ? -errno : 0;
 	umask(old);
 	if (!err && s->has_group && (chown(path, 0, s->gid) || chmod(path, 0660)))
 		err = -errno;
@@ -127,30 +135,75 @@ int ctl_server__open(const char *path, const char *group, ctl_exec_fn exec, void
 	return 0;
 }
 
-/* Root, or a member of the configured group. */
-static bool peer_allowed(const struct ctl_server *s, int fd)
+enum peer_kind { PEER_DENIED, PEER_MEMBER, PEER_ROOT };
+
+/*
+ * Is gid among the groups the peer held when it connected?  Those the
+ * kernel saw (SO_PEERGROUPS), not /etc/group: a process that dropped a
+ * group has lost it, and one given a group has it.
+ */
+static bool peer_in_group(int fd, gid_t gid)
+{
+	socklen_t len = 0;
+	gid_t *groups;
+	bool in = false;
+
+	if (!getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, NULL, &len) || errno != ERANGE)
+		return false;	/* no supplementary group */
+	groups = malloc(len);
+	if (!groups)
+		return false;
+	if (!getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, groups, &len))
+		for (size_t i = 0; i < len / sizeof(*groups) && !in; i++)
+			in = groups[i] == gid;
+	free(groups);
+	return in;
+}
+
+/* Root, or a member of the configured group (read-only, see request_allowed()). */
+static enum peer_kind peer_kind(const struct ctl_server *s, int fd)
 {
 	struct ucred cr;
 	socklen_t len = sizeof(cr);
-	struct passwd *pw;
-	gid_t groups[256];
-	int n = 256;
 
 	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &len))
-		return false;
+		return PEER_DENIED;
 	if (cr.uid == 0)
+		return PEER_ROOT;
+	if (s->has_group && (cr.gid == s->gid || peer_in_group(fd, s->gid)))
+		return PEER_MEMBER;
+	return PEER_DENIED;
+}
+
+/*
+ * What a socket_group member may do: read.  Everything that probes a
+ * binary, traces a pid, adds kprobes or watches, or changes parameters,
+ * the filter or the on/off switch (all machine-wide, or reaching into
+ * other users' processes) is root's.
+ */
+static bool request_allowed(const struct client *c, enum ctl_op op)
+{
+	switch (op) {
+	case CTL_STATUS:
+	case CTL_STATS:
+	case CTL_FILTER_LIST:
+	case CTL_GET:
+	case CTL_PROBE_LIST:
+	case CTL_WATCH_LIST:
+	case CTL_REPORTS:
+	case CTL_HELP:
 		return true;
-	if (!s->has_group)
-		return false;
-	if (cr.gid == s->gid)
-		return true;
-	pw = getpwuid(cr.uid);
-	if (!pw || getgrouplist(pw->pw_name, pw->pw_gid, groups, &n) < 0)
-		return false;
-	for (int i = 0; i < n; i++)
-		if (groups[i] == s->gid)
-			return true;
-	return false;
+	default:
+		return c->root;
+	}
+}
+
+static time_t now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec;
 }
 
 static void client_flush(struct client *c)
@@ -208,14 +261,19 @@ static void accept_clients(struct ctl_server *s)
 		int fd = accept4(s->fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 		struct client *c;
 
+		enum peer_kind kind;
+
 		if (fd < 0)
 			return;
-		if (!peer_allowed(s, fd)) {
+		kind = peer_kind(s, fd);
+		if (kind == PEER_DENIED) {
 			send(fd, "error: permission denied\n", 25, MSG_NOSIGNAL | MSG_DONTWAIT);
 			close(fd);
 			continue;
 		}
-		if (s->nr_clients == CTL_MAX_CLIENTS) {
+		/* The last CTL_ROOT_CLIENTS places are root's: members cannot lock it out. */
+		if (s->nr_clients == CTL_MAX_CLIENTS ||
+		    (kind != PEER_ROOT && s->nr_clients >= CTL_MAX_CLIENTS - CTL_ROOT_CLIENTS)) {
 			send(fd, "error: too many clients\n", 24, MSG_NOSIGNAL | MSG_DONTWAIT);
 			close(fd);
 			continue;
@@ -226,6 +284,8 @@ static void accept_clients(struct ctl_server *s)
 			continue;
 		}
 		c->fd = fd;
+		c->root = kind == PEER_ROOT;
+		c->last = now_s();
 		s->clients[s->nr_clients++] = c;
 	}
 }
@@ -243,6 +303,11 @@ static void run_request(struct ctl_server *s, struct client *c, const char *line
 		client_puts(c, "error: ");
 		client_puts(c, err);
 		client_puts(c, "\n");
+		return;
+	}
+	if (!request_allowed(c, req.op)) {
+		client_puts(c, "error: permission denied: socket_group members may only read "
+			       "(status, stats, reports, get, filter list, probe list, watch list)\n");
 		return;
 	}
 	out = open_memstream(&body, &body_len);
@@ -285,6 +350,7 @@ static void client_read(struct ctl_server *s, struct client *c)
 			return;
 		}
 		c->in_len += r;
+		c->last = now_s();
 		for (size_t i = 0; i < c->in_len && !c->dead; i++) {
 			if (c->in[i] != '\n')
 				continue;
@@ -320,13 +386,22 @@ static void client_free(struct client *c)
 	free(c);
 }
 
-/* Drop dead clients, keeping the others in order. */
+/*
+ * Drop dead clients, keeping the others in order; and idle ones: a client
+ * that sent nothing for CTL_IDLE_S seconds and follows no stream only
+ * holds a place.
+ */
 static void reap(struct ctl_server *s)
 {
+	time_t now = now_s();
 	int j = 0;
 
 	for (int i = 0; i < s->nr_clients; i++) {
-		if (s->clients[i]->dead)
+		struct client *c = s->clients[i];
+
+		if (!c->follow && !c->out_len && now - c->last >= CTL_IDLE_S)
+			c->dead = true;
+		if (c->dead)
 			client_free(s->clients[i]);
 		else
 			s->clients[j++] = s->clients[i];

@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 #include "kcsand.h"
 
 /* A probe site as the daemon knows it: the BPF descriptor plus where it lives. */
@@ -110,6 +111,21 @@ struct target_obj {
 
 /* Open an ELF object; fails with a message on stderr for a non-ELF or non-x86-64 file. */
 int target_obj__open(const char *path, struct target_obj **out);
+/*
+ * Has the file changed since target_obj__open(): rewritten in place (or a
+ * writer waits on our lease), or the path now names another file or none?
+ * Says so on stderr once.  Returns 1 if so, else 0; 0 for kernel objects.
+ */
+int target_obj__changed(struct target_obj *obj);
+/* Lets a writer waiting on the file go on; call once its probes are removed. */
+void target_obj__release(struct target_obj *obj);
+/*
+ * The path to attach probes through: /proc/self/fd/N, the file decoded,
+ * whatever its path names now.  -ESTALE (said on stderr) if the file changed.
+ */
+int target_obj__attach_path(struct target_obj *obj, char *buf, size_t len);
+/* The device and inode of the file decoded; -ENOENT for kernel objects. */
+int target_obj__file_id(const struct target_obj *obj, dev_t *dev, ino_t *ino);
 /*
  * Decode the functions whose names match one of the comma-separated shell
  * globs (NULL or "" = every function) into obj->sites.
