@@ -212,7 +212,7 @@ static __always_inline int hw_take_probed(const struct kcsand_hw_slot *hs, struc
 static __always_inline int kcsand_hw_access(struct bpf_perf_event_data *ctx, int user,
 					    int in_interrupt)
 {
-	__u32 slot = (__u32)bpf_get_attach_cookie(ctx) & (KCSAND_HW_SLOTS - 1), wslot, zero = 0;
+	__u32 slot = (__u32)bpf_get_attach_cookie(ctx) & (KCSAND_HW_SLOTS - 1), wslot, wgen, zero = 0;
 	struct kcsand_hw_slot *hs = bpf_map_lookup_elem(&hw_slots, &slot);
 	struct kcsand_cpu_state *cs;
 	__u64 cur[4], old, wp;
@@ -244,8 +244,8 @@ static __always_inline int kcsand_hw_access(struct bpf_perf_event_data *ctx, int
 	/* A write-only breakpoint traps on writes; otherwise a changed value tells one. */
 	h.type = hs->mode == KCSAND_HW_ESCALATION || old != cur[0] ? KCSAND_ACCESS_WRITE : 0;
 
-	if (find_watchpoint(&h, &wslot, &wp)) {
-		found_watchpoint(&h, wslot, wp);
+	if (find_watchpoint(&h, &wslot, &wp, &wgen)) {
+		found_watchpoint(&h, wslot, wp, wgen);
 		hw_count(HW_CTR_CONSUMED);
 		return 0;
 	}

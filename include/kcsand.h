@@ -184,9 +184,10 @@ struct kcsand_params {
 };
 
 /*
- * Per-site statistics for the site sampler, one per (CPU, site): the BPF
- * side adds without atomics because a CPU only ever writes its own entries
- * (index cpu * capacity + site), and the daemon reads them through an mmap.
+ * Per-site statistics for the site sampler, one per (CPU, site): a CPU only
+ * ever writes its own entries (index cpu * capacity + site), atomically
+ * since tasks sharing a CPU may preempt each other in a uprobe program
+ * (bpf/sampler.bpf.h), and the daemon reads them through an mmap.
  * In kernel mode a disarmed site's kprobe still traps: its hits are counted
  * too (the daemon knows which periods the site was armed in), ns is not.
  */
