@@ -25,7 +25,8 @@
 #   iters          iterations per thread (KCSAND_TEST_ITERS); racy cases that stop at
 #                  the first report get many, so that a loaded machine cannot make
 #                  their threads miss each other
-#   expect=none    kcsanctl must exit 0 and print no "BUG: KCSAN:" line
+#   expect=none    kcsanctl must exit 0 and print no "BUG: KCSAN:" line, and its
+#                  summary must show sites armed and hit and watchpoints set
 #   expect=report  kcsanctl must exit 66, and one report must satisfy:
 #   title          the text after "BUG: KCSAN: " equals this exactly
 #   title_re       ... or matches this extended regex
@@ -317,6 +318,29 @@ fail() {
 	failed=$((failed + 1))
 }
 
+# positive_control OUT: a race-free case passes only if kcsand looked: its
+# summary line says sites were armed and hit, and watchpoints were set.
+# Prints what it saw (status 0) or what was missing (status 1).
+positive_control() {
+	local line sites hits armed setup
+	local re='^kcsand: [0-9]+ reports?, ([0-9]+) sites?, ([0-9]+) hits?;'
+
+	line=$(grep -E "$re" "$1" | tail -1)
+	if [[ ! $line =~ $re ]]; then
+		echo "kcsand's summary line (\"kcsand: N reports, N sites, N hits; ...\")"
+		return 1
+	fi
+	sites=${BASH_REMATCH[1]} hits=${BASH_REMATCH[2]}
+	[[ $line =~ armed_sites:\ ([0-9]+)/ ]] && armed=${BASH_REMATCH[1]}
+	[[ $line =~ setup_watchpoints:\ ([0-9]+) ]] && setup=${BASH_REMATCH[1]}
+	if [[ $sites == 0 || $hits == 0 || ${armed:-0} == 0 || ${setup:-0} == 0 ]]; then
+		echo "sites armed and hit and watchpoints set, got $sites sites, $hits hits," \
+			"armed_sites ${armed:-?}, setup_watchpoints ${setup:-?}"
+		return 1
+	fi
+	echo "$armed sites armed, $hits hits, $setup watchpoints"
+}
+
 run_case() {
 	local prog=$1 out=$TMP/$C_NAME.stderr first=$TMP/$C_NAME.first
 	local -a args pargs
@@ -357,8 +381,10 @@ run_case() {
 			fail "$out" "expected no report, got $n (first: \"${LINES[BLOCK_START[0]]}\")"
 		elif [[ $rc != 0 ]]; then
 			fail "$out" "expected exit status 0, got $rc"
+		elif ! WHY=$(positive_control "$out"); then
+			fail "$out" "expected $WHY: without it \"no report\" proves nothing"
 		else
-			echo "ok   $C_NAME  (no report, $(elapsed "$t0" "$t1") s)"
+			echo "ok   $C_NAME  (no report; $WHY; $(elapsed "$t0" "$t1") s)"
 			passed=$((passed + 1))
 		fi
 		return
