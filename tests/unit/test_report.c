@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include "test.h"
 #include "report/report.h"
+#include "engine/engine_int.h"
 
 static char *render(const struct report_view *v, int json)
 {
@@ -138,6 +139,26 @@ int main(void)
 		ASSERT_TRUE(strstr(out, "\"f\\\"q\\\\x\"") != NULL, "quotes and backslashes escaped");
 		ASSERT_TRUE(strstr(out, "\"origin\":\"unknown\"") != NULL, "origin");
 		free(out);
+	}
+	/* Issue 10, finding 10: the RCU exemption is the other thread's, as KCSAN's skip_report(). */
+	TEST(value_change_only_exempts_the_consumers_rcu) {
+		static struct report_view u;
+		static struct kcsand_report q;
+
+		q.has_other = 1;
+		q.value_change = KCSAND_VALUE_CHANGE_MAYBE;
+		u.raw = &q;
+		snprintf(u.this.func, sizeof(u.this.func), "reader");
+		snprintf(u.other.func, sizeof(u.other.func), "writer");
+		ASSERT_TRUE(engine_skip_unchanged(&u, true), "no change, no RCU: skipped");
+		ASSERT_FALSE(engine_skip_unchanged(&u, false), "report_value_change_only=0 keeps it");
+		snprintf(u.other.func, sizeof(u.other.func), "list_add_rcu");
+		ASSERT_FALSE(engine_skip_unchanged(&u, true), "the consumer in RCU code: reported");
+		snprintf(u.this.func, sizeof(u.this.func), "rcu_read_thing");
+		snprintf(u.other.func, sizeof(u.other.func), "writer");
+		ASSERT_TRUE(engine_skip_unchanged(&u, true), "the watcher in RCU code: still skipped");
+		q.value_change = KCSAND_VALUE_CHANGE_TRUE;
+		ASSERT_FALSE(engine_skip_unchanged(&u, true), "a value change is reported");
 	}
 	return test_summary();
 }
