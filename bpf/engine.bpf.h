@@ -321,6 +321,7 @@ static __always_inline void emit_report(const struct hit *h, struct slot_info *i
 		return;
 	}
 	rec->type = KCSAND_REC_REPORT;
+	rec->time_ns = bpf_ktime_get_ns();
 	rec->value_change = value_change;
 	rec->has_other = has_other;
 	rec->value_valid = value_valid;

@@ -126,6 +126,7 @@ static __always_inline void hw_send(const struct hit *h, __u32 slot, __u32 gen, 
 	rec->slot = slot;
 	rec->gen = gen;
 	rec->value_valid = 1;
+	rec->time_ns = now;
 	rec->value[0] = cur[0];
 	rec->value[1] = old;
 	rec->value[2] = 0;

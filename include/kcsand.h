@@ -79,6 +79,12 @@ struct kcsand_site {
 
 /* How the access was seen (struct kcsand_access::flags). */
 #define KCSAND_ACC_HWBP		(1u << 0)	/* trapped by a hardware watchpoint, after the access */
+/*
+ * Seen by an escalation's write watchpoint after the race it follows, not in
+ * the race's watch window: the next write to the address, not a partner
+ * that ran concurrently (after_us says how much later).
+ */
+#define KCSAND_ACC_LATER	(1u << 1)
 
 /* Where the access ran. */
 #define KCSAND_CTX_TASK		0
@@ -99,7 +105,7 @@ struct kcsand_access {
 	__u8 flags;		/* KCSAND_ACC_* */
 	__u8 __pad0;
 	__s32 nr_frames;	/* entries in stack[], or a negative errno */
-	__u32 __pad1;
+	__u32 after_us;		/* KCSAND_ACC_LATER: µs after the race's report was sent */
 	char comm[KCSAND_TASK_COMM_LEN];
 	__u64 stack[KCSAND_MAX_STACK];
 };
@@ -129,6 +135,7 @@ struct kcsand_report {
 	__u64 new_value[KCSAND_MAX_ACCESS / 8];
 	struct kcsand_access this;
 	struct kcsand_access other;
+	__u64 time_ns;		/* bpf_ktime_get_ns() (CLOCK_MONOTONIC) when it was sent */
 };
 
 /*
@@ -227,6 +234,7 @@ struct kcsand_hw_access {
 	__u32 slot;
 	__u32 gen;
 	__u32 value_valid;
+	__u64 time_ns;				/* bpf_ktime_get_ns() at the trap */
 	__u64 value[KCSAND_MAX_ACCESS / 8];	/* after the access */
 	struct kcsand_access acc;
 };

@@ -131,8 +131,14 @@ parse_case() {
 
 # title_funcs TITLE: the function names a report title mentions.
 #   "data-race in a / b" -> "a b";  "data-race in f+0x8/0x20" -> "f"
+#   "later write in w after data-race in r" -> "w r"
 title_funcs() {
 	local t=${1#data-race in }
+
+	if [[ $t =~ ^later\ write\ in\ ([^ ]+)\ after\ data-race\ in\ ([^ ]+)$ ]]; then
+		echo "${BASH_REMATCH[1]} ${BASH_REMATCH[2]}"
+		return
+	fi
 
 	if [[ $t == *" / "* ]]; then
 		if [[ ${t%% / *} == "${t#* / }" ]]; then
@@ -284,7 +290,7 @@ unexpected_report() {
 	[[ $C_FUNCS_SET == 1 ]] || return 0
 	for ((k = 0; k < ${#BLOCK_START[@]}; k++)); do
 		t=${LINES[BLOCK_START[k]]#BUG: KCSAN: }
-		if [[ $t != "data-race in "* ]]; then
+		if [[ $t != "data-race in "* && $t != "later write in "* ]]; then
 			echo "$t"
 			return 0
 		fi

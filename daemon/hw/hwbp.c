@@ -439,6 +439,30 @@ int hwbp__escalate(struct hwbp *h, const struct kcsand_report *r)
 	return 0;
 }
 
+/*
+ * The debug register saw the next write, after the race's watch window
+ * closed: it did not run concurrently with the watcher, so it is told as
+ * what it is, a later write by that stack and how much later
+ * (KCSAND_ACC_LATER), never as the other side of a data race.
+ */
+void hwbp_later_write(const struct kcsand_report *race, const struct kcsand_hw_access *a,
+		      struct kcsand_report *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->type = KCSAND_REC_REPORT;
+	out->value_change = a->value[0] != a->value[1] ? KCSAND_VALUE_CHANGE_TRUE
+						       : KCSAND_VALUE_CHANGE_MAYBE;
+	out->has_other = 1;
+	out->value_valid = a->value_valid;
+	out->old_value[0] = a->value[1];
+	out->new_value[0] = a->value[0];
+	out->this = race->this;
+	out->other = a->acc;
+	out->other.flags |= KCSAND_ACC_LATER;
+	out->other.after_us = a->time_ns > race->time_ns ? (a->time_ns - race->time_ns) / 1000 : 0;
+	out->time_ns = a->time_ns;
+}
+
 int hwbp__pair(struct hwbp *h, const struct kcsand_hw_access *a, struct kcsand_report *out)
 {
 	struct hw_slot *s;
@@ -450,15 +474,7 @@ int hwbp__pair(struct hwbp *h, const struct kcsand_hw_access *a, struct kcsand_r
 		return 0;	/* re-armed since, or a watch slot */
 	if (a->acc.tid == s->watcher.this.tid && a->acc.ctx == s->watcher.this.ctx)
 		return 0;	/* the watcher's own thread: no race */
-	memset(out, 0, sizeof(*out));
-	out->type = KCSAND_REC_REPORT;
-	out->value_change = KCSAND_VALUE_CHANGE_TRUE;
-	out->has_other = 1;
-	out->value_valid = a->value_valid;
-	out->old_value[0] = a->value[1];
-	out->new_value[0] = a->value[0];
-	out->this = s->watcher.this;
-	out->other = a->acc;
+	hwbp_later_write(&s->watcher, a, out);
 	if (!s->paired_ns)
 		s->paired_ns = now_ns();
 	h->st.pairs++;

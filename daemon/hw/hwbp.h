@@ -81,11 +81,14 @@ int hwbp__slots_in_use(const struct hwbp *h);
 int hwbp_resolve_symbol(pid_t pid, const char *path, bool shared, const char *name,
 			uint64_t *addr, uint64_t *size);
 /*
- * An escalation trap's record: if it pairs with the kept watcher side,
- * fill out with a two-sided report and return 1; 0 when there is nothing
- * to report.
+ * An escalation trap's record: if it follows the race the slot was armed
+ * for (another thread's write), fill out with the later-write report
+ * (hwbp_later_write) and return 1; 0 when there is nothing to report.
  */
 int hwbp__pair(struct hwbp *h, const struct kcsand_hw_access *a, struct kcsand_report *out);
+/* The report of write a, trapped after the race of unknown origin race. */
+void hwbp_later_write(const struct kcsand_report *race, const struct kcsand_hw_access *a,
+		      struct kcsand_report *out);
 /* Retire escalations that found nothing in time; from the poll loop. */
 void hwbp__tick(struct hwbp *h);
 void hwbp__get_stats(const struct hwbp *h, struct hwbp_stats *out);

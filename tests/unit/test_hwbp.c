@@ -73,5 +73,29 @@ int main(void)
 		ASSERT_EQ(hwbp_parse_cpus("0,x", on, 8), -EINVAL, "not a number");
 		ASSERT_EQ(hwbp_parse_cpus("0-8", on, 8), -ERANGE, "beyond max");
 	}
+	/* Issue 10, finding 8: an escalation's trap is a later write, with its delay. */
+	TEST(escalation_reports_a_later_write) {
+		static struct kcsand_report race, out;
+		static struct kcsand_hw_access w;
+
+		race.this = (struct kcsand_access){ .addr = 0x4010, .size = 4, .tid = 7 };
+		race.time_ns = 5000000000ULL;
+		w.acc = (struct kcsand_access){ .addr = 0x4010, .size = 4, .tid = 8,
+						.type = KCSAND_ACCESS_WRITE, .flags = KCSAND_ACC_HWBP };
+		w.time_ns = race.time_ns + 2500000;	/* 2.5 ms later */
+		w.value_valid = 1;
+		w.value[1] = 3;		/* before the write */
+		w.value[0] = 4;		/* after it */
+		hwbp_later_write(&race, &w, &out);
+		ASSERT_TRUE(out.has_other, "both stacks");
+		ASSERT_TRUE(out.other.flags & KCSAND_ACC_LATER, "marked a later write, not a partner");
+		ASSERT_EQ(out.other.after_us, 2500, "µs between the race and the write");
+		ASSERT_EQ(out.other.tid, 8, "the writer");
+		ASSERT_EQ(out.this.tid, 7, "the race's watcher");
+		ASSERT_EQ(out.value_change, KCSAND_VALUE_CHANGE_TRUE, "the write changed the value");
+		w.value[0] = 3;
+		hwbp_later_write(&race, &w, &out);
+		ASSERT_EQ(out.value_change, KCSAND_VALUE_CHANGE_MAYBE, "a same-value write: no change");
+	}
 	return test_summary();
 }
