@@ -43,6 +43,11 @@ enum kcsand_reg {
 #define KCSAND_SITE_MARKED	(1u << 2)	/* atomic/marked: checks, never watches */
 #define KCSAND_SITE_DATA_RACE	(1u << 3)	/* data_race(): never watched, never reported */
 #define KCSAND_SITE_NOWATCH	(1u << 4)	/* filtered: check only, set no watchpoint */
+/*
+ * The instruction overwrites a register of its own address (mov (%rax),%rax):
+ * after it ran, as a debug register traps, the address cannot be recomputed.
+ */
+#define KCSAND_SITE_ADDR_LOST	(1u << 5)
 
 /*
  * One probed memory-access instruction, indexed by the probe's BPF cookie.
@@ -114,6 +119,7 @@ struct kcsand_access {
 enum kcsand_rec_type {
 	KCSAND_REC_REPORT = 1,
 	KCSAND_REC_HW_ACCESS = 2,	/* struct kcsand_hw_access */
+	KCSAND_REC_HW_DECODE = 3,	/* struct kcsand_hw_decode */
 };
 
 /*
@@ -215,13 +221,36 @@ enum kcsand_hw_mode {
 	KCSAND_HW_WATCH = 2,		/* kcsanctl watch: every conflicting pair */
 };
 
-/* A slot as the daemon arms it (BPF array hw_slots, indexed by the perf link's cookie). */
+/*
+ * A slot as the daemon arms it (BPF array hw_slots, indexed by the perf link's
+ * cookie).  The debug register covers [addr, addr + len), which a variable of
+ * an odd size or alignment only part of fills: a decoded access outside
+ * [var_addr, var_addr + var_len) is a neighbour's, and is dropped.
+ */
 struct kcsand_hw_slot {
 	__u64 addr;
 	__u32 len;		/* 1, 2, 4 or 8 */
 	__u32 mode;		/* enum kcsand_hw_mode */
 	__u32 gen;		/* bumped at every re-arm: stale traps are dropped */
+	__u32 var_len;
+	__u64 var_addr;
+};
+
+/*
+ * The instruction before a user-mode trap's ip (the access: a debug register
+ * traps after it), decoded by the daemon on request (KCSAND_REC_HW_DECODE)
+ * into the BPF hash hw_insns; a value of size 0 says it could not be.
+ */
+struct kcsand_hw_insn_key {
+	__u32 pid;		/* thread-group id */
 	__u32 __pad;
+	__u64 next_ip;		/* the trap's ip */
+};
+
+struct kcsand_hw_decode {
+	__u32 type;		/* KCSAND_REC_HW_DECODE */
+	__u32 pid;
+	__u64 next_ip;
 };
 
 /*

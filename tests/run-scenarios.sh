@@ -35,7 +35,7 @@
 #   access         an extended regex that must match a line of the report;
 #                  several access= keys must match different lines
 #   log_re         an extended regex some line of kcsanctl's output must match
-#                  (its summary line, say)
+#                  (its summary line, say); with expect=none too
 #   value_changed  yes: the report has a "value changed: 0x.. -> 0x.." line;
 #                  no: it has none
 #   needs          hwbp: runs only where user-mode debug registers trap;
@@ -427,6 +427,8 @@ run_case() {
 			fail "$out" "expected exit status 0, got $rc"
 		elif ! WHY=$(positive_control "$out"); then
 			fail "$out" "expected $WHY: without it \"no report\" proves nothing"
+		elif [[ -n $C_LOG_RE ]] && ! grep -qE -- "$C_LOG_RE" "$out"; then
+			fail "$out" "expected a line matching /$C_LOG_RE/ in kcsanctl's output"
 		else
 			echo "ok   $C_NAME  (no report; $WHY; $(elapsed "$t0" "$t1") s)"
 			passed=$((passed + 1))
