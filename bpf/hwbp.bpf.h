@@ -308,6 +308,7 @@ static __always_inline int kcsand_hw_access(struct bpf_perf_event_data *ctx, int
 	h.in_interrupt = in_interrupt;
 	h.user = user;
 	h.acc_flags = KCSAND_ACC_HWBP;
+	h.every = 0;
 	if (sample_value(&h, cur))
 		return 0;
 	old = __sync_lock_test_and_set(&hw_last_value[slot & (KCSAND_HW_SLOTS - 1)], cur[0]);
