@@ -25,7 +25,8 @@
 #   iters          iterations per thread (KCSAND_TEST_ITERS); racy cases that stop at
 #                  the first report get many, so that a loaded machine cannot make
 #                  their threads miss each other
-#   expect=none    kcsanctl must exit 0 and print no "BUG: KCSAN:" line
+#   expect=none    kcsanctl must exit 0 and print no "BUG: KCSAN:" line, and its
+#                  summary must show sites armed and hit and watchpoints set
 #   expect=error   kcsanctl must exit 2, print no report, and print a line
 #                  matching log_re (the reason)
 #   expect=report  kcsanctl must exit 66, and one report must satisfy:
@@ -34,7 +35,7 @@
 #   access         an extended regex that must match a line of the report;
 #                  several access= keys must match different lines
 #   log_re         an extended regex some line of kcsanctl's output must match
-#                  (its summary line, say)
+#                  (its summary line, say); with expect=none too
 #   value_changed  yes: the report has a "value changed: 0x.. -> 0x.." line;
 #                  no: it has none
 #   needs          hwbp: runs only where user-mode debug registers trap;
@@ -150,8 +151,14 @@ parse_case() {
 
 # title_funcs TITLE: the function names a report title mentions.
 #   "data-race in a / b" -> "a b";  "data-race in f+0x8/0x20" -> "f"
+#   "later write in w after data-race in r" -> "w r"
 title_funcs() {
 	local t=${1#data-race in }
+
+	if [[ $t =~ ^later\ write\ in\ ([^ ]+)\ after\ data-race\ in\ ([^ ]+)$ ]]; then
+		echo "${BASH_REMATCH[1]} ${BASH_REMATCH[2]}"
+		return
+	fi
 
 	if [[ $t == *" / "* ]]; then
 		if [[ ${t%% / *} == "${t#* / }" ]]; then
@@ -308,7 +315,7 @@ unexpected_report() {
 	[[ $C_FUNCS_SET == 1 ]] || return 0
 	for ((k = 0; k < ${#BLOCK_START[@]}; k++)); do
 		t=${LINES[BLOCK_START[k]]#BUG: KCSAN: }
-		if [[ $t != "data-race in "* ]]; then
+		if [[ $t != "data-race in "* && $t != "later write in "* ]]; then
 			echo "$t"
 			return 0
 		fi
@@ -340,6 +347,29 @@ fail() {
 		echo "    (no output on stderr)"
 	fi
 	failed=$((failed + 1))
+}
+
+# positive_control OUT: a race-free case passes only if kcsand looked: its
+# summary line says sites were armed and hit, and watchpoints were set.
+# Prints what it saw (status 0) or what was missing (status 1).
+positive_control() {
+	local line sites hits armed setup
+	local re='^kcsand: [0-9]+ reports?, ([0-9]+) sites?, ([0-9]+) hits?;'
+
+	line=$(grep -E "$re" "$1" | tail -1)
+	if [[ ! $line =~ $re ]]; then
+		echo "kcsand's summary line (\"kcsand: N reports, N sites, N hits; ...\")"
+		return 1
+	fi
+	sites=${BASH_REMATCH[1]} hits=${BASH_REMATCH[2]}
+	[[ $line =~ armed_sites:\ ([0-9]+)/ ]] && armed=${BASH_REMATCH[1]}
+	[[ $line =~ setup_watchpoints:\ ([0-9]+) ]] && setup=${BASH_REMATCH[1]}
+	if [[ $sites == 0 || $hits == 0 || ${armed:-0} == 0 || ${setup:-0} == 0 ]]; then
+		echo "sites armed and hit and watchpoints set, got $sites sites, $hits hits," \
+			"armed_sites ${armed:-?}, setup_watchpoints ${setup:-?}"
+		return 1
+	fi
+	echo "$armed sites armed, $hits hits, $setup watchpoints"
 }
 
 run_case() {
@@ -395,8 +425,12 @@ run_case() {
 			fail "$out" "expected no report, got $n (first: \"${LINES[BLOCK_START[0]]}\")"
 		elif [[ $rc != 0 ]]; then
 			fail "$out" "expected exit status 0, got $rc"
+		elif ! WHY=$(positive_control "$out"); then
+			fail "$out" "expected $WHY: without it \"no report\" proves nothing"
+		elif [[ -n $C_LOG_RE ]] && ! grep -qE -- "$C_LOG_RE" "$out"; then
+			fail "$out" "expected a line matching /$C_LOG_RE/ in kcsanctl's output"
 		else
-			echo "ok   $C_NAME  (no report, $(elapsed "$t0" "$t1") s)"
+			echo "ok   $C_NAME  (no report; $WHY; $(elapsed "$t0" "$t1") s)"
 			passed=$((passed + 1))
 		fi
 		return

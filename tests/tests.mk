@@ -14,8 +14,20 @@ $(OUT)/tests/unit/symindex_fixture.so: tests/unit/fixtures/symindex_a.c tests/un
 	$(CC) -O1 -g -fPIC -shared $^ -o $@
 $(OUT)/tests/unit/test_symindex: $(OUT)/tests/unit/symindex_fixture.so
 
-unit: $(UNIT_BINS)
-	@fail=0; for t in $(UNIT_BINS); do $$t || fail=1; done; exit $$fail
+# The engine's watchpoint protocol, step by step through BPF_PROG_TEST_RUN
+# (tests/engine/; needs root).
+ENGINE_TEST := $(OUT)/tests/engine/test_engine
+$(OUT)/tests/engine/engine_test.bpf.o: tests/engine/engine_test.bpf.c tests/engine/engine_test.h $(wildcard bpf/*.h) \
+				       include/kcsand.h vmlinux.h | $(DEPS_STAMP)
+	@mkdir -p $(@D)
+	$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+$(OUT)/tests/engine/engine_test.skel.h: $(OUT)/tests/engine/engine_test.bpf.o
+	$(BPFTOOL) gen skeleton $< > $@
+$(ENGINE_TEST): tests/engine/test_engine.c tests/engine/engine_test.h $(OUT)/tests/engine/engine_test.skel.h tests/unit/test.h
+	$(CC) $(CFLAGS) -Itests/unit -Itests/engine -I$(OUT)/tests/engine $< -lbpf -lelf -lz -o $@
+
+unit: $(UNIT_BINS) $(ENGINE_TEST)
+	@fail=0; for t in $(UNIT_BINS) $(ENGINE_TEST); do $$t || fail=1; done; exit $$fail
 
 # End-to-end scenarios (tests/scenarios/*.c) and the README demo
 # (tests/demo/*.c): small pthread programs that kcsanctl runs.  They are

@@ -598,6 +598,10 @@ static int on_event(void *ctx, void *data, size_t len)
 	struct kcsand_report paired;
 
 	/* A hardware watchpoint's trap: a report once paired with its escalation. */
+	if (len >= sizeof(struct kcsand_hw_decode) && rec->type == KCSAND_REC_HW_DECODE) {
+		hwbp__decode(e->hw, e->sym, data);
+		return 0;
+	}
 	if (len >= sizeof(struct kcsand_hw_access) && rec->type == KCSAND_REC_HW_ACCESS) {
 		if (!hwbp__pair(e->hw, data, &paired))
 			return 0;
@@ -955,6 +959,10 @@ void engine__print_summary(struct engine *e, FILE *out)
 			hs.no_slot, hs.unarmable, hs.open_failed);
 		if (e->opts.kernel)
 			fprintf(out, " hw_probed: %llu", (unsigned long long)hs.probed);
+		else
+			fprintf(out, " hw_decoded: %lu hw_undecoded: %llu hw_outside: %llu",
+				hs.decoded, (unsigned long long)hs.undecoded,
+				(unsigned long long)hs.outside);
 	}
 	fputc('\n', out);
 }

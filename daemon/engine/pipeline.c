@@ -143,6 +143,21 @@ static bool rcu_exempt(const char *func)
 	return strstr(func, "rcu_") || strstr(func, "_rcu") || strstr(func, "_srcu");
 }
 
+/*
+ * KCSAN's skip_report(): with report_value_change_only, a known-origin pair
+ * whose value did not change is dropped, unless the other thread (the one
+ * that consumed the watchpoint, whose access the value change is about) is
+ * in RCU code.  The exemption looks at the consumer's top frame, not the
+ * watcher's.
+ */
+bool engine_skip_unchanged(const struct report_view *v, bool value_change_only)
+{
+	const struct kcsand_report *r = v->raw;
+
+	return r->has_other && r->value_change == KCSAND_VALUE_CHANGE_MAYBE && value_change_only &&
+	       !rcu_exempt(v->other.func);
+}
+
 void engine_process_report(struct engine *e, const struct kcsand_report *r)
 {
 	static struct report_view v;	/* large: keep it off the stack */
@@ -158,8 +173,7 @@ void engine_process_report(struct engine *e, const struct kcsand_report *r)
 	if (r->has_other)
 		symbolize_side(e, &r->other, &v.other);
 
-	if (r->has_other && r->value_change == KCSAND_VALUE_CHANGE_MAYBE &&
-	    e->opts.params.v[PARAM_REPORT_VALUE_CHANGE_ONLY] && !rcu_exempt(v.this.func)) {
+	if (engine_skip_unchanged(&v, e->opts.params.v[PARAM_REPORT_VALUE_CHANGE_ONLY])) {
 		e->suppressed_no_change++;
 		return;
 	}

@@ -32,6 +32,7 @@
 #include "hwbp.h"
 #include "sites/kcore.h"
 #include "sites/ksyms.h"
+#include "report/symbolize.h"
 #include "kcsand.skel.h"
 #include "util/print.h"
 
@@ -361,11 +362,13 @@ static int sweep_threads(struct hwbp *h, int i)
 }
 
 /* The slot's BPF entry first, so that the first trap finds it; then the threads. */
-static int arm(struct hwbp *h, int i, pid_t pid, uint64_t addr, unsigned int len,
-	       enum kcsand_hw_mode mode)
+/* Arm slot i: the debug register on [addr, addr + len), for the variable [var, var + var_len). */
+static int arm(struct hwbp *h, int i, pid_t pid, uint64_t addr, unsigned int len, uint64_t var,
+	       unsigned int var_len, enum kcsand_hw_mode mode)
 {
 	struct hw_slot *s = &h->s[i];
-	struct kcsand_hw_slot bs = { .addr = addr, .len = len, .mode = mode, .gen = ++h->gen };
+	struct kcsand_hw_slot bs = { .addr = addr, .len = len, .mode = mode, .gen = ++h->gen,
+				     .var_addr = var, .var_len = var_len };
 	__u32 key = i;
 	int err;
 
@@ -441,7 +444,8 @@ int hwbp__escalate(struct hwbp *h, const struct kcsand_report *r)
 		h->st.no_slot++;
 		return -ENOSPC;
 	}
-	if (arm(h, i, h->kernel ? -1 : (pid_t)a->pid, addr, len, KCSAND_HW_ESCALATION))
+	if (arm(h, i, h->kernel ? -1 : (pid_t)a->pid, addr, len, a->addr, a->size,
+		KCSAND_HW_ESCALATION))
 		return -EIO;
 	h->s[i].until_ns = now_ns() + HW_ESCALATION_MS * 1000000ull;
 	h->s[i].watcher = *r;
@@ -450,6 +454,30 @@ int hwbp__escalate(struct hwbp *h, const struct kcsand_report *r)
 				"%zu %s, armed in %.1f ms\n", i, addr, len, h->s[i].n,
 			h->kernel ? "CPUs" : "threads", (now_ns() - h->s[i].armed_ns) / 1e6);
 	return 0;
+}
+
+/*
+ * The debug register saw the next write, after the race's watch window
+ * closed: it did not run concurrently with the watcher, so it is told as
+ * what it is, a later write by that stack and how much later
+ * (KCSAND_ACC_LATER), never as the other side of a data race.
+ */
+void hwbp_later_write(const struct kcsand_report *race, const struct kcsand_hw_access *a,
+		      struct kcsand_report *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->type = KCSAND_REC_REPORT;
+	out->value_change = a->value[0] != a->value[1] ? KCSAND_VALUE_CHANGE_TRUE
+						       : KCSAND_VALUE_CHANGE_MAYBE;
+	out->has_other = 1;
+	out->value_valid = a->value_valid;
+	out->old_value[0] = a->value[1];
+	out->new_value[0] = a->value[0];
+	out->this = race->this;
+	out->other = a->acc;
+	out->other.flags |= KCSAND_ACC_LATER;
+	out->other.after_us = a->time_ns > race->time_ns ? (a->time_ns - race->time_ns) / 1000 : 0;
+	out->time_ns = a->time_ns;
 }
 
 int hwbp__pair(struct hwbp *h, const struct kcsand_hw_access *a, struct kcsand_report *out)
@@ -463,15 +491,7 @@ int hwbp__pair(struct hwbp *h, const struct kcsand_hw_access *a, struct kcsand_r
 		return 0;	/* re-armed since, or a watch slot */
 	if (a->acc.tid == s->watcher.this.tid && a->acc.ctx == s->watcher.this.ctx)
 		return 0;	/* the watcher's own thread: no race */
-	memset(out, 0, sizeof(*out));
-	out->type = KCSAND_REC_REPORT;
-	out->value_change = KCSAND_VALUE_CHANGE_TRUE;
-	out->has_other = 1;
-	out->value_valid = a->value_valid;
-	out->old_value[0] = a->value[1];
-	out->new_value[0] = a->value[0];
-	out->this = s->watcher.this;
-	out->other = a->acc;
+	hwbp_later_write(&s->watcher, a, out);
 	if (!s->paired_ns)
 		s->paired_ns = now_ns();
 	h->st.pairs++;
@@ -704,7 +724,7 @@ int hwbp__watch(struct hwbp *h, pid_t pid, const char *path, const char *spec)
 		h->st.no_slot++;
 		return -ENOSPC;
 	}
-	err = arm(h, i, h->kernel ? -1 : pid, bp_addr, bp_len, KCSAND_HW_WATCH);
+	err = arm(h, i, h->kernel ? -1 : pid, bp_addr, bp_len, addr, len, KCSAND_HW_WATCH);
 	if (!err && kcsand_verbose && h->kernel)
 		pr_warn("watching %s at 0x%" PRIx64 " (%u bytes) on %zu CPUs\n",
 			spec, bp_addr, bp_len, h->s[i].n);
@@ -750,6 +770,33 @@ void hwbp__get_stats(const struct hwbp *h, struct hwbp_stats *out)
 	out->consumed = h->skel->bss->hw_counters[1];
 	out->watchers = h->skel->bss->hw_counters[3];
 	out->probed = h->skel->bss->hw_counters[4];
+	out->outside = h->skel->bss->hw_counters[5];
+	out->undecoded = h->skel->bss->hw_counters[6];
+}
+
+void hwbp__decode(struct hwbp *h, struct symbolizer *sym, const struct kcsand_hw_decode *rq)
+{
+	struct kcsand_hw_insn_key key = { .pid = rq->pid, .next_ip = rq->next_ip };
+	struct kcsand_site site = {};
+	struct sym_info si;
+	int err = -ENOENT;
+
+	if (!h || h->kernel)
+		return;
+	if (!symbolizer__proc_lookup(sym, rq->pid, rq->next_ip, false, &si) && si.module)
+		err = hw_insn_before(si.module, si.mod_vaddr, &site);
+	if (kcsand_verbose && err)
+		fprintf(stderr, "kcsand: hardware watchpoint: the access before 0x%llx in %u: not "
+				"decoded (%s), the debug register's range stands in\n",
+			(unsigned long long)rq->next_ip, rq->pid, strerror(-err));
+	else if (kcsand_verbose)
+		fprintf(stderr, "kcsand: hardware watchpoint: the access before 0x%llx in %u: %s of "
+				"%u bytes%s\n", (unsigned long long)rq->next_ip, rq->pid,
+			site.flags & KCSAND_SITE_WRITE ? "write" : "read", site.size,
+			site.flags & KCSAND_SITE_ADDR_LOST ? " (its address registers overwritten: "
+							     "the debug register's range stands in)" : "");
+	bpf_map_update_elem(bpf_map__fd(h->skel->maps.hw_insns), &key, &site, BPF_ANY);
+	h->st.decoded++;
 }
 
 void hwbp__free(struct hwbp *h)

@@ -31,6 +31,10 @@ int report_title(const struct report_view *v, char *buf, size_t len)
 
 	if (!v->raw->has_other)
 		return snprintf(buf, len, "data-race in %s", v->this.top);
+	/* Not a pair: the write an escalation caught after a race of unknown origin. */
+	if (report_is_later_write(v->raw))
+		return snprintf(buf, len, "later write in %s after data-race in %s", v->other.func,
+				v->this.func);
 	/* KCSAN orders the two functions lexicographically for stable titles. */
 	a = v->other.func;
 	b = v->this.func;
@@ -54,11 +58,13 @@ static void access_who(const struct kcsand_access *acc, char *who, size_t len)
 
 static void print_access_line(FILE *out, const char *prefix, const struct kcsand_access *acc)
 {
-	char who[32];
+	char who[32], when[64] = "";
 
 	access_who(acc, who, sizeof(who));
-	fprintf(out, "%s%s to 0x%016" PRIx64 " of %u bytes by %s on cpu %u:\n", prefix,
-		report_access_type(acc->type), (uint64_t)acc->addr, acc->size, who, acc->cpu);
+	if (acc->flags & KCSAND_ACC_LATER)
+		snprintf(when, sizeof(when), ", %.3f ms after the race below", acc->after_us / 1e3);
+	fprintf(out, "%s%s to 0x%016" PRIx64 " of %u bytes by %s on cpu %u%s:\n", prefix,
+		report_access_type(acc->type), (uint64_t)acc->addr, acc->size, who, acc->cpu, when);
 }
 
 static void print_stack(FILE *out, const struct report_side *s)
@@ -85,7 +91,8 @@ int report_print_text(const struct report_view *v, FILE *out)
 		print_access_line(out, "", &r->other);
 		print_stack(out, &v->other);
 		fprintf(out, "\n");
-		print_access_line(out, "", me);
+		print_access_line(out, report_is_later_write(r) ? "race at unknown origin, with " : "",
+				  me);
 	} else {
 		print_access_line(out, "race at unknown origin, with ", me);
 	}
@@ -173,7 +180,10 @@ int report_print_json(const struct report_view *v, FILE *out)
 
 	report_title(v, title, sizeof(title));
 	json__add(o, "title", json__string(title));
-	json__add(o, "origin", json__string(r->has_other ? "known" : "unknown"));
+	json__add(o, "origin", json__string(report_is_later_write(r) ? "later_write"
+					    : r->has_other ? "known" : "unknown"));
+	if (report_is_later_write(r))
+		json__add(o, "after_us", json_object_new_int64(r->other.after_us));
 	if (r->has_other)
 		json_object_array_add(acc, json_access(&v->other));
 	json_object_array_add(acc, json_access(&v->this));

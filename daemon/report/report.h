@@ -34,6 +34,15 @@ struct report_view {
 	const char *system;			/* footer tail, e.g. "kcsand 0.1.0 (user) 6.18.44" */
 };
 
+/*
+ * An escalation's report: the race's watcher and the next write to its
+ * address, seen later by a debug register; not a concurrent pair.
+ */
+static inline bool report_is_later_write(const struct kcsand_report *r)
+{
+	return r->has_other && (r->other.flags & KCSAND_ACC_LATER);
+}
+
 /* "read", "write (marked)", "read-write", ... as KCSAN's get_access_type(). */
 const char *report_access_type(unsigned int type);
 /* The title after "BUG: KCSAN: ", e.g. "data-race in reader / writer". */
