@@ -16,6 +16,7 @@ static const char *const reason_names[MARK_REASON_COUNT] = {
 	[MARK_NONE] = "plain",
 	[MARK_LOCK_PREFIX] = "lock prefix",
 	[MARK_XCHG] = "xchg",
+	[MARK_CAS_LOOP] = "cas loop read",
 	[MARK_INLINE_ACCESSOR] = "inline accessor",
 	[MARK_QUALIFIER] = "qualifier",
 	[MARK_SOURCE_MACRO] = "source macro",
