@@ -32,7 +32,8 @@
 #   access         an extended regex that must match a line of the report;
 #                  several access= keys must match different lines
 #   log_re         an extended regex some line of kcsanctl's output must match
-#                  (its summary line, say)
+#                  (its summary line, say; with expect=none too: a positive
+#                  control); several log_re= keys must each match
 #   value_changed  yes: the report has a "value changed: 0x.. -> 0x.." line;
 #                  no: it has none
 #   funcs          the functions any report may name (white-space separated);
@@ -65,7 +66,8 @@ failed=0
 CASE_NAME=() CASE_PROG=() CASE_LINE=()
 
 # Fields of the case being parsed or run (parse_case sets them).
-C_NAME= C_ARGS= C_PARGS= C_ITERS= C_EXPECT= C_TITLE= C_TITLE_RE= C_VC= C_FUNCS= C_FUNCS_SET=0 C_LOG_RE=
+C_NAME= C_ARGS= C_PARGS= C_ITERS= C_EXPECT= C_TITLE= C_TITLE_RE= C_VC= C_FUNCS= C_FUNCS_SET=0
+C_LOG_RE=()
 C_ACCESS=()
 PARSE_ERR=
 
@@ -76,7 +78,8 @@ parse_case() {
 	local key val
 
 	s=${s%%\*/*}
-	C_NAME= C_ARGS= C_PARGS= C_ITERS= C_EXPECT= C_TITLE= C_TITLE_RE= C_VC= C_FUNCS= C_FUNCS_SET=0 C_LOG_RE=
+	C_NAME= C_ARGS= C_PARGS= C_ITERS= C_EXPECT= C_TITLE= C_TITLE_RE= C_VC= C_FUNCS= C_FUNCS_SET=0
+	C_LOG_RE=()
 	C_ACCESS=()
 	PARSE_ERR=
 	while [[ $s =~ $re ]]; do
@@ -98,7 +101,7 @@ parse_case() {
 		access) C_ACCESS+=("$val") ;;
 		value_changed) C_VC=$val ;;
 		funcs) C_FUNCS=$val C_FUNCS_SET=1 ;;
-		log_re) C_LOG_RE=$val ;;
+		log_re) C_LOG_RE+=("$val") ;;
 		*) PARSE_ERR="unknown key '$key'"; return 1 ;;
 		esac
 	done
@@ -300,6 +303,17 @@ unexpected_report() {
 	done
 }
 
+# log_matches OUT: every log_re matches a line of OUT; sets WHY to the first that does not.
+log_matches() {
+	local re
+
+	for re in "${C_LOG_RE[@]}"; do
+		WHY=$re
+		grep -qE -- "$re" "$1" || return 1
+	done
+	return 0
+}
+
 fail() {
 	local out=$1 n
 
@@ -357,6 +371,8 @@ run_case() {
 			fail "$out" "expected no report, got $n (first: \"${LINES[BLOCK_START[0]]}\")"
 		elif [[ $rc != 0 ]]; then
 			fail "$out" "expected exit status 0, got $rc"
+		elif ! log_matches "$out"; then
+			fail "$out" "expected a line matching /$WHY/ in kcsanctl's output"
 		else
 			echo "ok   $C_NAME  (no report, $(elapsed "$t0" "$t1") s)"
 			passed=$((passed + 1))
@@ -400,8 +416,8 @@ run_case() {
 		fail "$out" "expected reports naming only: $C_FUNCS, got \"BUG: KCSAN: $extra\""
 		return
 	fi
-	if [[ -n $C_LOG_RE ]] && ! grep -qE -- "$C_LOG_RE" "$out"; then
-		fail "$out" "expected a line matching /$C_LOG_RE/ in kcsanctl's output"
+	if ! log_matches "$out"; then
+		fail "$out" "expected a line matching /$WHY/ in kcsanctl's output"
 		return
 	fi
 	echo "ok   $C_NAME  (first report after $(elapsed "$t0" "$(cat "$first")") s," \

@@ -17,10 +17,16 @@
 /* Stack slots a loaded value may pass through (gcc -O1 spills it). */
 #define CAS_SLOTS	4
 
+/* A stack slot: [rsp+disp], or [rbp+disp] in a frame. */
+struct cas_slot {
+	ZydisRegister base;
+	int64_t disp;
+};
+
 /* Where the loaded value is: registers (by largest enclosing) and stack slots. */
 struct cas_flow {
 	bool reg[ZYDIS_REGISTER_MAX_VALUE + 1];
-	int64_t slot[CAS_SLOTS];
+	struct cas_slot slot[CAS_SLOTS];
 	int nslot;
 };
 
@@ -63,47 +69,53 @@ static bool is_move(ZydisMnemonic m)
 	}
 }
 
-/* The stack slot [rsp+disp] an operand names, if it names one. */
-static bool stack_slot(const ZydisDecodedOperand *op, int64_t *disp)
+/* The stack slot an operand names, if it names one. */
+static bool stack_slot(const ZydisDecodedOperand *op, struct cas_slot *sl)
 {
-	if (op->type != ZYDIS_OPERAND_TYPE_MEMORY || reg64(op->mem.base) != ZYDIS_REGISTER_RSP ||
-	    op->mem.index != ZYDIS_REGISTER_NONE)
+	if (op->type != ZYDIS_OPERAND_TYPE_MEMORY || op->mem.index != ZYDIS_REGISTER_NONE)
 		return false;
-	*disp = op->mem.disp.has_displacement ? op->mem.disp.value : 0;
-	return true;
+	sl->base = reg64(op->mem.base);
+	sl->disp = op->mem.disp.has_displacement ? op->mem.disp.value : 0;
+	return sl->base == ZYDIS_REGISTER_RSP || sl->base == ZYDIS_REGISTER_RBP;
 }
 
-static int slot_find(const struct cas_flow *f, int64_t disp)
+static int slot_find(const struct cas_flow *f, const struct cas_slot *sl)
 {
 	for (int i = 0; i < f->nslot; i++)
-		if (f->slot[i] == disp)
+		if (f->slot[i].base == sl->base && f->slot[i].disp == sl->disp)
 			return i;
 	return -1;
 }
 
 static bool holds(const struct cas_flow *f, const ZydisDecodedOperand *op)
 {
-	int64_t d;
+	struct cas_slot sl;
 
 	if (op->type == ZYDIS_OPERAND_TYPE_REGISTER)
 		return f->reg[reg64(op->reg.value)];
-	return stack_slot(op, &d) && slot_find(f, d) >= 0;
+	return stack_slot(op, &sl) && slot_find(f, &sl) >= 0;
 }
 
 static void set(struct cas_flow *f, const ZydisDecodedOperand *op, bool on)
 {
-	int64_t d;
+	struct cas_slot sl;
 	int i;
 
 	if (op->type == ZYDIS_OPERAND_TYPE_REGISTER) {
-		f->reg[reg64(op->reg.value)] = on;
+		ZydisRegister r = reg64(op->reg.value);
+
+		f->reg[r] = on;
+		/* Slots addressed through a register that moved are other slots now. */
+		for (i = f->nslot; i-- > 0;)
+			if (f->slot[i].base == r)
+				f->slot[i] = f->slot[--f->nslot];
 		return;
 	}
-	if (!stack_slot(op, &d))
+	if (!stack_slot(op, &sl))
 		return;
-	i = slot_find(f, d);
+	i = slot_find(f, &sl);
 	if (on && i < 0 && f->nslot < CAS_SLOTS)
-		f->slot[f->nslot++] = d;
+		f->slot[f->nslot++] = sl;
 	else if (!on && i >= 0)
 		f->slot[i] = f->slot[--f->nslot];
 }
