@@ -417,6 +417,10 @@ static int mark_kernel_object(struct engine *e, struct target_obj *obj, const st
 		fprintf(stderr, "kcsand: [kernel]: %zu sites without debug info (--kernel-debug "
 				"NAME.ko or a vmlinux): only lock prefixes and the marks file mark "
 				"them\n", ks.no_debug);
+	if (ks.module_nowatch)
+		fprintf(stderr, "kcsand: [kernel]: %zu plain sites of modules without debug info "
+				"are never watched: any may be a device register (readl), whose "
+				"value kcsand must not read again\n", ks.module_nowatch);
 	if (ks.not_found)
 		fprintf(stderr, "kcsand: [kernel]: %zu sites in functions the debug file does "
 				"not have (another build?)\n", ks.not_found);

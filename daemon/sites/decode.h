@@ -31,6 +31,7 @@ enum mark_reason {
 	MARK_QUALIFIER,		/* static target is an _Atomic or volatile object */
 	MARK_SOURCE_MACRO,	/* READ_ONCE(), atomic_load_explicit(), data_race() ... */
 	MARK_MARKS_FILE,	/* named in the marks file (--marks) */
+	MARK_IO_ACCESSOR,	/* inside readl/writel/ioread* ...: MMIO, never watched */
 	MARK_REASON_COUNT,
 };
 
