@@ -14,7 +14,7 @@
 #
 #   /* kcsand-test: name=NAME [args="..."] [prog_args="..."] expect=report|none
 #      [title="..."] [title_re="..."] [funcs="..."] [access="RE"]... [value_changed=yes|no]
-#      [log_re="RE"] */
+#      [frames_re="RE"] [log_re="RE"] */
 #
 # (all on one line).  Values are either "double-quoted" (no double quote
 # inside) or a single word.
@@ -31,6 +31,8 @@
 #   title_re       ... or matches this extended regex
 #   access         an extended regex that must match a line of the report;
 #                  several access= keys must match different lines
+#   frames_re      an extended regex every stack line (" frame") of every report
+#                  must match
 #   log_re         an extended regex some line of kcsanctl's output must match
 #                  (its summary line, say; with expect=none too: a positive
 #                  control); several log_re= keys must each match
@@ -66,7 +68,7 @@ failed=0
 CASE_NAME=() CASE_PROG=() CASE_LINE=()
 
 # Fields of the case being parsed or run (parse_case sets them).
-C_NAME= C_ARGS= C_PARGS= C_ITERS= C_EXPECT= C_TITLE= C_TITLE_RE= C_VC= C_FUNCS= C_FUNCS_SET=0
+C_NAME= C_ARGS= C_PARGS= C_ITERS= C_EXPECT= C_TITLE= C_TITLE_RE= C_VC= C_FUNCS= C_FUNCS_SET=0 C_FRAMES_RE=
 C_LOG_RE=()
 C_ACCESS=()
 PARSE_ERR=
@@ -79,6 +81,7 @@ parse_case() {
 
 	s=${s%%\*/*}
 	C_NAME= C_ARGS= C_PARGS= C_ITERS= C_EXPECT= C_TITLE= C_TITLE_RE= C_VC= C_FUNCS= C_FUNCS_SET=0
+	C_FRAMES_RE=
 	C_LOG_RE=()
 	C_ACCESS=()
 	PARSE_ERR=
@@ -102,6 +105,7 @@ parse_case() {
 		value_changed) C_VC=$val ;;
 		funcs) C_FUNCS=$val C_FUNCS_SET=1 ;;
 		log_re) C_LOG_RE+=("$val") ;;
+		frames_re) C_FRAMES_RE=$val ;;
 		*) PARSE_ERR="unknown key '$key'"; return 1 ;;
 		esac
 	done
@@ -303,6 +307,21 @@ unexpected_report() {
 	done
 }
 
+# bad_frame: the first stack line of a report that frames_re does not match, or "".
+bad_frame() {
+	local k j
+
+	[[ -n $C_FRAMES_RE ]] || return 0
+	for ((k = 0; k < ${#BLOCK_START[@]}; k++)); do
+		for ((j = BLOCK_START[k] + 1; j < BLOCK_END[k]; j++)); do
+			if [[ ${LINES[j]} == " "* && ! ${LINES[j]} =~ $C_FRAMES_RE ]]; then
+				echo "${LINES[j]}"
+				return 0
+			fi
+		done
+	done
+}
+
 # log_matches OUT: every log_re matches a line of OUT; sets WHY to the first that does not.
 log_matches() {
 	local re
@@ -414,6 +433,11 @@ run_case() {
 	extra=$(unexpected_report)
 	if [[ -n $extra ]]; then
 		fail "$out" "expected reports naming only: $C_FUNCS, got \"BUG: KCSAN: $extra\""
+		return
+	fi
+	extra=$(bad_frame)
+	if [[ -n $extra ]]; then
+		fail "$out" "expected every stack line to match /$C_FRAMES_RE/, got \"$extra\""
 		return
 	fi
 	if ! log_matches "$out"; then
