@@ -10,7 +10,10 @@ disassembles them with objdump, takes the function to end at its last
 instruction that is not int3 or nop padding, and prints on stderr one line
 per memory-access instruction kcsand should probe:
     kcore-sites: FUNC+0xOFF [rbp]
-then execs PROBE_CMD with the rest of the arguments.  It shares nothing with
+and how many int3s lie inside the function (`ret; int3...` patched from
+`jmp __x86_return_thunk`, with code after them), saves the bytes to
+$KCSAN_VM_OUT/kcore-FUNC.bin, then execs PROBE_CMD with the rest of the
+arguments.  It shares nothing with
 kcsand's decoder (Zydis, reachability of branch targets): the two counts
 are compared by tests/vm/core-kernel.sh.
 """
@@ -77,7 +80,8 @@ def sites(code):
             insns.append((int(m.group(1), 16), m.group(2).strip()))
     while insns and PADDING.match(insns[-1][1]):
         insns.pop()
-    yield None, sum(1 for _, t in insns if re.match(r'^ret', t))
+    # int3s inside the function: a patched `ret; int3...` with code after it.
+    yield None, sum(1 for _, t in insns if t == 'int3')
     for off, text in insns:
         ops = text.split(None, 1)[1] if ' ' in text else ''
         if NON_ACCESS.match(text) or UNENCODABLE.search(text):
@@ -100,9 +104,14 @@ def main():
             print('kcore-sites: %s: not in /proc/kallsyms' % name, file=sys.stderr)
             continue
         addr, size = ext[name]
-        for off, rbp in sites(kcore_read(addr, size)):
+        code = kcore_read(addr, size)
+        # The bytes, for decoding them again on the host (kcsan-vm's run directory).
+        if os.environ.get('KCSAN_VM_OUT'):
+            with open(os.path.join(os.environ['KCSAN_VM_OUT'], 'kcore-%s.bin' % name), 'wb') as f:
+                f.write(code)
+        for off, rbp in sites(code):
             if off is None:
-                print('kcore-sites: %s returns %d' % (name, rbp), file=sys.stderr)
+                print('kcore-sites: %s inner int3 %d' % (name, rbp), file=sys.stderr)
                 continue
             print('kcore-sites: %s+0x%x%s' % (name, off, ' rbp' if rbp else ''), file=sys.stderr)
     sys.stderr.flush()
