@@ -28,6 +28,7 @@ struct cas_flow {
 	bool reg[ZYDIS_REGISTER_MAX_VALUE + 1];
 	struct cas_slot slot[CAS_SLOTS];
 	int nslot;
+	bool computed;	/* an operation took the value in to make another (the new value) */
 };
 
 static bool same_address(const struct site *a, const struct site *b)
@@ -124,8 +125,20 @@ static void set(struct cas_flow *f, const ZydisDecodedOperand *op, bool on)
 static void flow_step(struct cas_flow *f, const ZydisDecodedInstruction *in,
 		      const ZydisDecodedOperand *ops)
 {
-	bool copy = is_move(in->mnemonic) && in->operand_count_visible == 2 && holds(f, &ops[1]);
+	bool move = is_move(in->mnemonic), copy = move && in->operand_count_visible == 2 &&
+					       holds(f, &ops[1]);
+	bool reads = false, writes = false;
 
+	for (int i = 0; i < in->operand_count_visible; i++) {
+		if ((ops[i].actions & ZYDIS_OPERAND_ACTION_MASK_READ) && holds(f, &ops[i]))
+			reads = true;
+		if ((ops[i].actions & ZYDIS_OPERAND_ACTION_MASK_WRITE) &&
+		    ops[i].type == ZYDIS_OPERAND_TYPE_REGISTER)
+			writes = true;
+	}
+	/* addsd, not test or cmp: the value goes into the one to be stored. */
+	if (!move && reads && writes)
+		f->computed = true;
 	for (int i = 0; i < in->operand_count; i++)
 		if (ops[i].actions & ZYDIS_OPERAND_ACTION_MASK_WRITE)
 			set(f, &ops[i], false);
@@ -169,7 +182,11 @@ static bool loops_back(const struct insn_fx *fx, size_t nfx, size_t kl, size_t k
 	return false;
 }
 
-/* Does the value loaded at kl reach rax at the cmpxchg kc, on the straight path? */
+/*
+ * Does the value loaded at kl reach rax at the cmpxchg kc, on the straight
+ * path, and go into the new value too?  A test-and-test-and-set lock's load
+ * may also reach rax (the 0 it tested), but nothing is computed from it.
+ */
 static bool feeds_cmpxchg(ZydisDecoder *dec, const uint8_t *code, const struct insn_fx *fx,
 			  size_t kl, size_t kc, const struct site *load)
 {
@@ -202,7 +219,7 @@ static bool feeds_cmpxchg(ZydisDecoder *dec, const uint8_t *code, const struct i
 			return false;
 		flow_step(&f, &in, ops);
 	}
-	return f.reg[ZYDIS_REGISTER_RAX];
+	return f.reg[ZYDIS_REGISTER_RAX] && f.computed;
 }
 
 void cas_loop_mark(ZydisDecoder *dec, const uint8_t *code, uint64_t vaddr,

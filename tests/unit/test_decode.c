@@ -816,6 +816,23 @@ static void test_shapes(void)
 		site_vec__free(&r.sites);
 	}
 
+	TEST(ttas_lock_load_is_plain) {
+		/* A test-and-test-and-set lock: the tested 0 reaches rax, but no new value. */
+		r = DECODE(0x8b, 0x05, 0x00, 0x01, 0x00, 0x00,		/* 0: mov eax,[rip+L] */
+			   0x85, 0xc0,					/* 6: test eax,eax */
+			   0x75, 0x0f,					/* 8: jne 19 */
+			   0xba, 0x01, 0x00, 0x00, 0x00,		/* a: mov edx,1 */
+			   0xf0, 0x0f, 0xb1, 0x15, 0xef, 0x00, 0x00, 0x00,
+								/* f: lock cmpxchg [rip+L],edx */
+			   0x75, 0xed,					/* 17: jne 6 */
+			   0xc3);					/* 19: ret */
+		ASSERT_EQ(r.sites.n, 2, "sites");
+		if (r.sites.n == 2)
+			ASSERT_EQ(r.sites.v[0].reason, MARK_NONE, "the lock's plain load");
+		ASSERT_EQ(r.stats.cas_loop_reads, 0, "stats.cas_loop_reads");
+		site_vec__free(&r.sites);
+	}
+
 	TEST(cas_loop_other_value_is_plain) {
 		/* The load is only tested; the cmpxchg's expected value comes from [rsi]. */
 		r = DECODE(0x48, 0x8b, 0x15, 0x00, 0x01, 0x00, 0x00,	/* 0: mov rdx,[rip+X] */
