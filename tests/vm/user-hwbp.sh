@@ -6,8 +6,7 @@
 # there tests/run-scenarios.sh runs the needs=nohwbp twin of each hardware case,
 # which checks that kcsand says so and falls back, and lists the needs=hwbp cases
 # as n/a.  This suite runs those needs=hwbp cases (escalation of a race of unknown
-# origin, --watch, hot turns on one thread), and tests/daemon-watch.sh (kcsanctl
-# watch through the service), in the QEMU guest of tests/vm/kcsan-vm,
+# origin, --watch, hot turns on one thread) in the QEMU guest of tests/vm/kcsan-vm,
 # whose emulated debug registers trap, with tests/vm/user-hwbp-steps.sh.  Checks:
 # the guest's debug registers trap (or nothing here could pass), every needs=hwbp
 # case passed, no BPF link was left, and the guest's kernel log is clean.
@@ -46,14 +45,6 @@ for name in $want; do
 done
 [ "$(cat "$out/scenarios.rc" 2>/dev/null)" = 0 ] && ok guest_scenarios_exit_0 ||
 	bad guest_scenarios_exit_0 "run-scenarios.sh exited $(cat "$out/scenarios.rc" 2>/dev/null || echo never) in the guest: $(tail -1 "$out/scenarios.txt" 2>/dev/null)"
-# The service's watches: the whole suite, not its refusal branch.
-if [ "$(cat "$out/watch.rc" 2>/dev/null)" = 0 ] && ! grep -q '^n/a ' "$out/watch.txt" &&
-   grep -Eq '^[1-9][0-9]+ passed, 0 failed$' "$out/watch.txt"; then
-	ok "guest_daemon_watch ($(tail -1 "$out/watch.txt"))"
-else
-	bad guest_daemon_watch "tests/daemon-watch.sh in the guest exited $(cat "$out/watch.rc" 2>/dev/null || echo never):"
-	grep -E '^(FAIL|n/a)|passed' "$out/watch.txt" 2>/dev/null | head -20 | sed 's/^/    /'
-fi
 if [ -f "$out/bpf-after.txt" ] && ! grep -qE 'uprobe|perf_event' "$out/bpf-after.txt"; then ok no_bpf_link_left
 else bad no_bpf_link_left "$(head -3 "$out/bpf-after.txt" 2>/dev/null | tr '\n' ';')"; fi
 no_kernel_warning "$out"
