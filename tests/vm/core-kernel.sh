@@ -52,7 +52,9 @@ sites_as_counted() {
 		got=$(sed -n "s/^kcsand: site \[kernel\] 0x[0-9a-f]* \($f+0x[0-9a-f]*\) .*/\1/p" \
 		      "$out/probe.err" | sort)
 		int3=$(sed -n "s/^kcore-sites: $f inner int3 \([0-9]*\)/\1/p" "$out/probe.err")
-		rbp=$((rbp + $(grep -c "^kcore-sites: $f+0x[0-9a-f]* rbp" "$out/probe.err")))
+		# rbp-based accesses (Debian's kernel has no frame pointers) that kcsand decoded.
+		rbp=$((rbp + $(sed -n "s/^kcore-sites: \($f+0x[0-9a-f]*\) rbp$/\1/p" "$out/probe.err" |
+			      grep -cxF -f <(echo "$got"))))
 		echo "     $f: $(echo "$want" | grep -c .) sites counted from kcore, $(echo "$got" | grep -c .) decoded, ${int3:-?} int3 inside"
 		if [ -z "$want" ] || [ "$want" != "$got" ] || [ "${int3:-0}" -lt 1 ]; then
 			bad sites_as_counted "$f: $(diff <(echo "$want") <(echo "$got") | grep '^[<>]' | head -5 | tr '\n' ' ')"
@@ -60,7 +62,7 @@ sites_as_counted() {
 		fi
 	done
 	[ $all = 0 ] && ok sites_as_counted
-	if [ $rbp -gt 0 ]; then ok rbp_sites_kept; echo "     $rbp rbp-based sites"
+	if [ $rbp -gt 0 ]; then ok rbp_sites_kept; echo "     $rbp rbp-based sites decoded"
 	else bad rbp_sites_kept "no rbp-based site in $COUNTED"; fi
 }
 sites_as_counted
