@@ -47,6 +47,15 @@ SCENARIO_BINS += $(patsubst tests/scenarios/%.cc,$(OUT)/tests/scenarios/%,$(SCEN
 DEMO_SRCS     := $(wildcard tests/demo/*.c)
 DEMO_BINS     := $(patsubst tests/demo/%.c,$(OUT)/tests/demo/%,$(DEMO_SRCS))
 
+# Built as distributions build: without frame pointers, rbp is an ordinary register.
+$(OUT)/tests/scenarios/rbp_shared_pointer: SCENARIO_CFLAGS := -O2 -g -pthread -Wall
+$(OUT)/tests/scenarios/omp_racy_nofp: SCENARIO_CFLAGS := -O2 -g -fopenmp -Wall
+# gcc's OpenMP reduction on a double: a compare-and-swap loop.
+$(OUT)/tests/scenarios/omp_reduction_double: SCENARIO_CFLAGS := -O2 -g -fopenmp -Wall
+# No DWARF: no _Atomic qualifier marks the load, only its cmpxchg loop does.
+$(OUT)/tests/scenarios/atomic_float_add: SCENARIO_CFLAGS := -O1 -fno-omit-frame-pointer -pthread \
+	-fno-trapping-math -Wall
+
 $(OUT)/tests/scenarios/%: tests/scenarios/%.c tests/scenarios/scenario.h
 	@mkdir -p $(@D)
 	$(SCENARIO_CC) $(SCENARIO_CFLAGS) $< -o $@

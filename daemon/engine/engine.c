@@ -357,13 +357,16 @@ static int register_object(struct engine *e, struct target_obj *obj, bool kernel
 
 	if (e->opts.verbose)
 		pr_warn(
-			"%s: %llu functions, %llu sites (%llu marked); skipped: %llu stack, "
-			"%llu tls, %llu unencodable\n",
+			"%s: %llu functions, %llu sites (%llu marked, %llu of them cas loop "
+			"reads); skipped: %llu stack, %llu tls, %llu unencodable, %llu locked before "
+			"a branch target\n",
 			path, (unsigned long long)obj->stats.funcs,
 			(unsigned long long)obj->stats.sites, (unsigned long long)obj->stats.marked,
+			(unsigned long long)obj->stats.cas_loop_reads,
 			(unsigned long long)obj->stats.skipped_stack,
 			(unsigned long long)obj->stats.skipped_tls,
-			(unsigned long long)obj->stats.unencodable);
+			(unsigned long long)obj->stats.unencodable,
+			(unsigned long long)obj->stats.lock_at_target);
 	if (e->skel && e->rb) {
 		err = attach_object(e, eo);
 		if (err) {
@@ -394,6 +397,10 @@ static int mark_kernel_object(struct engine *e, struct target_obj *obj, const st
 		pr_warn("[kernel]: %zu sites without debug info (--kernel-debug "
 				"NAME.ko or a vmlinux): only lock prefixes and the marks file mark "
 				"them\n", ks.no_debug);
+	if (ks.module_nowatch)
+		pr_warn("[kernel]: %zu plain sites of modules without debug info "
+				"are never watched: any may be a device register (readl), whose "
+				"value kcsand must not read again\n", ks.module_nowatch);
 	if (ks.not_found)
 		pr_warn("[kernel]: %zu sites in functions the debug file does "
 				"not have (another build?)\n", ks.not_found);

@@ -122,6 +122,17 @@ static void symbolize_side(struct engine *e, const struct kcsand_access *a, stru
 			break;
 		addrs[n++] = a->stack[i];
 	}
+	/*
+	 * Through code without frame pointers (libgomp, most distribution
+	 * libraries), the walk reads data as return addresses: the stack
+	 * ends before the first one that no call instruction precedes.
+	 */
+	for (int i = 1; i < n; i++) {
+		if (!symbolizer__proc_after_call(e->sym, a->pid, addrs[i])) {
+			n = i;
+			break;
+		}
+	}
 
 	for (int i = 0; i < n; i++) {
 		struct sym_info si;
