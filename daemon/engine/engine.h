@@ -86,6 +86,11 @@ struct engine_opts {
 	unsigned int sampler_period_ms;
 	unsigned int sampler_turn_ms;
 	bool no_marking;		/* only lock prefixes and xchg mark accesses */
+	/*
+	 * The history detector (daemon/history/) for the processes added
+	 * with engine__add_pid() while it is set: user mode only.
+	 */
+	bool history;
 };
 
 struct engine;
