@@ -556,9 +556,12 @@ static __always_inline void hb_scan(struct hb_shadow *e, struct hb_thread *t, __
 		}
 		s = (c->slot1 - 1) & (HB_SLOTS - 1);
 		if (s == me) {
-			/* Our own: a write stands for a read of the same epoch, not the reverse. */
-			if (r->own < 0 && (!(c->type & KCSAND_ACCESS_WRITE) ||
-					   (type & KCSAND_ACCESS_WRITE)))
+			/*
+			 * Our own, replaced by this access only if it stands for
+			 * it: the same bytes or more, and a write for a read.
+			 */
+			if (r->own < 0 && !(c->mask & ~mask) &&
+			    (!(c->type & KCSAND_ACCESS_WRITE) || (type & KCSAND_ACCESS_WRITE)))
 				r->own = i;
 			continue;
 		}
