@@ -678,6 +678,8 @@ int engine__load(struct engine *e)
 		bpf_program__set_autoload(skel->progs.kcsand_kprobe, false);
 		bpf_program__set_autoload(skel->progs.kcsand_hwbp_kernel, false);
 	}
+	if (e->opts.history && !e->opts.kernel)
+		history__before_load(skel, e->multi);
 	err = kcsand_bpf__load(skel);
 	if (err) {
 		fprintf(stderr, "kcsand: failed to load BPF object: %s\n", strerror(-err));
@@ -701,7 +703,7 @@ int engine__load(struct engine *e)
 	if (err)
 		return err;
 	if (e->opts.history && !e->opts.kernel) {
-		err = history__new(skel, e->opts.verbose, &e->hist);
+		err = history__new(skel, e->multi, e->opts.verbose, &e->hist);
 		if (err)
 			return err;
 	}

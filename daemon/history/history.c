@@ -17,6 +17,7 @@
 #include <bpf/libbpf.h>
 #include <Zydis/Zydis.h>
 #include "history.h"
+#include "engine/uprobe_multi.h"
 #include "kcsand.skel.h"
 
 #define HB_MAX_LIBS	64
@@ -24,16 +25,29 @@
 struct history {
 	struct kcsand_bpf *skel;
 	int verbose;
-	struct bpf_link **links;
+	bool multi;			/* uprobe_multi links (Linux 6.6+) */
+	int fds[64];			/* their fds */
+	size_t nr_fds;
+	struct bpf_link **links;	/* tracepoints, and per-probe links without uprobe_multi */
 	size_t nr_links, cap_links;
-	unsigned long functions, outlined;
+	unsigned long functions, outlined, probes;
 	char libs[256];			/* the probed libraries' names, for -v */
 };
 
 static int add_link(struct history *h, struct bpf_link *l);
 
+void history__before_load(struct kcsand_bpf *skel, bool multi)
+{
+	if (!multi)
+		return;
+	bpf_program__set_expected_attach_type(skel->progs.kcsand_hb_entry,
+					      KCSAND_BPF_TRACE_UPROBE_MULTI);
+	bpf_program__set_expected_attach_type(skel->progs.kcsand_hb_return,
+					      KCSAND_BPF_TRACE_UPROBE_MULTI);
+}
+
 /* Thread creation and exit: the clocks a new thread starts with and a join ends with. */
-int history__new(struct kcsand_bpf *skel, int verbose, struct history **out)
+int history__new(struct kcsand_bpf *skel, bool multi, int verbose, struct history **out)
 {
 	struct history *h = calloc(1, sizeof(*h));
 	struct bpf_program *progs[2] = { skel->progs.kcsand_hb_fork, skel->progs.kcsand_hb_exit };
@@ -42,6 +56,7 @@ int history__new(struct kcsand_bpf *skel, int verbose, struct history **out)
 	if (!h)
 		return -ENOMEM;
 	h->skel = skel;
+	h->multi = multi;
 	h->verbose = verbose;
 	for (int i = 0; i < 2 && !err; i++) {
 		struct bpf_link *l = bpf_program__attach(progs[i]);
@@ -74,88 +89,126 @@ static int add_link(struct history *h, struct bpf_link *l)
 	return 0;
 }
 
-static int probe_return(struct history *h, pid_t pid, const char *path, uint64_t off,
-			enum kcsand_hb_op op)
-{
-	LIBBPF_OPTS(bpf_uprobe_opts, o, .retprobe = true, .bpf_cookie = op);
-	struct bpf_program *prog = h->skel->progs.kcsand_hb_return;
-	struct bpf_link *l = bpf_program__attach_uprobe_opts(prog, pid, path, off, &o);
-	int err;
+/*
+ * The probes of one object, in three groups: function entries, function
+ * returns, and the ret instructions of a lock function whose entry
+ * uprobes refuse (glibc's pthread_spin_lock starts with `lock decl
+ * (%rdi)`; a uretprobe is set at the entry too): there eax is the result
+ * and rdi, in these few-instruction functions, still the lock.
+ */
+enum { HB_GROUP_ENTRY, HB_GROUP_RETURN, HB_GROUP_RET_INSN, HB_GROUPS };
+#define HB_MAX_PROBES	512
 
-	if (!l) {
-		err = -errno;
-		fprintf(stderr, "kcsand: history: cannot probe the return of %s+0x%llx: %s\n",
-			path, (unsigned long long)off, strerror(-err));
-		return err;
+struct batch {
+	__u64 off[HB_GROUPS][HB_MAX_PROBES];
+	__u64 cookie[HB_GROUPS][HB_MAX_PROBES];
+	size_t n[HB_GROUPS];
+};
+
+static void batch_add(struct batch *b, int g, uint64_t off, enum kcsand_hb_op op)
+{
+	if (b->n[g] < HB_MAX_PROBES) {
+		b->off[g][b->n[g]] = off;
+		b->cookie[g][b->n[g]++] = op;
 	}
-	return add_link(h, l);
 }
 
-/*
- * A lock function whose entry uprobes refuse (glibc's pthread_spin_lock
- * starts with `lock decl (%rdi)`) cannot have a uretprobe either, which
- * hijacks the return address at the entry: probe each of its ret
- * instructions instead, where eax is the result and rdi still the lock.
- */
-static int probe_rets(struct history *h, pid_t pid, const char *path, uint64_t off, size_t size)
+/* Decode the function's code: is its first instruction locked, and where are its rets? */
+static int scan_function(const char *path, uint64_t off, size_t size, bool *locked,
+			 struct batch *b)
 {
-	LIBBPF_OPTS(bpf_uprobe_opts, o, .bpf_cookie = KCSAND_HB_LOCK_RDI);
 	ZydisDecodedOperand ops[ZYDIS_MAX_OPERAND_COUNT];
 	ZydisDecodedInstruction in;
 	uint8_t code[512];
 	ZydisDecoder dec;
-	size_t n = 0;
 	ssize_t len;
-	int fd, err;
+	int fd;
 
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
-	len = pread(fd, code, size < sizeof(code) ? size : sizeof(code), off);
+	len = pread(fd, code, size && size < sizeof(code) ? size : sizeof(code), off);
 	close(fd);
 	if (len <= 0 || !ZYAN_SUCCESS(ZydisDecoderInit(&dec, ZYDIS_MACHINE_MODE_LONG_64,
 						       ZYDIS_STACK_WIDTH_64)))
 		return -EINVAL;
+	*locked = false;
 	for (ssize_t i = 0; i < len; i += in.length) {
-		struct bpf_link *l;
-
 		if (!ZYAN_SUCCESS(ZydisDecoderDecodeFull(&dec, code + i, len - i, &in, ops)))
 			break;
-		if (in.mnemonic != ZYDIS_MNEMONIC_RET)
-			continue;
-		l = bpf_program__attach_uprobe_opts(h->skel->progs.kcsand_hb_return, pid, path,
-						    off + i, &o);
-		if (!l)
-			return -errno;
-		err = add_link(h, l);
-		if (err)
-			return err;
-		n++;
+		if (i == 0) {
+			*locked = in.attributes & ZYDIS_ATTRIB_HAS_LOCK;
+			if (!*locked || !b)
+				return 0;
+		}
+		if (in.mnemonic == ZYDIS_MNEMONIC_RET)
+			batch_add(b, HB_GROUP_RET_INSN, off + i, KCSAND_HB_LOCK_RDI);
 	}
-	return n ? 0 : -ENOENT;
+	return 0;
 }
 
-/* The entry probe; a lock whose entry uprobes refuse is probed at its ret instructions. */
-static int probe_entry(struct history *h, pid_t pid, const char *path, uint64_t off,
-		       size_t size, enum kcsand_hb_op *op)
+/* Plan the probes of one sync function at file offset off. */
+static void plan_function(struct history *h, struct batch *b, const char *path, const char *name,
+			  uint64_t off, size_t size, enum kcsand_hb_op op)
 {
-	LIBBPF_OPTS(bpf_uprobe_opts, o, .bpf_cookie = *op);
-	struct bpf_link *l;
-	int err;
+	size_t before = b->n[HB_GROUP_RET_INSN];
+	bool locked = false;
 
-	l = bpf_program__attach_uprobe_opts(h->skel->progs.kcsand_hb_entry, pid, path, off, &o);
-	if (l)
-		return add_link(h, l);
-	err = -errno;
-	if (err == -524 && *op == KCSAND_HB_LOCK) {
-		err = probe_rets(h, pid, path, off, size);
-		*op = KCSAND_HB_LOCK_RDI;
-		if (!err)
-			return 0;
+	scan_function(path, off, size, &locked, NULL);
+	if (locked) {
+		if (op == KCSAND_HB_LOCK)
+			scan_function(path, off, size, &locked, b);
+		if (b->n[HB_GROUP_RET_INSN] == before)
+			fprintf(stderr, "kcsand: history: %s in %s cannot be probed (it starts "
+					"with a locked instruction): its synchronization is not "
+					"seen\n", name, path);
+		return;
 	}
-	fprintf(stderr, "kcsand: history: cannot probe %s+0x%llx: %s\n", path,
-		(unsigned long long)off, strerror(-err));
-	return err;
+	batch_add(b, HB_GROUP_ENTRY, off, op);
+	if (KCSAND_HB_HAS_RETURN(op))
+		batch_add(b, HB_GROUP_RETURN, off, op);
+}
+
+static int attach_group(struct history *h, pid_t pid, const char *path, const struct batch *b,
+			int g)
+{
+	struct bpf_program *prog = g == HB_GROUP_ENTRY ? h->skel->progs.kcsand_hb_entry :
+							 h->skel->progs.kcsand_hb_return;
+	int fd;
+
+	if (!b->n[g])
+		return 0;
+	h->probes += b->n[g];
+	if (!h->multi) {
+		/* Kernels before 6.6: one perf link per probe (slow to detach). */
+		for (size_t i = 0; i < b->n[g]; i++) {
+			LIBBPF_OPTS(bpf_uprobe_opts, o, .retprobe = g == HB_GROUP_RETURN,
+				    .bpf_cookie = b->cookie[g][i]);
+			struct bpf_link *l;
+			int err;
+
+			l = bpf_program__attach_uprobe_opts(prog, pid, path, b->off[g][i], &o);
+			err = l ? add_link(h, l) : -errno;
+			if (err)
+				goto fail;
+		}
+		return 0;
+	}
+	fd = uprobe_multi_attach_flags(bpf_program__fd(prog), path, b->off[g], b->cookie[g],
+				       b->n[g], pid,
+				       g == HB_GROUP_RETURN ? KCSAND_UPROBE_MULTI_RETURN : 0);
+	if (fd < 0 || h->nr_fds == sizeof(h->fds) / sizeof(h->fds[0])) {
+		if (fd >= 0)
+			close(fd);
+		errno = fd < 0 ? -fd : EMFILE;
+		goto fail;
+	}
+	h->fds[h->nr_fds++] = fd;
+	return 0;
+fail:
+	fprintf(stderr, "kcsand: history: cannot probe the sync functions of %s: %s\n", path,
+		strerror(errno));
+	return -errno;
 }
 
 /* The file offset of vaddr: the loadable segment holding it says where it is in the file. */
@@ -178,22 +231,29 @@ static int vaddr_to_off(Elf *elf, uint64_t vaddr, uint64_t *off)
 	return -ENOENT;
 }
 
+static bool batch_has(const struct batch *b, uint64_t off)
+{
+	for (int g = 0; g < HB_GROUPS; g++)
+		for (size_t i = 0; i < b->n[g]; i++)
+			if (b->off[g][i] == off)
+				return true;
+	return false;
+}
+
 /* A symbol table's functions that are sync functions (lib) or outlined functions (!lib). */
-static int probe_symtab(struct history *h, pid_t pid, const char *path, Elf *elf, Elf_Scn *scn,
-			bool lib, uint64_t *seen, size_t *nr_seen)
+static void plan_symtab(struct history *h, struct batch *b, const char *path, Elf *elf,
+			Elf_Scn *scn, bool lib)
 {
 	GElf_Shdr sh;
 	Elf_Data *d;
 
 	if (!gelf_getshdr(scn, &sh) || !(d = elf_getdata(scn, NULL)) || !sh.sh_entsize)
-		return 0;
+		return;
 	for (size_t i = 0; i < sh.sh_size / sh.sh_entsize; i++) {
 		enum kcsand_hb_op op;
 		const char *name;
 		uint64_t off;
 		GElf_Sym s;
-		size_t j;
-		int err;
 
 		if (!gelf_getsym(d, i, &s) || GELF_ST_TYPE(s.st_info) != STT_FUNC ||
 		    s.st_shndx == SHN_UNDEF || !s.st_value)
@@ -203,19 +263,10 @@ static int probe_symtab(struct history *h, pid_t pid, const char *path, Elf *elf
 			continue;
 		op = lib ? history_op_of(name) :
 			   history_is_outlined(name) ? KCSAND_HB_OMP_FN : KCSAND_HB_NONE;
-		if (op == KCSAND_HB_NONE || vaddr_to_off(elf, s.st_value, &off))
+		/* Versioned twins at one address (pthread_spin_lock@GLIBC_2.2.5) probed once. */
+		if (op == KCSAND_HB_NONE || vaddr_to_off(elf, s.st_value, &off) || batch_has(b, off))
 			continue;
-		/* Versioned twins (pthread_cond_wait@GLIBC_2.2.5) are other code: each probed once. */
-		for (j = 0; j < *nr_seen && seen[j] != off; j++)
-			;
-		if (j < *nr_seen || *nr_seen == 512)
-			continue;
-		seen[(*nr_seen)++] = off;
-		err = probe_entry(h, pid, path, off, s.st_size, &op);
-		if (!err && KCSAND_HB_HAS_RETURN(op) && op != KCSAND_HB_LOCK_RDI)
-			err = probe_return(h, pid, path, off, op);
-		if (err)
-			return err;
+		plan_function(h, b, path, name, off, s.st_size, op);
 		if (lib)
 			h->functions++;
 		else
@@ -224,27 +275,27 @@ static int probe_symtab(struct history *h, pid_t pid, const char *path, Elf *elf
 			fprintf(stderr, "kcsand: history: %s in %s, sync operation %d\n", name, path,
 				op);
 	}
-	return 0;
 }
 
 static int probe_object(struct history *h, pid_t pid, const char *path, Elf *elf, bool lib)
 {
-	uint64_t seen[512];
-	size_t nr_seen = 0;
+	struct batch *b = calloc(1, sizeof(*b));
 	Elf_Scn *scn = NULL;
-	int err;
+	int err = 0;
 
+	if (!b)
+		return -ENOMEM;
 	/* A library exports its sync functions; outlined functions are local symbols. */
 	while ((scn = elf_nextscn(elf, scn))) {
 		GElf_Shdr sh;
 
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != (lib ? SHT_DYNSYM : SHT_SYMTAB))
-			continue;
-		err = probe_symtab(h, pid, path, elf, scn, lib, seen, &nr_seen);
-		if (err)
-			return err;
+		if (gelf_getshdr(scn, &sh) && sh.sh_type == (lib ? SHT_DYNSYM : SHT_SYMTAB))
+			plan_symtab(h, b, path, elf, scn, lib);
 	}
-	return 0;
+	for (int g = 0; g < HB_GROUPS && !err; g++)
+		err = attach_group(h, pid, path, b, g);
+	free(b);
+	return err;
 }
 
 /* The libraries prog needs, by name, in the order found, and its run paths. */
@@ -439,7 +490,7 @@ void history__get_stats(const struct history *h, struct history_stats *out)
 	memset(out, 0, sizeof(*out));
 	for (int i = 0; i < KCSAND_HB_CTR_COUNT; i++)
 		out->ctr[i] = __atomic_load_n(&h->skel->bss->hb_counters[i], __ATOMIC_RELAXED);
-	out->probes = h->nr_links;
+	out->probes = h->probes;
 	out->functions = h->functions;
 	out->outlined = h->outlined;
 }
@@ -470,6 +521,8 @@ void history__free(struct history *h)
 {
 	if (!h)
 		return;
+	for (size_t i = 0; i < h->nr_fds; i++)
+		close(h->fds[i]);
 	for (size_t i = 0; i < h->nr_links; i++)
 		bpf_link__destroy(h->links[i]);
 	free(h->links);

@@ -20,13 +20,15 @@ struct history;
 
 struct history_stats {
 	uint64_t ctr[KCSAND_HB_CTR_COUNT];	/* the BPF side's counters */
-	unsigned long probes;			/* sync probes attached (entry and return) */
+	unsigned long probes;			/* sync probes attached (entries, returns, rets) */
 	unsigned long functions;		/* sync functions probed */
 	unsigned long outlined;			/* OpenMP outlined functions probed */
 };
 
+/* Before the BPF object is loaded: its sync probes attach through uprobe_multi links. */
+void history__before_load(struct kcsand_bpf *skel, bool multi);
 /* The detector for a loaded BPF object; it stays off until a process is added. */
-int history__new(struct kcsand_bpf *skel, int verbose, struct history **out);
+int history__new(struct kcsand_bpf *skel, bool multi, int verbose, struct history **out);
 /*
  * Probe the sync functions of the libraries prog needs (DT_NEEDED,
  * transitively, searched in DT_RUNPATH, LD_LIBRARY_PATH and the system
