@@ -58,5 +58,5 @@ int main(void)
 	return 0;
 }
 
-/* kcsand-test: name=plain_write_vs_read expect=report title="data-race in reader / writer" access="^read to 0x[0-9a-f]+ of 4 bytes by task [0-9]+ on cpu [0-9]+:$" access="^write to 0x[0-9a-f]+ of 4 bytes by task [0-9]+ on cpu [0-9]+:$" value_changed=yes */
+/* kcsand-test: name=plain_write_vs_read args="--no-history" expect=report title="data-race in reader / writer" access="^read to 0x[0-9a-f]+ of 4 bytes by task [0-9]+ on cpu [0-9]+:$" access="^write to 0x[0-9a-f]+ of 4 bytes by task [0-9]+ on cpu [0-9]+:$" value_changed=yes */
 /* kcsand-test: name=plain_write_vs_read_marks args="--marks tests/scenarios/marks/plain_write_vs_read.marks" expect=none */

@@ -54,4 +54,4 @@ int main(void)
 	return 0;
 }
 
-/* kcsand-test: name=rmw_array args="--halt-on-error" iters=2000000 expect=report title="data-race in bump / bump" access="^read-write to 0x[0-9a-f]+ of 4 bytes by task [0-9]+ on cpu [0-9]+:$" access="^read-write to 0x[0-9a-f]+ of 4 bytes by task [0-9]+ on cpu [0-9]+:$" value_changed=yes */
+/* kcsand-test: name=rmw_array args="--no-history --halt-on-error" iters=2000000 expect=report title="data-race in bump / bump" access="^read-write to 0x[0-9a-f]+ of 4 bytes by task [0-9]+ on cpu [0-9]+:$" access="^read-write to 0x[0-9a-f]+ of 4 bytes by task [0-9]+ on cpu [0-9]+:$" value_changed=yes */
