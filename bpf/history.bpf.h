@@ -245,6 +245,12 @@ static __always_inline void hb_count(enum kcsand_hb_counter c)
 	__sync_fetch_and_add(&hb_counters[c], 1);
 }
 
+/* The BPF time of the detector's work, so that -v can show it apart from the traps. */
+static __always_inline void hb_time(enum kcsand_hb_counter c, __u64 t0)
+{
+	__sync_fetch_and_add(&hb_counters[c], bpf_ktime_get_ns() - t0);
+}
+
 static __always_inline void *hb_zero_value(void)
 {
 	__u32 zero = 0;
@@ -644,10 +650,11 @@ static __always_inline void history_access(void *ctx, struct pt_regs *regs, __u3
 	struct hb_scratch *sc;
 	struct hb_thread *t;
 	__u32 zero = 0;
-	__u64 ip;
+	__u64 ip, t0;
 
 	if (!hb_traced())
 		return;
+	t0 = bpf_ktime_get_ns();
 	site = bpf_map_lookup_elem(&sites, &site_idx);
 	if (!site || (site->flags & KCSAND_SITE_DATA_RACE))
 		return;
@@ -663,6 +670,7 @@ static __always_inline void history_access(void *ctx, struct pt_regs *regs, __u3
 	sc->acc.addr = site_address(site, regs, ip);
 	if (site->flags & KCSAND_SITE_MARKED) {
 		hb_marked(t, site, sc->acc.addr);
+		hb_time(KCSAND_HB_CTR_SYNC_NS, t0);
 		return;
 	}
 	sc->acc.site_idx = site_idx;
@@ -675,6 +683,7 @@ static __always_inline void history_access(void *ctx, struct pt_regs *regs, __u3
 	/* Reported from here: the two calls' frames would not fit next to the engine's. */
 	if (hb_check(ctx, sc, t))
 		hb_report(ctx, &sc->acc, &sc->found, t->tgid, sc->now);
+	hb_time(KCSAND_HB_CTR_ACCESS_NS, t0);
 }
 
 /* Sync calls whose return is probed remember their arguments until then. */
@@ -741,7 +750,7 @@ SEC("uprobe")
 int kcsand_hb_entry(struct pt_regs *ctx)
 {
 	__u32 op = (__u32)bpf_get_attach_cookie(ctx);
-	__u64 a0 = PT_REGS_PARM1(ctx), a1 = PT_REGS_PARM2(ctx);
+	__u64 a0 = PT_REGS_PARM1(ctx), a1 = PT_REGS_PARM2(ctx), t0 = bpf_ktime_get_ns();
 	struct hb_thread *t = hb_sync_thread();
 
 	if (!t)
@@ -797,6 +806,7 @@ int kcsand_hb_entry(struct pt_regs *ctx)
 	}
 	if (KCSAND_HB_HAS_RETURN(op))
 		hb_push(t, op, a0, a1);
+	hb_time(KCSAND_HB_CTR_SYNC_NS, t0);
 	return 0;
 }
 
@@ -817,23 +827,18 @@ static __always_inline void hb_join_thread(struct hb_thread *t, __u64 pthread)
 		hb_vc_join(t->vc, o->vc);
 }
 
-SEC("uretprobe")
-int kcsand_hb_return(struct pt_regs *ctx)
+static __always_inline void hb_return(struct pt_regs *ctx, struct hb_thread *t, __u32 op)
 {
-	__u32 op = (__u32)bpf_get_attach_cookie(ctx);
 	int rc = (int)PT_REGS_RC(ctx);
-	struct hb_thread *t = hb_sync_thread();
 	__u64 a0, a1, pthread = 0;
 
-	if (!t)
-		return 0;
 	if (op == KCSAND_HB_LOCK_RDI) {
 		if (rc == 0)
 			hb_acquire(t, PT_REGS_PARM1(ctx));
-		return 0;
+		return;
 	}
 	if (hb_pop(t, op, &a0, &a1))
-		return 0;
+		return;
 	switch (op) {
 	case KCSAND_HB_LOCK:
 		if (rc == 0)
@@ -894,6 +899,19 @@ int kcsand_hb_return(struct pt_regs *ctx)
 	case KCSAND_HB_OMP_ORDERED_START:
 		hb_acquire(t, HB_OBJ_OMP_ORDERED);
 		break;
+	}
+}
+
+SEC("uretprobe")
+int kcsand_hb_return(struct pt_regs *ctx)
+{
+	__u32 op = (__u32)bpf_get_attach_cookie(ctx);
+	__u64 t0 = bpf_ktime_get_ns();
+	struct hb_thread *t = hb_sync_thread();
+
+	if (t) {
+		hb_return(ctx, t, op);
+		hb_time(KCSAND_HB_CTR_SYNC_NS, t0);
 	}
 	return 0;
 }

@@ -307,6 +307,8 @@ enum kcsand_hb_counter {
 	KCSAND_HB_CTR_NO_STACK,		/* remembered accesses whose stack was not kept */
 	KCSAND_HB_CTR_SYNC_FULL,	/* sync objects not tracked: the map was full */
 	KCSAND_HB_CTR_CONTENDED,	/* samples skipped: their shadow entry was busy */
+	KCSAND_HB_CTR_ACCESS_NS,	/* time in the BPF check of sampled accesses (traps excluded) */
+	KCSAND_HB_CTR_SYNC_NS,		/* time in the BPF programs of sync probes (traps excluded) */
 	KCSAND_HB_CTR_COUNT,
 };
 

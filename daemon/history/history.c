@@ -495,6 +495,11 @@ void history__get_stats(const struct history *h, struct history_stats *out)
 	out->outlined = h->outlined;
 }
 
+static double per(uint64_t total, uint64_t n)
+{
+	return n ? (double)total / n : 0;
+}
+
 void history__print(const struct history *h, FILE *out)
 {
 	struct history_stats st;
@@ -504,7 +509,8 @@ void history__print(const struct history *h, FILE *out)
 		     "%lu outlined functions, %llu marked accesses as acquire/release; "
 		     "%llu accesses checked, %llu shadow entries live (%llu taken over), "
 		     "%llu races found, %llu reported; %llu threads without a clock, "
-		     "%llu stacks not kept\n",
+		     "%llu stacks not kept, %llu samples skipped on a busy entry; BPF time: "
+		     "%.0f ns per checked access, %.0f ns per sync operation\n",
 		(unsigned long long)st.ctr[KCSAND_HB_CTR_SYNC_OPS], st.functions,
 		h->libs[0] ? h->libs : "none", st.outlined,
 		(unsigned long long)st.ctr[KCSAND_HB_CTR_MARKED],
@@ -514,7 +520,11 @@ void history__print(const struct history *h, FILE *out)
 		(unsigned long long)st.ctr[KCSAND_HB_CTR_RACES],
 		(unsigned long long)st.ctr[KCSAND_HB_CTR_REPORTS],
 		(unsigned long long)st.ctr[KCSAND_HB_CTR_NO_SLOT],
-		(unsigned long long)st.ctr[KCSAND_HB_CTR_NO_STACK]);
+		(unsigned long long)st.ctr[KCSAND_HB_CTR_NO_STACK],
+		(unsigned long long)st.ctr[KCSAND_HB_CTR_CONTENDED],
+		per(st.ctr[KCSAND_HB_CTR_ACCESS_NS], st.ctr[KCSAND_HB_CTR_CHECKED]),
+		per(st.ctr[KCSAND_HB_CTR_SYNC_NS],
+		    st.ctr[KCSAND_HB_CTR_SYNC_OPS] + st.ctr[KCSAND_HB_CTR_MARKED]));
 }
 
 void history__free(struct history *h)
