@@ -94,6 +94,7 @@ check: all
 	@$(MAKE) --no-print-directory lint
 	@$(MAKE) --no-print-directory unit
 	@$(MAKE) --no-print-directory scenario-tests
+	@$(MAKE) --no-print-directory history-tests
 	@$(MAKE) --no-print-directory cli-tests
 	@$(MAKE) --no-print-directory daemon-tests
 	@$(MAKE) --no-print-directory fuzz-check

@@ -325,6 +325,9 @@ static __always_inline void emit_report(const struct hit *h, struct slot_info *i
 	rec->value_change = value_change;
 	rec->has_other = has_other;
 	rec->value_valid = value_valid;
+	rec->origin = KCSAND_ORIGIN_WATCHPOINT;
+	rec->__pad = 0;
+	rec->age_ns = 0;
 	for (int i = 0; i < 4; i++) {
 		rec->old_value[i] = old[i];
 		rec->new_value[i] = cur[i];

@@ -37,6 +37,8 @@ static __always_inline int traced(void)
 	return PARAM(trace_all) || bpf_map_lookup_elem(&targets, &tgid);
 }
 
+#include "history.bpf.h"
+
 /*
  * In a uprobe the program runs before the probed instruction and ctx->ip is
  * that instruction's address; the cookie is the site index.
@@ -49,6 +51,7 @@ static __always_inline int on_user_access(struct pt_regs *ctx)
 	if (!traced() || !sampler_site_armed(site))
 		return 0;
 	t0 = bpf_ktime_get_ns();
+	history_access(ctx, ctx, site, ctx->ip);
 	kcsand_check_access(ctx, ctx, site, ctx->ip, 1, 0, 0);
 	sampler_account(site, t0);
 	return 0;
@@ -85,6 +88,7 @@ int kcsand_xbp(struct bpf_perf_event_data *ctx)
 	if (!traced())
 		return 0;
 	t0 = bpf_ktime_get_ns();
+	history_access(ctx, regs, site, regs->ip);
 	kcsand_check_access(ctx, regs, site, regs->ip, 1, 0, 1);
 	sampler_account(site, t0);
 	return 0;

@@ -76,6 +76,8 @@ void run_help(FILE *out)
 		"  --source-dir DIR      look for sources here first (marking by READ_ONCE & co.)\n"
 		"  --no-marking          mark only lock-prefixed and xchg accesses (no DWARF,\n"
 		"                        source or marks file): to measure what marking removes\n"
+		"  --no-history          only KCSAN's watchpoints: no happens-before history,\n"
+		"                        no probes on the sync functions of libc and libgomp\n"
 		"  --per-site-links      one uprobe link per site, as on kernels without\n"
 		"                        uprobe_multi (< 6.6); slow to detach\n"
 		"  --kernel              kernel mode (kprobes)\n"
@@ -174,7 +176,7 @@ struct run_args {
 enum {
 	OPT_SKIP = 256, OPT_UDELAY, OPT_FUNCS, OPT_OBJECT, OPT_PARAM, OPT_JSON, OPT_HALT,
 	OPT_PER_SITE, OPT_KERNEL, OPT_PROBE, OPT_DURATION, OPT_OUTPUT, OPT_MARKS,
-	OPT_SOURCE_DIR, OPT_KERNEL_DEBUG, OPT_BUDGET, OPT_WATCH, OPT_NO_MARKING,
+	OPT_SOURCE_DIR, OPT_KERNEL_DEBUG, OPT_BUDGET, OPT_WATCH, OPT_NO_MARKING, OPT_NO_HISTORY,
 };
 
 static const struct option run_longopts[] = {
@@ -196,6 +198,7 @@ static const struct option run_longopts[] = {
 	{ "overhead-budget", required_argument, NULL, OPT_BUDGET },
 	{ "watch", required_argument, NULL, OPT_WATCH },
 	{ "no-marking", no_argument, NULL, OPT_NO_MARKING },
+	{ "no-history", no_argument, NULL, OPT_NO_HISTORY },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
 	{},
@@ -323,6 +326,9 @@ static int parse_opt(struct run_args *a, int opt, char *arg)
 		break;
 	case OPT_NO_MARKING:
 		a->o.no_marking = true;
+		break;
+	case OPT_NO_HISTORY:
+		a->o.history = false;
 		break;
 	case 'v':
 		a->o.verbose++;
@@ -636,6 +642,8 @@ int cmd_run(int argc, char **argv)
 
 	engine_opts__init(&r.a.o, PARAM_MODE_USER);	/* the mode's defaults come with --kernel */
 	r.a.o.json = json_output;	/* kcsanctl -j run: the same as run --json */
+	/* The program starts under kcsand: every sync it does is seen (kernel mode: ignored). */
+	r.a.o.history = true;
 	if (parse_args(argc, argv, &r.a)) {
 		run_help(stderr);
 		return EXIT_USAGE;

@@ -122,6 +122,12 @@ enum kcsand_rec_type {
 	KCSAND_REC_HW_DECODE = 3,	/* struct kcsand_hw_decode */
 };
 
+/* How a report was found (struct kcsand_report::origin). */
+enum kcsand_report_origin {
+	KCSAND_ORIGIN_WATCHPOINT = 0,	/* KCSAN's protocol: the accesses overlapped a stall */
+	KCSAND_ORIGIN_HISTORY = 1,	/* the access history: not ordered by any sync seen */
+};
+
 /*
  * Outcome of a watchpoint, as KCSAN's enum kcsan_value_change: MAYBE means
  * a conflicting access was seen but the value did not change.
@@ -137,6 +143,9 @@ struct kcsand_report {
 	__u32 value_change;	/* enum kcsand_value_change */
 	__u32 has_other;	/* 0: race of unknown origin */
 	__u32 value_valid;	/* old/new were both read */
+	__u32 origin;		/* enum kcsand_report_origin */
+	__u32 __pad;
+	__u64 age_ns;		/* history: how long before `this` the `other` access ran */
 	__u64 old_value[KCSAND_MAX_ACCESS / 8];
 	__u64 new_value[KCSAND_MAX_ACCESS / 8];
 	struct kcsand_access this;
@@ -268,10 +277,88 @@ struct kcsand_hw_access {
 	struct kcsand_access acc;
 };
 
+/*
+ * The history detector (bpf/history.bpf.h, daemon/history/): happens-before
+ * over the sampled accesses, from the synchronization the target does.
+ *
+ * A sync probe's BPF cookie is one of these operations; the daemon picks
+ * it per function from what the function does (daemon/history/table.c).
+ * "acquire" joins the object's clock into the thread's, "release" joins
+ * the thread's into the object's and starts a new epoch of the thread.
+ */
+enum kcsand_hb_op {
+	KCSAND_HB_NONE = 0,
+	KCSAND_HB_LOCK,		/* return: acquire arg0 if the result is 0 */
+	KCSAND_HB_LOCK_NZ,	/* return: acquire arg0 if the result is not 0 (omp_test_lock) */
+	KCSAND_HB_LOCK_VOID,	/* return: acquire arg0 (void omp_set_lock) */
+	KCSAND_HB_UNLOCK,	/* entry: release arg0 */
+	KCSAND_HB_COND_WAIT,	/* entry: release arg1; return: acquire arg1 and arg0 */
+	KCSAND_HB_COND_SIGNAL,	/* entry: release arg0 */
+	KCSAND_HB_BARRIER,	/* entry: release arg0; return: acquire arg0 */
+	KCSAND_HB_ONCE,		/* entry: release arg0, same epoch until the return's acquire */
+	KCSAND_HB_CREATE,	/* return: remember which thread *arg0 names */
+	KCSAND_HB_JOIN,		/* return: acquire the clock of thread arg0 if the result is 0 */
+	KCSAND_HB_OMP_PARALLEL,	/* entry: release fn arg0 (a team); return: acquire the ends */
+	KCSAND_HB_OMP_TASK,	/* entry: release fn arg0 (a task) */
+	KCSAND_HB_OMP_TASKLOOP,	/* entry: as a task; return: acquire finished tasks */
+	KCSAND_HB_OMP_FN,	/* an outlined function: entry acquires its spawn, return releases */
+	KCSAND_HB_OMP_BARRIER,	/* entry: release the team barrier; return: acquire it, and tasks */
+	KCSAND_HB_OMP_TASKWAIT,	/* return: acquire finished tasks */
+	KCSAND_HB_OMP_CRIT_START, /* return: acquire the unnamed critical section */
+	KCSAND_HB_OMP_CRIT_END,	/* entry: release it */
+	KCSAND_HB_OMP_ATOMIC_START,
+	KCSAND_HB_OMP_ATOMIC_END,
+	KCSAND_HB_OMP_ORDERED_START,
+	KCSAND_HB_OMP_ORDERED_END,
+	/*
+	 * A lock whose first instruction carries a lock prefix, which uprobes
+	 * refuse (glibc's pthread_spin_lock): probed at its return only,
+	 * where rdi still holds arg0 in these few-instruction functions.
+	 */
+	KCSAND_HB_LOCK_RDI,
+	KCSAND_HB_OP_COUNT,
+};
+
+/* Every sync function is probed at its entry; these also at their return. */
+#define KCSAND_HB_RET_OPS						\
+	((1u << KCSAND_HB_LOCK) | (1u << KCSAND_HB_LOCK_NZ) |		\
+	 (1u << KCSAND_HB_LOCK_VOID) | (1u << KCSAND_HB_COND_WAIT) |	\
+	 (1u << KCSAND_HB_BARRIER) | (1u << KCSAND_HB_ONCE) |		\
+	 (1u << KCSAND_HB_CREATE) | (1u << KCSAND_HB_JOIN) |		\
+	 (1u << KCSAND_HB_OMP_PARALLEL) | (1u << KCSAND_HB_OMP_TASKLOOP) |	\
+	 (1u << KCSAND_HB_OMP_FN) | (1u << KCSAND_HB_OMP_BARRIER) |	\
+	 (1u << KCSAND_HB_OMP_TASKWAIT) | (1u << KCSAND_HB_OMP_CRIT_START) |	\
+	 (1u << KCSAND_HB_OMP_ATOMIC_START) | (1u << KCSAND_HB_OMP_ORDERED_START) |	\
+	 (1u << KCSAND_HB_LOCK_RDI))
+#define KCSAND_HB_HAS_RETURN(op) ((op) < 32 && (KCSAND_HB_RET_OPS >> (op)) & 1)
+
+/* Counters of the history detector (.bss hb_counters[]). */
+enum kcsand_hb_counter {
+	KCSAND_HB_CTR_SYNC_OPS,		/* sync operations traced (probe hits) */
+	KCSAND_HB_CTR_CHECKED,		/* sampled plain accesses checked against the shadow */
+	KCSAND_HB_CTR_MARKED,		/* marked accesses taken as acquire/release */
+	KCSAND_HB_CTR_SHADOW_LIVE,	/* shadow entries claimed (never freed during a run) */
+	KCSAND_HB_CTR_SHADOW_EVICTED,	/* entries taken over by another granule */
+	KCSAND_HB_CTR_RACES,		/* conflicting pairs found, before the rate limit */
+	KCSAND_HB_CTR_REPORTS,		/* records sent */
+	KCSAND_HB_CTR_NO_SLOT,		/* threads beyond KCSAND_HB_MAX_THREADS: untracked */
+	KCSAND_HB_CTR_NO_STACK,		/* remembered accesses whose stack was not kept */
+	KCSAND_HB_CTR_SYNC_FULL,	/* sync objects not tracked: the map was full */
+	KCSAND_HB_CTR_CONTENDED,	/* samples skipped: their shadow entry was busy */
+	KCSAND_HB_CTR_ACCESS_NS,	/* time in the BPF check of sampled accesses (traps excluded) */
+	KCSAND_HB_CTR_SYNC_NS,		/* time in the BPF programs of sync probes (traps excluded) */
+	KCSAND_HB_CTR_COUNT,
+};
+
+/* Threads of one process with a clock of their own; more are not checked. */
+#define KCSAND_HB_MAX_THREADS	64
+
 #ifndef __VMLINUX_H__
 /* Sizes the BPF side was built with: a mismatch is a build error, not a silent misread. */
 _Static_assert(sizeof(struct kcsand_site) == 24, "struct kcsand_site layout");
 _Static_assert(sizeof(struct kcsand_access) == 72 + 8 * KCSAND_MAX_STACK, "struct kcsand_access layout");
+_Static_assert(sizeof(struct kcsand_report) == 112 + 2 * sizeof(struct kcsand_access),
+	       "struct kcsand_report layout");
 _Static_assert(sizeof(struct kcsand_params) == 48, "struct kcsand_params layout");
 _Static_assert(sizeof(struct kcsand_cpu_state) == 32, "struct kcsand_cpu_state layout");
 #endif

@@ -81,6 +81,13 @@ scenario-tests: scenario-programs $(OUT)/kcsanctl
 
 .PHONY: scenario-programs
 
+# The history detector on the racy and race-free programs of tests/history/ (needs root;
+# the script builds them, from the two tables it reads).
+history-tests: $(OUT)/kcsanctl
+	tests/history-check.sh $(OUT)
+
+.PHONY: history-tests
+
 # A racy shared library and its user, for `kcsanctl run --object`.
 $(OUT)/tests/shlib/libracy.so: tests/shlib/racy_lib.c
 	@mkdir -p $(@D)

@@ -22,6 +22,7 @@
 #include "mark/mark.h"
 #include "report/report.h"
 #include "hw/hwbp.h"
+#include "history/history.h"
 #include "sampler/sampler.h"
 #include "report/symbolize.h"
 #include "uprobe_multi.h"
@@ -669,6 +670,8 @@ static int load(struct engine *e)
 		bpf_program__set_autoload(skel->progs.kcsand_kprobe, false);
 		bpf_program__set_autoload(skel->progs.kcsand_hwbp_kernel, false);
 	}
+	if (e->opts.history && !e->opts.kernel)
+		history__before_load(skel, e->multi);
 	err = kcsand_bpf__load(skel);
 	if (err) {
 		pr_warn("failed to load BPF object: %s\n", strerror(-err));
@@ -691,6 +694,11 @@ static int load(struct engine *e)
 	err = hwbp__new(skel, e->opts.kernel, &e->hw);
 	if (err)
 		return err;
+	if (e->opts.history && !e->opts.kernel) {
+		err = history__new(skel, e->multi, e->opts.verbose, &e->hist);
+		if (err)
+			return err;
+	}
 	e->rb = ring_buffer__new(bpf_map__fd(skel->maps.events), on_event, e, NULL);
 	if (!e->rb) {
 		err = -errno;
@@ -753,6 +761,9 @@ int engine__add_pid(struct engine *e, pid_t pid)
 		pr_warn("cannot trace pid %d: %s\n", pid, strerror(-err));
 		return err;
 	}
+	/* The executable is the first object: its libraries hold the sync functions. */
+	if (e->hist && e->nr_objs)
+		return history__add_process(e->hist, pid, e->objs[0].obj->path);
 	return 0;
 }
 
@@ -935,6 +946,8 @@ void engine__print_summary(struct engine *e, FILE *out)
 {
 	uint64_t c[KCSAND_CTR_COUNT];
 
+	if (e->hist && e->opts.verbose)
+		history__print(e->hist, out);
 	engine__counters(e, c);
 	fprintf(out, "kcsand: %lu report%s, %zu sites, %llu hits;", e->nr_reports,
 		e->nr_reports == 1 ? "" : "s", engine__nr_sites(e),
@@ -943,6 +956,17 @@ void engine__print_summary(struct engine *e, FILE *out)
 		fprintf(out, " %s: %llu", counter__name(i), (unsigned long long)c[i]);
 	fprintf(out, " suppressed_duplicates: %lu suppressed_no_value_change: %lu",
 		e->suppressed_dedup, e->suppressed_no_change);
+	fprintf(out, " reports_watchpoint: %lu reports_history: %lu",
+		e->nr_reports - e->nr_reports_history, e->nr_reports_history);
+	if (e->hist) {
+		struct history_stats hs;
+
+		history__get_stats(e->hist, &hs);
+		fprintf(out, " history_sync_ops: %llu history_checked: %llu history_shadow_live: %llu",
+			(unsigned long long)hs.ctr[KCSAND_HB_CTR_SYNC_OPS],
+			(unsigned long long)hs.ctr[KCSAND_HB_CTR_CHECKED],
+			(unsigned long long)hs.ctr[KCSAND_HB_CTR_SHADOW_LIVE]);
+	}
 	if (e->sampler) {
 		struct sampler_stats st;
 
@@ -980,6 +1004,7 @@ void engine__close(struct engine *e)
 		return;
 	sampler__free(e->sampler);
 	xturn__free(e->xt);
+	history__free(e->hist);
 	hwbp__free(e->hw);
 	ring_buffer__free(e->rb);
 	for (size_t i = 0; i < e->nr_objs; i++) {

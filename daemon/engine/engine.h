@@ -50,6 +50,11 @@ struct engine_opts {
 	void (*sink)(void *ctx, const struct report_view *v);
 	void *hook_ctx;
 	bool no_marking;		/* only lock prefixes and xchg mark accesses */
+	/*
+	 * The history detector (daemon/history/) for the processes added
+	 * with engine__add_pid() while it is set: user mode only.
+	 */
+	bool history;
 };
 
 struct engine;

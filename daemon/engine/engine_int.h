@@ -57,11 +57,13 @@ struct engine {
 	struct sampler *sampler;	/* after attach */
 	struct xturn *xt;		/* the sampler's hot turns on one thread */
 	struct hwbp *hw;		/* after load */
+	struct history *hist;		/* after load, when opts.history */
 	char system[160];
 
 	uint64_t swept_ns;		/* the symbolizer last forgot exited processes */
 	double decode_ms;		/* for -v and the bench */
 	unsigned long nr_reports;
+	unsigned long nr_reports_history;	/* of nr_reports, found by the history detector */
 	unsigned long suppressed_dedup;
 	unsigned long suppressed_no_change;
 	unsigned long suppressed_filter;

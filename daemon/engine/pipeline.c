@@ -208,6 +208,8 @@ void engine_process_report(struct engine *e, const struct kcsand_report *r)
 	if (!r->has_other)
 		hwbp__escalate(e->hw, r);
 	e->nr_reports++;
+	if (r->origin == KCSAND_ORIGIN_HISTORY)
+		e->nr_reports_history++;
 	if (e->opts.sink) {
 		e->opts.sink(e->opts.hook_ctx, &v);
 		return;

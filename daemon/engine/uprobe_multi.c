@@ -49,6 +49,12 @@ bool kernel_has_uprobe_multi(void)
 int uprobe_multi_attach(int prog_fd, const char *path, const __u64 *offsets,
 			const __u64 *cookies, size_t cnt, int pid)
 {
+	return uprobe_multi_attach_flags(prog_fd, path, offsets, cookies, cnt, pid, 0);
+}
+
+int uprobe_multi_attach_flags(int prog_fd, const char *path, const __u64 *offsets,
+			      const __u64 *cookies, size_t cnt, int pid, __u32 flags)
+{
 	union uprobe_multi_attr attr;
 	long fd;
 
@@ -62,6 +68,7 @@ int uprobe_multi_attach(int prog_fd, const char *path, const __u64 *offsets,
 	attr.link_create.cookies = (__u64)(unsigned long)cookies;
 	attr.link_create.cnt = cnt;
 	attr.link_create.pid = pid;
+	attr.link_create.um_flags = flags;
 	fd = syscall(__NR_bpf, BPF_LINK_CREATE, &attr, sizeof(attr));
 	return fd < 0 ? -errno : (int)fd;
 }

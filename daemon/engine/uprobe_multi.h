@@ -26,5 +26,9 @@ bool kernel_has_uprobe_multi(void);
  */
 int uprobe_multi_attach(int prog_fd, const char *path, const __u64 *offsets,
 			const __u64 *cookies, size_t cnt, int pid);
+/* The same with the link's flags: KCSAND_UPROBE_MULTI_RETURN probes the functions' returns. */
+#define KCSAND_UPROBE_MULTI_RETURN 1
+int uprobe_multi_attach_flags(int prog_fd, const char *path, const __u64 *offsets,
+			      const __u64 *cookies, size_t cnt, int pid, __u32 flags);
 
 #endif

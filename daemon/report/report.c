@@ -108,9 +108,10 @@ int report_print_text(const struct report_view *v, FILE *out)
 		}
 	}
 	/*
-	 * kcsand's one addition to the layout, in the footer where parsers of
+	 * kcsand's additions to the layout, in the footer where parsers of
 	 * KCSAN's reports do not look: a side seen by a debug register trapped
-	 * after its access, so its first frame is the next instruction.
+	 * after its access, so its first frame is the next instruction; a
+	 * report of the history detector names how far apart the accesses were.
 	 */
 	for (int i = 0; i < 2; i++) {
 		const struct kcsand_access *a = i ? me : (r->has_other ? &r->other : NULL);
@@ -122,6 +123,9 @@ int report_print_text(const struct report_view *v, FILE *out)
 		fprintf(out, "\nhardware watchpoint: the %s by %s was seen by a debug register, "
 			     "after it executed\n", report_access_type(a->type), who);
 	}
+	if (r->origin == KCSAND_ORIGIN_HISTORY)
+		fprintf(out, "\nprevious access %.1f ms earlier, not ordered by any synchronization "
+			     "kcsand saw\n", r->age_ns / 1e6);
 	fprintf(out, "\nReported by Kernel Concurrency Sanitizer on:\n");
 	fprintf(out, "CPU: %u PID: %u Comm: %.16s %s\n", me->cpu, me->pid, me->comm,
 		v->system ? v->system : "kcsand " KCSAND_VERSION);
@@ -189,6 +193,10 @@ int report_print_json(const struct report_view *v, FILE *out)
 	json_object_array_add(acc, json_access(&v->this));
 	json__add(o, "accesses", acc);
 	json_values(o, r);
+	json__add(o, "found_by",
+		  json__string(r->origin == KCSAND_ORIGIN_HISTORY ? "history" : "watchpoint"));
+	if (r->origin == KCSAND_ORIGIN_HISTORY)
+		json__add(o, "previous_access_ns_earlier", json_object_new_int64(r->age_ns));
 	json__add(o, "system", json__string(v->system));
 	ret = json__print(out, o);
 	fputc('\n', out);

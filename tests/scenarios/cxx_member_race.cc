@@ -7,7 +7,7 @@
  */
 #include "scenario.h"
 
-/* kcsand-test: name=cxx_member_race args="--halt-on-error" iters=2000000 expect=report title="data-race in ns::Counter::bump / ns::Counter::bump" access="^read-write to 0x[0-9a-f]+ of 8 bytes by task [0-9]+ on cpu [0-9]+:$" access="^ ns::Counter::bump\+0x[0-9a-f]+/0x[0-9a-f]+ .*cxx_member_race.cc:[0-9]+$" value_changed=yes */
+/* kcsand-test: name=cxx_member_race args="--no-history --halt-on-error" iters=2000000 expect=report title="data-race in ns::Counter::bump / ns::Counter::bump" access="^read-write to 0x[0-9a-f]+ of 8 bytes by task [0-9]+ on cpu [0-9]+:$" access="^ ns::Counter::bump\+0x[0-9a-f]+/0x[0-9a-f]+ .*cxx_member_race.cc:[0-9]+$" value_changed=yes */
 
 #define ITERS 100000
 

@@ -32,5 +32,5 @@ SCENARIO_LOOP(writer_thread, writer())
 
 SCENARIO_MAIN(ITERS, reader_thread, writer_thread)
 
-/* kcsand-test: name=same_value_write expect=none */
+/* kcsand-test: name=same_value_write args="--no-history" expect=none */
 /* kcsand-test: name=same_value_write_report_all args="--halt-on-error --param report_value_change_only=0" iters=2000000 expect=report title="data-race in reader / writer" access="^read to 0x[0-9a-f]+ of 4 bytes by task [0-9]+ on cpu [0-9]+:$" access="^write to 0x[0-9a-f]+ of 4 bytes by task [0-9]+ on cpu [0-9]+:$" value_changed=no */

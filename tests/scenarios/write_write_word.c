@@ -32,5 +32,5 @@ SCENARIO_LOOP(thread_b, writer_b(2 * i + 1))
 
 SCENARIO_MAIN(ITERS, thread_a, thread_b)
 
-/* kcsand-test: name=write_write_word expect=none */
-/* kcsand-test: name=write_write_word_not_atomic args="--halt-on-error --param assume_plain_writes_atomic=0" iters=2000000 expect=report title="data-race in writer_a / writer_b" access="^write to 0x[0-9a-f]+ of 8 bytes by task [0-9]+ on cpu [0-9]+:$" access="^write to 0x[0-9a-f]+ of 8 bytes by task [0-9]+ on cpu [0-9]+:$" value_changed=yes */
+/* kcsand-test: name=write_write_word args="--no-history" expect=none */
+/* kcsand-test: name=write_write_word_not_atomic args="--no-history --halt-on-error --param assume_plain_writes_atomic=0" iters=2000000 expect=report title="data-race in writer_a / writer_b" access="^write to 0x[0-9a-f]+ of 8 bytes by task [0-9]+ on cpu [0-9]+:$" access="^write to 0x[0-9a-f]+ of 8 bytes by task [0-9]+ on cpu [0-9]+:$" value_changed=yes */

@@ -1,0 +1,972 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * The history detector: happens-before over the sampled accesses, so that
+ * two accesses that never overlap in time are still seen to race.
+ *
+ * Every thread of a traced process carries a vector clock (one entry per
+ * thread slot of its process).  Sync objects (a mutex, a semaphore, the
+ * address of an atomic, a libgomp team) carry one too: a release joins the
+ * thread's clock into the object's and starts a new epoch of the thread,
+ * an acquire joins the object's clock into the thread's.  Sync probes
+ * (uprobes on libc and libgomp, the fork and exit tracepoints, marked
+ * accesses) are never sampled.
+ *
+ * Each sampled plain access is checked against a shadow entry for its
+ * 8-byte granule, which remembers up to HB_CELLS earlier accesses as
+ * epochs (slot, clock) with their site, time and stack.  A remembered
+ * access of another thread that conflicts and whose epoch the current
+ * thread has not acquired is a race, reported with both stacks.
+ *
+ * Included by kcsand.bpf.c after the traced-process filter; uses the site
+ * table, the ring buffer and fill_access() of engine.bpf.h.
+ */
+#ifndef KCSAND_HISTORY_BPF_H
+#define KCSAND_HISTORY_BPF_H
+
+#define HB_SLOTS	KCSAND_HB_MAX_THREADS
+#define HB_CELLS	4
+#define HB_SHADOW_BITS	16
+#define HB_DEPTH	8		/* nested sync calls whose return is probed */
+/* A second report of the same pair of sites is not sent within this (the daemon dedups). */
+#define HB_REPORT_GAP_NS	(100 * 1000000ULL)
+
+/* Sync objects of libgomp's own, keyed below any address a program can map. */
+#define HB_OBJ_OMP_END		1	/* outlined functions that returned */
+#define HB_OBJ_OMP_TASKS	2	/* tasks that finished */
+#define HB_OBJ_OMP_BARRIER	3
+#define HB_OBJ_OMP_CRITICAL	4
+#define HB_OBJ_OMP_ATOMIC	5
+#define HB_OBJ_OMP_ORDERED	6
+
+/* What an outlined function was spawned as (hb_fns). */
+#define HB_FN_PARALLEL	1
+#define HB_FN_TASK	2
+
+/* Set by the daemon when the detector is on (user mode). */
+__u32 hb_enabled;
+__u64 hb_counters[KCSAND_HB_CTR_COUNT];
+
+/* Processes the daemon probed the sync functions of: only they have a history. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1024);
+	__type(key, __u32);
+	__type(value, __u32);
+} hb_tgids SEC(".maps");
+
+static __always_inline int hb_traced(void)
+{
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+
+	return hb_enabled && bpf_map_lookup_elem(&hb_tgids, &tgid);
+}
+
+struct hb_thread {
+	__u32 slot;
+	__u32 tgid;
+	/* A marked load's address: acquired at the thread's next event, after the load ran. */
+	__u64 pending_acq;
+	__u32 last_child;	/* the thread it created last (fork tracepoint) */
+	__u32 once_depth;	/* inside pthread_once(): the epoch is kept until it returns */
+	__u32 depth;		/* sync calls entered and not yet returned */
+	__u32 op[HB_DEPTH];
+	__u64 arg0[HB_DEPTH];
+	__u64 arg1[HB_DEPTH];
+	__u32 vc[HB_SLOTS];
+};
+
+/*
+ * Tracing programs cannot take a bpf_spin_lock: the slot bitmap and the
+ * clocks of sync objects are updated with atomics (a clock entry only
+ * grows, so a compare-and-swap loop computes the max), and a shadow entry
+ * is taken with a try-lock of its own.
+ */
+struct hb_proc {
+	__u64 used;			/* slots taken by live threads */
+	__u32 last_clock[HB_SLOTS];	/* a slot's next thread starts above this */
+};
+
+struct hb_key {
+	__u32 tgid;
+	__u32 __pad;
+	__u64 addr;
+};
+
+struct hb_sync {
+	__u32 vc[HB_SLOTS];
+};
+
+/* One remembered access. slot1 is the thread's slot + 1: 0 is an empty cell. */
+struct hb_cell {
+	__u64 ip;
+	__u64 ra;
+	__u64 stack_key;
+	__u64 time_ns;
+	__u32 tid;
+	__u32 clock;
+	__u32 site;
+	__u16 slot1;
+	__u16 cpu;
+	__u8 mask;		/* bytes of the granule it touched */
+	__u8 type;		/* KCSAND_ACCESS_* */
+	__u8 size;
+	__u8 off;		/* address & 7 */
+	__u8 __pad[4];
+};
+
+struct hb_shadow {
+	__u32 seq;		/* odd: a thread is checking or updating the entry */
+	__u32 tgid;
+	__u64 granule;		/* address >> 3 */
+	struct hb_cell cell[HB_CELLS];
+};
+
+struct hb_stack {
+	__s32 nr;
+	__u32 __pad;
+	__u64 ip[KCSAND_MAX_STACK];
+};
+
+
+/*
+ * One sampled access, in the per-CPU scratch: the engine's frame leaves
+ * little of the 512-byte BPF stack, and a map holds no pointers, so the
+ * stack-walk needs ctx passed along and everything else is a value here.
+ */
+struct hb_access {
+	__u64 ip;
+	__u64 addr;
+	__u64 ra;		/* return address of a frameless site's caller, or 0 */
+	__u32 site_idx;
+	__u32 size;
+	__u32 type;		/* KCSAND_ACCESS_* */
+	__u32 __pad;
+};
+
+/* Per CPU: what does not fit on the BPF stack next to the engine's frame. */
+struct hb_scratch {
+	struct hb_stack stk;
+	struct hb_cell found;
+	struct hb_access acc;
+	__u64 now;
+};
+
+struct hb_pair {
+	__u32 a, b;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 8192);
+	__type(key, __u32);			/* tid */
+	__type(value, struct hb_thread);
+} hb_threads SEC(".maps");
+
+/* The clocks of threads that exited, for pthread_join(). */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32);
+	__type(value, struct hb_thread);
+} hb_exited SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1024);
+	__type(key, __u32);			/* tgid */
+	__type(value, struct hb_proc);
+} hb_procs SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct hb_key);
+	__type(value, struct hb_sync);
+} hb_syncs SEC(".maps");
+
+/* pthread_t -> tid, from pthread_create()'s return. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 8192);
+	__type(key, struct hb_key);
+	__type(value, __u32);
+} hb_pthreads SEC(".maps");
+
+/* An outlined OpenMP function's address -> HB_FN_*. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 4096);
+	__type(key, struct hb_key);
+	__type(value, __u32);
+} hb_fns SEC(".maps");
+
+/* Direct-mapped, as a cache: a granule whose index another one takes is forgotten. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1 << HB_SHADOW_BITS);
+	__type(key, __u32);
+	__type(value, struct hb_shadow);
+} hb_shadow SEC(".maps");
+
+/* Stacks of remembered accesses, keyed by a hash of their frames. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, __u64);
+	__type(value, struct hb_stack);
+} hb_stacks SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 4096);
+	__type(key, struct hb_pair);
+	__type(value, __u64);
+} hb_reported SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct hb_scratch);
+} hb_scratch SEC(".maps");
+
+/* Never written: the initial value of new entries, too large for the BPF stack. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct hb_thread);
+} hb_zero SEC(".maps");
+
+static __always_inline void hb_count(enum kcsand_hb_counter c)
+{
+	__sync_fetch_and_add(&hb_counters[c], 1);
+}
+
+/* The BPF time of the detector's work, so that -v can show it apart from the traps. */
+static __always_inline void hb_time(enum kcsand_hb_counter c, __u64 t0)
+{
+	__sync_fetch_and_add(&hb_counters[c], bpf_ktime_get_ns() - t0);
+}
+
+static __always_inline void *hb_zero_value(void)
+{
+	__u32 zero = 0;
+
+	return bpf_map_lookup_elem(&hb_zero, &zero);
+}
+
+/* Look up key in map, inserting a zeroed value if it is not there yet. */
+static __always_inline void *hb_get(void *map, const void *key)
+{
+	void *v = bpf_map_lookup_elem(map, key), *z;
+
+	if (v)
+		return v;
+	z = hb_zero_value();
+	if (!z)
+		return NULL;
+	bpf_map_update_elem(map, key, z, BPF_NOEXIST);
+	return bpf_map_lookup_elem(map, key);
+}
+
+/* dst = max(dst, src), entry by entry. */
+static __noinline void hb_vc_join(__u32 *dst, const __u32 *src)
+{
+	for (int i = 0; i < HB_SLOTS; i++) {
+		__u32 s = src[i];
+
+		if (dst[i] < s)
+			dst[i] = s;
+	}
+}
+
+/* The same into a clock other threads join into at the same time. */
+static __noinline void hb_vc_join_atomic(__u32 *dst, const __u32 *src)
+{
+	for (int i = 0; i < HB_SLOTS; i++) {
+		__u32 c = src[i];
+
+		for (int r = 0; r < 4; r++) {
+			__u32 old = dst[i];
+
+			if (old >= c || __sync_val_compare_and_swap(&dst[i], old, c) == old)
+				break;
+		}
+	}
+}
+
+/*
+ * A new thread: a free slot of its process, its own entry above the last
+ * clock of that slot's previous thread, and what its creator knew.  With
+ * more than HB_SLOTS threads alive or not joined, the new one has no
+ * clock: its accesses are not checked, its sync is not traced.
+ */
+static __noinline struct hb_thread *hb_new_thread(__u32 tid, __u32 tgid,
+						  const struct hb_thread *parent)
+{
+	struct hb_thread *t;
+	struct hb_proc *p;
+	__u32 start = 1;
+	int slot = -1;
+
+	p = hb_get(&hb_procs, &tgid);
+	if (!p)
+		return NULL;
+	for (int i = 0; i < HB_SLOTS; i++) {
+		__u64 bit = 1ULL << i;
+		__u32 last = p->last_clock[i];
+
+		/*
+		 * A slot a thread left is taken again only by a thread whose
+		 * creator knew all that thread did (it joined it): the new
+		 * thread's own entry then says nothing false about the old one.
+		 */
+		if (last && (!parent || parent->vc[i] < last))
+			continue;
+		if (!(p->used & bit) && !(__sync_fetch_and_or(&p->used, bit) & bit)) {
+			slot = i;
+			break;
+		}
+	}
+	if (slot >= 0)
+		start = p->last_clock[slot & (HB_SLOTS - 1)] + 1;
+	if (slot < 0) {
+		hb_count(KCSAND_HB_CTR_NO_SLOT);
+		return NULL;
+	}
+	t = hb_get(&hb_threads, &tid);
+	if (!t)
+		return NULL;
+	t->slot = slot;
+	t->tgid = tgid;
+	if (parent)
+		hb_vc_join(t->vc, parent->vc);
+	t->vc[slot & (HB_SLOTS - 1)] = start;
+	return t;
+}
+
+static __always_inline struct hb_thread *hb_self(void)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 tid = (__u32)id;
+	struct hb_thread *t = bpf_map_lookup_elem(&hb_threads, &tid);
+
+	return t ? t : hb_new_thread(tid, id >> 32, NULL);
+}
+
+static __noinline void hb_release(struct hb_thread *t, __u64 addr, int new_epoch)
+{
+	struct hb_key k = { .tgid = t->tgid, .addr = addr };
+	struct hb_sync *s = hb_get(&hb_syncs, &k);
+
+	if (!s) {
+		hb_count(KCSAND_HB_CTR_SYNC_FULL);
+		return;
+	}
+	hb_vc_join_atomic(s->vc, t->vc);
+	if (new_epoch && !t->once_depth)
+		t->vc[t->slot & (HB_SLOTS - 1)]++;
+}
+
+static __noinline void hb_acquire(struct hb_thread *t, __u64 addr)
+{
+	struct hb_key k = { .tgid = t->tgid, .addr = addr };
+	struct hb_sync *s = bpf_map_lookup_elem(&hb_syncs, &k);
+
+	if (!s)
+		return;		/* never released: nothing to learn */
+	/* Entries read while a release adds to them: each is one it had, or more. */
+	hb_vc_join(t->vc, s->vc);
+}
+
+/* The marked load of the thread's last event has run by now: acquire what it read. */
+static __always_inline void hb_settle(struct hb_thread *t)
+{
+	__u64 a = t->pending_acq;
+
+	if (a) {
+		t->pending_acq = 0;
+		hb_acquire(t, a);
+	}
+}
+
+/*
+ * A marked access is a sync operation on its granule (C11 and C++ atomics,
+ * READ_ONCE and the like): a load acquires, a store releases, a
+ * read-modify-write does both.  A probe runs before its instruction,
+ * except on a lock-prefixed one (probe_delta): an acquire before the load
+ * has run would miss the release it reads from, so it waits for the
+ * thread's next event.
+ */
+static __always_inline void hb_marked(struct hb_thread *t, const struct kcsand_site *site,
+				      __u64 addr)
+{
+	__u64 obj = addr & ~7ULL;
+
+	hb_count(KCSAND_HB_CTR_MARKED);
+	if (site->flags & KCSAND_SITE_READ) {
+		if (site->probe_delta)
+			hb_acquire(t, obj);
+		else
+			t->pending_acq = obj;
+	}
+	if (site->flags & KCSAND_SITE_WRITE)
+		hb_release(t, obj, 1);
+}
+
+/* Frames of the current access, kept once per distinct stack; 0 if not kept. */
+static __always_inline __u64 hb_stack_key(void *ctx, struct hb_scratch *sc)
+{
+	__u64 h = 0xcbf29ce484222325ULL;
+	long n;
+	int nr;
+
+	n = bpf_get_stack(ctx, sc->stk.ip, sizeof(sc->stk.ip), BPF_F_USER_STACK);
+	if (n <= 0)
+		return 0;
+	nr = n / 8;
+	sc->stk.nr = nr;
+	for (int i = 0; i < KCSAND_MAX_STACK; i++) {
+		if (i >= nr)
+			break;
+		h = (h ^ sc->stk.ip[i]) * 0x100000001b3ULL;
+	}
+	h ^= nr;
+	if (!h)
+		h = 1;
+	if (bpf_map_lookup_elem(&hb_stacks, &h))
+		return h;
+	if (bpf_map_update_elem(&hb_stacks, &h, &sc->stk, BPF_NOEXIST) &&
+	    !bpf_map_lookup_elem(&hb_stacks, &h)) {
+		hb_count(KCSAND_HB_CTR_NO_STACK);
+		return 0;
+	}
+	return h;
+}
+
+/* The report: this access as a watchpoint consumer would fill it, the remembered one as it was. */
+static __noinline void hb_report(void *ctx, const struct hb_access *a, const struct hb_cell *o,
+				 __u32 tgid, __u64 now)
+{
+	struct hb_pair pair = { .a = o->site, .b = a->site_idx };
+	__u64 addr = a->addr;
+	struct kcsand_report *rec;
+	const struct hb_stack *st;
+	__u64 id = bpf_get_current_pid_tgid(), *last;
+	long n;
+
+	last = bpf_map_lookup_elem(&hb_reported, &pair);
+	if (last && now - *last < HB_REPORT_GAP_NS)
+		return;
+	bpf_map_update_elem(&hb_reported, &pair, &now, BPF_ANY);
+
+	rec = bpf_ringbuf_reserve(&events, sizeof(*rec), 0);
+	if (!rec) {
+		counter_add(KCSAND_CTR_RECORDS_DROPPED, 1);
+		return;
+	}
+	__builtin_memset(rec, 0, offsetof(struct kcsand_report, this));
+	rec->type = KCSAND_REC_REPORT;
+	/* No value was sampled: the pair itself is the evidence. */
+	rec->value_change = KCSAND_VALUE_CHANGE_TRUE;
+	rec->has_other = 1;
+	rec->origin = KCSAND_ORIGIN_HISTORY;
+	rec->age_ns = now - o->time_ns;
+
+	/* This side, as fill_access() would (a struct hit does not fit on the stack here). */
+	__builtin_memset(&rec->this, 0, offsetof(struct kcsand_access, stack));
+	rec->this.addr = addr;
+	rec->this.ip = a->ip;
+	rec->this.tid = (__u32)id;
+	rec->this.pid = id >> 32;
+	rec->this.cpu = bpf_get_smp_processor_id();
+	rec->this.site = a->site_idx;
+	rec->this.size = a->size;
+	rec->this.type = a->type;
+	rec->this.ra = a->ra;
+	bpf_get_current_comm(rec->this.comm, sizeof(rec->this.comm));
+	n = bpf_get_stack(ctx, rec->this.stack, sizeof(rec->this.stack), BPF_F_USER_STACK);
+	rec->this.nr_frames = n < 0 ? (__s32)n : (__s32)((__u64)n / 8);
+
+	__builtin_memset(&rec->other, 0, offsetof(struct kcsand_access, stack));
+	rec->other.addr = (addr & ~7ULL) + o->off;
+	rec->other.ip = o->ip;
+	rec->other.ra = o->ra;
+	rec->other.tid = o->tid;
+	rec->other.pid = tgid;
+	rec->other.cpu = o->cpu;
+	rec->other.site = o->site;
+	rec->other.size = o->size;
+	rec->other.type = o->type;
+	st = o->stack_key ? bpf_map_lookup_elem(&hb_stacks, &o->stack_key) : NULL;
+	if (st) {
+		__builtin_memcpy(rec->other.stack, st->ip, sizeof(rec->other.stack));
+		rec->other.nr_frames = st->nr;
+	} else {
+		rec->other.stack[0] = o->ip;
+		rec->other.nr_frames = 1;
+	}
+	bpf_ringbuf_submit(rec, 0);
+	hb_count(KCSAND_HB_CTR_REPORTS);
+}
+
+/* The bytes of a granule an access of size at offset off touches. */
+static __always_inline __u8 hb_mask(__u32 off, __u32 size)
+{
+	__u32 n = size < 8 - off ? size : 8 - off;
+
+	return (__u8)(((1u << n) - 1) << off);
+}
+
+static __always_inline __u32 hb_shadow_index(__u32 tgid, __u64 granule)
+{
+	__u64 h = (granule ^ ((__u64)tgid << 40)) * 0x9e3779b97f4a7c15ULL;
+
+	return h >> (64 - HB_SHADOW_BITS);
+}
+
+/* Take a shadow entry; a sample that cannot, in a few tries, is skipped (and counted). */
+static __always_inline int hb_entry_lock(struct hb_shadow *e, __u32 *seq)
+{
+	for (int i = 0; i < 32; i++) {
+		__u32 s = *(volatile __u32 *)&e->seq;
+
+		if (!(s & 1) && __sync_val_compare_and_swap(&e->seq, s, s + 1) == s) {
+			*seq = s;
+			return 1;
+		}
+	}
+	hb_count(KCSAND_HB_CTR_CONTENDED);
+	return 0;
+}
+
+/* Where the access goes: its own cell, else a free one, else one it is ordered after. */
+struct hb_scan {
+	int own, free, old, race;
+};
+
+static __always_inline void hb_scan(struct hb_shadow *e, struct hb_thread *t, __u32 me,
+				    __u32 type, __u8 mask, struct hb_scratch *sc, struct hb_scan *r)
+{
+	for (int i = 0; i < HB_CELLS; i++) {
+		struct hb_cell *c = &e->cell[i];
+		__u32 s;
+
+		if (!c->slot1) {
+			if (r->free < 0)
+				r->free = i;
+			continue;
+		}
+		s = (c->slot1 - 1) & (HB_SLOTS - 1);
+		if (s == me) {
+			/*
+			 * Our own, replaced by this access only if it stands for
+			 * it: the same bytes or more, and a write for a read.
+			 */
+			if (r->own < 0 && !(c->mask & ~mask) &&
+			    (!(c->type & KCSAND_ACCESS_WRITE) || (type & KCSAND_ACCESS_WRITE)))
+				r->own = i;
+			continue;
+		}
+		if (c->clock <= t->vc[s]) {
+			if (r->old < 0)
+				r->old = i;
+			continue;
+		}
+		if (!r->race && (c->mask & mask) && ((c->type | type) & KCSAND_ACCESS_WRITE)) {
+			sc->found = *c;
+			r->race = 1;
+		}
+	}
+}
+
+/*
+ * Check one plain access against the remembered ones of its granule and
+ * remember it, with its stack unless this site already is in this epoch.
+ */
+static __noinline int hb_check(void *ctx, struct hb_scratch *sc, struct hb_thread *t)
+{
+	const struct hb_access *a = &sc->acc;
+	__u32 me = t->slot & (HB_SLOTS - 1), tgid = t->tgid, idx, seq;
+	__u32 clock = t->vc[me], type = a->type;
+	__u64 granule = a->addr >> 3, now = bpf_ktime_get_ns();
+	__u8 mask = hb_mask(a->addr & 7, a->size);
+	struct hb_scan r = { -1, -1, -1, 0 };
+	struct hb_shadow *e;
+	struct hb_cell *c;
+	int claimed = 0;
+
+	idx = hb_shadow_index(tgid, granule);
+	e = bpf_map_lookup_elem(&hb_shadow, &idx);
+	if (!e || !hb_entry_lock(e, &seq))
+		return 0;
+	sc->now = now;
+	hb_count(KCSAND_HB_CTR_CHECKED);
+	if (e->tgid != tgid || e->granule != granule) {
+		claimed = e->tgid ? 2 : 1;
+		e->tgid = tgid;
+		e->granule = granule;
+		for (int i = 0; i < HB_CELLS; i++)
+			e->cell[i].slot1 = 0;
+	}
+	hb_scan(e, t, me, type, mask, sc, &r);
+	c = &e->cell[(r.own >= 0 ? r.own : r.free >= 0 ? r.free : r.old >= 0 ? r.old :
+		      (int)(bpf_get_prandom_u32() % HB_CELLS)) & (HB_CELLS - 1)];
+	if (!(r.own >= 0 && c->site == a->site_idx && c->clock == clock && c->mask == mask)) {
+		c->ip = a->ip;
+		c->ra = a->ra;
+		c->stack_key = hb_stack_key(ctx, sc);
+		c->time_ns = now;
+		c->tid = (__u32)bpf_get_current_pid_tgid();
+		c->clock = clock;
+		c->site = a->site_idx;
+		c->slot1 = me + 1;
+		c->cpu = bpf_get_smp_processor_id();
+		c->mask = mask;
+		c->type = type;
+		c->size = a->size;
+		c->off = a->addr & 7;
+	}
+	__sync_lock_test_and_set(&e->seq, seq + 2);
+
+	if (claimed)
+		hb_count(claimed == 1 ? KCSAND_HB_CTR_SHADOW_LIVE : KCSAND_HB_CTR_SHADOW_EVICTED);
+	if (r.race)
+		hb_count(KCSAND_HB_CTR_RACES);
+	return r.race;
+}
+
+/*
+ * A sampled access (an armed site's uprobe, or its execute breakpoint in a
+ * hot turn).  Kernel mode stays KCSAN-only: hb_enabled is never set there.
+ */
+static __always_inline void history_access(void *ctx, struct pt_regs *regs, __u32 site_idx,
+					   __u64 probe_ip)
+{
+	const struct kcsand_site *site;
+	struct hb_scratch *sc;
+	struct hb_thread *t;
+	__u32 zero = 0;
+	__u64 ip, t0;
+
+	if (!hb_traced())
+		return;
+	t0 = bpf_ktime_get_ns();
+	site = bpf_map_lookup_elem(&sites, &site_idx);
+	if (!site || (site->flags & KCSAND_SITE_DATA_RACE))
+		return;
+	t = hb_self();
+	if (!t)
+		return;
+	hb_settle(t);
+	sc = bpf_map_lookup_elem(&hb_scratch, &zero);
+	if (!sc)
+		return;
+	ip = probe_ip - site->probe_delta;
+	sc->acc.ip = ip;
+	sc->acc.addr = site_address(site, regs, ip);
+	if (site->flags & KCSAND_SITE_MARKED) {
+		hb_marked(t, site, sc->acc.addr);
+		hb_time(KCSAND_HB_CTR_SYNC_NS, t0);
+		return;
+	}
+	sc->acc.site_idx = site_idx;
+	sc->acc.size = site->size;
+	sc->acc.type = site_access_type(site);
+	sc->acc.ra = 0;
+	if (site->ra_off >= 0)
+		bpf_probe_read_user(&sc->acc.ra, sizeof(sc->acc.ra),
+				    (void *)(regs->sp + site->ra_off));
+	/* Reported from here: the two calls' frames would not fit next to the engine's. */
+	if (hb_check(ctx, sc, t))
+		hb_report(ctx, &sc->acc, &sc->found, t->tgid, sc->now);
+	hb_time(KCSAND_HB_CTR_ACCESS_NS, t0);
+}
+
+/* Sync calls whose return is probed remember their arguments until then. */
+static __always_inline void hb_push(struct hb_thread *t, __u32 op, __u64 a0, __u64 a1)
+{
+	__u32 d = t->depth++;
+
+	if (d < HB_DEPTH) {
+		t->op[d] = op;
+		t->arg0[d] = a0;
+		t->arg1[d] = a1;
+	}
+}
+
+static __always_inline int hb_pop(struct hb_thread *t, __u32 op, __u64 *a0, __u64 *a1)
+{
+	__u32 d;
+
+	if (!t->depth)
+		return -1;
+	d = --t->depth;
+	if (d >= HB_DEPTH)
+		return -1;
+	if (t->op[d] != op) {
+		/* A return went unseen (longjmp out of a lock call): start over. */
+		t->depth = 0;
+		return -1;
+	}
+	*a0 = t->arg0[d];
+	*a1 = t->arg1[d];
+	return 0;
+}
+
+static __always_inline void hb_mark_fn(struct hb_thread *t, __u64 fn, __u32 kind)
+{
+	struct hb_key k = { .tgid = t->tgid, .addr = fn };
+
+	bpf_map_update_elem(&hb_fns, &k, &kind, BPF_ANY);
+}
+
+static __always_inline __u32 hb_fn_kind(struct hb_thread *t, __u64 fn)
+{
+	struct hb_key k = { .tgid = t->tgid, .addr = fn };
+	__u32 *kind = bpf_map_lookup_elem(&hb_fns, &k);
+
+	return kind ? *kind : 0;
+}
+
+static __always_inline struct hb_thread *hb_sync_thread(void)
+{
+	struct hb_thread *t;
+
+	if (!hb_traced())
+		return NULL;
+	t = hb_self();
+	if (!t)
+		return NULL;
+	hb_settle(t);
+	hb_count(KCSAND_HB_CTR_SYNC_OPS);
+	return t;
+}
+
+SEC("uprobe")
+int kcsand_hb_entry(struct pt_regs *ctx)
+{
+	__u32 op = (__u32)bpf_get_attach_cookie(ctx);
+	__u64 a0 = PT_REGS_PARM1(ctx), a1 = PT_REGS_PARM2(ctx), t0 = bpf_ktime_get_ns();
+	struct hb_thread *t = hb_sync_thread();
+
+	if (!t)
+		return 0;
+	switch (op) {
+	case KCSAND_HB_UNLOCK:
+	case KCSAND_HB_COND_SIGNAL:
+		hb_release(t, a0, 1);
+		break;
+	case KCSAND_HB_COND_WAIT:
+		hb_release(t, a1, 1);
+		break;
+	case KCSAND_HB_BARRIER:
+		hb_release(t, a0, 1);
+		break;
+	case KCSAND_HB_ONCE:
+		/*
+		 * The init routine may run in this thread, unseen: its accesses
+		 * keep the epoch released here, so that whoever returns from
+		 * pthread_once() later has acquired them.
+		 */
+		hb_release(t, a0, 0);
+		t->once_depth++;
+		break;
+	case KCSAND_HB_OMP_PARALLEL:
+		hb_mark_fn(t, a0, HB_FN_PARALLEL);
+		hb_release(t, a0, 1);
+		break;
+	case KCSAND_HB_OMP_TASK:
+	case KCSAND_HB_OMP_TASKLOOP:
+		hb_mark_fn(t, a0, HB_FN_TASK);
+		hb_release(t, a0, 1);
+		break;
+	case KCSAND_HB_OMP_FN:
+		/* Probed at the function's entry: ip is the function. */
+		a0 = PT_REGS_IP(ctx);
+		hb_acquire(t, a0);
+		if (hb_fn_kind(t, a0) == HB_FN_TASK)
+			hb_acquire(t, HB_OBJ_OMP_TASKS);	/* depend: its inputs are done */
+		break;
+	case KCSAND_HB_OMP_BARRIER:
+		hb_release(t, HB_OBJ_OMP_BARRIER, 1);
+		break;
+	case KCSAND_HB_OMP_CRIT_END:
+		hb_release(t, HB_OBJ_OMP_CRITICAL, 1);
+		break;
+	case KCSAND_HB_OMP_ATOMIC_END:
+		hb_release(t, HB_OBJ_OMP_ATOMIC, 1);
+		break;
+	case KCSAND_HB_OMP_ORDERED_END:
+		hb_release(t, HB_OBJ_OMP_ORDERED, 1);
+		break;
+	}
+	if (KCSAND_HB_HAS_RETURN(op))
+		hb_push(t, op, a0, a1);
+	hb_time(KCSAND_HB_CTR_SYNC_NS, t0);
+	return 0;
+}
+
+/* pthread_join(): the clock the thread ended with; it may not have passed the exit tracepoint. */
+static __always_inline void hb_join_thread(struct hb_thread *t, __u64 pthread)
+{
+	struct hb_key k = { .tgid = t->tgid, .addr = pthread };
+	struct hb_thread *o;
+	__u32 *tid;
+
+	tid = bpf_map_lookup_elem(&hb_pthreads, &k);
+	if (!tid)
+		return;
+	o = bpf_map_lookup_elem(&hb_exited, tid);
+	if (!o)
+		o = bpf_map_lookup_elem(&hb_threads, tid);
+	if (o)
+		hb_vc_join(t->vc, o->vc);
+}
+
+static __always_inline void hb_return(struct pt_regs *ctx, struct hb_thread *t, __u32 op)
+{
+	int rc = (int)PT_REGS_RC(ctx);
+	__u64 a0, a1, pthread = 0;
+
+	if (op == KCSAND_HB_LOCK_RDI) {
+		if (rc == 0)
+			hb_acquire(t, PT_REGS_PARM1(ctx));
+		return;
+	}
+	if (hb_pop(t, op, &a0, &a1))
+		return;
+	switch (op) {
+	case KCSAND_HB_LOCK:
+		if (rc == 0)
+			hb_acquire(t, a0);
+		break;
+	case KCSAND_HB_LOCK_NZ:
+		if (rc != 0)
+			hb_acquire(t, a0);
+		break;
+	case KCSAND_HB_LOCK_VOID:
+	case KCSAND_HB_BARRIER:
+		hb_acquire(t, a0);
+		break;
+	case KCSAND_HB_COND_WAIT:
+		hb_acquire(t, a0);
+		hb_acquire(t, a1);
+		break;
+	case KCSAND_HB_ONCE:
+		hb_acquire(t, a0);
+		if (t->once_depth && !--t->once_depth)
+			t->vc[t->slot & (HB_SLOTS - 1)]++;
+		break;
+	case KCSAND_HB_CREATE:
+		if (rc == 0 && !bpf_probe_read_user(&pthread, sizeof(pthread), (void *)a0)) {
+			struct hb_key k = { .tgid = t->tgid, .addr = pthread };
+			__u32 child = t->last_child;
+
+			bpf_map_update_elem(&hb_pthreads, &k, &child, BPF_ANY);
+		}
+		break;
+	case KCSAND_HB_JOIN:
+		if (rc == 0)
+			hb_join_thread(t, a0);
+		break;
+	case KCSAND_HB_OMP_PARALLEL:
+		hb_acquire(t, HB_OBJ_OMP_END);
+		hb_acquire(t, HB_OBJ_OMP_TASKS);
+		break;
+	case KCSAND_HB_OMP_TASKLOOP:
+	case KCSAND_HB_OMP_TASKWAIT:
+		hb_acquire(t, HB_OBJ_OMP_TASKS);
+		break;
+	case KCSAND_HB_OMP_FN:
+		if (hb_fn_kind(t, a0) == HB_FN_TASK)
+			hb_release(t, HB_OBJ_OMP_TASKS, 0);
+		hb_release(t, HB_OBJ_OMP_END, 1);
+		break;
+	case KCSAND_HB_OMP_BARRIER:
+		hb_acquire(t, HB_OBJ_OMP_BARRIER);
+		hb_acquire(t, HB_OBJ_OMP_TASKS);	/* tasks run to completion at barriers */
+		break;
+	case KCSAND_HB_OMP_CRIT_START:
+		hb_acquire(t, HB_OBJ_OMP_CRITICAL);
+		break;
+	case KCSAND_HB_OMP_ATOMIC_START:
+		hb_acquire(t, HB_OBJ_OMP_ATOMIC);
+		break;
+	case KCSAND_HB_OMP_ORDERED_START:
+		hb_acquire(t, HB_OBJ_OMP_ORDERED);
+		break;
+	}
+}
+
+SEC("uretprobe")
+int kcsand_hb_return(struct pt_regs *ctx)
+{
+	__u32 op = (__u32)bpf_get_attach_cookie(ctx);
+	__u64 t0 = bpf_ktime_get_ns();
+	struct hb_thread *t = hb_sync_thread();
+
+	if (t) {
+		hb_return(ctx, t, op);
+		hb_time(KCSAND_HB_CTR_SYNC_NS, t0);
+	}
+	return 0;
+}
+
+/* A new thread of a traced process starts with what its creator knew (pthread_create). */
+SEC("tp_btf/sched_process_fork")
+int BPF_PROG(kcsand_hb_fork, struct task_struct *parent, struct task_struct *child)
+{
+	__u32 ptgid = BPF_CORE_READ(parent, tgid), ctgid = BPF_CORE_READ(child, tgid);
+	__u32 cpid = BPF_CORE_READ(child, pid);
+	struct hb_thread *p;
+
+	/* A new process starts its own history, empty. */
+	if (ptgid != ctgid || !hb_traced())
+		return 0;
+	p = hb_self();
+	if (!p)
+		return 0;
+	hb_settle(p);
+	hb_count(KCSAND_HB_CTR_SYNC_OPS);
+	hb_new_thread(cpid, ctgid, p);
+	p->last_child = cpid;
+	p->vc[p->slot & (HB_SLOTS - 1)]++;
+	return 0;
+}
+
+/* A thread's end: its clock kept for pthread_join(), its slot given back. */
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(kcsand_hb_exit, struct task_struct *task)
+{
+	__u32 tid = BPF_CORE_READ(task, pid), tgid = BPF_CORE_READ(task, tgid);
+	struct hb_thread *t;
+	struct hb_proc *p;
+	__u32 slot, last;
+
+	if (!hb_enabled)
+		return 0;
+	t = bpf_map_lookup_elem(&hb_threads, &tid);
+	if (!t)
+		goto out;
+	bpf_map_update_elem(&hb_exited, &tid, t, BPF_ANY);
+	slot = t->slot & (HB_SLOTS - 1);
+	last = t->vc[slot];
+	p = bpf_map_lookup_elem(&hb_procs, &tgid);
+	if (p) {
+		p->last_clock[slot] = last;
+		__sync_fetch_and_and(&p->used, ~(1ULL << slot));
+	}
+	bpf_map_delete_elem(&hb_threads, &tid);
+out:
+	if (BPF_CORE_READ(task, signal, live.counter) == 0) {
+		bpf_map_delete_elem(&hb_procs, &tgid);
+		bpf_map_delete_elem(&hb_tgids, &tgid);
+	}
+	return 0;
+}
+
+#endif

@@ -1,0 +1,540 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The history detector's probes: for each process it is given, the sync
+ * functions of the libraries its executable needs and the executable's
+ * OpenMP outlined functions, each probed for that process only (a uprobe
+ * with a pid is installed in that process's memory, across its exec, and
+ * not in every process that maps libc).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <Zydis/Zydis.h>
+#include "history.h"
+#include "engine/uprobe_multi.h"
+#include "kcsand.skel.h"
+
+#define HB_MAX_LIBS	64
+
+struct history {
+	struct kcsand_bpf *skel;
+	int verbose;
+	bool multi;			/* uprobe_multi links (Linux 6.6+) */
+	int fds[64];			/* their fds */
+	size_t nr_fds;
+	struct bpf_link **links;	/* tracepoints, and per-probe links without uprobe_multi */
+	size_t nr_links, cap_links;
+	unsigned long functions, outlined, probes;
+	char libs[256];			/* the probed libraries' names, for -v */
+};
+
+static int add_link(struct history *h, struct bpf_link *l);
+
+void history__before_load(struct kcsand_bpf *skel, bool multi)
+{
+	if (!multi)
+		return;
+	bpf_program__set_expected_attach_type(skel->progs.kcsand_hb_entry,
+					      KCSAND_BPF_TRACE_UPROBE_MULTI);
+	bpf_program__set_expected_attach_type(skel->progs.kcsand_hb_return,
+					      KCSAND_BPF_TRACE_UPROBE_MULTI);
+}
+
+/* Thread creation and exit: the clocks a new thread starts with and a join ends with. */
+int history__new(struct kcsand_bpf *skel, bool multi, int verbose, struct history **out)
+{
+	struct history *h = calloc(1, sizeof(*h));
+	struct bpf_program *progs[2] = { skel->progs.kcsand_hb_fork, skel->progs.kcsand_hb_exit };
+	int err = 0;
+
+	if (!h)
+		return -ENOMEM;
+	h->skel = skel;
+	h->multi = multi;
+	h->verbose = verbose;
+	for (int i = 0; i < 2 && !err; i++) {
+		struct bpf_link *l = bpf_program__attach(progs[i]);
+
+		err = l ? add_link(h, l) : -errno;
+		if (!l)
+			fprintf(stderr, "kcsand: history: cannot attach the sched_process_%s "
+					"tracepoint: %s\n", i ? "exit" : "fork", strerror(-err));
+	}
+	if (err) {
+		history__free(h);
+		return err;
+	}
+	*out = h;
+	return 0;
+}
+
+static int add_link(struct history *h, struct bpf_link *l)
+{
+	if (h->nr_links == h->cap_links) {
+		size_t cap = h->cap_links ? 2 * h->cap_links : 64;
+		struct bpf_link **n = realloc(h->links, cap * sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		h->links = n;
+		h->cap_links = cap;
+	}
+	h->links[h->nr_links++] = l;
+	return 0;
+}
+
+/*
+ * The probes of one object, in three groups: function entries, function
+ * returns, and the ret instructions of a lock function whose entry
+ * uprobes refuse (glibc's pthread_spin_lock starts with `lock decl
+ * (%rdi)`; a uretprobe is set at the entry too): there eax is the result
+ * and rdi, in these few-instruction functions, still the lock.
+ */
+enum { HB_GROUP_ENTRY, HB_GROUP_RETURN, HB_GROUP_RET_INSN, HB_GROUPS };
+#define HB_MAX_PROBES	512
+
+struct batch {
+	__u64 off[HB_GROUPS][HB_MAX_PROBES];
+	__u64 cookie[HB_GROUPS][HB_MAX_PROBES];
+	size_t n[HB_GROUPS];
+};
+
+static void batch_add(struct batch *b, int g, uint64_t off, enum kcsand_hb_op op)
+{
+	if (b->n[g] < HB_MAX_PROBES) {
+		b->off[g][b->n[g]] = off;
+		b->cookie[g][b->n[g]++] = op;
+	}
+}
+
+/* Decode the function's code: is its first instruction locked, and where are its rets? */
+static int scan_function(const char *path, uint64_t off, size_t size, bool *locked,
+			 struct batch *b)
+{
+	ZydisDecodedOperand ops[ZYDIS_MAX_OPERAND_COUNT];
+	ZydisDecodedInstruction in;
+	uint8_t code[512];
+	ZydisDecoder dec;
+	ssize_t len;
+	int fd;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	len = pread(fd, code, size && size < sizeof(code) ? size : sizeof(code), off);
+	close(fd);
+	if (len <= 0 || !ZYAN_SUCCESS(ZydisDecoderInit(&dec, ZYDIS_MACHINE_MODE_LONG_64,
+						       ZYDIS_STACK_WIDTH_64)))
+		return -EINVAL;
+	*locked = false;
+	for (ssize_t i = 0; i < len; i += in.length) {
+		if (!ZYAN_SUCCESS(ZydisDecoderDecodeFull(&dec, code + i, len - i, &in, ops)))
+			break;
+		if (i == 0) {
+			*locked = in.attributes & ZYDIS_ATTRIB_HAS_LOCK;
+			if (!*locked || !b)
+				return 0;
+		}
+		if (in.mnemonic == ZYDIS_MNEMONIC_RET)
+			batch_add(b, HB_GROUP_RET_INSN, off + i, KCSAND_HB_LOCK_RDI);
+	}
+	return 0;
+}
+
+/* Plan the probes of one sync function at file offset off. */
+static void plan_function(struct history *h, struct batch *b, const char *path, const char *name,
+			  uint64_t off, size_t size, enum kcsand_hb_op op)
+{
+	size_t before = b->n[HB_GROUP_RET_INSN];
+	bool locked = false;
+
+	scan_function(path, off, size, &locked, NULL);
+	if (locked) {
+		if (op == KCSAND_HB_LOCK)
+			scan_function(path, off, size, &locked, b);
+		if (b->n[HB_GROUP_RET_INSN] == before)
+			fprintf(stderr, "kcsand: history: %s in %s cannot be probed (it starts "
+					"with a locked instruction): its synchronization is not "
+					"seen\n", name, path);
+		return;
+	}
+	batch_add(b, HB_GROUP_ENTRY, off, op);
+	if (KCSAND_HB_HAS_RETURN(op))
+		batch_add(b, HB_GROUP_RETURN, off, op);
+}
+
+static int attach_group(struct history *h, pid_t pid, const char *path, const struct batch *b,
+			int g)
+{
+	struct bpf_program *prog = g == HB_GROUP_ENTRY ? h->skel->progs.kcsand_hb_entry :
+							 h->skel->progs.kcsand_hb_return;
+	int fd;
+
+	if (!b->n[g])
+		return 0;
+	h->probes += b->n[g];
+	if (!h->multi) {
+		/* Kernels before 6.6: one perf link per probe (slow to detach). */
+		for (size_t i = 0; i < b->n[g]; i++) {
+			LIBBPF_OPTS(bpf_uprobe_opts, o, .retprobe = g == HB_GROUP_RETURN,
+				    .bpf_cookie = b->cookie[g][i]);
+			struct bpf_link *l;
+			int err;
+
+			l = bpf_program__attach_uprobe_opts(prog, pid, path, b->off[g][i], &o);
+			err = l ? add_link(h, l) : -errno;
+			if (err)
+				goto fail;
+		}
+		return 0;
+	}
+	fd = uprobe_multi_attach_flags(bpf_program__fd(prog), path, b->off[g], b->cookie[g],
+				       b->n[g], pid,
+				       g == HB_GROUP_RETURN ? KCSAND_UPROBE_MULTI_RETURN : 0);
+	if (fd < 0 || h->nr_fds == sizeof(h->fds) / sizeof(h->fds[0])) {
+		if (fd >= 0)
+			close(fd);
+		errno = fd < 0 ? -fd : EMFILE;
+		goto fail;
+	}
+	h->fds[h->nr_fds++] = fd;
+	return 0;
+fail:
+	fprintf(stderr, "kcsand: history: cannot probe the sync functions of %s: %s\n", path,
+		strerror(errno));
+	return -errno;
+}
+
+/* The file offset of vaddr: the loadable segment holding it says where it is in the file. */
+static int vaddr_to_off(Elf *elf, uint64_t vaddr, uint64_t *off)
+{
+	size_t n;
+
+	if (elf_getphdrnum(elf, &n))
+		return -EINVAL;
+	for (size_t i = 0; i < n; i++) {
+		GElf_Phdr ph;
+
+		if (!gelf_getphdr(elf, i, &ph) || ph.p_type != PT_LOAD || !(ph.p_flags & PF_X))
+			continue;
+		if (vaddr >= ph.p_vaddr && vaddr < ph.p_vaddr + ph.p_filesz) {
+			*off = vaddr - ph.p_vaddr + ph.p_offset;
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
+static bool batch_has(const struct batch *b, uint64_t off)
+{
+	for (int g = 0; g < HB_GROUPS; g++)
+		for (size_t i = 0; i < b->n[g]; i++)
+			if (b->off[g][i] == off)
+				return true;
+	return false;
+}
+
+/* A symbol table's functions that are sync functions (lib) or outlined functions (!lib). */
+static void plan_symtab(struct history *h, struct batch *b, const char *path, Elf *elf,
+			Elf_Scn *scn, bool lib)
+{
+	GElf_Shdr sh;
+	Elf_Data *d;
+
+	if (!gelf_getshdr(scn, &sh) || !(d = elf_getdata(scn, NULL)) || !sh.sh_entsize)
+		return;
+	for (size_t i = 0; i < sh.sh_size / sh.sh_entsize; i++) {
+		enum kcsand_hb_op op;
+		const char *name;
+		uint64_t off;
+		GElf_Sym s;
+
+		if (!gelf_getsym(d, i, &s) || GELF_ST_TYPE(s.st_info) != STT_FUNC ||
+		    s.st_shndx == SHN_UNDEF || !s.st_value)
+			continue;
+		name = elf_strptr(elf, sh.sh_link, s.st_name);
+		if (!name)
+			continue;
+		op = lib ? history_op_of(name) :
+			   history_is_outlined(name) ? KCSAND_HB_OMP_FN : KCSAND_HB_NONE;
+		/* Versioned twins at one address (pthread_spin_lock@GLIBC_2.2.5) probed once. */
+		if (op == KCSAND_HB_NONE || vaddr_to_off(elf, s.st_value, &off) || batch_has(b, off))
+			continue;
+		plan_function(h, b, path, name, off, s.st_size, op);
+		if (lib)
+			h->functions++;
+		else
+			h->outlined++;
+		if (h->verbose > 1)
+			fprintf(stderr, "kcsand: history: %s in %s, sync operation %d\n", name, path,
+				op);
+	}
+}
+
+static int probe_object(struct history *h, pid_t pid, const char *path, Elf *elf, bool lib)
+{
+	struct batch *b = calloc(1, sizeof(*b));
+	Elf_Scn *scn = NULL;
+	int err = 0;
+
+	if (!b)
+		return -ENOMEM;
+	/* A library exports its sync functions; outlined functions are local symbols. */
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+
+		if (gelf_getshdr(scn, &sh) && sh.sh_type == (lib ? SHT_DYNSYM : SHT_SYMTAB))
+			plan_symtab(h, b, path, elf, scn, lib);
+	}
+	for (int g = 0; g < HB_GROUPS && !err; g++)
+		err = attach_group(h, pid, path, b, g);
+	free(b);
+	return err;
+}
+
+/* The libraries prog needs, by name, in the order found, and its run paths. */
+struct needed {
+	char *name[HB_MAX_LIBS];
+	char *path[HB_MAX_LIBS];	/* resolved, or NULL */
+	size_t n;
+};
+
+static void add_needed(struct needed *nd, const char *name)
+{
+	for (size_t i = 0; i < nd->n; i++)
+		if (!strcmp(nd->name[i], name))
+			return;
+	if (nd->n < HB_MAX_LIBS)
+		nd->name[nd->n++] = strdup(name);
+}
+
+static bool try_dir(const char *dir, size_t len, const char *name, char *out, size_t outlen)
+{
+	snprintf(out, outlen, "%.*s/%s", (int)len, dir, name);
+	return access(out, R_OK) == 0;
+}
+
+/* A colon-separated list of directories. */
+static bool try_dirs(const char *list, const char *name, char *out, size_t outlen)
+{
+	while (list && *list) {
+		size_t len = strcspn(list, ":");
+
+		if (len && try_dir(list, len, name, out, outlen))
+			return true;
+		list += len + (list[len] == ':');
+	}
+	return false;
+}
+
+static const char sys_dirs[] = "/lib/x86_64-linux-gnu:/usr/lib/x86_64-linux-gnu:/lib64:/usr/lib64:"
+			       "/lib:/usr/lib:/usr/local/lib";
+
+static char *resolve_lib(const char *name, const char *runpath)
+{
+	char buf[PATH_MAX];
+
+	if (strchr(name, '/'))
+		return access(name, R_OK) ? NULL : realpath(name, NULL);
+	if (try_dirs(runpath, name, buf, sizeof(buf)) ||
+	    try_dirs(getenv("LD_LIBRARY_PATH"), name, buf, sizeof(buf)) ||
+	    try_dirs(sys_dirs, name, buf, sizeof(buf)))
+		return realpath(buf, NULL);
+	return NULL;
+}
+
+/* DT_NEEDED entries of elf into nd, and its DT_RUNPATH (or DT_RPATH) into runpath. */
+static void read_dynamic(Elf *elf, struct needed *nd, char *runpath, size_t len)
+{
+	Elf_Scn *scn = NULL;
+
+	while ((scn = elf_nextscn(elf, scn))) {
+		Elf_Data *d;
+		GElf_Shdr sh;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNAMIC ||
+		    !(d = elf_getdata(scn, NULL)) || !sh.sh_entsize)
+			continue;
+		for (size_t i = 0; i < sh.sh_size / sh.sh_entsize; i++) {
+			const char *s;
+			GElf_Dyn dyn;
+
+			if (!gelf_getdyn(d, i, &dyn))
+				continue;
+			if (dyn.d_tag != DT_NEEDED && dyn.d_tag != DT_RUNPATH && dyn.d_tag != DT_RPATH)
+				continue;
+			s = elf_strptr(elf, sh.sh_link, dyn.d_un.d_val);
+			if (!s)
+				continue;
+			if (dyn.d_tag == DT_NEEDED)
+				add_needed(nd, s);
+			else if (runpath && !runpath[0])
+				snprintf(runpath, len, "%s", s);
+		}
+	}
+}
+
+static Elf *open_elf(const char *path, int *fd)
+{
+	Elf *elf;
+
+	*fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (*fd < 0)
+		return NULL;
+	elf = elf_begin(*fd, ELF_C_READ, NULL);
+	if (!elf) {
+		close(*fd);
+		*fd = -1;
+	}
+	return elf;
+}
+
+static void close_elf(Elf *elf, int fd)
+{
+	elf_end(elf);
+	if (fd >= 0)
+		close(fd);
+}
+
+static void note_lib(struct history *h, const char *name)
+{
+	size_t len = strlen(h->libs);
+
+	if (!strstr(h->libs, name))
+		snprintf(h->libs + len, sizeof(h->libs) - len, "%s%s", len ? ", " : "", name);
+}
+
+/* Every library of nd, and those they need, whose dynamic symbols include sync functions. */
+static int probe_libraries(struct history *h, pid_t pid, struct needed *nd, const char *runpath)
+{
+	int err = 0;
+
+	for (size_t i = 0; i < nd->n && !err; i++) {
+		unsigned long before = h->functions;
+		int fd;
+		Elf *elf;
+
+		nd->path[i] = resolve_lib(nd->name[i], runpath);
+		if (!nd->path[i])
+			continue;
+		elf = open_elf(nd->path[i], &fd);
+		if (!elf)
+			continue;
+		read_dynamic(elf, nd, NULL, 0);
+		err = probe_object(h, pid, nd->path[i], elf, true);
+		close_elf(elf, fd);
+		if (h->functions > before)
+			note_lib(h, nd->name[i]);
+	}
+	return err;
+}
+
+static int add_tgid(struct history *h, pid_t pid)
+{
+	__u32 key = pid, one = 1;
+
+	if (bpf_map_update_elem(bpf_map__fd(h->skel->maps.hb_tgids), &key, &one, BPF_ANY)) {
+		int err = -errno;
+
+		fprintf(stderr, "kcsand: history: cannot give pid %d a history: %s\n", pid,
+			strerror(-err));
+		return err;
+	}
+	h->skel->bss->hb_enabled = 1;
+	return 0;
+}
+
+int history__add_process(struct history *h, pid_t pid, const char *prog)
+{
+	char runpath[PATH_MAX] = "";
+	struct needed nd = {};
+	int fd, err;
+	Elf *elf;
+
+	if (elf_version(EV_CURRENT) == EV_NONE)
+		return -EINVAL;
+	elf = open_elf(prog, &fd);
+	if (!elf) {
+		fprintf(stderr, "kcsand: history: cannot read %s: %s\n", prog, strerror(errno));
+		return -errno ? -errno : -EINVAL;
+	}
+	read_dynamic(elf, &nd, runpath, sizeof(runpath));
+	err = probe_object(h, pid, prog, elf, false);
+	/* A static executable has its sync functions in itself. */
+	if (!err && !nd.n)
+		err = probe_object(h, pid, prog, elf, true);
+	close_elf(elf, fd);
+	if (!err)
+		err = probe_libraries(h, pid, &nd, runpath);
+	for (size_t i = 0; i < nd.n; i++) {
+		free(nd.name[i]);
+		free(nd.path[i]);
+	}
+	if (err)
+		return err;
+	if (!h->functions)
+		fprintf(stderr, "kcsand: history: no synchronization function found in %s or "
+				"its libraries: every access of different threads looks unordered\n",
+			prog);
+	return add_tgid(h, pid);
+}
+
+void history__get_stats(const struct history *h, struct history_stats *out)
+{
+	memset(out, 0, sizeof(*out));
+	for (int i = 0; i < KCSAND_HB_CTR_COUNT; i++)
+		out->ctr[i] = __atomic_load_n(&h->skel->bss->hb_counters[i], __ATOMIC_RELAXED);
+	out->probes = h->probes;
+	out->functions = h->functions;
+	out->outlined = h->outlined;
+}
+
+static double per(uint64_t total, uint64_t n)
+{
+	return n ? (double)total / n : 0;
+}
+
+void history__print(const struct history *h, FILE *out)
+{
+	struct history_stats st;
+
+	history__get_stats(h, &st);
+	fprintf(out, "kcsand: history: %llu sync operations traced at %lu functions (%s) and "
+		     "%lu outlined functions, %llu marked accesses as acquire/release; "
+		     "%llu accesses checked, %llu shadow entries live (%llu taken over), "
+		     "%llu races found, %llu reported; %llu threads without a clock, "
+		     "%llu stacks not kept, %llu samples skipped on a busy entry; BPF time: "
+		     "%.0f ns per checked access, %.0f ns per sync operation\n",
+		(unsigned long long)st.ctr[KCSAND_HB_CTR_SYNC_OPS], st.functions,
+		h->libs[0] ? h->libs : "none", st.outlined,
+		(unsigned long long)st.ctr[KCSAND_HB_CTR_MARKED],
+		(unsigned long long)st.ctr[KCSAND_HB_CTR_CHECKED],
+		(unsigned long long)st.ctr[KCSAND_HB_CTR_SHADOW_LIVE],
+		(unsigned long long)st.ctr[KCSAND_HB_CTR_SHADOW_EVICTED],
+		(unsigned long long)st.ctr[KCSAND_HB_CTR_RACES],
+		(unsigned long long)st.ctr[KCSAND_HB_CTR_REPORTS],
+		(unsigned long long)st.ctr[KCSAND_HB_CTR_NO_SLOT],
+		(unsigned long long)st.ctr[KCSAND_HB_CTR_NO_STACK],
+		(unsigned long long)st.ctr[KCSAND_HB_CTR_CONTENDED],
+		per(st.ctr[KCSAND_HB_CTR_ACCESS_NS], st.ctr[KCSAND_HB_CTR_CHECKED]),
+		per(st.ctr[KCSAND_HB_CTR_SYNC_NS],
+		    st.ctr[KCSAND_HB_CTR_SYNC_OPS] + st.ctr[KCSAND_HB_CTR_MARKED]));
+}
+
+void history__free(struct history *h)
+{
+	if (!h)
+		return;
+	for (size_t i = 0; i < h->nr_fds; i++)
+		close(h->fds[i]);
+	for (size_t i = 0; i < h->nr_links; i++)
+		bpf_link__destroy(h->links[i]);
+	free(h->links);
+	free(h);
+}

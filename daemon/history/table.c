@@ -1,0 +1,142 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * What each synchronization function does to happens-before, read from the
+ * libraries' code (glibc 2.36, libgomp 12), not guessed from names:
+ *
+ * - lock-like calls acquire at their return, and only when they succeeded
+ *   (0 from pthread_*, sem_* and mtx_*; non-zero from omp_test_lock);
+ *   omp_set_lock, GOMP_critical_name_start and call_once return nothing;
+ * - unlock-like calls release at their entry, before the lock is free;
+ * - pthread_cond_*wait releases its mutex at entry and re-acquires it
+ *   (through __pthread_mutex_cond_lock, which is not the exported
+ *   pthread_mutex_lock) before it returns: both at the call's edges;
+ * - pthread_barrier_wait releases at entry and acquires at return: nobody
+ *   returns before every thread entered;
+ * - gcc lowers `#pragma omp parallel` to GOMP_parallel(fn, ...), whose
+ *   workers run fn from libgomp's thread pool: fn's entry acquires what
+ *   the spawner released, its return releases, GOMP_parallel's return
+ *   acquires every return (the team's final barrier is inside libgomp);
+ * - the barrier at the end of a worksharing construct is a call: with a
+ *   static schedule gcc emits GOMP_barrier(), otherwise GOMP_loop_end(),
+ *   GOMP_sections_end() or GOMP_single_copy_*(); `nowait` emits none,
+ *   and neither the *_nowait ends nor GOMP_loop_*_next synchronize;
+ * - GOMP_task releases to the task's fn; tasks run to completion at
+ *   barriers, GOMP_taskwait and GOMP_taskgroup_end, which acquire every
+ *   finished task; a task's fn acquires the finished ones at its start,
+ *   which covers depend(in: ...) on an earlier task's out;
+ * - reductions are lock-prefixed instructions in the outlined function or
+ *   GOMP_atomic_start/end: marked accesses and the atomic lock.
+ */
+#include <string.h>
+#include "history.h"
+
+struct hb_func {
+	const char *name;
+	enum kcsand_hb_op op;
+};
+
+static const struct hb_func hb_funcs[] = {
+	/* libc: mutexes, rwlocks, spinlocks, semaphores, C11 mutexes */
+	{ "pthread_mutex_lock", KCSAND_HB_LOCK },
+	{ "pthread_mutex_trylock", KCSAND_HB_LOCK },
+	{ "pthread_mutex_timedlock", KCSAND_HB_LOCK },
+	{ "pthread_mutex_clocklock", KCSAND_HB_LOCK },
+	{ "pthread_mutex_unlock", KCSAND_HB_UNLOCK },
+	{ "pthread_rwlock_rdlock", KCSAND_HB_LOCK },
+	{ "pthread_rwlock_wrlock", KCSAND_HB_LOCK },
+	{ "pthread_rwlock_tryrdlock", KCSAND_HB_LOCK },
+	{ "pthread_rwlock_trywrlock", KCSAND_HB_LOCK },
+	{ "pthread_rwlock_timedrdlock", KCSAND_HB_LOCK },
+	{ "pthread_rwlock_timedwrlock", KCSAND_HB_LOCK },
+	{ "pthread_rwlock_clockrdlock", KCSAND_HB_LOCK },
+	{ "pthread_rwlock_clockwrlock", KCSAND_HB_LOCK },
+	{ "pthread_rwlock_unlock", KCSAND_HB_UNLOCK },
+	{ "pthread_spin_lock", KCSAND_HB_LOCK },
+	{ "pthread_spin_trylock", KCSAND_HB_LOCK },
+	{ "pthread_spin_unlock", KCSAND_HB_UNLOCK },
+	{ "sem_wait", KCSAND_HB_LOCK },
+	{ "sem_trywait", KCSAND_HB_LOCK },
+	{ "sem_timedwait", KCSAND_HB_LOCK },
+	{ "sem_clockwait", KCSAND_HB_LOCK },
+	{ "sem_post", KCSAND_HB_UNLOCK },
+	{ "mtx_lock", KCSAND_HB_LOCK },
+	{ "mtx_trylock", KCSAND_HB_LOCK },
+	{ "mtx_timedlock", KCSAND_HB_LOCK },
+	{ "mtx_unlock", KCSAND_HB_UNLOCK },
+	/* condition variables */
+	{ "pthread_cond_wait", KCSAND_HB_COND_WAIT },
+	{ "pthread_cond_timedwait", KCSAND_HB_COND_WAIT },
+	{ "pthread_cond_clockwait", KCSAND_HB_COND_WAIT },
+	{ "cnd_wait", KCSAND_HB_COND_WAIT },
+	{ "cnd_timedwait", KCSAND_HB_COND_WAIT },
+	{ "pthread_cond_signal", KCSAND_HB_COND_SIGNAL },
+	{ "pthread_cond_broadcast", KCSAND_HB_COND_SIGNAL },
+	{ "cnd_signal", KCSAND_HB_COND_SIGNAL },
+	{ "cnd_broadcast", KCSAND_HB_COND_SIGNAL },
+	/* barriers, once, threads */
+	{ "pthread_barrier_wait", KCSAND_HB_BARRIER },
+	{ "pthread_once", KCSAND_HB_ONCE },
+	{ "call_once", KCSAND_HB_ONCE },
+	{ "pthread_create", KCSAND_HB_CREATE },
+	{ "thrd_create", KCSAND_HB_CREATE },
+	{ "pthread_join", KCSAND_HB_JOIN },
+	{ "pthread_timedjoin_np", KCSAND_HB_JOIN },
+	{ "pthread_clockjoin_np", KCSAND_HB_JOIN },
+	{ "pthread_tryjoin_np", KCSAND_HB_JOIN },
+	{ "thrd_join", KCSAND_HB_JOIN },
+	/* libgomp: teams and tasks */
+	{ "GOMP_parallel", KCSAND_HB_OMP_PARALLEL },
+	{ "GOMP_parallel_loop_static", KCSAND_HB_OMP_PARALLEL },
+	{ "GOMP_parallel_loop_dynamic", KCSAND_HB_OMP_PARALLEL },
+	{ "GOMP_parallel_loop_guided", KCSAND_HB_OMP_PARALLEL },
+	{ "GOMP_parallel_loop_runtime", KCSAND_HB_OMP_PARALLEL },
+	{ "GOMP_parallel_loop_nonmonotonic_dynamic", KCSAND_HB_OMP_PARALLEL },
+	{ "GOMP_parallel_loop_nonmonotonic_guided", KCSAND_HB_OMP_PARALLEL },
+	{ "GOMP_parallel_loop_nonmonotonic_runtime", KCSAND_HB_OMP_PARALLEL },
+	{ "GOMP_parallel_loop_maybe_nonmonotonic_runtime", KCSAND_HB_OMP_PARALLEL },
+	{ "GOMP_parallel_sections", KCSAND_HB_OMP_PARALLEL },
+	{ "GOMP_parallel_reductions", KCSAND_HB_OMP_PARALLEL },
+	{ "GOMP_task", KCSAND_HB_OMP_TASK },
+	{ "GOMP_taskloop", KCSAND_HB_OMP_TASKLOOP },
+	{ "GOMP_taskloop_ull", KCSAND_HB_OMP_TASKLOOP },
+	{ "GOMP_taskwait", KCSAND_HB_OMP_TASKWAIT },
+	{ "GOMP_taskwait_depend", KCSAND_HB_OMP_TASKWAIT },
+	{ "GOMP_taskgroup_end", KCSAND_HB_OMP_TASKWAIT },
+	/* libgomp: barriers, explicit and at the end of worksharing constructs */
+	{ "GOMP_barrier", KCSAND_HB_OMP_BARRIER },
+	{ "GOMP_barrier_cancel", KCSAND_HB_OMP_BARRIER },
+	{ "GOMP_loop_end", KCSAND_HB_OMP_BARRIER },
+	{ "GOMP_loop_end_cancel", KCSAND_HB_OMP_BARRIER },
+	{ "GOMP_sections_end", KCSAND_HB_OMP_BARRIER },
+	{ "GOMP_sections_end_cancel", KCSAND_HB_OMP_BARRIER },
+	{ "GOMP_single_copy_start", KCSAND_HB_OMP_BARRIER },
+	{ "GOMP_single_copy_end", KCSAND_HB_OMP_BARRIER },
+	/* libgomp: mutual exclusion */
+	{ "GOMP_critical_start", KCSAND_HB_OMP_CRIT_START },
+	{ "GOMP_critical_end", KCSAND_HB_OMP_CRIT_END },
+	{ "GOMP_critical_name_start", KCSAND_HB_LOCK_VOID },
+	{ "GOMP_critical_name_end", KCSAND_HB_UNLOCK },
+	{ "GOMP_atomic_start", KCSAND_HB_OMP_ATOMIC_START },
+	{ "GOMP_atomic_end", KCSAND_HB_OMP_ATOMIC_END },
+	{ "GOMP_ordered_start", KCSAND_HB_OMP_ORDERED_START },
+	{ "GOMP_ordered_end", KCSAND_HB_OMP_ORDERED_END },
+	{ "omp_set_lock", KCSAND_HB_LOCK_VOID },
+	{ "omp_set_nest_lock", KCSAND_HB_LOCK_VOID },
+	{ "omp_test_lock", KCSAND_HB_LOCK_NZ },
+	{ "omp_test_nest_lock", KCSAND_HB_LOCK_NZ },
+	{ "omp_unset_lock", KCSAND_HB_UNLOCK },
+	{ "omp_unset_nest_lock", KCSAND_HB_UNLOCK },
+};
+
+enum kcsand_hb_op history_op_of(const char *func)
+{
+	for (size_t i = 0; i < sizeof(hb_funcs) / sizeof(hb_funcs[0]); i++)
+		if (!strcmp(hb_funcs[i].name, func))
+			return hb_funcs[i].op;
+	return KCSAND_HB_NONE;
+}
+
+bool history_is_outlined(const char *name)
+{
+	return strstr(name, "._omp_fn.") != NULL;
+}

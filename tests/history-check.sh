@@ -1,0 +1,134 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# The history detector, end to end: each program of tests/history/ runs
+# once under `kcsanctl run` at the defaults.
+#
+#   tests/history-check.sh [BUILD_DIR] [PROGRAM...]
+#
+# A racy program (its racing pair executes once) must be reported with the
+# expected title, found by the history (the report's "previous access ...
+# not ordered by any synchronization kcsand saw" line), with at least two
+# frames on each side, and kcsanctl must exit 66.  A race-free program
+# must exit 0 with no report, and with a positive control: sync operations
+# traced and accesses checked by the history, both > 0.  Then the
+# switches: --no-history, --json, -v.
+#
+# The programs and their expectations are in tests/history/expect.tsv (the
+# suite) and tests/history/hb_expect.tsv (this detector's own); each is
+# built here with gcc -O1 -g and -pthread or -fopenmp, "nofp" ones without
+# frame pointers, into BUILD_DIR/tests/history-check/.  Needs root.
+set -u
+BUILD=${1:-build}
+shift $(( $# > 0 ? 1 : 0 ))
+ONLY=" $* "
+OUT=$BUILD/tests/history-check
+TIMEOUT=${KCSAND_TEST_TIMEOUT:-120}
+KCSANCTL=$BUILD/kcsanctl
+failed=0 passed=0
+
+fail() {
+	echo "FAIL $1: $2"
+	[[ -n ${3:-} ]] && printf '%s\n' "$3" | head -80 | sed 's/^/    /'
+	failed=$((failed + 1))
+}
+
+if [[ $(id -u) != 0 ]]; then
+	echo "history-check: needs root (BPF, uprobes)" >&2
+	exit 1
+fi
+if [[ ! -x $KCSANCTL ]]; then
+	echo "history-check: no $KCSANCTL: run make first" >&2
+	exit 1
+fi
+mkdir -p "$OUT" || exit 1
+
+# build NAME FLAGS: the program tests/history/NAME.c, unless already up to date.
+build() {
+	local src=tests/history/$1.c bin=$OUT/$1 f="-O1 -g"
+
+	case $2 in *openmp*) f="$f -fopenmp" ;; *) f="$f -pthread" ;; esac
+	case $2 in *nofp*) f="$f -fomit-frame-pointer" ;; *) f="$f -fno-omit-frame-pointer" ;; esac
+	[[ $bin -nt $src ]] && return 0
+	# shellcheck disable=SC2086
+	gcc $f -o "$bin" "$src"
+}
+
+# frames_ok REPORT: both access lines of the report are followed by two frames or more.
+frames_ok() {
+	awk '/ bytes by (task|interrupt)/ { side++; next }
+	     side && /^ [^ ]/ { n[side]++ }
+	     END { exit !(side == 2 && n[1] >= 2 && n[2] >= 2) }' <<<"$1"
+}
+
+# run_one NAME TITLE BUILD
+run_one() {
+	local name=$1 title=$2 out rc got
+
+	if ! build "$name" "$3"; then
+		fail "$name" "cannot build tests/history/$name.c"
+		return
+	fi
+	out=$(timeout "$TIMEOUT" "$KCSANCTL" run -- "$OUT/$name" 2>&1)
+	rc=$?
+	got=$(grep '^BUG: KCSAN: ' <<<"$out" | sed 's/^BUG: KCSAN: //' | sort -u)
+	if [[ $title == none ]]; then
+		if [[ $rc != 0 || -n $got ]]; then
+			fail "$name" "race-free, but exit $rc and reports: ${got:-none}" "$out"
+		elif ! grep -Eq 'history_sync_ops: [1-9][0-9]* history_checked: [1-9]' <<<"$out"; then
+			fail "$name" "no positive control: no sync operation traced or no access checked" \
+				"$(tail -2 <<<"$out")"
+		else
+			echo "ok   $name (race-free; $(grep -Eo 'history_sync_ops: [0-9]+ history_checked: [0-9]+' <<<"$out"))"
+			passed=$((passed + 1))
+		fi
+		return
+	fi
+	if [[ $rc != 66 || $got != "$title" ]]; then
+		fail "$name" "want exit 66 and '$title', got exit $rc and '${got:-no report}'" "$out"
+	elif ! grep -q '^previous access [0-9.]* ms earlier, not ordered by any synchronization kcsand saw$' <<<"$out" ||
+	     ! grep -Eq 'reports_history: [1-9]' <<<"$out"; then
+		fail "$name" "reported, but not by the history detector" "$out"
+	elif ! frames_ok "$out"; then
+		fail "$name" "a side of the report has fewer than two frames" "$out"
+	else
+		echo "ok   $name ($title; $(grep -o '^previous access [0-9.]* ms' <<<"$out"))"
+		passed=$((passed + 1))
+	fi
+}
+
+for table in tests/history/expect.tsv tests/history/hb_expect.tsv; do
+	[[ -f $table ]] || continue
+	while IFS=$'\t' read -r name title flags; do
+		[[ -z $name || $name == \#* ]] && continue
+		[[ $ONLY != "  " && $ONLY != *" $name "* ]] && continue
+		run_one "$name" "$title" "$flags"
+	done <"$table"
+done
+
+# The switches, on the one-shot write/write race that KCSAN's protocol alone never reports.
+if [[ $ONLY == "  " ]]; then
+	prog=$OUT/hb_write_write
+	out=$(timeout "$TIMEOUT" "$KCSANCTL" run --no-history -- "$prog" 2>&1)
+	if grep -q '^previous access' <<<"$out" || ! grep -q 'reports_history: 0' <<<"$out" ||
+	   grep -q 'history_sync_ops' <<<"$out"; then
+		fail "no-history" "--no-history still ran the history detector" "$out"
+	else
+		echo "ok   no-history"; passed=$((passed + 1))
+	fi
+	out=$(timeout "$TIMEOUT" "$KCSANCTL" run --json -- "$prog" 2>&1)
+	if ! grep -q '"title":"data-race in store_left / store_right".*"found_by":"history","previous_access_ns_earlier":[1-9]' <<<"$out"; then
+		fail "json" "no JSON report found by the history" "$out"
+	else
+		echo "ok   json"; passed=$((passed + 1))
+	fi
+	out=$(timeout "$TIMEOUT" "$KCSANCTL" run -v -- "$OUT/hb_slot_reuse" 2>&1)
+	if ! grep -Eq '^kcsand: history: [1-9][0-9]* sync operations traced at [1-9][0-9]* functions \(libc.so.6\).* [1-9][0-9]* shadow entries live .* 0 threads without a clock' <<<"$out"; then
+		fail "verbose" "-v does not say what the history traced, or a thread had no clock" "$out"
+	else
+		echo "ok   verbose"; passed=$((passed + 1))
+	fi
+fi
+
+echo "history-check: $passed passed, $failed failed"
+[[ $failed == 0 ]]
