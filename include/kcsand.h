@@ -357,7 +357,7 @@ enum kcsand_hb_counter {
 /* Sizes the BPF side was built with: a mismatch is a build error, not a silent misread. */
 _Static_assert(sizeof(struct kcsand_site) == 24, "struct kcsand_site layout");
 _Static_assert(sizeof(struct kcsand_access) == 72 + 8 * KCSAND_MAX_STACK, "struct kcsand_access layout");
-_Static_assert(sizeof(struct kcsand_report) == 112 + 2 * sizeof(struct kcsand_access),
+_Static_assert(sizeof(struct kcsand_report) == 104 + 2 * sizeof(struct kcsand_access),
 	       "struct kcsand_report layout");
 _Static_assert(sizeof(struct kcsand_params) == 48, "struct kcsand_params layout");
 _Static_assert(sizeof(struct kcsand_cpu_state) == 32, "struct kcsand_cpu_state layout");
