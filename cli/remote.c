@@ -17,6 +17,7 @@
 #include "service/protocol.h"
 #include "hw/wspec.h"
 #include "report/report.h"
+#include "util/json.h"
 
 static int connect_daemon(void)
 {
@@ -48,9 +49,11 @@ static int connect_daemon(void)
 static void print_error(const char *reason)
 {
 	if (json_output) {
-		printf("{\"error\":");
-		json_print_string(stdout, reason);
-		printf("}\n");
+		struct json_object *o = json_object_new_object();
+
+		json__add(o, "error", json__string(reason));
+		json__print(stdout, o);
+		putchar('\n');
 	} else {
 		fprintf(stderr, "kcsanctl: %s\n", reason);
 	}

@@ -16,6 +16,7 @@
 #include "uprobe_multi.h"
 #include "sampler/xturn.h"
 #include "kcsand.skel.h"
+#include "util/print.h"
 
 int engine_link_multi(struct engine *e, struct eobj *eo, const uint8_t *set, int *slot)
 {
@@ -45,7 +46,7 @@ int engine_link_multi(struct engine *e, struct eobj *eo, const uint8_t *set, int
 					 path, offs, cookies, n, 0);
 		if (fd < 0) {
 			err = fd;
-			fprintf(stderr, "kcsand: cannot %s %zu uprobes to %s: %s\n",
+			pr_warn("cannot %s %zu uprobes to %s: %s\n",
 				set ? "re-attach" : "attach", n, o->path, strerror(-err));
 			goto out;
 		}
@@ -89,7 +90,7 @@ int engine_link_per_site(struct engine *e, struct eobj *eo, const uint8_t *set)
 			if (eo->links[i])
 				continue;
 			err = -errno;
-			fprintf(stderr, "kcsand: cannot attach uprobe at %s+0x%llx: %s\n", o->path,
+			pr_warn("cannot attach uprobe at %s+0x%llx: %s\n", o->path,
 				(unsigned long long)probe_off(&o->sites.v[i]), strerror(-err));
 			return err;
 		}
@@ -137,7 +138,7 @@ static int turn_xbp(struct engine *e, const uint8_t *turn)
 				const struct site *s = &o->sites.v[k];
 				const struct elf_func *f = target_obj__site_func(o, s);
 
-				fprintf(stderr, "kcsand: sampler: turn: %s+0x%llx: %d thread%s\n",
+				pr_warn("sampler: turn: %s+0x%llx: %d thread%s\n",
 					f ? f->name : "?",
 					(unsigned long long)(f ? s->vaddr - f->vaddr : 0), r,
 					r == 1 ? "" : "s");

@@ -100,5 +100,8 @@ int engine_link_per_site(struct engine *e, struct eobj *eo, const uint8_t *set);
 /* engine_report.c */
 const char *engine_kernel_debug_file(const struct engine *e, const char *module);
 void engine_process_report(struct engine *e, const struct kcsand_report *r);
+struct report_view;
+/* The value-change-only rule: true when the pair v is not to be reported. */
+bool engine_skip_unchanged(const struct report_view *v, bool value_change_only);
 
 #endif

@@ -65,6 +65,15 @@ void symbolizer__proc_forget(struct symbolizer *s, pid_t pid);
 size_t symbolizer__forget_exited(struct symbolizer *s);
 
 /*
+ * Is ra a return address in pid: does a call instruction end right before
+ * it, in an executable mapping of a file?  1 yes, 0 no (a word a
+ * frame-pointer walk read through a function without frame pointers),
+ * negative errno when it cannot be told (-ENOENT: the process is gone and
+ * no registered object covers ra).
+ */
+int symbolizer__proc_after_call(struct symbolizer *s, pid_t pid, uint64_t ra);
+
+/*
  * Format as KCSAN's %pS does, "func+0xoff/0xsize", followed by " file:line"
  * when known; an address with no symbol prints as "0x<hex>", followed by
  * " (file+0xvaddr)" when the file is known.  Returns the length.

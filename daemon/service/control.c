@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <sys/un.h>
 #include "control.h"
+#include "util/print.h"
 
 /*
  * A connected client.  in holds a partial request; discarding is set
@@ -51,7 +52,7 @@ static int bind_socket(struct ctl_server *s, const char *path)
 	int fd, err;
 
 	if (strlen(path) >= sizeof(sa.sun_path)) {
-		fprintf(stderr, "kcsand: socket %s: path too long\n", path);
+		pr_warn("socket %s: path too long\n", path);
 		return -ENAMETOOLONG;
 	}
 	strcpy(sa.sun_path, path);
@@ -60,13 +61,13 @@ static int bind_socket(struct ctl_server *s, const char *path)
 		return -errno;
 	if (!lstat(path, &st)) {
 		if (!S_ISSOCK(st.st_mode)) {
-			fprintf(stderr, "kcsand: socket %s: exists and is not a socket\n", path);
+			pr_warn("socket %s: exists and is not a socket\n", path);
 			close(fd);
 			return -EEXIST;
 		}
 		/* A live daemon answers; a stale socket of a killed one is refused. */
 		if (!connect(fd, (struct sockaddr *)&sa, sizeof(sa)) || errno == EAGAIN) {
-			fprintf(stderr, "kcsand: socket %s: another kcsand is running there\n",
+			pr_warn("socket %s: another kcsand is running there\n",
 				path);
 			close(fd);
 			return -EADDRINUSE;
@@ -90,7 +91,7 @@ static int bind_socket(struct ctl_server *s, const char *path)
 	if (!err && listen(fd, CTL_MAX_CLIENTS))
 		err = -errno;
 	if (err) {
-		fprintf(stderr, "kcsand: cannot listen on %s: %s\n", path, strerror(-err));
+		pr_warn("cannot listen on %s: %s\n", path, strerror(-err));
 		close(fd);
 		return err;
 	}
@@ -113,7 +114,7 @@ int ctl_server__open(const char *path, const char *group, ctl_exec_fn exec, void
 		struct group *gr = getgrnam(group);
 
 		if (!gr) {
-			fprintf(stderr, "kcsand: socket_group %s: no such group\n", group);
+			pr_warn("socket_group %s: no such group\n", group);
 			free(s);
 			return -ENOENT;
 		}

@@ -26,11 +26,13 @@ enum mark_reason {
 	MARK_NONE = 0,
 	MARK_LOCK_PREFIX,	/* lock-prefixed read-modify-write */
 	MARK_XCHG,		/* xchg with memory: implicitly locked */
+	MARK_CAS_LOOP,		/* the plain load that starts a lock cmpxchg loop on its address */
 	/* Set by mark__apply() (mark.h), from debug info, source and the marks file: */
 	MARK_INLINE_ACCESSOR,	/* inside an atomic/once accessor (atomic_read, std::atomic) */
 	MARK_QUALIFIER,		/* static target is an _Atomic or volatile object */
 	MARK_SOURCE_MACRO,	/* READ_ONCE(), atomic_load_explicit(), data_race() ... */
 	MARK_MARKS_FILE,	/* named in the marks file (--marks) */
+	MARK_IO_ACCESSOR,	/* inside readl/writel/ioread* ...: MMIO, never watched */
 	MARK_REASON_COUNT,
 };
 
@@ -48,9 +50,11 @@ struct decode_stats {
 	uint64_t insns;			/* instructions decoded */
 	uint64_t sites;			/* sites kept */
 	uint64_t marked;		/* of which marked (atomic) */
-	uint64_t skipped_stack;		/* rsp/rbp-based operands */
+	uint64_t skipped_stack;		/* rsp-based, and rbp-based where rbp is the frame */
 	uint64_t skipped_tls;		/* fs/gs-relative operands */
 	uint64_t unencodable;		/* string ops, gathers/scatters, > KCSAND_MAX_ACCESS */
+	uint64_t lock_at_target;	/* locked accesses left out: the next insn is a branch target */
+	uint64_t cas_loop_reads;	/* plain loads marked as a compare-and-swap loop's read */
 	uint64_t decode_errors;		/* bytes Zydis could not decode (skipped to the next symbol) */
 	uint64_t funcs;			/* functions decoded */
 	uint64_t funcs_without_sites;

@@ -18,6 +18,7 @@
 #include <sys/stat.h>
 
 #include "decode.h"
+#include "util/print.h"
 
 /* ------------------------------------------------------------------------ */
 /* ELF objects                                                              */
@@ -81,7 +82,7 @@ static int load_segments(struct target_obj *obj, struct obj_priv *p)
 	size_t phnum;
 
 	if (elf_getphdrnum(p->elf, &phnum)) {
-		fprintf(stderr, "kcsand: %s: cannot read program headers: %s\n", obj->path,
+		pr_warn("%s: cannot read program headers: %s\n", obj->path,
 			elf_errmsg(-1));
 		return -ENOEXEC;
 	}
@@ -146,7 +147,7 @@ static int load_funcs(struct target_obj *obj, struct obj_priv *p)
 
 	if (!gelf_getshdr(symscn, &symsh) || !(data = elf_getdata(symscn, NULL)) ||
 	    !symsh.sh_entsize) {
-		fprintf(stderr, "kcsand: %s: cannot read symbol table: %s\n", obj->path,
+		pr_warn("%s: cannot read symbol table: %s\n", obj->path,
 			elf_errmsg(-1));
 		return -ENOEXEC;
 	}
@@ -225,16 +226,16 @@ static int open_regular(const char *path, struct obj_priv *p)
 	p->fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
 	if (p->fd < 0) {
 		err = -errno;
-		fprintf(stderr, "kcsand: cannot open %s: %s\n", path, strerror(errno));
+		pr_warn("cannot open %s: %s\n", path, strerror(errno));
 		return err;
 	}
 	if (fstat(p->fd, &p->st)) {
 		err = -errno;
-		fprintf(stderr, "kcsand: cannot stat %s: %s\n", path, strerror(errno));
+		pr_warn("cannot stat %s: %s\n", path, strerror(errno));
 		return err;
 	}
 	if (!S_ISREG(p->st.st_mode)) {
-		fprintf(stderr, "kcsand: %s: not a regular file\n", path);
+		pr_warn("%s: not a regular file\n", path);
 		return -EINVAL;
 	}
 	/*
@@ -260,7 +261,7 @@ int target_obj__open(const char *path, struct target_obj **out)
 
 	*out = NULL;
 	if (elf_version(EV_CURRENT) == EV_NONE) {
-		fprintf(stderr, "kcsand: libelf: %s\n", elf_errmsg(-1));
+		pr_warn("libelf: %s\n", elf_errmsg(-1));
 		return -EINVAL;
 	}
 
@@ -284,18 +285,18 @@ int target_obj__open(const char *path, struct target_obj **out)
 	 */
 	p->elf = elf_begin(p->fd, ELF_C_READ, NULL);
 	if (!p->elf || elf_kind(p->elf) != ELF_K_ELF) {
-		fprintf(stderr, "kcsand: %s: not an ELF file\n", path);
+		pr_warn("%s: not an ELF file\n", path);
 		err = -ENOEXEC;
 		goto err;
 	}
 	if (gelf_getclass(p->elf) != ELFCLASS64 || !gelf_getehdr(p->elf, &eh) ||
 	    eh.e_machine != EM_X86_64) {
-		fprintf(stderr, "kcsand: %s: not an x86-64 ELF object\n", path);
+		pr_warn("%s: not an x86-64 ELF object\n", path);
 		err = -ENOEXEC;
 		goto err;
 	}
 	if (eh.e_type != ET_EXEC && eh.e_type != ET_DYN) {
-		fprintf(stderr, "kcsand: %s: not an x86-64 ELF object (%s)\n", path,
+		pr_warn("%s: not an x86-64 ELF object (%s)\n", path,
 			"neither executable nor shared object");
 		err = -ENOEXEC;
 		goto err;
@@ -409,7 +410,7 @@ int target_obj__decode(struct target_obj *obj, const char *globs, const struct d
 		data = scn ? elf_getdata(scn, NULL) : NULL;
 		if (!data || !gelf_getshdr(scn, &sh) || !data->d_buf ||
 		    f->vaddr - sh.sh_addr + f->size > data->d_size) {
-			fprintf(stderr, "kcsand: %s: %s: cannot read code: %s\n", obj->path,
+			pr_warn("%s: %s: cannot read code: %s\n", obj->path,
 				f->name, elf_errmsg(-1));
 			err = -EIO;
 			break;
@@ -422,7 +423,7 @@ int target_obj__decode(struct target_obj *obj, const char *globs, const struct d
 			struct site *s = &obj->sites.v[j];
 
 			if (target_obj__vaddr_to_off(obj, s->vaddr, &s->file_off)) {
-				fprintf(stderr, "kcsand: %s: %s: 0x%" PRIx64 ": %s\n", obj->path,
+				pr_warn("%s: %s: 0x%" PRIx64 ": %s\n", obj->path,
 					f->name, s->vaddr, "in no loadable segment");
 				err = -ERANGE;
 			}
