@@ -47,12 +47,13 @@ void run_help(FILE *out)
 		"                        kernel mode %u)\n"
 		"  --udelay-task US      stall of a watcher, in µs (default %u; kernel mode %u)\n"
 		"  --functions GLOB,...  probe only the functions matching these globs\n"
-		"  --overhead-budget PCT arm a random subset of the sites, readjusted from their\n"
-		"                        hit rates, so that probes add at most PCT%% to PROG's\n"
-		"                        own time after %u CPU-ms of warm-up (default %u; 100: all);\n"
-		"                        kernel mode: to the machine's busy time, after %u CPU-ms\n"
-		"                        of it, and the traps of disarmed kprobes are a floor\n"
-		"                        outside the budget\n"
+		"  --overhead-budget PCT arm a subset of the sites, readjusted from their hit\n"
+		"                        rates, so that probes add at most PCT%% to PROG's own\n"
+		"                        time (default %u; 100: all); each site is armed for its\n"
+		"                        first %u hits, then backs off; kernel mode: to the\n"
+		"                        machine's busy time, after %u CPU-ms of it with every\n"
+		"                        site armed, and the traps of disarmed kprobes are a\n"
+		"                        floor outside the budget\n"
 		"  --object PATH         also probe this shared object (repeatable)\n"
 		"  --watch SYM|ADDR[:LEN] watch this variable of PROG (with --kernel: of the kernel\n"
 		"                        or a module) with a hardware watchpoint and report every\n"
@@ -77,7 +78,7 @@ void run_help(FILE *out)
 		"  -v, --verbose         what is decoded and attached, every site, plain or\n"
 		"                        marked and why (twice: what marked it; libbpf debug)\n",
 		USER_DEFAULT_SKIP_WATCH, KERNEL_DEFAULT_SKIP_WATCH, USER_DEFAULT_UDELAY_TASK,
-		KERNEL_DEFAULT_UDELAY_TASK, DEFAULT_SAMPLER_WARMUP_CPU_MS, DEFAULT_OVERHEAD_BUDGET,
+		KERNEL_DEFAULT_UDELAY_TASK, DEFAULT_OVERHEAD_BUDGET, DEFAULT_SAMPLER_BACKOFF_HITS,
 		KERNEL_DEFAULT_SAMPLER_WARMUP_CPU_MS);
 }
 

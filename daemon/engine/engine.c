@@ -25,7 +25,7 @@
 #include "sampler/sampler.h"
 #include "report/symbolize.h"
 #include "uprobe_multi.h"
-#include "sampler/xturn.h"
+#include "sampler/thread_turn.h"
 #include "engine_int.h"
 #include "kcsand.skel.h"
 
@@ -53,6 +53,7 @@ void engine_opts__init(struct engine_opts *o)
 	o->sampler_warmup_cpu_ms = DEFAULT_SAMPLER_WARMUP_CPU_MS;
 	o->sampler_period_ms = DEFAULT_SAMPLER_PERIOD_MS;
 	o->sampler_turn_ms = DEFAULT_SAMPLER_TURN_MS;
+	o->sampler_backoff_hits = DEFAULT_SAMPLER_BACKOFF_HITS;
 	o->out = stderr;
 }
 
@@ -735,9 +736,10 @@ int engine__attach(struct engine *e)
 	 * sample.
 	 */
 	if (!e->sampler && (!e->opts.kernel || e->nr_cookies)) {
-		if (!e->xt && !e->opts.kernel)
-			xturn__new(e->skel, &e->xt);	/* without it, turns use uprobe links */
-		if (sampler__new(e, e->skel, e->capacity, e->multi, e->opts.kernel, &e->sampler))
+		if (!e->tt && !e->opts.kernel)
+			thread_turn__new(e->skel, &e->tt);	/* without it, turns use uprobe links */
+		if (sampler__new(&engine_sampler_ops, e, e->skel, e->capacity, e->opts.kernel,
+				 &e->sampler))
 			fprintf(stderr, "kcsand: sampler: off, every site stays armed\n");
 	}
 	return 0;
@@ -948,6 +950,9 @@ void engine__print_summary(struct engine *e, FILE *out)
 				st.unarmed_hits, st.floor_overhead * 100, st.trap_ns);
 		else
 			fprintf(out, " hot_turns_one_thread: %lu", st.xbp_turns);
+		/* Sites at each backoff level, 100% / 10% / 1% / 0.1% (sampler.h). */
+		fprintf(out, " site_levels: %zu/%zu/%zu/%zu", st.levels[0], st.levels[1],
+			st.levels[2], st.levels[3]);
 	}
 	if (e->hw) {
 		struct hwbp_stats hs;
@@ -969,7 +974,7 @@ void engine__free(struct engine *e)
 	if (!e)
 		return;
 	sampler__free(e->sampler);
-	xturn__free(e->xt);
+	thread_turn__free(e->tt);
 	hwbp__free(e->hw);
 	ring_buffer__free(e->rb);
 	for (size_t i = 0; i < e->nr_objs; i++) {

@@ -31,15 +31,24 @@
 #define DEFAULT_MAX_SITES		65536u
 /*
  * Site sampler defaults (daemon/sampler/sampler.c): probes may add 10% to the
- * program's own CPU time once it has run 6 CPU-seconds with every site
- * armed (3 s for two busy threads): the test scenarios report well within
- * that (bench/p3-first-report.sh).
+ * program's own CPU time once it has run 2 CPU-seconds with every site
+ * armed (1 s for two busy threads), and from then on each site first seen
+ * is armed until it has taken DEFAULT_SAMPLER_BACKOFF_HITS hits, then
+ * backs off (sampler.h, "per-site backoff").  The soft watchpoints need
+ * the two racing accesses to overlap, so a short test program is only
+ * caught while its racing sites trap: at 1000 CPU-ms 4 of 12 racy
+ * scenarios went unreported, at 2000 only the two that the 6000 of before
+ * missed too on the same loaded machine (docs/PERFORMANCE.md).  A site
+ * hot in the warm-up has used its level-0 hits by its end; 10,000 are for
+ * new code after it: tests/scenarios/serial_init_then_race reported in 2
+ * runs of 2 with them, in 0 of 2 with 5,000.
  */
 #define DEFAULT_OVERHEAD_BUDGET		10u
-#define DEFAULT_SAMPLER_WARMUP_CPU_MS	6000u
+#define DEFAULT_SAMPLER_WARMUP_CPU_MS	2000u
 #define DEFAULT_SAMPLER_PERIOD_MS	100u
 /* A hot turn: long enough for a few watchpoints of each armed hot site (bench/p2). */
 #define DEFAULT_SAMPLER_TURN_MS		20u
+#define DEFAULT_SAMPLER_BACKOFF_HITS	10000u
 /*
  * Kernel mode: the warm-up counts the machine's busy CPU time outside
  * kcsand (daemon/sampler/ksampler.c), the "native" time of the kernel's cost model.
@@ -85,6 +94,7 @@ struct engine_opts {
 	unsigned int sampler_warmup_cpu_ms;
 	unsigned int sampler_period_ms;
 	unsigned int sampler_turn_ms;
+	unsigned int sampler_backoff_hits;
 	bool no_marking;		/* only lock prefixes and xchg mark accesses */
 };
 
@@ -190,7 +200,7 @@ int engine__rearm(struct engine *e, const uint8_t *armed);
 /*
  * The site sampler's hot turn: arm the sites of turn[] (NULL: end the turn)
  * on top of the armed[] set.  In one thread of each target process by
- * execute breakpoints (xturn.h), returning 1; else as a uprobe link of
+ * execute breakpoints (thread_turn.h), returning 1; else as a uprobe link of
  * their own, so that a turn neither waits for nor disturbs the link of the
  * armed set, returning 0.  A negative errno when neither worked.
  */

@@ -32,6 +32,8 @@ static const struct param_desc params_table[] = {
 	  "site sampler: CPU ms the targets (kernel: the machine) run with all sites armed"),
 	O(sampler_period_ms, 50, 60000, "site sampler: ms between two readjustments"),
 	O(sampler_turn_ms, 5, 60000, "site sampler: ms a hot site stays armed in its turn"),
+	O(sampler_backoff_hits, 1, 1000000000,
+	  "site sampler: hits a site takes armed before it backs off a level (100/10/1/0.1%)"),
 #undef O
 };
 
