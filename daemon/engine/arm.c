@@ -124,7 +124,8 @@ static int turn_xbp(struct engine *e, const uint8_t *turn)
 
 			if (!turn[eo->first + k])
 				continue;
-			r = thread_turn__arm(e->tt, o->path, probe_off(&o->sites.v[k]), eo->first + k);
+			r = thread_turn__arm(e->tt, o->path, probe_off(&o->sites.v[k]),
+					     eo->first + k);
 			if (e->opts.verbose >= 2) {
 				const struct site *s = &o->sites.v[k];
 				const struct elf_func *f = target_obj__site_func(o, s);
@@ -262,6 +263,7 @@ static void ops_get_params(void *ctx, struct sampler_params *p)
 	p->period_ms = o->sampler_period_ms;
 	p->turn_ms = o->sampler_turn_ms;
 	p->backoff_hits = o->sampler_backoff_hits;
+	p->level0_cpu_ms = o->sampler_level0_cpu_ms;
 }
 
 static int ops_rearm(void *ctx, const uint8_t *armed)

@@ -54,6 +54,7 @@ void engine_opts__init(struct engine_opts *o)
 	o->sampler_period_ms = DEFAULT_SAMPLER_PERIOD_MS;
 	o->sampler_turn_ms = DEFAULT_SAMPLER_TURN_MS;
 	o->sampler_backoff_hits = DEFAULT_SAMPLER_BACKOFF_HITS;
+	o->sampler_level0_cpu_ms = DEFAULT_SAMPLER_LEVEL0_CPU_MS;
 	o->out = stderr;
 }
 

@@ -32,23 +32,28 @@
 /*
  * Site sampler defaults (daemon/sampler/sampler.c): probes may add 10% to the
  * program's own CPU time once it has run 2 CPU-seconds with every site
- * armed (1 s for two busy threads), and from then on each site first seen
- * is armed until it has taken DEFAULT_SAMPLER_BACKOFF_HITS hits, then
- * backs off (sampler.h, "per-site backoff").  The soft watchpoints need
- * the two racing accesses to overlap, so a short test program is only
- * caught while its racing sites trap: at 1000 CPU-ms 4 of 12 racy
- * scenarios went unreported, at 2000 only the two that the 6000 of before
- * missed too on the same loaded machine (docs/PERFORMANCE.md).  A site
- * hot in the warm-up has used its level-0 hits by its end; 10,000 are for
- * new code after it: tests/scenarios/serial_init_then_race reported in 2
- * runs of 2 with them, in 0 of 2 with 5,000.
+ * armed (1 s for two busy threads).  The soft watchpoints need the two
+ * racing accesses to overlap, so a short test program is only caught while
+ * its racing sites trap: at 1000 CPU-ms 4 of 12 racy scenarios went
+ * unreported, at 2000 only the two that the 6000 of before missed too on
+ * the same loaded machine (docs/PERFORMANCE.md).
+ *
+ * Then each site backs off on its own (sampler.h, "per-site backoff"): it
+ * stays armed for its first DEFAULT_SAMPLER_BACKOFF_HITS hits or
+ * DEFAULT_SAMPLER_LEVEL0_CPU_MS of the targets' CPU time after its first
+ * hit, whichever comes first, so that code first run after the warm-up
+ * (tests/scenarios/serial_init_then_race) gets what the warm-up gave the
+ * code before it.  On bench/hashtable, with every site armed, each of the
+ * 28 hot sites took about 700 hits a second: the time limit is what ends
+ * their level 0, together with the warm-up.
  */
 #define DEFAULT_OVERHEAD_BUDGET		10u
 #define DEFAULT_SAMPLER_WARMUP_CPU_MS	2000u
 #define DEFAULT_SAMPLER_PERIOD_MS	100u
 /* A hot turn: long enough for a few watchpoints of each armed hot site (bench/p2). */
 #define DEFAULT_SAMPLER_TURN_MS		20u
-#define DEFAULT_SAMPLER_BACKOFF_HITS	10000u
+#define DEFAULT_SAMPLER_BACKOFF_HITS	30000u
+#define DEFAULT_SAMPLER_LEVEL0_CPU_MS	2000u
 /*
  * Kernel mode: the warm-up counts the machine's busy CPU time outside
  * kcsand (daemon/sampler/ksampler.c), the "native" time of the kernel's cost model.
@@ -95,6 +100,7 @@ struct engine_opts {
 	unsigned int sampler_period_ms;
 	unsigned int sampler_turn_ms;
 	unsigned int sampler_backoff_hits;
+	unsigned int sampler_level0_cpu_ms;
 	bool no_marking;		/* only lock prefixes and xchg mark accesses */
 };
 

@@ -34,6 +34,8 @@ static const struct param_desc params_table[] = {
 	O(sampler_turn_ms, 5, 60000, "site sampler: ms a hot site stays armed in its turn"),
 	O(sampler_backoff_hits, 1, 1000000000,
 	  "site sampler: hits a site takes armed before it backs off a level (100/10/1/0.1%)"),
+	O(sampler_level0_cpu_ms, 1, 3600000,
+	  "site sampler: targets' CPU ms after its first hit that a site stays armed at most"),
 #undef O
 };
 

@@ -371,6 +371,17 @@ int sampler__timeout_ms(const struct sampler *s)
 	return (at - now + 999999) / 1000000 > INT_MAX ? INT_MAX : (at - now + 999999) / 1000000;
 }
 
+/*
+ * Per-site backoff is user mode's.  Kernel mode sees every site's hits
+ * while it is disarmed, so a site that turns hot is measured without
+ * arming it, and its guest suites (tests/vm/kernel-sampler.sh) check the
+ * plan they were written for: the levels are counted there, not used.
+ */
+static bool backs_off(const struct sampler *s)
+{
+	return !s->kernel;
+}
+
 /* Hits of site i, all CPUs, since the BPF object was loaded. */
 static uint64_t site_hits(const struct sampler *s, size_t i)
 {
@@ -388,7 +399,7 @@ static uint64_t site_hits(const struct sampler *s, size_t i)
  */
 static bool backoff_due(struct sampler *s, uint64_t now)
 {
-	if (!s->nr_fresh || now < s->next_check_ns)
+	if (!backs_off(s) || !s->nr_fresh || now < s->next_check_ns)
 		return false;
 	s->next_check_ns = now + SAMPLER_BACKOFF_CHECK_MS * 1000000ull;
 	if (grow(s, s->ops->nr_sites(s->ctx)))
@@ -396,7 +407,9 @@ static bool backoff_due(struct sampler *s, uint64_t now)
 	for (size_t i = 0; i < s->n && i < s->capacity; i++) {
 		if (s->bo[i].level || !(s->armed[i] || s->turn[i]))
 			continue;
-		if (s->bo[i].hits + site_hits(s, i) - s->prev_hits[i] >= s->p.backoff_hits) {
+		if (s->bo[i].hits + site_hits(s, i) - s->prev_hits[i] >= s->p.backoff_hits ||
+		    site_backoff__level0_over(&s->bo[i], (uint64_t)s->p.level0_cpu_ms * 1000000,
+					      (uint64_t)s->target_cpu_ns)) {
 			s->st.backoffs++;
 			return true;
 		}
@@ -431,7 +444,8 @@ static void start_turn(struct sampler *s, size_t n, unsigned int turn_ms, uint64
 	memcpy(s->turn, s->armed, n);
 	/* Only the hot sites whose level has time left for a turn. */
 	for (size_t i = 0; i < n; i++)
-		s->eligible[i] = s->hot[i] && site_backoff__may_turn(&s->bo[i], now);
+		s->eligible[i] = s->hot[i] &&
+				 (!backs_off(s) || site_backoff__may_turn(&s->bo[i], now));
 	if (!hot_cycle_next(&s->cycle, s->eligible, n, SAMPLER_HOT_PER_TURN, &s->rng, s->turn)) {
 		memset(s->turn, 0, n);
 		return;
@@ -474,7 +488,9 @@ static void measure_site(struct sampler *s, size_t i, uint64_t dt, uint64_t now,
 	dns = (double)(ns - s->prev_ns[i]);
 	/* Only hits taken armed count towards backing off: they are what was sampled. */
 	if (on && dh)
-		site_backoff__hit(&s->bo[i], dh, s->p.backoff_hits, now);
+		site_backoff__hit(&s->bo[i], dh, s->p.backoff_hits,
+				  (uint64_t)s->p.level0_cpu_ms * 1000000, now,
+				  (uint64_t)s->target_cpu_ns);
 	s->prev_hits[i] = hits;
 	s->prev_ns[i] = ns;
 	s->load[i] = 0;
@@ -547,7 +563,7 @@ static void measure_period(struct sampler *s, uint64_t now, struct period *pd)
 	s->target_cpu_ns += cpu;
 	pd->u = cpu / pd->dt;
 	if (pd->u < pd->probe)
-		pd->u = pd->probe;	/* tick granularity: never less than what the probes took */
+		pd->u = pd->probe;	/* tick granularity: never less than the probes took */
 	/*
 	 * The floor is an estimate: trap_ns is an int3 trap's cost, and a
 	 * kprobe the kernel has since optimized into a jump costs less.  In
@@ -590,8 +606,11 @@ static void learn_overheads(struct sampler *s, const struct period *pd)
 	 * is a few clock ticks long, the resolution of the CPU time it is
 	 * measured against: average over many.
 	 */
-	if (pd->was_turn && pd->u > 0)
-		s->turn_cost += ((pd->probe / pd->u < 1 ? pd->probe / pd->u : 1) - s->turn_cost) / 8;
+	if (pd->was_turn && pd->u > 0) {
+		double share = pd->probe / pd->u < 1 ? pd->probe / pd->u : 1;
+
+		s->turn_cost += (share - s->turn_cost) / 8;
+	}
 }
 
 static bool sampling(const struct sampler *s)
@@ -616,8 +635,9 @@ static void plan(struct sampler *s, const struct period *pd)
 	} else {
 		s->cum_probe += pd->probe * pd->dt;
 		s->cum_native += pd->native * pd->dt;
+		/* Kernel mode keeps its plan as it was (backs_off()). */
 		for (size_t i = 0; i < n; i++)
-			s->ready[i] = s->known[i] && s->bo[i].level > 0;
+			s->ready[i] = s->known[i] && (!backs_off(s) || s->bo[i].level > 0);
 		memset(s->next, 0, n);
 		est = sampler_choose(s->x, s->ready, n, s->p.budget / 100.0, s->turn_cost, s->next,
 				     s->hot, &s->hot_share);

@@ -30,6 +30,7 @@ struct sampler_params {
 	unsigned int period_ms;		/* sampler_period_ms */
 	unsigned int turn_ms;		/* sampler_turn_ms */
 	unsigned int backoff_hits;	/* sampler_backoff_hits */
+	unsigned int level0_cpu_ms;	/* sampler_level0_cpu_ms */
 };
 
 /*
@@ -60,6 +61,7 @@ struct sampler_ops {
 struct site_backoff {
 	uint64_t hits;			/* hits while armed, at this level */
 	uint64_t since_ns;		/* when the site entered this level */
+	uint64_t first_cpu_ns;		/* the targets' CPU time at its first hit */
 	double turn_ns;			/* time armed in hot turns since then */
 	uint8_t level;
 };
@@ -67,10 +69,17 @@ struct site_backoff {
 /*
  * Count hits taken while armed; true when they moved the site down a level:
  * backoff_hits of them at level 0, ten times as many at each level below,
- * as each is armed a tenth as often.
+ * as each is armed a tenth as often.  Level 0 also ends once the targets
+ * have run level0_cpu_ns of CPU time since the site's first hit, however
+ * few hits that was: a trap costs tens of µs, so a loop of many sites gives
+ * each only a few hundred hits a second.  CPU time (cpu_ns, the targets'
+ * so far), so that a loaded machine does not cut level 0 short.
  */
 bool site_backoff__hit(struct site_backoff *b, uint64_t hits, unsigned int backoff_hits,
-		       uint64_t now_ns);
+		       uint64_t level0_cpu_ns, uint64_t now_ns, uint64_t cpu_ns);
+/* Have the targets run level0_cpu_ns since a level-0 site's first hit? */
+bool site_backoff__level0_over(const struct site_backoff *b, uint64_t level0_cpu_ns,
+			       uint64_t cpu_ns);
 /* Share of the time a site at its level may be armed: 1, 0.1, 0.01, 0.001. */
 double site_backoff__share(const struct site_backoff *b);
 /* May a hot site take a turn at now_ns: its turns so far within its share? */
@@ -97,7 +106,7 @@ struct sampler_stats {
 	unsigned long turns;		/* hot turns taken */
 	unsigned long xbp_turns;	/* of them, on one thread by execute breakpoints */
 	size_t levels[SITE_BACKOFF_LEVELS];	/* sites at each backoff level */
-	unsigned long backoffs;		/* early readjustments: a level-0 site used its hits */
+	unsigned long backoffs;		/* early ticks: a level-0 site used its hits */
 	double rearm_ms;		/* the last re-attach */
 };
 

@@ -16,7 +16,7 @@
 /* The initialization: about 0.2 s natively, millions of hits of init_step(). */
 #define INIT_ITERS	60000000L
 /* The racy phase: a few ms natively. */
-#define ITERS		20000
+#define ITERS		40000
 
 #define TABLE		4096
 
