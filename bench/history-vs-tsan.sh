@@ -79,61 +79,62 @@ run_one() {
 	"titles_$tool" "$tmp/err" >"$tmp/titles"
 }
 
+# The suite, each program REPS times under each tool, and the summary table.
 suite() {
-declare -gA TP FP FOUND RUNS WSUM RMAX
-for tool in kcsand tsan; do
-	TP[$tool]=0 FP[$tool]=0 FOUND[$tool]=0 RUNS[$tool]=0 WSUM[$tool]=0 RMAX[$tool]=0
-done
-
-echo "History suite: ${#NAMES[@]} programs x $REPS runs, kcsand at its defaults vs gcc -fsanitize=thread"
-printf '  %-28s %-11s %-22s %-22s\n' program expected kcsand tsan
-nracy=0
-for name in "${NAMES[@]}"; do
-	exp=$(expected "$name")
-	[[ $exp != none ]] && nracy=$((nracy + 1))
-	line=$(printf '  %-28s %-11s' "$name" "$([[ $exp == none ]] && echo race-free || echo racy)")
+	declare -gA TP FP FOUND RUNS WSUM RMAX
 	for tool in kcsand tsan; do
-		hits=0 fps=0
-		for ((r = 0; r < REPS; r++)); do
-			run_one "$tool" "$name"
-			RUNS[$tool]=$((RUNS[$tool] + 1))
-			WSUM[$tool]=$(awk -v a="${WSUM[$tool]}" -v b="$WALL" 'BEGIN { print a + b }')
-			((RSS > RMAX[$tool])) && RMAX[$tool]=$RSS
-			while IFS= read -r t; do
-				[[ -z $t ]] && continue
-				if [[ $t == "$exp" ]]; then
-					TP[$tool]=$((TP[$tool] + 1)) hits=$((hits + 1))
-				else
-					FP[$tool]=$((FP[$tool] + 1)) fps=$((fps + 1))
-					echo "$tool $name: $t" >>"$tmp/fp"
-				fi
-			done <"$tmp/titles"
-		done
-		FOUND[$tool]=$((FOUND[$tool] + hits))
-		if [[ $exp == none ]]; then
-			cell="$fps false in $REPS"
-		else
-			cell="found $hits/$REPS"
-			((fps)) && cell+=", $fps false"
-		fi
-		line+=$(printf ' %-22s' "$cell")
+		TP[$tool]=0 FP[$tool]=0 FOUND[$tool]=0 RUNS[$tool]=0 WSUM[$tool]=0 RMAX[$tool]=0
 	done
-	echo "$line"
-done
 
-echo
-printf '  %-8s %8s %10s %12s %14s\n' tool recall precision "wall s/run" "peak RSS MiB"
-for tool in kcsand tsan; do
-	awk -v t="$tool" -v f="${FOUND[$tool]}" -v nr="$((nracy * REPS))" -v tp="${TP[$tool]}" \
-	    -v fp="${FP[$tool]}" -v w="${WSUM[$tool]}" -v n="${RUNS[$tool]}" -v r="${RMAX[$tool]}" \
-	    'BEGIN { printf "  %-8s %8.2f %10s %12.3f %14.1f\n", t, nr ? f / nr : 0,
-		     tp + fp ? sprintf("%.2f", tp / (tp + fp)) : "-", w / n, r / 1024 }'
-done
-echo "  targets: recall >= 0.90 on the racy programs, precision >= 0.95"
-if [[ -s $tmp/fp ]]; then
-	echo "  false reports (tool program: title, each run):"
-	sort "$tmp/fp" | uniq -c | sed 's/^/   /'
-fi
+	echo "History suite: ${#NAMES[@]} programs x $REPS runs, kcsand at its defaults vs gcc -fsanitize=thread"
+	printf '  %-28s %-11s %-22s %-22s\n' program expected kcsand tsan
+	nracy=0
+	for name in "${NAMES[@]}"; do
+		exp=$(expected "$name")
+		[[ $exp != none ]] && nracy=$((nracy + 1))
+		line=$(printf '  %-28s %-11s' "$name" "$([[ $exp == none ]] && echo race-free || echo racy)")
+		for tool in kcsand tsan; do
+			hits=0 fps=0
+			for ((r = 0; r < REPS; r++)); do
+				run_one "$tool" "$name"
+				RUNS[$tool]=$((RUNS[$tool] + 1))
+				WSUM[$tool]=$(awk -v a="${WSUM[$tool]}" -v b="$WALL" 'BEGIN { print a + b }')
+				((RSS > RMAX[$tool])) && RMAX[$tool]=$RSS
+				while IFS= read -r t; do
+					[[ -z $t ]] && continue
+					if [[ $t == "$exp" ]]; then
+						TP[$tool]=$((TP[$tool] + 1)) hits=$((hits + 1))
+					else
+						FP[$tool]=$((FP[$tool] + 1)) fps=$((fps + 1))
+						echo "$tool $name: $t" >>"$tmp/fp"
+					fi
+				done <"$tmp/titles"
+			done
+			FOUND[$tool]=$((FOUND[$tool] + hits))
+			if [[ $exp == none ]]; then
+				cell="$fps false in $REPS"
+			else
+				cell="found $hits/$REPS"
+				((fps)) && cell+=", $fps false"
+			fi
+			line+=$(printf ' %-22s' "$cell")
+		done
+		echo "$line"
+	done
+
+	echo
+	printf '  %-8s %8s %10s %12s %14s\n' tool recall precision "wall s/run" "peak RSS MiB"
+	for tool in kcsand tsan; do
+		awk -v t="$tool" -v f="${FOUND[$tool]}" -v nr="$((nracy * REPS))" -v tp="${TP[$tool]}" \
+		    -v fp="${FP[$tool]}" -v w="${WSUM[$tool]}" -v n="${RUNS[$tool]}" -v r="${RMAX[$tool]}" \
+		    'BEGIN { printf "  %-8s %8.2f %10s %12.3f %14.1f\n", t, nr ? f / nr : 0,
+			     tp + fp ? sprintf("%.2f", tp / (tp + fp)) : "-", w / n, r / 1024 }'
+	done
+	echo "  targets: recall >= 0.90 on the racy programs, precision >= 0.95"
+	if [[ -s $tmp/fp ]]; then
+		echo "  false reports (tool program: title, each run):"
+		sort "$tmp/fp" | uniq -c | sed 's/^/   /'
+	fi
 }
 
 [[ ${HB_SUITE:-1} != 0 ]] && suite

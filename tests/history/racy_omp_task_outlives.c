@@ -7,22 +7,41 @@
  * team, idle at the end of single, runs the task meanwhile: its read of the
  * buffer and the reuse are not ordered.
  *
+ * So that the task runs on the other thread (the spawning one would run it
+ * itself at the end of single, after the reuse, and nothing would race),
+ * the spawner waits, up to a second, until the task has started; the task
+ * says so before it reads, so even a detector that takes the relaxed flag
+ * for a release and an acquire orders nothing between the read and the
+ * reuse.
+ *
  * Expected: "data-race in consume / reuse"
  */
 #include <omp.h>
+#include <stdatomic.h>
 #include "suite.h"
 
 static int msg;
 static long seen;
+static atomic_int started;
 
 static SITE void consume(int *m)
 {
+	atomic_store_explicit(&started, 1, memory_order_relaxed);
 	seen = *m;
 }
 
 static SITE void reuse(int *m)
 {
 	*m = 2;
+}
+
+static void wait_started(void)
+{
+	int us;
+
+	for (us = 0; us < 1000000 && !atomic_load_explicit(&started, memory_order_relaxed);
+	     us += 100)
+		spin_us(100);
 }
 
 int main(void)
@@ -33,8 +52,7 @@ int main(void)
 	{
 #pragma omp task
 		consume(&msg);
-		/* Some work of its own first, so the idle thread takes the task. */
-		spin_us(2000);
+		wait_started();
 		reuse(&msg);
 	}
 	return seen == 0;
