@@ -27,6 +27,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "thread_turn.h"
+#include "hw/hwbp.h"
 #include "kcsand.h"
 #include "kcsand.skel.h"
 
@@ -54,8 +55,15 @@ struct thread_turn {
 
 int thread_turn__new(struct kcsand_bpf *skel, struct thread_turn **out)
 {
-	struct thread_turn *x = calloc(1, sizeof(*x));
+	const char *why = hwbp__no_traps_why();
+	struct thread_turn *x;
 
+	if (why) {
+		if (kcsand_verbose)
+			fprintf(stderr, "kcsand: hot turns use uprobes on every thread: %s\n", why);
+		return -EOPNOTSUPP;
+	}
+	x = calloc(1, sizeof(*x));
 	if (!x)
 		return -ENOMEM;
 	x->skel = skel;
