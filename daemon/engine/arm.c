@@ -19,10 +19,12 @@
 #include "sampler/sampler.h"
 #include "sampler/thread_turn.h"
 #include "kcsand.skel.h"
+#include "util/print.h"
 
 int engine_link_multi(struct engine *e, struct eobj *eo, const uint8_t *set, int *slot)
 {
-	const struct target_obj *o = eo->obj;
+	struct target_obj *o = eo->obj;
+	char path[64];
 	size_t n = 0;
 	__u64 *offs = calloc(o->sites.n, sizeof(*offs));
 	__u64 *cookies = calloc(o->sites.n, sizeof(*cookies));
@@ -40,11 +42,14 @@ int engine_link_multi(struct engine *e, struct eobj *eo, const uint8_t *set, int
 	}
 	/* No site armed: no link at all, an empty one is EINVAL. */
 	if (n) {
+		err = target_obj__attach_path(o, path, sizeof(path));
+		if (err)
+			goto out;
 		fd = uprobe_multi_attach(bpf_program__fd(e->skel->progs.kcsand_uprobe_multi),
-					 o->path, offs, cookies, n, 0);
+					 path, offs, cookies, n, 0);
 		if (fd < 0) {
 			err = fd;
-			fprintf(stderr, "kcsand: cannot %s %zu uprobes to %s: %s\n",
+			pr_warn("cannot %s %zu uprobes to %s: %s\n",
 				set ? "re-attach" : "attach", n, o->path, strerror(-err));
 			goto out;
 		}
@@ -60,8 +65,12 @@ out:
 
 int engine_link_per_site(struct engine *e, struct eobj *eo, const uint8_t *set)
 {
-	const struct target_obj *o = eo->obj;
+	struct target_obj *o = eo->obj;
+	char path[64];
+	int err = target_obj__attach_path(o, path, sizeof(path));
 
+	if (err)
+		return err;
 	if (!eo->links) {
 		eo->links = calloc(o->sites.n, sizeof(*eo->links));
 		if (!eo->links)
@@ -76,16 +85,15 @@ int engine_link_per_site(struct engine *e, struct eobj *eo, const uint8_t *set)
 			eo->links[i] = NULL;
 		} else if (want && !eo->links[i]) {
 			LIBBPF_OPTS(bpf_uprobe_opts, uo, .bpf_cookie = eo->first + i);
-			int err;
 
 			eo->links[i] = bpf_program__attach_uprobe_opts(e->skel->progs.kcsand_uprobe,
-								       -1, o->path,
+								       -1, path,
 								       probe_off(&o->sites.v[i]),
 								       &uo);
 			if (eo->links[i])
 				continue;
 			err = -errno;
-			fprintf(stderr, "kcsand: cannot attach uprobe at %s+0x%llx: %s\n", o->path,
+			pr_warn("cannot attach uprobe at %s+0x%llx: %s\n", o->path,
 				(unsigned long long)probe_off(&o->sites.v[i]), strerror(-err));
 			return err;
 		}
@@ -97,6 +105,7 @@ int engine__rearm(struct engine *e, const uint8_t *armed)
 {
 	int err = 0;
 
+	engine_drop_changed(e);
 	for (size_t i = 0; i < e->nr_objs && !err; i++) {
 		struct eobj *eo = &e->objs[i];
 
@@ -116,21 +125,24 @@ static int turn_xbp(struct engine *e, const uint8_t *turn)
 	for (size_t i = 0; i < e->nr_objs; i++) {
 		const struct eobj *eo = &e->objs[i];
 		const struct target_obj *o = eo->obj;
+		dev_t dev;
+		ino_t ino;
 
-		if (!eo->attached || eo->removed)
+		/* By inode: a new file at the same path is not the one decoded. */
+		if (!eo->attached || eo->removed || target_obj__file_id(o, &dev, &ino))
 			continue;
 		for (size_t k = 0; k < o->sites.n; k++) {
 			int r;
 
 			if (!turn[eo->first + k])
 				continue;
-			r = thread_turn__arm(e->tt, o->path, probe_off(&o->sites.v[k]),
+			r = thread_turn__arm(e->tt, dev, ino, probe_off(&o->sites.v[k]),
 					     eo->first + k);
 			if (e->opts.verbose >= 2) {
 				const struct site *s = &o->sites.v[k];
 				const struct elf_func *f = target_obj__site_func(o, s);
 
-				fprintf(stderr, "kcsand: sampler: turn: %s+0x%llx: %d thread%s\n",
+				pr_warn("sampler: turn: %s+0x%llx: %d thread%s\n",
 					f ? f->name : "?",
 					(unsigned long long)(f ? s->vaddr - f->vaddr : 0), r,
 					r == 1 ? "" : "s");
@@ -152,6 +164,7 @@ int engine__turn(struct engine *e, const uint8_t *armed, const uint8_t *turn)
 
 	if (e->tt)
 		thread_turn__disarm(e->tt);
+	engine_drop_changed(e);
 	if (turn && e->tt && !turn_xbp(e, turn))
 		return 1;
 
@@ -256,14 +269,14 @@ static size_t ops_nr_sites(void *ctx)
 
 static void ops_get_params(void *ctx, struct sampler_params *p)
 {
-	const struct engine_opts *o = &((struct engine *)ctx)->opts;
+	const unsigned int *v = ((struct engine *)ctx)->opts.params.v;
 
-	p->budget = o->overhead_budget;
-	p->warmup_cpu_ms = o->sampler_warmup_cpu_ms;
-	p->period_ms = o->sampler_period_ms;
-	p->turn_ms = o->sampler_turn_ms;
-	p->backoff_hits = o->sampler_backoff_hits;
-	p->level0_cpu_ms = o->sampler_level0_cpu_ms;
+	p->budget = v[PARAM_OVERHEAD_BUDGET];
+	p->warmup_cpu_ms = v[PARAM_SAMPLER_WARMUP_CPU_MS];
+	p->period_ms = v[PARAM_SAMPLER_PERIOD_MS];
+	p->turn_ms = v[PARAM_SAMPLER_TURN_MS];
+	p->backoff_hits = v[PARAM_SAMPLER_BACKOFF_HITS];
+	p->level0_cpu_ms = v[PARAM_SAMPLER_LEVEL0_CPU_MS];
 }
 
 static int ops_rearm(void *ctx, const uint8_t *armed)

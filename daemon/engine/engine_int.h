@@ -59,12 +59,16 @@ struct engine {
 	struct hwbp *hw;		/* after load */
 	char system[160];
 
+	uint64_t swept_ns;		/* the symbolizer last forgot exited processes */
 	double decode_ms;		/* for -v and the bench */
 	unsigned long nr_reports;
 	unsigned long suppressed_dedup;
 	unsigned long suppressed_no_change;
 	unsigned long suppressed_filter;
 };
+
+/* How often the symbolizer forgets the processes that exited. */
+#define SYM_SWEEP_NS	(10 * 1000000000ull)
 
 uint64_t engine_now_ns(void);
 /* The site sampler's view of the engine (arm.c). */
@@ -79,6 +83,12 @@ static inline uint64_t probe_off(const struct site *s)
 	return s->file_off + s->desc.probe_delta;
 }
 
+/*
+ * Remove the probes of every user object whose file changed on disk since
+ * it was decoded (target_obj__changed), before anything attaches again.
+ */
+void engine_drop_changed(struct engine *e);
+
 /* engine_arm.c */
 /*
  * Replace the uprobe_multi link in *slot with one on the sites of eo set
@@ -92,5 +102,8 @@ int engine_link_per_site(struct engine *e, struct eobj *eo, const uint8_t *set);
 /* engine_report.c */
 const char *engine_kernel_debug_file(const struct engine *e, const char *module);
 void engine_process_report(struct engine *e, const struct kcsand_report *r);
+struct report_view;
+/* The value-change-only rule: true when the pair v is not to be reported. */
+bool engine_skip_unchanged(const struct report_view *v, bool value_change_only);
 
 #endif

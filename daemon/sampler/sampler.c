@@ -67,6 +67,7 @@
 #include "sampler.h"
 #include "thread_turn.h"
 #include "kcsand.skel.h"
+#include "util/print.h"
 
 extern int kcsand_verbose;
 
@@ -235,7 +236,7 @@ int sampler__new(const struct sampler_ops *ops, void *ctx, struct kcsand_bpf *sk
 	if (m == MAP_FAILED) {
 		int err = -errno;
 
-		fprintf(stderr, "kcsand: sampler: cannot map the site statistics: %s\n",
+		pr_warn("sampler: cannot map the site statistics: %s\n",
 			strerror(-err));
 		free(s);
 		return err;
@@ -697,7 +698,7 @@ static void log_tick(const struct sampler *s, const struct period *pd)
 
 	if (kcsand_verbose < 2)
 		return;
-	fprintf(stderr, "kcsand: sampler: %zu/%zu sites armed%s, %s %.2f CPUs, probes %.2f, "
+	pr_warn("sampler: %zu/%zu sites armed%s, %s %.2f CPUs, probes %.2f, "
 			"overhead %.0f%% this period, %.0f%% since warm-up, %.0f%% expected, "
 			"%s %.1f%s, levels %zu/%zu/%zu/%zu\n",
 		st->armed, st->total, s->hot_turn ? " + a hot turn" : "",
