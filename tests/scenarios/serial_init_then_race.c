@@ -75,7 +75,7 @@ int main(void)
 
 /*
  * Not a case of tests/run-scenarios.sh yet: at the defaults it was reported
- * in 4 runs of 9 (the old sampler: 0 of 3), too few for make check.  Run it
+ * in 3 runs of 10 (the old sampler: 0 of 3), too few for make check.  Run it
  * by hand:  kcsanctl run --halt-on-error -- build/tests/scenarios/serial_init_then_race
  * expecting "data-race in reader / writer" (docs/PERFORMANCE.md, "Per-site
  * backoff", has the runs and what -vv showed).
