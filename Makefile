@@ -147,7 +147,7 @@ $(OUT)/bench/func_line: bench/func_line.c $(LIB)
 BENCH_PROGS := $(OUT)/bench/hotloop $(OUT)/bench/empty_probe $(OUT)/bench/reattach $(OUT)/bench/kdisarm \
 	       $(OUT)/bench/kloop \
 	       $(OUT)/bench/hashtable $(OUT)/bench/hashtable-tsan $(OUT)/bench/func_line
-bench-programs: all scenario-programs $(BENCH_PROGS)
+bench-programs: all scenario-programs history-programs history-tsan-programs $(BENCH_PROGS)
 
 # Every benchmark, each printing its own table (docs/PERFORMANCE.md).
 bench: bench-programs
@@ -159,6 +159,7 @@ bench: bench-programs
 	bench/p6-func-line.sh $(OUT)
 	bench/p7-kernel-disarm.sh $(OUT)
 	bench/p8-kernel-budget.sh $(OUT)
+	bench/history-vs-tsan.sh $(OUT)
 
 # Style: clang-format (.clang-format) and cppcheck over the user-space sources.
 C_SOURCES = $(wildcard daemon/*.c daemon/*/*.c daemon/*/*.h cli/*.c cli/*.h include/*.h tests/unit/*.c \

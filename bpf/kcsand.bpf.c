@@ -73,7 +73,7 @@ int kcsand_uprobe(struct pt_regs *ctx)
 
 /*
  * A site armed in one thread by an execute breakpoint (the site sampler's
- * hot turns, daemon/sampler/xturn.c): the same check as a uprobe's, from the
+ * hot turns, daemon/sampler/thread_turn.c): the same check as a uprobe's, from the
  * debug exception, with the registers of the instruction about to run,
  * and a watchpoint on every hit: the other threads run natively meanwhile,
  * so each stall is a real chance to see them, and costs ~8 traps' worth.

@@ -56,12 +56,13 @@ void run_help(FILE *out)
 		"                        kernel mode %u)\n"
 		"  --udelay-task US      stall of a watcher, in µs (default %u; kernel mode %u)\n"
 		"  --functions GLOB,...  probe only the functions matching these globs\n"
-		"  --overhead-budget PCT arm a random subset of the sites, readjusted from their\n"
-		"                        hit rates, so that probes add at most PCT%% to PROG's\n"
-		"                        own time after %u CPU-ms of warm-up (default %u; 100: all);\n"
-		"                        kernel mode: to the machine's busy time, after %u CPU-ms\n"
-		"                        of it, and the traps of disarmed kprobes are a floor\n"
-		"                        outside the budget\n"
+		"  --overhead-budget PCT arm a subset of the sites, readjusted from their hit\n"
+		"                        rates, so that probes add at most PCT%% to PROG's own\n"
+		"                        time (default %u; 100: all); each site is armed for its\n"
+		"                        first %u hits, then backs off; kernel mode: to the\n"
+		"                        machine's busy time, after %u CPU-ms of it with every\n"
+		"                        site armed, and the traps of disarmed kprobes are a\n"
+		"                        floor outside the budget\n"
 		"  --object PATH         also probe this shared object (repeatable)\n"
 		"  --watch SYM|ADDR[:LEN] watch this variable of PROG (with --kernel: of the kernel\n"
 		"                        or a module) with a hardware watchpoint and report every\n"
@@ -89,7 +90,7 @@ void run_help(FILE *out)
 		"                        marked and why (twice: what marked it; libbpf debug)\n",
 		param_default("skip_watch", U), param_default("skip_watch", K),
 		param_default("udelay_task", U), param_default("udelay_task", K),
-		param_default("sampler_warmup_cpu_ms", U), param_default("overhead_budget", U),
+		param_default("overhead_budget", U), param_default("sampler_backoff_hits", U),
 		param_default("sampler_warmup_cpu_ms", K));
 }
 

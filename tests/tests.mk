@@ -171,3 +171,30 @@ daemon-tests: all $(DAEMON_TEST_BINS) $(OUT)/tests/scenarios/mutex_protected $(O
 	tests/soak/user-soak.sh $(OUT) $(SOAK_CHECK_S) || fail=1; exit $$fail
 
 .PHONY: daemon-tests
+
+# The happens-before suite (tests/history/*.c): one idea per program, racy
+# ones executing their racing pair once.  expect.tsv gives each program's
+# expected title and how it is built: -pthread or -fopenmp, and "nofp"
+# without frame pointers, so that unwinding without them is exercised too.
+HISTORY_EXPECT	:= tests/history/expect.tsv
+HISTORY_NAMES	:= $(shell awk -F'\t' '!/^\#/ && NF >= 3 { print $$1 }' $(HISTORY_EXPECT))
+HISTORY_BINS	:= $(patsubst %,$(OUT)/tests/history/%,$(HISTORY_NAMES))
+HISTORY_CFLAGS	:= -O1 -g -Wall
+history_build	= $(shell awk -F'\t' -v p=$(1) '$$1 == p { print $$3 }' $(HISTORY_EXPECT))
+history_flags	= $(if $(findstring openmp,$(call history_build,$(1))),-fopenmp,-pthread) \
+		  $(if $(findstring nofp,$(call history_build,$(1))),-fomit-frame-pointer, \
+		       -fno-omit-frame-pointer)
+
+$(OUT)/tests/history/%: tests/history/%.c tests/history/suite.h $(HISTORY_EXPECT)
+	@mkdir -p $(@D)
+	$(SCENARIO_CC) $(HISTORY_CFLAGS) $(call history_flags,$*) $< -o $@
+
+# The same programs under ThreadSanitizer, for bench/history-vs-tsan.sh.
+$(OUT)/tests/history-tsan/%: tests/history/%.c tests/history/suite.h $(HISTORY_EXPECT)
+	@mkdir -p $(@D)
+	$(SCENARIO_CC) $(HISTORY_CFLAGS) -fsanitize=thread $(call history_flags,$*) $< -o $@
+
+history-programs: $(HISTORY_BINS)
+history-tsan-programs: $(patsubst %,$(OUT)/tests/history-tsan/%,$(HISTORY_NAMES))
+
+.PHONY: history-programs history-tsan-programs

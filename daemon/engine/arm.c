@@ -3,9 +3,11 @@
  * The uprobe links of an object's sites, made at attach and made again
  * for the site sampler: the armed set re-attached as a new link
  * (engine__rearm), and hot turns (engine__turn) on one thread by execute
- * breakpoints, else on a uprobe link of their own.
+ * breakpoints, else on a uprobe link of their own.  engine_sampler_ops
+ * hands these, the live parameters and a trap calibration to the sampler.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,7 +16,8 @@
 #include "engine.h"
 #include "engine_int.h"
 #include "uprobe_multi.h"
-#include "sampler/xturn.h"
+#include "sampler/sampler.h"
+#include "sampler/thread_turn.h"
 #include "kcsand.skel.h"
 #include "util/print.h"
 
@@ -114,7 +117,7 @@ int engine__rearm(struct engine *e, const uint8_t *armed)
 	return err;
 }
 
-/* A turn on one thread of each target process, by execute breakpoints (xturn.h). */
+/* A turn on one thread of each target process, by execute breakpoints (thread_turn.h). */
 static int turn_xbp(struct engine *e, const uint8_t *turn)
 {
 	size_t got = 0;
@@ -133,7 +136,8 @@ static int turn_xbp(struct engine *e, const uint8_t *turn)
 
 			if (!turn[eo->first + k])
 				continue;
-			r = xturn__arm(e->xt, dev, ino, probe_off(&o->sites.v[k]), eo->first + k);
+			r = thread_turn__arm(e->tt, dev, ino, probe_off(&o->sites.v[k]),
+					     eo->first + k);
 			if (e->opts.verbose >= 2) {
 				const struct site *s = &o->sites.v[k];
 				const struct elf_func *f = target_obj__site_func(o, s);
@@ -144,7 +148,7 @@ static int turn_xbp(struct engine *e, const uint8_t *turn)
 					r == 1 ? "" : "s");
 			}
 			if (r <= 0) {
-				xturn__disarm(e->xt);
+				thread_turn__disarm(e->tt);
 				return r ? r : -ENOENT;
 			}
 			got++;
@@ -158,10 +162,10 @@ int engine__turn(struct engine *e, const uint8_t *armed, const uint8_t *turn)
 	uint8_t *both = NULL;
 	int err = 0;
 
-	if (e->xt)
-		xturn__disarm(e->xt);
+	if (e->tt)
+		thread_turn__disarm(e->tt);
 	engine_drop_changed(e);
-	if (turn && e->xt && !turn_xbp(e, turn))
+	if (turn && e->tt && !turn_xbp(e, turn))
 		return 1;
 
 	if (!e->multi) {
@@ -189,3 +193,111 @@ int engine__turn(struct engine *e, const uint8_t *armed, const uint8_t *turn)
 	free(both);
 	return err;
 }
+
+/* File offset of a function of this program, from /proc/self/maps. */
+static int self_file_offset(const void *fn, char *path, size_t len, __u64 *off)
+{
+	uint64_t a = (uint64_t)(uintptr_t)fn, lo, hi, pgoff;
+	char line[4352], perms[8], file[4096];
+	FILE *f = fopen("/proc/self/maps", "r");
+	int ret = -ENOENT;
+
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		file[0] = 0;
+		if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %7s %" SCNx64 " %*s %*s %4095s", &lo, &hi,
+			   perms, &pgoff, file) < 4)
+			continue;
+		if (a >= lo && a < hi && file[0] == '/') {
+			snprintf(path, len, "%s", file);
+			*off = a - lo + pgoff;
+			ret = 0;
+			break;
+		}
+	}
+	fclose(f);
+	return ret;
+}
+
+/*
+ * The cost of one trap: time calls of fn, a function of our own, probed
+ * the way sites are, against unprobed calls.  Our own process is not a
+ * target, so the program returns at its first test: this is the trap, the
+ * part the BPF side cannot time.
+ */
+static double engine_trap_ns(struct engine *e, void (*fn)(void), int calls)
+{
+	__u64 off, cookie = ~0u;
+	struct bpf_link *link = NULL;
+	uint64_t t0, t1, t2, t3;
+	char path[4096];
+	int fd = -1;
+
+	if (self_file_offset((const void *)fn, path, sizeof(path), &off))
+		return 0;
+	if (e->multi) {
+		fd = uprobe_multi_attach(bpf_program__fd(e->skel->progs.kcsand_uprobe_multi), path,
+					 &off, &cookie, 1, getpid());
+	} else {
+		LIBBPF_OPTS(bpf_uprobe_opts, uo, .bpf_cookie = cookie);
+
+		link = bpf_program__attach_uprobe_opts(e->skel->progs.kcsand_uprobe, getpid(), path,
+						       off, &uo);
+	}
+	if (fd < 0 && !link)
+		return 0;
+	t0 = engine_now_ns();
+	for (int i = 0; i < calls; i++)
+		fn();
+	t1 = engine_now_ns();
+	if (fd >= 0)
+		close(fd);
+	bpf_link__destroy(link);
+	t2 = engine_now_ns();
+	for (int i = 0; i < calls; i++)
+		fn();
+	t3 = engine_now_ns();
+	return ((double)(t1 - t0) - (double)(t3 - t2)) / calls;
+}
+
+/* The engine as the site sampler sees it (sampler.h): struct sampler_ops. */
+static size_t ops_nr_sites(void *ctx)
+{
+	return engine__nr_cookies(ctx);
+}
+
+static void ops_get_params(void *ctx, struct sampler_params *p)
+{
+	const unsigned int *v = ((struct engine *)ctx)->opts.params.v;
+
+	p->budget = v[PARAM_OVERHEAD_BUDGET];
+	p->warmup_cpu_ms = v[PARAM_SAMPLER_WARMUP_CPU_MS];
+	p->period_ms = v[PARAM_SAMPLER_PERIOD_MS];
+	p->turn_ms = v[PARAM_SAMPLER_TURN_MS];
+	p->backoff_hits = v[PARAM_SAMPLER_BACKOFF_HITS];
+	p->level0_cpu_ms = v[PARAM_SAMPLER_LEVEL0_CPU_MS];
+}
+
+static int ops_rearm(void *ctx, const uint8_t *armed)
+{
+	return engine__rearm(ctx, armed);
+}
+
+static int ops_turn(void *ctx, const uint8_t *armed, const uint8_t *turn)
+{
+	return engine__turn(ctx, armed, turn);
+}
+
+static double ops_trap_ns(void *ctx, void (*fn)(void), int calls)
+{
+	return engine_trap_ns(ctx, fn, calls);
+}
+
+const struct sampler_ops engine_sampler_ops = {
+	.nr_sites = ops_nr_sites,
+	.get_params = ops_get_params,
+	.rearm = ops_rearm,
+	.turn = ops_turn,
+	.trap_ns = ops_trap_ns,
+};

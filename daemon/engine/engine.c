@@ -26,7 +26,7 @@
 #include "sampler/sampler.h"
 #include "report/symbolize.h"
 #include "uprobe_multi.h"
-#include "sampler/xturn.h"
+#include "sampler/thread_turn.h"
 #include "engine_int.h"
 #include "kcsand.skel.h"
 #include "util/print.h"
@@ -736,9 +736,10 @@ static int attach_added(struct engine *e)
 	 * sample.
 	 */
 	if (!e->sampler && (!e->opts.kernel || e->nr_cookies)) {
-		if (!e->xt && !e->opts.kernel)
-			xturn__new(e->skel, &e->xt);	/* without it, turns use uprobe links */
-		if (sampler__new(e, e->skel, e->capacity, e->multi, e->opts.kernel, &e->sampler))
+		if (!e->tt && !e->opts.kernel)
+			thread_turn__new(e->skel, &e->tt);	/* without it, turns use uprobe links */
+		if (sampler__new(&engine_sampler_ops, e, e->skel, e->capacity, e->opts.kernel,
+				 &e->sampler))
 			pr_warn("sampler: off, every site stays armed\n");
 	}
 	return 0;
@@ -978,6 +979,9 @@ void engine__print_summary(struct engine *e, FILE *out)
 				st.unarmed_hits, st.floor_overhead * 100, st.trap_ns);
 		else
 			fprintf(out, " hot_turns_one_thread: %lu", st.xbp_turns);
+		/* Sites at each backoff level, 100% / 10% / 1% / 0.1% (sampler.h). */
+		fprintf(out, " site_levels: %zu/%zu/%zu/%zu", st.levels[0], st.levels[1],
+			st.levels[2], st.levels[3]);
 	}
 	if (e->hw) {
 		struct hwbp_stats hs;
@@ -1003,7 +1007,7 @@ void engine__close(struct engine *e)
 	if (!e)
 		return;
 	sampler__free(e->sampler);
-	xturn__free(e->xt);
+	thread_turn__free(e->tt);
 	history__free(e->hist);
 	hwbp__free(e->hw);
 	ring_buffer__free(e->rb);

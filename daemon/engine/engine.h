@@ -165,7 +165,7 @@ int engine__rearm(struct engine *e, const uint8_t *armed);
 /*
  * The site sampler's hot turn: arm the sites of turn[] (NULL: end the turn)
  * on top of the armed[] set.  In one thread of each target process by
- * execute breakpoints (xturn.h), returning 1; else as a uprobe link of
+ * execute breakpoints (thread_turn.h), returning 1; else as a uprobe link of
  * their own, so that a turn neither waits for nor disturbs the link of the
  * armed set, returning 0.  A negative errno when neither worked.
  */

@@ -55,7 +55,7 @@ struct engine {
 	struct mark_rules *marks;	/* --marks, or NULL */
 	struct dedup *dedup;
 	struct sampler *sampler;	/* after attach */
-	struct xturn *xt;		/* the sampler's hot turns on one thread */
+	struct thread_turn *tt;		/* the sampler's hot turns on one thread */
 	struct hwbp *hw;		/* after load */
 	struct history *hist;		/* after load, when opts.history */
 	char system[160];
@@ -73,6 +73,8 @@ struct engine {
 #define SYM_SWEEP_NS	(10 * 1000000000ull)
 
 uint64_t engine_now_ns(void);
+/* The site sampler's view of the engine (arm.c). */
+extern const struct sampler_ops engine_sampler_ops;
 /* The site a cookie names, and its object; NULL for a cookie not handed out. */
 const struct site *engine_site_of(const struct engine *e, uint32_t cookie,
 				  const struct target_obj **o);

@@ -49,13 +49,34 @@ static const struct param_desc params_table[PARAM_COUNT] = {
 	  "print one report per pair of functions per interval"),
 	P(overhead_budget, OVERHEAD_BUDGET, 1, 100, 10, 10,
 	  "site sampler: % of native time probes may add (100: arm all)"),
-	P(sampler_warmup_cpu_ms, SAMPLER_WARMUP_CPU_MS, 0, 3600000, 6000, 2000,
+	/*
+	 * The soft watchpoints need the two racing accesses to overlap, so a
+	 * short test program is only caught while its racing sites trap: in
+	 * user mode, at 1000 CPU-ms 4 of 12 racy scenarios went unreported, at
+	 * 2000 only the two that the 6000 of before missed too on the same
+	 * loaded machine (docs/PERFORMANCE.md).
+	 */
+	P(sampler_warmup_cpu_ms, SAMPLER_WARMUP_CPU_MS, 0, 3600000, 2000, 2000,
 	  "site sampler: CPU ms the targets (kernel: the machine) run with all sites armed"),
 	P(sampler_period_ms, SAMPLER_PERIOD_MS, 50, 60000, 100, 100,
 	  "site sampler: ms between two readjustments"),
 	/* A hot turn: long enough for a few watchpoints of each armed hot site (bench/p2). */
 	P(sampler_turn_ms, SAMPLER_TURN_MS, 5, 60000, 20, 20,
 	  "site sampler: ms a hot site stays armed in its turn"),
+	/*
+	 * Per-site backoff (daemon/sampler/sampler.h): a site stays armed for its
+	 * first sampler_backoff_hits hits, or sampler_level0_cpu_ms of the
+	 * targets' CPU time after its first hit, whichever comes first, so that
+	 * code first run after the warm-up (tests/scenarios/serial_init_then_race)
+	 * gets what the warm-up gave the code before it.  On bench/hashtable,
+	 * with every site armed, each of the 28 hot sites took about 700 hits a
+	 * second: the time limit is what ends their level 0.  docs/PERFORMANCE.md,
+	 * "Per-site backoff", has how both were chosen.
+	 */
+	P(sampler_backoff_hits, SAMPLER_BACKOFF_HITS, 1, 1000000000, 30000, 30000,
+	  "site sampler: hits a site takes armed before it backs off a level (100/10/1/0.1%)"),
+	P(sampler_level0_cpu_ms, SAMPLER_LEVEL0_CPU_MS, 1, 3600000, 2000, 2000,
+	  "site sampler: targets' CPU ms after its first hit that a site stays armed at most"),
 #undef P
 };
 

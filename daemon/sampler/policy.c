@@ -130,3 +130,49 @@ void hot_cycle_free(struct hot_cycle *c)
 	free(c->v);
 	memset(c, 0, sizeof(*c));
 }
+
+bool site_backoff__hit(struct site_backoff *b, uint64_t hits, unsigned int backoff_hits,
+		       uint64_t level0_cpu_ns, uint64_t now_ns, uint64_t cpu_ns)
+{
+	uint64_t need = backoff_hits;
+
+	/* Level 0 is timed from the site's first hit, not from when it was attached. */
+	if (!b->level && !b->hits && hits)
+		b->first_cpu_ns = cpu_ns;
+
+	/* Ten times the hits at each level down, as its share of the time is a tenth. */
+	for (unsigned int l = 0; l < b->level; l++)
+		need *= 10;
+	b->hits += hits;
+	if (b->level >= SITE_BACKOFF_LEVELS - 1)
+		return false;
+	if (b->hits < need && !site_backoff__level0_over(b, level0_cpu_ns, cpu_ns))
+		return false;
+	/* Down one level at a time: a burst of hits still leaves the next level its own. */
+	b->level++;
+	b->hits = 0;
+	b->since_ns = now_ns;
+	b->turn_ns = 0;
+	return true;
+}
+
+bool site_backoff__level0_over(const struct site_backoff *b, uint64_t level0_cpu_ns,
+			       uint64_t cpu_ns)
+{
+	return !b->level && b->hits && cpu_ns - b->first_cpu_ns >= level0_cpu_ns;
+}
+
+double site_backoff__share(const struct site_backoff *b)
+{
+	static const double share[SITE_BACKOFF_LEVELS] = { 1, 0.1, 0.01, 0.001 };
+
+	return share[b->level < SITE_BACKOFF_LEVELS ? b->level : SITE_BACKOFF_LEVELS - 1];
+}
+
+bool site_backoff__may_turn(const struct site_backoff *b, uint64_t now_ns)
+{
+	double elapsed = now_ns > b->since_ns ? (double)(now_ns - b->since_ns) : 0;
+
+	/* Its first turn at a level comes at once; the next once the share has paid for it. */
+	return b->turn_ns <= site_backoff__share(b) * elapsed;
+}

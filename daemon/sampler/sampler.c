@@ -38,10 +38,17 @@
  * A warm-up (sampler_warmup_cpu_ms of the targets' CPU time) arms everything
  * first: short runs, such as the test scenarios, whose native run time is a
  * few milliseconds, would otherwise be over before any hot site had its
- * turn.  CPU time rather than wall time, so that a loaded machine, where the
- * target gets less of the CPU, does not cut the warm-up short.  In kernel
- * mode it is the machine's busy CPU time outside kcsand (the same clock as
- * "native"), and its default is kernel mode's in params.c.
+ * turn, and the soft watchpoints only see accesses that overlap.  CPU time
+ * rather than wall time, so that a loaded machine, where the target gets
+ * less of the CPU, does not cut the warm-up short.  In kernel mode it is
+ * the machine's busy CPU time outside kcsand (the same clock as "native").
+ * It was 6 CPU-seconds, which on a program of 5 s natively cost more than
+ * the whole budget by itself; per-site backoff (sampler.h) now does what
+ * the rest of it did: a site first hit after the warm-up, such as the
+ * parallel phase after a long serial initialization, is armed until it has
+ * taken sampler_backoff_hits hits, and a tick comes early (checked every
+ * SAMPLER_BACKOFF_CHECK_MS) when it has, so that a hot site costs those
+ * hits and a re-attach, not a whole period.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -55,11 +62,10 @@
 #include <sys/mman.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
-#include "engine/engine.h"
+#include "kcsand.h"
 #include "ksampler.h"
 #include "sampler.h"
-#include "engine/uprobe_multi.h"
-#include "xturn.h"
+#include "thread_turn.h"
 #include "kcsand.skel.h"
 #include "util/print.h"
 
@@ -76,6 +82,8 @@ extern int kcsand_verbose;
  */
 #define SAMPLER_HOT_PER_TURN	2
 #define MAX_PIDS	256
+/* How often a level-0 site's hits are checked between ticks: its cost until it backs off. */
+#define SAMPLER_BACKOFF_CHECK_MS	10
 /* Kernel mode: how much of its past a site's BPF time per hit keeps, per armed period. */
 #define SAMPLER_COST_DECAY	0.95
 
@@ -85,7 +93,9 @@ struct pid_cpu {
 };
 
 struct sampler {
-	struct engine *e;
+	const struct sampler_ops *ops;
+	void *ctx;			/* the engine, for ops */
+	struct sampler_params p;	/* read at each tick */
 	struct kcsand_bpf *skel;
 	size_t capacity;
 	int nr_cpus;
@@ -101,6 +111,11 @@ struct sampler {
 	uint8_t *hot;			/* per site: hot in the last plan */
 	uint8_t *turn;			/* the sites of the hot turn running, if any */
 	uint64_t *prev_hits, *prev_ns;
+	struct site_backoff *bo;	/* per site: its backoff level */
+	bool *ready;			/* per site: measured and past level 0 */
+	uint8_t *eligible;		/* per site: hot, and its level lets it take a turn */
+	size_t nr_fresh;		/* armed sites at level 0: checked between ticks */
+	uint64_t next_check_ns;
 
 	/*
 	 * Kernel mode: per site, hits a ns (every hit, armed or not) in the
@@ -157,72 +172,6 @@ __attribute__((noinline, used)) void sampler_calib_target(void)
 	asm volatile("" ::: "memory");
 }
 
-/* File offset of a function of this program, from /proc/self/maps. */
-static int self_file_offset(const void *fn, char *path, size_t len, __u64 *off)
-{
-	uint64_t a = (uint64_t)(uintptr_t)fn, lo, hi, pgoff;
-	char line[4352], perms[8], file[4096];
-	FILE *f = fopen("/proc/self/maps", "r");
-	int ret = -ENOENT;
-
-	if (!f)
-		return -errno;
-	while (fgets(line, sizeof(line), f)) {
-		file[0] = 0;
-		if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %7s %" SCNx64 " %*s %*s %4095s", &lo, &hi,
-			   perms, &pgoff, file) < 4)
-			continue;
-		if (a >= lo && a < hi && file[0] == '/') {
-			snprintf(path, len, "%s", file);
-			*off = a - lo + pgoff;
-			ret = 0;
-			break;
-		}
-	}
-	fclose(f);
-	return ret;
-}
-
-/*
- * The cost of one trap: time calls of a probed function of our own against
- * unprobed ones.  Our own process is not a target, so the program returns
- * at its first test: this is the trap, the part the BPF side cannot time.
- */
-static double calibrate_trap_ns(struct kcsand_bpf *skel, bool multi)
-{
-	__u64 off, cookie = ~0u;
-	struct bpf_link *link = NULL;
-	uint64_t t0, t1, t2, t3;
-	char path[4096];
-	int fd = -1;
-
-	if (self_file_offset((const void *)sampler_calib_target, path, sizeof(path), &off))
-		return 0;
-	if (multi) {
-		fd = uprobe_multi_attach(bpf_program__fd(skel->progs.kcsand_uprobe_multi), path,
-					 &off, &cookie, 1, getpid());
-	} else {
-		LIBBPF_OPTS(bpf_uprobe_opts, uo, .bpf_cookie = cookie);
-
-		link = bpf_program__attach_uprobe_opts(skel->progs.kcsand_uprobe, getpid(), path,
-						       off, &uo);
-	}
-	if (fd < 0 && !link)
-		return 0;
-	t0 = now_ns();
-	for (int i = 0; i < CALIB_CALLS; i++)
-		sampler_calib_target();
-	t1 = now_ns();
-	if (fd >= 0)
-		close(fd);
-	bpf_link__destroy(link);
-	t2 = now_ns();
-	for (int i = 0; i < CALIB_CALLS; i++)
-		sampler_calib_target();
-	t3 = now_ns();
-	return ((double)(t1 - t0) - (double)(t3 - t2)) / CALIB_CALLS;
-}
-
 static int grow(struct sampler *s, size_t n)
 {
 	size_t old = s->n;
@@ -248,6 +197,9 @@ static int grow(struct sampler *s, size_t n)
 	GROW(s->rate);
 	GROW(s->on_hits);
 	GROW(s->on_ns);
+	GROW(s->bo);
+	GROW(s->ready);
+	GROW(s->eligible);
 #undef GROW
 	for (size_t i = old; i < n; i++) {
 		s->x[i] = s->load[i] = 0;
@@ -256,13 +208,16 @@ static int grow(struct sampler *s, size_t n)
 		s->hot[i] = s->turn[i] = 0;
 		s->armed[i] = 1;	/* objects are attached whole */
 		s->prev_hits[i] = s->prev_ns[i] = 0;
+		s->bo[i] = (struct site_backoff){ .since_ns = s->last_ns };
+		s->ready[i] = false;
+		s->eligible[i] = 0;
 	}
 	s->n = n;
 	return 0;
 }
 
-int sampler__new(struct engine *e, struct kcsand_bpf *skel, size_t capacity, bool multi,
-		 bool kernel, struct sampler **out)
+int sampler__new(const struct sampler_ops *ops, void *ctx, struct kcsand_bpf *skel,
+		 size_t capacity, bool kernel, struct sampler **out)
 {
 	struct sampler *s = calloc(1, sizeof(*s));
 	size_t page = sysconf(_SC_PAGESIZE);
@@ -270,7 +225,8 @@ int sampler__new(struct engine *e, struct kcsand_bpf *skel, size_t capacity, boo
 
 	if (!s)
 		return -ENOMEM;
-	s->e = e;
+	s->ops = ops;
+	s->ctx = ctx;
 	s->skel = skel;
 	s->capacity = capacity;
 	s->nr_cpus = libbpf_num_possible_cpus();
@@ -298,14 +254,17 @@ int sampler__new(struct engine *e, struct kcsand_bpf *skel, size_t capacity, boo
 		s->st.trap_ns = ktrap_ns(skel);
 		kcpu__delta_ns(&s->kcpu);	/* primes it */
 	} else {
-		s->st.trap_ns = calibrate_trap_ns(skel, multi);
-		s->st.xbp_trap_ns = xturn_trap_ns(skel, sampler_calib_target, CALIB_CALLS);
+		s->st.trap_ns = ops->trap_ns(ctx, sampler_calib_target, CALIB_CALLS);
+		s->st.xbp_trap_ns = thread_turn__trap_ns(skel, sampler_calib_target, CALIB_CALLS);
 		if (s->st.xbp_trap_ns <= 0)
 			s->st.xbp_trap_ns = s->st.trap_ns;
 	}
+	ops->get_params(ctx, &s->p);
 	s->rng = now_ns() | 1;
 	s->start_ns = s->last_ns = now_ns();
 	s->all_armed = true;
+	s->nr_fresh = 1;	/* every site starts at level 0: check from the start */
+	s->next_check_ns = s->start_ns;
 	s->turn_cost = 1;
 	*out = s;
 	return 0;
@@ -386,26 +345,77 @@ static int arm_set(struct sampler *s, const uint8_t *armed, const uint8_t *turn,
 		kbitmap__write(s->kb, armed, turn, s->n);
 		return 0;
 	}
-	return rearm ? engine__rearm(s->e, armed) : engine__turn(s->e, armed, turn);
+	return rearm ? s->ops->rearm(s->ctx, armed) : s->ops->turn(s->ctx, armed, turn);
 }
 
 static uint64_t next_tick_ns(const struct sampler *s)
 {
-	unsigned int period = 0;	/* engine__get_param() knows every name of params.c */
-
 	if (s->hot_turn)
 		return s->turn_end_ns;
-	engine__get_param(s->e, "sampler_period_ms", &period);
-	return s->last_ns + (uint64_t)period * 1000000;
+	return s->last_ns + (uint64_t)s->p.period_ms * 1000000;
+}
+
+/* The next tick, or the next check of the level-0 sites if that comes first. */
+static uint64_t next_wakeup_ns(const struct sampler *s)
+{
+	uint64_t at = next_tick_ns(s);
+
+	return s->nr_fresh && s->next_check_ns < at ? s->next_check_ns : at;
 }
 
 int sampler__timeout_ms(const struct sampler *s)
 {
-	uint64_t now = now_ns(), at = next_tick_ns(s);
+	uint64_t now = now_ns(), at = next_wakeup_ns(s);
 
 	if (at <= now)
 		return 0;
 	return (at - now + 999999) / 1000000 > INT_MAX ? INT_MAX : (at - now + 999999) / 1000000;
+}
+
+/*
+ * Per-site backoff is user mode's.  Kernel mode sees every site's hits
+ * while it is disarmed, so a site that turns hot is measured without
+ * arming it, and its guest suites (tests/vm/kernel-sampler.sh) check the
+ * plan they were written for: the levels are counted there, not used.
+ */
+static bool backs_off(const struct sampler *s)
+{
+	return !s->kernel;
+}
+
+/* Hits of site i, all CPUs, since the BPF object was loaded. */
+static uint64_t site_hits(const struct sampler *s, size_t i)
+{
+	uint64_t hits = 0;
+
+	for (int c = 0; c < s->nr_cpus; c++)
+		hits += *(volatile const __u64 *)&s->stats[(size_t)c * s->capacity + i].hits;
+	return hits;
+}
+
+/*
+ * Between ticks: has an armed level-0 site taken its backoff_hits?  Then
+ * the tick comes now, so that a hot site stops trapping at once rather
+ * than at the end of the period.
+ */
+static bool backoff_due(struct sampler *s, uint64_t now)
+{
+	if (!backs_off(s) || !s->nr_fresh || now < s->next_check_ns)
+		return false;
+	s->next_check_ns = now + SAMPLER_BACKOFF_CHECK_MS * 1000000ull;
+	if (grow(s, s->ops->nr_sites(s->ctx)))
+		return false;
+	for (size_t i = 0; i < s->n && i < s->capacity; i++) {
+		if (s->bo[i].level || !(s->armed[i] || s->turn[i]))
+			continue;
+		if (s->bo[i].hits + site_hits(s, i) - s->prev_hits[i] >= s->p.backoff_hits ||
+		    site_backoff__level0_over(&s->bo[i], (uint64_t)s->p.level0_cpu_ms * 1000000,
+					      (uint64_t)s->target_cpu_ns)) {
+			s->st.backoffs++;
+			return true;
+		}
+	}
+	return false;
 }
 
 /* End the running hot turn: its sites' int3s go at once, the close then waits for RCU. */
@@ -416,11 +426,14 @@ static void end_turn(struct sampler *s, uint64_t now)
 	arm_set(s, s->armed, NULL, false);
 	/* Charge what the turn took, attach included: a late tick costs the next turn. */
 	s->credit_ns -= (double)(now - s->turn_start_ns);
+	for (size_t i = 0; i < s->n; i++)
+		if (s->turn[i])
+			s->bo[i].turn_ns += (double)(now - s->turn_start_ns);
 	s->hot_turn = false;
 }
 
 /* Start a hot turn if there is credit for one; s->turn holds its sites. */
-static void start_turn(struct sampler *s, size_t n, unsigned int turn_ms)
+static void start_turn(struct sampler *s, size_t n, unsigned int turn_ms, uint64_t now)
 {
 	uint64_t t0;
 	int r;
@@ -430,7 +443,11 @@ static void start_turn(struct sampler *s, size_t n, unsigned int turn_ms)
 		return;
 	/* Never a site of the armed set: it would be attached twice. */
 	memcpy(s->turn, s->armed, n);
-	if (!hot_cycle_next(&s->cycle, s->hot, n, SAMPLER_HOT_PER_TURN, &s->rng, s->turn)) {
+	/* Only the hot sites whose level has time left for a turn. */
+	for (size_t i = 0; i < n; i++)
+		s->eligible[i] = s->hot[i] &&
+				 (!backs_off(s) || site_backoff__may_turn(&s->bo[i], now));
+	if (!hot_cycle_next(&s->cycle, s->eligible, n, SAMPLER_HOT_PER_TURN, &s->rng, s->turn)) {
 		memset(s->turn, 0, n);
 		return;
 	}
@@ -456,7 +473,7 @@ static void start_turn(struct sampler *s, size_t n, unsigned int turn_ms)
  * (CPU-ns a ns that arming it cost) and, in kernel mode, its hit rate; the
  * trap time of its hits goes to *floor when arming does not control it.
  */
-static void measure_site(struct sampler *s, size_t i, uint64_t dt, double *floor)
+static void measure_site(struct sampler *s, size_t i, uint64_t dt, uint64_t now, double *floor)
 {
 	uint64_t hits = 0, ns = 0, dh;
 	double dns;
@@ -470,6 +487,11 @@ static void measure_site(struct sampler *s, size_t i, uint64_t dt, double *floor
 	}
 	dh = hits - s->prev_hits[i];
 	dns = (double)(ns - s->prev_ns[i]);
+	/* Only hits taken armed count towards backing off: they are what was sampled. */
+	if (on && dh)
+		site_backoff__hit(&s->bo[i], dh, s->p.backoff_hits,
+				  (uint64_t)s->p.level0_cpu_ms * 1000000, now,
+				  (uint64_t)s->target_cpu_ns);
 	s->prev_hits[i] = hits;
 	s->prev_ns[i] = ns;
 	s->load[i] = 0;
@@ -514,66 +536,70 @@ static bool site_overhead(const struct sampler *s, size_t i, double native, doub
 	return s->rate[i] == 0 && (on || s->known[i]);
 }
 
-void sampler__tick(struct sampler *s)
-{
-	unsigned int budget = 100, warmup = 0, turn_ms = 0;
-	uint64_t now = now_ns(), dt;
-	double probe = 0, floor = 0, cpu, u, native, nat, floor_native, est;
-	size_t n = engine__nr_cookies(s->e), armed = 0;
-	long hz = sysconf(_SC_CLK_TCK);
-	bool was_turn = s->hot_turn;
+/* What one period measured, for the steps of a tick. */
+struct period {
+	uint64_t dt;		/* ns since the last tick */
+	double u;		/* CPU-s/s the measured side used, probes included */
+	double probe;		/* CPU-s/s the armed sites took */
+	double floor;		/* kernel mode: CPU-s/s of traps of disarmed sites */
+	double native;		/* the program's own CPU-s/s */
+	double nat;		/* the same, at least one clock tick's worth */
+	bool was_turn;
+};
 
-	engine__get_param(s->e, "overhead_budget", &budget);
-	engine__get_param(s->e, "sampler_warmup_cpu_ms", &warmup);
-	engine__get_param(s->e, "sampler_turn_ms", &turn_ms);
-	if (now < next_tick_ns(s))
-		return;
-	end_turn(s, now);
-	if (grow(s, n))
-		return;
-	dt = now - s->last_ns;
+/* Read every site's counters and the CPU time: what the period that ends now cost. */
+static void measure_period(struct sampler *s, uint64_t now, struct period *pd)
+{
+	long hz = sysconf(_SC_CLK_TCK);
+	double cpu, floor_native;
+
+	pd->dt = now - s->last_ns;
 	s->last_ns = now;
 	cpu = cpu_delta_ns(s);
-
-	/* What each site cost in the period that ends now. */
-	for (size_t i = 0; i < n && i < s->capacity; i++) {
-		measure_site(s, i, dt, &floor);
-		probe += s->load[i];
+	pd->probe = pd->floor = 0;
+	for (size_t i = 0; i < s->n && i < s->capacity; i++) {
+		measure_site(s, i, pd->dt, now, &pd->floor);
+		pd->probe += s->load[i];
 	}
-	u = cpu / dt;
-	if (u < probe)
-		u = probe;	/* tick granularity: never less than what the probes took */
+	s->target_cpu_ns += cpu;
+	pd->u = cpu / pd->dt;
+	if (pd->u < pd->probe)
+		pd->u = pd->probe;	/* tick granularity: never less than the probes took */
 	/*
 	 * The floor is an estimate: trap_ns is an int3 trap's cost, and a
 	 * kprobe the kernel has since optimized into a jump costs less.  In
 	 * the test guest it came to 3.5 CPUs of 2 in some periods.  What the
 	 * machine measurably spent beyond the BPF time bounds it.
 	 */
-	if (floor > u - probe)
-		floor = u - probe;
-	native = u - probe - floor;
+	if (pd->floor > pd->u - pd->probe)
+		pd->floor = pd->u - pd->probe;
+	pd->native = pd->u - pd->probe - pd->floor;
 	/* One clock tick is the resolution of /proc/PID/stat and /proc/stat: less is noise. */
-	floor_native = hz > 0 ? 1e9 / hz / dt : 0.02;
-	nat = native > floor_native ? native : floor_native;
-	/*
-	 * A site's overhead x = its probe time per unit of the program's own
-	 * work does not depend on which other sites are armed.  When probes
-	 * take nearly all the time, the program's own time is below the tick
-	 * resolution and x comes out low, but far above the hot threshold,
-	 * which is all the policy needs.  Take a rise at once, a fall halfway:
-	 * a site found hotter than thought must not stay cold.
-	 */
-	for (size_t i = 0; i < n && i < s->capacity; i++) {
+	floor_native = hz > 0 ? 1e9 / hz / pd->dt : 0.02;
+	pd->nat = pd->native > floor_native ? pd->native : floor_native;
+}
+
+/*
+ * A site's overhead x = its probe time per unit of the program's own work
+ * does not depend on which other sites are armed.  When probes take nearly
+ * all the time, the program's own time is below the tick resolution and x
+ * comes out low, but far above the hot threshold, which is all the policy
+ * needs.  Take a rise at once, a fall halfway: a site found hotter than
+ * thought must not stay cold.
+ */
+static void learn_overheads(struct sampler *s, const struct period *pd)
+{
+	for (size_t i = 0; i < s->n && i < s->capacity; i++) {
 		double x;
 
-		if (!site_overhead(s, i, nat, &x))
+		if (!site_overhead(s, i, pd->nat, &x))
 			continue;
 		s->x[i] = s->known[i] && x < s->x[i] ? (s->x[i] + x) / 2 : x;
 		s->known[i] = true;
 	}
-	s->st.measured_overhead = probe / nat;
-	s->cum_floor += floor * dt;
-	s->cum_all_native += nat * dt;
+	s->st.measured_overhead = pd->probe / pd->nat;
+	s->cum_floor += pd->floor * pd->dt;
+	s->cum_all_native += pd->nat * pd->dt;
 	s->st.floor_overhead = s->cum_floor / s->cum_all_native;
 	s->st.periods++;
 	/*
@@ -581,63 +607,125 @@ void sampler__tick(struct sampler *s)
 	 * is a few clock ticks long, the resolution of the CPU time it is
 	 * measured against: average over many.
 	 */
-	if (was_turn && u > 0)
-		s->turn_cost += ((probe / u < 1 ? probe / u : 1) - s->turn_cost) / 8;
+	if (pd->was_turn && pd->u > 0) {
+		double share = pd->probe / pd->u < 1 ? pd->probe / pd->u : 1;
 
-	s->target_cpu_ns += cpu;
+		s->turn_cost += (share - s->turn_cost) / 8;
+	}
+}
+
+static bool sampling(const struct sampler *s)
+{
+	return s->p.budget < 100 && s->target_cpu_ns >= (double)s->p.warmup_cpu_ms * 1e6;
+}
+
+/*
+ * The armed set for the next period, into s->next: every site during the
+ * warm-up or at a budget of 100%; else the level-0 sites, which have not
+ * used their hits yet, and the cold sites that fit the budget.
+ */
+static void plan(struct sampler *s, const struct period *pd)
+{
+	size_t n = s->n, armed = 0;
+	double est;
+
 	memset(s->turn, 0, n);
-	if (budget >= 100 || s->target_cpu_ns < (double)warmup * 1e6) {
+	if (!sampling(s)) {
 		memset(s->next, 1, n);
-		est = probe / nat;
+		est = pd->probe / pd->nat;
 	} else {
-		s->cum_probe += probe * dt;
-		s->cum_native += native * dt;
+		s->cum_probe += pd->probe * pd->dt;
+		s->cum_native += pd->native * pd->dt;
+		/* Kernel mode keeps its plan as it was (backs_off()). */
+		for (size_t i = 0; i < n; i++)
+			s->ready[i] = s->known[i] && (!backs_off(s) || s->bo[i].level > 0);
 		memset(s->next, 0, n);
-		est = sampler_choose(s->x, s->known, n, budget / 100.0, s->turn_cost, s->next,
+		est = sampler_choose(s->x, s->ready, n, s->p.budget / 100.0, s->turn_cost, s->next,
 				     s->hot, &s->hot_share);
 	}
 	if (s->cum_native > 0)
 		s->st.sampled_overhead = s->cum_probe / s->cum_native;
-	for (size_t i = 0; i < n; i++)
+	memset(s->st.levels, 0, sizeof(s->st.levels));
+	s->nr_fresh = 0;
+	for (size_t i = 0; i < n; i++) {
 		armed += s->next[i];
+		s->st.levels[s->bo[i].level]++;
+		s->nr_fresh += s->next[i] && !s->bo[i].level;
+	}
 	s->st.armed = armed;
 	s->st.total = n;
 	s->st.est_overhead = est;
+}
 
-	if (sets_differ(s->armed, s->next, n)) {
-		uint64_t t0 = now_ns();
+/* Re-attach when the armed set changed. */
+static void apply_plan(struct sampler *s)
+{
+	uint64_t t0 = now_ns();
 
-		if (!arm_set(s, s->next, NULL, true)) {
-			memcpy(s->armed, s->next, n);
-			s->st.rearms++;
-			s->st.rearm_ms = (now_ns() - t0) / 1e6;
-		}
+	if (!sets_differ(s->armed, s->next, s->n))
+		return;
+	if (!arm_set(s, s->next, NULL, true)) {
+		memcpy(s->armed, s->next, s->n);
+		s->st.rearms++;
+		s->st.rearm_ms = (now_ns() - t0) / 1e6;
 	}
-	/*
-	 * Hot turns are paced, not drawn: time earns credit at hot_share, and
-	 * a turn of turn_ms starts once there is credit for it, its sites on a
-	 * link of their own (engine__turn), so that starting and ending it
-	 * costs an attach of two sites rather than a re-attach of the armed
-	 * set.  Short turns, many of them: the budget buys the same time
-	 * armed, spread over more turns, so a hot site waits less for its
-	 * turn.  At most two turns of credit are kept: a budget raised live
-	 * does not bring a burst of turns.
-	 */
-	if (budget < 100 && s->target_cpu_ns >= (double)warmup * 1e6) {
-		s->credit_ns += s->hot_share * dt;
-		if (s->credit_ns > turn_ms * 2e6)
-			s->credit_ns = turn_ms * 2e6;
-		start_turn(s, n, turn_ms);
-	}
-	if (kcsand_verbose >= 2)
-		pr_warn("sampler: %zu/%zu sites armed%s, %s %.2f CPUs, probes %.2f, "
-				"overhead %.0f%% this period, %.0f%% since warm-up, %.0f%% expected, "
-				"%s %.1f%s\n",
-			armed, n, s->hot_turn ? " + a hot turn" : "",
-			s->kernel ? "machine" : "target", u, probe, s->st.measured_overhead * 100,
-			s->st.sampled_overhead * 100, s->st.est_overhead * 100,
-			s->kernel ? "trap floor" : "re-attach",
-			s->kernel ? floor / nat * 100 : s->st.rearm_ms, s->kernel ? "%" : " ms");
+}
+
+/*
+ * Hot turns are paced, not drawn: time earns credit at hot_share, and a
+ * turn of turn_ms starts once there is credit for it, its sites on a link
+ * of their own (engine__turn), so that starting and ending it costs an
+ * attach of two sites rather than a re-attach of the armed set.  Short
+ * turns, many of them: the budget buys the same time armed, spread over
+ * more turns, so a hot site waits less for its turn.  At most two turns of
+ * credit are kept: a budget raised live does not bring a burst of turns.
+ */
+static void pace_turns(struct sampler *s, uint64_t dt, uint64_t now)
+{
+	unsigned int turn_ms = s->p.turn_ms;
+
+	if (!sampling(s))
+		return;
+	s->credit_ns += s->hot_share * dt;
+	if (s->credit_ns > turn_ms * 2e6)
+		s->credit_ns = turn_ms * 2e6;
+	start_turn(s, s->n, turn_ms, now);
+}
+
+static void log_tick(const struct sampler *s, const struct period *pd)
+{
+	const struct sampler_stats *st = &s->st;
+
+	if (kcsand_verbose < 2)
+		return;
+	pr_warn("sampler: %zu/%zu sites armed%s, %s %.2f CPUs, probes %.2f, "
+			"overhead %.0f%% this period, %.0f%% since warm-up, %.0f%% expected, "
+			"%s %.1f%s, levels %zu/%zu/%zu/%zu\n",
+		st->armed, st->total, s->hot_turn ? " + a hot turn" : "",
+		s->kernel ? "machine" : "target", pd->u, pd->probe, st->measured_overhead * 100,
+		st->sampled_overhead * 100, st->est_overhead * 100,
+		s->kernel ? "trap floor" : "re-attach",
+		s->kernel ? pd->floor / pd->nat * 100 : st->rearm_ms, s->kernel ? "%" : " ms",
+		st->levels[0], st->levels[1], st->levels[2], st->levels[3]);
+}
+
+void sampler__tick(struct sampler *s)
+{
+	uint64_t now = now_ns();
+	struct period pd = { .was_turn = s->hot_turn };
+
+	s->ops->get_params(s->ctx, &s->p);
+	if (now < next_tick_ns(s) && !backoff_due(s, now))
+		return;
+	end_turn(s, now);
+	if (grow(s, s->ops->nr_sites(s->ctx)))
+		return;
+	measure_period(s, now, &pd);
+	learn_overheads(s, &pd);
+	plan(s, &pd);
+	apply_plan(s);
+	pace_turns(s, pd.dt, now);
+	log_tick(s, &pd);
 }
 
 void sampler__get_stats(const struct sampler *s, struct sampler_stats *out)
@@ -669,5 +757,8 @@ void sampler__free(struct sampler *s)
 	free(s->rate);
 	free(s->on_hits);
 	free(s->on_ns);
+	free(s->bo);
+	free(s->ready);
+	free(s->eligible);
 	free(s);
 }

@@ -5,7 +5,13 @@
  * --overhead-budget, and readjust the subset every period from each site's
  * measured hit rate and the measured cost of a hit.  Rarely-hit sites stay
  * armed; hot sites take short turns, in a random order that gives each of
- * them a turn once a cycle.
+ * them a turn once a cycle.  Each site backs off as it executes, after
+ * LiteRace (Marino et al., PLDI 2009): it starts armed whatever it costs,
+ * and the hits it takes while armed lower the share of the time it may be
+ * armed in turns, 100%, 10%, 1%, 0.1% (struct site_backoff).
+ *
+ * The sampler knows its engine only through struct sampler_ops: it arms
+ * and reads parameters through them, and includes nothing of engine/.
  */
 #ifndef KCSAND_SAMPLER_H
 #define KCSAND_SAMPLER_H
@@ -14,9 +20,70 @@
 #include <stddef.h>
 #include <stdint.h>
 
-struct engine;
 struct kcsand_bpf;
 struct sampler;
+
+/* The live parameters the sampler reads each tick. */
+struct sampler_params {
+	unsigned int budget;		/* overhead_budget, %; 100 arms every site */
+	unsigned int warmup_cpu_ms;	/* sampler_warmup_cpu_ms: every site armed until then */
+	unsigned int period_ms;		/* sampler_period_ms */
+	unsigned int turn_ms;		/* sampler_turn_ms */
+	unsigned int backoff_hits;	/* sampler_backoff_hits */
+	unsigned int level0_cpu_ms;	/* sampler_level0_cpu_ms */
+};
+
+/*
+ * What the sampler needs of the engine that owns it; ctx is the engine.
+ * rearm and turn are engine__rearm and engine__turn (engine.h); trap_ns
+ * measures a probe trap on fn, a function of this process that the BPF
+ * program leaves at once (0: not measurable).
+ */
+struct sampler_ops {
+	size_t (*nr_sites)(void *ctx);
+	void (*get_params)(void *ctx, struct sampler_params *p);
+	int (*rearm)(void *ctx, const uint8_t *armed);
+	int (*turn)(void *ctx, const uint8_t *armed, const uint8_t *turn);
+	double (*trap_ns)(void *ctx, void (*fn)(void), int calls);
+};
+
+/*
+ * Per-site backoff.  A site starts at level 0, armed whatever it costs,
+ * outside the budget: cold code, where most races of a test program are,
+ * is probed in full, and so is code that first runs late, such as the
+ * parallel phase after a long serial initialization.  backoff_hits * 10^L
+ * hits taken while armed at level L move it down a level; at level L a hot site
+ * may be armed in turns for at most 10^-L of the time since it entered
+ * the level.  Cold sites that fit the budget stay armed at any level.
+ */
+#define SITE_BACKOFF_LEVELS	4	/* 100%, 10%, 1%, 0.1% */
+
+struct site_backoff {
+	uint64_t hits;			/* hits while armed, at this level */
+	uint64_t since_ns;		/* when the site entered this level */
+	uint64_t first_cpu_ns;		/* the targets' CPU time at its first hit */
+	double turn_ns;			/* time armed in hot turns since then */
+	uint8_t level;
+};
+
+/*
+ * Count hits taken while armed; true when they moved the site down a level:
+ * backoff_hits of them at level 0, ten times as many at each level below,
+ * as each is armed a tenth as often.  Level 0 also ends once the targets
+ * have run level0_cpu_ns of CPU time since the site's first hit, however
+ * few hits that was: a trap costs tens of µs, so a loop of many sites gives
+ * each only a few hundred hits a second.  CPU time (cpu_ns, the targets'
+ * so far), so that a loaded machine does not cut level 0 short.
+ */
+bool site_backoff__hit(struct site_backoff *b, uint64_t hits, unsigned int backoff_hits,
+		       uint64_t level0_cpu_ns, uint64_t now_ns, uint64_t cpu_ns);
+/* Have the targets run level0_cpu_ns since a level-0 site's first hit? */
+bool site_backoff__level0_over(const struct site_backoff *b, uint64_t level0_cpu_ns,
+			       uint64_t cpu_ns);
+/* Share of the time a site at its level may be armed: 1, 0.1, 0.01, 0.001. */
+double site_backoff__share(const struct site_backoff *b);
+/* May a hot site take a turn at now_ns: its turns so far within its share? */
+bool site_backoff__may_turn(const struct site_backoff *b, uint64_t now_ns);
 
 struct sampler_stats {
 	size_t armed;			/* sites armed now */
@@ -38,6 +105,8 @@ struct sampler_stats {
 	unsigned long rearms;
 	unsigned long turns;		/* hot turns taken */
 	unsigned long xbp_turns;	/* of them, on one thread by execute breakpoints */
+	size_t levels[SITE_BACKOFF_LEVELS];	/* sites at each backoff level */
+	unsigned long backoffs;		/* early ticks: a level-0 site used its hits */
 	double rearm_ms;		/* the last re-attach */
 };
 
@@ -82,8 +151,8 @@ int sampler__prepare(struct kcsand_bpf *skel, size_t capacity, bool use_bitmap);
  * After load and attach: calibrate the trap cost and start with every site
  * armed.  kernel: arm by the bitmap and measure the machine's CPU time.
  */
-int sampler__new(struct engine *e, struct kcsand_bpf *skel, size_t capacity, bool multi,
-		 bool kernel, struct sampler **out);
+int sampler__new(const struct sampler_ops *ops, void *ctx, struct kcsand_bpf *skel,
+		 size_t capacity, bool kernel, struct sampler **out);
 /* Called from the engine's poll loop: readjusts the armed set once a period. */
 void sampler__tick(struct sampler *s);
 /* Milliseconds until sampler__tick() has work: a poll loop waits no longer. */

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * The site sampler's policy (daemon/sampler/policy.c: sampler_choose,
- * hot_cycle_next) and the kernel-mode bitmap words (daemon/sampler/ksampler.c).
+ * hot_cycle_next, the per-site backoff) and the kernel-mode bitmap words
+ * (daemon/sampler/ksampler.c).
  */
 #include <stdbool.h>
 #include <stdint.h>
@@ -10,6 +11,8 @@
 #include "sampler/sampler.h"
 
 #define N 8
+/* A level0_ns that never ends level 0. */
+#define NEVER	(1ULL << 62)
 
 static int count(const uint8_t *armed)
 {
@@ -136,6 +139,66 @@ int main(void)
 		ASSERT_EQ(kbitmap_word(armed, turn, 66, 1), 1ULL << 0,
 			  "sites from n on stay armed (a later object starts armed)");
 		ASSERT_EQ(kbitmap_word(armed, turn, 70, 2), 0, "a word past n arms everything");
+	}
+	TEST(a_site_backs_off_a_level_per_backoff_hits) {
+		struct site_backoff b = { 0 };
+
+		ASSERT_TRUE(site_backoff__share(&b) == 1, "a new site is sampled in full");
+		ASSERT_TRUE(!site_backoff__hit(&b, 199, 200, NEVER, 1000, 0), "199 of 200: still level 0");
+		ASSERT_TRUE(site_backoff__hit(&b, 1, 200, NEVER, 2000, 0), "the 200th hit backs it off");
+		ASSERT_EQ(b.level, 1, "to level 1");
+		ASSERT_TRUE(site_backoff__share(&b) == 0.1, "10% at level 1");
+		ASSERT_EQ(b.since_ns, 2000, "the level starts at the hit that reached it");
+		ASSERT_TRUE(!site_backoff__hit(&b, 1999, 200, NEVER, 2500, 0), "level 1 takes ten times as many");
+		ASSERT_TRUE(site_backoff__hit(&b, 50000, 200, NEVER, 3000, 0), "a burst of hits");
+		ASSERT_EQ(b.level, 2, "moves one level only, so the next one is sampled too");
+		ASSERT_TRUE(site_backoff__share(&b) == 0.01, "1% at level 2");
+		site_backoff__hit(&b, 20000, 200, NEVER, 4000, 0);
+		ASSERT_TRUE(site_backoff__share(&b) == 0.001, "0.1% at level 3");
+		ASSERT_TRUE(!site_backoff__hit(&b, 1000000, 200, NEVER, 5000, 0), "level 3 is the last");
+		ASSERT_EQ(b.level, 3, "and stays");
+	}
+	TEST(level_0_ends_after_cpu_time_from_the_first_hit) {
+		struct site_backoff b = { 0 };
+		const uint64_t ms = 1000000, l0 = 2000 * ms;
+
+		ASSERT_TRUE(!site_backoff__hit(&b, 0, 200, l0, 0, 5000 * ms),
+			    "not hit yet: level 0, however long the targets have run");
+		ASSERT_TRUE(!site_backoff__hit(&b, 10, 200, l0, 0, 6000 * ms),
+			    "first hits: its clock starts at the targets' CPU time now");
+		ASSERT_TRUE(!site_backoff__level0_over(&b, l0, 7900 * ms),
+			    "1900 CPU-ms later: still level 0");
+		ASSERT_TRUE(site_backoff__level0_over(&b, l0, 8000 * ms),
+			    "2000 CPU-ms later: level 0 is over");
+		ASSERT_TRUE(site_backoff__hit(&b, 10, 200, l0, 0, 8000 * ms),
+			    "with 20 hits of 200, by time");
+		ASSERT_EQ(b.level, 1, "to level 1");
+		ASSERT_TRUE(!site_backoff__hit(&b, 10, 200, l0, 0, 90000 * ms),
+			    "the time limit is level 0's only");
+	}
+	TEST(a_backed_off_site_takes_turns_within_its_share) {
+		struct site_backoff b = { .level = 1, .since_ns = 0 };
+		const uint64_t ms = 1000000;
+
+		ASSERT_TRUE(site_backoff__may_turn(&b, 0), "a level's first turn comes at once");
+		b.turn_ns = 20 * ms;
+		ASSERT_TRUE(!site_backoff__may_turn(&b, 100 * ms),
+			    "20 ms of turns in 100 ms is over 10%");
+		ASSERT_TRUE(site_backoff__may_turn(&b, 200 * ms), "in 200 ms, 10%: another turn");
+		b.level = 3;
+		ASSERT_TRUE(!site_backoff__may_turn(&b, 10000 * ms), "0.1%: not within 10 s");
+		ASSERT_TRUE(site_backoff__may_turn(&b, 20000 * ms), "but within 20 s");
+	}
+	TEST(level_0_sites_are_armed_outside_the_budget) {
+		/* What sampler.c passes as known: measured and past level 0. */
+		double x[N] = { 100, 100, 100, 100, 100, 100, 100, 100 };
+		bool ready[N] = { 0, 0, 1, 1, 1, 1, 1, 1 };
+		uint8_t armed[N] = { 0 }, hot[N];
+
+		plan(x, ready, 0.1, 1, armed, hot);
+		ASSERT_TRUE(armed[0] && armed[1], "sites at level 0 stay armed, however hot");
+		ASSERT_EQ(count(armed), 2, "the hot sites past level 0 are not");
+		ASSERT_EQ(count(hot), 6, "they take turns");
 	}
 	return test_summary();
 }

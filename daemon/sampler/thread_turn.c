@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * Hot turns on one thread, with execute breakpoints.  See xturn.h.
+ * Hot turns on one thread, with execute breakpoints.  See thread_turn.h.
  *
  * A turn lasts tens of milliseconds and arms a few sites, so each call
  * reads the process's maps and task list afresh rather than caching them:
@@ -26,7 +26,7 @@
 #include <sys/sysmacros.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
-#include "xturn.h"
+#include "thread_turn.h"
 #include "hw/hwbp.h"
 #include "kcsand.h"
 #include "kcsand.skel.h"
@@ -35,11 +35,11 @@
 extern int kcsand_verbose;
 
 /* Breakpoints of one turn: a few sites times the target processes. */
-#define XTURN_MAX	64
+#define THREAD_TURN_MAX	64
 
-struct xturn {
+struct thread_turn {
 	struct kcsand_bpf *skel;
-	struct bpf_link *links[XTURN_MAX];	/* each owns its perf event fd */
+	struct bpf_link *links[THREAD_TURN_MAX];	/* each owns its perf event fd */
 	size_t n;
 	unsigned long rr;		/* which thread takes the next turn */
 	/*
@@ -50,14 +50,14 @@ struct xturn {
 	 */
 	struct {
 		pid_t pid, tid;
-	} chosen[XTURN_MAX];
+	} chosen[THREAD_TURN_MAX];
 	size_t nr_chosen;
 };
 
-int xturn__new(struct kcsand_bpf *skel, struct xturn **out)
+int thread_turn__new(struct kcsand_bpf *skel, struct thread_turn **out)
 {
 	const char *why = hwbp__no_traps_why();
-	struct xturn *x;
+	struct thread_turn *x;
 
 	if (why) {
 		if (kcsand_verbose)
@@ -124,7 +124,7 @@ static bool running(pid_t pid, pid_t tid)
  * a thread that is running if there is one, since a thread asleep (a main
  * thread in pthread_join) would spend the turn hitting nothing.
  */
-static pid_t pick_thread(struct xturn *x, pid_t pid)
+static pid_t pick_thread(struct thread_turn *x, pid_t pid)
 {
 	pid_t tids[256], run[256];
 	size_t n = 0, nr = 0;
@@ -167,13 +167,13 @@ static int open_xbp(pid_t tid, uint64_t va)
 	return fd < 0 ? -errno : fd;
 }
 
-static int add(struct xturn *x, pid_t tid, uint64_t va, uint32_t cookie)
+static int add(struct thread_turn *x, pid_t tid, uint64_t va, uint32_t cookie)
 {
 	LIBBPF_OPTS(bpf_perf_event_opts, po, .bpf_cookie = cookie);
 	struct bpf_link *l;
 	int fd;
 
-	if (x->n == XTURN_MAX)
+	if (x->n == THREAD_TURN_MAX)
 		return -ENOSPC;
 	fd = open_xbp(tid, va);
 	if (fd < 0)
@@ -189,7 +189,7 @@ static int add(struct xturn *x, pid_t tid, uint64_t va, uint32_t cookie)
 	return 0;
 }
 
-int xturn__arm(struct xturn *x, dev_t dev, ino_t ino, uint64_t off, uint32_t cookie)
+int thread_turn__arm(struct thread_turn *x, dev_t dev, ino_t ino, uint64_t off, uint32_t cookie)
 {
 	int map = bpf_map__fd(x->skel->maps.targets), armed = 0, err;
 	__u32 key, next, *prev = NULL;
@@ -211,7 +211,7 @@ int xturn__arm(struct xturn *x, dev_t dev, ino_t ino, uint64_t off, uint32_t coo
 			tid = pick_thread(x, key);
 			if (tid < 0)
 				continue;
-			if (x->nr_chosen < XTURN_MAX)
+			if (x->nr_chosen < THREAD_TURN_MAX)
 				x->chosen[x->nr_chosen++] = (typeof(x->chosen[0])){ key, tid };
 		}
 		err = add(x, tid, va, cookie);
@@ -226,7 +226,7 @@ int xturn__arm(struct xturn *x, dev_t dev, ino_t ino, uint64_t off, uint32_t coo
 	return armed;
 }
 
-void xturn__disarm(struct xturn *x)
+void thread_turn__disarm(struct thread_turn *x)
 {
 	/* libbpf closes the perf event's fd with its link. */
 	for (size_t i = 0; i < x->n; i++)
@@ -243,9 +243,9 @@ static uint64_t now_ns(void)
 	return ts.tv_sec * 1000000000ull + ts.tv_nsec;
 }
 
-double xturn_trap_ns(struct kcsand_bpf *skel, void (*fn)(void), int calls)
+double thread_turn__trap_ns(struct kcsand_bpf *skel, void (*fn)(void), int calls)
 {
-	struct xturn x = { .skel = skel };
+	struct thread_turn x = { .skel = skel };
 	uint64_t t0, t1, t2, t3;
 
 	/* This thread, which is no target: the program returns at its first test. */
@@ -255,7 +255,7 @@ double xturn_trap_ns(struct kcsand_bpf *skel, void (*fn)(void), int calls)
 	for (int i = 0; i < calls; i++)
 		fn();
 	t1 = now_ns();
-	xturn__disarm(&x);
+	thread_turn__disarm(&x);
 	t2 = now_ns();
 	for (int i = 0; i < calls; i++)
 		fn();
@@ -263,10 +263,10 @@ double xturn_trap_ns(struct kcsand_bpf *skel, void (*fn)(void), int calls)
 	return ((double)(t1 - t0) - (double)(t3 - t2)) / calls;
 }
 
-void xturn__free(struct xturn *x)
+void thread_turn__free(struct thread_turn *x)
 {
 	if (!x)
 		return;
-	xturn__disarm(x);
+	thread_turn__disarm(x);
 	free(x);
 }

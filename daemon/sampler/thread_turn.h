@@ -15,32 +15,32 @@
  * falls back to a uprobe link when that is not possible (no target pid
  * known, as with trace_all; or no debug register free).
  */
-#ifndef KCSAND_XTURN_H
-#define KCSAND_XTURN_H
+#ifndef KCSAND_THREAD_TURN_H
+#define KCSAND_THREAD_TURN_H
 
 #include <stdint.h>
 #include <sys/types.h>
 
 struct kcsand_bpf;
-struct xturn;
+struct thread_turn;
 
-int xturn__new(struct kcsand_bpf *skel, struct xturn **out);
+int thread_turn__new(struct kcsand_bpf *skel, struct thread_turn **out);
 /*
  * Arm the site with this cookie, at file offset off of the ELF file with
  * this device and inode (not a path: it may name a newer file), in one thread of every target process that maps it: the thread this
  * turn already uses in that process, else the next running one.  Returns how many
  * breakpoints were armed (0: no target process maps it), or a negative
- * errno, with what was armed by this call left armed for xturn__disarm().
+ * errno, with what was armed by this call left armed for thread_turn__disarm().
  */
-int xturn__arm(struct xturn *x, dev_t dev, ino_t ino, uint64_t off, uint32_t cookie);
+int thread_turn__arm(struct thread_turn *x, dev_t dev, ino_t ino, uint64_t off, uint32_t cookie);
 /* Disarm every breakpoint armed since the last call. */
-void xturn__disarm(struct xturn *x);
+void thread_turn__disarm(struct thread_turn *x);
 /*
  * The cost of one execute-breakpoint trap, in ns: calls of fn with a
  * breakpoint on it in this thread (not a target: the program returns at
  * once) against calls without.  0 when it cannot be measured.
  */
-double xturn_trap_ns(struct kcsand_bpf *skel, void (*fn)(void), int calls);
-void xturn__free(struct xturn *x);
+double thread_turn__trap_ns(struct kcsand_bpf *skel, void (*fn)(void), int calls);
+void thread_turn__free(struct thread_turn *x);
 
 #endif

@@ -1,0 +1,45 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Race-free: a counter that two threads increment under a pthread mutex.
+ *
+ * Expected: race-free
+ */
+#include "suite.h"
+
+#define ROUNDS 500
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static long counter;
+
+static SITE void bump(void)
+{
+	counter++;
+}
+
+static void *worker(void *arg)
+{
+	int i;
+
+	for (i = 0; i < ROUNDS; i++) {
+		pthread_mutex_lock(&lock);
+		bump();
+		pthread_mutex_unlock(&lock);
+		if (pthread_mutex_trylock(&lock) == 0) {
+			bump();
+			pthread_mutex_unlock(&lock);
+		}
+	}
+	return NULL;
+}
+
+int main(void)
+{
+	pthread_t a, b;
+
+	start_thread(&a, worker, NULL);
+	start_thread(&b, worker, NULL);
+	pthread_join(a, NULL);
+	pthread_join(b, NULL);
+	printf("%ld\n", counter);
+	return 0;
+}

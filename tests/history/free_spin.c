@@ -1,0 +1,42 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Race-free: a counter that two threads increment under a pthread spinlock.
+ *
+ * Expected: race-free
+ */
+#include "suite.h"
+
+#define ROUNDS 500
+
+static pthread_spinlock_t lock;
+static long counter;
+
+static SITE void bump(void)
+{
+	counter++;
+}
+
+static void *worker(void *arg)
+{
+	int i;
+
+	for (i = 0; i < ROUNDS; i++) {
+		pthread_spin_lock(&lock);
+		bump();
+		pthread_spin_unlock(&lock);
+	}
+	return NULL;
+}
+
+int main(void)
+{
+	pthread_t a, b;
+
+	pthread_spin_init(&lock, PTHREAD_PROCESS_PRIVATE);
+	start_thread(&a, worker, NULL);
+	start_thread(&b, worker, NULL);
+	pthread_join(a, NULL);
+	pthread_join(b, NULL);
+	printf("%ld\n", counter);
+	return 0;
+}
