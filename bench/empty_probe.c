@@ -14,7 +14,7 @@
 #include <sys/wait.h>
 #include <bpf/libbpf.h>
 #include "sites/decode.h"
-#include "engine/uprobe_multi.h"
+#include "util/uprobe_multi.h"
 #include "empty.skel.h"
 
 int main(int argc, char **argv)

@@ -20,7 +20,7 @@
 #include <bpf/libbpf.h>
 #include "sites/decode.h"
 #include "sampler/sampler.h"
-#include "engine/uprobe_multi.h"
+#include "util/uprobe_multi.h"
 #include "kcsand.skel.h"
 
 static double now_ms(void)

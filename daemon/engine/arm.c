@@ -15,7 +15,7 @@
 #include <bpf/libbpf.h>
 #include "engine.h"
 #include "engine_int.h"
-#include "uprobe_multi.h"
+#include "util/uprobe_multi.h"
 #include "sampler/sampler.h"
 #include "sampler/thread_turn.h"
 #include "kcsand.skel.h"

@@ -25,7 +25,7 @@
 #include "history/history.h"
 #include "sampler/sampler.h"
 #include "report/symbolize.h"
-#include "uprobe_multi.h"
+#include "util/uprobe_multi.h"
 #include "sampler/thread_turn.h"
 #include "engine_int.h"
 #include "kcsand.skel.h"

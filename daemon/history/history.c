@@ -17,7 +17,7 @@
 #include <bpf/libbpf.h>
 #include <Zydis/Zydis.h>
 #include "history.h"
-#include "engine/uprobe_multi.h"
+#include "util/uprobe_multi.h"
 #include "kcsand.skel.h"
 
 #define HB_MAX_LIBS	64
