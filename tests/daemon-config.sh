@@ -58,8 +58,8 @@ check param_on_command_line_refused \
 	"2 kcsand: --param skip_watch=10: only '--param help' is an option; set parameters in \
 /etc/kcsand.conf (NAME VALUE lines) or with 'kcsanctl set NAME VALUE'" "$rc $out"
 out=$("$KCSAND" --param help 2>&1); rc=$?
-check param_help_lists_mode_defaults "0 sampler_warmup_cpu_ms default 6000, kernel 2000" \
-	"$rc $(awk '$1 == "sampler_warmup_cpu_ms" { print $1, $3, $4, $5, $6 }' <<<"$out" | tr -d :)"
+check param_help_lists_mode_defaults "0 udelay_task default 400, kernel 80" \
+	"$rc $(awk '$1 == "udelay_task" { print $1, $3, $4, $5, $6 }' <<<"$out" | tr -d :)"
 out=$("$KCSAND" -c "$TMP/none.conf" --check 2>&1); rc=$?
 check config_missing "2 kcsand: $TMP/none.conf: No such file or directory" "$rc $out"
 printf 'filter_file %s\n' "$TMP/supp.txt" >"$TMP/ff.conf"
