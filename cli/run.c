@@ -22,6 +22,8 @@
 #include <sys/wait.h>
 #include "engine/engine.h"
 #include "kcsanctl.h"
+#include "report/report.h"
+#include "service/kmsg.h"
 
 #define MAX_OBJECTS	16
 #define MAX_PROBES	64
@@ -61,6 +63,8 @@ void run_help(FILE *out)
 		"  --param NAME=VALUE    set any parameter (repeatable; --param help lists them)\n"
 		"  --json                one JSON object per report instead of KCSAN's text\n"
 		"  --output FILE         write reports to FILE ('-': stdout) instead of stderr\n"
+		"  --kmsg                also write each report to the kernel log (/dev/kmsg),\n"
+		"                        line by line in KCSAN's layout (at most %u per %u s)\n"
 		"  --halt-on-error       stop PROG at the first report (exit status 66)\n"
 		"  --marks FILE          mark accesses by hand: lines 'FUNC|FUNC+0xOFF|FILE:LINE\n"
 		"                        marked|data_race' (docs/marking.md)\n"
@@ -71,14 +75,61 @@ void run_help(FILE *out)
 		"                        uprobe_multi (< 6.6); slow to detach\n"
 		"  --kernel              kernel mode (kprobes)\n"
 		"  --probe SPEC          kernel functions to probe (repeatable, with --kernel)\n"
-		"  --duration S          kernel mode without CMD: watch for S seconds\n"
+		"  --duration S          kernel mode: watch for S seconds; with CMD, end CMD\n"
+		"                        (SIGTERM) when S seconds are up\n"
 		"  --kernel-debug PATH   a vmlinux or NAME.ko with DWARF: marking and file:line\n"
 		"                        in kernel frames (Debian: /usr/lib/debug/boot/vmlinux-RELEASE)\n"
 		"  -v, --verbose         what is decoded and attached, every site, plain or\n"
 		"                        marked and why (twice: what marked it; libbpf debug)\n",
 		USER_DEFAULT_SKIP_WATCH, KERNEL_DEFAULT_SKIP_WATCH, USER_DEFAULT_UDELAY_TASK,
 		KERNEL_DEFAULT_UDELAY_TASK, DEFAULT_SAMPLER_WARMUP_CPU_MS, DEFAULT_OVERHEAD_BUDGET,
-		KERNEL_DEFAULT_SAMPLER_WARMUP_CPU_MS);
+		KERNEL_DEFAULT_SAMPLER_WARMUP_CPU_MS, KMSG_BURST, KMSG_INTERVAL_MS / 1000);
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* --kmsg: the engine hands each report here, to print as it would and to copy to the kernel log. */
+struct run_sink {
+	FILE *out;
+	bool json;
+	struct kmsg_sink *kmsg;
+};
+
+static void run_on_report(void *ctx, const struct report_view *v)
+{
+	struct run_sink *rs = ctx;
+	char *text = NULL;
+	size_t len = 0;
+	FILE *m;
+
+	if (rs->json)
+		report_print_json(v, rs->out);
+	else
+		report_print_text(v, rs->out);
+	fflush(rs->out);
+	m = open_memstream(&text, &len);
+	if (!m)
+		return;
+	report_print_text(v, m);
+	if (!fclose(m))
+		kmsg_sink__write(rs->kmsg, text, now_s() * 1000);
+	free(text);
+}
+
+static void run_kmsg_summary(const struct run_sink *rs)
+{
+	struct kmsg_stats st;
+
+	kmsg_sink__stats(rs->kmsg, &st);
+	fprintf(stderr, "kcsanctl: run: kmsg: %llu reports written, %llu dropped by the rate "
+			"limit, %llu lines refused\n", (unsigned long long)st.reports,
+		(unsigned long long)st.dropped, (unsigned long long)st.lines_lost);
 }
 
 static volatile sig_atomic_t got_signal;
@@ -150,6 +201,7 @@ struct run_args {
 	int nr_watches;
 	bool skip_set, udelay_set, warmup_set;
 	bool halt;
+	bool kmsg;
 	double duration;
 	const char *output;
 };
@@ -159,7 +211,7 @@ static int parse_args(int argc, char **argv, struct run_args *a)
 	enum {
 		OPT_SKIP = 256, OPT_UDELAY, OPT_FUNCS, OPT_OBJECT, OPT_PARAM, OPT_JSON, OPT_HALT,
 		OPT_PER_SITE, OPT_KERNEL, OPT_PROBE, OPT_DURATION, OPT_OUTPUT, OPT_MARKS,
-		OPT_SOURCE_DIR, OPT_KERNEL_DEBUG, OPT_BUDGET, OPT_WATCH, OPT_NO_MARKING,
+		OPT_SOURCE_DIR, OPT_KERNEL_DEBUG, OPT_BUDGET, OPT_WATCH, OPT_NO_MARKING, OPT_KMSG,
 	};
 	static const struct option longopts[] = {
 		{ "skip-watch", required_argument, NULL, OPT_SKIP },
@@ -174,6 +226,7 @@ static int parse_args(int argc, char **argv, struct run_args *a)
 		{ "probe", required_argument, NULL, OPT_PROBE },
 		{ "duration", required_argument, NULL, OPT_DURATION },
 		{ "output", required_argument, NULL, OPT_OUTPUT },
+		{ "kmsg", no_argument, NULL, OPT_KMSG },
 		{ "marks", required_argument, NULL, OPT_MARKS },
 		{ "source-dir", required_argument, NULL, OPT_SOURCE_DIR },
 		{ "kernel-debug", required_argument, NULL, OPT_KERNEL_DEBUG },
@@ -258,6 +311,9 @@ static int parse_args(int argc, char **argv, struct run_args *a)
 		case OPT_OUTPUT:
 			a->output = optarg;
 			break;
+		case OPT_KMSG:
+			a->kmsg = true;
+			break;
 		case OPT_MARKS:
 			a->o.marks_file = optarg;
 			break;
@@ -341,6 +397,23 @@ static int parse_args(int argc, char **argv, struct run_args *a)
 	return 0;
 }
 
+/*
+ * --duration is up with CMD still running: SIGTERM it, and SIGKILL it 5 s
+ * later if it has not ended.  Returns true (the run timed out).
+ */
+static bool end_child(pid_t child, bool already, double deadline)
+{
+	static bool killed;
+
+	if (!already)
+		kill(child, SIGTERM);
+	else if (!killed && now_s() >= deadline + 5) {
+		kill(child, SIGKILL);
+		killed = true;
+	}
+	return true;
+}
+
 /* Fork CMD held behind a pipe: it execs only once gate[1] is written. */
 static pid_t spawn_gated(const char *path, char **argv, int *gate_w)
 {
@@ -373,20 +446,13 @@ static pid_t spawn_gated(const char *path, char **argv, int *gate_w)
 	return pid;
 }
 
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 int cmd_run(int argc, char **argv)
 {
 	struct run_args a = {};
+	struct run_sink rs = {};
 	struct engine *e = NULL;
 	int status = 0, ret = EXIT_USAGE, gate = -1;
-	bool halted = false, child_done = true;
+	bool halted = false, child_done = true, timed_out = false;
 	char *prog = NULL;
 	FILE *out = NULL;
 	pid_t child = -1;
@@ -420,6 +486,14 @@ int cmd_run(int argc, char **argv)
 			goto out;
 		}
 		a.o.out = out;
+	}
+	if (a.kmsg) {
+		if (kmsg_sink__open(&rs.kmsg))
+			goto out;
+		rs.out = out ? out : stderr;
+		rs.json = a.o.json;
+		a.o.sink = run_on_report;
+		a.o.hook_ctx = &rs;
 	}
 
 	if (engine__new(&a.o, &e))
@@ -508,16 +582,21 @@ int cmd_run(int argc, char **argv)
 				break;
 			}
 		}
-		/* Kernel mode: a command ends the run; without one, the duration does. */
+		/* Kernel mode: the command or the duration, whichever ends first, ends the run. */
 		if (child_done && (prog || now_s() >= deadline))
 			break;
+		if (!child_done && deadline && now_s() >= deadline)
+			timed_out = end_child(child, timed_out, deadline);
 	}
 	/* Reports of the last moments are still in the ring buffer. */
 	engine__poll(e, 0);
 	engine__print_summary(e, stderr);
+	if (rs.kmsg)
+		run_kmsg_summary(&rs);
 
 	ret = 0;
-	if (prog) {
+	/* Ended by --duration: the command's status is kcsanctl's signal, not its own. */
+	if (prog && !timed_out) {
 		if (WIFEXITED(status))
 			ret = WEXITSTATUS(status);
 		else if (WIFSIGNALED(status))
@@ -540,6 +619,7 @@ out:
 	}
 	if (out && out != stdout)
 		fclose(out);
+	kmsg_sink__free(rs.kmsg);
 	free(prog);
 	return ret;
 }
