@@ -154,6 +154,7 @@ void engine_process_report(struct engine *e, const struct kcsand_report *r)
 	memset(&v, 0, sizeof(v));
 	v.raw = r;
 	v.system = e->system;
+	v.footer_tid = e->opts.kernel;
 	symbolize_side(e, &r->this, &v.this);
 	if (r->has_other)
 		symbolize_side(e, &r->other, &v.other);
