@@ -77,13 +77,20 @@ void run_help(FILE *out)
 		"  --probe SPEC          kernel functions to probe (repeatable, with --kernel)\n"
 		"  --duration S          kernel mode: watch for S seconds; with CMD, end CMD\n"
 		"                        (SIGTERM) when S seconds are up\n"
+		"  --sample MODE         kernel mode: kprobes (a kprobe on every site) or\n"
+		"                        breakpoints (execute breakpoints in the debug registers\n"
+		"                        sample the sites a few at a time, no kprobe); default:\n"
+		"                        breakpoints from %u sites on\n"
+		"  --sample-period US    breakpoints: how long each set of sites stays sampled\n"
+		"                        (default %u µs)\n"
 		"  --kernel-debug PATH   a vmlinux or NAME.ko with DWARF: marking and file:line\n"
 		"                        in kernel frames (Debian: /usr/lib/debug/boot/vmlinux-RELEASE)\n"
 		"  -v, --verbose         what is decoded and attached, every site, plain or\n"
 		"                        marked and why (twice: what marked it; libbpf debug)\n",
 		USER_DEFAULT_SKIP_WATCH, KERNEL_DEFAULT_SKIP_WATCH, USER_DEFAULT_UDELAY_TASK,
 		KERNEL_DEFAULT_UDELAY_TASK, DEFAULT_SAMPLER_WARMUP_CPU_MS, DEFAULT_OVERHEAD_BUDGET,
-		KERNEL_DEFAULT_SAMPLER_WARMUP_CPU_MS, KMSG_BURST, KMSG_INTERVAL_MS / 1000);
+		KERNEL_DEFAULT_SAMPLER_WARMUP_CPU_MS, KMSG_BURST, KMSG_INTERVAL_MS / 1000,
+		KBP_AUTO_MIN_SITES, KBP_DEFAULT_PERIOD_US);
 }
 
 static double now_s(void)
@@ -211,7 +218,7 @@ static int parse_args(int argc, char **argv, struct run_args *a)
 	enum {
 		OPT_SKIP = 256, OPT_UDELAY, OPT_FUNCS, OPT_OBJECT, OPT_PARAM, OPT_JSON, OPT_HALT,
 		OPT_PER_SITE, OPT_KERNEL, OPT_PROBE, OPT_DURATION, OPT_OUTPUT, OPT_MARKS,
-		OPT_SOURCE_DIR, OPT_KERNEL_DEBUG, OPT_BUDGET, OPT_WATCH, OPT_NO_MARKING, OPT_KMSG,
+		OPT_SOURCE_DIR, OPT_KERNEL_DEBUG, OPT_BUDGET, OPT_WATCH, OPT_NO_MARKING, OPT_KMSG, OPT_SAMPLE, OPT_SAMPLE_PERIOD,
 	};
 	static const struct option longopts[] = {
 		{ "skip-watch", required_argument, NULL, OPT_SKIP },
@@ -227,6 +234,8 @@ static int parse_args(int argc, char **argv, struct run_args *a)
 		{ "duration", required_argument, NULL, OPT_DURATION },
 		{ "output", required_argument, NULL, OPT_OUTPUT },
 		{ "kmsg", no_argument, NULL, OPT_KMSG },
+		{ "sample", required_argument, NULL, OPT_SAMPLE },
+		{ "sample-period", required_argument, NULL, OPT_SAMPLE_PERIOD },
 		{ "marks", required_argument, NULL, OPT_MARKS },
 		{ "source-dir", required_argument, NULL, OPT_SOURCE_DIR },
 		{ "kernel-debug", required_argument, NULL, OPT_KERNEL_DEBUG },
@@ -314,6 +323,27 @@ static int parse_args(int argc, char **argv, struct run_args *a)
 		case OPT_KMSG:
 			a->kmsg = true;
 			break;
+		case OPT_SAMPLE_PERIOD:
+			errno = 0;
+			a->o.kbp_period_us = strtoul(optarg, &end, 10);
+			if (errno || *end || a->o.kbp_period_us < 100 ||
+			    a->o.kbp_period_us > 10000000) {
+				fprintf(stderr, "kcsanctl: run: --sample-period: bad value '%s' "
+						"(expected 100..10000000 µs)\n", optarg);
+				return -1;
+			}
+			break;
+		case OPT_SAMPLE:
+			if (!strcmp(optarg, "kprobes"))
+				a->o.sample = ENGINE_SAMPLE_KPROBES;
+			else if (!strcmp(optarg, "breakpoints"))
+				a->o.sample = ENGINE_SAMPLE_BREAKPOINTS;
+			else {
+				fprintf(stderr, "kcsanctl: run: --sample: '%s' is neither kprobes nor "
+						"breakpoints\n", optarg);
+				return -1;
+			}
+			break;
 		case OPT_MARKS:
 			a->o.marks_file = optarg;
 			break;
@@ -375,6 +405,16 @@ static int parse_args(int argc, char **argv, struct run_args *a)
 			fprintf(stderr, "kcsanctl: run: --kernel needs a command or --duration\n");
 			return -1;
 		}
+		/* Debug registers: --watch first, one for escalation, sampling the rest. */
+		a->o.kbp_regs = a->nr_watches < KCSAND_HW_SLOTS - 1 ?
+				KCSAND_HW_SLOTS - 1 - a->nr_watches : 0;
+		if (a->o.sample == ENGINE_SAMPLE_BREAKPOINTS && !a->o.kbp_regs) {
+			fprintf(stderr, "kcsanctl: run: --sample breakpoints needs a debug register: "
+					"at most %d --watch with it\n", KCSAND_HW_SLOTS - 2);
+			return -1;
+		}
+		if (!a->o.kbp_regs)
+			a->o.sample = ENGINE_SAMPLE_KPROBES;
 		if (!a->skip_set)
 			a->o.params.skip_watch = KERNEL_DEFAULT_SKIP_WATCH;
 		if (!a->udelay_set)

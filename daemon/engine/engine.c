@@ -18,10 +18,12 @@
 #include "report/dedup.h"
 #include "sites/ksyms.h"
 #include "mark/kmark.h"
+#include "sites/ksrc.h"
 #include "sites/ktarget.h"
 #include "mark/mark.h"
 #include "report/report.h"
 #include "hw/hwbp.h"
+#include "sampler/kbp.h"
 #include "sampler/sampler.h"
 #include "report/symbolize.h"
 #include "uprobe_multi.h"
@@ -54,6 +56,8 @@ void engine_opts__init(struct engine_opts *o)
 	o->sampler_period_ms = DEFAULT_SAMPLER_PERIOD_MS;
 	o->sampler_turn_ms = DEFAULT_SAMPLER_TURN_MS;
 	o->out = stderr;
+	o->kbp_regs = KBP_DEFAULT_REGS;
+	o->kbp_period_us = KBP_DEFAULT_PERIOD_US;
 }
 
 /*
@@ -327,7 +331,9 @@ static int attach_object(struct engine *e, struct eobj *eo)
 	if (!eo->obj->sites.n)
 		return 0;
 	err = fill_sites(e, eo);
-	if (!err && eo->kernel)
+	if (!err && eo->kernel && e->kbp_mode)
+		;	/* code breakpoints sample the sites: engine__attach() */
+	else if (!err && eo->kernel)
 		err = attach_kprobes(e, eo);
 	else if (!err)
 		err = e->multi ? engine_link_multi(e, eo, NULL, &eo->link_fd) :
@@ -545,9 +551,105 @@ static bool kernel_func_probed(void *ctx, uint64_t addr)
 	return false;
 }
 
+/* src:PATH specs: the functions of each --kernel-debug file's compile units under PATH. */
+struct src_set {
+	const char *path;
+	char module[64];	/* the .ko's module, "" for a vmlinux */
+	struct ksrc_funcs f;
+};
+
+struct src_sets {
+	struct engine *e;
+	struct src_set *v;
+	size_t n;
+};
+
+static bool kernel_func_in_source(void *ctx, const char *path, const struct ksym *k)
+{
+	const struct src_sets *ss = ctx;
+
+	for (size_t i = 0; i < ss->n; i++) {
+		const struct src_set *s = &ss->v[i];
+
+		if (!strcmp(s->path, path) && !strcmp(s->module, k->module ? k->module : "") &&
+		    ksrc__has(&s->f, k->name))
+			return true;
+	}
+	return false;
+}
+
+static bool kernel_func_probed_ss(void *ctx, uint64_t addr)
+{
+	return kernel_func_probed(((struct src_sets *)ctx)->e, addr);
+}
+
+/* A NAME.ko's module as kallsyms names it ('-' becomes '_'); "" for a vmlinux. */
+static void debug_file_module(const char *file, char *mod, size_t len)
+{
+	const char *b = strrchr(file, '/') ? strrchr(file, '/') + 1 : file;
+	size_t n = strlen(b);
+
+	mod[0] = 0;
+	if (n < 4 || strcmp(b + n - 3, ".ko"))
+		return;
+	snprintf(mod, len, "%.*s", (int)(n - 3), b);
+	for (char *c = mod; *c; c++)
+		if (*c == '-')
+			*c = '_';
+}
+
+static void src_sets_free(struct src_sets *ss)
+{
+	for (size_t i = 0; i < ss->n; i++)
+		ksrc__free(&ss->v[i].f);
+	free(ss->v);
+}
+
+static int src_sets_load(struct engine *e, const char *const *specs, size_t nr,
+			 struct src_sets *ss)
+{
+	size_t nd = e->opts.nr_kernel_debug;
+
+	for (size_t i = 0; i < nr; i++) {
+		const char *path = specs[i] + 4;
+		size_t units = 0, funcs = 0;
+
+		if (strncmp(specs[i], "src:", 4))
+			continue;
+		if (!nd) {
+			fprintf(stderr, "kcsand: %s needs --kernel-debug (a vmlinux or NAME.ko with "
+					"DWARF: its compile units say which functions are in %s)\n",
+				specs[i], path);
+			return -EINVAL;
+		}
+		for (size_t d = 0; d < nd; d++) {
+			struct src_set *s;
+			void *v = realloc(ss->v, (ss->n + 1) * sizeof(*ss->v));
+			int err;
+
+			if (!v)
+				return -ENOMEM;
+			ss->v = v;
+			s = &ss->v[ss->n++];
+			memset(s, 0, sizeof(*s));
+			s->path = path;
+			debug_file_module(e->opts.kernel_debug[d], s->module, sizeof(s->module));
+			err = ksrc__load(e->opts.kernel_debug[d], path, &s->f);
+			if (err)
+				return err;
+			units += s->f.units;
+			funcs += s->f.n;
+		}
+		fprintf(stderr, "kcsand: %s: %zu compile unit%s, %zu functions with code\n",
+			specs[i], units, units == 1 ? "" : "s", funcs);
+	}
+	return 0;
+}
+
 int engine__add_kernel(struct engine *e, const char *const *specs, size_t nr_specs)
 {
-	struct ktarget_skip skip = { kernel_func_probed, e };
+	struct src_sets ss = { .e = e };
+	struct ktarget_skip skip = { kernel_func_probed_ss, kernel_func_in_source, &ss };
 	struct ktarget_skipped skipped;
 	struct target_obj *obj;
 	struct ksyms *ks;
@@ -581,7 +683,11 @@ int engine__add_kernel(struct engine *e, const char *const *specs, size_t nr_spe
 	}
 	ksyms__free(e->ksyms);
 	e->ksyms = ks;
-	err = ktarget__build(e->ksyms, specs, nr_specs, &e->opts.decode, &skip, &obj, &skipped);
+	err = src_sets_load(e, specs, nr_specs, &ss);
+	if (!err)
+		err = ktarget__build(e->ksyms, specs, nr_specs, &e->opts.decode, &skip, &obj,
+				     &skipped);
+	src_sets_free(&ss);
 	e->decode_ms += (engine_now_ns() - t0) / 1e6;
 	if (err)
 		return err;
@@ -672,10 +778,12 @@ int engine__load(struct engine *e)
 		bpf_program__set_autoload(skel->progs.kcsand_uprobe, false);
 		bpf_program__set_autoload(skel->progs.kcsand_kprobe, false);
 		bpf_program__set_autoload(skel->progs.kcsand_hwbp_kernel, false);
+		bpf_program__set_autoload(skel->progs.kcsand_kxbp, false);
 	} else {
 		bpf_program__set_autoload(skel->progs.kcsand_uprobe_multi, false);
 		bpf_program__set_autoload(skel->progs.kcsand_kprobe, false);
 		bpf_program__set_autoload(skel->progs.kcsand_hwbp_kernel, false);
+		bpf_program__set_autoload(skel->progs.kcsand_kxbp, false);
 	}
 	err = kcsand_bpf__load(skel);
 	if (err) {
@@ -708,12 +816,59 @@ int engine__load(struct engine *e)
 	return 0;
 }
 
+/* Every kernel site, addresses and cookies, into the code-breakpoint sampler's cycle. */
+static int start_kbp(struct engine *e)
+{
+	struct kbp_opts ko = { .nregs = e->opts.kbp_regs, .period_us = e->opts.kbp_period_us,
+			       .seed = (unsigned int)engine_now_ns(), .verbose = e->opts.verbose };
+	size_t n = 0, nmi = 0, total = engine__nr_sites(e);
+	uint64_t *addr = malloc(total * sizeof(*addr));
+	uint32_t *site = malloc(total * sizeof(*site));
+	int err = -ENOMEM;
+
+	if (addr && site) {
+		for (size_t i = 0; i < e->nr_objs; i++) {
+			const struct eobj *eo = &e->objs[i];
+
+			if (!eo->kernel || eo->removed)
+				continue;
+			for (size_t j = 0; j < eo->obj->sites.n; j++) {
+				const struct site *st = &eo->obj->sites.v[j];
+
+				if (strstr(eo->obj->funcs[st->func].name, "nmi")) {
+					nmi++;
+					continue;
+				}
+				addr[n] = st->vaddr;
+				site[n++] = eo->first + j;
+			}
+		}
+		/*
+		 * A kprobe refuses NMI code by itself; a debug register does
+		 * not, and a trap there would stall in an NMI: leave out the
+		 * functions named for it (the kprobe blacklist, noinstr and
+		 * entry code are out already: ktarget.c).
+		 */
+		if (nmi)
+			fprintf(stderr, "kcsand: breakpoints: %zu sites in NMI functions (*nmi*) left "
+					"out\n", nmi);
+		err = n ? kbp__new(e->skel, addr, site, n, &ko, &e->kbp) : -ENOENT;
+	}
+	free(addr);
+	free(site);
+	return err;
+}
+
 int engine__attach(struct engine *e)
 {
 	uint64_t t0 = engine_now_ns();
 
 	if (!e->rb)
 		return -EINVAL;
+	e->kbp_mode = e->opts.kernel && e->nr_cookies && !e->kbp &&
+		      (e->opts.sample == ENGINE_SAMPLE_BREAKPOINTS ||
+		       (e->opts.sample == ENGINE_SAMPLE_AUTO &&
+			engine__nr_sites(e) >= KBP_AUTO_MIN_SITES));
 	for (size_t i = 0; i < e->nr_objs; i++) {
 		struct eobj *eo = &e->objs[i];
 		int err;
@@ -724,10 +879,20 @@ int engine__attach(struct engine *e)
 		if (err)
 			return err;
 	}
+	if (e->kbp_mode) {
+		int err = start_kbp(e);
+
+		if (err)
+			return err;
+	}
 	if (e->opts.verbose)
 		fprintf(stderr, "kcsand: decoded %zu sites in %.1f ms, attached them in %.1f ms (%s)\n",
 			engine__nr_sites(e), e->decode_ms, (engine_now_ns() - t0) / 1e6,
-			e->opts.kernel ? "kprobes" : e->multi ? "uprobe_multi" : "per-site uprobes");
+			e->kbp_mode ? "code breakpoints" : e->opts.kernel ? "kprobes" :
+			e->multi ? "uprobe_multi" : "per-site uprobes");
+	/* Code breakpoints are the sampler: nothing to arm or disarm. */
+	if (e->kbp_mode)
+		return 0;
 	/*
 	 * The sampler re-attaches uprobe_multi links in user mode; in kernel
 	 * mode it flips bits, since kprobes detach far too slowly for that
@@ -779,13 +944,22 @@ int engine__poll(struct engine *e, int timeout_ms)
 	e->nr_queued = 0;
 	if (e->sampler)
 		sampler__tick(e->sampler);
+	kbp__tick(e->kbp);
 	hwbp__tick(e->hw);
 	return err < 0 ? err : 0;
 }
 
 int engine__timeout_ms(const struct engine *e)
 {
-	return e->sampler ? sampler__timeout_ms(e->sampler) : -1;
+	return e->sampler ? sampler__timeout_ms(e->sampler) : kbp__timeout_ms(e->kbp);
+}
+
+int engine__kbp_stats(const struct engine *e, struct kbp_stats *out)
+{
+	if (!e->kbp)
+		return -ENOENT;
+	kbp__stats(e->kbp, out);
+	return 0;
 }
 
 unsigned long engine__nr_reports(const struct engine *e)
@@ -949,6 +1123,17 @@ void engine__print_summary(struct engine *e, FILE *out)
 		else
 			fprintf(out, " hot_turns_one_thread: %lu", st.xbp_turns);
 	}
+	if (e->kbp) {
+		struct kbp_stats ks;
+
+		kbp__stats(e->kbp, &ks);
+		fprintf(out, " breakpoint_sites_sampled: %zu/%zu breakpoint_cycles: %llu "
+			"breakpoint_regs: %ux%u breakpoint_traps: %llu breakpoint_refused: %zu "
+			"breakpoint_move_us: %.0f", ks.sampled, ks.sites,
+			(unsigned long long)ks.cycles, ks.nregs, ks.ncpus,
+			(unsigned long long)ks.hits, ks.refused,
+			ks.retargets ? ks.retarget_ns / 1e3 / ks.retargets : 0.0);
+	}
 	if (e->hw) {
 		struct hwbp_stats hs;
 
@@ -969,6 +1154,7 @@ void engine__free(struct engine *e)
 	if (!e)
 		return;
 	sampler__free(e->sampler);
+	kbp__free(e->kbp);
 	xturn__free(e->xt);
 	hwbp__free(e->hw);
 	ring_buffer__free(e->rb);

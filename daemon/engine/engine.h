@@ -86,7 +86,25 @@ struct engine_opts {
 	unsigned int sampler_period_ms;
 	unsigned int sampler_turn_ms;
 	bool no_marking;		/* only lock prefixes and xchg mark accesses */
+	/*
+	 * Kernel mode: a kprobe on every site, or code breakpoints sampling
+	 * them a few at a time (daemon/sampler/kbp.h); AUTO picks breakpoints
+	 * from KBP_AUTO_MIN_SITES sites on.
+	 */
+	enum engine_sample { ENGINE_SAMPLE_AUTO, ENGINE_SAMPLE_KPROBES,
+			     ENGINE_SAMPLE_BREAKPOINTS } sample;
+	unsigned int kbp_regs;		/* debug registers per CPU for sampling */
+	unsigned int kbp_period_us;	/* how long a set of sites stays sampled */
 };
+
+/* Kernel sites from which AUTO samples with code breakpoints rather than kprobes. */
+#define KBP_AUTO_MIN_SITES	2000
+/*
+ * Debug registers: --watch takes them first, one stays free for the
+ * escalation of a race of unknown origin, sampling gets the rest.
+ */
+#define KBP_DEFAULT_REGS	3
+#define KBP_DEFAULT_PERIOD_US	10000
 
 struct engine;
 
@@ -195,6 +213,9 @@ int engine__rearm(struct engine *e, const uint8_t *armed);
  * armed set, returning 0.  A negative errno when neither worked.
  */
 int engine__turn(struct engine *e, const uint8_t *armed, const uint8_t *turn);
+struct kbp_stats;
+/* Code-breakpoint sampling's figures; -ENOENT when the engine does not sample so. */
+int engine__kbp_stats(const struct engine *e, struct kbp_stats *out);
 struct sampler_stats;
 /* The site sampler's armed/total sites and overhead estimate; -ENOENT before attach. */
 int engine__sampler_stats(const struct engine *e, struct sampler_stats *out);

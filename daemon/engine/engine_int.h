@@ -57,6 +57,8 @@ struct engine {
 	struct sampler *sampler;	/* after attach */
 	struct xturn *xt;		/* the sampler's hot turns on one thread */
 	struct hwbp *hw;		/* after load */
+	struct kbp *kbp;		/* kernel mode, code-breakpoint sampling: after attach */
+	bool kbp_mode;			/* no kprobes: sites are sampled by code breakpoints */
 	char system[160];
 
 	double decode_ms;		/* for -v and the bench */

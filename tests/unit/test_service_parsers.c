@@ -130,6 +130,8 @@ int main(void)
 		ASSERT_TRUE(kspec_invalid("vfs_read+0x1c") == NULL, "offset");
 		ASSERT_TRUE(kspec_invalid("vfs_read+28") == NULL, "decimal offset");
 		ASSERT_TRUE(kspec_invalid("!vfs_*") == NULL, "exclusion");
+		ASSERT_TRUE(kspec_invalid("src:fs/ext4/") == NULL, "source path");
+		ASSERT_STREQ(kspec_invalid("src:"), "src: needs a source PATH after it", "empty source path");
 		ASSERT_STREQ(kspec_invalid("!"), "'!' needs a GLOB after it", "! alone");
 		ASSERT_STREQ(kspec_invalid("+0x1"), "FUNC+0xOFF needs a FUNC", "no func");
 		ASSERT_STREQ(kspec_invalid("f+"), "FUNC+0xOFF needs a number after '+'", "no off");
