@@ -218,7 +218,8 @@ static int parse_args(int argc, char **argv, struct run_args *a)
 	enum {
 		OPT_SKIP = 256, OPT_UDELAY, OPT_FUNCS, OPT_OBJECT, OPT_PARAM, OPT_JSON, OPT_HALT,
 		OPT_PER_SITE, OPT_KERNEL, OPT_PROBE, OPT_DURATION, OPT_OUTPUT, OPT_MARKS,
-		OPT_SOURCE_DIR, OPT_KERNEL_DEBUG, OPT_BUDGET, OPT_WATCH, OPT_NO_MARKING, OPT_KMSG, OPT_SAMPLE, OPT_SAMPLE_PERIOD,
+		OPT_SOURCE_DIR, OPT_KERNEL_DEBUG, OPT_BUDGET, OPT_WATCH, OPT_NO_MARKING, OPT_KMSG,
+		OPT_SAMPLE, OPT_SAMPLE_PERIOD,
 	};
 	static const struct option longopts[] = {
 		{ "skip-watch", required_argument, NULL, OPT_SKIP },
@@ -628,8 +629,8 @@ int cmd_run(int argc, char **argv)
 		if (!child_done && deadline && now_s() >= deadline)
 			timed_out = end_child(child, timed_out, deadline);
 	}
-	/* Reports of the last moments are still in the ring buffer. */
-	engine__poll(e, 0);
+	/* Reports of the last moments are still in the ring buffer, or held for a pair. */
+	engine__flush(e);
 	engine__print_summary(e, stderr);
 	if (rs.kmsg)
 		run_kmsg_summary(&rs);

@@ -152,8 +152,16 @@ uint64_t engine_now_ns(void)
 	return ts.tv_sec * 1000000000ull + ts.tv_nsec;
 }
 
+/*
+ * While kprobes attach by address, libbpf's own warning for a refused one
+ * names it "(null)+0xADDRESS": kcsand says which function and why instead.
+ */
+static bool libbpf_quiet_warnings;
+
 static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list args)
 {
+	if (level == LIBBPF_WARN && libbpf_quiet_warnings && kcsand_verbose < 2)
+		return 0;
 	if (level == LIBBPF_DEBUG && kcsand_verbose < 2)
 		return 0;
 	if (level == LIBBPF_INFO && kcsand_verbose < 1)
@@ -263,9 +271,28 @@ out:
  * One kprobe per site, by address (no name: static functions share names).
  * kprobe_multi would be faster to attach but only probes function entries.
  */
+/* What a kprobe refusal means, after its errno. */
+static const char *kprobe_refusal_why(int err)
+{
+	switch (err) {
+	case -EILSEQ:
+		return " (not an instruction boundary: a decoding bug)";
+	case -EINVAL:
+		return " (code kprobes may not probe: the kprobe blacklist, notrace/noinstr "
+		       "or non-text code)";
+	case -EBUSY:
+		return " (another tracer holds this address)";
+	case -ENOENT:
+		return " (not kernel text)";
+	default:
+		return "";
+	}
+}
+
 static int attach_kprobes(struct engine *e, struct eobj *eo)
 {
 	const struct target_obj *o = eo->obj;
+	uint32_t last_func = UINT32_MAX;
 	size_t eilseq = 0;
 
 	eo->links = calloc(o->sites.n, sizeof(*eo->links));
@@ -277,20 +304,22 @@ static int attach_kprobes(struct engine *e, struct eobj *eo)
 		const struct elf_func *f = &o->funcs[o->sites.v[i].func];
 		struct bpf_link *l;
 
+		libbpf_quiet_warnings = true;
 		l = bpf_program__attach_kprobe_opts(e->skel->progs.kcsand_kprobe, NULL, &ko);
+		libbpf_quiet_warnings = false;
 		if (!l) {
 			int err = -errno;
 
 			eo->refused++;
 			if (err == -EILSEQ)
 				eilseq++;
-			if (e->opts.verbose || err == -EILSEQ)
-				fprintf(stderr, "kcsand: cannot attach kprobe at %s+0x%llx: %s%s\n",
+			/* Every site with -v, else a function's first. */
+			if (e->opts.verbose || err == -EILSEQ || o->sites.v[i].func != last_func)
+				fprintf(stderr, "kcsand: the kernel refuses a kprobe at %s+0x%llx: %s%s\n",
 					f->name,
 					(unsigned long long)(o->sites.v[i].vaddr - f->vaddr),
-					strerror(-err),
-					err == -EILSEQ ? " (not an instruction boundary: a decoding bug)"
-						       : "");
+					strerror(-err), kprobe_refusal_why(err));
+			last_func = o->sites.v[i].func;
 			continue;
 		}
 		eo->links[eo->nr_links++] = l;
@@ -942,6 +971,7 @@ int engine__poll(struct engine *e, int timeout_ms)
 	for (size_t i = 0; i < e->nr_queued; i++)
 		engine_process_report(e, &e->queue[i]);
 	e->nr_queued = 0;
+	engine_release_held(e, false);
 	if (e->sampler)
 		sampler__tick(e->sampler);
 	kbp__tick(e->kbp);
@@ -951,7 +981,16 @@ int engine__poll(struct engine *e, int timeout_ms)
 
 int engine__timeout_ms(const struct engine *e)
 {
-	return e->sampler ? sampler__timeout_ms(e->sampler) : kbp__timeout_ms(e->kbp);
+	int t = e->sampler ? sampler__timeout_ms(e->sampler) : kbp__timeout_ms(e->kbp);
+	int h = engine_held_next_ms(e);
+
+	return h >= 0 && (t < 0 || h < t) ? h : t;
+}
+
+void engine__flush(struct engine *e)
+{
+	engine__poll(e, 0);
+	engine_release_held(e, true);
 }
 
 int engine__kbp_stats(const struct engine *e, struct kbp_stats *out)
@@ -1111,6 +1150,9 @@ void engine__print_summary(struct engine *e, FILE *out)
 		fprintf(out, " %s: %llu", counter_name(i), (unsigned long long)c[i]);
 	fprintf(out, " suppressed_duplicates: %lu suppressed_no_value_change: %lu",
 		e->suppressed_dedup, e->suppressed_no_change);
+	if (e->kbp_mode)
+		fprintf(out, " unknown_origin_held: %lu unknown_origin_folded: %lu",
+			e->unknown_held, e->unknown_folded);
 	if (e->sampler) {
 		struct sampler_stats st;
 
@@ -1173,6 +1215,7 @@ void engine__free(struct engine *e)
 	free(e->objs);
 	free(e->site_obj);
 	free(e->queue);
+	free(e->held);
 	free(e);
 }
 

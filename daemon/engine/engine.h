@@ -168,6 +168,8 @@ int engine__get_param(const struct engine *e, const char *name, unsigned int *va
 int engine__poll(struct engine *e, int timeout_ms);
 /* Milliseconds a caller's own poll loop may wait before engine__poll() has work; -1: no limit. */
 int engine__timeout_ms(const struct engine *e);
+/* The last poll, at the end of a run: also print what is still held back (kernel mode). */
+void engine__flush(struct engine *e);
 /* Reports printed so far. */
 unsigned long engine__nr_reports(const struct engine *e);
 /* Counters: KCSAN's and kcsand's own, summed over CPUs where per-CPU. */

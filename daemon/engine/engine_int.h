@@ -61,6 +61,11 @@ struct engine {
 	bool kbp_mode;			/* no kprobes: sites are sampled by code breakpoints */
 	char system[160];
 
+	/* Breakpoint sampling: races of unknown origin held a moment for their pair (pipeline.c). */
+	struct held_report *held;
+	size_t nr_held;
+	unsigned long unknown_held, unknown_folded;
+
 	double decode_ms;		/* for -v and the bench */
 	unsigned long nr_reports;
 	unsigned long suppressed_dedup;
@@ -92,5 +97,9 @@ int engine_link_per_site(struct engine *e, struct eobj *eo, const uint8_t *set);
 /* engine_report.c */
 const char *engine_kernel_debug_file(const struct engine *e, const char *module);
 void engine_process_report(struct engine *e, const struct kcsand_report *r);
+/* Print the held reports whose time is up (all of them with all). */
+void engine_release_held(struct engine *e, bool all);
+/* Milliseconds until the next held report is due; -1: none held. */
+int engine_held_next_ms(const struct engine *e);
 
 #endif
