@@ -108,6 +108,8 @@ vm-tests: all
 	tests/vm/kernel-sampler.sh
 	tests/vm/core-kernel.sh
 	tests/vm/daemon-kernel.sh
+	tests/vm/kernel-scale.sh
+	tests/soak/kernel-soak.sh 30
 
 # Benchmarks: one script per question in bench/, each printing ratios measured in one run
 # (docs/PERFORMANCE.md).
