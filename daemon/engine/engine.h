@@ -98,13 +98,13 @@ struct engine_opts {
 };
 
 /* Kernel sites from which AUTO samples with code breakpoints rather than kprobes. */
-#define KBP_AUTO_MIN_SITES	2000
+#define KBP_AUTO_MIN_SITES	2000u
 /*
  * Debug registers: --watch takes them first, one stays free for the
  * escalation of a race of unknown origin, sampling gets the rest.
  */
 #define KBP_DEFAULT_REGS	3
-#define KBP_DEFAULT_PERIOD_US	10000
+#define KBP_DEFAULT_PERIOD_US	10000u
 
 struct engine;
 

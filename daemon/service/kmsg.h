@@ -17,8 +17,8 @@
 #define KMSG_LINE_MAX	976
 /* The kernel limits each opener of /dev/kmsg to 10 lines per 5 s (printk_devkmsg=ratelimit). */
 #define KMSG_KERNEL_BURST 10
-#define KMSG_BURST	10
-#define KMSG_INTERVAL_MS 60000
+#define KMSG_BURST	10u
+#define KMSG_INTERVAL_MS 60000u
 
 struct kmsg_stats {
 	uint64_t reports;	/* written whole */

@@ -42,7 +42,7 @@ static int push(struct ksrc_funcs *f, size_t *cap, const char *name)
 	return f->names[f->n++] ? 0 : -ENOMEM;
 }
 
-/* The unit's functions with code: a DW_AT_low_pc or ranges; declarations and inline-only ones have none. */
+/* The unit's functions with code (low_pc or ranges): not declarations, not inline-only ones. */
 static int unit_functions(Dwarf_Die *cu, struct ksrc_funcs *f, size_t *cap)
 {
 	Dwarf_Die d;
