@@ -101,10 +101,11 @@ check: all
 
 # Kernel mode, in a QEMU guest booting Debian's stock kernel (tests/vm/kcsan-vm
 # installs qemu, the kernel and its headers when missing).
-vm-tests: all
+vm-tests: all scenario-programs $(OUT)/tests/daemon/watch_level $(OUT)/tests/shlib/shlib_race
 	tests/vm/run-vm-tests.sh
 	tests/vm/kernel-scenarios.sh
 	tests/vm/kernel-hwbp.sh
+	tests/vm/user-hwbp.sh
 	tests/vm/kernel-sampler.sh
 	tests/vm/core-kernel.sh
 	tests/vm/daemon-kernel.sh

@@ -14,7 +14,7 @@
 #
 #   /* kcsand-test: name=NAME [args="..."] [prog_args="..."] expect=report|none
 #      [title="..."] [title_re="..."] [funcs="..."] [access="RE"]... [value_changed=yes|no]
-#      [log_re="RE"] */
+#      [log_re="RE"] [needs=hwbp|nohwbp] */
 #
 # (all on one line).  Values are either "double-quoted" (no double quote
 # inside) or a single word.
@@ -26,6 +26,8 @@
 #                  the first report get many, so that a loaded machine cannot make
 #                  their threads miss each other
 #   expect=none    kcsanctl must exit 0 and print no "BUG: KCSAN:" line
+#   expect=error   kcsanctl must exit 2, print no report, and print a line
+#                  matching log_re (the reason)
 #   expect=report  kcsanctl must exit 66, and one report must satisfy:
 #   title          the text after "BUG: KCSAN: " equals this exactly
 #   title_re       ... or matches this extended regex
@@ -35,6 +37,12 @@
 #                  (its summary line, say)
 #   value_changed  yes: the report has a "value changed: 0x.. -> 0x.." line;
 #                  no: it has none
+#   needs          hwbp: runs only where user-mode debug registers trap;
+#                  nohwbp: only where they do not (some hypervisors never
+#                  deliver the trap: kcsand then says so and falls back).
+#                  A case whose need does not hold here is listed as "n/a"
+#                  with the reason; tests/vm/user-hwbp.sh runs the hwbp cases
+#                  in the QEMU guest, whose debug registers trap.
 #   funcs          the functions any report may name (white-space separated);
 #                  a report naming another function fails the case.
 #                  Defaults to the functions in title; unchecked with
@@ -43,7 +51,8 @@
 # The program is the build of the file that holds the line:
 # BUILD_DIR/tests/scenarios/FILE or BUILD_DIR/tests/demo/FILE, without .c or .cc.
 #
-# Environment: KCSAND_TEST_TIMEOUT (seconds per case, default 60).
+# Environment: KCSAND_TEST_TIMEOUT (seconds per case, default 60);
+# KCSAND_TEST_NEEDS=hwbp runs only the cases with needs=hwbp.
 
 set -u
 
@@ -66,6 +75,7 @@ CASE_NAME=() CASE_PROG=() CASE_LINE=()
 
 # Fields of the case being parsed or run (parse_case sets them).
 C_NAME= C_ARGS= C_PARGS= C_ITERS= C_EXPECT= C_TITLE= C_TITLE_RE= C_VC= C_FUNCS= C_FUNCS_SET=0 C_LOG_RE=
+C_NEEDS=
 C_ACCESS=()
 PARSE_ERR=
 
@@ -77,6 +87,7 @@ parse_case() {
 
 	s=${s%%\*/*}
 	C_NAME= C_ARGS= C_PARGS= C_ITERS= C_EXPECT= C_TITLE= C_TITLE_RE= C_VC= C_FUNCS= C_FUNCS_SET=0 C_LOG_RE=
+	C_NEEDS=
 	C_ACCESS=()
 	PARSE_ERR=
 	while [[ $s =~ $re ]]; do
@@ -99,6 +110,7 @@ parse_case() {
 		value_changed) C_VC=$val ;;
 		funcs) C_FUNCS=$val C_FUNCS_SET=1 ;;
 		log_re) C_LOG_RE=$val ;;
+		needs) C_NEEDS=$val ;;
 		*) PARSE_ERR="unknown key '$key'"; return 1 ;;
 		esac
 	done
@@ -109,13 +121,21 @@ parse_case() {
 	if [[ ! $C_NAME =~ ^[A-Za-z0-9_.-]+$ ]]; then
 		PARSE_ERR="missing or bad name=" ; return 1
 	fi
+	case $C_NEEDS in
+	''|hwbp|nohwbp) ;;
+	*) PARSE_ERR="needs= must be hwbp or nohwbp"; return 1 ;;
+	esac
 	case $C_EXPECT in
 	none) ;;
+	error)
+		if [[ -z $C_LOG_RE ]]; then
+			PARSE_ERR="expect=error needs log_re= (the reason)"; return 1
+		fi ;;
 	report)
 		if [[ -z $C_TITLE && -z $C_TITLE_RE ]]; then
 			PARSE_ERR="expect=report needs title= or title_re="; return 1
 		fi ;;
-	*) PARSE_ERR="expect= must be report or none"; return 1 ;;
+	*) PARSE_ERR="expect= must be report, none or error"; return 1 ;;
 	esac
 	case $C_VC in
 	''|yes|no) ;;
@@ -172,6 +192,11 @@ collect_cases() {
 				continue
 			fi
 			wanted "$C_NAME" || continue
+			[[ -n ${KCSAND_TEST_NEEDS:-} && $C_NEEDS != "$KCSAND_TEST_NEEDS" ]] && continue
+			if [[ -n $C_NEEDS && $C_NEEDS != "$HW_NEED" ]]; then
+				NA+=("$C_NAME")
+				continue
+			fi
 			CASE_NAME+=("$C_NAME")
 			CASE_PROG+=("$prog")
 			CASE_LINE+=("$line")
@@ -352,6 +377,19 @@ run_case() {
 	split_reports "$out"
 	n=${#BLOCK_START[@]}
 
+	if [[ $C_EXPECT == error ]]; then
+		if [[ $n -gt 0 ]]; then
+			fail "$out" "expected no report, got $n (first: \"${LINES[BLOCK_START[0]]}\")"
+		elif [[ $rc != 2 ]]; then
+			fail "$out" "expected exit status 2, got $rc"
+		elif ! grep -qE -- "$C_LOG_RE" "$out"; then
+			fail "$out" "expected a line matching /$C_LOG_RE/ in kcsanctl's output"
+		else
+			echo "ok   $C_NAME  (refused as expected, $(elapsed "$t0" "$t1") s)"
+			passed=$((passed + 1))
+		fi
+		return
+	fi
 	if [[ $C_EXPECT == none ]]; then
 		if [[ $n -gt 0 ]]; then
 			fail "$out" "expected no report, got $n (first: \"${LINES[BLOCK_START[0]]}\")"
@@ -411,6 +449,19 @@ run_case() {
 
 # ---------------------------------------------------------------- main
 
+# Whether this machine's debug registers trap (build/tests/tools/hw_traps asks
+# the same check as kcsand): which of a needs= pair runs here.
+NA=()
+HW_TOOL=$BUILD/tests/tools/hw_traps
+if [[ ! -x $HW_TOOL ]]; then
+	echo "FAIL setup: $HW_TOOL not built (make scenario-programs)"
+	failed=$((failed + 1))
+	HW_NEED=none
+elif HW_WHY=$("$HW_TOOL"); then
+	HW_NEED=hwbp
+else
+	HW_NEED=nohwbp
+fi
 collect_cases
 if [[ ${#CASE_NAME[@]} -eq 0 && $failed -eq 0 ]]; then
 	echo "run-scenarios: no cases found${ONLY:+ named ${ONLY[*]}} under $SRC_DIR/tests" >&2
@@ -439,5 +490,13 @@ for ((i = 0; i < ${#CASE_NAME[@]}; i++)); do
 	run_case "${CASE_PROG[i]}"
 done
 
+if [[ ${#NA[@]} -gt 0 ]]; then
+	case $HW_NEED in
+	hwbp) why="debug registers trap here; these check the fallback where they do not" ;;
+	nohwbp) why="$HW_WHY; these run in the QEMU guest (tests/vm/user-hwbp.sh)" ;;
+	*) why="cannot tell whether debug registers trap" ;;
+	esac
+	echo "n/a  ${NA[*]}: $why"
+fi
 echo "$passed passed, $failed failed"
 [[ $failed == 0 ]]

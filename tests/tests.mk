@@ -49,7 +49,12 @@ $(OUT)/tests/demo/%: tests/demo/%.c
 	@mkdir -p $(@D)
 	$(SCENARIO_CC) $(SCENARIO_CFLAGS) $< -o $@
 
-scenario-programs: $(SCENARIO_BINS) $(DEMO_BINS)
+# Whether debug registers trap here: the runners pick needs=hwbp or needs=nohwbp cases by it.
+$(OUT)/tests/tools/%: tests/tools/%.c $(LIB)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $< $(LIB) $(LDLIBS) -o $@
+
+scenario-programs: $(SCENARIO_BINS) $(DEMO_BINS) $(OUT)/tests/tools/hw_traps
 
 # Runs every case of every scenario under kcsanctl (needs root).
 scenario-tests: scenario-programs $(OUT)/kcsanctl
@@ -127,7 +132,7 @@ DAEMON_TESTS := tests/kcsanctl-usage.sh tests/daemon-config.sh tests/daemon-cont
 		tests/daemon-sinks.sh tests/daemon-pid.sh tests/daemon-detach.sh \
 		tests/daemon-watch.sh
 
-daemon-tests: all $(DAEMON_TEST_BINS) $(OUT)/tests/scenarios/mutex_protected \
+daemon-tests: all $(DAEMON_TEST_BINS) $(OUT)/tests/scenarios/mutex_protected $(OUT)/tests/tools/hw_traps \
 	      $(OUT)/tests/shlib/shlib_race
 	@fail=0; for t in $(DAEMON_TESTS); do echo "== $$t"; $$t $(OUT) || fail=1; done; exit $$fail
 

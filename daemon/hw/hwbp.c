@@ -60,6 +60,8 @@ struct hw_slot {
 struct hwbp {
 	struct kcsand_bpf *skel;
 	bool kernel;			/* kernel addresses, per-CPU events */
+	const char *no_traps;		/* user mode: why debug registers are of no use here */
+	bool told;			/* no_traps was said once for escalation */
 	struct kcore kc;		/* kernel mode: the value at arming, opened on first use */
 	struct hw_slot s[KCSAND_HW_SLOTS];
 	uint32_t gen;
@@ -83,6 +85,8 @@ int hwbp__new(struct kcsand_bpf *skel, bool kernel, struct hwbp **out)
 	h->skel = skel;
 	h->kernel = kernel;
 	h->kc.fd = -1;
+	if (!kernel)
+		h->no_traps = hwbp__no_traps_why();
 	*out = h;
 	return 0;
 }
@@ -412,6 +416,13 @@ int hwbp__escalate(struct hwbp *h, const struct kcsand_report *r)
 
 	if (!h || r->has_other || (a->flags & KCSAND_ACC_HWBP))
 		return 0;
+	if (h->no_traps) {
+		if (!h->told)
+			fprintf(stderr, "kcsand: races of unknown origin are not escalated: %s\n",
+				h->no_traps);
+		h->told = true;
+		return -EOPNOTSUPP;
+	}
 	for (i = 0; i < KCSAND_HW_SLOTS; i++) {
 		const struct hw_slot *s = &h->s[i];
 
@@ -649,6 +660,10 @@ int hwbp__watch(struct hwbp *h, pid_t pid, const char *path, const char *spec)
 		fprintf(stderr, "kcsand: watch: bad '%s': want SYMBOL[:LEN] or ADDRESS[:LEN], "
 				"LEN 1, 2, 4 or 8\n", spec);
 		return -EINVAL;
+	}
+	if (h->no_traps) {
+		fprintf(stderr, "kcsand: watch: %s: %s\n", spec, h->no_traps);
+		return -EOPNOTSUPP;
 	}
 	if (h->kernel && name[0]) {
 		err = resolve_ksym(name, &addr, &size);

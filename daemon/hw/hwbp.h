@@ -38,6 +38,16 @@ struct hwbp_stats {
 	uint64_t probed;		/* kernel traps of a kprobed access, left to its probe */
 };
 
+/*
+ * Whether a user-mode debug register traps on this machine: 1 yes, 0 no (the
+ * event opens but never counts: a hypervisor that does not pass debug
+ * exceptions through), or a negative errno when no breakpoint could be
+ * opened.  Checked once per process (daemon/hw/traps.c).  hwbp__no_traps_why()
+ * is NULL when they trap, else the reason to print.
+ */
+int hwbp__user_traps(void);
+const char *hwbp__no_traps_why(void);
+
 /* kernel: kernel addresses, one breakpoint per CPU (kcsanctl run --kernel). */
 int hwbp__new(struct kcsand_bpf *skel, bool kernel, struct hwbp **out);
 void hwbp__free(struct hwbp *h);

@@ -27,6 +27,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "xturn.h"
+#include "hw/hwbp.h"
 #include "kcsand.h"
 #include "kcsand.skel.h"
 
@@ -54,8 +55,15 @@ struct xturn {
 
 int xturn__new(struct kcsand_bpf *skel, struct xturn **out)
 {
-	struct xturn *x = calloc(1, sizeof(*x));
+	const char *why = hwbp__no_traps_why();
+	struct xturn *x;
 
+	if (why) {
+		if (kcsand_verbose)
+			fprintf(stderr, "kcsand: hot turns use uprobes on every thread: %s\n", why);
+		return -EOPNOTSUPP;
+	}
+	x = calloc(1, sizeof(*x));
 	if (!x)
 		return -ENOMEM;
 	x->skel = skel;

@@ -250,6 +250,12 @@ static int arm_watch(struct service *s, struct watch *w, char *err, size_t errle
 		c.e = s->kernel.e;
 		c.pid = -1;
 	} else {
+		const char *why = hwbp__no_traps_why();
+
+		if (why) {	/* before resolving: the reason names the spec as given */
+			snprintf(err, errlen, "watch %s: %s", w->cw.spec, why);
+			return -EOPNOTSUPP;
+		}
 		c.e = s->user.e;
 		if (!isdigit((unsigned char)w->cw.spec[0])) {
 			ret = resolve_user(s, w->pid, w->cw.spec, addr, sizeof(addr), &w->object,

@@ -76,4 +76,6 @@ int main(void)
  * unknown origin, kcsand arms a hardware watchpoint on x, and the writer's
  * next store is reported with both stacks.
  */
-/* kcsand-test: name=unprobed_writer_escalation args="--functions reader*,pace" expect=report title="data-race in reader / writer" funcs="reader writer" access="^write to 0x[0-9a-f]+ of 4 bytes by task [0-9]+ on cpu [0-9]+:$" access="^read to 0x[0-9a-f]+ of 4 bytes by task [0-9]+ on cpu [0-9]+:$" access="^hardware watchpoint: the write by task [0-9]+ was seen by a debug register, after it executed$" value_changed=yes */
+/* kcsand-test: name=unprobed_writer_escalation needs=hwbp args="--functions reader*,pace" expect=report title="data-race in reader / writer" funcs="reader writer" access="^write to 0x[0-9a-f]+ of 4 bytes by task [0-9]+ on cpu [0-9]+:$" access="^read to 0x[0-9a-f]+ of 4 bytes by task [0-9]+ on cpu [0-9]+:$" access="^hardware watchpoint: the write by task [0-9]+ was seen by a debug register, after it executed$" value_changed=yes */
+/* Where debug registers do not trap, kcsand says that it cannot escalate. */
+/* kcsand-test: name=unprobed_writer_no_escalation needs=nohwbp args="--functions reader*,pace" expect=report title_re="^data-race in reader\+0x[0-9a-f]+/0x[0-9a-f]+$" funcs="reader" value_changed=yes log_re="^kcsand: races of unknown origin are not escalated: this machine's debug registers do not trap" */

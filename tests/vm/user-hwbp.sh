@@ -1,0 +1,54 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# User-mode hardware watchpoints, end to end, where they work.  Some hypervisors
+# never deliver a user-mode debug trap (this project's CI machines among them):
+# there tests/run-scenarios.sh runs the needs=nohwbp twin of each hardware case,
+# which checks that kcsand says so and falls back, and lists the needs=hwbp cases
+# as n/a.  This suite runs those needs=hwbp cases (escalation of a race of unknown
+# origin, --watch, hot turns on one thread) in the QEMU guest of tests/vm/kcsan-vm,
+# whose emulated debug registers trap, with tests/vm/user-hwbp-steps.sh.  Checks:
+# the guest's debug registers trap (or nothing here could pass), every needs=hwbp
+# case passed, no BPF link was left, and the guest's kernel log is clean.
+# Prints "ok NAME" / "FAIL NAME: ..." and "N passed, N failed".
+set -u
+REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+cd "$REPO"
+. "$REPO/tests/vm/suite-lib.sh"
+
+[ "$(id -u)" = 0 ] || { echo "FAIL setup: must run as root (QEMU guest)"; echo "0 passed, 1 failed"; exit 1; }
+for f in build/kcsanctl build/tests/tools/hw_traps; do
+	[ -x "$f" ] || { echo "FAIL setup: $f missing (make all scenario-programs)"; echo "0 passed, 1 failed"; exit 1; }
+done
+want=$(grep -ho 'kcsand-test: name=[^ ]* needs=hwbp' tests/scenarios/*.c tests/scenarios/*.cc 2>/dev/null |
+	sed 's/.*name=\([^ ]*\) .*/\1/' | sort)
+mkdir -p build/vm
+out=$(mktemp -d "$REPO/build/vm/user-hwbp.XXXXXX")
+
+start=$(date +%s)
+KCSAN_VM_PROBE_CMD="$REPO/tests/vm/user-hwbp-steps.sh" \
+tests/vm/kcsan-vm --out "$out" --keep --timeout 900 -- true > "$out/harness.out" 2> "$out/harness.err"
+rc=$?
+echo "     (guest run: $(( $(date +%s) - start )) s, exit status $rc; files in $out)"
+[ $rc = 0 ] && ok harness_exit_0 || { bad harness_exit_0 "expected 0, got $rc"; sed 's/^/    /' "$out/harness.err" | tail -20; }
+
+if grep -qx 'exit 0' "$out/hw_traps.txt" 2>/dev/null; then ok guest_debug_registers_trap
+else bad guest_debug_registers_trap "hw_traps in the guest: $(tr '\n' ' ' < "$out/hw_traps.txt" 2>/dev/null)"; fi
+
+# Each needs=hwbp case must have passed in the guest, by name.
+for name in $want; do
+	if grep -q "^ok   $name " "$out/scenarios.txt" 2>/dev/null; then ok "guest_$name"
+	else
+		bad "guest_$name" "not passed in the guest:"
+		sed -n "/^FAIL $name:/,/^\(ok\|FAIL\|n\/a\) /p" "$out/scenarios.txt" 2>/dev/null | head -40 | sed 's/^/    /'
+	fi
+done
+[ "$(cat "$out/scenarios.rc" 2>/dev/null)" = 0 ] && ok guest_scenarios_exit_0 ||
+	bad guest_scenarios_exit_0 "run-scenarios.sh exited $(cat "$out/scenarios.rc" 2>/dev/null || echo never) in the guest: $(tail -1 "$out/scenarios.txt" 2>/dev/null)"
+if [ -f "$out/bpf-after.txt" ] && ! grep -qE 'uprobe|perf_event' "$out/bpf-after.txt"; then ok no_bpf_link_left
+else bad no_bpf_link_left "$(head -3 "$out/bpf-after.txt" 2>/dev/null | tr '\n' ';')"; fi
+no_kernel_warning "$out"
+
+echo "$pass passed, $fail failed"
+[ "$fail" = 0 ] && [ "${KCSAND_VM_KEEP:-}" = "" ] && rm -rf "$out"
+[ "$fail" = 0 ]
