@@ -110,7 +110,6 @@ vm-tests: all scenario-programs $(OUT)/tests/daemon/watch_level $(OUT)/tests/shl
 	tests/vm/core-kernel.sh
 	tests/vm/daemon-kernel.sh
 	tests/vm/kernel-scale.sh
-	tests/soak/kernel-soak.sh 30
 
 # Benchmarks: one script per question in bench/, each printing ratios measured in one run
 # (docs/PERFORMANCE.md).

@@ -894,10 +894,14 @@ int engine__attach(struct engine *e)
 
 	if (!e->rb)
 		return -EINVAL;
+	/*
+	 * AUTO stays with kprobes for now: breakpoint sampling passed the test
+	 * guest on the racy module (45 sites), but a run over 885 VFS and pipe
+	 * sites did not finish within the guest's timeout on a loaded host, so
+	 * it is not yet chosen for the user (docs/kernel-mode.md).
+	 */
 	e->kbp_mode = e->opts.kernel && e->nr_cookies && !e->kbp &&
-		      (e->opts.sample == ENGINE_SAMPLE_BREAKPOINTS ||
-		       (e->opts.sample == ENGINE_SAMPLE_AUTO &&
-			engine__nr_sites(e) >= KBP_AUTO_MIN_SITES));
+		      e->opts.sample == ENGINE_SAMPLE_BREAKPOINTS;
 	for (size_t i = 0; i < e->nr_objs; i++) {
 		struct eobj *eo = &e->objs[i];
 		int err;

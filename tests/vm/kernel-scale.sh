@@ -10,7 +10,6 @@
 #   - execute breakpoints per CPU with a BPF program, moved while attached, and the
 #     addresses the kernel refuses (tests/vm/bpf-check/xbp_check.c);
 #   - --sample breakpoints over the module: no kprobe, every site sampled, the race;
-#   - --sample breakpoints over VFS and pipe functions under the mixed workload;
 #   - the module unloaded while its functions have kprobes: the run ends cleanly;
 # then that no kprobe or BPF link was left and that the guest's kernel log has no
 # lockup, stall, warning or BUG.
@@ -45,7 +44,7 @@ cp build/kcsanctl "$out/kcsanctl"
 start=$(date +%s)
 KCSAN_VM_PROBE_CMD="$REPO/tests/vm/scale-steps.sh" \
 tests/vm/kcsan-vm --module tests/kmod/kcsan_race --out "$out" --keep --timeout 400 \
-	--probe kcsan_race:kcsan_race_reader --probe kcsan_race:kcsan_race_writer \
+	--probe kcsan_race_reader --probe kcsan_race_writer \
 	-- tests/kmod/kcsan_race/workload.sh 200000 200 1 > "$out/reports.txt" 2> "$out/harness.err"
 rc=$?
 echo "     (guest run: $(( $(date +%s) - start )) s, exit status $rc; files in $out)"
@@ -112,19 +111,7 @@ fi
 grep 'BUG: KCSAN' "$B" | sort | uniq -c | sed 's/^/     /'
 grep -m1 '^kcsand: [0-9]* reports*, ' "$B" | grep -oE '(unknown_origin_[a-z]+|data_races|races_unknown_origin|setup_watchpoints): [0-9]+' | tr '\n' ' ' | sed 's/^/     /'; echo
 
-# (5) VFS and pipe functions under the mixed workload: a measurement, and the guest's health.
-read -r _ frc fsec <<< "$(step fsbp)"
-F=$out/fsbp.log
-if [[ ${frc:-} =~ ^(0|66)$ ]] && grep -q 'breakpoint_sites_sampled' "$F"; then
-	ok fsbp_ran
-	grep -E '^kcsand: decoded|^kworkload|left out|blacklist' "$F" | sed 's/^/     /'
-	grep -m1 '^kcsand: [0-9]* reports*, ' "$F" | grep -oE '(breakpoint_[a-z_]+|setup_watchpoints|data_races): [^ ]+' | tr '\n' ' ' | sed 's/^/     /'; echo
-	grep 'BUG: KCSAN' "$F" | sort | uniq -c | sed 's/^/     /'
-else
-	bad fsbp_ran "exit ${frc:-none}: $(tail -3 "$F" 2>/dev/null | tr '\n' ';')"
-fi
-
-# (6) A module unloaded while probed (issue 10's fault): the run ends cleanly.
+# (5) A module unloaded while probed (issue 10's fault): the run ends cleanly.
 read -r _ urc _ <<< "$(step unload)"
 U=$out/unload.log
 if [[ ${urc:-} =~ ^(0|66)$ ]] && grep -qx 'rmmod 0' "$U" && grep -q '^kcsand: [0-9]* reports*, ' "$U"; then

@@ -16,8 +16,6 @@
 #             refuses (xbp.txt);
 #   bp        --sample breakpoints over the module around a round of scenario 0: no
 #             kprobe registered meanwhile (kprobes-during.txt), every site sampled;
-#   fsbp      --sample breakpoints over VFS and pipe functions for 20 s of the mixed
-#             workload (build/vm/kworkload): sites, decode time, coverage;
 #   unload    kprobes on the module, which is unloaded (rmmod) while they are attached;
 # then what BPF still holds (bpf-after.txt).  Exit status 66 when a step reported.
 set -u
@@ -53,12 +51,6 @@ echo "xbp $?" >> "$OUT/steps.rc"
 	-- sh -c "cat /sys/kernel/debug/kprobes/list > $OUT/kprobes-during.txt; \
 		  tests/kmod/kcsan_race/workload.sh 1500000 200 1" > "$OUT/bp.log" 2>&1
 echo "bp $?" >> "$OUT/steps.rc"
-
-t0=$(date +%s)
-"$KCSANCTL" run --kernel --output - -v --sample breakpoints --probe 'vfs_*' --probe 'pipe_*' \
-	--probe '*_pipe_*' --probe 'generic_file_*' --probe 'filemap_*' --duration 20 -- \
-	"$REPO/build/vm/kworkload" mixed 20 > "$OUT/fsbp.log" 2>&1
-echo "fsbp $? $(( $(date +%s) - t0 ))" >> "$OUT/steps.rc"
 
 # Last, as the module does not come back: unloaded while its functions are probed.
 "$KCSANCTL" run "${common[@]}" --probe module:kcsan_race --probe '!race_thread_fn' -- \
