@@ -21,6 +21,7 @@
 #include <netinet/in.h>
 #include <poll.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -188,6 +189,12 @@ static void *fork_thread(void *arg)
 	return NULL;
 }
 
+/* SIGTERM (kcsanctl run --duration) ends the run early, with the counts printed. */
+static void on_term(int sig)
+{
+	stop = 1;
+}
+
 int main(int argc, char **argv)
 {
 	void *(*fn[4])(void *) = { fs_thread, pipe_thread, net_thread, fork_thread };
@@ -210,6 +217,7 @@ int main(int argc, char **argv)
 			argv[1]);
 		return 2;
 	}
+	signal(SIGTERM, on_term);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (int k = 0; k < 4; k++) {
 		if (kind >= 0 && k != kind)
@@ -218,6 +226,7 @@ int main(int argc, char **argv)
 		for (long i = 0; i < 2; i++)
 			pthread_create(&t[nt++], NULL, fn[k], (void *)i);
 	}
+	/* usleep() returns early on SIGTERM: stop is set then. */
 	usleep(secs * 1e6);
 	stop = 1;
 	for (int i = 0; i < nt; i++)
