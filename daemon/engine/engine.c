@@ -896,9 +896,9 @@ int engine__attach(struct engine *e)
 		return -EINVAL;
 	/*
 	 * AUTO stays with kprobes for now: breakpoint sampling passed the test
-	 * guest on the racy module (45 sites), but a run over 885 VFS and pipe
-	 * sites did not finish within the guest's timeout on a loaded host, so
-	 * it is not yet chosen for the user (docs/kernel-mode.md).
+	 * guest on 45 and 890 sites, but a run over 890 did not finish within
+	 * the guest's timeout on a loaded host; it is not chosen for the user
+	 * until longer runs have passed (docs/kernel-mode.md).
 	 */
 	e->kbp_mode = e->opts.kernel && e->nr_cookies && !e->kbp &&
 		      e->opts.sample == ENGINE_SAMPLE_BREAKPOINTS;
