@@ -16,13 +16,13 @@ CC	?= gcc
 ARCH	:= x86
 
 # Debian packages the build and the tests need; `make deps` installs what is missing.
-DEB_PKGS := clang llvm libbpf-dev bpftool libzydis-dev libelf-dev libdw-dev zlib1g-dev \
+DEB_PKGS := clang llvm libbpf-dev bpftool libzydis-dev libelf-dev libdw-dev zlib1g-dev libjson-c-dev \
 	    pkg-config gcc make
 
 CFLAGS	?= -O2 -g
 CFLAGS	+= -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers \
 	   -std=gnu11 -D_GNU_SOURCE -Iinclude -Idaemon -I$(OUT)
-LDLIBS	:= -lbpf -lZydis -ldw -lelf -lz -lpthread -lstdc++
+LDLIBS	:= -lbpf -lZydis -ldw -lelf -lz -ljson-c -lpthread -lstdc++
 
 BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) -I. -Iinclude -Ibpf \
 	      -Wall -Wno-unused-function
@@ -166,7 +166,9 @@ C_SOURCES = $(wildcard daemon/*.c daemon/*/*.c daemon/*/*.h cli/*.c cli/*.h incl
 format:
 	clang-format -i $(C_SOURCES)
 
+# Also the dependency rule (docs/DESIGN.md): no include cycle between daemon/'s subsystems.
 lint:
+	tests/lint-deps.py .
 	cppcheck --quiet --std=c11 --max-configs=1 --enable=warning,performance,portability \
 		-D__x86_64__ -Iinclude -Idaemon --suppress=missingIncludeSystem \
 		--suppress=missingInclude --suppress=unknownMacro --inline-suppr \

@@ -24,15 +24,23 @@ struct {
 } sites SEC(".maps");
 
 /*
- * What a consumer leaves for the watcher of a slot.  The consumer owns the
- * entry once its cmpxchg on the slot succeeded; it fills acc and then
- * publishes by storing ready = gen + 1 (xchg: a full barrier), so the
- * watcher never reads a half-written entry of its own generation.
+ * A slot's side table.  The watcher that reserved the slot writes owner
+ * (its full generation and its address space) before it arms the slot, so
+ * a consumer that sees the armed watchpoint also sees whose it is.  The
+ * consumer owns acc once its cmpxchg on the slot succeeded; it fills acc
+ * and then publishes with ready = generation + 1 (xchg: a full barrier).
+ * A consumed slot stays taken (ON and CONS set: no watcher can arm it, no
+ * access can consume it) until the watcher has copied acc into its report,
+ * or, when the watcher gave up waiting (SLOT_ABANDONED in ready), until the
+ * late consumer has published: whoever comes second frees the slot.
  */
 struct slot_info {
+	__u64 owner;	/* generation << 32 | address space (tgid; 0 in kernel mode) */
 	__u64 ready;
 	struct kcsand_access acc;
 };
+
+#define SLOT_ABANDONED	(1ULL << 63)
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -231,19 +239,31 @@ struct spin_ctx {
 	int changed;
 };
 
+/*
+ * bpf_loop runs at most 1 << 23 callbacks; eight clock reads a callback put
+ * the loop's own end far beyond the longest delay params.c accepts
+ * (100,000 µs): the deadline ends the spin (docs/parameters.md).
+ */
+#define SPIN_MAX_LOOPS		(1 << 23)
+#define SPIN_READS		8
+
 static long spin_until_cb(__u64 i, void *data)
 {
 	struct spin_ctx *sc = data;
 
-	return bpf_ktime_get_ns() >= sc->deadline;
+	for (int k = 0; k < SPIN_READS; k++)
+		if (bpf_ktime_get_ns() >= sc->deadline)
+			return 1;
+	return 0;
 }
 
-/* Busy-wait: bpf_loop bounds it, the deadline ends it. */
-static __always_inline void spin_us(__u32 us)
+/* Busy-wait us µs; 0 when the deadline passed (the loop's bound never ends it first). */
+static __always_inline int spin_us(__u32 us)
 {
 	struct spin_ctx sc = { .deadline = bpf_ktime_get_ns() + (__u64)us * 1000 };
 
-	bpf_loop(1 << 20, spin_until_cb, &sc, 0);
+	bpf_loop(SPIN_MAX_LOOPS, spin_until_cb, &sc, 0);
+	return bpf_ktime_get_ns() >= sc.deadline ? 0 : -1;
 }
 
 /*
@@ -273,6 +293,13 @@ static long await_consumer_cb(__u64 i, void *data)
 	return (sc->info->acc.type & KCSAND_ACCESS_WRITE) ? 0 : 1;
 }
 
+static long await_record_cb(__u64 i, void *data)
+{
+	struct spin_ctx *sc = data;
+
+	return *(volatile __u64 *)&sc->info->ready == sc->want || bpf_ktime_get_ns() >= sc->deadline;
+}
+
 static long await_late_consumer_cb(__u64 i, void *data)
 {
 	struct spin_ctx *sc = data;
@@ -294,6 +321,7 @@ static __always_inline void emit_report(const struct hit *h, struct slot_info *i
 		return;
 	}
 	rec->type = KCSAND_REC_REPORT;
+	rec->time_ns = bpf_ktime_get_ns();
 	rec->value_change = value_change;
 	rec->has_other = has_other;
 	rec->value_valid = value_valid;
@@ -309,121 +337,237 @@ static __always_inline void emit_report(const struct hit *h, struct slot_info *i
 	bpf_ringbuf_submit(rec, 0);
 }
 
-/* KCSAN's kcsan_setup_watchpoint(): arm, stall, check, disarm, report. */
-static __always_inline void setup_watchpoint(const struct hit *h)
+/* Two accesses race only within one address space: the tgid in user mode, all of it in kernel mode. */
+static __always_inline __u32 addr_space(const struct hit *h)
 {
-	__u32 slot = wp_slot(h->addr), gen, delay;
-	int is_write = h->type & KCSAND_ACCESS_WRITE;
-	__u64 old[4], cur[4], wp, final;
-	int old_ok, cur_ok, value_change = KCSAND_VALUE_CHANGE_MAYBE;
+	return h->user ? bpf_get_current_pid_tgid() >> 32 : 0;
+}
+
+/* One watcher's watchpoint, from arming to report. */
+struct watch {
 	struct slot_info *info;
+	__u64 wp;
+	__u64 t_start;
+	__u64 old[4];
+	__u64 cur[4];
+	__u32 slot;
+	__u32 gen;
+	int old_ok;
+	int cur_ok;
+	int value_change;
+};
 
-	__u64 t_start, budget_ns = (__u64)PARAM(stall_budget_us) * 1000;
+static __always_inline __u64 *slot_word(__u32 slot)
+{
+	return &watchpoints[slot & (WP_NUM_SLOTS - 1)];
+}
 
-	info = bpf_map_lookup_elem(&slot_info, &slot);
-	if (!info)
-		return;
+/*
+ * The stall budget: a CPU stalls at most stall_budget_us per second,
+ * whatever the rate.  Uprobe programs run preemptibly on kernels that
+ * preempt (preempt=full or lazy), so two tasks can share this CPU's state:
+ * the window moves by cmpxchg and the stalls add atomically (a stall that
+ * ends while another task restarts the window may be lost, one at most).
+ */
+static __always_inline int stall_allowed(struct kcsand_cpu_state *cs, __u64 now)
+{
+	__u64 budget_ns = (__u64)PARAM(stall_budget_us) * 1000;
+	__u64 start = *(volatile __u64 *)&cs->window_start_ns;
 
-	/* The stall budget: a CPU stalls at most budget per second, whatever the rate. */
-	t_start = bpf_ktime_get_ns();
-	if (t_start - h->cs->window_start_ns >= 1000000000ULL) {
-		h->cs->window_start_ns = t_start;
-		h->cs->stalled_ns = 0;
-	}
-	if (budget_ns && h->cs->stalled_ns >= budget_ns) {
+	if (now - start >= 1000000000ULL &&
+	    __sync_val_compare_and_swap(&cs->window_start_ns, start, now) == start)
+		__sync_lock_test_and_set(&cs->stalled_ns, 0);
+	return !budget_ns || *(volatile __u64 *)&cs->stalled_ns < budget_ns;
+}
+
+/*
+ * Take the slot of h's line and arm it.  The slot is reserved first, so
+ * that the owner is in place before any consumer can match the watchpoint.
+ */
+static __always_inline int wp_arm(const struct hit *h, struct watch *w)
+{
+	__u64 *word;
+
+	w->slot = wp_slot(h->addr);
+	w->info = bpf_map_lookup_elem(&slot_info, &w->slot);
+	if (!w->info)
+		return -1;
+	w->t_start = bpf_ktime_get_ns();
+	if (!stall_allowed(h->cs, w->t_start)) {
 		counter_add(KCSAND_CTR_STALL_BUDGET, 1);
-		return;
+		return -1;
 	}
-
-	gen = __sync_fetch_and_add(&wp_generation, 1);
-	wp = wp_encode(h->addr, h->size, is_write, gen);
-	if (__sync_val_compare_and_swap(&watchpoints[slot & (WP_NUM_SLOTS - 1)], 0, wp) != 0) {
+	word = slot_word(w->slot);
+	if (__sync_val_compare_and_swap(word, 0, WP_RESERVED) != 0) {
 		counter_add(KCSAND_CTR_NO_CAPACITY, 1);
-		return;
+		return -1;
 	}
+	w->gen = __sync_fetch_and_add(&wp_generation, 1);
+	w->wp = wp_encode(h->addr, h->size, h->type & KCSAND_ACCESS_WRITE, w->gen);
+	w->info->owner = (__u64)w->gen << 32 | addr_space(h);
+	__sync_lock_test_and_set(word, w->wp);
 	counter_add(KCSAND_CTR_USED_WATCHPOINTS, 1);
 	counter_add(KCSAND_CTR_SETUP_WATCHPOINTS, 1);
+	w->old_ok = sample_value(h, w->old) == 0;
+	return 0;
+}
 
-	old_ok = sample_value(h, old) == 0;
+/* Stall with the watchpoint armed, then look at the value again. */
+static __always_inline void wp_stall(const struct hit *h, struct watch *w)
+{
+	__u32 delay = h->in_interrupt ? PARAM(udelay_interrupt) : PARAM(udelay_task);
 
-	delay = h->in_interrupt ? PARAM(udelay_interrupt) : PARAM(udelay_task);
 	if (PARAM(delay_randomize) && delay)
 		delay -= bpf_get_prandom_u32() % delay;
 	spin_us(delay);
 
-	cur_ok = sample_value(h, cur) == 0;
-	if (old_ok && cur_ok && values_differ(old, cur)) {
-		value_change = KCSAND_VALUE_CHANGE_TRUE;
-		/*
-		 * Someone wrote, and nobody has consumed yet.  A locked write is
-		 * probed after it executes (uprobes refuse lock prefixes), so
-		 * its check can trail its store: keep the watchpoint armed a
-		 * little longer before calling the origin unknown.
-		 */
-		if (!(*(volatile __u64 *)&watchpoints[slot & (WP_NUM_SLOTS - 1)] & WP_CONSUMED)) {
-			struct spin_ctx sc = {
-				.deadline = bpf_ktime_get_ns() +
-					    (__u64)PARAM(consumer_wait_us) * 1000,
-				.want = slot,
-			};
-
-			bpf_loop(1 << 20, await_late_consumer_cb, &sc, 0);
-		}
-	}
-
-	final = __sync_lock_test_and_set(&watchpoints[slot & (WP_NUM_SLOTS - 1)], 0);
-	counter_add(KCSAND_CTR_USED_WATCHPOINTS, -1);
-	h->cs->stalled_ns += bpf_ktime_get_ns() - t_start;
-
-	if (final & WP_CONSUMED) {
+	w->value_change = KCSAND_VALUE_CHANGE_MAYBE;
+	w->cur_ok = sample_value(h, w->cur) == 0;
+	if (!w->old_ok || !w->cur_ok || !values_differ(w->old, w->cur))
+		return;
+	w->value_change = KCSAND_VALUE_CHANGE_TRUE;
+	/*
+	 * Someone wrote, and nobody has consumed yet.  A locked write is
+	 * probed after it executes (uprobes refuse lock prefixes), so its
+	 * check can trail its store: keep the watchpoint armed a little
+	 * longer before calling the origin unknown.
+	 */
+	if (!(*(volatile __u64 *)slot_word(w->slot) & WP_CONSUMED)) {
 		struct spin_ctx sc = {
 			.deadline = bpf_ktime_get_ns() + (__u64)PARAM(consumer_wait_us) * 1000,
-			.info = info,
-			.want = (wp_gen(wp) & WP_GEN_MASK) + 1,
-			.hit = h,
-			.old = old,
-			.cur = cur,
+			.want = w->slot,
 		};
 
-		bpf_loop(1 << 20, await_consumer_cb, &sc, 0);
-		if (*(volatile __u64 *)&info->ready != sc.want) {
-			counter_add(KCSAND_CTR_LOST_OTHER, 1);
-			return;
-		}
-		if (sc.changed && old_ok)
-			value_change = KCSAND_VALUE_CHANGE_TRUE;
+		bpf_loop(1 << 20, await_late_consumer_cb, &sc, 0);
+	}
+}
+
+/*
+ * How long a watcher waits for a consumer that claimed its watchpoint but
+ * has not published its record: a uprobe program can be preempted between
+ * the two (KCSAN, never preempted there, waits for ever).
+ */
+#define CONSUMER_PREEMPTED_WAIT_NS	(10 * 1000 * 1000ULL)
+
+/*
+ * Wait for the consumer's record: consumer_wait_us for the record and its
+ * value change, then up to CONSUMER_PREEMPTED_WAIT_NS for a preempted
+ * consumer.  0: the record is there.  -1: the watcher gives the slot up
+ * to the consumer, which frees it when it publishes (lost_other counts it).
+ */
+static __always_inline int wp_await_record(const struct hit *h, struct watch *w)
+{
+	struct spin_ctx sc = {
+		.deadline = bpf_ktime_get_ns() + (__u64)PARAM(consumer_wait_us) * 1000,
+		.info = w->info,
+		.want = (__u64)w->gen + 1,
+		.hit = h,
+		.old = w->old,
+		.cur = w->cur,
+	};
+	__u64 r;
+
+	bpf_loop(1 << 20, await_consumer_cb, &sc, 0);
+	if (sc.changed && w->old_ok)
+		w->value_change = KCSAND_VALUE_CHANGE_TRUE;
+	if (*(volatile __u64 *)&w->info->ready == sc.want)
+		return 0;
+	sc.deadline = bpf_ktime_get_ns() + CONSUMER_PREEMPTED_WAIT_NS;
+	bpf_loop(1 << 20, await_record_cb, &sc, 0);
+	r = *(volatile __u64 *)&w->info->ready;
+	if (r == sc.want || __sync_val_compare_and_swap(&w->info->ready, r,
+							sc.want | SLOT_ABANDONED) != r)
+		return 0;
+	counter_add(KCSAND_CTR_LOST_OTHER, 1);
+	return -1;
+}
+
+/* Disarm; report a consumed watchpoint before freeing its slot, or a change nobody claimed. */
+static __always_inline void wp_disarm(const struct hit *h, struct watch *w)
+{
+	__u64 *word = slot_word(w->slot);
+	int consumed = __sync_val_compare_and_swap(word, w->wp, 0) != w->wp;
+
+	if (consumed && wp_await_record(h, w) == 0) {
 		/* Wider than a word: the value check cannot be trusted, always report (KCSAN). */
 		if (h->size > 8)
-			value_change = KCSAND_VALUE_CHANGE_TRUE;
-		emit_report(h, info, 1, value_change, old_ok && cur_ok, old, cur);
-	} else if (value_change == KCSAND_VALUE_CHANGE_TRUE) {
+			w->value_change = KCSAND_VALUE_CHANGE_TRUE;
+		if (h->user && w->info->acc.pid != (__u32)w->info->owner)
+			counter_add(KCSAND_CTR_ENCODING_FALSE_POSITIVES, 1);
+		else
+			emit_report(h, w->info, 1, w->value_change, w->old_ok && w->cur_ok, w->old,
+				    w->cur);
+		__sync_lock_test_and_set(word, 0);
+	} else if (!consumed && w->value_change == KCSAND_VALUE_CHANGE_TRUE) {
 		counter_add(KCSAND_CTR_RACES_UNKNOWN_ORIGIN, 1);
-		emit_report(h, NULL, 0, value_change, 1, old, cur);
+		emit_report(h, NULL, 0, w->value_change, 1, w->old, w->cur);
 	}
-	if (!old_ok || !cur_ok)
+	counter_add(KCSAND_CTR_USED_WATCHPOINTS, -1);
+	__sync_fetch_and_add(&h->cs->stalled_ns, bpf_ktime_get_ns() - w->t_start);
+	if (!w->old_ok || !w->cur_ok)
 		counter_add(KCSAND_CTR_READ_FAULTS, 1);
 }
 
-/* KCSAN's kcsan_found_watchpoint(): consume it and leave our side for the watcher. */
-static __always_inline void found_watchpoint(const struct hit *h, __u32 slot, __u64 wp)
+/* KCSAN's kcsan_setup_watchpoint(): the slow path. */
+static __always_inline void setup_watchpoint(const struct hit *h)
 {
-	struct slot_info *info;
+	struct watch w = {};
 
-	if (__sync_val_compare_and_swap(&watchpoints[slot & (WP_NUM_SLOTS - 1)], wp,
-					wp | WP_CONSUMED) == wp) {
-		info = bpf_map_lookup_elem(&slot_info, &slot);
-		if (info) {
-			fill_access(h, &info->acc);
-			__sync_lock_test_and_set(&info->ready, (wp_gen(wp) & WP_GEN_MASK) + 1);
-		}
-	} else {
-		/* Another consumer, or the watcher disarming: a race between reporters. */
-		counter_add(KCSAND_CTR_REPORT_RACES, 1);
-	}
+	if (wp_arm(h, &w))
+		return;
+	wp_stall(h, &w);
+	wp_disarm(h, &w);
+}
+
+/* The first half of KCSAN's kcsan_found_watchpoint(): 1 when this access consumed wp. */
+static __always_inline int wp_claim(__u32 slot, __u64 wp)
+{
+	if (__sync_val_compare_and_swap(slot_word(slot), wp, wp | WP_CONSUMED) == wp)
+		return 1;
+	/* Another consumer, or the watcher disarming: a race between reporters. */
+	counter_add(KCSAND_CTR_REPORT_RACES, 1);
+	return 0;
+}
+
+/* The second half: leave our side for the watcher; free the slot if it gave up on us. */
+static __always_inline void wp_publish(const struct hit *h, __u32 slot, __u32 gen)
+{
+	struct slot_info *info = bpf_map_lookup_elem(&slot_info, &slot);
+	__u64 want = (__u64)gen + 1;
+
+	if (!info)
+		return;
+	fill_access(h, &info->acc);
+	if (__sync_lock_test_and_set(&info->ready, want) == (want | SLOT_ABANDONED))
+		__sync_lock_test_and_set(slot_word(slot), 0);
+}
+
+static __always_inline void found_watchpoint(const struct hit *h, __u32 slot, __u64 wp, __u32 gen)
+{
+	if (wp_claim(slot, wp))
+		wp_publish(h, slot, gen);
 	counter_add(KCSAND_CTR_DATA_RACES, 1);
 }
 
-static __always_inline int find_watchpoint(const struct hit *h, __u32 *slot_out, __u64 *wp_out)
+/*
+ * Is the armed watchpoint wp in slot one of h's address space?  Its owner
+ * must be of the same generation (else the slot was re-armed since wp was
+ * read), and *gen gets the full generation.
+ */
+static __always_inline int wp_owned_by_space(const struct hit *h, __u32 slot, __u64 wp, __u32 *gen)
+{
+	struct slot_info *info = bpf_map_lookup_elem(&slot_info, &slot);
+	__u64 owner;
+
+	if (!info)
+		return 0;
+	owner = *(volatile __u64 *)&info->owner;
+	*gen = owner >> 32;
+	return (*gen & WP_GEN_MASK) == wp_gen(wp) && (__u32)owner == addr_space(h);
+}
+
+static __always_inline int find_watchpoint(const struct hit *h, __u32 *slot_out, __u64 *wp_out,
+					   __u32 *gen_out)
 {
 	__u32 center = wp_slot(h->addr);
 	int is_write = h->type & KCSAND_ACCESS_WRITE;
@@ -432,7 +576,8 @@ static __always_inline int find_watchpoint(const struct hit *h, __u32 *slot_out,
 		__u32 slot = (center + d) & (WP_NUM_SLOTS - 1);
 		__u64 wp = *(volatile __u64 *)&watchpoints[slot];
 
-		if (wp && wp_matches(wp, h->addr, h->size, is_write)) {
+		if (wp && wp_matches(wp, h->addr, h->size, is_write) &&
+		    wp_owned_by_space(h, slot, wp, gen_out)) {
 			*slot_out = slot;
 			*wp_out = wp;
 			return 1;
@@ -452,9 +597,14 @@ static __always_inline int treat_as_atomic(const struct hit *h)
 	return 0;
 }
 
+/*
+ * KCSAN's kcsan_skip countdown, per CPU.  Atomic, because a preemptible
+ * uprobe program may share it with another task on this CPU: two tasks
+ * that both count past zero both watch, and the later reset wins.
+ */
 static __always_inline int should_watch(const struct hit *h, struct kcsand_cpu_state *cs)
 {
-	__u32 skip;
+	__s64 skip, left;
 
 	if ((h->site->flags & KCSAND_SITE_NOWATCH) || treat_as_atomic(h))
 		return 0;
@@ -465,58 +615,67 @@ static __always_inline int should_watch(const struct hit *h, struct kcsand_cpu_s
 	 * skip_watch is live (kcsanctl set): a lower value counts from now,
 	 * not after the countdown a higher one started (10^9 hits, say).
 	 */
-	if (cs->skip > skip)
-		cs->skip = skip;
-	if (--cs->skip >= 0)
+	left = *(volatile __s64 *)&cs->skip;
+	if (left > skip)
+		__sync_val_compare_and_swap(&cs->skip, left, skip);
+	if (__sync_fetch_and_add(&cs->skip, -1) > 0)
 		return 0;
 	if (PARAM(skip_watch_randomize) && skip)
 		skip -= bpf_get_prandom_u32() % skip;
-	cs->skip = skip;
+	__sync_lock_test_and_set(&cs->skip, skip);
 	return 1;
 }
 
+/* The fast path's hit, from the site's decoded operand and the registers. */
+static __always_inline int make_hit(struct hit *h, void *ctx, struct pt_regs *regs,
+				    __u32 site_idx, __u64 ip, int user, int in_interrupt)
+{
+	const struct kcsand_site *site = bpf_map_lookup_elem(&sites, &site_idx);
+
+	if (!site || (site->flags & KCSAND_SITE_DATA_RACE))
+		return -1;
+	h->ctx = ctx;
+	h->regs = regs;
+	h->site = site;
+	h->site_idx = site_idx;
+	h->ip = ip - site->probe_delta;
+	h->addr = site_address(site, regs, h->ip);
+	h->size = site->size;
+	h->type = site_access_type(site);
+	h->in_interrupt = in_interrupt;
+	h->user = user;
+	h->acc_flags = 0;
+	h->stack = NULL;
+	h->nr_frames = 0;
+	return 0;
+}
+
 /*
- * every: the site sampler already chose this hit (a hot turn on one
- * thread): skip_watch, which spreads KCSAN's cheap instrumented accesses,
- * does not apply to a trap that cost tens of microseconds by itself.
+ * The fast path, every hit: consume a conflicting watchpoint, or count
+ * down to the next one to set.  every: the site sampler already chose this
+ * hit (a hot turn on one thread): skip_watch, which spreads KCSAN's cheap
+ * instrumented accesses, does not apply to a trap that cost tens of
+ * microseconds by itself.
  */
 static __always_inline int kcsand_check_access(void *ctx, struct pt_regs *regs, __u32 site_idx,
 					       __u64 ip, int user, int in_interrupt, int every)
 {
-	const struct kcsand_site *site;
 	struct kcsand_cpu_state *cs;
+	__u32 zero = 0, slot, gen;
 	struct hit h;
-	__u32 zero = 0, slot;
 	__u64 wp;
 
 	cs = bpf_map_lookup_elem(&cpu_state, &zero);
 	if (!cs)
 		return 0;
-	cs->hits++;
-	if (!PARAM(enabled))
+	__sync_fetch_and_add(&cs->hits, 1);
+	if (!PARAM(enabled) || make_hit(&h, ctx, regs, site_idx, ip, user, in_interrupt))
 		return 0;
-	site = bpf_map_lookup_elem(&sites, &site_idx);
-	if (!site || (site->flags & KCSAND_SITE_DATA_RACE))
-		return 0;
-
-	h.ctx = ctx;
 	h.cs = cs;
-	h.regs = regs;
-	h.site = site;
-	h.site_idx = site_idx;
-	h.ip = ip - site->probe_delta;
-	h.addr = site_address(site, regs, h.ip);
-	h.size = site->size;
-	h.type = site_access_type(site);
-	h.in_interrupt = in_interrupt;
-	h.user = user;
 	h.every = every;
-	h.acc_flags = 0;
-	h.stack = NULL;
-	h.nr_frames = 0;
 
-	if (find_watchpoint(&h, &slot, &wp))
-		found_watchpoint(&h, slot, wp);
+	if (find_watchpoint(&h, &slot, &wp, &gen))
+		found_watchpoint(&h, slot, wp, gen);
 	else if (should_watch(&h, cs))
 		setup_watchpoint(&h);
 	return 0;

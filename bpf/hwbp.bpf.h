@@ -19,9 +19,15 @@
  *    scheme.  Every skip_watch-th trap becomes a watcher: it arms a soft
  *    watchpoint and stalls, with its access done and its thread held, so
  *    an access from another thread in that window, probed or trapped, is a
- *    race.  Reads and writes are told apart by the value: unchanged since
- *    the previous trap means a read (a write of the same value counts as
- *    one).
+ *    race.
+ *
+ * In user mode the access is the instruction before the trap's ip, which
+ * the daemon decodes once per ip on request (hw_insns): its own address,
+ * size and direction, and an access outside the watched variable (a
+ * neighbour under a debug register widened to an aligned range) is
+ * dropped.  Until the decode is in, and in kernel mode, the access is the
+ * debug register's range, and a changed value since the previous trap
+ * tells a write (a write of the same value passes for a read).
  */
 #ifndef KCSAND_HWBP_BPF_H
 #define KCSAND_HWBP_BPF_H
@@ -46,8 +52,20 @@ enum hw_counter {
 	HW_CTR_SENT,		/* escalation accesses sent to the daemon */
 	HW_CTR_WATCHERS,	/* watch traps that set a watchpoint */
 	HW_CTR_PROBED,		/* traps of a kprobed access, left to its probe */
+	HW_CTR_OUTSIDE,		/* decoded accesses outside the variable, dropped */
+	HW_CTR_UNDECODED,	/* traps taken before their instruction was decoded */
 	HW_CTR_COUNT,
 };
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, struct kcsand_hw_insn_key);
+	__type(value, struct kcsand_site);
+} hw_insns SEC(".maps");
+
+/* ktime of the last decode request per slot: one per ms at most. */
+__u64 hw_last_ask[KCSAND_HW_SLOTS];
 __u64 hw_counters[HW_CTR_COUNT];
 
 /*
@@ -126,6 +144,7 @@ static __always_inline void hw_send(const struct hit *h, __u32 slot, __u32 gen, 
 	rec->slot = slot;
 	rec->gen = gen;
 	rec->value_valid = 1;
+	rec->time_ns = now;
 	rec->value[0] = cur[0];
 	rec->value[1] = old;
 	rec->value[2] = 0;
@@ -133,6 +152,57 @@ static __always_inline void hw_send(const struct hit *h, __u32 slot, __u32 gen, 
 	fill_access(h, &rec->acc);
 	bpf_ringbuf_submit(rec, 0);
 	hw_count(HW_CTR_SENT);
+}
+
+/* Ask the daemon to decode the instruction before a trap's ip (user mode). */
+static __always_inline void hw_ask_decode(__u32 slot, const struct kcsand_hw_insn_key *k)
+{
+	__u64 now = bpf_ktime_get_ns(), *last = &hw_last_ask[slot & (KCSAND_HW_SLOTS - 1)];
+	struct kcsand_hw_decode *rec;
+
+	hw_count(HW_CTR_UNDECODED);
+	if (now - *(volatile __u64 *)last < HW_EMIT_INTERVAL_NS)
+		return;
+	*last = now;
+	rec = bpf_ringbuf_reserve(&events, sizeof(*rec), 0);
+	if (!rec)
+		return;
+	rec->type = KCSAND_REC_HW_DECODE;
+	rec->pid = k->pid;
+	rec->next_ip = k->next_ip;
+	bpf_ringbuf_submit(rec, 0);
+}
+
+/*
+ * The trapped access as its instruction says, in h.  0: h holds it, or the
+ * decode is not in yet (h keeps the debug register's range); -1: it is
+ * outside the variable, a neighbour's access.
+ */
+static __always_inline int hw_decoded_access(struct bpf_perf_event_data *ctx,
+					     const struct kcsand_hw_slot *hs, __u32 slot,
+					     struct hit *h)
+{
+	struct kcsand_hw_insn_key k = { .pid = bpf_get_current_pid_tgid() >> 32,
+					.next_ip = ctx->regs.ip };
+	const struct kcsand_site *s = bpf_map_lookup_elem(&hw_insns, &k);
+
+	if (!s) {
+		hw_ask_decode(slot, &k);
+		return 0;
+	}
+	if (!s->size)
+		return 0;
+	h->size = s->size;
+	h->type = site_access_type(s);
+	if (s->flags & KCSAND_SITE_ADDR_LOST)
+		return 0;	/* the register's range stands in for the address */
+	h->addr = site_address(s, (struct pt_regs *)&ctx->regs, ctx->regs.ip - s->insn_len);
+	if (hs->var_len && (h->addr >= hs->var_addr + hs->var_len ||
+			    hs->var_addr >= h->addr + h->size)) {
+		hw_count(HW_CTR_OUTSIDE);
+		return -1;
+	}
+	return 0;
 }
 
 /* Does an access of size bytes at addr trap one of the armed slots? */
@@ -212,7 +282,7 @@ static __always_inline int hw_take_probed(const struct kcsand_hw_slot *hs, struc
 static __always_inline int kcsand_hw_access(struct bpf_perf_event_data *ctx, int user,
 					    int in_interrupt)
 {
-	__u32 slot = (__u32)bpf_get_attach_cookie(ctx) & (KCSAND_HW_SLOTS - 1), wslot, zero = 0;
+	__u32 slot = (__u32)bpf_get_attach_cookie(ctx) & (KCSAND_HW_SLOTS - 1), wslot, wgen, zero = 0;
 	struct kcsand_hw_slot *hs = bpf_map_lookup_elem(&hw_slots, &slot);
 	struct kcsand_cpu_state *cs;
 	__u64 cur[4], old, wp;
@@ -238,14 +308,17 @@ static __always_inline int kcsand_hw_access(struct bpf_perf_event_data *ctx, int
 	h.in_interrupt = in_interrupt;
 	h.user = user;
 	h.acc_flags = KCSAND_ACC_HWBP;
+	h.every = 0;
 	if (sample_value(&h, cur))
 		return 0;
 	old = __sync_lock_test_and_set(&hw_last_value[slot & (KCSAND_HW_SLOTS - 1)], cur[0]);
 	/* A write-only breakpoint traps on writes; otherwise a changed value tells one. */
 	h.type = hs->mode == KCSAND_HW_ESCALATION || old != cur[0] ? KCSAND_ACCESS_WRITE : 0;
+	if (user && hw_decoded_access(ctx, hs, slot, &h))
+		return 0;
 
-	if (find_watchpoint(&h, &wslot, &wp)) {
-		found_watchpoint(&h, wslot, wp);
+	if (find_watchpoint(&h, &wslot, &wp, &wgen)) {
+		found_watchpoint(&h, wslot, wp, wgen);
 		hw_count(HW_CTR_CONSUMED);
 		return 0;
 	}

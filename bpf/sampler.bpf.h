@@ -22,8 +22,11 @@ const volatile __u32 sampler_use_bitmap = 0;
 
 /*
  * One entry per (CPU, site), cpu-major so that two CPUs hitting the same
- * site never share a cache line.  Plain adds: a CPU only writes its own
- * entries and a probe program does not nest on its CPU.
+ * site never share a cache line.  Atomic adds all the same: a CPU only
+ * writes its own entries, but a uprobe program runs preemptibly where the
+ * kernel preempts (preempt=full or lazy), so two tasks on one CPU can
+ * interleave their updates of an entry.  Kprobe and perf_event programs do
+ * not nest on a CPU (bpf_prog_active).
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -78,7 +81,7 @@ static __always_inline void sampler_count_hit(__u32 site)
 	struct kcsand_site_stat *st = site_stat(site);
 
 	if (st)
-		st->hits++;
+		__sync_fetch_and_add(&st->hits, 1);
 }
 
 static __always_inline void sampler_account(__u32 site, __u64 t0)
@@ -87,8 +90,8 @@ static __always_inline void sampler_account(__u32 site, __u64 t0)
 
 	if (!st)
 		return;
-	st->hits++;
-	st->ns += bpf_ktime_get_ns() - t0;
+	__sync_fetch_and_add(&st->hits, 1);
+	__sync_fetch_and_add(&st->ns, bpf_ktime_get_ns() - t0);
 }
 
 #endif

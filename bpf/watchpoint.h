@@ -26,6 +26,12 @@
  * touches user memory that aliases a kernel watchpoint; the consumer
  * re-checks the full address and counts those).
  *
+ * One slot table serves every traced process, and the same address means
+ * different memory in two of them (a forked child, another instance of the
+ * binary): the address space is not in the encoding but in the slot's side
+ * table (bpf/engine.bpf.h, struct slot_info), which a consumer checks
+ * before it consumes.
+ *
  * Slots are indexed by cache line, not by page as in KCSAN: a user
  * program's globals share a handful of pages, so page indexing makes every
  * watcher fight over one slot (no_capacity) while a line index spreads
@@ -46,6 +52,8 @@
 #define WP_GEN_MASK	0x7fULL
 #define WP_ON		(1ULL << 62)
 #define WP_CONSUMED	(1ULL << 63)
+/* CONS without ON: a slot its watcher is still setting up; it matches nothing. */
+#define WP_RESERVED	WP_CONSUMED
 
 #define WP_NUM_SLOTS	1024	/* power of two */
 #define WP_LINE_SHIFT	6

@@ -17,6 +17,7 @@
 #include "service/protocol.h"
 #include "hw/wspec.h"
 #include "report/report.h"
+#include "util/json.h"
 
 static int connect_daemon(void)
 {
@@ -48,9 +49,11 @@ static int connect_daemon(void)
 static void print_error(const char *reason)
 {
 	if (json_output) {
-		printf("{\"error\":");
-		json_print_string(stdout, reason);
-		printf("}\n");
+		struct json_object *o = json_object_new_object();
+
+		json__add(o, "error", json__string(reason));
+		json__print(stdout, o);
+		putchar('\n');
 	} else {
 		fprintf(stderr, "kcsanctl: %s\n", reason);
 	}
@@ -78,7 +81,17 @@ static int request(const char *line, bool follow)
 	}
 	snprintf(buf, sizeof(buf), "%s%s\n", json_output ? "-j " : "", line);
 	if (send(fd, buf, strlen(buf), MSG_NOSIGNAL) != (ssize_t)strlen(buf)) {
-		fprintf(stderr, "kcsanctl: cannot send to kcsand: %s\n", strerror(errno));
+		int err = errno;
+		/* Turned away at connect (permission, too many clients): the reason waits. */
+		ssize_t n = recv(fd, buf, sizeof(buf) - 1, MSG_DONTWAIT);
+
+		buf[n > 0 ? n : 0] = '\0';
+		if (!strncmp(buf, "error: ", 7)) {
+			buf[strcspn(buf, "\n")] = '\0';
+			print_error(buf + 7);
+		} else {
+			fprintf(stderr, "kcsanctl: cannot send to kcsand: %s\n", strerror(err));
+		}
 		close(fd);
 		return 1;
 	}

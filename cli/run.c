@@ -19,6 +19,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include "engine/engine.h"
 #include "kcsanctl.h"
@@ -28,8 +29,16 @@
 #define MAX_OBJECTS	16
 #define MAX_PROBES	64
 
+/* A parameter's default in a mode, from the one table (params.c). */
+static unsigned int param_default(const char *name, enum param_mode mode)
+{
+	return param__find(name)->def[mode];
+}
+
 void run_help(FILE *out)
 {
+	const enum param_mode U = PARAM_MODE_USER, K = PARAM_MODE_KERNEL;
+
 	fprintf(out,
 		"Usage: kcsanctl run [OPTIONS] -- PROG [ARGS...]\n"
 		"       kcsanctl run --kernel --probe SPEC... | --watch SYM|ADDR[:LEN]... [OPTIONS]\n"
@@ -40,11 +49,9 @@ void run_help(FILE *out)
 		"a race was reported and PROG exited 0.\n"
 		"\n"
 		"With --kernel, put a kprobe on every memory access of the kernel functions that\n"
-		"SPEC names (GLOB, module:NAME, src:PATH with --kernel-debug, FUNC+0xOFF or\n"
-		"!GLOB), or sample them with execute breakpoints (--sample), and a hardware\n"
-		"watchpoint on every CPU for each --watch (a kallsyms variable or a kernel\n"
-		"address), run CMD (or wait S seconds), and detach.  Exit status: 66 when a race\n"
-		"was reported, else CMD's.\n"
+		"SPEC names (GLOB, module:NAME or FUNC+0xOFF), and a hardware watchpoint on every\n"
+		"CPU for each --watch (a kallsyms variable or a kernel address), run CMD (or wait\n"
+		"S seconds), and detach.  Exit status: 66 when a race was reported, else CMD's.\n"
 		"\n"
 		"Options:\n"
 		"  --skip-watch N        plain accesses per CPU between watchpoints (default %u;\n"
@@ -89,56 +96,11 @@ void run_help(FILE *out)
 		"                        in kernel frames (Debian: /usr/lib/debug/boot/vmlinux-RELEASE)\n"
 		"  -v, --verbose         what is decoded and attached, every site, plain or\n"
 		"                        marked and why (twice: what marked it; libbpf debug)\n",
-		USER_DEFAULT_SKIP_WATCH, KERNEL_DEFAULT_SKIP_WATCH, USER_DEFAULT_UDELAY_TASK,
-		KERNEL_DEFAULT_UDELAY_TASK, DEFAULT_SAMPLER_WARMUP_CPU_MS, DEFAULT_OVERHEAD_BUDGET,
-		KERNEL_DEFAULT_SAMPLER_WARMUP_CPU_MS, KMSG_BURST, KMSG_INTERVAL_MS / 1000,
+		param_default("skip_watch", U), param_default("skip_watch", K),
+		param_default("udelay_task", U), param_default("udelay_task", K),
+		param_default("sampler_warmup_cpu_ms", U), param_default("overhead_budget", U),
+		param_default("sampler_warmup_cpu_ms", K), KMSG_BURST, KMSG_INTERVAL_MS / 1000,
 		KBP_AUTO_MIN_SITES, KBP_DEFAULT_PERIOD_US);
-}
-
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-/* --kmsg: the engine hands each report here, to print as it would and to copy to the kernel log. */
-struct run_sink {
-	FILE *out;
-	bool json;
-	struct kmsg_sink *kmsg;
-};
-
-static void run_on_report(void *ctx, const struct report_view *v)
-{
-	struct run_sink *rs = ctx;
-	char *text = NULL;
-	size_t len = 0;
-	FILE *m;
-
-	if (rs->json)
-		report_print_json(v, rs->out);
-	else
-		report_print_text(v, rs->out);
-	fflush(rs->out);
-	m = open_memstream(&text, &len);
-	if (!m)
-		return;
-	report_print_text(v, m);
-	if (!fclose(m))
-		kmsg_sink__write(rs->kmsg, text, now_s() * 1000);
-	free(text);
-}
-
-static void run_kmsg_summary(const struct run_sink *rs)
-{
-	struct kmsg_stats st;
-
-	kmsg_sink__stats(rs->kmsg, &st);
-	fprintf(stderr, "kcsanctl: run: kmsg: %llu reports written, %llu dropped by the rate "
-			"limit, %llu lines refused\n", (unsigned long long)st.reports,
-		(unsigned long long)st.dropped, (unsigned long long)st.lines_lost);
 }
 
 static volatile sig_atomic_t got_signal;
@@ -198,6 +160,8 @@ static int watch_after_exec(struct engine *e, pid_t child, const char *prog,
 	return 0;
 }
 
+#define MAX_PARAMS	64
+
 struct run_args {
 	struct engine_opts o;
 	const char *objects[MAX_OBJECTS];
@@ -208,253 +172,270 @@ struct run_args {
 	size_t nr_kernel_debug;
 	const char *watches[KCSAND_HW_SLOTS];
 	int nr_watches;
-	bool skip_set, udelay_set, warmup_set;
+	/* Parameters given, in order: applied on the mode's defaults once the mode is known. */
+	struct {
+		const struct param_desc *p;
+		unsigned int v;
+	} params[MAX_PARAMS];
+	int nr_params;
 	bool halt;
 	bool kmsg;
 	double duration;
 	const char *output;
 };
 
-static int parse_args(int argc, char **argv, struct run_args *a)
-{
-	enum {
-		OPT_SKIP = 256, OPT_UDELAY, OPT_FUNCS, OPT_OBJECT, OPT_PARAM, OPT_JSON, OPT_HALT,
-		OPT_PER_SITE, OPT_KERNEL, OPT_PROBE, OPT_DURATION, OPT_OUTPUT, OPT_MARKS,
-		OPT_SOURCE_DIR, OPT_KERNEL_DEBUG, OPT_BUDGET, OPT_WATCH, OPT_NO_MARKING, OPT_KMSG,
-		OPT_SAMPLE, OPT_SAMPLE_PERIOD,
-	};
-	static const struct option longopts[] = {
-		{ "skip-watch", required_argument, NULL, OPT_SKIP },
-		{ "udelay-task", required_argument, NULL, OPT_UDELAY },
-		{ "functions", required_argument, NULL, OPT_FUNCS },
-		{ "object", required_argument, NULL, OPT_OBJECT },
-		{ "param", required_argument, NULL, OPT_PARAM },
-		{ "json", no_argument, NULL, OPT_JSON },
-		{ "halt-on-error", no_argument, NULL, OPT_HALT },
-		{ "per-site-links", no_argument, NULL, OPT_PER_SITE },
-		{ "kernel", no_argument, NULL, OPT_KERNEL },
-		{ "probe", required_argument, NULL, OPT_PROBE },
-		{ "duration", required_argument, NULL, OPT_DURATION },
-		{ "output", required_argument, NULL, OPT_OUTPUT },
-		{ "kmsg", no_argument, NULL, OPT_KMSG },
-		{ "sample", required_argument, NULL, OPT_SAMPLE },
-		{ "sample-period", required_argument, NULL, OPT_SAMPLE_PERIOD },
-		{ "marks", required_argument, NULL, OPT_MARKS },
-		{ "source-dir", required_argument, NULL, OPT_SOURCE_DIR },
-		{ "kernel-debug", required_argument, NULL, OPT_KERNEL_DEBUG },
-		{ "overhead-budget", required_argument, NULL, OPT_BUDGET },
-		{ "watch", required_argument, NULL, OPT_WATCH },
-		{ "no-marking", no_argument, NULL, OPT_NO_MARKING },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "help", no_argument, NULL, 'h' },
-		{},
-	};
-	char *end;
-	int opt;
+enum {
+	OPT_SKIP = 256, OPT_UDELAY, OPT_FUNCS, OPT_OBJECT, OPT_PARAM, OPT_JSON, OPT_HALT,
+	OPT_PER_SITE, OPT_KERNEL, OPT_PROBE, OPT_DURATION, OPT_OUTPUT, OPT_MARKS, OPT_KMSG,
+	OPT_SAMPLE, OPT_SAMPLE_PERIOD,
+	OPT_SOURCE_DIR, OPT_KERNEL_DEBUG, OPT_BUDGET, OPT_WATCH, OPT_NO_MARKING,
+};
 
-	optind = 1;
-	while ((opt = getopt_long(argc, argv, "+vh", longopts, NULL)) != -1) {
-		switch (opt) {
-		case OPT_SKIP:
-			if (engine_opts__set(&a->o, "skip_watch", optarg))
-				return -1;
-			a->skip_set = true;
-			break;
-		case OPT_UDELAY:
-			if (engine_opts__set(&a->o, "udelay_task", optarg))
-				return -1;
-			a->udelay_set = true;
-			break;
-		case OPT_FUNCS:
-			a->o.functions = optarg;
-			break;
-		case OPT_OBJECT:
-			if (a->nr_objects == MAX_OBJECTS) {
-				fprintf(stderr, "kcsanctl: run: at most %d --object\n", MAX_OBJECTS);
-				return -1;
-			}
-			a->objects[a->nr_objects++] = optarg;
-			break;
-		case OPT_PROBE:
-			if (a->nr_probes == MAX_PROBES) {
-				fprintf(stderr, "kcsanctl: run: at most %d --probe\n", MAX_PROBES);
-				return -1;
-			}
-			a->probes[a->nr_probes++] = optarg;
-			break;
-		case OPT_PARAM:
-			if (!strcmp(optarg, "help")) {
-				params_print(stdout);
-				exit(0);
-			}
-			if (engine_opts__set_kv(&a->o, optarg)) {
-				params_print(stderr);
-				return -1;
-			}
-			if (!strncmp(optarg, "skip_watch=", 11))
-				a->skip_set = true;
-			if (!strncmp(optarg, "udelay_task=", 12))
-				a->udelay_set = true;
-			if (!strncmp(optarg, "sampler_warmup_cpu_ms=", 22))
-				a->warmup_set = true;
-			break;
-		case OPT_JSON:
-			a->o.json = true;
-			break;
-		case OPT_HALT:
-			a->halt = true;
-			a->o.max_reports = 1;
-			break;
-		case OPT_PER_SITE:
-			a->o.force_per_site_links = true;
-			break;
-		case OPT_KERNEL:
-			a->o.kernel = true;
-			break;
-		case OPT_DURATION:
-			errno = 0;
-			a->duration = strtod(optarg, &end);
-			if (errno || *end || a->duration <= 0 || a->duration > 86400) {
-				fprintf(stderr, "kcsanctl: run: --duration: bad number of seconds '%s'\n",
-					optarg);
-				return -1;
-			}
-			break;
-		case OPT_OUTPUT:
-			a->output = optarg;
-			break;
-		case OPT_KMSG:
-			a->kmsg = true;
-			break;
-		case OPT_SAMPLE_PERIOD:
-			errno = 0;
-			a->o.kbp_period_us = strtoul(optarg, &end, 10);
-			if (errno || *end || a->o.kbp_period_us < 100 ||
-			    a->o.kbp_period_us > 10000000) {
-				fprintf(stderr, "kcsanctl: run: --sample-period: bad value '%s' "
-						"(expected 100..10000000 µs)\n", optarg);
-				return -1;
-			}
-			break;
-		case OPT_SAMPLE:
-			if (!strcmp(optarg, "kprobes"))
-				a->o.sample = ENGINE_SAMPLE_KPROBES;
-			else if (!strcmp(optarg, "breakpoints"))
-				a->o.sample = ENGINE_SAMPLE_BREAKPOINTS;
-			else {
-				fprintf(stderr, "kcsanctl: run: --sample: '%s' is neither kprobes nor "
-						"breakpoints\n", optarg);
-				return -1;
-			}
-			break;
-		case OPT_MARKS:
-			a->o.marks_file = optarg;
-			break;
-		case OPT_SOURCE_DIR:
-			a->o.source_dir = optarg;
-			break;
-		case OPT_BUDGET:
-			if (engine_opts__set(&a->o, "overhead_budget", optarg))
-				return -1;
-			break;
-		case OPT_WATCH:
-			if (a->nr_watches == KCSAND_HW_SLOTS) {
-				fprintf(stderr, "kcsanctl: run: at most %d --watch (debug registers)\n",
-					KCSAND_HW_SLOTS);
-				return -1;
-			}
-			a->watches[a->nr_watches++] = optarg;
-			break;
-		case OPT_NO_MARKING:
-			a->o.no_marking = true;
-			break;
-		case OPT_KERNEL_DEBUG:
-			if (a->nr_kernel_debug == MAX_OBJECTS) {
-				fprintf(stderr, "kcsanctl: run: at most %d --kernel-debug\n",
-					MAX_OBJECTS);
-				return -1;
-			}
-			if (access(optarg, R_OK)) {
-				fprintf(stderr, "kcsanctl: run: --kernel-debug %s: %s\n", optarg,
-					strerror(errno));
-				return -1;
-			}
-			a->kernel_debug[a->nr_kernel_debug++] = optarg;
-			a->o.kernel_debug = a->kernel_debug;
-			a->o.nr_kernel_debug = a->nr_kernel_debug;
-			break;
-		case 'v':
-			a->o.verbose++;
-			break;
-		case 'h':
-			run_help(stdout);
-			exit(0);
-		default:
-			return -1;
-		}
+static const struct option run_longopts[] = {
+	{ "skip-watch", required_argument, NULL, OPT_SKIP },
+	{ "udelay-task", required_argument, NULL, OPT_UDELAY },
+	{ "functions", required_argument, NULL, OPT_FUNCS },
+	{ "object", required_argument, NULL, OPT_OBJECT },
+	{ "param", required_argument, NULL, OPT_PARAM },
+	{ "json", no_argument, NULL, OPT_JSON },
+	{ "halt-on-error", no_argument, NULL, OPT_HALT },
+	{ "per-site-links", no_argument, NULL, OPT_PER_SITE },
+	{ "kernel", no_argument, NULL, OPT_KERNEL },
+	{ "probe", required_argument, NULL, OPT_PROBE },
+	{ "duration", required_argument, NULL, OPT_DURATION },
+	{ "output", required_argument, NULL, OPT_OUTPUT },
+	{ "kmsg", no_argument, NULL, OPT_KMSG },
+	{ "sample", required_argument, NULL, OPT_SAMPLE },
+	{ "sample-period", required_argument, NULL, OPT_SAMPLE_PERIOD },
+	{ "marks", required_argument, NULL, OPT_MARKS },
+	{ "source-dir", required_argument, NULL, OPT_SOURCE_DIR },
+	{ "kernel-debug", required_argument, NULL, OPT_KERNEL_DEBUG },
+	{ "overhead-budget", required_argument, NULL, OPT_BUDGET },
+	{ "watch", required_argument, NULL, OPT_WATCH },
+	{ "no-marking", no_argument, NULL, OPT_NO_MARKING },
+	{ "verbose", no_argument, NULL, 'v' },
+	{ "help", no_argument, NULL, 'h' },
+	{},
+};
+
+/* Append s to list (n entries of max), or say which option has too many. */
+static int push_arg(const char **list, int *n, int max, const char *s, const char *opt)
+{
+	if (*n == max) {
+		fprintf(stderr, "kcsanctl: run: at most %d %s\n", max, opt);
+		return -1;
 	}
-	if (a->o.kernel) {
-		if (!a->nr_probes && !a->nr_watches) {
-			fprintf(stderr, "kcsanctl: run: --kernel needs at least one --probe SPEC or "
-					"--watch SYMBOL|ADDRESS\n");
-			return -1;
-		}
-		if (a->nr_objects || a->o.functions) {
-			fprintf(stderr, "kcsanctl: run: --object and --functions are for user mode; "
-					"use --probe with --kernel\n");
-			return -1;
-		}
-		if (optind >= argc && !a->duration) {
-			fprintf(stderr, "kcsanctl: run: --kernel needs a command or --duration\n");
-			return -1;
-		}
-		/* Debug registers: --watch first, one for escalation, sampling the rest. */
-		a->o.kbp_regs = a->nr_watches < KCSAND_HW_SLOTS - 1 ?
-				KCSAND_HW_SLOTS - 1 - a->nr_watches : 0;
-		if (a->o.sample == ENGINE_SAMPLE_BREAKPOINTS && !a->o.kbp_regs) {
-			fprintf(stderr, "kcsanctl: run: --sample breakpoints needs a debug register: "
-					"at most %d --watch with it\n", KCSAND_HW_SLOTS - 2);
-			return -1;
-		}
-		if (!a->o.kbp_regs)
-			a->o.sample = ENGINE_SAMPLE_KPROBES;
-		if (!a->skip_set)
-			a->o.params.skip_watch = KERNEL_DEFAULT_SKIP_WATCH;
-		if (!a->udelay_set)
-			a->o.params.udelay_task = KERNEL_DEFAULT_UDELAY_TASK;
-		/* The machine's busy CPU time, not a target's (daemon/sampler/ksampler.c). */
-		if (!a->warmup_set)
-			a->o.sampler_warmup_cpu_ms = KERNEL_DEFAULT_SAMPLER_WARMUP_CPU_MS;
-		/* Every task that enters the probed code: the kernel has no "target". */
-		a->o.params.trace_all = 1;
-	} else {
-		if (a->nr_probes || a->duration) {
-			fprintf(stderr, "kcsanctl: run: --probe and --duration need --kernel\n");
-			return -1;
-		}
-		if (optind >= argc) {
-			fprintf(stderr, "kcsanctl: run: no program given\n");
-			return -1;
-		}
-	}
+	list[(*n)++] = s;
 	return 0;
 }
 
 /*
- * --duration is up with CMD still running: SIGTERM it, and SIGKILL it 5 s
- * later if it has not ended.  Returns true (the run timed out).
+ * A parameter from --param NAME=VALUE (name NULL) or from its own option:
+ * checked against the table now, applied once the mode is known.
  */
-static bool end_child(pid_t child, bool already, double deadline)
+static int add_param(struct run_args *a, const char *name, const char *text)
 {
-	static bool killed;
+	const struct param_desc *p = name ? param__find(name) : NULL;
+	char err[256];
+	unsigned int v;
+	int ret;
 
-	if (!already)
-		kill(child, SIGTERM);
-	else if (!killed && now_s() >= deadline + 5) {
-		kill(child, SIGKILL);
-		killed = true;
+	ret = name ? param__parse(p, text, &v, err, sizeof(err)) :
+		     param__parse_kv(text, &p, &v, err, sizeof(err));
+	if (ret) {
+		fprintf(stderr, "kcsanctl: run: %s\n", err);
+		if (!name)
+			param__print_all(stderr);
+		return -1;
 	}
-	return true;
+	if (a->nr_params == MAX_PARAMS) {
+		fprintf(stderr, "kcsanctl: run: at most %d parameters\n", MAX_PARAMS);
+		return -1;
+	}
+	a->params[a->nr_params].p = p;
+	a->params[a->nr_params++].v = v;
+	return 0;
+}
+
+static int add_kernel_debug(struct run_args *a, const char *path)
+{
+	if (access(path, R_OK)) {
+		fprintf(stderr, "kcsanctl: run: --kernel-debug %s: %s\n", path, strerror(errno));
+		return -1;
+	}
+	if (a->nr_kernel_debug == MAX_OBJECTS) {
+		fprintf(stderr, "kcsanctl: run: at most %d --kernel-debug\n", MAX_OBJECTS);
+		return -1;
+	}
+	a->kernel_debug[a->nr_kernel_debug++] = path;
+	a->o.kernel_debug = a->kernel_debug;
+	a->o.nr_kernel_debug = a->nr_kernel_debug;
+	return 0;
+}
+
+static int set_duration(struct run_args *a, const char *text)
+{
+	char *end;
+
+	errno = 0;
+	a->duration = strtod(text, &end);
+	if (errno || *end || a->duration <= 0 || a->duration > 86400) {
+		fprintf(stderr, "kcsanctl: run: --duration: bad number of seconds '%s'\n", text);
+		return -1;
+	}
+	return 0;
+}
+
+/* One option of run_longopts: 0, or -1 with the reason on stderr. */
+static int parse_sample(struct run_args *a, int opt, const char *arg);
+
+static int parse_opt(struct run_args *a, int opt, char *arg)
+{
+	switch (opt) {
+	case OPT_SKIP:
+		return add_param(a, "skip_watch", arg);
+	case OPT_UDELAY:
+		return add_param(a, "udelay_task", arg);
+	case OPT_BUDGET:
+		return add_param(a, "overhead_budget", arg);
+	case OPT_PARAM:
+		if (!strcmp(arg, "help")) {
+			param__print_all(stdout);
+			exit(0);
+		}
+		return add_param(a, NULL, arg);
+	case OPT_OBJECT:
+		return push_arg(a->objects, &a->nr_objects, MAX_OBJECTS, arg, "--object");
+	case OPT_PROBE:
+		return push_arg(a->probes, &a->nr_probes, MAX_PROBES, arg, "--probe");
+	case OPT_WATCH:
+		return push_arg(a->watches, &a->nr_watches, KCSAND_HW_SLOTS, arg,
+				"--watch (debug registers)");
+	case OPT_KERNEL_DEBUG:
+		return add_kernel_debug(a, arg);
+	case OPT_DURATION:
+		return set_duration(a, arg);
+	case OPT_FUNCS:
+		a->o.functions = arg;
+		break;
+	case OPT_JSON:
+		a->o.json = true;
+		break;
+	case OPT_HALT:
+		a->halt = true;
+		a->o.max_reports = 1;
+		break;
+	case OPT_PER_SITE:
+		a->o.force_per_site_links = true;
+		break;
+	case OPT_KERNEL:
+		a->o.kernel = true;
+		break;
+	case OPT_OUTPUT:
+		a->output = arg;
+		break;
+	case OPT_KMSG:
+		a->kmsg = true;
+		break;
+	case OPT_SAMPLE:
+	case OPT_SAMPLE_PERIOD:
+		return parse_sample(a, opt, arg);
+	case OPT_MARKS:
+		a->o.marks_file = arg;
+		break;
+	case OPT_SOURCE_DIR:
+		a->o.source_dir = arg;
+		break;
+	case OPT_NO_MARKING:
+		a->o.no_marking = true;
+		break;
+	case 'v':
+		a->o.verbose++;
+		break;
+	case 'h':
+		run_help(stdout);
+		exit(0);
+	default:
+		return -1;
+	}
+	return 0;
+}
+
+/* --sample kprobes|breakpoints and --sample-period US. */
+static int parse_sample(struct run_args *a, int opt, const char *arg)
+{
+	char *end;
+
+	if (opt == OPT_SAMPLE_PERIOD) {
+		errno = 0;
+		a->o.kbp_period_us = strtoul(arg, &end, 10);
+		if (!errno && !*end && a->o.kbp_period_us >= 100 && a->o.kbp_period_us <= 10000000)
+			return 0;
+		fprintf(stderr, "kcsanctl: run: --sample-period: bad value '%s' (expected "
+				"100..10000000 µs)\n", arg);
+		return -1;
+	}
+	if (!strcmp(arg, "kprobes"))
+		a->o.sample = ENGINE_SAMPLE_KPROBES;
+	else if (!strcmp(arg, "breakpoints"))
+		a->o.sample = ENGINE_SAMPLE_BREAKPOINTS;
+	else {
+		fprintf(stderr, "kcsanctl: run: --sample: '%s' is neither kprobes nor breakpoints\n",
+			arg);
+		return -1;
+	}
+	return 0;
+}
+
+/* Debug registers: --watch first, one for escalation, sampling the rest. */
+static int kbp_registers(struct run_args *a)
+{
+	a->o.kbp_regs = a->nr_watches < KCSAND_HW_SLOTS - 1 ? KCSAND_HW_SLOTS - 1 - a->nr_watches : 0;
+	if (a->o.sample == ENGINE_SAMPLE_BREAKPOINTS && !a->o.kbp_regs) {
+		fprintf(stderr, "kcsanctl: run: --sample breakpoints needs a debug register: at most "
+				"%d --watch with it\n", KCSAND_HW_SLOTS - 2);
+		return -1;
+	}
+	return 0;
+}
+
+/* What each mode needs and refuses, once every option is read. */
+static int check_mode(const struct run_args *a, bool has_cmd)
+{
+	const char *why = NULL;
+
+	if (a->o.kernel) {
+		if (!a->nr_probes && !a->nr_watches)
+			why = "--kernel needs at least one --probe SPEC or --watch SYMBOL|ADDRESS";
+		else if (a->nr_objects || a->o.functions)
+			why = "--object and --functions are for user mode; use --probe with --kernel";
+		else if (!has_cmd && !a->duration)
+			why = "--kernel needs a command or --duration";
+	} else if (a->nr_probes || a->duration) {
+		why = "--probe and --duration need --kernel";
+	} else if (!has_cmd) {
+		why = "no program given";
+	}
+	if (why)
+		fprintf(stderr, "kcsanctl: run: %s\n", why);
+	return why ? -1 : 0;
+}
+
+static int parse_args(int argc, char **argv, struct run_args *a)
+{
+	int opt;
+
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, "+vh", run_longopts, NULL)) != -1)
+		if (parse_opt(a, opt, optarg))
+			return -1;
+	if (check_mode(a, optind < argc) || kbp_registers(a))
+		return -1;
+	/* The mode's defaults (params.c), then what the command line gave, in order. */
+	param_values__init(&a->o.params, param__mode(a->o.kernel));
+	for (int i = 0; i < a->nr_params; i++)
+		engine_opts__set(&a->o, a->params[i].p, a->params[i].v);
+	return 0;
 }
 
 /* Fork CMD held behind a pipe: it execs only once gate[1] is written. */
@@ -489,180 +470,328 @@ static pid_t spawn_gated(const char *path, char **argv, int *gate_w)
 	return pid;
 }
 
+/*
+ * Does the next byte written to fd start a line?  The program shares
+ * kcsanctl's stdout and stderr, and its output need not end in a newline.
+ * A regular file tells by its last byte; a pipe or a terminal cannot tell,
+ * so there the answer is no, and the summary may follow an empty line.
+ */
+static bool at_line_start(int fd)
+{
+	char name[64], last = 0;
+	struct stat st;
+	int rd;
+
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode))
+		return false;
+	if (!st.st_size)
+		return true;
+	/* fd is open for writing only: read through a descriptor of our own. */
+	snprintf(name, sizeof(name), "/proc/self/fd/%d", fd);
+	rd = open(name, O_RDONLY | O_CLOEXEC);
+	if (rd < 0)
+		return false;
+	if (pread(rd, &last, 1, st.st_size - 1) != 1)
+		last = 0;
+	close(rd);
+	return last == '\n';
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* --kmsg: the engine hands each report here, to print as it would and to copy to the kernel log. */
+struct run_sink {
+	FILE *out;
+	bool json;
+	struct kmsg_sink *kmsg;
+};
+
+static void run_on_report(void *ctx, const struct report_view *v)
+{
+	struct run_sink *rs = ctx;
+	char *text = NULL;
+	size_t len = 0;
+	FILE *m;
+
+	if (rs->json)
+		report_print_json(v, rs->out);
+	else
+		report_print_text(v, rs->out);
+	fflush(rs->out);
+	m = open_memstream(&text, &len);
+	if (!m)
+		return;
+	report_print_text(v, m);
+	if (!fclose(m))
+		kmsg_sink__write(rs->kmsg, text, now_s() * 1000);
+	free(text);
+}
+
+static void run_kmsg_summary(const struct run_sink *rs)
+{
+	struct kmsg_stats st;
+
+	kmsg_sink__stats(rs->kmsg, &st);
+	fprintf(stderr, "kcsanctl: run: kmsg: %llu reports written, %llu dropped by the rate "
+			"limit, %llu lines refused\n", (unsigned long long)st.reports,
+		(unsigned long long)st.dropped, (unsigned long long)st.lines_lost);
+}
+
+/* One run: the engine, the program (or workload) it watches, and what is left to end. */
+struct run {
+	struct run_args a;
+	struct engine *e;
+	char *prog;		/* PROG or CMD; NULL: kernel mode for --duration */
+	char **argv;		/* PROG's argv */
+	FILE *out;		/* --output */
+	pid_t child;
+	int gate;		/* the write end that lets the child exec */
+	int status;		/* the child's wait status */
+	bool child_done, halted;
+	bool timed_out;		/* --duration ended the command */
+	struct run_sink rs;	/* --kmsg */
+};
+
+/* PROG resolved and --output opened: 0, or -1 with the reason on stderr. */
+static int run_prepare(struct run *r, char *prog)
+{
+	struct run_args *a = &r->a;
+
+	if (prog) {
+		r->prog = a->o.kernel ? strdup(prog) : resolve_prog(prog);
+		if (!r->prog) {
+			fprintf(stderr, "kcsanctl: run: cannot find %s: %s\n", prog, strerror(errno));
+			return -1;
+		}
+	}
+	if (a->output) {
+		r->out = strcmp(a->output, "-") ? fopen(a->output, "w") : stdout;
+		if (!r->out) {
+			fprintf(stderr, "kcsanctl: run: cannot open %s: %s\n", a->output,
+				strerror(errno));
+			return -1;
+		}
+		a->o.out = r->out;
+	}
+	if (a->kmsg) {
+		if (kmsg_sink__open(&r->rs.kmsg))
+			return -1;
+		r->rs.out = r->out ? r->out : stderr;
+		r->rs.json = a->o.json;
+		a->o.sink = run_on_report;
+		a->o.hook_ctx = &r->rs;
+	}
+	return 0;
+}
+
+/* Decode what is to be probed, list it with -v, then load and attach. */
+static int run_attach(struct run *r)
+{
+	struct run_args *a = &r->a;
+
+	if (engine__open(&a->o, &r->e))
+		return -1;
+	if (a->o.kernel) {
+		if (a->nr_probes && engine__add_kernel(r->e, a->probes, a->nr_probes) < 0)
+			return -1;
+	} else {
+		if (engine__add_object(r->e, r->prog, NULL) < 0)
+			return -1;
+		for (int i = 0; i < a->nr_objects; i++)
+			if (engine__add_object(r->e, a->objects[i], NULL) < 0)
+				return -1;
+	}
+	if (a->o.verbose)
+		engine__print_sites(r->e, stderr);
+	/* Kernel mode may watch variables only (DataCollider): no probe at all. */
+	if (!engine__nr_sites(r->e) && (!a->o.kernel || a->nr_probes)) {
+		fprintf(stderr, "kcsanctl: run: no memory-access instruction to probe in %s%s%s\n",
+			a->o.kernel ? "the probed kernel functions" : r->prog,
+			a->o.functions ? " matching " : "", a->o.functions ? a->o.functions : "");
+		return -1;
+	}
+	if (engine__start(r->e))
+		return -1;
+	/* The kernel's variables are there already: watch them before the workload starts. */
+	for (int i = 0; a->o.kernel && i < a->nr_watches; i++)
+		if (engine__watch(r->e, -1, NULL, a->watches[i]) < 0)
+			return -1;
+	return 0;
+}
+
+static void kill_child(struct run *r)
+{
+	kill(r->child, SIGKILL);
+	waitpid(r->child, NULL, 0);
+	r->child_done = true;
+}
+
+/* Fork the program, trace it, let it exec, then watch its variables. */
+static int run_start_child(struct run *r)
+{
+	struct run_args *a = &r->a;
+
+	if (r->prog) {
+		r->child = spawn_gated(r->prog, r->argv, &r->gate);
+		if (r->child < 0)
+			return -1;
+		r->child_done = false;
+		if (!a->o.kernel && engine__add_pid(r->e, r->child)) {
+			kill_child(r);
+			return -1;
+		}
+	}
+	if (a->o.verbose)
+		fprintf(stderr, "kcsanctl: run: %zu sites attached%s%s\n", engine__nr_sites(r->e),
+			r->prog ? ", starting " : "", r->prog ? r->prog : "");
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+	signal(SIGHUP, on_signal);
+	if (r->gate >= 0) {
+		if (write(r->gate, "g", 1) != 1) {
+			perror("kcsanctl: run: cannot start the child");
+			kill(r->child, SIGKILL);
+		}
+		close(r->gate);
+		r->gate = -1;
+	}
+	if (!a->o.kernel && a->nr_watches &&
+	    watch_after_exec(r->e, r->child, r->prog, a->watches, a->nr_watches)) {
+		kill_child(r);
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * --duration is up with CMD still running: SIGTERM it, and SIGKILL it 5 s
+ * later if it has not ended.
+ */
+static void end_child(struct run *r, double deadline)
+{
+	static bool killed;
+
+	if (!r->timed_out)
+		kill(r->child, SIGTERM);
+	else if (!killed && now_s() >= deadline + 5) {
+		kill(r->child, SIGKILL);
+		killed = true;
+	}
+	r->timed_out = true;
+}
+
+/* Report until the program ends (or, kernel mode without one, the duration does). */
+static void run_loop(struct run *r)
+{
+	double deadline = r->a.duration ? now_s() + r->a.duration : 0;
+
+	for (;;) {
+		engine__poll(r->e, 100);
+		if (r->a.halt && engine__nr_reports(r->e) && !r->halted && !r->child_done) {
+			/* TSan's halt_on_error: the first report ends the run. */
+			kill(r->child, SIGKILL);
+			r->halted = true;
+		}
+		if (got_signal) {
+			if (r->child_done)
+				break;
+			/* Forward; the child decides how to end. */
+			kill(r->child, got_signal);
+			got_signal = 0;
+		}
+		if (!r->child_done) {
+			pid_t w = waitpid(r->child, &r->status, WNOHANG);
+
+			if (w == r->child)
+				r->child_done = true;
+			else if (w < 0 && errno != EINTR) {
+				perror("kcsanctl: run: waitpid");
+				break;
+			}
+		}
+		/* The command or the duration, whichever ends first, ends the run. */
+		if (r->child_done && (r->prog || now_s() >= deadline))
+			break;
+		if (!r->child_done && deadline && now_s() >= deadline)
+			end_child(r, deadline);
+	}
+	/* Reports of the last moments are still in the ring buffer, or held for a pair. */
+	engine__flush(r->e);
+	/* A line of its own, so that grep '^kcsand:' finds it. */
+	fflush(stderr);
+	if (!at_line_start(STDERR_FILENO))
+		fputc('\n', stderr);
+	engine__print_summary(r->e, stderr);
+	if (r->rs.kmsg)
+		run_kmsg_summary(&r->rs);
+}
+
+/* PROG's exit status, or 66 when a race was reported and PROG exited 0 (or was halted). */
+static int run_status(const struct run *r)
+{
+	int ret = 0;
+
+	/* Ended by --duration: the command's status is kcsanctl's signal, not its own. */
+	if (r->timed_out)
+		ret = 0;
+	else if (r->prog && WIFEXITED(r->status))
+		ret = WEXITSTATUS(r->status);
+	else if (r->prog && WIFSIGNALED(r->status))
+		ret = 128 + WTERMSIG(r->status);
+	if ((ret == 0 || r->halted) && engine__nr_reports(r->e))
+		ret = EXIT_RACE;
+	return ret;
+}
+
+static void run_close(struct run *r)
+{
+	double t0 = now_s();
+	size_t n = r->e ? engine__nr_sites(r->e) : 0;
+
+	if (r->gate >= 0)
+		close(r->gate);
+	engine__close(r->e);
+	if (r->e && r->a.o.verbose)
+		fprintf(stderr, "kcsanctl: run: detached %zu sites in %.1f ms\n", n,
+			(now_s() - t0) * 1000);
+	if (r->out && r->out != stdout)
+		fclose(r->out);
+	kmsg_sink__free(r->rs.kmsg);
+	free(r->prog);
+}
+
 int cmd_run(int argc, char **argv)
 {
-	struct run_args a = {};
-	struct run_sink rs = {};
-	struct engine *e = NULL;
-	int status = 0, ret = EXIT_USAGE, gate = -1;
-	bool halted = false, child_done = true, timed_out = false;
-	char *prog = NULL;
-	FILE *out = NULL;
-	pid_t child = -1;
-	double deadline = 0;
+	struct run r = { .child = -1, .gate = -1, .child_done = true };
+	int ret = EXIT_USAGE;
 
-	engine_opts__init(&a.o);
-	a.o.json = json_output;	/* kcsanctl -j run: the same as run --json */
-	if (parse_args(argc, argv, &a)) {
+	engine_opts__init(&r.a.o, PARAM_MODE_USER);	/* the mode's defaults come with --kernel */
+	r.a.o.json = json_output;	/* kcsanctl -j run: the same as run --json */
+	if (parse_args(argc, argv, &r.a)) {
 		run_help(stderr);
 		return EXIT_USAGE;
 	}
 	if (geteuid() != 0) {
 		fprintf(stderr, "kcsanctl: run: needs root (BPF programs and %s need CAP_BPF, "
 				"CAP_PERFMON and CAP_SYS_ADMIN)\n",
-			a.o.kernel ? "kprobes" : "uprobes");
+			r.a.o.kernel ? "kprobes" : "uprobes");
 		return EXIT_USAGE;
 	}
-	if (optind < argc) {
-		prog = a.o.kernel ? strdup(argv[optind]) : resolve_prog(argv[optind]);
-		if (!prog) {
-			fprintf(stderr, "kcsanctl: run: cannot find %s: %s\n", argv[optind],
-				strerror(errno));
-			return EXIT_USAGE;
-		}
+	r.argv = &argv[optind];
+	if (run_prepare(&r, optind < argc ? argv[optind] : NULL)) {
+		free(r.prog);
+		return EXIT_USAGE;
 	}
-	if (a.output) {
-		out = strcmp(a.output, "-") ? fopen(a.output, "w") : stdout;
-		if (!out) {
-			fprintf(stderr, "kcsanctl: run: cannot open %s: %s\n", a.output,
-				strerror(errno));
-			goto out;
-		}
-		a.o.out = out;
+	if (!run_attach(&r) && !run_start_child(&r)) {
+		run_loop(&r);
+		ret = run_status(&r);
 	}
-	if (a.kmsg) {
-		if (kmsg_sink__open(&rs.kmsg))
-			goto out;
-		rs.out = out ? out : stderr;
-		rs.json = a.o.json;
-		a.o.sink = run_on_report;
-		a.o.hook_ctx = &rs;
-	}
-
-	if (engine__new(&a.o, &e))
-		goto out;
-	if (a.o.kernel) {
-		if (a.nr_probes && engine__add_kernel(e, a.probes, a.nr_probes) < 0)
-			goto out;
-	} else {
-		if (engine__add_object(e, prog, NULL) < 0)
-			goto out;
-		for (int i = 0; i < a.nr_objects; i++)
-			if (engine__add_object(e, a.objects[i], NULL) < 0)
-				goto out;
-	}
-	if (a.o.verbose)
-		engine__print_sites(e, stderr);
-	/* Kernel mode may watch variables only (DataCollider): no probe at all. */
-	if (!engine__nr_sites(e) && (!a.o.kernel || a.nr_probes)) {
-		fprintf(stderr, "kcsanctl: run: no memory-access instruction to probe in %s%s%s\n",
-			a.o.kernel ? "the probed kernel functions" : prog,
-			a.o.functions ? " matching " : "", a.o.functions ? a.o.functions : "");
-		goto out;
-	}
-	if (engine__load(e) || engine__attach(e))
-		goto out;
-	/* The kernel's variables are there already: watch them before the workload starts. */
-	for (int i = 0; a.o.kernel && i < a.nr_watches; i++)
-		if (engine__watch(e, -1, NULL, a.watches[i]) < 0)
-			goto out;
-
-	if (prog) {
-		child = spawn_gated(prog, &argv[optind], &gate);
-		if (child < 0)
-			goto out;
-		if (!a.o.kernel && engine__add_pid(e, child)) {
-			kill(child, SIGKILL);
-			waitpid(child, NULL, 0);
-			goto out;
-		}
-		child_done = false;
-	}
-	if (a.o.verbose)
-		fprintf(stderr, "kcsanctl: run: %zu sites attached%s%s\n", engine__nr_sites(e),
-			prog ? ", starting " : "", prog ? prog : "");
-	signal(SIGINT, on_signal);
-	signal(SIGTERM, on_signal);
-	signal(SIGHUP, on_signal);
-	if (gate >= 0) {
-		if (write(gate, "g", 1) != 1) {
-			perror("kcsanctl: run: cannot start the child");
-			kill(child, SIGKILL);
-		}
-		close(gate);
-		gate = -1;
-	}
-	if (!a.o.kernel && a.nr_watches &&
-	    watch_after_exec(e, child, prog, a.watches, a.nr_watches)) {
-		kill(child, SIGKILL);
-		waitpid(child, NULL, 0);
-		goto out;
-	}
-	if (a.duration)
-		deadline = now_s() + a.duration;
-
-	for (;;) {
-		engine__poll(e, 100);
-		if (a.halt && engine__nr_reports(e) && !halted && !child_done) {
-			/* TSan's halt_on_error: the first report ends the run. */
-			kill(child, SIGKILL);
-			halted = true;
-		}
-		if (got_signal) {
-			if (child_done)
-				break;
-			/* Forward; the child decides how to end. */
-			kill(child, got_signal);
-			got_signal = 0;
-		}
-		if (!child_done) {
-			pid_t w = waitpid(child, &status, WNOHANG);
-
-			if (w == child)
-				child_done = true;
-			else if (w < 0 && errno != EINTR) {
-				perror("kcsanctl: run: waitpid");
-				break;
-			}
-		}
-		/* Kernel mode: the command or the duration, whichever ends first, ends the run. */
-		if (child_done && (prog || now_s() >= deadline))
-			break;
-		if (!child_done && deadline && now_s() >= deadline)
-			timed_out = end_child(child, timed_out, deadline);
-	}
-	/* Reports of the last moments are still in the ring buffer, or held for a pair. */
-	engine__flush(e);
-	engine__print_summary(e, stderr);
-	if (rs.kmsg)
-		run_kmsg_summary(&rs);
-
-	ret = 0;
-	/* Ended by --duration: the command's status is kcsanctl's signal, not its own. */
-	if (prog && !timed_out) {
-		if (WIFEXITED(status))
-			ret = WEXITSTATUS(status);
-		else if (WIFSIGNALED(status))
-			ret = 128 + WTERMSIG(status);
-	}
-	if ((ret == 0 || halted) && engine__nr_reports(e))
-		ret = EXIT_RACE;
-out:
-	if (gate >= 0)
-		close(gate);
-	if (e && a.o.verbose) {
-		size_t n = engine__nr_sites(e);
-		double t0 = now_s();
-
-		engine__free(e);
-		fprintf(stderr, "kcsanctl: run: detached %zu sites in %.1f ms\n", n,
-			(now_s() - t0) * 1000);
-	} else {
-		engine__free(e);
-	}
-	if (out && out != stdout)
-		fclose(out);
-	kmsg_sink__free(rs.kmsg);
-	free(prog);
+	run_close(&r);
 	return ret;
 }

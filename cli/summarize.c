@@ -12,6 +12,7 @@
 #include <string.h>
 #include "kcsanctl.h"
 #include "report/report.h"
+#include "util/json.h"
 
 struct title_count {
 	char *title;
@@ -112,6 +113,22 @@ static int read_log(struct titles *t, const char *path)
 	return err;
 }
 
+/* [{"count":N,"title":"..."},...], most frequent first. */
+static void print_json(const struct titles *t)
+{
+	struct json_object *a = json_object_new_array();
+
+	for (size_t i = 0; i < t->n; i++) {
+		struct json_object *o = json_object_new_object();
+
+		json__add(o, "count", json_object_new_uint64(t->v[i].n));
+		json__add(o, "title", json__string(t->v[i].title));
+		json_object_array_add(a, o);
+	}
+	json__print(stdout, a);
+	putchar('\n');
+}
+
 int do_summarize(int argc, char **argv)
 {
 	struct titles t = { 0 };
@@ -126,18 +143,9 @@ int do_summarize(int argc, char **argv)
 	if (!ret) {
 		qsort(t.v, t.n, sizeof(*t.v), by_count);
 		if (json_output)
-			putchar('[');
-		for (size_t i = 0; i < t.n; i++) {
-			if (json_output) {
-				printf("%s{\"count\":%lu,\"title\":", i ? "," : "", t.v[i].n);
-				json_print_string(stdout, t.v[i].title);
-				putchar('}');
-			} else {
-				printf("%7lu %s\n", t.v[i].n, t.v[i].title);
-			}
-		}
-		if (json_output)
-			printf("]\n");
+			print_json(&t);
+		for (size_t i = 0; !json_output && i < t.n; i++)
+			printf("%7lu %s\n", t.v[i].n, t.v[i].title);
 	}
 	for (size_t i = 0; i < t.n; i++)
 		free(t.v[i].title);

@@ -120,62 +120,76 @@ static void detach_stderr(void)
 	}
 }
 
-int main(int argc, char **argv)
-{
-	enum { OPT_CHECK = 256, OPT_PARAM };
-	static const struct option longopts[] = {
-		{ "config", required_argument, NULL, 'c' },
-		{ "socket", required_argument, NULL, 's' },
-		{ "foreground", no_argument, NULL, 'f' },
-		{ "log", required_argument, NULL, 'l' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "version", no_argument, NULL, 'V' },
-		{ "check", no_argument, NULL, OPT_CHECK },
-		{ "param", required_argument, NULL, OPT_PARAM },
-		{ "help", no_argument, NULL, 'h' },
-		{},
-	};
-	struct service_opts so = { .config_path = CONFIG_DEFAULT_PATH };
-	struct pollfd fds[2 + 1 + CTL_MAX_CLIENTS];
-	struct ctl_server *ctl = NULL;
-	struct service *svc = NULL;
-	struct config cfg;
-	bool explicit_config = false, check_only = false;
-	int opt, ret = 1, sfd = -1, ready_fd = -1, err;
-	char msg[1024];
-	sigset_t mask;
+/* What the command line asked for. */
+struct main_args {
+	struct service_opts so;
+	bool explicit_config, check_only;
+};
 
-	while ((opt = getopt_long(argc, argv, "c:s:fl:jvVh", longopts, NULL)) != -1) {
+enum { OPT_CHECK = 256, OPT_PARAM };
+
+static const struct option main_longopts[] = {
+	{ "config", required_argument, NULL, 'c' },
+	{ "socket", required_argument, NULL, 's' },
+	{ "foreground", no_argument, NULL, 'f' },
+	{ "log", required_argument, NULL, 'l' },
+	{ "json", no_argument, NULL, 'j' },
+	{ "verbose", no_argument, NULL, 'v' },
+	{ "version", no_argument, NULL, 'V' },
+	{ "check", no_argument, NULL, OPT_CHECK },
+	{ "param", required_argument, NULL, OPT_PARAM },
+	{ "help", no_argument, NULL, 'h' },
+	{},
+};
+
+/* --param: only help; the service reads its parameters from the file and `kcsanctl set`. */
+static int param_option(const char *arg)
+{
+	if (strcmp(arg, "help")) {
+		fprintf(stderr, "kcsand: --param %s: only '--param help' is an option; set "
+				"parameters in %s (NAME VALUE lines) or with 'kcsanctl set NAME VALUE'\n",
+			arg, CONFIG_DEFAULT_PATH);
+		return EXIT_USAGE;
+	}
+	param__print_all(stdout);
+	return 0;
+}
+
+/* -1: go on; else the exit status (help, version, bad usage). */
+static int parse_options(int argc, char **argv, struct main_args *m)
+{
+	struct service_opts *so = &m->so;
+	int opt;
+
+	while ((opt = getopt_long(argc, argv, "c:s:fl:jvVh", main_longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'c':
-			so.config_path = optarg;
-			explicit_config = true;
+			so->config_path = optarg;
+			m->explicit_config = true;
 			break;
 		case 's':
-			so.socket = optarg;
+			so->socket = optarg;
 			break;
 		case 'f':
-			so.foreground = true;
+			so->foreground = true;
 			break;
 		case 'l':
-			so.log = optarg;
+			so->log = optarg;
 			break;
 		case 'j':
-			so.json = true;
+			so->json = true;
 			break;
 		case 'v':
-			so.verbose++;
+			so->verbose++;
 			break;
 		case 'V':
 			printf("kcsand %s\n", KCSAND_VERSION);
 			return 0;
 		case OPT_CHECK:
-			check_only = true;
+			m->check_only = true;
 			break;
 		case OPT_PARAM:
-			params_print(stdout);
-			return 0;
+			return param_option(optarg);
 		case 'h':
 			usage(stdout);
 			return 0;
@@ -189,71 +203,78 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return EXIT_USAGE;
 	}
-	if ((so.socket && so.socket[0] != '/') || (so.log && so.log[0] != '/')) {
+	if ((so->socket && so->socket[0] != '/') || (so->log && so->log[0] != '/')) {
 		/* The daemon changes to / : relative paths would move under it. */
 		fprintf(stderr, "kcsand: --socket and --log need absolute paths\n");
 		return EXIT_USAGE;
 	}
+	return -1;
+}
 
-	config_init(&cfg);
-	if (!explicit_config && access(so.config_path, F_OK)) {
+/* -1: go on with cfg loaded; else the exit status (--check, a bad file, not root). */
+static int read_config(const struct main_args *m, struct config *cfg)
+{
+	const char *path = m->so.config_path;
+	char msg[1024];
+
+	config_init(cfg);
+	if (!m->explicit_config && access(path, F_OK)) {
 		fprintf(stderr, "kcsand: %s does not exist: starting with no target (add them "
-				"with kcsanctl probe add)\n", so.config_path);
-	} else if (config_load(so.config_path, &cfg, msg, sizeof(msg))) {
+				"with kcsanctl probe add)\n", path);
+	} else if (config_load(path, cfg, msg, sizeof(msg))) {
 		fprintf(stderr, "kcsand: %s\n", msg);
-		config_free(&cfg);
 		return EXIT_USAGE;
 	}
-	if (check_only) {
-		printf("kcsand: %s: ok, %zu targets, %zu filtered functions\n", so.config_path,
-		       cfg.nr_targets, cfg.filter.n);
-		config_free(&cfg);
+	if (m->check_only) {
+		printf("kcsand: %s: ok, %zu targets, %zu filtered functions\n", path,
+		       cfg->nr_targets, cfg->filter.n);
 		return 0;
 	}
 	if (geteuid() != 0) {
 		fprintf(stderr, "kcsand: needs root to load BPF programs and place uprobes and kprobes\n");
-		config_free(&cfg);
 		return EXIT_USAGE;
 	}
-	if (!so.foreground) {
-		openlog("kcsand", LOG_PID, LOG_DAEMON);
-		err = daemonize(&ready_fd);
-		if (err) {
-			fprintf(stderr, "kcsand: cannot daemonize: %s\n", strerror(-err));
-			config_free(&cfg);
-			return 1;
-		}
-	}
+	return -1;
+}
 
-	/* Signals arrive through the signalfd, in the loop, never in a handler. */
+/* Signals arrive through a signalfd, in the loop, never in a handler. */
+static int signal_fd(void)
+{
+	sigset_t mask;
+	int fd;
+
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGTERM);
 	sigaddset(&mask, SIGINT);
 	sigaddset(&mask, SIGHUP);
 	sigprocmask(SIG_BLOCK, &mask, NULL);
 	signal(SIGPIPE, SIG_IGN);
-	sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
-	if (sfd < 0) {
+	fd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+	if (fd < 0)
 		perror("kcsand: signalfd");
-		goto out;
-	}
+	return fd;
+}
 
-	if (service__new(&so, &cfg, &svc))
-		goto out;
-	if (ctl_server__open(service__socket_path(svc), service__socket_group(svc),
-			     service__exec, svc, &ctl))
-		goto out;
-	service__set_server(svc, ctl);
+/* SIGHUP: re-read the configuration; a bad one keeps the running one. */
+static void reload(struct service *svc, bool foreground)
+{
+	char msg[1024];
 
-	fprintf(stderr, "kcsand: ready: control socket %s\n", service__socket_path(svc));
-	if (ready_fd >= 0) {
-		if (write(ready_fd, "r", 1) != 1)
-			goto out;
-		close(ready_fd);
-		ready_fd = -1;
-		detach_stderr();
+	sd_notify_send("RELOADING=1");
+	if (service__reload(svc, msg, sizeof(msg))) {
+		if (foreground)
+			fprintf(stderr, "kcsand: reload: %s; keeping the running configuration\n",
+				msg);
+		else
+			syslog(LOG_ERR, "reload: %s; keeping the running configuration", msg);
 	}
-	sd_notify_send("READY=1\nSTATUS=attached, serving the control socket");
+	sd_notify_send("READY=1");
+}
+
+/* The poll loop, until SIGTERM or SIGINT (or poll fails). */
+static void serve(struct service *svc, struct ctl_server *ctl, int sfd, bool foreground)
+{
+	struct pollfd fds[2 + 1 + CTL_MAX_CLIENTS];
 
 	for (;;) {
 		struct signalfd_siginfo si;
@@ -265,7 +286,7 @@ int main(int argc, char **argv)
 		/* At least once a second, and when the site sampler is due. */
 		if (poll(fds, n + nctl, service__timeout_ms(svc)) < 0 && errno != EINTR) {
 			perror("kcsand: poll");
-			break;
+			return;
 		}
 		ctl_server__dispatch(ctl, fds + n, nctl);
 		/* Also on a timeout: a report queued by a late poll is not left waiting. */
@@ -273,23 +294,68 @@ int main(int argc, char **argv)
 		if (!(fds[0].revents & POLLIN) || read(sfd, &si, sizeof(si)) != sizeof(si))
 			continue;
 		if (si.ssi_signo == SIGHUP) {
-			sd_notify_send("RELOADING=1");
-			if (service__reload(svc, msg, sizeof(msg))) {
-				if (so.foreground)
-					fprintf(stderr, "kcsand: reload: %s; keeping the running "
-							"configuration\n", msg);
-				else
-					syslog(LOG_ERR, "reload: %s; keeping the running "
-					       "configuration", msg);
-			}
-			sd_notify_send("READY=1");
+			reload(svc, foreground);
 			continue;
 		}
-		if (so.foreground)
+		if (foreground)
 			fprintf(stderr, "kcsand: %s: detaching\n", strsignal(si.ssi_signo));
 		sd_notify_send("STOPPING=1");
-		break;
+		return;
 	}
+}
+
+/* Tell the waiting parent (without --foreground) and systemd that the service is up. */
+static int say_ready(struct service *svc, int *ready_fd)
+{
+	fprintf(stderr, "kcsand: ready: control socket %s\n", service__socket_path(svc));
+	if (*ready_fd >= 0) {
+		if (write(*ready_fd, "r", 1) != 1)
+			return -1;
+		close(*ready_fd);
+		*ready_fd = -1;
+		detach_stderr();
+	}
+	sd_notify_send("READY=1\nSTATUS=attached, serving the control socket");
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct main_args m = { .so = { .config_path = CONFIG_DEFAULT_PATH } };
+	struct ctl_server *ctl = NULL;
+	struct service *svc = NULL;
+	int ret, sfd = -1, ready_fd = -1;
+	struct config cfg;
+
+	ret = parse_options(argc, argv, &m);
+	if (ret >= 0)
+		return ret;
+	ret = read_config(&m, &cfg);
+	if (ret >= 0) {
+		config_free(&cfg);
+		return ret;
+	}
+	ret = 1;
+	if (!m.so.foreground) {
+		int err;
+
+		openlog("kcsand", LOG_PID, LOG_DAEMON);
+		err = daemonize(&ready_fd);
+		if (err) {
+			fprintf(stderr, "kcsand: cannot daemonize: %s\n", strerror(-err));
+			config_free(&cfg);
+			return 1;
+		}
+	}
+	sfd = signal_fd();
+	if (sfd < 0 || service__new(&m.so, &cfg, &svc) ||
+	    ctl_server__open(service__socket_path(svc), service__socket_group(svc),
+			     service__exec, svc, &ctl))
+		goto out;
+	service__set_server(svc, ctl);
+	if (say_ready(svc, &ready_fd))
+		goto out;
+	serve(svc, ctl, sfd, m.so.foreground);
 	service__poll(svc);
 	service__at_exit(svc);
 	ret = 0;

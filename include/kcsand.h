@@ -43,6 +43,11 @@ enum kcsand_reg {
 #define KCSAND_SITE_MARKED	(1u << 2)	/* atomic/marked: checks, never watches */
 #define KCSAND_SITE_DATA_RACE	(1u << 3)	/* data_race(): never watched, never reported */
 #define KCSAND_SITE_NOWATCH	(1u << 4)	/* filtered: check only, set no watchpoint */
+/*
+ * The instruction overwrites a register of its own address (mov (%rax),%rax):
+ * after it ran, as a debug register traps, the address cannot be recomputed.
+ */
+#define KCSAND_SITE_ADDR_LOST	(1u << 5)
 
 /*
  * One probed memory-access instruction, indexed by the probe's BPF cookie.
@@ -79,6 +84,12 @@ struct kcsand_site {
 
 /* How the access was seen (struct kcsand_access::flags). */
 #define KCSAND_ACC_HWBP		(1u << 0)	/* trapped by a hardware watchpoint, after the access */
+/*
+ * Seen by an escalation's write watchpoint after the race it follows, not in
+ * the race's watch window: the next write to the address, not a partner
+ * that ran concurrently (after_us says how much later).
+ */
+#define KCSAND_ACC_LATER	(1u << 1)
 
 /* Where the access ran. */
 #define KCSAND_CTX_TASK		0
@@ -99,7 +110,7 @@ struct kcsand_access {
 	__u8 flags;		/* KCSAND_ACC_* */
 	__u8 __pad0;
 	__s32 nr_frames;	/* entries in stack[], or a negative errno */
-	__u32 __pad1;
+	__u32 after_us;		/* KCSAND_ACC_LATER: µs after the race's report was sent */
 	char comm[KCSAND_TASK_COMM_LEN];
 	__u64 stack[KCSAND_MAX_STACK];
 };
@@ -108,6 +119,7 @@ struct kcsand_access {
 enum kcsand_rec_type {
 	KCSAND_REC_REPORT = 1,
 	KCSAND_REC_HW_ACCESS = 2,	/* struct kcsand_hw_access */
+	KCSAND_REC_HW_DECODE = 3,	/* struct kcsand_hw_decode */
 };
 
 /*
@@ -129,6 +141,7 @@ struct kcsand_report {
 	__u64 new_value[KCSAND_MAX_ACCESS / 8];
 	struct kcsand_access this;
 	struct kcsand_access other;
+	__u64 time_ns;		/* bpf_ktime_get_ns() (CLOCK_MONOTONIC) when it was sent */
 };
 
 /*
@@ -184,9 +197,10 @@ struct kcsand_params {
 };
 
 /*
- * Per-site statistics for the site sampler, one per (CPU, site): the BPF
- * side adds without atomics because a CPU only ever writes its own entries
- * (index cpu * capacity + site), and the daemon reads them through an mmap.
+ * Per-site statistics for the site sampler, one per (CPU, site): a CPU only
+ * ever writes its own entries (index cpu * capacity + site), atomically
+ * since tasks sharing a CPU may preempt each other in a uprobe program
+ * (bpf/sampler.bpf.h), and the daemon reads them through an mmap.
  * In kernel mode a disarmed site's kprobe still traps: its hits are counted
  * too (the daemon knows which periods the site was armed in), ns is not.
  */
@@ -222,13 +236,36 @@ enum kcsand_hw_mode {
 	KCSAND_HW_WATCH = 2,		/* kcsanctl watch: every conflicting pair */
 };
 
-/* A slot as the daemon arms it (BPF array hw_slots, indexed by the perf link's cookie). */
+/*
+ * A slot as the daemon arms it (BPF array hw_slots, indexed by the perf link's
+ * cookie).  The debug register covers [addr, addr + len), which a variable of
+ * an odd size or alignment only part of fills: a decoded access outside
+ * [var_addr, var_addr + var_len) is a neighbour's, and is dropped.
+ */
 struct kcsand_hw_slot {
 	__u64 addr;
 	__u32 len;		/* 1, 2, 4 or 8 */
 	__u32 mode;		/* enum kcsand_hw_mode */
 	__u32 gen;		/* bumped at every re-arm: stale traps are dropped */
+	__u32 var_len;
+	__u64 var_addr;
+};
+
+/*
+ * The instruction before a user-mode trap's ip (the access: a debug register
+ * traps after it), decoded by the daemon on request (KCSAND_REC_HW_DECODE)
+ * into the BPF hash hw_insns; a value of size 0 says it could not be.
+ */
+struct kcsand_hw_insn_key {
+	__u32 pid;		/* thread-group id */
 	__u32 __pad;
+	__u64 next_ip;		/* the trap's ip */
+};
+
+struct kcsand_hw_decode {
+	__u32 type;		/* KCSAND_REC_HW_DECODE */
+	__u32 pid;
+	__u64 next_ip;
 };
 
 /*
@@ -241,6 +278,7 @@ struct kcsand_hw_access {
 	__u32 slot;
 	__u32 gen;
 	__u32 value_valid;
+	__u64 time_ns;				/* bpf_ktime_get_ns() at the trap */
 	__u64 value[KCSAND_MAX_ACCESS / 8];	/* after the access */
 	struct kcsand_access acc;
 };

@@ -51,6 +51,15 @@ bad_config bad_mode 'filter_mode greylist\n' \
 bad_config two_values 'json yes no\n' "1: json: expected one value, got 2"
 bad_config bad_bool 'syslog maybe\n' "1: syslog: bad value 'maybe' (expected yes or no)"
 bad_config control_char 'skip_watch 2\x01\n' "1: control character 0x01"
+# kcsand takes parameters from its file and `kcsanctl set`: --param NAME=VALUE is refused
+# (it used to print the list and exit 0, leaving the value unset); --param help lists them.
+out=$("$KCSAND" --param skip_watch=10 2>&1); rc=$?
+check param_on_command_line_refused \
+	"2 kcsand: --param skip_watch=10: only '--param help' is an option; set parameters in \
+/etc/kcsand.conf (NAME VALUE lines) or with 'kcsanctl set NAME VALUE'" "$rc $out"
+out=$("$KCSAND" --param help 2>&1); rc=$?
+check param_help_lists_mode_defaults "0 sampler_warmup_cpu_ms default 6000, kernel 2000" \
+	"$rc $(awk '$1 == "sampler_warmup_cpu_ms" { print $1, $3, $4, $5, $6 }' <<<"$out" | tr -d :)"
 out=$("$KCSAND" -c "$TMP/none.conf" --check 2>&1); rc=$?
 check config_missing "2 kcsand: $TMP/none.conf: No such file or directory" "$rc $out"
 printf 'filter_file %s\n' "$TMP/supp.txt" >"$TMP/ff.conf"

@@ -67,6 +67,11 @@ if [ ! -e /sys/bus/event_source/devices/kprobe ]; then
 fi
 expect_exit stripped_program 2 'no function symbols \(stripped\?\)' "$CTL" run -- /bin/true
 expect_exit exit_status_passes_through 3 'kcsand: 0 reports' "$CTL" run -- "$B/tests/cli/exit_with" 3
+# The summary starts a line of its own after output with no newline at its end.
+expect_exit summary_on_own_line_file 0 '^kcsand: 0 reports' "$CTL" run -- "$B/tests/cli/exit_with" 0 x=9999
+got=$(timeout 120 "$CTL" run -- "$B/tests/cli/exit_with" 0 x=9999 2>&1 < /dev/null | grep -c '^kcsand: ')
+if [ "$got" = 1 ]; then ok summary_on_own_line_pipe
+else bad summary_on_own_line_pipe "one line starting 'kcsand: ' through a pipe, got $got"; fi
 expect_exit killed_by_signal_is_128_plus 143 'kcsand: 0 reports' "$CTL" run -- "$B/tests/cli/exit_with" kill
 expect_exit shared_object 66 'BUG: KCSAN: data-race in lib_bump / lib_bump' \
 	"$CTL" run --halt-on-error --object "$B/tests/shlib/libracy.so" --functions 'lib_*' -- \

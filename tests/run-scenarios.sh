@@ -14,7 +14,7 @@
 #
 #   /* kcsand-test: name=NAME [args="..."] [prog_args="..."] expect=report|none
 #      [title="..."] [title_re="..."] [funcs="..."] [access="RE"]... [value_changed=yes|no]
-#      [log_re="RE"] [needs=hwbp|nohwbp] */
+#      [frames_re="RE"] [log_re="RE"] [needs=hwbp|nohwbp] */
 #
 # (all on one line).  Values are either "double-quoted" (no double quote
 # inside) or a single word.
@@ -25,7 +25,8 @@
 #   iters          iterations per thread (KCSAND_TEST_ITERS); racy cases that stop at
 #                  the first report get many, so that a loaded machine cannot make
 #                  their threads miss each other
-#   expect=none    kcsanctl must exit 0 and print no "BUG: KCSAN:" line
+#   expect=none    kcsanctl must exit 0 and print no "BUG: KCSAN:" line, and its
+#                  summary must show sites armed and hit and watchpoints set
 #   expect=error   kcsanctl must exit 2, print no report, and print a line
 #                  matching log_re (the reason)
 #   expect=report  kcsanctl must exit 66, and one report must satisfy:
@@ -33,8 +34,11 @@
 #   title_re       ... or matches this extended regex
 #   access         an extended regex that must match a line of the report;
 #                  several access= keys must match different lines
+#   frames_re      an extended regex every stack line (" frame") of every report
+#                  must match
 #   log_re         an extended regex some line of kcsanctl's output must match
-#                  (its summary line, say)
+#                  (its summary line, say; with expect=none too: a positive
+#                  control); several log_re= keys must each match
 #   value_changed  yes: the report has a "value changed: 0x.. -> 0x.." line;
 #                  no: it has none
 #   needs          hwbp: runs only where user-mode debug registers trap;
@@ -74,7 +78,8 @@ failed=0
 CASE_NAME=() CASE_PROG=() CASE_LINE=()
 
 # Fields of the case being parsed or run (parse_case sets them).
-C_NAME= C_ARGS= C_PARGS= C_ITERS= C_EXPECT= C_TITLE= C_TITLE_RE= C_VC= C_FUNCS= C_FUNCS_SET=0 C_LOG_RE=
+C_NAME= C_ARGS= C_PARGS= C_ITERS= C_EXPECT= C_TITLE= C_TITLE_RE= C_VC= C_FUNCS= C_FUNCS_SET=0 C_FRAMES_RE=
+C_LOG_RE=()
 C_NEEDS=
 C_ACCESS=()
 PARSE_ERR=
@@ -86,7 +91,9 @@ parse_case() {
 	local key val
 
 	s=${s%%\*/*}
-	C_NAME= C_ARGS= C_PARGS= C_ITERS= C_EXPECT= C_TITLE= C_TITLE_RE= C_VC= C_FUNCS= C_FUNCS_SET=0 C_LOG_RE=
+	C_NAME= C_ARGS= C_PARGS= C_ITERS= C_EXPECT= C_TITLE= C_TITLE_RE= C_VC= C_FUNCS= C_FUNCS_SET=0
+	C_FRAMES_RE=
+	C_LOG_RE=()
 	C_NEEDS=
 	C_ACCESS=()
 	PARSE_ERR=
@@ -109,7 +116,8 @@ parse_case() {
 		access) C_ACCESS+=("$val") ;;
 		value_changed) C_VC=$val ;;
 		funcs) C_FUNCS=$val C_FUNCS_SET=1 ;;
-		log_re) C_LOG_RE=$val ;;
+		log_re) C_LOG_RE+=("$val") ;;
+		frames_re) C_FRAMES_RE=$val ;;
 		needs) C_NEEDS=$val ;;
 		*) PARSE_ERR="unknown key '$key'"; return 1 ;;
 		esac
@@ -128,7 +136,7 @@ parse_case() {
 	case $C_EXPECT in
 	none) ;;
 	error)
-		if [[ -z $C_LOG_RE ]]; then
+		if [[ ${#C_LOG_RE[@]} -eq 0 ]]; then
 			PARSE_ERR="expect=error needs log_re= (the reason)"; return 1
 		fi ;;
 	report)
@@ -150,8 +158,14 @@ parse_case() {
 
 # title_funcs TITLE: the function names a report title mentions.
 #   "data-race in a / b" -> "a b";  "data-race in f+0x8/0x20" -> "f"
+#   "later write in w after data-race in r" -> "w r"
 title_funcs() {
 	local t=${1#data-race in }
+
+	if [[ $t =~ ^later\ write\ in\ ([^ ]+)\ after\ data-race\ in\ ([^ ]+)$ ]]; then
+		echo "${BASH_REMATCH[1]} ${BASH_REMATCH[2]}"
+		return
+	fi
 
 	if [[ $t == *" / "* ]]; then
 		if [[ ${t%% / *} == "${t#* / }" ]]; then
@@ -308,7 +322,7 @@ unexpected_report() {
 	[[ $C_FUNCS_SET == 1 ]] || return 0
 	for ((k = 0; k < ${#BLOCK_START[@]}; k++)); do
 		t=${LINES[BLOCK_START[k]]#BUG: KCSAN: }
-		if [[ $t != "data-race in "* ]]; then
+		if [[ $t != "data-race in "* && $t != "later write in "* ]]; then
 			echo "$t"
 			return 0
 		fi
@@ -323,6 +337,32 @@ unexpected_report() {
 			fi
 		done
 	done
+}
+
+# bad_frame: the first stack line of a report that frames_re does not match, or "".
+bad_frame() {
+	local k j
+
+	[[ -n $C_FRAMES_RE ]] || return 0
+	for ((k = 0; k < ${#BLOCK_START[@]}; k++)); do
+		for ((j = BLOCK_START[k] + 1; j < BLOCK_END[k]; j++)); do
+			if [[ ${LINES[j]} == " "* && ! ${LINES[j]} =~ $C_FRAMES_RE ]]; then
+				echo "${LINES[j]}"
+				return 0
+			fi
+		done
+	done
+}
+
+# log_matches OUT: every log_re matches a line of OUT; sets WHY to the first that does not.
+log_matches() {
+	local re
+
+	for re in "${C_LOG_RE[@]}"; do
+		WHY=$re
+		grep -qE -- "$re" "$1" || return 1
+	done
+	return 0
 }
 
 fail() {
@@ -340,6 +380,29 @@ fail() {
 		echo "    (no output on stderr)"
 	fi
 	failed=$((failed + 1))
+}
+
+# positive_control OUT: a race-free case passes only if kcsand looked: its
+# summary line says sites were armed and hit, and watchpoints were set.
+# Prints what it saw (status 0) or what was missing (status 1).
+positive_control() {
+	local line sites hits armed setup
+	local re='^kcsand: [0-9]+ reports?, ([0-9]+) sites?, ([0-9]+) hits?;'
+
+	line=$(grep -E "$re" "$1" | tail -1)
+	if [[ ! $line =~ $re ]]; then
+		echo "kcsand's summary line (\"kcsand: N reports, N sites, N hits; ...\")"
+		return 1
+	fi
+	sites=${BASH_REMATCH[1]} hits=${BASH_REMATCH[2]}
+	[[ $line =~ armed_sites:\ ([0-9]+)/ ]] && armed=${BASH_REMATCH[1]}
+	[[ $line =~ setup_watchpoints:\ ([0-9]+) ]] && setup=${BASH_REMATCH[1]}
+	if [[ $sites == 0 || $hits == 0 || ${armed:-0} == 0 || ${setup:-0} == 0 ]]; then
+		echo "sites armed and hit and watchpoints set, got $sites sites, $hits hits," \
+			"armed_sites ${armed:-?}, setup_watchpoints ${setup:-?}"
+		return 1
+	fi
+	echo "$armed sites armed, $hits hits, $setup watchpoints"
 }
 
 run_case() {
@@ -382,8 +445,8 @@ run_case() {
 			fail "$out" "expected no report, got $n (first: \"${LINES[BLOCK_START[0]]}\")"
 		elif [[ $rc != 2 ]]; then
 			fail "$out" "expected exit status 2, got $rc"
-		elif ! grep -qE -- "$C_LOG_RE" "$out"; then
-			fail "$out" "expected a line matching /$C_LOG_RE/ in kcsanctl's output"
+		elif ! log_matches "$out"; then
+			fail "$out" "expected a line matching /$WHY/ in kcsanctl's output"
 		else
 			echo "ok   $C_NAME  (refused as expected, $(elapsed "$t0" "$t1") s)"
 			passed=$((passed + 1))
@@ -395,8 +458,12 @@ run_case() {
 			fail "$out" "expected no report, got $n (first: \"${LINES[BLOCK_START[0]]}\")"
 		elif [[ $rc != 0 ]]; then
 			fail "$out" "expected exit status 0, got $rc"
+		elif ! WHY=$(positive_control "$out"); then
+			fail "$out" "expected $WHY: without it \"no report\" proves nothing"
+		elif PC=$WHY; ! log_matches "$out"; then
+			fail "$out" "expected a line matching /$WHY/ in kcsanctl's output"
 		else
-			echo "ok   $C_NAME  (no report, $(elapsed "$t0" "$t1") s)"
+			echo "ok   $C_NAME  (no report; $PC; $(elapsed "$t0" "$t1") s)"
 			passed=$((passed + 1))
 		fi
 		return
@@ -438,8 +505,13 @@ run_case() {
 		fail "$out" "expected reports naming only: $C_FUNCS, got \"BUG: KCSAN: $extra\""
 		return
 	fi
-	if [[ -n $C_LOG_RE ]] && ! grep -qE -- "$C_LOG_RE" "$out"; then
-		fail "$out" "expected a line matching /$C_LOG_RE/ in kcsanctl's output"
+	extra=$(bad_frame)
+	if [[ -n $extra ]]; then
+		fail "$out" "expected every stack line to match /$C_FRAMES_RE/, got \"$extra\""
+		return
+	fi
+	if ! log_matches "$out"; then
+		fail "$out" "expected a line matching /$WHY/ in kcsanctl's output"
 		return
 	fi
 	echo "ok   $C_NAME  (first report after $(elapsed "$t0" "$(cat "$first")") s," \

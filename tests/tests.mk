@@ -16,8 +16,20 @@ $(OUT)/tests/unit/test_symindex: $(OUT)/tests/unit/symindex_fixture.so
 # test_ksrc reads a scenario's DWARF compile unit.
 $(OUT)/tests/unit/test_ksrc: $(OUT)/tests/scenarios/plain_write_vs_read
 
-unit: $(UNIT_BINS)
-	@fail=0; for t in $(UNIT_BINS); do $$t || fail=1; done; exit $$fail
+# The engine's watchpoint protocol, step by step through BPF_PROG_TEST_RUN
+# (tests/engine/; needs root).
+ENGINE_TEST := $(OUT)/tests/engine/test_engine
+$(OUT)/tests/engine/engine_test.bpf.o: tests/engine/engine_test.bpf.c tests/engine/engine_test.h $(wildcard bpf/*.h) \
+				       include/kcsand.h vmlinux.h | $(DEPS_STAMP)
+	@mkdir -p $(@D)
+	$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+$(OUT)/tests/engine/engine_test.skel.h: $(OUT)/tests/engine/engine_test.bpf.o
+	$(BPFTOOL) gen skeleton $< > $@
+$(ENGINE_TEST): tests/engine/test_engine.c tests/engine/engine_test.h $(OUT)/tests/engine/engine_test.skel.h tests/unit/test.h
+	$(CC) $(CFLAGS) -Itests/unit -Itests/engine -I$(OUT)/tests/engine $< -lbpf -lelf -lz -o $@
+
+unit: $(UNIT_BINS) $(ENGINE_TEST)
+	@fail=0; for t in $(UNIT_BINS) $(ENGINE_TEST); do $$t || fail=1; done; exit $$fail
 
 # End-to-end scenarios (tests/scenarios/*.c) and the README demo
 # (tests/demo/*.c): small pthread programs that kcsanctl runs.  They are
@@ -36,6 +48,15 @@ SCENARIO_CXX_SRCS := $(wildcard tests/scenarios/*.cc)
 SCENARIO_BINS += $(patsubst tests/scenarios/%.cc,$(OUT)/tests/scenarios/%,$(SCENARIO_CXX_SRCS))
 DEMO_SRCS     := $(wildcard tests/demo/*.c)
 DEMO_BINS     := $(patsubst tests/demo/%.c,$(OUT)/tests/demo/%,$(DEMO_SRCS))
+
+# Built as distributions build: without frame pointers, rbp is an ordinary register.
+$(OUT)/tests/scenarios/rbp_shared_pointer: SCENARIO_CFLAGS := -O2 -g -pthread -Wall
+$(OUT)/tests/scenarios/omp_racy_nofp: SCENARIO_CFLAGS := -O2 -g -fopenmp -Wall
+# gcc's OpenMP reduction on a double: a compare-and-swap loop.
+$(OUT)/tests/scenarios/omp_reduction_double: SCENARIO_CFLAGS := -O2 -g -fopenmp -Wall
+# No DWARF: no _Atomic qualifier marks the load, only its cmpxchg loop does.
+$(OUT)/tests/scenarios/atomic_float_add: SCENARIO_CFLAGS := -O1 -fno-omit-frame-pointer -pthread \
+	-fno-trapping-math -Wall
 
 $(OUT)/tests/scenarios/%: tests/scenarios/%.c tests/scenarios/scenario.h
 	@mkdir -p $(@D)
@@ -130,10 +151,18 @@ $(OUT)/tests/daemon/%: tests/daemon/%.c
 # tests/kcsanctl-usage.sh does not).  Each prints ok/FAIL lines and a total.
 DAEMON_TESTS := tests/kcsanctl-usage.sh tests/daemon-config.sh tests/daemon-control.sh \
 		tests/daemon-sinks.sh tests/daemon-pid.sh tests/daemon-detach.sh \
-		tests/daemon-watch.sh
+		tests/daemon-watch.sh tests/daemon-json.sh tests/daemon-faults.sh tests/daemon-group.sh
+
+# The user-mode soak, short: SOAK_CHECK_S seconds (tests/soak/user-soak.sh runs 600).
+SOAK_CHECK_S	?= 75
+SOAK_PROGRAMS	:= $(patsubst %,$(OUT)/tests/scenarios/%,plain_write_vs_read rmw_array \
+		   mutex_protected c11_acquire_release thread_private)
 
 daemon-tests: all $(DAEMON_TEST_BINS) $(OUT)/tests/scenarios/mutex_protected $(OUT)/tests/tools/hw_traps \
-	      $(OUT)/tests/shlib/shlib_race
-	@fail=0; for t in $(DAEMON_TESTS); do echo "== $$t"; $$t $(OUT) || fail=1; done; exit $$fail
+	      $(OUT)/tests/scenarios/data_race \
+	      $(OUT)/tests/shlib/shlib_race $(SOAK_PROGRAMS)
+	@fail=0; for t in $(DAEMON_TESTS); do echo "== $$t"; $$t $(OUT) || fail=1; done; \
+	echo "== tests/soak/user-soak.sh ($(SOAK_CHECK_S) s)"; \
+	tests/soak/user-soak.sh $(OUT) $(SOAK_CHECK_S) || fail=1; exit $$fail
 
 .PHONY: daemon-tests

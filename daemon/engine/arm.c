@@ -16,10 +16,12 @@
 #include "uprobe_multi.h"
 #include "sampler/xturn.h"
 #include "kcsand.skel.h"
+#include "util/print.h"
 
 int engine_link_multi(struct engine *e, struct eobj *eo, const uint8_t *set, int *slot)
 {
-	const struct target_obj *o = eo->obj;
+	struct target_obj *o = eo->obj;
+	char path[64];
 	size_t n = 0;
 	__u64 *offs = calloc(o->sites.n, sizeof(*offs));
 	__u64 *cookies = calloc(o->sites.n, sizeof(*cookies));
@@ -37,11 +39,14 @@ int engine_link_multi(struct engine *e, struct eobj *eo, const uint8_t *set, int
 	}
 	/* No site armed: no link at all, an empty one is EINVAL. */
 	if (n) {
+		err = target_obj__attach_path(o, path, sizeof(path));
+		if (err)
+			goto out;
 		fd = uprobe_multi_attach(bpf_program__fd(e->skel->progs.kcsand_uprobe_multi),
-					 o->path, offs, cookies, n, 0);
+					 path, offs, cookies, n, 0);
 		if (fd < 0) {
 			err = fd;
-			fprintf(stderr, "kcsand: cannot %s %zu uprobes to %s: %s\n",
+			pr_warn("cannot %s %zu uprobes to %s: %s\n",
 				set ? "re-attach" : "attach", n, o->path, strerror(-err));
 			goto out;
 		}
@@ -57,8 +62,12 @@ out:
 
 int engine_link_per_site(struct engine *e, struct eobj *eo, const uint8_t *set)
 {
-	const struct target_obj *o = eo->obj;
+	struct target_obj *o = eo->obj;
+	char path[64];
+	int err = target_obj__attach_path(o, path, sizeof(path));
 
+	if (err)
+		return err;
 	if (!eo->links) {
 		eo->links = calloc(o->sites.n, sizeof(*eo->links));
 		if (!eo->links)
@@ -73,16 +82,15 @@ int engine_link_per_site(struct engine *e, struct eobj *eo, const uint8_t *set)
 			eo->links[i] = NULL;
 		} else if (want && !eo->links[i]) {
 			LIBBPF_OPTS(bpf_uprobe_opts, uo, .bpf_cookie = eo->first + i);
-			int err;
 
 			eo->links[i] = bpf_program__attach_uprobe_opts(e->skel->progs.kcsand_uprobe,
-								       -1, o->path,
+								       -1, path,
 								       probe_off(&o->sites.v[i]),
 								       &uo);
 			if (eo->links[i])
 				continue;
 			err = -errno;
-			fprintf(stderr, "kcsand: cannot attach uprobe at %s+0x%llx: %s\n", o->path,
+			pr_warn("cannot attach uprobe at %s+0x%llx: %s\n", o->path,
 				(unsigned long long)probe_off(&o->sites.v[i]), strerror(-err));
 			return err;
 		}
@@ -94,6 +102,7 @@ int engine__rearm(struct engine *e, const uint8_t *armed)
 {
 	int err = 0;
 
+	engine_drop_changed(e);
 	for (size_t i = 0; i < e->nr_objs && !err; i++) {
 		struct eobj *eo = &e->objs[i];
 
@@ -113,20 +122,23 @@ static int turn_xbp(struct engine *e, const uint8_t *turn)
 	for (size_t i = 0; i < e->nr_objs; i++) {
 		const struct eobj *eo = &e->objs[i];
 		const struct target_obj *o = eo->obj;
+		dev_t dev;
+		ino_t ino;
 
-		if (!eo->attached || eo->removed)
+		/* By inode: a new file at the same path is not the one decoded. */
+		if (!eo->attached || eo->removed || target_obj__file_id(o, &dev, &ino))
 			continue;
 		for (size_t k = 0; k < o->sites.n; k++) {
 			int r;
 
 			if (!turn[eo->first + k])
 				continue;
-			r = xturn__arm(e->xt, o->path, probe_off(&o->sites.v[k]), eo->first + k);
+			r = xturn__arm(e->xt, dev, ino, probe_off(&o->sites.v[k]), eo->first + k);
 			if (e->opts.verbose >= 2) {
 				const struct site *s = &o->sites.v[k];
 				const struct elf_func *f = target_obj__site_func(o, s);
 
-				fprintf(stderr, "kcsand: sampler: turn: %s+0x%llx: %d thread%s\n",
+				pr_warn("sampler: turn: %s+0x%llx: %d thread%s\n",
 					f ? f->name : "?",
 					(unsigned long long)(f ? s->vaddr - f->vaddr : 0), r,
 					r == 1 ? "" : "s");
@@ -148,6 +160,7 @@ int engine__turn(struct engine *e, const uint8_t *armed, const uint8_t *turn)
 
 	if (e->xt)
 		xturn__disarm(e->xt);
+	engine_drop_changed(e);
 	if (turn && e->xt && !turn_xbp(e, turn))
 		return 1;
 

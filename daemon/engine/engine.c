@@ -30,117 +30,83 @@
 #include "sampler/xturn.h"
 #include "engine_int.h"
 #include "kcsand.skel.h"
+#include "util/print.h"
 
 int kcsand_verbose;
 
-void engine_opts__init(struct engine_opts *o)
+void engine_opts__init(struct engine_opts *o, enum param_mode mode)
 {
 	memset(o, 0, sizeof(*o));
-	o->params = (struct kcsand_params){
-		.enabled = 1,
-		.skip_watch = USER_DEFAULT_SKIP_WATCH,
-		.skip_watch_randomize = 1,
-		.udelay_task = USER_DEFAULT_UDELAY_TASK,
-		.udelay_interrupt = 20,
-		.delay_randomize = 1,
-		.assume_plain_writes_atomic = 1,
-		.interrupt_watcher = 0,
-		.consumer_wait_us = 200,
-		.stall_budget_us = DEFAULT_STALL_BUDGET_US,
-	};
-	o->report_value_change_only = 1;
-	o->report_once_in_ms = DEFAULT_REPORT_ONCE_IN_MS;
+	param_values__init(&o->params, mode);
+	o->kernel = mode == PARAM_MODE_KERNEL;
 	o->max_sites = DEFAULT_MAX_SITES;
-	o->overhead_budget = DEFAULT_OVERHEAD_BUDGET;
-	o->sampler_warmup_cpu_ms = DEFAULT_SAMPLER_WARMUP_CPU_MS;
-	o->sampler_period_ms = DEFAULT_SAMPLER_PERIOD_MS;
-	o->sampler_turn_ms = DEFAULT_SAMPLER_TURN_MS;
 	o->out = stderr;
 	o->kbp_regs = KBP_DEFAULT_REGS;
 	o->kbp_period_us = KBP_DEFAULT_PERIOD_US;
 }
 
-/*
- * Where a parameter's value lives: a __u32 of the BPF object's parameters
- * (after load, bpf points into the mmapped .data, hence volatile), or an
- * unsigned int of the daemon's options.
- */
-static volatile unsigned int *param_slot(const struct param_desc *p, struct kcsand_params *bpf,
-					 struct engine_opts *o)
+void engine_opts__set(struct engine_opts *o, const struct param_desc *p, unsigned int v)
 {
-	_Static_assert(sizeof(__u32) == sizeof(unsigned int), "one slot type for both homes");
-
-	return (volatile unsigned int *)((p->home == PARAM_BPF ? (char *)bpf : (char *)o) +
-					 p->offset);
-}
-
-/* NAME's descriptor with VALUE parsed into *v, or NULL with the reason on stderr. */
-static const struct param_desc *param_lookup(const char *name, const char *value, unsigned int *v)
-{
-	const struct param_desc *p = param_find(name);
-
-	if (!p) {
-		fprintf(stderr, "kcsand: unknown parameter '%s'\n", name);
-		return NULL;
-	}
-	return param_parse(p, value, v) ? NULL : p;
-}
-
-/* Parse NAME=VALUE and store it in bpf or o, wherever the parameter lives. */
-static int param_set(const char *name, const char *value, struct kcsand_params *bpf,
-		     struct engine_opts *o)
-{
-	const struct param_desc *p;
-	unsigned int v;
-
-	p = param_lookup(name, value, &v);
-	if (!p)
-		return -EINVAL;
-	*param_slot(p, bpf, o) = v;
-	return 0;
-}
-
-int engine_opts__set(struct engine_opts *o, const char *name, const char *value)
-{
-	return param_set(name, value, &o->params, o);
+	o->params.v[p->id] = v;
 }
 
 unsigned int engine_opts__get(const struct engine_opts *o, const struct param_desc *p)
 {
-	return *param_slot(p, (struct kcsand_params *)&o->params, (struct engine_opts *)o);
+	return o->params.v[p->id];
 }
 
-int engine_opts__set_kv(struct engine_opts *o, const char *kv)
+/*
+ * The parameters the BPF program reads, in its struct kcsand_params; NULL
+ * for those only the daemon reads (report filtering, the site sampler).
+ */
+static __u32 *bpf_param(struct kcsand_params *b, enum param_id id)
 {
-	const char *eq = strchr(kv, '=');
-	char name[64];
-
-	if (!eq || eq == kv || (size_t)(eq - kv) >= sizeof(name)) {
-		fprintf(stderr, "kcsand: parameter wants NAME=VALUE, got '%s'\n", kv);
-		return -EINVAL;
+	switch (id) {
+	case PARAM_SKIP_WATCH:			return &b->skip_watch;
+	case PARAM_SKIP_WATCH_RANDOMIZE:	return &b->skip_watch_randomize;
+	case PARAM_UDELAY_TASK:			return &b->udelay_task;
+	case PARAM_UDELAY_INTERRUPT:		return &b->udelay_interrupt;
+	case PARAM_DELAY_RANDOMIZE:		return &b->delay_randomize;
+	case PARAM_ASSUME_PLAIN_WRITES_ATOMIC:	return &b->assume_plain_writes_atomic;
+	case PARAM_INTERRUPT_WATCHER:		return &b->interrupt_watcher;
+	case PARAM_CONSUMER_WAIT_US:		return &b->consumer_wait_us;
+	case PARAM_ENABLED:			return &b->enabled;
+	case PARAM_STALL_BUDGET_US:		return &b->stall_budget_us;
+	default:				return NULL;
 	}
-	snprintf(name, sizeof(name), "%.*s", (int)(eq - kv), kv);
-	return engine_opts__set(o, name, eq + 1);
 }
 
-/* The live parameters: the mmapped .data once loaded, the options before. */
-static struct kcsand_params *live_params(const struct engine *e)
+/* The BPF object's parameters for these options, before load. */
+static void bpf_params_fill(struct kcsand_params *b, const struct engine_opts *o)
 {
-	return e->skel ? &e->skel->data->params : (struct kcsand_params *)&e->opts.params;
+	memset(b, 0, sizeof(*b));
+	for (int id = 0; id < PARAM_COUNT; id++) {
+		__u32 *slot = bpf_param(b, id);
+
+		if (slot)
+			*slot = o->params.v[id];
+	}
+	/* Kernel mode: every task that enters the probed code; the kernel has no "target". */
+	b->trace_all = o->kernel || o->trace_all;
 }
 
-int engine__set_param(struct engine *e, const char *name, const char *value)
+void engine__set_param(struct engine *e, const struct param_desc *p, unsigned int v)
 {
-	return param_set(name, value, live_params(e), &e->opts);
+	__u32 *slot = e->skel ? bpf_param(&e->skel->data->params, p->id) : NULL;
+
+	e->opts.params.v[p->id] = v;
+	/* The mmapped .data of the loaded object: the program sees it at its next hit. */
+	if (slot)
+		*(volatile __u32 *)slot = v;
 }
 
 int engine__get_param(const struct engine *e, const char *name, unsigned int *value)
 {
-	const struct param_desc *p = param_find(name);
+	const struct param_desc *p = param__find(name);
 
 	if (!p)
 		return -ENOENT;
-	*value = *param_slot(p, live_params(e), (struct engine_opts *)&e->opts);
+	*value = e->opts.params.v[p->id];
 	return 0;
 }
 
@@ -166,7 +132,8 @@ static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list 
 		return 0;
 	if (level == LIBBPF_INFO && kcsand_verbose < 1)
 		return 0;
-	return vfprintf(stderr, fmt, args);
+	kcsand__vprint(level == LIBBPF_WARN ? KCSAND_WARN : KCSAND_INFO, fmt, args);
+	return 0;
 }
 
 /*
@@ -184,7 +151,7 @@ static void raise_nofile_limit(void)
 	}
 }
 
-int engine__new(const struct engine_opts *o, struct engine **out)
+int engine__open(const struct engine_opts *o, struct engine **out)
 {
 	struct engine *e = calloc(1, sizeof(*e));
 	struct utsname u;
@@ -200,14 +167,14 @@ int engine__new(const struct engine_opts *o, struct engine **out)
 	e->sym = symbolizer__new();
 	e->dedup = dedup__new();
 	if (!e->sym || !e->dedup) {
-		engine__free(e);
+		engine__close(e);
 		return -ENOMEM;
 	}
 	if (o->marks_file) {
 		int err = mark_rules__load(o->marks_file, &e->marks);
 
 		if (err) {
-			engine__free(e);
+			engine__close(e);
 			return err;
 		}
 	}
@@ -255,7 +222,7 @@ static int fill_sites(struct engine *e, const struct eobj *eo)
 		for (size_t i = 0; i < sv->n; i++) {
 			if (bpf_map_update_elem(fd, &keys[i], &descs[i], BPF_ANY)) {
 				err = -errno;
-				fprintf(stderr, "kcsand: failed to fill the site table: %s\n",
+				pr_warn("failed to fill the site table: %s\n",
 					strerror(-err));
 				goto out;
 			}
@@ -325,11 +292,11 @@ static int attach_kprobes(struct engine *e, struct eobj *eo)
 		eo->links[eo->nr_links++] = l;
 	}
 	if (eo->refused)
-		fprintf(stderr, "kcsand: %zu of %zu kernel sites refused by the kernel (%zu not on an "
+		pr_warn("%zu of %zu kernel sites refused by the kernel (%zu not on an "
 				"instruction boundary)%s\n",
 			eo->refused, o->sites.n, eilseq, e->opts.verbose ? "" : "; -v names them");
 	if (!eo->nr_links) {
-		fprintf(stderr, "kcsand: no kernel site could be probed (does the kernel have "
+		pr_warn("no kernel site could be probed (does the kernel have "
 				"CONFIG_KPROBES and CONFIG_BPF_EVENTS?)\n");
 		return -ENOENT;
 	}
@@ -350,6 +317,19 @@ static void detach_object(struct eobj *eo)
 	eo->links = NULL;
 	eo->nr_links = 0;
 	eo->attached = false;
+}
+
+void engine_drop_changed(struct engine *e)
+{
+	for (size_t i = 0; i < e->nr_objs; i++) {
+		struct eobj *eo = &e->objs[i];
+
+		if (eo->kernel || eo->removed || !target_obj__changed(eo->obj))
+			continue;
+		detach_object(eo);
+		eo->removed = true;
+		target_obj__release(eo->obj);
+	}
 }
 
 static int attach_object(struct engine *e, struct eobj *eo)
@@ -386,7 +366,7 @@ static int register_object(struct engine *e, struct target_obj *obj, bool kernel
 
 	need = e->nr_cookies + obj->sites.n;
 	if (e->skel && need > e->capacity) {
-		fprintf(stderr, "kcsand: %s: %zu more sites do not fit the site table "
+		pr_warn("%s: %zu more sites do not fit the site table "
 				"(%zu of %zu used; raise max_sites)\n",
 			path, obj->sites.n, e->nr_cookies, e->capacity);
 		target_obj__free(obj);
@@ -411,14 +391,17 @@ static int register_object(struct engine *e, struct target_obj *obj, bool kernel
 	e->nr_objs++;
 
 	if (e->opts.verbose)
-		fprintf(stderr,
-			"kcsand: %s: %llu functions, %llu sites (%llu marked); skipped: %llu stack, "
-			"%llu tls, %llu unencodable\n",
+		pr_warn(
+			"%s: %llu functions, %llu sites (%llu marked, %llu of them cas loop "
+			"reads); skipped: %llu stack, %llu tls, %llu unencodable, %llu locked before "
+			"a branch target\n",
 			path, (unsigned long long)obj->stats.funcs,
 			(unsigned long long)obj->stats.sites, (unsigned long long)obj->stats.marked,
+			(unsigned long long)obj->stats.cas_loop_reads,
 			(unsigned long long)obj->stats.skipped_stack,
 			(unsigned long long)obj->stats.skipped_tls,
-			(unsigned long long)obj->stats.unencodable);
+			(unsigned long long)obj->stats.unencodable,
+			(unsigned long long)obj->stats.lock_at_target);
 	if (e->skel && e->rb) {
 		err = attach_object(e, eo);
 		if (err) {
@@ -443,17 +426,21 @@ static int mark_kernel_object(struct engine *e, struct target_obj *obj, const st
 
 	if (err || !e->opts.verbose)
 		return err;
-	fprintf(stderr, "kcsand: [kernel]: marking from %zu debug file%s%s\n", ks.debug_files,
+	pr_warn("[kernel]: marking from %zu debug file%s%s\n", ks.debug_files,
 		ks.debug_files == 1 ? "" : "s", ks.kaslr ? " (vmlinux through _text)" : "");
 	if (ks.no_debug)
-		fprintf(stderr, "kcsand: [kernel]: %zu sites without debug info (--kernel-debug "
+		pr_warn("[kernel]: %zu sites without debug info (--kernel-debug "
 				"NAME.ko or a vmlinux): only lock prefixes and the marks file mark "
 				"them\n", ks.no_debug);
+	if (ks.module_nowatch)
+		pr_warn("[kernel]: %zu plain sites of modules without debug info "
+				"are never watched: any may be a device register (readl), whose "
+				"value kcsand must not read again\n", ks.module_nowatch);
 	if (ks.not_found)
-		fprintf(stderr, "kcsand: [kernel]: %zu sites in functions the debug file does "
+		pr_warn("[kernel]: %zu sites in functions the debug file does "
 				"not have (another build?)\n", ks.not_found);
 	if (ks.no_source)
-		fprintf(stderr, "kcsand: [kernel]: source not found for %llu sites (--source-dir)\n",
+		pr_warn("[kernel]: source not found for %llu sites (--source-dir)\n",
 			(unsigned long long)ks.no_source);
 	return 0;
 }
@@ -479,10 +466,10 @@ static int mark_object(struct engine *e, struct target_obj *obj)
 	err = mark__apply(obj, &mo, &ms);
 
 	if (!err && e->opts.verbose && !ms.dwarf)
-		fprintf(stderr, "kcsand: %s: no debug info: only lock prefixes and the marks file "
+		pr_warn("%s: no debug info: only lock prefixes and the marks file "
 				"mark accesses\n", obj->path);
 	if (!err && e->opts.verbose && ms.no_source)
-		fprintf(stderr, "kcsand: %s: source not found for %llu sites (--source-dir)\n",
+		pr_warn("%s: source not found for %llu sites (--source-dir)\n",
 			obj->path, (unsigned long long)ms.no_source);
 	return err;
 }
@@ -518,7 +505,7 @@ int engine__add_object(struct engine *e, const char *path, const char *globs)
 	int err;
 
 	if (e->opts.kernel) {
-		fprintf(stderr, "kcsand: %s: user objects need a user-mode engine\n", path);
+		pr_warn("%s: user objects need a user-mode engine\n", path);
 		return -EINVAL;
 	}
 	err = target_obj__open(path, &obj);
@@ -526,12 +513,12 @@ int engine__add_object(struct engine *e, const char *path, const char *globs)
 		return err;
 	err = target_obj__decode(obj, globs ? globs : e->opts.functions, &e->opts.decode);
 	if (err < 0) {
-		fprintf(stderr, "kcsand: cannot decode %s: %s\n", path, strerror(-err));
+		pr_warn("cannot decode %s: %s\n", path, strerror(-err));
 		target_obj__free(obj);
 		return err;
 	}
 	if (!obj->nr_funcs) {
-		fprintf(stderr, "kcsand: %s has no function symbols (stripped?): kcsand finds "
+		pr_warn("%s has no function symbols (stripped?): kcsand finds "
 				"functions through the symbol table; use a build with symbols\n", path);
 		target_obj__free(obj);
 		return -ENOENT;
@@ -539,7 +526,7 @@ int engine__add_object(struct engine *e, const char *path, const char *globs)
 	err = mark_object(e, obj);
 	e->decode_ms += (engine_now_ns() - t0) / 1e6;
 	if (err < 0) {
-		fprintf(stderr, "kcsand: cannot mark the sites of %s: %s\n", path, strerror(-err));
+		pr_warn("cannot mark the sites of %s: %s\n", path, strerror(-err));
 		target_obj__free(obj);
 		return err;
 	}
@@ -556,7 +543,7 @@ static int load_ksyms(struct engine *e)
 	e->ksyms = ksyms__load();
 	if (!e->ksyms) {
 		err = -errno;
-		fprintf(stderr, "kcsand: cannot read /proc/kallsyms: %s\n",
+		pr_warn("cannot read /proc/kallsyms: %s\n",
 			err == -EPERM ? "addresses are hidden (kptr_restrict)" : strerror(-err));
 		return err;
 	}
@@ -686,7 +673,7 @@ int engine__add_kernel(struct engine *e, const char *const *specs, size_t nr_spe
 	int err;
 
 	if (!e->opts.kernel) {
-		fprintf(stderr, "kcsand: kernel targets need a kernel-mode engine\n");
+		pr_warn("kernel targets need a kernel-mode engine\n");
 		return -EINVAL;
 	}
 	/* libbpf creates kprobes through the kprobe PMU: without it nothing can attach. */
@@ -694,7 +681,7 @@ int engine__add_kernel(struct engine *e, const char *const *specs, size_t nr_spe
 		struct utsname u;
 
 		uname(&u);
-		fprintf(stderr, "kcsand: this kernel (%s) has no kprobes: kernel mode needs "
+		pr_warn("this kernel (%s) has no kprobes: kernel mode needs "
 				"CONFIG_KPROBES and CONFIG_KPROBE_EVENTS\n", u.release);
 		return -EOPNOTSUPP;
 	}
@@ -706,7 +693,7 @@ int engine__add_kernel(struct engine *e, const char *const *specs, size_t nr_spe
 	ks = ksyms__load();
 	if (!ks) {
 		err = -errno;
-		fprintf(stderr, "kcsand: cannot read /proc/kallsyms: %s\n",
+		pr_warn("cannot read /proc/kallsyms: %s\n",
 			err == -EPERM ? "addresses are hidden (kptr_restrict)" : strerror(-err));
 		return err;
 	}
@@ -724,15 +711,15 @@ int engine__add_kernel(struct engine *e, const char *const *specs, size_t nr_spe
 	err = mark_object(e, obj);
 	e->decode_ms += (engine_now_ns() - t0) / 1e6;
 	if (err) {
-		fprintf(stderr, "kcsand: cannot mark the kernel sites: %s\n", strerror(-err));
+		pr_warn("cannot mark the kernel sites: %s\n", strerror(-err));
 		target_obj__free(obj);
 		return err;
 	}
 	if (skipped.blacklisted && e->opts.verbose)
-		fprintf(stderr, "kcsand: %zu matching functions are on the kprobe blacklist\n",
+		pr_warn("%zu matching functions are on the kprobe blacklist\n",
 			skipped.blacklisted);
 	if (skipped.probed)
-		fprintf(stderr, "kcsand: %zu matching functions are already probed by another "
+		pr_warn("%zu matching functions are already probed by another "
 				"kernel target: left out of this one\n", skipped.probed);
 	return register_object(e, obj, true);
 }
@@ -753,6 +740,10 @@ static int on_event(void *ctx, void *data, size_t len)
 	struct kcsand_report paired;
 
 	/* A hardware watchpoint's trap: a report once paired with its escalation. */
+	if (len >= sizeof(struct kcsand_hw_decode) && rec->type == KCSAND_REC_HW_DECODE) {
+		hwbp__decode(e->hw, e->sym, data);
+		return 0;
+	}
 	if (len >= sizeof(struct kcsand_hw_access) && rec->type == KCSAND_REC_HW_ACCESS) {
 		if (!hwbp__pair(e->hw, data, &paired))
 			return 0;
@@ -773,7 +764,8 @@ static int on_event(void *ctx, void *data, size_t len)
 	return 0;
 }
 
-int engine__load(struct engine *e)
+/* Load the BPF object and attach the process-tracking tracepoints. */
+static int load(struct engine *e)
 {
 	struct kcsand_bpf *skel;
 	int err;
@@ -782,7 +774,7 @@ int engine__load(struct engine *e)
 	skel = kcsand_bpf__open();
 	if (!skel) {
 		err = -errno;
-		fprintf(stderr, "kcsand: failed to open BPF object: %s\n", strerror(-err));
+		pr_warn("failed to open BPF object: %s\n", strerror(-err));
 		return err;
 	}
 	e->skel = skel;
@@ -790,11 +782,11 @@ int engine__load(struct engine *e)
 	if (!e->capacity)
 		e->capacity = 1;
 	bpf_map__set_max_entries(skel->maps.sites, e->capacity);
-	skel->data->params = e->opts.params;
+	bpf_params_fill(&skel->data->params, &e->opts);
 	/* Kernel mode: kprobes stay registered, the sampler flips a bitmap the probes test. */
 	err = sampler__prepare(skel, e->capacity, e->opts.kernel);
 	if (err) {
-		fprintf(stderr, "kcsand: cannot size the site statistics: %s\n", strerror(-err));
+		pr_warn("cannot size the site statistics: %s\n", strerror(-err));
 		return err;
 	}
 	if (e->opts.kernel) {
@@ -816,14 +808,14 @@ int engine__load(struct engine *e)
 	}
 	err = kcsand_bpf__load(skel);
 	if (err) {
-		fprintf(stderr, "kcsand: failed to load BPF object: %s\n", strerror(-err));
+		pr_warn("failed to load BPF object: %s\n", strerror(-err));
 		return err;
 	}
 	e->tp_links[0] = bpf_program__attach(skel->progs.kcsand_fork);
 	e->tp_links[1] = bpf_program__attach(skel->progs.kcsand_exit);
 	if (!e->tp_links[0] || !e->tp_links[1]) {
 		err = -errno;
-		fprintf(stderr, "kcsand: cannot attach the sched_process_fork/exit tracepoints: %s\n",
+		pr_warn("cannot attach the sched_process_fork/exit tracepoints: %s\n",
 			strerror(-err));
 		return err;
 	}
@@ -839,7 +831,7 @@ int engine__load(struct engine *e)
 	e->rb = ring_buffer__new(bpf_map__fd(skel->maps.events), on_event, e, NULL);
 	if (!e->rb) {
 		err = -errno;
-		fprintf(stderr, "kcsand: cannot open the ring buffer: %s\n", strerror(-err));
+		pr_warn("cannot open the ring buffer: %s\n", strerror(-err));
 		return err;
 	}
 	return 0;
@@ -888,7 +880,8 @@ static int start_kbp(struct engine *e)
 	return err;
 }
 
-int engine__attach(struct engine *e)
+/* Probe every object added before load. */
+static int attach_added(struct engine *e)
 {
 	uint64_t t0 = engine_now_ns();
 
@@ -919,7 +912,7 @@ int engine__attach(struct engine *e)
 			return err;
 	}
 	if (e->opts.verbose)
-		fprintf(stderr, "kcsand: decoded %zu sites in %.1f ms, attached them in %.1f ms (%s)\n",
+		pr_warn("decoded %zu sites in %.1f ms, attached them in %.1f ms (%s)\n",
 			engine__nr_sites(e), e->decode_ms, (engine_now_ns() - t0) / 1e6,
 			e->kbp_mode ? "code breakpoints" : e->opts.kernel ? "kprobes" :
 			e->multi ? "uprobe_multi" : "per-site uprobes");
@@ -936,9 +929,16 @@ int engine__attach(struct engine *e)
 		if (!e->xt && !e->opts.kernel)
 			xturn__new(e->skel, &e->xt);	/* without it, turns use uprobe links */
 		if (sampler__new(e, e->skel, e->capacity, e->multi, e->opts.kernel, &e->sampler))
-			fprintf(stderr, "kcsand: sampler: off, every site stays armed\n");
+			pr_warn("sampler: off, every site stays armed\n");
 	}
 	return 0;
+}
+
+int engine__start(struct engine *e)
+{
+	int err = load(e);
+
+	return err ? err : attach_added(e);
 }
 
 int engine__add_pid(struct engine *e, pid_t pid)
@@ -948,7 +948,7 @@ int engine__add_pid(struct engine *e, pid_t pid)
 	if (bpf_map_update_elem(bpf_map__fd(e->skel->maps.targets), &key, &one, BPF_ANY)) {
 		int err = -errno;
 
-		fprintf(stderr, "kcsand: cannot trace pid %d: %s\n", pid, strerror(-err));
+		pr_warn("cannot trace pid %d: %s\n", pid, strerror(-err));
 		return err;
 	}
 	return 0;
@@ -976,6 +976,12 @@ int engine__poll(struct engine *e, int timeout_ms)
 		engine_process_report(e, &e->queue[i]);
 	e->nr_queued = 0;
 	engine_release_held(e, false);
+	engine_drop_changed(e);
+	/* After the reports queued so far: their processes' maps were needed until now. */
+	if (engine_now_ns() - e->swept_ns >= SYM_SWEEP_NS) {
+		symbolizer__forget_exited(e->sym);
+		e->swept_ns = engine_now_ns();
+	}
 	if (e->sampler)
 		sampler__tick(e->sampler);
 	kbp__tick(e->kbp);
@@ -1151,7 +1157,7 @@ void engine__print_summary(struct engine *e, FILE *out)
 		e->nr_reports == 1 ? "" : "s", engine__nr_sites(e),
 		(unsigned long long)engine__hits(e));
 	for (int i = 0; i < KCSAND_CTR_COUNT; i++)
-		fprintf(out, " %s: %llu", counter_name(i), (unsigned long long)c[i]);
+		fprintf(out, " %s: %llu", counter__name(i), (unsigned long long)c[i]);
 	fprintf(out, " suppressed_duplicates: %lu suppressed_no_value_change: %lu",
 		e->suppressed_dedup, e->suppressed_no_change);
 	if (e->kbp_mode)
@@ -1191,11 +1197,15 @@ void engine__print_summary(struct engine *e, FILE *out)
 			hs.no_slot, hs.unarmable, hs.open_failed);
 		if (e->opts.kernel)
 			fprintf(out, " hw_probed: %llu", (unsigned long long)hs.probed);
+		else
+			fprintf(out, " hw_decoded: %lu hw_undecoded: %llu hw_outside: %llu",
+				hs.decoded, (unsigned long long)hs.undecoded,
+				(unsigned long long)hs.outside);
 	}
 	fputc('\n', out);
 }
 
-void engine__free(struct engine *e)
+void engine__close(struct engine *e)
 {
 	if (!e)
 		return;
@@ -1230,9 +1240,9 @@ int engine__epoll_fd(const struct engine *e)
 
 void engine__set_trace_all(struct engine *e, bool on)
 {
-	struct kcsand_params *p = e->skel ? &e->skel->data->params : &e->opts.params;
-
-	*(volatile __u32 *)&p->trace_all = on;
+	e->opts.trace_all = on;
+	if (e->skel)
+		*(volatile __u32 *)&e->skel->data->params.trace_all = on;
 }
 
 int engine__set_nowatch(struct engine *e, bool (*nowatch)(void *ctx, const char *func),
@@ -1268,7 +1278,7 @@ int engine__set_nowatch(struct engine *e, bool (*nowatch)(void *ctx, const char 
 			if (eo->attached && bpf_map_update_elem(fd, &key, &s->desc, BPF_ANY)) {
 				int err = -errno;
 
-				fprintf(stderr, "kcsand: cannot update site %u of %s: %s\n", key,
+				pr_warn("cannot update site %u of %s: %s\n", key,
 					o->path, strerror(-err));
 				return err;
 			}

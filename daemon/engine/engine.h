@@ -15,49 +15,13 @@
 #include "sites/decode.h"
 #include "params.h"
 
-/* Defaults for user-space mode, chosen from measurements (docs/parameters.md). */
-#define USER_DEFAULT_SKIP_WATCH		100u
-#define USER_DEFAULT_UDELAY_TASK	400u
-#define DEFAULT_REPORT_ONCE_IN_MS	3000u
-/*
- * At most half of each CPU-second stalled: no stretch of back-to-back
- * watchpoints can starve the watchdog threads, RCU or the target.
- */
-#define DEFAULT_STALL_BUDGET_US		500000u
-/* Kernel mode keeps KCSAN's delays; hits are rarer per site than in a test loop. */
-#define KERNEL_DEFAULT_SKIP_WATCH	100u
-#define KERNEL_DEFAULT_UDELAY_TASK	80u
 /* Site-table capacity: 24 bytes a site in BPF; objects added later share it. */
 #define DEFAULT_MAX_SITES		65536u
-/*
- * Site sampler defaults (daemon/sampler/sampler.c): probes may add 10% to the
- * program's own CPU time once it has run 6 CPU-seconds with every site
- * armed (3 s for two busy threads): the test scenarios report well within
- * that (bench/p3-first-report.sh).
- */
-#define DEFAULT_OVERHEAD_BUDGET		10u
-#define DEFAULT_SAMPLER_WARMUP_CPU_MS	6000u
-#define DEFAULT_SAMPLER_PERIOD_MS	100u
-/* A hot turn: long enough for a few watchpoints of each armed hot site (bench/p2). */
-#define DEFAULT_SAMPLER_TURN_MS		20u
-/*
- * Kernel mode: the warm-up counts the machine's busy CPU time outside
- * kcsand (daemon/sampler/ksampler.c), the "native" time of the kernel's cost model.
- * In the test guest, with every site armed at the kernel defaults, each
- * racy scenario of tests/kmod/kcsan_race reported after 59-138 ms of it in
- * one run of bench/p8-kernel-budget.sh and 145-497 ms in another: 2000 ms
- * covers the slowest four times over, 1-2 s of a busy 2-CPU guest.  Past
- * the warm-up a site is still armed until a period has measured it, so new
- * activity starts fully checked.
- */
-#define KERNEL_DEFAULT_SAMPLER_WARMUP_CPU_MS	2000u
 
 struct report_view;
 
 struct engine_opts {
-	struct kcsand_params params;	/* initial live parameters */
-	unsigned int report_value_change_only; /* KCSAN's CONFIG_KCSAN_REPORT_VALUE_CHANGE_ONLY */
-	unsigned int report_once_in_ms;	/* KCSAN's CONFIG_KCSAN_REPORT_ONCE_IN_MS */
+	struct param_values params;	/* initial values, by enum param_id (params.h) */
 	bool json;
 	int verbose;
 	FILE *out;			/* where reports go */
@@ -66,6 +30,11 @@ struct engine_opts {
 	size_t max_sites;		/* site-table capacity, for objects added after load */
 	bool force_per_site_links;	/* the < 6.6 fallback, on any kernel */
 	bool kernel;			/* kernel mode: kprobes on kernel functions */
+	/*
+	 * Trace every process that hits a probe, not only the added pids (not a
+	 * parameter: kernel mode always does, the service sets it per target).
+	 */
+	bool trace_all;
 	unsigned long max_reports;	/* stop reporting after this many (halt_on_error: 1); 0: no limit */
 	const char *const *kernel_debug; /* kernel mode: vmlinux / NAME.ko files with DWARF */
 	size_t nr_kernel_debug;
@@ -80,11 +49,6 @@ struct engine_opts {
 	bool (*filter)(void *ctx, const struct report_view *v);
 	void (*sink)(void *ctx, const struct report_view *v);
 	void *hook_ctx;
-	/* Site sampler (live through --param; PARAM_OPTS reads them as unsigned int). */
-	unsigned int overhead_budget;	/* % of native time; 100 arms every site */
-	unsigned int sampler_warmup_cpu_ms;
-	unsigned int sampler_period_ms;
-	unsigned int sampler_turn_ms;
 	bool no_marking;		/* only lock prefixes and xchg mark accesses */
 	/*
 	 * Kernel mode: a kprobe on every site, or code breakpoints sampling
@@ -109,21 +73,26 @@ struct engine_opts {
 
 struct engine;
 
-void engine_opts__init(struct engine_opts *o);
-/* Set NAME to VALUE in o; a clear message on stderr and -EINVAL when bad. */
-int engine_opts__set(struct engine_opts *o, const char *name, const char *value);
-/* The value of parameter p in o (its default, right after engine_opts__init). */
+/* Options of an engine of mode, every parameter at that mode's default (params.h). */
+void engine_opts__init(struct engine_opts *o, enum param_mode mode);
+/* Set parameter p to v (a value param__parse() accepted) in o. */
+void engine_opts__set(struct engine_opts *o, const struct param_desc *p, unsigned int v);
+/* The value of parameter p in o (its mode's default, right after engine_opts__init). */
 unsigned int engine_opts__get(const struct engine_opts *o, const struct param_desc *p);
-/* The same for "NAME=VALUE". */
-int engine_opts__set_kv(struct engine_opts *o, const char *kv);
 
-int engine__new(const struct engine_opts *o, struct engine **out);
-/* Load the BPF object and attach the process-tracking tracepoints. */
-int engine__load(struct engine *e);
+/* An engine with options o (copied), nothing loaded yet: add targets, then engine__start(). */
+int engine__open(const struct engine_opts *o, struct engine **out);
+/*
+ * Load the BPF object, attach the process-tracking tracepoints and probe
+ * every object added so far; the site sampler starts.  0, or -errno with
+ * the reason printed (util/print.h).
+ */
+int engine__start(struct engine *e);
 /*
  * Decode the functions of an ELF object matching globs (NULL: the engine's
- * --functions) and probe them.  Before engine__load(), the object is only
- * decoded and engine__attach() probes it; after, it is probed at once.
+ * --functions) and probe them.  Before engine__start(), the object is only
+ * decoded (engine__print_sites() lists it) and start probes it; after, it
+ * is probed at once.
  * Returns an object id >= 0, or a negative errno with a message.
  */
 int engine__add_object(struct engine *e, const char *path, const char *globs);
@@ -138,8 +107,6 @@ int engine__add_object(struct engine *e, const char *path, const char *globs);
 int engine__add_kernel(struct engine *e, const char *const *specs, size_t nr_specs);
 /* Detach an object's probes; its sites stay known for reports in flight. */
 int engine__remove_object(struct engine *e, int id);
-/* Probe every object added before load. */
-int engine__attach(struct engine *e);
 /* Trace this process (and, through the fork tracepoint, its descendants). */
 int engine__add_pid(struct engine *e, pid_t pid);
 int engine__remove_pid(struct engine *e, pid_t pid);
@@ -158,8 +125,11 @@ void engine__print_sites(const struct engine *e, FILE *out);
 /* Only the per-rule counts line: "kcsand: marked sites: 3 lock prefix, ..." */
 void engine__print_mark_counts(const struct engine *e, FILE *out);
 
-/* Live parameters, by name: changed in the loaded BPF object without reloading. */
-int engine__set_param(struct engine *e, const char *name, const char *value);
+/*
+ * Live parameters: changed in the loaded BPF object without reloading.  v
+ * is a value param__parse() accepted.  get: -ENOENT for an unknown name.
+ */
+void engine__set_param(struct engine *e, const struct param_desc *p, unsigned int v);
 int engine__get_param(const struct engine *e, const char *name, unsigned int *value);
 
 /*
@@ -244,6 +214,6 @@ long engine__object_sites(const struct engine *e, int id);
 /* The path of the object a site (a report's acc.site) belongs to, or NULL. */
 const char *engine__site_object(const struct engine *e, uint32_t site);
 /* Detach everything and free. */
-void engine__free(struct engine *e);
+void engine__close(struct engine *e);
 
 #endif

@@ -66,12 +66,16 @@ struct engine {
 	size_t nr_held;
 	unsigned long unknown_held, unknown_folded;
 
+	uint64_t swept_ns;		/* the symbolizer last forgot exited processes */
 	double decode_ms;		/* for -v and the bench */
 	unsigned long nr_reports;
 	unsigned long suppressed_dedup;
 	unsigned long suppressed_no_change;
 	unsigned long suppressed_filter;
 };
+
+/* How often the symbolizer forgets the processes that exited. */
+#define SYM_SWEEP_NS	(10 * 1000000000ull)
 
 uint64_t engine_now_ns(void);
 /* The site a cookie names, and its object; NULL for a cookie not handed out. */
@@ -83,6 +87,12 @@ static inline uint64_t probe_off(const struct site *s)
 {
 	return s->file_off + s->desc.probe_delta;
 }
+
+/*
+ * Remove the probes of every user object whose file changed on disk since
+ * it was decoded (target_obj__changed), before anything attaches again.
+ */
+void engine_drop_changed(struct engine *e);
 
 /* engine_arm.c */
 /*
@@ -101,5 +111,8 @@ void engine_process_report(struct engine *e, const struct kcsand_report *r);
 void engine_release_held(struct engine *e, bool all);
 /* Milliseconds until the next held report is due; -1: none held. */
 int engine_held_next_ms(const struct engine *e);
+struct report_view;
+/* The value-change-only rule: true when the pair v is not to be reported. */
+bool engine_skip_unchanged(const struct report_view *v, bool value_change_only);
 
 #endif

@@ -3,53 +3,83 @@
 #include <stdlib.h>
 #include <string.h>
 #include "params.h"
-#include "engine.h"
 
-static const struct param_desc params_table[] = {
-#define P(n, lo, hi, h) { #n, PARAM_BPF, offsetof(struct kcsand_params, n), lo, hi, h }
-	P(skip_watch, 0, 1000000000, "plain accesses per CPU to skip before a watchpoint"),
-	P(skip_watch_randomize, 0, 1, "randomize skip_watch (KCSAN_SKIP_WATCH_RANDOMIZE)"),
-	P(udelay_task, 0, 100000, "µs a task stalls with a watchpoint armed"),
-	P(udelay_interrupt, 0, 100000, "µs an interrupt stalls with a watchpoint armed"),
-	P(delay_randomize, 0, 1, "randomize the delays (KCSAN_DELAY_RANDOMIZE)"),
-	P(assume_plain_writes_atomic, 0, 1, "aligned plain writes up to 8 bytes are atomic"),
+#define N_ELEMS(a) (sizeof(a) / sizeof((a)[0]))
+
+/*
+ * The defaults and why they are what they are: docs/parameters.md.  In
+ * short: a uprobe hit costs tens of µs, so user mode stalls longer than
+ * KCSAN (400 µs) to catch the other thread; kernel mode keeps KCSAN's
+ * 80 µs, since a kprobe handler stalls with interrupts off.  Kernel mode's
+ * sampler warm-up counts the machine's busy time, not a target's, and is
+ * shorter (daemon/sampler/ksampler.c).
+ */
+static const struct param_desc params_table[PARAM_COUNT] = {
+#define P(n, ID, lo, hi, user, kernel, h) \
+	[PARAM_##ID] = { #n, PARAM_##ID, lo, hi, { user, kernel }, h }
+	P(skip_watch, SKIP_WATCH, 0, 1000000000, 100, 100,
+	  "plain accesses per CPU to skip before a watchpoint"),
+	P(skip_watch_randomize, SKIP_WATCH_RANDOMIZE, 0, 1, 1, 1,
+	  "randomize skip_watch (KCSAN_SKIP_WATCH_RANDOMIZE)"),
+	P(udelay_task, UDELAY_TASK, 0, 100000, 400, 80, "µs a task stalls with a watchpoint armed"),
+	P(udelay_interrupt, UDELAY_INTERRUPT, 0, 100000, 20, 20,
+	  "µs an interrupt stalls with a watchpoint armed"),
+	P(delay_randomize, DELAY_RANDOMIZE, 0, 1, 1, 1, "randomize the delays (KCSAN_DELAY_RANDOMIZE)"),
+	P(assume_plain_writes_atomic, ASSUME_PLAIN_WRITES_ATOMIC, 0, 1, 1, 1,
+	  "aligned plain writes up to 8 bytes are atomic"),
 	/*
-	 * KCSAN's interrupt_watcher=1 lets a watcher's stall be interrupted, so
-	 * that an interrupt can race with the task it interrupted.  A kprobe
-	 * handler runs in int3 context with interrupts off: kcsand's watchers
-	 * are never interruptible, which is KCSAN's default; 1 is refused.
+	 * KCSAN's interrupt_watcher=1 lets an interrupt that arrives during a
+	 * watcher's stall set watchpoints of its own, so that it can race with
+	 * the task it interrupted.  A kprobe handler stalls in int3 context
+	 * with interrupts off; a uprobe program stalls in the task with
+	 * interrupts on, but no interrupt handler runs a uprobed instruction.
+	 * Either way nothing can watch from inside the stall: only 0.
 	 */
-	P(interrupt_watcher, 0, 0, "stalls interruptible (not possible in probe handlers)"),
-	P(consumer_wait_us, 0, 100000, "µs a watcher waits for its consumer's side"),
-	P(enabled, 0, 1, "on/off"),
-	P(stall_budget_us, 0, 1000000, "µs a CPU may stall per second (0: unlimited)"),
-#undef P
-#define O(n, lo, hi, h) { #n, PARAM_OPTS, offsetof(struct engine_opts, n), lo, hi, h }
-	O(report_value_change_only, 0, 1, "report a race only when the watched value changed"),
-	O(report_once_in_ms, 0, 3600000, "print one report per pair of functions per interval"),
-	O(overhead_budget, 1, 100, "site sampler: % of native time probes may add (100: arm all)"),
-	O(sampler_warmup_cpu_ms, 0, 3600000,
+	P(interrupt_watcher, INTERRUPT_WATCHER, 0, 0, 0, 0,
+	  "stalls interruptible by probed code (never, in probe handlers)"),
+	P(consumer_wait_us, CONSUMER_WAIT_US, 0, 100000, 200, 200,
+	  "µs a watcher waits for its consumer's side"),
+	P(enabled, ENABLED, 0, 1, 1, 1, "on/off"),
+	/* At most half of each CPU-second stalled: nothing starves the watchdogs, RCU or the target. */
+	P(stall_budget_us, STALL_BUDGET_US, 0, 1000000, 500000, 500000,
+	  "µs a CPU may stall per second (0: unlimited)"),
+	P(report_value_change_only, REPORT_VALUE_CHANGE_ONLY, 0, 1, 1, 1,
+	  "report a race only when the watched value changed"),
+	P(report_once_in_ms, REPORT_ONCE_IN_MS, 0, 3600000, 3000, 3000,
+	  "print one report per pair of functions per interval"),
+	P(overhead_budget, OVERHEAD_BUDGET, 1, 100, 10, 10,
+	  "site sampler: % of native time probes may add (100: arm all)"),
+	P(sampler_warmup_cpu_ms, SAMPLER_WARMUP_CPU_MS, 0, 3600000, 6000, 2000,
 	  "site sampler: CPU ms the targets (kernel: the machine) run with all sites armed"),
-	O(sampler_period_ms, 50, 60000, "site sampler: ms between two readjustments"),
-	O(sampler_turn_ms, 5, 60000, "site sampler: ms a hot site stays armed in its turn"),
-#undef O
+	P(sampler_period_ms, SAMPLER_PERIOD_MS, 50, 60000, 100, 100,
+	  "site sampler: ms between two readjustments"),
+	/* A hot turn: long enough for a few watchpoints of each armed hot site (bench/p2). */
+	P(sampler_turn_ms, SAMPLER_TURN_MS, 5, 60000, 20, 20,
+	  "site sampler: ms a hot site stays armed in its turn"),
+#undef P
 };
 
-const struct param_desc *params_all(size_t *n)
+const struct param_desc *param__table(size_t *n)
 {
-	*n = sizeof(params_table) / sizeof(params_table[0]);
+	*n = N_ELEMS(params_table);
 	return params_table;
 }
 
-const struct param_desc *param_find(const char *name)
+const struct param_desc *param__find(const char *name)
 {
-	for (size_t i = 0; i < sizeof(params_table) / sizeof(params_table[0]); i++)
+	for (size_t i = 0; i < N_ELEMS(params_table); i++)
 		if (!strcmp(params_table[i].name, name))
 			return &params_table[i];
 	return NULL;
 }
 
-int parse_uint(const char *w, unsigned long min, unsigned long max, unsigned long *out)
+void param_values__init(struct param_values *pv, enum param_mode mode)
+{
+	for (size_t i = 0; i < N_ELEMS(params_table); i++)
+		pv->v[i] = params_table[i].def[mode];
+}
+
+int uint__parse(const char *w, unsigned long min, unsigned long max, unsigned long *out)
 {
 	unsigned long v;
 	char *end;
@@ -64,25 +94,54 @@ int parse_uint(const char *w, unsigned long min, unsigned long max, unsigned lon
 	return 0;
 }
 
-int param_parse(const struct param_desc *p, const char *value, unsigned int *out)
+int param__parse(const struct param_desc *p, const char *text, unsigned int *out, char *err,
+		size_t errlen)
 {
 	unsigned long v;
 
-	if (parse_uint(value, p->min, p->max, &v)) {
-		fprintf(stderr, "kcsand: %s: bad value '%s' (expected %u..%u)\n", p->name, value,
-			p->min, p->max);
+	if (uint__parse(text, p->min, p->max, &v)) {
+		snprintf(err, errlen, "%s: bad value '%.64s' (expected %u..%u)", p->name, text,
+			 p->min, p->max);
 		return -EINVAL;
 	}
 	*out = v;
 	return 0;
 }
 
-void params_print(FILE *out)
+int param__parse_kv(const char *kv, const struct param_desc **pp, unsigned int *out, char *err,
+		   size_t errlen)
 {
-	fprintf(out, "Parameters (NAME=VALUE):\n");
-	for (size_t i = 0; i < sizeof(params_table) / sizeof(params_table[0]); i++)
-		fprintf(out, "  %-28s %u..%u  %s\n", params_table[i].name, params_table[i].min,
-			params_table[i].max, params_table[i].help);
+	const char *eq = strchr(kv, '=');
+	char name[64];
+
+	if (!eq || eq == kv || (size_t)(eq - kv) >= sizeof(name)) {
+		snprintf(err, errlen, "parameter wants NAME=VALUE, got '%.64s'", kv);
+		return -EINVAL;
+	}
+	snprintf(name, sizeof(name), "%.*s", (int)(eq - kv), kv);
+	*pp = param__find(name);
+	if (!*pp) {
+		snprintf(err, errlen, "unknown parameter '%s'", name);
+		return -EINVAL;
+	}
+	return param__parse(*pp, eq + 1, out, err, errlen);
+}
+
+void param__print_all(FILE *out)
+{
+	fprintf(out, "Parameters (NAME=VALUE), with their defaults in user and kernel mode:\n");
+	for (size_t i = 0; i < N_ELEMS(params_table); i++) {
+		const struct param_desc *p = &params_table[i];
+		char def[40];
+
+		if (p->def[PARAM_MODE_USER] == p->def[PARAM_MODE_KERNEL])
+			snprintf(def, sizeof(def), "%u", p->def[PARAM_MODE_USER]);
+		else
+			snprintf(def, sizeof(def), "%u, kernel %u", p->def[PARAM_MODE_USER],
+				 p->def[PARAM_MODE_KERNEL]);
+		fprintf(out, "  %-28s %u..%u  default %s: %s\n", p->name, p->min, p->max, def,
+			p->help);
+	}
 }
 
 static const char *const counter_names[KCSAND_CTR_COUNT] = {
@@ -104,7 +163,7 @@ static const char *const counter_names[KCSAND_CTR_COUNT] = {
 _Static_assert(sizeof(counter_names) / sizeof(counter_names[0]) == KCSAND_CTR_COUNT,
 	       "a name for every counter");
 
-const char *counter_name(enum kcsand_counter c)
+const char *counter__name(enum kcsand_counter c)
 {
 	return (unsigned int)c < KCSAND_CTR_COUNT ? counter_names[c] : "?";
 }

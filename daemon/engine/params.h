@@ -1,27 +1,57 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * Parameters and counters by name: the one table that --param, the
- * configuration file and the control socket all read.
+ * Parameters and counters by name: the one table that `kcsanctl run`'s
+ * options, the configuration file and the control socket all read.  Each
+ * parameter has a name, a range, a default per mode (user, kernel) and a
+ * line of help; each front end only reads its own syntax and hands the
+ * number to the engine by id.
  */
 #ifndef KCSAND_PARAMS_H
 #define KCSAND_PARAMS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 #include "kcsand.h"
 
-/* Where a parameter lives: the BPF object's live .data, or the daemon. */
-enum param_home {
-	PARAM_BPF,		/* a __u32 in struct kcsand_params, at offset */
-	PARAM_OPTS,		/* an unsigned int in struct engine_opts, at offset (daemon-side) */
+enum param_mode {
+	PARAM_MODE_USER,
+	PARAM_MODE_KERNEL,
+	PARAM_NR_MODES,
+};
+
+/* In the table's order, which is also `get`'s and `--param help`'s. */
+enum param_id {
+	PARAM_SKIP_WATCH,
+	PARAM_SKIP_WATCH_RANDOMIZE,
+	PARAM_UDELAY_TASK,
+	PARAM_UDELAY_INTERRUPT,
+	PARAM_DELAY_RANDOMIZE,
+	PARAM_ASSUME_PLAIN_WRITES_ATOMIC,
+	PARAM_INTERRUPT_WATCHER,
+	PARAM_CONSUMER_WAIT_US,
+	PARAM_ENABLED,
+	PARAM_STALL_BUDGET_US,
+	PARAM_REPORT_VALUE_CHANGE_ONLY,
+	PARAM_REPORT_ONCE_IN_MS,
+	PARAM_OVERHEAD_BUDGET,
+	PARAM_SAMPLER_WARMUP_CPU_MS,
+	PARAM_SAMPLER_PERIOD_MS,
+	PARAM_SAMPLER_TURN_MS,
+	PARAM_COUNT,
 };
 
 struct param_desc {
 	const char *name;
-	enum param_home home;
-	size_t offset;
+	enum param_id id;
 	unsigned int min, max;
+	unsigned int def[PARAM_NR_MODES];
 	const char *help;
+};
+
+/* A parameter's value in each mode: what the engine's options carry. */
+struct param_values {
+	unsigned int v[PARAM_COUNT];
 };
 
 /*
@@ -29,14 +59,28 @@ struct param_desc {
  * no space) and nothing after it: 0, or -EINVAL.  The configuration file, the
  * control socket and --param all read numbers through it.
  */
-int parse_uint(const char *w, unsigned long min, unsigned long max, unsigned long *out);
-const struct param_desc *param_find(const char *name);
-const struct param_desc *params_all(size_t *n);
-/* Parse value for p, with a message naming p and its range on stderr; -EINVAL if bad. */
-int param_parse(const struct param_desc *p, const char *value, unsigned int *out);
-void params_print(FILE *out);
+int uint__parse(const char *w, unsigned long min, unsigned long max, unsigned long *out);
+const struct param_desc *param__find(const char *name);
+const struct param_desc *param__table(size_t *n);
+static inline enum param_mode param__mode(bool kernel)
+{
+	return kernel ? PARAM_MODE_KERNEL : PARAM_MODE_USER;
+}
+/* Every parameter at its default for mode. */
+void param_values__init(struct param_values *pv, enum param_mode mode);
+/*
+ * Parse text as a value of p: 0, or -EINVAL with "NAME: bad value 'TEXT'
+ * (expected LO..HI)" in err.
+ */
+int param__parse(const struct param_desc *p, const char *text, unsigned int *out, char *err,
+		size_t errlen);
+/* The same for "NAME=VALUE" (--param): the descriptor in *pp, or -EINVAL with err. */
+int param__parse_kv(const char *kv, const struct param_desc **pp, unsigned int *out, char *err,
+		   size_t errlen);
+/* The list for `--param help`: name, range, default per mode, help. */
+void param__print_all(FILE *out);
 
 /* KCSAN's debugfs names for the counters, then kcsand's own. */
-const char *counter_name(enum kcsand_counter c);
+const char *counter__name(enum kcsand_counter c);
 
 #endif

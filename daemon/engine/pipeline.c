@@ -123,6 +123,17 @@ static void symbolize_side(struct engine *e, const struct kcsand_access *a, stru
 			break;
 		addrs[n++] = a->stack[i];
 	}
+	/*
+	 * Through code without frame pointers (libgomp, most distribution
+	 * libraries), the walk reads data as return addresses: the stack
+	 * ends before the first one that no call instruction precedes.
+	 */
+	for (int i = 1; i < n; i++) {
+		if (!symbolizer__proc_after_call(e->sym, a->pid, addrs[i])) {
+			n = i;
+			break;
+		}
+	}
 
 	for (int i = 0; i < n; i++) {
 		struct sym_info si;
@@ -262,6 +273,21 @@ void engine_release_held(struct engine *e, bool all)
 	}
 }
 
+/*
+ * KCSAN's skip_report(): with report_value_change_only, a known-origin pair
+ * whose value did not change is dropped, unless the other thread (the one
+ * that consumed the watchpoint, whose access the value change is about) is
+ * in RCU code.  The exemption looks at the consumer's top frame, not the
+ * watcher's.
+ */
+bool engine_skip_unchanged(const struct report_view *v, bool value_change_only)
+{
+	const struct kcsand_report *r = v->raw;
+
+	return r->has_other && r->value_change == KCSAND_VALUE_CHANGE_MAYBE && value_change_only &&
+	       !rcu_exempt(v->other.func);
+}
+
 void engine_process_report(struct engine *e, const struct kcsand_report *r)
 {
 	static struct report_view v;	/* large: keep it off the stack */
@@ -280,8 +306,7 @@ void engine_process_report(struct engine *e, const struct kcsand_report *r)
 
 	if (r->has_other && e->nr_held)
 		fold_held(e, r);
-	if (r->has_other && r->value_change == KCSAND_VALUE_CHANGE_MAYBE &&
-	    e->opts.report_value_change_only && !rcu_exempt(v.this.func)) {
+	if (engine_skip_unchanged(&v, e->opts.params.v[PARAM_REPORT_VALUE_CHANGE_ONLY])) {
 		e->suppressed_no_change++;
 		return;
 	}
@@ -290,7 +315,7 @@ void engine_process_report(struct engine *e, const struct kcsand_report *r)
 		return;
 	}
 	if (dedup__seen(e->dedup, v.this.top, r->has_other ? v.other.top : NULL,
-			engine_now_ns() / 1000000, e->opts.report_once_in_ms)) {
+			engine_now_ns() / 1000000, e->opts.params.v[PARAM_REPORT_ONCE_IN_MS])) {
 		e->suppressed_dedup++;
 		return;
 	}

@@ -25,13 +25,16 @@
 #include <unistd.h>
 #include <linux/hw_breakpoint.h>
 #include <linux/perf_event.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "hwbp.h"
 #include "sites/kcore.h"
 #include "sites/ksyms.h"
+#include "report/symbolize.h"
 #include "kcsand.skel.h"
+#include "util/print.h"
 
 extern int kcsand_verbose;
 
@@ -359,11 +362,13 @@ static int sweep_threads(struct hwbp *h, int i)
 }
 
 /* The slot's BPF entry first, so that the first trap finds it; then the threads. */
-static int arm(struct hwbp *h, int i, pid_t pid, uint64_t addr, unsigned int len,
-	       enum kcsand_hw_mode mode)
+/* Arm slot i: the debug register on [addr, addr + len), for the variable [var, var + var_len). */
+static int arm(struct hwbp *h, int i, pid_t pid, uint64_t addr, unsigned int len, uint64_t var,
+	       unsigned int var_len, enum kcsand_hw_mode mode)
 {
 	struct hw_slot *s = &h->s[i];
-	struct kcsand_hw_slot bs = { .addr = addr, .len = len, .mode = mode, .gen = ++h->gen };
+	struct kcsand_hw_slot bs = { .addr = addr, .len = len, .mode = mode, .gen = ++h->gen,
+				     .var_addr = var, .var_len = var_len };
 	__u32 key = i;
 	int err;
 
@@ -375,11 +380,11 @@ static int arm(struct hwbp *h, int i, pid_t pid, uint64_t addr, unsigned int len
 	if (err) {
 		disarm(h, i);
 		if (h->kernel)
-			fprintf(stderr, "kcsand: cannot arm a hardware watchpoint on 0x%" PRIx64
+			pr_warn("cannot arm a hardware watchpoint on 0x%" PRIx64
 					" on every CPU: %s\n", addr,
 				err == -ENOSPC ? "no debug register free" : strerror(-err));
 		else
-			fprintf(stderr, "kcsand: cannot arm a hardware watchpoint on 0x%" PRIx64
+			pr_warn("cannot arm a hardware watchpoint on 0x%" PRIx64
 					" in %d: %s\n", addr, pid, strerror(-err));
 		return err;
 	}
@@ -418,7 +423,7 @@ int hwbp__escalate(struct hwbp *h, const struct kcsand_report *r)
 		return 0;
 	if (h->no_traps) {
 		if (!h->told)
-			fprintf(stderr, "kcsand: races of unknown origin are not escalated: %s\n",
+			pr_warn("races of unknown origin are not escalated: %s\n",
 				h->no_traps);
 		h->told = true;
 		return -EOPNOTSUPP;
@@ -439,15 +444,40 @@ int hwbp__escalate(struct hwbp *h, const struct kcsand_report *r)
 		h->st.no_slot++;
 		return -ENOSPC;
 	}
-	if (arm(h, i, h->kernel ? -1 : (pid_t)a->pid, addr, len, KCSAND_HW_ESCALATION))
+	if (arm(h, i, h->kernel ? -1 : (pid_t)a->pid, addr, len, a->addr, a->size,
+		KCSAND_HW_ESCALATION))
 		return -EIO;
 	h->s[i].until_ns = now_ns() + HW_ESCALATION_MS * 1000000ull;
 	h->s[i].watcher = *r;
 	if (kcsand_verbose)
-		fprintf(stderr, "kcsand: escalation: write watchpoint %d on 0x%" PRIx64 " (%u bytes), "
+		pr_warn("escalation: write watchpoint %d on 0x%" PRIx64 " (%u bytes), "
 				"%zu %s, armed in %.1f ms\n", i, addr, len, h->s[i].n,
 			h->kernel ? "CPUs" : "threads", (now_ns() - h->s[i].armed_ns) / 1e6);
 	return 0;
+}
+
+/*
+ * The debug register saw the next write, after the race's watch window
+ * closed: it did not run concurrently with the watcher, so it is told as
+ * what it is, a later write by that stack and how much later
+ * (KCSAND_ACC_LATER), never as the other side of a data race.
+ */
+void hwbp_later_write(const struct kcsand_report *race, const struct kcsand_hw_access *a,
+		      struct kcsand_report *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->type = KCSAND_REC_REPORT;
+	out->value_change = a->value[0] != a->value[1] ? KCSAND_VALUE_CHANGE_TRUE
+						       : KCSAND_VALUE_CHANGE_MAYBE;
+	out->has_other = 1;
+	out->value_valid = a->value_valid;
+	out->old_value[0] = a->value[1];
+	out->new_value[0] = a->value[0];
+	out->this = race->this;
+	out->other = a->acc;
+	out->other.flags |= KCSAND_ACC_LATER;
+	out->other.after_us = a->time_ns > race->time_ns ? (a->time_ns - race->time_ns) / 1000 : 0;
+	out->time_ns = a->time_ns;
 }
 
 int hwbp__pair(struct hwbp *h, const struct kcsand_hw_access *a, struct kcsand_report *out)
@@ -461,15 +491,7 @@ int hwbp__pair(struct hwbp *h, const struct kcsand_hw_access *a, struct kcsand_r
 		return 0;	/* re-armed since, or a watch slot */
 	if (a->acc.tid == s->watcher.this.tid && a->acc.ctx == s->watcher.this.ctx)
 		return 0;	/* the watcher's own thread: no race */
-	memset(out, 0, sizeof(*out));
-	out->type = KCSAND_REC_REPORT;
-	out->value_change = KCSAND_VALUE_CHANGE_TRUE;
-	out->has_other = 1;
-	out->value_valid = a->value_valid;
-	out->old_value[0] = a->value[1];
-	out->new_value[0] = a->value[0];
-	out->this = s->watcher.this;
-	out->other = a->acc;
+	hwbp_later_write(&s->watcher, a, out);
 	if (!s->paired_ns)
 		s->paired_ns = now_ns();
 	h->st.pairs++;
@@ -555,14 +577,20 @@ int hwbp_resolve_symbol(pid_t pid, const char *path, bool shared, const char *na
 			uint64_t *addr, uint64_t *size)
 {
 	Elf_Scn *scn = NULL;
+	struct stat st;
 	uint64_t bias;
 	int fd, err = -ENOENT;
 	Elf *elf;
 
 	elf_version(EV_CURRENT);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* O_NONBLOCK, a regular file only: a FIFO would block the service's loop. */
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
 	if (fd < 0)
 		return -errno;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return -EINVAL;
+	}
 	elf = elf_begin(fd, ELF_C_READ, NULL);
 	if (!elf) {
 		close(fd);
@@ -617,7 +645,7 @@ static int resolve_ksym(const char *name, uint64_t *addr, uint64_t *size)
 
 	if (!ks) {
 		err = errno ? -errno : -ENOMEM;
-		fprintf(stderr, "kcsand: watch: cannot read /proc/kallsyms: %s\n",
+		pr_warn("watch: cannot read /proc/kallsyms: %s\n",
 			err == -EPERM ? "addresses are hidden (kptr_restrict)" : strerror(-err));
 		return err;
 	}
@@ -637,11 +665,11 @@ static int resolve_ksym(const char *name, uint64_t *addr, uint64_t *size)
 		*size = found->size;
 		err = 0;
 	} else if (n > 1) {
-		fprintf(stderr, "kcsand: watch: %d kernel variables are named '%s' (%s): give the "
+		pr_warn("watch: %d kernel variables are named '%s' (%s): give the "
 				"ADDRESS of the one to watch\n", n, name, where);
 		err = -ENOTUNIQ;
 	} else {
-		fprintf(stderr, "kcsand: watch: no kernel variable '%s' in /proc/kallsyms (data "
+		pr_warn("watch: no kernel variable '%s' in /proc/kallsyms (data "
 				"symbols need CONFIG_KALLSYMS_ALL)\n", name);
 		err = -ENOENT;
 	}
@@ -657,12 +685,12 @@ int hwbp__watch(struct hwbp *h, pid_t pid, const char *path, const char *spec)
 	int i, err;
 
 	if (hwbp_parse_spec(spec, name, sizeof(name), &addr, &len)) {
-		fprintf(stderr, "kcsand: watch: bad '%s': want SYMBOL[:LEN] or ADDRESS[:LEN], "
+		pr_warn("watch: bad '%s': want SYMBOL[:LEN] or ADDRESS[:LEN], "
 				"LEN 1, 2, 4 or 8\n", spec);
 		return -EINVAL;
 	}
 	if (h->no_traps) {
-		fprintf(stderr, "kcsand: watch: %s: %s\n", spec, h->no_traps);
+		pr_warn("watch: %s: %s\n", spec, h->no_traps);
 		return -EOPNOTSUPP;
 	}
 	if (h->kernel && name[0]) {
@@ -670,14 +698,14 @@ int hwbp__watch(struct hwbp *h, pid_t pid, const char *path, const char *spec)
 		if (err)
 			return err;
 	} else if (h->kernel && addr < HWBP_KERNEL_START) {
-		fprintf(stderr, "kcsand: watch: 0x%" PRIx64 " is not a kernel address\n", addr);
+		pr_warn("watch: 0x%" PRIx64 " is not a kernel address\n", addr);
 		return -EINVAL;
 	} else if (name[0]) {
 		err = hwbp_resolve_symbol(pid, path, false, name, &addr, &size);
 		if (err == -EAGAIN)
 			return err;	/* the program is not exec'd yet: ask again */
 		if (err) {
-			fprintf(stderr, "kcsand: watch: %s: no variable '%s': %s\n", path, name,
+			pr_warn("watch: %s: no variable '%s': %s\n", path, name,
 				strerror(-err));
 			return err;
 		}
@@ -685,23 +713,23 @@ int hwbp__watch(struct hwbp *h, pid_t pid, const char *path, const char *spec)
 	if (!len)
 		len = size >= 8 ? 8 : size >= 4 ? 4 : size >= 2 ? 2 : 1;
 	if (hwbp_cover(addr, len, &bp_addr, &bp_len)) {
-		fprintf(stderr, "kcsand: watch: 0x%" PRIx64 " of %u bytes: no debug register "
+		pr_warn("watch: 0x%" PRIx64 " of %u bytes: no debug register "
 				"covers it\n", addr, len);
 		h->st.unarmable++;
 		return -EINVAL;
 	}
 	i = take_slot(h);
 	if (i < 0) {
-		fprintf(stderr, "kcsand: watch: %s: every hardware watchpoint is taken\n", spec);
+		pr_warn("watch: %s: every hardware watchpoint is taken\n", spec);
 		h->st.no_slot++;
 		return -ENOSPC;
 	}
-	err = arm(h, i, h->kernel ? -1 : pid, bp_addr, bp_len, KCSAND_HW_WATCH);
+	err = arm(h, i, h->kernel ? -1 : pid, bp_addr, bp_len, addr, len, KCSAND_HW_WATCH);
 	if (!err && kcsand_verbose && h->kernel)
-		fprintf(stderr, "kcsand: watching %s at 0x%" PRIx64 " (%u bytes) on %zu CPUs\n",
+		pr_warn("watching %s at 0x%" PRIx64 " (%u bytes) on %zu CPUs\n",
 			spec, bp_addr, bp_len, h->s[i].n);
 	else if (!err && kcsand_verbose)
-		fprintf(stderr, "kcsand: watching %s at 0x%" PRIx64 " (%u bytes) in %d\n", spec,
+		pr_warn("watching %s at 0x%" PRIx64 " (%u bytes) in %d\n", spec,
 			bp_addr, bp_len, pid);
 	return err ? err : i;
 }
@@ -742,6 +770,33 @@ void hwbp__get_stats(const struct hwbp *h, struct hwbp_stats *out)
 	out->consumed = h->skel->bss->hw_counters[1];
 	out->watchers = h->skel->bss->hw_counters[3];
 	out->probed = h->skel->bss->hw_counters[4];
+	out->outside = h->skel->bss->hw_counters[5];
+	out->undecoded = h->skel->bss->hw_counters[6];
+}
+
+void hwbp__decode(struct hwbp *h, struct symbolizer *sym, const struct kcsand_hw_decode *rq)
+{
+	struct kcsand_hw_insn_key key = { .pid = rq->pid, .next_ip = rq->next_ip };
+	struct kcsand_site site = {};
+	struct sym_info si;
+	int err = -ENOENT;
+
+	if (!h || h->kernel)
+		return;
+	if (!symbolizer__proc_lookup(sym, rq->pid, rq->next_ip, false, &si) && si.module)
+		err = hw_insn_before(si.module, si.mod_vaddr, &site);
+	if (kcsand_verbose && err)
+		fprintf(stderr, "kcsand: hardware watchpoint: the access before 0x%llx in %u: not "
+				"decoded (%s), the debug register's range stands in\n",
+			(unsigned long long)rq->next_ip, rq->pid, strerror(-err));
+	else if (kcsand_verbose)
+		fprintf(stderr, "kcsand: hardware watchpoint: the access before 0x%llx in %u: %s of "
+				"%u bytes%s\n", (unsigned long long)rq->next_ip, rq->pid,
+			site.flags & KCSAND_SITE_WRITE ? "write" : "read", site.size,
+			site.flags & KCSAND_SITE_ADDR_LOST ? " (its address registers overwritten: "
+							     "the debug register's range stands in)" : "");
+	bpf_map_update_elem(bpf_map__fd(h->skel->maps.hw_insns), &key, &site, BPF_ANY);
+	h->st.decoded++;
 }
 
 void hwbp__free(struct hwbp *h)

@@ -36,6 +36,9 @@ struct hwbp_stats {
 	uint64_t consumed;		/* traps that consumed a soft watchpoint */
 	uint64_t watchers;		/* watch traps that set one */
 	uint64_t probed;		/* kernel traps of a kprobed access, left to its probe */
+	uint64_t outside;		/* decoded accesses outside the variable, dropped */
+	uint64_t undecoded;		/* traps before their instruction was decoded */
+	unsigned long decoded;		/* instructions decoded for traps */
 };
 
 /*
@@ -91,14 +94,31 @@ int hwbp__slots_in_use(const struct hwbp *h);
 int hwbp_resolve_symbol(pid_t pid, const char *path, bool shared, const char *name,
 			uint64_t *addr, uint64_t *size);
 /*
- * An escalation trap's record: if it pairs with the kept watcher side,
- * fill out with a two-sided report and return 1; 0 when there is nothing
- * to report.
+ * An escalation trap's record: if it follows the race the slot was armed
+ * for (another thread's write), fill out with the later-write report
+ * (hwbp_later_write) and return 1; 0 when there is nothing to report.
  */
 int hwbp__pair(struct hwbp *h, const struct kcsand_hw_access *a, struct kcsand_report *out);
+/* The report of write a, trapped after the race of unknown origin race. */
+void hwbp_later_write(const struct kcsand_report *race, const struct kcsand_hw_access *a,
+		      struct kcsand_report *out);
 /* Retire escalations that found nothing in time; from the poll loop. */
 void hwbp__tick(struct hwbp *h);
 void hwbp__get_stats(const struct hwbp *h, struct hwbp_stats *out);
+
+/*
+ * The memory access of the instruction of the ELF file path that ends at its
+ * link-time address next (daemon/hw/insn.c), with KCSAND_SITE_ADDR_LOST when
+ * the instruction overwrites a register of its address.  -ENOENT: no memory
+ * access the decoder can describe ends there.
+ */
+int hw_insn_before(const char *path, uint64_t next, struct kcsand_site *out);
+struct symbolizer;
+/*
+ * A trap's request (KCSAND_REC_HW_DECODE): decode its instruction in the
+ * process and put it in the BPF hash hw_insns (size 0 when it cannot be).
+ */
+void hwbp__decode(struct hwbp *h, struct symbolizer *sym, const struct kcsand_hw_decode *rq);
 
 /* Parse "NAME[:LEN]" / "0xADDR[:LEN]" (exported for the unit tests). */
 int hwbp_parse_spec(const char *spec, char *name, size_t name_len, uint64_t *addr,

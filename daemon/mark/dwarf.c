@@ -167,7 +167,8 @@ static const char *qualified_name(struct dw_ctx *c, Dwarf_Die *die)
 }
 
 /* Inline accessor rule: the accessor's name, or NULL. */
-const char *rule_accessor(struct dw_ctx *c, Dwarf_Die *cu, Dwarf_Addr pc, const char **fn)
+const char *rule_accessor(struct dw_ctx *c, Dwarf_Die *cu, Dwarf_Addr pc, const char **fn,
+			  bool *io)
 {
 	Dwarf_Die *scopes = NULL;
 	const char *hit = NULL;
@@ -185,7 +186,11 @@ const char *rule_accessor(struct dw_ctx *c, Dwarf_Die *cu, Dwarf_Addr pc, const 
 		else
 			continue;
 		name = qualified_name(c, &scopes[i]);
-		if (mark_accessor_match(name, inlined)) {
+		if (mark_io_accessor_match(name, inlined)) {
+			hit = name;
+			*fn = name;
+			*io = true;
+		} else if (mark_accessor_match(name, inlined)) {
 			hit = name;
 			*fn = name;
 		}

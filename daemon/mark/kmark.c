@@ -161,6 +161,15 @@ int kmark__apply(struct target_obj *obj, const struct ksyms *ks, const char *kal
 				w.target = module_target(&c, f, module, target);
 		}
 		mark__site(s, &w, c.opts, &ms);
+		/*
+		 * A driver's access kcsand cannot classify may be a readl() of
+		 * a device register: check it against watchpoints, but never
+		 * watch it, which would read the register again.
+		 */
+		if (module && !w.has_pc && !(s->desc.flags & KCSAND_SITE_MARKED)) {
+			s->desc.flags |= KCSAND_SITE_NOWATCH;
+			stats->module_nowatch++;
+		}
 	}
 	mark__update_stats(obj);
 	stats->no_source = ms.no_source;

@@ -20,6 +20,7 @@ struct kmark_stats {
 	size_t debug_files;		/* debug files opened with DWARF */
 	size_t no_debug;		/* sites with no debug file (or one without DWARF) */
 	size_t not_found;		/* sites whose function the debug file does not have */
+	size_t module_nowatch;		/* plain module sites without debug info: never watched */
 	uint64_t no_source;		/* sites whose source file could not be read */
 	bool kaslr;			/* vmlinux addresses mapped through _text */
 };

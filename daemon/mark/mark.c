@@ -11,15 +11,18 @@
 #include <string.h>
 
 #include "mark_int.h"
+#include "util/print.h"
 
 static const char *const reason_names[MARK_REASON_COUNT] = {
 	[MARK_NONE] = "plain",
 	[MARK_LOCK_PREFIX] = "lock prefix",
 	[MARK_XCHG] = "xchg",
+	[MARK_CAS_LOOP] = "cas loop read",
 	[MARK_INLINE_ACCESSOR] = "inline accessor",
 	[MARK_QUALIFIER] = "qualifier",
 	[MARK_SOURCE_MACRO] = "source macro",
 	[MARK_MARKS_FILE] = "marks file",
+	[MARK_IO_ACCESSOR] = "I/O accessor",
 };
 
 const char *mark_reason_name(uint32_t reason)
@@ -68,8 +71,9 @@ void mark__site(struct site *s, const struct mark_where *w, const struct mark_op
 		struct mark_stats *stats)
 {
 	struct dw_ctx *c = (struct dw_ctx *)w->dbg;
-	const char *file = NULL, *detail = NULL, *tok = NULL;
+	const char *file = NULL, *detail = NULL, *tok = NULL, *acc = NULL, *acc_name = NULL;
 	enum mark_kind mf, src = MARK_KIND_PLAIN;
+	bool io = false;
 	uint32_t before = s->reason;
 	int line = 0, col = 0, alt_line = 0;
 	Dwarf_Die cu, *cup = NULL;
@@ -109,7 +113,14 @@ void mark__site(struct site *s, const struct mark_where *w, const struct mark_op
 	if (alt_line && mf == MARK_KIND_PLAIN)
 		mf = mark_rules__match(opts->rules, w->func, w->off, file, alt_line);
 
-	if (mf == MARK_KIND_DATA_RACE) {
+	if (cup)
+		acc = rule_accessor(c, cup, pc, &acc_name, &io);
+
+	if (io) {
+		/* Device memory: re-reading it to compare values could change the device. */
+		set_mark(s, MARK_KIND_DATA_RACE, MARK_IO_ACCESSOR);
+		detail = acc_name;
+	} else if (mf == MARK_KIND_DATA_RACE) {
 		set_mark(s, mf, MARK_MARKS_FILE);
 		detail = "data_race";
 	} else if (src == MARK_KIND_DATA_RACE) {
@@ -120,8 +131,9 @@ void mark__site(struct site *s, const struct mark_where *w, const struct mark_op
 	} else if (mf == MARK_KIND_MARKED) {
 		set_mark(s, mf, MARK_MARKS_FILE);
 		detail = "marked";
-	} else if (cup && rule_accessor(c, cup, pc, &detail)) {
+	} else if (acc) {
 		set_mark(s, MARK_KIND_MARKED, MARK_INLINE_ACCESSOR);
+		detail = acc_name;
 	} else if (c && c->dw && (detail = rule_qualifier(c, w->target, qbuf, sizeof(qbuf)))) {
 		set_mark(s, MARK_KIND_MARKED, MARK_QUALIFIER);
 	} else if (src == MARK_KIND_MARKED) {
@@ -129,8 +141,8 @@ void mark__site(struct site *s, const struct mark_where *w, const struct mark_op
 		detail = tok;
 	}
 	if (opts->verbose >= 2 && s->reason != before)
-		fprintf(stderr,
-			"kcsand: mark: %s+0x%" PRIx64 " (0x%" PRIx64 ") %s:%d:%d: %s%s: %s\n",
+		pr_warn(
+			"mark: %s+0x%" PRIx64 " (0x%" PRIx64 ") %s:%d:%d: %s%s: %s\n",
 			w->func ? w->func : "?", w->off, s->vaddr, file ? file : "?", line, col,
 			(s->desc.flags & KCSAND_SITE_DATA_RACE) ? "data_race, " : "",
 			mark_reason_name(s->reason), detail ? detail : "");

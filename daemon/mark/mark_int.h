@@ -66,8 +66,12 @@ struct src_row {
 	int line, col;
 };
 
-/* Inline accessor rule at pc in cu: the accessor's qualified name (also in *fn), or NULL. */
-const char *rule_accessor(struct dw_ctx *c, Dwarf_Die *cu, Dwarf_Addr pc, const char **fn);
+/*
+ * Inline accessor rule at pc in cu: the accessor's qualified name (also in
+ * *fn), or NULL; *io set when it is a device-memory accessor.
+ */
+const char *rule_accessor(struct dw_ctx *c, Dwarf_Die *cu, Dwarf_Addr pc, const char **fn,
+			  bool *io);
 /* Qualifier rule for a static target (module address): "volatile NAME" in buf, or NULL. */
 const char *rule_qualifier(struct dw_ctx *c, uint64_t target, char *buf, size_t len);
 /* The source file for a DWARF path, read once and cached in c; NULL when it cannot be read. */

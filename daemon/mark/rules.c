@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "mark.h"
+#include "util/print.h"
 
 enum entry_type { ENT_FUNC, ENT_FUNC_OFF, ENT_FILE_LINE };
 
@@ -147,7 +148,7 @@ int mark_rules__parse(const char *name, const char *text, struct mark_rules **ou
 			continue;
 		if (rc) {
 			if (why)
-				fprintf(stderr, "kcsand: %s:%d: %s\n", name, lineno, why);
+				pr_warn("%s:%d: %s\n", name, lineno, why);
 			err = rc;
 			free(e.name);
 			break;
@@ -185,7 +186,7 @@ int mark_rules__load(const char *path, struct mark_rules **out)
 	*out = NULL;
 	if (!f) {
 		err = -errno;
-		fprintf(stderr, "kcsand: %s: cannot open the marks file: %s\n", path,
+		pr_warn("%s: cannot open the marks file: %s\n", path,
 			strerror(-err));
 		return err;
 	}
@@ -208,7 +209,7 @@ int mark_rules__load(const char *path, struct mark_rules **out)
 			break;
 	}
 	if (ferror(f)) {
-		fprintf(stderr, "kcsand: %s: cannot read the marks file\n", path);
+		pr_warn("%s: cannot read the marks file\n", path);
 		free(text);
 		fclose(f);
 		return -EIO;
@@ -216,7 +217,7 @@ int mark_rules__load(const char *path, struct mark_rules **out)
 	fclose(f);
 	text[len] = '\0';
 	if (memchr(text, '\0', len)) {
-		fprintf(stderr, "kcsand: %s: not a text file\n", path);
+		pr_warn("%s: not a text file\n", path);
 		free(text);
 		return -EINVAL;
 	}

@@ -4,6 +4,7 @@
  * place:
  *
  *	accessors[]	function names whose accesses are marked (inline accessor rule)
+ *	io_accessors[]	function names whose accesses reach device memory (never watched)
  *	src_markers[]	source tokens that mark the accesses of their call (source rule)
  *
  * The qualifier rule has no table: _Atomic and volatile are the qualifiers.
@@ -71,6 +72,50 @@ const char *mark_accessor_match(const char *name, bool inlined)
 			continue;
 		if (!strncmp(name, a->prefix, strlen(a->prefix)))
 			return a->prefix;
+	}
+	return NULL;
+}
+
+/*
+ * Device-memory accessors (arch/x86/include/asm/io.h, lib/iomap.c): a mov
+ * to MMIO inside readl() and the like.  Reading such an address again to
+ * compare values has side effects (read-to-clear registers), and KCSAN
+ * never instruments them: their sites are never watched.  exact: the name
+ * itself, not a prefix (readl, not readlink).
+ */
+static const struct io_accessor {
+	const char *name;
+	bool exact;
+	bool out_of_line;
+} io_accessors[] = {
+	{ "readb", true }, { "readw", true }, { "readl", true }, { "readq", true },
+	{ "writeb", true }, { "writew", true }, { "writel", true }, { "writeq", true },
+	{ "__readb", true }, { "__readw", true }, { "__readl", true }, { "__readq", true },
+	{ "__writeb", true }, { "__writew", true }, { "__writel", true }, { "__writeq", true },
+	{ "__raw_read", false },	/* __raw_readb ... __raw_readq */
+	{ "__raw_write", false },
+	{ "ioread", false, true },	/* ioread8 ... ioread64_hi_lo, ioread32be */
+	{ "iowrite", false, true },
+	{ "__ioread", false, true },
+	{ "__iowrite", false, true },	/* __iowrite32_copy */
+	{ "memcpy_fromio", true, true },
+	{ "memcpy_toio", true, true },
+	{ "memset_io", true, true },
+	{ "__memcpy_fromio", true, true },
+	{ "__memcpy_toio", true, true },
+};
+
+const char *mark_io_accessor_match(const char *name, bool inlined)
+{
+	if (!name)
+		return NULL;
+	for (size_t i = 0; i < sizeof(io_accessors) / sizeof(io_accessors[0]); i++) {
+		const struct io_accessor *a = &io_accessors[i];
+
+		if (!inlined && !a->out_of_line)
+			continue;
+		if (a->exact ? !strcmp(name, a->name) : !strncmp(name, a->name, strlen(a->name)))
+			return a->name;
 	}
 	return NULL;
 }

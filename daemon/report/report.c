@@ -3,6 +3,7 @@
 #include <inttypes.h>
 #include <string.h>
 #include "report.h"
+#include "util/json.h"
 
 const char *report_access_type(unsigned int type)
 {
@@ -30,6 +31,10 @@ int report_title(const struct report_view *v, char *buf, size_t len)
 
 	if (!v->raw->has_other)
 		return snprintf(buf, len, "data-race in %s", v->this.top);
+	/* Not a pair: the write an escalation caught after a race of unknown origin. */
+	if (report_is_later_write(v->raw))
+		return snprintf(buf, len, "later write in %s after data-race in %s", v->other.func,
+				v->this.func);
 	/* KCSAN orders the two functions lexicographically for stable titles. */
 	a = v->other.func;
 	b = v->this.func;
@@ -53,11 +58,13 @@ static void access_who(const struct kcsand_access *acc, char *who, size_t len)
 
 static void print_access_line(FILE *out, const char *prefix, const struct kcsand_access *acc)
 {
-	char who[32];
+	char who[32], when[64] = "";
 
 	access_who(acc, who, sizeof(who));
-	fprintf(out, "%s%s to 0x%016" PRIx64 " of %u bytes by %s on cpu %u:\n", prefix,
-		report_access_type(acc->type), (uint64_t)acc->addr, acc->size, who, acc->cpu);
+	if (acc->flags & KCSAND_ACC_LATER)
+		snprintf(when, sizeof(when), ", %.3f ms after the race below", acc->after_us / 1e3);
+	fprintf(out, "%s%s to 0x%016" PRIx64 " of %u bytes by %s on cpu %u%s:\n", prefix,
+		report_access_type(acc->type), (uint64_t)acc->addr, acc->size, who, acc->cpu, when);
 }
 
 static void print_stack(FILE *out, const struct report_side *s)
@@ -84,7 +91,8 @@ int report_print_text(const struct report_view *v, FILE *out)
 		print_access_line(out, "", &r->other);
 		print_stack(out, &v->other);
 		fprintf(out, "\n");
-		print_access_line(out, "", me);
+		print_access_line(out, report_is_later_write(r) ? "race at unknown origin, with " : "",
+				  me);
 	} else {
 		print_access_line(out, "race at unknown origin, with ", me);
 	}
@@ -121,73 +129,68 @@ int report_print_text(const struct report_view *v, FILE *out)
 	return ferror(out) ? -EIO : 0;
 }
 
-void json_print_string(FILE *out, const char *s)
-{
-	fputc('"', out);
-	for (; s && *s; s++) {
-		unsigned char c = *s;
-
-		if (c == '"' || c == '\\')
-			fprintf(out, "\\%c", c);
-		else if (c == '\n')
-			fputs("\\n", out);
-		else if (c < 0x20)
-			fprintf(out, "\\u%04x", c);
-		else
-			fputc(c, out);
-	}
-	fputc('"', out);
-}
-
-static void json_access(FILE *out, const struct report_side *s)
+static struct json_object *json_access(const struct report_side *s)
 {
 	const struct kcsand_access *a = s->acc;
+	struct json_object *o = json_object_new_object(), *stack = json_object_new_array();
+	char addr[32];
 
-	fprintf(out, "{\"type\":");
-	json_print_string(out, report_access_type(a->type));
-	fprintf(out, ",\"addr\":\"0x%016" PRIx64 "\",\"size\":%u,\"context\":\"%s\",\"tid\":%u,"
-		"\"pid\":%u,\"cpu\":%u,\"comm\":",
-		(uint64_t)a->addr, a->size, a->ctx == KCSAND_CTX_INTERRUPT ? "interrupt" : "task",
-		a->tid, a->pid, a->cpu);
-	json_print_string(out, a->comm);
-	fprintf(out, ",\"function\":");
-	json_print_string(out, s->func);
+	snprintf(addr, sizeof(addr), "0x%016" PRIx64, (uint64_t)a->addr);
+	json__add(o, "type", json__string(report_access_type(a->type)));
+	json__add(o, "addr", json__string(addr));
+	json__add(o, "size", json_object_new_int64(a->size));
+	json__add(o, "context", json__string(a->ctx == KCSAND_CTX_INTERRUPT ? "interrupt" : "task"));
+	json__add(o, "tid", json_object_new_int64(a->tid));
+	json__add(o, "pid", json_object_new_int64(a->pid));
+	json__add(o, "cpu", json_object_new_int64(a->cpu));
+	json__add(o, "comm", json__string(a->comm));
+	json__add(o, "function", json__string(s->func));
 	if (a->flags & KCSAND_ACC_HWBP)
-		fprintf(out, ",\"hw_watchpoint\":true");
-	fprintf(out, ",\"stack\":[");
-	for (int i = 0; i < s->nr_frames; i++) {
-		if (i)
-			fputc(',', out);
-		json_print_string(out, s->frames[i]);
-	}
-	fprintf(out, "]}");
+		json__add(o, "hw_watchpoint", json_object_new_boolean(1));
+	for (int i = 0; i < s->nr_frames; i++)
+		json_object_array_add(stack, json__string(s->frames[i]));
+	json__add(o, "stack", stack);
+	return o;
+}
+
+/* The value change, as hex of the access's width; nothing when it did not change. */
+static void json_values(struct json_object *o, const struct kcsand_report *r)
+{
+	uint64_t old, new;
+	char buf[32];
+
+	if (r->this.size > 8 || !r->value_valid)
+		return;
+	old = value_word(r->old_value, r->this.size);
+	new = value_word(r->new_value, r->this.size);
+	if (old == new)
+		return;
+	snprintf(buf, sizeof(buf), "0x%0*" PRIx64, r->this.size * 2, old);
+	json__add(o, "value_old", json__string(buf));
+	snprintf(buf, sizeof(buf), "0x%0*" PRIx64, r->this.size * 2, new);
+	json__add(o, "value_new", json__string(buf));
 }
 
 int report_print_json(const struct report_view *v, FILE *out)
 {
 	const struct kcsand_report *r = v->raw;
+	struct json_object *o = json_object_new_object(), *acc = json_object_new_array();
 	char title[1024];
+	int ret;
 
 	report_title(v, title, sizeof(title));
-	fprintf(out, "{\"title\":");
-	json_print_string(out, title);
-	fprintf(out, ",\"origin\":\"%s\",\"accesses\":[", r->has_other ? "known" : "unknown");
-	if (r->has_other) {
-		json_access(out, &v->other);
-		fputc(',', out);
-	}
-	json_access(out, &v->this);
-	fputc(']', out);
-	if (r->this.size <= 8 && r->value_valid) {
-		uint64_t old = value_word(r->old_value, r->this.size);
-		uint64_t new = value_word(r->new_value, r->this.size);
-
-		if (old != new)
-			fprintf(out, ",\"value_old\":\"0x%0*" PRIx64 "\",\"value_new\":\"0x%0*" PRIx64 "\"",
-				r->this.size * 2, old, r->this.size * 2, new);
-	}
-	fprintf(out, ",\"system\":");
-	json_print_string(out, v->system);
-	fprintf(out, "}\n");
-	return ferror(out) ? -EIO : 0;
+	json__add(o, "title", json__string(title));
+	json__add(o, "origin", json__string(report_is_later_write(r) ? "later_write"
+					    : r->has_other ? "known" : "unknown"));
+	if (report_is_later_write(r))
+		json__add(o, "after_us", json_object_new_int64(r->other.after_us));
+	if (r->has_other)
+		json_object_array_add(acc, json_access(&v->other));
+	json_object_array_add(acc, json_access(&v->this));
+	json__add(o, "accesses", acc);
+	json_values(o, r);
+	json__add(o, "system", json__string(v->system));
+	ret = json__print(out, o);
+	fputc('\n', out);
+	return ret ? ret : ferror(out) ? -EIO : 0;
 }

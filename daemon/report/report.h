@@ -39,6 +39,15 @@ struct report_view {
 	bool footer_tid;
 };
 
+/*
+ * An escalation's report: the race's watcher and the next write to its
+ * address, seen later by a debug register; not a concurrent pair.
+ */
+static inline bool report_is_later_write(const struct kcsand_report *r)
+{
+	return r->has_other && (r->other.flags & KCSAND_ACC_LATER);
+}
+
 /* "read", "write (marked)", "read-write", ... as KCSAN's get_access_type(). */
 const char *report_access_type(unsigned int type);
 /* The title after "BUG: KCSAN: ", e.g. "data-race in reader / writer". */
@@ -47,7 +56,5 @@ int report_title(const struct report_view *v, char *buf, size_t len);
 int report_print_text(const struct report_view *v, FILE *out);
 /* Print the report as one JSON object on one line. */
 int report_print_json(const struct report_view *v, FILE *out);
-/* Write s as a JSON string literal (with quotes). */
-void json_print_string(FILE *out, const char *s);
 
 #endif

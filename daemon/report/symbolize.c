@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,6 +20,7 @@
 
 #include <elfutils/libdwfl.h>
 #include <gelf.h>
+#include <Zydis/Zydis.h>
 
 #include "symbolize.h"
 #include "sites/symindex.h"
@@ -50,6 +52,7 @@ struct sym_bias {
 struct sym_map {
 	uint64_t start, end, pgoff;
 	char *path;
+	bool exec;		/* mapped executable: code can return here */
 };
 
 struct sym_proc {
@@ -487,11 +490,11 @@ static int proc_read_maps(struct sym_proc *p)
 		return -errno;
 	while (getline(&line, &linecap, fp) > 0) {
 		unsigned long long start, end, pgoff;
-		char *path;
+		char *path, perms[8] = "";
 		int pos = 0;
 
-		if (sscanf(line, "%llx-%llx %*s %llx %*s %*s %n", &start, &end, &pgoff, &pos) < 3 ||
-		    !pos)
+		if (sscanf(line, "%llx-%llx %7s %llx %*s %*s %n", &start, &end, perms, &pgoff,
+			   &pos) < 4 || !pos)
 			continue;
 		path = line + pos;
 		path[strcspn(path, "\n")] = '\0';
@@ -516,6 +519,7 @@ static int proc_read_maps(struct sym_proc *p)
 		m->start = start;
 		m->end = end;
 		m->pgoff = pgoff;
+		m->exec = strchr(perms, 'x') != NULL;
 		nr++;
 	}
 	free(line);
@@ -627,6 +631,81 @@ int symbolizer__proc_lookup(struct symbolizer *s, pid_t pid, uint64_t addr, bool
 	return file_lookup(s, f, vaddr, is_ra, out);
 }
 
+/* Does a call instruction of f end right before link-time address vaddr, in code? */
+static bool file_call_before(struct sym_file *f, uint64_t vaddr)
+{
+	GElf_Addr bias;
+	Elf *elf = f->mod ? dwfl_module_getelf(f->mod, &bias) : NULL;
+	size_t size = 0;
+	const uint8_t *raw = elf ? (const uint8_t *)elf_rawfile(elf, &size) : NULL;
+	ZydisDecoder dec;
+
+	if (!raw || !ZYAN_SUCCESS(ZydisDecoderInit(&dec, ZYDIS_MACHINE_MODE_LONG_64,
+						   ZYDIS_STACK_WIDTH_64)))
+		return false;
+	for (size_t i = 0; i < f->nr_loads; i++) {
+		const GElf_Phdr *ph = &f->loads[i];
+		uint64_t off;
+
+		if (!(ph->p_flags & PF_X) || vaddr <= ph->p_vaddr ||
+		    vaddr > ph->p_vaddr + ph->p_filesz)
+			continue;
+		off = ph->p_offset + (vaddr - ph->p_vaddr);
+		if (off > size)
+			return false;
+		/* Calls are 2 (call reg) to 7 (call [rip+disp32] with a prefix) bytes long. */
+		for (size_t k = 2; k <= 7 && k <= vaddr - ph->p_vaddr; k++) {
+			ZydisDecodedInstruction in;
+
+			if (ZYAN_SUCCESS(ZydisDecoderDecodeInstruction(&dec, NULL, raw + off - k, k,
+								       &in)) &&
+			    in.length == k && in.meta.category == ZYDIS_CATEGORY_CALL)
+				return true;
+		}
+		return false;
+	}
+	return false;
+}
+
+int symbolizer__proc_after_call(struct symbolizer *s, pid_t pid, uint64_t ra)
+{
+	struct sym_proc *p = s ? proc_get(s, pid, true) : NULL;
+	struct sym_file *f;
+	struct sym_map *m;
+	uint64_t vaddr;
+
+	if (!p)
+		return -ENOMEM;
+	for (size_t i = p->nr_biases; i-- > 0;) {
+		struct sym_bias *b = &p->biases[i];
+
+		if (ra > b->start && ra <= b->end)
+			return file_call_before(b->file, ra - b->bias);
+	}
+	m = proc_find_map(p, ra - 1);
+	if (!m && !p->gone) {
+		int err = proc_read_maps(p);
+
+		if (err == -ENOENT || err == -ESRCH)
+			p->gone = true;
+		else if (err)
+			return err;
+		m = proc_find_map(p, ra - 1);
+	}
+	if (!m)
+		return p->gone ? -ENOENT : 0;
+	if (!m->exec)
+		return 0;
+	f = file_get(s, m->path);
+	if (!f)
+		return -ENOMEM;
+	if (f->err)
+		return f->err;
+	if (map_to_vaddr(s, f, m, ra - 1, &vaddr))
+		return 0;
+	return file_call_before(f, vaddr + 1);
+}
+
 void symbolizer__proc_forget(struct symbolizer *s, pid_t pid)
 {
 	unsigned int b = (unsigned int)pid % PROC_BUCKETS;
@@ -643,6 +722,30 @@ void symbolizer__proc_forget(struct symbolizer *s, pid_t pid)
 			return;
 		}
 	}
+}
+
+size_t symbolizer__forget_exited(struct symbolizer *s)
+{
+	size_t n = 0;
+
+	if (!s)
+		return 0;
+	for (unsigned int b = 0; b < PROC_BUCKETS; b++) {
+		struct sym_proc **pp = &s->procs[b];
+
+		while (*pp) {
+			struct sym_proc *p = *pp;
+
+			if (kill(p->pid, 0) && errno == ESRCH) {
+				*pp = p->next;
+				proc_free(p);
+				n++;
+			} else {
+				pp = &p->next;
+			}
+		}
+	}
+	return n;
 }
 
 /* Append like snprintf, keeping the running total even once buf is full. */

@@ -56,6 +56,22 @@ int symbolizer__proc_add_bias(struct symbolizer *s, pid_t pid, const char *path,
 int symbolizer__proc_lookup(struct symbolizer *s, pid_t pid, uint64_t addr, bool is_ra,
 			    struct sym_info *out);
 void symbolizer__proc_forget(struct symbolizer *s, pid_t pid);
+/*
+ * Forget the processes that have exited: a service that outlives many
+ * target processes would otherwise keep the maps of each one it reported.
+ * A late report of one of them reads what it needs again.  Returns how
+ * many were forgotten.
+ */
+size_t symbolizer__forget_exited(struct symbolizer *s);
+
+/*
+ * Is ra a return address in pid: does a call instruction end right before
+ * it, in an executable mapping of a file?  1 yes, 0 no (a word a
+ * frame-pointer walk read through a function without frame pointers),
+ * negative errno when it cannot be told (-ENOENT: the process is gone and
+ * no registered object covers ra).
+ */
+int symbolizer__proc_after_call(struct symbolizer *s, pid_t pid, uint64_t ra);
 
 /*
  * Format as KCSAN's %pS does, "func+0xoff/0xsize", followed by " file:line"

@@ -53,6 +53,7 @@
 #include "kcsand.h"
 #include "ksampler.h"
 #include "kcsand.skel.h"
+#include "util/print.h"
 
 extern int kcsand_verbose;
 
@@ -142,7 +143,7 @@ int kbitmap__open(struct kcsand_bpf *skel, size_t capacity, struct kbitmap **out
 	if (m == MAP_FAILED) {
 		int err = -errno;
 
-		fprintf(stderr, "kcsand: sampler: cannot map the disarmed-sites bitmap: %s\n",
+		pr_warn("sampler: cannot map the disarmed-sites bitmap: %s\n",
 			strerror(-err));
 		free(b);
 		return err;
@@ -266,7 +267,7 @@ double ktrap_ns(struct kcsand_bpf *skel)
 	without = getppid_ns();
 	fd = open_inner_kprobe(func);
 	if (fd < 0) {
-		fprintf(stderr, "kcsand: sampler: cannot put a kprobe in %s to time a trap (%s): the "
+		pr_warn("sampler: cannot put a kprobe in %s to time a trap (%s): the "
 				"trap floor is not counted\n", func, strerror(-fd));
 		return 0;
 	}
@@ -276,14 +277,14 @@ double ktrap_ns(struct kcsand_bpf *skel)
 		int err = -errno;
 
 		close(fd);
-		fprintf(stderr, "kcsand: sampler: cannot attach to the kprobe in %s to time a trap "
+		pr_warn("sampler: cannot attach to the kprobe in %s to time a trap "
 				"(%s): the trap floor is not counted\n", func, strerror(-err));
 		return 0;
 	}
 	with = getppid_ns();
 	bpf_link__destroy(l);
 	if (kcsand_verbose)
-		fprintf(stderr, "kcsand: sampler: a kprobe trap costs %.0f ns (getppid(2): %.0f ns "
+		pr_warn("sampler: a kprobe trap costs %.0f ns (getppid(2): %.0f ns "
 				"without, %.0f with); calibrated in %.0f ms\n",
 			with > without ? with - without : 0, without, with, (now_ns() - t0) / 1e6);
 	return with > without ? with - without : 0;

@@ -41,7 +41,7 @@
  * turn.  CPU time rather than wall time, so that a loaded machine, where the
  * target gets less of the CPU, does not cut the warm-up short.  In kernel
  * mode it is the machine's busy CPU time outside kcsand (the same clock as
- * "native"), and its default is KERNEL_DEFAULT_SAMPLER_WARMUP_CPU_MS.
+ * "native"), and its default is kernel mode's in params.c.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -61,6 +61,7 @@
 #include "engine/uprobe_multi.h"
 #include "xturn.h"
 #include "kcsand.skel.h"
+#include "util/print.h"
 
 extern int kcsand_verbose;
 
@@ -279,7 +280,7 @@ int sampler__new(struct engine *e, struct kcsand_bpf *skel, size_t capacity, boo
 	if (m == MAP_FAILED) {
 		int err = -errno;
 
-		fprintf(stderr, "kcsand: sampler: cannot map the site statistics: %s\n",
+		pr_warn("sampler: cannot map the site statistics: %s\n",
 			strerror(-err));
 		free(s);
 		return err;
@@ -390,7 +391,7 @@ static int arm_set(struct sampler *s, const uint8_t *armed, const uint8_t *turn,
 
 static uint64_t next_tick_ns(const struct sampler *s)
 {
-	unsigned int period = DEFAULT_SAMPLER_PERIOD_MS;
+	unsigned int period = 0;	/* engine__get_param() knows every name of params.c */
 
 	if (s->hot_turn)
 		return s->turn_end_ns;
@@ -515,7 +516,7 @@ static bool site_overhead(const struct sampler *s, size_t i, double native, doub
 
 void sampler__tick(struct sampler *s)
 {
-	unsigned int budget = 100, warmup = 0, turn_ms = DEFAULT_SAMPLER_TURN_MS;
+	unsigned int budget = 100, warmup = 0, turn_ms = 0;
 	uint64_t now = now_ns(), dt;
 	double probe = 0, floor = 0, cpu, u, native, nat, floor_native, est;
 	size_t n = engine__nr_cookies(s->e), armed = 0;
@@ -629,7 +630,7 @@ void sampler__tick(struct sampler *s)
 		start_turn(s, n, turn_ms);
 	}
 	if (kcsand_verbose >= 2)
-		fprintf(stderr, "kcsand: sampler: %zu/%zu sites armed%s, %s %.2f CPUs, probes %.2f, "
+		pr_warn("sampler: %zu/%zu sites armed%s, %s %.2f CPUs, probes %.2f, "
 				"overhead %.0f%% this period, %.0f%% since warm-up, %.0f%% expected, "
 				"%s %.1f%s\n",
 			armed, n, s->hot_turn ? " + a hot turn" : "",

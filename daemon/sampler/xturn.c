@@ -30,6 +30,7 @@
 #include "hw/hwbp.h"
 #include "kcsand.h"
 #include "kcsand.skel.h"
+#include "util/print.h"
 
 extern int kcsand_verbose;
 
@@ -60,7 +61,7 @@ int xturn__new(struct kcsand_bpf *skel, struct xturn **out)
 
 	if (why) {
 		if (kcsand_verbose)
-			fprintf(stderr, "kcsand: hot turns use uprobes on every thread: %s\n", why);
+			pr_warn("hot turns use uprobes on every thread: %s\n", why);
 		return -EOPNOTSUPP;
 	}
 	x = calloc(1, sizeof(*x));
@@ -188,14 +189,12 @@ static int add(struct xturn *x, pid_t tid, uint64_t va, uint32_t cookie)
 	return 0;
 }
 
-int xturn__arm(struct xturn *x, const char *path, uint64_t off, uint32_t cookie)
+int xturn__arm(struct xturn *x, dev_t dev, ino_t ino, uint64_t off, uint32_t cookie)
 {
 	int map = bpf_map__fd(x->skel->maps.targets), armed = 0, err;
 	__u32 key, next, *prev = NULL;
-	struct stat st;
+	struct stat st = { .st_dev = dev, .st_ino = ino };
 
-	if (stat(path, &st))
-		return -errno;
 	while (!bpf_map_get_next_key(map, prev, &next)) {
 		uint64_t va;
 		pid_t tid;
@@ -218,7 +217,7 @@ int xturn__arm(struct xturn *x, const char *path, uint64_t off, uint32_t cookie)
 		err = add(x, tid, va, cookie);
 		if (err) {
 			if (kcsand_verbose >= 2)
-				fprintf(stderr, "kcsand: sampler: no execute breakpoint at 0x%" PRIx64
+				pr_warn("sampler: no execute breakpoint at 0x%" PRIx64
 						" in thread %d: %s\n", va, tid, strerror(-err));
 			return err;
 		}

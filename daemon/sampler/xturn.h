@@ -19,19 +19,20 @@
 #define KCSAND_XTURN_H
 
 #include <stdint.h>
+#include <sys/types.h>
 
 struct kcsand_bpf;
 struct xturn;
 
 int xturn__new(struct kcsand_bpf *skel, struct xturn **out);
 /*
- * Arm the site with this cookie, at file offset off of the ELF file path,
- * in one thread of every target process that maps it: the thread this
+ * Arm the site with this cookie, at file offset off of the ELF file with
+ * this device and inode (not a path: it may name a newer file), in one thread of every target process that maps it: the thread this
  * turn already uses in that process, else the next running one.  Returns how many
  * breakpoints were armed (0: no target process maps it), or a negative
  * errno, with what was armed by this call left armed for xturn__disarm().
  */
-int xturn__arm(struct xturn *x, const char *path, uint64_t off, uint32_t cookie);
+int xturn__arm(struct xturn *x, dev_t dev, ino_t ino, uint64_t off, uint32_t cookie);
 /* Disarm every breakpoint armed since the last call. */
 void xturn__disarm(struct xturn *x);
 /*

@@ -199,7 +199,7 @@ static int parse_target(struct parse_ctx *pc, struct config *c, char **w, int n)
 				return fail(pc, "target user: --functions given twice");
 			t.functions = w[i + 1];
 		} else if (!strcmp(w[i], "--pid")) {
-			if (parse_uint(w[i + 1], 1, INT_MAX, &pid))
+			if (uint__parse(w[i + 1], 1, INT_MAX, &pid))
 				return fail(pc, "target user: bad pid '%s'", w[i + 1]);
 			t.pid = pid;
 		} else {
@@ -236,102 +236,117 @@ static int parse_watch(struct parse_ctx *pc, struct config *c, char **w, int n)
 	return 0;
 }
 
+static int parse_filter(struct parse_ctx *pc, struct config *c, char **w, int n)
+{
+	if (n < 2)
+		return fail(pc, "filter: expected one or more function names");
+	for (int i = 1; i < n; i++) {
+		int err = filter__add(&c->filter, w[i]);
+
+		if (err == -ENOSPC)
+			return fail(pc, "filter: too many functions (at most %d)", FILTER_MAX_FUNCS);
+		if (err == -EINVAL)
+			return fail(pc, "filter: '%.64s' is not a function name", w[i]);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+/* KEY /PATH, repeatable up to max times (kernel_debug, filter_file). */
+static int parse_path_list(struct parse_ctx *pc, const char *key, const char *path,
+			   char **list, size_t *nr, size_t max)
+{
+	int err;
+
+	if (*nr == max)
+		return fail(pc, "%s: at most %zu", key, max);
+	if (path[0] != '/')
+		return fail(pc, "%s: '%s' is not an absolute path", key, path);
+	list[*nr] = NULL;
+	err = dup_word(pc, key, path, &list[*nr]);
+	if (!err)
+		(*nr)++;
+	return err;
+}
+
+/* Where reports and the socket go: 1 when key is not one of these. */
+static int parse_output(struct parse_ctx *pc, struct config *c, const char *key, const char *v)
+{
+	if (!strcmp(key, "stderr"))
+		return parse_bool(pc, key, v, &c->to_stderr);
+	if (!strcmp(key, "syslog"))
+		return parse_bool(pc, key, v, &c->to_syslog);
+	if (!strcmp(key, "kmsg"))
+		return parse_bool(pc, key, v, &c->to_kmsg);
+	if (!strcmp(key, "json"))
+		return parse_bool(pc, key, v, &c->json);
+	if (!strcmp(key, "log") || !strcmp(key, "socket")) {
+		if (v[0] != '/')
+			return fail(pc, "%s: '%s' is not an absolute path", key, v);
+		return dup_word(pc, key, v, !strcmp(key, "log") ? &c->log : &c->socket);
+	}
+	if (!strcmp(key, "socket_group"))
+		return dup_word(pc, key, v, &c->socket_group);
+	return 1;
+}
+
+/* A parameter of params.c's table (or max_sites), by index in param__table(). */
+static int parse_param(struct parse_ctx *pc, struct config *c, const char *key, const char *v)
+{
+	const struct param_desc *p;
+	size_t nr_params, idx;
+	unsigned long max_sites;
+	unsigned int pv;
+	char msg[256];
+
+	if (!strcmp(key, "max_sites")) {
+		if (uint__parse(v, 1, 1 << 24, &max_sites))
+			return fail(pc, "max_sites: bad value '%s' (expected 1..%d)", v, 1 << 24);
+		c->max_sites = max_sites;
+		return 0;
+	}
+	p = param__find(key);
+	if (!p)
+		return fail(pc, "unknown key '%.64s'", key);
+	if (param__parse(p, v, &pv, msg, sizeof(msg)))
+		return fail(pc, "%s", msg);
+	idx = p - param__table(&nr_params);
+	if (idx >= CONFIG_MAX_PARAMS)
+		return fail(pc, "%s: too many parameters for this build", key);
+	c->values[idx] = pv;
+	c->set[idx] = true;
+	return 0;
+}
+
 static int parse_words(struct parse_ctx *pc, struct config *c, char **w, int n)
 {
 	const char *key = w[0];
-	const struct param_desc *p;
-	size_t nr_params, idx;
-	unsigned long v;
-	int err;
+	int ret;
 
 	if (!strcmp(key, "target"))
 		return parse_target(pc, c, w, n);
 	if (!strcmp(key, "watch"))
 		return parse_watch(pc, c, w, n);
-	if (!strcmp(key, "filter")) {
-		if (n < 2)
-			return fail(pc, "filter: expected one or more function names");
-		for (int i = 1; i < n; i++) {
-			err = filter__add(&c->filter, w[i]);
-			if (err == -ENOSPC)
-				return fail(pc, "filter: too many functions (at most %d)",
-					    FILTER_MAX_FUNCS);
-			if (err == -EINVAL)
-				return fail(pc, "filter: '%.64s' is not a function name", w[i]);
-			if (err)
-				return err;
-		}
-		return 0;
-	}
+	if (!strcmp(key, "filter"))
+		return parse_filter(pc, c, w, n);
 	if (n != 2)
 		return fail(pc, "%s: expected one value, got %d", key, n - 1);
 	if (!strcmp(key, "filter_mode")) {
-		if (!strcmp(w[1], "blacklist"))
-			c->filter.whitelist = false;
-		else if (!strcmp(w[1], "whitelist"))
-			c->filter.whitelist = true;
-		else
+		if (strcmp(w[1], "blacklist") && strcmp(w[1], "whitelist"))
 			return fail(pc, "filter_mode: bad value '%s' (expected blacklist or "
 					"whitelist)", w[1]);
+		c->filter.whitelist = !strcmp(w[1], "whitelist");
 		return 0;
 	}
-	if (!strcmp(key, "kernel_debug")) {
-		if (c->nr_kernel_debug == CONFIG_MAX_KERNEL_DEBUG)
-			return fail(pc, "kernel_debug: at most %d", CONFIG_MAX_KERNEL_DEBUG);
-		if (w[1][0] != '/')
-			return fail(pc, "kernel_debug: '%s' is not an absolute path", w[1]);
-		c->kernel_debug[c->nr_kernel_debug] = NULL;
-		err = dup_word(pc, key, w[1], &c->kernel_debug[c->nr_kernel_debug]);
-		if (!err)
-			c->nr_kernel_debug++;
-		return err;
-	}
-	if (!strcmp(key, "filter_file")) {
-		if (c->nr_filter_files == CONFIG_MAX_FILTER_FILES)
-			return fail(pc, "filter_file: at most %d", CONFIG_MAX_FILTER_FILES);
-		if (w[1][0] != '/')
-			return fail(pc, "filter_file: '%s' is not an absolute path", w[1]);
-		c->filter_files[c->nr_filter_files] = NULL;
-		err = dup_word(pc, key, w[1], &c->filter_files[c->nr_filter_files]);
-		if (!err)
-			c->nr_filter_files++;
-		return err;
-	}
-	if (!strcmp(key, "stderr"))
-		return parse_bool(pc, key, w[1], &c->to_stderr);
-	if (!strcmp(key, "syslog"))
-		return parse_bool(pc, key, w[1], &c->to_syslog);
-	if (!strcmp(key, "kmsg"))
-		return parse_bool(pc, key, w[1], &c->to_kmsg);
-	if (!strcmp(key, "json"))
-		return parse_bool(pc, key, w[1], &c->json);
-	if (!strcmp(key, "log"))
-		return w[1][0] == '/' ? dup_word(pc, key, w[1], &c->log) :
-					fail(pc, "log: '%s' is not an absolute path", w[1]);
-	if (!strcmp(key, "socket"))
-		return w[1][0] == '/' ? dup_word(pc, key, w[1], &c->socket) :
-					fail(pc, "socket: '%s' is not an absolute path", w[1]);
-	if (!strcmp(key, "socket_group"))
-		return dup_word(pc, key, w[1], &c->socket_group);
-	if (!strcmp(key, "max_sites")) {
-		if (parse_uint(w[1], 1, 1 << 24, &v))
-			return fail(pc, "max_sites: bad value '%s' (expected 1..%d)", w[1],
-				    1 << 24);
-		c->max_sites = v;
-		return 0;
-	}
-	p = param_find(key);
-	if (!p)
-		return fail(pc, "unknown key '%.64s'", key);
-	if (parse_uint(w[1], p->min, p->max, &v))
-		return fail(pc, "%s: bad value '%.64s' (expected %u..%u)", key, w[1], p->min,
-			    p->max);
-	idx = p - params_all(&nr_params);
-	if (idx >= CONFIG_MAX_PARAMS)
-		return fail(pc, "%s: too many parameters for this build", key);
-	c->values[idx] = v;
-	c->set[idx] = true;
-	return 0;
+	if (!strcmp(key, "kernel_debug"))
+		return parse_path_list(pc, key, w[1], c->kernel_debug, &c->nr_kernel_debug,
+				       CONFIG_MAX_KERNEL_DEBUG);
+	if (!strcmp(key, "filter_file"))
+		return parse_path_list(pc, key, w[1], c->filter_files, &c->nr_filter_files,
+				       CONFIG_MAX_FILTER_FILES);
+	ret = parse_output(pc, c, key, w[1]);
+	return ret <= 0 ? ret : parse_param(pc, c, key, w[1]);
 }
 
 int config_parse(const char *text, size_t len, const char *name, struct config *c, char *err,

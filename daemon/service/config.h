@@ -71,7 +71,7 @@ struct config {
 	size_t nr_targets;
 	struct config_watch watches[CONFIG_MAX_WATCHES];
 	size_t nr_watches;
-	/* Parameters by index in params_all(); set[i] says whether the file gave one. */
+	/* Parameters by index in param__table(); set[i] says whether the file gave one. */
 	unsigned int values[CONFIG_MAX_PARAMS];
 	bool set[CONFIG_MAX_PARAMS];
 	struct filter filter;

@@ -6,11 +6,13 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
 #include "control.h"
+#include "util/print.h"
 
 /*
  * A connected client.  in holds a partial request; discarding is set
@@ -26,6 +28,8 @@ struct client {
 	size_t out_len, out_cap;
 	bool follow, follow_json;
 	bool dead;
+	bool root;		/* else a socket_group member: read-only requests */
+	time_t last;		/* CLOCK_MONOTONIC seconds of its last request byte */
 };
 
 struct ctl_server {
@@ -48,7 +52,7 @@ static int bind_socket(struct ctl_server *s, const char *path)
 	int fd, err;
 
 	if (strlen(path) >= sizeof(sa.sun_path)) {
-		fprintf(stderr, "kcsand: socket %s: path too long\n", path);
+		pr_warn("socket %s: path too long\n", path);
 		return -ENAMETOOLONG;
 	}
 	strcpy(sa.sun_path, path);
@@ -57,13 +61,13 @@ static int bind_socket(struct ctl_server *s, const char *path)
 		return -errno;
 	if (!lstat(path, &st)) {
 		if (!S_ISSOCK(st.st_mode)) {
-			fprintf(stderr, "kcsand: socket %s: exists and is not a socket\n", path);
+			pr_warn("socket %s: exists and is not a socket\n", path);
 			close(fd);
 			return -EEXIST;
 		}
 		/* A live daemon answers; a stale socket of a killed one is refused. */
 		if (!connect(fd, (struct sockaddr *)&sa, sizeof(sa)) || errno == EAGAIN) {
-			fprintf(stderr, "kcsand: socket %s: another kcsand is running there\n",
+			pr_warn("socket %s: another kcsand is running there\n",
 				path);
 			close(fd);
 			return -EADDRINUSE;
@@ -74,15 +78,20 @@ static int bind_socket(struct ctl_server *s, const char *path)
 		if (fd < 0)
 			return -errno;
 	}
+	/*
+	 * Created 0600 (the socket inode's mode, less the umask): nobody but
+	 * root can connect until the group is set, and only then is the group
+	 * given access.
+	 */
 	old = umask(0177);
-	err = bind(fd, (struct sockaddr *)&sa, sizeof(sa)) ? -errno : 0;
+	err = fchmod(fd, 0600) || bind(fd, (struct sockaddr *)&sa, sizeof(sa)) ? -errno : 0;
 	umask(old);
 	if (!err && s->has_group && (chown(path, 0, s->gid) || chmod(path, 0660)))
 		err = -errno;
 	if (!err && listen(fd, CTL_MAX_CLIENTS))
 		err = -errno;
 	if (err) {
-		fprintf(stderr, "kcsand: cannot listen on %s: %s\n", path, strerror(-err));
+		pr_warn("cannot listen on %s: %s\n", path, strerror(-err));
 		close(fd);
 		return err;
 	}
@@ -105,7 +114,7 @@ int ctl_server__open(const char *path, const char *group, ctl_exec_fn exec, void
 		struct group *gr = getgrnam(group);
 
 		if (!gr) {
-			fprintf(stderr, "kcsand: socket_group %s: no such group\n", group);
+			pr_warn("socket_group %s: no such group\n", group);
 			free(s);
 			return -ENOENT;
 		}
@@ -126,30 +135,75 @@ int ctl_server__open(const char *path, const char *group, ctl_exec_fn exec, void
 	return 0;
 }
 
-/* Root, or a member of the configured group. */
-static bool peer_allowed(const struct ctl_server *s, int fd)
+enum peer_kind { PEER_DENIED, PEER_MEMBER, PEER_ROOT };
+
+/*
+ * Is gid among the groups the peer held when it connected?  Those the
+ * kernel saw (SO_PEERGROUPS), not /etc/group: a process that dropped a
+ * group has lost it, and one given a group has it.
+ */
+static bool peer_in_group(int fd, gid_t gid)
+{
+	socklen_t len = 0;
+	gid_t *groups;
+	bool in = false;
+
+	if (!getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, NULL, &len) || errno != ERANGE)
+		return false;	/* no supplementary group */
+	groups = malloc(len);
+	if (!groups)
+		return false;
+	if (!getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, groups, &len))
+		for (size_t i = 0; i < len / sizeof(*groups) && !in; i++)
+			in = groups[i] == gid;
+	free(groups);
+	return in;
+}
+
+/* Root, or a member of the configured group (read-only, see request_allowed()). */
+static enum peer_kind peer_kind(const struct ctl_server *s, int fd)
 {
 	struct ucred cr;
 	socklen_t len = sizeof(cr);
-	struct passwd *pw;
-	gid_t groups[256];
-	int n = 256;
 
 	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &len))
-		return false;
+		return PEER_DENIED;
 	if (cr.uid == 0)
+		return PEER_ROOT;
+	if (s->has_group && (cr.gid == s->gid || peer_in_group(fd, s->gid)))
+		return PEER_MEMBER;
+	return PEER_DENIED;
+}
+
+/*
+ * What a socket_group member may do: read.  Everything that probes a
+ * binary, traces a pid, adds kprobes or watches, or changes parameters,
+ * the filter or the on/off switch (all machine-wide, or reaching into
+ * other users' processes) is root's.
+ */
+static bool request_allowed(const struct client *c, enum ctl_op op)
+{
+	switch (op) {
+	case CTL_STATUS:
+	case CTL_STATS:
+	case CTL_FILTER_LIST:
+	case CTL_GET:
+	case CTL_PROBE_LIST:
+	case CTL_WATCH_LIST:
+	case CTL_REPORTS:
+	case CTL_HELP:
 		return true;
-	if (!s->has_group)
-		return false;
-	if (cr.gid == s->gid)
-		return true;
-	pw = getpwuid(cr.uid);
-	if (!pw || getgrouplist(pw->pw_name, pw->pw_gid, groups, &n) < 0)
-		return false;
-	for (int i = 0; i < n; i++)
-		if (groups[i] == s->gid)
-			return true;
-	return false;
+	default:
+		return c->root;
+	}
+}
+
+static time_t now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec;
 }
 
 static void client_flush(struct client *c)
@@ -207,14 +261,19 @@ static void accept_clients(struct ctl_server *s)
 		int fd = accept4(s->fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 		struct client *c;
 
+		enum peer_kind kind;
+
 		if (fd < 0)
 			return;
-		if (!peer_allowed(s, fd)) {
+		kind = peer_kind(s, fd);
+		if (kind == PEER_DENIED) {
 			send(fd, "error: permission denied\n", 25, MSG_NOSIGNAL | MSG_DONTWAIT);
 			close(fd);
 			continue;
 		}
-		if (s->nr_clients == CTL_MAX_CLIENTS) {
+		/* The last CTL_ROOT_CLIENTS places are root's: members cannot lock it out. */
+		if (s->nr_clients == CTL_MAX_CLIENTS ||
+		    (kind != PEER_ROOT && s->nr_clients >= CTL_MAX_CLIENTS - CTL_ROOT_CLIENTS)) {
 			send(fd, "error: too many clients\n", 24, MSG_NOSIGNAL | MSG_DONTWAIT);
 			close(fd);
 			continue;
@@ -225,6 +284,8 @@ static void accept_clients(struct ctl_server *s)
 			continue;
 		}
 		c->fd = fd;
+		c->root = kind == PEER_ROOT;
+		c->last = now_s();
 		s->clients[s->nr_clients++] = c;
 	}
 }
@@ -242,6 +303,11 @@ static void run_request(struct ctl_server *s, struct client *c, const char *line
 		client_puts(c, "error: ");
 		client_puts(c, err);
 		client_puts(c, "\n");
+		return;
+	}
+	if (!request_allowed(c, req.op)) {
+		client_puts(c, "error: permission denied: socket_group members may only read "
+			       "(status, stats, reports, get, filter list, probe list, watch list)\n");
 		return;
 	}
 	out = open_memstream(&body, &body_len);
@@ -284,6 +350,7 @@ static void client_read(struct ctl_server *s, struct client *c)
 			return;
 		}
 		c->in_len += r;
+		c->last = now_s();
 		for (size_t i = 0; i < c->in_len && !c->dead; i++) {
 			if (c->in[i] != '\n')
 				continue;
@@ -319,13 +386,22 @@ static void client_free(struct client *c)
 	free(c);
 }
 
-/* Drop dead clients, keeping the others in order. */
+/*
+ * Drop dead clients, keeping the others in order; and idle ones: a client
+ * that sent nothing for CTL_IDLE_S seconds and follows no stream only
+ * holds a place.
+ */
 static void reap(struct ctl_server *s)
 {
+	time_t now = now_s();
 	int j = 0;
 
 	for (int i = 0; i < s->nr_clients; i++) {
-		if (s->clients[i]->dead)
+		struct client *c = s->clients[i];
+
+		if (!c->follow && !c->out_len && now - c->last >= CTL_IDLE_S)
+			c->dead = true;
+		if (c->dead)
 			client_free(s->clients[i]);
 		else
 			s->clients[j++] = s->clients[i];

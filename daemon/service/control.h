@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * The control socket: a Unix stream socket (mode 0600, or 0660 for a
- * configured group), peers checked with SO_PEERCRED, one request per
- * line (protocol.h), replies ending in "ok" or "error: REASON".
+ * configured group), peers checked with SO_PEERCRED and SO_PEERGROUPS:
+ * root may do everything, a member of the group only read (status, stats,
+ * reports, get, the lists).  One request per line (protocol.h), replies
+ * ending in "ok" or "error: REASON".
  *
  * Everything runs in the daemon's single poll loop: the server hands out
  * its pollfds and is called back with what poll() found.  Requests and
@@ -18,6 +20,8 @@
 #include "protocol.h"
 
 #define CTL_MAX_CLIENTS	16
+#define CTL_ROOT_CLIENTS 2		/* of those, kept for root */
+#define CTL_IDLE_S	60		/* a client silent this long is dropped, unless following */
 #define CTL_MAX_OUT	(4 << 20)	/* bytes queued for one client */
 #define CTL_DEFAULT_SOCKET "/run/kcsand.sock"
 

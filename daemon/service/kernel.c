@@ -28,19 +28,17 @@ struct add_kernel_args {
 	size_t nr_specs;
 };
 
-static int add_kernel(void *arg)
+/* Load and attach a fresh engine; -errno with the reason in err. */
+static int start_engine(struct engine *e, char *err, size_t errlen)
 {
-	const struct add_kernel_args *a = arg;
-
-	return engine__add_kernel(a->e, a->specs, a->nr_specs);
+	service_why_begin();
+	return service_why(engine__start(e), err, errlen);
 }
 
-static int load_and_attach(void *arg)
+static int add_kernel(const struct add_kernel_args *a, char *err, size_t errlen)
 {
-	struct engine *e = arg;
-	int err = engine__load(e);
-
-	return err ? err : engine__attach(e);
+	service_why_begin();
+	return service_why(engine__add_kernel(a->e, a->specs, a->nr_specs), err, errlen);
 }
 
 static void free_kdebug(struct service *s)
@@ -83,14 +81,14 @@ static int new_engine(struct service *s, struct add_kernel_args *a, char *err, s
 
 	ret = take_kdebug(s);
 	if (!ret)
-		ret = engine__new(&s->kopts, &a->e);
+		ret = engine__open(&s->kopts, &a->e);
 	if (ret) {
 		snprintf(err, errlen, "cannot make the kernel-mode engine: %s", strerror(-ret));
 		return ret;
 	}
-	obj = service_call_why(add_kernel, a, err, errlen);
+	obj = add_kernel(a, err, errlen);
 	if (obj >= 0) {
-		ret = service_call_why(load_and_attach, a->e, err, errlen);
+		ret = start_engine(a->e, err, errlen);
 		if (!ret && epoll_ctl(s->epfd, EPOLL_CTL_ADD, engine__epoll_fd(a->e), &ev)) {
 			ret = -errno;
 			snprintf(err, errlen, "cannot poll the kernel ring buffer: %s",
@@ -100,12 +98,13 @@ static int new_engine(struct service *s, struct add_kernel_args *a, char *err, s
 			obj = ret;
 	}
 	if (obj < 0) {
-		engine__free(a->e);	/* detaches whatever attached */
+		engine__close(a->e);	/* detaches whatever attached */
 		return obj;
 	}
 	s->kernel.e = a->e;
 	service_say(s, LOG_INFO, "kernel-mode engine loaded (skip_watch %u, udelay_task %u)",
-		    s->kopts.params.skip_watch, s->kopts.params.udelay_task);
+		    s->kopts.params.v[PARAM_SKIP_WATCH],
+		    s->kopts.params.v[PARAM_UDELAY_TASK]);
 	return obj;
 }
 
@@ -119,23 +118,24 @@ int service_kernel_engine(struct service *s, char *err, size_t errlen)
 		return 0;
 	ret = take_kdebug(s);
 	if (!ret)
-		ret = engine__new(&s->kopts, &e);
+		ret = engine__open(&s->kopts, &e);
 	if (ret) {
 		snprintf(err, errlen, "cannot make the kernel-mode engine: %s", strerror(-ret));
 		return ret;
 	}
-	ret = service_call_why(load_and_attach, e, err, errlen);
+	ret = start_engine(e, err, errlen);
 	if (!ret && epoll_ctl(s->epfd, EPOLL_CTL_ADD, engine__epoll_fd(e), &ev)) {
 		ret = -errno;
 		snprintf(err, errlen, "cannot poll the kernel ring buffer: %s", strerror(-ret));
 	}
 	if (ret) {
-		engine__free(e);
+		engine__close(e);
 		return ret;
 	}
 	s->kernel.e = e;
 	service_say(s, LOG_INFO, "kernel-mode engine loaded for a watch, no kprobe (skip_watch %u, "
-		    "udelay_task %u)", s->kopts.params.skip_watch, s->kopts.params.udelay_task);
+		    "udelay_task %u)", s->kopts.params.v[PARAM_SKIP_WATCH],
+		    s->kopts.params.v[PARAM_UDELAY_TASK]);
 	return 0;
 }
 
@@ -154,7 +154,7 @@ int service_kernel_add(struct service *s, const struct config_target *t, char *e
 	a.nr_specs = n;
 	if (!a.e)
 		return new_engine(s, &a, err, errlen);
-	return service_call_why(add_kernel, &a, err, errlen);
+	return add_kernel(&a, err, errlen);
 }
 
 static void totals_add(struct service_totals *t, struct engine *e)
@@ -198,7 +198,7 @@ void service_kernel_gc(struct service *s)
 	s->retired.sites = 0;	/* nothing of it is attached any more */
 	epoll_ctl(s->epfd, EPOLL_CTL_DEL, engine__epoll_fd(e), NULL);
 	s->kernel.e = NULL;
-	engine__free(e);
+	engine__close(e);
 	free_kdebug(s);
 	service_say(s, LOG_INFO, "kernel-mode engine freed: no kernel target or watch left");
 }

@@ -45,23 +45,39 @@ static int check_funcs(const char **w, int n, char *err, size_t errlen)
 	return 0;
 }
 
-static int parse_probe(struct ctl_request *r, const char **w, int n, char *err, size_t errlen)
+/*
+ * "NOUN list" and "NOUN remove ID", alike for probes and watches: 0 or
+ * -EINVAL when w is one of them, 1 when it is something else.
+ */
+static int parse_list_remove(struct ctl_request *r, const char *noun, enum ctl_op list,
+			     enum ctl_op remove, const char **w, int n, char *err, size_t errlen)
 {
 	unsigned long v;
 
 	if (n >= 1 && !strcmp(w[0], "list")) {
 		if (n != 1)
-			return fail(err, errlen, "probe list takes no argument");
-		r->op = CTL_PROBE_LIST;
+			return fail(err, errlen, "%s list takes no argument", noun);
+		r->op = list;
 		return 0;
 	}
 	if (n >= 1 && !strcmp(w[0], "remove")) {
-		if (n != 2 || parse_uint(w[1], 0, INT_MAX, &v))
-			return fail(err, errlen, "expected 'probe remove ID'");
-		r->op = CTL_PROBE_REMOVE;
+		if (n != 2 || uint__parse(w[1], 0, INT_MAX, &v))
+			return fail(err, errlen, "expected '%s remove ID'", noun);
+		r->op = remove;
 		r->id = v;
 		return 0;
 	}
+	return 1;
+}
+
+static int parse_probe(struct ctl_request *r, const char **w, int n, char *err, size_t errlen)
+{
+	int ret = parse_list_remove(r, "probe", CTL_PROBE_LIST, CTL_PROBE_REMOVE, w, n, err,
+				    errlen);
+	unsigned long v;
+
+	if (ret <= 0)
+		return ret;
 	if (n < 2 || strcmp(w[0], "add"))
 		return fail(err, errlen, "expected 'probe add|remove|list'");
 	if (!strcmp(w[1], "kernel")) {
@@ -99,7 +115,7 @@ static int parse_probe(struct ctl_request *r, const char **w, int n, char *err, 
 		if (!strcmp(w[i], "--functions") && !r->functions) {
 			r->functions = w[i + 1];
 		} else if (!strcmp(w[i], "--pid") && !r->pid) {
-			if (parse_uint(w[i + 1], 1, INT_MAX, &v))
+			if (uint__parse(w[i + 1], 1, INT_MAX, &v))
 				return fail(err, errlen, "probe add user: bad pid '%.32s'",
 					    w[i + 1]);
 			r->pid = v;
@@ -112,22 +128,12 @@ static int parse_probe(struct ctl_request *r, const char **w, int n, char *err, 
 
 static int parse_watch(struct ctl_request *r, const char **w, int n, char *err, size_t errlen)
 {
+	int ret = parse_list_remove(r, "watch", CTL_WATCH_LIST, CTL_WATCH_REMOVE, w, n, err,
+				    errlen);
 	char why[160];
-	unsigned long v;
 
-	if (n >= 1 && !strcmp(w[0], "list")) {
-		if (n != 1)
-			return fail(err, errlen, "watch list takes no argument");
-		r->op = CTL_WATCH_LIST;
-		return 0;
-	}
-	if (n >= 1 && !strcmp(w[0], "remove")) {
-		if (n != 2 || parse_uint(w[1], 0, INT_MAX, &v))
-			return fail(err, errlen, "expected 'watch remove ID'");
-		r->op = CTL_WATCH_REMOVE;
-		r->id = v;
-		return 0;
-	}
+	if (ret <= 0)
+		return ret;
 	if (n < 1 || strcmp(w[0], "add"))
 		return fail(err, errlen, "expected 'watch add|remove|list'");
 	if (wspec_parse(w + 1, n - 1, true, &r->watch, why, sizeof(why)))
@@ -152,7 +158,6 @@ static const struct {
 
 static int parse_words(struct ctl_request *r, const char **w, int n, char *err, size_t errlen)
 {
-	unsigned long v;
 
 	if (w[0][0] == '!') {
 		if (n != 1)
@@ -189,7 +194,7 @@ static int parse_words(struct ctl_request *r, const char **w, int n, char *err, 
 			return fail(err, errlen, "expected 'get [PARAM]'");
 		r->op = CTL_GET;
 		if (n == 2) {
-			r->param = param_find(w[1]);
+			r->param = param__find(w[1]);
 			if (!r->param)
 				return fail(err, errlen, "unknown parameter '%.64s'", w[1]);
 		}
@@ -199,14 +204,10 @@ static int parse_words(struct ctl_request *r, const char **w, int n, char *err, 
 		if (n != 3)
 			return fail(err, errlen, "expected 'set PARAM VALUE'");
 		r->op = CTL_SET;
-		r->param = param_find(w[1]);
+		r->param = param__find(w[1]);
 		if (!r->param)
 			return fail(err, errlen, "unknown parameter '%.64s'", w[1]);
-		if (parse_uint(w[2], r->param->min, r->param->max, &v))
-			return fail(err, errlen, "%s: bad value '%.64s' (expected %u..%u)",
-				    r->param->name, w[2], r->param->min, r->param->max);
-		r->value = v;
-		return 0;
+		return param__parse(r->param, w[2], &r->value, err, errlen);
 	}
 	if (!strcmp(w[0], "probe"))
 		return parse_probe(r, w + 1, n - 1, err, errlen);

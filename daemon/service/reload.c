@@ -55,7 +55,7 @@ static void reload_params(struct service *s, const struct config *nc)
 	const struct param_desc *all;
 	size_t n;
 
-	all = params_all(&n);
+	all = param__table(&n);
 	for (size_t i = 0; i < n && i < CONFIG_MAX_PARAMS; i++) {
 		for (int kernel = 0; kernel < 2; kernel++) {
 			unsigned int def = service_param_default(&all[i], kernel);
@@ -74,42 +74,39 @@ struct detached {
 	struct config_target t;
 };
 
-/*
- * Re-read the configuration and apply what changed.  Every new target is
- * attached first, so that a failure changes nothing: user targets, then
- * kernel ones, then new watches; watches that left the file go with the
- * targets that did, once nothing can fail.  A kernel target that goes is detached before the new
- * kernel targets are decoded, because a new one may share functions with
- * it and its int3s would be in the code (ktarget.h); on failure it is
- * attached again under its id.
- */
-int service__reload(struct service *s, char *err, size_t errlen)
-{
-	struct config *nc = malloc(sizeof(*nc));	/* large: off the stack */
-	struct sink_opts so;
+/* What a reload changed so far, to undo when a later step fails. */
+struct reload_undo {
 	unsigned int added[CONFIG_MAX_TARGETS];
 	struct detached gone[CONFIG_MAX_TARGETS];
 	unsigned int watched[CONFIG_MAX_WATCHES];
-	size_t nr_added = 0, nr_gone = 0, nr_watched = 0;
-	int ret;
+	size_t nr_added, nr_gone, nr_watched;
+};
 
-	if (!nc) {
-		snprintf(err, errlen, "out of memory");
-		return -ENOMEM;
-	}
-	config_init(nc);
-	ret = config_load(s->o.config_path, nc, err, errlen);
-	if (ret)
-		goto out;
-	s->loading = nc;
+/* Attach nc's targets of one mode that the running configuration lacks. */
+static int add_targets(struct service *s, const struct config *nc, bool kernel,
+		       struct reload_undo *u, char *err, size_t errlen)
+{
 	for (size_t i = 0; i < nc->nr_targets; i++) {
-		if (nc->targets[i].kernel || has_target(&s->cfg, &nc->targets[i]))
+		int ret;
+
+		if (nc->targets[i].kernel != kernel || has_target(&s->cfg, &nc->targets[i]))
 			continue;
 		ret = service_add_probe(s, &nc->targets[i], true, 0, err, errlen);
 		if (ret < 0)
-			goto rollback;
-		added[nr_added++] = ret;
+			return ret;
+		u->added[u->nr_added++] = ret;
 	}
+	return 0;
+}
+
+/*
+ * Detach the kernel targets that left the file before the new ones are
+ * decoded: a new one may share functions with them, and their int3s would
+ * be in the code (ktarget.h).  Kept in u, to attach again on failure.
+ */
+static int detach_gone_kernel(struct service *s, const struct config *nc, struct reload_undo *u,
+			      char *err, size_t errlen)
+{
 	for (size_t i = 0; i < s->nr_probes;) {
 		struct probe *p = &s->probes[i];
 		char *specs;
@@ -121,37 +118,57 @@ int service__reload(struct service *s, char *err, size_t errlen)
 		specs = strdup(p->t.specs);
 		if (!specs) {
 			snprintf(err, errlen, "out of memory");
-			ret = -ENOMEM;
-			goto rollback;
+			return -ENOMEM;
 		}
-		gone[nr_gone++] = (struct detached){ p->id, { .kernel = true, .specs = specs } };
+		u->gone[u->nr_gone++] = (struct detached){ p->id, { .kernel = true, .specs = specs } };
 		service_remove_probe(s, p);	/* moves the last probe here */
 	}
-	for (size_t i = 0; i < nc->nr_targets; i++) {
-		if (!nc->targets[i].kernel || has_target(&s->cfg, &nc->targets[i]))
-			continue;
-		ret = service_add_probe(s, &nc->targets[i], true, 0, err, errlen);
-		if (ret < 0)
-			goto rollback;
-		added[nr_added++] = ret;
-	}
-	/* New watches after the targets: a watch may need a new target's process or engine. */
+	return 0;
+}
+
+/* New watches after the targets: a watch may need a new target's process or engine. */
+static int add_watches(struct service *s, const struct config *nc, struct reload_undo *u,
+		       char *err, size_t errlen)
+{
 	for (size_t i = 0; i < nc->nr_watches; i++) {
+		int ret;
+
 		if (has_watch(&s->cfg, &nc->watches[i]))
 			continue;
 		ret = service_add_watch(s, &nc->watches[i], 0, true, err, errlen);
 		if (ret < 0)
-			goto rollback;
-		watched[nr_watched++] = ret;
+			return ret;
+		u->watched[u->nr_watched++] = ret;
 	}
+	return 0;
+}
+
+/* Every step that can fail, in order; 0, or -errno with the reason in err. */
+static int reload_attach(struct service *s, const struct config *nc, struct reload_undo *u,
+			 char *err, size_t errlen)
+{
+	struct sink_opts so;
+	int ret;
+
+	ret = add_targets(s, nc, false, u, err, errlen);
+	if (!ret)
+		ret = detach_gone_kernel(s, nc, u, err, errlen);
+	if (!ret)
+		ret = add_targets(s, nc, true, u, err, errlen);
+	if (!ret)
+		ret = add_watches(s, nc, u, err, errlen);
+	if (ret)
+		return ret;
 	service_sink_opts(s, nc, &so);
 	ret = sinks__reconfigure(s->sinks, &so);
-	if (ret) {
+	if (ret)
 		snprintf(err, errlen, "cannot open log %s: %s", so.log, strerror(-ret));
-		goto rollback;
-	}
+	return ret;
+}
 
-	/* Committed from here on. */
+/* Nothing can fail from here: what left the file goes, nc becomes the configuration. */
+static void reload_commit(struct service *s, struct config *nc)
+{
 	for (size_t i = 0; i < s->nr_watches;) {
 		struct watch *w = &s->watches[i];
 
@@ -188,35 +205,70 @@ int service__reload(struct service *s, char *err, size_t errlen)
 	service_say(s, LOG_INFO, "reloaded %s: %zu probes (%zu kernel), %zu watches, %zu sites",
 		    s->o.config_path, s->nr_probes, service_nr_probes(s, true), s->nr_watches,
 		    engine__nr_sites(s->user.e) + (s->kernel.e ? engine__nr_sites(s->kernel.e) : 0));
-	ret = 0;
-	goto out;
-rollback:
+}
+
+/* Undo reload_attach(): new watches and targets go, detached kernel targets come back. */
+static void reload_rollback(struct service *s, const struct reload_undo *u)
+{
 	s->loading = NULL;	/* a kernel engine made again takes the running configuration's files */
-	for (size_t i = 0; i < nr_watched; i++) {
-		struct watch *w = service_find_watch(s, watched[i]);
+	for (size_t i = 0; i < u->nr_watched; i++) {
+		struct watch *w = service_find_watch(s, u->watched[i]);
 
 		if (w)
 			service_remove_watch(s, w);
 	}
-	for (size_t i = 0; i < nr_added; i++) {
-		struct probe *p = service_find_probe(s, added[i]);
+	for (size_t i = 0; i < u->nr_added; i++) {
+		struct probe *p = service_find_probe(s, u->added[i]);
 
 		if (p)
 			service_remove_probe(s, p);
 	}
-	for (size_t i = 0; i < nr_gone; i++) {
+	for (size_t i = 0; i < u->nr_gone; i++) {
 		char why[256];
 
-		if (service_add_probe(s, &gone[i].t, true, gone[i].id, why, sizeof(why)) < 0)
+		if (service_add_probe(s, &u->gone[i].t, true, u->gone[i].id, why, sizeof(why)) < 0)
 			service_say(s, LOG_ERR, "reload: cannot attach probe %u (kernel %s) again: "
-						"%s", gone[i].id, gone[i].t.specs, why);
+						"%s", u->gone[i].id, u->gone[i].t.specs, why);
 	}
 	service_kernel_gc(s);
-out:
-	for (size_t i = 0; i < nr_gone; i++)
-		free(gone[i].t.specs);
+}
+
+/*
+ * Re-read the configuration and apply what changed.  Every new target is
+ * attached first, so that a failure changes nothing: user targets, then
+ * kernel ones, then new watches; watches that left the file go with the
+ * targets that did, once nothing can fail.  A kernel target that goes is
+ * detached before the new kernel targets are decoded; on failure it is
+ * attached again under its id.
+ */
+int service__reload(struct service *s, char *err, size_t errlen)
+{
+	/* Both large: off the stack. */
+	struct config *nc = malloc(sizeof(*nc));
+	struct reload_undo *u = calloc(1, sizeof(*u));
+	int ret = -ENOMEM;
+
+	if (!nc || !u) {
+		snprintf(err, errlen, "out of memory");
+		free(nc);
+		free(u);
+		return ret;
+	}
+	config_init(nc);
+	ret = config_load(s->o.config_path, nc, err, errlen);
+	if (!ret) {
+		s->loading = nc;
+		ret = reload_attach(s, nc, u, err, errlen);
+		if (ret)
+			reload_rollback(s, u);
+		else
+			reload_commit(s, nc);
+	}
+	for (size_t i = 0; i < u->nr_gone; i++)
+		free(u->gone[i].t.specs);
 	s->loading = NULL;
 	config_free(nc);
 	free(nc);
+	free(u);
 	return ret;
 }

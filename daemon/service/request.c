@@ -19,10 +19,25 @@
 #include "service.h"
 #include "service_int.h"
 #include "sink.h"
+#include "util/json.h"
 
-static void json_str(FILE *out, const char *s)
+/* A JSON array of strings. */
+static struct json_object *json_strings(const char *const *v, size_t n)
 {
-	json_print_string(out, s);
+	struct json_object *a = json_object_new_array();
+
+	for (size_t i = 0; i < n; i++)
+		json_object_array_add(a, json__string(v[i]));
+	return a;
+}
+
+static struct json_object *filter_json(const struct filter *f)
+{
+	struct json_object *o = json_object_new_object();
+
+	json__add(o, "mode", json__string(f->whitelist ? "whitelist" : "blacklist"));
+	json__add(o, "functions", json_strings((const char *const *)f->funcs, f->n));
+	return o;
 }
 
 static void print_filter(const struct service *s, FILE *out, bool json)
@@ -30,14 +45,7 @@ static void print_filter(const struct service *s, FILE *out, bool json)
 	const struct filter *f = &s->filter;
 
 	if (json) {
-		fprintf(out, "{\"mode\":\"%s\",\"functions\":[", f->whitelist ? "whitelist" :
-			"blacklist");
-		for (size_t i = 0; i < f->n; i++) {
-			if (i)
-				fputc(',', out);
-			json_str(out, f->funcs[i]);
-		}
-		fprintf(out, "]}");
+		json__print(out, filter_json(f));
 		return;
 	}
 	/* Byte for byte what KCSAN's debugfs file prints, trailing space included. */
@@ -151,22 +159,25 @@ static void print_stats(struct service *s, FILE *out, bool json)
 	service_totals(s, &t);
 	n = own_stats(s, &t, own);
 	if (json) {
-		fprintf(out, "{\"enabled\":%u,\"counters\":{", enabled(s));
+		struct json_object *o = json_object_new_object();
+		struct json_object *c = json_object_new_object(), *k = json_object_new_object();
+
+		json__add(o, "enabled", json_object_new_int64(enabled(s)));
 		for (int i = 0; i <= KCSAND_CTR_ENCODING_FALSE_POSITIVES; i++)
-			fprintf(out, "%s\"%s\":%llu", i ? "," : "", counter_name(i),
-				(unsigned long long)t.c[i]);
-		fprintf(out, "},\"filter\":");
-		print_filter(s, out, true);
-		fprintf(out, ",\"kcsand\":{");
+			json__add(c, counter__name(i), json_object_new_uint64(t.c[i]));
+		json__add(o, "counters", c);
+		json__add(o, "filter", filter_json(&s->filter));
 		for (size_t i = 0; i < n; i++)
-			fprintf(out, "%s\"%s\":%llu", i ? "," : "", own[i].name, own[i].v);
-		fprintf(out, "}}\n");
+			json__add(k, own[i].name, json_object_new_uint64(own[i].v));
+		json__add(o, "kcsand", k);
+		json__print(out, o);
+		fputc('\n', out);
 		return;
 	}
 	/* KCSAN's show_info(): enabled, the nine counters, a blank line, the filter list. */
 	fprintf(out, "enabled: %u\n", enabled(s));
 	for (int i = 0; i <= KCSAND_CTR_ENCODING_FALSE_POSITIVES; i++)
-		fprintf(out, "%s: %llu\n", counter_name(i), (unsigned long long)t.c[i]);
+		fprintf(out, "%s: %llu\n", counter__name(i), (unsigned long long)t.c[i]);
 	fprintf(out, "\n");
 	print_filter(s, out, false);
 	fprintf(out, "\n");
@@ -183,16 +194,24 @@ static void print_status(struct service *s, FILE *out, bool json)
 
 	service_totals(s, &t);
 	if (json) {
-		fprintf(out, "{\"version\":\"%s\",\"pid\":%d,\"uptime_s\":%ld,\"config\":",
-			KCSAND_VERSION, getpid(), up);
-		json_str(out, s->o.config_path);
-		fprintf(out, ",\"socket\":");
-		json_str(out, service__socket_path(s));
-		fprintf(out, ",\"enabled\":%u,\"filter_mode\":\"%s\",\"filter_functions\":%zu,"
-			"\"probes\":%zu,\"sites\":%zu,\"kernel_probes\":%zu,\"kernel_sites\":%zu,"
-			"\"reports\":%lu}\n",
-			enabled(s), s->filter.whitelist ? "whitelist" : "blacklist", s->filter.n,
-			s->nr_probes, t.sites, nk, ksites, t.reports);
+		struct json_object *o = json_object_new_object();
+
+		json__add(o, "version", json__string(KCSAND_VERSION));
+		json__add(o, "pid", json_object_new_int64(getpid()));
+		json__add(o, "uptime_s", json_object_new_int64(up));
+		json__add(o, "config", json__string(s->o.config_path));
+		json__add(o, "socket", json__string(service__socket_path(s)));
+		json__add(o, "enabled", json_object_new_int64(enabled(s)));
+		json__add(o, "filter_mode", json__string(s->filter.whitelist ? "whitelist" :
+									  "blacklist"));
+		json__add(o, "filter_functions", json_object_new_uint64(s->filter.n));
+		json__add(o, "probes", json_object_new_uint64(s->nr_probes));
+		json__add(o, "sites", json_object_new_uint64(t.sites));
+		json__add(o, "kernel_probes", json_object_new_uint64(nk));
+		json__add(o, "kernel_sites", json_object_new_uint64(ksites));
+		json__add(o, "reports", json_object_new_uint64(t.reports));
+		json__print(out, o);
+		fputc('\n', out);
 		return;
 	}
 	fprintf(out, "kcsand %s, pid %d, up %ld s\n", KCSAND_VERSION, getpid(), up);
@@ -216,77 +235,74 @@ static void print_status(struct service *s, FILE *out, bool json)
  */
 static void print_params(struct service *s, const struct param_desc *only, FILE *out, bool json)
 {
+	struct json_object *o = json ? json_object_new_object() : NULL;
 	const struct param_desc *all;
 	size_t n;
-	bool first = true;
 
-	all = params_all(&n);
-	if (json)
-		fputc('{', out);
+	all = param__table(&n);
 	for (size_t i = 0; i < n; i++) {
+		struct json_object *modes;
 		unsigned int v, kv;
 
 		if ((only && only != &all[i]) || engine__get_param(s->user.e, all[i].name, &v))
 			continue;
 		if (!s->kernel.e || engine__get_param(s->kernel.e, all[i].name, &kv))
 			kv = v;
-		if (json && kv != v)
-			fprintf(out, "%s\"%s\":{\"user\":%u,\"kernel\":%u}", first ? "" : ",",
-				all[i].name, v, kv);
-		else if (json)
-			fprintf(out, "%s\"%s\":%u", first ? "" : ",", all[i].name, v);
-		else if (kv != v)
+		if (json && kv != v) {
+			modes = json_object_new_object();
+			json__add(modes, "user", json_object_new_int64(v));
+			json__add(modes, "kernel", json_object_new_int64(kv));
+			json__add(o, all[i].name, modes);
+		} else if (json) {
+			json__add(o, all[i].name, json_object_new_int64(v));
+		} else if (kv != v) {
 			fprintf(out, "%s: %u (user), %u (kernel)\n", all[i].name, v, kv);
-		else
+		} else {
 			fprintf(out, "%s: %u\n", all[i].name, v);
-		first = false;
+		}
 	}
-	if (json)
-		fprintf(out, "}\n");
+	if (json) {
+		json__print(out, o);
+		fputc('\n', out);
+	}
 }
 
-static void print_probe_json(const struct probe *p, FILE *out)
+static struct json_object *probe_json(const struct probe *p)
 {
-	fprintf(out, "{\"id\":%u,\"kind\":\"%s\",", p->id, p->t.kernel ? "kernel" : "user");
+	struct json_object *o = json_object_new_object();
+
+	json__add(o, "id", json_object_new_int64(p->id));
+	json__add(o, "kind", json__string(p->t.kernel ? "kernel" : "user"));
 	if (p->t.kernel) {
 		const char *specs[CONFIG_MAX_SPECS];
 		char buf[CONFIG_MAX_LINE];
 		int n = config_split_specs(p->t.specs, buf, sizeof(buf), specs, CONFIG_MAX_SPECS);
 
-		fprintf(out, "\"specs\":[");
-		for (int i = 0; i < n; i++) {
-			if (i)
-				fputc(',', out);
-			json_str(out, specs[i]);
-		}
-		fputc(']', out);
+		json__add(o, "specs", json_strings(specs, n > 0 ? n : 0));
 	} else {
-		fprintf(out, "\"binary\":");
-		json_str(out, p->t.binary);
-		fprintf(out, ",\"functions\":");
-		if (p->t.functions)
-			json_str(out, p->t.functions);
-		else
-			fputs("null", out);
-		fprintf(out, ",\"pid\":%d", p->t.pid);
+		json__add(o, "binary", json__string(p->t.binary));
+		json__add(o, "functions", json__string_or_null(p->t.functions));
+		json__add(o, "pid", json_object_new_int64(p->t.pid));
 	}
-	fprintf(out, ",\"sites\":%ld,\"from_config\":%s}", p->sites,
-		p->from_config ? "true" : "false");
+	json__add(o, "sites", json_object_new_int64(p->sites));
+	json__add(o, "from_config", json_object_new_boolean(p->from_config));
+	return o;
 }
 
 static void print_probes(struct service *s, FILE *out, bool json)
 {
-	if (json)
-		fputc('[', out);
+	if (json) {
+		struct json_object *a = json_object_new_array();
+
+		for (size_t i = 0; i < s->nr_probes; i++)
+			json_object_array_add(a, probe_json(&s->probes[i]));
+		json__print(out, a);
+		fputc('\n', out);
+		return;
+	}
 	for (size_t i = 0; i < s->nr_probes; i++) {
 		const struct probe *p = &s->probes[i];
 
-		if (json) {
-			if (i)
-				fputc(',', out);
-			print_probe_json(p, out);
-			continue;
-		}
 		if (p->t.kernel) {
 			fprintf(out, "%u: kernel %s sites=%ld%s\n", p->id, p->t.specs, p->sites,
 				p->from_config ? " (config)" : "");
@@ -300,8 +316,6 @@ static void print_probes(struct service *s, FILE *out, bool json)
 			fprintf(out, "all");
 		fprintf(out, " sites=%ld%s\n", p->sites, p->from_config ? " (config)" : "");
 	}
-	if (json)
-		fprintf(out, "]\n");
 }
 
 static void print_recent(struct service *s, FILE *out, bool json)
@@ -364,10 +378,16 @@ static int add_probe(struct service *s, const struct config_target *t, FILE *out
 	if (ret < 0)
 		return ret;
 	p = service_find_probe(s, ret);
-	if (json)
-		fprintf(out, "{\"id\":%d,\"sites\":%ld}\n", ret, p ? p->sites : 0);
-	else
+	if (json) {
+		struct json_object *o = json_object_new_object();
+
+		json__add(o, "id", json_object_new_int64(ret));
+		json__add(o, "sites", json_object_new_int64(p ? p->sites : 0));
+		json__print(out, o);
+		fputc('\n', out);
+	} else {
 		fprintf(out, "probe %d: %ld sites\n", ret, p ? p->sites : 0);
+	}
 	return 0;
 }
 
@@ -397,29 +417,86 @@ static int add_watch(struct service *s, const struct watch_args *a, FILE *out, b
 	if (ret < 0)
 		return ret;
 	w = service_find_watch(s, ret);
-	if (json)
-		fprintf(out, "{\"id\":%d,\"pid\":%d,\"slot\":%d}\n", ret,
-			w && !a->kernel ? w->pid : 0, w ? w->slot : -1);
-	else if (a->kernel)
+	if (json) {
+		struct json_object *o = json_object_new_object();
+
+		json__add(o, "id", json_object_new_int64(ret));
+		json__add(o, "pid", json_object_new_int64(w && !a->kernel ? w->pid : 0));
+		json__add(o, "slot", json_object_new_int64(w ? w->slot : -1));
+		json__print(out, o);
+		fputc('\n', out);
+	} else if (a->kernel) {
 		fprintf(out, "watch %d: kernel %s, slot %d\n", ret, a->spec, w ? w->slot : -1);
-	else
+	} else {
 		fprintf(out, "watch %d: %s in process %d, slot %d\n", ret, a->spec,
 			w ? w->pid : 0, w ? w->slot : -1);
+	}
 	return 0;
+}
+
+/* probe add user|kernel, probe remove, probe list. */
+static int exec_probe(struct service *s, const struct ctl_request *r, FILE *out, char *err,
+		      size_t errlen)
+{
+	char specs[CTL_MAX_LINE + 1];
+	struct config_target t;
+	struct probe *p;
+
+	switch (r->op) {
+	case CTL_PROBE_ADD_USER:
+		t = (struct config_target){ (char *)r->binary, (char *)r->functions, r->pid };
+		return add_probe(s, &t, out, r->json, err, errlen);
+	case CTL_PROBE_ADD_KERNEL:
+		if (kernel_target(r, specs, sizeof(specs), &t)) {
+			snprintf(err, errlen, "probe add kernel: specs too long");
+			return -E2BIG;
+		}
+		return add_probe(s, &t, out, r->json, err, errlen);
+	case CTL_PROBE_REMOVE:
+		p = service_find_probe(s, r->id);
+		if (!p) {
+			snprintf(err, errlen, "no probe %u", r->id);
+			return -ENOENT;
+		}
+		service_remove_probe(s, p);
+		return 0;
+	default:
+		print_probes(s, out, r->json);
+		return 0;
+	}
+}
+
+/* watch add, watch remove, watch list. */
+static int exec_watch(struct service *s, const struct ctl_request *r, FILE *out, char *err,
+		      size_t errlen)
+{
+	struct watch *w;
+
+	switch (r->op) {
+	case CTL_WATCH_ADD:
+		return add_watch(s, &r->watch, out, r->json, err, errlen);
+	case CTL_WATCH_REMOVE:
+		w = service_find_watch(s, r->id);
+		if (!w) {
+			snprintf(err, errlen, "no watch %u", r->id);
+			return -ENOENT;
+		}
+		service_remove_watch(s, w);
+		return 0;
+	default:
+		service_print_watches(s, out, r->json);
+		return 0;
+	}
 }
 
 static int exec(struct service *s, const struct ctl_request *r, FILE *out, char *err,
 		size_t errlen)
 {
-	char specs[CTL_MAX_LINE + 1];
-	struct config_target t;
-	struct probe *p;
-	struct watch *w;
-
 	switch (r->op) {
 	case CTL_ON:
 	case CTL_OFF:
-		return service_set_param(s, param_find("enabled"), r->op == CTL_ON);
+		service_set_param(s, param__find("enabled"), r->op == CTL_ON);
+		return 0;
 	case CTL_STATUS:
 		print_status(s, out, r->json);
 		return 0;
@@ -440,40 +517,17 @@ static int exec(struct service *s, const struct ctl_request *r, FILE *out, char 
 		print_params(s, r->param, out, r->json);
 		return 0;
 	case CTL_SET:
-		return service_set_param(s, r->param, r->value);
+		service_set_param(s, r->param, r->value);
+		return 0;
 	case CTL_PROBE_ADD_USER:
-		t = (struct config_target){ (char *)r->binary, (char *)r->functions, r->pid };
-		return add_probe(s, &t, out, r->json, err, errlen);
 	case CTL_PROBE_ADD_KERNEL:
-		if (kernel_target(r, specs, sizeof(specs), &t)) {
-			snprintf(err, errlen, "probe add kernel: specs too long");
-			return -E2BIG;
-		}
-		return add_probe(s, &t, out, r->json, err, errlen);
 	case CTL_PROBE_REMOVE:
-		p = service_find_probe(s, r->id);
-		if (!p) {
-			snprintf(err, errlen, "no probe %u", r->id);
-			return -ENOENT;
-		}
-		service_remove_probe(s, p);
-		return 0;
 	case CTL_PROBE_LIST:
-		print_probes(s, out, r->json);
-		return 0;
+		return exec_probe(s, r, out, err, errlen);
 	case CTL_WATCH_ADD:
-		return add_watch(s, &r->watch, out, r->json, err, errlen);
 	case CTL_WATCH_REMOVE:
-		w = service_find_watch(s, r->id);
-		if (!w) {
-			snprintf(err, errlen, "no watch %u", r->id);
-			return -ENOENT;
-		}
-		service_remove_watch(s, w);
-		return 0;
 	case CTL_WATCH_LIST:
-		service_print_watches(s, out, r->json);
-		return 0;
+		return exec_watch(s, r, out, err, errlen);
 	case CTL_REPORTS:
 		print_recent(s, out, r->json);
 		return r->follow ? CTL_EXEC_FOLLOW : 0;

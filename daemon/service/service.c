@@ -15,6 +15,7 @@
 #include "service.h"
 #include "service_int.h"
 #include "sink.h"
+#include "util/print.h"
 
 __attribute__((format(printf, 3, 4)))
 void service_say(const struct service *s, int prio, const char *fmt, ...)
@@ -174,54 +175,54 @@ static void update_trace_all(struct service *s)
 	engine__set_trace_all(s->user.e, all);
 }
 
-int service_call_why(int (*fn)(void *arg), void *arg, char *err, size_t errlen)
-{
-	FILE *saved = stderr, *m;
-	char *buf = NULL, *last;
-	size_t len = 0;
-	int ret;
+static char why_line[512], why_cur[512];
+static size_t why_len;
 
-	fflush(stderr);
-	m = open_memstream(&buf, &len);
-	if (m)
-		stderr = m;
-	ret = fn(arg);
-	stderr = saved;
-	if (m)
-		fclose(m);
-	if (buf && len)
-		fputs(buf, stderr);	/* the daemon's own log keeps all of it */
-	if (ret < 0) {
-		/* The last line: what failed in the end, after any detail before it. */
-		while (len && buf[len - 1] == '\n')
-			buf[--len] = '\0';
-		last = buf ? strrchr(buf, '\n') : NULL;
-		last = last ? last + 1 : buf;
-		if (last && *last)
-			snprintf(err, errlen, "%s", strncmp(last, "kcsand: ", 8) ? last : last + 8);
-		else
-			snprintf(err, errlen, "%s", strerror(-ret));
+/* The service's print function: stderr as always, and the last complete line kept. */
+static int print_and_keep(enum kcsand_print_level level, const char *fmt, va_list ap)
+{
+	char buf[1024];
+	va_list copy;
+	int n;
+
+	va_copy(copy, ap);
+	n = vfprintf(stderr, fmt, ap);
+	vsnprintf(buf, sizeof(buf), fmt, copy);
+	va_end(copy);
+	for (const char *p = buf; *p; p++) {
+		if (*p != '\n') {
+			if (why_len < sizeof(why_cur) - 1)
+				why_cur[why_len++] = *p;
+		} else if (why_len) {
+			why_cur[why_len] = '\0';
+			memcpy(why_line, why_cur, why_len + 1);
+			why_len = 0;
+		}
 	}
-	free(buf);
-	return ret;
+	return n;
 }
 
-struct add_object_args {
-	struct engine *e;
-	const struct config_target *t;
-};
-
-static int add_object(void *arg)
+void service_why_begin(void)
 {
-	const struct add_object_args *a = arg;
+	why_line[0] = '\0';
+	why_len = 0;
+}
 
-	return engine__add_object(a->e, a->t->binary, a->t->functions);
+int service_why(int ret, char *err, size_t errlen)
+{
+	const char *why = why_line;
+
+	if (ret >= 0)
+		return ret;
+	if (!strncmp(why, "kcsand: ", 8))
+		why += 8;
+	snprintf(err, errlen, "%s", *why ? why : strerror(-ret));
+	return ret;
 }
 
 /* A user target: its object id in the user engine, or -errno with the reason in err. */
 static int add_user(struct service *s, const struct config_target *t, char *err, size_t errlen)
 {
-	struct add_object_args a = { s->user.e, t };
 	int obj, ret;
 
 	if (t->pid && kill(t->pid, 0) && errno == ESRCH) {
@@ -233,7 +234,8 @@ static int add_user(struct service *s, const struct config_target *t, char *err,
 		snprintf(err, errlen, "%s: %s", t->binary, strerror(-ret));
 		return ret;
 	}
-	obj = service_call_why(add_object, &a, err, errlen);
+	service_why_begin();
+	obj = service_why(engine__add_object(s->user.e, t->binary, t->functions), err, errlen);
 	if (obj < 0)
 		return obj;
 	if (engine__object_sites(s->user.e, obj) <= 0) {
@@ -339,63 +341,36 @@ void service_remove_probe(struct service *s, struct probe *p)
 
 /* ------------------------------------------------------------ parameters */
 
-static void mode_defaults(struct engine_opts *o, bool kernel)
-{
-	engine_opts__init(o);
-	if (!kernel)
-		return;
-	o->kernel = true;
-	o->params.skip_watch = KERNEL_DEFAULT_SKIP_WATCH;
-	o->params.udelay_task = KERNEL_DEFAULT_UDELAY_TASK;
-	/* Every task that enters the probed code: the kernel has no "target". */
-	o->params.trace_all = 1;
-}
-
 unsigned int service_param_default(const struct param_desc *p, bool kernel)
 {
-	struct engine_opts d;
-
-	mode_defaults(&d, kernel);
-	return engine_opts__get(&d, p);
+	return p->def[param__mode(kernel)];
 }
 
-int service_mode_opts(const struct config *c, bool kernel, struct engine_opts *o)
+void service_mode_opts(const struct config *c, bool kernel, struct engine_opts *o)
 {
 	const struct param_desc *all;
 	size_t n;
 
-	mode_defaults(o, kernel);
-	all = params_all(&n);
+	engine_opts__init(o, param__mode(kernel));
+	all = param__table(&n);
 	/* A parameter's line applies to both modes; without one, each has its default. */
-	for (size_t i = 0; i < n && i < CONFIG_MAX_PARAMS; i++) {
-		char buf[16];
-		int ret;
-
-		if (!c->set[i])
-			continue;
-		snprintf(buf, sizeof(buf), "%u", c->values[i]);
-		ret = engine_opts__set(o, all[i].name, buf);
-		if (ret)
-			return ret;
-	}
+	for (size_t i = 0; i < n && i < CONFIG_MAX_PARAMS; i++)
+		if (c->set[i])
+			engine_opts__set(o, &all[i], c->values[i]);
 	if (c->max_sites)
 		o->max_sites = c->max_sites;
-	return 0;
 }
 
-int service_set_param_in(struct service *s, bool kernel, const struct param_desc *p,
-			 unsigned int v)
+void service_set_param_in(struct service *s, bool kernel, const struct param_desc *p,
+			  unsigned int v)
 {
 	struct engine *e = kernel ? s->kernel.e : s->user.e;
-	char buf[16];
-	int ret = 0;
 
-	snprintf(buf, sizeof(buf), "%u", v);
+	/* The kernel engine is made on demand, from kopts: it starts with the value too. */
 	if (kernel)
-		ret = engine_opts__set(&s->kopts, p->name, buf);
-	if (!ret && e)
-		ret = engine__set_param(e, p->name, buf);
-	return ret;
+		engine_opts__set(&s->kopts, p, v);
+	if (e)
+		engine__set_param(e, p, v);
 }
 
 /*
@@ -403,11 +378,10 @@ int service_set_param_in(struct service *s, bool kernel, const struct param_desc
  * file applies to the whole kernel: one value, whatever the mode's
  * default was.
  */
-int service_set_param(struct service *s, const struct param_desc *p, unsigned int v)
+void service_set_param(struct service *s, const struct param_desc *p, unsigned int v)
 {
-	int ret = service_set_param_in(s, false, p, v);
-
-	return ret ? ret : service_set_param_in(s, true, p, v);
+	service_set_param_in(s, false, p, v);
+	service_set_param_in(s, true, p, v);
 }
 
 /* ------------------------------------------------------------ setup */
@@ -423,18 +397,6 @@ void service_sink_opts(const struct service *s, const struct config *c, struct s
 	so->log = s->o.log ? s->o.log : c->log;
 }
 
-static int add_config_targets(struct service *s, const struct config *c, char *err,
-			      size_t errlen)
-{
-	for (size_t i = 0; i < c->nr_targets; i++) {
-		int ret = service_add_probe(s, &c->targets[i], true, 0, err, errlen);
-
-		if (ret < 0)
-			return ret;
-	}
-	return 0;
-}
-
 /* Hooks and what the service's engines share; kernel_debug is set when the engine is made. */
 static void set_hooks(struct service *s, struct engine_opts *o, struct service_engine *se)
 {
@@ -444,17 +406,54 @@ static void set_hooks(struct service *s, struct engine_opts *o, struct service_e
 	o->hook_ctx = se;
 }
 
-int service__new(const struct service_opts *o, struct config *c, struct service **out)
+/* The configuration's targets, then its watches (a watch may need a target's process). */
+static int add_config_targets(struct service *s, const struct config *c)
 {
-	struct service *s = calloc(1, sizeof(*s));
-	struct epoll_event ev = { .events = EPOLLIN };
-	struct engine_opts eo;
-	struct sink_opts so;
 	char err[512];
 	int ret;
 
+	for (size_t i = 0; i < c->nr_targets; i++) {
+		ret = service_add_probe(s, &c->targets[i], true, 0, err, sizeof(err));
+		if (ret < 0)
+			goto fail;
+	}
+	for (size_t i = 0; i < c->nr_watches; i++) {
+		ret = service_add_watch(s, &c->watches[i], 0, true, err, sizeof(err));
+		if (ret < 0)
+			goto fail;
+	}
+	return 0;
+fail:
+	pr_warn("%s: %s\n", s->o.config_path, err);
+	return ret;
+}
+
+/* The user-mode engine, loaded at start; its ring buffer joins the service's epoll set. */
+static int open_user_engine(struct service *s)
+{
+	struct epoll_event ev = { .events = EPOLLIN };
+	struct engine_opts eo;
+	int ret;
+
+	service_mode_opts(&s->cfg, false, &eo);
+	set_hooks(s, &eo, &s->user);
+	ret = engine__open(&eo, &s->user.e);
+	if (!ret)
+		ret = engine__start(s->user.e);
+	if (!ret && epoll_ctl(s->epfd, EPOLL_CTL_ADD, engine__epoll_fd(s->user.e), &ev)) {
+		ret = -errno;
+		pr_warn("cannot poll the ring buffer: %s\n", strerror(-ret));
+	}
+	return ret;
+}
+
+/* The state before anything is opened; c is taken over. */
+static struct service *service_alloc(const struct service_opts *o, struct config *c)
+{
+	struct service *s = calloc(1, sizeof(*s));
+
 	if (!s)
-		return -ENOMEM;
+		return NULL;
 	s->o = *o;
 	s->next_id = 1;
 	s->next_watch_id = 1;
@@ -465,53 +464,37 @@ int service__new(const struct service_opts *o, struct config *c, struct service 
 	filter__init(&s->filter);
 	s->cfg = *c;
 	config_init(c);
+	return s;
+}
+
+int service__new(const struct service_opts *o, struct config *c, struct service **out)
+{
+	struct service *s = service_alloc(o, c);
+	struct sink_opts so;
+	int ret;
+
+	if (!s)
+		return -ENOMEM;
+	kcsand__set_print(print_and_keep);
 	s->epfd = epoll_create1(EPOLL_CLOEXEC);
 	if (s->epfd < 0) {
 		ret = -errno;
-		fprintf(stderr, "kcsand: cannot create an epoll fd: %s\n", strerror(-ret));
+		pr_warn("cannot create an epoll fd: %s\n", strerror(-ret));
 		goto fail;
 	}
-
-	ret = service_mode_opts(&s->cfg, false, &eo);
-	if (!ret)
-		ret = service_mode_opts(&s->cfg, true, &s->kopts);
-	if (ret)
-		goto fail;
-	set_hooks(s, &eo, &s->user);
+	/* The kernel engine is made with its first target, from kopts. */
+	service_mode_opts(&s->cfg, true, &s->kopts);
 	set_hooks(s, &s->kopts, &s->kernel);
-
 	service_sink_opts(s, &s->cfg, &so);
 	ret = sinks__open(&so, &s->sinks);
-	if (ret)
-		goto fail;
-	ret = filter__copy(&s->filter, &s->cfg.filter);
-	if (ret)
-		goto fail;
-	ret = engine__new(&eo, &s->user.e);
 	if (!ret)
-		ret = engine__load(s->user.e);
+		ret = filter__copy(&s->filter, &s->cfg.filter);
 	if (!ret)
-		ret = engine__attach(s->user.e);
-	if (ret)
-		goto fail;
-	if (epoll_ctl(s->epfd, EPOLL_CTL_ADD, engine__epoll_fd(s->user.e), &ev)) {
-		ret = -errno;
-		fprintf(stderr, "kcsand: cannot poll the ring buffer: %s\n", strerror(-ret));
-		goto fail;
-	}
-	ret = add_config_targets(s, &s->cfg, err, sizeof(err));
-	if (ret < 0) {
-		fprintf(stderr, "kcsand: %s: %s\n", o->config_path, err);
-		goto fail;
-	}
-	for (size_t i = 0; i < s->cfg.nr_watches; i++) {
-		ret = service_add_watch(s, &s->cfg.watches[i], 0, true, err, sizeof(err));
-		if (ret < 0) {
-			fprintf(stderr, "kcsand: %s: %s\n", o->config_path, err);
-			goto fail;
-		}
-	}
-	ret = push_filter(s);
+		ret = open_user_engine(s);
+	if (!ret)
+		ret = add_config_targets(s, &s->cfg);
+	if (!ret)
+		ret = push_filter(s);
 	if (ret)
 		goto fail;
 	*out = s;
@@ -584,8 +567,8 @@ void service__free(struct service *s)
 		return;
 	service_free_watches(s);
 	/* Kernel first: its kprobes take the longest to go (an RCU grace period each). */
-	engine__free(s->kernel.e);
-	engine__free(s->user.e);
+	engine__close(s->kernel.e);
+	engine__close(s->user.e);
 	for (size_t i = 0; i < s->nr_probes; i++) {
 		free(s->probes[i].t.binary);
 		free(s->probes[i].t.functions);
@@ -604,4 +587,5 @@ void service__free(struct service *s)
 	filter__free(&s->filter);
 	config_free(&s->cfg);
 	free(s);
+	kcsand__set_print(NULL);
 }

@@ -118,12 +118,15 @@ struct service {
 __attribute__((format(printf, 3, 4)))
 void service_say(const struct service *s, int prio, const char *fmt, ...);
 /*
- * Run fn(arg), an engine call that explains its failures on stderr, with
- * stderr captured: all of it goes on to the daemon's stderr, and the last
- * line becomes the reason in err (a client never sees the daemon's
- * stderr, and a background daemon has none).  Returns fn's result.
+ * The reason an engine call failed, for the client that asked (it never
+ * sees the daemon's stderr, and a background daemon has none): the
+ * service's print function (util/print.h) passes every message on to
+ * stderr and keeps the last line.  service_why_begin() before the call;
+ * service_why(ret, ...) after it puts that line, or strerror, in err when
+ * ret < 0, and returns ret.
  */
-int service_call_why(int (*fn)(void *arg), void *arg, char *err, size_t errlen);
+void service_why_begin(void);
+int service_why(int ret, char *err, size_t errlen);
 /* Make nf (taken over) the live filter list and push it into the site tables. */
 int service_replace_filter(struct service *s, struct filter *nf);
 /*
@@ -137,20 +140,17 @@ struct probe *service_find_probe(struct service *s, unsigned int id);
 /* Detach it; the kernel engine stays until service_kernel_gc(). */
 void service_remove_probe(struct service *s, struct probe *p);
 size_t service_nr_probes(const struct service *s, bool kernel);
-/*
- * Set a parameter in both engines (and in kopts), or in one mode's only;
- * -errno when the engine refuses it.
- */
-int service_set_param(struct service *s, const struct param_desc *p, unsigned int v);
-int service_set_param_in(struct service *s, bool kernel, const struct param_desc *p,
-			 unsigned int v);
+/* Set a parameter (a value in its range) in both engines and kopts, or in one mode's only. */
+void service_set_param(struct service *s, const struct param_desc *p, unsigned int v);
+void service_set_param_in(struct service *s, bool kernel, const struct param_desc *p,
+			  unsigned int v);
 /* A parameter's default in user or kernel mode. */
 unsigned int service_param_default(const struct param_desc *p, bool kernel);
 /* The sinks c asks for, with the command line's overrides. */
 struct sink_opts;
 void service_sink_opts(const struct service *s, const struct config *c, struct sink_opts *so);
 /* The engine options of a mode: its defaults, then c's parameters; no hooks. */
-int service_mode_opts(const struct config *c, bool kernel, struct engine_opts *o);
+void service_mode_opts(const struct config *c, bool kernel, struct engine_opts *o);
 
 /* Is pid the --pid of a user probe? */
 bool service_pid_probed(const struct service *s, int pid);

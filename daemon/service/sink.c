@@ -10,6 +10,7 @@
 #include <sys/un.h>
 #include "kmsg.h"
 #include "sink.h"
+#include "util/print.h"
 
 #define JOURNAL_SOCKET "/run/systemd/journal/socket"
 
@@ -32,7 +33,7 @@ static int open_log(struct sinks *s, const char *path)
 	if (!f) {
 		int err = -errno;
 
-		fprintf(stderr, "kcsand: cannot open log %s: %s\n", path, strerror(-err));
+		pr_warn("cannot open log %s: %s\n", path, strerror(-err));
 		return err;
 	}
 	s->log = f;

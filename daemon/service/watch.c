@@ -30,6 +30,7 @@
 #include "hw/hwbp.h"
 #include "report/report.h"
 #include "service_int.h"
+#include "util/json.h"
 
 #define MAX_CANDIDATES	8	/* processes named in a refusal */
 
@@ -172,13 +173,6 @@ struct watch_call {
 	const char *path, *spec;
 };
 
-static int call_watch(void *arg)
-{
-	const struct watch_call *c = arg;
-
-	return engine__watch(c->e, c->pid, c->path, c->spec);
-}
-
 /*
  * SYMBOL[:LEN] of a user watch, as the ADDRESS:LEN to arm: the variable
  * in the process's executable, else in a probed object the process maps.
@@ -265,7 +259,8 @@ static int arm_watch(struct service *s, struct watch *w, char *err, size_t errle
 			c.spec = addr;
 		}
 	}
-	ret = service_call_why(call_watch, &c, err, errlen);
+	service_why_begin();
+	ret = service_why(engine__watch(c.e, c.pid, c.path, c.spec), err, errlen);
 	if (ret == -ENOSPC)
 		snprintf(err, errlen, "watch %s: no hardware watchpoint free: the %d debug registers "
 			 "of the %s engine hold watches (kcsanctl watch list)", w->cw.spec,
@@ -440,27 +435,33 @@ void service_watch_tick(struct service *s)
 	service_kernel_gc(s);
 }
 
-static void print_watch_json(const struct service *s, const struct watch *w, FILE *out)
+static struct json_object *watch_json(const struct service *s, const struct watch *w)
 {
+	struct json_object *o = json_object_new_object();
 	struct hwbp_slot_info si;
 	bool armed = !w->dropped && !engine__watch_info(engine_of(s, w), w->slot, &si);
+	char addr[32];
 
-	fprintf(out, "{\"id\":%u,\"kind\":\"%s\",\"spec\":", w->id, w->cw.kernel ? "kernel" :
-		"user");
-	json_print_string(out, w->cw.spec);
-	fprintf(out, ",\"pid\":%d,\"object\":", w->cw.kernel ? 0 : w->pid);
-	if (w->object)
-		json_print_string(out, w->object);
-	else
-		fputs("null", out);
-	if (armed)
-		fprintf(out, ",\"state\":\"armed\",\"slot\":%d,\"addr\":\"0x%" PRIx64 "\",\"len\":%u,"
-			"\"events\":%zu", w->slot, si.addr, si.len, si.events);
-	else
-		fprintf(out, ",\"state\":\"dropped\",\"why\":\"%s\"", w->dropped ? w->dropped :
-			"slot lost");
-	fprintf(out, ",\"remaining_s\":%ld,\"from_config\":%s}",
-		w->until ? (long)(w->until - time(NULL)) : -1L, w->from_config ? "true" : "false");
+	json__add(o, "id", json_object_new_int64(w->id));
+	json__add(o, "kind", json__string(w->cw.kernel ? "kernel" : "user"));
+	json__add(o, "spec", json__string(w->cw.spec));
+	json__add(o, "pid", json_object_new_int64(w->cw.kernel ? 0 : w->pid));
+	json__add(o, "object", json__string_or_null(w->object));
+	if (armed) {
+		snprintf(addr, sizeof(addr), "0x%" PRIx64, si.addr);
+		json__add(o, "state", json__string("armed"));
+		json__add(o, "slot", json_object_new_int64(w->slot));
+		json__add(o, "addr", json__string(addr));
+		json__add(o, "len", json_object_new_int64(si.len));
+		json__add(o, "events", json_object_new_uint64(si.events));
+	} else {
+		json__add(o, "state", json__string("dropped"));
+		json__add(o, "why", json__string(w->dropped ? w->dropped : "slot lost"));
+	}
+	json__add(o, "remaining_s",
+		  json_object_new_int64(w->until ? (long)(w->until - time(NULL)) : -1L));
+	json__add(o, "from_config", json_object_new_boolean(w->from_config));
+	return o;
 }
 
 static void print_watch(const struct service *s, const struct watch *w, FILE *out)
@@ -487,14 +488,18 @@ void service_print_watches(const struct service *s, FILE *out, bool json)
 	int kernel = s->kernel.e ? engine__hw_slots_in_use(s->kernel.e) : 0;
 
 	if (json) {
-		fprintf(out, "{\"slots\":%d,\"slots_in_use\":{\"user\":%d,\"kernel\":%d},"
-			"\"watches\":[", KCSAND_HW_SLOTS, user, kernel);
-		for (size_t i = 0; i < s->nr_watches; i++) {
-			if (i)
-				fputc(',', out);
-			print_watch_json(s, &s->watches[i], out);
-		}
-		fprintf(out, "]}\n");
+		struct json_object *o = json_object_new_object(), *in_use = json_object_new_object();
+		struct json_object *a = json_object_new_array();
+
+		json__add(o, "slots", json_object_new_int64(KCSAND_HW_SLOTS));
+		json__add(in_use, "user", json_object_new_int64(user));
+		json__add(in_use, "kernel", json_object_new_int64(kernel));
+		json__add(o, "slots_in_use", in_use);
+		for (size_t i = 0; i < s->nr_watches; i++)
+			json_object_array_add(a, watch_json(s, &s->watches[i]));
+		json__add(o, "watches", a);
+		json__print(out, o);
+		fputc('\n', out);
 		return;
 	}
 	for (size_t i = 0; i < s->nr_watches; i++)

@@ -13,6 +13,7 @@
 #include <Zydis/Zydis.h>
 
 #include "decode_int.h"
+#include "util/print.h"
 
 /* ------------------------------------------------------------------------ */
 /* Site vector                                                              */
@@ -123,10 +124,49 @@ enum site_verdict {
 	SITE_STACK,
 	SITE_TLS,
 	SITE_UNENCODABLE,
+	SITE_LOCK_AT_TARGET,	/* deferred probe would land on a branch target */
 };
 
+/* What the passes before classify() learned about one instruction's place in the function. */
+struct site_ctx {
+	bool rbp_is_frame;	/* rbp points into this function's frame here */
+	bool next_is_target;	/* the next instruction is a direct branch's target */
+	bool is_last;		/* nothing of the function follows it */
+};
+
+/* A lock-prefixed access, which uprobes cannot take in place: where may it be probed? */
+static enum site_verdict classify_locked(const ZydisDecodedInstruction *in,
+					 const ZydisDecodedOperand *ops,
+					 const ZydisDecodedOperand *mop,
+					 const struct decode_opts *opts, const struct site_ctx *ctx,
+					 struct site *site)
+{
+	site->reason = MARK_LOCK_PREFIX;
+	if (opts->probe_locked)
+		return SITE_KEEP;
+	/*
+	 * Probed at the next instruction: that needs its address registers
+	 * to survive it (cmpxchg writes rax, xadd its source)...
+	 */
+	if ((mop->mem.base != ZYDIS_REGISTER_NONE && mop->mem.base != ZYDIS_REGISTER_RIP &&
+	     writes_reg(in, ops, mop->mem.base)) ||
+	    (mop->mem.index != ZYDIS_REGISTER_NONE && writes_reg(in, ops, mop->mem.index)) ||
+	    ctx->is_last)
+		return SITE_UNENCODABLE;
+	/*
+	 * ... and the next instruction to be reached only from this one: on
+	 * the head of a rotated loop, the probe would also fire on entering
+	 * the loop and report a locked access that never ran.
+	 */
+	if (ctx->next_is_target)
+		return SITE_LOCK_AT_TARGET;
+	site->desc.probe_delta = in->length;
+	return SITE_KEEP;
+}
+
 static enum site_verdict classify(const ZydisDecodedInstruction *in, const ZydisDecodedOperand *ops,
-				  const struct decode_opts *opts, struct site *site)
+				  const struct decode_opts *opts, const struct site_ctx *ctx,
+				  struct site *site)
 {
 	const ZydisDecodedOperand *mop = NULL;
 	struct kcsand_site *d = &site->desc;
@@ -179,7 +219,14 @@ static enum site_verdict classify(const ZydisDecodedInstruction *in, const Zydis
 	index = kcsand_reg_of(mop->mem.index);
 	if (base < 0 || index < 0 || index == KCSAND_REG_RIP)
 		return SITE_UNENCODABLE;
-	if ((base == KCSAND_REG_RSP || base == KCSAND_REG_RBP) && !opts->keep_stack)
+	/*
+	 * rsp always points to the stack; rbp only where the frame analysis
+	 * saw it set up as the frame pointer (or as a copy of rsp).  Code
+	 * built without frame pointers (Debian's kernel, most distribution
+	 * programs) uses rbp as an ordinary register, for shared data too.
+	 */
+	if ((base == KCSAND_REG_RSP || (base == KCSAND_REG_RBP && ctx->rbp_is_frame)) &&
+	    !opts->keep_stack)
 		return SITE_STACK;
 
 	size = mop->size / 8;
@@ -200,23 +247,13 @@ static enum site_verdict classify(const ZydisDecodedInstruction *in, const Zydis
 
 	site->reason = MARK_NONE;
 	if (in->attributes & ZYDIS_ATTRIB_HAS_LOCK) {
-		/*
-		 * x86 uprobes refuse lock-prefixed instructions, so a locked
-		 * access is probed at the next instruction: that needs its
-		 * address registers to survive it (cmpxchg writes rax, xadd
-		 * its source).
-		 */
-		if (!opts->probe_locked &&
-		    ((mop->mem.base != ZYDIS_REGISTER_NONE && mop->mem.base != ZYDIS_REGISTER_RIP &&
-		      writes_reg(in, ops, mop->mem.base)) ||
-		     (mop->mem.index != ZYDIS_REGISTER_NONE && writes_reg(in, ops, mop->mem.index))))
-			return SITE_UNENCODABLE;
-		if (!opts->probe_locked)
-			d->probe_delta = in->length;
-		site->reason = MARK_LOCK_PREFIX;
-	}
-	else if (in->mnemonic == ZYDIS_MNEMONIC_XCHG)
+		enum site_verdict v = classify_locked(in, ops, mop, opts, ctx, site);
+
+		if (v != SITE_KEEP)
+			return v;
+	} else if (in->mnemonic == ZYDIS_MNEMONIC_XCHG) {
 		site->reason = MARK_XCHG;
+	}
 	if (site->reason != MARK_NONE)
 		d->flags |= KCSAND_SITE_MARKED;
 	site->insn_reason = site->reason;	/* what mark__apply() starts from */
@@ -238,6 +275,145 @@ static int fx_push(struct insn_fx **v, size_t *n, size_t *cap, const struct insn
 	return 0;
 }
 
+/* int3, or "add [rax],al" (00 00), which compilers never emit: the fill between functions. */
+static bool is_padding(const ZydisDecodedInstruction *in, const uint8_t *at)
+{
+	return in->mnemonic == ZYDIS_MNEMONIC_INT3 ||
+	       (in->length == 2 && at[0] == 0x00 && at[1] == 0x00);
+}
+
+/*
+ * First pass: every instruction's effect on the stack and its branch
+ * target, up to the function's end.  Where the length is only an upper
+ * bound (kernel functions, sized from kallsyms), padding ends the function
+ * unless a branch already decoded targets code at or after it: Debian's
+ * kernel patches each `jmp __x86_return_thunk` into `ret; int3...`, so a
+ * function with several returns has int3s in its middle.
+ */
+static int scan_function(ZydisDecoder *dec, const uint8_t *code, size_t len,
+			 const struct decode_opts *opts, struct decode_stats *stats,
+			 struct insn_fx **fx, size_t *nfx)
+{
+	size_t off = 0, cap = 0, reach = 0;	/* reach: one past the furthest branch target */
+	bool after_push_rbp = false;
+	int err;
+
+	while (off < len) {
+		ZydisDecodedInstruction in;
+		ZydisDecodedOperand ops[ZYDIS_MAX_OPERAND_COUNT];
+		struct insn_fx f = { .off = (uint32_t)off };
+
+		if (!ZYAN_SUCCESS(ZydisDecoderDecodeFull(dec, code + off, len - off, &in, ops))) {
+			/* Resynchronizing would mean guessing instruction boundaries. */
+			stats->decode_errors++;
+			break;
+		}
+		if (opts->stop_at_padding && is_padding(&in, code + off) && reach <= off)
+			break;
+		stats->insns++;
+		frame_effect(&f, &in, ops, len, after_push_rbp);
+		if (f.has_target && f.target >= reach)
+			reach = (size_t)f.target + 1;
+		/* GCC may schedule unrelated instructions in between. */
+		if (in.mnemonic == ZYDIS_MNEMONIC_PUSH && is_reg64(&ops[0], ZYDIS_REGISTER_RBP))
+			after_push_rbp = true;
+		else if (writes_reg(&in, ops, ZYDIS_REGISTER_RSP) ||
+			 writes_reg(&in, ops, ZYDIS_REGISTER_RBP) || f.flow != FLOW_NEXT)
+			after_push_rbp = false;
+		err = fx_push(fx, nfx, &cap, &f);
+		if (err)
+			return err;
+		off += in.length;
+	}
+	return 0;
+}
+
+/* is_target[k]: instruction k is the target of a direct branch of the function. */
+static bool *branch_targets(const struct insn_fx *fx, size_t n)
+{
+	bool *t = calloc(n ? n : 1, sizeof(*t));
+
+	if (!t)
+		return NULL;
+	for (size_t i = 0; i < n; i++) {
+		if (fx[i].has_target) {
+			size_t k = insn_at(fx, n, fx[i].target);
+
+			if (k < n)
+				t[k] = true;
+		}
+	}
+	return t;
+}
+
+static void count_verdict(enum site_verdict v, struct decode_stats *stats)
+{
+	switch (v) {
+	case SITE_STACK:
+		stats->skipped_stack++;
+		break;
+	case SITE_TLS:
+		stats->skipped_tls++;
+		break;
+	case SITE_UNENCODABLE:
+		stats->unencodable++;
+		break;
+	case SITE_LOCK_AT_TARGET:
+		stats->lock_at_target++;
+		break;
+	default:
+		break;
+	}
+}
+
+/* rbp holds this function's frame, or a copy of rsp: what it addresses is the stack. */
+static bool rbp_is_frame(const struct frame_state *s)
+{
+	return s->framed || s->alias_reg == KCSAND_REG_RBP - KCSAND_REG_RAX;
+}
+
+/* Second pass: classify each instruction, knowing its frame state and the branch targets. */
+static int collect_sites(ZydisDecoder *dec, const uint8_t *code, size_t len, uint64_t vaddr,
+			 uint32_t func_idx, const struct decode_opts *opts,
+			 const struct insn_fx *fx, size_t nfx, const struct frame_slot *slot,
+			 const bool *is_target, struct site_vec *out, struct decode_stats *stats)
+{
+	for (size_t k = 0; k < nfx; k++) {
+		ZydisDecodedInstruction in;
+		ZydisDecodedOperand ops[ZYDIS_MAX_OPERAND_COUNT];
+		struct site_ctx ctx = {
+			.rbp_is_frame = rbp_is_frame(&slot[k].s),
+			.next_is_target = k + 1 < nfx && is_target[k + 1],
+			.is_last = k + 1 == nfx,
+		};
+		struct site site = {};
+		enum site_verdict v;
+		int err;
+
+		if (!ZYAN_SUCCESS(ZydisDecoderDecodeFull(dec, code + fx[k].off, len - fx[k].off,
+							 &in, ops)))
+			return -EINVAL;	/* the first pass decoded it */
+		v = classify(&in, ops, opts, &ctx, &site);
+		if (v != SITE_KEEP) {
+			count_verdict(v, stats);
+			continue;
+		}
+		site.vaddr = vaddr + fx[k].off;
+		site.file_off = site.vaddr;
+		site.func = func_idx;
+		site.desc.ra_off = frame_ra_off(&slot[k].s);
+		if (in.mnemonic == ZYDIS_MNEMONIC_CMPXCHG && site.reason == MARK_LOCK_PREFIX)
+			cas_loop_mark(dec, code, vaddr, fx, nfx, k, &site, out, stats);
+		err = site_vec__push(out, &site);
+		if (err)
+			return err;
+		stats->sites++;
+		if (site.desc.flags & KCSAND_SITE_MARKED)
+			stats->marked++;
+	}
+	return 0;
+}
+
 int decode_function(const uint8_t *code, size_t len, uint64_t vaddr, uint32_t func_idx,
 		    const struct decode_opts *opts, struct site_vec *out,
 		    struct decode_stats *stats)
@@ -246,10 +422,10 @@ int decode_function(const uint8_t *code, size_t len, uint64_t vaddr, uint32_t fu
 	struct decode_stats dummy = {};
 	struct insn_fx *fx = NULL;
 	struct frame_slot *slot = NULL;
-	size_t nfx = 0, capfx = 0, off = 0, n0 = out->n;
-	bool after_push_rbp = false;
+	bool *is_target = NULL;
+	size_t nfx = 0, n0 = out->n;
 	ZydisDecoder dec;
-	int err = 0;
+	int err;
 
 	if (!code && len)
 		return -EINVAL;
@@ -262,85 +438,22 @@ int decode_function(const uint8_t *code, size_t len, uint64_t vaddr, uint32_t fu
 
 	if (!ZYAN_SUCCESS(ZydisDecoderInit(&dec, ZYDIS_MACHINE_MODE_LONG_64,
 					   ZYDIS_STACK_WIDTH_64))) {
-		fprintf(stderr, "kcsand: decoder: cannot initialize Zydis\n");
+		pr_warn("decoder: cannot initialize Zydis\n");
 		return -EINVAL;
 	}
 	stats->funcs++;
 
-	while (off < len) {
-		ZydisDecodedInstruction in;
-		ZydisDecodedOperand ops[ZYDIS_MAX_OPERAND_COUNT];
-		struct insn_fx f = { .off = (uint32_t)off };
-		struct site site = {};
-
-		if (!ZYAN_SUCCESS(ZydisDecoderDecodeFull(&dec, code + off, len - off, &in, ops))) {
-			/* Resynchronizing would mean guessing instruction boundaries. */
-			stats->decode_errors++;
-			break;
-		}
-		if (opts->stop_at_padding &&
-		    (in.mnemonic == ZYDIS_MNEMONIC_INT3 ||
-		     (in.length == 2 && code[off] == 0x00 && code[off + 1] == 0x00)))
-			break;
-		stats->insns++;
-
-		switch (classify(&in, ops, opts, &site)) {
-		case SITE_KEEP:
-			/* A deferred probe must land inside the function. */
-			if (off + site.desc.probe_delta >= len) {
-				stats->unencodable++;
-				break;
-			}
-			site.vaddr = vaddr + off;
-			site.file_off = site.vaddr;
-			site.func = func_idx;
-			site.desc.ra_off = -1;	/* set by the frame analysis below */
-			err = site_vec__push(out, &site);
-			if (err)
-				goto out;
-			stats->sites++;
-			if (site.desc.flags & KCSAND_SITE_MARKED)
-				stats->marked++;
-			break;
-		case SITE_STACK:
-			stats->skipped_stack++;
-			break;
-		case SITE_TLS:
-			stats->skipped_tls++;
-			break;
-		case SITE_UNENCODABLE:
-			stats->unencodable++;
-			break;
-		case SITE_IGNORE:
-			break;
-		}
-
-		frame_effect(&f, &in, ops, len, after_push_rbp);
-		/* GCC may schedule unrelated instructions in between. */
-		if (in.mnemonic == ZYDIS_MNEMONIC_PUSH && is_reg64(&ops[0], ZYDIS_REGISTER_RBP))
-			after_push_rbp = true;
-		else if (writes_reg(&in, ops, ZYDIS_REGISTER_RSP) ||
-			 writes_reg(&in, ops, ZYDIS_REGISTER_RBP) || f.flow != FLOW_NEXT)
-			after_push_rbp = false;
-		err = fx_push(&fx, &nfx, &capfx, &f);
-		if (err)
-			goto out;
-		off += in.length;
-	}
-
-	if (out->n == n0) {
+	err = scan_function(&dec, code, len, opts, stats, &fx, &nfx);
+	if (!err)
+		err = frame_analyze(fx, nfx, &slot);
+	if (!err && !(is_target = branch_targets(fx, nfx)))
+		err = -ENOMEM;
+	if (!err)
+		err = collect_sites(&dec, code, len, vaddr, func_idx, opts, fx, nfx, slot, is_target,
+				    out, stats);
+	if (!err && out->n == n0)
 		stats->funcs_without_sites++;
-		goto out;
-	}
-	err = frame_analyze(fx, nfx, &slot);
-	if (err)
-		goto out;
-	for (size_t i = n0; i < out->n; i++) {
-		size_t k = insn_at(fx, nfx, (uint32_t)(out->v[i].vaddr - vaddr));
-
-		out->v[i].desc.ra_off = k < nfx ? frame_ra_off(&slot[k].s) : -1;
-	}
-out:
+	free(is_target);
 	free(slot);
 	free(fx);
 	return err;

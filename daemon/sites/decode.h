@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 #include "kcsand.h"
 
 /* A probe site as the daemon knows it: the BPF descriptor plus where it lives. */
@@ -25,11 +26,13 @@ enum mark_reason {
 	MARK_NONE = 0,
 	MARK_LOCK_PREFIX,	/* lock-prefixed read-modify-write */
 	MARK_XCHG,		/* xchg with memory: implicitly locked */
+	MARK_CAS_LOOP,		/* the plain load that starts a lock cmpxchg loop on its address */
 	/* Set by mark__apply() (mark.h), from debug info, source and the marks file: */
 	MARK_INLINE_ACCESSOR,	/* inside an atomic/once accessor (atomic_read, std::atomic) */
 	MARK_QUALIFIER,		/* static target is an _Atomic or volatile object */
 	MARK_SOURCE_MACRO,	/* READ_ONCE(), atomic_load_explicit(), data_race() ... */
 	MARK_MARKS_FILE,	/* named in the marks file (--marks) */
+	MARK_IO_ACCESSOR,	/* inside readl/writel/ioread* ...: MMIO, never watched */
 	MARK_REASON_COUNT,
 };
 
@@ -47,9 +50,11 @@ struct decode_stats {
 	uint64_t insns;			/* instructions decoded */
 	uint64_t sites;			/* sites kept */
 	uint64_t marked;		/* of which marked (atomic) */
-	uint64_t skipped_stack;		/* rsp/rbp-based operands */
+	uint64_t skipped_stack;		/* rsp-based, and rbp-based where rbp is the frame */
 	uint64_t skipped_tls;		/* fs/gs-relative operands */
 	uint64_t unencodable;		/* string ops, gathers/scatters, > KCSAND_MAX_ACCESS */
+	uint64_t lock_at_target;	/* locked accesses left out: the next insn is a branch target */
+	uint64_t cas_loop_reads;	/* plain loads marked as a compare-and-swap loop's read */
 	uint64_t decode_errors;		/* bytes Zydis could not decode (skipped to the next symbol) */
 	uint64_t funcs;			/* functions decoded */
 	uint64_t funcs_without_sites;
@@ -110,6 +115,21 @@ struct target_obj {
 
 /* Open an ELF object; fails with a message on stderr for a non-ELF or non-x86-64 file. */
 int target_obj__open(const char *path, struct target_obj **out);
+/*
+ * Has the file changed since target_obj__open(): rewritten in place (or a
+ * writer waits on our lease), or the path now names another file or none?
+ * Says so on stderr once.  Returns 1 if so, else 0; 0 for kernel objects.
+ */
+int target_obj__changed(struct target_obj *obj);
+/* Lets a writer waiting on the file go on; call once its probes are removed. */
+void target_obj__release(struct target_obj *obj);
+/*
+ * The path to attach probes through: /proc/self/fd/N, the file decoded,
+ * whatever its path names now.  -ESTALE (said on stderr) if the file changed.
+ */
+int target_obj__attach_path(struct target_obj *obj, char *buf, size_t len);
+/* The device and inode of the file decoded; -ENOENT for kernel objects. */
+int target_obj__file_id(const struct target_obj *obj, dev_t *dev, ino_t *ino);
 /*
  * Decode the functions whose names match one of the comma-separated shell
  * globs (NULL or "" = every function) into obj->sites.

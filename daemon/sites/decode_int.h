@@ -153,4 +153,17 @@ int16_t frame_ra_off(const struct frame_state *s);
 /* The index of the instruction at offset off, or n when none starts there. */
 size_t insn_at(const struct insn_fx *fx, size_t n, uint32_t off);
 
+/* ------------------------------------------------------------------------ */
+/* Compare-and-swap loops (casloop.c)                                       */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * cas, the site of the lock cmpxchg at instruction kc, has just been
+ * decoded: mark the plain load among the function's sites already in out
+ * that reads its address and feeds its loop (MARK_CAS_LOOP).
+ */
+void cas_loop_mark(ZydisDecoder *dec, const uint8_t *code, uint64_t vaddr,
+		   const struct insn_fx *fx, size_t nfx, size_t kc, const struct site *cas,
+		   struct site_vec *out, struct decode_stats *stats);
+
 #endif

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "kcore.h"
+#include "util/print.h"
 
 int kcore__open(struct kcore *kc)
 {
@@ -18,14 +19,14 @@ int kcore__open(struct kcore *kc)
 	if (kc->fd < 0) {
 		int err = -errno;
 
-		fprintf(stderr, "kcsand: cannot open /proc/kcore: %s (kernel mode reads the live "
+		pr_warn("cannot open /proc/kcore: %s (kernel mode reads the live "
 				"code through it; CONFIG_PROC_KCORE)\n", strerror(-err));
 		return err;
 	}
 	elf_version(EV_CURRENT);
 	elf = elf_begin(kc->fd, ELF_C_READ, NULL);
 	if (!elf || elf_getphdrnum(elf, &n)) {
-		fprintf(stderr, "kcsand: /proc/kcore: not a readable ELF core: %s\n",
+		pr_warn("/proc/kcore: not a readable ELF core: %s\n",
 			elf_errmsg(-1));
 		if (elf)
 			elf_end(elf);

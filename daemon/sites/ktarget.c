@@ -11,6 +11,7 @@
 #include "kcore.h"
 #include "kspec.h"
 #include "ktarget.h"
+#include "util/print.h"
 
 /* Longest function read from kcore: larger ones are cut (and say so with -v). */
 #define KFUNC_MAX_LEN (256 * 1024)
@@ -70,7 +71,7 @@ static int parse_spec(const char *s, struct kspec *sp)
 
 	memset(sp, 0, sizeof(*sp));
 	if (why) {
-		fprintf(stderr, "kcsand: bad kernel probe spec '%s': %s (expected GLOB, "
+		pr_warn("bad kernel probe spec '%s': %s (expected GLOB, "
 				"module:NAME, src:PATH, FUNC+0xOFF or !GLOB)\n", s, why);
 		return -EINVAL;
 	}
@@ -189,17 +190,17 @@ int ktarget__build(struct ksyms *ks, const char *const *specs, size_t nr_specs,
 			goto out;
 	}
 	if (!obj->nr_funcs) {
-		fprintf(stderr, "kcsand: no probe-able kernel function matches the spec%s",
+		pr_warn("no probe-able kernel function matches the spec%s",
 			nr_specs > 1 ? "s" : "");
 		for (size_t j = 0; j < nr_specs; j++)
-			fprintf(stderr, " '%s'", specs[j]);
+			pr_cont(" '%s'", specs[j]);
 		if (skipped->probed)
-			fprintf(stderr, " (%zu already probed by another kernel target%s)",
+			pr_cont(" (%zu already probed by another kernel target%s)",
 				skipped->probed, skipped->blacklisted ? ", the others on the kprobe "
 								       "blacklist" : "");
 		else if (skipped->blacklisted)
-			fprintf(stderr, " (all matches are on the kprobe blacklist)");
-		fputc('\n', stderr);
+			pr_cont(" (all matches are on the kprobe blacklist)");
+		pr_cont("\n");
 		err = -ENOENT;
 		goto out;
 	}
@@ -219,7 +220,7 @@ int ktarget__build(struct ksyms *ks, const char *const *specs, size_t nr_specs,
 
 		err = kcore__read(&kc, fn->vaddr, code, len);
 		if (err) {
-			fprintf(stderr, "kcsand: cannot read %s at 0x%" PRIx64 " from /proc/kcore: %s\n",
+			pr_warn("cannot read %s at 0x%" PRIx64 " from /proc/kcore: %s\n",
 				fn->name, fn->vaddr, strerror(-err));
 			goto out;
 		}
@@ -236,7 +237,7 @@ int ktarget__build(struct ksyms *ks, const char *const *specs, size_t nr_specs,
 				if (obj->sites.v[s].vaddr == fn->vaddr + sp[j].off)
 					obj->sites.v[keep++] = obj->sites.v[s];
 			if (keep == before) {
-				fprintf(stderr, "kcsand: %s: no probe-able memory access at that offset\n",
+				pr_warn("%s: no probe-able memory access at that offset\n",
 					specs[j]);
 				err = -ENOENT;
 				goto out;

@@ -8,14 +8,17 @@
 #include <fcntl.h>
 #include <fnmatch.h>
 #include <gelf.h>
+#include <signal.h>
 #include <inttypes.h>
 #include <libelf.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
 
 #include "decode.h"
+#include "util/print.h"
 
 /* ------------------------------------------------------------------------ */
 /* ELF objects                                                              */
@@ -28,6 +31,9 @@ struct load_seg {
 
 struct obj_priv {
 	int fd;
+	struct stat st;		/* the file as decoded: probes go on this one only */
+	bool lease;		/* a read lease: a writer's open() waits for us */
+	bool reported;		/* the change was reported */
 	Elf *elf;
 	struct load_seg *segs;
 	size_t nr_segs;
@@ -76,7 +82,7 @@ static int load_segments(struct target_obj *obj, struct obj_priv *p)
 	size_t phnum;
 
 	if (elf_getphdrnum(p->elf, &phnum)) {
-		fprintf(stderr, "kcsand: %s: cannot read program headers: %s\n", obj->path,
+		pr_warn("%s: cannot read program headers: %s\n", obj->path,
 			elf_errmsg(-1));
 		return -ENOEXEC;
 	}
@@ -141,7 +147,7 @@ static int load_funcs(struct target_obj *obj, struct obj_priv *p)
 
 	if (!gelf_getshdr(symscn, &symsh) || !(data = elf_getdata(symscn, NULL)) ||
 	    !symsh.sh_entsize) {
-		fprintf(stderr, "kcsand: %s: cannot read symbol table: %s\n", obj->path,
+		pr_warn("%s: cannot read symbol table: %s\n", obj->path,
 			elf_errmsg(-1));
 		return -ENOEXEC;
 	}
@@ -206,6 +212,46 @@ out:
 	return err;
 }
 
+/*
+ * Opens path for decoding; the descriptor stays open for as long as the
+ * object is probed, and every probe goes on the file it names
+ * (target_obj__attach_path), never on whatever the path names later.
+ * O_NONBLOCK: a FIFO or a device must not block the caller (the service
+ * runs one poll loop); only a regular file is accepted.
+ */
+static int open_regular(const char *path, struct obj_priv *p)
+{
+	int err;
+
+	p->fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	if (p->fd < 0) {
+		err = -errno;
+		pr_warn("cannot open %s: %s\n", path, strerror(errno));
+		return err;
+	}
+	if (fstat(p->fd, &p->st)) {
+		err = -errno;
+		pr_warn("cannot stat %s: %s\n", path, strerror(errno));
+		return err;
+	}
+	if (!S_ISREG(p->st.st_mode)) {
+		pr_warn("%s: not a regular file\n", path);
+		return -EINVAL;
+	}
+	/*
+	 * A read lease makes an in-place rewrite (cp over the file) wait in its
+	 * open() until target_obj__changed() has seen it and the engine has
+	 * removed the probes, so no new process of the rewritten file gets int3
+	 * bytes at stale offsets.  The break is signalled with SIGURG, whose
+	 * default action is to ignore it, instead of SIGIO, which would kill us.
+	 * Best effort: a file someone has open for writing gets no lease, and
+	 * the size and mtime check still applies.
+	 */
+	if (!fcntl(p->fd, F_SETSIG, SIGURG) && !fcntl(p->fd, F_SETLEASE, F_RDLCK))
+		p->lease = true;
+	return 0;
+}
+
 int target_obj__open(const char *path, struct target_obj **out)
 {
 	struct target_obj *obj;
@@ -215,7 +261,7 @@ int target_obj__open(const char *path, struct target_obj **out)
 
 	*out = NULL;
 	if (elf_version(EV_CURRENT) == EV_NONE) {
-		fprintf(stderr, "kcsand: libelf: %s\n", elf_errmsg(-1));
+		pr_warn("libelf: %s\n", elf_errmsg(-1));
 		return -EINVAL;
 	}
 
@@ -229,12 +275,9 @@ int target_obj__open(const char *path, struct target_obj **out)
 	p->fd = -1;
 	obj->priv = p;
 
-	p->fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (p->fd < 0) {
-		err = -errno;
-		fprintf(stderr, "kcsand: cannot open %s: %s\n", path, strerror(errno));
+	err = open_regular(path, p);
+	if (err)
 		goto err;
-	}
 	/*
 	 * read(), not mmap: the kernel installs existing uprobes into every
 	 * mapping of the file that may execute, a read-only one included, so
@@ -242,18 +285,18 @@ int target_obj__open(const char *path, struct target_obj **out)
 	 */
 	p->elf = elf_begin(p->fd, ELF_C_READ, NULL);
 	if (!p->elf || elf_kind(p->elf) != ELF_K_ELF) {
-		fprintf(stderr, "kcsand: %s: not an ELF file\n", path);
+		pr_warn("%s: not an ELF file\n", path);
 		err = -ENOEXEC;
 		goto err;
 	}
 	if (gelf_getclass(p->elf) != ELFCLASS64 || !gelf_getehdr(p->elf, &eh) ||
 	    eh.e_machine != EM_X86_64) {
-		fprintf(stderr, "kcsand: %s: not an x86-64 ELF object\n", path);
+		pr_warn("%s: not an x86-64 ELF object\n", path);
 		err = -ENOEXEC;
 		goto err;
 	}
 	if (eh.e_type != ET_EXEC && eh.e_type != ET_DYN) {
-		fprintf(stderr, "kcsand: %s: not an x86-64 ELF object (%s)\n", path,
+		pr_warn("%s: not an x86-64 ELF object (%s)\n", path,
 			"neither executable nor shared object");
 		err = -ENOEXEC;
 		goto err;
@@ -367,7 +410,7 @@ int target_obj__decode(struct target_obj *obj, const char *globs, const struct d
 		data = scn ? elf_getdata(scn, NULL) : NULL;
 		if (!data || !gelf_getshdr(scn, &sh) || !data->d_buf ||
 		    f->vaddr - sh.sh_addr + f->size > data->d_size) {
-			fprintf(stderr, "kcsand: %s: %s: cannot read code: %s\n", obj->path,
+			pr_warn("%s: %s: cannot read code: %s\n", obj->path,
 				f->name, elf_errmsg(-1));
 			err = -EIO;
 			break;
@@ -380,7 +423,7 @@ int target_obj__decode(struct target_obj *obj, const char *globs, const struct d
 			struct site *s = &obj->sites.v[j];
 
 			if (target_obj__vaddr_to_off(obj, s->vaddr, &s->file_off)) {
-				fprintf(stderr, "kcsand: %s: %s: 0x%" PRIx64 ": %s\n", obj->path,
+				pr_warn("%s: %s: 0x%" PRIx64 ": %s\n", obj->path,
 					f->name, s->vaddr, "in no loadable segment");
 				err = -ERANGE;
 			}
@@ -432,4 +475,74 @@ void target_obj__free(struct target_obj *obj)
 	site_vec__free(&obj->sites);
 	free(obj->path);
 	free(obj);
+}
+
+static bool same_file(const struct stat *a, const struct stat *b)
+{
+	return a->st_dev == b->st_dev && a->st_ino == b->st_ino;
+}
+
+static bool same_content(const struct stat *a, const struct stat *b)
+{
+	return same_file(a, b) && a->st_size == b->st_size &&
+	       a->st_mtim.tv_sec == b->st_mtim.tv_sec && a->st_mtim.tv_nsec == b->st_mtim.tv_nsec;
+}
+
+int target_obj__changed(struct target_obj *obj)
+{
+	struct obj_priv *p = obj->priv;
+	const char *why = NULL;
+	struct stat now;
+
+	if (!p || p->fd < 0)
+		return 0;	/* kernel objects: no file */
+	if (p->lease && fcntl(p->fd, F_GETLEASE) != F_RDLCK)
+		why = "is being rewritten";
+	else if (fstat(p->fd, &now) || !same_content(&now, &p->st))
+		why = "was rewritten";
+	else if (stat(obj->path, &now) || !same_file(&now, &p->st))
+		why = "was replaced or removed";
+	if (!why)
+		return 0;
+	if (!p->reported)
+		fprintf(stderr, "kcsand: %s %s since it was decoded: its probes are removed "
+				"(add it again to probe the new file)\n", obj->path, why);
+	p->reported = true;
+	return 1;
+}
+
+void target_obj__release(struct target_obj *obj)
+{
+	struct obj_priv *p = obj->priv;
+
+	/* The probes are gone: let a writer waiting on the lease go on. */
+	if (p && p->lease) {
+		fcntl(p->fd, F_SETLEASE, F_UNLCK);
+		p->lease = false;
+	}
+}
+
+int target_obj__attach_path(struct target_obj *obj, char *buf, size_t len)
+{
+	const struct obj_priv *p = obj->priv;
+
+	if (!p || p->fd < 0) {
+		snprintf(buf, len, "%s", obj->path);
+		return 0;
+	}
+	if (target_obj__changed(obj))
+		return -ESTALE;
+	snprintf(buf, len, "/proc/self/fd/%d", p->fd);
+	return 0;
+}
+
+int target_obj__file_id(const struct target_obj *obj, dev_t *dev, ino_t *ino)
+{
+	const struct obj_priv *p = obj->priv;
+
+	if (!p || p->fd < 0)
+		return -ENOENT;
+	*dev = p->st.st_dev;
+	*ino = p->st.st_ino;
+	return 0;
 }

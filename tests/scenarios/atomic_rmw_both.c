@@ -30,17 +30,7 @@ RACY int atomic_swap(int v)
 	return __atomic_exchange_n(&x, v, __ATOMIC_RELAXED);
 }
 
-static void *add_thread(void *arg)
-{
-	long i, n = (long)arg;
-
-	wait_for_start();
-	for (i = 0; i < n; i++) {
-		atomic_add();
-		barrier();
-	}
-	return NULL;
-}
+SCENARIO_LOOP(add_thread, atomic_add())
 
 static void *xadd_swap_thread(void *arg)
 {
@@ -54,12 +44,6 @@ static void *xadd_swap_thread(void *arg)
 	return NULL;
 }
 
-int main(void)
-{
-	void *(*const fn[])(void *) = { add_thread, xadd_swap_thread };
-
-	run_threads(2, fn, (void *)scenario_iters(ITERS));
-	return 0;
-}
+SCENARIO_MAIN(ITERS, add_thread, xadd_swap_thread)
 
 /* kcsand-test: name=atomic_rmw_both expect=none */

@@ -27,36 +27,10 @@ RACY void release_store(_Atomic int *p, int v)
 	atomic_store_explicit(p, v, memory_order_release);
 }
 
-static void *load_thread(void *arg)
-{
-	long i, n = (long)arg;
+SCENARIO_LOOP(load_thread, acquire_load(&flag))
 
-	wait_for_start();
-	for (i = 0; i < n; i++) {
-		acquire_load(&flag);
-		barrier();
-	}
-	return NULL;
-}
+SCENARIO_LOOP(store_thread, release_store(&flag, i + 1))
 
-static void *store_thread(void *arg)
-{
-	long i, n = (long)arg;
-
-	wait_for_start();
-	for (i = 0; i < n; i++) {
-		release_store(&flag, i + 1);
-		barrier();
-	}
-	return NULL;
-}
-
-int main(void)
-{
-	void *(*const fn[])(void *) = { load_thread, store_thread };
-
-	run_threads(2, fn, (void *)scenario_iters(ITERS));
-	return 0;
-}
+SCENARIO_MAIN(ITERS, load_thread, store_thread)
 
 /* kcsand-test: name=c11_acquire_release expect=none */

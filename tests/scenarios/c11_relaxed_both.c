@@ -27,36 +27,10 @@ RACY void relaxed_store(int v)
 	atomic_store_explicit(&x, v, memory_order_relaxed);
 }
 
-static void *load_thread(void *arg)
-{
-	long i, n = (long)arg;
+SCENARIO_LOOP(load_thread, relaxed_load())
 
-	wait_for_start();
-	for (i = 0; i < n; i++) {
-		relaxed_load();
-		barrier();
-	}
-	return NULL;
-}
+SCENARIO_LOOP(store_thread, relaxed_store(i + 1))
 
-static void *store_thread(void *arg)
-{
-	long i, n = (long)arg;
-
-	wait_for_start();
-	for (i = 0; i < n; i++) {
-		relaxed_store(i + 1);
-		barrier();
-	}
-	return NULL;
-}
-
-int main(void)
-{
-	void *(*const fn[])(void *) = { load_thread, store_thread };
-
-	run_threads(2, fn, (void *)scenario_iters(ITERS));
-	return 0;
-}
+SCENARIO_MAIN(ITERS, load_thread, store_thread)
 
 /* kcsand-test: name=c11_relaxed_both expect=none */

@@ -26,36 +26,10 @@ extern "C" RACY void store_x(int v)
 	x.store(v, std::memory_order_relaxed);
 }
 
-static void *load_thread(void *arg)
-{
-	long i, n = (long)arg;
+SCENARIO_LOOP(load_thread, load_x())
 
-	wait_for_start();
-	for (i = 0; i < n; i++) {
-		load_x();
-		barrier();
-	}
-	return NULL;
-}
+SCENARIO_LOOP(store_thread, store_x(i + 1))
 
-static void *store_thread(void *arg)
-{
-	long i, n = (long)arg;
-
-	wait_for_start();
-	for (i = 0; i < n; i++) {
-		store_x(i + 1);
-		barrier();
-	}
-	return NULL;
-}
-
-int main(void)
-{
-	void *(*const fn[])(void *) = { load_thread, store_thread };
-
-	run_threads(2, fn, (void *)scenario_iters(ITERS));
-	return 0;
-}
+SCENARIO_MAIN(ITERS, load_thread, store_thread)
 
 /* kcsand-test: name=cxx_atomic_load_store expect=none */

@@ -37,10 +37,4 @@ static void *bumper(void *arg)
 	return NULL;
 }
 
-int main(void)
-{
-	void *(*const fn[])(void *) = { bumper, bumper };
-
-	run_threads(2, fn, (void *)scenario_iters(ITERS));
-	return 0;
-}
+SCENARIO_MAIN(ITERS, bumper, bumper)

@@ -29,36 +29,10 @@ RACY void writer(int v)
 	x = v;
 }
 
-static void *reader_thread(void *arg)
-{
-	long i, n = (long)arg;
+SCENARIO_LOOP(reader_thread, lazy_reader())
 
-	wait_for_start();
-	for (i = 0; i < n; i++) {
-		lazy_reader();
-		barrier();
-	}
-	return NULL;
-}
+SCENARIO_LOOP(writer_thread, writer(i + 1))
 
-static void *writer_thread(void *arg)
-{
-	long i, n = (long)arg;
-
-	wait_for_start();
-	for (i = 0; i < n; i++) {
-		writer(i + 1);
-		barrier();
-	}
-	return NULL;
-}
-
-int main(void)
-{
-	void *(*const fn[])(void *) = { reader_thread, writer_thread };
-
-	run_threads(2, fn, (void *)scenario_iters(ITERS));
-	return 0;
-}
+SCENARIO_MAIN(ITERS, reader_thread, writer_thread)
 
 /* kcsand-test: name=data_race expect=none */

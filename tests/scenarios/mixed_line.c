@@ -37,17 +37,7 @@ RACY void write_c(int v)
 	c = v;
 }
 
-static void *sum_thread(void *arg)
-{
-	long i, n = (long)arg;
-
-	wait_for_start();
-	for (i = 0; i < n; i++) {
-		sum();
-		barrier();
-	}
-	return NULL;
-}
+SCENARIO_LOOP(sum_thread, sum())
 
 static void *write_thread(void *arg)
 {
@@ -62,12 +52,6 @@ static void *write_thread(void *arg)
 	return NULL;
 }
 
-int main(void)
-{
-	void *(*const fn[])(void *) = { sum_thread, write_thread };
-
-	run_threads(2, fn, (void *)scenario_iters(ITERS));
-	return 0;
-}
+SCENARIO_MAIN(ITERS, sum_thread, write_thread)
 
 /* kcsand-test: name=mixed_line expect=report title="data-race in sum / write_c" access="^read to 0x[0-9a-f]+ of 4 bytes by task [0-9]+ on cpu [0-9]+:$" access="^write to 0x[0-9a-f]+ of 4 bytes by task [0-9]+ on cpu [0-9]+:$" value_changed=yes */

@@ -25,36 +25,10 @@ RACY void locked_inc(void)
 	__atomic_fetch_add(&x, 1, __ATOMIC_RELAXED);
 }
 
-static void *reader_thread(void *arg)
-{
-	long i, n = (long)arg;
+SCENARIO_LOOP(reader_thread, reader())
 
-	wait_for_start();
-	for (i = 0; i < n; i++) {
-		reader();
-		barrier();
-	}
-	return NULL;
-}
+SCENARIO_LOOP(inc_thread, locked_inc())
 
-static void *inc_thread(void *arg)
-{
-	long i, n = (long)arg;
-
-	wait_for_start();
-	for (i = 0; i < n; i++) {
-		locked_inc();
-		barrier();
-	}
-	return NULL;
-}
-
-int main(void)
-{
-	void *(*const fn[])(void *) = { reader_thread, inc_thread };
-
-	run_threads(2, fn, (void *)scenario_iters(ITERS));
-	return 0;
-}
+SCENARIO_MAIN(ITERS, reader_thread, inc_thread)
 
 /* kcsand-test: name=plain_read_vs_locked_write args="--halt-on-error" iters=2000000 expect=report title="data-race in locked_inc / reader" access="^read to 0x[0-9a-f]+ of 4 bytes by task [0-9]+ on cpu [0-9]+:$" access="^read-write \(marked\) to 0x[0-9a-f]+ of 4 bytes by task [0-9]+ on cpu [0-9]+:$" value_changed=yes */

@@ -25,36 +25,10 @@ RACY void relaxed_store(int v)
 	__atomic_store_n(&x, v, __ATOMIC_RELAXED);
 }
 
-static void *reader_thread(void *arg)
-{
-	long i, n = (long)arg;
+SCENARIO_LOOP(reader_thread, reader())
 
-	wait_for_start();
-	for (i = 0; i < n; i++) {
-		reader();
-		barrier();
-	}
-	return NULL;
-}
+SCENARIO_LOOP(store_thread, relaxed_store(i + 1))
 
-static void *store_thread(void *arg)
-{
-	long i, n = (long)arg;
-
-	wait_for_start();
-	for (i = 0; i < n; i++) {
-		relaxed_store(i + 1);
-		barrier();
-	}
-	return NULL;
-}
-
-int main(void)
-{
-	void *(*const fn[])(void *) = { reader_thread, store_thread };
-
-	run_threads(2, fn, (void *)scenario_iters(ITERS));
-	return 0;
-}
+SCENARIO_MAIN(ITERS, reader_thread, store_thread)
 
 /* kcsand-test: name=plain_read_vs_relaxed_store args="--halt-on-error" iters=2000000 expect=report title="data-race in reader / relaxed_store" access="^read to 0x[0-9a-f]+ of 4 bytes by task [0-9]+ on cpu [0-9]+:$" access="^write \(marked\) to 0x[0-9a-f]+ of 4 bytes by task [0-9]+ on cpu [0-9]+:$" value_changed=yes */

@@ -26,37 +26,11 @@ RACY void writer(int v)
 	x = v;
 }
 
-static void *reader_thread(void *arg)
-{
-	long i, n = (long)arg;
+SCENARIO_LOOP(reader_thread, reader())
 
-	wait_for_start();
-	for (i = 0; i < n; i++) {
-		reader();
-		barrier();
-	}
-	return NULL;
-}
+SCENARIO_LOOP(writer_thread, writer(i + 1))
 
-static void *writer_thread(void *arg)
-{
-	long i, n = (long)arg;
-
-	wait_for_start();
-	for (i = 0; i < n; i++) {
-		writer(i + 1);
-		barrier();
-	}
-	return NULL;
-}
-
-int main(void)
-{
-	void *(*const fn[])(void *) = { reader_thread, writer_thread };
-
-	run_threads(2, fn, (void *)scenario_iters(ITERS));
-	return 0;
-}
+SCENARIO_MAIN(ITERS, reader_thread, writer_thread)
 
 /* kcsand-test: name=plain_write_vs_read expect=report title="data-race in reader / writer" access="^read to 0x[0-9a-f]+ of 4 bytes by task [0-9]+ on cpu [0-9]+:$" access="^write to 0x[0-9a-f]+ of 4 bytes by task [0-9]+ on cpu [0-9]+:$" value_changed=yes */
 /* kcsand-test: name=plain_write_vs_read_marks args="--marks tests/scenarios/marks/plain_write_vs_read.marks" expect=none */

@@ -26,29 +26,9 @@ RACY void child_writer(int v)
 	x = v;
 }
 
-static void *reader_thread(void *arg)
-{
-	long i, n = (long)arg;
+SCENARIO_LOOP(reader_thread, child_reader())
 
-	wait_for_start();
-	for (i = 0; i < n; i++) {
-		child_reader();
-		barrier();
-	}
-	return NULL;
-}
-
-static void *writer_thread(void *arg)
-{
-	long i, n = (long)arg;
-
-	wait_for_start();
-	for (i = 0; i < n; i++) {
-		child_writer(i + 1);
-		barrier();
-	}
-	return NULL;
-}
+SCENARIO_LOOP(writer_thread, child_writer(i + 1))
 
 int main(void)
 {

@@ -23,36 +23,10 @@ RACY int reader_b(void)
 	return x;
 }
 
-static void *thread_a(void *arg)
-{
-	long i, n = (long)arg;
+SCENARIO_LOOP(thread_a, reader_a())
 
-	wait_for_start();
-	for (i = 0; i < n; i++) {
-		reader_a();
-		barrier();
-	}
-	return NULL;
-}
+SCENARIO_LOOP(thread_b, reader_b())
 
-static void *thread_b(void *arg)
-{
-	long i, n = (long)arg;
-
-	wait_for_start();
-	for (i = 0; i < n; i++) {
-		reader_b();
-		barrier();
-	}
-	return NULL;
-}
-
-int main(void)
-{
-	void *(*const fn[])(void *) = { thread_a, thread_b };
-
-	run_threads(2, fn, (void *)scenario_iters(ITERS));
-	return 0;
-}
+SCENARIO_MAIN(ITERS, thread_a, thread_b)
 
 /* kcsand-test: name=read_vs_read expect=none */

@@ -22,36 +22,10 @@ RACY void bump(int i)
 	a[i]++;
 }
 
-static void *up_thread(void *arg)
-{
-	long i, n = (long)arg;
+SCENARIO_LOOP(up_thread, bump(i % NELEM))
 
-	wait_for_start();
-	for (i = 0; i < n; i++) {
-		bump(i % NELEM);
-		barrier();
-	}
-	return NULL;
-}
+SCENARIO_LOOP(down_thread, bump(NELEM - 1 - i % NELEM))
 
-static void *down_thread(void *arg)
-{
-	long i, n = (long)arg;
-
-	wait_for_start();
-	for (i = 0; i < n; i++) {
-		bump(NELEM - 1 - i % NELEM);
-		barrier();
-	}
-	return NULL;
-}
-
-int main(void)
-{
-	void *(*const fn[])(void *) = { up_thread, down_thread };
-
-	run_threads(2, fn, (void *)scenario_iters(ITERS));
-	return 0;
-}
+SCENARIO_MAIN(ITERS, up_thread, down_thread)
 
 /* kcsand-test: name=rmw_array args="--halt-on-error" iters=2000000 expect=report title="data-race in bump / bump" access="^read-write to 0x[0-9a-f]+ of 4 bytes by task [0-9]+ on cpu [0-9]+:$" access="^read-write to 0x[0-9a-f]+ of 4 bytes by task [0-9]+ on cpu [0-9]+:$" value_changed=yes */

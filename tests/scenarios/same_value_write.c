@@ -26,37 +26,11 @@ RACY void writer(void)
 	x = 42;
 }
 
-static void *reader_thread(void *arg)
-{
-	long i, n = (long)arg;
+SCENARIO_LOOP(reader_thread, reader())
 
-	wait_for_start();
-	for (i = 0; i < n; i++) {
-		reader();
-		barrier();
-	}
-	return NULL;
-}
+SCENARIO_LOOP(writer_thread, writer())
 
-static void *writer_thread(void *arg)
-{
-	long i, n = (long)arg;
-
-	wait_for_start();
-	for (i = 0; i < n; i++) {
-		writer();
-		barrier();
-	}
-	return NULL;
-}
-
-int main(void)
-{
-	void *(*const fn[])(void *) = { reader_thread, writer_thread };
-
-	run_threads(2, fn, (void *)scenario_iters(ITERS));
-	return 0;
-}
+SCENARIO_MAIN(ITERS, reader_thread, writer_thread)
 
 /* kcsand-test: name=same_value_write expect=none */
 /* kcsand-test: name=same_value_write_report_all args="--halt-on-error --param report_value_change_only=0" iters=2000000 expect=report title="data-race in reader / writer" access="^read to 0x[0-9a-f]+ of 4 bytes by task [0-9]+ on cpu [0-9]+:$" access="^write to 0x[0-9a-f]+ of 4 bytes by task [0-9]+ on cpu [0-9]+:$" value_changed=no */

@@ -65,12 +65,6 @@ static void *worker(void *arg)
 	return (void *)seen;
 }
 
-int main(void)
-{
-	void *(*const fn[])(void *) = { worker, worker };
-
-	run_threads(2, fn, (void *)scenario_iters(ITERS));
-	return 0;
-}
+SCENARIO_MAIN(ITERS, worker, worker)
 
 /* kcsand-test: name=sampled_hot_read needs=hwbp args="--halt-on-error --overhead-budget 10 --param sampler_warmup_cpu_ms=0" expect=report title_re="^data-race in (peek\+0x[0-9a-f]+/0x[0-9a-f]+|bump / peek)$" funcs="peek bump" value_changed=yes log_re="hot_turns_one_thread: [1-9]" */

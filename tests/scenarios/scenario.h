@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * Shared scaffolding for the end-to-end scenarios: two threads that start
- * together behind a barrier and run bounded loops.
+ * Shared scaffolding for the end-to-end scenarios: threads that start
+ * together behind a barrier and run bounded loops (SCENARIO_LOOP), and the
+ * main() that runs them (SCENARIO_MAIN).
  *
  * Built with gcc -O1 -g -fno-omit-frame-pointer -pthread.  Everything here
  * is static and used once, so it is inlined into main() or lives in
@@ -70,5 +71,35 @@ static inline void run_threads(int n, void *(*const fn[])(void *), void *arg)
 		pthread_join(tid[i], NULL);
 	pthread_barrier_destroy(&start_line);
 }
+
+/*
+ * A thread function NAME that waits at the start line, then runs the
+ * statement n times (n: what run_threads() hands it; i counts the
+ * iterations), with a compiler barrier between two.  The racing accesses
+ * stay in the RACY functions the statement calls: this only drives them.
+ */
+#define SCENARIO_LOOP(name, ...)				\
+	static void *name(void *arg)				\
+	{							\
+		long i, n = (long)arg;				\
+								\
+		wait_for_start();				\
+		for (i = 0; i < n; i++) {			\
+			__VA_ARGS__;				\
+			barrier();				\
+		}						\
+		return NULL;					\
+	}
+
+/* main(): the thread functions run together, iters times each (KCSAND_TEST_ITERS). */
+#define SCENARIO_MAIN(iters, ...)						\
+	int main(void)								\
+	{									\
+		void *(*const fn[])(void *) = { __VA_ARGS__ };			\
+										\
+		run_threads(sizeof(fn) / sizeof(fn[0]), fn,			\
+			    (void *)scenario_iters(iters));			\
+		return 0;							\
+	}
 
 #endif /* KCSAND_SCENARIO_H */

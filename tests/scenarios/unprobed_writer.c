@@ -3,7 +3,10 @@
  * Only the reader is probed (--functions reader*,pace): the writer's
  * stores are invisible to kcsand, so nothing consumes the reader's
  * watchpoint, but the value under it changes.  KCSAN infers a race of
- * unknown origin.
+ * unknown origin.  kcsand then arms a write watchpoint on x (escalation):
+ * the next write it traps ran after the race's watch window, so it is
+ * reported as a later write by that stack, with the delay, and never as
+ * the other side of a data race.
  *
  * pace() is probed only to slow the unprobed writer down to the reader's
  * speed under kcsand, so that it keeps writing for as long as the reader
@@ -36,17 +39,7 @@ RACY void pace(void)
 	ticks++;
 }
 
-static void *reader_thread(void *arg)
-{
-	long i, n = (long)arg;
-
-	wait_for_start();
-	for (i = 0; i < n; i++) {
-		reader();
-		barrier();
-	}
-	return NULL;
-}
+SCENARIO_LOOP(reader_thread, reader())
 
 static void *writer_thread(void *arg)
 {
@@ -61,21 +54,16 @@ static void *writer_thread(void *arg)
 	return NULL;
 }
 
-int main(void)
-{
-	void *(*const fn[])(void *) = { reader_thread, writer_thread };
-
-	run_threads(2, fn, (void *)scenario_iters(ITERS));
-	return 0;
-}
+SCENARIO_MAIN(ITERS, reader_thread, writer_thread)
 
 /* kcsand-test: name=unprobed_writer args="--halt-on-error --functions reader*,pace" iters=2000000 expect=report title_re="^data-race in reader\+0x[0-9a-f]+/0x[0-9a-f]+$" funcs="reader" access="^race at unknown origin, with read to 0x[0-9a-f]+ of 4 bytes by task [0-9]+ on cpu [0-9]+:$" value_changed=yes */
 
 /*
  * Escalation: without --halt-on-error the run goes on after the report of
  * unknown origin, kcsand arms a hardware watchpoint on x, and the writer's
- * next store is reported with both stacks.
+ * next store is reported with both stacks, as a later write (with how much
+ * later), not as the race's partner.
  */
-/* kcsand-test: name=unprobed_writer_escalation needs=hwbp args="--functions reader*,pace" expect=report title="data-race in reader / writer" funcs="reader writer" access="^write to 0x[0-9a-f]+ of 4 bytes by task [0-9]+ on cpu [0-9]+:$" access="^read to 0x[0-9a-f]+ of 4 bytes by task [0-9]+ on cpu [0-9]+:$" access="^hardware watchpoint: the write by task [0-9]+ was seen by a debug register, after it executed$" value_changed=yes */
+/* kcsand-test: name=unprobed_writer_escalation needs=hwbp args="--functions reader*,pace" expect=report title="later write in writer after data-race in reader" funcs="reader writer" access="^write to 0x[0-9a-f]+ of 4 bytes by task [0-9]+ on cpu [0-9]+, [0-9]+\.[0-9]{3} ms after the race below:$" access="^race at unknown origin, with read to 0x[0-9a-f]+ of 4 bytes by task [0-9]+ on cpu [0-9]+:$" access="^hardware watchpoint: the write by task [0-9]+ was seen by a debug register, after it executed$" value_changed=yes */
 /* Where debug registers do not trap, kcsand says that it cannot escalate. */
 /* kcsand-test: name=unprobed_writer_no_escalation needs=nohwbp args="--functions reader*,pace" expect=report title_re="^data-race in reader\+0x[0-9a-f]+/0x[0-9a-f]+$" funcs="reader" value_changed=yes log_re="^kcsand: races of unknown origin are not escalated: this machine's debug registers do not trap" */

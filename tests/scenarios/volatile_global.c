@@ -25,36 +25,10 @@ RACY void set_flag(int v)
 	flag = v;
 }
 
-static void *poll_thread(void *arg)
-{
-	long i, n = (long)arg;
+SCENARIO_LOOP(poll_thread, poll_flag())
 
-	wait_for_start();
-	for (i = 0; i < n; i++) {
-		poll_flag();
-		barrier();
-	}
-	return NULL;
-}
+SCENARIO_LOOP(set_thread, set_flag(i + 1))
 
-static void *set_thread(void *arg)
-{
-	long i, n = (long)arg;
-
-	wait_for_start();
-	for (i = 0; i < n; i++) {
-		set_flag(i + 1);
-		barrier();
-	}
-	return NULL;
-}
-
-int main(void)
-{
-	void *(*const fn[])(void *) = { poll_thread, set_thread };
-
-	run_threads(2, fn, (void *)scenario_iters(ITERS));
-	return 0;
-}
+SCENARIO_MAIN(ITERS, poll_thread, set_thread)
 
 /* kcsand-test: name=volatile_global expect=none */

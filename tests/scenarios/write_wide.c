@@ -49,41 +49,11 @@ RACY void reader(void)
 	copy = shared;
 }
 
-static void *thread_a(void *arg)
-{
-	long i, n = (long)arg;
+SCENARIO_LOOP(thread_a, writer_a())
 
-	wait_for_start();
-	for (i = 0; i < n; i++) {
-		writer_a();
-		barrier();
-	}
-	return NULL;
-}
+SCENARIO_LOOP(thread_b, writer_b())
 
-static void *thread_b(void *arg)
-{
-	long i, n = (long)arg;
-
-	wait_for_start();
-	for (i = 0; i < n; i++) {
-		writer_b();
-		barrier();
-	}
-	return NULL;
-}
-
-static void *reader_thread(void *arg)
-{
-	long i, n = (long)arg;
-
-	wait_for_start();
-	for (i = 0; i < n; i++) {
-		reader();
-		barrier();
-	}
-	return NULL;
-}
+SCENARIO_LOOP(reader_thread, reader())
 
 int main(int argc, char **argv)
 {

@@ -26,37 +26,11 @@ RACY void writer_b(long v)
 }
 
 /* writer_a stores even values, writer_b odd ones: every store changes w. */
-static void *thread_a(void *arg)
-{
-	long i, n = (long)arg;
+SCENARIO_LOOP(thread_a, writer_a(2 * i))
 
-	wait_for_start();
-	for (i = 0; i < n; i++) {
-		writer_a(2 * i);
-		barrier();
-	}
-	return NULL;
-}
+SCENARIO_LOOP(thread_b, writer_b(2 * i + 1))
 
-static void *thread_b(void *arg)
-{
-	long i, n = (long)arg;
-
-	wait_for_start();
-	for (i = 0; i < n; i++) {
-		writer_b(2 * i + 1);
-		barrier();
-	}
-	return NULL;
-}
-
-int main(void)
-{
-	void *(*const fn[])(void *) = { thread_a, thread_b };
-
-	run_threads(2, fn, (void *)scenario_iters(ITERS));
-	return 0;
-}
+SCENARIO_MAIN(ITERS, thread_a, thread_b)
 
 /* kcsand-test: name=write_write_word expect=none */
 /* kcsand-test: name=write_write_word_not_atomic args="--halt-on-error --param assume_plain_writes_atomic=0" iters=2000000 expect=report title="data-race in writer_a / writer_b" access="^write to 0x[0-9a-f]+ of 8 bytes by task [0-9]+ on cpu [0-9]+:$" access="^write to 0x[0-9a-f]+ of 8 bytes by task [0-9]+ on cpu [0-9]+:$" value_changed=yes */

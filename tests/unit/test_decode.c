@@ -281,17 +281,63 @@ static void test_instructions(void)
 	}
 
 	TEST(stack_rbp) {
-		r = DECODE(0x48, 0x8b, 0x45, 0xf8);		/* mov rax,[rbp-8] */
+		/* rbp is the stack only where the function set it up as its frame. */
+		r = DECODE(0x55,				/* push rbp */
+			   0x48, 0x89, 0xe5,			/* mov rbp,rsp */
+			   0x48, 0x8b, 0x45, 0xf8,		/* mov rax,[rbp-8] */
+			   0x5d,				/* pop rbp */
+			   0xc3);				/* ret */
 		no_site(&r);
 		ASSERT_EQ(r.stats.skipped_stack, 1, "stats.skipped_stack");
 		site_vec__free(&r.sites);
 
-		r = DECODE_OPTS(&keep_stack, 0x48, 0x8b, 0x45, 0xf8);
+		r = DECODE_OPTS(&keep_stack, 0x55, 0x48, 0x89, 0xe5, 0x48, 0x8b, 0x45, 0xf8,
+				0x5d, 0xc3);
 		if ((s = one_site(&r))) {
 			ASSERT_EQ(s->desc.base, KCSAND_REG_RBP, "base");
 			ASSERT_EQ(s->desc.disp, -8, "disp");
 			ASSERT_EQ(s->desc.flags, KCSAND_SITE_READ, "flags");
 		}
+		site_vec__free(&r.sites);
+	}
+
+	TEST(rbp_without_frame_is_data) {
+		/* gcc -O2, the kernel with ORC: rbp is an ordinary register. */
+		r = DECODE(0x53,				/* push rbx */
+			   0x48, 0x8b, 0x2f,			/* mov rbp,[rdi] */
+			   0x8b, 0x45, 0x10,			/* mov eax,[rbp+0x10] */
+			   0x89, 0x45, 0x14,			/* mov [rbp+0x14],eax */
+			   0x5b,				/* pop rbx */
+			   0xc3);				/* ret */
+		ASSERT_ZERO(r.err, "decode_function");
+		ASSERT_EQ(r.sites.n, 3, "sites: [rdi] and both rbp-based accesses");
+		ASSERT_EQ(r.stats.skipped_stack, 0, "stats.skipped_stack");
+		if (r.sites.n == 3) {
+			ASSERT_EQ(r.sites.v[1].desc.base, KCSAND_REG_RBP, "base");
+			ASSERT_EQ(r.sites.v[1].desc.disp, 0x10, "disp");
+			ASSERT_EQ(r.sites.v[2].desc.flags, KCSAND_SITE_WRITE, "flags");
+		}
+		site_vec__free(&r.sites);
+	}
+
+	TEST(rbp_copy_of_rsp_is_stack) {
+		/* Without push rbp, mov rbp,rsp is no frame, but rbp still points to the stack. */
+		r = DECODE(0x48, 0x89, 0xe5,			/* mov rbp,rsp */
+			   0x48, 0x8b, 0x45, 0xf8,		/* mov rax,[rbp-8] */
+			   0xc3);				/* ret */
+		no_site(&r);
+		ASSERT_EQ(r.stats.skipped_stack, 1, "stats.skipped_stack");
+		site_vec__free(&r.sites);
+	}
+
+	TEST(rbp_after_frame_is_popped) {
+		/* After pop rbp the caller's rbp is back: in frameless callers, data. */
+		r = DECODE(0x55,				/* push rbp */
+			   0x48, 0x89, 0xe5,			/* mov rbp,rsp */
+			   0x5d,				/* pop rbp */
+			   0x8b, 0x45, 0x10,			/* mov eax,[rbp+0x10] */
+			   0xc3);				/* ret */
+		ASSERT_EQ(r.sites.n, 1, "sites");
 		site_vec__free(&r.sites);
 	}
 
@@ -646,6 +692,168 @@ static void test_frames(void)
 	}
 }
 
+/*
+ * Whole functions whose shape matters: where the function ends, where a
+ * deferred probe may go, which load belongs to a compare-and-swap loop.
+ */
+static void test_shapes(void)
+{
+	static const struct decode_opts kopts = { .stop_at_padding = true, .probe_locked = true };
+	struct result r;
+
+	TEST(returns_with_int3_padding) {
+		/*
+		 * Debian's kernel turns each `jmp __x86_return_thunk` into
+		 * `ret; int3...`: code after it is the function's as long as a
+		 * branch before it leads there.
+		 */
+		r = DECODE_OPTS(&kopts,
+				0x8b, 0x07,			/* 0: mov eax,[rdi] */
+				0x85, 0xc0,			/* 2: test eax,eax */
+				0x74, 0x06,			/* 4: je 0xc */
+				0x8b, 0x06,			/* 6: mov eax,[rsi] */
+				0xc3,				/* 8: ret */
+				0xcc, 0xcc, 0xcc,		/* 9: int3 x3 */
+				0x8b, 0x02,			/* c: mov eax,[rdx] */
+				0x74, 0x04,			/* e: je 0x14 */
+				0xc3, 0xcc, 0xcc, 0xcc,		/* 10: ret; int3 x3 */
+				0x89, 0x01,			/* 14: mov [rcx],eax */
+				0xc3, 0xcc, 0xcc,		/* 16: ret, then padding */
+				0x8b, 0x01);			/* 19: the next symbol's code */
+		ASSERT_ZERO(r.err, "decode_function");
+		ASSERT_EQ(r.sites.n, 4, "sites after the first and the second ret");
+		if (r.sites.n == 4) {
+			ASSERT_EQ(r.sites.v[2].vaddr, 0x100c, "third site");
+			ASSERT_EQ(r.sites.v[3].vaddr, 0x1014, "fourth site");
+		}
+		ASSERT_EQ(r.stats.insns, 16, "stats.insns: up to the final ret");
+		site_vec__free(&r.sites);
+	}
+
+	TEST(backward_branch_does_not_extend) {
+		r = DECODE_OPTS(&kopts,
+				0x8b, 0x07,			/* 0: mov eax,[rdi] */
+				0x75, 0xfc,			/* 2: jne 0 */
+				0xc3, 0xcc,			/* 4: ret; int3 */
+				0x8b, 0x06);			/* 6: not this function's */
+		ASSERT_EQ(r.sites.n, 1, "sites");
+		site_vec__free(&r.sites);
+	}
+
+	TEST(lock_before_loop_head_is_not_deferred) {
+		/*
+		 * A rotated loop: its head (6) is entered by the jmp, so a
+		 * probe there would also fire before the first lock add.
+		 */
+		r = DECODE(0xeb, 0x04,				/* 0: jmp 6 */
+			   0xf0, 0x83, 0x07, 0x01,		/* 2: lock add dword [rdi],1 */
+			   0x8b, 0x06,				/* 6: mov eax,[rsi] */
+			   0x85, 0xc0,				/* 8: test eax,eax */
+			   0x75, 0xf6,				/* a: jne 2 */
+			   0xc3);				/* c: ret */
+		ASSERT_ZERO(r.err, "decode_function");
+		ASSERT_EQ(r.sites.n, 1, "sites: only [rsi]");
+		if (r.sites.n == 1)
+			ASSERT_EQ(r.sites.v[0].vaddr, 0x1006, "site");
+		ASSERT_EQ(r.stats.lock_at_target, 1, "stats.lock_at_target");
+		site_vec__free(&r.sites);
+
+		r = DECODE_OPTS(&kopts, 0xeb, 0x04, 0xf0, 0x83, 0x07, 0x01, 0x8b, 0x06,
+				0x85, 0xc0, 0x75, 0xf6, 0xc3);
+		ASSERT_EQ(r.sites.n, 2, "kprobes take the lock add in place");
+		ASSERT_EQ(r.stats.lock_at_target, 0, "stats.lock_at_target");
+		site_vec__free(&r.sites);
+	}
+
+	TEST(cas_loop_read_double) {
+		/* gcc -O2, OpenMP reduction(+:sum) on a double. */
+		r = DECODE(0x48, 0x8b, 0x15, 0x00, 0x01, 0x00, 0x00,	/* 0: mov rdx,[rip+X] */
+			   0x66, 0x48, 0x0f, 0x6e, 0xca,		/* 7: movq xmm1,rdx */
+			   0x48, 0x89, 0xd0,				/* c: mov rax,rdx */
+			   0xf2, 0x0f, 0x58, 0xc8,			/* f: addsd xmm1,xmm0 */
+			   0x66, 0x48, 0x0f, 0x7e, 0xc9,		/* 13: movq rcx,xmm1 */
+			   0xf0, 0x48, 0x0f, 0xb1, 0x0d, 0xe6, 0x00, 0x00, 0x00,
+								/* 18: lock cmpxchg [rip+X],rcx */
+			   0x75, 0x01,					/* 21: jne 24 */
+			   0xc3,					/* 23: ret */
+			   0x48, 0x89, 0xc2,				/* 24: mov rdx,rax */
+			   0xeb, 0xde);					/* 27: jmp 7 */
+		ASSERT_EQ(r.sites.n, 2, "sites");
+		if (r.sites.n == 2) {
+			ASSERT_EQ(r.sites.v[0].reason, MARK_CAS_LOOP, "the load's reason");
+			ASSERT_EQ(r.sites.v[0].insn_reason, MARK_CAS_LOOP, "kept by mark__reset");
+			ASSERT_TRUE(r.sites.v[0].desc.flags & KCSAND_SITE_MARKED, "marked");
+			ASSERT_EQ(r.sites.v[1].reason, MARK_LOCK_PREFIX, "the cmpxchg's reason");
+		}
+		ASSERT_EQ(r.stats.cas_loop_reads, 1, "stats.cas_loop_reads");
+		ASSERT_EQ(r.stats.marked, 2, "stats.marked");
+		site_vec__free(&r.sites);
+	}
+
+	TEST(cas_loop_read_float_through_a_spill) {
+		/* gcc -O1, C11 `f += v` on an _Atomic float: the value waits in a stack slot. */
+		r = DECODE(0x48, 0x83, 0xec, 0x48,			/* 0: sub rsp,0x48 */
+			   0x8b, 0x05, 0x00, 0x01, 0x00, 0x00,		/* 4: mov eax,[rip+Y] */
+			   0x89, 0x44, 0x24, 0x1c,			/* a: mov [rsp+0x1c],eax */
+			   0x0f, 0x28, 0xc8,				/* e: movaps xmm1,xmm0 */
+			   0xf3, 0x0f, 0x58, 0x4c, 0x24, 0x1c,		/* 11: addss xmm1,[rsp+0x1c] */
+			   0x66, 0x0f, 0x7e, 0xce,			/* 17: movd esi,xmm1 */
+			   0x8b, 0x44, 0x24, 0x1c,			/* 1b: mov eax,[rsp+0x1c] */
+			   0xf0, 0x0f, 0xb1, 0x35, 0xe3, 0x00, 0x00, 0x00,
+								/* 1f: lock cmpxchg [rip+Y],esi */
+			   0x40, 0x0f, 0x94, 0xc6,			/* 27: sete sil */
+			   0x74, 0x04,					/* 2b: je 31 */
+			   0x89, 0x44, 0x24, 0x1c,			/* 2d: mov [rsp+0x1c],eax */
+			   0x40, 0x84, 0xf6,				/* 31: test sil,sil */
+			   0x74, 0x05,					/* 34: je 3b */
+			   0x48, 0x83, 0xc4, 0x48,			/* 36: add rsp,0x48 */
+			   0xc3,					/* 3a: ret */
+			   0xeb, 0xd1);					/* 3b: jmp e */
+		ASSERT_EQ(r.sites.n, 2, "sites");
+		if (r.sites.n == 2)
+			ASSERT_EQ(r.sites.v[0].reason, MARK_CAS_LOOP, "the load's reason");
+		ASSERT_EQ(r.stats.cas_loop_reads, 1, "stats.cas_loop_reads");
+		site_vec__free(&r.sites);
+	}
+
+	TEST(ttas_lock_load_is_plain) {
+		/* A test-and-test-and-set lock: the tested 0 reaches rax, but no new value. */
+		r = DECODE(0x8b, 0x05, 0x00, 0x01, 0x00, 0x00,		/* 0: mov eax,[rip+L] */
+			   0x85, 0xc0,					/* 6: test eax,eax */
+			   0x75, 0x0f,					/* 8: jne 19 */
+			   0xba, 0x01, 0x00, 0x00, 0x00,		/* a: mov edx,1 */
+			   0xf0, 0x0f, 0xb1, 0x15, 0xef, 0x00, 0x00, 0x00,
+								/* f: lock cmpxchg [rip+L],edx */
+			   0x75, 0xed,					/* 17: jne 6 */
+			   0xc3);					/* 19: ret */
+		ASSERT_EQ(r.sites.n, 2, "sites");
+		if (r.sites.n == 2)
+			ASSERT_EQ(r.sites.v[0].reason, MARK_NONE, "the lock's plain load");
+		ASSERT_EQ(r.stats.cas_loop_reads, 0, "stats.cas_loop_reads");
+		site_vec__free(&r.sites);
+	}
+
+	TEST(cas_loop_other_value_is_plain) {
+		/* The load is only tested; the cmpxchg's expected value comes from [rsi]. */
+		r = DECODE(0x48, 0x8b, 0x15, 0x00, 0x01, 0x00, 0x00,	/* 0: mov rdx,[rip+X] */
+			   0x48, 0x85, 0xd2,				/* 7: test rdx,rdx */
+			   0x75, 0x1c,					/* a: jne 28 */
+			   0x48, 0x8b, 0x06,				/* c: mov rax,[rsi] */
+			   0x66, 0x48, 0x0f, 0x6e, 0xc8,		/* f: movq xmm1,rax */
+			   0xf2, 0x0f, 0x58, 0xc8,			/* 14: addsd xmm1,xmm0 */
+			   0x66, 0x48, 0x0f, 0x7e, 0xc9,		/* 18: movq rcx,xmm1 */
+			   0xf0, 0x48, 0x0f, 0xb1, 0x0d, 0xe1, 0x00, 0x00, 0x00,
+								/* 1d: lock cmpxchg [rip+X],rcx */
+			   0x75, 0xe4,					/* 26: jne c */
+			   0xc3);					/* 28: ret */
+		ASSERT_EQ(r.sites.n, 3, "sites");
+		if (r.sites.n == 3)
+			ASSERT_EQ(r.sites.v[0].reason, MARK_NONE, "the tested load stays plain");
+		ASSERT_EQ(r.stats.cas_loop_reads, 0, "stats.cas_loop_reads");
+		site_vec__free(&r.sites);
+	}
+}
+
 static struct target_obj *self_obj;
 
 static void elf_write_global(void)
@@ -825,6 +1033,7 @@ int main(void)
 {
 	test_instructions();
 	test_frames();
+	test_shapes();
 	test_elf();
 	return test_summary();
 }

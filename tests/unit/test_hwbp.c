@@ -8,6 +8,53 @@
 #include <stdint.h>
 #include "test.h"
 #include "hw/hwbp.h"
+#include "sites/decode.h"
+
+/* Accessors whose instructions the trap decoder must find (issue 10, finding 9). */
+int hw_test_var;
+
+__attribute__((noipa)) void hw_test_poke(int v)
+{
+	hw_test_var = v;
+}
+
+/* A load that overwrites its own base register: its address is gone after it ran. */
+__attribute__((noipa)) long hw_test_clobber(long *p)
+{
+	long r;
+
+	asm volatile("movq (%%rax), %%rax" : "=a"(r) : "a"(p) : "memory");
+	return r;
+}
+
+/* Every site of func in the running test: hw_insn_before() at its end must give it back. */
+static int check_func_sites(const char *func, int want_lost)
+{
+	const struct decode_opts opts = { .keep_stack = true, .probe_locked = true };
+	struct target_obj *obj;
+	int n = 0;
+
+	if (!ASSERT_OK(target_obj__open("/proc/self/exe", &obj), "open the test binary"))
+		return 0;
+	ASSERT_EQ(target_obj__decode(obj, func, &opts), 1, func);
+	for (size_t i = 0; i < obj->sites.n; i++) {
+		const struct site *s = &obj->sites.v[i];
+		struct kcsand_site got;
+
+		if (!ASSERT_OK(hw_insn_before("/proc/self/exe", s->vaddr + s->desc.insn_len, &got),
+			       "the instruction that ends at the trap's ip"))
+			continue;
+		ASSERT_EQ(got.size, s->desc.size, "size");
+		ASSERT_EQ(got.base, s->desc.base, "base register");
+		ASSERT_EQ(got.disp, s->desc.disp, "displacement");
+		ASSERT_EQ(got.flags & (KCSAND_SITE_READ | KCSAND_SITE_WRITE),
+			  s->desc.flags & (KCSAND_SITE_READ | KCSAND_SITE_WRITE), "direction");
+		ASSERT_EQ(!!(got.flags & KCSAND_SITE_ADDR_LOST), want_lost, "address registers kept");
+		n++;
+	}
+	target_obj__free(obj);
+	return n;
+}
 
 int main(void)
 {
@@ -72,6 +119,36 @@ int main(void)
 		ASSERT_EQ(hwbp_parse_cpus("2-1", on, 8), -EINVAL, "backwards range");
 		ASSERT_EQ(hwbp_parse_cpus("0,x", on, 8), -EINVAL, "not a number");
 		ASSERT_EQ(hwbp_parse_cpus("0-8", on, 8), -ERANGE, "beyond max");
+	}
+	/* Issue 10, finding 9: the access a debug register trapped, from its instruction. */
+	TEST(trapped_instruction_is_decoded) {
+		ASSERT_EQ(check_func_sites("hw_test_poke", 0), 1, "hw_test_poke's one store");
+		ASSERT_EQ(check_func_sites("hw_test_clobber", 1), 1, "hw_test_clobber's one load");
+		hw_test_poke(hw_test_clobber((long *)&hw_test_var) != 0);
+	}
+	/* Issue 10, finding 8: an escalation's trap is a later write, with its delay. */
+	TEST(escalation_reports_a_later_write) {
+		static struct kcsand_report race, out;
+		static struct kcsand_hw_access w;
+
+		race.this = (struct kcsand_access){ .addr = 0x4010, .size = 4, .tid = 7 };
+		race.time_ns = 5000000000ULL;
+		w.acc = (struct kcsand_access){ .addr = 0x4010, .size = 4, .tid = 8,
+						.type = KCSAND_ACCESS_WRITE, .flags = KCSAND_ACC_HWBP };
+		w.time_ns = race.time_ns + 2500000;	/* 2.5 ms later */
+		w.value_valid = 1;
+		w.value[1] = 3;		/* before the write */
+		w.value[0] = 4;		/* after it */
+		hwbp_later_write(&race, &w, &out);
+		ASSERT_TRUE(out.has_other, "both stacks");
+		ASSERT_TRUE(out.other.flags & KCSAND_ACC_LATER, "marked a later write, not a partner");
+		ASSERT_EQ(out.other.after_us, 2500, "µs between the race and the write");
+		ASSERT_EQ(out.other.tid, 8, "the writer");
+		ASSERT_EQ(out.this.tid, 7, "the race's watcher");
+		ASSERT_EQ(out.value_change, KCSAND_VALUE_CHANGE_TRUE, "the write changed the value");
+		w.value[0] = 3;
+		hwbp_later_write(&race, &w, &out);
+		ASSERT_EQ(out.value_change, KCSAND_VALUE_CHANGE_MAYBE, "a same-value write: no change");
 	}
 	return test_summary();
 }

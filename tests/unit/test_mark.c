@@ -80,6 +80,20 @@ FIXTURE void fixture_write_by_hand(int v)
 	fixture_plain = v;
 }
 
+/* x86's readl() (asm/io.h): an asm mov from device memory, always inlined. */
+static inline __attribute__((always_inline)) unsigned int readl(const volatile void *addr)
+{
+	unsigned int v;
+
+	asm volatile("movl %1, %0" : "=r"(v) : "m"(*(const volatile unsigned int *)addr) : "memory");
+	return v;
+}
+
+FIXTURE unsigned int fixture_read_mmio(const volatile void *reg)
+{
+	return readl(reg);
+}
+
 /* ---- helpers */
 
 static enum mark_kind at(const char *text, int line, int col, const char **tok)
@@ -157,6 +171,15 @@ int main(void)
 		ASSERT_FALSE(mark_accessor_match("std::vector<int>::size", true), "not an atomic");
 		ASSERT_FALSE(mark_accessor_match("reader", true), "plain name");
 		ASSERT_FALSE(mark_accessor_match(NULL, true), "no name");
+		/* Device memory: never watched. */
+		ASSERT_TRUE(mark_io_accessor_match("readl", true), "readl");
+		ASSERT_TRUE(mark_io_accessor_match("__raw_writeq", true), "__raw_writeq");
+		ASSERT_TRUE(mark_io_accessor_match("ioread32be", false), "ioread32be out of line");
+		ASSERT_TRUE(mark_io_accessor_match("memcpy_fromio", true), "memcpy_fromio");
+		ASSERT_FALSE(mark_io_accessor_match("readlink", true), "readl is no prefix");
+		ASSERT_FALSE(mark_io_accessor_match("readl", false), "an out-of-line readl");
+		ASSERT_FALSE(mark_io_accessor_match("atomic_read", true), "not device memory");
+		ASSERT_FALSE(mark_io_accessor_match(NULL, true), "no name");
 	}
 
 	TEST(source_columns) {
@@ -312,7 +335,7 @@ int main(void)
 			    "marks");
 		if (!ASSERT_ZERO(target_obj__open("/proc/self/exe", &o), "open"))
 			break;
-		ASSERT_TRUE(target_obj__decode(o, "fixture_*", NULL) == 7, "seven fixtures");
+		ASSERT_TRUE(target_obj__decode(o, "fixture_*", NULL) == 8, "eight fixtures");
 		mo.rules = r;
 		ASSERT_ZERO(mark__apply(o, &mo, &ms), "mark__apply");
 		ASSERT_TRUE(ms.dwarf, "the test binary has DWARF");
@@ -344,14 +367,20 @@ int main(void)
 		s = site_in(o, "fixture_write_by_hand");
 		if (ASSERT_TRUE(s, "hand-marked site"))
 			ASSERT_EQ(s->reason, MARK_MARKS_FILE, "marks file");
-		ASSERT_EQ(o->stats.marked, 5, "stats.marked");
+		s = site_in(o, "fixture_read_mmio");
+		if (ASSERT_TRUE(s, "readl site")) {
+			ASSERT_EQ(s->reason, MARK_IO_ACCESSOR, "readl: I/O accessor");
+			ASSERT_TRUE(s->desc.flags & KCSAND_SITE_DATA_RACE, "readl: never watched");
+		}
+		ASSERT_EQ(o->stats.marked, 6, "stats.marked");
 		{
 			uint64_t counts[MARK_REASON_COUNT] = {}, dr = 0;
 
 			mark__count(o->sites.v, o->sites.n, counts, &dr);
 			ASSERT_EQ(counts[MARK_SOURCE_MACRO], 2, "counted source macros");
+			ASSERT_EQ(counts[MARK_IO_ACCESSOR], 1, "counted I/O accessors");
 			ASSERT_EQ(counts[MARK_NONE], 2, "counted plain");
-			ASSERT_EQ(dr, 1, "counted data_race");
+			ASSERT_EQ(dr, 2, "counted data_race (and I/O)");
 		}
 		/* Again without the marks file: the hand-marked site is plain again. */
 		mo.rules = NULL;
@@ -361,7 +390,7 @@ int main(void)
 			ASSERT_EQ(s->reason, MARK_NONE, "unmarked when the entry is gone");
 			ASSERT_FALSE(s->desc.flags & KCSAND_SITE_MARKED, "flag cleared");
 		}
-		ASSERT_EQ(o->stats.marked, 4, "stats.marked after re-marking");
+		ASSERT_EQ(o->stats.marked, 5, "stats.marked after re-marking");
 		target_obj__free(o);
 		mark_rules__free(r);
 	}
@@ -379,7 +408,7 @@ int main(void)
 
 		if (!ASSERT_ZERO(target_obj__open("/proc/self/exe", &o), "open"))
 			break;
-		ASSERT_TRUE(target_obj__decode(o, "fixture_*", NULL) == 7, "seven fixtures");
+		ASSERT_TRUE(target_obj__decode(o, "fixture_*", NULL) == 8, "eight fixtures");
 		fd = mkstemp(path);
 		f = fd >= 0 ? fdopen(fd, "w") : NULL;
 		if (!ASSERT_TRUE(f, "kallsyms file"))
@@ -414,8 +443,14 @@ int main(void)
 		if (ASSERT_TRUE(s, "data_race site"))
 			ASSERT_TRUE(s->desc.flags & KCSAND_SITE_DATA_RACE, "data_race flag");
 		s = site_in(o, "fixture_read_plain");
-		if (ASSERT_TRUE(s, "plain site"))
+		if (ASSERT_TRUE(s, "plain site")) {
 			ASSERT_EQ(s->reason, MARK_NONE, "plain");
+			ASSERT_FALSE(s->desc.flags & KCSAND_SITE_NOWATCH, "classified: watched");
+		}
+		s = site_in(o, "fixture_read_mmio");
+		if (ASSERT_TRUE(s, "readl site in a module"))
+			ASSERT_EQ(s->reason, MARK_IO_ACCESSOR, "readl: I/O accessor");
+		ASSERT_EQ(ks.module_nowatch, 0, "module with debug info: every site classified");
 		/* No debug file for the module: nothing but the instructions marks. */
 		s = site_in(o, "fixture_read_volatile");
 		if (ASSERT_TRUE(s, "volatile site"))
@@ -424,6 +459,11 @@ int main(void)
 			    "no debug file");
 		ASSERT_EQ(ks.no_debug, o->sites.n, "every site counted without debug info");
 		ASSERT_EQ(o->stats.marked, 0, "nothing marked");
+		/* Any of a driver's unclassified accesses may be a readl(): never watched. */
+		ASSERT_EQ(ks.module_nowatch, o->sites.n, "module sites without debug info");
+		s = site_in(o, "fixture_read_mmio");
+		if (ASSERT_TRUE(s, "readl site without debug info"))
+			ASSERT_TRUE(s->desc.flags & KCSAND_SITE_NOWATCH, "never watched");
 		unlink(path);
 		ksyms__free(k);
 		target_obj__free(o);

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include "test.h"
 #include "report/report.h"
+#include "engine/engine_int.h"
 
 static char *render(const struct report_view *v, int json)
 {
@@ -85,6 +86,29 @@ int main(void)
 		free(out);
 		v.footer_tid = false;
 	}
+	TEST(json_byte_for_byte) {
+		/* The documented layout, as the fprintf version printed it (json-c since). */
+		const char *want =
+			"{\"title\":\"data-race in test_kernel_read / test_kernel_write\","
+			"\"origin\":\"known\",\"accesses\":[{\"type\":\"write\","
+			"\"addr\":\"0xffffffffc009a628\",\"size\":8,\"context\":\"task\","
+			"\"tid\":487,\"pid\":0,\"cpu\":0,\"comm\":\"\","
+			"\"function\":\"test_kernel_write\",\"stack\":[\"test_kernel_write+0x1d/0x30\","
+			"\"access_thread+0x89/0xd0\"]},{\"type\":\"read\","
+			"\"addr\":\"0xffffffffc009a628\",\"size\":8,\"context\":\"task\","
+			"\"tid\":488,\"pid\":480,\"cpu\":6,\"comm\":\"access_thread\","
+			"\"function\":\"test_kernel_read\",\"stack\":[\"test_kernel_read+0x10/0x20\","
+			"\"access_thread+0x89/0xd0 /src/a \\\"b\\\" \\u0001 \xc3\xa9\"]}],"
+			"\"value_old\":\"0x00000000000009a6\",\"value_new\":\"0x00000000000009b2\","
+			"\"system\":\"kcsand 0.1.0 (user) 6.18.44\"}\n";
+
+		snprintf(v.this.frames[1], sizeof(v.this.frames[1]),
+			 "access_thread+0x89/0xd0 /src/a \"b\" \x01 \xc3\xa9");
+		out = render(&v, 1);
+		ASSERT_STREQ(out, want, "report JSON");
+		free(out);
+		snprintf(v.this.frames[1], sizeof(v.this.frames[1]), "access_thread+0x89/0xd0");
+	}
 	TEST(title_orders_functions) {
 		char t[256];
 
@@ -147,6 +171,61 @@ int main(void)
 		ASSERT_TRUE(strstr(out, "\"f\\\"q\\\\x\"") != NULL, "quotes and backslashes escaped");
 		ASSERT_TRUE(strstr(out, "\"origin\":\"unknown\"") != NULL, "origin");
 		free(out);
+	}
+	/* Issue 10, finding 8: an escalation's catch is a later write, not a pair. */
+	TEST(later_write_is_not_a_pair) {
+		static struct kcsand_report q;
+		static struct report_view u;
+		char *txt, *json;
+
+		q.has_other = 1;
+		q.value_valid = 1;
+		q.value_change = KCSAND_VALUE_CHANGE_TRUE;
+		q.this = (struct kcsand_access){ .addr = 0xffffffffc009a628ULL, .tid = 488, .cpu = 6,
+						 .size = 8, .type = 0 };
+		q.other = (struct kcsand_access){ .addr = 0xffffffffc009a628ULL, .tid = 487, .cpu = 0,
+						  .size = 8, .type = KCSAND_ACCESS_WRITE,
+						  .flags = KCSAND_ACC_HWBP | KCSAND_ACC_LATER,
+						  .after_us = 1234567 };
+		u.raw = &q;
+		side(&u.this, &q.this, "test_kernel_read", "test_kernel_read+0x10/0x20",
+		     "test_kernel_read+0x10/0x20", "access_thread+0x89/0xd0");
+		side(&u.other, &q.other, "test_kernel_write", "test_kernel_write+0x1d/0x30",
+		     "test_kernel_write+0x1d/0x30", "access_thread+0x89/0xd0");
+		txt = render(&u, 0);
+		ASSERT_TRUE(strstr(txt, "BUG: KCSAN: later write in test_kernel_write after data-race "
+					"in test_kernel_read\n") != NULL, "title");
+		ASSERT_TRUE(strstr(txt, "write to 0xffffffffc009a628 of 8 bytes by task 487 on cpu 0, "
+					"1234.567 ms after the race below:\n") != NULL, "the write, and when");
+		ASSERT_TRUE(strstr(txt, "\nrace at unknown origin, with read to 0xffffffffc009a628 of 8 "
+					"bytes by task 488 on cpu 6:\n") != NULL, "the race it follows");
+		ASSERT_TRUE(strstr(txt, "data-race in test_kernel_read / test_kernel_write") == NULL,
+			    "no pair claimed");
+		json = render(&u, 1);
+		ASSERT_TRUE(strstr(json, "\"origin\":\"later_write\",\"after_us\":1234567,") != NULL,
+			    "JSON origin and delay");
+		free(txt);
+		free(json);
+	}
+	/* Issue 10, finding 10: the RCU exemption is the other thread's, as KCSAN's skip_report(). */
+	TEST(value_change_only_exempts_the_consumers_rcu) {
+		static struct report_view u;
+		static struct kcsand_report q;
+
+		q.has_other = 1;
+		q.value_change = KCSAND_VALUE_CHANGE_MAYBE;
+		u.raw = &q;
+		snprintf(u.this.func, sizeof(u.this.func), "reader");
+		snprintf(u.other.func, sizeof(u.other.func), "writer");
+		ASSERT_TRUE(engine_skip_unchanged(&u, true), "no change, no RCU: skipped");
+		ASSERT_FALSE(engine_skip_unchanged(&u, false), "report_value_change_only=0 keeps it");
+		snprintf(u.other.func, sizeof(u.other.func), "list_add_rcu");
+		ASSERT_FALSE(engine_skip_unchanged(&u, true), "the consumer in RCU code: reported");
+		snprintf(u.this.func, sizeof(u.this.func), "rcu_read_thing");
+		snprintf(u.other.func, sizeof(u.other.func), "writer");
+		ASSERT_TRUE(engine_skip_unchanged(&u, true), "the watcher in RCU code: still skipped");
+		q.value_change = KCSAND_VALUE_CHANGE_TRUE;
+		ASSERT_FALSE(engine_skip_unchanged(&u, true), "a value change is reported");
 	}
 	return test_summary();
 }

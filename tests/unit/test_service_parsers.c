@@ -87,9 +87,9 @@ int main(void)
 		ASSERT_STREQ(c.targets[0].functions, "f*,g", "globs");
 		ASSERT_EQ(c.targets[0].pid, 12, "pid");
 		ASSERT_TRUE(c.targets[1].functions == NULL, "no globs");
-		all = params_all(&n);
-		ASSERT_TRUE(c.set[param_find("skip_watch") - all], "skip_watch set");
-		ASSERT_EQ(c.values[param_find("skip_watch") - all], 7, "skip_watch");
+		all = param__table(&n);
+		ASSERT_TRUE(c.set[param__find("skip_watch") - all], "skip_watch set");
+		ASSERT_EQ(c.values[param__find("skip_watch") - all], 7, "skip_watch");
 		ASSERT_TRUE(c.filter.whitelist, "mode");
 		ASSERT_EQ(c.filter.n, 2, "filter");
 		ASSERT_EQ(c.json, CONFIG_YES, "json");

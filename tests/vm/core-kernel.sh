@@ -17,7 +17,11 @@ out=$(mkdir -p "$REPO/build/vm" && mktemp -d "$REPO/build/vm/core-kernel.XXXXXX"
 	{ echo "FAIL setup: cannot create a directory under build/vm"; echo "0 passed, 1 failed"; exit 1; }
 . "$REPO/tests/vm/suite-lib.sh"
 
-export KCSAN_VM_PROBE_CMD="$REPO/build/kcsanctl run --kernel --output - -v"
+# Functions with several returns, each patched into `ret; int3...` at boot: their
+# sites are counted again, independently, by tests/vm/kcore-sites.py before kcsand
+# decodes them, and the two lists must be the same.
+COUNTED=atime_needs_update,tcp_poll
+export KCSAN_VM_PROBE_CMD="$REPO/tests/vm/kcore-sites.py $COUNTED -- $REPO/build/kcsanctl run --kernel --output - -v"
 workload='end=$(( $(cut -d. -f1 /proc/uptime) + '$DURATION' )); n=0
 while [ $(cut -d. -f1 /proc/uptime) -lt $end ]; do
 	cat /etc/services > /tmp/x; cp /tmp/x /tmp/y; ls -l /usr/share/doc > /dev/null
@@ -26,6 +30,7 @@ done; echo "workload: $n rounds" >&2'
 tests/vm/kcsan-vm --out "$out" --keep --timeout $((DURATION + 240)) \
 	--probe vfs_read --probe vfs_write --probe vfs_open --probe 'vfs_getattr*' \
 	--probe vfs_statx --probe 'vfs_fstat*' --probe 'path_*' \
+	$(printf -- '--probe %s ' ${COUNTED//,/ }) \
 	-- sh -c "$workload" > "$out/reports.txt" 2> "$out/harness.err"
 rc=$?
 if [ $rc = 0 ] || [ $rc = 66 ]; then ok harness_ran; else bad harness_ran "exit status $rc: $(tail -3 "$out/harness.err")"; fi
@@ -37,6 +42,30 @@ if grep -q 'attached them in' "$out/probe.err" && grep -q 'detached' "$out/probe
 else
 	bad attach_detach_timed "no attach/detach lines in probe.err"
 fi
+# The whole function is decoded (not only up to its first `ret; int3`), and rbp-based
+# operands are kept where rbp is no frame pointer (Debian's kernel has none).
+sites_as_counted() {
+	local f want got int3 rbp=0 all=0
+
+	for f in ${COUNTED//,/ }; do
+		want=$(sed -n "s/^kcore-sites: \($f+0x[0-9a-f]*\).*/\1/p" "$out/probe.err" | sort)
+		got=$(sed -n "s/^kcsand: site \[kernel\] 0x[0-9a-f]* \($f+0x[0-9a-f]*\) .*/\1/p" \
+		      "$out/probe.err" | sort)
+		int3=$(sed -n "s/^kcore-sites: $f inner int3 \([0-9]*\)/\1/p" "$out/probe.err")
+		# rbp-based accesses (Debian's kernel has no frame pointers) that kcsand decoded.
+		rbp=$((rbp + $(sed -n "s/^kcore-sites: \($f+0x[0-9a-f]*\) rbp$/\1/p" "$out/probe.err" |
+			      grep -cxF -f <(echo "$got"))))
+		echo "     $f: $(echo "$want" | grep -c .) sites counted from kcore, $(echo "$got" | grep -c .) decoded, ${int3:-?} int3 inside"
+		if [ -z "$want" ] || [ "$want" != "$got" ] || [ "${int3:-0}" -lt 1 ]; then
+			bad sites_as_counted "$f: $(diff <(echo "$want") <(echo "$got") | grep '^[<>]' | head -5 | tr '\n' ' ')"
+			all=1
+		fi
+	done
+	[ $all = 0 ] && ok sites_as_counted
+	if [ $rbp -gt 0 ]; then ok rbp_sites_kept; echo "     $rbp rbp-based sites decoded"
+	else bad rbp_sites_kept "no rbp-based site in $COUNTED"; fi
+}
+sites_as_counted
 no_kprobe_left "$out"
 no_kernel_warning "$out"
 echo "$pass passed, $fail failed"

@@ -17,6 +17,7 @@ REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 cd "$REPO" || exit 2
 [ -n "${KCSAN_VM_GUEST:-}" ] || { echo "FAIL setup: run in the kcsan-vm guest (tests/vm/daemon-kernel.sh)"; exit 1; }
 export KCSAND_TEST_START_S=120	# kallsyms, kcore and ~50 ms per kprobe under TCG
+. tests/vm/suite-lib.sh		# report_block, report_titles (its ok() is daemon-lib's below)
 . tests/daemon-lib.sh "$REPO/build"
 
 specs=()
@@ -46,13 +47,7 @@ round() {
 	sleep 1.5
 }
 
-# report_block TITLE: the first report with this title in the log.
-report_block() {
-	awk -v t="BUG: KCSAN: $1" '
-		/^==================================================================$/ { if (keep) { print buf; exit } buf = ""; keep = 0; next }
-		{ buf = buf $0 "\n"; if ($0 == t) keep = 1 }' "$LOG"
-}
-titles() { grep 'BUG: KCSAN' "$LOG" | sort | uniq -c | tr '\n' ';'; }
+titles() { report_titles "$LOG"; }
 nr_kprobes() { grep -c . "$KPROBES"; }
 
 cat >"$CONF" <<CONF
@@ -114,7 +109,7 @@ plain_rounds() {
 # (kernel_debug), and the kernel footer.
 m=$(log_mark)
 plain_rounds "$m"
-block=$(report_block "data-race in kcsan_race_reader / kcsan_race_writer")
+block=$(report_block "$LOG" "data-race in kcsan_race_reader / kcsan_race_writer")
 if [ -z "$block" ]; then
 	fail report_plain_write_vs_read "a report titled 'data-race in kcsan_race_reader / kcsan_race_writer', got: $(titles)"
 else
@@ -160,7 +155,7 @@ plain_rounds "$m"
 if (($(count_title "$m" "data-race in kcsan_race_reader / kcsan_race_writer") > 0)); then
 	ok filter_add_keeps_others
 else
-	fail filter_add_keeps_others "a reader/writer report with kcsan_race_rmw_inc filtered, got: $(tail -c +$((m + 1)) "$LOG" | grep 'BUG: KCSAN' | sort | uniq -c | tr '\n' ';')"
+	fail filter_add_keeps_others "a reader/writer report with kcsan_race_rmw_inc filtered, got: $(tail -c +$((m + 1)) "$LOG" | report_titles -)"
 fi
 "$CTL" filter remove kcsan_race_rmw_inc
 
@@ -194,8 +189,8 @@ for ((i = 0; i < 2; i++)); do
 	(($(count_title "$m" "data-race in kcsan_race_hidden_writer / kcsan_race_origin_reader") + \
 	  $(count_title "$m" "data-race in kcsan_race_origin_reader / kcsan_race_hidden_writer") > 0)) && break
 done
-block=$(report_block "data-race in kcsan_race_hidden_writer / kcsan_race_origin_reader")
-[ -n "$block" ] || block=$(report_block "data-race in kcsan_race_origin_reader / kcsan_race_hidden_writer")
+block=$(report_block "$LOG" "data-race in kcsan_race_hidden_writer / kcsan_race_origin_reader")
+[ -n "$block" ] || block=$(report_block "$LOG" "data-race in kcsan_race_origin_reader / kcsan_race_hidden_writer")
 if grep -qE '^hardware watchpoint: the write by task [0-9]+ was seen by a debug register, after it executed$' <<<"$block" &&
    grep -qE '^ kcsan_race_hidden_writer\+0x[0-9a-f]+/0x[0-9a-f]+ \[kcsan_race\]' <<<"$block" &&
    grep -qE '^ kcsan_race_origin_reader\+0x[0-9a-f]+/0x[0-9a-f]+ \[kcsan_race\]' <<<"$block"; then
@@ -225,7 +220,7 @@ if (($(count_title "$m" "data-race in kcsan_race_hidden_writer / kcsan_race_orig
      $(count_title "$m" "data-race in kcsan_race_origin_reader / kcsan_race_hidden_writer") > 0)); then
 	ok probe_add_kernel_reports_writer
 else
-	fail probe_add_kernel_reports_writer "a report naming kcsan_race_hidden_writer, got: $(tail -c +$((m + 1)) "$LOG" | grep 'BUG: KCSAN' | sort | uniq -c | tr '\n' ';')"
+	fail probe_add_kernel_reports_writer "a report naming kcsan_race_hidden_writer, got: $(tail -c +$((m + 1)) "$LOG" | report_titles -)"
 fi
 # A function another kernel target probes is left out: here nothing remains.
 out=$("$CTL" probe add kernel kcsan_race_reader 2>&1); rc=$?

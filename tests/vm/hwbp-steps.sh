@@ -28,7 +28,10 @@ while [ $# -gt 0 ] && [ "$1" != -- ]; do probes+=("$1"); shift; done
 shift
 # Every site armed: the escalation must not wait for the reader's turn (kernel-sampler.sh
 # tests the sampler).
-common=(--kernel -v --skip-watch 10 --udelay-task 300 --overhead-budget 100)
+# The module's .ko (built by kcsan-vm, with DWARF): without debug info, kcsand never
+# watches a module's plain accesses, since any might read a device register.
+KO=$(ls "$REPO"/build/vm/kmod-*/kcsan_race/kcsan_race.ko 2>/dev/null | head -1)
+common=(--kernel -v --skip-watch 10 --udelay-task 300 --overhead-budget 100 ${KO:+--kernel-debug "$KO"})
 
 "$KCSANCTL" run "${common[@]}" --output "$OUT/escalation.txt" "${probes[@]}" -- "$@" \
 	2> "$OUT/escalation.err"

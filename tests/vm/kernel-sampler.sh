@@ -58,7 +58,7 @@ if grep -qx "$pair" "$S" && grep -qE '^read to 0xffff[0-9a-f]{12} of 8 bytes by 
    grep -qE '^write to 0xffff[0-9a-f]{12} of 8 bytes by task' "$S"; then
 	ok small_race_reported
 else
-	bad small_race_reported "no \"$pair\" report with its read and write lines: $(grep 'BUG: KCSAN' "$S" | sort | uniq -c | tr '\n' ';')"
+	bad small_race_reported "no \"$pair\" report with its read and write lines: $(report_titles "$S")"
 fi
 # -vv: "kcsand: sampler: A/T sites armed[ + a hot turn], ..." every period.
 periods=$(grep -cE '^kcsand: sampler: [0-9]+/[0-9]+ sites armed' "$S")

@@ -22,7 +22,10 @@ KCSANCTL=$REPO/build/kcsanctl
 probes=()
 while [ $# -gt 0 ] && [ "$1" != -- ]; do probes+=("$1"); shift; done
 shift
-common=(--kernel -vv --output - --skip-watch 10 --udelay-task 300)
+# The module's .ko (built by kcsan-vm, with DWARF): without debug info, kcsand never
+# watches a module's plain accesses, since any might read a device register.
+KO=$(ls "$REPO"/build/vm/kmod-*/kcsan_race/kcsan_race.ko 2>/dev/null | head -1)
+common=(--kernel -vv --output - --skip-watch 10 --udelay-task 300 ${KO:+--kernel-debug "$KO"})
 
 "$KCSANCTL" run "${common[@]}" --overhead-budget 5 --param sampler_warmup_cpu_ms=0 \
 	--param report_once_in_ms=500 "${probes[@]}" -- "$@" > "$OUT/small.log" 2>&1

@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: GPL-2.0-only
 #
 # Shared by the guest suites (tests/vm/*.sh that boot tests/vm/kcsan-vm and check
-# its files): result lines, and the checks that every suite ends with.
+# its files): result lines, the checks that every suite ends with, and the
+# extraction of reports from a log (also in the guest: daemon-kernel-guest.sh).
 #
 #   . tests/vm/suite-lib.sh
 #
@@ -30,3 +31,15 @@ no_kernel_warning() {
 	if [ -z "$warn" ] && [ -s "$1/dmesg.txt" ]; then ok no_kernel_warning
 	else bad no_kernel_warning "${warn:-no dmesg collected}"; fi
 }
+
+# report_block FILE TITLE: the first report in FILE whose title line is
+# "BUG: KCSAN: TITLE", from that line to its closing separator; nothing if none.
+report_block() {
+	awk -v t="BUG: KCSAN: $2" '
+		/^==================================================================$/ { if (keep) { print buf; exit } buf = ""; keep = 0; next }
+		{ buf = buf $0 "\n"; if ($0 == t) keep = 1 }' "$1"
+}
+
+# report_titles FILE: each report title in FILE (-: stdin) with its count, on one line, for
+# a failure message.
+report_titles() { grep 'BUG: KCSAN' "$1" 2>/dev/null | sort | uniq -c | tr '\n' ';'; }

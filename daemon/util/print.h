@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * One way out for the subsystems' messages, as libbpf_set_print() is for
+ * libbpf's: every message goes through the print function, stderr unless
+ * the program sets another.  The service sets one that also keeps the
+ * last message, the reason a call failed, for the client that asked.
+ * Functions still return -errno; the message names the object and why.
+ */
+#ifndef KCSAND_PRINT_H
+#define KCSAND_PRINT_H
+
+#include <stdarg.h>
+
+enum kcsand_print_level {
+	KCSAND_WARN,
+	KCSAND_INFO,
+	KCSAND_DEBUG,
+};
+
+typedef int (*kcsand_print_fn_t)(enum kcsand_print_level level, const char *fmt, va_list ap);
+
+/* Route every message to fn (NULL: stderr); returns the previous function. */
+kcsand_print_fn_t kcsand__set_print(kcsand_print_fn_t fn);
+__attribute__((format(printf, 2, 3)))
+void kcsand__print(enum kcsand_print_level level, const char *fmt, ...);
+void kcsand__vprint(enum kcsand_print_level level, const char *fmt, va_list ap);
+
+/* A line of its own, "kcsand: " first, as the daemon's messages always were. */
+#define pr_warn(fmt, ...) kcsand__print(KCSAND_WARN, "kcsand: " fmt, ##__VA_ARGS__)
+#define pr_info(fmt, ...) kcsand__print(KCSAND_INFO, "kcsand: " fmt, ##__VA_ARGS__)
+/* The rest of a line begun by pr_warn() (no prefix). */
+#define pr_cont(fmt, ...) kcsand__print(KCSAND_WARN, fmt, ##__VA_ARGS__)
+
+#endif

@@ -1,0 +1,186 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# Faults kcsand must survive without harming a target or leaving probes.
+# A probed binary rewritten in place (cp) or replaced (rename) while the
+# service probes it: no int3 may land in the new program (its code in
+# memory is compared with the file), the probes go, and kcsand says why.
+# A FIFO or a device given as a binary: refused at once, and a client that
+# never finishes its request does not stop the others.
+#
+#   tests/daemon-faults.sh [BUILD_DIR]     (root)
+
+. "$(dirname "$0")/daemon-lib.sh"
+need_root daemon-faults
+
+TB=$SRC_DIR/$BUILD/tests/daemon
+[[ $BUILD == /* ]] && TB=$BUILD/tests/daemon
+RACES=$TB/two_races
+REPL=$TB/replacement
+
+# code_intact PID FILE: every executable mapping of FILE in PID holds the
+# file's bytes; prints the offsets that differ (an int3 at a stale offset).
+code_intact() {
+	python3 - "$1" "$2" <<'PY'
+import os, sys
+pid, path = sys.argv[1], sys.argv[2]
+st = os.stat(path)
+data = open(path, "rb").read()
+bad, seen = [], 0
+with open(f"/proc/{pid}/maps") as maps, open(f"/proc/{pid}/mem", "rb") as mem:
+    for line in maps:
+        f = line.split()
+        if len(f) < 6 or "x" not in f[1] or int(f[4]) != st.st_ino:
+            continue
+        lo, hi = (int(x, 16) for x in f[0].split("-"))
+        off = int(f[2], 16)
+        mem.seek(lo)
+        got = mem.read(min(hi - lo, len(data) - off))
+        want = data[off:off + len(got)]
+        seen += 1
+        bad += [hex(off + i) for i in range(len(got)) if got[i] != want[i]]
+if not seen:
+    print("no executable mapping of", path)
+    sys.exit(1)
+if bad:
+    print("bytes differ at file offsets", " ".join(bad[:8]))
+    sys.exit(1)
+PY
+}
+
+# wait_log TEXT [S]: until kcsand's stderr says TEXT.
+wait_log() {
+	local i
+
+	for ((i = 0; i < ${2:-10} * 10; i++)); do
+		grep -qF "$1" "$DERR" && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+# The service's sites on the file: none once it changed.
+nr_sites() {
+	"$CTL" -j status | jq .sites
+}
+
+# --- A probed binary rewritten in place, then run: no int3 in the new program.
+cp "$RACES" "$TMP/prog"
+printf 'target user %s\n' "$TMP/prog" >"$TMP/prog.conf"
+start_daemon "$TMP/prog.conf" || { fail replaced_start "kcsand did not start"; finish; exit; }
+before=$(nr_sites)
+cp "$REPL" "$TMP/prog"
+start_target "$TMP/prog" 30
+sleep 0.3
+if out=$(code_intact "$TPID" "$TMP/prog") && ((before > 0)); then ok cp_over_no_int3
+else fail cp_over_no_int3 "sites armed before ($before), code as in the file after, got: $out"; fi
+if wait_log "$TMP/prog was rewritten" || wait_log "$TMP/prog is being rewritten"; then
+	ok cp_over_message
+else
+	fail cp_over_message "'$TMP/prog ... rewritten since it was decoded', got: $(tail -3 "$DERR")"
+fi
+check cp_over_sites_removed 0 "$(nr_sites)"
+kill "$TPID" 2>/dev/null
+stop_daemon
+
+# --- A probed binary replaced by rename while the sampler re-attaches it.
+cp "$RACES" "$TMP/prog"
+cat >"$TMP/prog.conf" <<CONF
+target user $TMP/prog
+overhead_budget 1
+sampler_warmup_cpu_ms 0
+sampler_period_ms 50
+sampler_turn_ms 5
+CONF
+start_daemon "$TMP/prog.conf" || { fail renamed_start "kcsand did not start"; finish; exit; }
+start_target "$TMP/prog"
+old=$TPID
+sleep 1
+cp "$REPL" "$TMP/prog.new"
+mv "$TMP/prog.new" "$TMP/prog"
+start_target "$TMP/prog" 30
+# Long enough for many sampler periods: each one may re-attach.
+sleep 2
+if out=$(code_intact "$TPID" "$TMP/prog"); then ok rename_over_no_int3
+else fail rename_over_no_int3 "code as in the file, got: $out"; fi
+if wait_log "$TMP/prog was replaced or removed"; then ok rename_over_message
+else fail rename_over_message "'$TMP/prog was replaced', got: $(tail -3 "$DERR")"; fi
+kill "$TPID" "$old" 2>/dev/null
+stop_daemon
+
+# --- probe add of a FIFO: an error at once, and the service goes on answering.
+printf 'target user %s\n' "$RACES" >"$TMP/races.conf"
+start_daemon "$TMP/races.conf" || { fail fifo_start "kcsand did not start"; finish; exit; }
+mkfifo "$TMP/fifo"
+out=$(timeout 10 "$CTL" probe add user "$TMP/fifo" 2>&1); rc=$?
+if [[ $rc == 1 && $out == *"not a regular file"* ]]; then ok probe_add_fifo_refused
+else fail probe_add_fifo_refused "exit 1 and 'not a regular file', got $rc: $out"; fi
+# A client that never finishes its request must not stop the others.
+python3 -c '
+import socket, sys, time
+s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); s.sendall(b"probe add user ")
+open(sys.argv[2], "w").close()
+time.sleep(15)' "$SOCK" "$TMP/connected" 2>/dev/null &
+slow=$!
+for ((i = 0; i < 100; i++)); do [[ -e $TMP/connected ]] && break; sleep 0.1; done
+out=$(timeout 10 "$CTL" stats 2>&1); rc=$?
+if [[ $rc == 0 && $out == *"enabled: 1"* ]]; then ok stats_while_other_client_waits
+else fail stats_while_other_client_waits "stats answered, got $rc: $out"; fi
+out=$(timeout 10 "$CTL" probe add user /dev/null 2>&1); rc=$?
+if [[ $rc == 1 && $out == *"not a regular file"* ]]; then ok probe_add_device_refused
+else fail probe_add_device_refused "exit 1 and 'not a regular file', got $rc: $out"; fi
+kill "$slow" 2>/dev/null
+# A daemon stuck in open() ignores SIGTERM (blocked for its signalfd): do not wait forever.
+kill -TERM "$DPID"; timeout 10 tail --pid="$DPID" -f /dev/null || kill -KILL "$DPID"
+wait "$DPID" 2>/dev/null; DPID=
+
+# --- Threads that exit while their execute breakpoints (hot turns) or
+# hardware watchpoints (escalations) are armed: the program's own status,
+# never a signal (SIGTRAP: 133), and each run really armed what it tests.
+CHURN=$TB/churn
+summary_value() { grep -o "$1: [0-9]*" "$2" | tail -1 | awk '{ print $2 }'; }
+esc_bad= turn_bad= esc_armed=0 turns=0
+for ((i = 0; i < ${KCSAND_TEST_CHURN_RUNS:-1}; i++)); do
+	timeout 300 "$CTL" run --functions 'reader*,pace' --param overhead_budget=100 -- \
+		"$CHURN" 6 3000 >"$TMP/churn.out" 2>&1
+	rc=$?
+	[[ $rc == 0 || $rc == 66 ]] || esc_bad+=" $rc"
+	esc_armed=$((esc_armed + $(summary_value hw_watchpoints_armed "$TMP/churn.out")))
+	timeout 300 "$CTL" run --functions 'reader*,pace' --param overhead_budget=10 \
+		--param sampler_warmup_cpu_ms=0 --param sampler_period_ms=50 \
+		--param sampler_turn_ms=5 -- "$CHURN" 200 300000 >"$TMP/churn.out" 2>&1
+	rc=$?
+	[[ $rc == 0 || $rc == 66 ]] || turn_bad+=" $rc"
+	turns=$((turns + $(summary_value hot_turns_one_thread "$TMP/churn.out")))
+done
+if [[ -z $esc_bad ]] && ((esc_armed > 0)); then ok churn_escalations_no_signal
+else fail churn_escalations_no_signal "status 0 or 66 and watchpoints armed ($esc_armed), got:$esc_bad"; fi
+if [[ -z $turn_bad ]] && ((turns > 0)); then ok churn_hot_turns_no_signal
+else fail churn_hot_turns_no_signal "status 0 or 66 and hot turns on one thread ($turns), got:$turn_bad"; fi
+
+# --- The target killed while a watchpoint stalls it: kcsanctl ends with the
+# target's status, prints its summary, and leaves no BPF program behind.
+first_prog=$("$SRC_DIR"/tests/bpf-leaks.py --max-id)
+"$CTL" run --param udelay_task=100000 --param skip_watch=0 -- "$RACES" >"$TMP/stall.out" 2>&1 &
+ctl=$!
+for ((i = 0; i < 100; i++)); do
+	tgt=$(pgrep -P "$ctl" -x two_races) && grep -q . /proc/"$tgt"/maps 2>/dev/null && break
+	sleep 0.1
+done
+sleep 2
+kill -KILL "$tgt"
+timeout 30 tail --pid="$ctl" -f /dev/null
+wait "$ctl"; rc=$?
+if [[ $rc == 137 ]] && grep -qE '^kcsand: [0-9]+ reports?, .*setup_watchpoints: [1-9]' "$TMP/stall.out"
+then ok killed_in_stall_clean_exit
+else fail killed_in_stall_clean_exit "exit 137 and a summary with watchpoints set, got $rc: $(tail -2 "$TMP/stall.out")"; fi
+# Only this build's programs (the kcsand.bpf.c skeleton's): other work on the
+# machine loads kcsand_* programs of other families.
+ours=$(grep -o 'struct bpf_program \*kcsand_[a-z_0-9]*;' "$BUILD"/kcsand.skel.h |
+       sed 's/.*\*\(.*\);/\1/' | cut -c1-15 | sort -u)
+left=$("$SRC_DIR"/tests/bpf-leaks.py "$first_prog" | awk 'NR == FNR { o[$1]; next } $2 in o' \
+       <(echo "$ours") -)
+if [[ -z $left ]]; then ok killed_in_stall_nothing_left
+else fail killed_in_stall_nothing_left "no BPF program left, got: $left"; fi
+
+finish

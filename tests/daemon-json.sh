@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# The -j replies of the control socket, byte for byte as kcsand printed them
+# before it built JSON with json-c: status, stats, get, probe and watch lists
+# and additions, filter list, errors, and kcsanctl summarize.  Only the pids,
+# the uptime, a watch's address and event count, and the private paths vary.
+#
+#   tests/daemon-json.sh [BUILD_DIR]     (root)
+
+. "$(dirname "$0")/daemon-lib.sh"
+need_root daemon-json
+
+SCN=$SRC_DIR/$BUILD/tests/scenarios
+[[ $BUILD == /* ]] && SCN=$BUILD/tests/scenarios
+CONF=$TMP/k.conf
+printf 'target user %s\nfilter reader/x "q"\nfilter writer\n' "$SCN/mutex_protected" >"$CONF"
+
+# json NAME EXPECTED ARGS...: kcsanctl -j ARGS prints EXPECTED (after masking).
+json() {
+	local name=$1 want=$2 got
+
+	shift 2
+	got=$("$CTL" -j "$@" 2>&1 | sed -E 's/"(pid|uptime_s)":[0-9]+/"\1":N/g;
+		s/"addr":"0x[0-9a-f]+"/"addr":"A"/; s/"events":[0-9]+/"events":N/')
+	check "$name" "$want" "$got"
+}
+
+start_daemon "$CONF" || { fail start "kcsand did not start"; finish; exit; }
+json status '{"version":"'"$("$KCSAND" -V | cut -d' ' -f2)"'","pid":N,"uptime_s":N,"config":"'"$CONF"'","socket":"'"$SOCK"'","enabled":1,"filter_mode":"blacklist","filter_functions":3,"probes":1,"sites":5,"kernel_probes":0,"kernel_sites":0,"reports":0}' status
+want='{"enabled":1,"counters":{"used_watchpoints":0,"setup_watchpoints":0,"data_races":0,"assert_failures":0,"no_capacity":0,"report_races":0,"races_unknown_origin":0,"unencodable_accesses":0,"encoding_false_positives":0},"filter":{"mode":"blacklist","functions":["\"q\"","reader/x","writer"]},"kcsand":{"records_dropped":0,"read_faults":0,"lost_other":0,"sites_attached":5,"probe_hits":'
+got=$("$CTL" -j stats)
+check stats_head "$want" "${got:0:${#want}}"
+check stats_own_names '["records_dropped","read_faults","lost_other","sites_attached","probe_hits","reports","suppressed_by_dedup","suppressed_by_filter","suppressed_no_value_change","hw_watchpoints_armed","hw_traps","hw_consumed","hw_watchers","hw_pairs","hw_no_slot","hw_unarmable","hw_open_failed","hw_slots_in_use","watches","sampler_armed_sites","sampler_total_sites","sampler_hot_turns","sampler_estimated_overhead_pct"]' \
+	"$(jq -c '.kcsand | keys_unsorted' <<<"$got")"
+json get '{"skip_watch":100,"skip_watch_randomize":1,"udelay_task":400,"udelay_interrupt":20,"delay_randomize":1,"assume_plain_writes_atomic":1,"interrupt_watcher":0,"consumer_wait_us":200,"enabled":1,"stall_budget_us":500000,"report_value_change_only":1,"report_once_in_ms":3000,"overhead_budget":10,"sampler_warmup_cpu_ms":6000,"sampler_period_ms":100,"sampler_turn_ms":20}' get
+json get_one '{"udelay_task":400}' get udelay_task
+json probe_list '[{"id":1,"kind":"user","binary":"'"$SCN"'/mutex_protected","functions":null,"pid":N,"sites":5,"from_config":true}]' probe list
+json filter_list '{"mode":"blacklist","functions":["\"q\"","reader/x","writer"]}' filter list
+json watch_list_empty '{"slots":4,"slots_in_use":{"user":0,"kernel":0},"watches":[]}' watch list
+json error '{"error":"no probe 99"}' probe remove 99
+json set 'null' set skip_watch 7
+json probe_add '{"id":2,"sites":4}' probe add user "$SCN/data_race"
+KCSAND_TEST_ITERS=100000000 start_target "$SCN/mutex_protected"
+sleep 0.5
+# A watch where debug registers trap; elsewhere its refusal, as a JSON error.
+if why=$("$SCN/../tools/hw_traps"); then
+	json watch_add '{"id":1,"pid":N,"slot":0}' watch add counter --pid "$TPID"
+	json watch_list '{"slots":4,"slots_in_use":{"user":1,"kernel":0},"watches":[{"id":1,"kind":"user","spec":"counter","pid":N,"object":"'"$SCN"'/mutex_protected","state":"armed","slot":0,"addr":"A","len":8,"events":N,"remaining_s":-1,"from_config":false}]}' watch list
+elif [[ -n $why ]]; then
+	json watch_add_refused '{"error":"watch counter: '"$why"'"}' watch add counter --pid "$TPID"
+else
+	fail hw_traps "$SCN/../tools/hw_traps did not run (make scenario-programs)"
+fi
+printf 'BUG: KCSAN: data-race in a/b / "c"\nBUG: KCSAN: data-race in a/b / "c"\n' >"$TMP/log"
+json summarize '[{"count":2,"title":"BUG: KCSAN: data-race in a/b / \"c\""}]' summarize "$TMP/log"
+finish

@@ -1,0 +1,185 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The engine's watchpoint protocol (bpf/engine.bpf.h), cut at the points
+ * where two CPUs can interleave, one BPF_PROG_TEST_RUN per step, so that
+ * tests/engine/test_engine.c can replay any interleaving of watchers and
+ * consumers in one process, or in a forked child for another address space.
+ *
+ * Each program reads the access it plays from `in` and leaves what it did
+ * in `out`.  Watchers are kept between steps in `watchers` (struct watch
+ * without its map pointer, which a program cannot keep across runs).
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include "kcsand.h"
+#include "engine.bpf.h"
+#include "tests/engine/engine_test.h"
+
+char LICENSE[] SEC("license") = "GPL";
+
+struct test_access in;
+struct test_result out;
+struct saved_watch watchers[TEST_WATCHERS];
+/* A claim not yet published: a consumer "preempted" between its two halves. */
+struct test_result pending;
+static struct pt_regs test_regs;
+static const struct kcsand_site test_site = { .ra_off = -1, .scale = 1 };
+
+static __always_inline int test_hit(struct hit *h, void *ctx)
+{
+	__u32 zero = 0;
+
+	h->cs = bpf_map_lookup_elem(&cpu_state, &zero);
+	if (!h->cs)
+		return -1;
+	h->ctx = ctx;
+	h->regs = &test_regs;
+	h->site = &test_site;
+	h->site_idx = 0;
+	h->addr = in.addr;
+	h->ip = in.ip;
+	h->size = in.size;
+	h->type = in.type;
+	h->in_interrupt = 0;
+	h->user = in.user;
+	h->every = 1;
+	h->acc_flags = 0;
+	h->stack = NULL;
+	h->nr_frames = 0;
+	return 0;
+}
+
+static __always_inline struct saved_watch *saved(void)
+{
+	return &watchers[in.watcher & (TEST_WATCHERS - 1)];
+}
+
+static __always_inline void save_watch(const struct watch *w)
+{
+	struct saved_watch *s = saved();
+
+	s->wp = w->wp;
+	s->t_start = w->t_start;
+	__builtin_memcpy(s->old, w->old, sizeof(s->old));
+	__builtin_memcpy(s->cur, w->cur, sizeof(s->cur));
+	s->slot = w->slot;
+	s->gen = w->gen;
+	s->old_ok = w->old_ok;
+	s->cur_ok = w->cur_ok;
+	s->value_change = w->value_change;
+}
+
+static __always_inline int restore_watch(struct watch *w)
+{
+	struct saved_watch *s = saved();
+
+	w->slot = s->slot;
+	w->info = bpf_map_lookup_elem(&slot_info, &w->slot);
+	if (!w->info)
+		return -1;
+	w->wp = s->wp;
+	w->t_start = s->t_start;
+	__builtin_memcpy(w->old, s->old, sizeof(w->old));
+	__builtin_memcpy(w->cur, s->cur, sizeof(w->cur));
+	w->gen = s->gen;
+	w->old_ok = s->old_ok;
+	w->cur_ok = s->cur_ok;
+	w->value_change = s->value_change;
+	return 0;
+}
+
+/* A watcher arms (wp_arm) and samples the old value. */
+SEC("raw_tp")
+int watch_arm(void *ctx)
+{
+	struct watch w = {};
+	struct hit h;
+
+	if (test_hit(&h, ctx))
+		return 1;
+	out.ret = wp_arm(&h, &w);
+	out.slot = w.slot;
+	out.gen = w.gen;
+	out.wp = w.wp;
+	if (!out.ret)
+		save_watch(&w);
+	return 0;
+}
+
+/* It stalls (udelay_task from params) and looks at the value again. */
+SEC("raw_tp")
+int watch_stall(void *ctx)
+{
+	struct watch w = {};
+	struct hit h;
+
+	if (test_hit(&h, ctx) || restore_watch(&w))
+		return 1;
+	wp_stall(&h, &w);
+	save_watch(&w);
+	return 0;
+}
+
+/* It disarms and reports. */
+SEC("raw_tp")
+int watch_disarm(void *ctx)
+{
+	struct watch w = {};
+	struct hit h;
+
+	if (test_hit(&h, ctx) || restore_watch(&w))
+		return 1;
+	wp_disarm(&h, &w);
+	return 0;
+}
+
+/* A whole access's fast path: find a watchpoint and consume it (out.ret = found). */
+SEC("raw_tp")
+int access(void *ctx)
+{
+	struct hit h;
+
+	if (test_hit(&h, ctx))
+		return 1;
+	out.ret = find_watchpoint(&h, &out.slot, &out.wp, &out.gen);
+	if (out.ret)
+		found_watchpoint(&h, out.slot, out.wp, out.gen);
+	return 0;
+}
+
+/* The first half of a consumer: claim, then stop (out.ret = claimed). */
+SEC("raw_tp")
+int claim(void *ctx)
+{
+	struct hit h;
+
+	if (test_hit(&h, ctx))
+		return 1;
+	out.ret = find_watchpoint(&h, &pending.slot, &pending.wp, &pending.gen) &&
+		  wp_claim(pending.slot, pending.wp);
+	return 0;
+}
+
+/* The second half, later: publish the pending claim's record. */
+SEC("raw_tp")
+int publish(void *ctx)
+{
+	struct hit h;
+
+	if (test_hit(&h, ctx))
+		return 1;
+	wp_publish(&h, pending.slot, pending.gen);
+	return 0;
+}
+
+/* spin_us(in.spin_us): out.ret = 0 when the deadline passed. */
+SEC("raw_tp")
+int spin(void *ctx)
+{
+	__u64 t0 = bpf_ktime_get_ns();
+
+	out.ret = spin_us(in.spin_us);
+	out.wp = bpf_ktime_get_ns() - t0;
+	return 0;
+}

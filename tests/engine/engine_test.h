@@ -1,0 +1,40 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* What tests/engine/engine_test.bpf.c and tests/engine/test_engine.c share. */
+#ifndef KCSAND_ENGINE_TEST_H
+#define KCSAND_ENGINE_TEST_H
+
+struct test_access {
+	__u64 addr;
+	__u64 ip;
+	__u32 size;
+	__u32 type;		/* KCSAND_ACCESS_* */
+	__u32 user;
+	__u32 watcher;		/* which of watchers[] a watcher step plays */
+	__u32 spin_us;
+	__u32 __pad;
+};
+
+struct test_result {
+	__s32 ret;
+	__u32 slot;
+	__u32 gen;
+	__u32 __pad;
+	__u64 wp;
+};
+
+#define TEST_WATCHERS	4
+
+struct saved_watch {
+	__u64 wp;
+	__u64 t_start;
+	__u64 old[4];
+	__u64 cur[4];
+	__u32 slot;
+	__u32 gen;
+	__s32 old_ok;
+	__s32 cur_ok;
+	__s32 value_change;
+	__u32 __pad;
+};
+
+#endif

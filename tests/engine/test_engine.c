@@ -1,0 +1,320 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The watchpoint protocol of bpf/engine.bpf.h, driven step by step with
+ * BPF_PROG_TEST_RUN (tests/engine/engine_test.bpf.c): a watcher arms,
+ * stalls and disarms in separate runs, a consumer claims and publishes in
+ * separate runs, so each test below is one interleaving of two CPUs,
+ * replayed exactly.  Needs root; fails (never skips) when BPF cannot run.
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <bpf/libbpf.h>
+#include <bpf/bpf.h>
+#include "test.h"
+#include "kcsand.h"
+#include "engine_test.h"
+#include "../../bpf/watchpoint.h"
+#include "engine_test.skel.h"
+
+#define MAX_REPORTS 8
+
+static struct engine_test_bpf *skel;
+static struct ring_buffer *rb;
+static struct kcsand_report reports[MAX_REPORTS];
+static int nr_reports;
+
+/* The memory the accesses touch: the test process's own, as in user mode. */
+static volatile uint64_t mem[32] __attribute__((aligned(64)));
+
+static int on_record(void *ctx, void *data, size_t len)
+{
+	if (len >= sizeof(struct kcsand_report) && nr_reports < MAX_REPORTS)
+		memcpy(&reports[nr_reports++], data, sizeof(struct kcsand_report));
+	return 0;
+}
+
+static void drain(void)
+{
+	ring_buffer__consume(rb);
+}
+
+/* One step: prog plays the access (addr, size, type) as watcher w. */
+static int step(struct bpf_program *prog, const volatile void *addr, uint32_t size, uint32_t type,
+		uint32_t w)
+{
+	uint64_t args[1] = { 0 };
+	LIBBPF_OPTS(bpf_test_run_opts, opts, .ctx_in = args, .ctx_size_in = sizeof(args));
+	int err;
+
+	skel->bss->in.addr = (uintptr_t)addr;
+	skel->bss->in.ip = 0x1000 + w * 0x10 + type;	/* tells the sides apart in a report */
+	skel->bss->in.size = size;
+	skel->bss->in.type = type;
+	skel->bss->in.watcher = w;
+	err = bpf_prog_test_run_opts(bpf_program__fd(prog), &opts);
+	if (err || opts.retval) {
+		ASSERT__FAIL("BPF_PROG_TEST_RUN of %s: %s, retval %u", bpf_program__name(prog),
+			     err ? strerror(-err) : "ok", opts.retval);
+		return -1;
+	}
+	return skel->bss->out.ret;
+}
+
+#define ARM(a, sz, t, w)	step(skel->progs.watch_arm, a, sz, t, w)
+#define STALL(a, sz, t, w)	step(skel->progs.watch_stall, a, sz, t, w)
+#define DISARM(a, sz, t, w)	step(skel->progs.watch_disarm, a, sz, t, w)
+#define ACCESS(a, sz, t)	step(skel->progs.access, a, sz, t, 0)
+#define CLAIM(a, sz, t)		step(skel->progs.claim, a, sz, t, 0)
+#define PUBLISH(a, sz, t)	step(skel->progs.publish, a, sz, t, 0)
+
+#define W KCSAND_ACCESS_WRITE
+#define R 0
+
+static uint64_t counter(enum kcsand_counter c)
+{
+	return skel->bss->counters[c];
+}
+
+static uint64_t slot_of(const volatile void *addr)
+{
+	return skel->bss->watchpoints[wp_slot((uintptr_t)addr)];
+}
+
+/* Every test starts from free slots, zero counters, no stall, an empty ring. */
+static void reset(void)
+{
+	drain();
+	memset((void *)skel->bss->watchpoints, 0, sizeof(skel->bss->watchpoints));
+	memset((void *)skel->bss->counters, 0, sizeof(skel->bss->counters));
+	memset((void *)mem, 0, sizeof(mem));
+	skel->bss->in.user = 1;
+	skel->data->params.udelay_task = 0;
+	skel->data->params.delay_randomize = 0;
+	skel->data->params.consumer_wait_us = 0;
+	nr_reports = 0;
+}
+
+static void test_encoding(void)
+{
+	TEST(arm_encodes_the_access) {
+		uint32_t gen = skel->bss->wp_generation;
+		uint64_t wp;
+
+		reset();
+		ASSERT_EQ(ARM(&mem[1], 8, W, 0), 0, "arm");
+		wp = slot_of(&mem[1]);
+		ASSERT_EQ(wp, skel->bss->out.wp, "the slot of the line holds the watchpoint");
+		ASSERT_EQ(wp_addr(wp), (uintptr_t)&mem[1], "address");
+		ASSERT_EQ(wp_size(wp), 8, "size");
+		ASSERT_TRUE(wp & WP_WRITE, "write bit");
+		ASSERT_EQ(wp_gen(wp), gen & WP_GEN_MASK, "generation");
+		ASSERT_EQ(counter(KCSAND_CTR_SETUP_WATCHPOINTS), 1, "setup_watchpoints");
+		ASSERT_EQ(counter(KCSAND_CTR_USED_WATCHPOINTS), 1, "used_watchpoints");
+		DISARM(&mem[1], 8, W, 0);
+		ASSERT_EQ(slot_of(&mem[1]), 0, "free after disarm");
+		ASSERT_EQ(counter(KCSAND_CTR_USED_WATCHPOINTS), 0, "used_watchpoints after");
+	}
+	TEST(one_watcher_a_line) {
+		reset();
+		ASSERT_EQ(ARM(&mem[0], 8, R, 0), 0, "first watcher");
+		ASSERT_EQ(ARM(&mem[7], 8, R, 1), -1, "second watcher, same line");
+		ASSERT_EQ(counter(KCSAND_CTR_NO_CAPACITY), 1, "no_capacity");
+		DISARM(&mem[0], 8, R, 0);
+	}
+}
+
+static void test_consume(void)
+{
+	TEST(read_never_consumes_a_read) {
+		reset();
+		ARM(&mem[0], 8, R, 0);
+		ASSERT_EQ(ACCESS(&mem[0], 8, R), 0, "found");
+		ASSERT_FALSE(slot_of(&mem[0]) & WP_CONSUMED, "still armed");
+		DISARM(&mem[0], 8, R, 0);
+		drain();
+		ASSERT_EQ(nr_reports, 0, "reports");
+	}
+	TEST(overlapping_write_consumes_and_is_reported) {
+		reset();
+		ARM(&mem[0], 8, R, 0);
+		ASSERT_EQ(ACCESS((char *)&mem[0] + 4, 4, W), 1, "found");
+		ASSERT_TRUE(slot_of(&mem[0]) & WP_CONSUMED, "consumed");
+		ASSERT_EQ(counter(KCSAND_CTR_DATA_RACES), 1, "data_races");
+		DISARM(&mem[0], 8, R, 0);
+		drain();
+		if (ASSERT_EQ(nr_reports, 1, "reports")) {
+			ASSERT_TRUE(reports[0].has_other, "known origin");
+			ASSERT_EQ(reports[0].this.addr, (uintptr_t)&mem[0], "watcher's address");
+			ASSERT_EQ(reports[0].other.addr, (uintptr_t)&mem[0] + 4, "consumer's address");
+			ASSERT_EQ(reports[0].other.size, 4, "consumer's size");
+			ASSERT_EQ(reports[0].other.type, W, "consumer writes");
+			ASSERT_EQ(reports[0].other.pid, getpid(), "consumer's process");
+		}
+		ASSERT_EQ(slot_of(&mem[0]), 0, "free after the report");
+	}
+	TEST(access_from_the_line_before) {
+		/* A watchpoint near a line's end reaches an access that starts in the next line. */
+		reset();
+		ARM(&mem[7], 8, R, 0);
+		ASSERT_EQ(ACCESS((char *)&mem[7] + 4, 16, W), 1, "found across the line boundary");
+		DISARM(&mem[7], 8, R, 0);
+		drain();
+		ASSERT_EQ(nr_reports, 1, "reports");
+	}
+	TEST(change_without_consumer_is_unknown_origin) {
+		reset();
+		ARM(&mem[0], 8, R, 0);
+		mem[0] = 42;	/* an unprobed writer */
+		STALL(&mem[0], 8, R, 0);
+		DISARM(&mem[0], 8, R, 0);
+		drain();
+		if (ASSERT_EQ(nr_reports, 1, "reports")) {
+			ASSERT_FALSE(reports[0].has_other, "unknown origin");
+			ASSERT_EQ(reports[0].value_change, KCSAND_VALUE_CHANGE_TRUE, "value changed");
+			ASSERT_EQ(reports[0].new_value[0], 42, "new value");
+		}
+		ASSERT_EQ(counter(KCSAND_CTR_RACES_UNKNOWN_ORIGIN), 1, "races_unknown_origin");
+	}
+}
+
+/* Finding 7 of issue 10: the slot is the watcher's until its report holds the record. */
+static void test_slot_reuse(void)
+{
+	TEST(consumed_slot_is_held_until_reported) {
+		reset();
+		ARM(&mem[0], 8, R, 0);
+		ASSERT_EQ(CLAIM(&mem[0], 8, W), 1, "claimed");
+		ASSERT_EQ(ARM(&mem[1], 8, R, 1), -1, "another watcher cannot take the slot");
+		PUBLISH(&mem[0], 8, W);
+		ASSERT_EQ(ARM(&mem[1], 8, R, 1), -1, "nor after the record, before the report");
+		DISARM(&mem[0], 8, R, 0);
+		drain();
+		if (ASSERT_EQ(nr_reports, 1, "reports"))
+			ASSERT_EQ(reports[0].other.addr, (uintptr_t)&mem[0], "the claimant's record");
+		ASSERT_EQ(ARM(&mem[1], 8, R, 1), 0, "free after the report");
+		DISARM(&mem[1], 8, R, 1);
+	}
+	TEST(preempted_consumer_keeps_the_slot) {
+		/* The consumer claims, then is preempted past the watcher's patience. */
+		reset();
+		ARM(&mem[0], 8, R, 0);
+		ASSERT_EQ(CLAIM(&mem[0], 8, W), 1, "claimed");
+		DISARM(&mem[0], 8, R, 0);
+		ASSERT_EQ(counter(KCSAND_CTR_LOST_OTHER), 1, "lost_other counts the abandoned report");
+		ASSERT_TRUE(slot_of(&mem[0]) != 0, "the slot stays taken while the record is due");
+		ASSERT_EQ(ARM(&mem[2], 8, R, 1), -1, "a new watcher cannot take it");
+		PUBLISH(&mem[0], 8, W);
+		ASSERT_EQ(slot_of(&mem[0]), 0, "the late consumer freed it");
+		/* The next watcher of the slot reports its own consumer, whole. */
+		ASSERT_EQ(ARM(&mem[2], 8, R, 1), 0, "a new watcher");
+		ASSERT_EQ(ACCESS(&mem[2], 4, W), 1, "its consumer");
+		DISARM(&mem[2], 8, R, 1);
+		drain();
+		if (ASSERT_EQ(nr_reports, 1, "reports")) {
+			ASSERT_EQ(reports[0].this.addr, (uintptr_t)&mem[2], "watcher");
+			ASSERT_EQ(reports[0].other.addr, (uintptr_t)&mem[2], "its own consumer");
+			ASSERT_EQ(reports[0].other.size, 4, "its own consumer's size");
+		}
+	}
+	TEST(stale_record_of_an_older_generation) {
+		/* Two watchers of a slot, 128 generations apart: the same bits in an encoding. */
+		uint32_t g;
+
+		reset();
+		ARM(&mem[0], 8, R, 0);
+		g = skel->bss->out.gen;
+		ACCESS(&mem[0], 8, W);
+		DISARM(&mem[0], 8, R, 0);
+		skel->bss->wp_generation = g + (WP_GEN_MASK + 1);
+		ARM(&mem[0], 8, R, 0);
+		ASSERT_EQ(wp_gen(skel->bss->out.wp), g & WP_GEN_MASK, "same generation bits");
+		ASSERT_EQ(CLAIM(&mem[0], 8, W), 1, "claimed, record not yet written");
+		DISARM(&mem[0], 8, R, 0);
+		drain();
+		ASSERT_EQ(nr_reports, 1, "only the first watcher's report");
+		ASSERT_EQ(counter(KCSAND_CTR_LOST_OTHER), 1, "the second waits for its own record");
+		PUBLISH(&mem[0], 8, W);
+		ASSERT_EQ(slot_of(&mem[0]), 0, "free");
+	}
+}
+
+/* Finding 5 of issue 10: another process's access at the same address is no conflict. */
+static void test_address_space(void)
+{
+	TEST(other_process_does_not_consume) {
+		pid_t pid;
+		int st = -1;
+
+		reset();
+		ARM(&mem[0], 8, W, 0);
+		fflush(stdout);
+		pid = fork();
+		if (pid == 0)
+			_exit(ACCESS(&mem[0], 8, W) == 0 ? 0 : 1);
+		waitpid(pid, &st, 0);
+		ASSERT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0,
+			    "a forked child's access at the same address finds no watchpoint");
+		ASSERT_EQ(counter(KCSAND_CTR_DATA_RACES), 0, "data_races after the child");
+		ASSERT_EQ(ACCESS(&mem[0], 8, W), 1, "this process's own access does (control)");
+		DISARM(&mem[0], 8, W, 0);
+		drain();
+		ASSERT_EQ(nr_reports, 1, "reports");
+	}
+	TEST(kernel_mode_has_one_space) {
+		pid_t pid;
+		int st = -1;
+
+		reset();
+		skel->bss->in.user = 0;
+		ARM(&mem[0], 8, W, 0);
+		fflush(stdout);
+		pid = fork();
+		if (pid == 0)
+			_exit(ACCESS(&mem[0], 8, R) == 1 ? 0 : 1);
+		waitpid(pid, &st, 0);
+		ASSERT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0,
+			    "in kernel mode any task's access conflicts");
+		DISARM(&mem[0], 8, W, 0);
+	}
+}
+
+/* Finding 14 of issue 10: the longest delay params.c accepts is spun in full. */
+static void test_spin(void)
+{
+	TEST(spin_honours_the_longest_delay) {
+		reset();
+		skel->bss->in.spin_us = 100000;
+		ASSERT_EQ(step(skel->progs.spin, NULL, 0, 0, 0), 0, "spin_us(100000) reached its deadline");
+		printf("  spin_us(100000) took %.1f ms\n", skel->bss->out.wp / 1e6);
+	}
+}
+
+int main(void)
+{
+	int err;
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	skel = engine_test_bpf__open_and_load();
+	if (!skel) {
+		err = -errno;
+		printf("FAIL engine_protocol: cannot load tests/engine/engine_test.bpf.c: %s"
+		       " (needs root and BPF)\n", strerror(-err));
+		return 1;
+	}
+	rb = ring_buffer__new(bpf_map__fd(skel->maps.events), on_record, NULL, NULL);
+	if (!rb) {
+		printf("FAIL engine_protocol: ring buffer: %s\n", strerror(errno));
+		return 1;
+	}
+	test_encoding();
+	test_consume();
+	test_slot_reuse();
+	test_address_space();
+	test_spin();
+	ring_buffer__free(rb);
+	engine_test_bpf__destroy(skel);
+	return test_summary();
+}
