@@ -27,7 +27,11 @@ KCSANCTL=$OUT/kcsanctl
 probes=()
 while [ $# -gt 0 ] && [ "$1" != -- ]; do probes+=("$1"); shift; done
 shift
-common=(--kernel --output - --skip-watch 10 --udelay-task 300 --overhead-budget 100)
+# The module's own DWARF: without it kcsand never watches a module's plain sites
+# (any may be a device register, docs/marking.md).
+KO=$(ls "$REPO"/build/vm/kmod-*/kcsan_race/kcsan_race.ko 2>/dev/null | head -1)
+common=(--kernel --output - --skip-watch 10 --udelay-task 300 --overhead-budget 100
+	${KO:+--kernel-debug "$KO"})
 
 marker="kcsand-scale-kmsg $RANDOM"
 echo "$marker" > /dev/kmsg
