@@ -273,7 +273,7 @@ int sampler__new(const struct sampler_ops *ops, void *ctx, struct kcsand_bpf *sk
 /* CPU ticks the targets used since the last call: live pids from the targets map. */
 static uint64_t target_ticks_delta(struct sampler *s)
 {
-	struct pid_cpu cur[MAX_PIDS];
+	struct pid_cpu cur[MAX_PIDS] = { 0 };	/* zeroed: cppcheck cannot see nr bound the copy */
 	size_t nr = 0;
 	uint64_t delta = 0;
 	__u32 key, next, *prev = NULL;
