@@ -193,10 +193,11 @@ int report_print_json(const struct report_view *v, FILE *out)
 	json_object_array_add(acc, json_access(&v->this));
 	json__add(o, "accesses", acc);
 	json_values(o, r);
-	json__add(o, "found_by",
-		  json__string(r->origin == KCSAND_ORIGIN_HISTORY ? "history" : "watchpoint"));
-	if (r->origin == KCSAND_ORIGIN_HISTORY)
+	/* Only on history's reports: a watchpoint's stays byte for byte as documented. */
+	if (r->origin == KCSAND_ORIGIN_HISTORY) {
+		json__add(o, "found_by", json__string("history"));
 		json__add(o, "previous_access_ns_earlier", json_object_new_int64(r->age_ns));
+	}
 	json__add(o, "system", json__string(v->system));
 	ret = json__print(out, o);
 	fputc('\n', out);
