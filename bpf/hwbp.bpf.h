@@ -188,7 +188,12 @@ static __always_inline int hw_decoded_access(struct bpf_perf_event_data *ctx,
 
 	if (!s) {
 		hw_ask_decode(slot, &k);
-		return 0;
+		/*
+		 * Until the decode is in, a register wider than the variable
+		 * may have trapped a neighbour's access: drop it rather than
+		 * report a false pair (the next trap there is decoded).
+		 */
+		return hs->var_len && (hs->var_addr != hs->addr || hs->var_len != hs->len) ? -1 : 0;
 	}
 	if (!s->size)
 		return 0;

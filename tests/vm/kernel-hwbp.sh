@@ -78,8 +78,8 @@ expect_report escalation_unknown_origin "$E" "${title:-data-race in kcsan_race_o
 	"^race at unknown origin, with read to $addr of 8 bytes $task" "^value changed: 0x"
 expect_report escalation_both_stacks "$E" "$later" \
 	"^write to $addr of 8 bytes by task [0-9]+ on cpu [0-9]+, [0-9]+\.[0-9]{3} ms after the race below:$" \
-	"^ kcsan_race_hidden_writer\+0x[0-9a-f]+/0x[0-9a-f]+ \[kcsan_race\]$" \
-	"^race at unknown origin, with read to $addr of 8 bytes $task" "^ kcsan_race_origin_reader\+0x[0-9a-f]+/0x[0-9a-f]+ \[kcsan_race\]$" \
+	"^ kcsan_race_hidden_writer\+0x[0-9a-f]+/0x[0-9a-f]+ \[kcsan_race\]( [^ ]*kcsan_race\.c:[0-9]+)?$" \
+	"^race at unknown origin, with read to $addr of 8 bytes $task" "^ kcsan_race_origin_reader\+0x[0-9a-f]+/0x[0-9a-f]+ \[kcsan_race\]( [^ ]*kcsan_race\.c:[0-9]+)?$" \
 	"^ race_thread_fn\+0x" "^ kthread\+0x" "$hw_write"
 first_unknown=$(grep -n -m1 'BUG: KCSAN: data-race in kcsan_race_origin_reader+' "$E" | cut -d: -f1)
 first_pair=$(grep -n -m1 "BUG: KCSAN: $later" "$E" | cut -d: -f1)
@@ -101,8 +101,8 @@ fi
 # (2) --watch with neither accessor probed.
 step_rc watch_exit_66 watch 66
 expect_report watch_unprobed_pair "$W" "$pair" \
-	"^write to $addr of 8 bytes $task" "^ kcsan_race_hidden_writer\+0x[0-9a-f]+/0x[0-9a-f]+ \[kcsan_race\]$" \
-	"^read to $addr of 8 bytes $task" "^ kcsan_race_origin_reader\+0x[0-9a-f]+/0x[0-9a-f]+ \[kcsan_race\]$" \
+	"^write to $addr of 8 bytes $task" "^ kcsan_race_hidden_writer\+0x[0-9a-f]+/0x[0-9a-f]+ \[kcsan_race\]( [^ ]*kcsan_race\.c:[0-9]+)?$" \
+	"^read to $addr of 8 bytes $task" "^ kcsan_race_origin_reader\+0x[0-9a-f]+/0x[0-9a-f]+ \[kcsan_race\]( [^ ]*kcsan_race\.c:[0-9]+)?$" \
 	"$hw_write" "$hw_read"
 if grep -qE '^kcsand: [0-9]+ reports?, 0 sites, 0 hits;' "$out/watch.err"; then
 	ok watch_without_kprobes
