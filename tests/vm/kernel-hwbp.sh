@@ -76,17 +76,28 @@ step_rc escalation_exit_66 escalation 66
 title=$(grep -m1 -oE 'BUG: KCSAN: data-race in kcsan_race_origin_reader\+0x[0-9a-f]+/0x[0-9a-f]+$' "$E" | sed 's/^BUG: KCSAN: //')
 expect_report escalation_unknown_origin "$E" "${title:-data-race in kcsan_race_origin_reader+0x?}" \
 	"^race at unknown origin, with read to $addr of 8 bytes $task" "^value changed: 0x"
-expect_report escalation_both_stacks "$E" "$later" \
+# The writer, caught by the escalation's debug register: inside a watch window of
+# the reader (a pair) or after it (a later write); either shows both stacks.
+if grep -qx "BUG: KCSAN: $pair" "$E"; then
+	caught=$pair
+	expect_report escalation_both_stacks "$E" "$pair" "^write to $addr of 8 bytes $task" \
+		"^ kcsan_race_hidden_writer\+0x[0-9a-f]+/0x[0-9a-f]+ \[kcsan_race\]( [^ ]*kcsan_race\.c:[0-9]+)?$" \
+		"^read to $addr of 8 bytes $task" "^ kcsan_race_origin_reader\+0x[0-9a-f]+/0x[0-9a-f]+ \[kcsan_race\]( [^ ]*kcsan_race\.c:[0-9]+)?$" \
+		"^ race_thread_fn\+0x" "^ kthread\+0x" "$hw_write"
+else
+	caught=$later
+	expect_report escalation_both_stacks "$E" "$later" \
 	"^write to $addr of 8 bytes by task [0-9]+ on cpu [0-9]+, [0-9]+\.[0-9]{3} ms after the race below:$" \
 	"^ kcsan_race_hidden_writer\+0x[0-9a-f]+/0x[0-9a-f]+ \[kcsan_race\]( [^ ]*kcsan_race\.c:[0-9]+)?$" \
 	"^race at unknown origin, with read to $addr of 8 bytes $task" "^ kcsan_race_origin_reader\+0x[0-9a-f]+/0x[0-9a-f]+ \[kcsan_race\]( [^ ]*kcsan_race\.c:[0-9]+)?$" \
 	"^ race_thread_fn\+0x" "^ kthread\+0x" "$hw_write"
+fi
 first_unknown=$(grep -n -m1 'BUG: KCSAN: data-race in kcsan_race_origin_reader+' "$E" | cut -d: -f1)
-first_pair=$(grep -n -m1 "BUG: KCSAN: $later" "$E" | cut -d: -f1)
+first_pair=$(grep -n -m1 "BUG: KCSAN: $caught" "$E" | cut -d: -f1)
 if [ -n "$first_unknown" ] && [ -n "$first_pair" ] && [ "$first_unknown" -lt "$first_pair" ]; then
 	ok escalation_after_unknown_origin
 else
-	bad escalation_after_unknown_origin "the unknown-origin report (line ${first_unknown:-none}) must come before the later write (line ${first_pair:-none})"
+	bad escalation_after_unknown_origin "the unknown-origin report (line ${first_unknown:-none}) must come before the writer's report (line ${first_pair:-none})"
 fi
 summary=$(grep -m1 '^kcsand: [0-9]* reports\?, ' "$out/escalation.err")
 armed=$(grep -oE 'hw_watchpoints_armed: [0-9]+' <<< "$summary" | grep -oE '[0-9]+$')
