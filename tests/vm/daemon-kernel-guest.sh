@@ -93,17 +93,19 @@ check get_per_mode_json '{"user":400,"kernel":80}' "$("$CTL" -j get udelay_task 
 "$CTL" set udelay_task 300
 check set_reaches_both "udelay_task: 300" "$("$CTL" get udelay_task)"
 
-# plain_rounds MARK: rounds of scenario 0 (plain write vs read) until it was reported
-# after MARK, three at most: with one watchpoint every 10 accesses and two threads
-# taking turns on two emulated CPUs, a round does not always catch it.
-plain_rounds() {
+# rounds_until SCENARIO TITLE MARK: rounds of SCENARIO until TITLE was reported
+# after MARK, none if it already was, three at most: with one watchpoint every 10 accesses and two threads
+# taking turns on two emulated CPUs, a round does not always catch its race.
+rounds_until() {
 	local i
 
 	for ((i = 0; i < 3; i++)); do
-		round 1
-		(($(count_title "$1" "data-race in kcsan_race_reader / kcsan_race_writer") > 0)) && return
+		(($(count_title "$3" "$2") > 0)) && return
+		round "$1"
 	done
 }
+
+plain_rounds() { rounds_until 1 "data-race in kcsan_race_reader / kcsan_race_writer" "$1"; }
 
 # Scenario 0: a report with KCSAN's title and lines, module frames with file:line
 # (kernel_debug), and the kernel footer.
@@ -132,6 +134,7 @@ s0=$(stat_value setup_watchpoints); round 2; s1=$(stat_value setup_watchpoints)
 "$CTL" set skip_watch 10
 m=$(log_mark)
 s2=$(stat_value setup_watchpoints); round 2; s3=$(stat_value setup_watchpoints)
+rounds_until 2 "data-race in kcsan_race_rmw_inc / kcsan_race_rmw_inc" "$m"
 if ((s1 - s0 <= 2 && s3 - s2 > 20)); then ok set_skip_watch_changes_watchpoints
 else fail set_skip_watch_changes_watchpoints "<= 2 with 10^9 and > 20 with 10, got $((s1 - s0)) and $((s3 - s2))"; fi
 echo "     (setup_watchpoints in one rmw round: $((s1 - s0)) with skip_watch 10^9, $((s3 - s2)) with 10)"
