@@ -110,6 +110,7 @@ vm-tests: all scenario-programs $(OUT)/tests/daemon/watch_level $(OUT)/tests/shl
 	tests/vm/kernel-sampler.sh
 	tests/vm/core-kernel.sh
 	tests/vm/daemon-kernel.sh
+	tests/vm/kernel-scale.sh
 
 # Benchmarks: one script per question in bench/, each printing ratios measured in one run
 # (docs/PERFORMANCE.md).

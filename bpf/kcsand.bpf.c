@@ -176,6 +176,38 @@ int kcsand_hwbp_kernel(struct bpf_perf_event_data *ctx)
 	return kcsand_hw_access(ctx, 0, interrupted_context());
 }
 
+/* Code-breakpoint sampling (daemon/sampler/kbp.c): which site each debug register samples. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, KCSAND_KXBP_SLOTS);
+	__type(key, __u32);
+	__type(value, struct kcsand_kxbp_slot);
+} kxbp_slots SEC(".maps");
+
+/*
+ * An execute breakpoint on a sampled kernel site, per CPU: the debug
+ * exception comes before the instruction runs, with its registers, as a
+ * kprobe's handler does, so the check is the kprobe's; every trap arms a
+ * watchpoint (the site was chosen by the sampler, not by the skip count).
+ */
+SEC("perf_event")
+int kcsand_kxbp(struct bpf_perf_event_data *ctx)
+{
+	struct pt_regs *regs = (struct pt_regs *)&ctx->regs;
+	__u32 r = (__u32)bpf_get_attach_cookie(ctx);
+	struct kcsand_kxbp_slot *s = bpf_map_lookup_elem(&kxbp_slots, &r);
+	__u64 t0;
+
+	if (!s || !s->ip || s->ip != regs->ip)
+		return 0;
+	__sync_fetch_and_add(&s->hits, 1);
+	hw_note_probed(regs, s->site, regs->ip, 1);
+	t0 = bpf_ktime_get_ns();
+	kcsand_check_access(ctx, regs, s->site, regs->ip, 0, interrupted_context(), 1);
+	sampler_account(s->site, t0);
+	return 0;
+}
+
 SEC("tp_btf/sched_process_fork")
 int BPF_PROG(kcsand_fork, struct task_struct *parent, struct task_struct *child)
 {

@@ -23,6 +23,8 @@
 #include <sys/wait.h>
 #include "engine/engine.h"
 #include "kcsanctl.h"
+#include "report/report.h"
+#include "service/kmsg.h"
 
 #define MAX_OBJECTS	16
 #define MAX_PROBES	64
@@ -71,6 +73,8 @@ void run_help(FILE *out)
 		"  --param NAME=VALUE    set any parameter (repeatable; --param help lists them)\n"
 		"  --json                one JSON object per report instead of KCSAN's text\n"
 		"  --output FILE         write reports to FILE ('-': stdout) instead of stderr\n"
+		"  --kmsg                also write each report to the kernel log (/dev/kmsg),\n"
+		"                        line by line in KCSAN's layout (at most %u per %u s)\n"
 		"  --halt-on-error       stop PROG at the first report (exit status 66)\n"
 		"  --marks FILE          mark accesses by hand: lines 'FUNC|FUNC+0xOFF|FILE:LINE\n"
 		"                        marked|data_race' (docs/marking.md)\n"
@@ -83,7 +87,14 @@ void run_help(FILE *out)
 		"                        uprobe_multi (< 6.6); slow to detach\n"
 		"  --kernel              kernel mode (kprobes)\n"
 		"  --probe SPEC          kernel functions to probe (repeatable, with --kernel)\n"
-		"  --duration S          kernel mode without CMD: watch for S seconds\n"
+		"  --duration S          kernel mode: watch for S seconds; with CMD, end CMD\n"
+		"                        (SIGTERM) when S seconds are up\n"
+		"  --sample MODE         kernel mode: kprobes (a kprobe on every site) or\n"
+		"                        breakpoints (execute breakpoints in the debug registers\n"
+		"                        sample the sites a few at a time, no kprobe); default:\n"
+		"                        kprobes (breakpoints are not yet proven past %u sites)\n"
+		"  --sample-period US    breakpoints: how long each set of sites stays sampled\n"
+		"                        (default %u µs)\n"
 		"  --kernel-debug PATH   a vmlinux or NAME.ko with DWARF: marking and file:line\n"
 		"                        in kernel frames (Debian: /usr/lib/debug/boot/vmlinux-RELEASE)\n"
 		"  -v, --verbose         what is decoded and attached, every site, plain or\n"
@@ -91,7 +102,8 @@ void run_help(FILE *out)
 		param_default("skip_watch", U), param_default("skip_watch", K),
 		param_default("udelay_task", U), param_default("udelay_task", K),
 		param_default("overhead_budget", U), param_default("sampler_backoff_hits", U),
-		param_default("sampler_warmup_cpu_ms", K));
+		param_default("sampler_warmup_cpu_ms", K), KMSG_BURST, KMSG_INTERVAL_MS / 1000,
+		KBP_AUTO_MIN_SITES, KBP_DEFAULT_PERIOD_US);
 }
 
 static volatile sig_atomic_t got_signal;
@@ -170,13 +182,15 @@ struct run_args {
 	} params[MAX_PARAMS];
 	int nr_params;
 	bool halt;
+	bool kmsg;
 	double duration;
 	const char *output;
 };
 
 enum {
 	OPT_SKIP = 256, OPT_UDELAY, OPT_FUNCS, OPT_OBJECT, OPT_PARAM, OPT_JSON, OPT_HALT,
-	OPT_PER_SITE, OPT_KERNEL, OPT_PROBE, OPT_DURATION, OPT_OUTPUT, OPT_MARKS,
+	OPT_PER_SITE, OPT_KERNEL, OPT_PROBE, OPT_DURATION, OPT_OUTPUT, OPT_MARKS, OPT_KMSG,
+	OPT_SAMPLE, OPT_SAMPLE_PERIOD,
 	OPT_SOURCE_DIR, OPT_KERNEL_DEBUG, OPT_BUDGET, OPT_WATCH, OPT_NO_MARKING, OPT_NO_HISTORY,
 };
 
@@ -193,6 +207,9 @@ static const struct option run_longopts[] = {
 	{ "probe", required_argument, NULL, OPT_PROBE },
 	{ "duration", required_argument, NULL, OPT_DURATION },
 	{ "output", required_argument, NULL, OPT_OUTPUT },
+	{ "kmsg", no_argument, NULL, OPT_KMSG },
+	{ "sample", required_argument, NULL, OPT_SAMPLE },
+	{ "sample-period", required_argument, NULL, OPT_SAMPLE_PERIOD },
 	{ "marks", required_argument, NULL, OPT_MARKS },
 	{ "source-dir", required_argument, NULL, OPT_SOURCE_DIR },
 	{ "kernel-debug", required_argument, NULL, OPT_KERNEL_DEBUG },
@@ -274,6 +291,8 @@ static int set_duration(struct run_args *a, const char *text)
 }
 
 /* One option of run_longopts: 0, or -1 with the reason on stderr. */
+static int parse_sample(struct run_args *a, int opt, const char *arg);
+
 static int parse_opt(struct run_args *a, int opt, char *arg)
 {
 	switch (opt) {
@@ -319,6 +338,12 @@ static int parse_opt(struct run_args *a, int opt, char *arg)
 	case OPT_OUTPUT:
 		a->output = arg;
 		break;
+	case OPT_KMSG:
+		a->kmsg = true;
+		break;
+	case OPT_SAMPLE:
+	case OPT_SAMPLE_PERIOD:
+		return parse_sample(a, opt, arg);
 	case OPT_MARKS:
 		a->o.marks_file = arg;
 		break;
@@ -338,6 +363,44 @@ static int parse_opt(struct run_args *a, int opt, char *arg)
 		run_help(stdout);
 		exit(0);
 	default:
+		return -1;
+	}
+	return 0;
+}
+
+/* --sample kprobes|breakpoints and --sample-period US. */
+static int parse_sample(struct run_args *a, int opt, const char *arg)
+{
+	char *end;
+
+	if (opt == OPT_SAMPLE_PERIOD) {
+		errno = 0;
+		a->o.kbp_period_us = strtoul(arg, &end, 10);
+		if (!errno && !*end && a->o.kbp_period_us >= 100 && a->o.kbp_period_us <= 10000000)
+			return 0;
+		fprintf(stderr, "kcsanctl: run: --sample-period: bad value '%s' (expected "
+				"100..10000000 µs)\n", arg);
+		return -1;
+	}
+	if (!strcmp(arg, "kprobes"))
+		a->o.sample = ENGINE_SAMPLE_KPROBES;
+	else if (!strcmp(arg, "breakpoints"))
+		a->o.sample = ENGINE_SAMPLE_BREAKPOINTS;
+	else {
+		fprintf(stderr, "kcsanctl: run: --sample: '%s' is neither kprobes nor breakpoints\n",
+			arg);
+		return -1;
+	}
+	return 0;
+}
+
+/* Debug registers: --watch first, one for escalation, sampling the rest. */
+static int kbp_registers(struct run_args *a)
+{
+	a->o.kbp_regs = a->nr_watches < KCSAND_HW_SLOTS - 1 ? KCSAND_HW_SLOTS - 1 - a->nr_watches : 0;
+	if (a->o.sample == ENGINE_SAMPLE_BREAKPOINTS && !a->o.kbp_regs) {
+		fprintf(stderr, "kcsanctl: run: --sample breakpoints needs a debug register: at most "
+				"%d --watch with it\n", KCSAND_HW_SLOTS - 2);
 		return -1;
 	}
 	return 0;
@@ -373,7 +436,7 @@ static int parse_args(int argc, char **argv, struct run_args *a)
 	while ((opt = getopt_long(argc, argv, "+vh", run_longopts, NULL)) != -1)
 		if (parse_opt(a, opt, optarg))
 			return -1;
-	if (check_mode(a, optind < argc))
+	if (check_mode(a, optind < argc) || kbp_registers(a))
 		return -1;
 	/* The mode's defaults (params.c), then what the command line gave, in order. */
 	param_values__init(&a->o.params, param__mode(a->o.kernel));
@@ -449,6 +512,44 @@ static double now_s(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
+/* --kmsg: the engine hands each report here, to print as it would and to copy to the kernel log. */
+struct run_sink {
+	FILE *out;
+	bool json;
+	struct kmsg_sink *kmsg;
+};
+
+static void run_on_report(void *ctx, const struct report_view *v)
+{
+	struct run_sink *rs = ctx;
+	char *text = NULL;
+	size_t len = 0;
+	FILE *m;
+
+	if (rs->json)
+		report_print_json(v, rs->out);
+	else
+		report_print_text(v, rs->out);
+	fflush(rs->out);
+	m = open_memstream(&text, &len);
+	if (!m)
+		return;
+	report_print_text(v, m);
+	if (!fclose(m))
+		kmsg_sink__write(rs->kmsg, text, now_s() * 1000);
+	free(text);
+}
+
+static void run_kmsg_summary(const struct run_sink *rs)
+{
+	struct kmsg_stats st;
+
+	kmsg_sink__stats(rs->kmsg, &st);
+	fprintf(stderr, "kcsanctl: run: kmsg: %llu reports written, %llu dropped by the rate "
+			"limit, %llu lines refused\n", (unsigned long long)st.reports,
+		(unsigned long long)st.dropped, (unsigned long long)st.lines_lost);
+}
+
 /* One run: the engine, the program (or workload) it watches, and what is left to end. */
 struct run {
 	struct run_args a;
@@ -460,6 +561,8 @@ struct run {
 	int gate;		/* the write end that lets the child exec */
 	int status;		/* the child's wait status */
 	bool child_done, halted;
+	bool timed_out;		/* --duration ended the command */
+	struct run_sink rs;	/* --kmsg */
 };
 
 /* PROG resolved and --output opened: 0, or -1 with the reason on stderr. */
@@ -482,6 +585,14 @@ static int run_prepare(struct run *r, char *prog)
 			return -1;
 		}
 		a->o.out = r->out;
+	}
+	if (a->kmsg) {
+		if (kmsg_sink__open(&r->rs.kmsg))
+			return -1;
+		r->rs.out = r->out ? r->out : stderr;
+		r->rs.json = a->o.json;
+		a->o.sink = run_on_report;
+		a->o.hook_ctx = &r->rs;
 	}
 	return 0;
 }
@@ -565,6 +676,23 @@ static int run_start_child(struct run *r)
 	return 0;
 }
 
+/*
+ * --duration is up with CMD still running: SIGTERM it, and SIGKILL it 5 s
+ * later if it has not ended.
+ */
+static void end_child(struct run *r, double deadline)
+{
+	static bool killed;
+
+	if (!r->timed_out)
+		kill(r->child, SIGTERM);
+	else if (!killed && now_s() >= deadline + 5) {
+		kill(r->child, SIGKILL);
+		killed = true;
+	}
+	r->timed_out = true;
+}
+
 /* Report until the program ends (or, kernel mode without one, the duration does). */
 static void run_loop(struct run *r)
 {
@@ -594,16 +722,21 @@ static void run_loop(struct run *r)
 				break;
 			}
 		}
+		/* The command or the duration, whichever ends first, ends the run. */
 		if (r->child_done && (r->prog || now_s() >= deadline))
 			break;
+		if (!r->child_done && deadline && now_s() >= deadline)
+			end_child(r, deadline);
 	}
-	/* Reports of the last moments are still in the ring buffer. */
-	engine__poll(r->e, 0);
+	/* Reports of the last moments are still in the ring buffer, or held for a pair. */
+	engine__flush(r->e);
 	/* A line of its own, so that grep '^kcsand:' finds it. */
 	fflush(stderr);
 	if (!at_line_start(STDERR_FILENO))
 		fputc('\n', stderr);
 	engine__print_summary(r->e, stderr);
+	if (r->rs.kmsg)
+		run_kmsg_summary(&r->rs);
 }
 
 /* PROG's exit status, or 66 when a race was reported and PROG exited 0 (or was halted). */
@@ -611,7 +744,10 @@ static int run_status(const struct run *r)
 {
 	int ret = 0;
 
-	if (r->prog && WIFEXITED(r->status))
+	/* Ended by --duration: the command's status is kcsanctl's signal, not its own. */
+	if (r->timed_out)
+		ret = 0;
+	else if (r->prog && WIFEXITED(r->status))
 		ret = WEXITSTATUS(r->status);
 	else if (r->prog && WIFSIGNALED(r->status))
 		ret = 128 + WTERMSIG(r->status);
@@ -633,6 +769,7 @@ static void run_close(struct run *r)
 			(now_s() - t0) * 1000);
 	if (r->out && r->out != stdout)
 		fclose(r->out);
+	kmsg_sink__free(r->rs.kmsg);
 	free(r->prog);
 }
 

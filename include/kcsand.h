@@ -223,6 +223,21 @@ struct kcsand_site_stat {
 /* struct kcsand_access::site of a trapped access: slot i is KCSAND_HW_SITE_BASE + i. */
 #define KCSAND_HW_SITE_BASE	0xfffffff0u
 
+/*
+ * Code-breakpoint sampling in kernel mode (daemon/sampler/kbp.c): debug
+ * register r of every CPU executes-breaks on one site at a time, kept in
+ * kxbp_slots[r] (the perf link's cookie is r).  A trap whose ip is not the
+ * slot's site came from before a re-target and is dropped.
+ */
+#define KCSAND_KXBP_SLOTS	KCSAND_HW_SLOTS
+
+struct kcsand_kxbp_slot {
+	__u64 ip;		/* the site's address; 0: none */
+	__u32 site;		/* its index in the site table */
+	__u32 __pad;
+	__u64 hits;		/* traps that ran the check (BPF adds, the daemon reads) */
+};
+
 /* What a hardware watchpoint slot is for (struct kcsand_hw_slot::mode). */
 enum kcsand_hw_mode {
 	KCSAND_HW_OFF = 0,

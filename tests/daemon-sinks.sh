@@ -47,7 +47,10 @@ target user $RACES --functions reader_a,writer_a
 report_once_in_ms 500
 syslog yes
 stderr yes
+kmsg yes
 CONF
+kmarker="kcsand-daemon-sinks $$ $RANDOM"
+echo "$kmarker" >/dev/kmsg
 KCSAND_JOURNAL_SOCKET=$TMP/journal start_daemon "$TMP/kcsand.conf" || { finish; exit; }
 start_target "$RACES"
 m=$(log_mark)
@@ -56,11 +59,17 @@ sleep 2
 "$CTL" off
 sleep 1
 n=$("$CTL" -j stats | jq .kcsand.reports)
+kmsg=$("$CTL" -j stats | jq '.kcsand.kmsg_reports + .kcsand.kmsg_dropped')
+kmsg_written=$("$CTL" -j stats | jq .kcsand.kmsg_reports)
 stop_daemon
 
 check log_reports_counted "$n" "$(grep -c '^BUG: KCSAN: ' "$LOG")"
 check stderr_reports_counted "$n" "$(grep -c '^BUG: KCSAN: ' "$DERR")"
 check journal_reports_counted "$n" "$(grep -c 'KCSAN_TITLE=' "$TMP/journal.out")"
+# kmsg yes: each report in the kernel log, or counted as dropped by the rate limit.
+check kmsg_reports_counted "$n" "$kmsg"
+check kmsg_reports_in_dmesg "$kmsg_written" \
+	"$(dmesg | sed -n "/$kmarker/,\$p" | grep -c 'BUG: KCSAN: data-race in reader_a / writer_a')"
 if ((n > 0)); then ok reports_seen; else fail reports_seen "reports, got $n"; fi
 line=$(grep -m1 'KCSAN_TITLE=' "$TMP/journal.out")
 for want in "KCSAN_TITLE=data-race in reader_a / writer_a" "KCSAN_FUNC1=reader_a" \

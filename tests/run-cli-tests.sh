@@ -95,6 +95,28 @@ PY
 then ok json_output; else bad json_output "expected exit 66 and a JSON report of reader / writer (got $rc)"; fi
 rm -f "$out.json"
 
+# --kmsg: the report also lands in the kernel log, line for line as on stderr: what
+# `dmesg | grep "BUG: KCSAN:"` and syzkaller's console parser read.
+marker="kcsand-cli-test kmsg $$ $RANDOM"
+echo "$marker" > /dev/kmsg
+timeout 120 "$CTL" run --kmsg --halt-on-error --output "$out.rep" -- \
+	"$B/tests/scenarios/plain_write_vs_read" > "$out" 2>&1
+rc=$?
+dmesg | sed -n "/$marker/,\$p" | sed -E 's/^\[ *[0-9.]+\] ?//' > "$out.kmsg"
+title=$(grep -m1 '^BUG: KCSAN:' "$out.rep")
+if [ $rc = 66 ] && [ "$title" = "BUG: KCSAN: data-race in reader / writer" ] &&
+   grep -qxF "$title" "$out.kmsg" &&
+   grep -E '^(read|write) to 0x[0-9a-f]+ of 4 bytes by task [0-9]+ on cpu' "$out.rep" |
+	grep -qxFf - "$out.kmsg" &&
+   [ "$(sed -n '/^=====/,/^=====/p' "$out.kmsg" | head -n "$(wc -l < "$out.rep")")" = "$(cat "$out.rep")" ] &&
+   grep -q 'kmsg: 1 reports written, 0 dropped' "$out"; then
+	ok kmsg_report_in_dmesg
+else
+	bad kmsg_report_in_dmesg "expected exit 66 and the report in dmesg as on stderr (got $rc)"
+	sed 's/^/    kmsg: /' "$out.kmsg" | head -30
+fi
+rm -f "$out.rep" "$out.kmsg"
+
 # Nothing of ours stays loaded after the runs above (runs of others still going keep theirs).
 if left=$(tests/bpf-leaks.py "$first_prog"); then
 	ok no_bpf_program_left

@@ -13,6 +13,8 @@ $(OUT)/tests/unit/symindex_fixture.so: tests/unit/fixtures/symindex_a.c tests/un
 	@mkdir -p $(@D)
 	$(CC) -O1 -g -fPIC -shared $^ -o $@
 $(OUT)/tests/unit/test_symindex: $(OUT)/tests/unit/symindex_fixture.so
+# test_ksrc reads a scenario's DWARF compile unit.
+$(OUT)/tests/unit/test_ksrc: $(OUT)/tests/scenarios/plain_write_vs_read
 
 # The engine's watchpoint protocol, step by step through BPF_PROG_TEST_RUN
 # (tests/engine/; needs root).

@@ -55,7 +55,26 @@ struct engine_opts {
 	 * with engine__add_pid() while it is set: user mode only.
 	 */
 	bool history;
+	/*
+	 * Kernel mode: a kprobe on every site, or code breakpoints sampling
+	 * them a few at a time (daemon/sampler/kbp.h); AUTO is kprobes until
+	 * breakpoint sampling is proven on large sets (then from
+	 * KBP_AUTO_MIN_SITES sites on).
+	 */
+	enum engine_sample { ENGINE_SAMPLE_AUTO, ENGINE_SAMPLE_KPROBES,
+			     ENGINE_SAMPLE_BREAKPOINTS } sample;
+	unsigned int kbp_regs;		/* debug registers per CPU for sampling */
+	unsigned int kbp_period_us;	/* how long a set of sites stays sampled */
 };
+
+/* Kernel sites from which AUTO samples with code breakpoints rather than kprobes. */
+#define KBP_AUTO_MIN_SITES	2000u
+/*
+ * Debug registers: --watch takes them first, one stays free for the
+ * escalation of a race of unknown origin, sampling gets the rest.
+ */
+#define KBP_DEFAULT_REGS	3
+#define KBP_DEFAULT_PERIOD_US	10000u
 
 struct engine;
 
@@ -125,6 +144,8 @@ int engine__get_param(const struct engine *e, const char *name, unsigned int *va
 int engine__poll(struct engine *e, int timeout_ms);
 /* Milliseconds a caller's own poll loop may wait before engine__poll() has work; -1: no limit. */
 int engine__timeout_ms(const struct engine *e);
+/* The last poll, at the end of a run: also print what is still held back (kernel mode). */
+void engine__flush(struct engine *e);
 /* Reports printed so far. */
 unsigned long engine__nr_reports(const struct engine *e);
 /* Counters: KCSAN's and kcsand's own, summed over CPUs where per-CPU. */
@@ -170,6 +191,9 @@ int engine__rearm(struct engine *e, const uint8_t *armed);
  * armed set, returning 0.  A negative errno when neither worked.
  */
 int engine__turn(struct engine *e, const uint8_t *armed, const uint8_t *turn);
+struct kbp_stats;
+/* Code-breakpoint sampling's figures; -ENOENT when the engine does not sample so. */
+int engine__kbp_stats(const struct engine *e, struct kbp_stats *out);
 struct sampler_stats;
 /* The site sampler's armed/total sites and overhead estimate; -ENOENT before attach. */
 int engine__sampler_stats(const struct engine *e, struct sampler_stats *out);

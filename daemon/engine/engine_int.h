@@ -58,7 +58,14 @@ struct engine {
 	struct thread_turn *tt;		/* the sampler's hot turns on one thread */
 	struct hwbp *hw;		/* after load */
 	struct history *hist;		/* after load, when opts.history */
+	struct kbp *kbp;		/* kernel mode, code-breakpoint sampling: after attach */
+	bool kbp_mode;			/* no kprobes: sites are sampled by code breakpoints */
 	char system[160];
+
+	/* Breakpoint sampling: races of unknown origin held a moment for their pair (pipeline.c). */
+	struct held_report *held;
+	size_t nr_held;
+	unsigned long unknown_held, unknown_folded;
 
 	uint64_t swept_ns;		/* the symbolizer last forgot exited processes */
 	double decode_ms;		/* for -v and the bench */
@@ -104,6 +111,10 @@ int engine_link_per_site(struct engine *e, struct eobj *eo, const uint8_t *set);
 /* engine_report.c */
 const char *engine_kernel_debug_file(const struct engine *e, const char *module);
 void engine_process_report(struct engine *e, const struct kcsand_report *r);
+/* Print the held reports whose time is up (all of them with all). */
+void engine_release_held(struct engine *e, bool all);
+/* Milliseconds until the next held report is due; -1: none held. */
+int engine_held_next_ms(const struct engine *e);
 struct report_view;
 /* The value-change-only rule: true when the pair v is not to be reported. */
 bool engine_skip_unchanged(const struct report_view *v, bool value_change_only);

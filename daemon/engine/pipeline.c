@@ -6,6 +6,7 @@
  * the filter hook and KCSAN's dedup, escalated to a hardware watchpoint
  * when its writer is unknown, and printed or handed to the sink.
  */
+#include <stdlib.h>
 #include <string.h>
 #include "engine.h"
 #include "engine_int.h"
@@ -155,6 +156,126 @@ static bool rcu_exempt(const char *func)
 }
 
 /*
+ * Code-breakpoint sampling (kernel mode), with a few sites sampled at a
+ * time: the writer of a race usually hits no probe, so the race is first
+ * seen as one of unknown origin, and a later sampled pair then shows both
+ * sides.  KCSAN
+ * would print only the pair.  So a race of unknown origin is held back
+ * UNKNOWN_HOLD_MS: a pair on the same bytes with the same function on one
+ * side, seen meanwhile, folds it away (counted); otherwise it is printed.
+ */
+#define UNKNOWN_HOLD_MS		1000
+#define UNKNOWN_HOLD_MAX	16
+
+struct held_report {
+	struct kcsand_report r;
+	uint64_t until_ms;
+};
+
+static bool overlaps(const struct kcsand_access *a, const struct kcsand_access *b)
+{
+	return a->addr < b->addr + b->size && b->addr < a->addr + a->size;
+}
+
+static bool same_func(const struct engine *e, uint64_t ip1, uint64_t ip2)
+{
+	const struct ksym *a = e->ksyms ? ksyms__map_addr(e->ksyms, ip1) : NULL;
+	const struct ksym *b = e->ksyms ? ksyms__map_addr(e->ksyms, ip2) : NULL;
+
+	return a && b && a->addr == b->addr;
+}
+
+/*
+ * A pair was seen: fold the held races of unknown origin it explains.  Not
+ * a pair a debug register saw after the fact (an escalation's): that one
+ * says what it saw, and the race it came from is still printed.
+ */
+static void fold_held(struct engine *e, const struct kcsand_report *pair)
+{
+	if ((pair->this.flags | pair->other.flags) & KCSAND_ACC_HWBP)
+		return;
+	for (size_t i = 0; i < e->nr_held;) {
+		const struct kcsand_access *u = &e->held[i].r.this;
+		bool mine = (overlaps(u, &pair->this) && same_func(e, u->ip, pair->this.ip)) ||
+			    (overlaps(u, &pair->other) && same_func(e, u->ip, pair->other.ip));
+
+		if (!mine) {
+			i++;
+			continue;
+		}
+		e->unknown_folded++;
+		e->held[i] = e->held[--e->nr_held];
+	}
+}
+
+static bool hold(struct engine *e, const struct kcsand_report *r)
+{
+	if (!e->held)
+		e->held = calloc(UNKNOWN_HOLD_MAX, sizeof(*e->held));
+	if (!e->held || e->nr_held == UNKNOWN_HOLD_MAX)
+		return false;
+	e->held[e->nr_held].r = *r;
+	e->held[e->nr_held++].until_ms = engine_now_ns() / 1000000 + UNKNOWN_HOLD_MS;
+	e->unknown_held++;
+	return true;
+}
+
+static void emit(struct engine *e, const struct report_view *v)
+{
+	e->nr_reports++;
+	if (v->raw->origin == KCSAND_ORIGIN_HISTORY)
+		e->nr_reports_history++;
+	if (e->opts.sink) {
+		e->opts.sink(e->opts.hook_ctx, v);
+		return;
+	}
+	if (e->opts.json)
+		report_print_json(v, e->opts.out);
+	else
+		report_print_text(v, e->opts.out);
+	fflush(e->opts.out);
+}
+
+int engine_held_next_ms(const struct engine *e)
+{
+	uint64_t now = engine_now_ns() / 1000000;
+	int next = -1;
+
+	for (size_t i = 0; i < e->nr_held; i++) {
+		int t = e->held[i].until_ms > now ? (int)(e->held[i].until_ms - now) : 0;
+
+		if (next < 0 || t < next)
+			next = t;
+	}
+	return next;
+}
+
+void engine_release_held(struct engine *e, bool all)
+{
+	static struct report_view v;	/* large: keep it off the stack */
+	uint64_t now = engine_now_ns() / 1000000;
+
+	for (size_t i = 0; i < e->nr_held;) {
+		struct held_report *h = &e->held[i];
+
+		if (!all && h->until_ms > now) {
+			i++;
+			continue;
+		}
+		if (!e->opts.max_reports || e->nr_reports < e->opts.max_reports) {
+			memset(&v, 0, sizeof(v));
+			v.raw = &h->r;
+			v.system = e->system;
+			v.footer_tid = e->opts.kernel;
+			symbolize_side(e, &h->r.this, &v.this);
+			emit(e, &v);
+		}
+		/* v.raw points into held[]: move the last one in only after the print. */
+		e->held[i] = e->held[--e->nr_held];
+	}
+}
+
+/*
  * KCSAN's skip_report(): with report_value_change_only, a known-origin pair
  * whose value did not change is dropped, unless the other thread (the one
  * that consumed the watchpoint, whose access the value change is about) is
@@ -180,10 +301,13 @@ void engine_process_report(struct engine *e, const struct kcsand_report *r)
 	memset(&v, 0, sizeof(v));
 	v.raw = r;
 	v.system = e->system;
+	v.footer_tid = e->opts.kernel;
 	symbolize_side(e, &r->this, &v.this);
 	if (r->has_other)
 		symbolize_side(e, &r->other, &v.other);
 
+	if (r->has_other && e->nr_held)
+		fold_held(e, r);
 	if (engine_skip_unchanged(&v, e->opts.params.v[PARAM_REPORT_VALUE_CHANGE_ONLY])) {
 		e->suppressed_no_change++;
 		return;
@@ -207,16 +331,7 @@ void engine_process_report(struct engine *e, const struct kcsand_report *r)
 	 */
 	if (!r->has_other)
 		hwbp__escalate(e->hw, r);
-	e->nr_reports++;
-	if (r->origin == KCSAND_ORIGIN_HISTORY)
-		e->nr_reports_history++;
-	if (e->opts.sink) {
-		e->opts.sink(e->opts.hook_ctx, &v);
+	if (!r->has_other && e->kbp_mode && hold(e, r))
 		return;
-	}
-	if (e->opts.json)
-		report_print_json(&v, e->opts.out);
-	else
-		report_print_text(&v, e->opts.out);
-	fflush(e->opts.out);
+	emit(e, &v);
 }

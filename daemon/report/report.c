@@ -127,8 +127,8 @@ int report_print_text(const struct report_view *v, FILE *out)
 		fprintf(out, "\nprevious access %.1f ms earlier, not ordered by any synchronization "
 			     "kcsand saw\n", r->age_ns / 1e6);
 	fprintf(out, "\nReported by Kernel Concurrency Sanitizer on:\n");
-	fprintf(out, "CPU: %u PID: %u Comm: %.16s %s\n", me->cpu, me->pid, me->comm,
-		v->system ? v->system : "kcsand " KCSAND_VERSION);
+	fprintf(out, "CPU: %u PID: %u Comm: %.16s %s\n", me->cpu, v->footer_tid ? me->tid : me->pid,
+		me->comm, v->system ? v->system : "kcsand " KCSAND_VERSION);
 	fprintf(out, "%s\n", REPORT_SEPARATOR);
 	return ferror(out) ? -EIO : 0;
 }

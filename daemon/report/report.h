@@ -32,6 +32,11 @@ struct report_view {
 	struct report_side this;
 	struct report_side other;		/* used when raw->has_other */
 	const char *system;			/* footer tail, e.g. "kcsand 0.1.0 (user) 6.18.44" */
+	/*
+	 * The footer's PID: KCSAN's is the task's own (a thread); kernel
+	 * mode prints that, user mode the process, the program's pid.
+	 */
+	bool footer_tid;
 };
 
 /*

@@ -18,7 +18,7 @@ void config_init(struct config *c)
 {
 	memset(c, 0, sizeof(*c));
 	filter__init(&c->filter);
-	c->to_stderr = c->to_syslog = c->json = CONFIG_UNSET;
+	c->to_stderr = c->to_syslog = c->to_kmsg = c->json = CONFIG_UNSET;
 }
 
 void config_free(struct config *c)
@@ -277,6 +277,8 @@ static int parse_output(struct parse_ctx *pc, struct config *c, const char *key,
 		return parse_bool(pc, key, v, &c->to_stderr);
 	if (!strcmp(key, "syslog"))
 		return parse_bool(pc, key, v, &c->to_syslog);
+	if (!strcmp(key, "kmsg"))
+		return parse_bool(pc, key, v, &c->to_kmsg);
 	if (!strcmp(key, "json"))
 		return parse_bool(pc, key, v, &c->json);
 	if (!strcmp(key, "log") || !strcmp(key, "socket")) {

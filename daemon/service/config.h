@@ -79,7 +79,7 @@ struct config {
 	size_t nr_filter_files;
 	char *kernel_debug[CONFIG_MAX_KERNEL_DEBUG];
 	size_t nr_kernel_debug;
-	enum config_bool to_stderr, to_syslog, json;
+	enum config_bool to_stderr, to_syslog, to_kmsg, json;
 	char *log;
 	char *socket;
 	char *socket_group;

@@ -13,10 +13,12 @@
 #include "control.h"
 #include "engine/engine.h"
 #include "engine/params.h"
+#include "kmsg.h"
 #include "report/report.h"
 #include "sampler/sampler.h"
 #include "service.h"
 #include "service_int.h"
+#include "sink.h"
 #include "util/json.h"
 
 /* A JSON array of strings. */
@@ -97,6 +99,7 @@ static size_t sampler_stats(const struct engine *e, const char *const names[5],
 static size_t own_stats(const struct service *s, const struct service_totals *t,
 			struct own_stat *o)
 {
+	struct kmsg_stats ks;
 	size_t n = 0;
 
 	o[n++] = (struct own_stat){ "records_dropped", t->c[KCSAND_CTR_RECORDS_DROPPED] };
@@ -124,6 +127,12 @@ static size_t own_stats(const struct service *s, const struct service_totals *t,
 	/* Each engine's site sampler, once attached: armed of all, and what it expects. */
 	n += sampler_stats(s->user.e, sampler_names[0], o + n);
 	n += sampler_stats(s->kernel.e, sampler_names[1], o + n);
+	/* The kernel log sink, when on: what its rate limit dropped. */
+	if (sinks__kmsg_stats(s->sinks, &ks)) {
+		o[n++] = (struct own_stat){ "kmsg_reports", ks.reports };
+		o[n++] = (struct own_stat){ "kmsg_dropped", ks.dropped };
+		o[n++] = (struct own_stat){ "kmsg_lines_lost", ks.lines_lost };
+	}
 	return n;
 }
 
@@ -144,7 +153,7 @@ static unsigned int enabled(const struct service *s)
 static void print_stats(struct service *s, FILE *out, bool json)
 {
 	struct service_totals t;
-	struct own_stat own[32];
+	struct own_stat own[40];
 	size_t n;
 
 	service_totals(s, &t);

@@ -389,6 +389,7 @@ void service_set_param(struct service *s, const struct param_desc *p, unsigned i
 void service_sink_opts(const struct service *s, const struct config *c, struct sink_opts *so)
 {
 	so->to_syslog = c->to_syslog == CONFIG_YES;
+	so->to_kmsg = c->to_kmsg == CONFIG_YES;
 	/* In the foreground stderr is the sink, unless syslog would print the same reports. */
 	so->to_stderr = c->to_stderr != CONFIG_UNSET ? c->to_stderr == CONFIG_YES :
 			s->o.foreground && !so->to_syslog;

@@ -4,9 +4,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <syslog.h>
+#include <time.h>
 #include <unistd.h>
 #include <sys/socket.h>
 #include <sys/un.h>
+#include "kmsg.h"
 #include "sink.h"
 #include "util/print.h"
 
@@ -18,6 +20,7 @@ struct sinks {
 	FILE *log;
 	int journal_fd;		/* datagram socket to journald, or -1: plain syslog */
 	bool syslog_open;
+	struct kmsg_sink *kmsg;	/* or NULL */
 };
 
 static int open_log(struct sinks *s, const char *path)
@@ -87,6 +90,13 @@ int sinks__open(const struct sink_opts *o, struct sinks **out)
 	}
 	if (o->to_syslog)
 		open_syslog(s);
+	if (o->to_kmsg) {
+		err = kmsg_sink__open(&s->kmsg);
+		if (err) {
+			sinks__free(s);
+			return err;
+		}
+	}
 	*out = s;
 	return 0;
 }
@@ -96,12 +106,20 @@ int sinks__reconfigure(struct sinks *s, const struct sink_opts *o)
 	struct sinks tmp = { .journal_fd = -1 };
 	int err = open_log(&tmp, o->log);
 
-	/* Keep the old log when the new one cannot be opened. */
+	if (!err && o->to_kmsg && !s->kmsg)
+		err = kmsg_sink__open(&tmp.kmsg);
+	/* Keep the old sinks when a new one cannot be opened. */
 	if (err) {
 		close_log(&tmp);
 		return err;
 	}
 	close_log(s);
+	if (tmp.kmsg)
+		s->kmsg = tmp.kmsg;
+	if (!o->to_kmsg) {
+		kmsg_sink__free(s->kmsg);
+		s->kmsg = NULL;
+	}
 	s->log = tmp.log;
 	s->log_path = tmp.log_path;
 	s->o = *o;
@@ -120,6 +138,7 @@ void sinks__free(struct sinks *s)
 		close(s->journal_fd);
 	if (s->syslog_open)
 		closelog();
+	kmsg_sink__free(s->kmsg);
 	free(s);
 }
 
@@ -197,4 +216,18 @@ void sinks__emit(struct sinks *s, const struct sink_fields *f, const char *text,
 	}
 	if (s->o.to_syslog)
 		emit_journal(s, f, text);
+	if (s->kmsg) {
+		struct timespec ts;
+
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		kmsg_sink__write(s->kmsg, text, ts.tv_sec * 1000ull + ts.tv_nsec / 1000000);
+	}
+}
+
+bool sinks__kmsg_stats(const struct sinks *s, struct kmsg_stats *st)
+{
+	if (!s->kmsg)
+		return false;
+	kmsg_sink__stats(s->kmsg, st);
+	return true;
 }

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * Where the service's reports go: stderr, a log file, syslog/journald
- * with structured fields.  Each report is rendered once as KCSAN's text
- * and once as a JSON line; the json setting picks which one stderr and
+ * with structured fields, the kernel log (kmsg.h).  Each report is
+ * rendered once as KCSAN's text and once as a JSON line; the json setting picks which one stderr and
  * the log file get.  Dedup and filters have run before (engine.c).
  */
 #ifndef KCSAND_SINK_H
@@ -15,6 +15,7 @@ struct report_view;
 struct sink_opts {
 	bool to_stderr;
 	bool to_syslog;
+	bool to_kmsg;		/* KCSAN's text, line by line, to /dev/kmsg */
 	bool json;
 	const char *log;	/* path, or NULL */
 };
@@ -37,5 +38,8 @@ int sinks__open(const struct sink_opts *o, struct sinks **out);
 int sinks__reconfigure(struct sinks *s, const struct sink_opts *o);
 void sinks__emit(struct sinks *s, const struct sink_fields *f, const char *text, const char *json);
 void sinks__free(struct sinks *s);
+/* The kmsg sink's counters; false when it is off. */
+struct kmsg_stats;
+bool sinks__kmsg_stats(const struct sinks *s, struct kmsg_stats *st);
 
 #endif

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * The syntax of a kernel probe spec (ktarget.h): GLOB, module:NAME,
- * FUNC+0xOFF or !GLOB.  A pure check, so that the configuration and the
+ * src:PATH, FUNC+0xOFF or !GLOB.  A pure check, so that the configuration and the
  * socket's request parsers (and their fuzzers) refuse a bad spec as they
  * read it, before anything looks at the kernel; ktarget.c parses with
  * the same rules.
@@ -33,6 +33,8 @@ static inline const char *kspec_invalid(const char *s)
 		return s[1] ? NULL : "'!' needs a GLOB after it";
 	if (!strncmp(s, "module:", 7))
 		return s[7] ? NULL : "module: needs a module's NAME after it";
+	if (!strncmp(s, "src:", 4))
+		return s[4] ? NULL : "src: needs a source PATH after it";
 	plus = strchr(s, '+');
 	if (!plus)
 		return NULL;

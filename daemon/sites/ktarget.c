@@ -57,6 +57,7 @@ static bool blacklist__has(const struct blacklist *bl, uint64_t addr)
 /* A parsed spec. */
 struct kspec {
 	const char *module;	/* module:NAME */
+	const char *src;	/* src:PATH */
 	char func[256];		/* FUNC+0xOFF */
 	uint64_t off;
 	bool exact;
@@ -71,7 +72,7 @@ static int parse_spec(const char *s, struct kspec *sp)
 	memset(sp, 0, sizeof(*sp));
 	if (why) {
 		pr_warn("bad kernel probe spec '%s': %s (expected GLOB, "
-				"module:NAME, FUNC+0xOFF or !GLOB)\n", s, why);
+				"module:NAME, src:PATH, FUNC+0xOFF or !GLOB)\n", s, why);
 		return -EINVAL;
 	}
 	if (*s == '!') {
@@ -81,6 +82,10 @@ static int parse_spec(const char *s, struct kspec *sp)
 	}
 	if (!strncmp(s, "module:", 7)) {
 		sp->module = s + 7;
+		return 0;
+	}
+	if (!strncmp(s, "src:", 4)) {
+		sp->src = s + 4;
 		return 0;
 	}
 	plus = strchr(s, '+');
@@ -94,8 +99,11 @@ static int parse_spec(const char *s, struct kspec *sp)
 	return 0;
 }
 
-static bool spec_matches(const struct kspec *sp, const struct ksym *k)
+static bool spec_matches(const struct kspec *sp, const struct ksym *k,
+			 const struct ktarget_skip *skip)
 {
+	if (sp->src)
+		return skip && skip->in_source && skip->in_source(skip->ctx, sp->src, k);
 	if (sp->module)
 		return k->module && !strcmp(k->module, sp->module);
 	if (sp->exact)
@@ -163,9 +171,9 @@ int ktarget__build(struct ksyms *ks, const char *const *specs, size_t nr_specs,
 		if (i && ksyms__at(ks, i - 1)->addr == k->addr)
 			continue;
 		for (size_t j = 0; j < nr_specs && !match; j++)
-			match = !sp[j].exclude && spec_matches(&sp[j], k);
+			match = !sp[j].exclude && spec_matches(&sp[j], k, skip);
 		for (size_t j = 0; j < nr_specs && match; j++)
-			match = !(sp[j].exclude && spec_matches(&sp[j], k));
+			match = !(sp[j].exclude && spec_matches(&sp[j], k, skip));
 		if (!match)
 			continue;
 		if (blacklist__has(&bl, k->addr)) {

@@ -6,6 +6,7 @@
  *
  * Specs:  GLOB          kernel or module functions whose names match
  *         module:NAME   every function of a loaded module
+ *         src:PATH      functions defined in source files under PATH (DWARF)
  *         FUNC+0xOFF    the one access instruction at that offset
  *         !GLOB         leave matching functions out (of the other specs)
  */
@@ -25,6 +26,8 @@
  */
 struct ktarget_skip {
 	bool (*probed)(void *ctx, uint64_t func_addr);
+	/* src:PATH specs: is k defined under PATH?  NULL: no src: spec may be given. */
+	bool (*in_source)(void *ctx, const char *path, const struct ksym *k);
 	void *ctx;
 };
 

@@ -77,6 +77,15 @@ int main(void)
 		ASSERT_STREQ(out, want, "report text");
 		free(out);
 	}
+	TEST(kernel_footer_pid_is_the_task) {
+		/* KCSAN prints the task's own pid (a thread), as in "by task 488". */
+		v.footer_tid = true;
+		out = render(&v, 0);
+		ASSERT_TRUE(strstr(out, "\nCPU: 6 PID: 488 Comm: access_thread ") != NULL,
+			    "footer PID is the thread's in kernel mode");
+		free(out);
+		v.footer_tid = false;
+	}
 	TEST(json_byte_for_byte) {
 		/* The documented layout, as the fprintf version printed it (json-c since). */
 		const char *want =

@@ -77,7 +77,7 @@ int main(void)
 				"target user /bin/b\n"
 				"skip_watch 7 # comment\n"
 				"filter x y\nfilter_mode whitelist\n"
-				"log /tmp/l\njson yes\nsyslog no\nstderr on\n"
+				"log /tmp/l\njson yes\nsyslog no\nkmsg yes\nstderr on\n"
 				"socket /run/s\nsocket_group adm\nmax_sites 100\n";
 		const struct param_desc *all;
 		size_t n;
@@ -94,6 +94,7 @@ int main(void)
 		ASSERT_EQ(c.filter.n, 2, "filter");
 		ASSERT_EQ(c.json, CONFIG_YES, "json");
 		ASSERT_EQ(c.to_syslog, CONFIG_NO, "syslog");
+		ASSERT_EQ(c.to_kmsg, CONFIG_YES, "kmsg");
 		ASSERT_STREQ(c.socket_group, "adm", "group");
 		ASSERT_EQ(c.max_sites, 100, "max_sites");
 		config_free(&c);
@@ -129,6 +130,8 @@ int main(void)
 		ASSERT_TRUE(kspec_invalid("vfs_read+0x1c") == NULL, "offset");
 		ASSERT_TRUE(kspec_invalid("vfs_read+28") == NULL, "decimal offset");
 		ASSERT_TRUE(kspec_invalid("!vfs_*") == NULL, "exclusion");
+		ASSERT_TRUE(kspec_invalid("src:fs/ext4/") == NULL, "source path");
+		ASSERT_STREQ(kspec_invalid("src:"), "src: needs a source PATH after it", "empty source path");
 		ASSERT_STREQ(kspec_invalid("!"), "'!' needs a GLOB after it", "! alone");
 		ASSERT_STREQ(kspec_invalid("+0x1"), "FUNC+0xOFF needs a FUNC", "no func");
 		ASSERT_STREQ(kspec_invalid("f+"), "FUNC+0xOFF needs a number after '+'", "no off");

@@ -67,6 +67,9 @@ if [ -n "$MODULE_KO" ]; then
 	stage module-loaded
 fi
 
+# Loopback, for workloads with sockets inside the guest (kworkload net).
+ip link set lo up 2>/dev/null || ifconfig lo up 2>/dev/null || true
+
 say "probe step: $PROBE_CMD ${PROBE_ARGS[*]} -- ${GUEST_CMD[*]}"
 cd "$REPO" || exit 2
 start=$(cut -d' ' -f1 /proc/uptime)

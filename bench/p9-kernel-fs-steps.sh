@@ -1,0 +1,21 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# Guest side of bench/p9-kernel-fs.sh, run by tests/vm/kcsan-vm as its probe
+# command: kcsan-vm's --probe SPECs and --duration S reach it as arguments.
+#   base   the mixed workload alone for 60 s: its throughput without kcsand;
+#   run    kcsanctl run --kernel (code breakpoints, the default at this scale) on the
+#          SPECs, around the mixed workload for S seconds: reports on stdout, stderr
+#          with -v in run.err.
+set -u
+OUT=${KCSAN_VM_OUT:?run by tests/vm/kcsan-vm}
+REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+args=()
+secs=600
+while [ $# -gt 0 ] && [ "$1" != -- ]; do
+	if [ "$1" = --duration ]; then secs=$2; shift 2; continue; fi
+	args+=("$1"); shift
+done
+"$OUT/kworkload" mixed 60 > "$OUT/base.txt" 2>&1
+"$OUT/kcsanctl" run --kernel --output - -v ${P9_EXTRA:-} "${args[@]}" --duration "$secs" -- \
+	"$OUT/kworkload" mixed "$secs" 2> "$OUT/run.err"

@@ -1,0 +1,48 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# P9: kernel mode at subsystem scale (issue 13).  In Debian's stock 6.1 kernel under
+# QEMU (tests/vm/kcsan-vm), kcsanctl run --kernel --probe src:fs/ with the vmlinux's
+# DWARF (linux-image-<ver>-dbg) samples every site of the core fs/ compile units with
+# code breakpoints, around SECONDS (default 600) of the mixed workload
+# (tests/vm/workload/kworkload.c), after 60 s of the workload alone.  Prints:
+#   - the decode, marking and attach times, the sites, what was left out and why;
+#   - sites sampled at least once, full cycles, traps, register moves;
+#   - the workload's throughput with and without kcsand (the overhead);
+#   - every distinct title, with its count;
+#   - the guest's kernel log: lockups, RCU stalls, BPF warnings, BUGs.
+# Usage: bench/p9-kernel-fs.sh [SECONDS] [SPEC...]     (root; files kept in build/vm/p9.*)
+set -u
+SECS=${1:-600}
+shift || true
+REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$REPO" || exit 1
+KVER=$(dpkg-query -W -f='${Depends}' linux-image-amd64 | sed -n 's/.*linux-image-\([^ ,]*-amd64\).*/\1/p')
+DBG=/usr/lib/debug/boot/vmlinux-$KVER
+[ -r "$DBG" ] || { echo "p9: $DBG missing: apt-get install linux-image-$KVER-dbg" >&2; exit 2; }
+specs=("$@")
+[ ${#specs[@]} -gt 0 ] || specs=(src:fs/)
+probes=()
+for s in "${specs[@]}"; do probes+=(--probe "$s"); done
+out=$(mkdir -p build/vm && mktemp -d "$REPO/build/vm/p9.XXXXXX") || exit 2
+gcc -O2 -Wall -pthread tests/vm/workload/kworkload.c -o "$out/kworkload" || exit 2
+cp build/kcsanctl "$out/kcsanctl"
+start=$(date +%s)
+KCSAN_VM_PROBE_CMD="$REPO/bench/p9-kernel-fs-steps.sh --kernel-debug $DBG" \
+tests/vm/kcsan-vm --out "$out" --keep --timeout $((SECS + 1200)) --memory 2048 \
+	--duration "$SECS" "${probes[@]}" > "$out/reports.txt" 2> "$out/harness.err"
+rc=$?
+echo "p9: guest run $(( $(date +%s) - start )) s, kcsan-vm exit $rc, files in $out"
+E=$out/run.err
+echo "== what was probed"
+grep -E '^kcsand: (decoded|src:|breakpoints:|\[kernel\])|refuse|blacklist|left out' "$E" | head -20
+echo "== summary"
+grep -m1 '^kcsand: [0-9]* reports*, ' "$E" | tr ' ' '\n' | paste -sd' ' | fold -w 150
+echo "== throughput (alone, then under kcsand)"
+cat "$out/base.txt"; grep '^kworkload:' "$out/probe.out"
+echo "== titles"
+grep -h '^BUG: KCSAN:' "$out/probe.out" | sort | uniq -c | sort -rn
+echo "== guest kernel log"
+grep -cE 'soft lockup|rcu: INFO|self-detected stall|hung_task|WARNING:|BUG:' "$out/dmesg.txt" 2>/dev/null |
+	sed 's/^/lockup, stall, warning or BUG lines: /'
+grep -E 'soft lockup|rcu: INFO|self-detected stall|hung_task|WARNING:|BUG:' "$out/dmesg.txt" 2>/dev/null | grep -v 'BUG: KCSAN' | head -5

@@ -1,0 +1,133 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# Kernel mode at scale, in Debian's stock kernel under QEMU (tests/vm/kcsan-vm) with
+# the racy module tests/kmod/kcsan_race; the guest side is tests/vm/scale-steps.sh:
+#   - --kmsg: a report of scenario 0 in the guest's kernel log, line for line as
+#     kcsanctl printed it (title, access lines, the closing line);
+#   - --duration with a command: the run ends when the time is up, not when the
+#     command does;
+#   - execute breakpoints per CPU with a BPF program, moved while attached, and the
+#     addresses the kernel refuses (tests/vm/bpf-check/xbp_check.c);
+#   - --sample breakpoints over the module: no kprobe, every site sampled, the race;
+#   - the module unloaded while its functions have kprobes: the run ends cleanly;
+# then that no kprobe or BPF link was left and that the guest's kernel log has no
+# lockup, stall, warning or BUG.
+# Prints "ok NAME" / "FAIL NAME: ..." and "N passed, N failed"; the run's files are
+# removed when all passed, unless KCSAND_VM_KEEP is set.
+# tests/vm/kernel-scale.sh --check DIR checks the kept files of an earlier run.
+set -u
+REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+cd "$REPO" || exit 1
+. "$REPO/tests/vm/suite-lib.sh"
+
+# --check DIR: only check the files of an earlier run kept in DIR.
+if [ "${1:-}" = --check ] && [ -d "${2:-}" ]; then
+	out=$2
+	check_only=1
+fi
+run_guest() {
+[ "$(id -u)" = 0 ] || { echo "FAIL setup: must run as root (QEMU guest with kprobes)"; echo "0 passed, 1 failed"; exit 1; }
+[ -x build/kcsanctl ] || { echo "FAIL setup: build/kcsanctl missing (run make)"; echo "0 passed, 1 failed"; exit 1; }
+out=$(mkdir -p "$REPO/build/vm" && mktemp -d "$REPO/build/vm/kernel-scale.XXXXXX") ||
+	{ echo "FAIL setup: cannot create a directory under build/vm"; echo "0 passed, 1 failed"; exit 1; }
+
+# The guest runs host binaries: the breakpoint check and the workload, built here.
+mkdir -p build/vm/xbp
+{ clang -O2 -g -target bpf -D__TARGET_ARCH_x86 -I/usr/include/x86_64-linux-gnu \
+	-c tests/vm/bpf-check/hwbp_check.bpf.c -o build/vm/xbp/hwbp_check.bpf.o &&
+  gcc -O2 -Wall tests/vm/bpf-check/xbp_check.c -o build/vm/xbp/xbp-check -lbpf &&
+  gcc -O2 -Wall -pthread tests/vm/workload/kworkload.c -o build/vm/kworkload; } > "$out/build.log" 2>&1 ||
+	{ echo "FAIL setup: cannot build the guest's helpers (see $out/build.log)"; echo "0 passed, 1 failed"; exit 1; }
+
+cp build/kcsanctl "$out/kcsanctl"
+start=$(date +%s)
+KCSAN_VM_PROBE_CMD="$REPO/tests/vm/scale-steps.sh" \
+tests/vm/kcsan-vm --module tests/kmod/kcsan_race --out "$out" --keep --timeout 400 \
+	--probe kcsan_race_reader --probe kcsan_race_writer \
+	-- tests/kmod/kcsan_race/workload.sh 200000 200 1 > "$out/reports.txt" 2> "$out/harness.err"
+rc=$?
+echo "     (guest run: $(( $(date +%s) - start )) s, exit status $rc; files in $out)"
+[ $rc = 66 ] && ok harness_exit_66 || { bad harness_exit_66 "expected 66, got $rc"; sed 's/^/    /' "$out/harness.err" | tail -20; }
+}
+[ -n "${check_only:-}" ] || run_guest
+
+# step NAME: the steps.rc line of a step ("NAME STATUS [SECONDS]").
+step() { awk -v s="$1" '$1 == s' "$out/steps.rc" 2>/dev/null; }
+pair="BUG: KCSAN: data-race in kcsan_race_reader / kcsan_race_writer"
+
+# (1) --kmsg: the report in the kernel log as printed, and the counts in the summary.
+K=$out/kmsg.log
+read -r _ krc _ <<< "$(step kmsg)"
+rep=$(sed -n "/^==========/,/^==========/p" "$K" | head -200)
+if [ "${krc:-}" = 66 ] && grep -qx "$pair" "$K" && grep -qx "$pair" "$out/kmsg.txt" &&
+   grep -E '^(read|write) to 0xffff[0-9a-f]{12} of 8 bytes by task [0-9]+ on cpu [0-9]+:' "$K" |
+	grep -qxFf - "$out/kmsg.txt" &&
+   [ "$(head -n "$(wc -l <<< "$rep")" < <(sed -n '/^==========/,$p' "$out/kmsg.txt"))" = "$rep" ]; then
+	ok kmsg_report_in_guest_dmesg
+else
+	bad kmsg_report_in_guest_dmesg "exit ${krc:-none}; expected \"$pair\" in kmsg.txt line for line as in kmsg.log"
+fi
+grep -qE '^kcsanctl: run: kmsg: [1-9][0-9]* reports written' "$K" && ok kmsg_summary ||
+	bad kmsg_summary "no 'kmsg: N reports written' line"
+
+# (2) --duration with a command that would sleep 120 s.
+read -r _ drc dsec <<< "$(step duration)"
+if [ "${drc:-}" = 0 ] && [ "${dsec:-999}" -lt 60 ]; then
+	ok duration_ends_command
+	echo "     --duration 3 -- sleep 120 ended after ${dsec} s"
+else
+	bad duration_ends_command "expected exit 0 well before 120 s, got ${drc:-none} after ${dsec:-?} s"
+fi
+
+# (3) Execute breakpoints with a BPF program, moved while attached.
+read -r _ xrc _ <<< "$(step xbp)"
+if [ "${xrc:-}" = 0 ] && grep -q 'with a BPF program: .*: ok$' "$out/xbp.txt"; then
+	ok xbp_bpf_program_and_move
+	sed 's/^/     /' "$out/xbp.txt"
+else
+	bad xbp_bpf_program_and_move "xbp-check exited ${xrc:-never ran}: $(tr '\n' ';' < "$out/xbp.txt" 2>/dev/null)"
+fi
+
+# (4) --sample breakpoints over the module: no kprobe, every site sampled, the race.
+B=$out/bp.log
+read -r _ brc _ <<< "$(step bp)"
+sampled=$(grep -m1 '^kcsand: [0-9]* reports*, ' "$B" | grep -oE 'breakpoint_sites_sampled: [0-9]+/[0-9]+' | sed 's/.*: //')
+traps=$(grep -m1 '^kcsand: [0-9]* reports*, ' "$B" | grep -oE 'breakpoint_traps: [0-9]+' | sed 's/.*: //')
+if [ -f "$out/kprobes-during.txt" ] && [ ! -s "$out/kprobes-during.txt" ]; then ok bp_no_kprobe
+else bad bp_no_kprobe "kprobes registered during the run: $(head -3 "$out/kprobes-during.txt" 2>/dev/null | tr '\n' ';')"; fi
+if [[ ${sampled:-} =~ ^([0-9]+)/([0-9]+)$ ]] && [ "${BASH_REMATCH[1]}" = "${BASH_REMATCH[2]}" ] &&
+   [ "${BASH_REMATCH[2]}" -gt 0 ] && [ "${traps:-0}" -gt 0 ]; then
+	ok bp_every_site_sampled
+	echo "     breakpoint_sites_sampled $sampled, breakpoint_traps $traps"
+else
+	bad bp_every_site_sampled "expected breakpoint_sites_sampled N/N and traps > 0, got '${sampled:-none}', '${traps:-none}' (exit ${brc:-none})"
+fi
+if [ "${brc:-}" = 66 ] && grep -qE '^BUG: KCSAN: data-race in kcsan_race_(reader|writer)' "$B"; then
+	ok bp_race_reported
+else
+	bad bp_race_reported "exit ${brc:-none}; titles: $(grep 'BUG: KCSAN' "$B" | sort | uniq -c | tr '\n' ';')"
+fi
+grep 'BUG: KCSAN' "$B" | sort | uniq -c | sed 's/^/     /'
+grep -m1 '^kcsand: [0-9]* reports*, ' "$B" | grep -oE '(unknown_origin_[a-z]+|data_races|races_unknown_origin|setup_watchpoints): [0-9]+' | tr '\n' ' ' | sed 's/^/     /'; echo
+
+# (5) A module unloaded while probed (issue 10's fault): the run ends cleanly.
+read -r _ urc _ <<< "$(step unload)"
+U=$out/unload.log
+if [[ ${urc:-} =~ ^(0|66)$ ]] && grep -qx 'rmmod 0' "$U" && grep -q '^kcsand: [0-9]* reports*, ' "$U"; then
+	ok unload_while_probed
+else
+	bad unload_while_probed "exit ${urc:-none}, expected 0 or 66 with 'rmmod 0' and the summary: $(tail -3 "$U" 2>/dev/null | tr '\n' ';')"
+fi
+# A refused kprobe is named by kcsand, never as libbpf's "(null)+0xADDRESS".
+if grep -q '(null)+0x' "$out"/*.log 2>/dev/null; then bad no_null_kprobe_name "$(grep -h '(null)+0x' "$out"/*.log | head -2)"
+else ok no_null_kprobe_name; fi
+
+no_kprobe_left "$out"
+if [ -f "$out/bpf-after.txt" ] && [ ! -s "$out/bpf-after.txt" ]; then ok no_bpf_link_left
+else bad no_bpf_link_left "bpftool link list after the runs: $(head -5 "$out/bpf-after.txt" 2>/dev/null | tr '\n' ';')"; fi
+no_kernel_warning "$out"
+
+echo "$pass passed, $fail failed"
+[ $fail = 0 ] && [ -z "${KCSAND_VM_KEEP:-}${check_only:-}" ] && rm -rf "$out"
+[ $fail = 0 ]

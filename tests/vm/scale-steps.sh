@@ -1,0 +1,67 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# Guest side of tests/vm/kernel-scale.sh, run by tests/vm/kcsan-vm as its probe
+# command, in the guest, with the harness's arguments:
+#
+#   scale-steps.sh --probe SPEC... -- COMMAND...
+#
+# Each step writes its reports and stderr to $KCSAN_VM_OUT/STEP.log and its exit
+# status (and for some its time) to steps.rc:
+#   kmsg      --kmsg around COMMAND (a round of the racy module): the reports also in
+#             the guest's kernel log (kmsg.txt: dmesg from a marker on);
+#   duration  --duration 3 with a command that sleeps 120 s: the run ends at 3 s;
+#   xbp       build/vm/xbp/xbp-check: execute breakpoints with a BPF program, moved
+#             by PERF_EVENT_IOC_MODIFY_ATTRIBUTES, and which addresses the kernel
+#             refuses (xbp.txt);
+#   bp        --sample breakpoints over the module around a round of scenario 0: no
+#             kprobe registered meanwhile (kprobes-during.txt), every site sampled;
+#   unload    kprobes on the module, which is unloaded (rmmod) while they are attached;
+# then what BPF still holds (bpf-after.txt).  Exit status 66 when a step reported.
+set -u
+OUT=${KCSAN_VM_OUT:?run by tests/vm/kcsan-vm}
+REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+# A copy made by kernel-scale.sh, so that a rebuild on the host during the run cannot change it.
+KCSANCTL=$OUT/kcsanctl
+[ -x "$KCSANCTL" ] || KCSANCTL=$REPO/build/kcsanctl
+probes=()
+while [ $# -gt 0 ] && [ "$1" != -- ]; do probes+=("$1"); shift; done
+shift
+# The module's own DWARF: without it kcsand never watches a module's plain sites
+# (any may be a device register, docs/marking.md).
+KO=$(ls "$REPO"/build/vm/kmod-*/kcsan_race/kcsan_race.ko 2>/dev/null | head -1)
+common=(--kernel --output - --skip-watch 10 --udelay-task 300 --overhead-budget 100
+	${KO:+--kernel-debug "$KO"})
+
+marker="kcsand-scale-kmsg $RANDOM"
+echo "$marker" > /dev/kmsg
+"$KCSANCTL" run "${common[@]}" --kmsg "${probes[@]}" -- "$@" > "$OUT/kmsg.log" 2>&1
+echo "kmsg $?" > "$OUT/steps.rc"
+dmesg | sed -n "/$marker/,\$p" | sed -E 's/^\[ *[0-9.]+\] ?//' > "$OUT/kmsg.txt"
+
+t0=$(date +%s)
+"$KCSANCTL" run "${common[@]}" --probe kcsan_race_reader --duration 3 -- sleep 120 \
+	> "$OUT/duration.log" 2>&1
+echo "duration $? $(( $(date +%s) - t0 ))" >> "$OUT/steps.rc"
+
+X=$REPO/build/vm/xbp
+"$X/xbp-check" "$X/hwbp_check.bpf.o" __x64_sys_getpid vfs_read entry_SYSCALL_64 \
+	asm_exc_int3 exc_nmi default_do_nmi perf_event_nmi_handler kprobe_int3_handler \
+	0xfffffe0000001000 > "$OUT/xbp.txt" 2>&1
+echo "xbp $?" >> "$OUT/steps.rc"
+
+"$KCSANCTL" run "${common[@]}" -v --sample breakpoints --sample-period 2000 \
+	--probe module:kcsan_race --probe '!kcsan_race_hidden_writer' --probe '!race_thread_fn' \
+	-- sh -c "cat /sys/kernel/debug/kprobes/list > $OUT/kprobes-during.txt; \
+		  tests/kmod/kcsan_race/workload.sh 1500000 200 1" > "$OUT/bp.log" 2>&1
+echo "bp $?" >> "$OUT/steps.rc"
+
+# Last, as the module does not come back: unloaded while its functions are probed.
+"$KCSANCTL" run "${common[@]}" --probe module:kcsan_race --probe '!race_thread_fn' -- \
+	sh -c 'tests/kmod/kcsan_race/workload.sh 20000 60 1; rmmod kcsan_race; echo "rmmod $?"; sleep 2' \
+	> "$OUT/unload.log" 2>&1
+echo "unload $?" >> "$OUT/steps.rc"
+
+bpftool link list > "$OUT/bpf-after.txt" 2>&1
+grep -q '^BUG: KCSAN:' "$OUT"/*.log && exit 66
+exit 0
