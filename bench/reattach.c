@@ -90,7 +90,7 @@ int main(int argc, char **argv)
 	usleep(20000);
 	prog = bpf_program__fd(skel->progs.kcsand_uprobe_multi);
 	t0 = now_ms();
-	fd = uprobe_multi_attach(prog, obj->path, offs, cookies, obj->sites.n, 0);
+	fd = uprobe_multi__attach(prog, obj->path, offs, cookies, obj->sites.n, 0);
 	attach_ms = now_ms() - t0;
 	if (fd < 0) {
 		fprintf(stderr, "reattach: cannot attach: %s\n", strerror(-fd));
@@ -100,7 +100,7 @@ int main(int argc, char **argv)
 		int nfd;
 
 		t0 = now_ms();
-		nfd = uprobe_multi_attach(prog, obj->path, offs, cookies, obj->sites.n, 0);
+		nfd = uprobe_multi__attach(prog, obj->path, offs, cookies, obj->sites.n, 0);
 		close(fd);
 		re[r] = now_ms() - t0;
 		fd = nfd;

@@ -47,7 +47,7 @@ struct {
 	__uint(max_entries, WP_NUM_SLOTS);
 	__type(key, __u32);
 	__type(value, struct slot_info);
-} slot_info SEC(".maps");
+} slot_infos SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -152,7 +152,7 @@ static __always_inline __u32 site_access_type(const struct kcsand_site *s)
 /* One probe hit, everything the slow path and the report need about it. */
 struct hit {
 	void *ctx;
-	struct kcsand_cpu_state *cs;
+	struct kcsand_cpu_state *percpu;
 	struct pt_regs *regs;
 	const struct kcsand_site *site;
 	__u64 addr;
@@ -178,18 +178,18 @@ struct hit {
  * sample", never a value of 0: a page not yet faulted in would otherwise
  * look like a value change.
  */
-static __always_inline int sample_value(const struct hit *h, __u64 *buf)
+static __always_inline int sample_value(const struct hit *hit, __u64 *buf)
 {
-	__u32 sz = h->size;
+	__u32 sz = hit->size;
 	int err;
 
 	buf[0] = buf[1] = buf[2] = buf[3] = 0;
 	if (sz == 0 || sz > KCSAND_MAX_ACCESS)
 		return -1;
-	if (h->user)
-		err = bpf_probe_read_user(buf, sz, (void *)h->addr);
+	if (hit->user)
+		err = bpf_probe_read_user(buf, sz, (void *)hit->addr);
 	else
-		err = bpf_probe_read_kernel(buf, sz, (void *)h->addr);
+		err = bpf_probe_read_kernel(buf, sz, (void *)hit->addr);
 	return err ? -1 : 0;
 }
 
@@ -198,34 +198,34 @@ static __always_inline int values_differ(const __u64 *a, const __u64 *b)
 	return (a[0] ^ b[0]) | (a[1] ^ b[1]) | (a[2] ^ b[2]) | (a[3] ^ b[3]) ? 1 : 0;
 }
 
-static __always_inline void fill_access(const struct hit *h, struct kcsand_access *acc)
+static __always_inline void fill_access(const struct hit *hit, struct kcsand_access *acc)
 {
 	__u64 id = bpf_get_current_pid_tgid();
-	__s16 ra_off = h->site->ra_off;
+	__s16 ra_off = hit->site->ra_off;
 	long n;
 
-	acc->addr = h->addr;
-	acc->ip = h->ip;
+	acc->addr = hit->addr;
+	acc->ip = hit->ip;
 	acc->ra = 0;
 	acc->tid = (__u32)id;
 	acc->pid = id >> 32;
 	acc->cpu = bpf_get_smp_processor_id();
-	acc->site = h->site_idx;
-	acc->size = h->size;
-	acc->type = h->type;
-	acc->ctx = h->in_interrupt ? KCSAND_CTX_INTERRUPT : KCSAND_CTX_TASK;
-	acc->flags = h->acc_flags;
+	acc->site = hit->site_idx;
+	acc->size = hit->size;
+	acc->type = hit->type;
+	acc->ctx = hit->in_interrupt ? KCSAND_CTX_INTERRUPT : KCSAND_CTX_TASK;
+	acc->flags = hit->acc_flags;
 	bpf_get_current_comm(acc->comm, sizeof(acc->comm));
-	if (h->stack) {
-		__builtin_memcpy(acc->stack, h->stack, sizeof(acc->stack));
-		acc->nr_frames = h->nr_frames;
+	if (hit->stack) {
+		__builtin_memcpy(acc->stack, hit->stack, sizeof(acc->stack));
+		acc->nr_frames = hit->nr_frames;
 		return;
 	}
-	n = bpf_get_stack(h->ctx, acc->stack, sizeof(acc->stack), h->user ? BPF_F_USER_STACK : 0);
+	n = bpf_get_stack(hit->ctx, acc->stack, sizeof(acc->stack), hit->user ? BPF_F_USER_STACK : 0);
 	acc->nr_frames = n < 0 ? (__s32)n : (__s32)((__u64)n / 8);
 	/* The frame-pointer walk skips the caller of a frameless site: keep it aside. */
-	if (h->user && ra_off >= 0)
-		bpf_probe_read_user(&acc->ra, sizeof(acc->ra), (void *)(h->regs->sp + ra_off));
+	if (hit->user && ra_off >= 0)
+		bpf_probe_read_user(&acc->ra, sizeof(acc->ra), (void *)(hit->regs->sp + ra_off));
 }
 
 struct spin_ctx {
@@ -249,10 +249,10 @@ struct spin_ctx {
 
 static long spin_until_cb(__u64 i, void *data)
 {
-	struct spin_ctx *sc = data;
+	struct spin_ctx *spin = data;
 
 	for (int k = 0; k < SPIN_READS; k++)
-		if (bpf_ktime_get_ns() >= sc->deadline)
+		if (bpf_ktime_get_ns() >= spin->deadline)
 			return 1;
 	return 0;
 }
@@ -260,10 +260,10 @@ static long spin_until_cb(__u64 i, void *data)
 /* Busy-wait us µs; 0 when the deadline passed (the loop's bound never ends it first). */
 static __always_inline int spin_us(__u32 us)
 {
-	struct spin_ctx sc = { .deadline = bpf_ktime_get_ns() + (__u64)us * 1000 };
+	struct spin_ctx spin = { .deadline = bpf_ktime_get_ns() + (__u64)us * 1000 };
 
-	bpf_loop(SPIN_MAX_LOOPS, spin_until_cb, &sc, 0);
-	return bpf_ktime_get_ns() >= sc.deadline ? 0 : -1;
+	bpf_loop(SPIN_MAX_LOOPS, spin_until_cb, &spin, 0);
+	return bpf_ktime_get_ns() >= spin.deadline ? 0 : -1;
 }
 
 /*
@@ -274,42 +274,42 @@ static __always_inline int spin_us(__u32 us)
  */
 static long await_consumer_cb(__u64 i, void *data)
 {
-	struct spin_ctx *sc = data;
+	struct spin_ctx *spin = data;
 	__u64 now[4];
 
-	if (bpf_ktime_get_ns() >= sc->deadline)
+	if (bpf_ktime_get_ns() >= spin->deadline)
 		return 1;
-	if (*(volatile __u64 *)&sc->info->ready != sc->want)
+	if (*(volatile __u64 *)&spin->info->ready != spin->want)
 		return 0;
-	if (sample_value(sc->hit, now) == 0 && values_differ(sc->old, now)) {
-		sc->cur[0] = now[0];
-		sc->cur[1] = now[1];
-		sc->cur[2] = now[2];
-		sc->cur[3] = now[3];
-		sc->changed = 1;
+	if (sample_value(spin->hit, now) == 0 && values_differ(spin->old, now)) {
+		spin->cur[0] = now[0];
+		spin->cur[1] = now[1];
+		spin->cur[2] = now[2];
+		spin->cur[3] = now[3];
+		spin->changed = 1;
 		return 1;
 	}
 	/* The consumer may be a read, or write the same value: don't wait long for it. */
-	return (sc->info->acc.type & KCSAND_ACCESS_WRITE) ? 0 : 1;
+	return (spin->info->acc.type & KCSAND_ACCESS_WRITE) ? 0 : 1;
 }
 
 static long await_record_cb(__u64 i, void *data)
 {
-	struct spin_ctx *sc = data;
+	struct spin_ctx *spin = data;
 
-	return *(volatile __u64 *)&sc->info->ready == sc->want || bpf_ktime_get_ns() >= sc->deadline;
+	return *(volatile __u64 *)&spin->info->ready == spin->want || bpf_ktime_get_ns() >= spin->deadline;
 }
 
 static long await_late_consumer_cb(__u64 i, void *data)
 {
-	struct spin_ctx *sc = data;
+	struct spin_ctx *spin = data;
 
-	if (*(volatile __u64 *)&watchpoints[sc->want & (WP_NUM_SLOTS - 1)] & WP_CONSUMED)
+	if (*(volatile __u64 *)&watchpoints[spin->want & (WP_NUM_SLOTS - 1)] & WP_CONSUMED)
 		return 1;
-	return bpf_ktime_get_ns() >= sc->deadline;
+	return bpf_ktime_get_ns() >= spin->deadline;
 }
 
-static __always_inline void emit_report(const struct hit *h, struct slot_info *info, int has_other,
+static __always_inline void emit_report(const struct hit *hit, struct slot_info *info, int has_other,
 					int value_change, int value_valid, const __u64 *old,
 					const __u64 *cur)
 {
@@ -332,7 +332,7 @@ static __always_inline void emit_report(const struct hit *h, struct slot_info *i
 		rec->old_value[i] = old[i];
 		rec->new_value[i] = cur[i];
 	}
-	fill_access(h, &rec->this);
+	fill_access(hit, &rec->this);
 	if (has_other && info)
 		__builtin_memcpy(&rec->other, &info->acc, sizeof(rec->other));
 	else
@@ -341,9 +341,9 @@ static __always_inline void emit_report(const struct hit *h, struct slot_info *i
 }
 
 /* Two accesses race only within one address space: the tgid in user mode, all of it in kernel mode. */
-static __always_inline __u32 addr_space(const struct hit *h)
+static __always_inline __u32 addr_space(const struct hit *hit)
 {
-	return h->user ? bpf_get_current_pid_tgid() >> 32 : 0;
+	return hit->user ? bpf_get_current_pid_tgid() >> 32 : 0;
 }
 
 /* One watcher's watchpoint, from arming to report. */
@@ -372,31 +372,31 @@ static __always_inline __u64 *slot_word(__u32 slot)
  * the window moves by cmpxchg and the stalls add atomically (a stall that
  * ends while another task restarts the window may be lost, one at most).
  */
-static __always_inline int stall_allowed(struct kcsand_cpu_state *cs, __u64 now)
+static __always_inline int stall_allowed(struct kcsand_cpu_state *percpu, __u64 now)
 {
 	__u64 budget_ns = (__u64)PARAM(stall_budget_us) * 1000;
-	__u64 start = *(volatile __u64 *)&cs->window_start_ns;
+	__u64 start = *(volatile __u64 *)&percpu->window_start_ns;
 
 	if (now - start >= 1000000000ULL &&
-	    __sync_val_compare_and_swap(&cs->window_start_ns, start, now) == start)
-		__sync_lock_test_and_set(&cs->stalled_ns, 0);
-	return !budget_ns || *(volatile __u64 *)&cs->stalled_ns < budget_ns;
+	    __sync_val_compare_and_swap(&percpu->window_start_ns, start, now) == start)
+		__sync_lock_test_and_set(&percpu->stalled_ns, 0);
+	return !budget_ns || *(volatile __u64 *)&percpu->stalled_ns < budget_ns;
 }
 
 /*
  * Take the slot of h's line and arm it.  The slot is reserved first, so
  * that the owner is in place before any consumer can match the watchpoint.
  */
-static __always_inline int wp_arm(const struct hit *h, struct watch *w)
+static __always_inline int wp_arm(const struct hit *hit, struct watch *w)
 {
 	__u64 *word;
 
-	w->slot = wp_slot(h->addr);
-	w->info = bpf_map_lookup_elem(&slot_info, &w->slot);
+	w->slot = wp_slot(hit->addr);
+	w->info = bpf_map_lookup_elem(&slot_infos, &w->slot);
 	if (!w->info)
 		return -1;
 	w->t_start = bpf_ktime_get_ns();
-	if (!stall_allowed(h->cs, w->t_start)) {
+	if (!stall_allowed(hit->percpu, w->t_start)) {
 		counter_add(KCSAND_CTR_STALL_BUDGET, 1);
 		return -1;
 	}
@@ -406,26 +406,26 @@ static __always_inline int wp_arm(const struct hit *h, struct watch *w)
 		return -1;
 	}
 	w->gen = __sync_fetch_and_add(&wp_generation, 1);
-	w->wp = wp_encode(h->addr, h->size, h->type & KCSAND_ACCESS_WRITE, w->gen);
-	w->info->owner = (__u64)w->gen << 32 | addr_space(h);
+	w->wp = wp_encode(hit->addr, hit->size, hit->type & KCSAND_ACCESS_WRITE, w->gen);
+	w->info->owner = (__u64)w->gen << 32 | addr_space(hit);
 	__sync_lock_test_and_set(word, w->wp);
 	counter_add(KCSAND_CTR_USED_WATCHPOINTS, 1);
 	counter_add(KCSAND_CTR_SETUP_WATCHPOINTS, 1);
-	w->old_ok = sample_value(h, w->old) == 0;
+	w->old_ok = sample_value(hit, w->old) == 0;
 	return 0;
 }
 
 /* Stall with the watchpoint armed, then look at the value again. */
-static __always_inline void wp_stall(const struct hit *h, struct watch *w)
+static __always_inline void wp_stall(const struct hit *hit, struct watch *w)
 {
-	__u32 delay = h->in_interrupt ? PARAM(udelay_interrupt) : PARAM(udelay_task);
+	__u32 delay = hit->in_interrupt ? PARAM(udelay_interrupt) : PARAM(udelay_task);
 
 	if (PARAM(delay_randomize) && delay)
 		delay -= bpf_get_prandom_u32() % delay;
 	spin_us(delay);
 
 	w->value_change = KCSAND_VALUE_CHANGE_MAYBE;
-	w->cur_ok = sample_value(h, w->cur) == 0;
+	w->cur_ok = sample_value(hit, w->cur) == 0;
 	if (!w->old_ok || !w->cur_ok || !values_differ(w->old, w->cur))
 		return;
 	w->value_change = KCSAND_VALUE_CHANGE_TRUE;
@@ -436,12 +436,12 @@ static __always_inline void wp_stall(const struct hit *h, struct watch *w)
 	 * longer before calling the origin unknown.
 	 */
 	if (!(*(volatile __u64 *)slot_word(w->slot) & WP_CONSUMED)) {
-		struct spin_ctx sc = {
+		struct spin_ctx spin = {
 			.deadline = bpf_ktime_get_ns() + (__u64)PARAM(consumer_wait_us) * 1000,
 			.want = w->slot,
 		};
 
-		bpf_loop(1 << 20, await_late_consumer_cb, &sc, 0);
+		bpf_loop(1 << 20, await_late_consumer_cb, &spin, 0);
 	}
 }
 
@@ -458,68 +458,68 @@ static __always_inline void wp_stall(const struct hit *h, struct watch *w)
  * consumer.  0: the record is there.  -1: the watcher gives the slot up
  * to the consumer, which frees it when it publishes (lost_other counts it).
  */
-static __always_inline int wp_await_record(const struct hit *h, struct watch *w)
+static __always_inline int wp_await_record(const struct hit *hit, struct watch *w)
 {
-	struct spin_ctx sc = {
+	struct spin_ctx spin = {
 		.deadline = bpf_ktime_get_ns() + (__u64)PARAM(consumer_wait_us) * 1000,
 		.info = w->info,
 		.want = (__u64)w->gen + 1,
-		.hit = h,
+		.hit = hit,
 		.old = w->old,
 		.cur = w->cur,
 	};
 	__u64 r;
 
-	bpf_loop(1 << 20, await_consumer_cb, &sc, 0);
-	if (sc.changed && w->old_ok)
+	bpf_loop(1 << 20, await_consumer_cb, &spin, 0);
+	if (spin.changed && w->old_ok)
 		w->value_change = KCSAND_VALUE_CHANGE_TRUE;
-	if (*(volatile __u64 *)&w->info->ready == sc.want)
+	if (*(volatile __u64 *)&w->info->ready == spin.want)
 		return 0;
-	sc.deadline = bpf_ktime_get_ns() + CONSUMER_PREEMPTED_WAIT_NS;
-	bpf_loop(1 << 20, await_record_cb, &sc, 0);
+	spin.deadline = bpf_ktime_get_ns() + CONSUMER_PREEMPTED_WAIT_NS;
+	bpf_loop(1 << 20, await_record_cb, &spin, 0);
 	r = *(volatile __u64 *)&w->info->ready;
-	if (r == sc.want || __sync_val_compare_and_swap(&w->info->ready, r,
-							sc.want | SLOT_ABANDONED) != r)
+	if (r == spin.want || __sync_val_compare_and_swap(&w->info->ready, r,
+							spin.want | SLOT_ABANDONED) != r)
 		return 0;
 	counter_add(KCSAND_CTR_LOST_OTHER, 1);
 	return -1;
 }
 
 /* Disarm; report a consumed watchpoint before freeing its slot, or a change nobody claimed. */
-static __always_inline void wp_disarm(const struct hit *h, struct watch *w)
+static __always_inline void wp_disarm(const struct hit *hit, struct watch *w)
 {
 	__u64 *word = slot_word(w->slot);
 	int consumed = __sync_val_compare_and_swap(word, w->wp, 0) != w->wp;
 
-	if (consumed && wp_await_record(h, w) == 0) {
+	if (consumed && wp_await_record(hit, w) == 0) {
 		/* Wider than a word: the value check cannot be trusted, always report (KCSAN). */
-		if (h->size > 8)
+		if (hit->size > 8)
 			w->value_change = KCSAND_VALUE_CHANGE_TRUE;
-		if (h->user && w->info->acc.pid != (__u32)w->info->owner)
+		if (hit->user && w->info->acc.pid != (__u32)w->info->owner)
 			counter_add(KCSAND_CTR_ENCODING_FALSE_POSITIVES, 1);
 		else
-			emit_report(h, w->info, 1, w->value_change, w->old_ok && w->cur_ok, w->old,
+			emit_report(hit, w->info, 1, w->value_change, w->old_ok && w->cur_ok, w->old,
 				    w->cur);
 		__sync_lock_test_and_set(word, 0);
 	} else if (!consumed && w->value_change == KCSAND_VALUE_CHANGE_TRUE) {
 		counter_add(KCSAND_CTR_RACES_UNKNOWN_ORIGIN, 1);
-		emit_report(h, NULL, 0, w->value_change, 1, w->old, w->cur);
+		emit_report(hit, NULL, 0, w->value_change, 1, w->old, w->cur);
 	}
 	counter_add(KCSAND_CTR_USED_WATCHPOINTS, -1);
-	__sync_fetch_and_add(&h->cs->stalled_ns, bpf_ktime_get_ns() - w->t_start);
+	__sync_fetch_and_add(&hit->percpu->stalled_ns, bpf_ktime_get_ns() - w->t_start);
 	if (!w->old_ok || !w->cur_ok)
 		counter_add(KCSAND_CTR_READ_FAULTS, 1);
 }
 
 /* KCSAN's kcsan_setup_watchpoint(): the slow path. */
-static __always_inline void setup_watchpoint(const struct hit *h)
+static __always_inline void setup_watchpoint(const struct hit *hit)
 {
 	struct watch w = {};
 
-	if (wp_arm(h, &w))
+	if (wp_arm(hit, &w))
 		return;
-	wp_stall(h, &w);
-	wp_disarm(h, &w);
+	wp_stall(hit, &w);
+	wp_disarm(hit, &w);
 }
 
 /* The first half of KCSAN's kcsan_found_watchpoint(): 1 when this access consumed wp. */
@@ -533,22 +533,22 @@ static __always_inline int wp_claim(__u32 slot, __u64 wp)
 }
 
 /* The second half: leave our side for the watcher; free the slot if it gave up on us. */
-static __always_inline void wp_publish(const struct hit *h, __u32 slot, __u32 gen)
+static __always_inline void wp_publish(const struct hit *hit, __u32 slot, __u32 gen)
 {
-	struct slot_info *info = bpf_map_lookup_elem(&slot_info, &slot);
+	struct slot_info *info = bpf_map_lookup_elem(&slot_infos, &slot);
 	__u64 want = (__u64)gen + 1;
 
 	if (!info)
 		return;
-	fill_access(h, &info->acc);
+	fill_access(hit, &info->acc);
 	if (__sync_lock_test_and_set(&info->ready, want) == (want | SLOT_ABANDONED))
 		__sync_lock_test_and_set(slot_word(slot), 0);
 }
 
-static __always_inline void found_watchpoint(const struct hit *h, __u32 slot, __u64 wp, __u32 gen)
+static __always_inline void found_watchpoint(const struct hit *hit, __u32 slot, __u64 wp, __u32 gen)
 {
 	if (wp_claim(slot, wp))
-		wp_publish(h, slot, gen);
+		wp_publish(hit, slot, gen);
 	counter_add(KCSAND_CTR_DATA_RACES, 1);
 }
 
@@ -557,30 +557,30 @@ static __always_inline void found_watchpoint(const struct hit *h, __u32 slot, __
  * must be of the same generation (else the slot was re-armed since wp was
  * read), and *gen gets the full generation.
  */
-static __always_inline int wp_owned_by_space(const struct hit *h, __u32 slot, __u64 wp, __u32 *gen)
+static __always_inline int wp_owned_by_space(const struct hit *hit, __u32 slot, __u64 wp, __u32 *gen)
 {
-	struct slot_info *info = bpf_map_lookup_elem(&slot_info, &slot);
+	struct slot_info *info = bpf_map_lookup_elem(&slot_infos, &slot);
 	__u64 owner;
 
 	if (!info)
 		return 0;
 	owner = *(volatile __u64 *)&info->owner;
 	*gen = owner >> 32;
-	return (*gen & WP_GEN_MASK) == wp_gen(wp) && (__u32)owner == addr_space(h);
+	return (*gen & WP_GEN_MASK) == wp_gen(wp) && (__u32)owner == addr_space(hit);
 }
 
-static __always_inline int find_watchpoint(const struct hit *h, __u32 *slot_out, __u64 *wp_out,
+static __always_inline int find_watchpoint(const struct hit *hit, __u32 *slot_out, __u64 *wp_out,
 					   __u32 *gen_out)
 {
-	__u32 center = wp_slot(h->addr);
-	int is_write = h->type & KCSAND_ACCESS_WRITE;
+	__u32 center = wp_slot(hit->addr);
+	int is_write = hit->type & KCSAND_ACCESS_WRITE;
 
 	for (int d = -1; d <= 1; d++) {
 		__u32 slot = (center + d) & (WP_NUM_SLOTS - 1);
 		__u64 wp = *(volatile __u64 *)&watchpoints[slot];
 
-		if (wp && wp_matches(wp, h->addr, h->size, is_write) &&
-		    wp_owned_by_space(h, slot, wp, gen_out)) {
+		if (wp && wp_matches(wp, hit->addr, hit->size, is_write) &&
+		    wp_owned_by_space(hit, slot, wp, gen_out)) {
 			*slot_out = slot;
 			*wp_out = wp;
 			return 1;
@@ -590,12 +590,12 @@ static __always_inline int find_watchpoint(const struct hit *h, __u32 *slot_out,
 }
 
 /* KCSAN's is_atomic() for plain accesses, given the live parameters. */
-static __always_inline int treat_as_atomic(const struct hit *h)
+static __always_inline int treat_as_atomic(const struct hit *hit)
 {
-	if (h->type & KCSAND_ACCESS_ATOMIC)
+	if (hit->type & KCSAND_ACCESS_ATOMIC)
 		return 1;
-	if (PARAM(assume_plain_writes_atomic) && h->type == KCSAND_ACCESS_WRITE && h->size <= 8 &&
-	    !(h->addr & (h->size - 1)))
+	if (PARAM(assume_plain_writes_atomic) && hit->type == KCSAND_ACCESS_WRITE && hit->size <= 8 &&
+	    !(hit->addr & (hit->size - 1)))
 		return 1;
 	return 0;
 }
@@ -605,51 +605,51 @@ static __always_inline int treat_as_atomic(const struct hit *h)
  * uprobe program may share it with another task on this CPU: two tasks
  * that both count past zero both watch, and the later reset wins.
  */
-static __always_inline int should_watch(const struct hit *h, struct kcsand_cpu_state *cs)
+static __always_inline int should_watch(const struct hit *hit, struct kcsand_cpu_state *percpu)
 {
 	__s64 skip, left;
 
-	if ((h->site->flags & KCSAND_SITE_NOWATCH) || treat_as_atomic(h))
+	if ((hit->site->flags & KCSAND_SITE_NOWATCH) || treat_as_atomic(hit))
 		return 0;
-	if (h->every)
+	if (hit->every)
 		return 1;
 	skip = PARAM(skip_watch);
 	/*
 	 * skip_watch is live (kcsanctl set): a lower value counts from now,
 	 * not after the countdown a higher one started (10^9 hits, say).
 	 */
-	left = *(volatile __s64 *)&cs->skip;
+	left = *(volatile __s64 *)&percpu->skip;
 	if (left > skip)
-		__sync_val_compare_and_swap(&cs->skip, left, skip);
-	if (__sync_fetch_and_add(&cs->skip, -1) > 0)
+		__sync_val_compare_and_swap(&percpu->skip, left, skip);
+	if (__sync_fetch_and_add(&percpu->skip, -1) > 0)
 		return 0;
 	if (PARAM(skip_watch_randomize) && skip)
 		skip -= bpf_get_prandom_u32() % skip;
-	__sync_lock_test_and_set(&cs->skip, skip);
+	__sync_lock_test_and_set(&percpu->skip, skip);
 	return 1;
 }
 
 /* The fast path's hit, from the site's decoded operand and the registers. */
-static __always_inline int make_hit(struct hit *h, void *ctx, struct pt_regs *regs,
+static __always_inline int make_hit(struct hit *hit, void *ctx, struct pt_regs *regs,
 				    __u32 site_idx, __u64 ip, int user, int in_interrupt)
 {
 	const struct kcsand_site *site = bpf_map_lookup_elem(&sites, &site_idx);
 
 	if (!site || (site->flags & KCSAND_SITE_DATA_RACE))
 		return -1;
-	h->ctx = ctx;
-	h->regs = regs;
-	h->site = site;
-	h->site_idx = site_idx;
-	h->ip = ip - site->probe_delta;
-	h->addr = site_address(site, regs, h->ip);
-	h->size = site->size;
-	h->type = site_access_type(site);
-	h->in_interrupt = in_interrupt;
-	h->user = user;
-	h->acc_flags = 0;
-	h->stack = NULL;
-	h->nr_frames = 0;
+	hit->ctx = ctx;
+	hit->regs = regs;
+	hit->site = site;
+	hit->site_idx = site_idx;
+	hit->ip = ip - site->probe_delta;
+	hit->addr = site_address(site, regs, hit->ip);
+	hit->size = site->size;
+	hit->type = site_access_type(site);
+	hit->in_interrupt = in_interrupt;
+	hit->user = user;
+	hit->acc_flags = 0;
+	hit->stack = NULL;
+	hit->nr_frames = 0;
 	return 0;
 }
 
@@ -663,24 +663,24 @@ static __always_inline int make_hit(struct hit *h, void *ctx, struct pt_regs *re
 static __always_inline int kcsand_check_access(void *ctx, struct pt_regs *regs, __u32 site_idx,
 					       __u64 ip, int user, int in_interrupt, int every)
 {
-	struct kcsand_cpu_state *cs;
+	struct kcsand_cpu_state *percpu;
 	__u32 zero = 0, slot, gen;
-	struct hit h;
+	struct hit hit;
 	__u64 wp;
 
-	cs = bpf_map_lookup_elem(&cpu_state, &zero);
-	if (!cs)
+	percpu = bpf_map_lookup_elem(&cpu_state, &zero);
+	if (!percpu)
 		return 0;
-	__sync_fetch_and_add(&cs->hits, 1);
-	if (!PARAM(enabled) || make_hit(&h, ctx, regs, site_idx, ip, user, in_interrupt))
+	__sync_fetch_and_add(&percpu->hits, 1);
+	if (!PARAM(enabled) || make_hit(&hit, ctx, regs, site_idx, ip, user, in_interrupt))
 		return 0;
-	h.cs = cs;
-	h.every = every;
+	hit.percpu = percpu;
+	hit.every = every;
 
-	if (find_watchpoint(&h, &slot, &wp, &gen))
-		found_watchpoint(&h, slot, wp, gen);
-	else if (should_watch(&h, cs))
-		setup_watchpoint(&h);
+	if (find_watchpoint(&hit, &slot, &wp, &gen))
+		found_watchpoint(&hit, slot, wp, gen);
+	else if (should_watch(&hit, percpu))
+		setup_watchpoint(&hit);
 	return 0;
 }
 

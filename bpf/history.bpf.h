@@ -418,33 +418,33 @@ static __always_inline void hb_marked(struct hb_thread *t, const struct kcsand_s
 }
 
 /* Frames of the current access, kept once per distinct stack; 0 if not kept. */
-static __always_inline __u64 hb_stack_key(void *ctx, struct hb_scratch *sc)
+static __always_inline __u64 hb_stack_key(void *ctx, struct hb_scratch *scratch)
 {
-	__u64 h = 0xcbf29ce484222325ULL;
+	__u64 key = 0xcbf29ce484222325ULL;
 	long n;
 	int nr;
 
-	n = bpf_get_stack(ctx, sc->stk.ip, sizeof(sc->stk.ip), BPF_F_USER_STACK);
+	n = bpf_get_stack(ctx, scratch->stk.ip, sizeof(scratch->stk.ip), BPF_F_USER_STACK);
 	if (n <= 0)
 		return 0;
 	nr = n / 8;
-	sc->stk.nr = nr;
+	scratch->stk.nr = nr;
 	for (int i = 0; i < KCSAND_MAX_STACK; i++) {
 		if (i >= nr)
 			break;
-		h = (h ^ sc->stk.ip[i]) * 0x100000001b3ULL;
+		key = (key ^ scratch->stk.ip[i]) * 0x100000001b3ULL;
 	}
-	h ^= nr;
-	if (!h)
-		h = 1;
-	if (bpf_map_lookup_elem(&hb_stacks, &h))
-		return h;
-	if (bpf_map_update_elem(&hb_stacks, &h, &sc->stk, BPF_NOEXIST) &&
-	    !bpf_map_lookup_elem(&hb_stacks, &h)) {
+	key ^= nr;
+	if (!key)
+		key = 1;
+	if (bpf_map_lookup_elem(&hb_stacks, &key))
+		return key;
+	if (bpf_map_update_elem(&hb_stacks, &key, &scratch->stk, BPF_NOEXIST) &&
+	    !bpf_map_lookup_elem(&hb_stacks, &key)) {
 		hb_count(KCSAND_HB_CTR_NO_STACK);
 		return 0;
 	}
-	return h;
+	return key;
 }
 
 /* The report: this access as a watchpoint consumer would fill it, the remembered one as it was. */
@@ -523,9 +523,9 @@ static __always_inline __u8 hb_mask(__u32 off, __u32 size)
 
 static __always_inline __u32 hb_shadow_index(__u32 tgid, __u64 granule)
 {
-	__u64 h = (granule ^ ((__u64)tgid << 40)) * 0x9e3779b97f4a7c15ULL;
+	__u64 hash = (granule ^ ((__u64)tgid << 40)) * 0x9e3779b97f4a7c15ULL;
 
-	return h >> (64 - HB_SHADOW_BITS);
+	return hash >> (64 - HB_SHADOW_BITS);
 }
 
 /* Take a shadow entry; a sample that cannot, in a few tries, is skipped (and counted). */
@@ -549,7 +549,7 @@ struct hb_scan {
 };
 
 static __always_inline void hb_scan(struct hb_shadow *e, struct hb_thread *t, __u32 me,
-				    __u32 type, __u8 mask, struct hb_scratch *sc, struct hb_scan *r)
+				    __u32 type, __u8 mask, struct hb_scratch *scratch, struct hb_scan *r)
 {
 	for (int i = 0; i < HB_CELLS; i++) {
 		struct hb_cell *c = &e->cell[i];
@@ -577,7 +577,7 @@ static __always_inline void hb_scan(struct hb_shadow *e, struct hb_thread *t, __
 			continue;
 		}
 		if (!r->race && (c->mask & mask) && ((c->type | type) & KCSAND_ACCESS_WRITE)) {
-			sc->found = *c;
+			scratch->found = *c;
 			r->race = 1;
 		}
 	}
@@ -587,9 +587,9 @@ static __always_inline void hb_scan(struct hb_shadow *e, struct hb_thread *t, __
  * Check one plain access against the remembered ones of its granule and
  * remember it, with its stack unless this site already is in this epoch.
  */
-static __noinline int hb_check(void *ctx, struct hb_scratch *sc, struct hb_thread *t)
+static __noinline int hb_check(void *ctx, struct hb_scratch *scratch, struct hb_thread *t)
 {
-	const struct hb_access *a = &sc->acc;
+	const struct hb_access *a = &scratch->acc;
 	__u32 me = t->slot & (HB_SLOTS - 1), tgid = t->tgid, idx, seq;
 	__u32 clock = t->vc[me], type = a->type;
 	__u64 granule = a->addr >> 3, now = bpf_ktime_get_ns();
@@ -603,7 +603,7 @@ static __noinline int hb_check(void *ctx, struct hb_scratch *sc, struct hb_threa
 	e = bpf_map_lookup_elem(&hb_shadow, &idx);
 	if (!e || !hb_entry_lock(e, &seq))
 		return 0;
-	sc->now = now;
+	scratch->now = now;
 	hb_count(KCSAND_HB_CTR_CHECKED);
 	if (e->tgid != tgid || e->granule != granule) {
 		claimed = e->tgid ? 2 : 1;
@@ -612,13 +612,13 @@ static __noinline int hb_check(void *ctx, struct hb_scratch *sc, struct hb_threa
 		for (int i = 0; i < HB_CELLS; i++)
 			e->cell[i].slot1 = 0;
 	}
-	hb_scan(e, t, me, type, mask, sc, &r);
+	hb_scan(e, t, me, type, mask, scratch, &r);
 	c = &e->cell[(r.own >= 0 ? r.own : r.free >= 0 ? r.free : r.old >= 0 ? r.old :
 		      (int)(bpf_get_prandom_u32() % HB_CELLS)) & (HB_CELLS - 1)];
 	if (!(r.own >= 0 && c->site == a->site_idx && c->clock == clock && c->mask == mask)) {
 		c->ip = a->ip;
 		c->ra = a->ra;
-		c->stack_key = hb_stack_key(ctx, sc);
+		c->stack_key = hb_stack_key(ctx, scratch);
 		c->time_ns = now;
 		c->tid = (__u32)bpf_get_current_pid_tgid();
 		c->clock = clock;
@@ -647,7 +647,7 @@ static __always_inline void history_access(void *ctx, struct pt_regs *regs, __u3
 					   __u64 probe_ip)
 {
 	const struct kcsand_site *site;
-	struct hb_scratch *sc;
+	struct hb_scratch *scratch;
 	struct hb_thread *t;
 	__u32 zero = 0;
 	__u64 ip, t0;
@@ -662,27 +662,27 @@ static __always_inline void history_access(void *ctx, struct pt_regs *regs, __u3
 	if (!t)
 		return;
 	hb_settle(t);
-	sc = bpf_map_lookup_elem(&hb_scratch, &zero);
-	if (!sc)
+	scratch = bpf_map_lookup_elem(&hb_scratch, &zero);
+	if (!scratch)
 		return;
 	ip = probe_ip - site->probe_delta;
-	sc->acc.ip = ip;
-	sc->acc.addr = site_address(site, regs, ip);
+	scratch->acc.ip = ip;
+	scratch->acc.addr = site_address(site, regs, ip);
 	if (site->flags & KCSAND_SITE_MARKED) {
-		hb_marked(t, site, sc->acc.addr);
+		hb_marked(t, site, scratch->acc.addr);
 		hb_time(KCSAND_HB_CTR_SYNC_NS, t0);
 		return;
 	}
-	sc->acc.site_idx = site_idx;
-	sc->acc.size = site->size;
-	sc->acc.type = site_access_type(site);
-	sc->acc.ra = 0;
+	scratch->acc.site_idx = site_idx;
+	scratch->acc.size = site->size;
+	scratch->acc.type = site_access_type(site);
+	scratch->acc.ra = 0;
 	if (site->ra_off >= 0)
-		bpf_probe_read_user(&sc->acc.ra, sizeof(sc->acc.ra),
+		bpf_probe_read_user(&scratch->acc.ra, sizeof(scratch->acc.ra),
 				    (void *)(regs->sp + site->ra_off));
 	/* Reported from here: the two calls' frames would not fit next to the engine's. */
-	if (hb_check(ctx, sc, t))
-		hb_report(ctx, &sc->acc, &sc->found, t->tgid, sc->now);
+	if (hb_check(ctx, scratch, t))
+		hb_report(ctx, &scratch->acc, &scratch->found, t->tgid, scratch->now);
 	hb_time(KCSAND_HB_CTR_ACCESS_NS, t0);
 }
 

@@ -125,7 +125,7 @@ static __always_inline void hw_count(enum hw_counter c)
 		__sync_fetch_and_add(&hw_counters[c], 1);
 }
 
-static __always_inline void hw_send(const struct hit *h, __u32 slot, __u32 gen, __u64 old,
+static __always_inline void hw_send(const struct hit *hit, __u32 slot, __u32 gen, __u64 old,
 				    const __u64 *cur)
 {
 	struct kcsand_hw_access *rec;
@@ -149,7 +149,7 @@ static __always_inline void hw_send(const struct hit *h, __u32 slot, __u32 gen, 
 	rec->value[1] = old;
 	rec->value[2] = 0;
 	rec->value[3] = 0;
-	fill_access(h, &rec->acc);
+	fill_access(hit, &rec->acc);
 	bpf_ringbuf_submit(rec, 0);
 	hw_count(HW_CTR_SENT);
 }
@@ -179,8 +179,8 @@ static __always_inline void hw_ask_decode(__u32 slot, const struct kcsand_hw_ins
  * outside the variable, a neighbour's access.
  */
 static __always_inline int hw_decoded_access(struct bpf_perf_event_data *ctx,
-					     const struct kcsand_hw_slot *hs, __u32 slot,
-					     struct hit *h)
+					     const struct kcsand_hw_slot *hw_slot, __u32 slot,
+					     struct hit *hit)
 {
 	struct kcsand_hw_insn_key k = { .pid = bpf_get_current_pid_tgid() >> 32,
 					.next_ip = ctx->regs.ip };
@@ -193,17 +193,17 @@ static __always_inline int hw_decoded_access(struct bpf_perf_event_data *ctx,
 		 * may have trapped a neighbour's access: drop it rather than
 		 * report a false pair (the next trap there is decoded).
 		 */
-		return hs->var_len && (hs->var_addr != hs->addr || hs->var_len != hs->len) ? -1 : 0;
+		return hw_slot->var_len && (hw_slot->var_addr != hw_slot->addr || hw_slot->var_len != hw_slot->len) ? -1 : 0;
 	}
 	if (!s->size)
 		return 0;
-	h->size = s->size;
-	h->type = site_access_type(s);
+	hit->size = s->size;
+	hit->type = site_access_type(s);
 	if (s->flags & KCSAND_SITE_ADDR_LOST)
 		return 0;	/* the register's range stands in for the address */
-	h->addr = site_address(s, (struct pt_regs *)&ctx->regs, ctx->regs.ip - s->insn_len);
-	if (hs->var_len && (h->addr >= hs->var_addr + hs->var_len ||
-			    hs->var_addr >= h->addr + h->size)) {
+	hit->addr = site_address(s, (struct pt_regs *)&ctx->regs, ctx->regs.ip - s->insn_len);
+	if (hw_slot->var_len && (hit->addr >= hw_slot->var_addr + hw_slot->var_len ||
+			    hw_slot->var_addr >= hit->addr + hit->size)) {
 		hw_count(HW_CTR_OUTSIDE);
 		return -1;
 	}
@@ -216,10 +216,10 @@ static __always_inline int hw_slot_covers(__u64 addr, __u32 size, int write)
 #pragma unroll
 	for (__u32 i = 0; i < KCSAND_HW_SLOTS; i++) {
 		__u32 k = i;
-		const struct kcsand_hw_slot *hs = bpf_map_lookup_elem(&hw_slots, &k);
+		const struct kcsand_hw_slot *hw_slot = bpf_map_lookup_elem(&hw_slots, &k);
 
-		if (hs && hs->mode != KCSAND_HW_OFF && addr < hs->addr + hs->len &&
-		    hs->addr < addr + size && (write || hs->mode != KCSAND_HW_ESCALATION))
+		if (hw_slot && hw_slot->mode != KCSAND_HW_OFF && addr < hw_slot->addr + hw_slot->len &&
+		    hw_slot->addr < addr + size && (write || hw_slot->mode != KCSAND_HW_ESCALATION))
 			return 1;
 	}
 	return 0;
@@ -255,22 +255,22 @@ static __always_inline void hw_note_probed(struct pt_regs *regs, __u32 site_idx,
  * checked?  1: leave it to the probe.  0: go on; when the copy is of a
  * disarmed site, with the site's ip and the frames its probe took in h.
  */
-static __always_inline int hw_take_probed(const struct kcsand_hw_slot *hs, struct hit *h)
+static __always_inline int hw_take_probed(const struct kcsand_hw_slot *hw_slot, struct hit *hit)
 {
 	struct hw_probed_note *n;
 	__u32 zero = 0;
 
 	n = bpf_map_lookup_elem(&hw_probed, &zero);
-	if (!n || !n->size || n->addr >= hs->addr + hs->len || hs->addr >= n->addr + n->size)
+	if (!n || !n->size || n->addr >= hw_slot->addr + hw_slot->len || hw_slot->addr >= n->addr + n->size)
 		return 0;
-	if (hs->mode == KCSAND_HW_ESCALATION && !n->write)
+	if (hw_slot->mode == KCSAND_HW_ESCALATION && !n->write)
 		return 0;	/* a write-only breakpoint: a read cannot have trapped */
 	n->size = 0;
 	if (!n->checked) {
-		h->ip = n->next_ip;
+		hit->ip = n->next_ip;
 		if (n->nr_frames > 0) {
-			h->stack = n->stack;
-			h->nr_frames = n->nr_frames;
+			hit->stack = n->stack;
+			hit->nr_frames = n->nr_frames;
 		}
 		return 0;
 	}
@@ -288,54 +288,54 @@ static __always_inline int kcsand_hw_access(struct bpf_perf_event_data *ctx, int
 					    int in_interrupt)
 {
 	__u32 slot = (__u32)bpf_get_attach_cookie(ctx) & (KCSAND_HW_SLOTS - 1), wslot, wgen, zero = 0;
-	struct kcsand_hw_slot *hs = bpf_map_lookup_elem(&hw_slots, &slot);
-	struct kcsand_cpu_state *cs;
+	struct kcsand_hw_slot *hw_slot = bpf_map_lookup_elem(&hw_slots, &slot);
+	struct kcsand_cpu_state *percpu;
 	__u64 cur[4], old, wp;
-	struct hit h;
+	struct hit hit;
 	__u8 insn = 0;
 
-	if (!hs || hs->mode == KCSAND_HW_OFF || !PARAM(enabled))
+	if (!hw_slot || hw_slot->mode == KCSAND_HW_OFF || !PARAM(enabled))
 		return 0;
 	hw_count(HW_CTR_TRAPS);
-	h.ip = ctx->regs.ip;
-	h.stack = NULL;
-	h.nr_frames = 0;
-	if (!user && hw_take_probed(hs, &h))
+	hit.ip = ctx->regs.ip;
+	hit.stack = NULL;
+	hit.nr_frames = 0;
+	if (!user && hw_take_probed(hw_slot, &hit))
 		return 0;
 	if (user)
 		bpf_probe_read_user(&insn, 1, (void *)ctx->regs.ip);
-	h.ctx = ctx;
-	h.regs = &ctx->regs;
-	h.site = insn == 0xc3 ? &hw_site_at_ret : &hw_site;
-	h.site_idx = KCSAND_HW_SITE_BASE + slot;
-	h.addr = hs->addr;
-	h.size = hs->len;
-	h.in_interrupt = in_interrupt;
-	h.user = user;
-	h.acc_flags = KCSAND_ACC_HWBP;
-	h.every = 0;
-	if (sample_value(&h, cur))
+	hit.ctx = ctx;
+	hit.regs = &ctx->regs;
+	hit.site = insn == 0xc3 ? &hw_site_at_ret : &hw_site;
+	hit.site_idx = KCSAND_HW_SITE_BASE + slot;
+	hit.addr = hw_slot->addr;
+	hit.size = hw_slot->len;
+	hit.in_interrupt = in_interrupt;
+	hit.user = user;
+	hit.acc_flags = KCSAND_ACC_HWBP;
+	hit.every = 0;
+	if (sample_value(&hit, cur))
 		return 0;
 	old = __sync_lock_test_and_set(&hw_last_value[slot & (KCSAND_HW_SLOTS - 1)], cur[0]);
 	/* A write-only breakpoint traps on writes; otherwise a changed value tells one. */
-	h.type = hs->mode == KCSAND_HW_ESCALATION || old != cur[0] ? KCSAND_ACCESS_WRITE : 0;
-	if (user && hw_decoded_access(ctx, hs, slot, &h))
+	hit.type = hw_slot->mode == KCSAND_HW_ESCALATION || old != cur[0] ? KCSAND_ACCESS_WRITE : 0;
+	if (user && hw_decoded_access(ctx, hw_slot, slot, &hit))
 		return 0;
 
-	if (find_watchpoint(&h, &wslot, &wp, &wgen)) {
-		found_watchpoint(&h, wslot, wp, wgen);
+	if (find_watchpoint(&hit, &wslot, &wp, &wgen)) {
+		found_watchpoint(&hit, wslot, wp, wgen);
 		hw_count(HW_CTR_CONSUMED);
 		return 0;
 	}
-	if (hs->mode == KCSAND_HW_ESCALATION) {
-		hw_send(&h, slot, hs->gen, old, cur);
+	if (hw_slot->mode == KCSAND_HW_ESCALATION) {
+		hw_send(&hit, slot, hw_slot->gen, old, cur);
 		return 0;
 	}
-	cs = bpf_map_lookup_elem(&cpu_state, &zero);
-	h.cs = cs;
-	if (cs && should_watch(&h, cs)) {
+	percpu = bpf_map_lookup_elem(&cpu_state, &zero);
+	hit.percpu = percpu;
+	if (percpu && should_watch(&hit, percpu)) {
 		hw_count(HW_CTR_WATCHERS);
-		setup_watchpoint(&h);
+		setup_watchpoint(&hit);
 	}
 	return 0;
 }

@@ -13,9 +13,9 @@
 #include <sys/socket.h>
 #include <sys/un.h>
 #include "kcsanctl.h"
-#include "sites/kspec.h"
+#include "sites/kernel_spec.h"
 #include "service/protocol.h"
-#include "hw/wspec.h"
+#include "hw/watch_args.h"
 #include "report/report.h"
 #include "util/json.h"
 
@@ -333,7 +333,7 @@ static int do_probe_add(int argc, char **argv)
 	}
 	if (!strcmp(argv[1], "kernel")) {
 		for (int i = 2; i < argc; i++) {
-			const char *why = kspec_invalid(argv[i]);
+			const char *why = kernel_spec__invalid(argv[i]);
 
 			if (why) {
 				fprintf(stderr, "kcsanctl: probe add kernel: bad spec '%s': %s\n",
@@ -423,7 +423,7 @@ static int do_watch_add(int argc, char **argv)
 		watch_help(stderr);
 		return EXIT_USAGE;
 	}
-	if (wspec_parse((const char *const *)argv + 1, argc - 1, true, &a, why, sizeof(why))) {
+	if (watch_args__parse((const char *const *)argv + 1, argc - 1, true, &a, why, sizeof(why))) {
 		fprintf(stderr, "kcsanctl: watch add: %s\n", why);
 		return EXIT_USAGE;
 	}

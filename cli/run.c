@@ -527,14 +527,14 @@ static void run_on_report(void *ctx, const struct report_view *v)
 	FILE *m;
 
 	if (rs->json)
-		report_print_json(v, rs->out);
+		report__print_json(v, rs->out);
 	else
-		report_print_text(v, rs->out);
+		report__print_text(v, rs->out);
 	fflush(rs->out);
 	m = open_memstream(&text, &len);
 	if (!m)
 		return;
-	report_print_text(v, m);
+	report__print_text(v, m);
 	if (!fclose(m))
 		kmsg_sink__write(rs->kmsg, text, now_s() * 1000);
 	free(text);

@@ -217,11 +217,11 @@ static int read_config(const struct main_args *m, struct config *cfg)
 	const char *path = m->so.config_path;
 	char msg[1024];
 
-	config_init(cfg);
+	config__init(cfg);
 	if (!m->explicit_config && access(path, F_OK)) {
 		fprintf(stderr, "kcsand: %s does not exist: starting with no target (add them "
 				"with kcsanctl probe add)\n", path);
-	} else if (config_load(path, cfg, msg, sizeof(msg))) {
+	} else if (config__load(path, cfg, msg, sizeof(msg))) {
 		fprintf(stderr, "kcsand: %s\n", msg);
 		return EXIT_USAGE;
 	}
@@ -332,7 +332,7 @@ int main(int argc, char **argv)
 		return ret;
 	ret = read_config(&m, &cfg);
 	if (ret >= 0) {
-		config_free(&cfg);
+		config__free(&cfg);
 		return ret;
 	}
 	ret = 1;
@@ -343,7 +343,7 @@ int main(int argc, char **argv)
 		err = daemonize(&ready_fd);
 		if (err) {
 			fprintf(stderr, "kcsand: cannot daemonize: %s\n", strerror(-err));
-			config_free(&cfg);
+			config__free(&cfg);
 			return 1;
 		}
 	}
@@ -362,7 +362,7 @@ int main(int argc, char **argv)
 out:
 	ctl_server__free(ctl);
 	service__free(svc);
-	config_free(&cfg);
+	config__free(&cfg);
 	if (sfd >= 0)
 		close(sfd);
 	return ret;

@@ -21,7 +21,7 @@
 #include "kcsand.skel.h"
 #include "util/print.h"
 
-int engine_link_multi(struct engine *e, struct eobj *eo, const uint8_t *set, int *slot)
+int engine_link_multi(struct engine *e, struct engine_object *eo, const uint8_t *set, int *slot)
 {
 	struct target_obj *o = eo->obj;
 	char path[64];
@@ -45,7 +45,7 @@ int engine_link_multi(struct engine *e, struct eobj *eo, const uint8_t *set, int
 		err = target_obj__attach_path(o, path, sizeof(path));
 		if (err)
 			goto out;
-		fd = uprobe_multi_attach(bpf_program__fd(e->skel->progs.kcsand_uprobe_multi),
+		fd = uprobe_multi__attach(bpf_program__fd(e->skel->progs.kcsand_uprobe_multi),
 					 path, offs, cookies, n, 0);
 		if (fd < 0) {
 			err = fd;
@@ -63,7 +63,7 @@ out:
 	return err;
 }
 
-int engine_link_per_site(struct engine *e, struct eobj *eo, const uint8_t *set)
+int engine_link_per_site(struct engine *e, struct engine_object *eo, const uint8_t *set)
 {
 	struct target_obj *o = eo->obj;
 	char path[64];
@@ -107,7 +107,7 @@ int engine__rearm(struct engine *e, const uint8_t *armed)
 
 	engine_drop_changed(e);
 	for (size_t i = 0; i < e->nr_objs && !err; i++) {
-		struct eobj *eo = &e->objs[i];
+		struct engine_object *eo = &e->objs[i];
 
 		if (!eo->attached || eo->removed)
 			continue;
@@ -123,7 +123,7 @@ static int turn_xbp(struct engine *e, const uint8_t *turn)
 	size_t got = 0;
 
 	for (size_t i = 0; i < e->nr_objs; i++) {
-		const struct eobj *eo = &e->objs[i];
+		const struct engine_object *eo = &e->objs[i];
 		const struct target_obj *o = eo->obj;
 		dev_t dev;
 		ino_t ino;
@@ -177,7 +177,7 @@ int engine__turn(struct engine *e, const uint8_t *armed, const uint8_t *turn)
 			both[i] = armed[i] || (turn && turn[i]);
 	}
 	for (size_t i = 0; i < e->nr_objs && !err; i++) {
-		struct eobj *eo = &e->objs[i];
+		struct engine_object *eo = &e->objs[i];
 
 		if (!eo->attached || eo->removed)
 			continue;
@@ -237,7 +237,7 @@ static double engine_trap_ns(struct engine *e, void (*fn)(void), int calls)
 	if (self_file_offset((const void *)fn, path, sizeof(path), &off))
 		return 0;
 	if (e->multi) {
-		fd = uprobe_multi_attach(bpf_program__fd(e->skel->progs.kcsand_uprobe_multi), path,
+		fd = uprobe_multi__attach(bpf_program__fd(e->skel->progs.kcsand_uprobe_multi), path,
 					 &off, &cookie, 1, getpid());
 	} else {
 		LIBBPF_OPTS(bpf_uprobe_opts, uo, .bpf_cookie = cookie);

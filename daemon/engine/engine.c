@@ -189,7 +189,7 @@ int engine__open(const struct engine_opts *o, struct engine **out)
 const struct site *engine_site_of(const struct engine *e, uint32_t cookie,
 				  const struct target_obj **o)
 {
-	const struct eobj *eo;
+	const struct engine_object *eo;
 
 	if (cookie >= e->nr_cookies)
 		return NULL;
@@ -198,7 +198,7 @@ const struct site *engine_site_of(const struct engine *e, uint32_t cookie,
 	return &eo->obj->sites.v[cookie - eo->first];
 }
 
-static int fill_sites(struct engine *e, const struct eobj *eo)
+static int fill_sites(struct engine *e, const struct engine_object *eo)
 {
 	const struct site_vec *sv = &eo->obj->sites;
 	int fd = bpf_map__fd(e->skel->maps.sites);
@@ -257,7 +257,7 @@ static const char *kprobe_refusal_why(int err)
 	}
 }
 
-static int attach_kprobes(struct engine *e, struct eobj *eo)
+static int attach_kprobes(struct engine *e, struct engine_object *eo)
 {
 	const struct target_obj *o = eo->obj;
 	uint32_t last_func = UINT32_MAX;
@@ -304,7 +304,7 @@ static int attach_kprobes(struct engine *e, struct eobj *eo)
 	return 0;
 }
 
-static void detach_object(struct eobj *eo)
+static void detach_object(struct engine_object *eo)
 {
 	if (eo->link_fd >= 0)
 		close(eo->link_fd);
@@ -323,7 +323,7 @@ static void detach_object(struct eobj *eo)
 void engine_drop_changed(struct engine *e)
 {
 	for (size_t i = 0; i < e->nr_objs; i++) {
-		struct eobj *eo = &e->objs[i];
+		struct engine_object *eo = &e->objs[i];
 
 		if (eo->kernel || eo->removed || !target_obj__changed(eo->obj))
 			continue;
@@ -333,7 +333,7 @@ void engine_drop_changed(struct engine *e)
 	}
 }
 
-static int attach_object(struct engine *e, struct eobj *eo)
+static int attach_object(struct engine *e, struct engine_object *eo)
 {
 	int err;
 
@@ -360,7 +360,7 @@ static int attach_object(struct engine *e, struct eobj *eo)
 static int register_object(struct engine *e, struct target_obj *obj, bool kernel)
 {
 	const char *path = obj->path;
-	struct eobj *objs, *eo;
+	struct engine_object *objs, *eo;
 	uint32_t *site_obj;
 	size_t need;
 	int err;
@@ -384,7 +384,7 @@ static int register_object(struct engine *e, struct target_obj *obj, bool kernel
 		return -ENOMEM;
 	}
 	eo = &e->objs[e->nr_objs];
-	*eo = (struct eobj){ .obj = obj, .first = e->nr_cookies, .link_fd = -1, .turn_fd = -1,
+	*eo = (struct engine_object){ .obj = obj, .first = e->nr_cookies, .link_fd = -1, .turn_fd = -1,
 			     .kernel = kernel };
 	for (size_t i = e->nr_cookies; i < need; i++)
 		e->site_obj[i] = e->nr_objs;
@@ -557,7 +557,7 @@ static bool kernel_func_probed(void *ctx, uint64_t addr)
 	const struct engine *e = ctx;
 
 	for (size_t i = 0; i < e->nr_objs; i++) {
-		const struct eobj *eo = &e->objs[i];
+		const struct engine_object *eo = &e->objs[i];
 
 		if (!eo->kernel || eo->removed)
 			continue;
@@ -771,7 +771,7 @@ static int load(struct engine *e)
 	struct kcsand_bpf *skel;
 	int err;
 
-	e->multi = !e->opts.force_per_site_links && kernel_has_uprobe_multi();
+	e->multi = !e->opts.force_per_site_links && uprobe_multi__supported();
 	skel = kcsand_bpf__open();
 	if (!skel) {
 		err = -errno;
@@ -857,7 +857,7 @@ static int start_kbp(struct engine *e)
 
 	if (addr && site) {
 		for (size_t i = 0; i < e->nr_objs; i++) {
-			const struct eobj *eo = &e->objs[i];
+			const struct engine_object *eo = &e->objs[i];
 
 			if (!eo->kernel || eo->removed)
 				continue;
@@ -904,7 +904,7 @@ static int attach_added(struct engine *e)
 	e->kbp_mode = e->opts.kernel && e->nr_cookies && !e->kbp &&
 		      e->opts.sample == ENGINE_SAMPLE_BREAKPOINTS;
 	for (size_t i = 0; i < e->nr_objs; i++) {
-		struct eobj *eo = &e->objs[i];
+		struct engine_object *eo = &e->objs[i];
 		int err;
 
 		if (eo->attached || eo->removed)
@@ -1047,7 +1047,7 @@ void engine__print_mark_counts(const struct engine *e, FILE *out)
 	fprintf(out, "kcsand: marked sites:");
 	for (uint32_t r = MARK_NONE + 1; r < MARK_REASON_COUNT; r++)
 		fprintf(out, "%s %llu %s", r == MARK_NONE + 1 ? "" : ",",
-			(unsigned long long)counts[r], mark_reason_name(r));
+			(unsigned long long)counts[r], mark_reason__name(r));
 	fprintf(out, "; %llu of them data_race; %llu plain\n", (unsigned long long)data_race,
 		(unsigned long long)counts[MARK_NONE]);
 }
@@ -1070,7 +1070,7 @@ void engine__print_sites(const struct engine *e, FILE *out)
 				s->desc.size, (fl & KCSAND_SITE_DATA_RACE) ? "data_race" :
 				(fl & KCSAND_SITE_MARKED) ? "marked" : "plain");
 			if (s->reason != MARK_NONE)
-				fprintf(out, " (%s)", mark_reason_name(s->reason));
+				fprintf(out, " (%s)", mark_reason__name(s->reason));
 			fputc('\n', out);
 		}
 	}
@@ -1177,13 +1177,13 @@ void engine__print_summary(struct engine *e, FILE *out)
 	fprintf(out, " reports_watchpoint: %lu reports_history: %lu",
 		e->nr_reports - e->nr_reports_history, e->nr_reports_history);
 	if (e->hist) {
-		struct history_stats hs;
+		struct history_stats hb_st;
 
-		history__get_stats(e->hist, &hs);
+		history__get_stats(e->hist, &hb_st);
 		fprintf(out, " history_sync_ops: %llu history_checked: %llu history_shadow_live: %llu",
-			(unsigned long long)hs.ctr[KCSAND_HB_CTR_SYNC_OPS],
-			(unsigned long long)hs.ctr[KCSAND_HB_CTR_CHECKED],
-			(unsigned long long)hs.ctr[KCSAND_HB_CTR_SHADOW_LIVE]);
+			(unsigned long long)hb_st.ctr[KCSAND_HB_CTR_SYNC_OPS],
+			(unsigned long long)hb_st.ctr[KCSAND_HB_CTR_CHECKED],
+			(unsigned long long)hb_st.ctr[KCSAND_HB_CTR_SHADOW_LIVE]);
 	}
 	if (e->kbp_mode)
 		fprintf(out, " unknown_origin_held: %lu unknown_origin_folded: %lu",
@@ -1215,20 +1215,20 @@ void engine__print_summary(struct engine *e, FILE *out)
 			ks.retargets ? ks.retarget_ns / 1e3 / ks.retargets : 0.0);
 	}
 	if (e->hw) {
-		struct hwbp_stats hs;
+		struct hwbp_stats hw_st;
 
-		hwbp__get_stats(e->hw, &hs);
+		hwbp__get_stats(e->hw, &hw_st);
 		fprintf(out, " hw_watchpoints_armed: %lu hw_traps: %llu hw_consumed: %llu "
 			"hw_watchers: %llu hw_pairs: %lu hw_no_slot: %lu hw_unarmable: %lu "
-			"hw_open_failed: %lu", hs.armed, (unsigned long long)hs.traps,
-			(unsigned long long)hs.consumed, (unsigned long long)hs.watchers, hs.pairs,
-			hs.no_slot, hs.unarmable, hs.open_failed);
+			"hw_open_failed: %lu", hw_st.armed, (unsigned long long)hw_st.traps,
+			(unsigned long long)hw_st.consumed, (unsigned long long)hw_st.watchers, hw_st.pairs,
+			hw_st.no_slot, hw_st.unarmable, hw_st.open_failed);
 		if (e->opts.kernel)
-			fprintf(out, " hw_probed: %llu", (unsigned long long)hs.probed);
+			fprintf(out, " hw_probed: %llu", (unsigned long long)hw_st.probed);
 		else
 			fprintf(out, " hw_decoded: %lu hw_undecoded: %llu hw_outside: %llu",
-				hs.decoded, (unsigned long long)hs.undecoded,
-				(unsigned long long)hs.outside);
+				hw_st.decoded, (unsigned long long)hw_st.undecoded,
+				(unsigned long long)hw_st.outside);
 	}
 	fputc('\n', out);
 }
@@ -1280,7 +1280,7 @@ int engine__set_nowatch(struct engine *e, bool (*nowatch)(void *ctx, const char 
 	int fd = e->skel ? bpf_map__fd(e->skel->maps.sites) : -1, nr = 0;
 
 	for (size_t i = 0; i < e->nr_objs; i++) {
-		struct eobj *eo = &e->objs[i];
+		struct engine_object *eo = &e->objs[i];
 		struct target_obj *o = eo->obj;
 
 		if (eo->removed)

@@ -20,7 +20,7 @@ struct ring_buffer;
  * [first, first + nr) of the BPF site table; cookies are never reused, so
  * a report still in the ring buffer after a removal names the right site.
  */
-struct eobj {
+struct engine_object {
 	struct target_obj *obj;
 	uint32_t first;
 	int link_fd;			/* uprobe_multi link, or -1 */
@@ -39,7 +39,7 @@ struct engine {
 	struct kcsand_bpf *skel;
 	bool multi;			/* uprobe_multi links, else per-site perf links */
 
-	struct eobj *objs;
+	struct engine_object *objs;
 	size_t nr_objs;
 	uint32_t *site_obj;		/* cookie -> index into objs */
 	size_t nr_cookies;		/* cookies handed out */
@@ -104,9 +104,9 @@ void engine_drop_changed(struct engine *e);
  * in set[] (cookie-indexed; NULL: every site), the new one in place before
  * the old one goes.  No site set: no link.
  */
-int engine_link_multi(struct engine *e, struct eobj *eo, const uint8_t *set, int *slot);
+int engine_link_multi(struct engine *e, struct engine_object *eo, const uint8_t *set, int *slot);
 /* Per-site links (kernels before 6.6): attach the sites set (NULL: all), detach the others. */
-int engine_link_per_site(struct engine *e, struct eobj *eo, const uint8_t *set);
+int engine_link_per_site(struct engine *e, struct engine_object *eo, const uint8_t *set);
 
 /* engine_report.c */
 const char *engine_kernel_debug_file(const struct engine *e, const char *module);

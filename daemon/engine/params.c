@@ -15,8 +15,8 @@
  * shorter (daemon/sampler/ksampler.c).
  */
 static const struct param_desc params_table[PARAM_COUNT] = {
-#define P(n, ID, lo, hi, user, kernel, h) \
-	[PARAM_##ID] = { #n, PARAM_##ID, lo, hi, { user, kernel }, h }
+#define P(n, ID, lo, hi, user, kernel, help) \
+	[PARAM_##ID] = { #n, PARAM_##ID, lo, hi, { user, kernel }, help }
 	P(skip_watch, SKIP_WATCH, 0, 1000000000, 100, 100,
 	  "plain accesses per CPU to skip before a watchpoint"),
 	P(skip_watch_randomize, SKIP_WATCH_RANDOMIZE, 0, 1, 1, 1,

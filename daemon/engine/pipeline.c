@@ -140,10 +140,10 @@ static void symbolize_side(struct engine *e, const struct kcsand_access *a, stru
 
 		if (symbolizer__proc_lookup(e->sym, a->pid, addrs[i], i > 0, &si))
 			memset(&si, 0, sizeof(si));
-		sym_format(&si, addrs[i], true, s->frames[i], sizeof(s->frames[i]));
+		sym_info__format(&si, addrs[i], true, s->frames[i], sizeof(s->frames[i]));
 		if (i == 0 && si.func) {
 			snprintf(s->func, sizeof(s->func), "%s", si.func);
-			sym_format(&si, addrs[i], false, s->top, sizeof(s->top));
+			sym_info__format(&si, addrs[i], false, s->top, sizeof(s->top));
 		}
 		s->nr_frames++;
 	}
@@ -230,9 +230,9 @@ static void emit(struct engine *e, const struct report_view *v)
 		return;
 	}
 	if (e->opts.json)
-		report_print_json(v, e->opts.out);
+		report__print_json(v, e->opts.out);
 	else
-		report_print_text(v, e->opts.out);
+		report__print_text(v, e->opts.out);
 	fflush(e->opts.out);
 }
 

@@ -34,7 +34,7 @@ struct history {
 	char libs[256];			/* the probed libraries' names, for -v */
 };
 
-static int add_link(struct history *h, struct bpf_link *l);
+static int add_link(struct history *hist, struct bpf_link *l);
 
 void history__before_load(struct kcsand_bpf *skel, bool multi)
 {
@@ -49,43 +49,43 @@ void history__before_load(struct kcsand_bpf *skel, bool multi)
 /* Thread creation and exit: the clocks a new thread starts with and a join ends with. */
 int history__new(struct kcsand_bpf *skel, bool multi, int verbose, struct history **out)
 {
-	struct history *h = calloc(1, sizeof(*h));
+	struct history *hist = calloc(1, sizeof(*hist));
 	struct bpf_program *progs[2] = { skel->progs.kcsand_hb_fork, skel->progs.kcsand_hb_exit };
 	int err = 0;
 
-	if (!h)
+	if (!hist)
 		return -ENOMEM;
-	h->skel = skel;
-	h->multi = multi;
-	h->verbose = verbose;
+	hist->skel = skel;
+	hist->multi = multi;
+	hist->verbose = verbose;
 	for (int i = 0; i < 2 && !err; i++) {
 		struct bpf_link *l = bpf_program__attach(progs[i]);
 
-		err = l ? add_link(h, l) : -errno;
+		err = l ? add_link(hist, l) : -errno;
 		if (!l)
 			fprintf(stderr, "kcsand: history: cannot attach the sched_process_%s "
 					"tracepoint: %s\n", i ? "exit" : "fork", strerror(-err));
 	}
 	if (err) {
-		history__free(h);
+		history__free(hist);
 		return err;
 	}
-	*out = h;
+	*out = hist;
 	return 0;
 }
 
-static int add_link(struct history *h, struct bpf_link *l)
+static int add_link(struct history *hist, struct bpf_link *l)
 {
-	if (h->nr_links == h->cap_links) {
-		size_t cap = h->cap_links ? 2 * h->cap_links : 64;
-		struct bpf_link **n = realloc(h->links, cap * sizeof(*n));
+	if (hist->nr_links == hist->cap_links) {
+		size_t cap = hist->cap_links ? 2 * hist->cap_links : 64;
+		struct bpf_link **n = realloc(hist->links, cap * sizeof(*n));
 
 		if (!n)
 			return -ENOMEM;
-		h->links = n;
-		h->cap_links = cap;
+		hist->links = n;
+		hist->cap_links = cap;
 	}
-	h->links[h->nr_links++] = l;
+	hist->links[hist->nr_links++] = l;
 	return 0;
 }
 
@@ -148,7 +148,7 @@ static int scan_function(const char *path, uint64_t off, size_t size, bool *lock
 }
 
 /* Plan the probes of one sync function at file offset off. */
-static void plan_function(struct history *h, struct batch *b, const char *path, const char *name,
+static void plan_function(struct history *hist, struct batch *b, const char *path, const char *name,
 			  uint64_t off, size_t size, enum kcsand_hb_op op)
 {
 	size_t before = b->n[HB_GROUP_RET_INSN];
@@ -169,17 +169,17 @@ static void plan_function(struct history *h, struct batch *b, const char *path, 
 		batch_add(b, HB_GROUP_RETURN, off, op);
 }
 
-static int attach_group(struct history *h, pid_t pid, const char *path, const struct batch *b,
+static int attach_group(struct history *hist, pid_t pid, const char *path, const struct batch *b,
 			int g)
 {
-	struct bpf_program *prog = g == HB_GROUP_ENTRY ? h->skel->progs.kcsand_hb_entry :
-							 h->skel->progs.kcsand_hb_return;
+	struct bpf_program *prog = g == HB_GROUP_ENTRY ? hist->skel->progs.kcsand_hb_entry :
+							 hist->skel->progs.kcsand_hb_return;
 	int fd;
 
 	if (!b->n[g])
 		return 0;
-	h->probes += b->n[g];
-	if (!h->multi) {
+	hist->probes += b->n[g];
+	if (!hist->multi) {
 		/* Kernels before 6.6: one perf link per probe (slow to detach). */
 		for (size_t i = 0; i < b->n[g]; i++) {
 			LIBBPF_OPTS(bpf_uprobe_opts, o, .retprobe = g == HB_GROUP_RETURN,
@@ -188,22 +188,22 @@ static int attach_group(struct history *h, pid_t pid, const char *path, const st
 			int err;
 
 			l = bpf_program__attach_uprobe_opts(prog, pid, path, b->off[g][i], &o);
-			err = l ? add_link(h, l) : -errno;
+			err = l ? add_link(hist, l) : -errno;
 			if (err)
 				goto fail;
 		}
 		return 0;
 	}
-	fd = uprobe_multi_attach_flags(bpf_program__fd(prog), path, b->off[g], b->cookie[g],
+	fd = uprobe_multi__attach_flags(bpf_program__fd(prog), path, b->off[g], b->cookie[g],
 				       b->n[g], pid,
 				       g == HB_GROUP_RETURN ? KCSAND_UPROBE_MULTI_RETURN : 0);
-	if (fd < 0 || h->nr_fds == sizeof(h->fds) / sizeof(h->fds[0])) {
+	if (fd < 0 || hist->nr_fds == sizeof(hist->fds) / sizeof(hist->fds[0])) {
 		if (fd >= 0)
 			close(fd);
 		errno = fd < 0 ? -fd : EMFILE;
 		goto fail;
 	}
-	h->fds[h->nr_fds++] = fd;
+	hist->fds[hist->nr_fds++] = fd;
 	return 0;
 fail:
 	fprintf(stderr, "kcsand: history: cannot probe the sync functions of %s: %s\n", path,
@@ -241,7 +241,7 @@ static bool batch_has(const struct batch *b, uint64_t off)
 }
 
 /* A symbol table's functions that are sync functions (lib) or outlined functions (!lib). */
-static void plan_symtab(struct history *h, struct batch *b, const char *path, Elf *elf,
+static void plan_symtab(struct history *hist, struct batch *b, const char *path, Elf *elf,
 			Elf_Scn *scn, bool lib)
 {
 	GElf_Shdr sh;
@@ -261,23 +261,23 @@ static void plan_symtab(struct history *h, struct batch *b, const char *path, El
 		name = elf_strptr(elf, sh.sh_link, s.st_name);
 		if (!name)
 			continue;
-		op = lib ? history_op_of(name) :
-			   history_is_outlined(name) ? KCSAND_HB_OMP_FN : KCSAND_HB_NONE;
+		op = lib ? history__op_of(name) :
+			   history__is_outlined(name) ? KCSAND_HB_OMP_FN : KCSAND_HB_NONE;
 		/* Versioned twins at one address (pthread_spin_lock@GLIBC_2.2.5) probed once. */
 		if (op == KCSAND_HB_NONE || vaddr_to_off(elf, s.st_value, &off) || batch_has(b, off))
 			continue;
-		plan_function(h, b, path, name, off, s.st_size, op);
+		plan_function(hist, b, path, name, off, s.st_size, op);
 		if (lib)
-			h->functions++;
+			hist->functions++;
 		else
-			h->outlined++;
-		if (h->verbose > 1)
+			hist->outlined++;
+		if (hist->verbose > 1)
 			fprintf(stderr, "kcsand: history: %s in %s, sync operation %d\n", name, path,
 				op);
 	}
 }
 
-static int probe_object(struct history *h, pid_t pid, const char *path, Elf *elf, bool lib)
+static int probe_object(struct history *hist, pid_t pid, const char *path, Elf *elf, bool lib)
 {
 	struct batch *b = calloc(1, sizeof(*b));
 	Elf_Scn *scn = NULL;
@@ -290,10 +290,10 @@ static int probe_object(struct history *h, pid_t pid, const char *path, Elf *elf
 		GElf_Shdr sh;
 
 		if (gelf_getshdr(scn, &sh) && sh.sh_type == (lib ? SHT_DYNSYM : SHT_SYMTAB))
-			plan_symtab(h, b, path, elf, scn, lib);
+			plan_symtab(hist, b, path, elf, scn, lib);
 	}
 	for (int g = 0; g < HB_GROUPS && !err; g++)
-		err = attach_group(h, pid, path, b, g);
+		err = attach_group(hist, pid, path, b, g);
 	free(b);
 	return err;
 }
@@ -402,21 +402,21 @@ static void close_elf(Elf *elf, int fd)
 		close(fd);
 }
 
-static void note_lib(struct history *h, const char *name)
+static void note_lib(struct history *hist, const char *name)
 {
-	size_t len = strlen(h->libs);
+	size_t len = strlen(hist->libs);
 
-	if (!strstr(h->libs, name))
-		snprintf(h->libs + len, sizeof(h->libs) - len, "%s%s", len ? ", " : "", name);
+	if (!strstr(hist->libs, name))
+		snprintf(hist->libs + len, sizeof(hist->libs) - len, "%s%s", len ? ", " : "", name);
 }
 
 /* Every library of nd, and those they need, whose dynamic symbols include sync functions. */
-static int probe_libraries(struct history *h, pid_t pid, struct needed *nd, const char *runpath)
+static int probe_libraries(struct history *hist, pid_t pid, struct needed *nd, const char *runpath)
 {
 	int err = 0;
 
 	for (size_t i = 0; i < nd->n && !err; i++) {
-		unsigned long before = h->functions;
+		unsigned long before = hist->functions;
 		int fd;
 		Elf *elf;
 
@@ -427,30 +427,30 @@ static int probe_libraries(struct history *h, pid_t pid, struct needed *nd, cons
 		if (!elf)
 			continue;
 		read_dynamic(elf, nd, NULL, 0);
-		err = probe_object(h, pid, nd->path[i], elf, true);
+		err = probe_object(hist, pid, nd->path[i], elf, true);
 		close_elf(elf, fd);
-		if (h->functions > before)
-			note_lib(h, nd->name[i]);
+		if (hist->functions > before)
+			note_lib(hist, nd->name[i]);
 	}
 	return err;
 }
 
-static int add_tgid(struct history *h, pid_t pid)
+static int add_tgid(struct history *hist, pid_t pid)
 {
 	__u32 key = pid, one = 1;
 
-	if (bpf_map_update_elem(bpf_map__fd(h->skel->maps.hb_tgids), &key, &one, BPF_ANY)) {
+	if (bpf_map_update_elem(bpf_map__fd(hist->skel->maps.hb_tgids), &key, &one, BPF_ANY)) {
 		int err = -errno;
 
 		fprintf(stderr, "kcsand: history: cannot give pid %d a history: %s\n", pid,
 			strerror(-err));
 		return err;
 	}
-	h->skel->bss->hb_enabled = 1;
+	hist->skel->bss->hb_enabled = 1;
 	return 0;
 }
 
-int history__add_process(struct history *h, pid_t pid, const char *prog)
+int history__add_process(struct history *hist, pid_t pid, const char *prog)
 {
 	char runpath[PATH_MAX] = "";
 	struct needed nd = {};
@@ -465,34 +465,34 @@ int history__add_process(struct history *h, pid_t pid, const char *prog)
 		return -errno ? -errno : -EINVAL;
 	}
 	read_dynamic(elf, &nd, runpath, sizeof(runpath));
-	err = probe_object(h, pid, prog, elf, false);
+	err = probe_object(hist, pid, prog, elf, false);
 	/* A static executable has its sync functions in itself. */
 	if (!err && !nd.n)
-		err = probe_object(h, pid, prog, elf, true);
+		err = probe_object(hist, pid, prog, elf, true);
 	close_elf(elf, fd);
 	if (!err)
-		err = probe_libraries(h, pid, &nd, runpath);
+		err = probe_libraries(hist, pid, &nd, runpath);
 	for (size_t i = 0; i < nd.n; i++) {
 		free(nd.name[i]);
 		free(nd.path[i]);
 	}
 	if (err)
 		return err;
-	if (!h->functions)
+	if (!hist->functions)
 		fprintf(stderr, "kcsand: history: no synchronization function found in %s or "
 				"its libraries: every access of different threads looks unordered\n",
 			prog);
-	return add_tgid(h, pid);
+	return add_tgid(hist, pid);
 }
 
-void history__get_stats(const struct history *h, struct history_stats *out)
+void history__get_stats(const struct history *hist, struct history_stats *out)
 {
 	memset(out, 0, sizeof(*out));
 	for (int i = 0; i < KCSAND_HB_CTR_COUNT; i++)
-		out->ctr[i] = __atomic_load_n(&h->skel->bss->hb_counters[i], __ATOMIC_RELAXED);
-	out->probes = h->probes;
-	out->functions = h->functions;
-	out->outlined = h->outlined;
+		out->ctr[i] = __atomic_load_n(&hist->skel->bss->hb_counters[i], __ATOMIC_RELAXED);
+	out->probes = hist->probes;
+	out->functions = hist->functions;
+	out->outlined = hist->outlined;
 }
 
 static double per(uint64_t total, uint64_t n)
@@ -500,11 +500,11 @@ static double per(uint64_t total, uint64_t n)
 	return n ? (double)total / n : 0;
 }
 
-void history__print(const struct history *h, FILE *out)
+void history__print(const struct history *hist, FILE *out)
 {
 	struct history_stats st;
 
-	history__get_stats(h, &st);
+	history__get_stats(hist, &st);
 	fprintf(out, "kcsand: history: %llu sync operations traced at %lu functions (%s) and "
 		     "%lu outlined functions, %llu marked accesses as acquire/release; "
 		     "%llu accesses checked, %llu shadow entries live (%llu taken over), "
@@ -512,7 +512,7 @@ void history__print(const struct history *h, FILE *out)
 		     "%llu stacks not kept, %llu samples skipped on a busy entry; BPF time: "
 		     "%.0f ns per checked access, %.0f ns per sync operation\n",
 		(unsigned long long)st.ctr[KCSAND_HB_CTR_SYNC_OPS], st.functions,
-		h->libs[0] ? h->libs : "none", st.outlined,
+		hist->libs[0] ? hist->libs : "none", st.outlined,
 		(unsigned long long)st.ctr[KCSAND_HB_CTR_MARKED],
 		(unsigned long long)st.ctr[KCSAND_HB_CTR_CHECKED],
 		(unsigned long long)st.ctr[KCSAND_HB_CTR_SHADOW_LIVE],
@@ -527,14 +527,14 @@ void history__print(const struct history *h, FILE *out)
 		    st.ctr[KCSAND_HB_CTR_SYNC_OPS] + st.ctr[KCSAND_HB_CTR_MARKED]));
 }
 
-void history__free(struct history *h)
+void history__free(struct history *hist)
 {
-	if (!h)
+	if (!hist)
 		return;
-	for (size_t i = 0; i < h->nr_fds; i++)
-		close(h->fds[i]);
-	for (size_t i = 0; i < h->nr_links; i++)
-		bpf_link__destroy(h->links[i]);
-	free(h->links);
-	free(h);
+	for (size_t i = 0; i < hist->nr_fds; i++)
+		close(hist->fds[i]);
+	for (size_t i = 0; i < hist->nr_links; i++)
+		bpf_link__destroy(hist->links[i]);
+	free(hist->links);
+	free(hist);
 }

@@ -36,15 +36,15 @@ int history__new(struct kcsand_bpf *skel, bool multi, int verbose, struct histor
  * and give it a history.  Before the process runs: the probes follow it
  * through exec.  Returns 0 or a negative errno with a message.
  */
-int history__add_process(struct history *h, pid_t pid, const char *prog);
-void history__get_stats(const struct history *h, struct history_stats *out);
+int history__add_process(struct history *hist, pid_t pid, const char *prog);
+void history__get_stats(const struct history *hist, struct history_stats *out);
 /* The -v line: what was probed and what the detector did. */
-void history__print(const struct history *h, FILE *out);
-void history__free(struct history *h);
+void history__print(const struct history *hist, FILE *out);
+void history__free(struct history *hist);
 
 /* The operation of a sync function of a library, by its name; KCSAND_HB_NONE if none. */
-enum kcsand_hb_op history_op_of(const char *func);
+enum kcsand_hb_op history__op_of(const char *func);
 /* Is name an OpenMP outlined function (gcc: "main._omp_fn.0")? */
-bool history_is_outlined(const char *name);
+bool history__is_outlined(const char *name);
 
 #endif

@@ -128,7 +128,7 @@ static const struct hb_func hb_funcs[] = {
 	{ "omp_unset_nest_lock", KCSAND_HB_UNLOCK },
 };
 
-enum kcsand_hb_op history_op_of(const char *func)
+enum kcsand_hb_op history__op_of(const char *func)
 {
 	for (size_t i = 0; i < sizeof(hb_funcs) / sizeof(hb_funcs[0]); i++)
 		if (!strcmp(hb_funcs[i].name, func))
@@ -136,7 +136,7 @@ enum kcsand_hb_op history_op_of(const char *func)
 	return KCSAND_HB_NONE;
 }
 
-bool history_is_outlined(const char *name)
+bool history__is_outlined(const char *name)
 {
 	return strstr(name, "._omp_fn.") != NULL;
 }

@@ -81,20 +81,20 @@ static uint64_t now_ns(void)
 
 int hwbp__new(struct kcsand_bpf *skel, bool kernel, struct hwbp **out)
 {
-	struct hwbp *h = calloc(1, sizeof(*h));
+	struct hwbp *hw = calloc(1, sizeof(*hw));
 
-	if (!h)
+	if (!hw)
 		return -ENOMEM;
-	h->skel = skel;
-	h->kernel = kernel;
-	h->kc.fd = -1;
+	hw->skel = skel;
+	hw->kernel = kernel;
+	hw->kc.fd = -1;
 	if (!kernel)
-		h->no_traps = hwbp__no_traps_why();
-	*out = h;
+		hw->no_traps = hwbp__no_traps_why();
+	*out = hw;
 	return 0;
 }
 
-int hwbp_parse_cpus(const char *list, bool *online, int max)
+int hwbp__parse_cpus(const char *list, bool *online, int max)
 {
 	const char *p = list;
 	int n = 0;
@@ -128,7 +128,7 @@ int hwbp_parse_cpus(const char *list, bool *online, int max)
 	return n ? n : -EINVAL;
 }
 
-int hwbp_cover(uint64_t addr, unsigned int size, uint64_t *bp_addr, unsigned int *bp_len)
+int hwbp__cover(uint64_t addr, unsigned int size, uint64_t *bp_addr, unsigned int *bp_len)
 {
 	for (unsigned int len = 1; len <= 8; len *= 2) {
 		uint64_t a = addr & ~(uint64_t)(len - 1);
@@ -142,7 +142,7 @@ int hwbp_cover(uint64_t addr, unsigned int size, uint64_t *bp_addr, unsigned int
 	return -1;
 }
 
-int hwbp_parse_spec(const char *spec, char *name, size_t name_len, uint64_t *addr,
+int hwbp__parse_spec(const char *spec, char *name, size_t name_len, uint64_t *addr,
 		    unsigned int *len)
 {
 	const char *colon = strrchr(spec, ':');
@@ -184,13 +184,13 @@ static long perf_event_open(struct perf_event_attr *a, pid_t pid, int cpu)
 	return syscall(__NR_perf_event_open, a, pid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
 }
 
-static void disarm(struct hwbp *h, int i)
+static void disarm(struct hwbp *hw, int i)
 {
-	struct hw_slot *s = &h->s[i];
+	struct hw_slot *s = &hw->s[i];
 	struct kcsand_hw_slot off = { 0 };
 	__u32 key = i;
 
-	bpf_map_update_elem(bpf_map__fd(h->skel->maps.hw_slots), &key, &off, BPF_ANY);
+	bpf_map_update_elem(bpf_map__fd(hw->skel->maps.hw_slots), &key, &off, BPF_ANY);
 	/* A perf link owns its event's fd: libbpf closes it with the link. */
 	for (size_t k = 0; k < s->n; k++)
 		bpf_link__destroy(s->links[k]);
@@ -205,16 +205,16 @@ static void disarm(struct hwbp *h, int i)
  * (len bytes, zero-filled).  A watch slot tells reads from writes by whether
  * the value changed since the last trap: this is the first "last".
  */
-static uint64_t read_value(struct hwbp *h, pid_t pid, uint64_t addr, unsigned int len)
+static uint64_t read_value(struct hwbp *hw, pid_t pid, uint64_t addr, unsigned int len)
 {
 	char path[64];
 	uint64_t v = 0;
 	int fd;
 
-	if (h->kernel) {
-		if (h->kc.fd < 0 && kcore__open(&h->kc))
+	if (hw->kernel) {
+		if (hw->kc.fd < 0 && kcore__open(&hw->kc))
 			return 0;
-		return kcore__read(&h->kc, addr, &v, len) ? 0 : v;
+		return kcore__read(&hw->kc, addr, &v, len) ? 0 : v;
 	}
 	snprintf(path, sizeof(path), "/proc/%d/mem", pid);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -239,9 +239,9 @@ static bool has_owner(const struct hw_slot *s, int owner)
  * task on cpu; the BPF program attached with the slot as its cookie.
  * 0, or a negative errno (nothing left open).
  */
-static int add_event(struct hwbp *h, int i, pid_t pid, int cpu)
+static int add_event(struct hwbp *hw, int i, pid_t pid, int cpu)
 {
-	struct hw_slot *s = &h->s[i];
+	struct hw_slot *s = &hw->s[i];
 	struct perf_event_attr a = {
 		.type = PERF_TYPE_BREAKPOINT,
 		.size = sizeof(a),
@@ -249,13 +249,13 @@ static int add_event(struct hwbp *h, int i, pid_t pid, int cpu)
 		.bp_addr = s->addr,
 		.bp_len = s->len,
 		.sample_period = 1,
-		.exclude_kernel = !h->kernel,
-		.exclude_user = h->kernel,
+		.exclude_kernel = !hw->kernel,
+		.exclude_user = hw->kernel,
 		.exclude_hv = 1,
 	};
 	LIBBPF_OPTS(bpf_perf_event_opts, po, .bpf_cookie = i);
-	struct bpf_program *prog = h->kernel ? h->skel->progs.kcsand_hwbp_kernel :
-					       h->skel->progs.kcsand_hwbp;
+	struct bpf_program *prog = hw->kernel ? hw->skel->progs.kcsand_hwbp_kernel :
+					       hw->skel->progs.kcsand_hwbp;
 	struct bpf_link *l;
 	void *p;
 	long fd;
@@ -294,7 +294,7 @@ static int add_event(struct hwbp *h, int i, pid_t pid, int cpu)
  * cannot have all of them (ENOSPC: the CPU's debug registers are taken, by
  * kcsand's other slots or another user) is given up.
  */
-static int arm_cpus(struct hwbp *h, int i)
+static int arm_cpus(struct hwbp *hw, int i)
 {
 	bool online[HWBP_MAX_CPUS];
 	char buf[256] = "";
@@ -305,14 +305,14 @@ static int arm_cpus(struct hwbp *h, int i)
 		return -errno;
 	n = read(fd, buf, sizeof(buf) - 1);
 	close(fd);
-	if (n <= 0 || hwbp_parse_cpus(buf, online, HWBP_MAX_CPUS) < 0)
+	if (n <= 0 || hwbp__parse_cpus(buf, online, HWBP_MAX_CPUS) < 0)
 		return -EINVAL;
 	for (int cpu = 0; cpu < HWBP_MAX_CPUS; cpu++) {
 		if (!online[cpu])
 			continue;
-		err = add_event(h, i, -1, cpu);
+		err = add_event(hw, i, -1, cpu);
 		if (err) {
-			h->st.open_failed++;
+			hw->st.open_failed++;
 			return err;
 		}
 	}
@@ -328,9 +328,9 @@ static int arm_cpus(struct hwbp *h, int i)
  * every access twice, and which threads inherited cannot be told from
  * here.  A thread that lives less than a poll period can go unwatched.
  */
-static int sweep_threads(struct hwbp *h, int i)
+static int sweep_threads(struct hwbp *hw, int i)
 {
-	struct hw_slot *s = &h->s[i];
+	struct hw_slot *s = &hw->s[i];
 	char dir[64];
 	struct dirent *d;
 	DIR *dp;
@@ -346,7 +346,7 @@ static int sweep_threads(struct hwbp *h, int i)
 
 		if (tid <= 0 || has_owner(s, tid))
 			continue;
-		e = add_event(h, i, tid, -1);
+		e = add_event(hw, i, tid, -1);
 		if (e == -ENOMEM) {
 			err = e;
 			break;
@@ -354,7 +354,7 @@ static int sweep_threads(struct hwbp *h, int i)
 		if (e) {
 			err = e;
 			if (e != -ESRCH)	/* a thread that just exited is no failure */
-				h->st.open_failed++;
+				hw->st.open_failed++;
 		}
 	}
 	closedir(dp);
@@ -363,23 +363,23 @@ static int sweep_threads(struct hwbp *h, int i)
 
 /* The slot's BPF entry first, so that the first trap finds it; then the threads. */
 /* Arm slot i: the debug register on [addr, addr + len), for the variable [var, var + var_len). */
-static int arm(struct hwbp *h, int i, pid_t pid, uint64_t addr, unsigned int len, uint64_t var,
+static int arm(struct hwbp *hw, int i, pid_t pid, uint64_t addr, unsigned int len, uint64_t var,
 	       unsigned int var_len, enum kcsand_hw_mode mode)
 {
-	struct hw_slot *s = &h->s[i];
-	struct kcsand_hw_slot bs = { .addr = addr, .len = len, .mode = mode, .gen = ++h->gen,
+	struct hw_slot *s = &hw->s[i];
+	struct kcsand_hw_slot bs = { .addr = addr, .len = len, .mode = mode, .gen = ++hw->gen,
 				     .var_addr = var, .var_len = var_len };
 	__u32 key = i;
 	int err;
 
 	*s = (struct hw_slot){ .mode = mode, .pid = pid, .addr = addr, .len = len, .gen = bs.gen,
 			       .armed_ns = now_ns() };
-	h->skel->bss->hw_last_value[i] = read_value(h, pid, addr, len);
-	bpf_map_update_elem(bpf_map__fd(h->skel->maps.hw_slots), &key, &bs, BPF_ANY);
-	err = h->kernel ? arm_cpus(h, i) : sweep_threads(h, i);
+	hw->skel->bss->hw_last_value[i] = read_value(hw, pid, addr, len);
+	bpf_map_update_elem(bpf_map__fd(hw->skel->maps.hw_slots), &key, &bs, BPF_ANY);
+	err = hw->kernel ? arm_cpus(hw, i) : sweep_threads(hw, i);
 	if (err) {
-		disarm(h, i);
-		if (h->kernel)
+		disarm(hw, i);
+		if (hw->kernel)
 			pr_warn("cannot arm a hardware watchpoint on 0x%" PRIx64
 					" on every CPU: %s\n", addr,
 				err == -ENOSPC ? "no debug register free" : strerror(-err));
@@ -388,71 +388,71 @@ static int arm(struct hwbp *h, int i, pid_t pid, uint64_t addr, unsigned int len
 					" in %d: %s\n", addr, pid, strerror(-err));
 		return err;
 	}
-	h->st.armed++;
+	hw->st.armed++;
 	return 0;
 }
 
 /* A free slot, or the oldest escalation held long enough; -1 if none. */
-static int take_slot(struct hwbp *h)
+static int take_slot(struct hwbp *hw)
 {
 	uint64_t now = now_ns(), oldest = UINT64_MAX;
 	int victim = -1;
 
 	for (int i = 0; i < KCSAND_HW_SLOTS; i++) {
-		if (h->s[i].mode == KCSAND_HW_OFF)
+		if (hw->s[i].mode == KCSAND_HW_OFF)
 			return i;
-		if (h->s[i].mode == KCSAND_HW_ESCALATION && h->s[i].armed_ns < oldest &&
-		    now - h->s[i].armed_ns >= HW_MIN_HOLD_MS * 1000000ull) {
-			oldest = h->s[i].armed_ns;
+		if (hw->s[i].mode == KCSAND_HW_ESCALATION && hw->s[i].armed_ns < oldest &&
+		    now - hw->s[i].armed_ns >= HW_MIN_HOLD_MS * 1000000ull) {
+			oldest = hw->s[i].armed_ns;
 			victim = i;
 		}
 	}
 	if (victim >= 0)
-		disarm(h, victim);
+		disarm(hw, victim);
 	return victim;
 }
 
-int hwbp__escalate(struct hwbp *h, const struct kcsand_report *r)
+int hwbp__escalate(struct hwbp *hw, const struct kcsand_report *r)
 {
 	const struct kcsand_access *a = &r->this;
 	uint64_t addr;
 	unsigned int len;
 	int i;
 
-	if (!h || r->has_other || (a->flags & KCSAND_ACC_HWBP))
+	if (!hw || r->has_other || (a->flags & KCSAND_ACC_HWBP))
 		return 0;
-	if (h->no_traps) {
-		if (!h->told)
+	if (hw->no_traps) {
+		if (!hw->told)
 			pr_warn("races of unknown origin are not escalated: %s\n",
-				h->no_traps);
-		h->told = true;
+				hw->no_traps);
+		hw->told = true;
 		return -EOPNOTSUPP;
 	}
 	for (i = 0; i < KCSAND_HW_SLOTS; i++) {
-		const struct hw_slot *s = &h->s[i];
+		const struct hw_slot *s = &hw->s[i];
 
-		if (s->mode != KCSAND_HW_OFF && (h->kernel || s->pid == (pid_t)a->pid) &&
+		if (s->mode != KCSAND_HW_OFF && (hw->kernel || s->pid == (pid_t)a->pid) &&
 		    a->addr >= s->addr && a->addr < s->addr + s->len)
 			return 0;	/* watched already */
 	}
-	if (hwbp_cover(a->addr, a->size, &addr, &len)) {
-		h->st.unarmable++;
+	if (hwbp__cover(a->addr, a->size, &addr, &len)) {
+		hw->st.unarmable++;
 		return -EINVAL;
 	}
-	i = take_slot(h);
+	i = take_slot(hw);
 	if (i < 0) {
-		h->st.no_slot++;
+		hw->st.no_slot++;
 		return -ENOSPC;
 	}
-	if (arm(h, i, h->kernel ? -1 : (pid_t)a->pid, addr, len, a->addr, a->size,
+	if (arm(hw, i, hw->kernel ? -1 : (pid_t)a->pid, addr, len, a->addr, a->size,
 		KCSAND_HW_ESCALATION))
 		return -EIO;
-	h->s[i].until_ns = now_ns() + HW_ESCALATION_MS * 1000000ull;
-	h->s[i].watcher = *r;
+	hw->s[i].until_ns = now_ns() + HW_ESCALATION_MS * 1000000ull;
+	hw->s[i].watcher = *r;
 	if (kcsand_verbose)
 		pr_warn("escalation: write watchpoint %d on 0x%" PRIx64 " (%u bytes), "
-				"%zu %s, armed in %.1f ms\n", i, addr, len, h->s[i].n,
-			h->kernel ? "CPUs" : "threads", (now_ns() - h->s[i].armed_ns) / 1e6);
+				"%zu %s, armed in %.1f ms\n", i, addr, len, hw->s[i].n,
+			hw->kernel ? "CPUs" : "threads", (now_ns() - hw->s[i].armed_ns) / 1e6);
 	return 0;
 }
 
@@ -462,7 +462,7 @@ int hwbp__escalate(struct hwbp *h, const struct kcsand_report *r)
  * what it is, a later write by that stack and how much later
  * (KCSAND_ACC_LATER), never as the other side of a data race.
  */
-void hwbp_later_write(const struct kcsand_report *race, const struct kcsand_hw_access *a,
+void hwbp__later_write(const struct kcsand_report *race, const struct kcsand_hw_access *a,
 		      struct kcsand_report *out)
 {
 	memset(out, 0, sizeof(*out));
@@ -480,43 +480,43 @@ void hwbp_later_write(const struct kcsand_report *race, const struct kcsand_hw_a
 	out->time_ns = a->time_ns;
 }
 
-int hwbp__pair(struct hwbp *h, const struct kcsand_hw_access *a, struct kcsand_report *out)
+int hwbp__pair(struct hwbp *hw, const struct kcsand_hw_access *a, struct kcsand_report *out)
 {
 	struct hw_slot *s;
 
-	if (!h || a->slot >= KCSAND_HW_SLOTS)
+	if (!hw || a->slot >= KCSAND_HW_SLOTS)
 		return 0;
-	s = &h->s[a->slot];
+	s = &hw->s[a->slot];
 	if (s->mode != KCSAND_HW_ESCALATION || s->gen != a->gen)
 		return 0;	/* re-armed since, or a watch slot */
 	if (a->acc.tid == s->watcher.this.tid && a->acc.ctx == s->watcher.this.ctx)
 		return 0;	/* the watcher's own thread: no race */
-	hwbp_later_write(&s->watcher, a, out);
+	hwbp__later_write(&s->watcher, a, out);
 	if (!s->paired_ns)
 		s->paired_ns = now_ns();
-	h->st.pairs++;
+	hw->st.pairs++;
 	return 1;
 }
 
-void hwbp__tick(struct hwbp *h)
+void hwbp__tick(struct hwbp *hw)
 {
 	uint64_t now = now_ns();
 
-	if (!h)
+	if (!hw)
 		return;
 	for (int i = 0; i < KCSAND_HW_SLOTS; i++) {
-		struct hw_slot *s = &h->s[i];
+		struct hw_slot *s = &hw->s[i];
 
 		if (s->mode == KCSAND_HW_OFF)
 			continue;
 		if (s->mode == KCSAND_HW_ESCALATION &&
 		    ((s->paired_ns && now - s->paired_ns > HW_LINGER_MS * 1000000ull) ||
 		     now > s->until_ns)) {
-			disarm(h, i);
+			disarm(hw, i);
 			continue;
 		}
-		if (!h->kernel)
-			sweep_threads(h, i);
+		if (!hw->kernel)
+			sweep_threads(hw, i);
 	}
 }
 
@@ -573,7 +573,7 @@ static int load_bias(pid_t pid, const char *path, bool shared, Elf *elf, uint64_
 	return -EAGAIN;		/* not mapped (yet) */
 }
 
-int hwbp_resolve_symbol(pid_t pid, const char *path, bool shared, const char *name,
+int hwbp__resolve_symbol(pid_t pid, const char *path, bool shared, const char *name,
 			uint64_t *addr, uint64_t *size)
 {
 	Elf_Scn *scn = NULL;
@@ -677,31 +677,31 @@ static int resolve_ksym(const char *name, uint64_t *addr, uint64_t *size)
 	return err;
 }
 
-int hwbp__watch(struct hwbp *h, pid_t pid, const char *path, const char *spec)
+int hwbp__watch(struct hwbp *hw, pid_t pid, const char *path, const char *spec)
 {
 	char name[256];
 	uint64_t addr, size = 8, bp_addr;
 	unsigned int len, bp_len;
 	int i, err;
 
-	if (hwbp_parse_spec(spec, name, sizeof(name), &addr, &len)) {
+	if (hwbp__parse_spec(spec, name, sizeof(name), &addr, &len)) {
 		pr_warn("watch: bad '%s': want SYMBOL[:LEN] or ADDRESS[:LEN], "
 				"LEN 1, 2, 4 or 8\n", spec);
 		return -EINVAL;
 	}
-	if (h->no_traps) {
-		pr_warn("watch: %s: %s\n", spec, h->no_traps);
+	if (hw->no_traps) {
+		pr_warn("watch: %s: %s\n", spec, hw->no_traps);
 		return -EOPNOTSUPP;
 	}
-	if (h->kernel && name[0]) {
+	if (hw->kernel && name[0]) {
 		err = resolve_ksym(name, &addr, &size);
 		if (err)
 			return err;
-	} else if (h->kernel && addr < HWBP_KERNEL_START) {
+	} else if (hw->kernel && addr < HWBP_KERNEL_START) {
 		pr_warn("watch: 0x%" PRIx64 " is not a kernel address\n", addr);
 		return -EINVAL;
 	} else if (name[0]) {
-		err = hwbp_resolve_symbol(pid, path, false, name, &addr, &size);
+		err = hwbp__resolve_symbol(pid, path, false, name, &addr, &size);
 		if (err == -EAGAIN)
 			return err;	/* the program is not exec'd yet: ask again */
 		if (err) {
@@ -712,79 +712,79 @@ int hwbp__watch(struct hwbp *h, pid_t pid, const char *path, const char *spec)
 	}
 	if (!len)
 		len = size >= 8 ? 8 : size >= 4 ? 4 : size >= 2 ? 2 : 1;
-	if (hwbp_cover(addr, len, &bp_addr, &bp_len)) {
+	if (hwbp__cover(addr, len, &bp_addr, &bp_len)) {
 		pr_warn("watch: 0x%" PRIx64 " of %u bytes: no debug register "
 				"covers it\n", addr, len);
-		h->st.unarmable++;
+		hw->st.unarmable++;
 		return -EINVAL;
 	}
-	i = take_slot(h);
+	i = take_slot(hw);
 	if (i < 0) {
 		pr_warn("watch: %s: every hardware watchpoint is taken\n", spec);
-		h->st.no_slot++;
+		hw->st.no_slot++;
 		return -ENOSPC;
 	}
-	err = arm(h, i, h->kernel ? -1 : pid, bp_addr, bp_len, addr, len, KCSAND_HW_WATCH);
-	if (!err && kcsand_verbose && h->kernel)
+	err = arm(hw, i, hw->kernel ? -1 : pid, bp_addr, bp_len, addr, len, KCSAND_HW_WATCH);
+	if (!err && kcsand_verbose && hw->kernel)
 		pr_warn("watching %s at 0x%" PRIx64 " (%u bytes) on %zu CPUs\n",
-			spec, bp_addr, bp_len, h->s[i].n);
+			spec, bp_addr, bp_len, hw->s[i].n);
 	else if (!err && kcsand_verbose)
 		pr_warn("watching %s at 0x%" PRIx64 " (%u bytes) in %d\n", spec,
 			bp_addr, bp_len, pid);
 	return err ? err : i;
 }
 
-int hwbp__unwatch(struct hwbp *h, int slot)
+int hwbp__unwatch(struct hwbp *hw, int slot)
 {
-	if (!h || slot < 0 || slot >= KCSAND_HW_SLOTS || h->s[slot].mode != KCSAND_HW_WATCH)
+	if (!hw || slot < 0 || slot >= KCSAND_HW_SLOTS || hw->s[slot].mode != KCSAND_HW_WATCH)
 		return -ENOENT;
-	disarm(h, slot);
+	disarm(hw, slot);
 	return 0;
 }
 
-int hwbp__slot_info(const struct hwbp *h, int slot, struct hwbp_slot_info *out)
+int hwbp__slot_info(const struct hwbp *hw, int slot, struct hwbp_slot_info *out)
 {
 	const struct hw_slot *s;
 
-	if (!h || slot < 0 || slot >= KCSAND_HW_SLOTS || h->s[slot].mode == KCSAND_HW_OFF)
+	if (!hw || slot < 0 || slot >= KCSAND_HW_SLOTS || hw->s[slot].mode == KCSAND_HW_OFF)
 		return -ENOENT;
-	s = &h->s[slot];
+	s = &hw->s[slot];
 	*out = (struct hwbp_slot_info){ .mode = s->mode, .pid = s->pid, .addr = s->addr,
 					.len = s->len, .events = s->n };
 	return 0;
 }
 
-int hwbp__slots_in_use(const struct hwbp *h)
+int hwbp__slots_in_use(const struct hwbp *hw)
 {
 	int n = 0;
 
-	for (int i = 0; h && i < KCSAND_HW_SLOTS; i++)
-		n += h->s[i].mode != KCSAND_HW_OFF;
+	for (int i = 0; hw && i < KCSAND_HW_SLOTS; i++)
+		n += hw->s[i].mode != KCSAND_HW_OFF;
 	return n;
 }
 
-void hwbp__get_stats(const struct hwbp *h, struct hwbp_stats *out)
+void hwbp__get_stats(const struct hwbp *hw, struct hwbp_stats *out)
 {
-	*out = h->st;
-	out->traps = h->skel->bss->hw_counters[0];
-	out->consumed = h->skel->bss->hw_counters[1];
-	out->watchers = h->skel->bss->hw_counters[3];
-	out->probed = h->skel->bss->hw_counters[4];
-	out->outside = h->skel->bss->hw_counters[5];
-	out->undecoded = h->skel->bss->hw_counters[6];
+	*out = hw->st;
+	out->traps = hw->skel->bss->hw_counters[0];
+	out->consumed = hw->skel->bss->hw_counters[1];
+	out->watchers = hw->skel->bss->hw_counters[3];
+	out->probed = hw->skel->bss->hw_counters[4];
+	out->outside = hw->skel->bss->hw_counters[5];
+	out->undecoded = hw->skel->bss->hw_counters[6];
 }
 
-void hwbp__decode(struct hwbp *h, struct symbolizer *sym, const struct kcsand_hw_decode *rq)
+void hwbp__decode(struct hwbp *hw, struct symbolizer *sym, const struct kcsand_hw_decode *rq)
 {
 	struct kcsand_hw_insn_key key = { .pid = rq->pid, .next_ip = rq->next_ip };
 	struct kcsand_site site = {};
 	struct sym_info si;
 	int err = -ENOENT;
 
-	if (!h || h->kernel)
+	if (!hw || hw->kernel)
 		return;
 	if (!symbolizer__proc_lookup(sym, rq->pid, rq->next_ip, false, &si) && si.module)
-		err = hw_insn_before(si.module, si.mod_vaddr, &site);
+		err = hwbp__insn_before(si.module, si.mod_vaddr, &site);
 	if (kcsand_verbose && err)
 		fprintf(stderr, "kcsand: hardware watchpoint: the access before 0x%llx in %u: not "
 				"decoded (%s), the debug register's range stands in\n",
@@ -795,17 +795,17 @@ void hwbp__decode(struct hwbp *h, struct symbolizer *sym, const struct kcsand_hw
 			site.flags & KCSAND_SITE_WRITE ? "write" : "read", site.size,
 			site.flags & KCSAND_SITE_ADDR_LOST ? " (its address registers overwritten: "
 							     "the debug register's range stands in)" : "");
-	bpf_map_update_elem(bpf_map__fd(h->skel->maps.hw_insns), &key, &site, BPF_ANY);
-	h->st.decoded++;
+	bpf_map_update_elem(bpf_map__fd(hw->skel->maps.hw_insns), &key, &site, BPF_ANY);
+	hw->st.decoded++;
 }
 
-void hwbp__free(struct hwbp *h)
+void hwbp__free(struct hwbp *hw)
 {
-	if (!h)
+	if (!hw)
 		return;
 	for (int i = 0; i < KCSAND_HW_SLOTS; i++)
-		if (h->s[i].mode != KCSAND_HW_OFF)
-			disarm(h, i);
-	kcore__close(&h->kc);
-	free(h);
+		if (hw->s[i].mode != KCSAND_HW_OFF)
+			disarm(hw, i);
+	kcore__close(&hw->kc);
+	free(hw);
 }

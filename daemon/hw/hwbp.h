@@ -53,14 +53,14 @@ const char *hwbp__no_traps_why(void);
 
 /* kernel: kernel addresses, one breakpoint per CPU (kcsanctl run --kernel). */
 int hwbp__new(struct kcsand_bpf *skel, bool kernel, struct hwbp **out);
-void hwbp__free(struct hwbp *h);
+void hwbp__free(struct hwbp *hw);
 
 /*
  * A race of unknown origin was found: arm a write watchpoint on its address
  * in its process, unless one is armed there already.  0, or a negative
  * errno (counted; never fatal).
  */
-int hwbp__escalate(struct hwbp *h, const struct kcsand_report *r);
+int hwbp__escalate(struct hwbp *hw, const struct kcsand_report *r);
 /*
  * Watch [addr, addr + len) in pid's threads for the whole run (read and
  * write).  spec is "SYMBOL[:LEN]" or "ADDRESS[:LEN]"; a symbol is looked up
@@ -69,9 +69,9 @@ int hwbp__escalate(struct hwbp *h, const struct kcsand_report *r);
  * must be a kernel one, and every CPU is watched.  The slot (>= 0), or a
  * negative errno with the reason on stderr (-ENOSPC: every slot taken).
  */
-int hwbp__watch(struct hwbp *h, pid_t pid, const char *path, const char *spec);
+int hwbp__watch(struct hwbp *hw, pid_t pid, const char *path, const char *spec);
 /* Disarm a slot hwbp__watch() returned: -ENOENT when it is no watch. */
-int hwbp__unwatch(struct hwbp *h, int slot);
+int hwbp__unwatch(struct hwbp *hw, int slot);
 
 /* What a slot holds, for `kcsanctl watch list`. */
 struct hwbp_slot_info {
@@ -82,29 +82,29 @@ struct hwbp_slot_info {
 	size_t events;			/* perf events: one per thread, or per CPU */
 };
 /* -ENOENT when the slot is free. */
-int hwbp__slot_info(const struct hwbp *h, int slot, struct hwbp_slot_info *out);
+int hwbp__slot_info(const struct hwbp *hw, int slot, struct hwbp_slot_info *out);
 /* Slots armed now, by watches and escalations. */
-int hwbp__slots_in_use(const struct hwbp *h);
+int hwbp__slots_in_use(const struct hwbp *hw);
 /*
  * The address and size of variable name of the ELF file path as mapped in
  * pid.  shared: path is an object the process maps (a library), not its
  * executable, which must otherwise be /proc/PID/exe (-EAGAIN until then).
  * -ENOENT when path has no such variable, silently.
  */
-int hwbp_resolve_symbol(pid_t pid, const char *path, bool shared, const char *name,
+int hwbp__resolve_symbol(pid_t pid, const char *path, bool shared, const char *name,
 			uint64_t *addr, uint64_t *size);
 /*
  * An escalation trap's record: if it follows the race the slot was armed
  * for (another thread's write), fill out with the later-write report
- * (hwbp_later_write) and return 1; 0 when there is nothing to report.
+ * (hwbp__later_write) and return 1; 0 when there is nothing to report.
  */
-int hwbp__pair(struct hwbp *h, const struct kcsand_hw_access *a, struct kcsand_report *out);
+int hwbp__pair(struct hwbp *hw, const struct kcsand_hw_access *a, struct kcsand_report *out);
 /* The report of write a, trapped after the race of unknown origin race. */
-void hwbp_later_write(const struct kcsand_report *race, const struct kcsand_hw_access *a,
+void hwbp__later_write(const struct kcsand_report *race, const struct kcsand_hw_access *a,
 		      struct kcsand_report *out);
 /* Retire escalations that found nothing in time; from the poll loop. */
-void hwbp__tick(struct hwbp *h);
-void hwbp__get_stats(const struct hwbp *h, struct hwbp_stats *out);
+void hwbp__tick(struct hwbp *hw);
+void hwbp__get_stats(const struct hwbp *hw, struct hwbp_stats *out);
 
 /*
  * The memory access of the instruction of the ELF file path that ends at its
@@ -112,23 +112,23 @@ void hwbp__get_stats(const struct hwbp *h, struct hwbp_stats *out);
  * the instruction overwrites a register of its address.  -ENOENT: no memory
  * access the decoder can describe ends there.
  */
-int hw_insn_before(const char *path, uint64_t next, struct kcsand_site *out);
+int hwbp__insn_before(const char *path, uint64_t next, struct kcsand_site *out);
 struct symbolizer;
 /*
  * A trap's request (KCSAND_REC_HW_DECODE): decode its instruction in the
  * process and put it in the BPF hash hw_insns (size 0 when it cannot be).
  */
-void hwbp__decode(struct hwbp *h, struct symbolizer *sym, const struct kcsand_hw_decode *rq);
+void hwbp__decode(struct hwbp *hw, struct symbolizer *sym, const struct kcsand_hw_decode *rq);
 
 /* Parse "NAME[:LEN]" / "0xADDR[:LEN]" (exported for the unit tests). */
-int hwbp_parse_spec(const char *spec, char *name, size_t name_len, uint64_t *addr,
+int hwbp__parse_spec(const char *spec, char *name, size_t name_len, uint64_t *addr,
 		    unsigned int *len);
 /*
  * A CPU list as in /sys/devices/system/cpu/online ("0-3,5"): online[c] set
  * for each, max entries.  The number of CPUs, or -EINVAL / -ERANGE.
  */
-int hwbp_parse_cpus(const char *list, bool *online, int max);
+int hwbp__parse_cpus(const char *list, bool *online, int max);
 /* The debug-register range covering [addr, addr + size): len 1/2/4/8, aligned; -1 if none. */
-int hwbp_cover(uint64_t addr, unsigned int size, uint64_t *bp_addr, unsigned int *bp_len);
+int hwbp__cover(uint64_t addr, unsigned int size, uint64_t *bp_addr, unsigned int *bp_len);
 
 #endif

@@ -41,7 +41,7 @@ static bool clobbers_address(const char *path, const struct site *s)
 	return false;
 }
 
-int hw_insn_before(const char *path, uint64_t next, struct kcsand_site *out)
+int hwbp__insn_before(const char *path, uint64_t next, struct kcsand_site *out)
 {
 	const struct decode_opts opts = { .keep_stack = true, .keep_tls = true,
 					  .probe_locked = true };

@@ -132,7 +132,7 @@ static const char *qualified_name(struct dw_ctx *c, Dwarf_Die *die)
 {
 	Dwarf_Die d = *die;
 	Dwarf_Off off;
-	size_t h;
+	size_t bucket;
 
 	decl_die(&d);
 	off = dwarf_dieoffset(&d);
@@ -145,25 +145,25 @@ static const char *qualified_name(struct dw_ctx *c, Dwarf_Die *die)
 		for (size_t i = 0; i < c->cap_names; i++) {
 			if (!c->names[i].off)
 				continue;
-			h = (c->names[i].off * 0x9E3779B97F4A7C15ull) & (cap - 1);
-			while (v[h].off)
-				h = (h + 1) & (cap - 1);
-			v[h] = c->names[i];
+			bucket = (c->names[i].off * 0x9E3779B97F4A7C15ull) & (cap - 1);
+			while (v[bucket].off)
+				bucket = (bucket + 1) & (cap - 1);
+			v[bucket] = c->names[i];
 		}
 		free(c->names);
 		c->names = v;
 		c->cap_names = cap;
 	}
-	h = (off * 0x9E3779B97F4A7C15ull) & (c->cap_names - 1);
-	while (c->names[h].off) {
-		if (c->names[h].off == off)
-			return c->names[h].name;
-		h = (h + 1) & (c->cap_names - 1);
+	bucket = (off * 0x9E3779B97F4A7C15ull) & (c->cap_names - 1);
+	while (c->names[bucket].off) {
+		if (c->names[bucket].off == off)
+			return c->names[bucket].name;
+		bucket = (bucket + 1) & (c->cap_names - 1);
 	}
-	c->names[h].off = off;	/* a DIE's offset is never 0: the CU header is there */
-	c->names[h].name = build_qualified_name(&d);
+	c->names[bucket].off = off;	/* a DIE's offset is never 0: the CU header is there */
+	c->names[bucket].name = build_qualified_name(&d);
 	c->nr_names++;
-	return c->names[h].name;
+	return c->names[bucket].name;
 }
 
 /* Inline accessor rule: the accessor's name, or NULL. */
@@ -186,11 +186,11 @@ const char *rule_accessor(struct dw_ctx *c, Dwarf_Die *cu, Dwarf_Addr pc, const 
 		else
 			continue;
 		name = qualified_name(c, &scopes[i]);
-		if (mark_io_accessor_match(name, inlined)) {
+		if (mark__io_accessor_match(name, inlined)) {
 			hit = name;
 			*fn = name;
 			*io = true;
-		} else if (mark_accessor_match(name, inlined)) {
+		} else if (mark__accessor_match(name, inlined)) {
 			hit = name;
 			*fn = name;
 		}
@@ -401,13 +401,13 @@ const char *rule_qualifier(struct dw_ctx *c, uint64_t target, char *buf, size_t 
 /* The source file for a DWARF path: under --source-dir first (any path suffix), then as is. */
 struct mark_src *source_get(struct dw_ctx *c, const char *path)
 {
-	struct src_cache *sc;
+	struct src_cache *cached;
 	struct mark_src *src = NULL;
 	const char *dir = c->opts ? c->opts->source_dir : NULL;
 
-	for (sc = c->srcs; sc; sc = sc->next)
-		if (!strcmp(sc->path, path))
-			return sc->src;
+	for (cached = c->srcs; cached; cached = cached->next)
+		if (!strcmp(cached->path, path))
+			return cached->src;
 	if (dir && *dir) {
 		for (const char *p = path; p && !src; p = strchr(p, '/')) {
 			char buf[4096];
@@ -422,20 +422,20 @@ struct mark_src *source_get(struct dw_ctx *c, const char *path)
 	}
 	if (!src)
 		src = mark_src__load(path);
-	sc = calloc(1, sizeof(*sc));
-	if (!sc) {
+	cached = calloc(1, sizeof(*cached));
+	if (!cached) {
 		mark_src__free(src);
 		return NULL;
 	}
-	sc->path = strdup(path);
-	if (!sc->path) {
-		free(sc);
+	cached->path = strdup(path);
+	if (!cached->path) {
+		free(cached);
 		mark_src__free(src);
 		return NULL;
 	}
-	sc->src = src;
-	sc->next = c->srcs;
-	c->srcs = sc;
+	cached->src = src;
+	cached->next = c->srcs;
+	c->srcs = cached;
 	return src;
 }
 

@@ -25,7 +25,7 @@ static const char *const reason_names[MARK_REASON_COUNT] = {
 	[MARK_IO_ACCESSOR] = "I/O accessor",
 };
 
-const char *mark_reason_name(uint32_t reason)
+const char *mark_reason__name(uint32_t reason)
 {
 	if (reason >= MARK_REASON_COUNT || !reason_names[reason])
 		return "unknown";
@@ -145,7 +145,7 @@ void mark__site(struct site *s, const struct mark_where *w, const struct mark_op
 			"mark: %s+0x%" PRIx64 " (0x%" PRIx64 ") %s:%d:%d: %s%s: %s\n",
 			w->func ? w->func : "?", w->off, s->vaddr, file ? file : "?", line, col,
 			(s->desc.flags & KCSAND_SITE_DATA_RACE) ? "data_race, " : "",
-			mark_reason_name(s->reason), detail ? detail : "");
+			mark_reason__name(s->reason), detail ? detail : "");
 }
 
 void mark__update_stats(struct target_obj *obj)

@@ -36,13 +36,13 @@ enum mark_kind {
  * ordinary function); C++ atomics' members also out of line (-O0).
  * Returns the table entry's prefix that matched, or NULL.
  */
-const char *mark_accessor_match(const char *qualified_name, bool inlined);
+const char *mark__accessor_match(const char *qualified_name, bool inlined);
 /*
  * Is name a device-memory accessor (readl, iowrite32, __raw_writeq ...)?
  * Their sites are never watched (MARK_IO_ACCESSOR): re-reading MMIO to
  * compare values has side effects.  The matching table entry, or NULL.
  */
-const char *mark_io_accessor_match(const char *name, bool inlined);
+const char *mark__io_accessor_match(const char *name, bool inlined);
 
 /* ---- source rule */
 

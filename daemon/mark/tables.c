@@ -61,7 +61,7 @@ static const struct accessor {
 	{ "std::atomic_store", true },
 };
 
-const char *mark_accessor_match(const char *name, bool inlined)
+const char *mark__accessor_match(const char *name, bool inlined)
 {
 	if (!name)
 		return NULL;
@@ -105,7 +105,7 @@ static const struct io_accessor {
 	{ "__memcpy_toio", true, true },
 };
 
-const char *mark_io_accessor_match(const char *name, bool inlined)
+const char *mark__io_accessor_match(const char *name, bool inlined)
 {
 	if (!name)
 		return NULL;

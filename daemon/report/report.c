@@ -5,7 +5,7 @@
 #include "report.h"
 #include "util/json.h"
 
-const char *report_access_type(unsigned int type)
+const char *report__access_type(unsigned int type)
 {
 	switch (type & (KCSAND_ACCESS_WRITE | KCSAND_ACCESS_COMPOUND | KCSAND_ACCESS_ATOMIC)) {
 	case 0:
@@ -25,7 +25,7 @@ const char *report_access_type(unsigned int type)
 	}
 }
 
-int report_title(const struct report_view *v, char *buf, size_t len)
+int report__title(const struct report_view *v, char *buf, size_t len)
 {
 	const char *a, *b;
 
@@ -64,7 +64,7 @@ static void print_access_line(FILE *out, const char *prefix, const struct kcsand
 	if (acc->flags & KCSAND_ACC_LATER)
 		snprintf(when, sizeof(when), ", %.3f ms after the race below", acc->after_us / 1e3);
 	fprintf(out, "%s%s to 0x%016" PRIx64 " of %u bytes by %s on cpu %u%s:\n", prefix,
-		report_access_type(acc->type), (uint64_t)acc->addr, acc->size, who, acc->cpu, when);
+		report__access_type(acc->type), (uint64_t)acc->addr, acc->size, who, acc->cpu, when);
 }
 
 static void print_stack(FILE *out, const struct report_side *s)
@@ -78,13 +78,13 @@ static uint64_t value_word(const __u64 *v, unsigned int size)
 	return size >= 8 ? v[0] : v[0] & ((1ULL << (size * 8)) - 1);
 }
 
-int report_print_text(const struct report_view *v, FILE *out)
+int report__print_text(const struct report_view *v, FILE *out)
 {
 	const struct kcsand_report *r = v->raw;
 	const struct kcsand_access *me = &r->this;
 	char title[1024];
 
-	report_title(v, title, sizeof(title));
+	report__title(v, title, sizeof(title));
 	fprintf(out, "%s\n", REPORT_SEPARATOR);
 	fprintf(out, "BUG: KCSAN: %s\n\n", title);
 	if (r->has_other) {
@@ -121,7 +121,7 @@ int report_print_text(const struct report_view *v, FILE *out)
 			continue;
 		access_who(a, who, sizeof(who));
 		fprintf(out, "\nhardware watchpoint: the %s by %s was seen by a debug register, "
-			     "after it executed\n", report_access_type(a->type), who);
+			     "after it executed\n", report__access_type(a->type), who);
 	}
 	if (r->origin == KCSAND_ORIGIN_HISTORY)
 		fprintf(out, "\nprevious access %.1f ms earlier, not ordered by any synchronization "
@@ -140,7 +140,7 @@ static struct json_object *json_access(const struct report_side *s)
 	char addr[32];
 
 	snprintf(addr, sizeof(addr), "0x%016" PRIx64, (uint64_t)a->addr);
-	json__add(o, "type", json__string(report_access_type(a->type)));
+	json__add(o, "type", json__string(report__access_type(a->type)));
 	json__add(o, "addr", json__string(addr));
 	json__add(o, "size", json_object_new_int64(a->size));
 	json__add(o, "context", json__string(a->ctx == KCSAND_CTX_INTERRUPT ? "interrupt" : "task"));
@@ -175,14 +175,14 @@ static void json_values(struct json_object *o, const struct kcsand_report *r)
 	json__add(o, "value_new", json__string(buf));
 }
 
-int report_print_json(const struct report_view *v, FILE *out)
+int report__print_json(const struct report_view *v, FILE *out)
 {
 	const struct kcsand_report *r = v->raw;
 	struct json_object *o = json_object_new_object(), *acc = json_object_new_array();
 	char title[1024];
 	int ret;
 
-	report_title(v, title, sizeof(title));
+	report__title(v, title, sizeof(title));
 	json__add(o, "title", json__string(title));
 	json__add(o, "origin", json__string(report_is_later_write(r) ? "later_write"
 					    : r->has_other ? "known" : "unknown"));

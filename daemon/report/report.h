@@ -49,12 +49,12 @@ static inline bool report_is_later_write(const struct kcsand_report *r)
 }
 
 /* "read", "write (marked)", "read-write", ... as KCSAN's get_access_type(). */
-const char *report_access_type(unsigned int type);
+const char *report__access_type(unsigned int type);
 /* The title after "BUG: KCSAN: ", e.g. "data-race in reader / writer". */
-int report_title(const struct report_view *v, char *buf, size_t len);
+int report__title(const struct report_view *v, char *buf, size_t len);
 /* Print the report as KCSAN does; returns 0 or a negative errno. */
-int report_print_text(const struct report_view *v, FILE *out);
+int report__print_text(const struct report_view *v, FILE *out);
 /* Print the report as one JSON object on one line. */
-int report_print_json(const struct report_view *v, FILE *out);
+int report__print_json(const struct report_view *v, FILE *out);
 
 #endif

@@ -153,7 +153,7 @@ int kbitmap__open(struct kcsand_bpf *skel, size_t capacity, struct kbitmap **out
 	return 0;
 }
 
-uint64_t kbitmap_word(const uint8_t *armed, const uint8_t *turn, size_t n, size_t w)
+uint64_t kbitmap__word(const uint8_t *armed, const uint8_t *turn, size_t n, size_t w)
 {
 	uint64_t v = 0;
 
@@ -166,7 +166,7 @@ uint64_t kbitmap_word(const uint8_t *armed, const uint8_t *turn, size_t n, size_
 void kbitmap__write(struct kbitmap *b, const uint8_t *armed, const uint8_t *turn, size_t n)
 {
 	for (size_t w = 0; w < b->words && w * 64 < n; w++) {
-		uint64_t v = kbitmap_word(armed, turn, n, w);
+		uint64_t v = kbitmap__word(armed, turn, n, w);
 
 		/* One aligned store a word: a hit reads the old word or the new one. */
 		if (b->w[w] != v)
@@ -256,7 +256,7 @@ static int open_inner_kprobe(const char *func)
 	return fd;
 }
 
-double ktrap_ns(struct kcsand_bpf *skel)
+double kcpu__trap_ns(struct kcsand_bpf *skel)
 {
 	static const char func[] = "__x64_sys_getppid";
 	LIBBPF_OPTS(bpf_perf_event_opts, po, .bpf_cookie = ~0u);

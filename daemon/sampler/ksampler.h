@@ -41,7 +41,7 @@ int kbitmap__open(struct kcsand_bpf *skel, size_t capacity, struct kbitmap **out
  */
 void kbitmap__write(struct kbitmap *b, const uint8_t *armed, const uint8_t *turn, size_t n);
 /* Word w of the bitmap that write stores: bit i set disarms site w * 64 + i. */
-uint64_t kbitmap_word(const uint8_t *armed, const uint8_t *turn, size_t n, size_t w);
+uint64_t kbitmap__word(const uint8_t *armed, const uint8_t *turn, size_t n, size_t w);
 /* Disarms every site: for the end of the run, before the kprobes go. */
 void kbitmap__free(struct kbitmap *b);
 
@@ -51,6 +51,6 @@ void kbitmap__free(struct kbitmap *b);
  * site, against calls without.  0, with a message, when it cannot be
  * measured.
  */
-double ktrap_ns(struct kcsand_bpf *skel);
+double kcpu__trap_ns(struct kcsand_bpf *skel);
 
 #endif

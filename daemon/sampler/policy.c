@@ -2,7 +2,7 @@
 /*
  * The site sampler's policy, shared by user and kernel mode: which sites
  * stay armed and what share of the time hot sites take turns in
- * (sampler_choose), and which hot sites a turn arms (hot_cycle_next).  Pure
+ * (sampler__choose), and which hot sites a turn arms (hot_cycle__next).  Pure
  * functions of what the caller measured, so that the unit tests drive them
  * directly; sampler.c measures and arms.
  */
@@ -36,7 +36,7 @@ static int cmp_load(const void *a, const void *b)
 	return x->load < y->load ? -1 : x->load > y->load;
 }
 
-double sampler_choose(const double *x, const bool *known, size_t n, double budget,
+double sampler__choose(const double *x, const bool *known, size_t n, double budget,
 		      double turn_cost, uint8_t *armed, uint8_t *hot, double *hot_share)
 {
 	struct by_load *v = calloc(n ? n : 1, sizeof(*v));
@@ -82,7 +82,7 @@ double sampler_choose(const double *x, const bool *known, size_t n, double budge
 	return q * turn_cost < 1 ? cold + q * turn_cost / (1 - q * turn_cost) : INFINITY;
 }
 
-size_t hot_cycle_next(struct hot_cycle *c, const uint8_t *hot, size_t n, size_t k,
+size_t hot_cycle__next(struct hot_cycle *c, const uint8_t *hot, size_t n, size_t k,
 		      uint64_t *rng, uint8_t *armed)
 {
 	size_t got = 0;
@@ -125,7 +125,7 @@ size_t hot_cycle_next(struct hot_cycle *c, const uint8_t *hot, size_t n, size_t 
 	return got;
 }
 
-void hot_cycle_free(struct hot_cycle *c)
+void hot_cycle__free(struct hot_cycle *c)
 {
 	free(c->v);
 	memset(c, 0, sizeof(*c));

@@ -251,7 +251,7 @@ int sampler__new(const struct sampler_ops *ops, void *ctx, struct kcsand_bpf *sk
 			return err;
 		}
 		s->st.kernel = true;
-		s->st.trap_ns = ktrap_ns(skel);
+		s->st.trap_ns = kcpu__trap_ns(skel);
 		kcpu__delta_ns(&s->kcpu);	/* primes it */
 	} else {
 		s->st.trap_ns = ops->trap_ns(ctx, sampler_calib_target, CALIB_CALLS);
@@ -447,7 +447,7 @@ static void start_turn(struct sampler *s, size_t n, unsigned int turn_ms, uint64
 	for (size_t i = 0; i < n; i++)
 		s->eligible[i] = s->hot[i] &&
 				 (!backs_off(s) || site_backoff__may_turn(&s->bo[i], now));
-	if (!hot_cycle_next(&s->cycle, s->eligible, n, SAMPLER_HOT_PER_TURN, &s->rng, s->turn)) {
+	if (!hot_cycle__next(&s->cycle, s->eligible, n, SAMPLER_HOT_PER_TURN, &s->rng, s->turn)) {
 		memset(s->turn, 0, n);
 		return;
 	}
@@ -640,7 +640,7 @@ static void plan(struct sampler *s, const struct period *pd)
 		for (size_t i = 0; i < n; i++)
 			s->ready[i] = s->known[i] && (!backs_off(s) || s->bo[i].level > 0);
 		memset(s->next, 0, n);
-		est = sampler_choose(s->x, s->ready, n, s->p.budget / 100.0, s->turn_cost, s->next,
+		est = sampler__choose(s->x, s->ready, n, s->p.budget / 100.0, s->turn_cost, s->next,
 				     s->hot, &s->hot_share);
 	}
 	if (s->cum_native > 0)
@@ -751,7 +751,7 @@ void sampler__free(struct sampler *s)
 	free(s->next);
 	free(s->hot);
 	free(s->turn);
-	hot_cycle_free(&s->cycle);
+	hot_cycle__free(&s->cycle);
 	free(s->prev_hits);
 	free(s->prev_ns);
 	free(s->rate);

@@ -121,7 +121,7 @@ struct sampler_stats {
  * within budget given what a turn costs (turn_cost: its share of the
  * target's CPU time).  Returns the expected overhead.
  */
-double sampler_choose(const double *x, const bool *known, size_t n, double budget,
+double sampler__choose(const double *x, const bool *known, size_t n, double budget,
 		      double turn_cost, uint8_t *armed, uint8_t *hot, double *hot_share);
 
 /*
@@ -137,9 +137,9 @@ struct hot_cycle {
 };
 
 /* Set armed[i] for the next k sites of the cycle that are still hot; returns how many. */
-size_t hot_cycle_next(struct hot_cycle *c, const uint8_t *hot, size_t n, size_t k,
+size_t hot_cycle__next(struct hot_cycle *c, const uint8_t *hot, size_t n, size_t k,
 		      uint64_t *rng, uint8_t *armed);
-void hot_cycle_free(struct hot_cycle *c);
+void hot_cycle__free(struct hot_cycle *c);
 
 /*
  * Before the BPF object is loaded: size the statistics map for capacity

@@ -8,20 +8,20 @@
 #include <string.h>
 #include <unistd.h>
 #include "config.h"
-#include "sites/kspec.h"
-#include "hw/wspec.h"
+#include "sites/kernel_spec.h"
+#include "hw/watch_args.h"
 #include "engine/params.h"
 
 #define MAX_WORDS 64
 
-void config_init(struct config *c)
+void config__init(struct config *c)
 {
 	memset(c, 0, sizeof(*c));
 	filter__init(&c->filter);
 	c->to_stderr = c->to_syslog = c->to_kmsg = c->json = CONFIG_UNSET;
 }
 
-void config_free(struct config *c)
+void config__free(struct config *c)
 {
 	for (size_t i = 0; i < c->nr_targets; i++) {
 		free(c->targets[i].binary);
@@ -38,7 +38,7 @@ void config_free(struct config *c)
 	free(c->log);
 	free(c->socket);
 	free(c->socket_group);
-	config_init(c);
+	config__init(c);
 }
 
 static bool str_eq(const char *a, const char *b)
@@ -48,18 +48,18 @@ static bool str_eq(const char *a, const char *b)
 	return !strcmp(a, b);
 }
 
-bool config_target_eq(const struct config_target *t, const struct config_target *u)
+bool config__target_eq(const struct config_target *t, const struct config_target *u)
 {
 	return t->kernel == u->kernel && str_eq(t->binary, u->binary) &&
 	       str_eq(t->functions, u->functions) && t->pid == u->pid && str_eq(t->specs, u->specs);
 }
 
-bool config_watch_eq(const struct config_watch *w, const struct config_watch *v)
+bool config__watch_eq(const struct config_watch *w, const struct config_watch *v)
 {
 	return w->kernel == v->kernel && w->pid == v->pid && str_eq(w->spec, v->spec);
 }
 
-int config_split_specs(const char *specs, char *buf, size_t buflen, const char **out,
+int config__split_specs(const char *specs, char *buf, size_t buflen, const char **out,
 		       size_t max)
 {
 	size_t n = 0;
@@ -133,7 +133,7 @@ static int add_target(struct parse_ctx *pc, struct config *c, const struct confi
 	struct config_target n = *t;
 
 	for (size_t i = 0; i < c->nr_targets; i++)
-		if (config_target_eq(&c->targets[i], t))
+		if (config__target_eq(&c->targets[i], t))
 			return fail(pc, "target %s: %s given twice", t->kernel ? "kernel" : "user",
 				    what);
 	if (c->nr_targets == CONFIG_MAX_TARGETS)
@@ -164,13 +164,13 @@ static int parse_kernel_target(struct parse_ctx *pc, struct config *c, char **w,
 	if (n - 2 > CONFIG_MAX_SPECS)
 		return fail(pc, "target kernel: more than %d specs", CONFIG_MAX_SPECS);
 	for (int i = 2; i < n; i++) {
-		const char *why = kspec_invalid(w[i]);
+		const char *why = kernel_spec__invalid(w[i]);
 
 		if (why)
 			return fail(pc, "target kernel: bad spec '%.64s': %s", w[i], why);
 		len += snprintf(specs + len, sizeof(specs) - len, "%s%s", i > 2 ? " " : "", w[i]);
 	}
-	if (!kspec_selects((const char *const *)w + 2, n - 2))
+	if (!kernel_specs__select((const char *const *)w + 2, n - 2))
 		return fail(pc, "target kernel: only exclusions ('!GLOB'): nothing to probe");
 	return add_target(pc, c, &t, specs);
 }
@@ -220,11 +220,11 @@ static int parse_watch(struct parse_ctx *pc, struct config *c, char **w, int n)
 	struct config_watch cw;
 	char why[160];
 
-	if (wspec_parse((const char *const *)w + 1, n - 1, false, &a, why, sizeof(why)))
+	if (watch_args__parse((const char *const *)w + 1, n - 1, false, &a, why, sizeof(why)))
 		return fail(pc, "watch: %s", why);
 	cw = (struct config_watch){ (char *)a.spec, a.pid, a.kernel };
 	for (size_t i = 0; i < c->nr_watches; i++)
-		if (config_watch_eq(&c->watches[i], &cw))
+		if (config__watch_eq(&c->watches[i], &cw))
 			return fail(pc, "watch: %s given twice", a.spec);
 	if (c->nr_watches == CONFIG_MAX_WATCHES)
 		return fail(pc, "too many watches (at most %d: four debug registers for user "
@@ -349,7 +349,7 @@ static int parse_words(struct parse_ctx *pc, struct config *c, char **w, int n)
 	return ret <= 0 ? ret : parse_param(pc, c, key, w[1]);
 }
 
-int config_parse(const char *text, size_t len, const char *name, struct config *c, char *err,
+int config__parse(const char *text, size_t len, const char *name, struct config *c, char *err,
 		 size_t errlen)
 {
 	struct parse_ctx pc = { .name = name, .err = err, .errlen = errlen };
@@ -459,7 +459,7 @@ static int read_file(const char *path, char **out, size_t *len)
 	return 0;
 }
 
-int config_load(const char *path, struct config *c, char *err, size_t errlen)
+int config__load(const char *path, struct config *c, char *err, size_t errlen)
 {
 	char *text;
 	size_t len;
@@ -471,7 +471,7 @@ int config_load(const char *path, struct config *c, char *err, size_t errlen)
 			 ret == -EINVAL ? "contains a NUL byte" : strerror(-ret));
 		return ret;
 	}
-	ret = config_parse(text, len, path, c, err, errlen);
+	ret = config__parse(text, len, path, c, err, errlen);
 	free(text);
 	/* Checked here, not when a kernel target first needs them: --check and reload see it. */
 	for (size_t i = 0; !ret && i < c->nr_kernel_debug; i++) {

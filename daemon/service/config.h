@@ -5,8 +5,8 @@
  * white space, '#' at the start of a word begins a comment:
  *
  *	target user PATH [--functions GLOB[,GLOB...]] [--pid PID]
- *	target kernel SPEC...		GLOB, module:NAME, FUNC+0xOFF, !GLOB (kspec.h)
- *	watch SPEC [--pid PID|--kernel]	a hardware watchpoint on a variable (wspec.h)
+ *	target kernel SPEC...		GLOB, module:NAME, FUNC+0xOFF, !GLOB (kernel_spec.h)
+ *	watch SPEC [--pid PID|--kernel]	a hardware watchpoint on a variable (watch_args.h)
  *	kernel_debug PATH		a vmlinux or NAME.ko with DWARF (repeatable)
  *	PARAM VALUE			(any name of params.c's table)
  *	filter FUNC...			KCSAN's filter list
@@ -18,8 +18,8 @@
  *	socket_group GROUP
  *	max_sites N
  *
- * config_parse() is a pure function of the text, so that a fuzzer can
- * call it; config_load() reads the file and the filter files it names.
+ * config__parse() is a pure function of the text, so that a fuzzer can
+ * call it; config__load() reads the file and the filter files it names.
  */
 #ifndef KCSAND_CONFIG_H
 #define KCSAND_CONFIG_H
@@ -86,26 +86,26 @@ struct config {
 	size_t max_sites;	/* 0: the engine's default */
 };
 
-void config_init(struct config *c);
-void config_free(struct config *c);
+void config__init(struct config *c);
+void config__free(struct config *c);
 /*
  * Parse text (len bytes, NUL bytes refused) named name in messages.  On
  * error, returns a negative errno with err set to "NAME:LINE: why"; c
  * must be freed either way.
  */
-int config_parse(const char *text, size_t len, const char *name, struct config *c, char *err,
+int config__parse(const char *text, size_t len, const char *name, struct config *c, char *err,
 		 size_t errlen);
 /* Read and parse path, then load the filter files it names. */
-int config_load(const char *path, struct config *c, char *err, size_t errlen);
+int config__load(const char *path, struct config *c, char *err, size_t errlen);
 /* Is w the same watch as v? */
-bool config_watch_eq(const struct config_watch *w, const struct config_watch *v);
+bool config__watch_eq(const struct config_watch *w, const struct config_watch *v);
 /* Is t the same target as u? */
-bool config_target_eq(const struct config_target *t, const struct config_target *u);
+bool config__target_eq(const struct config_target *t, const struct config_target *u);
 /*
  * Split a kernel target's specs into out (at most max), pointing into
  * buf, a copy of them of buflen bytes; the number of specs, or -E2BIG.
  */
-int config_split_specs(const char *specs, char *buf, size_t buflen, const char **out,
+int config__split_specs(const char *specs, char *buf, size_t buflen, const char **out,
 		       size_t max);
 
 #endif

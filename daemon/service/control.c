@@ -298,7 +298,7 @@ static void run_request(struct ctl_server *s, struct client *c, const char *line
 	FILE *out;
 	int ret;
 
-	ret = ctl_parse(line, len, &req, err, sizeof(err));
+	ret = ctl_request__parse(line, len, &req, err, sizeof(err));
 	if (ret) {
 		client_puts(c, "error: ");
 		client_puts(c, err);

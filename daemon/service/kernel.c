@@ -146,7 +146,7 @@ int service_kernel_add(struct service *s, const struct config_target *t, char *e
 	char buf[CONFIG_MAX_LINE];
 	int n;
 
-	n = config_split_specs(t->specs, buf, sizeof(buf), a.specs, CONFIG_MAX_SPECS);
+	n = config__split_specs(t->specs, buf, sizeof(buf), a.specs, CONFIG_MAX_SPECS);
 	if (n <= 0) {
 		snprintf(err, errlen, "kernel target: %s", n ? "too many specs" : "no spec");
 		return n ? n : -EINVAL;
@@ -161,7 +161,7 @@ static void totals_add(struct service_totals *t, struct engine *e)
 {
 	uint64_t c[KCSAND_CTR_COUNT];
 	unsigned long filt, dedup, nochange;
-	struct hwbp_stats hs;
+	struct hwbp_stats hw_st;
 
 	engine__counters(e, c);
 	for (int i = 0; i < KCSAND_CTR_COUNT; i++)
@@ -173,16 +173,16 @@ static void totals_add(struct service_totals *t, struct engine *e)
 	t->reports += engine__nr_reports(e);
 	t->hits += engine__hits(e);
 	t->sites += engine__nr_sites(e);
-	if (!engine__hw_stats(e, &hs)) {
-		t->hw.armed += hs.armed;
-		t->hw.no_slot += hs.no_slot;
-		t->hw.unarmable += hs.unarmable;
-		t->hw.open_failed += hs.open_failed;
-		t->hw.pairs += hs.pairs;
-		t->hw.traps += hs.traps;
-		t->hw.consumed += hs.consumed;
-		t->hw.watchers += hs.watchers;
-		t->hw.probed += hs.probed;
+	if (!engine__hw_stats(e, &hw_st)) {
+		t->hw.armed += hw_st.armed;
+		t->hw.no_slot += hw_st.no_slot;
+		t->hw.unarmable += hw_st.unarmable;
+		t->hw.open_failed += hw_st.open_failed;
+		t->hw.pairs += hw_st.pairs;
+		t->hw.traps += hw_st.traps;
+		t->hw.consumed += hw_st.consumed;
+		t->hw.watchers += hw_st.watchers;
+		t->hw.probed += hw_st.probed;
 	}
 }
 

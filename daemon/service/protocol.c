@@ -7,7 +7,7 @@
 #include <string.h>
 #include "config.h"
 #include "report/filter.h"
-#include "sites/kspec.h"
+#include "sites/kernel_spec.h"
 #include "engine/params.h"
 #include "protocol.h"
 
@@ -87,14 +87,14 @@ static int parse_probe(struct ctl_request *r, const char **w, int n, char *err, 
 			return fail(err, errlen, "probe add kernel: more than %d specs",
 				    CONFIG_MAX_SPECS);
 		for (int i = 2; i < n; i++) {
-			const char *why = kspec_invalid(w[i]);
+			const char *why = kernel_spec__invalid(w[i]);
 
 			if (why)
 				return fail(err, errlen, "probe add kernel: bad spec '%.64s': %s",
 					    w[i], why);
 			r->argv[r->argc++] = w[i];
 		}
-		if (!kspec_selects(r->argv, r->argc))
+		if (!kernel_specs__select(r->argv, r->argc))
 			return fail(err, errlen, "probe add kernel: only exclusions ('!GLOB'): "
 						 "nothing to probe");
 		r->op = CTL_PROBE_ADD_KERNEL;
@@ -136,7 +136,7 @@ static int parse_watch(struct ctl_request *r, const char **w, int n, char *err, 
 		return ret;
 	if (n < 1 || strcmp(w[0], "add"))
 		return fail(err, errlen, "expected 'watch add|remove|list'");
-	if (wspec_parse(w + 1, n - 1, true, &r->watch, why, sizeof(why)))
+	if (watch_args__parse(w + 1, n - 1, true, &r->watch, why, sizeof(why)))
 		return fail(err, errlen, "watch add: %s", why);
 	r->op = CTL_WATCH_ADD;
 	return 0;
@@ -223,7 +223,7 @@ static int parse_words(struct ctl_request *r, const char **w, int n, char *err, 
 	return fail(err, errlen, "unknown request '%.64s' (try help)", w[0]);
 }
 
-int ctl_parse(const char *line, size_t len, struct ctl_request *r, char *err, size_t errlen)
+int ctl_request__parse(const char *line, size_t len, struct ctl_request *r, char *err, size_t errlen)
 {
 	const char *w[CTL_MAX_ARGS + 2];
 	int n = 0, skip = 0;

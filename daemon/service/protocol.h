@@ -5,7 +5,7 @@
  * whitelist) and kcsand's own beside them.  A leading "-j" asks for the
  * reply in JSON.  Every reply ends with a line "ok" or "error: REASON".
  *
- * ctl_parse() is a pure function (a line in, a request out) so that the
+ * ctl_request__parse() is a pure function (a line in, a request out) so that the
  * fuzzer calls it directly; executing a request is control.c's business.
  */
 #ifndef KCSAND_PROTOCOL_H
@@ -13,7 +13,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
-#include "hw/wspec.h"
+#include "hw/watch_args.h"
 
 #define CTL_MAX_LINE	4096	/* bytes of a request, newline excluded */
 #define CTL_MAX_ARGS	64
@@ -31,7 +31,7 @@ enum ctl_op {
 	CTL_GET,		/* argv[0]: parameter, or none for all */
 	CTL_SET,		/* param, value */
 	CTL_PROBE_ADD_USER,	/* binary, functions, pid */
-	CTL_PROBE_ADD_KERNEL,	/* argv: specs (kspec.h) */
+	CTL_PROBE_ADD_KERNEL,	/* argv: specs (kernel_spec.h) */
 	CTL_PROBE_REMOVE,	/* id */
 	CTL_PROBE_LIST,
 	CTL_WATCH_ADD,		/* watch */
@@ -63,7 +63,7 @@ struct ctl_request {
  * ignored).  Returns 0, or -EINVAL with a reason in err (without the
  * "error: " prefix).
  */
-int ctl_parse(const char *line, size_t len, struct ctl_request *req, char *err, size_t errlen);
+int ctl_request__parse(const char *line, size_t len, struct ctl_request *req, char *err, size_t errlen);
 /* The request words, one line each, for "help". */
 extern const char ctl_help_text[];
 

@@ -26,7 +26,7 @@ static bool filters_equal(const struct filter *a, const struct filter *b)
 static bool has_target(const struct config *c, const struct config_target *t)
 {
 	for (size_t i = 0; i < c->nr_targets; i++)
-		if (config_target_eq(&c->targets[i], t))
+		if (config__target_eq(&c->targets[i], t))
 			return true;
 	return false;
 }
@@ -34,7 +34,7 @@ static bool has_target(const struct config *c, const struct config_target *t)
 static bool has_watch(const struct config *c, const struct config_watch *w)
 {
 	for (size_t i = 0; i < c->nr_watches; i++)
-		if (config_watch_eq(&c->watches[i], w))
+		if (config__watch_eq(&c->watches[i], w))
 			return true;
 	return false;
 }
@@ -198,9 +198,9 @@ static void reload_commit(struct service *s, struct config *nc)
 	if (s->kernel.e && !kernel_debug_equal(&s->cfg, nc))
 		service_say(s, LOG_WARNING, "reload: the kernel_debug files apply once every kernel "
 					    "target is gone and one is added again (or after a restart)");
-	config_free(&s->cfg);
+	config__free(&s->cfg);
 	s->cfg = *nc;
-	config_init(nc);
+	config__init(nc);
 	service_kernel_gc(s);
 	service_say(s, LOG_INFO, "reloaded %s: %zu probes (%zu kernel), %zu watches, %zu sites",
 		    s->o.config_path, s->nr_probes, service_nr_probes(s, true), s->nr_watches,
@@ -254,8 +254,8 @@ int service__reload(struct service *s, char *err, size_t errlen)
 		free(u);
 		return ret;
 	}
-	config_init(nc);
-	ret = config_load(s->o.config_path, nc, err, errlen);
+	config__init(nc);
+	ret = config__load(s->o.config_path, nc, err, errlen);
 	if (!ret) {
 		s->loading = nc;
 		ret = reload_attach(s, nc, u, err, errlen);
@@ -267,7 +267,7 @@ int service__reload(struct service *s, char *err, size_t errlen)
 	for (size_t i = 0; i < u->nr_gone; i++)
 		free(u->gone[i].t.specs);
 	s->loading = NULL;
-	config_free(nc);
+	config__free(nc);
 	free(nc);
 	free(u);
 	return ret;

@@ -276,7 +276,7 @@ static struct json_object *probe_json(const struct probe *p)
 	if (p->t.kernel) {
 		const char *specs[CONFIG_MAX_SPECS];
 		char buf[CONFIG_MAX_LINE];
-		int n = config_split_specs(p->t.specs, buf, sizeof(buf), specs, CONFIG_MAX_SPECS);
+		int n = config__split_specs(p->t.specs, buf, sizeof(buf), specs, CONFIG_MAX_SPECS);
 
 		json__add(o, "specs", json_strings(specs, n > 0 ? n : 0));
 	} else {

@@ -52,9 +52,9 @@ static char *render(const struct report_view *v, bool json)
 	if (!m)
 		return NULL;
 	if (json)
-		report_print_json(v, m);
+		report__print_json(v, m);
 	else
-		report_print_text(v, m);
+		report__print_text(v, m);
 	if (fclose(m)) {
 		free(buf);
 		return NULL;
@@ -72,8 +72,8 @@ static void on_report(void *ctx, const struct report_view *v)
 	struct sink_fields f = {
 		.title = title,
 		.func = { v->this.func, r->has_other ? v->other.func : NULL },
-		.access = { report_access_type(r->this.type),
-			    r->has_other ? report_access_type(r->other.type) : NULL },
+		.access = { report__access_type(r->this.type),
+			    r->has_other ? report__access_type(r->other.type) : NULL },
 		.addr = r->this.addr,
 		.pid = { r->this.pid, r->has_other ? r->other.pid : 0 },
 		.tid = { r->this.tid, r->has_other ? r->other.tid : 0 },
@@ -85,7 +85,7 @@ static void on_report(void *ctx, const struct report_view *v)
 		free(json);
 		return;
 	}
-	report_title(v, title, sizeof(title));
+	report__title(v, title, sizeof(title));
 	sinks__emit(s->sinks, &f, text, json);
 	if (s->ctl)
 		ctl_server__broadcast(s->ctl, text, json);
@@ -463,7 +463,7 @@ static struct service *service_alloc(const struct service_opts *o, struct config
 	s->kernel = (struct service_engine){ .s = s, .kernel = true };
 	filter__init(&s->filter);
 	s->cfg = *c;
-	config_init(c);
+	config__init(c);
 	return s;
 }
 
@@ -585,7 +585,7 @@ void service__free(struct service *s)
 		close(s->epfd);
 	sinks__free(s->sinks);
 	filter__free(&s->filter);
-	config_free(&s->cfg);
+	config__free(&s->cfg);
 	free(s);
 	kcsand__set_print(NULL);
 }

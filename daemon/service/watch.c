@@ -195,7 +195,7 @@ static int resolve_user(const struct service *s, pid_t pid, const char *spec, ch
 			 strerror(-ret));
 		return ret;
 	}
-	if (!hwbp_resolve_symbol(pid, exe, false, name, &addr, &size))
+	if (!hwbp__resolve_symbol(pid, exe, false, name, &addr, &size))
 		where = exe;
 	for (size_t i = 0; !where && i < s->nr_probes; i++) {
 		const struct config_target *t = &s->probes[i].t;
@@ -203,7 +203,7 @@ static int resolve_user(const struct service *s, pid_t pid, const char *spec, ch
 		if (t->kernel || !realpath(t->binary, real) || !strcmp(real, exe) ||
 		    !proc_maps(pid, real))
 			continue;
-		if (!hwbp_resolve_symbol(pid, real, true, name, &addr, &size))
+		if (!hwbp__resolve_symbol(pid, real, true, name, &addr, &size))
 			where = real;
 	}
 	if (!where) {

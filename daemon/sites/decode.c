@@ -414,7 +414,7 @@ static int collect_sites(ZydisDecoder *dec, const uint8_t *code, size_t len, uin
 	return 0;
 }
 
-int decode_function(const uint8_t *code, size_t len, uint64_t vaddr, uint32_t func_idx,
+int decode__function(const uint8_t *code, size_t len, uint64_t vaddr, uint32_t func_idx,
 		    const struct decode_opts *opts, struct site_vec *out,
 		    struct decode_stats *stats)
 {

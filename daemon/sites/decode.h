@@ -37,7 +37,7 @@ enum mark_reason {
 };
 
 /* "lock prefix", "inline accessor", ...; "plain" for MARK_NONE (defined in mark.c). */
-const char *mark_reason_name(uint32_t reason);
+const char *mark_reason__name(uint32_t reason);
 
 struct elf_func {
 	char *name;
@@ -98,7 +98,7 @@ void site_vec__free(struct site_vec *vec);
  * memory-access sites to out, with file_off = vaddr + (file_delta) left to
  * the caller (set to vaddr here).  Returns 0 or a negative errno.
  */
-int decode_function(const uint8_t *code, size_t len, uint64_t vaddr, uint32_t func_idx,
+int decode__function(const uint8_t *code, size_t len, uint64_t vaddr, uint32_t func_idx,
 		    const struct decode_opts *opts, struct site_vec *out,
 		    struct decode_stats *stats);
 

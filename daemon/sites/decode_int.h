@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * Private to the instruction decoder (decode.c, frame.c): the Zydis
- * register helpers both use, and the frame analysis that decode_function()
+ * register helpers both use, and the frame analysis that decode__function()
  * runs over a function's instructions to give each site its return-address
  * offset (struct kcsand_site::ra_off).
  */

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * Frame analysis: where the return address is at each instruction of a
- * function.  decode_function() describes every instruction's effect on
+ * function.  decode__function() describes every instruction's effect on
  * rsp and rbp (frame_effect()); a data flow over the direct branches from
  * the entry then tells, for each site, whether rbp holds the function's
  * frame yet and, when it does not, at which offset from rsp the return

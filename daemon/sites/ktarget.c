@@ -9,7 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "kcore.h"
-#include "kspec.h"
+#include "kernel_spec.h"
 #include "ktarget.h"
 #include "util/print.h"
 
@@ -22,7 +22,7 @@ struct blacklist {
 	size_t n;
 };
 
-static void blacklist__load(struct blacklist *bl)
+static void load_blacklist(struct blacklist *bl)
 {
 	FILE *f = fopen("/sys/kernel/debug/kprobes/blacklist", "r");
 	unsigned long long a, b;
@@ -46,7 +46,7 @@ static void blacklist__load(struct blacklist *bl)
 	fclose(f);
 }
 
-static bool blacklist__has(const struct blacklist *bl, uint64_t addr)
+static bool blacklist_has(const struct blacklist *bl, uint64_t addr)
 {
 	for (size_t i = 0; i < bl->n; i++)
 		if (addr >= bl->r[i][0] && addr < bl->r[i][1])
@@ -55,7 +55,7 @@ static bool blacklist__has(const struct blacklist *bl, uint64_t addr)
 }
 
 /* A parsed spec. */
-struct kspec {
+struct kernel_spec {
 	const char *module;	/* module:NAME */
 	const char *src;	/* src:PATH */
 	char func[256];		/* FUNC+0xOFF */
@@ -65,9 +65,9 @@ struct kspec {
 	const char *glob;
 };
 
-static int parse_spec(const char *s, struct kspec *sp)
+static int parse_spec(const char *s, struct kernel_spec *sp)
 {
-	const char *why = kspec_invalid(s), *plus;
+	const char *why = kernel_spec__invalid(s), *plus;
 
 	memset(sp, 0, sizeof(*sp));
 	if (why) {
@@ -99,7 +99,7 @@ static int parse_spec(const char *s, struct kspec *sp)
 	return 0;
 }
 
-static bool spec_matches(const struct kspec *sp, const struct ksym *k,
+static bool spec_matches(const struct kernel_spec *sp, const struct ksym *k,
 			 const struct ktarget_skip *skip)
 {
 	if (sp->src)
@@ -138,7 +138,7 @@ int ktarget__build(struct ksyms *ks, const char *const *specs, size_t nr_specs,
 		   const struct decode_opts *opts, const struct ktarget_skip *skip,
 		   struct target_obj **out, struct ktarget_skipped *skipped)
 {
-	struct kspec *sp = calloc(nr_specs ? nr_specs : 1, sizeof(*sp));
+	struct kernel_spec *sp = calloc(nr_specs ? nr_specs : 1, sizeof(*sp));
 	struct target_obj *obj = calloc(1, sizeof(*obj));
 	struct blacklist bl = {};
 	struct kcore kc = { .fd = -1 };
@@ -161,7 +161,7 @@ int ktarget__build(struct ksyms *ks, const char *const *specs, size_t nr_specs,
 	kopts.skip_gs = true;
 	kopts.probe_locked = true;
 	kopts.stop_at_padding = true;
-	blacklist__load(&bl);
+	load_blacklist(&bl);
 
 	for (size_t i = 0; i < ksyms__count(ks); i++) {
 		const struct ksym *k = ksyms__at(ks, i);
@@ -176,7 +176,7 @@ int ktarget__build(struct ksyms *ks, const char *const *specs, size_t nr_specs,
 			match = !(sp[j].exclude && spec_matches(&sp[j], k, skip));
 		if (!match)
 			continue;
-		if (blacklist__has(&bl, k->addr)) {
+		if (blacklist_has(&bl, k->addr)) {
 			skipped->blacklisted++;
 			continue;
 		}
@@ -224,7 +224,7 @@ int ktarget__build(struct ksyms *ks, const char *const *specs, size_t nr_specs,
 				fn->name, fn->vaddr, strerror(-err));
 			goto out;
 		}
-		err = decode_function(code, len, fn->vaddr, f, &kopts, &obj->sites, &obj->stats);
+		err = decode__function(code, len, fn->vaddr, f, &kopts, &obj->sites, &obj->stats);
 		if (err)
 			goto out;
 		/* FUNC+0xOFF keeps exactly that instruction. */

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * ELF objects for decoding: the functions of an executable or shared
- * object (libelf), the code decode_function() reads, and the PT_LOAD
+ * object (libelf), the code decode__function() reads, and the PT_LOAD
  * mapping from a site's virtual address to the file offset a uprobe takes.
  */
 #include <errno.h>
@@ -415,7 +415,7 @@ int target_obj__decode(struct target_obj *obj, const char *globs, const struct d
 			err = -EIO;
 			break;
 		}
-		err = decode_function((const uint8_t *)data->d_buf + (f->vaddr - sh.sh_addr),
+		err = decode__function((const uint8_t *)data->d_buf + (f->vaddr - sh.sh_addr),
 				      f->size, f->vaddr, (uint32_t)i, opts, &obj->sites,
 				      &obj->stats);
 

@@ -34,7 +34,7 @@ _Static_assert(__builtin_offsetof(union uprobe_multi_attr, link_create.path) == 
 _Static_assert(__builtin_offsetof(union uprobe_multi_attr, link_create.cnt) == 48,
 	       "uprobe_multi.cnt offset");
 
-bool kernel_has_uprobe_multi(void)
+bool uprobe_multi__supported(void)
 {
 	struct btf *btf = btf__load_vmlinux_btf();
 	bool ok;
@@ -46,13 +46,13 @@ bool kernel_has_uprobe_multi(void)
 	return ok;
 }
 
-int uprobe_multi_attach(int prog_fd, const char *path, const __u64 *offsets,
+int uprobe_multi__attach(int prog_fd, const char *path, const __u64 *offsets,
 			const __u64 *cookies, size_t cnt, int pid)
 {
-	return uprobe_multi_attach_flags(prog_fd, path, offsets, cookies, cnt, pid, 0);
+	return uprobe_multi__attach_flags(prog_fd, path, offsets, cookies, cnt, pid, 0);
 }
 
-int uprobe_multi_attach_flags(int prog_fd, const char *path, const __u64 *offsets,
+int uprobe_multi__attach_flags(int prog_fd, const char *path, const __u64 *offsets,
 			      const __u64 *cookies, size_t cnt, int pid, __u32 flags)
 {
 	union uprobe_multi_attr attr;

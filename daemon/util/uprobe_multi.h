@@ -16,7 +16,7 @@
 #define KCSAND_BPF_TRACE_UPROBE_MULTI 48
 
 /* Does the running kernel know uprobe_multi links?  Decided from its BTF. */
-bool kernel_has_uprobe_multi(void);
+bool uprobe_multi__supported(void);
 
 /*
  * Attach prog_fd (loaded with expected_attach_type UPROBE_MULTI) at cnt file
@@ -24,11 +24,11 @@ bool kernel_has_uprobe_multi(void);
  * Returns the link fd or a negative errno.  cnt must be > 0: the kernel
  * refuses an empty link with EINVAL.
  */
-int uprobe_multi_attach(int prog_fd, const char *path, const __u64 *offsets,
+int uprobe_multi__attach(int prog_fd, const char *path, const __u64 *offsets,
 			const __u64 *cookies, size_t cnt, int pid);
 /* The same with the link's flags: KCSAND_UPROBE_MULTI_RETURN probes the functions' returns. */
 #define KCSAND_UPROBE_MULTI_RETURN 1
-int uprobe_multi_attach_flags(int prog_fd, const char *path, const __u64 *offsets,
+int uprobe_multi__attach_flags(int prog_fd, const char *path, const __u64 *offsets,
 			      const __u64 *cookies, size_t cnt, int pid, __u32 flags);
 
 #endif

@@ -26,27 +26,27 @@ struct test_result pending;
 static struct pt_regs test_regs;
 static const struct kcsand_site test_site = { .ra_off = -1, .scale = 1 };
 
-static __always_inline int test_hit(struct hit *h, void *ctx)
+static __always_inline int test_hit(struct hit *hit, void *ctx)
 {
 	__u32 zero = 0;
 
-	h->cs = bpf_map_lookup_elem(&cpu_state, &zero);
-	if (!h->cs)
+	hit->percpu = bpf_map_lookup_elem(&cpu_state, &zero);
+	if (!hit->percpu)
 		return -1;
-	h->ctx = ctx;
-	h->regs = &test_regs;
-	h->site = &test_site;
-	h->site_idx = 0;
-	h->addr = in.addr;
-	h->ip = in.ip;
-	h->size = in.size;
-	h->type = in.type;
-	h->in_interrupt = 0;
-	h->user = in.user;
-	h->every = 1;
-	h->acc_flags = 0;
-	h->stack = NULL;
-	h->nr_frames = 0;
+	hit->ctx = ctx;
+	hit->regs = &test_regs;
+	hit->site = &test_site;
+	hit->site_idx = 0;
+	hit->addr = in.addr;
+	hit->ip = in.ip;
+	hit->size = in.size;
+	hit->type = in.type;
+	hit->in_interrupt = 0;
+	hit->user = in.user;
+	hit->every = 1;
+	hit->acc_flags = 0;
+	hit->stack = NULL;
+	hit->nr_frames = 0;
 	return 0;
 }
 
@@ -75,7 +75,7 @@ static __always_inline int restore_watch(struct watch *w)
 	struct saved_watch *s = saved();
 
 	w->slot = s->slot;
-	w->info = bpf_map_lookup_elem(&slot_info, &w->slot);
+	w->info = bpf_map_lookup_elem(&slot_infos, &w->slot);
 	if (!w->info)
 		return -1;
 	w->wp = s->wp;
@@ -94,11 +94,11 @@ SEC("raw_tp")
 int watch_arm(void *ctx)
 {
 	struct watch w = {};
-	struct hit h;
+	struct hit hit;
 
-	if (test_hit(&h, ctx))
+	if (test_hit(&hit, ctx))
 		return 1;
-	out.ret = wp_arm(&h, &w);
+	out.ret = wp_arm(&hit, &w);
 	out.slot = w.slot;
 	out.gen = w.gen;
 	out.wp = w.wp;
@@ -112,11 +112,11 @@ SEC("raw_tp")
 int watch_stall(void *ctx)
 {
 	struct watch w = {};
-	struct hit h;
+	struct hit hit;
 
-	if (test_hit(&h, ctx) || restore_watch(&w))
+	if (test_hit(&hit, ctx) || restore_watch(&w))
 		return 1;
-	wp_stall(&h, &w);
+	wp_stall(&hit, &w);
 	save_watch(&w);
 	return 0;
 }
@@ -126,11 +126,11 @@ SEC("raw_tp")
 int watch_disarm(void *ctx)
 {
 	struct watch w = {};
-	struct hit h;
+	struct hit hit;
 
-	if (test_hit(&h, ctx) || restore_watch(&w))
+	if (test_hit(&hit, ctx) || restore_watch(&w))
 		return 1;
-	wp_disarm(&h, &w);
+	wp_disarm(&hit, &w);
 	return 0;
 }
 
@@ -138,13 +138,13 @@ int watch_disarm(void *ctx)
 SEC("raw_tp")
 int access(void *ctx)
 {
-	struct hit h;
+	struct hit hit;
 
-	if (test_hit(&h, ctx))
+	if (test_hit(&hit, ctx))
 		return 1;
-	out.ret = find_watchpoint(&h, &out.slot, &out.wp, &out.gen);
+	out.ret = find_watchpoint(&hit, &out.slot, &out.wp, &out.gen);
 	if (out.ret)
-		found_watchpoint(&h, out.slot, out.wp, out.gen);
+		found_watchpoint(&hit, out.slot, out.wp, out.gen);
 	return 0;
 }
 
@@ -152,11 +152,11 @@ int access(void *ctx)
 SEC("raw_tp")
 int claim(void *ctx)
 {
-	struct hit h;
+	struct hit hit;
 
-	if (test_hit(&h, ctx))
+	if (test_hit(&hit, ctx))
 		return 1;
-	out.ret = find_watchpoint(&h, &pending.slot, &pending.wp, &pending.gen) &&
+	out.ret = find_watchpoint(&hit, &pending.slot, &pending.wp, &pending.gen) &&
 		  wp_claim(pending.slot, pending.wp);
 	return 0;
 }
@@ -165,11 +165,11 @@ int claim(void *ctx)
 SEC("raw_tp")
 int publish(void *ctx)
 {
-	struct hit h;
+	struct hit hit;
 
-	if (test_hit(&h, ctx))
+	if (test_hit(&hit, ctx))
 		return 1;
-	wp_publish(&h, pending.slot, pending.gen);
+	wp_publish(&hit, pending.slot, pending.gen);
 	return 0;
 }
 

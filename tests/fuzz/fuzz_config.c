@@ -8,8 +8,8 @@
 #include <string.h>
 #include <stdlib.h>
 #include "service/config.h"
-#include "sites/kspec.h"
-#include "hw/wspec.h"
+#include "sites/kernel_spec.h"
+#include "hw/watch_args.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -17,8 +17,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	char err[512];
 	int ret;
 
-	config_init(&c);
-	ret = config_parse((const char *)data, size, "fuzz.conf", &c, err, sizeof(err));
+	config__init(&c);
+	ret = config__parse((const char *)data, size, "fuzz.conf", &c, err, sizeof(err));
 	if (ret && strncmp(err, "fuzz.conf:", 10))
 		abort();	/* every error names the file */
 	if (!ret) {
@@ -37,24 +37,24 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				continue;
 			}
 			/* What the service hands engine__add_kernel(): valid specs, not only '!'. */
-			n = config_split_specs(t->specs, buf, sizeof(buf), specs, CONFIG_MAX_SPECS);
-			if (t->binary || n <= 0 || !kspec_selects(specs, n))
+			n = config__split_specs(t->specs, buf, sizeof(buf), specs, CONFIG_MAX_SPECS);
+			if (t->binary || n <= 0 || !kernel_specs__select(specs, n))
 				abort();
 			for (int j = 0; j < n; j++)
-				if (kspec_invalid(specs[j]))
+				if (kernel_spec__invalid(specs[j]))
 					abort();
 		}
 		/* What service_add_watch() is handed: a valid SPEC, a user pid or the kernel. */
 		if (c.nr_watches > CONFIG_MAX_WATCHES)
 			abort();
 		for (size_t i = 0; i < c.nr_watches; i++)
-			if (!c.watches[i].spec || wspec_invalid(c.watches[i].spec) ||
+			if (!c.watches[i].spec || watch_spec__invalid(c.watches[i].spec) ||
 			    c.watches[i].pid < 0 || (c.watches[i].kernel && c.watches[i].pid))
 				abort();
 		for (size_t i = 0; i < c.nr_kernel_debug; i++)
 			if (c.kernel_debug[i][0] != '/')
 				abort();
 	}
-	config_free(&c);
+	config__free(&c);
 	return 0;
 }

@@ -7,10 +7,10 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include "sites/kspec.h"
+#include "sites/kernel_spec.h"
 #include "engine/params.h"
 #include "service/protocol.h"
-#include "hw/wspec.h"
+#include "hw/watch_args.h"
 
 static struct ctl_request req;
 
@@ -23,7 +23,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		const char *nl = memchr(p, '\n', end - p), *eol = nl ? nl : end;
 
 		err[0] = '\0';
-		if (ctl_parse(p, eol - p, &req, err, sizeof(err))) {
+		if (ctl_request__parse(p, eol - p, &req, err, sizeof(err))) {
 			if (!err[0])
 				abort();	/* an error always says why */
 		} else {
@@ -38,16 +38,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			if (req.op == CTL_PROBE_ADD_USER && req.binary[0] != '/')
 				abort();
 			if (req.op == CTL_PROBE_ADD_KERNEL &&
-			    (!req.argc || !kspec_selects(req.argv, req.argc)))
+			    (!req.argc || !kernel_specs__select(req.argv, req.argc)))
 				abort();
 			/* A watch the executor arms: a valid SPEC, one mode, a bounded duration. */
 			if (req.op == CTL_WATCH_ADD &&
-			    (!req.watch.spec || wspec_invalid(req.watch.spec) ||
+			    (!req.watch.spec || watch_spec__invalid(req.watch.spec) ||
 			     (req.watch.kernel && req.watch.pid) || req.watch.pid < 0 ||
-			     req.watch.duration_s > WSPEC_MAX_DURATION))
+			     req.watch.duration_s > WATCH_MAX_DURATION))
 				abort();
 			for (int i = 0; req.op == CTL_PROBE_ADD_KERNEL && i < req.argc; i++)
-				if (kspec_invalid(req.argv[i]))
+				if (kernel_spec__invalid(req.argv[i]))
 					abort();
 		}
 		p = nl ? nl + 1 : end;

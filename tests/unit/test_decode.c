@@ -36,7 +36,7 @@ static struct result decode_opts(const uint8_t *code, size_t len, const struct d
 {
 	struct result r = {};
 
-	r.err = decode_function(code, len, 0x1000, 7, opts, &r.sites, &r.stats);
+	r.err = decode__function(code, len, 0x1000, 7, opts, &r.sites, &r.stats);
 	return r;
 }
 
@@ -54,7 +54,7 @@ static struct result decode(const uint8_t *code, size_t len)
 /* Exactly one site, and nothing counted as left out. */
 static const struct site *one_site(struct result *r)
 {
-	ASSERT_ZERO(r->err, "decode_function");
+	ASSERT_ZERO(r->err, "decode__function");
 	if (!ASSERT_EQ(r->sites.n, 1, "sites"))
 		return NULL;
 	ASSERT_EQ(r->stats.sites, 1, "stats.sites");
@@ -66,7 +66,7 @@ static const struct site *one_site(struct result *r)
 /* No site; what was counted is checked by the caller. */
 static void no_site(struct result *r)
 {
-	ASSERT_ZERO(r->err, "decode_function");
+	ASSERT_ZERO(r->err, "decode__function");
 	ASSERT_EQ(r->sites.n, 0, "sites");
 	ASSERT_EQ(r->stats.sites, 0, "stats.sites");
 	ASSERT_EQ(r->stats.funcs_without_sites, 1, "stats.funcs_without_sites");
@@ -309,7 +309,7 @@ static void test_instructions(void)
 			   0x89, 0x45, 0x14,			/* mov [rbp+0x14],eax */
 			   0x5b,				/* pop rbx */
 			   0xc3);				/* ret */
-		ASSERT_ZERO(r.err, "decode_function");
+		ASSERT_ZERO(r.err, "decode__function");
 		ASSERT_EQ(r.sites.n, 3, "sites: [rdi] and both rbp-based accesses");
 		ASSERT_EQ(r.stats.skipped_stack, 0, "stats.skipped_stack");
 		if (r.sites.n == 3) {
@@ -454,7 +454,7 @@ static void test_instructions(void)
 		r = DECODE(0x8b, 0x07,			/* mov eax,[rdi] */
 			   0x06,			/* push es: invalid in long mode */
 			   0x8b, 0x06);			/* mov eax,[rsi] */
-		ASSERT_ZERO(r.err, "decode_function");
+		ASSERT_ZERO(r.err, "decode__function");
 		ASSERT_EQ(r.sites.n, 1, "sites");
 		ASSERT_EQ(r.stats.decode_errors, 1, "stats.decode_errors");
 		ASSERT_EQ(r.stats.insns, 1, "stats.insns");
@@ -720,7 +720,7 @@ static void test_shapes(void)
 				0x89, 0x01,			/* 14: mov [rcx],eax */
 				0xc3, 0xcc, 0xcc,		/* 16: ret, then padding */
 				0x8b, 0x01);			/* 19: the next symbol's code */
-		ASSERT_ZERO(r.err, "decode_function");
+		ASSERT_ZERO(r.err, "decode__function");
 		ASSERT_EQ(r.sites.n, 4, "sites after the first and the second ret");
 		if (r.sites.n == 4) {
 			ASSERT_EQ(r.sites.v[2].vaddr, 0x100c, "third site");
@@ -751,7 +751,7 @@ static void test_shapes(void)
 			   0x85, 0xc0,				/* 8: test eax,eax */
 			   0x75, 0xf6,				/* a: jne 2 */
 			   0xc3);				/* c: ret */
-		ASSERT_ZERO(r.err, "decode_function");
+		ASSERT_ZERO(r.err, "decode__function");
 		ASSERT_EQ(r.sites.n, 1, "sites: only [rsi]");
 		if (r.sites.n == 1)
 			ASSERT_EQ(r.sites.v[0].vaddr, 0x1006, "site");

@@ -27,7 +27,7 @@ __attribute__((noipa)) long hw_test_clobber(long *p)
 	return r;
 }
 
-/* Every site of func in the running test: hw_insn_before() at its end must give it back. */
+/* Every site of func in the running test: hwbp__insn_before() at its end must give it back. */
 static int check_func_sites(const char *func, int want_lost)
 {
 	const struct decode_opts opts = { .keep_stack = true, .probe_locked = true };
@@ -41,7 +41,7 @@ static int check_func_sites(const char *func, int want_lost)
 		const struct site *s = &obj->sites.v[i];
 		struct kcsand_site got;
 
-		if (!ASSERT_OK(hw_insn_before("/proc/self/exe", s->vaddr + s->desc.insn_len, &got),
+		if (!ASSERT_OK(hwbp__insn_before("/proc/self/exe", s->vaddr + s->desc.insn_len, &got),
 			       "the instruction that ends at the trap's ip"))
 			continue;
 		ASSERT_EQ(got.size, s->desc.size, "size");
@@ -64,61 +64,61 @@ int main(void)
 	bool on[8];
 
 	TEST(symbol_spec) {
-		ASSERT_OK(hwbp_parse_spec("level", name, sizeof(name), &addr, &len), "parse");
+		ASSERT_OK(hwbp__parse_spec("level", name, sizeof(name), &addr, &len), "parse");
 		ASSERT_STREQ(name, "level", "name");
 		ASSERT_EQ(len, 0, "no length: the symbol's size decides");
 	}
 	TEST(symbol_with_length) {
-		ASSERT_OK(hwbp_parse_spec("stats.count:4", name, sizeof(name), &addr, &len), "parse");
+		ASSERT_OK(hwbp__parse_spec("stats.count:4", name, sizeof(name), &addr, &len), "parse");
 		ASSERT_STREQ(name, "stats.count", "name");
 		ASSERT_EQ(len, 4, "length");
 	}
 	TEST(address_spec) {
-		ASSERT_OK(hwbp_parse_spec("0x7ffd1000:8", name, sizeof(name), &addr, &len), "parse");
+		ASSERT_OK(hwbp__parse_spec("0x7ffd1000:8", name, sizeof(name), &addr, &len), "parse");
 		ASSERT_STREQ(name, "", "no name");
 		ASSERT_EQ(addr, 0x7ffd1000, "address");
 		ASSERT_EQ(len, 8, "length");
 	}
 	TEST(bad_specs) {
-		ASSERT_TRUE(hwbp_parse_spec("x:3", name, sizeof(name), &addr, &len) < 0, "length 3");
-		ASSERT_TRUE(hwbp_parse_spec(":4", name, sizeof(name), &addr, &len) < 0, "no name");
-		ASSERT_TRUE(hwbp_parse_spec("0x12zz", name, sizeof(name), &addr, &len) < 0,
+		ASSERT_TRUE(hwbp__parse_spec("x:3", name, sizeof(name), &addr, &len) < 0, "length 3");
+		ASSERT_TRUE(hwbp__parse_spec(":4", name, sizeof(name), &addr, &len) < 0, "no name");
+		ASSERT_TRUE(hwbp__parse_spec("0x12zz", name, sizeof(name), &addr, &len) < 0,
 			    "bad address");
 	}
 	TEST(aligned_access_is_its_own_range) {
-		ASSERT_OK(hwbp_cover(0x1004, 4, &bp, &bl), "cover");
+		ASSERT_OK(hwbp__cover(0x1004, 4, &bp, &bl), "cover");
 		ASSERT_EQ(bp, 0x1004, "address");
 		ASSERT_EQ(bl, 4, "length");
 	}
 	TEST(unaligned_access_widens) {
-		ASSERT_OK(hwbp_cover(0x1002, 2, &bp, &bl), "2 bytes at 2");
+		ASSERT_OK(hwbp__cover(0x1002, 2, &bp, &bl), "2 bytes at 2");
 		ASSERT_EQ(bl, 2, "still 2");
-		ASSERT_OK(hwbp_cover(0x1003, 2, &bp, &bl), "2 bytes at 3");
+		ASSERT_OK(hwbp__cover(0x1003, 2, &bp, &bl), "2 bytes at 3");
 		ASSERT_EQ(bp, 0x1000, "widened to the aligned word");
 		ASSERT_EQ(bl, 8, "8 bytes cover [3, 5)");
 	}
 	TEST(too_wide_or_straddling_is_refused) {
-		ASSERT_TRUE(hwbp_cover(0x1000, 16, &bp, &bl) < 0, "16 bytes");
-		ASSERT_TRUE(hwbp_cover(0x1006, 4, &bp, &bl) < 0, "crosses an 8-byte boundary");
+		ASSERT_TRUE(hwbp__cover(0x1000, 16, &bp, &bl) < 0, "16 bytes");
+		ASSERT_TRUE(hwbp__cover(0x1006, 4, &bp, &bl) < 0, "crosses an 8-byte boundary");
 	}
 	TEST(kernel_address_spec) {
-		ASSERT_OK(hwbp_parse_spec("0xffffffffc02c9440", name, sizeof(name), &addr, &len),
+		ASSERT_OK(hwbp__parse_spec("0xffffffffc02c9440", name, sizeof(name), &addr, &len),
 			  "parse");
 		ASSERT_EQ(addr, 0xffffffffc02c9440ULL, "a kernel address fits");
 		ASSERT_TRUE(addr >= HWBP_KERNEL_START, "and is one");
 	}
 	TEST(cpu_list_ranges_and_singles) {
-		ASSERT_EQ(hwbp_parse_cpus("0-2,5\n", on, 8), 4, "four CPUs");
+		ASSERT_EQ(hwbp__parse_cpus("0-2,5\n", on, 8), 4, "four CPUs");
 		ASSERT_TRUE(on[0] && on[1] && on[2] && !on[3] && !on[4] && on[5] && !on[6],
 			    "0, 1, 2 and 5");
-		ASSERT_EQ(hwbp_parse_cpus("3", on, 8), 1, "one CPU");
+		ASSERT_EQ(hwbp__parse_cpus("3", on, 8), 1, "one CPU");
 		ASSERT_TRUE(on[3] && !on[0], "only 3, the previous list cleared");
 	}
 	TEST(cpu_list_bad) {
-		ASSERT_EQ(hwbp_parse_cpus("", on, 8), -EINVAL, "empty");
-		ASSERT_EQ(hwbp_parse_cpus("2-1", on, 8), -EINVAL, "backwards range");
-		ASSERT_EQ(hwbp_parse_cpus("0,x", on, 8), -EINVAL, "not a number");
-		ASSERT_EQ(hwbp_parse_cpus("0-8", on, 8), -ERANGE, "beyond max");
+		ASSERT_EQ(hwbp__parse_cpus("", on, 8), -EINVAL, "empty");
+		ASSERT_EQ(hwbp__parse_cpus("2-1", on, 8), -EINVAL, "backwards range");
+		ASSERT_EQ(hwbp__parse_cpus("0,x", on, 8), -EINVAL, "not a number");
+		ASSERT_EQ(hwbp__parse_cpus("0-8", on, 8), -ERANGE, "beyond max");
 	}
 	/* Issue 10, finding 9: the access a debug register trapped, from its instruction. */
 	TEST(trapped_instruction_is_decoded) {
@@ -139,7 +139,7 @@ int main(void)
 		w.value_valid = 1;
 		w.value[1] = 3;		/* before the write */
 		w.value[0] = 4;		/* after it */
-		hwbp_later_write(&race, &w, &out);
+		hwbp__later_write(&race, &w, &out);
 		ASSERT_TRUE(out.has_other, "both stacks");
 		ASSERT_TRUE(out.other.flags & KCSAND_ACC_LATER, "marked a later write, not a partner");
 		ASSERT_EQ(out.other.after_us, 2500, "µs between the race and the write");
@@ -147,7 +147,7 @@ int main(void)
 		ASSERT_EQ(out.this.tid, 7, "the race's watcher");
 		ASSERT_EQ(out.value_change, KCSAND_VALUE_CHANGE_TRUE, "the write changed the value");
 		w.value[0] = 3;
-		hwbp_later_write(&race, &w, &out);
+		hwbp__later_write(&race, &w, &out);
 		ASSERT_EQ(out.value_change, KCSAND_VALUE_CHANGE_MAYBE, "a same-value write: no change");
 	}
 	return test_summary();

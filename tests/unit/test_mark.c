@@ -144,42 +144,42 @@ int main(void)
 {
 	TEST(reason_names) {
 		for (uint32_t r = 0; r < MARK_REASON_COUNT; r++)
-			ASSERT_TRUE(strcmp(mark_reason_name(r), "unknown"),
+			ASSERT_TRUE(strcmp(mark_reason__name(r), "unknown"),
 				    "every reason has a name");
-		ASSERT_STREQ(mark_reason_name(MARK_NONE), "plain", "MARK_NONE");
-		ASSERT_STREQ(mark_reason_name(MARK_INLINE_ACCESSOR), "inline accessor", "accessor");
-		ASSERT_STREQ(mark_reason_name(MARK_REASON_COUNT), "unknown", "out of range");
+		ASSERT_STREQ(mark_reason__name(MARK_NONE), "plain", "MARK_NONE");
+		ASSERT_STREQ(mark_reason__name(MARK_INLINE_ACCESSOR), "inline accessor", "accessor");
+		ASSERT_STREQ(mark_reason__name(MARK_REASON_COUNT), "unknown", "out of range");
 	}
 
 	TEST(accessor_table) {
-		ASSERT_TRUE(mark_accessor_match("atomic_read", true), "atomic_read inlined");
-		ASSERT_FALSE(mark_accessor_match("atomic_read", false),
+		ASSERT_TRUE(mark__accessor_match("atomic_read", true), "atomic_read inlined");
+		ASSERT_FALSE(mark__accessor_match("atomic_read", false),
 			     "kernel accessor out of line");
-		ASSERT_FALSE(mark_accessor_match("atomic_notifier_call_chain", false),
+		ASSERT_FALSE(mark__accessor_match("atomic_notifier_call_chain", false),
 			     "ordinary out-of-line function");
-		ASSERT_TRUE(mark_accessor_match("arch_atomic64_read", true), "arch_atomic64_read");
-		ASSERT_TRUE(mark_accessor_match("constant_test_bit", true), "test_bit's x86 helper");
-		ASSERT_FALSE(mark_accessor_match("__test_and_set_bit", true), "non-atomic bitop");
-		ASSERT_TRUE(mark_accessor_match("raw_atomic_long_read", true),
+		ASSERT_TRUE(mark__accessor_match("arch_atomic64_read", true), "arch_atomic64_read");
+		ASSERT_TRUE(mark__accessor_match("constant_test_bit", true), "test_bit's x86 helper");
+		ASSERT_FALSE(mark__accessor_match("__test_and_set_bit", true), "non-atomic bitop");
+		ASSERT_TRUE(mark__accessor_match("raw_atomic_long_read", true),
 			    "raw_atomic_long_read");
-		ASSERT_TRUE(mark_accessor_match("__READ_ONCE", true), "__READ_ONCE");
-		ASSERT_TRUE(mark_accessor_match("std::__atomic_base<int>::load", true),
+		ASSERT_TRUE(mark__accessor_match("__READ_ONCE", true), "__READ_ONCE");
+		ASSERT_TRUE(mark__accessor_match("std::__atomic_base<int>::load", true),
 			    "inlined load");
-		ASSERT_TRUE(mark_accessor_match("std::__atomic_base<int>::load", false),
+		ASSERT_TRUE(mark__accessor_match("std::__atomic_base<int>::load", false),
 			    "-O0 load");
-		ASSERT_TRUE(mark_accessor_match("std::atomic<bool>::store", false), "atomic<bool>");
-		ASSERT_FALSE(mark_accessor_match("std::vector<int>::size", true), "not an atomic");
-		ASSERT_FALSE(mark_accessor_match("reader", true), "plain name");
-		ASSERT_FALSE(mark_accessor_match(NULL, true), "no name");
+		ASSERT_TRUE(mark__accessor_match("std::atomic<bool>::store", false), "atomic<bool>");
+		ASSERT_FALSE(mark__accessor_match("std::vector<int>::size", true), "not an atomic");
+		ASSERT_FALSE(mark__accessor_match("reader", true), "plain name");
+		ASSERT_FALSE(mark__accessor_match(NULL, true), "no name");
 		/* Device memory: never watched. */
-		ASSERT_TRUE(mark_io_accessor_match("readl", true), "readl");
-		ASSERT_TRUE(mark_io_accessor_match("__raw_writeq", true), "__raw_writeq");
-		ASSERT_TRUE(mark_io_accessor_match("ioread32be", false), "ioread32be out of line");
-		ASSERT_TRUE(mark_io_accessor_match("memcpy_fromio", true), "memcpy_fromio");
-		ASSERT_FALSE(mark_io_accessor_match("readlink", true), "readl is no prefix");
-		ASSERT_FALSE(mark_io_accessor_match("readl", false), "an out-of-line readl");
-		ASSERT_FALSE(mark_io_accessor_match("atomic_read", true), "not device memory");
-		ASSERT_FALSE(mark_io_accessor_match(NULL, true), "no name");
+		ASSERT_TRUE(mark__io_accessor_match("readl", true), "readl");
+		ASSERT_TRUE(mark__io_accessor_match("__raw_writeq", true), "__raw_writeq");
+		ASSERT_TRUE(mark__io_accessor_match("ioread32be", false), "ioread32be out of line");
+		ASSERT_TRUE(mark__io_accessor_match("memcpy_fromio", true), "memcpy_fromio");
+		ASSERT_FALSE(mark__io_accessor_match("readlink", true), "readl is no prefix");
+		ASSERT_FALSE(mark__io_accessor_match("readl", false), "an out-of-line readl");
+		ASSERT_FALSE(mark__io_accessor_match("atomic_read", true), "not device memory");
+		ASSERT_FALSE(mark__io_accessor_match(NULL, true), "no name");
 	}
 
 	TEST(source_columns) {

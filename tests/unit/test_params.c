@@ -16,7 +16,7 @@ static unsigned int service_default(const char *name, bool kernel)
 	struct engine_opts o;
 	struct config c;
 
-	config_init(&c);
+	config__init(&c);
 	service_mode_opts(&c, kernel, &o);
 	return engine_opts__get(&o, param__find(name));
 }

@@ -12,9 +12,9 @@ static char *render(const struct report_view *v, int json)
 	FILE *f = open_memstream(&buf, &len);
 
 	if (json)
-		report_print_json(v, f);
+		report__print_json(v, f);
 	else
-		report_print_text(v, f);
+		report__print_text(v, f);
 	fclose(f);
 	return buf;
 }
@@ -114,20 +114,20 @@ int main(void)
 
 		snprintf(v.this.func, sizeof(v.this.func), "zeta");
 		snprintf(v.other.func, sizeof(v.other.func), "alpha");
-		report_title(&v, t, sizeof(t));
+		report__title(&v, t, sizeof(t));
 		ASSERT_STREQ(t, "data-race in alpha / zeta", "lexicographic order");
 		snprintf(v.this.func, sizeof(v.this.func), "alpha");
 		snprintf(v.other.func, sizeof(v.other.func), "zeta");
-		report_title(&v, t, sizeof(t));
+		report__title(&v, t, sizeof(t));
 		ASSERT_STREQ(t, "data-race in alpha / zeta", "independent of which side watched");
 	}
 	TEST(access_types) {
-		ASSERT_STREQ(report_access_type(0), "read", "read");
-		ASSERT_STREQ(report_access_type(KCSAND_ACCESS_WRITE), "write", "write");
-		ASSERT_STREQ(report_access_type(KCSAND_ACCESS_WRITE | KCSAND_ACCESS_COMPOUND),
+		ASSERT_STREQ(report__access_type(0), "read", "read");
+		ASSERT_STREQ(report__access_type(KCSAND_ACCESS_WRITE), "write", "write");
+		ASSERT_STREQ(report__access_type(KCSAND_ACCESS_WRITE | KCSAND_ACCESS_COMPOUND),
 			     "read-write", "rmw");
-		ASSERT_STREQ(report_access_type(KCSAND_ACCESS_ATOMIC), "read (marked)", "marked read");
-		ASSERT_STREQ(report_access_type(KCSAND_ACCESS_WRITE | KCSAND_ACCESS_COMPOUND |
+		ASSERT_STREQ(report__access_type(KCSAND_ACCESS_ATOMIC), "read (marked)", "marked read");
+		ASSERT_STREQ(report__access_type(KCSAND_ACCESS_WRITE | KCSAND_ACCESS_COMPOUND |
 						KCSAND_ACCESS_ATOMIC),
 			     "read-write (marked)", "marked rmw");
 	}

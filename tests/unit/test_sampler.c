@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * The site sampler's policy (daemon/sampler/policy.c: sampler_choose,
- * hot_cycle_next, the per-site backoff) and the kernel-mode bitmap words
+ * The site sampler's policy (daemon/sampler/policy.c: sampler__choose,
+ * hot_cycle__next, the per-site backoff) and the kernel-mode bitmap words
  * (daemon/sampler/ksampler.c).
  */
 #include <stdbool.h>
@@ -29,7 +29,7 @@ static double plan(const double *x, const bool *known, double budget, double tur
 {
 	double share;
 
-	sampler_choose(x, known, N, budget, turn_cost, armed, hot, &share);
+	sampler__choose(x, known, N, budget, turn_cost, armed, hot, &share);
 	return share;
 }
 
@@ -76,7 +76,7 @@ int main(void)
 		for (int turn = 0; turn < 4 * 100; turn++) {
 			uint8_t armed[N] = { 0 };
 
-			ASSERT_EQ((int)hot_cycle_next(&c, hot, N, 2, &rng, armed), 2,
+			ASSERT_EQ((int)hot_cycle__next(&c, hot, N, 2, &rng, armed), 2,
 				  "a turn arms two hot sites");
 			for (int i = 0; i < N; i++)
 				times[i] += armed[i];
@@ -85,7 +85,7 @@ int main(void)
 					ASSERT_EQ(times[i], (turn + 1) / 4,
 						  "each hot site once in every 4 turns of 2");
 		}
-		hot_cycle_free(&c);
+		hot_cycle__free(&c);
 	}
 	TEST(a_site_that_cooled_down_loses_its_turn) {
 		uint8_t hot[N] = { 1, 1, 1, 1, 0, 0, 0, 0 };
@@ -98,7 +98,7 @@ int main(void)
 
 			if (turn == 1)
 				hot[0] = 0;
-			hot_cycle_next(&c, hot, N, 1, &rng, armed);
+			hot_cycle__next(&c, hot, N, 1, &rng, armed);
 			for (int i = 0; i < N; i++)
 				times[i] += armed[i];
 		}
@@ -106,15 +106,15 @@ int main(void)
 		ASSERT_TRUE(times[4] + times[5] + times[6] + times[7] == 0, "cold sites never take turns");
 		ASSERT_TRUE(times[1] >= 12 && times[2] >= 12 && times[3] >= 12,
 			    "the remaining hot sites share the turns");
-		hot_cycle_free(&c);
+		hot_cycle__free(&c);
 	}
 	TEST(no_hot_site_no_turn) {
 		uint8_t hot[N] = { 0 }, armed[N] = { 0 };
 		struct hot_cycle c = { 0 };
 		uint64_t rng = 3;
 
-		ASSERT_EQ((int)hot_cycle_next(&c, hot, N, 2, &rng, armed), 0, "nothing to arm");
-		hot_cycle_free(&c);
+		ASSERT_EQ((int)hot_cycle__next(&c, hot, N, 2, &rng, armed), 0, "nothing to arm");
+		hot_cycle__free(&c);
 	}
 	TEST(everything_fits) {
 		double x[N] = { 0.001, 0.001, 0.001, 0.001, 0.001, 0.001, 0.001, 0.001 };
@@ -130,15 +130,15 @@ int main(void)
 		memset(armed, 1, sizeof(armed));
 		armed[3] = armed[5] = armed[64] = armed[69] = 0;
 		turn[5] = 1;
-		ASSERT_EQ(kbitmap_word(armed, turn, 70, 0), 1ULL << 3,
+		ASSERT_EQ(kbitmap__word(armed, turn, 70, 0), 1ULL << 3,
 			  "site 3 disarmed, site 5 armed by its turn");
-		ASSERT_EQ(kbitmap_word(armed, NULL, 70, 0), (1ULL << 3) | (1ULL << 5),
+		ASSERT_EQ(kbitmap__word(armed, NULL, 70, 0), (1ULL << 3) | (1ULL << 5),
 			  "without the turn, site 5 is disarmed too");
-		ASSERT_EQ(kbitmap_word(armed, turn, 70, 1), (1ULL << 0) | (1ULL << 5),
+		ASSERT_EQ(kbitmap__word(armed, turn, 70, 1), (1ULL << 0) | (1ULL << 5),
 			  "sites 64 and 69 in the second word");
-		ASSERT_EQ(kbitmap_word(armed, turn, 66, 1), 1ULL << 0,
+		ASSERT_EQ(kbitmap__word(armed, turn, 66, 1), 1ULL << 0,
 			  "sites from n on stay armed (a later object starts armed)");
-		ASSERT_EQ(kbitmap_word(armed, turn, 70, 2), 0, "a word past n arms everything");
+		ASSERT_EQ(kbitmap__word(armed, turn, 70, 2), 0, "a word past n arms everything");
 	}
 	TEST(a_site_backs_off_a_level_per_backoff_hits) {
 		struct site_backoff b = { 0 };

@@ -8,19 +8,19 @@
 #include "test.h"
 #include "service/config.h"
 #include "report/filter.h"
-#include "sites/kspec.h"
+#include "sites/kernel_spec.h"
 #include "engine/params.h"
 #include "service/protocol.h"
 
 static int parse_conf(const char *text, struct config *c, char *err, size_t len)
 {
-	config_init(c);
-	return config_parse(text, strlen(text), "t.conf", c, err, len);
+	config__init(c);
+	return config__parse(text, strlen(text), "t.conf", c, err, len);
 }
 
 static int parse_req(const char *line, struct ctl_request *r, char *err)
 {
-	return ctl_parse(line, strlen(line), r, err, 256);
+	return ctl_request__parse(line, strlen(line), r, err, 256);
 }
 
 int main(void)
@@ -97,7 +97,7 @@ int main(void)
 		ASSERT_EQ(c.to_kmsg, CONFIG_YES, "kmsg");
 		ASSERT_STREQ(c.socket_group, "adm", "group");
 		ASSERT_EQ(c.max_sites, 100, "max_sites");
-		config_free(&c);
+		config__free(&c);
 	}
 
 	TEST(config_kernel_targets) {
@@ -113,30 +113,30 @@ int main(void)
 		ASSERT_TRUE(c.targets[0].kernel && !c.targets[0].binary, "a kernel target");
 		ASSERT_STREQ(c.targets[0].specs, "module:m !m_debug_*", "specs, one space apart");
 		ASSERT_FALSE(c.targets[2].kernel, "a user target");
-		ASSERT_FALSE(config_target_eq(&c.targets[0], &c.targets[1]), "different specs");
+		ASSERT_FALSE(config__target_eq(&c.targets[0], &c.targets[1]), "different specs");
 		ASSERT_EQ(c.nr_kernel_debug, 2, "kernel_debug files");
 		ASSERT_STREQ(c.kernel_debug[1], "/lib/m.ko", "second file");
-		ASSERT_EQ(config_split_specs(c.targets[0].specs, buf, sizeof(buf), specs,
+		ASSERT_EQ(config__split_specs(c.targets[0].specs, buf, sizeof(buf), specs,
 					     CONFIG_MAX_SPECS), 2, "two specs");
 		ASSERT_STREQ(specs[1], "!m_debug_*", "second spec");
-		ASSERT_EQ(config_split_specs(c.targets[0].specs, buf, sizeof(buf), specs, 1),
+		ASSERT_EQ(config__split_specs(c.targets[0].specs, buf, sizeof(buf), specs, 1),
 			  -E2BIG, "more specs than room");
-		config_free(&c);
+		config__free(&c);
 	}
 
-	TEST(kspec_syntax) {
-		ASSERT_TRUE(kspec_invalid("vfs_*") == NULL, "glob");
-		ASSERT_TRUE(kspec_invalid("module:ext4") == NULL, "module");
-		ASSERT_TRUE(kspec_invalid("vfs_read+0x1c") == NULL, "offset");
-		ASSERT_TRUE(kspec_invalid("vfs_read+28") == NULL, "decimal offset");
-		ASSERT_TRUE(kspec_invalid("!vfs_*") == NULL, "exclusion");
-		ASSERT_TRUE(kspec_invalid("src:fs/ext4/") == NULL, "source path");
-		ASSERT_STREQ(kspec_invalid("src:"), "src: needs a source PATH after it", "empty source path");
-		ASSERT_STREQ(kspec_invalid("!"), "'!' needs a GLOB after it", "! alone");
-		ASSERT_STREQ(kspec_invalid("+0x1"), "FUNC+0xOFF needs a FUNC", "no func");
-		ASSERT_STREQ(kspec_invalid("f+"), "FUNC+0xOFF needs a number after '+'", "no off");
-		ASSERT_STREQ(kspec_invalid("f+-1"), "FUNC+0xOFF needs a number after '+'", "sign");
-		ASSERT_STREQ(kspec_invalid(""), "empty", "empty");
+	TEST(kernel_spec_syntax) {
+		ASSERT_TRUE(kernel_spec__invalid("vfs_*") == NULL, "glob");
+		ASSERT_TRUE(kernel_spec__invalid("module:ext4") == NULL, "module");
+		ASSERT_TRUE(kernel_spec__invalid("vfs_read+0x1c") == NULL, "offset");
+		ASSERT_TRUE(kernel_spec__invalid("vfs_read+28") == NULL, "decimal offset");
+		ASSERT_TRUE(kernel_spec__invalid("!vfs_*") == NULL, "exclusion");
+		ASSERT_TRUE(kernel_spec__invalid("src:fs/ext4/") == NULL, "source path");
+		ASSERT_STREQ(kernel_spec__invalid("src:"), "src: needs a source PATH after it", "empty source path");
+		ASSERT_STREQ(kernel_spec__invalid("!"), "'!' needs a GLOB after it", "! alone");
+		ASSERT_STREQ(kernel_spec__invalid("+0x1"), "FUNC+0xOFF needs a FUNC", "no func");
+		ASSERT_STREQ(kernel_spec__invalid("f+"), "FUNC+0xOFF needs a number after '+'", "no off");
+		ASSERT_STREQ(kernel_spec__invalid("f+-1"), "FUNC+0xOFF needs a number after '+'", "sign");
+		ASSERT_STREQ(kernel_spec__invalid(""), "empty", "empty");
 	}
 
 	TEST(config_errors_name_line) {
@@ -173,7 +173,7 @@ int main(void)
 			ASSERT_EQ(parse_conf(bad[i].text, &c, err, sizeof(err)), -EINVAL,
 				  bad[i].text);
 			ASSERT_STREQ(err, bad[i].err, bad[i].text);
-			config_free(&c);
+			config__free(&c);
 		}
 	}
 
@@ -263,15 +263,15 @@ int main(void)
 		ASSERT_TRUE(c.watches[0].pid == 3 && !c.watches[0].kernel, "user, pid");
 		ASSERT_TRUE(c.watches[1].kernel && !c.watches[1].pid, "kernel");
 		ASSERT_STREQ(c.watches[2].spec, "ctr:8", "spec");
-		config_free(&c);
+		config__free(&c);
 		ASSERT_EQ(parse_conf("\nwatch v --duration 3\n", &c, err, sizeof(err)), -EINVAL,
 			  "no --duration in the file");
 		ASSERT_STREQ(err, "t.conf:2: watch: unexpected '--duration' (--pid PID or --kernel, "
 				  "once)", "duration msg");
-		config_free(&c);
+		config__free(&c);
 		ASSERT_EQ(parse_conf("watch v\nwatch v\n", &c, err, sizeof(err)), -EINVAL, "twice");
 		ASSERT_STREQ(err, "t.conf:2: watch: v given twice", "twice msg");
-		config_free(&c);
+		config__free(&c);
 	}
 
 	return test_summary();

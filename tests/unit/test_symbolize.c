@@ -152,13 +152,13 @@ int main(void)
 		ASSERT_EQ(symbolizer__proc_lookup(s, getpid(), target + 3, false, &si), 0,
 			  "lookup");
 		ASSERT_EQ(si.off, 3, "off");
-		sym_format(&si, target + 3, false, buf, sizeof(buf));
+		sym_info__format(&si, target + 3, false, buf, sizeof(buf));
 		snprintf(want, sizeof(want), "sym_target+0x3/0x%" PRIx64, sym_size);
 		ASSERT_STREQ(buf, want, "format");
-		ASSERT_EQ(sym_format(&si, target + 3, false, NULL, 0), strlen(want), "length only");
-		ASSERT_EQ(sym_format(&si, target + 3, false, buf, 4), strlen(want), "truncated");
+		ASSERT_EQ(sym_info__format(&si, target + 3, false, NULL, 0), strlen(want), "length only");
+		ASSERT_EQ(sym_info__format(&si, target + 3, false, buf, 4), strlen(want), "truncated");
 		ASSERT_STREQ(buf, "sym", "truncated text");
-		sym_format(&si, target + 3, true, buf, sizeof(buf));
+		sym_info__format(&si, target + 3, true, buf, sizeof(buf));
 		ASSERT_TRUE(!strncmp(buf, want, strlen(want)) && strstr(buf, "test_symbolize.c:"),
 			    "format with line");
 	}
@@ -215,7 +215,7 @@ int main(void)
 	TEST(unknown_symbol)
 	{
 		memset(&si, 0, sizeof(si));
-		ASSERT_EQ(sym_format(&si, 0xdeadbeef, true, buf, sizeof(buf)), 10, "length");
+		ASSERT_EQ(sym_info__format(&si, 0xdeadbeef, true, buf, sizeof(buf)), 10, "length");
 		ASSERT_STREQ(buf, "0xdeadbeef", "format");
 		ASSERT_TRUE(symbolizer__lookup_file(s, "/nonexistent/file", 0x1000, false, &si) ==
 				    -ENOENT, "missing file is -ENOENT");

@@ -6,25 +6,25 @@
  * read it, before anything looks at the kernel; ktarget.c parses with
  * the same rules.
  */
-#ifndef KCSAND_KSPEC_H
-#define KCSAND_KSPEC_H
+#ifndef KCSAND_KERNEL_SPEC_H
+#define KCSAND_KERNEL_SPEC_H
 
 #include <errno.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define KSPEC_MAX_LEN	255	/* a kallsyms name is at most 128 bytes; room for the rest */
+#define KERNEL_SPEC_MAX_LEN	255	/* a kallsyms name is at most 128 bytes; room for the rest */
 
 /* Why s is not a spec, or NULL when it is one. */
-static inline const char *kspec_invalid(const char *s)
+static inline const char *kernel_spec__invalid(const char *s)
 {
 	const char *plus;
 	char *end;
 
 	if (!*s)
 		return "empty";
-	if (strlen(s) > KSPEC_MAX_LEN)
+	if (strlen(s) > KERNEL_SPEC_MAX_LEN)
 		return "too long";
 	for (const char *p = s; *p; p++)
 		if ((unsigned char)*p <= ' ' || *p == 0x7f)
@@ -48,7 +48,7 @@ static inline const char *kspec_invalid(const char *s)
 }
 
 /* Does a list of specs choose anything?  Exclusions alone never do. */
-static inline bool kspec_selects(const char *const *specs, size_t n)
+static inline bool kernel_specs__select(const char *const *specs, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
 		if (specs[i][0] != '!')

@@ -10,8 +10,8 @@
  * parsers (and their fuzzers) refuse bad words before anything looks at a
  * process or the kernel; hwbp.c parses SPEC with the same rules.
  */
-#ifndef KCSAND_WSPEC_H
-#define KCSAND_WSPEC_H
+#ifndef KCSAND_WATCH_ARGS_H
+#define KCSAND_WATCH_ARGS_H
 
 #include <ctype.h>
 #include <errno.h>
@@ -21,8 +21,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define WSPEC_MAX_LEN		255	/* a symbol of at most 128 bytes, or an address, and :LEN */
-#define WSPEC_MAX_DURATION	(7 * 24 * 3600u)	/* a week: longer is "until removed" */
+#define WATCH_SPEC_MAX_LEN		255	/* a symbol of at most 128 bytes, or an address, and :LEN */
+#define WATCH_MAX_DURATION	(7 * 24 * 3600u)	/* a week: longer is "until removed" */
 
 struct watch_args {
 	const char *spec;
@@ -32,7 +32,7 @@ struct watch_args {
 };
 
 /* A number of at most max, all of w: 0, or -EINVAL. */
-static inline int wspec_uint(const char *w, unsigned long max, unsigned long *out)
+static inline int watch_args__parse_uint(const char *w, unsigned long max, unsigned long *out)
 {
 	char *end;
 
@@ -44,15 +44,15 @@ static inline int wspec_uint(const char *w, unsigned long max, unsigned long *ou
 }
 
 /* Why spec is not SYMBOL[:LEN] / ADDRESS[:LEN], or NULL when it is one. */
-static inline const char *wspec_invalid(const char *spec)
+static inline const char *watch_spec__invalid(const char *spec)
 {
 	const char *colon = strrchr(spec, ':');
 	size_t n = colon ? (size_t)(colon - spec) : strlen(spec);
-	char buf[WSPEC_MAX_LEN + 1], *end;
+	char buf[WATCH_SPEC_MAX_LEN + 1], *end;
 
 	if (!n)
 		return "empty";
-	if (strlen(spec) > WSPEC_MAX_LEN)
+	if (strlen(spec) > WATCH_SPEC_MAX_LEN)
 		return "too long";
 	if (colon && (strcmp(colon + 1, "1") && strcmp(colon + 1, "2") && strcmp(colon + 1, "4") &&
 		      strcmp(colon + 1, "8")))
@@ -80,7 +80,7 @@ static inline const char *wspec_invalid(const char *spec)
  * is allowed (not in the configuration, where a watch lasts as long as its
  * line).  0, or -EINVAL with why set.
  */
-static inline int wspec_parse(const char *const *w, int n, bool duration, struct watch_args *a,
+static inline int watch_args__parse(const char *const *w, int n, bool duration, struct watch_args *a,
 			      char *why, size_t whylen)
 {
 	unsigned long v;
@@ -91,8 +91,8 @@ static inline int wspec_parse(const char *const *w, int n, bool duration, struct
 		snprintf(why, whylen, "expected SYMBOL[:LEN] or ADDRESS[:LEN]");
 		return -EINVAL;
 	}
-	if (wspec_invalid(w[0])) {
-		snprintf(why, whylen, "bad '%.64s': %s", w[0], wspec_invalid(w[0]));
+	if (watch_spec__invalid(w[0])) {
+		snprintf(why, whylen, "bad '%.64s': %s", w[0], watch_spec__invalid(w[0]));
 		return -EINVAL;
 	}
 	a->spec = w[0];
@@ -104,15 +104,15 @@ static inline int wspec_parse(const char *const *w, int n, bool duration, struct
 		if (i + 1 >= n)
 			break;
 		if (!strcmp(w[i], "--pid") && !a->pid && !a->kernel) {
-			if (wspec_uint(w[i + 1], INT_MAX, &v) || !v) {
+			if (watch_args__parse_uint(w[i + 1], INT_MAX, &v) || !v) {
 				snprintf(why, whylen, "bad pid '%.32s'", w[i + 1]);
 				return -EINVAL;
 			}
 			a->pid = v;
 		} else if (!strcmp(w[i], "--duration") && duration && !a->duration_s) {
-			if (wspec_uint(w[i + 1], WSPEC_MAX_DURATION, &v) || !v) {
+			if (watch_args__parse_uint(w[i + 1], WATCH_MAX_DURATION, &v) || !v) {
 				snprintf(why, whylen, "bad duration '%.32s' (1..%u seconds)", w[i + 1],
-					 WSPEC_MAX_DURATION);
+					 WATCH_MAX_DURATION);
 				return -EINVAL;
 			}
 			a->duration_s = v;
