@@ -97,6 +97,76 @@ static struct kdebug *kdebug_get(struct kmark_ctx *c, const char *path, bool vml
 	return f;
 }
 
+/* What kmark__apply() knows about the function whose sites it marks. */
+struct kmark_func {
+	const char *module;	/* NULL: vmlinux */
+	struct kdebug *f;	/* its debug file, or NULL */
+	bool found;		/* the function is in it, at base */
+	uint64_t base;
+};
+
+/* Sites come function by function: look each function up once. */
+static int enter_func(struct kmark_ctx *c, const struct elf_func *fn,
+		      kmark_debug_file_fn debug_file, void *ctx, struct kmark_func *kf)
+{
+	const struct ksym *k = ksyms__map_addr(c->ks, fn->vaddr);
+	const char *path;
+
+	kf->module = k ? k->module : NULL;
+	path = debug_file(ctx, kf->module);
+	kf->f = path ? kdebug_get(c, path, !kf->module) : NULL;
+	if (path && !kf->f)
+		return -ENOMEM;
+	kf->found = false;
+	if (kf->f && kf->f->dbg && kf->f->has_kaslr) {
+		kf->base = fn->vaddr - kf->f->kaslr;
+		kf->found = true;
+	} else if (kf->f && kf->f->dbg) {
+		kf->found = !mark_debug__sym(kf->f->dbg, fn->name, true, &kf->base, NULL);
+	}
+	return 0;
+}
+
+/* Where site s is in the function's debug information, if it has any. */
+static void site_where(struct kmark_ctx *c, const struct kmark_func *kf, const struct site *s,
+		       const struct elf_func *fn, struct mark_where *w, struct kmark_stats *stats)
+{
+	uint64_t target;
+
+	w->func = fn->name;
+	w->off = s->vaddr - fn->vaddr;
+	if (!kf->f || !kf->f->dbg) {
+		stats->no_debug++;
+		return;
+	}
+	if (!kf->found) {
+		stats->not_found++;
+		return;
+	}
+	target = mark__static_target(s);
+	w->dbg = kf->f->dbg;
+	w->has_pc = true;
+	w->pc = kf->base + w->off;
+	if (target && kf->f->has_kaslr)
+		w->target = target - kf->f->kaslr;
+	else if (target && !kf->f->vmlinux)
+		w->target = module_target(c, kf->f, kf->module, target);
+}
+
+static void close_files(struct kmark_ctx *c, struct kmark_stats *stats)
+{
+	for (size_t i = 0; i < c->nr_files; i++) {
+		if (c->files[i].dbg)
+			stats->debug_files++;
+		if (c->files[i].has_kaslr)
+			stats->kaslr = true;
+		mark_debug__close(c->files[i].dbg);
+		free(c->files[i].path);
+	}
+	free(c->files);
+	ksyms__free(c->data);
+}
+
 int kmark__apply(struct target_obj *obj, const struct ksyms *ks, const char *kallsyms,
 		 kmark_debug_file_fn debug_file, void *ctx, const struct mark_opts *opts,
 		 struct kmark_stats *stats)
@@ -104,12 +174,9 @@ int kmark__apply(struct target_obj *obj, const struct ksyms *ks, const char *kal
 	static const struct mark_opts no_opts;
 	struct kmark_ctx c = { .ks = ks, .opts = opts ? opts : &no_opts,
 			       .kallsyms = kallsyms ? kallsyms : "/proc/kallsyms" };
-	const char *module = NULL;
+	struct kmark_func kf = {};
 	struct mark_stats ms = {};
 	uint32_t last_func = UINT32_MAX;
-	struct kdebug *f = NULL;
-	bool found = false;
-	uint64_t base = 0;
 	int err = 0;
 
 	memset(stats, 0, sizeof(*stats));
@@ -121,67 +188,26 @@ int kmark__apply(struct target_obj *obj, const struct ksyms *ks, const char *kal
 
 		if (!fn)
 			continue;
-		/* Sites come function by function: look each function up once. */
 		if (s->func != last_func) {
-			const struct ksym *k = ksyms__map_addr(ks, fn->vaddr);
-			const char *path;
-
-			module = k ? k->module : NULL;
-			path = debug_file(ctx, module);
-
 			last_func = s->func;
-			f = path ? kdebug_get(&c, path, !module) : NULL;
-			if (path && !f) {
-				err = -ENOMEM;
+			err = enter_func(&c, fn, debug_file, ctx, &kf);
+			if (err)
 				break;
-			}
-			found = false;
-			if (f && f->dbg && f->has_kaslr) {
-				base = fn->vaddr - f->kaslr;
-				found = true;
-			} else if (f && f->dbg) {
-				found = !mark_debug__sym(f->dbg, fn->name, true, &base, NULL);
-			}
 		}
-		w.func = fn->name;
-		w.off = s->vaddr - fn->vaddr;
-		if (!f || !f->dbg) {
-			stats->no_debug++;
-		} else if (!found) {
-			stats->not_found++;
-		} else {
-			uint64_t target = mark__static_target(s);
-
-			w.dbg = f->dbg;
-			w.has_pc = true;
-			w.pc = base + w.off;
-			if (target && f->has_kaslr)
-				w.target = target - f->kaslr;
-			else if (target && !f->vmlinux)
-				w.target = module_target(&c, f, module, target);
-		}
+		site_where(&c, &kf, s, fn, &w, stats);
 		mark__site(s, &w, c.opts, &ms);
 		/*
 		 * A driver's access kcsand cannot classify may be a readl() of
 		 * a device register: check it against watchpoints, but never
 		 * watch it, which would read the register again.
 		 */
-		if (module && !w.has_pc && !(s->desc.flags & KCSAND_SITE_MARKED)) {
+		if (kf.module && !w.has_pc && !(s->desc.flags & KCSAND_SITE_MARKED)) {
 			s->desc.flags |= KCSAND_SITE_NOWATCH;
 			stats->module_nowatch++;
 		}
 	}
 	mark__update_stats(obj);
 	stats->no_source = ms.no_source;
-	for (size_t i = 0; i < c.nr_files; i++) {
-		if (c.files[i].dbg)
-			stats->debug_files++;
-		if (c.files[i].has_kaslr)
-			stats->kaslr = true;
-		mark_debug__close(c.files[i].dbg);
-		free(c.files[i].path);
-	}
-	free(c.files);
-	ksyms__free(c.data);
+	close_files(&c, stats);
 	return err;
 }

@@ -148,6 +148,72 @@ static bool after_member_op(const char *s, size_t i)
 	return i >= 2 && s[i - 1] == '>' && s[i - 2] == '-';
 }
 
+/* Past the string or character literal that starts at i. */
+static size_t skip_literal(const char *str, size_t len, size_t i)
+{
+	char quote = str[i];
+
+	for (i++; i < len && str[i] != quote; i++)
+		if (str[i] == '\\')
+			i++;
+	return i + 1;
+}
+
+/* The identifier at i: a marker, or what a following '(' calls; returns its end. */
+static size_t scan_word(struct src_scan *s, const char *str, size_t len, size_t i, bool target,
+			int col)
+{
+	size_t j = i;
+	const struct src_marker *m;
+
+	while (j < len && is_id(str[j]))
+		j++;
+	m = find_marker(str + i, j - i, after_member_op(str, i));
+	s->pending = m;
+	s->pending_id = (struct src_tok){ str + i, j - i };
+	if (target && m)
+		take(&s->line_kind, &s->line_token, m->kind, s->pending_id);
+	if (target && col > (int)i && col <= (int)j) {
+		open_kind(s, &s->at_kind, &s->at_token);
+		if (m)
+			take(&s->at_kind, &s->at_token, m->kind, s->pending_id);
+	}
+	return j;
+}
+
+/* Parentheses and commas; at: the judged column is here.  Returns at, still to open. */
+static bool scan_punct(struct src_scan *s, char c, bool at)
+{
+	if (c == '(') {
+		if (s->depth < SRC_MAX_DEPTH)
+			s->stack[s->depth] = (struct src_paren){
+				.m = s->pending,
+				.id = s->pending_id,
+				.kind = s->pending ? s->pending->kind : MARK_KIND_PLAIN,
+			};
+		s->depth++;
+		s->pending = NULL;
+	} else if (c == ')') {
+		if (at)
+			open_kind(s, &s->at_kind, &s->at_token);
+		at = false;
+		if (s->depth > 0)
+			s->depth--;
+		s->pending = NULL;
+	} else if (c == ',') {
+		if (s->depth > 0 && s->depth <= SRC_MAX_DEPTH) {
+			struct src_paren *p = &s->stack[s->depth - 1];
+
+			if (p->m && (p->m->flags & SRC_FIRST_ARG))
+				p->kind = MARK_KIND_PLAIN;
+		}
+		s->pending = NULL;
+	} else if (!isspace((unsigned char)c)) {
+		s->pending = NULL;
+	}
+	return at;
+}
+
 /* Scan one line; col is the 1-based column to judge on the target line, 0 for none. */
 static void scan_line(struct src_scan *s, const char *str, bool target, int col, bool *in_comment)
 {
@@ -175,60 +241,15 @@ static void scan_line(struct src_scan *s, const char *str, bool target, int col,
 		if (c == '/' && str[i + 1] == '/')
 			break;
 		if (c == '"' || c == '\'') {
-			for (i++; i < len && str[i] != c; i++)
-				if (str[i] == '\\')
-					i++;
-			i++;
+			i = skip_literal(str, len, i);
 			s->pending = NULL;
 			continue;
 		}
 		if (isalpha((unsigned char)c) || c == '_') {
-			size_t j = i;
-			const struct src_marker *m;
-
-			while (j < len && is_id(str[j]))
-				j++;
-			m = find_marker(str + i, j - i, after_member_op(str, i));
-			s->pending = m;
-			s->pending_id = (struct src_tok){ str + i, j - i };
-			if (target && m)
-				take(&s->line_kind, &s->line_token, m->kind, s->pending_id);
-			if (target && col > (int)i && col <= (int)j) {
-				open_kind(s, &s->at_kind, &s->at_token);
-				if (m)
-					take(&s->at_kind, &s->at_token, m->kind, s->pending_id);
-			}
-			i = j;
+			i = scan_word(s, str, len, i, target, col);
 			continue;
 		}
-		if (c == '(') {
-			if (s->depth < SRC_MAX_DEPTH)
-				s->stack[s->depth] = (struct src_paren){
-					.m = s->pending,
-					.id = s->pending_id,
-					.kind = s->pending ? s->pending->kind : MARK_KIND_PLAIN,
-				};
-			s->depth++;
-			s->pending = NULL;
-		} else if (c == ')') {
-			if (at)
-				open_kind(s, &s->at_kind, &s->at_token);
-			at = false;
-			if (s->depth > 0)
-				s->depth--;
-			s->pending = NULL;
-		} else if (c == ',') {
-			if (s->depth > 0 && s->depth <= SRC_MAX_DEPTH) {
-				struct src_paren *p = &s->stack[s->depth - 1];
-
-				if (p->m && (p->m->flags & SRC_FIRST_ARG))
-					p->kind = MARK_KIND_PLAIN;
-			}
-			s->pending = NULL;
-		} else if (!isspace((unsigned char)c)) {
-			s->pending = NULL;
-		}
-		if (at)
+		if (scan_punct(s, c, at))
 			open_kind(s, &s->at_kind, &s->at_token);
 		i++;
 	}

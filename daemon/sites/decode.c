@@ -164,22 +164,22 @@ static enum site_verdict classify_locked(const ZydisDecodedInstruction *in,
 	return SITE_KEEP;
 }
 
-static enum site_verdict classify(const ZydisDecodedInstruction *in, const ZydisDecodedOperand *ops,
-				  const struct decode_opts *opts, const struct site_ctx *ctx,
-				  struct site *site)
+static const ZydisDecodedOperand *explicit_memory_operand(const ZydisDecodedInstruction *in,
+							 const ZydisDecodedOperand *ops)
 {
-	const ZydisDecodedOperand *mop = NULL;
-	struct kcsand_site *d = &site->desc;
-	int base, index;
-	unsigned int size;
-
 	for (int i = 0; i < in->operand_count; i++) {
 		if (ops[i].type == ZYDIS_OPERAND_TYPE_MEMORY &&
-		    ops[i].visibility == ZYDIS_OPERAND_VISIBILITY_EXPLICIT) {
-			mop = &ops[i];
-			break;
-		}
+		    ops[i].visibility == ZYDIS_OPERAND_VISIBILITY_EXPLICIT)
+			return &ops[i];
 	}
+	return NULL;
+}
+
+/* Whether the memory operand is a data access a probe can take: SITE_KEEP if so. */
+static enum site_verdict check_operand(const ZydisDecodedInstruction *in,
+				       const ZydisDecodedOperand *ops,
+				       const ZydisDecodedOperand *mop, const struct decode_opts *opts)
+{
 	if (!mop)
 		return has_implicit_data_access(in, ops) ? SITE_UNENCODABLE : SITE_IGNORE;
 
@@ -215,6 +215,36 @@ static enum site_verdict classify(const ZydisDecodedInstruction *in, const Zydis
 				return SITE_UNENCODABLE;
 		}
 	}
+	return SITE_KEEP;
+}
+
+static void fill_desc(struct kcsand_site *d, const ZydisDecodedInstruction *in,
+		      const ZydisDecodedOperand *mop, int base, int index, unsigned int size)
+{
+	d->base = (uint8_t)base;
+	d->index = (uint8_t)index;
+	d->scale = index ? mop->mem.scale : 1;
+	d->disp = mop->mem.disp.has_displacement ? mop->mem.disp.value : 0;
+	d->size = (uint8_t)size;
+	d->insn_len = in->length;
+	d->flags = 0;
+	if (mop->actions & ZYDIS_OPERAND_ACTION_MASK_READ)
+		d->flags |= KCSAND_SITE_READ;
+	if (mop->actions & ZYDIS_OPERAND_ACTION_MASK_WRITE)
+		d->flags |= KCSAND_SITE_WRITE;
+}
+
+static enum site_verdict classify(const ZydisDecodedInstruction *in, const ZydisDecodedOperand *ops,
+				  const struct decode_opts *opts, const struct site_ctx *ctx,
+				  struct site *site)
+{
+	const ZydisDecodedOperand *mop = explicit_memory_operand(in, ops);
+	enum site_verdict v = check_operand(in, ops, mop, opts);
+	int base, index;
+	unsigned int size;
+
+	if (v != SITE_KEEP)
+		return v;
 	base = kcsand_reg_of(mop->mem.base);
 	index = kcsand_reg_of(mop->mem.index);
 	if (base < 0 || index < 0 || index == KCSAND_REG_RIP)
@@ -232,30 +262,18 @@ static enum site_verdict classify(const ZydisDecodedInstruction *in, const Zydis
 	size = mop->size / 8;
 	if (size == 0 || size > KCSAND_MAX_ACCESS || mop->size % 8 || is_bitstring_reg(in, ops))
 		return SITE_UNENCODABLE;
-
-	d->base = (uint8_t)base;
-	d->index = (uint8_t)index;
-	d->scale = index ? mop->mem.scale : 1;
-	d->disp = mop->mem.disp.has_displacement ? mop->mem.disp.value : 0;
-	d->size = (uint8_t)size;
-	d->insn_len = in->length;
-	d->flags = 0;
-	if (mop->actions & ZYDIS_OPERAND_ACTION_MASK_READ)
-		d->flags |= KCSAND_SITE_READ;
-	if (mop->actions & ZYDIS_OPERAND_ACTION_MASK_WRITE)
-		d->flags |= KCSAND_SITE_WRITE;
+	fill_desc(&site->desc, in, mop, base, index, size);
 
 	site->reason = MARK_NONE;
 	if (in->attributes & ZYDIS_ATTRIB_HAS_LOCK) {
-		enum site_verdict v = classify_locked(in, ops, mop, opts, ctx, site);
-
+		v = classify_locked(in, ops, mop, opts, ctx, site);
 		if (v != SITE_KEEP)
 			return v;
 	} else if (in->mnemonic == ZYDIS_MNEMONIC_XCHG) {
 		site->reason = MARK_XCHG;
 	}
 	if (site->reason != MARK_NONE)
-		d->flags |= KCSAND_SITE_MARKED;
+		site->desc.flags |= KCSAND_SITE_MARKED;
 	site->insn_reason = site->reason;	/* what mark__apply() starts from */
 	return SITE_KEEP;
 }

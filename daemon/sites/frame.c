@@ -80,33 +80,30 @@ static void branch_target(struct insn_fx *fx, const ZydisDecodedInstruction *in,
 	}
 }
 
-/*
- * after_push_rbp: only `push rbp; mov rbp, rsp` (rbp saved at [rsp]) sets up
- * a frame the walk can follow; a lone `mov rbp, rsp` in frameless code takes
- * the address of a local, and [rbp] is then not a saved frame pointer.
- */
-void frame_effect(struct insn_fx *fx, const ZydisDecodedInstruction *in,
-		  const ZydisDecodedOperand *ops, size_t len, bool after_push_rbp)
+/* Registers the instruction writes, and what a call clobbers (SysV ABI) without saying so. */
+static void note_gpr_writes(struct insn_fx *fx, const ZydisDecodedInstruction *in,
+			    const ZydisDecodedOperand *ops)
 {
-	int64_t width = in->operand_width / 8;
-
-	fx->kind = FX_NONE;
-	fx->flow = FLOW_NEXT;
-	fx->ends_prologue = ends_prologue(in, ops);
 	for (int i = 0; i < in->operand_count; i++) {
 		int g = ops[i].type == ZYDIS_OPERAND_TYPE_REGISTER ? gpr_num(ops[i].reg.value) : -1;
 
 		if (g >= 0 && (ops[i].actions & ZYDIS_OPERAND_ACTION_MASK_WRITE))
 			fx->gpr_writes |= 1u << g;
 	}
-	/* Calls clobber the caller-saved registers (SysV ABI) without saying so. */
 	if (in->meta.category == ZYDIS_CATEGORY_CALL)
 		fx->gpr_writes |= 0x0fc7;	/* rax rcx rdx rsi rdi r8-r11 */
+}
+
+/* Branches, calls, push and pop, by category; false when the category says nothing. */
+static bool category_effect(struct insn_fx *fx, const ZydisDecodedInstruction *in,
+			    const ZydisDecodedOperand *ops, size_t len)
+{
+	int64_t width = in->operand_width / 8;
 
 	switch (in->meta.category) {
 	case ZYDIS_CATEGORY_RET:
 		fx->flow = FLOW_STOP;
-		return;
+		return true;
 	case ZYDIS_CATEGORY_UNCOND_BR:
 		fx->flow = FLOW_JUMP;
 		branch_target(fx, in, ops, len);
@@ -114,37 +111,90 @@ void frame_effect(struct insn_fx *fx, const ZydisDecodedInstruction *in,
 		fx->table_jmp = ops[0].type == ZYDIS_OPERAND_TYPE_REGISTER ||
 				(ops[0].type == ZYDIS_OPERAND_TYPE_MEMORY &&
 				 ops[0].mem.base != ZYDIS_REGISTER_RIP);
-		return;
+		return true;
 	case ZYDIS_CATEGORY_COND_BR:
 		fx->flow = FLOW_COND;
 		branch_target(fx, in, ops, len);
-		return;
+		return true;
 	case ZYDIS_CATEGORY_CALL:
 	case ZYDIS_CATEGORY_INTERRUPT:
 	case ZYDIS_CATEGORY_SYSCALL:
 		/* rsp is back where it was once control returns here. */
-		return;
+		return true;
 	case ZYDIS_CATEGORY_PUSH:
 		fx->kind = FX_ADJ;
 		fx->arg = width;
-		return;
+		return true;
 	case ZYDIS_CATEGORY_POP:
 		if (is_reg_op(&ops[0], ZYDIS_REGISTER_RSP)) {
 			fx->kind = FX_LOST;
-			return;
+			return true;
 		}
 		fx->kind = FX_ADJ;
 		fx->arg = -width;
 		fx->rbp_clobber = is_reg_op(&ops[0], ZYDIS_REGISTER_RBP);
-		return;
+		return true;
 	default:
-		break;
+		return false;
 	}
+}
 
+/* mov between rsp, rbp and the other registers; false for any other mov. */
+static bool mov_effect(struct insn_fx *fx, const ZydisDecodedOperand *ops, bool after_push_rbp)
+{
+	if (is_reg_pair(ops, ZYDIS_REGISTER_RBP, ZYDIS_REGISTER_RSP) && after_push_rbp) {
+		fx->kind = FX_FRAME_SET;
+		return true;
+	}
+	if (is_reg_pair(ops, ZYDIS_REGISTER_RSP, ZYDIS_REGISTER_RBP)) {
+		fx->kind = FX_FROM_RBP;
+		fx->arg = 0;
+		return true;
+	}
+	/*
+	 * GCC may save rsp in a callee-saved register and restore it
+	 * instead of popping the stack arguments of a call.
+	 */
+	if (is_reg64(&ops[1], ZYDIS_REGISTER_RSP) && is_gpr64(&ops[0])) {
+		fx->kind = FX_ALIAS_SET;
+		fx->arg = gpr_num(ops[0].reg.value);
+		fx->rbp_clobber = is_reg64(&ops[0], ZYDIS_REGISTER_RBP);
+		return true;
+	}
+	if (is_reg64(&ops[0], ZYDIS_REGISTER_RSP) && is_gpr64(&ops[1])) {
+		fx->kind = FX_FROM_ALIAS;
+		fx->arg = gpr_num(ops[1].reg.value);
+		return true;
+	}
+	return false;
+}
+
+/* lea rsp, [...]: an adjustment, rbp-relative, or lost. */
+static void lea_rsp_effect(struct insn_fx *fx, const ZydisDecodedInstruction *in,
+			   const ZydisDecodedOperand *ops)
+{
+	const ZydisDecodedOperandMem *m = &ops[1].mem;
+
+	fx->kind = FX_LOST;
+	if (m->index != ZYDIS_REGISTER_NONE || in->address_width != 64)
+		return;
+	fx->arg = m->disp.value;
+	if (m->base == ZYDIS_REGISTER_RSP) {
+		fx->kind = FX_ADJ;
+		fx->arg = -m->disp.value;
+	} else if (m->base == ZYDIS_REGISTER_RBP) {
+		fx->kind = FX_FROM_RBP;
+	}
+}
+
+/* The instructions that move rsp or rbp in ways the walk follows; false for the rest. */
+static bool mnemonic_effect(struct insn_fx *fx, const ZydisDecodedInstruction *in,
+			    const ZydisDecodedOperand *ops, bool after_push_rbp)
+{
 	switch (in->mnemonic) {
 	case ZYDIS_MNEMONIC_UD2:
 		fx->flow = FLOW_STOP;
-		return;
+		return true;
 	case ZYDIS_MNEMONIC_ADD:
 	case ZYDIS_MNEMONIC_SUB:
 		if (is_reg64(&ops[0], ZYDIS_REGISTER_RSP) &&
@@ -152,55 +202,19 @@ void frame_effect(struct insn_fx *fx, const ZydisDecodedInstruction *in,
 			fx->kind = FX_ADJ;
 			fx->arg = in->mnemonic == ZYDIS_MNEMONIC_SUB ? ops[1].imm.value.s :
 								       -ops[1].imm.value.s;
-			return;
+			return true;
 		}
-		break;
+		return false;
 	case ZYDIS_MNEMONIC_MOV:
-		if (is_reg_pair(ops, ZYDIS_REGISTER_RBP, ZYDIS_REGISTER_RSP) && after_push_rbp) {
-			fx->kind = FX_FRAME_SET;
-			return;
-		}
-		if (is_reg_pair(ops, ZYDIS_REGISTER_RSP, ZYDIS_REGISTER_RBP)) {
-			fx->kind = FX_FROM_RBP;
-			fx->arg = 0;
-			return;
-		}
-		/*
-		 * GCC may save rsp in a callee-saved register and restore it
-		 * instead of popping the stack arguments of a call.
-		 */
-		if (is_reg64(&ops[1], ZYDIS_REGISTER_RSP) && is_gpr64(&ops[0])) {
-			fx->kind = FX_ALIAS_SET;
-			fx->arg = gpr_num(ops[0].reg.value);
-			fx->rbp_clobber = is_reg64(&ops[0], ZYDIS_REGISTER_RBP);
-			return;
-		}
-		if (is_reg64(&ops[0], ZYDIS_REGISTER_RSP) && is_gpr64(&ops[1])) {
-			fx->kind = FX_FROM_ALIAS;
-			fx->arg = gpr_num(ops[1].reg.value);
-			return;
-		}
-		break;
+		return mov_effect(fx, ops, after_push_rbp);
 	case ZYDIS_MNEMONIC_LEA:
-		if (is_reg64(&ops[0], ZYDIS_REGISTER_RSP)) {
-			const ZydisDecodedOperandMem *m = &ops[1].mem;
-
-			fx->kind = FX_LOST;
-			if (m->index != ZYDIS_REGISTER_NONE || in->address_width != 64)
-				return;
-			fx->arg = m->disp.value;
-			if (m->base == ZYDIS_REGISTER_RSP) {
-				fx->kind = FX_ADJ;
-				fx->arg = -m->disp.value;
-			} else if (m->base == ZYDIS_REGISTER_RBP) {
-				fx->kind = FX_FROM_RBP;
-			}
-			return;
-		}
-		break;
+		if (!is_reg64(&ops[0], ZYDIS_REGISTER_RSP))
+			return false;
+		lea_rsp_effect(fx, in, ops);
+		return true;
 	case ZYDIS_MNEMONIC_LEAVE:
 		fx->kind = FX_LEAVE;
-		return;
+		return true;
 	case ZYDIS_MNEMONIC_ENTER:
 		fx->kind = FX_ENTER;
 		fx->arg = (int64_t)ops[0].imm.value.u;
@@ -209,11 +223,26 @@ void frame_effect(struct insn_fx *fx, const ZydisDecodedInstruction *in,
 			fx->kind = FX_LOST;
 			fx->rbp_clobber = true;
 		}
-		return;
+		return true;
 	default:
-		break;
+		return false;
 	}
+}
 
+/*
+ * after_push_rbp: only `push rbp; mov rbp, rsp` (rbp saved at [rsp]) sets up
+ * a frame the walk can follow; a lone `mov rbp, rsp` in frameless code takes
+ * the address of a local, and [rbp] is then not a saved frame pointer.
+ */
+void frame_effect(struct insn_fx *fx, const ZydisDecodedInstruction *in,
+		  const ZydisDecodedOperand *ops, size_t len, bool after_push_rbp)
+{
+	fx->kind = FX_NONE;
+	fx->flow = FLOW_NEXT;
+	fx->ends_prologue = ends_prologue(in, ops);
+	note_gpr_writes(fx, in, ops);
+	if (category_effect(fx, in, ops, len) || mnemonic_effect(fx, in, ops, after_push_rbp))
+		return;
 	if (writes_reg(in, ops, ZYDIS_REGISTER_RSP))
 		fx->kind = FX_LOST;
 	fx->rbp_clobber = writes_reg(in, ops, ZYDIS_REGISTER_RBP);

@@ -70,6 +70,56 @@ static bool wanted(char type, bool data)
 	return type == 't' || type == 'T' || type == 'w' || type == 'W';
 }
 
+static int push_sym(struct ksyms *ks, unsigned long long addr, ssize_t name_off, ssize_t mod_off)
+{
+	if (ks->n == ks->cap) {
+		size_t cap = ks->cap ? ks->cap * 2 : 65536;
+		struct ksym *v = realloc(ks->syms, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		ks->syms = v;
+		ks->cap = cap;
+	}
+	/* Offsets now, pointers once the pool stops moving. */
+	ks->syms[ks->n++] = (struct ksym){ .name = (const char *)(uintptr_t)name_off,
+					   .module = (const char *)(uintptr_t)(mod_off + 1),
+					   .addr = addr };
+	return 0;
+}
+
+/* The pool has stopped moving: its offsets become pointers. */
+static void set_pointers(struct ksyms *ks)
+{
+	for (size_t i = 0; i < ks->n; i++) {
+		uintptr_t m = (uintptr_t)ks->syms[i].module;
+
+		ks->syms[i].name = ks->pool + (uintptr_t)ks->syms[i].name;
+		ks->syms[i].module = m ? ks->pool + (m - 1) : NULL;
+	}
+}
+
+/*
+ * Size: up to the next symbol at a higher address (aliases share
+ * theirs); the last one before another module's text, or the end,
+ * gets a page at most.
+ */
+static void set_sizes(struct ksyms *ks)
+{
+	for (size_t i = ks->n; i-- > 0;) {
+		size_t j = i + 1;
+
+		while (j < ks->n && ks->syms[j].addr == ks->syms[i].addr)
+			j++;
+		if (j < ks->n && ks->syms[j].module == ks->syms[i].module)
+			ks->syms[i].size = ks->syms[j].addr - ks->syms[i].addr;
+		else if (j < ks->n && ks->syms[j].addr - ks->syms[i].addr < 4096)
+			ks->syms[i].size = ks->syms[j].addr - ks->syms[i].addr;
+		else
+			ks->syms[i].size = 4096;
+	}
+}
+
 static struct ksyms *load(const char *path, bool data)
 {
 	FILE *f = fopen(path, "r");
@@ -109,19 +159,8 @@ static struct ksyms *load(const char *path, bool data)
 			}
 			mod_off = last_mod_off;
 		}
-		if (ks->n == ks->cap) {
-			size_t cap = ks->cap ? ks->cap * 2 : 65536;
-			struct ksym *v = realloc(ks->syms, cap * sizeof(*v));
-
-			if (!v)
-				goto fail;
-			ks->syms = v;
-			ks->cap = cap;
-		}
-		/* Offsets now, pointers once the pool stops moving. */
-		ks->syms[ks->n++] = (struct ksym){ .name = (const char *)(uintptr_t)name_off,
-						   .module = (const char *)(uintptr_t)(mod_off + 1),
-						   .addr = addr };
+		if (push_sym(ks, addr, name_off, mod_off))
+			goto fail;
 	}
 	fclose(f);
 	f = NULL;
@@ -129,30 +168,9 @@ static struct ksyms *load(const char *path, bool data)
 		errno = EPERM;	/* kptr_restrict: addresses read as 0 */
 		goto fail;
 	}
-	for (size_t i = 0; i < ks->n; i++) {
-		uintptr_t m = (uintptr_t)ks->syms[i].module;
-
-		ks->syms[i].name = ks->pool + (uintptr_t)ks->syms[i].name;
-		ks->syms[i].module = m ? ks->pool + (m - 1) : NULL;
-	}
+	set_pointers(ks);
 	qsort(ks->syms, ks->n, sizeof(*ks->syms), cmp_addr);
-	/*
-	 * Size: up to the next symbol at a higher address (aliases share
-	 * theirs); the last one before another module's text, or the end,
-	 * gets a page at most.
-	 */
-	for (size_t i = ks->n; i-- > 0;) {
-		size_t j = i + 1;
-
-		while (j < ks->n && ks->syms[j].addr == ks->syms[i].addr)
-			j++;
-		if (j < ks->n && ks->syms[j].module == ks->syms[i].module)
-			ks->syms[i].size = ks->syms[j].addr - ks->syms[i].addr;
-		else if (j < ks->n && ks->syms[j].addr - ks->syms[i].addr < 4096)
-			ks->syms[i].size = ks->syms[j].addr - ks->syms[i].addr;
-		else
-			ks->syms[i].size = 4096;
-	}
+	set_sizes(ks);
 	return ks;
 fail:
 	if (f)

@@ -134,38 +134,17 @@ static int push_func(struct target_obj *obj, size_t *cap, const struct ksym *k)
 	return 0;
 }
 
-int ktarget__build(struct ksyms *ks, const char *const *specs, size_t nr_specs,
-		   const struct decode_opts *opts, const struct ktarget_skip *skip,
-		   struct target_obj **out, struct ktarget_skipped *skipped)
+/* The functions the specs select, less the blacklisted and those already probed. */
+static int select_funcs(struct ksyms *ks, const struct kernel_spec *sp, size_t nr_specs,
+			const struct ktarget_skip *skip, const struct blacklist *bl,
+			struct target_obj *obj, struct ktarget_skipped *skipped)
 {
-	struct kernel_spec *sp = calloc(nr_specs ? nr_specs : 1, sizeof(*sp));
-	struct target_obj *obj = calloc(1, sizeof(*obj));
-	struct blacklist bl = {};
-	struct kcore kc = { .fd = -1 };
-	struct decode_opts kopts = opts ? *opts : (struct decode_opts){};
-	uint8_t *code = NULL;
 	size_t cap = 0;
-	int err = 0;
-
-	memset(skipped, 0, sizeof(*skipped));
-	if (!sp || !obj || !(obj->path = strdup("[kernel]"))) {
-		err = -ENOMEM;
-		goto out;
-	}
-	for (size_t i = 0; i < nr_specs; i++) {
-		err = parse_spec(specs[i], &sp[i]);
-		if (err)
-			goto out;
-	}
-	/* gs is per-CPU data in the kernel; kprobes take lock prefixes where they are. */
-	kopts.skip_gs = true;
-	kopts.probe_locked = true;
-	kopts.stop_at_padding = true;
-	load_blacklist(&bl);
 
 	for (size_t i = 0; i < ksyms__count(ks); i++) {
 		const struct ksym *k = ksyms__at(ks, i);
 		bool match = false;
+		int err;
 
 		/* One function per address: aliases would give duplicate probes. */
 		if (i && ksyms__at(ks, i - 1)->addr == k->addr)
@@ -176,7 +155,7 @@ int ktarget__build(struct ksyms *ks, const char *const *specs, size_t nr_specs,
 			match = !(sp[j].exclude && spec_matches(&sp[j], k, skip));
 		if (!match)
 			continue;
-		if (blacklist_has(&bl, k->addr)) {
+		if (blacklist_has(bl, k->addr)) {
 			skipped->blacklisted++;
 			continue;
 		}
@@ -187,23 +166,54 @@ int ktarget__build(struct ksyms *ks, const char *const *specs, size_t nr_specs,
 		}
 		err = push_func(obj, &cap, k);
 		if (err)
-			goto out;
+			return err;
 	}
-	if (!obj->nr_funcs) {
-		pr_warn("no probe-able kernel function matches the spec%s",
-			nr_specs > 1 ? "s" : "");
-		for (size_t j = 0; j < nr_specs; j++)
-			pr_cont(" '%s'", specs[j]);
-		if (skipped->probed)
-			pr_cont(" (%zu already probed by another kernel target%s)",
-				skipped->probed, skipped->blacklisted ? ", the others on the kprobe "
-								       "blacklist" : "");
-		else if (skipped->blacklisted)
-			pr_cont(" (all matches are on the kprobe blacklist)");
-		pr_cont("\n");
-		err = -ENOENT;
-		goto out;
+	return 0;
+}
+
+static void warn_no_match(const char *const *specs, size_t nr_specs,
+			  const struct ktarget_skipped *skipped)
+{
+	pr_warn("no probe-able kernel function matches the spec%s", nr_specs > 1 ? "s" : "");
+	for (size_t j = 0; j < nr_specs; j++)
+		pr_cont(" '%s'", specs[j]);
+	if (skipped->probed)
+		pr_cont(" (%zu already probed by another kernel target%s)",
+			skipped->probed, skipped->blacklisted ? ", the others on the kprobe "
+							       "blacklist" : "");
+	else if (skipped->blacklisted)
+		pr_cont(" (all matches are on the kprobe blacklist)");
+	pr_cont("\n");
+}
+
+/* FUNC+0xOFF keeps exactly that instruction of fn's sites (from before on). */
+static int keep_exact(struct target_obj *obj, const struct elf_func *fn, size_t before,
+		      const struct kernel_spec *sp, const char *const *specs, size_t nr_specs)
+{
+	for (size_t j = 0; j < nr_specs; j++) {
+		size_t keep = before;
+
+		if (!sp[j].exact || strcmp(sp[j].func, fn->name))
+			continue;
+		for (size_t s = before; s < obj->sites.n; s++)
+			if (obj->sites.v[s].vaddr == fn->vaddr + sp[j].off)
+				obj->sites.v[keep++] = obj->sites.v[s];
+		if (keep == before) {
+			pr_warn("%s: no probe-able memory access at that offset\n", specs[j]);
+			return -ENOENT;
+		}
+		obj->sites.n = keep;
 	}
+	return 0;
+}
+
+/* Each selected function's code, read from /proc/kcore, into sites. */
+static int decode_funcs(struct target_obj *obj, const struct decode_opts *kopts,
+			const struct kernel_spec *sp, const char *const *specs, size_t nr_specs)
+{
+	struct kcore kc = { .fd = -1 };
+	uint8_t *code = NULL;
+	int err;
 
 	err = kcore__open(&kc);
 	if (err)
@@ -224,33 +234,59 @@ int ktarget__build(struct ksyms *ks, const char *const *specs, size_t nr_specs,
 				fn->name, fn->vaddr, strerror(-err));
 			goto out;
 		}
-		err = decode__function(code, len, fn->vaddr, f, &kopts, &obj->sites, &obj->stats);
+		err = decode__function(code, len, fn->vaddr, f, kopts, &obj->sites, &obj->stats);
+		if (!err)
+			err = keep_exact(obj, fn, before, sp, specs, nr_specs);
 		if (err)
 			goto out;
-		/* FUNC+0xOFF keeps exactly that instruction. */
-		for (size_t j = 0; j < nr_specs; j++) {
-			size_t keep = before;
-
-			if (!sp[j].exact || strcmp(sp[j].func, fn->name))
-				continue;
-			for (size_t s = before; s < obj->sites.n; s++)
-				if (obj->sites.v[s].vaddr == fn->vaddr + sp[j].off)
-					obj->sites.v[keep++] = obj->sites.v[s];
-			if (keep == before) {
-				pr_warn("%s: no probe-able memory access at that offset\n",
-					specs[j]);
-				err = -ENOENT;
-				goto out;
-			}
-			obj->sites.n = keep;
-		}
 	}
+out:
+	free(code);
+	kcore__close(&kc);
+	return err;
+}
+
+int ktarget__build(struct ksyms *ks, const char *const *specs, size_t nr_specs,
+		   const struct decode_opts *opts, const struct ktarget_skip *skip,
+		   struct target_obj **out, struct ktarget_skipped *skipped)
+{
+	struct kernel_spec *sp = calloc(nr_specs ? nr_specs : 1, sizeof(*sp));
+	struct target_obj *obj = calloc(1, sizeof(*obj));
+	struct blacklist bl = {};
+	struct decode_opts kopts = opts ? *opts : (struct decode_opts){};
+	int err = 0;
+
+	memset(skipped, 0, sizeof(*skipped));
+	if (!sp || !obj || !(obj->path = strdup("[kernel]"))) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (size_t i = 0; i < nr_specs; i++) {
+		err = parse_spec(specs[i], &sp[i]);
+		if (err)
+			goto out;
+	}
+	/* gs is per-CPU data in the kernel; kprobes take lock prefixes where they are. */
+	kopts.skip_gs = true;
+	kopts.probe_locked = true;
+	kopts.stop_at_padding = true;
+	load_blacklist(&bl);
+
+	err = select_funcs(ks, sp, nr_specs, skip, &bl, obj, skipped);
+	if (err)
+		goto out;
+	if (!obj->nr_funcs) {
+		warn_no_match(specs, nr_specs, skipped);
+		err = -ENOENT;
+		goto out;
+	}
+	err = decode_funcs(obj, &kopts, sp, specs, nr_specs);
+	if (err)
+		goto out;
 	for (size_t s = 0; s < obj->sites.n; s++)
 		obj->sites.v[s].file_off = obj->sites.v[s].vaddr;
 	obj->stats.sites = obj->sites.n;
 out:
-	free(code);
-	kcore__close(&kc);
 	free(bl.r);
 	free(sp);
 	if (err) {

@@ -121,70 +121,60 @@ static Elf_Scn *find_symtab(Elf *elf, Elf32_Word type)
 	return NULL;
 }
 
-static int load_funcs(struct target_obj *obj, struct obj_priv *p)
+/* The extended section indices of symscn's symbols, or NULL when there are none. */
+static Elf_Data *find_shndx_data(Elf *elf, Elf_Scn *symscn)
 {
-	Elf_Scn *symscn, *xscn = NULL;
-	Elf_Data *data, *xdata = NULL;
-	struct func_cand *cand = NULL;
-	size_t nsyms, ncand = 0, nout = 0, symidx;
-	GElf_Shdr symsh, sh;
-	int err = 0;
+	size_t symidx = elf_ndxscn(symscn);
+	Elf_Scn *xscn = NULL;
+	GElf_Shdr sh;
 
-	symscn = find_symtab(p->elf, SHT_SYMTAB);
-	if (!symscn)
-		symscn = find_symtab(p->elf, SHT_DYNSYM);
-	if (!symscn)
-		return 0;	/* no symbols: nothing to select, not an error */
-
-	symidx = elf_ndxscn(symscn);
-	while ((xscn = elf_nextscn(p->elf, xscn))) {
+	while ((xscn = elf_nextscn(elf, xscn))) {
 		if (gelf_getshdr(xscn, &sh) && sh.sh_type == SHT_SYMTAB_SHNDX &&
-		    sh.sh_link == symidx) {
-			xdata = elf_getdata(xscn, NULL);
-			break;
-		}
+		    sh.sh_link == symidx)
+			return elf_getdata(xscn, NULL);
 	}
+	return NULL;
+}
 
-	if (!gelf_getshdr(symscn, &symsh) || !(data = elf_getdata(symscn, NULL)) ||
-	    !symsh.sh_entsize) {
-		pr_warn("%s: cannot read symbol table: %s\n", obj->path,
-			elf_errmsg(-1));
-		return -ENOEXEC;
-	}
-	nsyms = symsh.sh_size / symsh.sh_entsize;
-	cand = calloc(nsyms ? nsyms : 1, sizeof(*cand));
-	if (!cand)
-		return -ENOMEM;
+/* Symbol i as a candidate function: false unless it is one, whole in a code section. */
+static bool symbol_cand(Elf *elf, Elf_Data *data, Elf_Data *xdata, const GElf_Shdr *symsh,
+			size_t i, struct func_cand *out)
+{
+	GElf_Sym sym;
+	GElf_Shdr sh;
+	Elf32_Word xndx = 0;
+	size_t shndx;
+	const char *name;
 
-	for (size_t i = 0; i < nsyms; i++) {
-		GElf_Sym sym;
-		Elf32_Word xndx = 0;
-		size_t shndx;
-		const char *name;
+	if (!gelf_getsymshndx(data, xdata, (int)i, &sym, &xndx))
+		return false;
+	if (GELF_ST_TYPE(sym.st_info) != STT_FUNC || !sym.st_size)
+		return false;
+	shndx = sym.st_shndx == SHN_XINDEX ? xndx : sym.st_shndx;
+	if (shndx == SHN_UNDEF || (shndx >= SHN_LORESERVE && sym.st_shndx != SHN_XINDEX))
+		return false;
+	if (!scn_is_code(elf, shndx, &sh))
+		return false;
+	/* The bytes are read from the section: the whole function must lie in it. */
+	if (sym.st_value < sh.sh_addr || sym.st_size > sh.sh_size ||
+	    sym.st_value - sh.sh_addr > sh.sh_size - sym.st_size)
+		return false;
+	name = elf_strptr(elf, symsh->sh_link, sym.st_name);
+	if (!name || !*name)
+		return false;
+	*out = (struct func_cand){
+		.name = name, .vaddr = sym.st_value, .size = sym.st_size, .scn = shndx,
+		.rank = bind_rank(GELF_ST_BIND(sym.st_info)),
+	};
+	return true;
+}
 
-		if (!gelf_getsymshndx(data, xdata, (int)i, &sym, &xndx))
-			continue;
-		if (GELF_ST_TYPE(sym.st_info) != STT_FUNC || !sym.st_size)
-			continue;
-		shndx = sym.st_shndx == SHN_XINDEX ? xndx : sym.st_shndx;
-		if (shndx == SHN_UNDEF || (shndx >= SHN_LORESERVE && sym.st_shndx != SHN_XINDEX))
-			continue;
-		if (!scn_is_code(p->elf, shndx, &sh))
-			continue;
-		/* The bytes are read from the section: the whole function must lie in it. */
-		if (sym.st_value < sh.sh_addr || sym.st_size > sh.sh_size ||
-		    sym.st_value - sh.sh_addr > sh.sh_size - sym.st_size)
-			continue;
-		name = elf_strptr(p->elf, symsh.sh_link, sym.st_name);
-		if (!name || !*name)
-			continue;
-		cand[ncand++] = (struct func_cand){
-			.name = name, .vaddr = sym.st_value, .size = sym.st_size, .scn = shndx,
-			.rank = bind_rank(GELF_ST_BIND(sym.st_info)),
-		};
-	}
-
-	qsort(cand, ncand, sizeof(*cand), cand_cmp);
+/* The sorted candidates into obj->funcs, one per address. */
+static int keep_funcs(struct target_obj *obj, struct obj_priv *p, const struct func_cand *cand,
+		      size_t ncand)
+{
+	size_t nout = 0;
+	int err = 0;
 
 	obj->funcs = calloc(ncand ? ncand : 1, sizeof(*obj->funcs));
 	p->func_scn = calloc(ncand ? ncand : 1, sizeof(*p->func_scn));
@@ -208,6 +198,39 @@ static int load_funcs(struct target_obj *obj, struct obj_priv *p)
 	}
 out:
 	obj->nr_funcs = nout;
+	return err;
+}
+
+static int load_funcs(struct target_obj *obj, struct obj_priv *p)
+{
+	Elf_Scn *symscn;
+	Elf_Data *data, *xdata;
+	struct func_cand *cand;
+	size_t nsyms, ncand = 0;
+	GElf_Shdr symsh;
+	int err;
+
+	symscn = find_symtab(p->elf, SHT_SYMTAB);
+	if (!symscn)
+		symscn = find_symtab(p->elf, SHT_DYNSYM);
+	if (!symscn)
+		return 0;	/* no symbols: nothing to select, not an error */
+
+	xdata = find_shndx_data(p->elf, symscn);
+	if (!gelf_getshdr(symscn, &symsh) || !(data = elf_getdata(symscn, NULL)) ||
+	    !symsh.sh_entsize) {
+		pr_warn("%s: cannot read symbol table: %s\n", obj->path,
+			elf_errmsg(-1));
+		return -ENOEXEC;
+	}
+	nsyms = symsh.sh_size / symsh.sh_entsize;
+	cand = calloc(nsyms ? nsyms : 1, sizeof(*cand));
+	if (!cand)
+		return -ENOMEM;
+	for (size_t i = 0; i < nsyms; i++)
+		ncand += symbol_cand(p->elf, data, xdata, &symsh, i, &cand[ncand]);
+	qsort(cand, ncand, sizeof(*cand), cand_cmp);
+	err = keep_funcs(obj, p, cand, ncand);
 	free(cand);
 	return err;
 }
