@@ -765,55 +765,33 @@ static int on_event(void *ctx, void *data, size_t len)
 	return 0;
 }
 
-/* Load the BPF object and attach the process-tracking tracepoints. */
-static int load(struct engine *e)
+/* The programs of the mode (and of the kernel's uprobe flavour); the others stay unloaded. */
+static void select_programs(struct engine *e, struct kcsand_bpf *skel)
 {
-	struct kcsand_bpf *skel;
-	int err;
-
-	e->multi = !e->opts.force_per_site_links && uprobe_multi__supported();
-	skel = kcsand_bpf__open();
-	if (!skel) {
-		err = -errno;
-		pr_warn("failed to open BPF object: %s\n", strerror(-err));
-		return err;
-	}
-	e->skel = skel;
-	e->capacity = e->opts.max_sites > e->nr_cookies ? e->opts.max_sites : e->nr_cookies;
-	if (!e->capacity)
-		e->capacity = 1;
-	bpf_map__set_max_entries(skel->maps.sites, e->capacity);
-	bpf_params_fill(&skel->data->params, &e->opts);
-	/* Kernel mode: kprobes stay registered, the sampler flips a bitmap the probes test. */
-	err = sampler__prepare(skel, e->capacity, e->opts.kernel);
-	if (err) {
-		pr_warn("cannot size the site statistics: %s\n", strerror(-err));
-		return err;
-	}
 	if (e->opts.kernel) {
 		bpf_program__set_autoload(skel->progs.kcsand_uprobe, false);
 		bpf_program__set_autoload(skel->progs.kcsand_uprobe_multi, false);
 		bpf_program__set_autoload(skel->progs.kcsand_hwbp, false);
-	} else if (e->multi) {
+		return;
+	}
+	if (e->multi) {
 		bpf_program__set_expected_attach_type(skel->progs.kcsand_uprobe_multi,
 						      KCSAND_BPF_TRACE_UPROBE_MULTI);
 		bpf_program__set_autoload(skel->progs.kcsand_uprobe, false);
-		bpf_program__set_autoload(skel->progs.kcsand_kprobe, false);
-		bpf_program__set_autoload(skel->progs.kcsand_hwbp_kernel, false);
-		bpf_program__set_autoload(skel->progs.kcsand_kxbp, false);
 	} else {
 		bpf_program__set_autoload(skel->progs.kcsand_uprobe_multi, false);
-		bpf_program__set_autoload(skel->progs.kcsand_kprobe, false);
-		bpf_program__set_autoload(skel->progs.kcsand_hwbp_kernel, false);
-		bpf_program__set_autoload(skel->progs.kcsand_kxbp, false);
 	}
-	if (e->opts.history && !e->opts.kernel)
-		history__before_load(skel, e->multi);
-	err = kcsand_bpf__load(skel);
-	if (err) {
-		pr_warn("failed to load BPF object: %s\n", strerror(-err));
-		return err;
-	}
+	bpf_program__set_autoload(skel->progs.kcsand_kprobe, false);
+	bpf_program__set_autoload(skel->progs.kcsand_hwbp_kernel, false);
+	bpf_program__set_autoload(skel->progs.kcsand_kxbp, false);
+}
+
+/* With the object loaded: process tracking, kernel symbols, watches, history, reports. */
+static int start_loaded(struct engine *e)
+{
+	struct kcsand_bpf *skel = e->skel;
+	int err;
+
 	e->tp_links[0] = bpf_program__attach(skel->progs.kcsand_fork);
 	e->tp_links[1] = bpf_program__attach(skel->progs.kcsand_exit);
 	if (!e->tp_links[0] || !e->tp_links[1]) {
@@ -843,6 +821,42 @@ static int load(struct engine *e)
 		return err;
 	}
 	return 0;
+}
+
+/* Load the BPF object and attach the process-tracking tracepoints. */
+static int load(struct engine *e)
+{
+	struct kcsand_bpf *skel;
+	int err;
+
+	e->multi = !e->opts.force_per_site_links && uprobe_multi__supported();
+	skel = kcsand_bpf__open();
+	if (!skel) {
+		err = -errno;
+		pr_warn("failed to open BPF object: %s\n", strerror(-err));
+		return err;
+	}
+	e->skel = skel;
+	e->capacity = e->opts.max_sites > e->nr_cookies ? e->opts.max_sites : e->nr_cookies;
+	if (!e->capacity)
+		e->capacity = 1;
+	bpf_map__set_max_entries(skel->maps.sites, e->capacity);
+	bpf_params_fill(&skel->data->params, &e->opts);
+	/* Kernel mode: kprobes stay registered, the sampler flips a bitmap the probes test. */
+	err = sampler__prepare(skel, e->capacity, e->opts.kernel);
+	if (err) {
+		pr_warn("cannot size the site statistics: %s\n", strerror(-err));
+		return err;
+	}
+	select_programs(e, skel);
+	if (e->opts.history && !e->opts.kernel)
+		history__before_load(skel, e->multi);
+	err = kcsand_bpf__load(skel);
+	if (err) {
+		pr_warn("failed to load BPF object: %s\n", strerror(-err));
+		return err;
+	}
+	return start_loaded(e);
 }
 
 /* Every kernel site, addresses and cookies, into the code-breakpoint sampler's cycle. */
@@ -1160,6 +1174,54 @@ int engine__sampler_stats(const struct engine *e, struct sampler_stats *out)
 	return 0;
 }
 
+static void print_sampler_summary(struct engine *e, FILE *out)
+{
+	struct sampler_stats st;
+
+	sampler__get_stats(e->sampler, &st);
+	fprintf(out, " armed_sites: %zu/%zu estimated_overhead: %.0f%% hot_turns: %lu",
+		st.armed, st.total, st.est_overhead * 100, st.turns);
+	if (st.kernel)
+		fprintf(out, " unarmed_hits: %llu trap_floor: %.0f%% trap_ns: %.0f",
+			st.unarmed_hits, st.floor_overhead * 100, st.trap_ns);
+	else
+		fprintf(out, " hot_turns_one_thread: %lu", st.xbp_turns);
+	/* Sites at each backoff level, 100% / 10% / 1% / 0.1% (sampler.h). */
+	fprintf(out, " site_levels: %zu/%zu/%zu/%zu", st.levels[0], st.levels[1],
+		st.levels[2], st.levels[3]);
+}
+
+static void print_kbp_summary(struct engine *e, FILE *out)
+{
+	struct kbp_stats ks;
+
+	kbp__stats(e->kbp, &ks);
+	fprintf(out, " breakpoint_sites_sampled: %zu/%zu breakpoint_cycles: %llu "
+		"breakpoint_regs: %ux%u breakpoint_traps: %llu breakpoint_refused: %zu "
+		"breakpoint_move_us: %.0f", ks.sampled, ks.sites,
+		(unsigned long long)ks.cycles, ks.nregs, ks.ncpus,
+		(unsigned long long)ks.hits, ks.refused,
+		ks.retargets ? ks.retarget_ns / 1e3 / ks.retargets : 0.0);
+}
+
+static void print_hw_summary(struct engine *e, FILE *out)
+{
+	struct hwbp_stats hw_st;
+
+	hwbp__get_stats(e->hw, &hw_st);
+	fprintf(out, " hw_watchpoints_armed: %lu hw_traps: %llu hw_consumed: %llu "
+		"hw_watchers: %llu hw_pairs: %lu hw_no_slot: %lu hw_unarmable: %lu "
+		"hw_open_failed: %lu", hw_st.armed, (unsigned long long)hw_st.traps,
+		(unsigned long long)hw_st.consumed, (unsigned long long)hw_st.watchers, hw_st.pairs,
+		hw_st.no_slot, hw_st.unarmable, hw_st.open_failed);
+	if (e->opts.kernel)
+		fprintf(out, " hw_probed: %llu", (unsigned long long)hw_st.probed);
+	else
+		fprintf(out, " hw_decoded: %lu hw_undecoded: %llu hw_outside: %llu",
+			hw_st.decoded, (unsigned long long)hw_st.undecoded,
+			(unsigned long long)hw_st.outside);
+}
+
 void engine__print_summary(struct engine *e, FILE *out)
 {
 	uint64_t c[KCSAND_CTR_COUNT];
@@ -1188,48 +1250,12 @@ void engine__print_summary(struct engine *e, FILE *out)
 	if (e->kbp_mode)
 		fprintf(out, " unknown_origin_held: %lu unknown_origin_folded: %lu",
 			e->unknown_held, e->unknown_folded);
-	if (e->sampler) {
-		struct sampler_stats st;
-
-		sampler__get_stats(e->sampler, &st);
-		fprintf(out, " armed_sites: %zu/%zu estimated_overhead: %.0f%% hot_turns: %lu",
-			st.armed, st.total, st.est_overhead * 100, st.turns);
-		if (st.kernel)
-			fprintf(out, " unarmed_hits: %llu trap_floor: %.0f%% trap_ns: %.0f",
-				st.unarmed_hits, st.floor_overhead * 100, st.trap_ns);
-		else
-			fprintf(out, " hot_turns_one_thread: %lu", st.xbp_turns);
-		/* Sites at each backoff level, 100% / 10% / 1% / 0.1% (sampler.h). */
-		fprintf(out, " site_levels: %zu/%zu/%zu/%zu", st.levels[0], st.levels[1],
-			st.levels[2], st.levels[3]);
-	}
-	if (e->kbp) {
-		struct kbp_stats ks;
-
-		kbp__stats(e->kbp, &ks);
-		fprintf(out, " breakpoint_sites_sampled: %zu/%zu breakpoint_cycles: %llu "
-			"breakpoint_regs: %ux%u breakpoint_traps: %llu breakpoint_refused: %zu "
-			"breakpoint_move_us: %.0f", ks.sampled, ks.sites,
-			(unsigned long long)ks.cycles, ks.nregs, ks.ncpus,
-			(unsigned long long)ks.hits, ks.refused,
-			ks.retargets ? ks.retarget_ns / 1e3 / ks.retargets : 0.0);
-	}
-	if (e->hw) {
-		struct hwbp_stats hw_st;
-
-		hwbp__get_stats(e->hw, &hw_st);
-		fprintf(out, " hw_watchpoints_armed: %lu hw_traps: %llu hw_consumed: %llu "
-			"hw_watchers: %llu hw_pairs: %lu hw_no_slot: %lu hw_unarmable: %lu "
-			"hw_open_failed: %lu", hw_st.armed, (unsigned long long)hw_st.traps,
-			(unsigned long long)hw_st.consumed, (unsigned long long)hw_st.watchers, hw_st.pairs,
-			hw_st.no_slot, hw_st.unarmable, hw_st.open_failed);
-		if (e->opts.kernel)
-			fprintf(out, " hw_probed: %llu", (unsigned long long)hw_st.probed);
-		else
-			fprintf(out, " hw_decoded: %lu hw_undecoded: %llu hw_outside: %llu",
-				hw_st.decoded, (unsigned long long)hw_st.undecoded,
-				(unsigned long long)hw_st.outside);
-	}
+	if (e->sampler)
+		print_sampler_summary(e, out);
+	if (e->kbp)
+		print_kbp_summary(e, out);
+	if (e->hw)
+		print_hw_summary(e, out);
 	fputc('\n', out);
 }
 

@@ -67,51 +67,66 @@ void mark__reset(struct target_obj *obj)
 	}
 }
 
+/* Where a site is in the source, and what the source says of it. */
+struct site_src {
+	const char *file;
+	int line, col;
+	int alt_line;		/* the instruction's own row, when a statement's decides */
+	enum mark_kind kind;	/* a READ_ONCE() & co. at the site */
+	const char *tok;	/* the macro that said so */
+};
+
+static void site_source(struct dw_ctx *c, Dwarf_Die *cu, Dwarf_Addr pc, struct site_src *ss,
+			struct mark_stats *stats)
+{
+	struct src_row rows[8];
+	int n = site_rows(cu, pc, rows, 8);
+	struct mark_src *ms = n ? source_get(c, rows[0].file) : NULL;
+
+	if (n) {
+		ss->file = rows[0].file;
+		ss->line = rows[0].line;
+		ss->col = rows[0].col;
+	}
+	/*
+	 * The instruction's own row can point at a brace (gcc puts a
+	 * returned value's load at the closing '}'): then the
+	 * statement it belongs to, the row before at the same
+	 * address, decides, by its line alone.
+	 */
+	if (ms && n > 1 && !mark_src__col_informative(ms, ss->line, ss->col)) {
+		ss->alt_line = ss->line;
+		ss->file = rows[1].file;
+		ss->line = rows[1].line;
+		ss->col = 0;
+		ms = source_get(c, ss->file);
+	}
+	if (ms && ss->line > 0)
+		ss->kind = mark_src__at(ms, ss->line, ss->col, &ss->tok);
+	else if (n)
+		stats->no_source++;
+}
+
 void mark__site(struct site *s, const struct mark_where *w, const struct mark_opts *opts,
 		struct mark_stats *stats)
 {
 	struct dw_ctx *c = (struct dw_ctx *)w->dbg;
-	const char *file = NULL, *detail = NULL, *tok = NULL, *acc = NULL, *acc_name = NULL;
-	enum mark_kind mf, src = MARK_KIND_PLAIN;
+	const char *detail = NULL, *acc = NULL, *acc_name = NULL;
+	struct site_src ss = { .kind = MARK_KIND_PLAIN };
+	enum mark_kind mf;
 	bool io = false;
 	uint32_t before = s->reason;
-	int line = 0, col = 0, alt_line = 0;
 	Dwarf_Die cu, *cup = NULL;
 	Dwarf_Addr pc = c ? w->pc - c->dwbias : 0;
 	char qbuf[256];
 
 	if (c && c->dw && w->has_pc && dwarf_addrdie(c->dw, pc, &cu)) {
-		struct src_row rows[8];
-		int n = site_rows(&cu, pc, rows, 8);
-		struct mark_src *ms = n ? source_get(c, rows[0].file) : NULL;
-
 		cup = &cu;
-		if (n) {
-			file = rows[0].file;
-			line = rows[0].line;
-			col = rows[0].col;
-		}
-		/*
-		 * The instruction's own row can point at a brace (gcc puts a
-		 * returned value's load at the closing '}'): then the
-		 * statement it belongs to, the row before at the same
-		 * address, decides, by its line alone.
-		 */
-		if (ms && n > 1 && !mark_src__col_informative(ms, line, col)) {
-			alt_line = line;
-			file = rows[1].file;
-			line = rows[1].line;
-			col = 0;
-			ms = source_get(c, file);
-		}
-		if (ms && line > 0)
-			src = mark_src__at(ms, line, col, &tok);
-		else if (n)
-			stats->no_source++;
+		site_source(c, cup, pc, &ss, stats);
 	}
-	mf = mark_rules__match(opts->rules, w->func, w->off, file, line);
-	if (alt_line && mf == MARK_KIND_PLAIN)
-		mf = mark_rules__match(opts->rules, w->func, w->off, file, alt_line);
+	mf = mark_rules__match(opts->rules, w->func, w->off, ss.file, ss.line);
+	if (ss.alt_line && mf == MARK_KIND_PLAIN)
+		mf = mark_rules__match(opts->rules, w->func, w->off, ss.file, ss.alt_line);
 
 	if (cup)
 		acc = rule_accessor(c, cup, pc, &acc_name, &io);
@@ -123,9 +138,9 @@ void mark__site(struct site *s, const struct mark_where *w, const struct mark_op
 	} else if (mf == MARK_KIND_DATA_RACE) {
 		set_mark(s, mf, MARK_MARKS_FILE);
 		detail = "data_race";
-	} else if (src == MARK_KIND_DATA_RACE) {
-		set_mark(s, src, MARK_SOURCE_MACRO);
-		detail = tok;
+	} else if (ss.kind == MARK_KIND_DATA_RACE) {
+		set_mark(s, ss.kind, MARK_SOURCE_MACRO);
+		detail = ss.tok;
 	} else if (s->reason != MARK_NONE) {
 		return;
 	} else if (mf == MARK_KIND_MARKED) {
@@ -136,15 +151,15 @@ void mark__site(struct site *s, const struct mark_where *w, const struct mark_op
 		detail = acc_name;
 	} else if (c && c->dw && (detail = rule_qualifier(c, w->target, qbuf, sizeof(qbuf)))) {
 		set_mark(s, MARK_KIND_MARKED, MARK_QUALIFIER);
-	} else if (src == MARK_KIND_MARKED) {
-		set_mark(s, src, MARK_SOURCE_MACRO);
-		detail = tok;
+	} else if (ss.kind == MARK_KIND_MARKED) {
+		set_mark(s, ss.kind, MARK_SOURCE_MACRO);
+		detail = ss.tok;
 	}
 	if (opts->verbose >= 2 && s->reason != before)
 		pr_warn(
 			"mark: %s+0x%" PRIx64 " (0x%" PRIx64 ") %s:%d:%d: %s%s: %s\n",
-			w->func ? w->func : "?", w->off, s->vaddr, file ? file : "?", line, col,
-			(s->desc.flags & KCSAND_SITE_DATA_RACE) ? "data_race, " : "",
+			w->func ? w->func : "?", w->off, s->vaddr, ss.file ? ss.file : "?", ss.line,
+			ss.col, (s->desc.flags & KCSAND_SITE_DATA_RACE) ? "data_race, " : "",
 			mark_reason__name(s->reason), detail ? detail : "");
 }
 
