@@ -171,6 +171,7 @@ format:
 # Also the dependency rule (docs/DESIGN.md): no include cycle between daemon/'s subsystems.
 lint:
 	tests/lint-deps.py .
+	tests/lint-length.py .
 	cppcheck --quiet --std=c11 --max-configs=1 --enable=warning,performance,portability \
 		-D__x86_64__ -Iinclude -Idaemon --suppress=missingIncludeSystem \
 		--suppress=missingInclude --suppress=unknownMacro --inline-suppr \

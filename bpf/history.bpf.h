@@ -827,18 +827,45 @@ static __always_inline void hb_join_thread(struct hb_thread *t, __u64 pthread)
 		hb_vc_join(t->vc, o->vc);
 }
 
-static __always_inline void hb_return(struct pt_regs *ctx, struct hb_thread *t, __u32 op)
+/* The OpenMP runtime's calls, as they return. */
+static __always_inline void hb_return_omp(struct hb_thread *t, __u32 op, __u64 a0)
 {
-	int rc = (int)PT_REGS_RC(ctx);
-	__u64 a0, a1, pthread = 0;
-
-	if (op == KCSAND_HB_LOCK_RDI) {
-		if (rc == 0)
-			hb_acquire(t, PT_REGS_PARM1(ctx));
-		return;
+	switch (op) {
+	case KCSAND_HB_OMP_PARALLEL:
+		hb_acquire(t, HB_OBJ_OMP_END);
+		hb_acquire(t, HB_OBJ_OMP_TASKS);
+		break;
+	case KCSAND_HB_OMP_TASKLOOP:
+	case KCSAND_HB_OMP_TASKWAIT:
+		hb_acquire(t, HB_OBJ_OMP_TASKS);
+		break;
+	case KCSAND_HB_OMP_FN:
+		if (hb_fn_kind(t, a0) == HB_FN_TASK)
+			hb_release(t, HB_OBJ_OMP_TASKS, 0);
+		hb_release(t, HB_OBJ_OMP_END, 1);
+		break;
+	case KCSAND_HB_OMP_BARRIER:
+		hb_acquire(t, HB_OBJ_OMP_BARRIER);
+		hb_acquire(t, HB_OBJ_OMP_TASKS);	/* tasks run to completion at barriers */
+		break;
+	case KCSAND_HB_OMP_CRIT_START:
+		hb_acquire(t, HB_OBJ_OMP_CRITICAL);
+		break;
+	case KCSAND_HB_OMP_ATOMIC_START:
+		hb_acquire(t, HB_OBJ_OMP_ATOMIC);
+		break;
+	case KCSAND_HB_OMP_ORDERED_START:
+		hb_acquire(t, HB_OBJ_OMP_ORDERED);
+		break;
 	}
-	if (hb_pop(t, op, &a0, &a1))
-		return;
+}
+
+/* pthread's calls, as they return (a0, a1: their arguments, saved at entry). */
+static __always_inline void hb_return_pthread(struct hb_thread *t, __u32 op, int rc, __u64 a0,
+					      __u64 a1)
+{
+	__u64 pthread = 0;
+
 	switch (op) {
 	case KCSAND_HB_LOCK:
 		if (rc == 0)
@@ -873,33 +900,25 @@ static __always_inline void hb_return(struct pt_regs *ctx, struct hb_thread *t, 
 		if (rc == 0)
 			hb_join_thread(t, a0);
 		break;
-	case KCSAND_HB_OMP_PARALLEL:
-		hb_acquire(t, HB_OBJ_OMP_END);
-		hb_acquire(t, HB_OBJ_OMP_TASKS);
-		break;
-	case KCSAND_HB_OMP_TASKLOOP:
-	case KCSAND_HB_OMP_TASKWAIT:
-		hb_acquire(t, HB_OBJ_OMP_TASKS);
-		break;
-	case KCSAND_HB_OMP_FN:
-		if (hb_fn_kind(t, a0) == HB_FN_TASK)
-			hb_release(t, HB_OBJ_OMP_TASKS, 0);
-		hb_release(t, HB_OBJ_OMP_END, 1);
-		break;
-	case KCSAND_HB_OMP_BARRIER:
-		hb_acquire(t, HB_OBJ_OMP_BARRIER);
-		hb_acquire(t, HB_OBJ_OMP_TASKS);	/* tasks run to completion at barriers */
-		break;
-	case KCSAND_HB_OMP_CRIT_START:
-		hb_acquire(t, HB_OBJ_OMP_CRITICAL);
-		break;
-	case KCSAND_HB_OMP_ATOMIC_START:
-		hb_acquire(t, HB_OBJ_OMP_ATOMIC);
-		break;
-	case KCSAND_HB_OMP_ORDERED_START:
-		hb_acquire(t, HB_OBJ_OMP_ORDERED);
+	default:
+		hb_return_omp(t, op, a0);
 		break;
 	}
+}
+
+static __always_inline void hb_return(struct pt_regs *ctx, struct hb_thread *t, __u32 op)
+{
+	int rc = (int)PT_REGS_RC(ctx);
+	__u64 a0, a1;
+
+	if (op == KCSAND_HB_LOCK_RDI) {
+		if (rc == 0)
+			hb_acquire(t, PT_REGS_PARM1(ctx));
+		return;
+	}
+	if (hb_pop(t, op, &a0, &a1))
+		return;
+	hb_return_pthread(t, op, rc, a0, a1);
 }
 
 SEC("uretprobe")

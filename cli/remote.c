@@ -59,48 +59,38 @@ static void print_error(const char *reason)
 	}
 }
 
-/*
- * Send line, print the reply's body up to "ok" or "error: ...".  With
- * follow, go on printing what the daemon streams until it closes.
- */
-static int request(const char *line, bool follow)
+/* Send line on fd: 0, or 1 with the reason (the daemon's, if it gave one) on stderr. */
+static int send_line(int fd, const char *line)
 {
-	char buf[65536], *acc = NULL;
-	size_t len = 0;
-	int fd, ret = 1;
-	bool body = false, done = false, answered = false;
-	FILE *f;
+	char buf[65536];
+	ssize_t n;
+	int err;
 
-	fd = connect_daemon();
-	if (fd < 0)
-		return EXIT_NO_DAEMON;
-	if (strlen(line) > CTL_MAX_LINE) {
-		print_error("request too long");
-		close(fd);
-		return EXIT_USAGE;
-	}
 	snprintf(buf, sizeof(buf), "%s%s\n", json_output ? "-j " : "", line);
-	if (send(fd, buf, strlen(buf), MSG_NOSIGNAL) != (ssize_t)strlen(buf)) {
-		int err = errno;
-		/* Turned away at connect (permission, too many clients): the reason waits. */
-		ssize_t n = recv(fd, buf, sizeof(buf) - 1, MSG_DONTWAIT);
+	if (send(fd, buf, strlen(buf), MSG_NOSIGNAL) == (ssize_t)strlen(buf))
+		return 0;
+	err = errno;
+	/* Turned away at connect (permission, too many clients): the reason waits. */
+	n = recv(fd, buf, sizeof(buf) - 1, MSG_DONTWAIT);
+	buf[n > 0 ? n : 0] = '\0';
+	if (!strncmp(buf, "error: ", 7)) {
+		buf[strcspn(buf, "\n")] = '\0';
+		print_error(buf + 7);
+	} else {
+		fprintf(stderr, "kcsanctl: cannot send to kcsand: %s\n", strerror(err));
+	}
+	return 1;
+}
 
-		buf[n > 0 ? n : 0] = '\0';
-		if (!strncmp(buf, "error: ", 7)) {
-			buf[strcspn(buf, "\n")] = '\0';
-			print_error(buf + 7);
-		} else {
-			fprintf(stderr, "kcsanctl: cannot send to kcsand: %s\n", strerror(err));
-		}
-		close(fd);
-		return 1;
-	}
-	f = fdopen(fd, "r");
-	if (!f) {
-		close(fd);
-		return 1;
-	}
-	while (!done) {
+/* Print the reply's body up to "ok" (0) or "error: ..." (1); with follow, on to the end. */
+static int read_reply(FILE *f, bool follow)
+{
+	char *acc = NULL;
+	size_t len = 0;
+	int ret = 1;
+	bool body = false, answered = false;
+
+	for (;;) {
 		ssize_t n = getline(&acc, &len, f);
 
 		if (n < 0)
@@ -112,7 +102,7 @@ static int request(const char *line, bool follow)
 			ret = 0;
 			answered = true;
 			if (!follow)
-				done = true;
+				break;
 			continue;
 		}
 		if (!strncmp(acc, "error: ", 7)) {
@@ -130,6 +120,36 @@ static int request(const char *line, bool follow)
 	if (!answered)
 		fprintf(stderr, "kcsanctl: kcsand closed the connection without a reply\n");
 	free(acc);
+	return ret;
+}
+
+/*
+ * Send line, print the reply's body up to "ok" or "error: ...".  With
+ * follow, go on printing what the daemon streams until it closes.
+ */
+static int request(const char *line, bool follow)
+{
+	int fd, ret;
+	FILE *f;
+
+	fd = connect_daemon();
+	if (fd < 0)
+		return EXIT_NO_DAEMON;
+	if (strlen(line) > CTL_MAX_LINE) {
+		print_error("request too long");
+		close(fd);
+		return EXIT_USAGE;
+	}
+	if (send_line(fd, line)) {
+		close(fd);
+		return 1;
+	}
+	f = fdopen(fd, "r");
+	if (!f) {
+		close(fd);
+		return 1;
+	}
+	ret = read_reply(f, follow);
 	fclose(f);
 	return ret;
 }

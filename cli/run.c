@@ -35,11 +35,10 @@ static unsigned int param_default(const char *name, enum param_mode mode)
 	return param__find(name)->def[mode];
 }
 
-void run_help(FILE *out)
+/* What kcsanctl run does, and how it is called. */
+static void print_usage(FILE *out)
 {
-	const enum param_mode U = PARAM_MODE_USER, K = PARAM_MODE_KERNEL;
-
-	fprintf(out,
+	fputs(
 		"Usage: kcsanctl run [OPTIONS] -- PROG [ARGS...]\n"
 		"       kcsanctl run --kernel --probe SPEC... | --watch SYM|ADDR[:LEN]... [OPTIONS]\n"
 		"                    [--duration S] [-- CMD...]\n"
@@ -52,7 +51,15 @@ void run_help(FILE *out)
 		"SPEC names (GLOB, module:NAME or FUNC+0xOFF), and a hardware watchpoint on every\n"
 		"CPU for each --watch (a kallsyms variable or a kernel address), run CMD (or wait\n"
 		"S seconds), and detach.  Exit status: 66 when a race was reported, else CMD's.\n"
-		"\n"
+		"\n", out);
+}
+
+void run_help(FILE *out)
+{
+	const enum param_mode U = PARAM_MODE_USER, K = PARAM_MODE_KERNEL;
+
+	print_usage(out);
+	fprintf(out,
 		"Options:\n"
 		"  --skip-watch N        plain accesses per CPU between watchpoints (default %u;\n"
 		"                        kernel mode %u)\n"
@@ -293,6 +300,41 @@ static int set_duration(struct run_args *a, const char *text)
 /* One option of run_longopts: 0, or -1 with the reason on stderr. */
 static int parse_sample(struct run_args *a, int opt, const char *arg);
 
+/* An option without a value: 0, or -1 when opt is none of them. */
+static int parse_flag(struct run_args *a, int opt)
+{
+	switch (opt) {
+	case OPT_JSON:
+		a->o.json = true;
+		break;
+	case OPT_HALT:
+		a->halt = true;
+		a->o.max_reports = 1;
+		break;
+	case OPT_PER_SITE:
+		a->o.force_per_site_links = true;
+		break;
+	case OPT_KERNEL:
+		a->o.kernel = true;
+		break;
+	case OPT_KMSG:
+		a->kmsg = true;
+		break;
+	case OPT_NO_MARKING:
+		a->o.no_marking = true;
+		break;
+	case OPT_NO_HISTORY:
+		a->o.history = false;
+		break;
+	case 'v':
+		a->o.verbose++;
+		break;
+	default:
+		return -1;
+	}
+	return 0;
+}
+
 static int parse_opt(struct run_args *a, int opt, char *arg)
 {
 	switch (opt) {
@@ -322,24 +364,8 @@ static int parse_opt(struct run_args *a, int opt, char *arg)
 	case OPT_FUNCS:
 		a->o.functions = arg;
 		break;
-	case OPT_JSON:
-		a->o.json = true;
-		break;
-	case OPT_HALT:
-		a->halt = true;
-		a->o.max_reports = 1;
-		break;
-	case OPT_PER_SITE:
-		a->o.force_per_site_links = true;
-		break;
-	case OPT_KERNEL:
-		a->o.kernel = true;
-		break;
 	case OPT_OUTPUT:
 		a->output = arg;
-		break;
-	case OPT_KMSG:
-		a->kmsg = true;
 		break;
 	case OPT_SAMPLE:
 	case OPT_SAMPLE_PERIOD:
@@ -350,20 +376,11 @@ static int parse_opt(struct run_args *a, int opt, char *arg)
 	case OPT_SOURCE_DIR:
 		a->o.source_dir = arg;
 		break;
-	case OPT_NO_MARKING:
-		a->o.no_marking = true;
-		break;
-	case OPT_NO_HISTORY:
-		a->o.history = false;
-		break;
-	case 'v':
-		a->o.verbose++;
-		break;
 	case 'h':
 		run_help(stdout);
 		exit(0);
 	default:
-		return -1;
+		return parse_flag(a, opt);
 	}
 	return 0;
 }

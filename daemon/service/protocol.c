@@ -156,9 +156,48 @@ static const struct {
 	{ "help", CTL_HELP },
 };
 
+/* filter list | filter add|remove FUNC... (w: the words after "filter") */
+static int parse_filter(struct ctl_request *r, const char **w, int n, char *err, size_t errlen)
+{
+	if (n == 1 && !strcmp(w[0], "list")) {
+		r->op = CTL_FILTER_LIST;
+		return 0;
+	}
+	if (n >= 1 && (!strcmp(w[0], "add") || !strcmp(w[0], "remove"))) {
+		r->op = w[0][0] == 'a' ? CTL_FILTER_ADD : CTL_FILTER_REMOVE;
+		r->argc = n - 1;
+		for (int i = 1; i < n; i++)
+			r->argv[i - 1] = w[i];
+		return check_funcs(r->argv, r->argc, err, errlen);
+	}
+	return fail(err, errlen, "expected 'filter add|remove FUNC...' or 'filter list'");
+}
+
+/* get [PARAM] | set PARAM VALUE */
+static int parse_param(struct ctl_request *r, const char **w, int n, char *err, size_t errlen)
+{
+	if (!strcmp(w[0], "get")) {
+		if (n > 2)
+			return fail(err, errlen, "expected 'get [PARAM]'");
+		r->op = CTL_GET;
+		if (n == 2) {
+			r->param = param__find(w[1]);
+			if (!r->param)
+				return fail(err, errlen, "unknown parameter '%.64s'", w[1]);
+		}
+		return 0;
+	}
+	if (n != 3)
+		return fail(err, errlen, "expected 'set PARAM VALUE'");
+	r->op = CTL_SET;
+	r->param = param__find(w[1]);
+	if (!r->param)
+		return fail(err, errlen, "unknown parameter '%.64s'", w[1]);
+	return param__parse(r->param, w[2], &r->value, err, errlen);
+}
+
 static int parse_words(struct ctl_request *r, const char **w, int n, char *err, size_t errlen)
 {
-
 	if (w[0][0] == '!') {
 		if (n != 1)
 			return fail(err, errlen, "expected '!FUNC'");
@@ -175,40 +214,10 @@ static int parse_words(struct ctl_request *r, const char **w, int n, char *err, 
 		r->op = simple[i].op;
 		return 0;
 	}
-	if (!strcmp(w[0], "filter")) {
-		if (n == 2 && !strcmp(w[1], "list")) {
-			r->op = CTL_FILTER_LIST;
-			return 0;
-		}
-		if (n >= 2 && (!strcmp(w[1], "add") || !strcmp(w[1], "remove"))) {
-			r->op = w[1][0] == 'a' ? CTL_FILTER_ADD : CTL_FILTER_REMOVE;
-			r->argc = n - 2;
-			for (int i = 2; i < n; i++)
-				r->argv[i - 2] = w[i];
-			return check_funcs(r->argv, r->argc, err, errlen);
-		}
-		return fail(err, errlen, "expected 'filter add|remove FUNC...' or 'filter list'");
-	}
-	if (!strcmp(w[0], "get")) {
-		if (n > 2)
-			return fail(err, errlen, "expected 'get [PARAM]'");
-		r->op = CTL_GET;
-		if (n == 2) {
-			r->param = param__find(w[1]);
-			if (!r->param)
-				return fail(err, errlen, "unknown parameter '%.64s'", w[1]);
-		}
-		return 0;
-	}
-	if (!strcmp(w[0], "set")) {
-		if (n != 3)
-			return fail(err, errlen, "expected 'set PARAM VALUE'");
-		r->op = CTL_SET;
-		r->param = param__find(w[1]);
-		if (!r->param)
-			return fail(err, errlen, "unknown parameter '%.64s'", w[1]);
-		return param__parse(r->param, w[2], &r->value, err, errlen);
-	}
+	if (!strcmp(w[0], "filter"))
+		return parse_filter(r, w + 1, n - 1, err, errlen);
+	if (!strcmp(w[0], "get") || !strcmp(w[0], "set"))
+		return parse_param(r, w, n, err, errlen);
 	if (!strcmp(w[0], "probe"))
 		return parse_probe(r, w + 1, n - 1, err, errlen);
 	if (!strcmp(w[0], "watch"))

@@ -268,6 +268,23 @@ static int arm_watch(struct service *s, struct watch *w, char *err, size_t errle
 	return ret;
 }
 
+/* A user watch's process: the one given, or the one running the object; and when it started. */
+static int watch_process(struct service *s, const char *spec, struct watch *w, char *err,
+			 size_t errlen)
+{
+	if (!w->pid) {
+		w->pid = choose_pid(s, spec, err, errlen);
+		if (w->pid < 0)
+			return w->pid;
+	}
+	w->start = proc_start(w->pid);
+	if (!w->start) {
+		snprintf(err, errlen, "watch %s: no process %d", spec, w->pid);
+		return -ESRCH;
+	}
+	return 0;
+}
+
 int service_add_watch(struct service *s, const struct config_watch *cw, unsigned int duration_s,
 		      bool from_config, char *err, size_t errlen)
 {
@@ -286,17 +303,10 @@ int service_add_watch(struct service *s, const struct config_watch *cw, unsigned
 		return -ENOMEM;
 	}
 	s->watches = v;
-	if (!cw->kernel && !w.pid) {
-		w.pid = choose_pid(s, cw->spec, err, errlen);
-		if (w.pid < 0)
-			return w.pid;
-	}
 	if (!cw->kernel) {
-		w.start = proc_start(w.pid);
-		if (!w.start) {
-			snprintf(err, errlen, "watch %s: no process %d", cw->spec, w.pid);
-			return -ESRCH;
-		}
+		ret = watch_process(s, cw->spec, &w, err, errlen);
+		if (ret)
+			return ret;
 	}
 	same = find_same(s, cw, w.pid);
 	if (same) {

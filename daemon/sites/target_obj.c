@@ -275,11 +275,39 @@ static int open_regular(const char *path, struct obj_priv *p)
 	return 0;
 }
 
+/* The ELF of p->fd, an x86-64 executable or shared object: 0, or -ENOEXEC. */
+static int begin_elf(struct target_obj *obj, struct obj_priv *p)
+{
+	GElf_Ehdr eh;
+
+	/*
+	 * read(), not mmap: the kernel installs existing uprobes into every
+	 * mapping of the file that may execute, a read-only one included, so
+	 * an mmapped copy of an already probed object shows int3 bytes.
+	 */
+	p->elf = elf_begin(p->fd, ELF_C_READ, NULL);
+	if (!p->elf || elf_kind(p->elf) != ELF_K_ELF) {
+		pr_warn("%s: not an ELF file\n", obj->path);
+		return -ENOEXEC;
+	}
+	if (gelf_getclass(p->elf) != ELFCLASS64 || !gelf_getehdr(p->elf, &eh) ||
+	    eh.e_machine != EM_X86_64) {
+		pr_warn("%s: not an x86-64 ELF object\n", obj->path);
+		return -ENOEXEC;
+	}
+	if (eh.e_type != ET_EXEC && eh.e_type != ET_DYN) {
+		pr_warn("%s: not an x86-64 ELF object (%s)\n", obj->path,
+			"neither executable nor shared object");
+		return -ENOEXEC;
+	}
+	obj->pie = eh.e_type == ET_DYN;
+	return 0;
+}
+
 int target_obj__open(const char *path, struct target_obj **out)
 {
 	struct target_obj *obj;
 	struct obj_priv *p;
-	GElf_Ehdr eh;
 	int err;
 
 	*out = NULL;
@@ -301,31 +329,9 @@ int target_obj__open(const char *path, struct target_obj **out)
 	err = open_regular(path, p);
 	if (err)
 		goto err;
-	/*
-	 * read(), not mmap: the kernel installs existing uprobes into every
-	 * mapping of the file that may execute, a read-only one included, so
-	 * an mmapped copy of an already probed object shows int3 bytes.
-	 */
-	p->elf = elf_begin(p->fd, ELF_C_READ, NULL);
-	if (!p->elf || elf_kind(p->elf) != ELF_K_ELF) {
-		pr_warn("%s: not an ELF file\n", path);
-		err = -ENOEXEC;
+	err = begin_elf(obj, p);
+	if (err)
 		goto err;
-	}
-	if (gelf_getclass(p->elf) != ELFCLASS64 || !gelf_getehdr(p->elf, &eh) ||
-	    eh.e_machine != EM_X86_64) {
-		pr_warn("%s: not an x86-64 ELF object\n", path);
-		err = -ENOEXEC;
-		goto err;
-	}
-	if (eh.e_type != ET_EXEC && eh.e_type != ET_DYN) {
-		pr_warn("%s: not an x86-64 ELF object (%s)\n", path,
-			"neither executable nor shared object");
-		err = -ENOEXEC;
-		goto err;
-	}
-	obj->pie = eh.e_type == ET_DYN;
-
 	err = load_segments(obj, p);
 	if (err)
 		goto err;
