@@ -746,6 +746,23 @@ static __always_inline struct hb_thread *hb_sync_thread(void)
 	return t;
 }
 
+/* The object an OpenMP barrier, critical, atomic or ordered region syncs on. */
+static __always_inline __u64 hb_omp_region(__u32 op)
+{
+	switch (op) {
+	case KCSAND_HB_OMP_BARRIER:
+		return HB_OBJ_OMP_BARRIER;
+	case KCSAND_HB_OMP_CRIT_START:
+	case KCSAND_HB_OMP_CRIT_END:
+		return HB_OBJ_OMP_CRITICAL;
+	case KCSAND_HB_OMP_ATOMIC_START:
+	case KCSAND_HB_OMP_ATOMIC_END:
+		return HB_OBJ_OMP_ATOMIC;
+	default:
+		return HB_OBJ_OMP_ORDERED;
+	}
+}
+
 SEC("uprobe")
 int kcsand_hb_entry(struct pt_regs *ctx)
 {
@@ -758,13 +775,11 @@ int kcsand_hb_entry(struct pt_regs *ctx)
 	switch (op) {
 	case KCSAND_HB_UNLOCK:
 	case KCSAND_HB_COND_SIGNAL:
+	case KCSAND_HB_BARRIER:
 		hb_release(t, a0, 1);
 		break;
 	case KCSAND_HB_COND_WAIT:
 		hb_release(t, a1, 1);
-		break;
-	case KCSAND_HB_BARRIER:
-		hb_release(t, a0, 1);
 		break;
 	case KCSAND_HB_ONCE:
 		/*
@@ -792,16 +807,10 @@ int kcsand_hb_entry(struct pt_regs *ctx)
 			hb_acquire(t, HB_OBJ_OMP_TASKS);	/* depend: its inputs are done */
 		break;
 	case KCSAND_HB_OMP_BARRIER:
-		hb_release(t, HB_OBJ_OMP_BARRIER, 1);
-		break;
 	case KCSAND_HB_OMP_CRIT_END:
-		hb_release(t, HB_OBJ_OMP_CRITICAL, 1);
-		break;
 	case KCSAND_HB_OMP_ATOMIC_END:
-		hb_release(t, HB_OBJ_OMP_ATOMIC, 1);
-		break;
 	case KCSAND_HB_OMP_ORDERED_END:
-		hb_release(t, HB_OBJ_OMP_ORDERED, 1);
+		hb_release(t, hb_omp_region(op), 1);
 		break;
 	}
 	if (KCSAND_HB_HAS_RETURN(op))
@@ -849,13 +858,9 @@ static __always_inline void hb_return_omp(struct hb_thread *t, __u32 op, __u64 a
 		hb_acquire(t, HB_OBJ_OMP_TASKS);	/* tasks run to completion at barriers */
 		break;
 	case KCSAND_HB_OMP_CRIT_START:
-		hb_acquire(t, HB_OBJ_OMP_CRITICAL);
-		break;
 	case KCSAND_HB_OMP_ATOMIC_START:
-		hb_acquire(t, HB_OBJ_OMP_ATOMIC);
-		break;
 	case KCSAND_HB_OMP_ORDERED_START:
-		hb_acquire(t, HB_OBJ_OMP_ORDERED);
+		hb_acquire(t, hb_omp_region(op));
 		break;
 	}
 }

@@ -43,17 +43,22 @@ static __always_inline int traced(void)
  * In a uprobe the program runs before the probed instruction and ctx->ip is
  * that instruction's address; the cookie is the site index.
  */
+static __always_inline void check_user_access(void *ctx, struct pt_regs *regs, __u32 site,
+					       int every)
+{
+	__u64 t0 = bpf_ktime_get_ns();
+
+	history_access(ctx, regs, site, regs->ip);
+	kcsand_check_access(ctx, regs, site, regs->ip, 1, 0, every);
+	sampler_account(site, t0);
+}
+
 static __always_inline int on_user_access(struct pt_regs *ctx)
 {
 	__u32 site = (__u32)bpf_get_attach_cookie(ctx);
-	__u64 t0;
 
-	if (!traced() || !sampler_site_armed(site))
-		return 0;
-	t0 = bpf_ktime_get_ns();
-	history_access(ctx, ctx, site, ctx->ip);
-	kcsand_check_access(ctx, ctx, site, ctx->ip, 1, 0, 0);
-	sampler_account(site, t0);
+	if (traced() && sampler_site_armed(site))
+		check_user_access(ctx, ctx, site, 0);
 	return 0;
 }
 
@@ -83,14 +88,9 @@ int kcsand_xbp(struct bpf_perf_event_data *ctx)
 {
 	struct pt_regs *regs = (struct pt_regs *)&ctx->regs;
 	__u32 site = (__u32)bpf_get_attach_cookie(ctx);
-	__u64 t0;
 
-	if (!traced())
-		return 0;
-	t0 = bpf_ktime_get_ns();
-	history_access(ctx, regs, site, regs->ip);
-	kcsand_check_access(ctx, regs, site, regs->ip, 1, 0, 1);
-	sampler_account(site, t0);
+	if (traced())
+		check_user_access(ctx, regs, site, 1);
 	return 0;
 }
 

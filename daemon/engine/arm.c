@@ -20,6 +20,7 @@
 #include "sampler/thread_turn.h"
 #include "kcsand.skel.h"
 #include "util/print.h"
+#include "util/clock.h"
 
 int engine_link_multi(struct engine *e, struct engine_object *eo, const uint8_t *set, int *slot)
 {
@@ -247,17 +248,17 @@ static double engine_trap_ns(struct engine *e, void (*fn)(void), int calls)
 	}
 	if (fd < 0 && !link)
 		return 0;
-	t0 = engine_now_ns();
+	t0 = clock__now_ns();
 	for (int i = 0; i < calls; i++)
 		fn();
-	t1 = engine_now_ns();
+	t1 = clock__now_ns();
 	if (fd >= 0)
 		close(fd);
 	bpf_link__destroy(link);
-	t2 = engine_now_ns();
+	t2 = clock__now_ns();
 	for (int i = 0; i < calls; i++)
 		fn();
-	t3 = engine_now_ns();
+	t3 = clock__now_ns();
 	return ((double)(t1 - t0) - (double)(t3 - t2)) / calls;
 }
 

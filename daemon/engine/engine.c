@@ -32,6 +32,7 @@
 #include "engine_int.h"
 #include "kcsand.skel.h"
 #include "util/print.h"
+#include "util/clock.h"
 
 int kcsand_verbose;
 
@@ -109,14 +110,6 @@ int engine__get_param(const struct engine *e, const char *name, unsigned int *va
 		return -ENOENT;
 	*value = e->opts.params.v[p->id];
 	return 0;
-}
-
-uint64_t engine_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000ull + ts.tv_nsec;
 }
 
 /*
@@ -502,7 +495,7 @@ int engine__set_marks(struct engine *e, const char *path)
 int engine__add_object(struct engine *e, const char *path, const char *globs)
 {
 	struct target_obj *obj;
-	uint64_t t0 = engine_now_ns();
+	uint64_t t0 = clock__now_ns();
 	int err;
 
 	if (e->opts.kernel) {
@@ -525,7 +518,7 @@ int engine__add_object(struct engine *e, const char *path, const char *globs)
 		return -ENOENT;
 	}
 	err = mark_object(e, obj);
-	e->decode_ms += (engine_now_ns() - t0) / 1e6;
+	e->decode_ms += (clock__now_ns() - t0) / 1e6;
 	if (err < 0) {
 		pr_warn("cannot mark the sites of %s: %s\n", path, strerror(-err));
 		target_obj__free(obj);
@@ -670,7 +663,7 @@ int engine__add_kernel(struct engine *e, const char *const *specs, size_t nr_spe
 	struct ktarget_skipped skipped;
 	struct target_obj *obj;
 	struct ksyms *ks;
-	uint64_t t0 = engine_now_ns();
+	uint64_t t0 = clock__now_ns();
 	int err;
 
 	if (!e->opts.kernel) {
@@ -705,12 +698,12 @@ int engine__add_kernel(struct engine *e, const char *const *specs, size_t nr_spe
 		err = ktarget__build(e->ksyms, specs, nr_specs, &e->opts.decode, &skip, &obj,
 				     &skipped);
 	src_sets_free(&ss);
-	e->decode_ms += (engine_now_ns() - t0) / 1e6;
+	e->decode_ms += (clock__now_ns() - t0) / 1e6;
 	if (err)
 		return err;
-	t0 = engine_now_ns();
+	t0 = clock__now_ns();
 	err = mark_object(e, obj);
-	e->decode_ms += (engine_now_ns() - t0) / 1e6;
+	e->decode_ms += (clock__now_ns() - t0) / 1e6;
 	if (err) {
 		pr_warn("cannot mark the kernel sites: %s\n", strerror(-err));
 		target_obj__free(obj);
@@ -863,7 +856,7 @@ static int load(struct engine *e)
 static int start_kbp(struct engine *e)
 {
 	struct kbp_opts ko = { .nregs = e->opts.kbp_regs, .period_us = e->opts.kbp_period_us,
-			       .seed = (unsigned int)engine_now_ns(), .verbose = e->opts.verbose };
+			       .seed = (unsigned int)clock__now_ns(), .verbose = e->opts.verbose };
 	size_t n = 0, nmi = 0, total = engine__nr_sites(e);
 	uint64_t *addr = malloc(total * sizeof(*addr));
 	uint32_t *site = malloc(total * sizeof(*site));
@@ -905,7 +898,7 @@ static int start_kbp(struct engine *e)
 /* Probe every object added before load. */
 static int attach_added(struct engine *e)
 {
-	uint64_t t0 = engine_now_ns();
+	uint64_t t0 = clock__now_ns();
 
 	if (!e->rb)
 		return -EINVAL;
@@ -935,7 +928,7 @@ static int attach_added(struct engine *e)
 	}
 	if (e->opts.verbose)
 		pr_warn("decoded %zu sites in %.1f ms, attached them in %.1f ms (%s)\n",
-			engine__nr_sites(e), e->decode_ms, (engine_now_ns() - t0) / 1e6,
+			engine__nr_sites(e), e->decode_ms, (clock__now_ns() - t0) / 1e6,
 			e->kbp_mode ? "code breakpoints" : e->opts.kernel ? "kprobes" :
 			e->multi ? "uprobe_multi" : "per-site uprobes");
 	/* Code breakpoints are the sampler: nothing to arm or disarm. */
@@ -1004,9 +997,9 @@ int engine__poll(struct engine *e, int timeout_ms)
 	engine_release_held(e, false);
 	engine_drop_changed(e);
 	/* After the reports queued so far: their processes' maps were needed until now. */
-	if (engine_now_ns() - e->swept_ns >= SYM_SWEEP_NS) {
+	if (clock__now_ns() - e->swept_ns >= SYM_SWEEP_NS) {
 		symbolizer__forget_exited(e->sym);
-		e->swept_ns = engine_now_ns();
+		e->swept_ns = clock__now_ns();
 	}
 	if (e->sampler)
 		sampler__tick(e->sampler);

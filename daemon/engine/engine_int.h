@@ -79,7 +79,6 @@ struct engine {
 /* How often the symbolizer forgets the processes that exited. */
 #define SYM_SWEEP_NS	(10 * 1000000000ull)
 
-uint64_t engine_now_ns(void);
 /* The site sampler's view of the engine (arm.c). */
 extern const struct sampler_ops engine_sampler_ops;
 /* The site a cookie names, and its object; NULL for a cookie not handed out. */

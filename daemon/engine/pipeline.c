@@ -16,6 +16,7 @@
 #include "report/report.h"
 #include "report/symbolize.h"
 #include "kcsand.skel.h"
+#include "util/clock.h"
 
 /*
  * The debug file for a kernel symbol's module (NULL: vmlinux), given with
@@ -215,7 +216,7 @@ static bool hold(struct engine *e, const struct kcsand_report *r)
 	if (!e->held || e->nr_held == UNKNOWN_HOLD_MAX)
 		return false;
 	e->held[e->nr_held].r = *r;
-	e->held[e->nr_held++].until_ms = engine_now_ns() / 1000000 + UNKNOWN_HOLD_MS;
+	e->held[e->nr_held++].until_ms = clock__now_ns() / 1000000 + UNKNOWN_HOLD_MS;
 	e->unknown_held++;
 	return true;
 }
@@ -238,7 +239,7 @@ static void emit(struct engine *e, const struct report_view *v)
 
 int engine_held_next_ms(const struct engine *e)
 {
-	uint64_t now = engine_now_ns() / 1000000;
+	uint64_t now = clock__now_ns() / 1000000;
 	int next = -1;
 
 	for (size_t i = 0; i < e->nr_held; i++) {
@@ -253,7 +254,7 @@ int engine_held_next_ms(const struct engine *e)
 void engine_release_held(struct engine *e, bool all)
 {
 	static struct report_view v;	/* large: keep it off the stack */
-	uint64_t now = engine_now_ns() / 1000000;
+	uint64_t now = clock__now_ns() / 1000000;
 
 	for (size_t i = 0; i < e->nr_held;) {
 		struct held_report *h = &e->held[i];
@@ -317,7 +318,7 @@ void engine_process_report(struct engine *e, const struct kcsand_report *r)
 		return;
 	}
 	if (dedup__seen(e->dedup, v.this.top, r->has_other ? v.other.top : NULL,
-			engine_now_ns() / 1000000, e->opts.params.v[PARAM_REPORT_ONCE_IN_MS])) {
+			clock__now_ns() / 1000000, e->opts.params.v[PARAM_REPORT_ONCE_IN_MS])) {
 		e->suppressed_dedup++;
 		return;
 	}

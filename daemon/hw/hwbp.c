@@ -35,6 +35,7 @@
 #include "report/symbolize.h"
 #include "kcsand.skel.h"
 #include "util/print.h"
+#include "util/clock.h"
 
 extern int kcsand_verbose;
 
@@ -70,14 +71,6 @@ struct hwbp {
 	uint32_t gen;
 	struct hwbp_stats st;
 };
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000ull + ts.tv_nsec;
-}
 
 int hwbp__new(struct kcsand_bpf *skel, bool kernel, struct hwbp **out)
 {
@@ -373,7 +366,7 @@ static int arm(struct hwbp *hw, int i, pid_t pid, uint64_t addr, unsigned int le
 	int err;
 
 	*s = (struct hw_slot){ .mode = mode, .pid = pid, .addr = addr, .len = len, .gen = bs.gen,
-			       .armed_ns = now_ns() };
+			       .armed_ns = clock__now_ns() };
 	hw->skel->bss->hw_last_value[i] = read_value(hw, pid, addr, len);
 	bpf_map_update_elem(bpf_map__fd(hw->skel->maps.hw_slots), &key, &bs, BPF_ANY);
 	err = hw->kernel ? arm_cpus(hw, i) : sweep_threads(hw, i);
@@ -395,7 +388,7 @@ static int arm(struct hwbp *hw, int i, pid_t pid, uint64_t addr, unsigned int le
 /* A free slot, or the oldest escalation held long enough; -1 if none. */
 static int take_slot(struct hwbp *hw)
 {
-	uint64_t now = now_ns(), oldest = UINT64_MAX;
+	uint64_t now = clock__now_ns(), oldest = UINT64_MAX;
 	int victim = -1;
 
 	for (int i = 0; i < KCSAND_HW_SLOTS; i++) {
@@ -447,12 +440,12 @@ int hwbp__escalate(struct hwbp *hw, const struct kcsand_report *r)
 	if (arm(hw, i, hw->kernel ? -1 : (pid_t)a->pid, addr, len, a->addr, a->size,
 		KCSAND_HW_ESCALATION))
 		return -EIO;
-	hw->s[i].until_ns = now_ns() + HW_ESCALATION_MS * 1000000ull;
+	hw->s[i].until_ns = clock__now_ns() + HW_ESCALATION_MS * 1000000ull;
 	hw->s[i].watcher = *r;
 	if (kcsand_verbose)
 		pr_warn("escalation: write watchpoint %d on 0x%" PRIx64 " (%u bytes), "
 				"%zu %s, armed in %.1f ms\n", i, addr, len, hw->s[i].n,
-			hw->kernel ? "CPUs" : "threads", (now_ns() - hw->s[i].armed_ns) / 1e6);
+			hw->kernel ? "CPUs" : "threads", (clock__now_ns() - hw->s[i].armed_ns) / 1e6);
 	return 0;
 }
 
@@ -493,14 +486,14 @@ int hwbp__pair(struct hwbp *hw, const struct kcsand_hw_access *a, struct kcsand_
 		return 0;	/* the watcher's own thread: no race */
 	hwbp__later_write(&s->watcher, a, out);
 	if (!s->paired_ns)
-		s->paired_ns = now_ns();
+		s->paired_ns = clock__now_ns();
 	hw->st.pairs++;
 	return 1;
 }
 
 void hwbp__tick(struct hwbp *hw)
 {
-	uint64_t now = now_ns();
+	uint64_t now = clock__now_ns();
 
 	if (!hw)
 		return;

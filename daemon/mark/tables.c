@@ -23,57 +23,66 @@
  * atomic_notifier_call_chain) is ordinary code, so they count only inlined.
  * libstdc++'s atomics are called out of line at -O0.
  */
-static const struct accessor {
-	const char *prefix;
+struct accessor {
+	const char *name;
+	bool exact;		/* the name itself, not a prefix */
 	bool out_of_line;
-} accessors[] = {
+};
+
+static const struct accessor accessors[] = {
 	/* Linux: include/linux/atomic/atomic-{instrumented,arch-fallback,long}.h */
-	{ "atomic_", false },		/* atomic_read, atomic_set, atomic_long_* ... */
-	{ "atomic64_", false },
-	{ "raw_atomic_", false },	/* raw_atomic_read, raw_atomic_long_* ... */
-	{ "raw_atomic64_", false },
-	{ "arch_atomic_", false },	/* arch_atomic_read (READ_ONCE inside) ... */
-	{ "arch_atomic64_", false },
+	{ "atomic_", false, false },		/* atomic_read, atomic_set, atomic_long_* ... */
+	{ "atomic64_", false, false },
+	{ "raw_atomic_", false, false },	/* raw_atomic_read, raw_atomic_long_* ... */
+	{ "raw_atomic64_", false, false },
+	{ "arch_atomic_", false, false },	/* arch_atomic_read (READ_ONCE inside) ... */
+	{ "arch_atomic64_", false, false },
 	/*
 	 * test_bit() is an atomic read for KCSAN (instrument_atomic_read in
 	 * asm-generic/bitops/instrumented-non-atomic.h), a plain mov on x86.
 	 * __test_and_set_bit() and the other non-atomic bitops stay plain.
 	 */
-	{ "test_bit", false },		/* test_bit, test_bit_acquire */
-	{ "_test_bit", false },
-	{ "arch_test_bit", false },
-	{ "constant_test_bit", false },
-	{ "variable_test_bit", false },
+	{ "test_bit", false, false },		/* test_bit, test_bit_acquire */
+	{ "_test_bit", false, false },
+	{ "arch_test_bit", false, false },
+	{ "constant_test_bit", false, false },
+	{ "variable_test_bit", false, false },
 	/* READ_ONCE's helpers where they are functions (older kernels, other arches) */
-	{ "__READ_ONCE", false },
-	{ "__WRITE_ONCE", false },
-	{ "__read_once_size", false },
-	{ "__write_once_size", false },
+	{ "__READ_ONCE", false, false },
+	{ "__WRITE_ONCE", false, false },
+	{ "__read_once_size", false, false },
+	{ "__write_once_size", false, false },
 	/* libstdc++ <atomic>, <bits/atomic_base.h> */
-	{ "std::atomic<", true },	/* std::atomic<T>::load, store, operator T ... */
-	{ "std::__atomic_base<", true },
-	{ "std::__atomic_float<", true },
-	{ "std::__atomic_ref<", true },
-	{ "std::atomic_ref<", true },
-	{ "std::__atomic_impl::", true },
-	{ "std::atomic_flag::", true },
-	{ "std::atomic_load", true },	/* std::atomic_load, std::atomic_load_explicit */
-	{ "std::atomic_store", true },
+	{ "std::atomic<", false, true },	/* std::atomic<T>::load, store, operator T ... */
+	{ "std::__atomic_base<", false, true },
+	{ "std::__atomic_float<", false, true },
+	{ "std::__atomic_ref<", false, true },
+	{ "std::atomic_ref<", false, true },
+	{ "std::__atomic_impl::", false, true },
+	{ "std::atomic_flag::", false, true },
+	{ "std::atomic_load", false, true },	/* std::atomic_load, std::atomic_load_explicit */
+	{ "std::atomic_store", false, true },
 };
 
-const char *mark__accessor_match(const char *name, bool inlined)
+static const char *match_accessor(const struct accessor *table, size_t n, const char *name,
+				  bool inlined)
 {
 	if (!name)
 		return NULL;
-	for (size_t i = 0; i < sizeof(accessors) / sizeof(accessors[0]); i++) {
-		const struct accessor *a = &accessors[i];
+	for (size_t i = 0; i < n; i++) {
+		const struct accessor *a = &table[i];
 
 		if (!inlined && !a->out_of_line)
 			continue;
-		if (!strncmp(name, a->prefix, strlen(a->prefix)))
-			return a->prefix;
+		if (a->exact ? !strcmp(name, a->name) : !strncmp(name, a->name, strlen(a->name)))
+			return a->name;
 	}
 	return NULL;
+}
+
+const char *mark__accessor_match(const char *name, bool inlined)
+{
+	return match_accessor(accessors, sizeof(accessors) / sizeof(accessors[0]), name, inlined);
 }
 
 /*
@@ -83,11 +92,7 @@ const char *mark__accessor_match(const char *name, bool inlined)
  * never instruments them: their sites are never watched.  exact: the name
  * itself, not a prefix (readl, not readlink).
  */
-static const struct io_accessor {
-	const char *name;
-	bool exact;
-	bool out_of_line;
-} io_accessors[] = {
+static const struct accessor io_accessors[] = {
 	{ "readb", true }, { "readw", true }, { "readl", true }, { "readq", true },
 	{ "writeb", true }, { "writew", true }, { "writel", true }, { "writeq", true },
 	{ "__readb", true }, { "__readw", true }, { "__readl", true }, { "__readq", true },
@@ -107,17 +112,8 @@ static const struct io_accessor {
 
 const char *mark__io_accessor_match(const char *name, bool inlined)
 {
-	if (!name)
-		return NULL;
-	for (size_t i = 0; i < sizeof(io_accessors) / sizeof(io_accessors[0]); i++) {
-		const struct io_accessor *a = &io_accessors[i];
-
-		if (!inlined && !a->out_of_line)
-			continue;
-		if (a->exact ? !strcmp(name, a->name) : !strncmp(name, a->name, strlen(a->name)))
-			return a->name;
-	}
-	return NULL;
+	return match_accessor(io_accessors, sizeof(io_accessors) / sizeof(io_accessors[0]), name,
+			      inlined);
 }
 
 /* ------------------------------------------------------------ source rule */

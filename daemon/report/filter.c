@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "filter.h"
+#include "util/array.h"
 
 void filter__init(struct filter *f)
 {
@@ -84,15 +85,8 @@ int filter__add(struct filter *f, const char *func)
 		return 0;
 	if (f->n == FILTER_MAX_FUNCS)
 		return -ENOSPC;
-	if (f->n == f->cap) {
-		size_t cap = f->cap ? f->cap * 2 : 16;
-		char **v = realloc(f->funcs, cap * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		f->funcs = v;
-		f->cap = cap;
-	}
+	if (ARRAY_RESERVE(f->funcs, f->cap, f->n, 16))
+		return -ENOMEM;
 	dup = strdup(func);
 	if (!dup)
 		return -ENOMEM;

@@ -23,6 +23,7 @@
 #include "kbp.h"
 #include "kcsand.h"
 #include "kcsand.skel.h"
+#include "util/clock.h"
 
 #define KBP_MAX_CPUS	256
 /* Sites tried in a row when the kernel refuses addresses, before a register waits a period. */
@@ -48,14 +49,6 @@ struct kbp {
 	uint64_t next_ns;
 	struct kbp_stats st;
 };
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000ull + ts.tv_nsec;
-}
 
 static void shuffle(struct kbp *k)
 {
@@ -274,26 +267,26 @@ int kbp__new(struct kcsand_bpf *skel, const uint64_t *addr, const uint32_t *site
 	k->st.sites = n;
 	k->st.nregs = k->nregs;
 	k->st.ncpus = k->ncpus;
-	k->next_ns = now_ns() + k->o.period_us * 1000ull;
+	k->next_ns = clock__now_ns() + k->o.period_us * 1000ull;
 	*out = k;
 	return 0;
 }
 
 void kbp__tick(struct kbp *k)
 {
-	uint64_t t = now_ns();
+	uint64_t t = clock__now_ns();
 
 	if (!k || t < k->next_ns)
 		return;
 	for (unsigned int r = 0; r < k->nregs; r++)
 		retarget(k, r);
-	k->st.retarget_ns += now_ns() - t;
+	k->st.retarget_ns += clock__now_ns() - t;
 	k->next_ns = t + k->o.period_us * 1000ull;
 }
 
 int kbp__timeout_ms(const struct kbp *k)
 {
-	uint64_t t = now_ns();
+	uint64_t t = clock__now_ns();
 
 	if (!k)
 		return -1;

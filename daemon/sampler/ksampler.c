@@ -54,15 +54,13 @@
 #include "ksampler.h"
 #include "kcsand.skel.h"
 #include "util/print.h"
+#include "util/clock.h"
 
 extern int kcsand_verbose;
 
 static double now_ns(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e9 + ts.tv_nsec;
+	return (double)clock__now_ns();
 }
 
 /* Busy ticks of all CPUs from /proc/stat's first line, or a negative errno. */
@@ -128,23 +126,36 @@ struct kbitmap {
 	size_t len;			/* of the mapping */
 };
 
+int map_region__open(int fd, size_t bytes, int prot, const char *what, size_t *len, void **out)
+{
+	size_t page = sysconf(_SC_PAGESIZE);
+	void *m;
+
+	*len = (bytes + page - 1) & ~(page - 1);
+	m = mmap(NULL, *len, prot, MAP_SHARED, fd, 0);
+	if (m == MAP_FAILED) {
+		int err = -errno;
+
+		pr_warn("sampler: cannot map the %s: %s\n", what, strerror(-err));
+		return err;
+	}
+	*out = m;
+	return 0;
+}
+
 int kbitmap__open(struct kcsand_bpf *skel, size_t capacity, struct kbitmap **out)
 {
 	struct kbitmap *b = calloc(1, sizeof(*b));
-	size_t page = sysconf(_SC_PAGESIZE);
 	void *m;
+	int err;
 
 	if (!b)
 		return -ENOMEM;
 	b->words = (capacity + 63) / 64;
-	b->len = (b->words * sizeof(uint64_t) + page - 1) & ~(page - 1);
-	m = mmap(NULL, b->len, PROT_READ | PROT_WRITE, MAP_SHARED,
-		 bpf_map__fd(skel->maps.disarmed_bitmap), 0);
-	if (m == MAP_FAILED) {
-		int err = -errno;
-
-		pr_warn("sampler: cannot map the disarmed-sites bitmap: %s\n",
-			strerror(-err));
+	err = map_region__open(bpf_map__fd(skel->maps.disarmed_bitmap),
+			       b->words * sizeof(uint64_t), PROT_READ | PROT_WRITE,
+			       "disarmed-sites bitmap", &b->len, &m);
+	if (err) {
 		free(b);
 		return err;
 	}

@@ -33,6 +33,8 @@ double kcpu__delta_ns(struct kcpu *c);
 struct kbitmap;
 
 /* Sites [0, capacity) are armed now (the bitmap is zero after load). */
+/* A BPF map's mmapped data, bytes rounded up to pages: 0, or -errno with what failed said. */
+int map_region__open(int fd, size_t bytes, int prot, const char *what, size_t *len, void **out);
 int kbitmap__open(struct kcsand_bpf *skel, size_t capacity, struct kbitmap **out);
 /*
  * Arm the sites below n set in armed[] or in turn[] (NULL: none) and

@@ -68,6 +68,7 @@
 #include "thread_turn.h"
 #include "kcsand.skel.h"
 #include "util/print.h"
+#include "util/clock.h"
 
 extern int kcsand_verbose;
 
@@ -145,14 +146,6 @@ struct sampler {
 	struct sampler_stats st;
 };
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000ull + ts.tv_nsec;
-}
-
 int sampler__prepare(struct kcsand_bpf *skel, size_t capacity, bool use_bitmap)
 {
 	int ncpu = libbpf_num_possible_cpus();
@@ -220,8 +213,8 @@ int sampler__new(const struct sampler_ops *ops, void *ctx, struct kcsand_bpf *sk
 		 size_t capacity, bool kernel, struct sampler **out)
 {
 	struct sampler *s = calloc(1, sizeof(*s));
-	size_t page = sysconf(_SC_PAGESIZE);
 	void *m;
+	int err;
 
 	if (!s)
 		return -ENOMEM;
@@ -230,22 +223,17 @@ int sampler__new(const struct sampler_ops *ops, void *ctx, struct kcsand_bpf *sk
 	s->skel = skel;
 	s->capacity = capacity;
 	s->nr_cpus = libbpf_num_possible_cpus();
-	s->stats_len = (size_t)s->nr_cpus * capacity * sizeof(struct kcsand_site_stat);
-	s->stats_len = (s->stats_len + page - 1) & ~(page - 1);
-	m = mmap(NULL, s->stats_len, PROT_READ, MAP_SHARED, bpf_map__fd(skel->maps.site_stats), 0);
-	if (m == MAP_FAILED) {
-		int err = -errno;
-
-		pr_warn("sampler: cannot map the site statistics: %s\n",
-			strerror(-err));
+	err = map_region__open(bpf_map__fd(skel->maps.site_stats),
+			       (size_t)s->nr_cpus * capacity * sizeof(struct kcsand_site_stat),
+			       PROT_READ, "site statistics", &s->stats_len, &m);
+	if (err) {
 		free(s);
 		return err;
 	}
 	s->stats = m;
 	s->kernel = kernel;
 	if (kernel) {
-		int err = kbitmap__open(skel, capacity, &s->kb);
-
+		err = kbitmap__open(skel, capacity, &s->kb);
 		if (err) {
 			sampler__free(s);
 			return err;
@@ -260,8 +248,8 @@ int sampler__new(const struct sampler_ops *ops, void *ctx, struct kcsand_bpf *sk
 			s->st.xbp_trap_ns = s->st.trap_ns;
 	}
 	ops->get_params(ctx, &s->p);
-	s->rng = now_ns() | 1;
-	s->start_ns = s->last_ns = now_ns();
+	s->rng = clock__now_ns() | 1;
+	s->start_ns = s->last_ns = clock__now_ns();
 	s->all_armed = true;
 	s->nr_fresh = 1;	/* every site starts at level 0: check from the start */
 	s->next_check_ns = s->start_ns;
@@ -365,7 +353,7 @@ static uint64_t next_wakeup_ns(const struct sampler *s)
 
 int sampler__timeout_ms(const struct sampler *s)
 {
-	uint64_t now = now_ns(), at = next_wakeup_ns(s);
+	uint64_t now = clock__now_ns(), at = next_wakeup_ns(s);
 
 	if (at <= now)
 		return 0;
@@ -453,7 +441,7 @@ static void start_turn(struct sampler *s, size_t n, unsigned int turn_ms, uint64
 	}
 	for (size_t i = 0; i < n; i++)
 		s->turn[i] &= !s->armed[i];
-	t0 = now_ns();
+	t0 = clock__now_ns();
 	r = arm_set(s, s->armed, s->turn, false);
 	if (r < 0) {
 		arm_set(s, s->armed, NULL, false);
@@ -464,7 +452,7 @@ static void start_turn(struct sampler *s, size_t n, unsigned int turn_ms, uint64
 	s->st.xbp_turns += s->turn_xbp;
 	s->hot_turn = true;
 	s->turn_start_ns = t0;
-	s->turn_end_ns = now_ns() + (uint64_t)turn_ms * 1000000;
+	s->turn_end_ns = clock__now_ns() + (uint64_t)turn_ms * 1000000;
 	s->st.turns++;
 }
 
@@ -660,14 +648,14 @@ static void plan(struct sampler *s, const struct period *pd)
 /* Re-attach when the armed set changed. */
 static void apply_plan(struct sampler *s)
 {
-	uint64_t t0 = now_ns();
+	uint64_t t0 = clock__now_ns();
 
 	if (!sets_differ(s->armed, s->next, s->n))
 		return;
 	if (!arm_set(s, s->next, NULL, true)) {
 		memcpy(s->armed, s->next, s->n);
 		s->st.rearms++;
-		s->st.rearm_ms = (now_ns() - t0) / 1e6;
+		s->st.rearm_ms = (clock__now_ns() - t0) / 1e6;
 	}
 }
 
@@ -711,7 +699,7 @@ static void log_tick(const struct sampler *s, const struct period *pd)
 
 void sampler__tick(struct sampler *s)
 {
-	uint64_t now = now_ns();
+	uint64_t now = clock__now_ns();
 	struct period pd = { .was_turn = s->hot_turn };
 
 	s->ops->get_params(s->ctx, &s->p);

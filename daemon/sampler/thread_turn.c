@@ -31,6 +31,7 @@
 #include "kcsand.h"
 #include "kcsand.skel.h"
 #include "util/print.h"
+#include "util/clock.h"
 
 extern int kcsand_verbose;
 
@@ -235,14 +236,6 @@ void thread_turn__disarm(struct thread_turn *x)
 	x->nr_chosen = 0;
 }
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000ull + ts.tv_nsec;
-}
-
 double thread_turn__trap_ns(struct kcsand_bpf *skel, void (*fn)(void), int calls)
 {
 	struct thread_turn x = { .skel = skel };
@@ -251,15 +244,15 @@ double thread_turn__trap_ns(struct kcsand_bpf *skel, void (*fn)(void), int calls
 	/* This thread, which is no target: the program returns at its first test. */
 	if (add(&x, 0, (uint64_t)(uintptr_t)fn, ~0u))
 		return 0;
-	t0 = now_ns();
+	t0 = clock__now_ns();
 	for (int i = 0; i < calls; i++)
 		fn();
-	t1 = now_ns();
+	t1 = clock__now_ns();
 	thread_turn__disarm(&x);
-	t2 = now_ns();
+	t2 = clock__now_ns();
 	for (int i = 0; i < calls; i++)
 		fn();
-	t3 = now_ns();
+	t3 = clock__now_ns();
 	return ((double)(t1 - t0) - (double)(t3 - t2)) / calls;
 }
 

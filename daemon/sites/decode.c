@@ -14,6 +14,7 @@
 
 #include "decode_int.h"
 #include "util/print.h"
+#include "util/array.h"
 
 /* ------------------------------------------------------------------------ */
 /* Site vector                                                              */
@@ -21,15 +22,8 @@
 
 int site_vec__push(struct site_vec *vec, const struct site *s)
 {
-	if (vec->n == vec->cap) {
-		size_t cap = vec->cap ? vec->cap * 2 : 64;
-		struct site *v = realloc(vec->v, cap * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		vec->v = v;
-		vec->cap = cap;
-	}
+	if (ARRAY_RESERVE(vec->v, vec->cap, vec->n, 64))
+		return -ENOMEM;
 	vec->v[vec->n++] = *s;
 	return 0;
 }
@@ -280,15 +274,8 @@ static enum site_verdict classify(const ZydisDecodedInstruction *in, const Zydis
 
 static int fx_push(struct insn_fx **v, size_t *n, size_t *cap, const struct insn_fx *fx)
 {
-	if (*n == *cap) {
-		size_t c = *cap ? *cap * 2 : 256;
-		struct insn_fx *nv = realloc(*v, c * sizeof(*nv));
-
-		if (!nv)
-			return -ENOMEM;
-		*v = nv;
-		*cap = c;
-	}
+	if (ARRAY_RESERVE(*v, *cap, *n, 256))
+		return -ENOMEM;
 	(*v)[(*n)++] = *fx;
 	return 0;
 }

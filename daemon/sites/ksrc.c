@@ -8,6 +8,7 @@
 #include <dwarf.h>
 #include <elfutils/libdw.h>
 #include "ksrc.h"
+#include "util/array.h"
 
 static bool unit_matches(Dwarf_Die *cu, const char *prefix)
 {
@@ -29,15 +30,8 @@ static bool unit_matches(Dwarf_Die *cu, const char *prefix)
 
 static int push(struct ksrc_funcs *f, size_t *cap, const char *name)
 {
-	if (f->n == *cap) {
-		size_t c = *cap ? *cap * 2 : 256;
-		char **v = realloc(f->names, c * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		f->names = v;
-		*cap = c;
-	}
+	if (ARRAY_RESERVE(f->names, *cap, f->n, 256))
+		return -ENOMEM;
 	f->names[f->n] = strdup(name);
 	return f->names[f->n++] ? 0 : -ENOMEM;
 }

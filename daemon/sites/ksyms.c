@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "ksyms.h"
+#include "util/array.h"
 
 /*
  * One array sorted by address; names and module names live in one string
@@ -72,15 +73,8 @@ static bool wanted(char type, bool data)
 
 static int push_sym(struct ksyms *ks, unsigned long long addr, ssize_t name_off, ssize_t mod_off)
 {
-	if (ks->n == ks->cap) {
-		size_t cap = ks->cap ? ks->cap * 2 : 65536;
-		struct ksym *v = realloc(ks->syms, cap * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		ks->syms = v;
-		ks->cap = cap;
-	}
+	if (ARRAY_RESERVE(ks->syms, ks->cap, ks->n, 65536))
+		return -ENOMEM;
 	/* Offsets now, pointers once the pool stops moving. */
 	ks->syms[ks->n++] = (struct ksym){ .name = (const char *)(uintptr_t)name_off,
 					   .module = (const char *)(uintptr_t)(mod_off + 1),

@@ -12,6 +12,7 @@
 #include "kernel_spec.h"
 #include "ktarget.h"
 #include "util/print.h"
+#include "util/array.h"
 
 /* Longest function read from kcore: larger ones are cut (and say so with -v). */
 #define KFUNC_MAX_LEN (256 * 1024)
@@ -115,15 +116,8 @@ static int push_func(struct target_obj *obj, size_t *cap, const struct ksym *k)
 {
 	char name[384];
 
-	if (obj->nr_funcs == *cap) {
-		size_t c = *cap ? *cap * 2 : 64;
-		struct elf_func *v = realloc(obj->funcs, c * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		obj->funcs = v;
-		*cap = c;
-	}
+	if (ARRAY_RESERVE(obj->funcs, *cap, obj->nr_funcs, 64))
+		return -ENOMEM;
 	/* Module functions keep their module, as KCSAN prints it: "func [mod]". */
 	snprintf(name, sizeof(name), "%s", k->name);
 	obj->funcs[obj->nr_funcs] = (struct elf_func){ .name = strdup(name), .vaddr = k->addr,
