@@ -346,20 +346,6 @@ static __always_inline __u32 addr_space(const struct hit *hit)
 	return hit->user ? bpf_get_current_pid_tgid() >> 32 : 0;
 }
 
-/* One watcher's watchpoint, from arming to report. */
-struct watch {
-	struct slot_info *info;
-	__u64 wp;
-	__u64 t_start;
-	__u64 old[4];
-	__u64 cur[4];
-	__u32 slot;
-	__u32 gen;
-	int old_ok;
-	int cur_ok;
-	int value_change;
-};
-
 static __always_inline __u64 *slot_word(__u32 slot)
 {
 	return &watchpoints[slot & (WP_NUM_SLOTS - 1)];

@@ -99,4 +99,24 @@ static inline int wp_matches(__u64 wp, __u64 addr, __u32 size, int is_write)
 	return a < w + wp_size(wp) && w < a + size;
 }
 
+/*
+ * One watcher's watchpoint, from arming to report (bpf/engine.bpf.h); here,
+ * where user space sees it too, for tests/engine's skeleton.
+ */
+struct slot_info;
+
+struct watch {
+	__u64 wp;
+	__u64 t_start;
+	__u64 old[4];
+	__u64 cur[4];
+	__u32 slot;
+	__u32 gen;
+	int old_ok;
+	int cur_ok;
+	int value_change;
+	/* Last: tests/engine keeps what comes before it between two runs. */
+	struct slot_info *info;
+};
+
 #endif

@@ -196,6 +196,10 @@ $(OUT)/tests/history-tsan/%: tests/history/%.c tests/history/suite.h $(HISTORY_E
 	@mkdir -p $(@D)
 	$(SCENARIO_CC) $(HISTORY_CFLAGS) -fsanitize=thread $(call history_flags,$*) $< -o $@
 
+# The master-and-barrier variant is free_omp_single.c built another way.
+$(OUT)/tests/history/free_omp_master_barrier $(OUT)/tests/history-tsan/free_omp_master_barrier: \
+	tests/history/free_omp_single.c
+
 history-programs: $(HISTORY_BINS)
 history-tsan-programs: $(patsubst %,$(OUT)/tests/history-tsan/%,$(HISTORY_NAMES))
 

@@ -6,8 +6,8 @@
  * consumers in one process, or in a forked child for another address space.
  *
  * Each program reads the access it plays from `in` and leaves what it did
- * in `out`.  Watchers are kept between steps in `watchers` (struct watch
- * without its map pointer, which a program cannot keep across runs).
+ * in `out`.  Watchers are kept between steps in `watchers` (bpf/engine.bpf.h's
+ * struct watch, without its map pointer, which a program cannot keep across runs).
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -20,7 +20,7 @@ char LICENSE[] SEC("license") = "GPL";
 
 struct test_access in;
 struct test_result out;
-struct saved_watch watchers[TEST_WATCHERS];
+struct watch watchers[TEST_WATCHERS];
 /* A claim not yet published: a consumer "preempted" between its two halves. */
 struct test_result pending;
 static struct pt_regs test_regs;
@@ -50,43 +50,22 @@ static __always_inline int test_hit(struct hit *hit, void *ctx)
 	return 0;
 }
 
-static __always_inline struct saved_watch *saved(void)
+static __always_inline struct watch *saved(void)
 {
 	return &watchers[in.watcher & (TEST_WATCHERS - 1)];
 }
 
+/* A map pointer cannot be kept across runs: everything before info is. */
 static __always_inline void save_watch(const struct watch *w)
 {
-	struct saved_watch *s = saved();
-
-	s->wp = w->wp;
-	s->t_start = w->t_start;
-	__builtin_memcpy(s->old, w->old, sizeof(s->old));
-	__builtin_memcpy(s->cur, w->cur, sizeof(s->cur));
-	s->slot = w->slot;
-	s->gen = w->gen;
-	s->old_ok = w->old_ok;
-	s->cur_ok = w->cur_ok;
-	s->value_change = w->value_change;
+	__builtin_memcpy(saved(), w, __builtin_offsetof(struct watch, info));
 }
 
 static __always_inline int restore_watch(struct watch *w)
 {
-	struct saved_watch *s = saved();
-
-	w->slot = s->slot;
+	__builtin_memcpy(w, saved(), __builtin_offsetof(struct watch, info));
 	w->info = bpf_map_lookup_elem(&slot_infos, &w->slot);
-	if (!w->info)
-		return -1;
-	w->wp = s->wp;
-	w->t_start = s->t_start;
-	__builtin_memcpy(w->old, s->old, sizeof(w->old));
-	__builtin_memcpy(w->cur, s->cur, sizeof(w->cur));
-	w->gen = s->gen;
-	w->old_ok = s->old_ok;
-	w->cur_ok = s->cur_ok;
-	w->value_change = s->value_change;
-	return 0;
+	return w->info ? 0 : -1;
 }
 
 /* A watcher arms (wp_arm) and samples the old value. */

@@ -24,17 +24,4 @@ struct test_result {
 
 #define TEST_WATCHERS	4
 
-struct saved_watch {
-	__u64 wp;
-	__u64 t_start;
-	__u64 old[4];
-	__u64 cur[4];
-	__u32 slot;
-	__u32 gen;
-	__s32 old_ok;
-	__s32 cur_ok;
-	__s32 value_change;
-	__u32 __pad;
-};
-
 #endif

@@ -39,12 +39,7 @@ static void *worker(void *arg)
 
 int main(void)
 {
-	pthread_t a, b;
-
 	pthread_barrier_init(&bar, NULL, 2);
-	start_thread(&a, worker, (void *)0L);
-	start_thread(&b, worker, (void *)1L);
-	pthread_join(a, NULL);
-	pthread_join(b, NULL);
+	run_pair(worker, (void *)0L, worker, (void *)1L);
 	return 0;
 }

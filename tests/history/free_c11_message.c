@@ -56,11 +56,6 @@ static void *consumer(void *arg)
 
 int main(void)
 {
-	pthread_t a, b;
-
-	start_thread(&a, producer, NULL);
-	start_thread(&b, consumer, NULL);
-	pthread_join(a, NULL);
-	pthread_join(b, NULL);
+	run_pair(producer, NULL, consumer, NULL);
 	return 0;
 }

@@ -13,17 +13,7 @@
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t changed = PTHREAD_COND_INITIALIZER;
 static int full;
-static long slot;
-
-static SITE void put(long v)
-{
-	slot = v;
-}
-
-static SITE long take(void)
-{
-	return slot;
-}
+SUITE_SHARED(long, slot, put, take)
 
 static void *producer(void *arg)
 {
@@ -59,11 +49,6 @@ static void *consumer(void *arg)
 
 int main(void)
 {
-	pthread_t a, b;
-
-	start_thread(&a, producer, NULL);
-	start_thread(&b, consumer, NULL);
-	pthread_join(a, NULL);
-	pthread_join(b, NULL);
+	run_pair(producer, NULL, consumer, NULL);
 	return 0;
 }

@@ -2,6 +2,8 @@
 /*
  * Race-free: one thread sets up shared state in single; the implicit
  * barrier at the end of single orders it before every thread's reads.
+ * free_omp_master_barrier.c builds the same program with master and an
+ * explicit barrier instead (MASTER_THEN_BARRIER).
  *
  * Expected: race-free
  */
@@ -10,17 +12,7 @@
 
 #define ROUNDS 100
 
-static long config;
-
-static SITE void set_config(long v)
-{
-	config = v;
-}
-
-static SITE long get_config(void)
-{
-	return config;
-}
+SUITE_SHARED(long, config, set_config, get_config)
 
 int main(void)
 {
@@ -31,8 +23,14 @@ int main(void)
 		int i;
 
 		for (i = 0; i < ROUNDS; i++) {
+#ifdef MASTER_THEN_BARRIER
+#pragma omp master
+			set_config(i);
+#pragma omp barrier
+#else
 #pragma omp single
 			set_config(i);
+#endif
 			sum += get_config();
 #pragma omp barrier
 		}

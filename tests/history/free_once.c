@@ -38,11 +38,6 @@ static void *worker(void *arg)
 
 int main(void)
 {
-	pthread_t a, b;
-
-	start_thread(&a, worker, NULL);
-	start_thread(&b, worker, NULL);
-	pthread_join(a, NULL);
-	pthread_join(b, NULL);
+	run_pair(worker, NULL, worker, NULL);
 	return 0;
 }

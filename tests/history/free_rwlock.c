@@ -51,12 +51,8 @@ static void *reader(void *arg)
 
 int main(void)
 {
-	pthread_t a, b;
 	void *bad;
 
-	start_thread(&a, writer, NULL);
-	start_thread(&b, reader, NULL);
-	pthread_join(a, NULL);
-	pthread_join(b, &bad);
+	bad = run_pair(writer, NULL, reader, NULL);
 	return bad != NULL;
 }

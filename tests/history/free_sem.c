@@ -12,17 +12,7 @@
 #define ROUNDS 200
 
 static sem_t empty, full;
-static long slot;
-
-static SITE void put(long v)
-{
-	slot = v;
-}
-
-static SITE long take(void)
-{
-	return slot;
-}
+SUITE_SHARED(long, slot, put, take)
 
 static void *producer(void *arg)
 {
@@ -51,13 +41,8 @@ static void *consumer(void *arg)
 
 int main(void)
 {
-	pthread_t a, b;
-
 	sem_init(&empty, 0, 1);
 	sem_init(&full, 0, 0);
-	start_thread(&a, producer, NULL);
-	start_thread(&b, consumer, NULL);
-	pthread_join(a, NULL);
-	pthread_join(b, NULL);
+	run_pair(producer, NULL, consumer, NULL);
 	return 0;
 }

@@ -9,12 +9,7 @@
 #define ROUNDS 500
 
 static pthread_spinlock_t lock;
-static long counter;
-
-static SITE void bump(void)
-{
-	counter++;
-}
+SUITE_COUNTER(counter, bump)
 
 static void *worker(void *arg)
 {
@@ -30,13 +25,8 @@ static void *worker(void *arg)
 
 int main(void)
 {
-	pthread_t a, b;
-
 	pthread_spin_init(&lock, PTHREAD_PROCESS_PRIVATE);
-	start_thread(&a, worker, NULL);
-	start_thread(&b, worker, NULL);
-	pthread_join(a, NULL);
-	pthread_join(b, NULL);
+	run_pair(worker, NULL, worker, NULL);
 	printf("%ld\n", counter);
 	return 0;
 }

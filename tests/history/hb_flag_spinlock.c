@@ -7,19 +7,13 @@
  *
  * Expected: race-free
  */
-#include <pthread.h>
 #include <stdatomic.h>
+#include "suite.h"
 
-#define SITE __attribute__((noinline, noipa))
 #define ROUNDS 300
 
 static atomic_flag lock = ATOMIC_FLAG_INIT;
-static long counter;
-
-static SITE void bump(void)
-{
-	counter++;
-}
+SUITE_COUNTER(counter, bump)
 
 static void *worker(void *arg)
 {
@@ -34,11 +28,6 @@ static void *worker(void *arg)
 
 int main(void)
 {
-	pthread_t a, b;
-
-	if (pthread_create(&a, NULL, worker, NULL) || pthread_create(&b, NULL, worker, NULL))
-		return 2;
-	pthread_join(a, NULL);
-	pthread_join(b, NULL);
+	run_pair(worker, NULL, worker, NULL);
 	return counter != 2 * ROUNDS;
 }

@@ -7,10 +7,7 @@
  *
  * Expected: "data-race in store_left / store_right"
  */
-#include <pthread.h>
-#include <time.h>
-
-#define SITE __attribute__((noinline, noipa))
+#include "suite.h"
 
 static long mode;
 
@@ -22,17 +19,6 @@ static SITE void store_left(void)
 static SITE void store_right(void)
 {
 	mode = 2;
-}
-
-/* About us microseconds of the thread's own time, touching nothing shared. */
-static void spin_us(long us)
-{
-	struct timespec t0, t;
-
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t0);
-	do
-		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-	while ((t.tv_sec - t0.tv_sec) * 1000000L + (t.tv_nsec - t0.tv_nsec) / 1000 < us);
 }
 
 static void *left(void *arg)
@@ -50,11 +36,6 @@ static void *right(void *arg)
 
 int main(void)
 {
-	pthread_t a, b;
-
-	if (pthread_create(&a, NULL, left, NULL) || pthread_create(&b, NULL, right, NULL))
-		return 2;
-	pthread_join(a, NULL);
-	pthread_join(b, NULL);
+	run_pair(left, NULL, right, NULL);
 	return mode == 0;
 }

@@ -37,11 +37,6 @@ static void *watcher(void *arg)
 
 int main(void)
 {
-	pthread_t a, b;
-
-	start_thread(&a, worker, NULL);
-	start_thread(&b, watcher, NULL);
-	pthread_join(a, NULL);
-	pthread_join(b, NULL);
+	run_pair(worker, NULL, watcher, NULL);
 	return 0;
 }

@@ -48,4 +48,40 @@ static inline void start_thread(pthread_t *t, void *(*fn)(void *), void *arg)
 	}
 }
 
+/* Runs a(arg_a) and b(arg_b) in two threads and joins them; returns what b returned. */
+static inline void *run_pair(void *(*a)(void *), void *arg_a, void *(*b)(void *), void *arg_b)
+{
+	pthread_t ta, tb;
+	void *ret;
+
+	start_thread(&ta, a, arg_a);
+	start_thread(&tb, b, arg_b);
+	pthread_join(ta, NULL);
+	pthread_join(tb, &ret);
+	return ret;
+}
+
+/* A shared variable and the two SITE functions that write and read it. */
+#define SUITE_SHARED(type, var, put, take)	\
+	static type var;			\
+						\
+	static SITE void put(type v)		\
+	{					\
+		var = v;			\
+	}					\
+						\
+	static SITE type take(void)		\
+	{					\
+		return var;			\
+	}
+
+/* A shared counter and the SITE function that increments it. */
+#define SUITE_COUNTER(var, bump)	\
+	static long var;		\
+					\
+	static SITE void bump(void)	\
+	{				\
+		var++;			\
+	}
+
 #endif /* KCSAND_HISTORY_SUITE_H */

@@ -18,6 +18,7 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 
 /*
  * The functions whose accesses race.  noinline keeps them as separate
@@ -89,6 +90,34 @@ static inline void run_threads(int n, void *(*const fn[])(void *), void *arg)
 			barrier();				\
 		}						\
 		return NULL;					\
+	}
+
+/* Seconds on the monotonic clock, for the timed loops. */
+static inline double scenario_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/*
+ * SCENARIO_LOOP for a fixed time instead of n iterations, the clock read
+ * every 1024 iterations: for threads that must still run once kcsanctl has
+ * set up what it sets up late (a hardware watchpoint in each thread).
+ */
+#define SCENARIO_TIMED(name, seconds, ...)				\
+	static void *name(void *arg)					\
+	{								\
+		double end = scenario_now() + (seconds);		\
+		long i;							\
+									\
+		wait_for_start();					\
+		for (i = 0; (i & 1023) || scenario_now() < end; i++) {	\
+			__VA_ARGS__;					\
+			barrier();					\
+		}							\
+		return NULL;						\
 	}
 
 /* main(): the thread functions run together, iters times each (KCSAND_TEST_ITERS). */

@@ -20,7 +20,6 @@
  *              poke_level:   movw %di,cell+1(%rip)     peek_level: movzwl cell+1(%rip),%eax
  */
 #include <string.h>
-#include <time.h>
 #include "scenario.h"
 
 /* kcsand-test: name=watch_neighbours needs=hwbp args="-v --functions tick --watch odd_level" expect=none log_re="hw_outside: [1-9]" */
@@ -70,47 +69,9 @@ RACY void tick(void)
 
 static int on_level;
 
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-static void *reader_thread(void *arg)
-{
-	double end = now() + SECONDS;
-	long i;
-
-	wait_for_start();
-	for (i = 0; (i & 1023) || now() < end; i++) {
-		if (on_level)
-			peek_level();
-		else
-			read_after();
-		if (!(i & 1023))
-			tick();
-		barrier();
-	}
-	return NULL;
-}
-
-static void *writer_thread(void *arg)
-{
-	double end = now() + SECONDS;
-	long i;
-
-	wait_for_start();
-	for (i = 0; (i & 1023) || now() < end; i++) {
-		if (on_level)
-			poke_level(i);
-		else
-			write_before(i);
-		barrier();
-	}
-	return NULL;
-}
+SCENARIO_TIMED(reader_thread, SECONDS,
+	       if (on_level) peek_level(); else read_after(); if (!(i & 1023)) tick());
+SCENARIO_TIMED(writer_thread, SECONDS, if (on_level) poke_level(i); else write_before(i));
 
 int main(int argc, char **argv)
 {

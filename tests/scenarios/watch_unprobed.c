@@ -17,7 +17,6 @@
  * gcc 12 -O1:  peek: mov level(%rip),%eax     (plain 4-byte load, not probed)
  *              poke: mov %edi,level(%rip)     (plain 4-byte store, not probed)
  */
-#include <time.h>
 #include "scenario.h"
 
 /* Seconds each thread runs. */
@@ -41,41 +40,8 @@ RACY void tick(void)
 	ticks++;
 }
 
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-static void *reader_thread(void *arg)
-{
-	double end = now() + SECONDS;
-	long i;
-
-	wait_for_start();
-	for (i = 0; (i & 1023) || now() < end; i++) {
-		peek();
-		if (!(i & 1023))
-			tick();
-		barrier();
-	}
-	return NULL;
-}
-
-static void *writer_thread(void *arg)
-{
-	double end = now() + SECONDS;
-	long i;
-
-	wait_for_start();
-	for (i = 0; (i & 1023) || now() < end; i++) {
-		poke(i);
-		barrier();
-	}
-	return NULL;
-}
+SCENARIO_TIMED(reader_thread, SECONDS, peek(); if (!(i & 1023)) tick());
+SCENARIO_TIMED(writer_thread, SECONDS, poke(i));
 
 int main(void)
 {
