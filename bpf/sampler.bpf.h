@@ -4,14 +4,14 @@
  * and time, and an armed bitmap for probes that stay attached.
  *
  * In user mode a site that is not armed is not attached at all: the trap
- * is the cost (~28 µs a hit on the development VM, the BPF program a few
- * hundred ns of it), so only detaching makes a site free, and re-creating
- * a uprobe_multi link is cheap enough to do every sampler period (see the
- * numbers in daemon/sampler/sampler.c).  Kernel mode keeps its kprobes attached
- * and tests a bitmap instead: unregistering a kprobe took 140-194 ms in the
- * test guest, and disabling its perf event leaves the program running
- * (daemon/sampler/ksampler.c has the figures).  sampler_use_bitmap selects that at
- * load time, so user mode does not pay for the test.
+ * is the cost (the BPF program is a small part of it), so only detaching
+ * makes a site free, and re-creating a uprobe_multi link is cheap enough
+ * to do every sampler period.  Kernel mode keeps its kprobes attached and
+ * tests a bitmap instead: unregistering a kprobe waits for an RCU grace
+ * period, and disabling its perf event leaves the program running
+ * (daemon/sampler/ksampler.c; docs/PERFORMANCE.md, "Figures behind the
+ * code", has the numbers).  sampler_use_bitmap selects that at load time,
+ * so user mode does not pay for the test.
  */
 #ifndef KCSAND_SAMPLER_BPF_H
 #define KCSAND_SAMPLER_BPF_H

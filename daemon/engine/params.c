@@ -51,10 +51,8 @@ static const struct param_desc params_table[PARAM_COUNT] = {
 	  "site sampler: % of native time probes may add (100: arm all)"),
 	/*
 	 * The soft watchpoints need the two racing accesses to overlap, so a
-	 * short test program is only caught while its racing sites trap: in
-	 * user mode, at 1000 CPU-ms 4 of 12 racy scenarios went unreported, at
-	 * 2000 only the two that the 6000 of before missed too on the same
-	 * loaded machine (docs/PERFORMANCE.md).
+	 * short test program is only caught while its racing sites trap
+	 * (docs/PERFORMANCE.md, "Figures behind the code": the warm-up).
 	 */
 	P(sampler_warmup_cpu_ms, SAMPLER_WARMUP_CPU_MS, 0, 3600000, 2000, 2000,
 	  "site sampler: CPU ms the targets (kernel: the machine) run with all sites armed"),
@@ -68,9 +66,7 @@ static const struct param_desc params_table[PARAM_COUNT] = {
 	 * first sampler_backoff_hits hits, or sampler_level0_cpu_ms of the
 	 * targets' CPU time after its first hit, whichever comes first, so that
 	 * code first run after the warm-up (tests/scenarios/serial_init_then_race)
-	 * gets what the warm-up gave the code before it.  On bench/hashtable,
-	 * with every site armed, each of the 28 hot sites took about 700 hits a
-	 * second: the time limit is what ends their level 0.  docs/PERFORMANCE.md,
+	 * gets what the warm-up gave the code before it.  docs/PERFORMANCE.md,
 	 * "Per-site backoff", has how both were chosen.
 	 */
 	P(sampler_backoff_hits, SAMPLER_BACKOFF_HITS, 1, 1000000000, 30000, 30000,

@@ -327,8 +327,8 @@ void engine_process_report(struct engine *e, const struct kcsand_report *r)
 	 * address, in every thread of the process or on every CPU.  Only for
 	 * a report that is printed: a repeat within report_once_in_ms (also
 	 * one whose pair was printed) would arm traps on every access to the
-	 * variable for a pair that dedup drops anyway; on bench/hashtable
-	 * they went on all run long after the race was found.
+	 * variable for a pair that dedup drops anyway, for as long as the
+	 * program runs.
 	 */
 	if (!r->has_other)
 		hwbp__escalate(e->hw, r);

@@ -5,18 +5,12 @@
  * loop and the policy.
  *
  * Arming.  Kernel mode keeps its kprobes registered and flips a bit of the
- * BPF side's bitmap (bpf/sampler.bpf.h) instead of detaching.  Measured in
- * the TCG test guest (Debian 6.1, 2 vCPUs; bench/p7-kernel-disarm.sh, two
- * runs): unregistering one kprobe takes 140-194 ms, since each waits for an
- * RCU grace period, and registering one 7-17 ms, so even one site re-armed
- * per 100 ms period would not fit in the period.  PERF_EVENT_IOC_DISABLE on
- * the kprobe's perf event takes 0.1-0.3 ms but disarms nothing: the kprobe
- * stays registered and the BPF program ran on 100,000 of 100,000 hits after
- * it (the kprobe handler runs the program before it looks at the event's
- * state).  With the bitmap a disarmed hit costs its trap, 1.2-3.1 us on top
- * of a 1.2 us getppid(2), and one map lookup, lost in that noise (armed
- * 3.4-4.3 us a call, disarmed 3.0-4.4 us).  Flipping a bit is a store into
- * the mmapped map: a turn starts and ends in microseconds.
+ * BPF side's bitmap (bpf/sampler.bpf.h) instead of detaching: unregistering
+ * a kprobe waits for an RCU grace period, longer than a sampler period, and
+ * PERF_EVENT_IOC_DISABLE on its perf event disarms nothing (the kprobe
+ * handler runs the program before it looks at the event's state).  A
+ * disarmed hit costs its trap and one map lookup; flipping a bit is a store
+ * into the mmapped map (docs/PERFORMANCE.md, "Figures behind the code").
  *
  * So the sampler saves the BPF work and the stalls, not the traps: every
  * hit of a probed site, armed or not, costs a trap, and that is a floor the
@@ -26,9 +20,8 @@
  * it (trap_floor).  The calibration times an int3 kprobe, the kind a site
  * has when it is registered; the kernel later optimizes many into jumps
  * (CONFIG_OPTPROBES), which trap for less, so the floor is an upper bound,
- * and sampler.c caps it by the machine's measured busy time.  Under TCG
- * the calibration itself moved between 1.7 and 7.7 us from run to run on a
- * shared 2-core host (getppid(2) alone: 0.6 to 1.2 us); that moves the
+ * and sampler.c caps it by the machine's measured busy time.  The
+ * calibration varies from run to run on a loaded host; that moves the
  * floor, not the budget, which counts only time the BPF program measures
  * itself.
  *
@@ -192,7 +185,7 @@ void kbitmap__free(struct kbitmap *b)
 	/*
 	 * The run is over and its reports are no longer read: disarm every
 	 * site, so that no hit stalls in a check while the kprobes are
-	 * unregistered one by one (120 ms each in the test guest).
+	 * unregistered one by one, each after an RCU grace period.
 	 */
 	for (size_t w = 0; w < b->words; w++)
 		b->w[w] = ~0ULL;

@@ -17,14 +17,10 @@
  * Re-attaching.  In user mode an unarmed site must be detached, since the
  * trap is the cost; the armed subset is attached as a new uprobe_multi link
  * with the same cookies (cookie = site index, so reports from a site armed
- * earlier still symbolize) before the old link is closed.  Measured on the
- * development VM (Linux 6.18, 2 vCPUs shared, bench/reattach with a process
- * mapping the file; median of 5): a new link plus closing the old one takes
- * 28 ms for 100 sites, 32 ms for 1,000, 51 ms for 10,000 (first attach of
- * 10,000: 77 ms).  The fixed part is closing the old link, which waits for
- * the uprobes' RCU grace periods, mostly asleep.  A period of 500 ms keeps
- * that below 10% of the daemon's time at 10,000 sites and reacts within a
- * second; the set is only re-attached when it changed.
+ * earlier still symbolize) before the old link is closed.  Closing the old
+ * link waits for the uprobes' RCU grace periods, mostly asleep; the set is
+ * only re-attached when it changed (docs/PERFORMANCE.md, "Figures behind
+ * the code", has what a re-attach costs).
  *
  * Kernel mode (ksampler.c has why and the figures) keeps its kprobes
  * registered and flips bits of a BPF-side bitmap instead, so a disarmed
@@ -42,9 +38,9 @@
  * rather than wall time, so that a loaded machine, where the target gets
  * less of the CPU, does not cut the warm-up short.  In kernel mode it is
  * the machine's busy CPU time outside kcsand (the same clock as "native").
- * It was 6 CPU-seconds, which on a program of 5 s natively cost more than
- * the whole budget by itself; per-site backoff (sampler.h) now does what
- * the rest of it did: a site first hit after the warm-up, such as the
+ * The warm-up stays short, as a long one costs more than the whole budget
+ * on a program of a few seconds; per-site backoff (sampler.h) does the
+ * rest: a site first hit after the warm-up, such as the
  * parallel phase after a long serial initialization, is armed until it has
  * taken sampler_backoff_hits hits, and a tick comes early (checked every
  * SAMPLER_BACKOFF_CHECK_MS) when it has, so that a hot site costs those
@@ -77,9 +73,8 @@ extern int kcsand_verbose;
  * Hot sites armed together in a hot turn.  A turn costs about the same with
  * one hot site as with several (any one keeps its threads in traps), but
  * the fewer are armed, the faster the unprobed code around them runs, and
- * the likelier a watcher sees another thread change its value: on
- * bench/hashtable, turns of 8 sites found no race in 30 s where turns of 2
- * found it in both runs tried.
+ * the likelier a watcher sees another thread change its value
+ * (docs/PERFORMANCE.md, "Figures behind the code").
  */
 #define SAMPLER_HOT_PER_TURN	2
 #define MAX_PIDS	256
@@ -555,9 +550,9 @@ static void measure_period(struct sampler *s, uint64_t now, struct period *pd)
 		pd->u = pd->probe;	/* tick granularity: never less than the probes took */
 	/*
 	 * The floor is an estimate: trap_ns is an int3 trap's cost, and a
-	 * kprobe the kernel has since optimized into a jump costs less.  In
-	 * the test guest it came to 3.5 CPUs of 2 in some periods.  What the
-	 * machine measurably spent beyond the BPF time bounds it.
+	 * kprobe the kernel has since optimized into a jump costs less, and
+	 * it can come to more CPUs than the machine has.  What the machine
+	 * measurably spent beyond the BPF time bounds it.
 	 */
 	if (pd->floor > pd->u - pd->probe)
 		pd->floor = pd->u - pd->probe;

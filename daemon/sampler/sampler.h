@@ -128,8 +128,8 @@ double sampler__choose(const double *x, const bool *known, size_t n, double budg
  * Which hot sites a turn arms: a cycle through the hot sites in a random
  * order, drawn anew when it is done, so every hot site has its turn once a
  * cycle.  Drawing each turn at random instead left a site without a turn
- * for long stretches (geometric waits): on bench/hashtable the racy read
- * was one of 28 hot sites, and 3 runs of 5 did not arm it in 30 s.
+ * for long stretches (geometric waits; docs/PERFORMANCE.md, "Figures
+ * behind the code").
  */
 struct hot_cycle {
 	size_t *v;		/* site indices, in the order of the turns */

@@ -5,10 +5,9 @@
  * A turn lasts tens of milliseconds and arms a few sites, so each call
  * reads the process's maps and task list afresh rather than caching them:
  * a few system calls and two small /proc reads a turn, against a 20 ms
- * turn.  Measured on the development VM (Linux 6.18, 2 vCPUs): an execute
- * breakpoint trap costs about as much as a uprobe trap (53 µs against
- * 28-60 µs), because both leave the guest; what changes is that only one
- * thread pays it.
+ * turn.  An execute breakpoint trap costs about as much as a uprobe trap
+ * on a VM, because both leave the guest (docs/PERFORMANCE.md, "Figures
+ * behind the code"); what changes is that only one thread pays it.
  */
 #include <dirent.h>
 #include <errno.h>

@@ -2,9 +2,9 @@
 /*
  * Hot turns on one thread.  A uprobe is an int3 in the text every thread
  * shares, so arming a hot site slows down every thread that runs it,
- * including the one whose conflicting write the watcher waits for: on
- * bench/hashtable, with the racy read armed by a uprobe, 2% of its
- * watchpoints saw the other thread change the value.  An execute
+ * including the one whose conflicting write the watcher waits for, so
+ * that few watchpoints see the other thread change the value
+ * (docs/PERFORMANCE.md, "Figures behind the code").  An execute
  * breakpoint (a debug register, through a perf breakpoint event on one
  * thread) traps that thread only; the others run natively and change the
  * value in the watcher's stall as often as the program really does.
