@@ -18,6 +18,13 @@ cd "$REPO" || exit 2
 [ -n "${KCSAN_VM_GUEST:-}" ] || { echo "FAIL setup: run in the kcsan-vm guest (tests/vm/daemon-kernel.sh)"; exit 1; }
 export KCSAND_TEST_START_S=120	# kallsyms, kcore and ~50 ms per kprobe under TCG
 . tests/vm/suite-lib.sh		# report_block, report_titles (its ok() is daemon-lib's below)
+
+# count_hidden_pair MARK: reports of the hidden writer and the origin reader, in
+# either order, since MARK (count_title, daemon-lib.sh).
+count_hidden_pair() {
+	echo $(($(count_title "$1" "data-race in kcsan_race_hidden_writer / kcsan_race_origin_reader") +
+		$(count_title "$1" "data-race in kcsan_race_origin_reader / kcsan_race_hidden_writer")))
+}
 . tests/daemon-lib.sh "$REPO/build"
 
 specs=()
@@ -189,8 +196,7 @@ fi
 m=$(log_mark)
 for ((i = 0; i < 2; i++)); do
 	round 4; rounds=$((i + 1))
-	(($(count_title "$m" "data-race in kcsan_race_hidden_writer / kcsan_race_origin_reader") + \
-	  $(count_title "$m" "data-race in kcsan_race_origin_reader / kcsan_race_hidden_writer") > 0)) && break
+	(($(count_hidden_pair "$m") > 0)) && break
 done
 block=$(report_block "$LOG" "data-race in kcsan_race_hidden_writer / kcsan_race_origin_reader")
 [ -n "$block" ] || block=$(report_block "$LOG" "data-race in kcsan_race_origin_reader / kcsan_race_hidden_writer")
@@ -219,8 +225,7 @@ check probe_add_kernel_listed "2: kernel kcsan_race_hidden_writer sites=$added" 
 check probe_add_kernel_kprobes "$((k0 + added))" "$(nr_kprobes)"
 m=$(log_mark)
 round 4
-if (($(count_title "$m" "data-race in kcsan_race_hidden_writer / kcsan_race_origin_reader") + \
-     $(count_title "$m" "data-race in kcsan_race_origin_reader / kcsan_race_hidden_writer") > 0)); then
+if (($(count_hidden_pair "$m") > 0)); then
 	ok probe_add_kernel_reports_writer
 else
 	fail probe_add_kernel_reports_writer "a report naming kcsan_race_hidden_writer, got: $(tail -c +$((m + 1)) "$LOG" | report_titles -)"
@@ -301,11 +306,9 @@ if start_daemon "$CONF"; then
 	m=$(log_mark)
 	for ((i = 0; i < 2; i++)); do
 		round 4; rounds=$((i + 1))
-		(($(count_title "$m" "data-race in kcsan_race_hidden_writer / kcsan_race_origin_reader") + \
-		  $(count_title "$m" "data-race in kcsan_race_origin_reader / kcsan_race_hidden_writer") > 0)) && break
+		(($(count_hidden_pair "$m") > 0)) && break
 	done
-	if (($(count_title "$m" "data-race in kcsan_race_hidden_writer / kcsan_race_origin_reader") + \
-	     $(count_title "$m" "data-race in kcsan_race_origin_reader / kcsan_race_hidden_writer") > 0)); then
+	if (($(count_hidden_pair "$m") > 0)); then
 		ok watch_alone_reports_pair
 	else
 		fail watch_alone_reports_pair "hidden_writer / origin_reader, got: $(titles)"

@@ -139,11 +139,8 @@ done
 # (3) Nothing left behind, nothing in the kernel log.
 if grep -q 'perf_event' "$out/bpf-during.txt" 2>/dev/null; then ok bpf_links_listed_while_watching
 else bad bpf_links_listed_while_watching "bpftool link list showed no perf_event link during the watch step: $(head -3 "$out/bpf-during.txt" 2>/dev/null | tr '\n' ';')"; fi
-if [ -f "$out/bpf-after.txt" ] && [ ! -s "$out/bpf-after.txt" ]; then ok no_bpf_link_or_perf_event_left
-else bad no_bpf_link_or_perf_event_left "after the runs: $(head -5 "$out/bpf-after.txt" 2>/dev/null | tr '\n' ';')"; fi
+no_bpf_link_left "$out" no_bpf_link_or_perf_event_left
 no_kprobe_left "$out"
 no_kernel_warning "$out"
 
-echo "$pass passed, $fail failed"
-[ $fail = 0 ] && [ -z "${KCSAND_VM_KEEP:-}" ] && rm -rf "$out"
-[ $fail = 0 ]
+finish_suite "$out"

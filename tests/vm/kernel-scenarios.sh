@@ -161,6 +161,4 @@ else
 fi
 no_kernel_warning "$out"
 
-echo "$pass passed, $fail failed"
-[ $fail = 0 ] && [ -z "${KCSAND_VM_KEEP:-}" ] && rm -rf "$out"
-[ $fail = 0 ]
+finish_suite "$out"

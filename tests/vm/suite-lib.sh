@@ -21,6 +21,15 @@ no_kprobe_left() {
 	else bad no_kprobe_left "kprobes still registered: $(head -3 "$1/kprobes-after.txt" 2>/dev/null | tr '\n' ';')"; fi
 }
 
+# no_bpf_link_left DIR [NAME]: what bpftool listed once the runs were over,
+# saved in DIR/bpf-after.txt, is empty: no link, no perf event of kcsand's left.
+no_bpf_link_left() {
+	local name=${2:-no_bpf_link_left}
+
+	if [ -f "$1/bpf-after.txt" ] && [ ! -s "$1/bpf-after.txt" ]; then ok "$name"
+	else bad "$name" "bpftool after the runs: $(head -5 "$1/bpf-after.txt" 2>/dev/null | tr '\n' ';')"; fi
+}
+
 # no_kernel_warning DIR: the guest's dmesg (DIR/dmesg.txt) was collected and has no
 # lockup, stall, hung task, oops, warning or BUG other than KCSAN-format reports.
 no_kernel_warning() {
@@ -30,6 +39,15 @@ no_kernel_warning() {
 		"$1/dmesg.txt" 2>/dev/null | grep -v "BUG: KCSAN" | head -5)
 	if [ -z "$warn" ] && [ -s "$1/dmesg.txt" ]; then ok no_kernel_warning
 	else bad no_kernel_warning "${warn:-no dmesg collected}"; fi
+}
+
+# finish_suite DIR: the result line; DIR, the run's files, removed when every check
+# passed unless KCSAND_VM_KEEP (or check_only, a re-check of kept files) is set; the
+# suite's exit status.
+finish_suite() {
+	echo "$pass passed, $fail failed"
+	[ "$fail" = 0 ] && [ -z "${KCSAND_VM_KEEP:-}${check_only:-}" ] && rm -rf "$1"
+	[ "$fail" = 0 ]
 }
 
 # report_block FILE TITLE: the first report in FILE whose title line is

@@ -49,6 +49,4 @@ if [ -f "$out/bpf-after.txt" ] && ! grep -qE 'uprobe|perf_event' "$out/bpf-after
 else bad no_bpf_link_left "$(head -3 "$out/bpf-after.txt" 2>/dev/null | tr '\n' ';')"; fi
 no_kernel_warning "$out"
 
-echo "$pass passed, $fail failed"
-[ "$fail" = 0 ] && [ "${KCSAND_VM_KEEP:-}" = "" ] && rm -rf "$out"
-[ "$fail" = 0 ]
+finish_suite "$out"
