@@ -49,8 +49,8 @@ int main(int argc, char **argv)
 		goto out;
 	for (size_t i = 0; i < obj->sites.n; i++)
 		offs[i] = obj->sites.v[i].file_off + obj->sites.v[i].desc.probe_delta;
-	fd = uprobe_multi__attach(bpf_program__fd(skel->progs.bench_empty), obj->path, offs, cookies,
-				 obj->sites.n, 0);
+	fd = uprobe_multi__attach(bpf_program__fd(skel->progs.bench_empty), obj->path, offs,
+				  cookies, obj->sites.n, 0);
 	if (fd < 0) {
 		fprintf(stderr, "empty_probe: cannot attach: %s\n", strerror(-fd));
 		goto out;

@@ -221,7 +221,8 @@ static __always_inline void fill_access(const struct hit *hit, struct kcsand_acc
 		acc->nr_frames = hit->nr_frames;
 		return;
 	}
-	n = bpf_get_stack(hit->ctx, acc->stack, sizeof(acc->stack), hit->user ? BPF_F_USER_STACK : 0);
+	n = bpf_get_stack(hit->ctx, acc->stack, sizeof(acc->stack),
+			  hit->user ? BPF_F_USER_STACK : 0);
 	acc->nr_frames = n < 0 ? (__s32)n : (__s32)((__u64)n / 8);
 	/* The frame-pointer walk skips the caller of a frameless site: keep it aside. */
 	if (hit->user && ra_off >= 0)
@@ -297,7 +298,8 @@ static long await_record_cb(__u64 i, void *data)
 {
 	struct spin_ctx *spin = data;
 
-	return *(volatile __u64 *)&spin->info->ready == spin->want || bpf_ktime_get_ns() >= spin->deadline;
+	return *(volatile __u64 *)&spin->info->ready == spin->want ||
+	       bpf_ktime_get_ns() >= spin->deadline;
 }
 
 static long await_late_consumer_cb(__u64 i, void *data)
@@ -309,9 +311,9 @@ static long await_late_consumer_cb(__u64 i, void *data)
 	return bpf_ktime_get_ns() >= spin->deadline;
 }
 
-static __always_inline void emit_report(const struct hit *hit, struct slot_info *info, int has_other,
-					int value_change, int value_valid, const __u64 *old,
-					const __u64 *cur)
+static __always_inline void emit_report(const struct hit *hit, struct slot_info *info,
+					int has_other, int value_change, int value_valid,
+					const __u64 *old, const __u64 *cur)
 {
 	struct kcsand_report *rec;
 
@@ -484,8 +486,8 @@ static __always_inline void wp_disarm(const struct hit *hit, struct watch *w)
 		if (hit->user && w->info->acc.pid != (__u32)w->info->owner)
 			counter_add(KCSAND_CTR_ENCODING_FALSE_POSITIVES, 1);
 		else
-			emit_report(hit, w->info, 1, w->value_change, w->old_ok && w->cur_ok, w->old,
-				    w->cur);
+			emit_report(hit, w->info, 1, w->value_change, w->old_ok && w->cur_ok,
+				    w->old, w->cur);
 		__sync_lock_test_and_set(word, 0);
 	} else if (!consumed && w->value_change == KCSAND_VALUE_CHANGE_TRUE) {
 		counter_add(KCSAND_CTR_RACES_UNKNOWN_ORIGIN, 1);
@@ -543,7 +545,8 @@ static __always_inline void found_watchpoint(const struct hit *hit, __u32 slot, 
  * must be of the same generation (else the slot was re-armed since wp was
  * read), and *gen gets the full generation.
  */
-static __always_inline int wp_owned_by_space(const struct hit *hit, __u32 slot, __u64 wp, __u32 *gen)
+static __always_inline int wp_owned_by_space(const struct hit *hit, __u32 slot, __u64 wp,
+					     __u32 *gen)
 {
 	struct slot_info *info = bpf_map_lookup_elem(&slot_infos, &slot);
 	__u64 owner;
@@ -580,8 +583,8 @@ static __always_inline int treat_as_atomic(const struct hit *hit)
 {
 	if (hit->type & KCSAND_ACCESS_ATOMIC)
 		return 1;
-	if (PARAM(assume_plain_writes_atomic) && hit->type == KCSAND_ACCESS_WRITE && hit->size <= 8 &&
-	    !(hit->addr & (hit->size - 1)))
+	if (PARAM(assume_plain_writes_atomic) && hit->type == KCSAND_ACCESS_WRITE &&
+	    hit->size <= 8 && !(hit->addr & (hit->size - 1)))
 		return 1;
 	return 0;
 }

@@ -549,7 +549,8 @@ struct hb_scan {
 };
 
 static __always_inline void hb_scan(struct hb_shadow *e, struct hb_thread *t, __u32 me,
-				    __u32 type, __u8 mask, struct hb_scratch *scratch, struct hb_scan *r)
+				    __u32 type, __u8 mask, struct hb_scratch *scratch,
+				    struct hb_scan *r)
 {
 	for (int i = 0; i < HB_CELLS; i++) {
 		struct hb_cell *c = &e->cell[i];

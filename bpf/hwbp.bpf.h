@@ -193,7 +193,8 @@ static __always_inline int hw_decoded_access(struct bpf_perf_event_data *ctx,
 		 * may have trapped a neighbour's access: drop it rather than
 		 * report a false pair (the next trap there is decoded).
 		 */
-		return hw_slot->var_len && (hw_slot->var_addr != hw_slot->addr || hw_slot->var_len != hw_slot->len) ? -1 : 0;
+		return hw_slot->var_len && (hw_slot->var_addr != hw_slot->addr ||
+					    hw_slot->var_len != hw_slot->len) ? -1 : 0;
 	}
 	if (!s->size)
 		return 0;
@@ -218,8 +219,9 @@ static __always_inline int hw_slot_covers(__u64 addr, __u32 size, int write)
 		__u32 k = i;
 		const struct kcsand_hw_slot *hw_slot = bpf_map_lookup_elem(&hw_slots, &k);
 
-		if (hw_slot && hw_slot->mode != KCSAND_HW_OFF && addr < hw_slot->addr + hw_slot->len &&
-		    hw_slot->addr < addr + size && (write || hw_slot->mode != KCSAND_HW_ESCALATION))
+		if (hw_slot && hw_slot->mode != KCSAND_HW_OFF &&
+		    addr < hw_slot->addr + hw_slot->len && hw_slot->addr < addr + size &&
+		    (write || hw_slot->mode != KCSAND_HW_ESCALATION))
 			return 1;
 	}
 	return 0;
@@ -261,7 +263,8 @@ static __always_inline int hw_take_probed(const struct kcsand_hw_slot *hw_slot, 
 	__u32 zero = 0;
 
 	n = bpf_map_lookup_elem(&hw_probed, &zero);
-	if (!n || !n->size || n->addr >= hw_slot->addr + hw_slot->len || hw_slot->addr >= n->addr + n->size)
+	if (!n || !n->size || n->addr >= hw_slot->addr + hw_slot->len ||
+	    hw_slot->addr >= n->addr + n->size)
 		return 0;
 	if (hw_slot->mode == KCSAND_HW_ESCALATION && !n->write)
 		return 0;	/* a write-only breakpoint: a read cannot have trapped */

@@ -44,7 +44,7 @@ static __always_inline int traced(void)
  * that instruction's address; the cookie is the site index.
  */
 static __always_inline void check_user_access(void *ctx, struct pt_regs *regs, __u32 site,
-					       int every)
+					      int every)
 {
 	__u64 t0 = bpf_ktime_get_ns();
 

@@ -443,7 +443,8 @@ static int do_watch_add(int argc, char **argv)
 		watch_help(stderr);
 		return EXIT_USAGE;
 	}
-	if (watch_args__parse((const char *const *)argv + 1, argc - 1, true, &a, why, sizeof(why))) {
+	if (watch_args__parse((const char *const *)argv + 1, argc - 1, true, &a, why,
+			      sizeof(why))) {
 		fprintf(stderr, "kcsanctl: watch add: %s\n", why);
 		return EXIT_USAGE;
 	}

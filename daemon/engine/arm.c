@@ -47,7 +47,7 @@ int engine_link_multi(struct engine *e, struct engine_object *eo, const uint8_t 
 		if (err)
 			goto out;
 		fd = uprobe_multi__attach(bpf_program__fd(e->skel->progs.kcsand_uprobe_multi),
-					 path, offs, cookies, n, 0);
+					  path, offs, cookies, n, 0);
 		if (fd < 0) {
 			err = fd;
 			pr_warn("cannot %s %zu uprobes to %s: %s\n",
@@ -239,7 +239,7 @@ static double engine_trap_ns(struct engine *e, void (*fn)(void), int calls)
 		return 0;
 	if (e->multi) {
 		fd = uprobe_multi__attach(bpf_program__fd(e->skel->progs.kcsand_uprobe_multi), path,
-					 &off, &cookie, 1, getpid());
+					  &off, &cookie, 1, getpid());
 	} else {
 		LIBBPF_OPTS(bpf_uprobe_opts, uo, .bpf_cookie = cookie);
 

@@ -377,8 +377,8 @@ static int register_object(struct engine *e, struct target_obj *obj, bool kernel
 		return -ENOMEM;
 	}
 	eo = &e->objs[e->nr_objs];
-	*eo = (struct engine_object){ .obj = obj, .first = e->nr_cookies, .link_fd = -1, .turn_fd = -1,
-			     .kernel = kernel };
+	*eo = (struct engine_object){ .obj = obj, .first = e->nr_cookies, .link_fd = -1,
+				      .turn_fd = -1, .kernel = kernel };
 	for (size_t i = e->nr_cookies; i < need; i++)
 		e->site_obj[i] = e->nr_objs;
 	e->nr_cookies = need;

@@ -195,7 +195,7 @@ static int attach_group(struct history *hist, pid_t pid, const char *path, const
 		return 0;
 	}
 	fd = uprobe_multi__attach_flags(bpf_program__fd(prog), path, b->off[g], b->cookie[g],
-				       b->n[g], pid,
+					b->n[g], pid,
 				       g == HB_GROUP_RETURN ? KCSAND_UPROBE_MULTI_RETURN : 0);
 	if (fd < 0 || hist->nr_fds == sizeof(hist->fds) / sizeof(hist->fds[0])) {
 		if (fd >= 0)

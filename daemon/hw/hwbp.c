@@ -136,7 +136,7 @@ int hwbp__cover(uint64_t addr, unsigned int size, uint64_t *bp_addr, unsigned in
 }
 
 int hwbp__parse_spec(const char *spec, char *name, size_t name_len, uint64_t *addr,
-		    unsigned int *len)
+		     unsigned int *len)
 {
 	const char *colon = strrchr(spec, ':');
 	size_t n = colon ? (size_t)(colon - spec) : strlen(spec);
@@ -445,7 +445,8 @@ int hwbp__escalate(struct hwbp *hw, const struct kcsand_report *r)
 	if (kcsand_verbose)
 		pr_warn("escalation: write watchpoint %d on 0x%" PRIx64 " (%u bytes), "
 				"%zu %s, armed in %.1f ms\n", i, addr, len, hw->s[i].n,
-			hw->kernel ? "CPUs" : "threads", (clock__now_ns() - hw->s[i].armed_ns) / 1e6);
+			hw->kernel ? "CPUs" : "threads",
+			(clock__now_ns() - hw->s[i].armed_ns) / 1e6);
 	return 0;
 }
 
@@ -456,7 +457,7 @@ int hwbp__escalate(struct hwbp *hw, const struct kcsand_report *r)
  * (KCSAND_ACC_LATER), never as the other side of a data race.
  */
 void hwbp__later_write(const struct kcsand_report *race, const struct kcsand_hw_access *a,
-		      struct kcsand_report *out)
+		       struct kcsand_report *out)
 {
 	memset(out, 0, sizeof(*out));
 	out->type = KCSAND_REC_REPORT;

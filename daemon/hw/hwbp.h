@@ -101,7 +101,7 @@ int hwbp__resolve_symbol(pid_t pid, const char *path, bool shared, const char *n
 int hwbp__pair(struct hwbp *hw, const struct kcsand_hw_access *a, struct kcsand_report *out);
 /* The report of write a, trapped after the race of unknown origin race. */
 void hwbp__later_write(const struct kcsand_report *race, const struct kcsand_hw_access *a,
-		      struct kcsand_report *out);
+		       struct kcsand_report *out);
 /* Retire escalations that found nothing in time; from the poll loop. */
 void hwbp__tick(struct hwbp *hw);
 void hwbp__get_stats(const struct hwbp *hw, struct hwbp_stats *out);
@@ -122,7 +122,7 @@ void hwbp__decode(struct hwbp *hw, struct symbolizer *sym, const struct kcsand_h
 
 /* Parse "NAME[:LEN]" / "0xADDR[:LEN]" (exported for the unit tests). */
 int hwbp__parse_spec(const char *spec, char *name, size_t name_len, uint64_t *addr,
-		    unsigned int *len);
+		     unsigned int *len);
 /*
  * A CPU list as in /sys/devices/system/cpu/online ("0-3,5"): online[c] set
  * for each, max entries.  The number of CPUs, or -EINVAL / -ERANGE.

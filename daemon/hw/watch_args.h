@@ -21,7 +21,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define WATCH_SPEC_MAX_LEN		255	/* a symbol of at most 128 bytes, or an address, and :LEN */
+/* A symbol of at most 128 bytes, or an address, and :LEN. */
+#define WATCH_SPEC_MAX_LEN	255
 #define WATCH_MAX_DURATION	(7 * 24 * 3600u)	/* a week: longer is "until removed" */
 
 struct watch_args {
@@ -80,8 +81,8 @@ static inline const char *watch_spec__invalid(const char *spec)
  * is allowed (not in the configuration, where a watch lasts as long as its
  * line).  0, or -EINVAL with why set.
  */
-static inline int watch_args__parse(const char *const *w, int n, bool duration, struct watch_args *a,
-			      char *why, size_t whylen)
+static inline int watch_args__parse(const char *const *w, int n, bool duration,
+				    struct watch_args *a, char *why, size_t whylen)
 {
 	unsigned long v;
 	int i;

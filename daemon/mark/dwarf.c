@@ -167,7 +167,7 @@ static const char *qualified_name(struct dw_ctx *c, Dwarf_Die *die)
 }
 
 /* Inline accessor rule: the accessor's name, or NULL. */
-const char *rule_accessor(struct dw_ctx *c, Dwarf_Die *cu, Dwarf_Addr pc, const char **fn,
+const char *mark_rule_accessor(struct dw_ctx *c, Dwarf_Die *cu, Dwarf_Addr pc, const char **fn,
 			  bool *io)
 {
 	Dwarf_Die *scopes = NULL;
@@ -357,7 +357,7 @@ static int load_vars(struct dw_ctx *c)
 }
 
 /* Qualifier rule for a static target (module address): "volatile NAME" in buf, or NULL. */
-const char *rule_qualifier(struct dw_ctx *c, uint64_t target, char *buf, size_t len)
+const char *mark_rule_qualifier(struct dw_ctx *c, uint64_t target, char *buf, size_t len)
 {
 	size_t lo = 0, hi;
 	const char *q;
@@ -399,7 +399,7 @@ const char *rule_qualifier(struct dw_ctx *c, uint64_t target, char *buf, size_t 
 }
 
 /* The source file for a DWARF path: under --source-dir first (any path suffix), then as is. */
-struct mark_src *source_get(struct dw_ctx *c, const char *path)
+struct mark_src *mark_source_get(struct dw_ctx *c, const char *path)
 {
 	struct src_cache *cached;
 	struct mark_src *src = NULL;
@@ -444,7 +444,7 @@ struct mark_src *source_get(struct dw_ctx *c, const char *path)
  * one covering pc) first, then the earlier rows at the same address (views:
  * statements that begin there).  Returns how many were stored.
  */
-int site_rows(Dwarf_Die *cu, Dwarf_Addr pc, struct src_row *rows, int max)
+int mark_site_rows(Dwarf_Die *cu, Dwarf_Addr pc, struct src_row *rows, int max)
 {
 	Dwarf_Lines *lines;
 	size_t n, lo = 0, hi;

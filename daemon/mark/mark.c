@@ -80,8 +80,8 @@ static void site_source(struct dw_ctx *c, Dwarf_Die *cu, Dwarf_Addr pc, struct s
 			struct mark_stats *stats)
 {
 	struct src_row rows[8];
-	int n = site_rows(cu, pc, rows, 8);
-	struct mark_src *ms = n ? source_get(c, rows[0].file) : NULL;
+	int n = mark_site_rows(cu, pc, rows, 8);
+	struct mark_src *ms = n ? mark_source_get(c, rows[0].file) : NULL;
 
 	if (n) {
 		ss->file = rows[0].file;
@@ -99,7 +99,7 @@ static void site_source(struct dw_ctx *c, Dwarf_Die *cu, Dwarf_Addr pc, struct s
 		ss->file = rows[1].file;
 		ss->line = rows[1].line;
 		ss->col = 0;
-		ms = source_get(c, ss->file);
+		ms = mark_source_get(c, ss->file);
 	}
 	if (ms && ss->line > 0)
 		ss->kind = mark_src__at(ms, ss->line, ss->col, &ss->tok);
@@ -129,7 +129,7 @@ void mark__site(struct site *s, const struct mark_where *w, const struct mark_op
 		mf = mark_rules__match(opts->rules, w->func, w->off, ss.file, ss.alt_line);
 
 	if (cup)
-		acc = rule_accessor(c, cup, pc, &acc_name, &io);
+		acc = mark_rule_accessor(c, cup, pc, &acc_name, &io);
 
 	if (io) {
 		/* Device memory: re-reading it to compare values could change the device. */
@@ -149,7 +149,7 @@ void mark__site(struct site *s, const struct mark_where *w, const struct mark_op
 	} else if (acc) {
 		set_mark(s, MARK_KIND_MARKED, MARK_INLINE_ACCESSOR);
 		detail = acc_name;
-	} else if (c && c->dw && (detail = rule_qualifier(c, w->target, qbuf, sizeof(qbuf)))) {
+	} else if (c && c->dw && (detail = mark_rule_qualifier(c, w->target, qbuf, sizeof(qbuf)))) {
 		set_mark(s, MARK_KIND_MARKED, MARK_QUALIFIER);
 	} else if (ss.kind == MARK_KIND_MARKED) {
 		set_mark(s, ss.kind, MARK_SOURCE_MACRO);

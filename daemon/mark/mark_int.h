@@ -29,7 +29,7 @@ struct src_marker {
 };
 
 /* The marker that identifier id (len bytes; method: after '.' or '->') names, or NULL. */
-const struct src_marker *find_marker(const char *id, size_t len, bool method);
+const struct src_marker *mark_find_marker(const char *id, size_t len, bool method);
 
 /* ---- debug info (mark_dwarf.c) */
 
@@ -70,16 +70,16 @@ struct src_row {
  * Inline accessor rule at pc in cu: the accessor's qualified name (also in
  * *fn), or NULL; *io set when it is a device-memory accessor.
  */
-const char *rule_accessor(struct dw_ctx *c, Dwarf_Die *cu, Dwarf_Addr pc, const char **fn,
+const char *mark_rule_accessor(struct dw_ctx *c, Dwarf_Die *cu, Dwarf_Addr pc, const char **fn,
 			  bool *io);
 /* Qualifier rule for a static target (module address): "volatile NAME" in buf, or NULL. */
-const char *rule_qualifier(struct dw_ctx *c, uint64_t target, char *buf, size_t len);
+const char *mark_rule_qualifier(struct dw_ctx *c, uint64_t target, char *buf, size_t len);
 /* The source file for a DWARF path, read once and cached in c; NULL when it cannot be read. */
-struct mark_src *source_get(struct dw_ctx *c, const char *path);
+struct mark_src *mark_source_get(struct dw_ctx *c, const char *path);
 /*
  * The line-table rows of the instruction at pc (DWARF address), its own
  * first; how many were stored in rows[max].
  */
-int site_rows(Dwarf_Die *cu, Dwarf_Addr pc, struct src_row *rows, int max);
+int mark_site_rows(Dwarf_Die *cu, Dwarf_Addr pc, struct src_row *rows, int max);
 
 #endif

@@ -168,7 +168,7 @@ static size_t scan_word(struct src_scan *s, const char *str, size_t len, size_t 
 
 	while (j < len && is_id(str[j]))
 		j++;
-	m = find_marker(str + i, j - i, after_member_op(str, i));
+	m = mark_find_marker(str + i, j - i, after_member_op(str, i));
 	s->pending = m;
 	s->pending_id = (struct src_tok){ str + i, j - i };
 	if (target && m)

@@ -151,7 +151,7 @@ static const struct src_marker src_markers[] = {
 	{ "store", MARK_KIND_MARKED, SRC_METHOD | SRC_FIRST_ARG },
 };
 
-const struct src_marker *find_marker(const char *id, size_t len, bool method)
+const struct src_marker *mark_find_marker(const char *id, size_t len, bool method)
 {
 	for (size_t i = 0; i < sizeof(src_markers) / sizeof(src_markers[0]); i++) {
 		const struct src_marker *m = &src_markers[i];

@@ -64,7 +64,8 @@ static void print_access_line(FILE *out, const char *prefix, const struct kcsand
 	if (acc->flags & KCSAND_ACC_LATER)
 		snprintf(when, sizeof(when), ", %.3f ms after the race below", acc->after_us / 1e3);
 	fprintf(out, "%s%s to 0x%016" PRIx64 " of %u bytes by %s on cpu %u%s:\n", prefix,
-		report__access_type(acc->type), (uint64_t)acc->addr, acc->size, who, acc->cpu, when);
+		report__access_type(acc->type), (uint64_t)acc->addr, acc->size, who, acc->cpu,
+		when);
 }
 
 static void print_stack(FILE *out, const struct report_side *s)

@@ -764,7 +764,8 @@ static int append(char *buf, size_t len, int used, const char *fmt, ...)
 	return n < 0 ? n : used + n;
 }
 
-int sym_info__format(const struct sym_info *si, uint64_t addr, bool with_line, char *buf, size_t len)
+int sym_info__format(const struct sym_info *si, uint64_t addr, bool with_line, char *buf,
+		     size_t len)
 {
 	int n;
 

@@ -78,6 +78,7 @@ int symbolizer__proc_after_call(struct symbolizer *s, pid_t pid, uint64_t ra);
  * when known; an address with no symbol prints as "0x<hex>", followed by
  * " (file+0xvaddr)" when the file is known.  Returns the length.
  */
-int sym_info__format(const struct sym_info *si, uint64_t addr, bool with_line, char *buf, size_t len);
+int sym_info__format(const struct sym_info *si, uint64_t addr, bool with_line, char *buf,
+		     size_t len);
 
 #endif

@@ -37,7 +37,7 @@ static int cmp_load(const void *a, const void *b)
 }
 
 double sampler__choose(const double *x, const bool *known, size_t n, double budget,
-		      double turn_cost, uint8_t *armed, uint8_t *hot, double *hot_share)
+		       double turn_cost, uint8_t *armed, uint8_t *hot, double *hot_share)
 {
 	struct by_load *v = calloc(n ? n : 1, sizeof(*v));
 	double cold = 0, rem, q;
@@ -83,7 +83,7 @@ double sampler__choose(const double *x, const bool *known, size_t n, double budg
 }
 
 size_t hot_cycle__next(struct hot_cycle *c, const uint8_t *hot, size_t n, size_t k,
-		      uint64_t *rng, uint8_t *armed)
+		       uint64_t *rng, uint8_t *armed)
 {
 	size_t got = 0;
 	bool fresh = false;

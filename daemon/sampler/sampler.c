@@ -624,7 +624,7 @@ static void plan(struct sampler *s, const struct period *pd)
 			s->ready[i] = s->known[i] && (!backs_off(s) || s->bo[i].level > 0);
 		memset(s->next, 0, n);
 		est = sampler__choose(s->x, s->ready, n, s->p.budget / 100.0, s->turn_cost, s->next,
-				     s->hot, &s->hot_share);
+				      s->hot, &s->hot_share);
 	}
 	if (s->cum_native > 0)
 		s->st.sampled_overhead = s->cum_probe / s->cum_native;

@@ -122,7 +122,7 @@ struct sampler_stats {
  * target's CPU time).  Returns the expected overhead.
  */
 double sampler__choose(const double *x, const bool *known, size_t n, double budget,
-		      double turn_cost, uint8_t *armed, uint8_t *hot, double *hot_share);
+		       double turn_cost, uint8_t *armed, uint8_t *hot, double *hot_share);
 
 /*
  * Which hot sites a turn arms: a cycle through the hot sites in a random
@@ -138,7 +138,7 @@ struct hot_cycle {
 
 /* Set armed[i] for the next k sites of the cycle that are still hot; returns how many. */
 size_t hot_cycle__next(struct hot_cycle *c, const uint8_t *hot, size_t n, size_t k,
-		      uint64_t *rng, uint8_t *armed);
+		       uint64_t *rng, uint8_t *armed);
 void hot_cycle__free(struct hot_cycle *c);
 
 /*

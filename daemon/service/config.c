@@ -60,7 +60,7 @@ bool config__watch_eq(const struct config_watch *w, const struct config_watch *v
 }
 
 int config__split_specs(const char *specs, char *buf, size_t buflen, const char **out,
-		       size_t max)
+			size_t max)
 {
 	size_t n = 0;
 	char *s;
@@ -350,7 +350,7 @@ static int parse_words(struct parse_ctx *pc, struct config *c, char **w, int n)
 }
 
 int config__parse(const char *text, size_t len, const char *name, struct config *c, char *err,
-		 size_t errlen)
+		  size_t errlen)
 {
 	struct parse_ctx pc = { .name = name, .err = err, .errlen = errlen };
 	const char *p = text, *end = text + len;

@@ -94,7 +94,7 @@ void config__free(struct config *c);
  * must be freed either way.
  */
 int config__parse(const char *text, size_t len, const char *name, struct config *c, char *err,
-		 size_t errlen);
+		  size_t errlen);
 /* Read and parse path, then load the filter files it names. */
 int config__load(const char *path, struct config *c, char *err, size_t errlen);
 /* Is w the same watch as v? */
@@ -106,6 +106,6 @@ bool config__target_eq(const struct config_target *t, const struct config_target
  * buf, a copy of them of buflen bytes; the number of specs, or -E2BIG.
  */
 int config__split_specs(const char *specs, char *buf, size_t buflen, const char **out,
-		       size_t max);
+			size_t max);
 
 #endif

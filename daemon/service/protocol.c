@@ -232,7 +232,8 @@ static int parse_words(struct ctl_request *r, const char **w, int n, char *err, 
 	return fail(err, errlen, "unknown request '%.64s' (try help)", w[0]);
 }
 
-int ctl_request__parse(const char *line, size_t len, struct ctl_request *r, char *err, size_t errlen)
+int ctl_request__parse(const char *line, size_t len, struct ctl_request *r, char *err,
+		       size_t errlen)
 {
 	const char *w[CTL_MAX_ARGS + 2];
 	int n = 0, skip = 0;

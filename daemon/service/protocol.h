@@ -63,7 +63,8 @@ struct ctl_request {
  * ignored).  Returns 0, or -EINVAL with a reason in err (without the
  * "error: " prefix).
  */
-int ctl_request__parse(const char *line, size_t len, struct ctl_request *req, char *err, size_t errlen);
+int ctl_request__parse(const char *line, size_t len, struct ctl_request *req, char *err,
+		       size_t errlen);
 /* The request words, one line each, for "help". */
 extern const char ctl_help_text[];
 

@@ -159,7 +159,7 @@ static enum site_verdict classify_locked(const ZydisDecodedInstruction *in,
 }
 
 static const ZydisDecodedOperand *explicit_memory_operand(const ZydisDecodedInstruction *in,
-							 const ZydisDecodedOperand *ops)
+							  const ZydisDecodedOperand *ops)
 {
 	for (int i = 0; i < in->operand_count; i++) {
 		if (ops[i].type == ZYDIS_OPERAND_TYPE_MEMORY &&
@@ -172,7 +172,8 @@ static const ZydisDecodedOperand *explicit_memory_operand(const ZydisDecodedInst
 /* Whether the memory operand is a data access a probe can take: SITE_KEEP if so. */
 static enum site_verdict check_operand(const ZydisDecodedInstruction *in,
 				       const ZydisDecodedOperand *ops,
-				       const ZydisDecodedOperand *mop, const struct decode_opts *opts)
+				       const ZydisDecodedOperand *mop,
+				       const struct decode_opts *opts)
 {
 	if (!mop)
 		return has_implicit_data_access(in, ops) ? SITE_UNENCODABLE : SITE_IGNORE;
@@ -420,7 +421,7 @@ static int collect_sites(ZydisDecoder *dec, const uint8_t *code, size_t len, uin
 }
 
 int decode__function(const uint8_t *code, size_t len, uint64_t vaddr, uint32_t func_idx,
-		    const struct decode_opts *opts, struct site_vec *out,
+		     const struct decode_opts *opts, struct site_vec *out,
 		    struct decode_stats *stats)
 {
 	static const struct decode_opts defaults;

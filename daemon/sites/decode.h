@@ -99,7 +99,7 @@ void site_vec__free(struct site_vec *vec);
  * the caller (set to vaddr here).  Returns 0 or a negative errno.
  */
 int decode__function(const uint8_t *code, size_t len, uint64_t vaddr, uint32_t func_idx,
-		    const struct decode_opts *opts, struct site_vec *out,
+		     const struct decode_opts *opts, struct site_vec *out,
 		    struct decode_stats *stats);
 
 /* An ELF object opened for decoding (target_obj.c). */

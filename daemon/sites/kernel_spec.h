@@ -14,7 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define KERNEL_SPEC_MAX_LEN	255	/* a kallsyms name is at most 128 bytes; room for the rest */
+/* A kallsyms name is at most 128 bytes; room for the rest. */
+#define KERNEL_SPEC_MAX_LEN	255
 
 /* Why s is not a spec, or NULL when it is one. */
 static inline const char *kernel_spec__invalid(const char *s)

@@ -445,7 +445,7 @@ int target_obj__decode(struct target_obj *obj, const char *globs, const struct d
 			break;
 		}
 		err = decode__function((const uint8_t *)data->d_buf + (f->vaddr - sh.sh_addr),
-				      f->size, f->vaddr, (uint32_t)i, opts, &obj->sites,
+				       f->size, f->vaddr, (uint32_t)i, opts, &obj->sites,
 				      &obj->stats);
 
 		for (size_t j = start; j < obj->sites.n && !err; j++) {

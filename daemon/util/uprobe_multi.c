@@ -53,7 +53,7 @@ int uprobe_multi__attach(int prog_fd, const char *path, const __u64 *offsets,
 }
 
 int uprobe_multi__attach_flags(int prog_fd, const char *path, const __u64 *offsets,
-			      const __u64 *cookies, size_t cnt, int pid, __u32 flags)
+			       const __u64 *cookies, size_t cnt, int pid, __u32 flags)
 {
 	union uprobe_multi_attr attr;
 	long fd;

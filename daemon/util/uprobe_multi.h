@@ -29,6 +29,6 @@ int uprobe_multi__attach(int prog_fd, const char *path, const __u64 *offsets,
 /* The same with the link's flags: KCSAND_UPROBE_MULTI_RETURN probes the functions' returns. */
 #define KCSAND_UPROBE_MULTI_RETURN 1
 int uprobe_multi__attach_flags(int prog_fd, const char *path, const __u64 *offsets,
-			      const __u64 *cookies, size_t cnt, int pid, __u32 flags);
+			       const __u64 *cookies, size_t cnt, int pid, __u32 flags);
 
 #endif

@@ -117,7 +117,7 @@ int main(void)
 		ASSERT_EQ(c.nr_kernel_debug, 2, "kernel_debug files");
 		ASSERT_STREQ(c.kernel_debug[1], "/lib/m.ko", "second file");
 		ASSERT_EQ(config__split_specs(c.targets[0].specs, buf, sizeof(buf), specs,
-					     CONFIG_MAX_SPECS), 2, "two specs");
+					      CONFIG_MAX_SPECS), 2, "two specs");
 		ASSERT_STREQ(specs[1], "!m_debug_*", "second spec");
 		ASSERT_EQ(config__split_specs(c.targets[0].specs, buf, sizeof(buf), specs, 1),
 			  -E2BIG, "more specs than room");
