@@ -13,6 +13,7 @@
 #include "kcsanctl.h"
 #include "report/report.h"
 #include "util/json.h"
+#include "util/array.h"
 
 struct title_count {
 	char *title;
@@ -38,8 +39,6 @@ void summarize_help(FILE *out)
 
 static int add_title(struct titles *t, const char *s)
 {
-	struct title_count *v;
-
 	/* Linear, with a move-to-front: logs repeat a few titles many times. */
 	for (size_t i = 0; i < t->n; i++) {
 		if (strcmp(t->v[i].title, s))
@@ -53,15 +52,8 @@ static int add_title(struct titles *t, const char *s)
 		}
 		return 0;
 	}
-	if (t->n == t->cap) {
-		size_t cap = t->cap ? t->cap * 2 : 64;
-
-		v = realloc(t->v, cap * sizeof(*v));
-		if (!v)
-			return -ENOMEM;
-		t->v = v;
-		t->cap = cap;
-	}
+	if (ARRAY_RESERVE(t->v, t->cap, t->n, 64))
+		return -ENOMEM;
 	t->v[t->n].title = strdup(s);
 	if (!t->v[t->n].title)
 		return -ENOMEM;

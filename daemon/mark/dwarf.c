@@ -15,6 +15,7 @@
 
 #include "mark_int.h"
 #include "sites/symindex.h"
+#include "util/array.h"
 
 struct src_cache {
 	struct src_cache *next;
@@ -283,15 +284,8 @@ static int push_var(struct dw_ctx *c, size_t *cap, Dwarf_Die *d)
 		return 0;
 	if (!type_of(d, &t) && dwarf_aggregate_size(&t, &sz))
 		sz = 1;
-	if (c->nr_vars == *cap) {
-		struct gvar *v;
-
-		*cap = *cap ? *cap * 2 : 256;
-		v = realloc(c->vars, *cap * sizeof(*v));
-		if (!v)
-			return -ENOMEM;
-		c->vars = v;
-	}
+	if (ARRAY_RESERVE(c->vars, *cap, c->nr_vars, 256))
+		return -ENOMEM;
 	c->vars[c->nr_vars++] = (struct gvar){ .addr = ops[0].number, .size = sz ? sz : 1,
 					       .die = *d };
 	return 0;
@@ -359,7 +353,7 @@ static int load_vars(struct dw_ctx *c)
 /* Qualifier rule for a static target (module address): "volatile NAME" in buf, or NULL. */
 const char *mark_rule_qualifier(struct dw_ctx *c, uint64_t target, char *buf, size_t len)
 {
-	size_t lo = 0, hi;
+	size_t lo;
 	const char *q;
 	Dwarf_Die t;
 
@@ -368,15 +362,7 @@ const char *mark_rule_qualifier(struct dw_ctx *c, uint64_t target, char *buf, si
 	if (!c->vars_loaded && load_vars(c))
 		return NULL;
 	target -= c->dwbias;
-	hi = c->nr_vars;
-	while (lo < hi) {	/* first var above target */
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (c->vars[mid].addr <= target)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	lo = ARRAY_COUNT_LE(c->vars, c->nr_vars, addr, target);	/* first var above target */
 	/*
 	 * Variables can share addresses (aliases, a static's copies): look at the
 	 * few below the target, nearest first; a large array further down still

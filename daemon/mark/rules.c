@@ -11,6 +11,7 @@
 
 #include "mark.h"
 #include "util/print.h"
+#include "util/array.h"
 
 enum entry_type { ENT_FUNC, ENT_FUNC_OFF, ENT_FILE_LINE };
 
@@ -153,17 +154,10 @@ int mark_rules__parse(const char *name, const char *text, struct mark_rules **ou
 			free(e.name);
 			break;
 		}
-		if (r->n == cap) {
-			struct mark_entry *v;
-
-			cap = cap ? cap * 2 : 16;
-			v = realloc(r->v, cap * sizeof(*v));
-			if (!v) {
-				free(e.name);
-				err = -ENOMEM;
-				break;
-			}
-			r->v = v;
+		if (ARRAY_RESERVE(r->v, cap, r->n, 16)) {
+			free(e.name);
+			err = -ENOMEM;
+			break;
 		}
 		r->v[r->n++] = e;
 	}

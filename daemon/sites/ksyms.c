@@ -189,16 +189,8 @@ void ksyms__free(struct ksyms *ks)
 
 const struct ksym *ksyms__map_addr(const struct ksyms *ks, uint64_t addr)
 {
-	size_t lo = 0, hi = ks->n;
+	size_t lo = ARRAY_COUNT_LE(ks->syms, ks->n, addr, addr);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (ks->syms[mid].addr <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	if (!lo)
 		return NULL;
 	lo--;

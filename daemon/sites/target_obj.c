@@ -19,6 +19,7 @@
 
 #include "decode.h"
 #include "util/print.h"
+#include "util/array.h"
 
 /* ------------------------------------------------------------------------ */
 /* ELF objects                                                              */
@@ -464,17 +465,9 @@ int target_obj__decode(struct target_obj *obj, const char *globs, const struct d
 
 const struct elf_func *target_obj__func_at(const struct target_obj *obj, uint64_t vaddr)
 {
-	size_t lo = 0, hi = obj->nr_funcs;
+	/* The last function starting at or below vaddr. */
+	size_t lo = ARRAY_COUNT_LE(obj->funcs, obj->nr_funcs, vaddr, vaddr);
 
-	/* Find the last function starting at or below vaddr. */
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (obj->funcs[mid].vaddr <= vaddr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	if (!lo)
 		return NULL;
 	if (vaddr - obj->funcs[lo - 1].vaddr < obj->funcs[lo - 1].size)

@@ -1,14 +1,17 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * Growing arrays: room for one more element, doubling from a first
- * capacity, as libbpf_ensure_mem() does for libbpf.
+ * Arrays: room for one more element, doubling from a first capacity, as
+ * libbpf_ensure_mem() does for libbpf; and a binary search in an array
+ * sorted by a uint64_t member (an address).
  */
 #ifndef KCSAND_ARRAY_H
 #define KCSAND_ARRAY_H
 
 #include <errno.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 /* Room for element n of *v (size bytes each, *cap of them): 0, or -ENOMEM, *v unchanged. */
 static inline int array__reserve(void **v, size_t *cap, size_t n, size_t size, size_t first)
@@ -30,5 +33,28 @@ static inline int array__reserve(void **v, size_t *cap, size_t n, size_t size, s
 /* ARRAY_RESERVE(vec.v, vec.cap, vec.n, 64): the same, sized by the element type. */
 #define ARRAY_RESERVE(v, cap, n, first) \
 	array__reserve((void **)&(v), &(cap), (n), sizeof(*(v)), (first))
+
+/* How many of the n elements of base, sorted by the uint64_t at key_off, have a key <= key. */
+static inline size_t array__count_le(const void *base, size_t n, size_t size, size_t key_off,
+				     uint64_t key)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		uint64_t k;
+
+		memcpy(&k, (const char *)base + mid * size + key_off, sizeof(k));
+		if (k <= key)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* ARRAY_COUNT_LE(ks->syms, ks->n, addr, a): the same, by member name. */
+#define ARRAY_COUNT_LE(v, n, member, key) \
+	array__count_le((v), (n), sizeof(*(v)), offsetof(__typeof__(*(v)), member), (key))
 
 #endif
