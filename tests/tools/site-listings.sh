@@ -18,6 +18,10 @@ set -euo pipefail
 CTL=$(realpath "$1")
 OUT=$2
 TARGET=${3:-$1}
+if ! "$CTL" run --help 2>&1 | grep -q -- --no-history; then
+	echo "site-listings: $CTL has no --no-history: its history would probe the real libc" >&2
+	exit 2
+fi
 mkdir -p "$OUT"
 OUT=$(realpath "$OUT")
 PRIV=$(mktemp -d /tmp/site-listings.XXXXXX)
@@ -32,7 +36,7 @@ list() {
 	local name=$1
 	shift
 	(cd "$PRIV" && "$CTL" run -v --no-history "$@") > "$OUT/$name.out" 2> "$OUT/$name.err" || true
-	grep '^kcsand: site ' "$OUT/$name.err" |
+	{ grep '^kcsand: site ' "$OUT/$name.err" || true; } |
 		sed -E 's#^kcsand: site [^ ]*/([^/ ]+) #kcsand: site \1 #' > "$OUT/$name.sites"
 	echo "$name: $(wc -l < "$OUT/$name.sites") sites"
 }
