@@ -90,6 +90,11 @@ struct kcsand_site {
  * that ran concurrently (after_us says how much later).
  */
 #define KCSAND_ACC_LATER	(1u << 1)
+/*
+ * KCSAND_ACC_HWBP, with its instruction decoded: ip, size and type are the
+ * access's own (without it, ip is the next instruction's).
+ */
+#define KCSAND_ACC_DECODED	(1u << 2)
 
 /* Where the access ran. */
 #define KCSAND_CTX_TASK		0

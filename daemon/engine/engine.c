@@ -888,6 +888,24 @@ static int start_kbp(struct engine *e)
 	return err;
 }
 
+/*
+ * Kernel sites: a kprobe each, or code breakpoints sampling them a few at a
+ * time.  AUTO takes breakpoints for a large set, where kprobes would take
+ * minutes to attach and trap on every hit (docs/kernel-mode.md), if a
+ * debug register is left for sampling.
+ */
+static bool use_breakpoints(const struct engine *e)
+{
+	switch (e->opts.sample) {
+	case ENGINE_SAMPLE_BREAKPOINTS:
+		return true;
+	case ENGINE_SAMPLE_KPROBES:
+		return false;
+	default:
+		return e->opts.kbp_regs && e->nr_cookies >= KBP_AUTO_MIN_SITES;
+	}
+}
+
 /* Probe every object added before load. */
 static int attach_added(struct engine *e)
 {
@@ -895,14 +913,7 @@ static int attach_added(struct engine *e)
 
 	if (!e->rb)
 		return -EINVAL;
-	/*
-	 * AUTO stays with kprobes for now: breakpoint sampling passed the test
-	 * guest on 45 and 890 sites, but a run over 890 did not finish within
-	 * the guest's timeout on a loaded host; it is not chosen for the user
-	 * until longer runs have passed (docs/kernel-mode.md).
-	 */
-	e->kbp_mode = e->opts.kernel && e->nr_cookies && !e->kbp &&
-		      e->opts.sample == ENGINE_SAMPLE_BREAKPOINTS;
+	e->kbp_mode = e->opts.kernel && e->nr_cookies && !e->kbp && use_breakpoints(e);
 	for (size_t i = 0; i < e->nr_objs; i++) {
 		struct eobj *eo = &e->objs[i];
 		int err;

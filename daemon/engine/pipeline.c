@@ -290,14 +290,32 @@ bool engine_skip_unchanged(const struct report_view *v, bool value_change_only)
 	       !rcu_exempt(v->other.func);
 }
 
+/* r, or a copy in fixed whose debug-register sides were not decoded in BPF and are now. */
+static const struct kcsand_report *decode_hw_sides(struct engine *e, const struct kcsand_report *r,
+						   struct kcsand_report *fixed)
+{
+	const unsigned int both = KCSAND_ACC_HWBP | KCSAND_ACC_DECODED;
+
+	if ((r->this.flags & both) != KCSAND_ACC_HWBP &&
+	    (!r->has_other || (r->other.flags & both) != KCSAND_ACC_HWBP))
+		return r;
+	*fixed = *r;
+	hwbp__fix_access(e->hw, e->sym, &fixed->this);
+	if (fixed->has_other)
+		hwbp__fix_access(e->hw, e->sym, &fixed->other);
+	return fixed;
+}
+
 void engine_process_report(struct engine *e, const struct kcsand_report *r)
 {
 	static struct report_view v;	/* large: keep it off the stack */
+	static struct kcsand_report fixed;
 
 	/* halt_on_error: the first report ends the run, later records are dropped. */
 	if (e->opts.max_reports && e->nr_reports >= e->opts.max_reports)
 		return;
 
+	r = decode_hw_sides(e, r, &fixed);
 	memset(&v, 0, sizeof(v));
 	v.raw = r;
 	v.system = e->system;
