@@ -825,6 +825,9 @@ void hwbp__decode(struct hwbp *h, struct symbolizer *sym, const struct kcsand_hw
 
 	if (!h)
 		return;
+	/* Traps ask until the answer is in: requests already queued ask again. */
+	if (!bpf_map_lookup_elem(bpf_map__fd(h->skel->maps.hw_insns), &key, &site))
+		return;
 	err = decode_before(h, sym, rq->pid, rq->next_ip, &site);
 	if (kcsand_verbose && err)
 		fprintf(stderr, "kcsand: hardware watchpoint: the access before 0x%llx in %u: not "
