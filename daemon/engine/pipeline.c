@@ -250,15 +250,22 @@ int engine_held_next_ms(const struct engine *e)
 	return next;
 }
 
-void engine_release_held(struct engine *e, bool all)
+/*
+ * Print the held races of unknown origin that are due: all, those whose
+ * time is up, or (pair) those an escalation's catch is about, which must
+ * come before it.
+ */
+static void release_held(struct engine *e, bool all, const struct kcsand_report *pair)
 {
 	static struct report_view v;	/* large: keep it off the stack */
 	uint64_t now = engine_now_ns() / 1000000;
 
 	for (size_t i = 0; i < e->nr_held;) {
 		struct held_report *h = &e->held[i];
+		bool due = pair ? overlaps(&h->r.this, &pair->this) || overlaps(&h->r.this, &pair->other)
+				: all || h->until_ms <= now;
 
-		if (!all && h->until_ms > now) {
+		if (!due) {
 			i++;
 			continue;
 		}
@@ -273,6 +280,11 @@ void engine_release_held(struct engine *e, bool all)
 		/* v.raw points into held[]: move the last one in only after the print. */
 		e->held[i] = e->held[--e->nr_held];
 	}
+}
+
+void engine_release_held(struct engine *e, bool all)
+{
+	release_held(e, all, NULL);
 }
 
 /*
@@ -316,6 +328,9 @@ void engine_process_report(struct engine *e, const struct kcsand_report *r)
 		return;
 
 	r = decode_hw_sides(e, r, &fixed);
+	/* An escalation's catch follows the race it escalated: print that race first. */
+	if (r->has_other && e->nr_held && ((r->this.flags | r->other.flags) & KCSAND_ACC_HWBP))
+		release_held(e, false, r);
 	memset(&v, 0, sizeof(v));
 	v.raw = r;
 	v.system = e->system;
