@@ -656,6 +656,19 @@ static int src_sets_load(struct engine *e, const char *const *specs, size_t nr,
 	return 0;
 }
 
+/* libbpf creates kprobes through the kprobe PMU: without it nothing can attach. */
+static int check_kprobes(void)
+{
+	struct utsname u;
+
+	if (!access("/sys/bus/event_source/devices/kprobe/type", R_OK))
+		return 0;
+	uname(&u);
+	pr_warn("this kernel (%s) has no kprobes: kernel mode needs "
+		"CONFIG_KPROBES and CONFIG_KPROBE_EVENTS\n", u.release);
+	return -EOPNOTSUPP;
+}
+
 int engine__add_kernel(struct engine *e, const char *const *specs, size_t nr_specs)
 {
 	struct src_sets ss = { .e = e };
@@ -663,22 +676,16 @@ int engine__add_kernel(struct engine *e, const char *const *specs, size_t nr_spe
 	struct ktarget_skipped skipped;
 	struct target_obj *obj;
 	struct ksyms *ks;
-	uint64_t t0 = clock__now_ns();
+	uint64_t t0 = clock__now_ns(), t1, t2;
 	int err;
 
 	if (!e->opts.kernel) {
 		pr_warn("kernel targets need a kernel-mode engine\n");
 		return -EINVAL;
 	}
-	/* libbpf creates kprobes through the kprobe PMU: without it nothing can attach. */
-	if (access("/sys/bus/event_source/devices/kprobe/type", R_OK)) {
-		struct utsname u;
-
-		uname(&u);
-		pr_warn("this kernel (%s) has no kprobes: kernel mode needs "
-				"CONFIG_KPROBES and CONFIG_KPROBE_EVENTS\n", u.release);
-		return -EOPNOTSUPP;
-	}
+	err = check_kprobes();
+	if (err)
+		return err;
 	/*
 	 * kallsyms afresh for every target: a module loaded since the last one
 	 * (kcsand, the service, lives long) is in it.  Reports of the earlier
@@ -694,16 +701,22 @@ int engine__add_kernel(struct engine *e, const char *const *specs, size_t nr_spe
 	ksyms__free(e->ksyms);
 	e->ksyms = ks;
 	err = src_sets_load(e, specs, nr_specs, &ss);
+	t1 = clock__now_ns();
 	if (!err)
 		err = ktarget__build(e->ksyms, specs, nr_specs, &e->opts.decode, &skip, &obj,
 				     &skipped);
 	src_sets_free(&ss);
-	e->decode_ms += (clock__now_ns() - t0) / 1e6;
+	t2 = clock__now_ns();
+	e->decode_ms += (t2 - t0) / 1e6;
 	if (err)
 		return err;
-	t0 = clock__now_ns();
 	err = mark_object(e, obj);
-	e->decode_ms += (clock__now_ns() - t0) / 1e6;
+	e->decode_ms += (clock__now_ns() - t2) / 1e6;
+	/* Where the time of a large set goes (docs/kernel-mode.md measures it). */
+	if (e->opts.verbose)
+		pr_warn("[kernel]: site sets read in %.1f ms, %zu sites decoded from /proc/kcore "
+			"in %.1f ms, marked in %.1f ms\n", (t1 - t0) / 1e6, obj ? obj->sites.n : 0,
+			(t2 - t1) / 1e6, (clock__now_ns() - t2) / 1e6);
 	if (err) {
 		pr_warn("cannot mark the kernel sites: %s\n", strerror(-err));
 		target_obj__free(obj);
@@ -895,6 +908,24 @@ static int start_kbp(struct engine *e)
 	return err;
 }
 
+/*
+ * Kernel sites: a kprobe each, or code breakpoints sampling them a few at a
+ * time.  AUTO takes breakpoints for a large set, where kprobes would take
+ * minutes to attach and trap on every hit (docs/kernel-mode.md), if a
+ * debug register is left for sampling.
+ */
+static bool use_breakpoints(const struct engine *e)
+{
+	switch (e->opts.sample) {
+	case ENGINE_SAMPLE_BREAKPOINTS:
+		return true;
+	case ENGINE_SAMPLE_KPROBES:
+		return false;
+	default:
+		return e->opts.kbp_regs && e->nr_cookies >= KBP_AUTO_MIN_SITES;
+	}
+}
+
 /* Probe every object added before load. */
 static int attach_added(struct engine *e)
 {
@@ -902,14 +933,7 @@ static int attach_added(struct engine *e)
 
 	if (!e->rb)
 		return -EINVAL;
-	/*
-	 * AUTO stays with kprobes for now: breakpoint sampling passed the test
-	 * guest on 45 and 890 sites, but a run over 890 did not finish within
-	 * the guest's timeout on a loaded host; it is not chosen for the user
-	 * until longer runs have passed (docs/kernel-mode.md).
-	 */
-	e->kbp_mode = e->opts.kernel && e->nr_cookies && !e->kbp &&
-		      e->opts.sample == ENGINE_SAMPLE_BREAKPOINTS;
+	e->kbp_mode = e->opts.kernel && e->nr_cookies && !e->kbp && use_breakpoints(e);
 	for (size_t i = 0; i < e->nr_objs; i++) {
 		struct engine_object *eo = &e->objs[i];
 		int err;
