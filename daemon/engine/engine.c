@@ -91,10 +91,23 @@ static void bpf_params_fill(struct kcsand_params *b, const struct engine_opts *o
 	b->trace_all = o->kernel || o->trace_all;
 }
 
+/* A ring buffer's size must be a power of two and whole pages: round kb up to one. */
+static __u32 ring_bytes(unsigned int kb)
+{
+	__u32 page = sysconf(_SC_PAGESIZE), bytes = page;
+
+	while (bytes < (__u64)kb * 1024 && bytes < (1U << 30))
+		bytes <<= 1;
+	return bytes;
+}
+
 void engine__set_param(struct engine *e, const struct param_desc *p, unsigned int v)
 {
 	__u32 *slot = e->skel ? bpf_param(&e->skel->data->params, p->id) : NULL;
 
+	/* A loaded object keeps the size it was loaded with: `get` says what is in effect. */
+	if (p->at_load && e->skel)
+		return;
 	e->opts.params.v[p->id] = v;
 	/* The mmapped .data of the loaded object: the program sees it at its next hit. */
 	if (slot)
@@ -783,6 +796,8 @@ static int load(struct engine *e)
 	if (!e->capacity)
 		e->capacity = 1;
 	bpf_map__set_max_entries(skel->maps.sites, e->capacity);
+	bpf_map__set_max_entries(skel->maps.events,
+				 ring_bytes(e->opts.params.v[PARAM_RING_BUFFER_KB]));
 	bpf_params_fill(&skel->data->params, &e->opts);
 	/* Kernel mode: kprobes stay registered, the sampler flips a bitmap the probes test. */
 	err = sampler__prepare(skel, e->capacity, e->opts.kernel);
