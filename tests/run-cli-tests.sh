@@ -65,6 +65,10 @@ if [ ! -e /sys/bus/event_source/devices/kprobe ]; then
 	expect_exit kernel_without_kprobes 2 'has no kprobes: kernel mode needs CONFIG_KPROBES' \
 		"$CTL" run --kernel --probe 'vfs_*' --duration 1
 fi
+# Vector stores the kernel's probes would emulate as branches are left unprobed:
+# every copy is right (the program checks), and the loads before them were probed.
+expect_exit vector_stores_intact 0 'run: [1-9][0-9]* sites attached' \
+	"$CTL" run -v --functions 'copy_*' -- "$B/tests/cli/vector_stores"
 expect_exit stripped_program 2 'no function symbols \(stripped\?\)' "$CTL" run -- /bin/true
 expect_exit exit_status_passes_through 3 'kcsand: 0 reports' "$CTL" run -- "$B/tests/cli/exit_with" 3
 # The summary starts a line of its own after output with no newline at its end.
