@@ -160,7 +160,8 @@ $(OUT)/tests/daemon/short_lived: SCENARIO_CFLAGS += -static
 # tests/kcsanctl-usage.sh does not).  Each prints ok/FAIL lines and a total.
 DAEMON_TESTS := tests/kcsanctl-usage.sh tests/daemon-config.sh tests/daemon-control.sh \
 		tests/daemon-sinks.sh tests/daemon-pid.sh tests/daemon-detach.sh \
-		tests/daemon-watch.sh tests/daemon-json.sh tests/daemon-faults.sh tests/daemon-group.sh
+		tests/daemon-watch.sh tests/daemon-json.sh tests/daemon-faults.sh tests/daemon-group.sh \
+		tests/daemon-procs.sh
 
 # The user-mode soak, short: SOAK_CHECK_S seconds (tests/soak/user-soak.sh runs 600).
 SOAK_CHECK_S	?= 75
