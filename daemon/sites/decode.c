@@ -139,10 +139,10 @@ struct site_ctx {
 /*
  * x86 uprobes (and kprobes) do not run every probed instruction out of
  * line: jumps, calls, conditional jumps, push and nop are emulated, picked
- * by the opcode byte alone.  VEX, EVEX and XOP instructions reuse those
- * bytes in their own opcode maps, and the kernel takes them for the legacy
- * ones: with a uprobe on `vmovdqu %xmm0,(%rdi)` (VEX 0f 7f, read as jg) the
- * store never happens (Linux 6.18 here, with or without kcsand's program;
+ * by the opcode byte.  VEX, EVEX and XOP instructions reuse those bytes in
+ * their own opcode maps, and the kernel evidently takes them for the legacy
+ * ones: with a uprobe on `vmovdqu %xmm0,(%rdi)` (VEX 0f 7f, the byte of jg)
+ * the store never happens (Linux 6.18 here, with or without kcsand's program;
  * a static glibc's AVX-512 memcpy then lost the TLS image and the program
  * crashed).  Such an instruction never carries a probe.
  */
