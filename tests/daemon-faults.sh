@@ -139,7 +139,7 @@ kill -TERM "$DPID"; timeout 10 tail --pid="$DPID" -f /dev/null || kill -KILL "$D
 wait "$DPID" 2>/dev/null; DPID=
 
 # --- The reports' ring buffer full: a 4 KiB ring (five reports) and a daemon
-# stopped for 3 s while every access is watched and every report kept.  The
+# stopped for 2 s while every access is watched and every report kept.  The
 # drops are counted, the daemon goes on (later reports arrive, it exits 0),
 # its links go with it; the size is fixed at start, so `set` refuses it.
 cp "$RACES" "$TMP/ringprog"
@@ -161,7 +161,7 @@ else fail ring_size_not_live "exit 1 and 'set when kcsand starts', got $rc: $out
 mark=$(log_mark)
 start_target "$TMP/ringprog"
 wait_title "$mark" "data-race in" 30 || fail ring_first_report "a report before the stop"
-kill -STOP "$DPID"; sleep 3; kill -CONT "$DPID"
+kill -STOP "$DPID"; sleep 2; kill -CONT "$DPID"
 dropped=$(stat_value records_dropped)
 if ((dropped > 0)); then ok ring_full_drops_counted
 else fail ring_full_drops_counted "records_dropped > 0, got '$dropped'"; fi
@@ -181,7 +181,7 @@ KCSAND_TEST_ITERS=30000 "$CTL" run --param ring_buffer_kb=4 --param skip_watch=0
 	-- "$TMP/ringprog" >"$TMP/ring.out" 2>&1 &
 ctl=$!
 for ((i = 0; i < 300; i++)); do grep -q "^BUG: KCSAN" "$TMP/ring.out" && break; sleep 0.1; done
-kill -STOP "$ctl"; sleep 3; kill -CONT "$ctl"
+kill -STOP "$ctl"; sleep 2; kill -CONT "$ctl"
 timeout 120 tail --pid="$ctl" -f /dev/null || kill "$ctl"
 wait "$ctl"; rc=$?
 dropped=$(summary_value records_dropped "$TMP/ring.out")
