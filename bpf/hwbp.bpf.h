@@ -21,13 +21,13 @@
  *    an access from another thread in that window, probed or trapped, is a
  *    race.
  *
- * In user mode the access is the instruction before the trap's ip, which
- * the daemon decodes once per ip on request (hw_insns): its own address,
- * size and direction, and an access outside the watched variable (a
- * neighbour under a debug register widened to an aligned range) is
- * dropped.  Until the decode is in, and in kernel mode, the access is the
- * debug register's range, and a changed value since the previous trap
- * tells a write (a write of the same value passes for a read).
+ * The access is the instruction before the trap's ip, which the daemon
+ * decodes once per ip on request (hw_insns): its own address, size and
+ * direction (read-write for a read-modify-write), and an access outside
+ * the watched variable (a neighbour under a debug register widened to an
+ * aligned range) is dropped.  Until the decode is in, and where it fails,
+ * the access is the debug register's range, and a changed value since the
+ * previous trap tells a write (a write of the same value passes for a read).
  */
 #ifndef KCSAND_HWBP_BPF_H
 #define KCSAND_HWBP_BPF_H
@@ -154,7 +154,7 @@ static __always_inline void hw_send(const struct hit *h, __u32 slot, __u32 gen, 
 	hw_count(HW_CTR_SENT);
 }
 
-/* Ask the daemon to decode the instruction before a trap's ip (user mode). */
+/* Ask the daemon to decode the instruction before a trap's ip. */
 static __always_inline void hw_ask_decode(__u32 slot, const struct kcsand_hw_insn_key *k)
 {
 	__u64 now = bpf_ktime_get_ns(), *last = &hw_last_ask[slot & (KCSAND_HW_SLOTS - 1)];
@@ -180,9 +180,10 @@ static __always_inline void hw_ask_decode(__u32 slot, const struct kcsand_hw_ins
  */
 static __always_inline int hw_decoded_access(struct bpf_perf_event_data *ctx,
 					     const struct kcsand_hw_slot *hs, __u32 slot,
-					     struct hit *h)
+					     struct hit *h, int user)
 {
-	struct kcsand_hw_insn_key k = { .pid = bpf_get_current_pid_tgid() >> 32,
+	/* Kernel code is one address space: its decodes are under pid 0. */
+	struct kcsand_hw_insn_key k = { .pid = user ? bpf_get_current_pid_tgid() >> 32 : 0,
 					.next_ip = ctx->regs.ip };
 	const struct kcsand_site *s = bpf_map_lookup_elem(&hw_insns, &k);
 
@@ -197,6 +198,9 @@ static __always_inline int hw_decoded_access(struct bpf_perf_event_data *ctx,
 	}
 	if (!s->size)
 		return 0;
+	/* The report's frame is the access, not the instruction after it. */
+	h->ip = ctx->regs.ip - s->insn_len;
+	h->acc_flags |= KCSAND_ACC_DECODED;
 	h->size = s->size;
 	h->type = site_access_type(s);
 	if (s->flags & KCSAND_SITE_ADDR_LOST)
@@ -319,7 +323,7 @@ static __always_inline int kcsand_hw_access(struct bpf_perf_event_data *ctx, int
 	old = __sync_lock_test_and_set(&hw_last_value[slot & (KCSAND_HW_SLOTS - 1)], cur[0]);
 	/* A write-only breakpoint traps on writes; otherwise a changed value tells one. */
 	h.type = hs->mode == KCSAND_HW_ESCALATION || old != cur[0] ? KCSAND_ACCESS_WRITE : 0;
-	if (user && hw_decoded_access(ctx, hs, slot, &h))
+	if (hw_decoded_access(ctx, hs, slot, &h, user))
 		return 0;
 
 	if (find_watchpoint(&h, &wslot, &wp, &wgen)) {

@@ -176,10 +176,10 @@ int kcsand_hwbp_kernel(struct bpf_perf_event_data *ctx)
 	return kcsand_hw_access(ctx, 0, interrupted_context());
 }
 
-/* Code-breakpoint sampling (daemon/sampler/kbp.c): which site each debug register samples. */
+/* Code-breakpoint sampling (daemon/sampler/kbp.c): which site each CPU's debug register samples. */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, KCSAND_KXBP_SLOTS);
+	__uint(max_entries, KCSAND_KXBP_SLOTS * KCSAND_KXBP_MAX_CPUS);
 	__type(key, __u32);
 	__type(value, struct kcsand_kxbp_slot);
 } kxbp_slots SEC(".maps");
@@ -194,7 +194,8 @@ SEC("perf_event")
 int kcsand_kxbp(struct bpf_perf_event_data *ctx)
 {
 	struct pt_regs *regs = (struct pt_regs *)&ctx->regs;
-	__u32 r = (__u32)bpf_get_attach_cookie(ctx);
+	__u32 r = bpf_get_smp_processor_id() * KCSAND_KXBP_SLOTS +
+		  ((__u32)bpf_get_attach_cookie(ctx) & (KCSAND_KXBP_SLOTS - 1));
 	struct kcsand_kxbp_slot *s = bpf_map_lookup_elem(&kxbp_slots, &r);
 	__u64 t0;
 

@@ -92,7 +92,7 @@ void run_help(FILE *out)
 		"  --sample MODE         kernel mode: kprobes (a kprobe on every site) or\n"
 		"                        breakpoints (execute breakpoints in the debug registers\n"
 		"                        sample the sites a few at a time, no kprobe); default:\n"
-		"                        kprobes (breakpoints are not yet proven past %u sites)\n"
+		"                        breakpoints from %u sites on, else kprobes\n"
 		"  --sample-period US    breakpoints: how long each set of sites stays sampled\n"
 		"                        (default %u µs)\n"
 		"  --kernel-debug PATH   a vmlinux or NAME.ko with DWARF: marking and file:line\n"

@@ -90,6 +90,11 @@ struct kcsand_site {
  * that ran concurrently (after_us says how much later).
  */
 #define KCSAND_ACC_LATER	(1u << 1)
+/*
+ * KCSAND_ACC_HWBP, with its instruction decoded: ip, size and type are the
+ * access's own (without it, ip is the next instruction's).
+ */
+#define KCSAND_ACC_DECODED	(1u << 2)
 
 /* Where the access ran. */
 #define KCSAND_CTX_TASK		0
@@ -225,11 +230,13 @@ struct kcsand_site_stat {
 
 /*
  * Code-breakpoint sampling in kernel mode (daemon/sampler/kbp.c): debug
- * register r of every CPU executes-breaks on one site at a time, kept in
- * kxbp_slots[r] (the perf link's cookie is r).  A trap whose ip is not the
- * slot's site came from before a re-target and is dropped.
+ * register r of each CPU executes-breaks on one site at a time, kept in
+ * kxbp_slots[cpu * KCSAND_KXBP_SLOTS + r] (the perf link's cookie is r).
+ * A trap whose ip is not the slot's site came from before a re-target and
+ * is dropped.
  */
 #define KCSAND_KXBP_SLOTS	KCSAND_HW_SLOTS
+#define KCSAND_KXBP_MAX_CPUS	256
 
 struct kcsand_kxbp_slot {
 	__u64 ip;		/* the site's address; 0: none */

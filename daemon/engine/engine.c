@@ -684,7 +684,7 @@ int engine__add_kernel(struct engine *e, const char *const *specs, size_t nr_spe
 	struct ktarget_skipped skipped;
 	struct target_obj *obj;
 	struct ksyms *ks;
-	uint64_t t0 = engine_now_ns();
+	uint64_t t0 = engine_now_ns(), t1, t2;
 	int err;
 
 	if (!e->opts.kernel) {
@@ -715,16 +715,22 @@ int engine__add_kernel(struct engine *e, const char *const *specs, size_t nr_spe
 	ksyms__free(e->ksyms);
 	e->ksyms = ks;
 	err = src_sets_load(e, specs, nr_specs, &ss);
+	t1 = engine_now_ns();
 	if (!err)
 		err = ktarget__build(e->ksyms, specs, nr_specs, &e->opts.decode, &skip, &obj,
 				     &skipped);
 	src_sets_free(&ss);
-	e->decode_ms += (engine_now_ns() - t0) / 1e6;
+	t2 = engine_now_ns();
+	e->decode_ms += (t2 - t0) / 1e6;
 	if (err)
 		return err;
-	t0 = engine_now_ns();
 	err = mark_object(e, obj);
-	e->decode_ms += (engine_now_ns() - t0) / 1e6;
+	e->decode_ms += (engine_now_ns() - t2) / 1e6;
+	/* Where the time of a large set goes (docs/kernel-mode.md measures it). */
+	if (e->opts.verbose)
+		pr_warn("[kernel]: site sets read in %.1f ms, %zu sites decoded from /proc/kcore "
+			"in %.1f ms, marked in %.1f ms\n", (t1 - t0) / 1e6, obj ? obj->sites.n : 0,
+			(t2 - t1) / 1e6, (engine_now_ns() - t2) / 1e6);
 	if (err) {
 		pr_warn("cannot mark the kernel sites: %s\n", strerror(-err));
 		target_obj__free(obj);
@@ -904,6 +910,24 @@ static int start_kbp(struct engine *e)
 	return err;
 }
 
+/*
+ * Kernel sites: a kprobe each, or code breakpoints sampling them a few at a
+ * time.  AUTO takes breakpoints for a large set, where kprobes would take
+ * minutes to attach and trap on every hit (docs/kernel-mode.md), if a
+ * debug register is left for sampling.
+ */
+static bool use_breakpoints(const struct engine *e)
+{
+	switch (e->opts.sample) {
+	case ENGINE_SAMPLE_BREAKPOINTS:
+		return true;
+	case ENGINE_SAMPLE_KPROBES:
+		return false;
+	default:
+		return e->opts.kbp_regs && e->nr_cookies >= KBP_AUTO_MIN_SITES;
+	}
+}
+
 /* Probe every object added before load. */
 static int attach_added(struct engine *e)
 {
@@ -911,14 +935,7 @@ static int attach_added(struct engine *e)
 
 	if (!e->rb)
 		return -EINVAL;
-	/*
-	 * AUTO stays with kprobes for now: breakpoint sampling passed the test
-	 * guest on 45 and 890 sites, but a run over 890 did not finish within
-	 * the guest's timeout on a loaded host; it is not chosen for the user
-	 * until longer runs have passed (docs/kernel-mode.md).
-	 */
-	e->kbp_mode = e->opts.kernel && e->nr_cookies && !e->kbp &&
-		      e->opts.sample == ENGINE_SAMPLE_BREAKPOINTS;
+	e->kbp_mode = e->opts.kernel && e->nr_cookies && !e->kbp && use_breakpoints(e);
 	for (size_t i = 0; i < e->nr_objs; i++) {
 		struct eobj *eo = &e->objs[i];
 		int err;

@@ -57,9 +57,8 @@ struct engine_opts {
 	bool history;
 	/*
 	 * Kernel mode: a kprobe on every site, or code breakpoints sampling
-	 * them a few at a time (daemon/sampler/kbp.h); AUTO is kprobes until
-	 * breakpoint sampling is proven on large sets (then from
-	 * KBP_AUTO_MIN_SITES sites on).
+	 * them a few at a time (daemon/sampler/kbp.h); AUTO takes breakpoints
+	 * from KBP_AUTO_MIN_SITES sites on.
 	 */
 	enum engine_sample { ENGINE_SAMPLE_AUTO, ENGINE_SAMPLE_KPROBES,
 			     ENGINE_SAMPLE_BREAKPOINTS } sample;

@@ -250,15 +250,22 @@ int engine_held_next_ms(const struct engine *e)
 	return next;
 }
 
-void engine_release_held(struct engine *e, bool all)
+/*
+ * Print the held races of unknown origin that are due: all, those whose
+ * time is up, or (pair) those an escalation's catch is about, which must
+ * come before it.
+ */
+static void release_held(struct engine *e, bool all, const struct kcsand_report *pair)
 {
 	static struct report_view v;	/* large: keep it off the stack */
 	uint64_t now = engine_now_ns() / 1000000;
 
 	for (size_t i = 0; i < e->nr_held;) {
 		struct held_report *h = &e->held[i];
+		bool due = pair ? overlaps(&h->r.this, &pair->this) || overlaps(&h->r.this, &pair->other)
+				: all || h->until_ms <= now;
 
-		if (!all && h->until_ms > now) {
+		if (!due) {
 			i++;
 			continue;
 		}
@@ -273,6 +280,11 @@ void engine_release_held(struct engine *e, bool all)
 		/* v.raw points into held[]: move the last one in only after the print. */
 		e->held[i] = e->held[--e->nr_held];
 	}
+}
+
+void engine_release_held(struct engine *e, bool all)
+{
+	release_held(e, all, NULL);
 }
 
 /*
@@ -290,14 +302,35 @@ bool engine_skip_unchanged(const struct report_view *v, bool value_change_only)
 	       !rcu_exempt(v->other.func);
 }
 
+/* r, or a copy in fixed whose debug-register sides were not decoded in BPF and are now. */
+static const struct kcsand_report *decode_hw_sides(struct engine *e, const struct kcsand_report *r,
+						   struct kcsand_report *fixed)
+{
+	const unsigned int both = KCSAND_ACC_HWBP | KCSAND_ACC_DECODED;
+
+	if ((r->this.flags & both) != KCSAND_ACC_HWBP &&
+	    (!r->has_other || (r->other.flags & both) != KCSAND_ACC_HWBP))
+		return r;
+	*fixed = *r;
+	hwbp__fix_access(e->hw, e->sym, &fixed->this);
+	if (fixed->has_other)
+		hwbp__fix_access(e->hw, e->sym, &fixed->other);
+	return fixed;
+}
+
 void engine_process_report(struct engine *e, const struct kcsand_report *r)
 {
 	static struct report_view v;	/* large: keep it off the stack */
+	static struct kcsand_report fixed;
 
 	/* halt_on_error: the first report ends the run, later records are dropped. */
 	if (e->opts.max_reports && e->nr_reports >= e->opts.max_reports)
 		return;
 
+	r = decode_hw_sides(e, r, &fixed);
+	/* An escalation's catch follows the race it escalated: print that race first. */
+	if (r->has_other && e->nr_held && ((r->this.flags | r->other.flags) & KCSAND_ACC_HWBP))
+		release_held(e, false, r);
 	memset(&v, 0, sizeof(v));
 	v.raw = r;
 	v.system = e->system;

@@ -66,6 +66,7 @@ struct hwbp {
 	const char *no_traps;		/* user mode: why debug registers are of no use here */
 	bool told;			/* no_traps was said once for escalation */
 	struct kcore kc;		/* kernel mode: the value at arming, opened on first use */
+	struct ksyms *ks;		/* kernel mode: functions to decode a trap in, loaded then */
 	struct hw_slot s[KCSAND_HW_SLOTS];
 	uint32_t gen;
 	struct hwbp_stats st;
@@ -774,17 +775,60 @@ void hwbp__get_stats(const struct hwbp *h, struct hwbp_stats *out)
 	out->undecoded = h->skel->bss->hw_counters[6];
 }
 
+/* The access before a kernel trap's ip: kcore and kallsyms are opened on the first. */
+static int decode_kernel(struct hwbp *h, uint64_t next, struct kcsand_site *site)
+{
+	if (h->kc.fd < 0 && kcore__open(&h->kc))
+		return -ENOENT;
+	if (!h->ks && !(h->ks = ksyms__load()))
+		return -errno;
+	return hw_kinsn_before(&h->kc, h->ks, next, site);
+}
+
+/* The instruction before next, in pid's process or the kernel. */
+static int decode_before(struct hwbp *h, struct symbolizer *sym, uint32_t pid, uint64_t next,
+			 struct kcsand_site *site)
+{
+	struct sym_info si;
+
+	if (h->kernel)
+		return decode_kernel(h, next, site);
+	if (!symbolizer__proc_lookup(sym, pid, next, false, &si) && si.module)
+		return hw_insn_before(si.module, si.mod_vaddr, site);
+	return -ENOENT;
+}
+
+void hwbp__fix_access(struct hwbp *h, struct symbolizer *sym, struct kcsand_access *a)
+{
+	struct kcsand_site site;
+	uint32_t type;
+
+	if (!h || (a->flags & (KCSAND_ACC_HWBP | KCSAND_ACC_DECODED)) != KCSAND_ACC_HWBP ||
+	    decode_before(h, sym, a->pid, a->ip, &site) || !site.size)
+		return;
+	type = 0;
+	if (site.flags & KCSAND_SITE_WRITE)
+		type = KCSAND_ACCESS_WRITE |
+		       (site.flags & KCSAND_SITE_READ ? KCSAND_ACCESS_COMPOUND : 0);
+	if (site.flags & KCSAND_SITE_MARKED)
+		type |= KCSAND_ACCESS_ATOMIC;
+	a->ip -= site.insn_len;
+	a->type = type;
+	a->flags |= KCSAND_ACC_DECODED;
+}
+
 void hwbp__decode(struct hwbp *h, struct symbolizer *sym, const struct kcsand_hw_decode *rq)
 {
 	struct kcsand_hw_insn_key key = { .pid = rq->pid, .next_ip = rq->next_ip };
 	struct kcsand_site site = {};
-	struct sym_info si;
-	int err = -ENOENT;
+	int err;
 
-	if (!h || h->kernel)
+	if (!h)
 		return;
-	if (!symbolizer__proc_lookup(sym, rq->pid, rq->next_ip, false, &si) && si.module)
-		err = hw_insn_before(si.module, si.mod_vaddr, &site);
+	/* Traps ask until the answer is in: requests already queued ask again. */
+	if (!bpf_map_lookup_elem(bpf_map__fd(h->skel->maps.hw_insns), &key, &site))
+		return;
+	err = decode_before(h, sym, rq->pid, rq->next_ip, &site);
 	if (kcsand_verbose && err)
 		fprintf(stderr, "kcsand: hardware watchpoint: the access before 0x%llx in %u: not "
 				"decoded (%s), the debug register's range stands in\n",
@@ -807,5 +851,6 @@ void hwbp__free(struct hwbp *h)
 		if (h->s[i].mode != KCSAND_HW_OFF)
 			disarm(h, i);
 	kcore__close(&h->kc);
+	ksyms__free(h->ks);
 	free(h);
 }

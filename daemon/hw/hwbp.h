@@ -113,12 +113,22 @@ void hwbp__get_stats(const struct hwbp *h, struct hwbp_stats *out);
  * access the decoder can describe ends there.
  */
 int hw_insn_before(const char *path, uint64_t next, struct kcsand_site *out);
+struct kcore;
+struct ksyms;
+/* The same in the running kernel: the function from ks, its code from kc. */
+int hw_kinsn_before(const struct kcore *kc, const struct ksyms *ks, uint64_t next,
+		    struct kcsand_site *out);
 struct symbolizer;
 /*
  * A trap's request (KCSAND_REC_HW_DECODE): decode its instruction in the
  * process and put it in the BPF hash hw_insns (size 0 when it cannot be).
  */
 void hwbp__decode(struct hwbp *h, struct symbolizer *sym, const struct kcsand_hw_decode *rq);
+/*
+ * A side trapped before its instruction was decoded in BPF (the first trap
+ * at an ip): decode it now, so that its frame and type are the access's.
+ */
+void hwbp__fix_access(struct hwbp *h, struct symbolizer *sym, struct kcsand_access *a);
 
 /* Parse "NAME[:LEN]" / "0xADDR[:LEN]" (exported for the unit tests). */
 int hwbp_parse_spec(const char *spec, char *name, size_t name_len, uint64_t *addr,

@@ -110,7 +110,7 @@ int report_print_text(const struct report_view *v, FILE *out)
 	/*
 	 * kcsand's additions to the layout, in the footer where parsers of
 	 * KCSAN's reports do not look: a side seen by a debug register trapped
-	 * after its access, so its first frame is the next instruction; a
+	 * after its access (its frame is the access where it was decoded); a
 	 * report of the history detector names how far apart the accesses were.
 	 */
 	for (int i = 0; i < 2; i++) {

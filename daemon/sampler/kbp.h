@@ -5,7 +5,8 @@
  * site at a time (a perf breakpoint event per CPU and register,
  * HW_BREAKPOINT_X, kernel only, with the engine's kcsand_kxbp program), and
  * every period the registers move on to the next sites of a shuffled cycle
- * of all sites (PERF_EVENT_IOC_MODIFY_ATTRIBUTES).  Sampling is by site,
+ * of all sites (PERF_EVENT_IOC_MODIFY_ATTRIBUTES), each CPU's by a thread
+ * of its own.  Sampling is by site,
  * not by execution: a rare path gets as many chances as a hot one, and
  * nothing traps but the sampled sites.
  */
@@ -31,9 +32,10 @@ struct kbp_stats {
 	size_t refused;			/* addresses the kernel would not break on */
 	unsigned int nregs, ncpus;
 	uint64_t cycles;		/* complete passes over every site */
-	uint64_t retargets;		/* register moves (all CPUs' events of one register) */
+	uint64_t retargets;		/* register moves, one CPU's event each */
 	uint64_t retarget_ns;		/* time spent moving them */
 	uint64_t hits;			/* traps that ran the check */
+	unsigned int pinned;		/* CPUs whose mover runs on them (local moves) */
 };
 
 struct kbp;
@@ -46,9 +48,9 @@ struct kbp;
  */
 int kbp__new(struct kcsand_bpf *skel, const uint64_t *addr, const uint32_t *site, size_t n,
 	     const struct kbp_opts *o, struct kbp **out);
-/* Move the registers on when their period is up. */
+/* Nothing: the movers keep time (kept for the engine's loop). */
 void kbp__tick(struct kbp *k);
-/* Milliseconds until the next move (for poll timeouts). */
+/* -1: the engine's loop has nothing to wake for. */
 int kbp__timeout_ms(const struct kbp *k);
 void kbp__stats(const struct kbp *k, struct kbp_stats *st);
 void kbp__free(struct kbp *k);

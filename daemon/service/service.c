@@ -359,6 +359,12 @@ void service_mode_opts(const struct config *c, bool kernel, struct engine_opts *
 			engine_opts__set(o, &all[i], c->values[i]);
 	if (c->max_sites)
 		o->max_sites = c->max_sites;
+	/*
+	 * The service's kernel targets keep a kprobe per site: its watches
+	 * (watch add kernel) take debug registers at any time, which code
+	 * breakpoints would hold for the whole run.
+	 */
+	o->sample = ENGINE_SAMPLE_KPROBES;
 }
 
 void service_set_param_in(struct service *s, bool kernel, const struct param_desc *p,

@@ -13,6 +13,8 @@
 #               watchpoint on every CPU;
 #   watch       no kprobe at all, --watch VARIABLE: every pair of conflicting
 #               accesses to it, seen by the debug registers alone;
+#   rmw         the same on kcsan_race_array:8 around a round of scenario 1
+#               (x[i]++), whatever COMMAND is;
 #   bad_*       --watch with a missing variable, a user address, a bad length:
 #               each must exit 2 with a reason.
 # Then lists what BPF and perf still hold (bpf-after.txt): nothing should (and
@@ -41,11 +43,16 @@ echo "escalation $?" > "$OUT/steps.rc"
 	sh -c 'bpftool link list > "$0/bpf-during.txt" 2>&1; exec "$@"' "$OUT" "$@" \
 	2> "$OUT/watch.err"
 echo "watch $?" >> "$OUT/steps.rc"
+# A read-modify-write seen by the debug registers alone (scenario 1, x[i]++): the
+# access decoded from the trapping instruction, its own frame and read-write.
+"$KCSANCTL" run "${common[@]}" --output "$OUT/rmw.txt" --watch kcsan_race_array:8 -- \
+	tests/kmod/kcsan_race/workload.sh 20000 120 $((1 << 1)) 2> "$OUT/rmw.err"
+echo "rmw $?" >> "$OUT/steps.rc"
 for bad in no_such_kcsan_race_var 0x1000 "$var:3"; do
 	"$KCSANCTL" run --kernel --watch "$bad" --duration 1 > /dev/null 2>> "$OUT/bad.err"
 	echo "bad $bad $?" >> "$OUT/steps.rc"
 done
 { bpftool link list; bpftool perf list; } > "$OUT/bpf-after.txt" 2>&1
-cat "$OUT/escalation.txt" "$OUT/watch.txt"
-grep -q '^BUG: KCSAN:' "$OUT/escalation.txt" "$OUT/watch.txt" && exit 66
+cat "$OUT/escalation.txt" "$OUT/watch.txt" "$OUT/rmw.txt"
+grep -q '^BUG: KCSAN:' "$OUT/escalation.txt" "$OUT/watch.txt" "$OUT/rmw.txt" && exit 66
 exit 0

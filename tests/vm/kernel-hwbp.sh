@@ -10,7 +10,8 @@
 #     later write (with how much later), with both stacks, marked as seen by a
 #     debug register;
 #   - with no kprobe and --watch kcsan_race_origin_var: the pair reported from the
-#     debug registers alone;
+#     debug registers alone, each frame at its access (not the next instruction);
+#   - --watch on the array of scenario 1 (x[i]++): a read-write pair;
 #   - --watch with bad input: exit status 2 and the reason;
 # then that no kprobe, BPF link or perf event was left and that the guest's kernel log
 # has no lockup, stall, warning or BUG.
@@ -124,6 +125,36 @@ else
 fi
 grep -qE "^kcsand: watching $VAR at $addr \(8 bytes\) on [0-9]+ CPUs$" "$out/watch.err" &&
 	ok watch_resolved_by_kallsyms || bad watch_resolved_by_kallsyms "no 'kcsand: watching $VAR at ... on N CPUs' line in watch.err"
+
+# (2b) The frame of a trapped access is its own instruction, not the next one (x86
+# traps after the access), and a read-modify-write is a read-write, as KCSAN
+# prints them: the offsets are the module's, from objdump on the host.
+KO=$(ls build/vm/kmod-*/kcsan_race/kcsan_race.ko 2>/dev/null | head -1)
+# insn_off FUNC REGEX: the offset in FUNC of its first instruction matching REGEX.
+insn_off() {
+	local start line
+	start=$(objdump -d --no-show-raw-insn "$KO" 2>/dev/null | sed -n "/<$1>:\$/{s/ .*//p;q}")
+	line=$(objdump -d --no-show-raw-insn --disassemble="$1" "$KO" 2>/dev/null |
+		grep -m1 -E "^ *[0-9a-f]+:.*$2")
+	line=${line%%:*}
+	[ -n "$start" ] && [ -n "$line" ] && printf '0x%x\n' $(( 0x${line// /} - 0x$start ))
+}
+store=$(insn_off kcsan_race_hidden_writer 'mov +%r[a-z0-9]+,0x0\(%rip\)')
+incr=$(insn_off kcsan_race_rmw_inc '(add|inc)q? .*\(')
+if [ -n "$store" ]; then
+	expect_report watch_frame_is_the_store "$W" "$pair" \
+		"^ kcsan_race_hidden_writer\+$store/0x[0-9a-f]+ \[kcsan_race\]"
+else
+	bad watch_frame_is_the_store "no store to kcsan_race_origin_var in objdump -d of ${KO:-the module}"
+fi
+step_rc rmw_exit_66 rmw 66
+if [ -n "$incr" ]; then
+	expect_report rmw_read_write_at_its_frame "$out/rmw.txt" \
+		"data-race in kcsan_race_rmw_inc / kcsan_race_rmw_inc" \
+		"^read-write to $addr of 8 bytes $task" "^ kcsan_race_rmw_inc\+$incr/0x[0-9a-f]+ \[kcsan_race\]"
+else
+	bad rmw_read_write_at_its_frame "no add/inc to memory in kcsan_race_rmw_inc in objdump -d of ${KO:-the module}"
+fi
 
 # Bad input: exit 2 and the reason.
 step_rc bad_symbol_exit_2 "bad no_such_kcsan_race_var" 2
