@@ -443,6 +443,11 @@ static int mark_kernel_object(struct engine *e, struct target_obj *obj, const st
 		return err;
 	pr_warn("[kernel]: marking from %zu debug file%s%s\n", ks.debug_files,
 		ks.debug_files == 1 ? "" : "s", ks.kaslr ? " (vmlinux through _text)" : "");
+	if (ks.cache_path[0])
+		pr_warn("[kernel]: %llu of %zu sites' verdicts from the cache %s%s%s\n",
+			(unsigned long long)ks.cached, obj->sites.n, ks.cache_path,
+			ks.cache_err ? ", which cannot be written: " : "",
+			ks.cache_err ? strerror(-ks.cache_err) : "");
 	if (ks.no_debug)
 		pr_warn("[kernel]: %zu sites without debug info (--kernel-debug "
 				"NAME.ko or a vmlinux): only lock prefixes and the marks file mark "
