@@ -6,7 +6,8 @@
 # service probes it: no int3 may land in the new program (its code in
 # memory is compared with the file), the probes go, and kcsand says why.
 # A FIFO or a device given as a binary: refused at once, and a client that
-# never finishes its request does not stop the others.
+# never finishes its request does not stop the others.  The reports' ring
+# buffer full: drops counted, reports go on, nothing left.
 #
 #   tests/daemon-faults.sh [BUILD_DIR]     (root)
 
@@ -58,6 +59,9 @@ wait_log() {
 	done
 	return 1
 }
+
+# summary_value NAME FILE: a figure of kcsanctl run's last summary line.
+summary_value() { grep -o "$1: [0-9]*" "$2" | tail -1 | awk '{ print $2 }'; }
 
 # The service's sites on the file: none once it changed.
 nr_sites() {
@@ -134,11 +138,60 @@ kill "$slow" 2>/dev/null
 kill -TERM "$DPID"; timeout 10 tail --pid="$DPID" -f /dev/null || kill -KILL "$DPID"
 wait "$DPID" 2>/dev/null; DPID=
 
+# --- The reports' ring buffer full: a 4 KiB ring (five reports) and a daemon
+# stopped for 2 s while every access is watched and every report kept.  The
+# drops are counted, the daemon goes on (later reports arrive, it exits 0),
+# its links go with it; the size is fixed at start, so `set` refuses it.
+cp "$RACES" "$TMP/ringprog"
+cat >"$TMP/ring.conf" <<EOC
+target user $TMP/ringprog
+ring_buffer_kb 4
+skip_watch 0
+report_once_in_ms 0
+report_value_change_only 0
+udelay_task 50
+EOC
+start_daemon "$TMP/ring.conf" || { fail ring_start "kcsand did not start"; finish; exit; }
+links=$(held_links "$DPID")
+out=$("$CTL" get ring_buffer_kb 2>&1)
+check ring_size_from_config "ring_buffer_kb: 4" "$out"
+out=$("$CTL" set ring_buffer_kb 8 2>&1); rc=$?
+if [[ $rc == 1 && $out == *"ring_buffer_kb is set when kcsand starts"* ]]; then ok ring_size_not_live
+else fail ring_size_not_live "exit 1 and 'set when kcsand starts', got $rc: $out"; fi
+mark=$(log_mark)
+start_target "$TMP/ringprog"
+wait_title "$mark" "data-race in" 30 || fail ring_first_report "a report before the stop"
+kill -STOP "$DPID"; sleep 2; kill -CONT "$DPID"
+dropped=$(stat_value records_dropped)
+if ((dropped > 0)); then ok ring_full_drops_counted
+else fail ring_full_drops_counted "records_dropped > 0, got '$dropped'"; fi
+mark=$(log_mark)
+if wait_title "$mark" "data-race in" 30; then ok ring_full_reports_go_on
+else fail ring_full_reports_go_on "a report after the drops, got none in 30 s"; fi
+kill -0 "$TPID" 2>/dev/null && ok ring_full_target_alive || fail ring_full_target_alive "target gone"
+kill "$TPID"
+stop_daemon; rc=$?
+check ring_full_daemon_exit 0 "$rc"
+left=$(links_alive $links)
+if [[ -n $links && -z $left ]]; then ok ring_full_no_link_left
+else fail ring_full_no_link_left "links $(echo $links) gone, got alive: $(echo $left)"; fi
+# kcsanctl run, stopped the same way: its status (66: reports) and a summary counting the drops.
+KCSAND_TEST_ITERS=30000 "$CTL" run --param ring_buffer_kb=4 --param skip_watch=0 \
+	--param report_once_in_ms=0 --param report_value_change_only=0 --param udelay_task=50 \
+	-- "$TMP/ringprog" >"$TMP/ring.out" 2>&1 &
+ctl=$!
+for ((i = 0; i < 300; i++)); do grep -q "^BUG: KCSAN" "$TMP/ring.out" && break; sleep 0.1; done
+kill -STOP "$ctl"; sleep 2; kill -CONT "$ctl"
+timeout 120 tail --pid="$ctl" -f /dev/null || kill "$ctl"
+wait "$ctl"; rc=$?
+dropped=$(summary_value records_dropped "$TMP/ring.out")
+if [[ $rc == 66 ]] && ((dropped > 0)); then ok ring_full_run_summary
+else fail ring_full_run_summary "exit 66 (reports) and records_dropped > 0, got $rc, '$dropped': $(tail -2 "$TMP/ring.out")"; fi
+
 # --- Threads that exit while their execute breakpoints (hot turns) or
 # hardware watchpoints (escalations) are armed: the program's own status,
 # never a signal (SIGTRAP: 133), and each run really armed what it tests.
 CHURN=$TB/churn
-summary_value() { grep -o "$1: [0-9]*" "$2" | tail -1 | awk '{ print $2 }'; }
 esc_bad= turn_bad= esc_armed=0 turns=0
 for ((i = 0; i < ${KCSAND_TEST_CHURN_RUNS:-1}; i++)); do
 	timeout 300 "$CTL" run --functions 'reader*,pace' --param overhead_budget=100 -- \

@@ -33,7 +33,7 @@ got=$("$CTL" -j stats)
 check stats_head "$want" "${got:0:${#want}}"
 check stats_own_names '["records_dropped","read_faults","lost_other","sites_attached","probe_hits","reports","suppressed_by_dedup","suppressed_by_filter","suppressed_no_value_change","hw_watchpoints_armed","hw_traps","hw_consumed","hw_watchers","hw_pairs","hw_no_slot","hw_unarmable","hw_open_failed","hw_slots_in_use","watches","sampler_armed_sites","sampler_total_sites","sampler_hot_turns","sampler_estimated_overhead_pct"]' \
 	"$(jq -c '.kcsand | keys_unsorted' <<<"$got")"
-json get '{"skip_watch":100,"skip_watch_randomize":1,"udelay_task":400,"udelay_interrupt":20,"delay_randomize":1,"assume_plain_writes_atomic":1,"interrupt_watcher":0,"consumer_wait_us":200,"enabled":1,"stall_budget_us":500000,"report_value_change_only":1,"report_once_in_ms":3000,"overhead_budget":10,"sampler_warmup_cpu_ms":2000,"sampler_period_ms":100,"sampler_turn_ms":20,"sampler_backoff_hits":30000,"sampler_level0_cpu_ms":2000}' get
+json get '{"skip_watch":100,"skip_watch_randomize":1,"udelay_task":400,"udelay_interrupt":20,"delay_randomize":1,"assume_plain_writes_atomic":1,"interrupt_watcher":0,"consumer_wait_us":200,"enabled":1,"stall_budget_us":500000,"report_value_change_only":1,"report_once_in_ms":3000,"overhead_budget":10,"sampler_warmup_cpu_ms":2000,"sampler_period_ms":100,"sampler_turn_ms":20,"sampler_backoff_hits":30000,"sampler_level0_cpu_ms":2000,"ring_buffer_kb":1024}' get
 json get_one '{"udelay_task":400}' get udelay_task
 json probe_list '[{"id":1,"kind":"user","binary":"'"$SCN"'/mutex_protected","functions":null,"pid":N,"sites":5,"from_config":true}]' probe list
 json filter_list '{"mode":"blacklist","functions":["\"q\"","reader/x","writer"]}' filter list

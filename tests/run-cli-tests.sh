@@ -65,6 +65,10 @@ if [ ! -e /sys/bus/event_source/devices/kprobe ]; then
 	expect_exit kernel_without_kprobes 2 'has no kprobes: kernel mode needs CONFIG_KPROBES' \
 		"$CTL" run --kernel --probe 'vfs_*' --duration 1
 fi
+# Vector stores the kernel's probes would emulate as branches are left unprobed:
+# every copy is right (the program checks), and the loads before them were probed.
+expect_exit vector_stores_intact 0 'run: [1-9][0-9]* sites attached' \
+	"$CTL" run -v --functions 'copy_*' -- "$B/tests/cli/vector_stores"
 expect_exit stripped_program 2 'no function symbols \(stripped\?\)' "$CTL" run -- /bin/true
 expect_exit exit_status_passes_through 3 'kcsand: 0 reports' "$CTL" run -- "$B/tests/cli/exit_with" 3
 # The summary starts a line of its own after output with no newline at its end.
@@ -78,6 +82,25 @@ expect_exit shared_object 66 'BUG: KCSAN: data-race in lib_bump / lib_bump' \
 	"$B/tests/shlib/shlib_race"
 expect_exit per_site_links 66 'BUG: KCSAN: data-race in reader / writer' \
 	"$CTL" run --per-site-links --halt-on-error -- "$B/tests/scenarios/plain_write_vs_read"
+
+# The engine's per-CPU state (hits, the skip_watch countdown) under threads on
+# both CPUs: the hits are exactly the program's calls, and the watchpoints tried
+# (set, or refused for a slot) are one per skip_watch + 1 hits of each CPU, so
+# between H / 10 and H / 10 + CPUs.  A lost update of either shows as a drift.
+T=4 K=5000 H=20000
+timeout 120 "$CTL" run --functions peek --param overhead_budget=100 --param skip_watch=9 \
+	--param skip_watch_randomize=0 --param udelay_task=10 --param stall_budget_us=0 -- \
+	"$B/tests/cli/counted" $T $K > "$out" 2>&1 < /dev/null
+rc=$?
+sum=$(tail -1 "$out")
+val() { echo "$sum" | grep -oE "$1: [0-9]+" | awk '{ print $2 }'; }
+hits=$(echo "$sum" | grep -oE '[0-9]+ hits' | awk '{ print $1 }')
+tried=$(( $(val setup_watchpoints) + $(val no_capacity) + $(val stall_budget_exhausted) ))
+ncpu=$(getconf _NPROCESSORS_CONF)
+echo "# counters: $hits hits (want $H), $tried watchpoints tried (want $((H / 10))..$((H / 10 + ncpu)))"
+if [ $rc = 0 ] && [ "$hits" = $H ] && [ $tried -ge $((H / 10)) ] && [ $tried -le $((H / 10 + ncpu)) ]
+then ok counters_exact
+else bad counters_exact "exit 0, $H hits, $((H / 10))..$((H / 10 + ncpu)) tried; got $rc, '$hits', $tried"; fi
 
 # --json: one object per report, parseable, with the fields a tool would read.
 timeout 120 "$CTL" run --json --halt-on-error --output "$out.json" -- \

@@ -103,7 +103,8 @@ $(OUT)/tests/cli/%: tests/cli/%.c
 
 # kcsanctl's own behaviour: options, errors, objects, cleanup (needs root).
 cli-tests: all $(OUT)/tests/shlib/shlib_race $(OUT)/tests/scenarios/plain_write_vs_read \
-	   $(OUT)/tests/cli/exit_with
+	   $(OUT)/tests/cli/exit_with $(OUT)/tests/cli/vector_stores \
+	   $(OUT)/tests/cli/counted
 	tests/run-cli-tests.sh $(OUT)
 
 .PHONY: cli-tests
@@ -153,12 +154,15 @@ DAEMON_TEST_BINS := $(patsubst tests/daemon/%.c,$(OUT)/tests/daemon/%,$(DAEMON_T
 $(OUT)/tests/daemon/%: tests/daemon/%.c
 	@mkdir -p $(@D)
 	$(SCENARIO_CC) $(SCENARIO_CFLAGS) $< -o $@
+# Static: 10,000 of its processes cost little more than their execs.
+$(OUT)/tests/daemon/short_lived: SCENARIO_CFLAGS += -static
 
 # The service: kcsand and kcsanctl end to end (tests/daemon-*.sh need root;
 # tests/kcsanctl-usage.sh does not).  Each prints ok/FAIL lines and a total.
 DAEMON_TESTS := tests/kcsanctl-usage.sh tests/daemon-config.sh tests/daemon-control.sh \
 		tests/daemon-sinks.sh tests/daemon-pid.sh tests/daemon-detach.sh \
-		tests/daemon-watch.sh tests/daemon-json.sh tests/daemon-faults.sh tests/daemon-group.sh
+		tests/daemon-watch.sh tests/daemon-json.sh tests/daemon-faults.sh tests/daemon-group.sh \
+		tests/daemon-procs.sh
 
 # The user-mode soak, short: SOAK_CHECK_S seconds (tests/soak/user-soak.sh runs 600).
 SOAK_CHECK_S	?= 75

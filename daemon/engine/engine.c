@@ -92,10 +92,23 @@ static void bpf_params_fill(struct kcsand_params *b, const struct engine_opts *o
 	b->trace_all = o->kernel || o->trace_all;
 }
 
+/* A ring buffer's size must be a power of two and whole pages: round kb up to one. */
+static __u32 ring_bytes(unsigned int kb)
+{
+	__u32 page = sysconf(_SC_PAGESIZE), bytes = page;
+
+	while (bytes < (__u64)kb * 1024 && bytes < (1U << 30))
+		bytes <<= 1;
+	return bytes;
+}
+
 void engine__set_param(struct engine *e, const struct param_desc *p, unsigned int v)
 {
 	__u32 *slot = e->skel ? bpf_param(&e->skel->data->params, p->id) : NULL;
 
+	/* A loaded object keeps the size it was loaded with: `get` says what is in effect. */
+	if (p->at_load && e->skel)
+		return;
 	e->opts.params.v[p->id] = v;
 	/* The mmapped .data of the loaded object: the program sees it at its next hit. */
 	if (slot)
@@ -388,14 +401,15 @@ static int register_object(struct engine *e, struct target_obj *obj, bool kernel
 		pr_warn(
 			"%s: %llu functions, %llu sites (%llu marked, %llu of them cas loop "
 			"reads); skipped: %llu stack, %llu tls, %llu unencodable, %llu locked before "
-			"a branch target\n",
+			"a branch target, %llu vector insns the kernel's probes misread\n",
 			path, (unsigned long long)obj->stats.funcs,
 			(unsigned long long)obj->stats.sites, (unsigned long long)obj->stats.marked,
 			(unsigned long long)obj->stats.cas_loop_reads,
 			(unsigned long long)obj->stats.skipped_stack,
 			(unsigned long long)obj->stats.skipped_tls,
 			(unsigned long long)obj->stats.unencodable,
-			(unsigned long long)obj->stats.lock_at_target);
+			(unsigned long long)obj->stats.lock_at_target,
+			(unsigned long long)obj->stats.misemulated);
 	if (e->skel && e->rb) {
 		err = attach_object(e, eo);
 		if (err) {
@@ -422,6 +436,11 @@ static int mark_kernel_object(struct engine *e, struct target_obj *obj, const st
 		return err;
 	pr_warn("[kernel]: marking from %zu debug file%s%s\n", ks.debug_files,
 		ks.debug_files == 1 ? "" : "s", ks.kaslr ? " (vmlinux through _text)" : "");
+	if (ks.cache_path[0])
+		pr_warn("[kernel]: %llu of %zu sites' verdicts from the cache %s%s%s\n",
+			(unsigned long long)ks.cached, obj->sites.n, ks.cache_path,
+			ks.cache_err ? ", which cannot be written: " : "",
+			ks.cache_err ? strerror(-ks.cache_err) : "");
 	if (ks.no_debug)
 		pr_warn("[kernel]: %zu sites without debug info (--kernel-debug "
 				"NAME.ko or a vmlinux): only lock prefixes and the marks file mark "
@@ -847,6 +866,8 @@ static int load(struct engine *e)
 	if (!e->capacity)
 		e->capacity = 1;
 	bpf_map__set_max_entries(skel->maps.sites, e->capacity);
+	bpf_map__set_max_entries(skel->maps.events,
+				 ring_bytes(e->opts.params.v[PARAM_RING_BUFFER_KB]));
 	bpf_params_fill(&skel->data->params, &e->opts);
 	/* Kernel mode: kprobes stay registered, the sampler flips a bitmap the probes test. */
 	err = sampler__prepare(skel, e->capacity, e->opts.kernel);

@@ -73,6 +73,15 @@ static const struct param_desc params_table[PARAM_COUNT] = {
 	  "site sampler: hits a site takes armed before it backs off a level (100/10/1/0.1%)"),
 	P(sampler_level0_cpu_ms, SAMPLER_LEVEL0_CPU_MS, 1, 3600000, 2000, 2000,
 	  "site sampler: targets' CPU ms after its first hit that a site stays armed at most"),
+	/*
+	 * The reports' ring buffer.  A report takes 768 bytes of it, so 1 MiB
+	 * holds about 1,360 reports the daemon has not read yet; a full ring drops
+	 * records and counts them (records_dropped).  Small values are for
+	 * tests that fill it (tests/daemon-faults.sh).
+	 */
+	[PARAM_RING_BUFFER_KB] = { "ring_buffer_kb", PARAM_RING_BUFFER_KB, 4, 262144, { 1024, 1024 },
+				   "KiB of the reports' ring buffer (rounded up to a power of two; "
+				   "at start only)", true },
 #undef P
 };
 

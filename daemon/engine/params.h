@@ -40,6 +40,7 @@ enum param_id {
 	PARAM_SAMPLER_TURN_MS,
 	PARAM_SAMPLER_BACKOFF_HITS,
 	PARAM_SAMPLER_LEVEL0_CPU_MS,
+	PARAM_RING_BUFFER_KB,
 	PARAM_COUNT,
 };
 
@@ -49,6 +50,7 @@ struct param_desc {
 	unsigned int min, max;
 	unsigned int def[PARAM_NR_MODES];
 	const char *help;
+	bool at_load;		/* sizes the BPF object: read when an engine loads, never live */
 };
 
 /* A parameter's value in each mode: what the engine's options carry. */

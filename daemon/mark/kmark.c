@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "kcache.h"
 #include "kmark.h"
 
 /* A debug file opened for this run, shared by every site of its module (or vmlinux). */
@@ -12,6 +13,8 @@ struct kdebug {
 	bool vmlinux;
 	bool has_kaslr;
 	uint64_t kaslr;			/* runtime address - address in the file */
+	struct kcache *cache;		/* vmlinux: verdicts of earlier runs, or NULL */
+	bool lazy;			/* dbg not opened yet: the cache may do without */
 };
 
 struct kmark_ctx {
@@ -20,6 +23,7 @@ struct kmark_ctx {
 	const struct ksyms *ks;
 	const struct mark_opts *opts;
 	const char *kallsyms;		/* where the data symbols are read from */
+	bool use_cache;			/* the rules are the built-in ones: kcache.h */
 	struct ksyms *data;		/* kallsyms' variables, read on first need */
 	bool data_tried;
 };
@@ -62,6 +66,30 @@ static int runtime_text(const struct ksyms *ks, uint64_t *addr)
 	return -ENOENT;
 }
 
+/* Open f's DWARF, and for a vmlinux learn its KASLR offset; -1 when unusable. */
+static int kdebug_open(struct kmark_ctx *c, struct kdebug *f)
+{
+	uint64_t rt, ft;
+
+	f->lazy = false;
+	if (mark_debug__open(f->path, c->opts, &f->dbg)) {
+		f->dbg = NULL;
+		return -1;
+	}
+	/*
+	 * vmlinux is one image moved as a whole by KASLR: one offset maps
+	 * code and data, static functions that share a name included.
+	 */
+	if (f->vmlinux && !runtime_text(c->ks, &rt) && !mark_debug__sym(f->dbg, "_text", false,
+									&ft, NULL)) {
+		f->has_kaslr = true;
+		f->kaslr = rt - ft;
+		if (f->cache)
+			kcache__set_text(f->cache, ft);
+	}
+	return 0;
+}
+
 static struct kdebug *kdebug_get(struct kmark_ctx *c, const char *path, bool vmlinux)
 {
 	struct kdebug *f, *v;
@@ -81,20 +109,59 @@ static struct kdebug *kdebug_get(struct kmark_ctx *c, const char *path, bool vml
 		return NULL;
 	c->nr_files++;
 	f->vmlinux = vmlinux;
-	if (mark_debug__open(path, c->opts, &f->dbg)) {
-		f->dbg = NULL;
-		return f;
-	}
-	/*
-	 * vmlinux is one image moved as a whole by KASLR: one offset maps
-	 * code and data, static functions that share a name included.
-	 */
-	if (vmlinux && !runtime_text(c->ks, &rt) && !mark_debug__sym(f->dbg, "_text", false,
-								      &ft, NULL)) {
+	if (vmlinux && c->use_cache)
+		f->cache = kcache__open(path);
+	/* With _text from the cache, the DWARF waits for a site the cache lacks. */
+	if (f->cache && kcache__text(f->cache, &ft) && !runtime_text(c->ks, &rt)) {
 		f->has_kaslr = true;
 		f->kaslr = rt - ft;
+		f->lazy = true;
+		return f;
 	}
+	kdebug_open(c, f);
 	return f;
+}
+
+/* The site's verdict from the cache, applied; false when it has none. */
+static bool from_cache(struct kdebug *f, struct site *s, uint64_t pc, struct mark_stats *ms)
+{
+	struct kcache_verdict v;
+
+	if (!f->cache || !kcache__get(f->cache, pc, &v))
+		return false;
+	s->desc.flags = (s->desc.flags & ~v.clear) | v.set;
+	s->reason = v.reason;
+	ms->no_source += v.no_source;
+	return true;
+}
+
+/* What mark__site() did to s, from its flags before, kept for the next run. */
+static void to_cache(struct kdebug *f, const struct site *s, uint64_t pc, uint32_t before,
+		     bool no_source)
+{
+	struct kcache_verdict v = { .set = s->desc.flags & ~before,
+				    .clear = before & ~s->desc.flags,
+				    .reason = s->reason, .no_source = no_source };
+
+	if (f->cache)
+		kcache__put(f->cache, pc, &v);
+}
+
+/* Write back the verdicts the caches learned; -v says where. */
+static void caches_save(struct kmark_ctx *c, struct kmark_stats *stats)
+{
+	for (size_t i = 0; i < c->nr_files; i++) {
+		struct kcache *kc = c->files[i].cache;
+		int err;
+
+		if (!kc)
+			continue;
+		stats->cached += kcache__hits(kc);
+		err = kcache__save(kc);
+		if (err)
+			stats->cache_err = err;
+		snprintf(stats->cache_path, sizeof(stats->cache_path), "%s", kcache__path(kc));
+	}
 }
 
 /* What kmark__apply() knows about the function whose sites it marks. */
@@ -118,7 +185,7 @@ static int enter_func(struct kmark_ctx *c, const struct elf_func *fn,
 	if (path && !kf->f)
 		return -ENOMEM;
 	kf->found = false;
-	if (kf->f && kf->f->dbg && kf->f->has_kaslr) {
+	if (kf->f && (kf->f->dbg || kf->f->lazy) && kf->f->has_kaslr) {
 		kf->base = fn->vaddr - kf->f->kaslr;
 		kf->found = true;
 	} else if (kf->f && kf->f->dbg) {
@@ -129,12 +196,12 @@ static int enter_func(struct kmark_ctx *c, const struct elf_func *fn,
 
 /* Where site s is in the function's debug information, if it has any. */
 static void site_where(struct kmark_ctx *c, const struct kmark_func *kf, const struct site *s,
-		       const struct elf_func *fn, struct mark_where *w, struct kmark_stats *stats)
+		       struct mark_where *w, struct kmark_stats *stats)
 {
 	uint64_t target;
 
-	w->func = fn->name;
-	w->off = s->vaddr - fn->vaddr;
+	if (kf->f && kf->f->lazy)
+		kdebug_open(c, kf->f);
 	if (!kf->f || !kf->f->dbg) {
 		stats->no_debug++;
 		return;
@@ -156,11 +223,12 @@ static void site_where(struct kmark_ctx *c, const struct kmark_func *kf, const s
 static void close_files(struct kmark_ctx *c, struct kmark_stats *stats)
 {
 	for (size_t i = 0; i < c->nr_files; i++) {
-		if (c->files[i].dbg)
+		if (c->files[i].dbg || (c->files[i].cache && kcache__hits(c->files[i].cache)))
 			stats->debug_files++;
 		if (c->files[i].has_kaslr)
 			stats->kaslr = true;
 		mark_debug__close(c->files[i].dbg);
+		kcache__free(c->files[i].cache);
 		free(c->files[i].path);
 	}
 	free(c->files);
@@ -180,11 +248,16 @@ int kmark__apply(struct target_obj *obj, const struct ksyms *ks, const char *kal
 	int err = 0;
 
 	memset(stats, 0, sizeof(*stats));
+	/* A marks file or sources can change under the same kernel: decide afresh then. */
+	c.use_cache = !c.opts->rules && !(c.opts->source_dir && *c.opts->source_dir) &&
+		      c.opts->verbose < 2;
 	mark__reset(obj);
 	for (size_t i = 0; i < obj->sites.n; i++) {
 		struct site *s = &obj->sites.v[i];
 		const struct elf_func *fn = target_obj__site_func(obj, s);
 		struct mark_where w = {};
+		uint64_t no_source;
+		uint32_t before;
 
 		if (!fn)
 			continue;
@@ -194,8 +267,16 @@ int kmark__apply(struct target_obj *obj, const struct ksyms *ks, const char *kal
 			if (err)
 				break;
 		}
-		site_where(&c, &kf, s, fn, &w, stats);
+		w.func = fn->name;
+		w.off = s->vaddr - fn->vaddr;
+		if (kf.f && kf.found && kf.f->has_kaslr && from_cache(kf.f, s, kf.base + w.off, &ms))
+			continue;
+		site_where(&c, &kf, s, &w, stats);
+		before = s->desc.flags;
+		no_source = ms.no_source;
 		mark__site(s, &w, c.opts, &ms);
+		if (kf.f && w.has_pc && kf.f->has_kaslr)
+			to_cache(kf.f, s, w.pc, before, ms.no_source != no_source);
 		/*
 		 * A driver's access kcsand cannot classify may be a readl() of
 		 * a device register: check it against watchpoints, but never
@@ -207,6 +288,7 @@ int kmark__apply(struct target_obj *obj, const struct ksyms *ks, const char *kal
 		}
 	}
 	mark__update_stats(obj);
+	caches_save(&c, stats);
 	stats->no_source = ms.no_source;
 	close_files(&c, stats);
 	return err;

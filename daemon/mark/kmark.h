@@ -23,6 +23,9 @@ struct kmark_stats {
 	size_t module_nowatch;		/* plain module sites without debug info: never watched */
 	uint64_t no_source;		/* sites whose source file could not be read */
 	bool kaslr;			/* vmlinux addresses mapped through _text */
+	uint64_t cached;		/* sites whose verdict came from the cache (kcache.h) */
+	char cache_path[256];		/* the vmlinux's cache file, or "" */
+	int cache_err;			/* it could not be written: -errno */
 };
 
 /*

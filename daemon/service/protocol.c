@@ -193,6 +193,9 @@ static int parse_param(struct ctl_request *r, const char **w, int n, char *err, 
 	r->param = param__find(w[1]);
 	if (!r->param)
 		return fail(err, errlen, "unknown parameter '%.64s'", w[1]);
+	if (r->param->at_load)
+		return fail(err, errlen, "%s is set when kcsand starts (configuration "
+			    "file), not while it runs", r->param->name);
 	return param__parse(r->param, w[2], &r->value, err, errlen);
 }
 

@@ -119,6 +119,7 @@ enum site_verdict {
 	SITE_TLS,
 	SITE_UNENCODABLE,
 	SITE_LOCK_AT_TARGET,	/* deferred probe would land on a branch target */
+	SITE_MISEMULATED,	/* the kernel would emulate the probed insn as something else */
 };
 
 /* What the passes before classify() learned about one instruction's place in the function. */
@@ -126,7 +127,31 @@ struct site_ctx {
 	bool rbp_is_frame;	/* rbp points into this function's frame here */
 	bool next_is_target;	/* the next instruction is a direct branch's target */
 	bool is_last;		/* nothing of the function follows it */
+	bool next_misemulated;	/* the next instruction cannot carry a probe */
 };
+
+/*
+ * x86 uprobes (and kprobes) do not run every probed instruction out of
+ * line: jumps, calls, conditional jumps, push and nop are emulated, picked
+ * by the opcode byte.  VEX, EVEX and XOP instructions reuse those bytes in
+ * their own opcode maps, and the kernel evidently takes them for the legacy
+ * ones: with a uprobe on `vmovdqu %xmm0,(%rdi)` (VEX 0f 7f, the byte of jg)
+ * the store never happens (Linux 6.18 here, with or without kcsand's program;
+ * a static glibc's AVX-512 memcpy then lost the TLS image and the program
+ * crashed).  Such an instruction never carries a probe.
+ */
+static bool misemulated_by_probes(const ZydisDecodedInstruction *in)
+{
+	if (in->encoding != ZYDIS_INSTRUCTION_ENCODING_VEX &&
+	    in->encoding != ZYDIS_INSTRUCTION_ENCODING_EVEX &&
+	    in->encoding != ZYDIS_INSTRUCTION_ENCODING_XOP &&
+	    in->encoding != ZYDIS_INSTRUCTION_ENCODING_MVEX)
+		return false;
+	return (in->opcode >= 0x50 && in->opcode <= 0x57) ||	/* push */
+	       (in->opcode >= 0x70 && in->opcode <= 0x7f) ||	/* jcc rel8 */
+	       in->opcode == 0x90 ||				/* nop */
+	       in->opcode == 0xe8 || in->opcode == 0xe9 || in->opcode == 0xeb;	/* call, jmp */
+}
 
 /* A lock-prefixed access, which uprobes cannot take in place: where may it be probed? */
 static enum site_verdict classify_locked(const ZydisDecodedInstruction *in,
@@ -154,6 +179,8 @@ static enum site_verdict classify_locked(const ZydisDecodedInstruction *in,
 	 */
 	if (ctx->next_is_target)
 		return SITE_LOCK_AT_TARGET;
+	if (ctx->next_misemulated)
+		return SITE_MISEMULATED;
 	site->desc.probe_delta = in->length;
 	return SITE_KEEP;
 }
@@ -180,6 +207,8 @@ static enum site_verdict check_operand(const ZydisDecodedInstruction *in,
 
 	if (mop->mem.type == ZYDIS_MEMOP_TYPE_VSIB)
 		return SITE_UNENCODABLE;
+	if (misemulated_by_probes(in))
+		return SITE_MISEMULATED;
 	if (mop->mem.type != ZYDIS_MEMOP_TYPE_MEM || is_non_access(in) ||
 	    !(mop->actions & ACTION_ACCESS))
 		return SITE_IGNORE;
@@ -367,6 +396,9 @@ static void count_verdict(enum site_verdict v, struct decode_stats *stats)
 	case SITE_LOCK_AT_TARGET:
 		stats->lock_at_target++;
 		break;
+	case SITE_MISEMULATED:
+		stats->misemulated++;
+		break;
 	default:
 		break;
 	}
@@ -399,6 +431,17 @@ static int collect_sites(ZydisDecoder *dec, const uint8_t *code, size_t len, uin
 		if (!ZYAN_SUCCESS(ZydisDecoderDecodeFull(dec, code + fx[k].off, len - fx[k].off,
 							 &in, ops)))
 			return -EINVAL;	/* the first pass decoded it */
+		/* A locked access is probed at the next instruction: can that one take it? */
+		if ((in.attributes & ZYDIS_ATTRIB_HAS_LOCK) && k + 1 < nfx) {
+			ZydisDecodedInstruction next;
+			ZydisDecodedOperand next_ops[ZYDIS_MAX_OPERAND_COUNT];
+
+			if (!ZYAN_SUCCESS(ZydisDecoderDecodeFull(dec, code + fx[k + 1].off,
+								 len - fx[k + 1].off, &next,
+								 next_ops)))
+				return -EINVAL;
+			ctx.next_misemulated = misemulated_by_probes(&next);
+		}
 		v = classify(&in, ops, opts, &ctx, &site);
 		if (v != SITE_KEEP) {
 			count_verdict(v, stats);

@@ -182,6 +182,26 @@ static void test_instructions(void)
 		site_vec__free(&r.sites);
 	}
 
+	TEST(vex_store_read_as_jcc_is_not_probed) {
+		r = DECODE(0xc5, 0xfa, 0x7f, 0x07,	/* vmovdqu [rdi],xmm0: VEX 0f 7f, "jg" */
+			   0x62, 0xe1, 0xfe, 0x28, 0x7f, 0x07,	/* vmovdqu64 [rdi],ymm16: EVEX */
+			   0xc5, 0xfa, 0x6f, 0x06,	/* vmovdqu xmm0,[rsi]: VEX 0f 6f, kept */
+			   0xc3);
+		if ((s = one_site(&r)))
+			ASSERT_EQ(s->vaddr, 0x100a, "the load is probed");
+		ASSERT_EQ(r.stats.misemulated, 2, "both stores counted");
+		site_vec__free(&r.sites);
+	}
+
+	TEST(lock_before_vex_jcc_opcode_is_not_probed) {
+		r = DECODE(0xf0, 0x83, 0x07, 0x01,	/* lock add dword [rdi],1 */
+			   0xc5, 0xf9, 0x7e, 0xc0,	/* vmovd eax,xmm0: would carry its probe */
+			   0xc3);
+		ASSERT_EQ(r.sites.n, 0, "no deferred probe on it");
+		ASSERT_EQ(r.stats.misemulated, 1, "counted");
+		site_vec__free(&r.sites);
+	}
+
 	TEST(stop_at_padding) {
 		static const struct decode_opts kopts = { .stop_at_padding = true };
 

@@ -1,0 +1,97 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# 10,000 short-lived processes of a probed binary under trace_all (a service
+# target without --pid): the daemon lives and answers throughout, every one
+# of them was traced (probe hits), the daemon's memory and its BPF maps'
+# entries (those keyed by pid or tgid included) do not grow with the number
+# of processes, and nothing is left attached after the daemon stops.  Then
+# kcsanctl run on 4,500 of them (more than its pid map holds): every one traced.
+#
+#   tests/daemon-procs.sh [BUILD_DIR]     (root)
+#
+# KCSAND_TEST_PROCS sets the number (10000).
+
+. "$(dirname "$0")/daemon-lib.sh"
+need_root daemon-procs
+
+TB=$SRC_DIR/$BUILD/tests/daemon
+[[ $BUILD == /* ]] && TB=$BUILD/tests/daemon
+NPROCS=${KCSAND_TEST_PROCS:-10000}
+# What the daemon may grow by while the processes run, whatever their number:
+# the first ones' reports and symbols are loaded in the warm-up before.
+RSS_SLACK_KB=1024
+ENTRIES_SLACK=16
+
+[[ -x $TB/short_lived ]] || { fail setup "$TB/short_lived missing (make daemon-tests)"; finish; exit; }
+# A private copy: no other process on the machine runs the probed inode.
+cp "$TB/short_lived" "$TMP/short_lived"
+printf 'target user %s --functions touch\nskip_watch 10\n' "$TMP/short_lived" >"$TMP/procs.conf"
+first_prog=$("$SRC_DIR"/tests/bpf-leaks.py --max-id)
+start_daemon "$TMP/procs.conf" || { fail start "kcsand did not start"; finish; exit; }
+links=$(held_links "$DPID")
+
+rss() { awk '/^VmRSS:/ { print $2 }' /proc/"$DPID"/status; }
+# "NAME ENTRIES" for each BPF map of the daemon that has keys to count (not arrays).
+map_entries() {
+	local id
+
+	for id in $(grep -h '^map_id:' /proc/"$DPID"/fdinfo/* 2>/dev/null | awk '{ print $2 }' |
+		    sort -un); do
+		bpftool -j map show id "$id" 2>/dev/null |
+			jq -r 'select(.type | test("hash")) | .name' | while read -r name; do
+			echo "$name $(bpftool -j map dump id "$id" 2>/dev/null | jq length)"
+		done
+	done | sort
+}
+hits() { "$CTL" -j stats | jq .kcsand.probe_hits; }
+
+# A warm-up: the daemon's first allocations for the target, before the baseline.
+"$TMP/short_lived" 200 >"$TMP/warm.out" 2>&1
+sleep 1
+rss0=$(rss) hits0=$(hits)
+map_entries >"$TMP/maps0"
+"$TMP/short_lived" "$NPROCS" >"$TMP/run.out" 2>&1
+rc=$?
+check launcher_status 0 "$rc"
+# No report came from these processes, so the symbolizer holds nothing of
+# them; the sampler's table of pids is bounded (MAX_PIDS).
+sleep 1
+if out=$(timeout 10 "$CTL" status 2>&1); then ok daemon_answers
+else fail daemon_answers "status answered, got: $out"; fi
+rss1=$(rss) hits1=$(hits)
+map_entries >"$TMP/maps1"
+echo "# $NPROCS processes: RSS $rss0 -> $rss1 kB, probe hits $hits0 -> $hits1"
+# Each process runs touch() once at least: its hits are the positive control.
+if ((hits1 - hits0 >= NPROCS)); then ok every_process_traced
+else fail every_process_traced ">= $NPROCS probe hits, got $((hits1 - hits0))"; fi
+if ((rss1 - rss0 <= RSS_SLACK_KB)); then ok rss_bounded
+else fail rss_bounded "RSS growth <= $RSS_SLACK_KB kB, got $((rss1 - rss0)) kB"; fi
+grown=$(join -a 2 "$TMP/maps0" "$TMP/maps1" |
+	awk -v s="$ENTRIES_SLACK" 'NF == 2 { $3 = $2; $2 = 0 } $3 - $2 > s { print $1, $2 "->" $3 }')
+echo "# map entries after: $(tr '\n' ' ' <"$TMP/maps1")"
+if [[ -s $TMP/maps1 && -z $grown ]]; then ok map_entries_bounded
+else fail map_entries_bounded "no map growing by more than $ENTRIES_SLACK entries, got: $grown"; fi
+
+stop_daemon; rc=$?
+check daemon_exit_status 0 "$rc"
+
+# kcsanctl run traces PROG's descendants through a pid map (4096 entries) that
+# fork adds to and exit removes from: a leak would stop tracing the children
+# after the 4096th, and their probe hits would be missing.
+n=$((NPROCS * 9 / 20))
+timeout 300 "$CTL" run --functions touch --param overhead_budget=100 -- "$TMP/short_lived" "$n" >"$TMP/ctl.out" 2>&1
+rc=$?
+h=$(grep -o '[0-9]* hits' "$TMP/ctl.out" | tail -1 | awk '{ print $1 }')
+if [[ $rc == 0 ]] && ((h > n)); then ok run_traces_every_descendant
+else fail run_traces_every_descendant "exit 0 and > $n hits, got $rc, '$h': $(tail -1 "$TMP/ctl.out")"; fi
+
+left=$(links_alive $links)
+if [[ -n $links && -z $left ]]; then ok no_link_left
+else fail no_link_left "links $(echo $links) gone, got alive: $(echo $left)"; fi
+ours=$(grep -o 'struct bpf_program \*kcsand_[a-z_0-9]*;' "$BUILD"/kcsand.skel.h |
+       sed 's/.*\*\(.*\);/\1/' | cut -c1-15 | sort -u)
+left=$("$SRC_DIR"/tests/bpf-leaks.py "$first_prog" | awk 'NR == FNR { o[$1]; next } $2 in o' \
+       <(echo "$ours") -)
+if [[ -z $left ]]; then ok no_program_left; else fail no_program_left "got: $left"; fi
+finish

@@ -1,0 +1,79 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The cache of kernel marking verdicts (mark/kcache.h), keyed by a debug
+ * file's build-id: this test binary's own stands in for a vmlinux.  What
+ * one run saves, the next reads, with its _text; another file, or a file
+ * without a build-id, does not see it; a directory that cannot be written
+ * is an error, not a crash.
+ */
+#include <stdlib.h>
+#include <unistd.h>
+#include "test.h"
+#include "mark/kcache.h"
+
+static const struct kcache_verdict marked = { .set = 0x40, .clear = 0, .reason = 4 };
+static const struct kcache_verdict plain = { .set = 0, .clear = 0x40, .reason = 0,
+					     .no_source = 1 };
+
+int main(int argc, char **argv)
+{
+	char dir[] = "/tmp/kcsand-kcache.XXXXXX";
+	struct kcache_verdict v;
+	struct kcache *c;
+	uint64_t text;
+
+	if (!mkdtemp(dir))
+		return 1;
+	setenv("KCSAND_CACHE_DIR", dir, 1);
+	TEST(first_run_is_empty) {
+		c = kcache__open("/proc/self/exe");
+		ASSERT_TRUE(c != NULL, "a cache for a file with a build-id");
+		if (!c)
+			break;
+		ASSERT_FALSE(kcache__text(c, &text), "no _text yet");
+		ASSERT_FALSE(kcache__get(c, 0x1000, &v), "no verdict yet");
+		kcache__set_text(c, 0xffffffff81000000ull);
+		kcache__put(c, 0x2000, &plain);
+		kcache__put(c, 0x1000, &marked);
+		ASSERT_OK(kcache__save(c), "saved");
+		ASSERT_OK(access(kcache__path(c), R_OK), "the file is there");
+		ASSERT_TRUE(strstr(kcache__path(c), dir) == kcache__path(c), "under KCSAND_CACHE_DIR");
+		kcache__free(c);
+	}
+	TEST(next_run_reads_it) {
+		c = kcache__open("/proc/self/exe");
+		ASSERT_TRUE(c && kcache__text(c, &text) && text == 0xffffffff81000000ull, "_text");
+		if (!c)
+			break;
+		ASSERT_TRUE(kcache__get(c, 0x1000, &v) && !memcmp(&v, &marked, sizeof(v)),
+			    "the marked site's verdict");
+		ASSERT_TRUE(kcache__get(c, 0x2000, &v) && !memcmp(&v, &plain, sizeof(v)),
+			    "the plain site's verdict");
+		ASSERT_FALSE(kcache__get(c, 0x3000, &v), "no verdict for a site never seen");
+		ASSERT_EQ(kcache__hits(c), 2, "hits");
+		kcache__free(c);
+	}
+	TEST(other_file_does_not_see_it) {
+		c = kcache__open(argc > 1 ? argv[1] : "/bin/sh");
+		ASSERT_TRUE(c && !kcache__get(c, 0x1000, &v), "another build-id, another cache");
+		kcache__free(c);
+		ASSERT_TRUE(kcache__open("/etc/hostname") == NULL, "no build-id, no cache");
+	}
+	TEST(unwritable_dir_is_an_error) {
+		setenv("KCSAND_CACHE_DIR", "/proc/kcsand-no-such-dir", 1);
+		c = kcache__open("/proc/self/exe");
+		if (!c)
+			break;
+		kcache__put(c, 0x1000, &marked);
+		ASSERT_TRUE(kcache__save(c) < 0, "an error");
+		kcache__free(c);
+	}
+	{
+		char cmd[128];
+
+		snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+		if (system(cmd))
+			return 1;
+	}
+	return test_summary();
+}
