@@ -78,7 +78,7 @@ int main(void)
 		free(big);
 	}
 	TEST(kmsg_rate_limit) {
-		for (int i = 0; i < 2 * KMSG_BURST; i++)
+		for (unsigned int i = 0; i < 2 * KMSG_BURST; i++)
 			kmsg_sink__write(k, report, 2000 + i);
 		kmsg_sink__stats(k, &st);
 		/* Three were written before: the window holds KMSG_BURST in all. */
