@@ -675,6 +675,19 @@ static int src_sets_load(struct engine *e, const char *const *specs, size_t nr,
 	return 0;
 }
 
+/* The matching functions left out of a kernel target, and why. */
+static void print_skipped(const struct engine *e, const struct ktarget_skipped *skipped)
+{
+	if (skipped->blacklisted && e->opts.verbose)
+		pr_warn("%zu matching functions are on the kprobe blacklist\n",
+			skipped->blacklisted);
+	if (skipped->init_text && e->opts.verbose)
+		pr_warn("%zu matching functions are __init code, freed after boot\n",
+			skipped->init_text);
+	if (skipped->probed)
+		pr_warn("%zu matching functions are already probed by another "
+				"kernel target: left out of this one\n", skipped->probed);
+}
 /* libbpf creates kprobes through the kprobe PMU: without it nothing can attach. */
 static int check_kprobes(void)
 {
@@ -741,12 +754,7 @@ int engine__add_kernel(struct engine *e, const char *const *specs, size_t nr_spe
 		target_obj__free(obj);
 		return err;
 	}
-	if (skipped.blacklisted && e->opts.verbose)
-		pr_warn("%zu matching functions are on the kprobe blacklist\n",
-			skipped.blacklisted);
-	if (skipped.probed)
-		pr_warn("%zu matching functions are already probed by another "
-				"kernel target: left out of this one\n", skipped.probed);
+	print_skipped(e, &skipped);
 	return register_object(e, obj, true);
 }
 

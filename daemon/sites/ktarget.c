@@ -128,13 +128,35 @@ static int push_func(struct target_obj *obj, size_t *cap, const struct ksym *k)
 	return 0;
 }
 
+/*
+ * vmlinux's init text, [_sinittext, _einittext): freed after boot, though
+ * kallsyms still lists its functions.  Its pages hold whatever was put
+ * there since, which would decode as garbage, differently from run to run.
+ */
+static void init_text(const struct ksyms *ks, uint64_t range[2])
+{
+	range[0] = range[1] = 0;
+	for (size_t i = 0; i < ksyms__count(ks); i++) {
+		const struct ksym *k = ksyms__at(ks, i);
+
+		if (k->module)
+			continue;
+		if (!strcmp(k->name, "_sinittext"))
+			range[0] = k->addr;
+		else if (!strcmp(k->name, "_einittext"))
+			range[1] = k->addr;
+	}
+}
+
 /* The functions the specs select, less the blacklisted and those already probed. */
 static int select_funcs(struct ksyms *ks, const struct kernel_spec *sp, size_t nr_specs,
 			const struct ktarget_skip *skip, const struct blacklist *bl,
 			struct target_obj *obj, struct ktarget_skipped *skipped)
 {
+	uint64_t init[2];
 	size_t cap = 0;
 
+	init_text(ks, init);
 	for (size_t i = 0; i < ksyms__count(ks); i++) {
 		const struct ksym *k = ksyms__at(ks, i);
 		bool match = false;
@@ -151,6 +173,10 @@ static int select_funcs(struct ksyms *ks, const struct kernel_spec *sp, size_t n
 			continue;
 		if (blacklist_has(bl, k->addr)) {
 			skipped->blacklisted++;
+			continue;
+		}
+		if (k->addr >= init[0] && k->addr < init[1]) {
+			skipped->init_text++;
 			continue;
 		}
 		/* Its code has our int3s in it: decoding it again would read them. */
@@ -177,6 +203,8 @@ static void warn_no_match(const char *const *specs, size_t nr_specs,
 							       "blacklist" : "");
 	else if (skipped->blacklisted)
 		pr_cont(" (all matches are on the kprobe blacklist)");
+	else if (skipped->init_text)
+		pr_cont(" (all matches are __init code, freed after boot)");
 	pr_cont("\n");
 }
 

@@ -35,6 +35,7 @@ struct ktarget_skip {
 struct ktarget_skipped {
 	size_t blacklisted;	/* on the kernel's kprobe blacklist */
 	size_t probed;		/* skip->probed() said so */
+	size_t init_text;	/* __init functions, freed after boot */
 };
 
 /*
