@@ -5,6 +5,7 @@
 # the racy module tests/kmod/kcsan_race; the guest side is tests/vm/scale-steps.sh:
 #   - --kmsg: a report of scenario 0 in the guest's kernel log, line for line as
 #     kcsanctl printed it (title, access lines, the closing line);
+#   - __init functions (freed after boot) are left out of a site set;
 #   - --duration with a command: the run ends when the time is up, not when the
 #     command does;
 #   - execute breakpoints per CPU with a BPF program, moved while attached, and the
@@ -70,6 +71,14 @@ else
 fi
 grep -qE '^kcsanctl: run: kmsg: [1-9][0-9]* reports written' "$K" && ok kmsg_summary ||
 	bad kmsg_summary "no 'kmsg: N reports written' line"
+
+# (1b) Functions of vmlinux's init text: kallsyms lists them, their pages were freed.
+read -r _ irc _ <<< "$(step init)"
+if [ "${irc:-0}" != 0 ] && grep -q "no probe-able kernel function matches the spec 'vfs_caches_init\*' (all matches are __init code, freed after boot)" "$out/init.log"; then
+	ok init_text_left_out
+else
+	bad init_text_left_out "exit ${irc:-none}: $(head -3 "$out/init.log" 2>/dev/null | tr '\n' ';')"
+fi
 
 # (2) --duration with a command that would sleep 120 s.
 read -r _ drc dsec <<< "$(step duration)"
