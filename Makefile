@@ -102,7 +102,8 @@ check: all
 
 # Kernel mode, in a QEMU guest booting Debian's stock kernel (tests/vm/kcsan-vm
 # installs qemu, the kernel and its headers when missing).
-vm-tests: all scenario-programs $(OUT)/tests/daemon/watch_level $(OUT)/tests/shlib/shlib_race
+vm-tests: all scenario-programs $(OUT)/tests/daemon/watch_level $(OUT)/tests/daemon/churn \
+	$(OUT)/tests/shlib/shlib_race
 	tests/vm/run-vm-tests.sh
 	tests/vm/kernel-scenarios.sh
 	tests/vm/kernel-hwbp.sh

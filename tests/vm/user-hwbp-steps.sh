@@ -7,6 +7,8 @@
 # kernel, whose emulated debug registers do.  Writes to $KCSAN_VM_OUT:
 #   hw_traps.txt    build/tests/tools/hw_traps's verdict and exit status here
 #   scenarios.txt   tests/run-scenarios.sh's output, scenarios.rc its status
+#   churn.txt       three runs each of tests/daemon/churn under escalations and
+#                   under hot turns: status and what was armed
 #   bpf-after.txt   the BPF links left afterwards (none should be)
 set -u
 OUT=${KCSAN_VM_OUT:?run by tests/vm/kcsan-vm}
@@ -18,5 +20,20 @@ cd "$REPO" || exit 2
 KCSAND_TEST_NEEDS=hwbp KCSAND_TEST_TIMEOUT=${KCSAND_VM_CASE_TIMEOUT:-180} \
 	tests/run-scenarios.sh build > "$OUT/scenarios.txt" 2>&1
 echo $? > "$OUT/scenarios.rc"
+# Issue 10's SIGTRAP hunt where debug registers trap: threads exiting while an
+# escalation's watchpoint or a hot turn's execute breakpoint is armed on them
+# (tests/daemon/churn.c).  One line per run: KIND STATUS ARMED.
+CHURN=build/tests/daemon/churn
+summary() { grep -m1 '^kcsand: [0-9]* report' "$1" | grep -oE "$2: [0-9]+" | grep -oE '[0-9]+$'; }
+: > "$OUT/churn.txt"
+for ((i = 0; i < ${KCSAND_VM_CHURN_RUNS:-3}; i++)); do
+	timeout 120 build/kcsanctl run --functions 'reader*,pace' --param overhead_budget=100 -- \
+		"$CHURN" 6 3000 > "$OUT/churn-esc.out" 2>&1
+	echo "escalation $? $(summary "$OUT/churn-esc.out" hw_watchpoints_armed)" >> "$OUT/churn.txt"
+	timeout 120 build/kcsanctl run --functions 'reader*,pace' --param overhead_budget=10 \
+		--param sampler_warmup_cpu_ms=0 --param sampler_period_ms=50 \
+		--param sampler_turn_ms=5 -- "$CHURN" 20 30000 > "$OUT/churn-turn.out" 2>&1
+	echo "turns $? $(summary "$OUT/churn-turn.out" hot_turns)" >> "$OUT/churn.txt"
+done
 bpftool link list > "$OUT/bpf-after.txt" 2>&1
 exit 0
