@@ -241,10 +241,7 @@ then ok killed_in_stall_clean_exit
 else fail killed_in_stall_clean_exit "exit 137 and a summary with watchpoints set, got $rc: $(tail -2 "$TMP/stall.out")"; fi
 # Only this build's programs (the kcsand.bpf.c skeleton's): other work on the
 # machine loads kcsand_* programs of other families.
-ours=$(grep -o 'struct bpf_program \*kcsand_[a-z_0-9]*;' "$BUILD"/kcsand.skel.h |
-       sed 's/.*\*\(.*\);/\1/' | cut -c1-15 | sort -u)
-left=$("$SRC_DIR"/tests/bpf-leaks.py "$first_prog" | awk 'NR == FNR { o[$1]; next } $2 in o' \
-       <(echo "$ours") -)
+left=$(programs_left "$BUILD" "$first_prog")
 if [[ -z $left ]]; then ok killed_in_stall_nothing_left
 else fail killed_in_stall_nothing_left "no BPF program left, got: $left"; fi
 

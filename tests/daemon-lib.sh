@@ -137,6 +137,17 @@ links_alive() {
 	done
 }
 
+# programs_left BUILD FIRST_ID: this build's BPF programs (kcsand_* in its
+# skeleton) loaded since FIRST_ID (tests/bpf-leaks.py --max-id) and still
+# there; other jobs on the machine load kcsand_* programs of other builds.
+programs_left() {
+	local ours
+
+	ours=$(grep -o 'struct bpf_program \*kcsand_[a-z_0-9]*;' "$1"/kcsand.skel.h |
+	       sed 's/.*\*\(.*\);/\1/' | cut -c1-15 | sort -u)
+	"$SRC_DIR"/tests/bpf-leaks.py "$2" | awk 'NR == FNR { o[$1]; next } $2 in o' <(echo "$ours") -
+}
+
 # Bytes in the log now: a mark to count reports from.
 log_mark() {
 	stat -c %s "$LOG" 2>/dev/null || echo 0

@@ -89,9 +89,6 @@ else fail run_traces_every_descendant "exit 0 and > $n hits, got $rc, '$h': $(ta
 left=$(links_alive $links)
 if [[ -n $links && -z $left ]]; then ok no_link_left
 else fail no_link_left "links $(echo $links) gone, got alive: $(echo $left)"; fi
-ours=$(grep -o 'struct bpf_program \*kcsand_[a-z_0-9]*;' "$BUILD"/kcsand.skel.h |
-       sed 's/.*\*\(.*\);/\1/' | cut -c1-15 | sort -u)
-left=$("$SRC_DIR"/tests/bpf-leaks.py "$first_prog" | awk 'NR == FNR { o[$1]; next } $2 in o' \
-       <(echo "$ours") -)
+left=$(programs_left "$BUILD" "$first_prog")
 if [[ -z $left ]]; then ok no_program_left; else fail no_program_left "got: $left"; fi
 finish

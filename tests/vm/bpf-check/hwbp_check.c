@@ -18,25 +18,9 @@
 #include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+#include "kallsyms.h"
 
 #define MAX_CPUS 64
-
-static unsigned long long kallsyms_addr(const char *name)
-{
-	char line[512], sym[256], type;
-	unsigned long long a;
-	FILE *f = fopen("/proc/kallsyms", "r");
-
-	if (!f)
-		return 0;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "%llx %c %255s", &a, &type, sym) == 3 && !strcmp(sym, name)) {
-			fclose(f);
-			return a;
-		}
-	fclose(f);
-	return 0;
-}
 
 int main(int argc, char **argv)
 {

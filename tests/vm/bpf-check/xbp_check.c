@@ -24,26 +24,10 @@
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
+#include "kallsyms.h"
 
 #define MAX_CPUS 64
 #define CALLS 1000
-
-static unsigned long long kallsyms_addr(const char *name)
-{
-	char line[512], sym[256], type;
-	unsigned long long a;
-	FILE *f = fopen("/proc/kallsyms", "r");
-
-	if (!f)
-		return 0;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "%llx %c %255s", &a, &type, sym) == 3 && !strcmp(sym, name)) {
-			fclose(f);
-			return a;
-		}
-	fclose(f);
-	return 0;
-}
 
 static struct perf_event_attr xattr(unsigned long long addr)
 {
