@@ -111,13 +111,24 @@ title=$(grep -m1 -oE 'BUG: KCSAN: data-race in kcsan_race_origin_reader\+0x[0-9a
 expect_report unknown_origin "${title:-data-race in kcsan_race_origin_reader+0x?}" \
 	"^race at unknown origin, with read to 0xffff[0-9a-f]{12} of 8 bytes $task" "^value changed: 0x"
 # The unknown origin escalated: a write watchpoint on every CPU catches the hidden
-# writer's next write, reported as such (it ran after the race's watch window).
-expect_report unknown_origin_escalated \
-	"later write in kcsan_race_hidden_writer after data-race in kcsan_race_origin_reader" \
-	"^write to 0xffff[0-9a-f]{12} of 8 bytes by task [0-9]+ on cpu [0-9]+, [0-9]+\.[0-9]{3} ms after the race below:$" \
-	"^ kcsan_race_hidden_writer\+0x[0-9a-f]+/0x[0-9a-f]+ \[kcsan_race\] .*kcsan_race\.c:[0-9]+$" \
-	"^race at unknown origin, with read to 0xffff[0-9a-f]{12} of 8 bytes $task" \
-	"^hardware watchpoint: the write by task [0-9]+ was seen by a debug register, after it executed$"
+# writer's next write, reported as such when it ran after the race's watch window,
+# or as a pair when it ran inside a later watch window of the reader (as in
+# kernel-hwbp.sh); either shows both stacks.
+hw_write="^hardware watchpoint: the write by task [0-9]+ was seen by a debug register, after it executed$"
+writer_frame="^ kcsan_race_hidden_writer\+0x[0-9a-f]+/0x[0-9a-f]+ \[kcsan_race\] .*kcsan_race\.c:[0-9]+$"
+if grep -qx "BUG: KCSAN: data-race in kcsan_race_hidden_writer / kcsan_race_origin_reader" "$R" &&
+   ! grep -q "BUG: KCSAN: later write in kcsan_race_hidden_writer" "$R"; then
+	expect_report unknown_origin_escalated \
+		"data-race in kcsan_race_hidden_writer / kcsan_race_origin_reader" \
+		"^write to 0xffff[0-9a-f]{12} of 8 bytes $task" "$writer_frame" \
+		"^read to 0xffff[0-9a-f]{12} of 8 bytes $task" "$hw_write"
+else
+	expect_report unknown_origin_escalated \
+		"later write in kcsan_race_hidden_writer after data-race in kcsan_race_origin_reader" \
+		"^write to 0xffff[0-9a-f]{12} of 8 bytes by task [0-9]+ on cpu [0-9]+, [0-9]+\.[0-9]{3} ms after the race below:$" \
+		"$writer_frame" \
+		"^race at unknown origin, with read to 0xffff[0-9a-f]{12} of 8 bytes $task" "$hw_write"
+fi
 expect_none word_writes_assumed_atomic kcsan_race_ww_writer
 expect_report plain_read_vs_atomic_inc "data-race in kcsan_race_atomic_inc / kcsan_race_plain_atomic_reader" \
 	"^read-write \(marked\) to 0xffff[0-9a-f]{12} of 4 bytes $task" "^read to 0xffff[0-9a-f]{12} of 4 bytes $task"
