@@ -1056,14 +1056,14 @@ int engine__poll(struct engine *e, int timeout_ms)
 	}
 	if (e->sampler)
 		sampler__tick(e->sampler);
-	kbp__tick(e->kbp);
 	hwbp__tick(e->hw);
 	return err < 0 ? err : 0;
 }
 
 int engine__timeout_ms(const struct engine *e)
 {
-	int t = e->sampler ? sampler__timeout_ms(e->sampler) : kbp__timeout_ms(e->kbp);
+	/* Code breakpoints keep their own time (kbp.c's movers). */
+	int t = e->sampler ? sampler__timeout_ms(e->sampler) : -1;
 	int h = engine_held_next_ms(e);
 
 	return h >= 0 && (t < 0 || h < t) ? h : t;

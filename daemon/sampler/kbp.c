@@ -356,16 +356,6 @@ int kbp__new(struct kcsand_bpf *skel, const uint64_t *addr, const uint32_t *site
 	return 0;
 }
 
-/* The movers keep time themselves: nothing for the engine's loop to do. */
-void kbp__tick(struct kbp *k)
-{
-}
-
-int kbp__timeout_ms(const struct kbp *k)
-{
-	return -1;
-}
-
 void kbp__stats(const struct kbp *k, struct kbp_stats *st)
 {
 	struct kcsand_kxbp_slot s;

@@ -48,10 +48,6 @@ struct kbp;
  */
 int kbp__new(struct kcsand_bpf *skel, const uint64_t *addr, const uint32_t *site, size_t n,
 	     const struct kbp_opts *o, struct kbp **out);
-/* Nothing: the movers keep time (kept for the engine's loop). */
-void kbp__tick(struct kbp *k);
-/* -1: the engine's loop has nothing to wake for. */
-int kbp__timeout_ms(const struct kbp *k);
 void kbp__stats(const struct kbp *k, struct kbp_stats *st);
 void kbp__free(struct kbp *k);
 
