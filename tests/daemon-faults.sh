@@ -172,9 +172,7 @@ kill -0 "$TPID" 2>/dev/null && ok ring_full_target_alive || fail ring_full_targe
 kill "$TPID"
 stop_daemon; rc=$?
 check ring_full_daemon_exit 0 "$rc"
-left=$(links_alive $links)
-if [[ -n $links && -z $left ]]; then ok ring_full_no_link_left
-else fail ring_full_no_link_left "links $(echo $links) gone, got alive: $(echo $left)"; fi
+check_links_gone ring_full_no_link_left $links
 # kcsanctl run, stopped the same way: its status (66: reports) and a summary counting the drops.
 KCSAND_TEST_ITERS=30000 "$CTL" run --param ring_buffer_kb=4 --param skip_watch=0 \
 	--param report_once_in_ms=0 --param report_value_change_only=0 --param udelay_task=50 \

@@ -148,6 +148,23 @@ programs_left() {
 	"$SRC_DIR"/tests/bpf-leaks.py "$2" | awk 'NR == FNR { o[$1]; next } $2 in o' <(echo "$ours") -
 }
 
+# check_links_gone NAME LINK...: a check that every link given is gone (and some were).
+check_links_gone() {
+	local name=$1 left
+	shift
+	left=$(links_alive "$@")
+	if [[ $# -gt 0 && -z $left ]]; then ok "$name"
+	else fail "$name" "links $* gone, got alive: $(echo $left)"; fi
+}
+
+# check_no_program_left NAME BUILD FIRST_ID: a check on programs_left.
+check_no_program_left() {
+	local left
+
+	left=$(programs_left "$2" "$3")
+	if [[ -z $left ]]; then ok "$1"; else fail "$1" "got: $left"; fi
+}
+
 # Bytes in the log now: a mark to count reports from.
 log_mark() {
 	stat -c %s "$LOG" 2>/dev/null || echo 0

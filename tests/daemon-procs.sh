@@ -86,9 +86,6 @@ h=$(grep -o '[0-9]* hits' "$TMP/ctl.out" | tail -1 | awk '{ print $1 }')
 if [[ $rc == 0 ]] && ((h > n)); then ok run_traces_every_descendant
 else fail run_traces_every_descendant "exit 0 and > $n hits, got $rc, '$h': $(tail -1 "$TMP/ctl.out")"; fi
 
-left=$(links_alive $links)
-if [[ -n $links && -z $left ]]; then ok no_link_left
-else fail no_link_left "links $(echo $links) gone, got alive: $(echo $left)"; fi
-left=$(programs_left "$BUILD" "$first_prog")
-if [[ -z $left ]]; then ok no_program_left; else fail no_program_left "got: $left"; fi
+check_links_gone no_link_left $links
+check_no_program_left no_program_left "$BUILD" "$first_prog"
 finish

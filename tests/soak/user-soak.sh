@@ -76,9 +76,6 @@ echo "# records_dropped: $(awk '$1 == "records_dropped:" { print $2 }' "$TMP/sta
      "reports: $reports, RSS first/last: ${samples[0]} / ${samples[-1]} kB"
 stop_daemon; rc=$?
 check daemon_exit_status 0 "$rc"
-left=$(links_alive $links)
-if [[ -n $links && -z $left ]]; then ok no_link_left
-else fail no_link_left "links $(echo $links) gone, got alive: $(echo $left)"; fi
-left=$(programs_left "$B" "$first_prog")
-if [[ -z $left ]]; then ok no_program_left; else fail no_program_left "got: $left"; fi
+check_links_gone no_link_left $links
+check_no_program_left no_program_left "$B" "$first_prog"
 finish
