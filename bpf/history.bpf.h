@@ -44,6 +44,15 @@
 
 /* Set by the daemon when the detector is on (user mode). */
 __u32 hb_enabled;
+/*
+ * Sync probes cost a trap per call, so the daemon takes them off while
+ * their cost is over its share of the budget (history/pace.c) and puts
+ * them back later.  Nothing is remembered while hb_paused is set, and
+ * hb_gen moves on at every resume: what was remembered before a pause is
+ * forgotten, since synchronization during the pause went unseen.
+ */
+__u32 hb_paused;
+__u32 hb_gen;
 __u64 hb_counters[KCSAND_HB_CTR_COUNT];
 
 /* Processes the daemon probed the sync functions of: only they have a history. */
@@ -68,6 +77,7 @@ struct hb_thread {
 	__u64 pending_acq;
 	__u32 last_child;	/* the thread it created last (fork tracepoint) */
 	__u32 once_depth;	/* inside pthread_once(): the epoch is kept until it returns */
+	__u32 gen;		/* hb_gen at its last sync event: depth is stale if older */
 	__u32 depth;		/* sync calls entered and not yet returned */
 	__u32 op[HB_DEPTH];
 	__u64 arg0[HB_DEPTH];
@@ -84,6 +94,7 @@ struct hb_thread {
 struct hb_proc {
 	__u64 used;			/* slots taken by live threads */
 	__u32 last_clock[HB_SLOTS];	/* a slot's next thread starts above this */
+	__u32 cur_clock[HB_SLOTS];	/* a live slot's own clock, for hb_acquire_all() */
 };
 
 struct hb_key {
@@ -118,6 +129,8 @@ struct hb_shadow {
 	__u32 seq;		/* odd: a thread is checking or updating the entry */
 	__u32 tgid;
 	__u64 granule;		/* address >> 3 */
+	__u32 gen;		/* hb_gen when its cells were remembered */
+	__u32 __pad;
 	struct hb_cell cell[HB_CELLS];
 };
 
@@ -232,12 +245,19 @@ struct {
 	__type(value, struct hb_scratch);
 } hb_scratch SEC(".maps");
 
+/* The largest value hb_get() inserts. */
+union hb_any {
+	struct hb_thread thread;
+	struct hb_proc proc;
+	struct hb_sync sync;
+};
+
 /* Never written: the initial value of new entries, too large for the BPF stack. */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, 1);
 	__type(key, __u32);
-	__type(value, struct hb_thread);
+	__type(value, union hb_any);
 } hb_zero SEC(".maps");
 
 static __always_inline void hb_count(enum kcsand_hb_counter c)
@@ -342,9 +362,12 @@ static __noinline struct hb_thread *hb_new_thread(__u32 tid, __u32 tgid,
 		return NULL;
 	t->slot = slot;
 	t->tgid = tgid;
+	/* A new thread is in no sync call yet (hb_new_gen). */
+	t->gen = hb_gen;
 	if (parent)
 		hb_vc_join(t->vc, parent->vc);
 	t->vc[slot & (HB_SLOTS - 1)] = start;
+	p->cur_clock[slot & (HB_SLOTS - 1)] = start;
 	return t;
 }
 
@@ -355,6 +378,18 @@ static __always_inline struct hb_thread *hb_self(void)
 	struct hb_thread *t = bpf_map_lookup_elem(&hb_threads, &tid);
 
 	return t ? t : hb_new_thread(tid, id >> 32, NULL);
+}
+
+/* A new epoch of the thread, published for hb_acquire_all(). */
+static __always_inline void hb_tick(struct hb_thread *t)
+{
+	__u32 s = t->slot & (HB_SLOTS - 1), tgid = t->tgid;
+	struct hb_proc *p;
+
+	t->vc[s]++;
+	p = bpf_map_lookup_elem(&hb_procs, &tgid);
+	if (p)
+		p->cur_clock[s] = t->vc[s];
 }
 
 static __noinline void hb_release(struct hb_thread *t, __u64 addr, int new_epoch)
@@ -368,7 +403,7 @@ static __noinline void hb_release(struct hb_thread *t, __u64 addr, int new_epoch
 	}
 	hb_vc_join_atomic(s->vc, t->vc);
 	if (new_epoch && !t->once_depth)
-		t->vc[t->slot & (HB_SLOTS - 1)]++;
+		hb_tick(t);
 }
 
 static __noinline void hb_acquire(struct hb_thread *t, __u64 addr)
@@ -380,6 +415,43 @@ static __noinline void hb_acquire(struct hb_thread *t, __u64 addr)
 		return;		/* never released: nothing to learn */
 	/* Entries read while a release adds to them: each is one it had, or more. */
 	hb_vc_join(t->vc, s->vc);
+}
+
+/*
+ * A sync call returned whose entry went unseen, across a pause of the sync
+ * probes: which object it acquired is not known, so it is taken to have
+ * acquired every epoch of its process so far.  That can hide a race; it
+ * never makes one up.
+ */
+static __noinline void hb_acquire_all(struct hb_thread *t)
+{
+	__u32 tgid = t->tgid;
+	struct hb_proc *p = bpf_map_lookup_elem(&hb_procs, &tgid);
+
+	if (!p)
+		return;
+	for (int i = 0; i < HB_SLOTS; i++) {
+		__u32 c = p->cur_clock[i] > p->last_clock[i] ? p->cur_clock[i] : p->last_clock[i];
+
+		if (t->vc[i] < c)
+			t->vc[i] = c;
+	}
+}
+
+/*
+ * The thread's first event since the sync probes were put back.  It may be
+ * returning from a call it entered while they were off (a mutex it waited
+ * for), whose return is unseen: a uretprobe only sees the returns of calls
+ * entered while it was attached.  So it is taken to have acquired all that
+ * its process did so far, and the calls it was in are forgotten.
+ */
+static __always_inline void hb_new_gen(struct hb_thread *t)
+{
+	if (t->gen == hb_gen)
+		return;
+	t->gen = hb_gen;
+	t->depth = 0;
+	hb_acquire_all(t);
 }
 
 /* The marked load of the thread's last event has run by now: acquire what it read. */
@@ -606,10 +678,11 @@ static __noinline int hb_check(void *ctx, struct hb_scratch *scratch, struct hb_
 		return 0;
 	scratch->now = now;
 	hb_count(KCSAND_HB_CTR_CHECKED);
-	if (e->tgid != tgid || e->granule != granule) {
-		claimed = e->tgid ? 2 : 1;
+	if (e->tgid != tgid || e->granule != granule || e->gen != hb_gen) {
+		claimed = e->tgid && e->gen == hb_gen ? 2 : 1;
 		e->tgid = tgid;
 		e->granule = granule;
+		e->gen = hb_gen;
 		for (int i = 0; i < HB_CELLS; i++)
 			e->cell[i].slot1 = 0;
 	}
@@ -653,7 +726,7 @@ static __always_inline void history_access(void *ctx, struct pt_regs *regs, __u3
 	__u32 zero = 0;
 	__u64 ip, t0;
 
-	if (!hb_traced())
+	if (!hb_traced() || hb_paused)
 		return;
 	t0 = bpf_ktime_get_ns();
 	site = bpf_map_lookup_elem(&sites, &site_idx);
@@ -662,6 +735,7 @@ static __always_inline void history_access(void *ctx, struct pt_regs *regs, __u3
 	t = hb_self();
 	if (!t)
 		return;
+	hb_new_gen(t);
 	hb_settle(t);
 	scratch = bpf_map_lookup_elem(&hb_scratch, &zero);
 	if (!scratch)
@@ -742,6 +816,7 @@ static __always_inline struct hb_thread *hb_sync_thread(void)
 	t = hb_self();
 	if (!t)
 		return NULL;
+	hb_new_gen(t);
 	hb_settle(t);
 	hb_count(KCSAND_HB_CTR_SYNC_OPS);
 	return t;
@@ -828,8 +903,12 @@ static __always_inline void hb_join_thread(struct hb_thread *t, __u64 pthread)
 	__u32 *tid;
 
 	tid = bpf_map_lookup_elem(&hb_pthreads, &k);
-	if (!tid)
+	if (!tid) {
+		/* Created while the sync probes were off: pthread_create()'s return went unseen. */
+		if (hb_gen)
+			hb_acquire_all(t);
 		return;
+	}
 	o = bpf_map_lookup_elem(&hb_exited, tid);
 	if (!o)
 		o = bpf_map_lookup_elem(&hb_threads, tid);
@@ -892,7 +971,7 @@ static __always_inline void hb_return_pthread(struct hb_thread *t, __u32 op, int
 	case KCSAND_HB_ONCE:
 		hb_acquire(t, a0);
 		if (t->once_depth && !--t->once_depth)
-			t->vc[t->slot & (HB_SLOTS - 1)]++;
+			hb_tick(t);
 		break;
 	case KCSAND_HB_CREATE:
 		if (rc == 0 && !bpf_probe_read_user(&pthread, sizeof(pthread), (void *)a0)) {
@@ -922,8 +1001,11 @@ static __always_inline void hb_return(struct pt_regs *ctx, struct hb_thread *t, 
 			hb_acquire(t, PT_REGS_PARM1(ctx));
 		return;
 	}
-	if (hb_pop(t, op, &a0, &a1))
+	if (hb_pop(t, op, &a0, &a1)) {
+		if (hb_gen)
+			hb_acquire_all(t);
 		return;
+	}
 	hb_return_pthread(t, op, rc, a0, a1);
 }
 
@@ -959,7 +1041,7 @@ int BPF_PROG(kcsand_hb_fork, struct task_struct *parent, struct task_struct *chi
 	hb_count(KCSAND_HB_CTR_SYNC_OPS);
 	hb_new_thread(cpid, ctgid, p);
 	p->last_child = cpid;
-	p->vc[p->slot & (HB_SLOTS - 1)]++;
+	hb_tick(p);
 	return 0;
 }
 

@@ -88,8 +88,11 @@ run_one() {
 		elif ! grep -Eq 'history_sync_ops: [1-9][0-9]* history_checked: [1-9]' <<<"$out"; then
 			fail "$name" "no positive control: no sync operation traced or no access checked" \
 				"$(tail -2 <<<"$out")"
+		elif [[ $name == hb_paused_* ]] && ! grep -Eq 'history_sync_pauses: [1-9]' <<<"$out"; then
+			fail "$name" "no positive control: the sync probes were never taken off" \
+				"$(tail -2 <<<"$out")"
 		else
-			echo "ok   $name (race-free; $(grep -Eo 'history_sync_ops: [0-9]+ history_checked: [0-9]+' <<<"$out"))"
+			echo "ok   $name (race-free; $(grep -Eo 'history_sync_ops: [0-9]+ history_checked: [0-9]+' <<<"$out")$(grep -Eo ' history_sync_pauses: [1-9][0-9]*' <<<"$out"))"
 			passed=$((passed + 1))
 		fi
 		return

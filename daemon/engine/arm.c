@@ -295,10 +295,16 @@ static double ops_trap_ns(void *ctx, void (*fn)(void), int calls)
 	return engine_trap_ns(ctx, fn, calls);
 }
 
+static double ops_other_probes_ns(void *ctx)
+{
+	return engine_sync_cost_ns(ctx);
+}
+
 const struct sampler_ops engine_sampler_ops = {
 	.nr_sites = ops_nr_sites,
 	.get_params = ops_get_params,
 	.rearm = ops_rearm,
 	.turn = ops_turn,
 	.trap_ns = ops_trap_ns,
+	.other_probes_ns = ops_other_probes_ns,
 };

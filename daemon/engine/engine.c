@@ -844,6 +844,7 @@ static int start_loaded(struct engine *e)
 		return err;
 	if (e->opts.history && !e->opts.kernel) {
 		err = history__new(skel, e->multi, e->opts.verbose, &e->hist);
+		hb_pace__init(&e->hb_pace);
 		if (err)
 			return err;
 	}
@@ -1033,6 +1034,45 @@ int engine__remove_pid(struct engine *e, pid_t pid)
 	return bpf_map_delete_elem(bpf_map__fd(e->skel->maps.targets), &key) ? -errno : 0;
 }
 
+double engine_sync_cost_ns(const struct engine *e)
+{
+	struct sampler_stats st;
+
+	if (!e->hist || !e->sampler)
+		return 0;
+	sampler__get_stats(e->sampler, &st);
+	return history__cost_ns(e->hist, st.trap_ns);
+}
+
+/*
+ * The sync probes on or off, from their cost against the budget (history.h,
+ * pace.c), at every poll: their cost is read from counters at once, the
+ * targets' own time as the sampler last measured it.
+ */
+static void pace_history(struct engine *e)
+{
+	double budget = e->opts.params.v[PARAM_OVERHEAD_BUDGET] / 100.0;
+	struct sampler_stats st;
+
+	if (!e->hist || !e->sampler)
+		return;
+	sampler__get_stats(e->sampler, &st);
+	switch (hb_pace__step(&e->hb_pace, st.native_ns, history__cost_ns(e->hist, st.trap_ns),
+			      budget)) {
+	case HB_PACE_PAUSE:
+		history__pause(e->hist);
+		if (e->opts.verbose > 1)
+			pr_warn("history: sync probes off: over their share of the budget\n");
+		break;
+	case HB_PACE_RESUME:
+		if (!history__resume(e->hist) && e->opts.verbose > 1)
+			pr_warn("history: sync probes on, history restarted\n");
+		break;
+	case HB_PACE_KEEP:
+		break;
+	}
+}
+
 int engine__poll(struct engine *e, int timeout_ms)
 {
 	int err = 0, due = engine__timeout_ms(e);
@@ -1056,6 +1096,7 @@ int engine__poll(struct engine *e, int timeout_ms)
 	}
 	if (e->sampler)
 		sampler__tick(e->sampler);
+	pace_history(e);
 	hwbp__tick(e->hw);
 	return err < 0 ? err : 0;
 }
@@ -1288,10 +1329,11 @@ void engine__print_summary(struct engine *e, FILE *out)
 		struct history_stats hb_st;
 
 		history__get_stats(e->hist, &hb_st);
-		fprintf(out, " history_sync_ops: %llu history_checked: %llu history_shadow_live: %llu",
+		fprintf(out, " history_sync_ops: %llu history_checked: %llu history_shadow_live: %llu"
+			     " history_sync_pauses: %lu",
 			(unsigned long long)hb_st.ctr[KCSAND_HB_CTR_SYNC_OPS],
 			(unsigned long long)hb_st.ctr[KCSAND_HB_CTR_CHECKED],
-			(unsigned long long)hb_st.ctr[KCSAND_HB_CTR_SHADOW_LIVE]);
+			(unsigned long long)hb_st.ctr[KCSAND_HB_CTR_SHADOW_LIVE], hb_st.pauses);
 	}
 	if (e->kbp_mode)
 		fprintf(out, " unknown_origin_held: %lu unknown_origin_folded: %lu",

@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include "sites/decode.h"
 #include "engine.h"
+#include "history/history.h"
 
 struct bpf_link;
 struct ring_buffer;
@@ -58,6 +59,7 @@ struct engine {
 	struct thread_turn *tt;		/* the sampler's hot turns on one thread */
 	struct hwbp *hw;		/* after load */
 	struct history *hist;		/* after load, when opts.history */
+	struct hb_pace hb_pace;		/* how long its sync probes stay on */
 	struct kbp *kbp;		/* kernel mode, code-breakpoint sampling: after attach */
 	bool kbp_mode;			/* no kprobes: sites are sampled by code breakpoints */
 	char system[160];
@@ -81,6 +83,8 @@ struct engine {
 
 /* The site sampler's view of the engine (arm.c). */
 extern const struct sampler_ops engine_sampler_ops;
+/* CPU-ns the history detector's sync probes took so far; 0 without one. */
+double engine_sync_cost_ns(const struct engine *e);
 /* The site a cookie names, and its object; NULL for a cookie not handed out. */
 const struct site *engine_site_of(const struct engine *e, uint32_t cookie,
 				  const struct target_obj **o);

@@ -22,12 +22,31 @@
 
 #define HB_MAX_LIBS	64
 
+/*
+ * One uprobe_multi link of sync probes, kept so that it can be taken off
+ * and put back (history__pause): the file it probes stays open, and it is
+ * attached again through that descriptor, so a file replaced meanwhile is
+ * never probed at offsets decoded from the old one.
+ */
+struct hb_group {
+	int file_fd;
+	int link_fd;			/* -1 while paused */
+	pid_t pid;
+	__u32 flags;			/* KCSAND_UPROBE_MULTI_RETURN */
+	int prog_fd;
+	size_t n;
+	__u64 *off, *cookie;
+};
+
 struct history {
 	struct kcsand_bpf *skel;
 	int verbose;
 	bool multi;			/* uprobe_multi links (Linux 6.6+) */
-	int fds[64];			/* their fds */
-	size_t nr_fds;
+	struct hb_group *groups;
+	size_t nr_groups;
+	bool paused;
+	unsigned long pauses;		/* times the sync probes were taken off */
+	unsigned long lost;		/* groups that could not be put back (their process ended) */
 	struct bpf_link **links;	/* tracepoints, and per-probe links without uprobe_multi */
 	size_t nr_links, cap_links;
 	unsigned long functions, outlined, probes;
@@ -169,12 +188,63 @@ static void plan_function(struct history *hist, struct batch *b, const char *pat
 		batch_add(b, HB_GROUP_RETURN, off, op);
 }
 
+static int group_attach(struct hb_group *gr)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", gr->file_fd);
+	gr->link_fd = uprobe_multi__attach_flags(gr->prog_fd, path, gr->off, gr->cookie, gr->n,
+						 gr->pid, gr->flags);
+	return gr->link_fd < 0 ? gr->link_fd : 0;
+}
+
+static void group_free(struct hb_group *gr)
+{
+	if (gr->link_fd >= 0)
+		close(gr->link_fd);
+	if (gr->file_fd >= 0)
+		close(gr->file_fd);
+	free(gr->off);
+	free(gr->cookie);
+}
+
+/* Group g of batch b, for process pid, kept and attached. */
+static int add_group(struct history *hist, pid_t pid, const char *path, const struct batch *b,
+		     int g, int prog_fd)
+{
+	struct hb_group gr = { .link_fd = -1, .pid = pid, .prog_fd = prog_fd, .n = b->n[g],
+			       .flags = g == HB_GROUP_RETURN ? KCSAND_UPROBE_MULTI_RETURN : 0 };
+	void *q = realloc(hist->groups, (hist->nr_groups + 1) * sizeof(gr));
+	int err;
+
+	if (!q)
+		return -ENOMEM;
+	hist->groups = q;
+	gr.file_fd = open(path, O_RDONLY | O_CLOEXEC);
+	gr.off = malloc(gr.n * sizeof(*gr.off));
+	gr.cookie = malloc(gr.n * sizeof(*gr.cookie));
+	if (gr.file_fd < 0 || !gr.off || !gr.cookie) {
+		err = gr.file_fd < 0 ? -errno : -ENOMEM;
+		group_free(&gr);
+		return err;
+	}
+	memcpy(gr.off, b->off[g], gr.n * sizeof(*gr.off));
+	memcpy(gr.cookie, b->cookie[g], gr.n * sizeof(*gr.cookie));
+	err = group_attach(&gr);
+	if (err) {
+		group_free(&gr);
+		return err;
+	}
+	hist->groups[hist->nr_groups++] = gr;
+	return 0;
+}
+
 static int attach_group(struct history *hist, pid_t pid, const char *path, const struct batch *b,
 			int g)
 {
 	struct bpf_program *prog = g == HB_GROUP_ENTRY ? hist->skel->progs.kcsand_hb_entry :
 							 hist->skel->progs.kcsand_hb_return;
-	int fd;
+	int err;
 
 	if (!b->n[g])
 		return 0;
@@ -194,17 +264,10 @@ static int attach_group(struct history *hist, pid_t pid, const char *path, const
 		}
 		return 0;
 	}
-	fd = uprobe_multi__attach_flags(bpf_program__fd(prog), path, b->off[g], b->cookie[g],
-					b->n[g], pid,
-				       g == HB_GROUP_RETURN ? KCSAND_UPROBE_MULTI_RETURN : 0);
-	if (fd < 0 || hist->nr_fds == sizeof(hist->fds) / sizeof(hist->fds[0])) {
-		if (fd >= 0)
-			close(fd);
-		errno = fd < 0 ? -fd : EMFILE;
-		goto fail;
-	}
-	hist->fds[hist->nr_fds++] = fd;
-	return 0;
+	err = add_group(hist, pid, path, b, g, bpf_program__fd(prog));
+	if (!err)
+		return 0;
+	errno = -err;
 fail:
 	fprintf(stderr, "kcsand: history: cannot probe the sync functions of %s: %s\n", path,
 		strerror(errno));
@@ -485,6 +548,65 @@ int history__add_process(struct history *hist, pid_t pid, const char *prog)
 	return add_tgid(hist, pid);
 }
 
+void history__pause(struct history *hist)
+{
+	if (hist->paused || !hist->multi || !hist->nr_groups)
+		return;
+	/* Nothing remembered from here: the release below may already be unseen. */
+	__atomic_store_n(&hist->skel->bss->hb_paused, 1, __ATOMIC_SEQ_CST);
+	for (size_t i = 0; i < hist->nr_groups; i++) {
+		if (hist->groups[i].link_fd >= 0)
+			close(hist->groups[i].link_fd);
+		hist->groups[i].link_fd = -1;
+	}
+	hist->paused = true;
+	hist->pauses++;
+}
+
+int history__resume(struct history *hist)
+{
+	int err = 0;
+
+	if (!hist->paused || hist->lost)
+		return hist->lost ? -EIO : 0;
+	for (size_t i = 0; i < hist->nr_groups; i++) {
+		struct hb_group *gr = &hist->groups[i];
+		int r = group_attach(gr);
+
+		if (r == -ESRCH) {
+			/* Its process ended: nothing left to put back. */
+			group_free(gr);
+			hist->groups[i--] = hist->groups[--hist->nr_groups];
+		} else if (r) {
+			fprintf(stderr, "kcsand: history: cannot put back the sync probes of pid "
+					"%d: %s; the history detector stays off\n",
+				gr->pid, strerror(-r));
+			hist->lost++;
+			err = r;
+		}
+	}
+	if (err)
+		return err;
+	/* Every probe is on again: a new generation, whose history starts empty. */
+	__atomic_add_fetch(&hist->skel->bss->hb_gen, 1, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&hist->skel->bss->hb_paused, 0, __ATOMIC_SEQ_CST);
+	hist->paused = false;
+	return 0;
+}
+
+bool history__paused(const struct history *hist)
+{
+	return hist->paused;
+}
+
+double history__cost_ns(const struct history *hist, double trap_ns)
+{
+	const __u64 *c = hist->skel->bss->hb_counters;
+
+	return (double)__atomic_load_n(&c[KCSAND_HB_CTR_SYNC_OPS], __ATOMIC_RELAXED) * trap_ns +
+	       (double)__atomic_load_n(&c[KCSAND_HB_CTR_SYNC_NS], __ATOMIC_RELAXED);
+}
+
 void history__get_stats(const struct history *hist, struct history_stats *out)
 {
 	memset(out, 0, sizeof(*out));
@@ -493,6 +615,7 @@ void history__get_stats(const struct history *hist, struct history_stats *out)
 	out->probes = hist->probes;
 	out->functions = hist->functions;
 	out->outlined = hist->outlined;
+	out->pauses = hist->pauses;
 }
 
 static double per(uint64_t total, uint64_t n)
@@ -509,7 +632,8 @@ void history__print(const struct history *hist, FILE *out)
 		     "%lu outlined functions, %llu marked accesses as acquire/release; "
 		     "%llu accesses checked, %llu shadow entries live (%llu taken over), "
 		     "%llu races found, %llu reported; %llu threads without a clock, "
-		     "%llu stacks not kept, %llu samples skipped on a busy entry; BPF time: "
+		     "%llu stacks not kept, %llu samples skipped on a busy entry; sync probes "
+		     "off %lu times (over their share of the budget); BPF time: "
 		     "%.0f ns per checked access, %.0f ns per sync operation\n",
 		(unsigned long long)st.ctr[KCSAND_HB_CTR_SYNC_OPS], st.functions,
 		hist->libs[0] ? hist->libs : "none", st.outlined,
@@ -521,7 +645,7 @@ void history__print(const struct history *hist, FILE *out)
 		(unsigned long long)st.ctr[KCSAND_HB_CTR_REPORTS],
 		(unsigned long long)st.ctr[KCSAND_HB_CTR_NO_SLOT],
 		(unsigned long long)st.ctr[KCSAND_HB_CTR_NO_STACK],
-		(unsigned long long)st.ctr[KCSAND_HB_CTR_CONTENDED],
+		(unsigned long long)st.ctr[KCSAND_HB_CTR_CONTENDED], st.pauses,
 		per(st.ctr[KCSAND_HB_CTR_ACCESS_NS], st.ctr[KCSAND_HB_CTR_CHECKED]),
 		per(st.ctr[KCSAND_HB_CTR_SYNC_NS],
 		    st.ctr[KCSAND_HB_CTR_SYNC_OPS] + st.ctr[KCSAND_HB_CTR_MARKED]));
@@ -531,8 +655,9 @@ void history__free(struct history *hist)
 {
 	if (!hist)
 		return;
-	for (size_t i = 0; i < hist->nr_fds; i++)
-		close(hist->fds[i]);
+	for (size_t i = 0; i < hist->nr_groups; i++)
+		group_free(&hist->groups[i]);
+	free(hist->groups);
 	for (size_t i = 0; i < hist->nr_links; i++)
 		bpf_link__destroy(hist->links[i]);
 	free(hist->links);

@@ -23,6 +23,7 @@ struct history_stats {
 	unsigned long probes;			/* sync probes attached (entries, returns, rets) */
 	unsigned long functions;		/* sync functions probed */
 	unsigned long outlined;			/* OpenMP outlined functions probed */
+	unsigned long pauses;			/* times the sync probes were taken off */
 };
 
 /* Before the BPF object is loaded: its sync probes attach through uprobe_multi links. */
@@ -41,6 +42,34 @@ void history__get_stats(const struct history *hist, struct history_stats *out);
 /* The -v line: what was probed and what the detector did. */
 void history__print(const struct history *hist, FILE *out);
 void history__free(struct history *hist);
+
+/*
+ * Take the sync probes off (their links closed; nothing is remembered
+ * meanwhile), and put them back through the files they were decoded from:
+ * what was remembered before is forgotten, since the synchronization of the
+ * pause went unseen.  Resuming returns 0, or a negative errno when a
+ * process's probes could not be put back: the history then stays off.
+ * Without uprobe_multi links, the probes are never taken off.
+ */
+void history__pause(struct history *hist);
+int history__resume(struct history *hist);
+bool history__paused(const struct history *hist);
+/* CPU-ns the sync probes took so far: their traps at trap_ns each, and their BPF time. */
+double history__cost_ns(const struct history *hist, double trap_ns);
+
+/*
+ * The sync probes' pacing (pace.c): their cost against budget times the
+ * targets' own CPU time, both cumulative, in ns.  Pure, for the unit tests.
+ */
+struct hb_pace {
+	double credit_ns;		/* what the probes may still take */
+	double native_ns, cost_ns;	/* at the last step */
+	bool off;
+};
+enum hb_pace_action { HB_PACE_KEEP, HB_PACE_PAUSE, HB_PACE_RESUME };
+void hb_pace__init(struct hb_pace *p);
+enum hb_pace_action hb_pace__step(struct hb_pace *p, double native_ns, double cost_ns,
+				  double budget);
 
 /* The operation of a sync function of a library, by its name; KCSAND_HB_NONE if none. */
 enum kcsand_hb_op history__op_of(const char *func);

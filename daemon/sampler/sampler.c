@@ -130,6 +130,7 @@ struct sampler {
 	uint64_t rng;
 	bool all_armed;
 	double cum_probe, cum_native;	/* CPU-ns since the warm-up */
+	double other_ns;		/* ops->other_probes_ns at the last tick */
 	double target_cpu_ns;		/* the targets' CPU time so far */
 	double turn_cost;		/* share of the target's CPU a hot turn takes */
 	bool hot_turn;			/* the period now running is one */
@@ -525,6 +526,7 @@ struct period {
 	double u;		/* CPU-s/s the measured side used, probes included */
 	double probe;		/* CPU-s/s the armed sites took */
 	double floor;		/* kernel mode: CPU-s/s of traps of disarmed sites */
+	double other;		/* CPU-s/s of the engine's other probes (sync probes) */
 	double native;		/* the program's own CPU-s/s */
 	double nat;		/* the same, at least one clock tick's worth */
 	bool was_turn;
@@ -545,18 +547,26 @@ static void measure_period(struct sampler *s, uint64_t now, struct period *pd)
 		pd->probe += s->load[i];
 	}
 	s->target_cpu_ns += cpu;
+	pd->other = 0;
+	if (s->ops->other_probes_ns) {
+		double o = s->ops->other_probes_ns(s->ctx);
+
+		pd->other = o > s->other_ns ? (o - s->other_ns) / pd->dt : 0;
+		s->other_ns = o;
+	}
 	pd->u = cpu / pd->dt;
-	if (pd->u < pd->probe)
-		pd->u = pd->probe;	/* tick granularity: never less than the probes took */
+	if (pd->u < pd->probe + pd->other)
+		pd->u = pd->probe + pd->other;	/* tick granularity: never less than the probes took */
 	/*
 	 * The floor is an estimate: trap_ns is an int3 trap's cost, and a
 	 * kprobe the kernel has since optimized into a jump costs less, and
 	 * it can come to more CPUs than the machine has.  What the machine
 	 * measurably spent beyond the BPF time bounds it.
 	 */
-	if (pd->floor > pd->u - pd->probe)
-		pd->floor = pd->u - pd->probe;
-	pd->native = pd->u - pd->probe - pd->floor;
+	if (pd->floor > pd->u - pd->probe - pd->other)
+		pd->floor = pd->u - pd->probe - pd->other;
+	pd->native = pd->u - pd->probe - pd->other - pd->floor;
+	s->st.native_ns += pd->native * pd->dt;
 	/* One clock tick is the resolution of /proc/PID/stat and /proc/stat: less is noise. */
 	floor_native = hz > 0 ? 1e9 / hz / pd->dt : 0.02;
 	pd->nat = pd->native > floor_native ? pd->native : floor_native;

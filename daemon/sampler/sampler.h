@@ -45,6 +45,12 @@ struct sampler_ops {
 	int (*rearm)(void *ctx, const uint8_t *armed);
 	int (*turn)(void *ctx, const uint8_t *armed, const uint8_t *turn);
 	double (*trap_ns)(void *ctx, void (*fn)(void), int calls);
+	/*
+	 * CPU-ns the engine's other probes took so far, cumulative (the
+	 * history detector's sync probes): not the program's own work.  May be
+	 * NULL.
+	 */
+	double (*other_probes_ns)(void *ctx);
 };
 
 /*
@@ -108,6 +114,7 @@ struct sampler_stats {
 	size_t levels[SITE_BACKOFF_LEVELS];	/* sites at each backoff level */
 	unsigned long backoffs;		/* early ticks: a level-0 site used its hits */
 	double rearm_ms;		/* the last re-attach */
+	double native_ns;		/* the targets' own CPU time so far, probes taken out */
 };
 
 /*
