@@ -798,14 +798,29 @@ static int on_event(void *ctx, void *data, size_t len)
 	return 0;
 }
 
-/* The programs of the mode (and of the kernel's uprobe flavour); the others stay unloaded. */
+/*
+ * The programs of the mode (and of the kernel's uprobe flavour); the others
+ * stay unloaded: verifying a program costs 10 to 200 ms, which a run of a
+ * short program pays in full.
+ */
 static void select_programs(struct engine *e, struct kcsand_bpf *skel)
 {
+	struct bpf_program *hb[] = { skel->progs.kcsand_hb_entry, skel->progs.kcsand_hb_return,
+				     skel->progs.kcsand_hb_fork, skel->progs.kcsand_hb_exit };
+
+	if (e->opts.kernel || !e->opts.history)
+		for (size_t i = 0; i < sizeof(hb) / sizeof(hb[0]); i++)
+			bpf_program__set_autoload(hb[i], false);
 	if (e->opts.kernel) {
 		bpf_program__set_autoload(skel->progs.kcsand_uprobe, false);
 		bpf_program__set_autoload(skel->progs.kcsand_uprobe_multi, false);
 		bpf_program__set_autoload(skel->progs.kcsand_hwbp, false);
 		return;
+	}
+	/* Where debug registers do not trap, hot turns and escalations never use them. */
+	if (hwbp__no_traps_why()) {
+		bpf_program__set_autoload(skel->progs.kcsand_hwbp, false);
+		bpf_program__set_autoload(skel->progs.kcsand_xbp, false);
 	}
 	if (e->multi) {
 		bpf_program__set_expected_attach_type(skel->progs.kcsand_uprobe_multi,

@@ -240,6 +240,9 @@ double thread_turn__trap_ns(struct kcsand_bpf *skel, void (*fn)(void), int calls
 	struct thread_turn x = { .skel = skel };
 	uint64_t t0, t1, t2, t3;
 
+	/* Where they do not trap, turns never use them (and their program is not loaded). */
+	if (hwbp__no_traps_why())
+		return 0;
 	/* This thread, which is no target: the program returns at its first test. */
 	if (add(&x, 0, (uint64_t)(uintptr_t)fn, ~0u))
 		return 0;
