@@ -133,6 +133,7 @@ struct sampler {
 	double other_ns;		/* ops->other_probes_ns at the last tick */
 	double target_cpu_ns;		/* the targets' CPU time so far */
 	double turn_cost;		/* share of the target's CPU a hot turn takes */
+	double turn_probe, turn_cpu;	/* decaying sums over turns: probe and CPU ns */
 	bool hot_turn;			/* the period now running is one */
 	bool turn_xbp;			/* by execute breakpoints in one thread */
 	uint64_t turn_start_ns, turn_end_ns;
@@ -598,12 +599,15 @@ static void learn_overheads(struct sampler *s, const struct period *pd)
 	/*
 	 * What a hot turn costs, as a share of the target's CPU time.  A turn
 	 * is a few clock ticks long, the resolution of the CPU time it is
-	 * measured against: average over many.
+	 * measured against, so one turn's CPU time is off by a tick either
+	 * way (a 20 ms turn measured 7 CPUs busy on a 2-CPU machine): the
+	 * ratio of sums over many turns, not an average of ratios, which the
+	 * high ones (clipped at 1) and the low ones bias downwards.
 	 */
 	if (pd->was_turn && pd->u > 0) {
-		double share = pd->probe / pd->u < 1 ? pd->probe / pd->u : 1;
-
-		s->turn_cost += (share - s->turn_cost) / 8;
+		s->turn_probe = s->turn_probe * 7 / 8 + pd->probe * pd->dt;
+		s->turn_cpu = s->turn_cpu * 7 / 8 + pd->u * pd->dt;
+		s->turn_cost = s->turn_probe < s->turn_cpu ? s->turn_probe / s->turn_cpu : 1;
 	}
 }
 
@@ -679,6 +683,13 @@ static void pace_turns(struct sampler *s, uint64_t dt, uint64_t now)
 
 	if (!sampling(s))
 		return;
+	/*
+	 * The policy's share comes from what turns were measured to cost; the
+	 * overhead measured since the warm-up is the check on it: while that
+	 * is over the budget, turns earn nothing.
+	 */
+	if (s->cum_native > 0 && s->cum_probe > s->cum_native * s->p.budget / 100.0)
+		return;
 	s->credit_ns += s->hot_share * dt;
 	if (s->credit_ns > turn_ms * 2e6)
 		s->credit_ns = turn_ms * 2e6;
@@ -693,13 +704,14 @@ static void log_tick(const struct sampler *s, const struct period *pd)
 		return;
 	pr_warn("sampler: %zu/%zu sites armed%s, %s %.2f CPUs, probes %.2f, "
 			"overhead %.0f%% this period, %.0f%% since warm-up, %.0f%% expected, "
-			"%s %.1f%s, levels %zu/%zu/%zu/%zu\n",
+			"%s %.1f%s, levels %zu/%zu/%zu/%zu, turns: cost %.2f share %.3f\n",
 		st->armed, st->total, s->hot_turn ? " + a hot turn" : "",
 		s->kernel ? "machine" : "target", pd->u, pd->probe, st->measured_overhead * 100,
 		st->sampled_overhead * 100, st->est_overhead * 100,
 		s->kernel ? "trap floor" : "re-attach",
 		s->kernel ? pd->floor / pd->nat * 100 : st->rearm_ms, s->kernel ? "%" : " ms",
-		st->levels[0], st->levels[1], st->levels[2], st->levels[3]);
+		st->levels[0], st->levels[1], st->levels[2], st->levels[3], s->turn_cost,
+		s->hot_share);
 }
 
 void sampler__tick(struct sampler *s)
