@@ -293,30 +293,49 @@ static __always_inline void *hb_get(void *map, const void *key)
 }
 
 /* dst = max(dst, src), entry by entry. */
-static __noinline void hb_vc_join(__u32 *dst, const __u32 *src)
-{
-	for (int i = 0; i < HB_SLOTS; i++) {
-		__u32 s = src[i];
+/*
+ * The clock loops are global functions: the verifier checks a global
+ * function once per program, and a static one again at every call, which
+ * made loading the history's programs take half a second.
+ */
+struct hb_vc {
+	__u32 c[HB_SLOTS];
+};
 
-		if (dst[i] < s)
-			dst[i] = s;
+__noinline int hb_vc_join_g(struct hb_vc *dst, const struct hb_vc *src)
+{
+	if (!dst || !src)
+		return 0;
+	for (int i = 0; i < HB_SLOTS; i++) {
+		__u32 s = src->c[i];
+
+		if (dst->c[i] < s)
+			dst->c[i] = s;
 	}
+	return 0;
 }
 
 /* The same into a clock other threads join into at the same time. */
-static __noinline void hb_vc_join_atomic(__u32 *dst, const __u32 *src)
+__noinline int hb_vc_join_atomic_g(struct hb_vc *dst, const struct hb_vc *src)
 {
+	if (!dst || !src)
+		return 0;
 	for (int i = 0; i < HB_SLOTS; i++) {
-		__u32 c = src[i];
+		__u32 c = src->c[i];
 
 		for (int r = 0; r < 4; r++) {
-			__u32 old = dst[i];
+			__u32 old = dst->c[i];
 
-			if (old >= c || __sync_val_compare_and_swap(&dst[i], old, c) == old)
+			if (old >= c || __sync_val_compare_and_swap(&dst->c[i], old, c) == old)
 				break;
 		}
 	}
+	return 0;
 }
+
+#define hb_vc_join(dst, src) hb_vc_join_g((struct hb_vc *)(dst), (const struct hb_vc *)(src))
+#define hb_vc_join_atomic(dst, src) \
+	hb_vc_join_atomic_g((struct hb_vc *)(dst), (const struct hb_vc *)(src))
 
 /*
  * A new thread: a free slot of its process, its own entry above the last
@@ -324,17 +343,14 @@ static __noinline void hb_vc_join_atomic(__u32 *dst, const __u32 *src)
  * more than HB_SLOTS threads alive or not joined, the new one has no
  * clock: its accesses are not checked, its sync is not traced.
  */
-static __noinline struct hb_thread *hb_new_thread(__u32 tid, __u32 tgid,
-						  const struct hb_thread *parent)
+/*
+ * A free slot of process p for a thread created by parent, taken; -1 if
+ * none.  A thread with no known creator comes with a zeroed one.
+ */
+__noinline int hb_take_slot(struct hb_proc *p, const struct hb_thread *parent)
 {
-	struct hb_thread *t;
-	struct hb_proc *p;
-	__u32 start = 1;
-	int slot = -1;
-
-	p = hb_get(&hb_procs, &tgid);
-	if (!p)
-		return NULL;
+	if (!p || !parent)
+		return -1;
 	for (int i = 0; i < HB_SLOTS; i++) {
 		__u64 bit = 1ULL << i;
 		__u32 last = p->last_clock[i];
@@ -344,13 +360,26 @@ static __noinline struct hb_thread *hb_new_thread(__u32 tid, __u32 tgid,
 		 * creator knew all that thread did (it joined it): the new
 		 * thread's own entry then says nothing false about the old one.
 		 */
-		if (last && (!parent || parent->vc[i] < last))
+		if (last && parent->vc[i] < last)
 			continue;
-		if (!(p->used & bit) && !(__sync_fetch_and_or(&p->used, bit) & bit)) {
-			slot = i;
-			break;
-		}
+		if (!(p->used & bit) && !(__sync_fetch_and_or(&p->used, bit) & bit))
+			return i;
 	}
+	return -1;
+}
+
+static __noinline struct hb_thread *hb_new_thread(__u32 tid, __u32 tgid,
+						  const struct hb_thread *parent)
+{
+	struct hb_thread *t;
+	struct hb_proc *p;
+	__u32 start = 1;
+	int slot;
+
+	p = hb_get(&hb_procs, &tgid);
+	if (!p)
+		return NULL;
+	slot = hb_take_slot(p, parent ? parent : hb_zero_value());
 	if (slot >= 0)
 		start = p->last_clock[slot & (HB_SLOTS - 1)] + 1;
 	if (slot < 0) {
@@ -423,19 +452,24 @@ static __noinline void hb_acquire(struct hb_thread *t, __u64 addr)
  * acquired every epoch of its process so far.  That can hide a race; it
  * never makes one up.
  */
-static __noinline void hb_acquire_all(struct hb_thread *t)
+__noinline int hb_acquire_all(struct hb_thread *t)
 {
-	__u32 tgid = t->tgid;
-	struct hb_proc *p = bpf_map_lookup_elem(&hb_procs, &tgid);
+	struct hb_proc *p;
+	__u32 tgid;
 
+	if (!t)
+		return 0;
+	tgid = t->tgid;
+	p = bpf_map_lookup_elem(&hb_procs, &tgid);
 	if (!p)
-		return;
+		return 0;
 	for (int i = 0; i < HB_SLOTS; i++) {
 		__u32 c = p->cur_clock[i] > p->last_clock[i] ? p->cur_clock[i] : p->last_clock[i];
 
 		if (t->vc[i] < c)
 			t->vc[i] = c;
 	}
+	return 0;
 }
 
 /*
