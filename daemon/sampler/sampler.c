@@ -80,6 +80,8 @@ extern int kcsand_verbose;
 #define MAX_PIDS	256
 /* How often a level-0 site's hits are checked between ticks: its cost until it backs off. */
 #define SAMPLER_BACKOFF_CHECK_MS	10
+/* Per period: how much of its past the check on the budget keeps (about 2 s at 100 ms). */
+#define SAMPLER_FEEDBACK_DECAY	0.95
 /* Kernel mode: how much of its past a site's BPF time per hit keeps, per armed period. */
 #define SAMPLER_COST_DECAY	0.95
 
@@ -134,6 +136,7 @@ struct sampler {
 	double target_cpu_ns;		/* the targets' CPU time so far */
 	double turn_cost;		/* share of the target's CPU a hot turn takes */
 	double turn_probe, turn_cpu;	/* decaying sums over turns: probe and CPU ns */
+	double fb_probe, fb_native;	/* decaying sums: budgeted probe ns, native ns */
 	bool hot_turn;			/* the period now running is one */
 	bool turn_xbp;			/* by execute breakpoints in one thread */
 	uint64_t turn_start_ns, turn_end_ns;
@@ -528,6 +531,7 @@ struct period {
 	double probe;		/* CPU-s/s the armed sites took */
 	double floor;		/* kernel mode: CPU-s/s of traps of disarmed sites */
 	double other;		/* CPU-s/s of the engine's other probes (sync probes) */
+	double budgeted;	/* CPU-s/s of the sites past level 0, which the budget governs */
 	double native;		/* the program's own CPU-s/s */
 	double nat;		/* the same, at least one clock tick's worth */
 	bool was_turn;
@@ -543,9 +547,14 @@ static void measure_period(struct sampler *s, uint64_t now, struct period *pd)
 	s->last_ns = now;
 	cpu = cpu_delta_ns(s);
 	pd->probe = pd->floor = 0;
+	pd->budgeted = 0;
 	for (size_t i = 0; i < s->n && i < s->capacity; i++) {
+		uint8_t level = s->bo[i].level;	/* before this period's hits move it */
+
 		measure_site(s, i, pd->dt, now, &pd->floor);
 		pd->probe += s->load[i];
+		if (level || !backs_off(s))
+			pd->budgeted += s->load[i];
 	}
 	s->target_cpu_ns += cpu;
 	pd->other = 0;
@@ -604,6 +613,9 @@ static void learn_overheads(struct sampler *s, const struct period *pd)
 	 * ratio of sums over many turns, not an average of ratios, which the
 	 * high ones (clipped at 1) and the low ones bias downwards.
 	 */
+	/* The check on the plan (pace_turns): the last few seconds, level 0 left out. */
+	s->fb_probe = s->fb_probe * SAMPLER_FEEDBACK_DECAY + pd->budgeted * pd->dt;
+	s->fb_native = s->fb_native * SAMPLER_FEEDBACK_DECAY + pd->native * pd->dt;
 	if (pd->was_turn && pd->u > 0) {
 		s->turn_probe = s->turn_probe * 7 / 8 + pd->probe * pd->dt;
 		s->turn_cpu = s->turn_cpu * 7 / 8 + pd->u * pd->dt;
@@ -685,10 +697,13 @@ static void pace_turns(struct sampler *s, uint64_t dt, uint64_t now)
 		return;
 	/*
 	 * The policy's share comes from what turns were measured to cost; the
-	 * overhead measured since the warm-up is the check on it: while that
-	 * is over the budget, turns earn nothing.
+	 * overhead the budget governs, measured over the last few seconds, is
+	 * the check on it: while that is over the budget, turns earn nothing.
+	 * Level 0 is outside the budget and left out.  User mode's: kernel
+	 * mode's turns flip bits, at a cost its model measures directly.
 	 */
-	if (s->cum_native > 0 && s->cum_probe > s->cum_native * s->p.budget / 100.0)
+	if (backs_off(s) && s->fb_native > 0 &&
+	    s->fb_probe > s->fb_native * s->p.budget / 100.0)
 		return;
 	s->credit_ns += s->hot_share * dt;
 	if (s->credit_ns > turn_ms * 2e6)
