@@ -27,7 +27,7 @@ TIMEOUT=${KCSAND_TEST_TIMEOUT:-120}
 TRIES=${KCSAND_HISTORY_TRIES:-3}	# runs of a racy program before it counts as missed
 # Racy programs the detector misses today (docs/history.md, "Known misses"): run
 # only when named, and listed at the end of every run so the gap stays in view.
-KNOWN_MISSES=" racy_omp_missing_critical "
+KNOWN_MISSES=" "
 KCSANCTL=$BUILD/kcsanctl
 failed=0 passed=0
 
