@@ -165,11 +165,7 @@ if [ -z "$hex" ]; then ok every_title_symbolized; else bad every_title_symbolize
 if grep -q "Comm: kcsan_race/.* kcsand .* (kernel) 6\." "$R"; then ok footer_names_task_and_kernel
 else bad footer_names_task_and_kernel "no 'CPU: .. PID: .. Comm: kcsan_race/... kcsand ... (kernel) <release>' line"; fi
 
-if [ -s "$out/kprobes-after.txt" ]; then
-	bad no_kprobe_left "kprobes still registered after the run: $(head -3 "$out/kprobes-after.txt" | tr '\n' ';')"
-else
-	ok no_kprobe_left
-fi
+no_kprobe_left "$out"
 no_kernel_warning "$out"
 
 finish_suite "$out"

@@ -17,8 +17,10 @@ bad() { echo "FAIL $1: $2"; fail=$((fail + 1)); }
 # no_kprobe_left DIR: the guest's kprobe list, saved in DIR/kprobes-after.txt once
 # kcsand or kcsanctl was gone, is empty.
 no_kprobe_left() {
-	if [ -f "$1/kprobes-after.txt" ] && [ ! -s "$1/kprobes-after.txt" ]; then ok no_kprobe_left
-	else bad no_kprobe_left "kprobes still registered: $(head -3 "$1/kprobes-after.txt" 2>/dev/null | tr '\n' ';')"; fi
+	if [ ! -f "$1/kprobes-after.txt" ]; then bad no_kprobe_left "the guest never wrote kprobes-after.txt"
+	elif [ -s "$1/kprobes-after.txt" ]; then
+		bad no_kprobe_left "kprobes still registered: $(head -3 "$1/kprobes-after.txt" | tr '\n' ';')"
+	else ok no_kprobe_left; fi
 }
 
 # no_bpf_link_left DIR [NAME]: what bpftool listed once the runs were over,
