@@ -722,25 +722,37 @@ static __always_inline void hb_scan(struct hb_shadow *e, struct hb_thread *t, __
 	}
 }
 
+/* The shadow entry of an access's granule, taken (hb_entry_lock), or NULL. */
+static __always_inline struct hb_shadow *hb_shadow_take(const struct hb_access *a, __u32 tgid,
+							__u32 *seq)
+{
+	__u32 idx = hb_shadow_index(tgid, a->addr >> 3);
+	struct hb_shadow *e = bpf_map_lookup_elem(&hb_shadow, &idx);
+
+	return e && hb_entry_lock(e, seq) ? e : NULL;
+}
+
 /*
- * Check one plain access against the remembered ones of its granule and
- * remember it, with its stack unless this site already is in this epoch.
+ * Check one plain access against the remembered ones of its granule, in
+ * its entry e that the caller took (seq: the entry's sequence before),
+ * and remember it, with its stack unless this site already is in this
+ * epoch.  The caller takes the entry: its bpf_loop() callback is a frame
+ * of its own to 6.1's verifier, and on top of this function's the frames
+ * passed the 512 bytes of stack that a whole call chain may use.
  */
-static __noinline int hb_check(void *ctx, struct hb_scratch *scratch, struct hb_thread *t)
+static __noinline int hb_check(void *ctx, struct hb_scratch *scratch, struct hb_thread *t,
+			       struct hb_shadow *e, __u32 seq)
 {
 	const struct hb_access *a = &scratch->acc;
-	__u32 me = t->slot & (HB_SLOTS - 1), tgid = t->tgid, idx, seq;
+	__u32 me = t->slot & (HB_SLOTS - 1), tgid = t->tgid;
 	__u32 clock = t->vc[me], type = a->type;
 	__u64 granule = a->addr >> 3, now = bpf_ktime_get_ns();
 	__u8 mask = hb_mask(a->addr & 7, a->size);
 	struct hb_scan r = { -1, -1, -1, 0 };
-	struct hb_shadow *e;
 	struct hb_cell *c;
 	int claimed = 0;
 
-	idx = hb_shadow_index(tgid, granule);
-	e = bpf_map_lookup_elem(&hb_shadow, &idx);
-	if (!e || !hb_entry_lock(e, &seq))
+	if (!e)
 		return 0;
 	scratch->now = now;
 	hb_count(KCSAND_HB_CTR_CHECKED);
@@ -788,8 +800,9 @@ static __always_inline void history_access(void *ctx, struct pt_regs *regs, __u3
 {
 	const struct kcsand_site *site;
 	struct hb_scratch *scratch;
+	struct hb_shadow *e;
 	struct hb_thread *t;
-	__u32 zero = 0;
+	__u32 zero = 0, seq;
 	__u64 ip, t0;
 
 	if (!hb_traced() || hb_paused)
@@ -822,7 +835,8 @@ static __always_inline void history_access(void *ctx, struct pt_regs *regs, __u3
 		bpf_probe_read_user(&scratch->acc.ra, sizeof(scratch->acc.ra),
 				    (void *)(regs->sp + site->ra_off));
 	/* Reported from here: the two calls' frames would not fit next to the engine's. */
-	if (hb_check(ctx, scratch, t))
+	e = hb_shadow_take(&scratch->acc, t->tgid, &seq);
+	if (e && hb_check(ctx, scratch, t, e, seq))
 		hb_report(ctx, &scratch->acc, &scratch->found, t->tgid, scratch->now);
 	hb_time(KCSAND_HB_CTR_ACCESS_NS, t0);
 }
