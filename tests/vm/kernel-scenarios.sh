@@ -138,6 +138,23 @@ expect_none percpu_data kcsan_race_percpu_inc
 expect_report timer_vs_thread "data-race in kcsan_race_irq_reader / kcsan_race_timer_write" \
 	"^write to 0xffff[0-9a-f]{12} of 8 bytes by interrupt on cpu [0-9]+:$" \
 	"^ __hrtimer_run_queues\+0x" "^read to 0xffff[0-9a-f]{12} of 8 bytes $task"
+# Debian's kernel has no frame pointers: bpf_get_stack() unwinds with its ORC
+# unwinder.  Each stack of a report must run down to where its task began: a
+# kthread's ret_from_fork, an idle task's start, or the syscall entry; an
+# interrupt's goes through its entry into the task it interrupted.  None is cut short.
+stack_bottom='^ (ret_from_fork|secondary_startup_64(_no_verify)?|start_secondary|entry_SYSCALL_64_after_hwframe)\+0x'
+stacks_complete() {
+	local name=$1 title=$2 short
+	short=$(report_block "$R" "$title" | awk -v re="$stack_bottom" '
+		/ to 0x[0-9a-f]+ of [0-9]+ bytes / { n++; last = ""; next }
+		/^ / && n { last = $0; next }
+		/^$/ && n && !done[n]++ { if (last !~ re) bad = bad "stack " n " ends at" last "; " }
+		END { if (n != 2) print "found " n " of 2 stacks"; else printf "%s", bad }')
+	if [ -z "$short" ]; then ok "$name"
+	else bad "$name" "report \"$title\": $short"; fi
+}
+stacks_complete orc_stacks_reach_thread_start "data-race in kcsan_race_reader / kcsan_race_writer"
+stacks_complete orc_irq_stack_reaches_the_task "data-race in kcsan_race_irq_reader / kcsan_race_timer_write"
 # Scenarios 9-12: marked by the module's DWARF and source, so never reported.
 expect_none once_vs_write_once kcsan_race_once_
 expect_none atomic_read_vs_atomic_inc "kcsan_race_atomic_reader\|kcsan_race_atomic_inc3"
