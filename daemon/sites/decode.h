@@ -103,6 +103,13 @@ int decode__function(const uint8_t *code, size_t len, uint64_t vaddr, uint32_t f
 		     const struct decode_opts *opts, struct site_vec *out,
 		    struct decode_stats *stats);
 
+/*
+ * The GPRs the instruction at code[0..len) writes as register operands,
+ * hidden ones included: bit n for GPR n in encoding order (rax = 0, as
+ * KCSAND_REG_RAX + n).  -EINVAL if it cannot be decoded.
+ */
+int decode__gpr_writes(const uint8_t *code, size_t len);
+
 /* An ELF object opened for decoding (target_obj.c). */
 struct target_obj {
 	char *path;
