@@ -121,19 +121,19 @@ struct target_obj {
 	void *priv;			/* libelf handle and segment table */
 };
 
-/* Open an ELF object; fails with a message on stderr for a non-ELF or non-x86-64 file. */
+/* Open an ELF object; fails with a message (pr_warn) for a non-ELF or non-x86-64 file. */
 int target_obj__open(const char *path, struct target_obj **out);
 /*
  * Has the file changed since target_obj__open(): rewritten in place (or a
  * writer waits on our lease), or the path now names another file or none?
- * Says so on stderr once.  Returns 1 if so, else 0; 0 for kernel objects.
+ * Says so once (pr_warn).  Returns 1 if so, else 0; 0 for kernel objects.
  */
 int target_obj__changed(struct target_obj *obj);
 /* Lets a writer waiting on the file go on; call once its probes are removed. */
 void target_obj__release(struct target_obj *obj);
 /*
  * The path to attach probes through: /proc/self/fd/N, the file decoded,
- * whatever its path names now.  -ESTALE (said on stderr) if the file changed.
+ * whatever its path names now.  -ESTALE (said with pr_warn) if the file changed.
  */
 int target_obj__attach_path(struct target_obj *obj, char *buf, size_t len);
 /* The device and inode of the file decoded; -ENOENT for kernel objects. */
