@@ -289,7 +289,7 @@ static int attach_kprobes(struct engine *e, struct engine_object *eo)
 				eilseq++;
 			/* Every site with -v, else a function's first. */
 			if (e->opts.verbose || err == -EILSEQ || o->sites.v[i].func != last_func)
-				fprintf(stderr, "kcsand: the kernel refuses a kprobe at %s+0x%llx: %s%s\n",
+				pr_warn("the kernel refuses a kprobe at %s+0x%llx: %s%s\n",
 					f->name,
 					(unsigned long long)(o->sites.v[i].vaddr - f->vaddr),
 					strerror(-err), kprobe_refusal_why(err));
@@ -646,9 +646,8 @@ static int src_sets_load(struct engine *e, const char *const *specs, size_t nr,
 		if (strncmp(specs[i], "src:", 4))
 			continue;
 		if (!nd) {
-			fprintf(stderr, "kcsand: %s needs --kernel-debug (a vmlinux or NAME.ko with "
-					"DWARF: its compile units say which functions are in %s)\n",
-				specs[i], path);
+			pr_warn("%s needs --kernel-debug (a vmlinux or NAME.ko with DWARF: its "
+				"compile units say which functions are in %s)\n", specs[i], path);
 			return -EINVAL;
 		}
 		for (size_t d = 0; d < nd; d++) {
@@ -669,7 +668,7 @@ static int src_sets_load(struct engine *e, const char *const *specs, size_t nr,
 			units += s->f.units;
 			funcs += s->f.n;
 		}
-		fprintf(stderr, "kcsand: %s: %zu compile unit%s, %zu functions with code\n",
+		pr_info("%s: %zu compile unit%s, %zu functions with code\n",
 			specs[i], units, units == 1 ? "" : "s", funcs);
 	}
 	return 0;
@@ -944,8 +943,7 @@ static int start_kbp(struct engine *e)
 		 * entry code are out already: ktarget.c).
 		 */
 		if (nmi)
-			fprintf(stderr, "kcsand: breakpoints: %zu sites in NMI functions (*nmi*) left "
-					"out\n", nmi);
+			pr_warn("breakpoints: %zu sites in NMI functions (*nmi*) left out\n", nmi);
 		err = n ? kbp__new(e->skel, addr, site, n, &ko, &e->kbp) : -ENOENT;
 	}
 	free(addr);

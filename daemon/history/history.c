@@ -19,6 +19,7 @@
 #include "history.h"
 #include "util/uprobe_multi.h"
 #include "kcsand.skel.h"
+#include "util/print.h"
 
 #define HB_MAX_LIBS	64
 
@@ -82,8 +83,8 @@ int history__new(struct kcsand_bpf *skel, bool multi, int verbose, struct histor
 
 		err = l ? add_link(hist, l) : -errno;
 		if (!l)
-			fprintf(stderr, "kcsand: history: cannot attach the sched_process_%s "
-					"tracepoint: %s\n", i ? "exit" : "fork", strerror(-err));
+			pr_warn("history: cannot attach the sched_process_%s tracepoint: %s\n",
+				i ? "exit" : "fork", strerror(-err));
 	}
 	if (err) {
 		history__free(hist);
@@ -178,9 +179,8 @@ static void plan_function(struct history *hist, struct batch *b, const char *pat
 		if (op == KCSAND_HB_LOCK)
 			scan_function(path, off, size, &locked, b);
 		if (b->n[HB_GROUP_RET_INSN] == before)
-			fprintf(stderr, "kcsand: history: %s in %s cannot be probed (it starts "
-					"with a locked instruction): its synchronization is not "
-					"seen\n", name, path);
+			pr_warn("history: %s in %s cannot be probed (it starts with a locked "
+				"instruction): its synchronization is not seen\n", name, path);
 		return;
 	}
 	batch_add(b, HB_GROUP_ENTRY, off, op);
@@ -269,9 +269,9 @@ static int attach_group(struct history *hist, pid_t pid, const char *path, const
 		return 0;
 	errno = -err;
 fail:
-	fprintf(stderr, "kcsand: history: cannot probe the sync functions of %s: %s\n", path,
-		strerror(errno));
-	return -errno;
+	err = -errno;	/* before the print callback, which may change errno */
+	pr_warn("history: cannot probe the sync functions of %s: %s\n", path, strerror(-err));
+	return err;
 }
 
 /* The file offset of vaddr: the loadable segment holding it says where it is in the file. */
@@ -335,8 +335,7 @@ static void plan_symtab(struct history *hist, struct batch *b, const char *path,
 		else
 			hist->outlined++;
 		if (hist->verbose > 1)
-			fprintf(stderr, "kcsand: history: %s in %s, sync operation %d\n", name, path,
-				op);
+			pr_info("history: %s in %s, sync operation %d\n", name, path, op);
 	}
 }
 
@@ -505,8 +504,7 @@ static int add_tgid(struct history *hist, pid_t pid)
 	if (bpf_map_update_elem(bpf_map__fd(hist->skel->maps.hb_tgids), &key, &one, BPF_ANY)) {
 		int err = -errno;
 
-		fprintf(stderr, "kcsand: history: cannot give pid %d a history: %s\n", pid,
-			strerror(-err));
+		pr_warn("history: cannot give pid %d a history: %s\n", pid, strerror(-err));
 		return err;
 	}
 	hist->skel->bss->hb_enabled = 1;
@@ -524,8 +522,9 @@ int history__add_process(struct history *hist, pid_t pid, const char *prog)
 		return -EINVAL;
 	elf = open_elf(prog, &fd);
 	if (!elf) {
-		fprintf(stderr, "kcsand: history: cannot read %s: %s\n", prog, strerror(errno));
-		return -errno ? -errno : -EINVAL;
+		err = errno ? -errno : -EINVAL;	/* before the print callback */
+		pr_warn("history: cannot read %s: %s\n", prog, strerror(errno));
+		return err;
 	}
 	read_dynamic(elf, &nd, runpath, sizeof(runpath));
 	err = probe_object(hist, pid, prog, elf, false);
@@ -542,9 +541,8 @@ int history__add_process(struct history *hist, pid_t pid, const char *prog)
 	if (err)
 		return err;
 	if (!hist->functions)
-		fprintf(stderr, "kcsand: history: no synchronization function found in %s or "
-				"its libraries: every access of different threads looks unordered\n",
-			prog);
+		pr_warn("history: no synchronization function found in %s or its libraries: every "
+			"access of different threads looks unordered\n", prog);
 	return add_tgid(hist, pid);
 }
 
@@ -578,9 +576,8 @@ int history__resume(struct history *hist)
 			group_free(gr);
 			hist->groups[i--] = hist->groups[--hist->nr_groups];
 		} else if (r) {
-			fprintf(stderr, "kcsand: history: cannot put back the sync probes of pid "
-					"%d: %s; the history detector stays off\n",
-				gr->pid, strerror(-r));
+			pr_warn("history: cannot put back the sync probes of pid %d: %s; the "
+				"history detector stays off\n", gr->pid, strerror(-r));
 			hist->lost++;
 			err = r;
 		}

@@ -824,12 +824,12 @@ void hwbp__decode(struct hwbp *hw, struct symbolizer *sym, const struct kcsand_h
 		return;
 	err = decode_before(hw, sym, rq->pid, rq->next_ip, &site);
 	if (kcsand_verbose && err)
-		fprintf(stderr, "kcsand: hardware watchpoint: the access before 0x%llx in %u: not "
-				"decoded (%s), the debug register's range stands in\n",
+		pr_info("hardware watchpoint: the access before 0x%llx in %u: not decoded (%s), "
+			"the debug register's range stands in\n",
 			(unsigned long long)rq->next_ip, rq->pid, strerror(-err));
 	else if (kcsand_verbose)
-		fprintf(stderr, "kcsand: hardware watchpoint: the access before 0x%llx in %u: %s of "
-				"%u bytes%s\n", (unsigned long long)rq->next_ip, rq->pid,
+		pr_info("hardware watchpoint: the access before 0x%llx in %u: %s of %u bytes%s\n",
+			(unsigned long long)rq->next_ip, rq->pid,
 			site.flags & KCSAND_SITE_WRITE ? "write" : "read", site.size,
 			site.flags & KCSAND_SITE_ADDR_LOST ? " (its address registers overwritten: "
 							     "the debug register's range stands in)" : "");

@@ -67,7 +67,7 @@ int hwbp__escalate(struct hwbp *hw, const struct kcsand_report *r);
  * in the ELF file path and relocated with pid's mapping of it.  Kernel
  * mode ignores pid and path: a symbol is a kallsyms variable, an address
  * must be a kernel one, and every CPU is watched.  The slot (>= 0), or a
- * negative errno with the reason on stderr (-ENOSPC: every slot taken).
+ * negative errno with the reason through pr_warn (-ENOSPC: every slot taken).
  */
 int hwbp__watch(struct hwbp *hw, pid_t pid, const char *path, const char *spec);
 /* Disarm a slot hwbp__watch() returned: -ENOENT when it is no watch. */

@@ -13,29 +13,25 @@
 #include <string.h>
 #include <unistd.h>
 #include "hwbp.h"
-#include "sites/decode_int.h"
+#include "sites/decode.h"
 #include "sites/kcore.h"
 #include "sites/ksyms.h"
+
+/* Is reg (enum kcsand_reg) a GPR that writes has its bit set for? */
+static bool written(int writes, unsigned int reg)
+{
+	return reg >= KCSAND_REG_RAX && reg <= KCSAND_REG_R15 &&
+	       (writes & (1 << (reg - KCSAND_REG_RAX)));
+}
 
 /* Does the instruction in code[0..n) write a register its address is computed from? */
 static bool clobbers_address(const uint8_t *code, size_t n, const struct site *s)
 {
-	ZydisDecodedOperand ops[ZYDIS_MAX_OPERAND_COUNT];
-	ZydisDecodedInstruction in;
-	ZydisDecoder dec;
+	int writes = decode__gpr_writes(code, n);
 
-	ZydisDecoderInit(&dec, ZYDIS_MACHINE_MODE_LONG_64, ZYDIS_STACK_WIDTH_64);
-	if (!n || ZYAN_FAILED(ZydisDecoderDecodeFull(&dec, code, n, &in, ops)))
+	if (writes < 0)
 		return true;	/* unreadable now: do not trust a recomputed address */
-	for (unsigned int i = 0; i < in.operand_count; i++) {
-		int g = ops[i].type == ZYDIS_OPERAND_TYPE_REGISTER &&
-				(ops[i].actions & ZYDIS_OPERAND_ACTION_MASK_WRITE)
-			? gpr_num(ops[i].reg.value) : -1;
-
-		if (g >= 0 && (g + 1 == s->desc.base || g + 1 == s->desc.index))
-			return true;
-	}
-	return false;
+	return written(writes, s->desc.base) || written(writes, s->desc.index);
 }
 
 /* The same for the instruction at s's offset in the file path. */

@@ -81,7 +81,7 @@ struct mark_rules;
 /*
  * Parse a marks file: one entry per line, "SPEC KIND" with SPEC one of
  * FUNC, FUNC+0xOFF or FILE:LINE and KIND "marked" or "data_race"; '#'
- * starts a comment.  A bad line is reported on stderr as
+ * starts a comment.  A bad line is reported with pr_warn as
  * "kcsand: NAME:LINE: why" and fails the whole parse with -EINVAL.
  */
 int mark_rules__parse(const char *name, const char *text, struct mark_rules **out);

@@ -35,6 +35,7 @@
 #include "kcsand.h"
 #include "kcsand.skel.h"
 #include "util/clock.h"
+#include "util/print.h"
 
 #define KBP_MAX_CPUS	KCSAND_KXBP_MAX_CPUS
 /* Sites tried in a row when the kernel refuses addresses, before a register waits a period. */
@@ -128,8 +129,8 @@ static void refuse(struct kbp *k, size_t i, int err)
 		return;
 	k->refused++;
 	if (k->o.verbose)
-		fprintf(stderr, "kcsand: breakpoints: the kernel refuses an execute breakpoint at "
-				"0x%llx: %s\n", (unsigned long long)k->addr[i], strerror(-err));
+		pr_info("breakpoints: the kernel refuses an execute breakpoint at 0x%llx: %s\n",
+			(unsigned long long)k->addr[i], strerror(-err));
 }
 
 /* The BPF side's slot of register r on CPU c: which site it samples. */
@@ -339,16 +340,14 @@ int kbp__new(struct kcsand_bpf *skel, const uint64_t *addr, const uint32_t *site
 	if (!err)
 		err = open_regs(k);
 	if (err) {
-		fprintf(stderr, "kcsand: breakpoints: cannot open an execute breakpoint on each "
-				"CPU: %s%s\n", strerror(-err),
-			err == -ENOSPC ? " (no free debug register)" : "");
+		pr_warn("breakpoints: cannot open an execute breakpoint on each CPU: %s%s\n",
+			strerror(-err), err == -ENOSPC ? " (no free debug register)" : "");
 		kbp__free(k);
 		return err;
 	}
 	err = start_movers(k);
 	if (err) {
-		fprintf(stderr, "kcsand: breakpoints: cannot start a mover thread: %s\n",
-			strerror(-err));
+		pr_warn("breakpoints: cannot start a mover thread: %s\n", strerror(-err));
 		kbp__free(k);
 		return err;
 	}

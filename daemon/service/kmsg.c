@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "kmsg.h"
+#include "util/print.h"
 
 struct kmsg_sink {
 	char path[256];
@@ -60,8 +61,8 @@ int kmsg_sink__open(struct kmsg_sink **out)
 	fd = kmsg_openfd(k);
 	if (fd < 0) {
 		err = -errno;
-		fprintf(stderr, "kcsand: cannot write to the kernel log %s: %s%s\n", k->path,
-			strerror(-err), err == -EPERM ? " (printk_devkmsg=off?)" : "");
+		pr_warn("cannot write to the kernel log %s: %s%s\n",
+			k->path, strerror(-err), err == -EPERM ? " (printk_devkmsg=off?)" : "");
 		free(k);
 		return err;
 	}

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 #include <errno.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -175,6 +176,11 @@ static void update_trace_all(struct service *s)
 	engine__set_trace_all(s->user.e, all);
 }
 
+/*
+ * The last complete line printed, and the one being printed.  why_lock:
+ * the kernel breakpoints' mover threads print too (sampler/kbp.c, with -v).
+ */
+static pthread_mutex_t why_lock = PTHREAD_MUTEX_INITIALIZER;
 static char why_line[512], why_cur[512];
 static size_t why_len;
 
@@ -189,6 +195,7 @@ static int print_and_keep(enum kcsand_print_level level, const char *fmt, va_lis
 	n = vfprintf(stderr, fmt, ap);
 	vsnprintf(buf, sizeof(buf), fmt, copy);
 	va_end(copy);
+	pthread_mutex_lock(&why_lock);
 	for (const char *p = buf; *p; p++) {
 		if (*p != '\n') {
 			if (why_len < sizeof(why_cur) - 1)
@@ -199,13 +206,16 @@ static int print_and_keep(enum kcsand_print_level level, const char *fmt, va_lis
 			why_len = 0;
 		}
 	}
+	pthread_mutex_unlock(&why_lock);
 	return n;
 }
 
 void service_why_begin(void)
 {
+	pthread_mutex_lock(&why_lock);
 	why_line[0] = '\0';
 	why_len = 0;
+	pthread_mutex_unlock(&why_lock);
 }
 
 int service_why(int ret, char *err, size_t errlen)
@@ -214,9 +224,11 @@ int service_why(int ret, char *err, size_t errlen)
 
 	if (ret >= 0)
 		return ret;
+	pthread_mutex_lock(&why_lock);
 	if (!strncmp(why, "kcsand: ", 8))
 		why += 8;
 	snprintf(err, errlen, "%s", *why ? why : strerror(-ret));
+	pthread_mutex_unlock(&why_lock);
 	return ret;
 }
 

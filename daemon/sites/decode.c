@@ -507,3 +507,24 @@ int decode__function(const uint8_t *code, size_t len, uint64_t vaddr, uint32_t f
 	free(fx);
 	return err;
 }
+
+int decode__gpr_writes(const uint8_t *code, size_t len)
+{
+	ZydisDecodedOperand ops[ZYDIS_MAX_OPERAND_COUNT];
+	ZydisDecodedInstruction in;
+	ZydisDecoder dec;
+	int writes = 0;
+
+	ZydisDecoderInit(&dec, ZYDIS_MACHINE_MODE_LONG_64, ZYDIS_STACK_WIDTH_64);
+	if (!len || ZYAN_FAILED(ZydisDecoderDecodeFull(&dec, code, len, &in, ops)))
+		return -EINVAL;
+	for (unsigned int i = 0; i < in.operand_count; i++) {
+		int g = ops[i].type == ZYDIS_OPERAND_TYPE_REGISTER &&
+				(ops[i].actions & ZYDIS_OPERAND_ACTION_MASK_WRITE)
+			? gpr_num(ops[i].reg.value) : -1;
+
+		if (g >= 0)
+			writes |= 1 << g;
+	}
+	return writes;
+}

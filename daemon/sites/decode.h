@@ -103,6 +103,13 @@ int decode__function(const uint8_t *code, size_t len, uint64_t vaddr, uint32_t f
 		     const struct decode_opts *opts, struct site_vec *out,
 		    struct decode_stats *stats);
 
+/*
+ * The GPRs the instruction at code[0..len) writes as register operands,
+ * hidden ones included: bit n for GPR n in encoding order (rax = 0, as
+ * KCSAND_REG_RAX + n).  -EINVAL if it cannot be decoded.
+ */
+int decode__gpr_writes(const uint8_t *code, size_t len);
+
 /* An ELF object opened for decoding (target_obj.c). */
 struct target_obj {
 	char *path;
@@ -114,19 +121,19 @@ struct target_obj {
 	void *priv;			/* libelf handle and segment table */
 };
 
-/* Open an ELF object; fails with a message on stderr for a non-ELF or non-x86-64 file. */
+/* Open an ELF object; fails with a message (pr_warn) for a non-ELF or non-x86-64 file. */
 int target_obj__open(const char *path, struct target_obj **out);
 /*
  * Has the file changed since target_obj__open(): rewritten in place (or a
  * writer waits on our lease), or the path now names another file or none?
- * Says so on stderr once.  Returns 1 if so, else 0; 0 for kernel objects.
+ * Says so once (pr_warn).  Returns 1 if so, else 0; 0 for kernel objects.
  */
 int target_obj__changed(struct target_obj *obj);
 /* Lets a writer waiting on the file go on; call once its probes are removed. */
 void target_obj__release(struct target_obj *obj);
 /*
  * The path to attach probes through: /proc/self/fd/N, the file decoded,
- * whatever its path names now.  -ESTALE (said on stderr) if the file changed.
+ * whatever its path names now.  -ESTALE (said with pr_warn) if the file changed.
  */
 int target_obj__attach_path(struct target_obj *obj, char *buf, size_t len);
 /* The device and inode of the file decoded; -ENOENT for kernel objects. */

@@ -9,6 +9,7 @@
 #include <elfutils/libdw.h>
 #include "ksrc.h"
 #include "util/array.h"
+#include "util/print.h"
 
 static bool unit_matches(Dwarf_Die *cu, const char *prefix)
 {
@@ -70,13 +71,12 @@ int ksrc__load(const char *path, const char *prefix, struct ksrc_funcs *f)
 
 	if (fd < 0) {
 		err = -errno;
-		fprintf(stderr, "kcsand: src:%s: cannot open %s: %s\n", prefix, path, strerror(-err));
+		pr_warn("src:%s: cannot open %s: %s\n", prefix, path, strerror(-err));
 		return err;
 	}
 	dw = dwarf_begin(fd, DWARF_C_READ);
 	if (!dw) {
-		fprintf(stderr, "kcsand: src:%s: %s has no DWARF: %s\n", prefix, path,
-			dwarf_errmsg(-1));
+		pr_warn("src:%s: %s has no DWARF: %s\n", prefix, path, dwarf_errmsg(-1));
 		close(fd);
 		return -ENODATA;
 	}

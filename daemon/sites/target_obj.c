@@ -527,8 +527,8 @@ int target_obj__changed(struct target_obj *obj)
 	if (!why)
 		return 0;
 	if (!p->reported)
-		fprintf(stderr, "kcsand: %s %s since it was decoded: its probes are removed "
-				"(add it again to probe the new file)\n", obj->path, why);
+		pr_warn("%s %s since it was decoded: its probes are removed (add it again to "
+			"probe the new file)\n", obj->path, why);
 	p->reported = true;
 	return 1;
 }

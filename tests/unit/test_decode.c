@@ -1049,9 +1049,29 @@ static void test_elf(void)
 			  "target_obj__open");
 }
 
+/* decode__gpr_writes(): what hw/insn.c asks of an instruction it found by its end. */
+static void test_gpr_writes(void)
+{
+	static const uint8_t load[] = { 0x8b, 0x47, 0x08 };		/* mov eax,[rdi+8] */
+	static const uint8_t store[] = { 0x48, 0x89, 0x07 };		/* mov [rdi],rax */
+	static const uint8_t xchg[] = { 0x49, 0x87, 0x0c, 0x24 };	/* xchg [r12],rcx */
+	static const uint8_t pop[] = { 0x41, 0x5c };			/* pop r12: rsp hidden */
+
+	TEST(gpr_writes) {
+		ASSERT_EQ(decode__gpr_writes(load, sizeof(load)), 1 << 0, "mov eax,[rdi+8]: rax");
+		ASSERT_EQ(decode__gpr_writes(store, sizeof(store)), 0, "mov [rdi],rax: none");
+		ASSERT_EQ(decode__gpr_writes(xchg, sizeof(xchg)), 1 << 1, "xchg [r12],rcx: rcx");
+		ASSERT_EQ(decode__gpr_writes(pop, sizeof(pop)), (1 << 12) | (1 << 4),
+			  "pop r12: r12 and rsp");
+		ASSERT_EQ(decode__gpr_writes(load, 0), -EINVAL, "no bytes");
+		ASSERT_EQ(decode__gpr_writes(load, 2), -EINVAL, "cut short");
+	}
+}
+
 int main(void)
 {
 	test_instructions();
+	test_gpr_writes();
 	test_frames();
 	test_shapes();
 	test_elf();
