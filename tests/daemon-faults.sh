@@ -224,9 +224,11 @@ else fail churn_hot_turns_no_signal "status 0 or 66 and hot turns ($turns), got:
 # --- A --watch whose debug register traps tens of thousands of times (the
 # neighbours of a widened range, tests/scenarios/watch_neighbours.c) next to
 # a uprobe on the same thread: the command that once ended 133 (SIGTRAP;
-# docs/RELIABILITY.md, finding 4), as it ran then, and again with the site
-# sampler detaching and re-attaching the probe every few 50 ms periods and
-# taking hot turns (execute breakpoints).  Each run the program's own status
+# docs/RELIABILITY.md, finding 4), as it ran then, and again with sampler
+# parameters that detach the probe after its first hit and give the thread
+# a hot turn (an execute breakpoint) while the watch traps: uprobe
+# unregistration and a second debug register on the trapping thread (1 hot
+# turn in a -v -v run here).  Each run the program's own status
 # (0), never a signal; a SIGTRAP prints its si_code (tests/common/trap_report.h)
 # into the failure.  Positive controls: traps taken, and probe hits.
 WN=$TB/../scenarios/watch_neighbours
