@@ -221,6 +221,34 @@ else fail churn_escalations_no_signal "status 0 or 66 and watchpoints armed ($es
 if [[ -z $turn_bad ]] && ((turns > 0)); then ok churn_hot_turns_no_signal
 else fail churn_hot_turns_no_signal "status 0 or 66 and hot turns ($turns), got:$turn_bad"; fi
 
+# --- A --watch whose debug register traps tens of thousands of times (the
+# neighbours of a widened range, tests/scenarios/watch_neighbours.c) next to
+# a uprobe on the same thread: the command that once ended 133 (SIGTRAP;
+# docs/RELIABILITY.md, finding 4), as it ran then, and again with sampler
+# parameters that detach the probe after its first hit and give the thread
+# a hot turn (an execute breakpoint) while the watch traps: uprobe
+# unregistration and a second debug register on the trapping thread (1 hot
+# turn in a -v -v run here).  Each run the program's own status
+# (0), never a signal; a SIGTRAP prints its si_code (tests/common/trap_report.h)
+# into the failure.  Positive controls: traps taken, and probe hits.
+WN=$TB/../scenarios/watch_neighbours
+if ((traps)) && [[ -x $WN ]]; then
+	wn_bad= wn_traps=0 wn_hits=0
+	for ((i = 0; i < ${KCSAND_TEST_WATCH_RUNS:-2}; i++)); do
+		for churn in "" "--param sampler_warmup_cpu_ms=0 --param sampler_period_ms=50 --param sampler_backoff_hits=1 --param overhead_budget=1"; do
+			# shellcheck disable=SC2086
+			timeout 120 "$CTL" run -v --functions tick --watch odd_level $churn -- \
+				"$WN" >"$TMP/wn.out" 2>&1
+			rc=$?
+			[[ $rc == 0 ]] || wn_bad+=" $rc$(grep -o 'SIGTRAP si_code=.*' "$TMP/wn.out" | head -1 | sed 's/^/ /')"
+			wn_traps=$((wn_traps + $(summary_value hw_traps "$TMP/wn.out")))
+			wn_hits=$((wn_hits + $(grep -o '[0-9]* hits;' "$TMP/wn.out" | tail -1 | cut -d' ' -f1)))
+		done
+	done
+	if [[ -z $wn_bad ]] && ((wn_traps > 0 && wn_hits > 0)); then ok watch_and_uprobe_no_signal
+	else fail watch_and_uprobe_no_signal "status 0, traps ($wn_traps) and probe hits ($wn_hits), got:$wn_bad"; fi
+fi
+
 # --- The target killed while a watchpoint stalls it: kcsanctl ends with the
 # target's status, prints its summary, and leaves no BPF program behind.
 first_prog=$("$SRC_DIR"/tests/bpf-leaks.py --max-id)

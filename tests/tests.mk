@@ -58,11 +58,11 @@ $(OUT)/tests/scenarios/omp_reduction_double: SCENARIO_CFLAGS := -O2 -g -fopenmp 
 $(OUT)/tests/scenarios/atomic_float_add: SCENARIO_CFLAGS := -O1 -fno-omit-frame-pointer -pthread \
 	-fno-trapping-math -Wall
 
-$(OUT)/tests/scenarios/%: tests/scenarios/%.c tests/scenarios/scenario.h
+$(OUT)/tests/scenarios/%: tests/scenarios/%.c tests/scenarios/scenario.h tests/common/trap_report.h
 	@mkdir -p $(@D)
 	$(SCENARIO_CC) $(SCENARIO_CFLAGS) $< -o $@
 
-$(OUT)/tests/scenarios/%: tests/scenarios/%.cc tests/scenarios/scenario.h
+$(OUT)/tests/scenarios/%: tests/scenarios/%.cc tests/scenarios/scenario.h tests/common/trap_report.h
 	@mkdir -p $(@D)
 	$(SCENARIO_CXX) $(SCENARIO_CFLAGS) $< -o $@
 
@@ -154,6 +154,7 @@ DAEMON_TEST_BINS := $(patsubst tests/daemon/%.c,$(OUT)/tests/daemon/%,$(DAEMON_T
 $(OUT)/tests/daemon/%: tests/daemon/%.c
 	@mkdir -p $(@D)
 	$(SCENARIO_CC) $(SCENARIO_CFLAGS) $< -o $@
+$(OUT)/tests/daemon/churn: tests/common/trap_report.h
 # Static: 10,000 of its processes cost little more than their execs.
 $(OUT)/tests/daemon/short_lived: SCENARIO_CFLAGS += -static
 

@@ -12,6 +12,7 @@
  */
 #include <pthread.h>
 #include <stdlib.h>
+#include "../common/trap_report.h"
 
 #define RACY __attribute__((noinline, noipa))
 #define barrier() asm volatile("" ::: "memory")

@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
+#include "../common/trap_report.h"
 
 /*
  * The functions whose accesses race.  noinline keeps them as separate
