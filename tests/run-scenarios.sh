@@ -405,6 +405,18 @@ positive_control() {
 	echo "$armed sites armed, $hits hits, $setup watchpoints"
 }
 
+# run_once PROG OUT FIRST: one run of the case; sets rc, t0 and t1.
+run_once() {
+	rm -f "$3"
+	t0=$EPOCHREALTIME
+	# iters= (the scenario's KCSAND_TEST_ITERS) unless the caller set one for all.
+	{ KCSAND_TEST_ITERS=${KCSAND_TEST_ITERS:-$C_ITERS} \
+		timeout -k 10 "$TIMEOUT" "$CTL" run "${args[@]}" -- "$1" "${pargs[@]}" \
+		</dev/null 2>&1 >"$TMP/$C_NAME.stdout"; } | stamp "$3" >"$2"
+	rc=${PIPESTATUS[0]}
+	t1=$EPOCHREALTIME
+}
+
 run_case() {
 	local prog=$1 out=$TMP/$C_NAME.stderr first=$TMP/$C_NAME.first
 	local -a args pargs
@@ -422,14 +434,16 @@ run_case() {
 		return
 	fi
 
-	rm -f "$first"
-	t0=$EPOCHREALTIME
-	# iters= (the scenario's KCSAND_TEST_ITERS) unless the caller set one for all.
-	{ KCSAND_TEST_ITERS=${KCSAND_TEST_ITERS:-$C_ITERS} \
-		timeout -k 10 "$TIMEOUT" "$CTL" run "${args[@]}" -- "$prog" "${pargs[@]}" \
-		</dev/null 2>&1 >"$TMP/$C_NAME.stdout"; } | stamp "$first" >"$out"
-	rc=${PIPESTATUS[0]}
-	t1=$EPOCHREALTIME
+	run_once "$prog" "$out" "$first"
+	# A #DB whose DR6 names no cause is sent as SIGTRAP si_code 1 (the program's
+	# tests/common/trap_report.h says so): the host lost a debug-register trap,
+	# about once in 10 million here, before any perf event or BPF program saw
+	# it (docs/RELIABILITY.md, finding 4).  Not kcsand's: run again, once.
+	if [[ $rc == 133 ]] && grep -q 'SIGTRAP si_code=1 ' "$out"; then
+		echo "note $C_NAME: $(grep -m1 -o 'SIGTRAP si_code=1 .*' "$out"): a debug trap" \
+			"the host lost (docs/RELIABILITY.md, finding 4); run again"
+		run_once "$prog" "$out" "$first"
+	fi
 
 	if [[ $rc == 124 || $rc == 137 ]]; then
 		fail "$out" "expected exit status $([[ $C_EXPECT == report ]] && echo 66 || echo 0)," \
