@@ -61,9 +61,14 @@ SCENARIO_MAIN(ITERS, reader_thread, writer_thread)
 /*
  * Escalation: without --halt-on-error the run goes on after the report of
  * unknown origin, kcsand arms a hardware watchpoint on x, and the writer's
- * next store is reported with both stacks, as a later write (with how much
- * later), not as the race's partner.
+ * next store is reported with both stacks: as a later write (with how much
+ * later) when it ran outside any watch window of the reader, which is the
+ * usual case (about 100 ms after the race here), and as the reader's pair
+ * when it fell inside a later window of the reader's (seen once in CI on a
+ * machine whose debug registers trap).  Never a pair outside a window: the
+ * unit tests later_write_is_not_a_pair and escalation_reports_a_later_write
+ * hold that.
  */
-/* kcsand-test: name=unprobed_writer_escalation needs=hwbp args="--functions reader*,pace" expect=report title="later write in writer after data-race in reader" funcs="reader writer" access="^write to 0x[0-9a-f]+ of 4 bytes by task [0-9]+ on cpu [0-9]+, [0-9]+\.[0-9]{3} ms after the race below:$" access="^race at unknown origin, with read to 0x[0-9a-f]+ of 4 bytes by task [0-9]+ on cpu [0-9]+:$" access="^hardware watchpoint: the write by task [0-9]+ was seen by a debug register, after it executed$" value_changed=yes */
+/* kcsand-test: name=unprobed_writer_escalation needs=hwbp args="--functions reader*,pace" expect=report title_re="^(later write in writer after data-race in reader|data-race in reader / writer)$" funcs="reader writer" access="^write to 0x[0-9a-f]+ of 4 bytes by task [0-9]+ on cpu [0-9]+(, [0-9]+\.[0-9]{3} ms after the race below)?:$" access="^(race at unknown origin, with )?read to 0x[0-9a-f]+ of 4 bytes by task [0-9]+ on cpu [0-9]+:$" access="^hardware watchpoint: the write by task [0-9]+ was seen by a debug register, after it executed$" value_changed=yes */
 /* Where debug registers do not trap, kcsand says that it cannot escalate. */
 /* kcsand-test: name=unprobed_writer_no_escalation needs=nohwbp args="--functions reader*,pace" expect=report title_re="^data-race in reader\+0x[0-9a-f]+/0x[0-9a-f]+$" funcs="reader" value_changed=yes log_re="^kcsand: races of unknown origin are not escalated: this machine's debug registers do not trap" */
