@@ -74,8 +74,15 @@ double sampler__choose(const double *x, const bool *known, size_t n, double budg
 	 * that keeps the rest of the budget: a turn costs turn_cost of the
 	 * target's CPU time, so the overhead is q * turn_cost / (1 - q * turn_cost).
 	 */
+	/*
+	 * A turn that cost nothing measurable (its thread did not run, or
+	 * trapped too little to show) is cheap, not forbidden: the share is
+	 * then all of the time, and the next turns measure the cost again.  A
+	 * share of 0 would take no turn, so the cost would never be measured
+	 * again (the guest's sampled_hot_read: one turn in a whole run).
+	 */
 	rem = budget - cold;
-	q = rem > 0 && turn_cost > 0 ? rem / (1 + rem) / turn_cost : 0;
+	q = rem <= 0 ? 0 : turn_cost > 0 ? rem / (1 + rem) / turn_cost : 1;
 	if (q > 1)
 		q = 1;
 	*hot_share = q;

@@ -67,6 +67,15 @@ int main(void)
 		ASSERT_TRUE(plan(x, known, 0.1, 0.5, armed, hot) > 1.99 * q,
 			    "a turn costing half the CPU: twice the time");
 	}
+	TEST(a_turn_that_cost_nothing_does_not_stop_turns) {
+		double x[N] = { 100, 100, 100, 100, 100, 100, 100, 100 };
+		bool known[N] = { 1, 1, 1, 1, 1, 1, 1, 1 };
+		uint8_t armed[N] = { 0 }, hot[N];
+
+		/* The cost comes from the turns taken: with no share, none is measured again. */
+		ASSERT_TRUE(plan(x, known, 0.1, 0, armed, hot) == 1, "all the time, not none");
+		ASSERT_TRUE(plan(x, known, 0.1, 0.01, armed, hot) == 1, "cheap turns: all the time");
+	}
 	TEST(every_hot_site_has_a_turn_each_cycle) {
 		uint8_t hot[N] = { 1, 1, 1, 1, 1, 1, 1, 1 };
 		struct hot_cycle c = { 0 };
