@@ -292,7 +292,6 @@ static __always_inline void *hb_get(void *map, const void *key)
 	return bpf_map_lookup_elem(map, key);
 }
 
-/* dst = max(dst, src), entry by entry. */
 /*
  * The clock loops are global functions: the verifier checks a global
  * function once per program, and a static one again at every call, which
@@ -302,6 +301,7 @@ struct hb_vc {
 	__u32 c[HB_SLOTS];
 };
 
+/* dst = max(dst, src), entry by entry. */
 __noinline int hb_vc_join_g(struct hb_vc *dst, const struct hb_vc *src)
 {
 	if (!dst || !src)
@@ -338,12 +338,6 @@ __noinline int hb_vc_join_atomic_g(struct hb_vc *dst, const struct hb_vc *src)
 	hb_vc_join_atomic_g((struct hb_vc *)(dst), (const struct hb_vc *)(src))
 
 /*
- * A new thread: a free slot of its process, its own entry above the last
- * clock of that slot's previous thread, and what its creator knew.  With
- * more than HB_SLOTS threads alive or not joined, the new one has no
- * clock: its accesses are not checked, its sync is not traced.
- */
-/*
  * A free slot of process p for a thread created by parent, taken; -1 if
  * none.  A thread with no known creator comes with a zeroed one.
  */
@@ -368,6 +362,12 @@ __noinline int hb_take_slot(struct hb_proc *p, const struct hb_thread *parent)
 	return -1;
 }
 
+/*
+ * A new thread: a free slot of its process, its own entry above the last
+ * clock of that slot's previous thread, and what its creator knew.  With
+ * more than HB_SLOTS threads alive or not joined, the new one has no
+ * clock: its accesses are not checked, its sync is not traced.
+ */
 static __noinline struct hb_thread *hb_new_thread(__u32 tid, __u32 tgid,
 						  const struct hb_thread *parent)
 {
