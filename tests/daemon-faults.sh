@@ -12,6 +12,7 @@
 #   tests/daemon-faults.sh [BUILD_DIR]     (root)
 
 . "$(dirname "$0")/daemon-lib.sh"
+. "$(dirname "$0")/common/lost-trap.sh"
 need_root daemon-faults
 
 TB=$SRC_DIR/$BUILD/tests/daemon
@@ -236,16 +237,13 @@ if ((traps)) && [[ -x $WN ]]; then
 	wn_bad= wn_traps=0 wn_hits=0
 	for ((i = 0; i < ${KCSAND_TEST_WATCH_RUNS:-2}; i++)); do
 		for churn in "" "--param sampler_warmup_cpu_ms=0 --param sampler_period_ms=50 --param sampler_backoff_hits=1 --param overhead_budget=1"; do
-			# A second run only after a trap the host lost (si_code 1: no cause in
-			# DR6, before any perf event saw it), as tests/run-scenarios.sh does.
+			# A second run only after a trap the host lost (tests/common/lost-trap.sh).
 			for try in 1 2; do
 				# shellcheck disable=SC2086
 				timeout 120 "$CTL" run -v --functions tick --watch odd_level $churn -- \
 					"$WN" >"$TMP/wn.out" 2>&1
 				rc=$?
-				[[ $rc == 133 && $try == 1 ]] && grep -q 'SIGTRAP si_code=1 ' "$TMP/wn.out" ||
-					break
-				echo "# a debug trap the host lost: $(grep -m1 -o 'SIGTRAP si_code=1 .*' "$TMP/wn.out"); run again"
+				[[ $try == 1 ]] && lost_debug_trap "# " "$rc" "$TMP/wn.out" || break
 			done
 			[[ $rc == 0 ]] || wn_bad+=" $rc$(grep -o 'SIGTRAP si_code=.*' "$TMP/wn.out" | head -1 | sed 's/^/ /')"
 			wn_traps=$((wn_traps + $(summary_value hw_traps "$TMP/wn.out")))

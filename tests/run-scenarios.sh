@@ -64,6 +64,7 @@ TIMEOUT=${KCSAND_TEST_TIMEOUT:-60}
 SEP=$(printf '=%.0s' {1..66})
 MAX_LINES=300	# of a failed case's output shown
 SRC_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+. "$SRC_DIR/tests/common/lost-trap.sh"
 
 BUILD=${1:-build}
 [[ $# -gt 0 ]] && shift
@@ -435,13 +436,7 @@ run_case() {
 	fi
 
 	run_once "$prog" "$out" "$first"
-	# A #DB whose DR6 names no cause is sent as SIGTRAP si_code 1 (the program's
-	# tests/common/trap_report.h says so): the host lost a debug-register trap,
-	# about once in 10 million here, before any perf event or BPF program saw
-	# it (docs/RELIABILITY.md, finding 4).  Not kcsand's: run again, once.
-	if [[ $rc == 133 ]] && grep -q 'SIGTRAP si_code=1 ' "$out"; then
-		echo "note $C_NAME: $(grep -m1 -o 'SIGTRAP si_code=1 .*' "$out"): a debug trap" \
-			"the host lost (docs/RELIABILITY.md, finding 4); run again"
+	if lost_debug_trap "note $C_NAME: " "$rc" "$out"; then
 		run_once "$prog" "$out" "$first"
 	fi
 
