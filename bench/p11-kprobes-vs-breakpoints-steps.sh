@@ -1,0 +1,28 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# Guest side of bench/p11-kprobes-vs-breakpoints.sh, run by tests/vm/kcsan-vm as its
+# probe command: the --probe SPECs and --duration S reach it as arguments.
+#   base         the mixed workload alone for S seconds: its throughput without kcsand;
+#   kprobes      kcsanctl run --kernel --sample kprobes on the SPECs around S seconds of it;
+#   breakpoints  the same with --sample breakpoints.
+# Each run's stdout (reports and the workload's throughput) goes to MODE.out, its -v
+# stderr to MODE.err, and MODE.times gets four clocks: kcsanctl started, the workload
+# started (the probes were attached), the workload ended, kcsanctl exited (detached).
+set -u
+OUT=${KCSAN_VM_OUT:?run by tests/vm/kcsan-vm}
+args=()
+secs=60
+while [ $# -gt 0 ] && [ "$1" != -- ]; do
+	if [ "$1" = --duration ]; then secs=$2; shift 2; continue; fi
+	args+=("$1"); shift
+done
+"$OUT/kworkload" mixed "$secs" > "$OUT/base.txt" 2>&1
+for mode in kprobes breakpoints; do
+	t0=$(date +%s.%N)
+	"$OUT/kcsanctl" run --kernel --output - -v --sample "$mode" "${args[@]}" -- \
+		sh -c "date +%s.%N > $OUT/$mode.wstart; $OUT/kworkload mixed $secs;
+		       date +%s.%N > $OUT/$mode.wend" > "$OUT/$mode.out" 2> "$OUT/$mode.err"
+	echo "$t0 $(cat "$OUT/$mode.wstart" "$OUT/$mode.wend" 2>/dev/null | tr '\n' ' ')$(date +%s.%N)" \
+		> "$OUT/$mode.times"
+done
