@@ -9,16 +9,19 @@
 # Each run's stdout (reports and the workload's throughput) goes to MODE.out, its -v
 # stderr to MODE.err, and MODE.times gets four clocks: kcsanctl started, the workload
 # started (the probes were attached), the workload ended, kcsanctl exited (detached).
+# --modes A,B (first) runs only those modes.
 set -u
 OUT=${KCSAN_VM_OUT:?run by tests/vm/kcsan-vm}
 args=()
 secs=60
+modes="kprobes breakpoints"
+if [ "${1:-}" = --modes ]; then modes=${2//,/ }; shift 2; fi
 while [ $# -gt 0 ] && [ "$1" != -- ]; do
 	if [ "$1" = --duration ]; then secs=$2; shift 2; continue; fi
 	args+=("$1"); shift
 done
 "$OUT/kworkload" mixed "$secs" > "$OUT/base.txt" 2>&1
-for mode in kprobes breakpoints; do
+for mode in $modes; do
 	t0=$(date +%s.%N)
 	"$OUT/kcsanctl" run --kernel --output - -v --sample "$mode" "${args[@]}" -- \
 		sh -c "date +%s.%N > $OUT/$mode.wstart; $OUT/kworkload mixed $secs;

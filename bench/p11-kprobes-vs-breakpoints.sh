@@ -8,7 +8,7 @@
 # the same SPECs (default: the VFS, pipe and page-cache functions, about 900 sites).
 # Prints for each: the time to attach and to detach, the traps, the watchpoints set,
 # the sites sampled (breakpoints), the reports, and the workload's throughput.
-# Usage: bench/p11-kprobes-vs-breakpoints.sh [SECONDS] [SPEC...]
+# Usage: [P11_MODES=breakpoints] bench/p11-kprobes-vs-breakpoints.sh [SECONDS] [SPEC...]
 #        (root; files kept in build/vm/p11.*)
 set -u
 SECS=${1:-60}
@@ -23,14 +23,15 @@ out=$(mkdir -p build/vm && mktemp -d "$REPO/build/vm/p11.XXXXXX") || exit 2
 gcc -O2 -Wall -pthread tests/vm/workload/kworkload.c -o "$out/kworkload" || exit 2
 cp build/kcsanctl "$out/kcsanctl"
 start=$(date +%s)
-KCSAN_VM_PROBE_CMD="$REPO/bench/p11-kprobes-vs-breakpoints-steps.sh" \
+MODES=${P11_MODES:-kprobes breakpoints}
+KCSAN_VM_PROBE_CMD="$REPO/bench/p11-kprobes-vs-breakpoints-steps.sh --modes ${MODES// /,}" \
 tests/vm/kcsan-vm --out "$out" --keep --timeout $((SECS * 3 + 900)) \
 	--duration "$SECS" "${probes[@]}" > "$out/harness.out" 2> "$out/harness.err"
 rc=$?
 echo "p11: guest run $(( $(date +%s) - start )) s, kcsan-vm exit $rc, files in $out"
 echo "== the workload alone, $SECS s"
 cat "$out/base.txt"
-for mode in kprobes breakpoints; do
+for mode in $MODES; do
 	echo "== --sample $mode"
 	read -r t0 ws we t1 < "$out/$mode.times" 2>/dev/null
 	awk -v a="$t0" -v b="${ws:-0}" -v c="${we:-0}" -v d="${t1:-0}" 'BEGIN {
