@@ -188,7 +188,8 @@ struct {
  * An execute breakpoint on a sampled kernel site, per CPU: the debug
  * exception comes before the instruction runs, with its registers, as a
  * kprobe's handler does, so the check is the kprobe's; every trap arms a
- * watchpoint (the site was chosen by the sampler, not by the skip count).
+ * watchpoint (the site was chosen by the sampler, not by the skip count),
+ * up to KCSAND_KXBP_CHECKS per placement.
  */
 SEC("perf_event")
 int kcsand_kxbp(struct bpf_perf_event_data *ctx)
@@ -202,10 +203,15 @@ int kcsand_kxbp(struct bpf_perf_event_data *ctx)
 	if (!s || !s->ip || s->ip != regs->ip)
 		return 0;
 	__sync_fetch_and_add(&s->hits, 1);
+	/* Only this CPU's traps reach its slot, one at a time: a plain count. */
+	if (s->checks >= KCSAND_KXBP_CHECKS)
+		return 0;
+	s->checks++;
 	hw_note_probed(regs, s->site, regs->ip, 1);
 	t0 = bpf_ktime_get_ns();
 	kcsand_check_access(ctx, regs, s->site, regs->ip, 0, interrupted_context(), 1);
 	sampler_account(s->site, t0);
+	__sync_fetch_and_add(&s->ns, bpf_ktime_get_ns() - t0);
 	return 0;
 }
 

@@ -100,8 +100,9 @@ void run_help(FILE *out)
 		"                        breakpoints (execute breakpoints in the debug registers\n"
 		"                        sample the sites a few at a time, no kprobe); default:\n"
 		"                        breakpoints from %u sites on, else kprobes\n"
-		"  --sample-period US    breakpoints: how long each set of sites stays sampled\n"
-		"                        (default %u µs)\n"
+		"  --sample-period US    breakpoints: how long each set of sites stays sampled;\n"
+		"                        default: set from --overhead-budget each second,\n"
+		"                        starting at %u µs\n"
 		"  --kernel-debug PATH   a vmlinux or NAME.ko with DWARF: marking and file:line\n"
 		"                        in kernel frames (Debian: /usr/lib/debug/boot/vmlinux-RELEASE)\n"
 		"  -v, --verbose         what is decoded and attached, every site, plain or\n"
@@ -393,6 +394,7 @@ static int parse_sample(struct run_args *a, int opt, const char *arg)
 	if (opt == OPT_SAMPLE_PERIOD) {
 		errno = 0;
 		a->o.kbp_period_us = strtoul(arg, &end, 10);
+		a->o.kbp_period_fixed = true;
 		if (!errno && !*end && a->o.kbp_period_us >= 100 && a->o.kbp_period_us <= 10000000)
 			return 0;
 		fprintf(stderr, "kcsanctl: run: --sample-period: bad value '%s' (expected "

@@ -237,12 +237,20 @@ struct kcsand_site_stat {
  */
 #define KCSAND_KXBP_SLOTS	KCSAND_HW_SLOTS
 #define KCSAND_KXBP_MAX_CPUS	256
+/*
+ * Checks (each a watchpoint and its stall) per placement of a register: a
+ * hot site's further traps in the same placement only count.  Most
+ * placements trap less than once (docs/kernel-mode.md); the cap bounds what
+ * a hot one costs, so that the period alone sets the cost of checks.
+ */
+#define KCSAND_KXBP_CHECKS	16
 
 struct kcsand_kxbp_slot {
 	__u64 ip;		/* the site's address; 0: none */
 	__u32 site;		/* its index in the site table */
-	__u32 __pad;
-	__u64 hits;		/* traps that ran the check (BPF adds, the daemon reads) */
+	__u32 checks;		/* run in this placement (BPF, on the slot's own CPU) */
+	__u64 hits;		/* traps at the site (BPF adds, the daemon reads) */
+	__u64 ns;		/* BPF time of the checks, stalls included */
 };
 
 /* What a hardware watchpoint slot is for (struct kcsand_hw_slot::mode). */

@@ -909,11 +909,27 @@ static int load(struct engine *e)
 	return start_loaded(e);
 }
 
+/* A kernel function's address, by name; 0 when kallsyms does not have it. */
+static uint64_t kernel_func_addr(const struct engine *e, const char *name)
+{
+	for (size_t i = 0; e->ksyms && i < ksyms__count(e->ksyms); i++) {
+		const struct ksym *k = ksyms__at(e->ksyms, i);
+
+		if (!k->module && !strcmp(k->name, name))
+			return k->addr;
+	}
+	return 0;
+}
+
 /* Every kernel site, addresses and cookies, into the code-breakpoint sampler's cycle. */
 static int start_kbp(struct engine *e)
 {
-	struct kbp_opts ko = { .nregs = e->opts.kbp_regs, .period_us = e->opts.kbp_period_us,
-			       .seed = (unsigned int)clock__now_ns(), .verbose = e->opts.verbose };
+	struct kbp_opts ko = {
+		.nregs = e->opts.kbp_regs, .period_us = e->opts.kbp_period_us,
+		.budget = e->opts.kbp_period_fixed ? 0 :
+			  e->opts.params.v[PARAM_OVERHEAD_BUDGET] / 100.0,
+		.calib_addr = kernel_func_addr(e, "__x64_sys_getppid"),
+		.seed = (unsigned int)clock__now_ns(), .verbose = e->opts.verbose };
 	size_t n = 0, nmi = 0, total = engine__nr_sites(e);
 	uint64_t *addr = malloc(total * sizeof(*addr));
 	uint32_t *site = malloc(total * sizeof(*site));
@@ -1297,11 +1313,14 @@ static void print_kbp_summary(struct engine *e, FILE *out)
 
 	kbp__stats(e->kbp, &ks);
 	fprintf(out, " breakpoint_sites_sampled: %zu/%zu breakpoint_cycles: %llu "
-		"breakpoint_regs: %ux%u breakpoint_traps: %llu breakpoint_refused: %zu "
-		"breakpoint_move_us: %.0f", ks.sampled, ks.sites,
+		"breakpoint_regs: %ux%u breakpoint_traps: %llu breakpoint_checks: %llu "
+		"breakpoint_refused: %zu breakpoint_move_us: %.0f breakpoint_period_us: %u "
+		"breakpoint_period_range_us: %u-%u breakpoint_min_regs: %u breakpoint_trap_ns: %.0f "
+		"breakpoint_overhead: %.1f%%", ks.sampled, ks.sites,
 		(unsigned long long)ks.cycles, ks.nregs, ks.ncpus,
-		(unsigned long long)ks.hits, ks.refused,
-		ks.retargets ? ks.retarget_ns / 1e3 / ks.retargets : 0.0);
+		(unsigned long long)ks.hits, (unsigned long long)ks.checked, ks.refused,
+		ks.retargets ? ks.retarget_ns / 1e3 / ks.retargets : 0.0, ks.period_us,
+		ks.min_period_us, ks.max_period_us, ks.min_regs, ks.trap_ns, ks.overhead * 100);
 }
 
 static void print_hw_summary(struct engine *e, FILE *out)

@@ -9,12 +9,20 @@
  * (docs/kernel-mode.md).  So each CPU has a mover thread of its own, pinned
  * to it and woken by its own timer: its moves are local calls, with no IPI.
  *
- * The movers need no lock between them: step s of the cycle (the period
- * number since the start, from the clock) puts register r on site
- * order[(s * nregs + r) % n] on every CPU, so all CPUs break on the same
- * sites at about the same time, as a race between two runs of the same code
- * needs.  The BPF side learns a CPU's new site first (kxbp_slots[cpu][r]); a
- * trap still at the old address in between no longer matches and is dropped.
+ * The movers share one schedule and nothing else: step s (the period
+ * number, from the clock) puts register r < regs on site
+ * order[(pos + r) % n] on every CPU, pos advancing by regs a step, so all
+ * CPUs break on the same sites at about the same time, as a race between
+ * two runs of the same code needs.  The BPF side learns a CPU's new site
+ * first (kxbp_slots[cpu][r]); a trap still at the old address in between no
+ * longer matches and is dropped.
+ *
+ * The budget.  Once a second the first CPU's mover measures what sampling
+ * cost (the moves, the checks' BPF time with their stalls, and the traps,
+ * at the cost calibrated at start) against the machine's own CPU time
+ * (ksampler.h's kcpu), and kbp_policy__next() sets the period and the
+ * registers in use; the schedule is re-based at the current step so that the
+ * cycle goes on where it was.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -32,6 +40,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "kbp.h"
+#include "ksampler.h"
 #include "kcsand.h"
 #include "kcsand.skel.h"
 #include "util/clock.h"
@@ -50,7 +59,21 @@ struct kbp_cpu {
 	pthread_t mover;
 	bool started;
 	bool pinned;			/* the mover runs on this CPU: local moves */
-	uint64_t moves, move_ns;	/* written by the mover, read for stats */
+	bool parked[KCSAND_KXBP_SLOTS];	/* disabled: the budget took the register away */
+	_Atomic uint64_t moves, move_ns;	/* written by the mover, read for stats */
+};
+
+/* Where the cycle is: step s starts at t_base + (s - s_base) * period_ns, at pos_base + (s - s_base) * regs. */
+struct kbp_sched {
+	uint64_t t_base, s_base, pos_base, period_ns;
+	unsigned int regs;
+};
+
+/* The budget's view of the last interval (the first CPU's mover only). */
+struct kbp_control {
+	struct kcpu cpu;
+	uint64_t t_ns, hits, checked, bpf_ns, move_ns;
+	bool primed;
 };
 
 struct kbp {
@@ -64,11 +87,15 @@ struct kbp {
 	struct perf_event_attr attr;	/* as opened: MODIFY_ATTRIBUTES wants it unchanged but bp_addr */
 	struct kbp_cpu cpu[KBP_MAX_CPUS];
 	unsigned int ncpus, nregs;
-	uint64_t t0_ns;			/* step 0 */
-	_Atomic uint64_t last_step;	/* the furthest step a mover reached */
+	struct kbp_sched sched;		/* under lock */
+	struct kbp_control ctl;
+	double trap_ns;
+	_Atomic unsigned int min_period_us, max_period_us, min_regs;
+	_Atomic uint64_t overhead_ppm;	/* the last interval's share */
+	_Atomic uint64_t last_pos;	/* the furthest cycle position a mover reached */
 	_Atomic size_t sampled, refused;
-	_Atomic uint64_t old_hits;	/* of the slots' earlier sites */
-	pthread_mutex_t lock;		/* with wake: stop sleeping movers */
+	_Atomic uint64_t old_hits, old_checks, old_ns;	/* of the slots' earlier sites */
+	pthread_mutex_t lock;		/* with wake: the schedule, and stop sleeping movers */
 	pthread_cond_t wake;
 	bool sync;			/* lock and wake initialized */
 	bool stop;
@@ -140,8 +167,11 @@ static int set_slot(struct kbp *k, const struct kbp_cpu *c, unsigned int r, size
 	__u32 key = (__u32)c->cpu * KCSAND_KXBP_SLOTS + r;
 	int fd = bpf_map__fd(k->skel->maps.kxbp_slots);
 
-	if (!bpf_map_lookup_elem(fd, &key, &s) && s.hits)
+	if (!bpf_map_lookup_elem(fd, &key, &s)) {
 		k->old_hits += s.hits;
+		k->old_checks += s.checks;
+		k->old_ns += s.ns;
+	}
 	s = (struct kcsand_kxbp_slot){ .ip = k->addr[i], .site = k->site[i] };
 	return bpf_map_update_elem(fd, &key, &s, BPF_ANY) ? -errno : 0;
 }
@@ -188,11 +218,12 @@ static long site_at(const struct kbp *k, uint64_t pos, unsigned int stride, int 
 	return -1;
 }
 
-/* Move register r of CPU c to its site at step s. */
-static void move(struct kbp *k, struct kbp_cpu *c, unsigned int r, uint64_t s)
+/* Move register r of CPU c to its site at cycle position pos, of regs in use. */
+static void move(struct kbp *k, struct kbp_cpu *c, unsigned int r, uint64_t pos,
+		 unsigned int regs)
 {
 	for (int tries = 0; tries < KBP_MAX_TRIES; tries++) {
-		long i = site_at(k, s * k->nregs + r, k->nregs, KBP_MAX_TRIES);
+		long i = site_at(k, pos + r, regs, KBP_MAX_TRIES);
 		struct perf_event_attr attr = k->attr;
 		uint64_t t = clock__now_ns();
 
@@ -201,6 +232,12 @@ static void move(struct kbp *k, struct kbp_cpu *c, unsigned int r, uint64_t s)
 		set_slot(k, c, r, i);
 		attr.bp_addr = k->addr[i];
 		if (!ioctl(c->fd[r], PERF_EVENT_IOC_MODIFY_ATTRIBUTES, &attr)) {
+			/*
+			 * The move enabled a parked event again (the kernel
+			 * does unless attr.disabled); say it, not rely on it.
+			 */
+			if (c->parked[r] && !ioctl(c->fd[r], PERF_EVENT_IOC_ENABLE, 0))
+				c->parked[r] = false;
 			c->move_ns += clock__now_ns() - t;
 			c->moves++;
 			count_sampled(k, i);
@@ -210,39 +247,154 @@ static void move(struct kbp *k, struct kbp_cpu *c, unsigned int r, uint64_t s)
 	}
 }
 
+/* A register the budget took away: its event off until a move gives it back. */
+static void park(struct kbp_cpu *c, unsigned int r)
+{
+	if (!c->parked[r] && !ioctl(c->fd[r], PERF_EVENT_IOC_DISABLE, 0))
+		c->parked[r] = true;
+}
+
+static void slots_sum(const struct kbp *k, uint64_t *hits, uint64_t *checked, uint64_t *ns)
+{
+	int fd = bpf_map__fd(k->skel->maps.kxbp_slots);
+	struct kcsand_kxbp_slot s;
+
+	*hits = k->old_hits;
+	*checked = k->old_checks;
+	*ns = k->old_ns;
+	for (unsigned int c = 0; c < k->ncpus; c++) {
+		for (__u32 r = 0; r < k->nregs; r++) {
+			__u32 key = (__u32)k->cpu[c].cpu * KCSAND_KXBP_SLOTS + r;
+
+			if (!bpf_map_lookup_elem(fd, &key, &s)) {
+				*hits += s.hits;
+				*checked += s.checks;
+				*ns += s.ns;
+			}
+		}
+	}
+}
+
+static void note_plan(struct kbp *k, const struct kbp_sched *sc)
+{
+	unsigned int us = sc->period_ns / 1000;
+
+	if (us < k->min_period_us)
+		k->min_period_us = us;
+	if (us > k->max_period_us)
+		k->max_period_us = us;
+	if (sc->regs < k->min_regs)
+		k->min_regs = sc->regs;
+}
+
 /*
- * A CPU's mover: at each step's time, every register to its site.  A mover
- * that wakes late skips to the current step, so that the CPUs stay on the
- * same sites; a site it skipped was sampled on the CPUs that were on time.
+ * Once a second, from the first CPU's mover: the last interval's cost
+ * against the machine's own time, and the period and registers for the
+ * next.  The schedule is re-based at step s, which starts at t_s.
+ */
+static void control(struct kbp *k, uint64_t now, uint64_t s)
+{
+	struct kbp_control *ctl = &k->ctl;
+	uint64_t hits, checked, bpf_ns, move_ns = 0;
+	double native, probes, cost, share;
+	struct kbp_plan p;
+
+	if (ctl->primed && now - ctl->t_ns < KBP_CONTROL_NS)
+		return;
+	slots_sum(k, &hits, &checked, &bpf_ns);
+	for (unsigned int c = 0; c < k->ncpus; c++)
+		move_ns += k->cpu[c].move_ns;
+	native = kcpu__delta_ns(&ctl->cpu);	/* the machine's, less kcsand's (the moves) */
+	if (!ctl->primed || native < 0) {
+		ctl->primed = native >= 0;
+		goto out;
+	}
+	/* The probes ran in the machine's time: take them out of "native". */
+	probes = (double)(bpf_ns - ctl->bpf_ns) + (double)(hits - ctl->hits) * k->trap_ns;
+	cost = probes + (double)(move_ns - ctl->move_ns);
+	native = native > probes ? native - probes : 0;
+	share = native > 0 ? cost / native : cost > 0 ? 1e9 : 0;
+	k->overhead_ppm = share < 1e6 ? (uint64_t)(share * 1e6) : (uint64_t)1e12;
+	pthread_mutex_lock(&k->lock);
+	p = (struct kbp_plan){ .period_us = k->sched.period_ns / 1000, .regs = k->sched.regs };
+	kbp_policy__next(&p, share, k->o.budget, k->nregs, KBP_MIN_PERIOD_US, KBP_MAX_PERIOD_US);
+	if (p.period_us * 1000ull != k->sched.period_ns || p.regs != k->sched.regs) {
+		struct kbp_sched *sc = &k->sched;
+
+		sc->t_base += (s - sc->s_base) * sc->period_ns;
+		sc->pos_base += (s - sc->s_base) * sc->regs;
+		sc->s_base = s;
+		sc->period_ns = p.period_us * 1000ull;
+		sc->regs = p.regs;
+		note_plan(k, sc);
+		pthread_cond_broadcast(&k->wake);	/* the others wait for a step that moved */
+		if (k->o.verbose > 1)
+			pr_info("breakpoints: cost %.1f%% of the machine's own time: period %u us, "
+				"%u registers\n", share * 100, p.period_us, p.regs);
+	}
+	pthread_mutex_unlock(&k->lock);
+out:
+	ctl->t_ns = now;
+	ctl->hits = hits;
+	ctl->checked = checked;
+	ctl->bpf_ns = bpf_ns;
+	ctl->move_ns = move_ns;
+}
+
+/*
+ * A CPU's mover: at each step's time, every register in use to its site,
+ * the others parked.  A mover that wakes late skips to the current step,
+ * so that the CPUs stay on the same sites; a site it skipped was sampled on
+ * the CPUs that were on time.
  */
 static void *mover(void *arg)
 {
 	struct kbp_cpu *c = arg;
 	struct kbp *k = c->k;
-	uint64_t period = k->o.period_us * 1000ull, s = 1;
+	uint64_t next = 1;	/* the step this mover waits for */
 	cpu_set_t set;
 
 	CPU_ZERO(&set);
 	CPU_SET(c->cpu, &set);
 	c->pinned = !pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
 	for (;;) {
-		uint64_t due = k->t0_ns + s * period, t;
-		struct timespec ts = { .tv_sec = due / 1000000000ull, .tv_nsec = due % 1000000000ull };
+		struct kbp_sched sc;
+		uint64_t t, s, pos;
 		bool stop;
 
 		pthread_mutex_lock(&k->lock);
-		while (!k->stop && (t = clock__now_ns()) < due)
+		for (;;) {
+			uint64_t due;
+			struct timespec ts;
+
+			sc = k->sched;
+			if (next < sc.s_base)
+				next = sc.s_base;
+			due = sc.t_base + (next - sc.s_base) * sc.period_ns;
+			t = clock__now_ns();
+			if (k->stop || t >= due)
+				break;
+			ts = (struct timespec){ .tv_sec = due / 1000000000ull,
+						.tv_nsec = due % 1000000000ull };
 			pthread_cond_timedwait(&k->wake, &k->lock, &ts);
+		}
 		stop = k->stop;
 		pthread_mutex_unlock(&k->lock);
 		if (stop)
 			break;
-		s = (t - k->t0_ns) / period;
-		for (unsigned int r = 0; r < k->nregs; r++)
-			move(k, c, r, s);
-		if (s > atomic_load(&k->last_step))
-			atomic_store(&k->last_step, s);
-		s++;
+		s = sc.s_base + (t - sc.t_base) / sc.period_ns;
+		pos = sc.pos_base + (s - sc.s_base) * sc.regs;
+		for (unsigned int r = 0; r < k->nregs; r++) {
+			if (r < sc.regs)
+				move(k, c, r, pos, sc.regs);
+			else
+				park(c, r);
+		}
+		if (pos + sc.regs > atomic_load(&k->last_pos))
+			atomic_store(&k->last_pos, pos + sc.regs);
+		if (c == &k->cpu[0] && k->o.budget > 0)
+			control(k, t, s);
+		next = s + 1;
 	}
 	return NULL;
 }
@@ -293,6 +445,68 @@ static int open_regs(struct kbp *k)
 	return k->nregs ? 0 : err;
 }
 
+#define TRAP_CALLS	2000
+#define TRAP_ROUNDS	3
+
+/* The lowest ns per getppid(2) over TRAP_ROUNDS rounds, after one not counted (TCG translates). */
+static double getppid_ns(void)
+{
+	double best = 1e18;
+
+	for (int r = -1; r < TRAP_ROUNDS; r++) {
+		uint64_t t0 = clock__now_ns();
+		double ns;
+
+		for (int i = 0; i < TRAP_CALLS; i++)
+			syscall(SYS_getppid);
+		ns = (double)(clock__now_ns() - t0) / TRAP_CALLS;
+		if (r >= 0 && ns < best)
+			best = ns;
+	}
+	return best;
+}
+
+/*
+ * What a trap on a sampled site costs beyond its check: getppid(2) with an
+ * execute breakpoint in it, on this thread only, against without.  The
+ * program is kcsand_kxbp on the cookie of a slot no register samples (r =
+ * KCSAND_KXBP_SLOTS - 1, never given to sampling), so it returns at once,
+ * as it does on a hot site past its checks.  0, said, when it cannot be
+ * measured: the budget then counts the checks and the moves only.
+ */
+static double calibrate_trap(struct kbp *k)
+{
+	LIBBPF_OPTS(bpf_perf_event_opts, po, .bpf_cookie = KCSAND_KXBP_SLOTS - 1);
+	struct perf_event_attr attr = k->attr;
+	struct bpf_link *l;
+	double without, with;
+	int fd;
+
+	if (!k->o.calib_addr)
+		return 0;
+	without = getppid_ns();
+	attr.bp_addr = k->o.calib_addr;
+	fd = syscall(__NR_perf_event_open, &attr, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+	if (fd < 0) {
+		pr_warn("breakpoints: cannot time a trap (%s): the budget counts checks and "
+			"moves only\n", strerror(errno));
+		return 0;
+	}
+	l = bpf_program__attach_perf_event_opts(k->skel->progs.kcsand_kxbp, fd, &po);
+	if (!l) {
+		pr_warn("breakpoints: cannot time a trap (%s): the budget counts checks and "
+			"moves only\n", strerror(errno));
+		close(fd);
+		return 0;
+	}
+	with = getppid_ns();
+	bpf_link__destroy(l);	/* closes fd */
+	if (k->o.verbose)
+		pr_info("breakpoints: a trap costs %.0f ns (getppid(2): %.0f ns without, %.0f "
+			"with)\n", with > without ? with - without : 0, without, with);
+	return with > without ? with - without : 0;
+}
+
 static int start_movers(struct kbp *k)
 {
 	pthread_condattr_t ca;
@@ -303,7 +517,10 @@ static int start_movers(struct kbp *k)
 	pthread_condattr_destroy(&ca);
 	pthread_mutex_init(&k->lock, NULL);
 	k->sync = true;
-	k->t0_ns = clock__now_ns();
+	k->sched = (struct kbp_sched){ .t_base = clock__now_ns(), .pos_base = 0,
+				       .period_ns = k->o.period_us * 1000ull, .regs = k->nregs };
+	k->min_period_us = k->max_period_us = k->o.period_us;
+	k->min_regs = k->nregs;
 	for (unsigned int c = 0; c < k->ncpus; c++) {
 		int err = pthread_create(&k->cpu[c].mover, NULL, mover, &k->cpu[c]);
 
@@ -339,6 +556,9 @@ int kbp__new(struct kcsand_bpf *skel, const uint64_t *addr, const uint32_t *site
 	err = online_cpus(k);
 	if (!err)
 		err = open_regs(k);
+	/* After open_regs (it sets attr); a fixed period has no budget to serve. */
+	if (!err && o->budget > 0)
+		k->trap_ns = calibrate_trap(k);
 	if (err) {
 		pr_warn("breakpoints: cannot open an execute breakpoint on each CPU: %s%s\n",
 			strerror(-err), err == -ENOSPC ? " (no free debug register)" : "");
@@ -357,27 +577,26 @@ int kbp__new(struct kcsand_bpf *skel, const uint64_t *addr, const uint32_t *site
 
 void kbp__stats(const struct kbp *k, struct kbp_stats *st)
 {
-	struct kcsand_kxbp_slot s;
-	int fd = bpf_map__fd(k->skel->maps.kxbp_slots);
+	uint64_t ns;
 
 	memset(st, 0, sizeof(*st));
-	st->hits = k->old_hits;
+	slots_sum(k, &st->hits, &st->checked, &ns);
 	st->sites = k->n;
 	st->sampled = k->sampled;
 	st->refused = k->refused;
 	st->nregs = k->nregs;
 	st->ncpus = k->ncpus;
-	st->cycles = (atomic_load(&k->last_step) + 1) * k->nregs / k->n;
+	st->cycles = atomic_load(&k->last_pos) / k->n;
+	st->period_us = k->sched.period_ns / 1000;	/* one word, read without the lock */
+	st->min_period_us = k->min_period_us;
+	st->max_period_us = k->max_period_us;
+	st->min_regs = k->min_regs;
+	st->trap_ns = k->trap_ns;
+	st->overhead = k->overhead_ppm / 1e6;
 	for (unsigned int c = 0; c < k->ncpus; c++) {
 		st->retargets += k->cpu[c].moves;
 		st->retarget_ns += k->cpu[c].move_ns;
 		st->pinned += k->cpu[c].pinned;
-		for (__u32 r = 0; r < k->nregs; r++) {
-			__u32 key = (__u32)k->cpu[c].cpu * KCSAND_KXBP_SLOTS + r;
-
-			if (!bpf_map_lookup_elem(fd, &key, &s))
-				st->hits += s.hits;
-		}
 	}
 }
 

@@ -21,10 +21,17 @@ struct kcsand_bpf;
 
 struct kbp_opts {
 	unsigned int nregs;		/* debug registers per CPU to use, 1..4 */
-	unsigned int period_us;		/* how long each set of sites stays sampled */
+	unsigned int period_us;		/* how long each set of sites stays sampled: the first */
+	double budget;			/* share of the machine's own CPU time; 0: a fixed period */
+	uint64_t calib_addr;		/* kernel code to time a trap on (getppid); 0: none */
 	unsigned int seed;		/* the cycle's shuffle */
 	int verbose;
 };
+
+/* Where the budget moves the period, and how often it looks. */
+#define KBP_MIN_PERIOD_US	2000u
+#define KBP_MAX_PERIOD_US	1000000u
+#define KBP_CONTROL_NS		1000000000ull
 
 struct kbp_stats {
 	size_t sites;			/* in the cycle */
@@ -34,9 +41,31 @@ struct kbp_stats {
 	uint64_t cycles;		/* complete passes over every site */
 	uint64_t retargets;		/* register moves, one CPU's event each */
 	uint64_t retarget_ns;		/* time spent moving them */
-	uint64_t hits;			/* traps that ran the check */
+	uint64_t hits;			/* traps on a sampled site */
+	uint64_t checked;		/* of them, those that ran the check (KCSAND_KXBP_CHECKS) */
 	unsigned int pinned;		/* CPUs whose mover runs on them (local moves) */
+	unsigned int period_us;		/* now */
+	unsigned int min_period_us, max_period_us;	/* over the run */
+	unsigned int min_regs;		/* the fewest registers sampling had */
+	double trap_ns;			/* one trap, calibrated at start (0: unknown) */
+	double overhead;		/* the cost's share of the machine's own time, last second */
 };
+
+/*
+ * The budget's rule, a pure function of the last interval's measured share
+ * (moves, checks and traps over the machine's own CPU time): over the
+ * budget, a longer period first (every per-placement cost is paid 1/period
+ * times a second), then one register fewer once the period is at max_us
+ * (only the traps of hot sites are left, and they follow the registers);
+ * under half the budget, registers back first, then a shorter period.  The
+ * period aims at 70% of the budget and changes by 4x at most per call.
+ */
+struct kbp_plan {
+	unsigned int period_us;
+	unsigned int regs;		/* in use, 1..nregs */
+};
+void kbp_policy__next(struct kbp_plan *p, double share, double budget, unsigned int nregs,
+		      unsigned int min_us, unsigned int max_us);
 
 struct kbp;
 

@@ -9,6 +9,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include "kbp.h"
 #include "sampler.h"
 
 /* A site whose overhead alone is above this share of the budget is hot: it takes turns. */
@@ -182,4 +183,29 @@ bool site_backoff__may_turn(const struct site_backoff *b, uint64_t now_ns)
 
 	/* Its first turn at a level comes at once; the next once the share has paid for it. */
 	return b->turn_ns <= site_backoff__share(b) * elapsed;
+}
+
+void kbp_policy__next(struct kbp_plan *p, double share, double budget, unsigned int nregs,
+		      unsigned int min_us, unsigned int max_us)
+{
+	double f = budget > 0 ? share / (0.7 * budget) : 1;
+	double next = p->period_us;
+
+	if (budget <= 0)
+		return;
+	if (share > budget) {
+		if (p->period_us >= max_us && p->regs > 1) {
+			p->regs--;
+			return;
+		}
+		next = p->period_us * (f < 4 ? f : 4);
+	} else if (share < budget / 2) {
+		if (p->regs < nregs) {
+			p->regs++;
+			return;
+		}
+		next = p->period_us * (f > 0.25 ? f : 0.25);
+	}
+	next = next < min_us ? min_us : next > max_us ? max_us : next;
+	p->period_us = (unsigned int)next;
 }

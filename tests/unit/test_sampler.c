@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * The site sampler's policy (daemon/sampler/policy.c: sampler__choose,
- * hot_cycle__next, the per-site backoff) and the kernel-mode bitmap words
- * (daemon/sampler/ksampler.c).
+ * hot_cycle__next, the per-site backoff), the kernel-mode bitmap words
+ * (daemon/sampler/ksampler.c) and the code-breakpoint budget
+ * (kbp_policy__next).
  */
 #include <stdbool.h>
 #include <stdint.h>
 #include "test.h"
+#include "sampler/kbp.h"
 #include "sampler/ksampler.h"
 #include "sampler/sampler.h"
 
@@ -208,6 +210,46 @@ int main(void)
 		ASSERT_TRUE(armed[0] && armed[1], "sites at level 0 stay armed, however hot");
 		ASSERT_EQ(count(armed), 2, "the hot sites past level 0 are not");
 		ASSERT_EQ(count(hot), 6, "they take turns");
+	}
+	TEST(breakpoints_over_budget_lengthen_the_period_by_at_most_4x) {
+		struct kbp_plan p = { .period_us = 10000, .regs = 3 };
+
+		kbp_policy__next(&p, 0.14, 0.10, 3, 2000, 1000000);
+		ASSERT_EQ(p.period_us, 20000, "14% against 10%: aim at 7%, twice the period");
+		ASSERT_EQ(p.regs, 3, "registers stay while the period can grow");
+		kbp_policy__next(&p, 5.0, 0.10, 3, 2000, 1000000);
+		ASSERT_EQ(p.period_us, 80000, "far over: 4x at most per second");
+	}
+	TEST(breakpoints_within_budget_keep_their_plan) {
+		struct kbp_plan p = { .period_us = 10000, .regs = 3 };
+
+		kbp_policy__next(&p, 0.07, 0.10, 3, 2000, 1000000);
+		ASSERT_EQ(p.period_us, 10000, "between half the budget and the budget: kept");
+		kbp_policy__next(&p, 5.0, 0, 3, 2000, 1000000);
+		ASSERT_EQ(p.period_us, 10000, "budget 0 (--sample-period): fixed");
+	}
+	TEST(breakpoints_at_the_longest_period_give_up_registers_not_below_one) {
+		struct kbp_plan p = { .period_us = 1000000, .regs = 3 };
+
+		kbp_policy__next(&p, 0.5, 0.10, 3, 2000, 1000000);
+		ASSERT_EQ(p.regs, 2, "the period is at its longest: one register fewer");
+		kbp_policy__next(&p, 0.5, 0.10, 3, 2000, 1000000);
+		kbp_policy__next(&p, 0.5, 0.10, 3, 2000, 1000000);
+		ASSERT_EQ(p.regs, 1, "never none");
+		ASSERT_EQ(p.period_us, 1000000, "and the period stays at its longest");
+	}
+	TEST(breakpoints_under_half_the_budget_take_registers_back_first) {
+		struct kbp_plan p = { .period_us = 1000000, .regs = 1 };
+
+		kbp_policy__next(&p, 0.01, 0.10, 3, 2000, 1000000);
+		kbp_policy__next(&p, 0.01, 0.10, 3, 2000, 1000000);
+		ASSERT_EQ(p.regs, 3, "registers back, one a call");
+		ASSERT_EQ(p.period_us, 1000000, "before the period shortens");
+		kbp_policy__next(&p, 0.0, 0.10, 3, 2000, 1000000);
+		ASSERT_EQ(p.period_us, 250000, "then 4x shorter at most");
+		for (int i = 0; i < 10; i++)
+			kbp_policy__next(&p, 0.0, 0.10, 3, 2000, 1000000);
+		ASSERT_EQ(p.period_us, 2000, "down to the shortest");
 	}
 	return test_summary();
 }

@@ -11,6 +11,8 @@
 #   - execute breakpoints per CPU with a BPF program, moved while attached, and the
 #     addresses the kernel refuses (tests/vm/bpf-check/xbp_check.c);
 #   - --sample breakpoints over the module: no kprobe, every site sampled, the race;
+#   - the budget sets the period: longer at --overhead-budget 1, shorter at 100,
+#     with a trap's cost calibrated;
 #   - the module unloaded while its functions have kprobes: the run ends cleanly;
 # then that no kprobe or BPF link was left and that the guest's kernel log has no
 # lockup, stall, warning or BUG.
@@ -119,6 +121,27 @@ else
 fi
 grep 'BUG: KCSAN' "$B" | sort | uniq -c | sed 's/^/     /'
 grep -m1 '^kcsand: [0-9]* reports*, ' "$B" | grep -oE '(unknown_origin_[a-z]+|data_races|races_unknown_origin|setup_watchpoints): [0-9]+' | tr '\n' ' ' | sed 's/^/     /'; echo
+
+# (4b) The budget sets the period (10 ms at the start): at 1% the moves alone are over
+# it under TCG, so it must grow; at 100% it must shrink (the machine has room).
+kv() { grep -m1 '^kcsand: [0-9]* reports*, ' "$1" | grep -oE "$2: [0-9-]+" | sed 's/.*: //'; }
+read -r _ b1rc _ <<< "$(step budget1)"
+read -r _ b100rc _ <<< "$(step budget100)"
+r1=$(kv "$out/budget1.log" breakpoint_period_range_us); r100=$(kv "$out/budget100.log" breakpoint_period_range_us)
+t1=$(kv "$out/budget1.log" breakpoint_trap_ns)
+echo "     period range at budget 1: ${r1:-none} us, at 100: ${r100:-none} us; a trap ${t1:-?} ns"
+if [ "${b1rc:-}" = 0 ] && [[ ${r1:-} =~ ^([0-9]+)-([0-9]+)$ ]] && [ "${BASH_REMATCH[2]}" -gt 10000 ]; then
+	ok budget_lengthens_the_period
+else
+	bad budget_lengthens_the_period "exit ${b1rc:-none}, period range '${r1:-none}', expected a maximum above 10000: $(grep -E 'breakpoints:|rror' "$out/budget1.log" | head -3 | tr '\n' ';')"
+fi
+if [ "${b100rc:-}" = 0 ] && [[ ${r100:-} =~ ^([0-9]+)-([0-9]+)$ ]] && [ "${BASH_REMATCH[1]}" -lt 10000 ]; then
+	ok budget_shortens_the_period
+else
+	bad budget_shortens_the_period "exit ${b100rc:-none}, period range '${r100:-none}', expected a minimum below 10000"
+fi
+if [ "${t1:-0}" -gt 0 ]; then ok trap_cost_calibrated
+else bad trap_cost_calibrated "breakpoint_trap_ns '${t1:-none}': $(grep 'time a trap' "$out/budget1.log" | head -1)"; fi
 
 # (5) A module unloaded while probed (issue 10's fault): the run ends cleanly.
 read -r _ urc _ <<< "$(step unload)"

@@ -17,6 +17,10 @@
 #             refuses (xbp.txt);
 #   bp        --sample breakpoints over the module around a round of scenario 0: no
 #             kprobe registered meanwhile (kprobes-during.txt), every site sampled;
+#   budget1, budget100
+#             --sample breakpoints with no --sample-period over the VFS and pipe
+#             functions around 8 s of the mixed workload, at --overhead-budget 1
+#             and 100: the period the budget chose;
 #   unload    kprobes on the module, which is unloaded (rmmod) while they are attached;
 # then what BPF still holds (bpf-after.txt).  Exit status 66 when a step reported.
 set -u
@@ -60,6 +64,14 @@ echo "xbp $?" >> "$OUT/steps.rc"
 	-- sh -c "cat /sys/kernel/debug/kprobes/list > $OUT/kprobes-during.txt; \
 		  tests/kmod/kcsan_race/workload.sh 1500000 200 1" > "$OUT/bp.log" 2>&1
 echo "bp $?" >> "$OUT/steps.rc"
+
+# The budget sets the period: no --sample-period.
+for b in 1 100; do
+	"$KCSANCTL" run --kernel --output - -v --sample breakpoints --overhead-budget $b \
+		--probe 'vfs_*' --probe 'pipe_*' -- "$REPO/build/vm/kworkload" mixed 8 \
+		> "$OUT/budget$b.log" 2>&1
+	echo "budget$b $?" >> "$OUT/steps.rc"
+done
 
 # Last, as the module does not come back: unloaded while its functions are probed.
 "$KCSANCTL" run "${common[@]}" --probe module:kcsan_race --probe '!race_thread_fn' -- \
