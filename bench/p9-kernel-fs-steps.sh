@@ -16,6 +16,10 @@ while [ $# -gt 0 ] && [ "$1" != -- ]; do
 	if [ "$1" = --duration ]; then secs=$2; shift 2; continue; fi
 	args+=("$1"); shift
 done
+# The marking verdicts outlive the guest (docs/marking.md, "The verdict cache"):
+# only a kernel's first run pays minutes of DWARF over 9p.
+export KCSAND_CACHE_DIR=${P9_CACHE_DIR:-$REPO/build/vm/kcache}
+mkdir -p "$KCSAND_CACHE_DIR"
 "$OUT/kworkload" mixed 60 > "$OUT/base.txt" 2>&1
 "$OUT/kcsanctl" run --kernel --output - -v ${P9_EXTRA:-} "${args[@]}" --duration "$secs" -- \
 	"$OUT/kworkload" mixed "$secs" 2> "$OUT/run.err"

@@ -35,7 +35,7 @@ rc=$?
 echo "p9: guest run $(( $(date +%s) - start )) s, kcsan-vm exit $rc, files in $out"
 E=$out/run.err
 echo "== what was probed"
-grep -E '^kcsand: (decoded|src:|breakpoints:|\[kernel\])|refuse|blacklist|left out' "$E" | head -20
+grep -E '^kcsand: (decoded|src:|breakpoints:|\[kernel\])|refuse|blacklist|__init|left out' "$E" | head -20
 echo "== summary"
 grep -m1 '^kcsand: [0-9]* reports*, ' "$E" | tr ' ' '\n' | paste -sd' ' | fold -w 150
 echo "== throughput (alone, then under kcsand)"
