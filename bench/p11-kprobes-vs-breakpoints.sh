@@ -8,7 +8,8 @@
 # the same SPECs (default: the VFS, pipe and page-cache functions, about 900 sites).
 # Prints for each: the time to attach and to detach, the traps, the watchpoints set,
 # the sites sampled (breakpoints), the reports, and the workload's throughput.
-# Usage: [P11_MODES=breakpoints] bench/p11-kprobes-vs-breakpoints.sh [SECONDS] [SPEC...]
+# Usage: [P11_MODES=breakpoints] [P11_ARGS="--sample-period 100000"] \
+#        bench/p11-kprobes-vs-breakpoints.sh [SECONDS] [SPEC...]
 #        (root; files kept in build/vm/p11.*)
 set -u
 SECS=${1:-60}
@@ -24,7 +25,7 @@ gcc -O2 -Wall -pthread tests/vm/workload/kworkload.c -o "$out/kworkload" || exit
 cp build/kcsanctl "$out/kcsanctl"
 start=$(date +%s)
 MODES=${P11_MODES:-kprobes breakpoints}
-KCSAN_VM_PROBE_CMD="$REPO/bench/p11-kprobes-vs-breakpoints-steps.sh --modes ${MODES// /,}" \
+KCSAN_VM_PROBE_CMD="$REPO/bench/p11-kprobes-vs-breakpoints-steps.sh --modes ${MODES// /,} ${P11_ARGS:-}" \
 tests/vm/kcsan-vm --out "$out" --keep --timeout $((SECS * 3 + 900)) \
 	--duration "$SECS" "${probes[@]}" > "$out/harness.out" 2> "$out/harness.err"
 rc=$?
