@@ -17,8 +17,9 @@ while [ $# -gt 0 ] && [ "$1" != -- ]; do
 	args+=("$1"); shift
 done
 # The marking verdicts outlive the guest (docs/marking.md, "The verdict cache"):
-# only a kernel's first run pays minutes of DWARF over 9p.
-export KCSAND_CACHE_DIR=${P9_CACHE_DIR:-$REPO/build/vm/kcache}
+# the host side copies build/vm/kcache in and out of $OUT, the guest's one
+# writable share, so only a kernel's first run pays minutes of DWARF over 9p.
+export KCSAND_CACHE_DIR=$OUT/kcache
 mkdir -p "$KCSAND_CACHE_DIR"
 "$OUT/kworkload" mixed 60 > "$OUT/base.txt" 2>&1
 "$OUT/kcsanctl" run --kernel --output - -v ${P9_EXTRA:-} "${args[@]}" --duration "$secs" -- \

@@ -27,11 +27,14 @@ for s in "${specs[@]}"; do probes+=(--probe "$s"); done
 out=$(mkdir -p build/vm && mktemp -d "$REPO/build/vm/p9.XXXXXX") || exit 2
 gcc -O2 -Wall -pthread tests/vm/workload/kworkload.c -o "$out/kworkload" || exit 2
 cp build/kcsanctl "$out/kcsanctl"
+# The marking verdicts of earlier runs (the guest writes only under $out).
+mkdir -p build/vm/kcache "$out/kcache" && cp -a build/vm/kcache/. "$out/kcache/"
 start=$(date +%s)
 KCSAN_VM_PROBE_CMD="$REPO/bench/p9-kernel-fs-steps.sh --kernel-debug $DBG" \
 tests/vm/kcsan-vm --out "$out" --keep --timeout $((SECS + 1200)) --memory 2048 \
 	--duration "$SECS" "${probes[@]}" > "$out/reports.txt" 2> "$out/harness.err"
 rc=$?
+cp -a "$out/kcache/." build/vm/kcache/ 2>/dev/null
 echo "p9: guest run $(( $(date +%s) - start )) s, kcsan-vm exit $rc, files in $out"
 E=$out/run.err
 echo "== what was probed"
