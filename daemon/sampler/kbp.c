@@ -445,27 +445,6 @@ static int open_regs(struct kbp *k)
 	return k->nregs ? 0 : err;
 }
 
-#define TRAP_CALLS	2000
-#define TRAP_ROUNDS	3
-
-/* The lowest ns per getppid(2) over TRAP_ROUNDS rounds, after one not counted (TCG translates). */
-static double getppid_ns(void)
-{
-	double best = 1e18;
-
-	for (int r = -1; r < TRAP_ROUNDS; r++) {
-		uint64_t t0 = clock__now_ns();
-		double ns;
-
-		for (int i = 0; i < TRAP_CALLS; i++)
-			syscall(SYS_getppid);
-		ns = (double)(clock__now_ns() - t0) / TRAP_CALLS;
-		if (r >= 0 && ns < best)
-			best = ns;
-	}
-	return best;
-}
-
 /*
  * What a trap on a sampled site costs beyond its check: getppid(2) with an
  * execute breakpoint in it, on this thread only, against without.  The
@@ -484,7 +463,7 @@ static double calibrate_trap(struct kbp *k)
 
 	if (!k->o.calib_addr)
 		return 0;
-	without = getppid_ns();
+	without = kcpu__getppid_ns();
 	attr.bp_addr = k->o.calib_addr;
 	fd = syscall(__NR_perf_event_open, &attr, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
 	if (fd < 0) {
@@ -499,7 +478,7 @@ static double calibrate_trap(struct kbp *k)
 		close(fd);
 		return 0;
 	}
-	with = getppid_ns();
+	with = kcpu__getppid_ns();
 	bpf_link__destroy(l);	/* closes fd */
 	if (k->o.verbose)
 		pr_info("breakpoints: a trap costs %.0f ns (getppid(2): %.0f ns without, %.0f "

@@ -196,12 +196,7 @@ void kbitmap__free(struct kbitmap *b)
 #define TRAP_CALLS	2000
 #define TRAP_ROUNDS	3
 
-/*
- * The lowest ns per getppid(2) call over TRAP_ROUNDS rounds of TRAP_CALLS,
- * after one round not counted: under TCG the first calls through new code
- * (a kprobe just registered) also pay for translating it.
- */
-static double getppid_ns(void)
+double kcpu__getppid_ns(void)
 {
 	double best = 1e18;
 
@@ -268,7 +263,7 @@ double kcpu__trap_ns(struct kcsand_bpf *skel)
 	double without, with, t0 = now_ns();
 	int fd;
 
-	without = getppid_ns();
+	without = kcpu__getppid_ns();
 	fd = open_inner_kprobe(func);
 	if (fd < 0) {
 		pr_warn("sampler: cannot put a kprobe in %s to time a trap (%s): the "
@@ -285,7 +280,7 @@ double kcpu__trap_ns(struct kcsand_bpf *skel)
 				"(%s): the trap floor is not counted\n", func, strerror(-err));
 		return 0;
 	}
-	with = getppid_ns();
+	with = kcpu__getppid_ns();
 	bpf_link__destroy(l);
 	if (kcsand_verbose)
 		pr_warn("sampler: a kprobe trap costs %.0f ns (getppid(2): %.0f ns "
