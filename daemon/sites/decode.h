@@ -43,6 +43,11 @@ struct elf_func {
 	char *name;
 	uint64_t vaddr;
 	uint64_t size;
+	/*
+	 * size is only an upper bound: a kernel function that kallsyms sizes
+	 * (the next symbol's address) and no debug file's symbol table does.
+	 */
+	bool bounded;
 };
 
 /* What decoding found and left out; summed over all decoded functions. */
