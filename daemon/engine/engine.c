@@ -1195,18 +1195,19 @@ void engine__print_mark_counts(const struct engine *e, FILE *out)
 }
 
 /*
- * A kernel target's functions and the extent each was decoded over: st_size
- * from a debug file ("symbol table"), or kallsyms' upper bound, which the
- * decoder cut at padding no branch passes ("kallsyms bound").
+ * A kernel target's functions, their sizes and how many bytes of each were
+ * decoded: all of st_size from a debug file ("symbol table"), or of
+ * kallsyms' upper bound up to padding no branch passes ("kallsyms bound").
  */
 static void print_kernel_funcs(const struct target_obj *o, FILE *out)
 {
 	for (size_t i = 0; i < o->nr_funcs; i++) {
 		const struct elf_func *f = &o->funcs[i];
 
-		fprintf(out, "kcsand: func %s 0x%llx %s size 0x%llx (%s)\n", o->path,
-			(unsigned long long)f->vaddr, f->name, (unsigned long long)f->size,
-			f->bounded ? "kallsyms bound, cut at padding" : "symbol table");
+		fprintf(out, "kcsand: func %s 0x%llx %s size 0x%llx decoded 0x%llx (%s)\n",
+			o->path, (unsigned long long)f->vaddr, f->name,
+			(unsigned long long)f->size, (unsigned long long)f->decoded,
+			f->bounded ? "kallsyms bound" : "symbol table");
 	}
 }
 

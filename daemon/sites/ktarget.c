@@ -296,6 +296,7 @@ static int decode_funcs(struct target_obj *obj, const struct decode_opts *kopts,
 		struct elf_func *fn = &obj->funcs[f];
 		size_t len = fn->size < KFUNC_MAX_LEN ? fn->size : KFUNC_MAX_LEN;
 		size_t before = obj->sites.n;
+		uint64_t bytes = obj->stats.bytes;
 
 		err = kcore__read(&kc, fn->vaddr, code, len);
 		if (err) {
@@ -305,6 +306,7 @@ static int decode_funcs(struct target_obj *obj, const struct decode_opts *kopts,
 		}
 		err = decode__function(code, len, fn->vaddr, f, fn->bounded ? kopts : &sized,
 				       &obj->sites, &obj->stats);
+		fn->decoded = obj->stats.bytes - bytes;
 		if (!err)
 			err = keep_exact(obj, fn, before, sp, specs, nr_specs);
 		if (err)
