@@ -81,10 +81,11 @@ sites_as_counted() {
 sites_as_counted
 # With the vmlinux (--kernel-debug), every function is decoded over its symbol's
 # st_size, not up to padding: -v counts them, and each COUNTED function's line
-# ("kcsand: func [kernel] ADDR NAME size SIZE (symbol table)") is at the vmlinux's
-# address moved by the KASLR slide, with the vmlinux's size.
+# ("kcsand: func [kernel] ADDR NAME size SIZE decoded BYTES (symbol table)") is at
+# the vmlinux's address moved by the KASLR slide, with the vmlinux's size, all of
+# it decoded.
 sized_from_elf() {
-	local line elf reach funcs f addr size rt ft want all=0
+	local line elf reach funcs short f addr size dec rt ft want all=0
 
 	[ -r "$KDEBUG" ] || { bad sized_from_elf "$KDEBUG is missing: apt-get install linux-image-$kver-dbg"; return; }
 	[ -s "$out/vmlinux.nm" ] || { bad sized_from_elf "nm -S $KDEBUG: $(head -2 "$out/nm.err")"; return; }
@@ -97,18 +98,26 @@ sized_from_elf() {
 		bad sized_from_elf "expected all $funcs functions sized from $KDEBUG, -v said: ${line:-nothing}"
 		all=1
 	fi
+	# Padding must not end them: Debian's vfs_fstatat, path_get and others end in a
+	# `jmp __x86_return_thunk`, patched into `ret; int3...`, the last int3s in st_size.
+	short=$(awk '/^kcsand: func \[kernel\] .*\(symbol table\)$/ && $7 != $9 { print $5, $7, $9 }' \
+		"$out/probe.err" | head -3 | tr '\n' ';')
+	if [ -n "$short" ]; then
+		bad sized_from_elf "decoded short of st_size (name, size, bytes decoded): $short"
+		all=1
+	fi
 	rt=$(sed -n 's/^kcore-sites: _text 0x\([0-9a-f]*\)$/\1/p' "$out/probe.err")
 	ft=$(awk '$3 == "_text" { print $1; exit }' "$out/vmlinux.nm")
 	for f in ${COUNTED//,/ }; do
-		read -r addr size <<< "$(sed -n "s/^kcsand: func \[kernel\] 0x\([0-9a-f]*\) $f size 0x\([0-9a-f]*\) (symbol table)$/\1 \2/p" "$out/probe.err")"
+		read -r addr size dec <<< "$(sed -n "s/^kcsand: func \[kernel\] 0x\([0-9a-f]*\) $f size 0x\([0-9a-f]*\) decoded 0x\([0-9a-f]*\) (symbol table)$/\1 \2 \3/p" "$out/probe.err")"
 		want=$(awk -v f="$f" '$4 == f && NF == 4 { print $1, $2; exit }' "$out/vmlinux.nm")
-		if [ -z "$addr" ] || [ -z "$rt" ] || [ -z "$ft" ] || [ -z "$want" ] ||
-		   [ "$(printf '%x %x' $((0x$addr - 0x$rt + 0x$ft)) $((0x$size)))" != \
-		     "$(printf '%x %x' $((0x${want% *})) $((0x${want#* })))" ]; then
+		if [ -z "$addr" ] || [ -z "$rt" ] || [ -z "$ft" ] || [ -z "$want" ] || [ -z "$dec" ] ||
+		   [ "$(printf '%x %x %x' $((0x$addr - 0x$rt + 0x$ft)) $((0x$size)) $((0x$dec)))" != \
+		     "$(printf '%x %x %x' $((0x${want% *})) $((0x${want#* })) $((0x${want#* })))" ]; then
 			bad sized_from_elf "$f: kcsand decoded $(grep -m1 "^kcsand: func \[kernel\] 0x[0-9a-f]* $f " "$out/probe.err" || echo nothing) (runtime _text ${rt:-?}), the vmlinux has ${want:-nothing} (_text ${ft:-?})"
 			all=1
 		else
-			echo "     $f: 0x$size bytes decoded, the st_size of its symbol"
+			echo "     $f: 0x$dec bytes decoded, the st_size of its symbol"
 		fi
 	done
 	[ $all = 0 ] && ok sized_from_elf
