@@ -5,7 +5,9 @@
 # VFS read/write/open paths, a file-system workload for DURATION seconds (20 by
 # default), then: the probes were hit, none is left, the reports are few and listed,
 # and the guest's kernel log has no lockup, stall, hung task or other warning.  (By hand, 'vfs_*' with 367
-# sites ran 60 s here without a warning: docs/kernel-mode.md.)
+# sites ran 60 s here without a warning: docs/kernel-mode.md.)  kcsanctl gets the
+# kernel's vmlinux (KCSAND_VM_KERNEL_DEBUG, default Debian's linux-image-*-dbg one,
+# which must be installed) and must decode each function over its symbol's size.
 # Prints "ok NAME" / "FAIL NAME: ..." and "N passed, N failed".
 set -u
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
