@@ -103,8 +103,9 @@ void run_help(FILE *out)
 		"  --sample-period US    breakpoints: how long each set of sites stays sampled;\n"
 		"                        default: set from --overhead-budget each second,\n"
 		"                        starting at %u µs\n"
-		"  --kernel-debug PATH   a vmlinux or NAME.ko with DWARF: marking and file:line\n"
-		"                        in kernel frames (Debian: /usr/lib/debug/boot/vmlinux-RELEASE)\n"
+		"  --kernel-debug PATH   a vmlinux or NAME.ko with DWARF: marking, file:line\n"
+		"                        in kernel frames, functions' sizes from its symbol table\n"
+		"                        (Debian: /usr/lib/debug/boot/vmlinux-RELEASE)\n"
 		"  -v, --verbose         what is decoded and attached, every site, plain or\n"
 		"                        marked and why (twice: what marked it; libbpf debug)\n",
 		param_default("skip_watch", U), param_default("skip_watch", K),

@@ -13,6 +13,17 @@ $(OUT)/tests/unit/symindex_fixture.so: tests/unit/fixtures/symindex_a.c tests/un
 	@mkdir -p $(@D)
 	$(CC) -O1 -g -fPIC -shared $^ -o $@
 $(OUT)/tests/unit/test_symindex: $(OUT)/tests/unit/symindex_fixture.so
+# test_ksize reads a stand-in vmlinux (linked) and NAME.ko (ld -r) in which a static name repeats.
+KSIZE_FIXTURE := tests/unit/fixtures/ksize_a.c tests/unit/fixtures/ksize_b.c
+$(OUT)/tests/unit/ksize_vmlinux: $(KSIZE_FIXTURE)
+	@mkdir -p $(@D)
+	$(CC) -O1 -fPIC -shared -nostdlib $^ -o $@
+$(OUT)/tests/unit/ksize_mod.ko: $(KSIZE_FIXTURE)
+	@mkdir -p $(@D)/ksize_mod
+	$(CC) -O1 -c tests/unit/fixtures/ksize_a.c -o $(@D)/ksize_mod/a.o
+	$(CC) -O1 -c tests/unit/fixtures/ksize_b.c -o $(@D)/ksize_mod/b.o
+	$(LD) -r $(@D)/ksize_mod/a.o $(@D)/ksize_mod/b.o -o $@
+$(OUT)/tests/unit/test_ksize: $(OUT)/tests/unit/ksize_vmlinux $(OUT)/tests/unit/ksize_mod.ko
 # test_ksrc reads a scenario's DWARF compile unit.
 $(OUT)/tests/unit/test_ksrc: $(OUT)/tests/scenarios/plain_write_vs_read
 

@@ -612,6 +612,12 @@ static bool kernel_func_probed_ss(void *ctx, uint64_t addr)
 	return kernel_func_probed(((struct src_sets *)ctx)->e, addr);
 }
 
+/* The --kernel-debug file whose symbol table sizes a module's (NULL: vmlinux's) functions. */
+static const char *kernel_debug_ss(void *ctx, const char *module)
+{
+	return engine_kernel_debug_file(((struct src_sets *)ctx)->e, module);
+}
+
 /* A NAME.ko's module as kallsyms names it ('-' becomes '_'); "" for a vmlinux. */
 static void debug_file_module(const char *file, char *mod, size_t len)
 {
@@ -674,9 +680,13 @@ static int src_sets_load(struct engine *e, const char *const *specs, size_t nr,
 	return 0;
 }
 
-/* The matching functions left out of a kernel target, and why. */
-static void print_skipped(const struct engine *e, const struct ktarget_skipped *skipped)
+/* The matching functions left out of a kernel target, and why; how the others were sized. */
+static void print_kernel_stats(const struct engine *e, const struct ktarget_stats *skipped)
 {
+	if (e->opts.verbose)
+		pr_warn("[kernel]: %zu functions sized from the debug files' symbol tables, %zu by "
+			"reachability (up to padding no branch passes)\n", skipped->sized_elf,
+			skipped->sized_reach);
 	if (skipped->blacklisted && e->opts.verbose)
 		pr_warn("%zu matching functions are on the kprobe blacklist\n",
 			skipped->blacklisted);
@@ -703,8 +713,10 @@ static int check_kprobes(void)
 int engine__add_kernel(struct engine *e, const char *const *specs, size_t nr_specs)
 {
 	struct src_sets ss = { .e = e };
-	struct ktarget_skip skip = { kernel_func_probed_ss, kernel_func_in_source, &ss };
-	struct ktarget_skipped skipped;
+	struct ktarget_skip skip = { .probed = kernel_func_probed_ss,
+				     .in_source = kernel_func_in_source,
+				     .debug_file = kernel_debug_ss, .ctx = &ss };
+	struct ktarget_stats skipped;
 	struct target_obj *obj;
 	struct ksyms *ks;
 	uint64_t t0 = clock__now_ns(), t1, t2;
@@ -753,7 +765,7 @@ int engine__add_kernel(struct engine *e, const char *const *specs, size_t nr_spe
 		target_obj__free(obj);
 		return err;
 	}
-	print_skipped(e, &skipped);
+	print_kernel_stats(e, &skipped);
 	return register_object(e, obj, true);
 }
 
@@ -1182,10 +1194,30 @@ void engine__print_mark_counts(const struct engine *e, FILE *out)
 		(unsigned long long)counts[MARK_NONE]);
 }
 
+/*
+ * A kernel target's functions, their sizes and how many bytes of each were
+ * decoded: all of st_size from a debug file ("symbol table"), or of
+ * kallsyms' upper bound up to padding no branch passes ("kallsyms bound").
+ */
+static void print_kernel_funcs(const struct target_obj *o, FILE *out)
+{
+	for (size_t i = 0; i < o->nr_funcs; i++) {
+		const struct elf_func *f = &o->funcs[i];
+
+		fprintf(out, "kcsand: func %s 0x%llx %s size 0x%llx decoded 0x%llx (%s)\n",
+			o->path, (unsigned long long)f->vaddr, f->name,
+			(unsigned long long)f->size, (unsigned long long)f->decoded,
+			f->bounded ? "kallsyms bound" : "symbol table");
+	}
+}
+
 void engine__print_sites(const struct engine *e, FILE *out)
 {
 	for (size_t oi = 0; oi < e->nr_objs; oi++) {
 		const struct target_obj *o = e->objs[oi].obj;
+
+		if (e->opts.kernel)
+			print_kernel_funcs(o, out);
 
 		for (size_t i = 0; i < o->sites.n; i++) {
 			const struct site *s = &o->sites.v[i];

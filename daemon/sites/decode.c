@@ -359,6 +359,7 @@ static int scan_function(ZydisDecoder *dec, const uint8_t *code, size_t len,
 		if (err)
 			return err;
 		off += in.length;
+		stats->bytes += in.length;
 	}
 	return 0;
 }

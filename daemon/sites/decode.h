@@ -43,11 +43,18 @@ struct elf_func {
 	char *name;
 	uint64_t vaddr;
 	uint64_t size;
+	/*
+	 * size is only an upper bound: a kernel function that kallsyms sizes
+	 * (the next symbol's address) and no debug file's symbol table does.
+	 */
+	bool bounded;
+	uint64_t decoded;	/* kernel: bytes decoded from its start, for -v */
 };
 
 /* What decoding found and left out; summed over all decoded functions. */
 struct decode_stats {
 	uint64_t insns;			/* instructions decoded */
+	uint64_t bytes;			/* their bytes: to where padding or an error ended each */
 	uint64_t sites;			/* sites kept */
 	uint64_t marked;		/* of which marked (atomic) */
 	uint64_t skipped_stack;		/* rsp-based, and rbp-based where rbp is the frame */

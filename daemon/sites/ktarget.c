@@ -10,6 +10,7 @@
 #include <unistd.h>
 #include "kcore.h"
 #include "kernel_spec.h"
+#include "ksize.h"
 #include "ktarget.h"
 #include "util/print.h"
 #include "util/array.h"
@@ -121,7 +122,7 @@ static int push_func(struct target_obj *obj, size_t *cap, const struct ksym *k)
 	/* Module functions keep their module, as KCSAN prints it: "func [mod]". */
 	snprintf(name, sizeof(name), "%s", k->name);
 	obj->funcs[obj->nr_funcs] = (struct elf_func){ .name = strdup(name), .vaddr = k->addr,
-						       .size = k->size };
+						       .size = k->size, .bounded = true };
 	if (!obj->funcs[obj->nr_funcs].name)
 		return -ENOMEM;
 	obj->nr_funcs++;
@@ -151,7 +152,7 @@ static void init_text(const struct ksyms *ks, uint64_t range[2])
 /* The functions the specs select, less the blacklisted and those already probed. */
 static int select_funcs(struct ksyms *ks, const struct kernel_spec *sp, size_t nr_specs,
 			const struct ktarget_skip *skip, const struct blacklist *bl,
-			struct target_obj *obj, struct ktarget_skipped *skipped)
+			struct target_obj *obj, struct ktarget_stats *skipped)
 {
 	uint64_t init[2];
 	size_t cap = 0;
@@ -192,7 +193,7 @@ static int select_funcs(struct ksyms *ks, const struct kernel_spec *sp, size_t n
 }
 
 static void warn_no_match(const char *const *specs, size_t nr_specs,
-			  const struct ktarget_skipped *skipped)
+			  const struct ktarget_stats *skipped)
 {
 	pr_warn("no probe-able kernel function matches the spec%s", nr_specs > 1 ? "s" : "");
 	for (size_t j = 0; j < nr_specs; j++)
@@ -229,14 +230,60 @@ static int keep_exact(struct target_obj *obj, const struct elf_func *fn, size_t 
 	return 0;
 }
 
-/* Each selected function's code, read from /proc/kcore, into sites. */
+static const char *debug_file_cb(void *ctx, const char *module)
+{
+	const struct ktarget_skip *skip = ctx;
+
+	return skip->debug_file(skip->ctx, module);
+}
+
+/*
+ * Each function's real size where a debug file has it, else its kallsyms
+ * extent stays an upper bound.  st_size is kept within that extent: a
+ * symbol kallsyms lists inside the function (an asm entry point) is where
+ * its own decoding starts.
+ */
+static int size_funcs(const struct ksyms *ks, const struct ktarget_skip *skip,
+		      struct target_obj *obj, struct ktarget_stats *stats)
+{
+	struct ksizes *kz = NULL;
+
+	if (skip && skip->debug_file) {
+		kz = ksizes__new(ks, debug_file_cb, (void *)skip);
+		if (!kz)
+			return -ENOMEM;
+	}
+	for (size_t f = 0; f < obj->nr_funcs; f++) {
+		struct elf_func *fn = &obj->funcs[f];
+		const struct ksym *k = ksyms__map_addr(ks, fn->vaddr);
+		uint64_t size = kz && k ? ksizes__size(kz, fn->name, k->module, fn->vaddr) : 0;
+
+		fn->bounded = !size;
+		if (size) {
+			fn->size = size < fn->size ? size : fn->size;
+			stats->sized_elf++;
+		} else {
+			stats->sized_reach++;
+		}
+	}
+	ksizes__free(kz);
+	return 0;
+}
+
+/*
+ * Each selected function's code, read from /proc/kcore, into sites.  With
+ * its exact size, all of it is decoded: the int3s of a patched `ret; int3`
+ * are inside, not after it.  Without, padding ends it (decode.h).
+ */
 static int decode_funcs(struct target_obj *obj, const struct decode_opts *kopts,
 			const struct kernel_spec *sp, const char *const *specs, size_t nr_specs)
 {
+	struct decode_opts sized = *kopts;
 	struct kcore kc = { .fd = -1 };
 	uint8_t *code = NULL;
 	int err;
 
+	sized.stop_at_padding = false;
 	err = kcore__open(&kc);
 	if (err)
 		goto out;
@@ -249,6 +296,7 @@ static int decode_funcs(struct target_obj *obj, const struct decode_opts *kopts,
 		struct elf_func *fn = &obj->funcs[f];
 		size_t len = fn->size < KFUNC_MAX_LEN ? fn->size : KFUNC_MAX_LEN;
 		size_t before = obj->sites.n;
+		uint64_t bytes = obj->stats.bytes;
 
 		err = kcore__read(&kc, fn->vaddr, code, len);
 		if (err) {
@@ -256,7 +304,9 @@ static int decode_funcs(struct target_obj *obj, const struct decode_opts *kopts,
 				fn->name, fn->vaddr, strerror(-err));
 			goto out;
 		}
-		err = decode__function(code, len, fn->vaddr, f, kopts, &obj->sites, &obj->stats);
+		err = decode__function(code, len, fn->vaddr, f, fn->bounded ? kopts : &sized,
+				       &obj->sites, &obj->stats);
+		fn->decoded = obj->stats.bytes - bytes;
 		if (!err)
 			err = keep_exact(obj, fn, before, sp, specs, nr_specs);
 		if (err)
@@ -270,7 +320,7 @@ out:
 
 int ktarget__build(struct ksyms *ks, const char *const *specs, size_t nr_specs,
 		   const struct decode_opts *opts, const struct ktarget_skip *skip,
-		   struct target_obj **out, struct ktarget_skipped *skipped)
+		   struct target_obj **out, struct ktarget_stats *stats)
 {
 	struct kernel_spec *sp = calloc(nr_specs ? nr_specs : 1, sizeof(*sp));
 	struct target_obj *obj = calloc(1, sizeof(*obj));
@@ -278,7 +328,7 @@ int ktarget__build(struct ksyms *ks, const char *const *specs, size_t nr_specs,
 	struct decode_opts kopts = opts ? *opts : (struct decode_opts){};
 	int err = 0;
 
-	memset(skipped, 0, sizeof(*skipped));
+	memset(stats, 0, sizeof(*stats));
 	if (!sp || !obj || !(obj->path = strdup("[kernel]"))) {
 		err = -ENOMEM;
 		goto out;
@@ -294,15 +344,17 @@ int ktarget__build(struct ksyms *ks, const char *const *specs, size_t nr_specs,
 	kopts.stop_at_padding = true;
 	load_blacklist(&bl);
 
-	err = select_funcs(ks, sp, nr_specs, skip, &bl, obj, skipped);
+	err = select_funcs(ks, sp, nr_specs, skip, &bl, obj, stats);
 	if (err)
 		goto out;
 	if (!obj->nr_funcs) {
-		warn_no_match(specs, nr_specs, skipped);
+		warn_no_match(specs, nr_specs, stats);
 		err = -ENOENT;
 		goto out;
 	}
-	err = decode_funcs(obj, &kopts, sp, specs, nr_specs);
+	err = size_funcs(ks, skip, obj, stats);
+	if (!err)
+		err = decode_funcs(obj, &kopts, sp, specs, nr_specs);
 	if (err)
 		goto out;
 	for (size_t s = 0; s < obj->sites.n; s++)

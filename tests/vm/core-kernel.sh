@@ -5,7 +5,9 @@
 # VFS read/write/open paths, a file-system workload for DURATION seconds (20 by
 # default), then: the probes were hit, none is left, the reports are few and listed,
 # and the guest's kernel log has no lockup, stall, hung task or other warning.  (By hand, 'vfs_*' with 367
-# sites ran 60 s here without a warning: docs/kernel-mode.md.)
+# sites ran 60 s here without a warning: docs/kernel-mode.md.)  kcsanctl gets the
+# kernel's vmlinux (KCSAND_VM_KERNEL_DEBUG, default Debian's linux-image-*-dbg one,
+# which must be installed) and must decode each function over its symbol's size.
 # Prints "ok NAME" / "FAIL NAME: ..." and "N passed, N failed".
 set -u
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -21,7 +23,20 @@ out=$(mkdir -p "$REPO/build/vm" && mktemp -d "$REPO/build/vm/core-kernel.XXXXXX"
 # sites are counted again, independently, by tests/vm/kcore-sites.py before kcsand
 # decodes them, and the two lists must be the same.
 COUNTED=atime_needs_update,tcp_poll
-export KCSAN_VM_PROBE_CMD="$REPO/tests/vm/kcore-sites.py $COUNTED -- $REPO/build/kcsanctl run --kernel --output - -v"
+# The vmlinux with the guest kernel's symbol table (Debian's linux-image-*-dbg; the
+# guest reads it from the host): kcsand takes the functions' sizes from it, and so
+# does the independent count, the st_size of each COUNTED function read here.
+kver=$(sed -n 's/.*linux-image-\([^ ,]*-amd64\).*/\1/p' <<<"$(dpkg-query -W -f='${Depends}' linux-image-amd64 2>/dev/null)" | head -1)
+KDEBUG=${KCSAND_VM_KERNEL_DEBUG:-/usr/lib/debug/boot/vmlinux-$kver}
+counted=$COUNTED kdebug_opt=
+if [ -r "$KDEBUG" ]; then
+	nm -S "$KDEBUG" > "$out/vmlinux.nm" 2> "$out/nm.err"
+	counted=$(for f in ${COUNTED//,/ }; do
+		awk -v f="$f" '$4 == f && NF == 4 { printf "%s:0x%s\n", f, $2; exit }' "$out/vmlinux.nm"
+	done | paste -sd,)
+	kdebug_opt="--kernel-debug $KDEBUG"
+fi
+export KCSAN_VM_PROBE_CMD="$REPO/tests/vm/kcore-sites.py ${counted:-$COUNTED} -- $REPO/build/kcsanctl run --kernel --output - -v $kdebug_opt"
 workload='end=$(( $(cut -d. -f1 /proc/uptime) + '$DURATION' )); n=0
 while [ $(cut -d. -f1 /proc/uptime) -lt $end ]; do
 	cat /etc/services > /tmp/x; cp /tmp/x /tmp/y; ls -l /usr/share/doc > /dev/null
@@ -66,6 +81,50 @@ sites_as_counted() {
 	else bad rbp_sites_kept "no rbp-based site in $COUNTED"; fi
 }
 sites_as_counted
+# With the vmlinux (--kernel-debug), every function is decoded over its symbol's
+# st_size, not up to padding: -v counts them, and each COUNTED function's line
+# ("kcsand: func [kernel] ADDR NAME size SIZE decoded BYTES (symbol table)") is at
+# the vmlinux's address moved by the KASLR slide, with the vmlinux's size, all of
+# it decoded.
+sized_from_elf() {
+	local line elf reach funcs short f addr size dec rt ft want all=0
+
+	[ -r "$KDEBUG" ] || { bad sized_from_elf "$KDEBUG is missing: apt-get install linux-image-$kver-dbg"; return; }
+	[ -s "$out/vmlinux.nm" ] || { bad sized_from_elf "nm -S $KDEBUG: $(head -2 "$out/nm.err")"; return; }
+	line=$(grep -m1 "^kcsand: \[kernel\]: [0-9]* functions sized from the debug files' symbol tables" "$out/probe.err")
+	elf=$(sed -n 's/.*: \([0-9]*\) functions sized from the debug.*/\1/p' <<< "$line")
+	reach=$(sed -n 's/.*, \([0-9]*\) by reachability.*/\1/p' <<< "$line")
+	funcs=$(grep -c '^kcsand: func \[kernel\] ' "$out/probe.err")
+	echo "     ${elf:-?} functions sized from the vmlinux's symbol table, ${reach:-?} by reachability, $funcs decoded"
+	if [ -z "$elf" ] || [ "$elf" -lt 1 ] || [ "${reach:-1}" != 0 ] || [ "$elf" != "$funcs" ]; then
+		bad sized_from_elf "expected all $funcs functions sized from $KDEBUG, -v said: ${line:-nothing}"
+		all=1
+	fi
+	# Padding must not end them: Debian's vfs_fstatat, path_get and others end in a
+	# `jmp __x86_return_thunk`, patched into `ret; int3...`, the last int3s in st_size.
+	short=$(awk '/^kcsand: func \[kernel\] .*\(symbol table\)$/ && $7 != $9 { print $5, $7, $9 }' \
+		"$out/probe.err" | head -3 | tr '\n' ';')
+	if [ -n "$short" ]; then
+		bad sized_from_elf "decoded short of st_size (name, size, bytes decoded): $short"
+		all=1
+	fi
+	rt=$(sed -n 's/^kcore-sites: _text 0x\([0-9a-f]*\)$/\1/p' "$out/probe.err")
+	ft=$(awk '$3 == "_text" { print $1; exit }' "$out/vmlinux.nm")
+	for f in ${COUNTED//,/ }; do
+		read -r addr size dec <<< "$(sed -n "s/^kcsand: func \[kernel\] 0x\([0-9a-f]*\) $f size 0x\([0-9a-f]*\) decoded 0x\([0-9a-f]*\) (symbol table)$/\1 \2 \3/p" "$out/probe.err")"
+		want=$(awk -v f="$f" '$4 == f && NF == 4 { print $1, $2; exit }' "$out/vmlinux.nm")
+		if [ -z "$addr" ] || [ -z "$rt" ] || [ -z "$ft" ] || [ -z "$want" ] || [ -z "$dec" ] ||
+		   [ "$(printf '%x %x %x' $((0x$addr - 0x$rt + 0x$ft)) $((0x$size)) $((0x$dec)))" != \
+		     "$(printf '%x %x %x' $((0x${want% *})) $((0x${want#* })) $((0x${want#* })))" ]; then
+			bad sized_from_elf "$f: kcsand decoded $(grep -m1 "^kcsand: func \[kernel\] 0x[0-9a-f]* $f " "$out/probe.err" || echo nothing) (runtime _text ${rt:-?}), the vmlinux has ${want:-nothing} (_text ${ft:-?})"
+			all=1
+		else
+			echo "     $f: 0x$dec bytes decoded, the st_size of its symbol"
+		fi
+	done
+	[ $all = 0 ] && ok sized_from_elf
+}
+sized_from_elf
 # A stock kernel has real races on these paths, but a tool gone wrong (a false pair
 # on every site, a report per hit) shows as many distinct titles: at most
 # MAX_TITLES, each listed.

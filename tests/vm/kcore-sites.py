@@ -3,11 +3,14 @@
 """An independent count of kernel functions' memory-access sites, then the probe command.
 
 Used as KCSAN_VM_PROBE_CMD's first words in the guest:
-    kcore-sites.py FUNC[,FUNC...] -- PROBE_CMD... [--probe SPEC... -- CMD...]
-For each FUNC it reads the function's bytes from /proc/kcore over its
-kallsyms extent (up to the next symbol), before any probe is attached,
-disassembles them with objdump, takes the function to end at its last
-instruction that is not int3 or nop padding, and prints on stderr one line
+    kcore-sites.py FUNC[:SIZE][,FUNC[:SIZE]...] -- PROBE_CMD... [--probe SPEC... -- CMD...]
+For each FUNC it reads the function's bytes from /proc/kcore, before any
+probe is attached: SIZE bytes when given (the st_size of its symbol in the
+vmlinux, read on the host), else over its kallsyms extent (up to the next
+symbol).  It disassembles them with objdump, takes the function to end at
+its last instruction that is not int3 or nop padding, and prints on stderr
+the runtime address of _text (`kcore-sites: _text 0xADDR`: with the
+vmlinux's own, the KASLR slide), then one line
 per memory-access instruction kcsand should probe:
     kcore-sites: FUNC+0xOFF [rbp]
 and how many int3s lie inside the function (`ret; int3...` patched from
@@ -39,6 +42,8 @@ def kallsyms_extent(names):
         for line in f:
             a, _, name = line.split()[:3]
             a = int(a, 16)
+            if name == '_text' and len(line.split()) == 3:
+                print('kcore-sites: _text 0x%x' % a, file=sys.stderr)
             addrs.add(a)
             if name in names and name not in want:
                 want[name] = a
@@ -97,13 +102,21 @@ def main():
     if len(sys.argv) < 4 or '--' not in sys.argv:
         raise SystemExit('usage: kcore-sites.py FUNC[,FUNC...] -- PROBE_CMD...')
     cmd = sys.argv[sys.argv.index('--') + 1:]
-    names = sys.argv[1].split(',')
+    sizes = dict((w.split(':') + [None])[:2] for w in sys.argv[1].split(','))
+    names = list(sizes)
     ext = kallsyms_extent(set(names))
     for name in names:
         if name not in ext:
             print('kcore-sites: %s: not in /proc/kallsyms' % name, file=sys.stderr)
             continue
         addr, size = ext[name]
+        if sizes[name] is not None:
+            # st_size from the vmlinux: never past the next symbol, or it is another build.
+            if int(sizes[name], 0) > size:
+                print('kcore-sites: %s: size %s is past the next symbol (0x%x)' %
+                      (name, sizes[name], size), file=sys.stderr)
+                continue
+            size = int(sizes[name], 0)
         code = kcore_read(addr, size)
         # The bytes, for decoding them again on the host (kcsan-vm's run directory).
         if os.environ.get('KCSAN_VM_OUT'):
