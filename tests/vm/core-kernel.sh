@@ -6,8 +6,8 @@
 # default), then: the probes were hit, none is left, the reports are few and listed,
 # and the guest's kernel log has no lockup, stall, hung task or other warning.  (By hand, 'vfs_*' with 367
 # sites ran 60 s here without a warning: docs/kernel-mode.md.)  kcsanctl gets the
-# kernel's vmlinux (KCSAND_VM_KERNEL_DEBUG, default Debian's linux-image-*-dbg one,
-# which must be installed) and must decode each function over its symbol's size.
+# kernel's vmlinux (KCSAND_VM_KERNEL_DEBUG, default Debian's linux-image-*-dbg one)
+# where it is installed, and must then decode each function over its symbol's size.
 # Prints "ok NAME" / "FAIL NAME: ..." and "N passed, N failed".
 set -u
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -89,7 +89,13 @@ sites_as_counted
 sized_from_elf() {
 	local line elf reach funcs short f addr size dec rt ft want all=0
 
-	[ -r "$KDEBUG" ] || { bad sized_from_elf "$KDEBUG is missing: apt-get install linux-image-$kver-dbg"; return; }
+	# Without Debian's 5 GB -dbg package (not on a fresh machine), said, not passed:
+	# kernel-scenarios.sh's module_sized_from_ko checks the same code on every machine.
+	if [ ! -r "$KDEBUG" ]; then
+		echo "note sized_from_elf: not run, $KDEBUG is not installed (apt-get install" \
+			"linux-image-$kver-dbg); kernel-scenarios checks module_sized_from_ko instead"
+		return
+	fi
 	[ -s "$out/vmlinux.nm" ] || { bad sized_from_elf "nm -S $KDEBUG: $(head -2 "$out/nm.err")"; return; }
 	line=$(grep -m1 "^kcsand: \[kernel\]: [0-9]* functions sized from the debug files' symbol tables" "$out/probe.err")
 	elf=$(sed -n 's/.*: \([0-9]*\) functions sized from the debug.*/\1/p' <<< "$line")

@@ -184,6 +184,32 @@ if [ -z "$hex" ]; then ok every_title_symbolized; else bad every_title_symbolize
 if grep -q "Comm: kcsan_race/.* kcsand .* (kernel) 6\." "$R"; then ok footer_names_task_and_kernel
 else bad footer_names_task_and_kernel "no 'CPU: .. PID: .. Comm: kcsan_race/... kcsand ... (kernel) <release>' line"; fi
 
+# Each of the module's functions is decoded over its symbol's st_size in the .ko
+# given as --kernel-debug, not up to padding (docs/kernel-mode.md, "Where a
+# function ends"): -v's func line says "(symbol table)", all of it decoded, and the
+# size is nm -S's.  This runs on every machine; core-kernel.sh checks the same on
+# the vmlinux where Debian's -dbg package is installed.
+module_sized_from_ko() {
+	local ko name size dec how nsize n=0 sized=0 wrong=
+	ko=$(ls $KO 2>/dev/null | head -1)
+	[ -n "$ko" ] || { bad module_sized_from_ko "no module object $KO"; return; }
+	nm -S "$ko" > "$out/ko.nm" 2>&1
+	while read -r name size dec how; do
+		n=$((n + 1))
+		nsize=$(awk -v f="$name" '$4 == f && NF == 4 && $3 ~ /^[tT]$/ { print $2; exit }' "$out/ko.nm")
+		if [ "$how" = "(symbol table)" ] && [ -n "$nsize" ] &&
+		   [ $((size)) = $((0x$nsize)) ] && [ $((dec)) = $((size)) ]; then
+			sized=$((sized + 1))
+		elif [ -z "$wrong" ]; then
+			wrong="$name: size $size, decoded $dec $how; nm -S: ${nsize:-no symbol}"
+		fi
+	done < <(sed -n 's/^kcsand: func \[kernel\] 0x[0-9a-f]* \(kcsan_race_[a-z_0-9]*\) size \(0x[0-9a-f]*\) decoded \(0x[0-9a-f]*\) \((.*)\)$/\1 \2 \3 \4/p' "$out/probe.err")
+	echo "     $n module functions decoded, $sized of them over their symbol's whole size"
+	if [ $n -gt 0 ] && [ $sized = $n ]; then ok module_sized_from_ko
+	else bad module_sized_from_ko "${wrong:-no func line of the module in probe.err}"; fi
+}
+module_sized_from_ko
+
 no_kprobe_left "$out"
 no_kernel_warning "$out"
 
