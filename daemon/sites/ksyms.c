@@ -17,6 +17,7 @@ struct ksyms {
 	size_t n, cap;
 	char *pool;
 	size_t pool_len, pool_cap;
+	uint64_t init_begin, init_end;	/* vmlinux's freed init section, when listed */
 };
 
 static ssize_t pool_add(struct ksyms *ks, const char *s)
@@ -137,6 +138,11 @@ static struct ksyms *load(const char *path, bool data)
 		n = sscanf(line, "%llx %c %255s [%127[^]]]", &addr, &type, name, mod);
 		if (n < 3)
 			continue;
+		/* Data symbols, kept for the one range they bound (ksyms__init_range). */
+		if (n == 3 && !strcmp(name, "__init_begin"))
+			ks->init_begin = addr;
+		else if (n == 3 && !strcmp(name, "__init_end"))
+			ks->init_end = addr;
 		if (!wanted(type, data))
 			continue;
 		if (addr)
@@ -208,4 +214,10 @@ size_t ksyms__count(const struct ksyms *ks)
 const struct ksym *ksyms__at(const struct ksyms *ks, size_t i)
 {
 	return i < ks->n ? &ks->syms[i] : NULL;
+}
+
+void ksyms__init_range(const struct ksyms *ks, uint64_t *begin, uint64_t *end)
+{
+	*begin = ks->init_begin;
+	*end = ks->init_end;
 }

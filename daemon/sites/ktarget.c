@@ -130,12 +130,19 @@ static int push_func(struct target_obj *obj, size_t *cap, const struct ksym *k)
 }
 
 /*
- * vmlinux's init text, [_sinittext, _einittext): freed after boot, though
- * kallsyms still lists its functions.  Its pages hold whatever was put
- * there since, which would decode as garbage, differently from run to run.
+ * vmlinux's init section, [__init_begin, __init_end): freed after boot,
+ * though kallsyms still lists its functions.  Its pages hold whatever was
+ * put there since, which would decode as garbage, differently from run to
+ * run.  It holds more than the init text [_sinittext, _einittext): the
+ * __exit functions of built-in code too (.exit.text: pstore_exit_fs,
+ * exit_elf_binfmt), freed with it.  Without the section's bounds in
+ * kallsyms, the init text is what is left out.
  */
 static void init_text(const struct ksyms *ks, uint64_t range[2])
 {
+	ksyms__init_range(ks, &range[0], &range[1]);
+	if (range[0] && range[1] > range[0])
+		return;
 	range[0] = range[1] = 0;
 	for (size_t i = 0; i < ksyms__count(ks); i++) {
 		const struct ksym *k = ksyms__at(ks, i);

@@ -185,6 +185,37 @@ int main(void)
 		}
 	}
 
+	TEST(init_section_bounds_from_kallsyms)
+	{
+		/* 6.1's layout: .exit.text (exit_elf_binfmt) lies past _einittext, inside the section. */
+		static const char text[] =
+			"ffffffff83044000 D __init_begin\n"
+			"ffffffff83079000 T _sinittext\n"
+			"ffffffff830e7c04 T _einittext\n"
+			"ffffffff833046ba t exit_elf_binfmt\n"
+			"ffffffff83306000 R __init_end\n"
+			"ffffffff83400000 T after_init\n"
+			"ffffffffc0000000 t __init_begin\t[some_mod]\n";
+		char path[PATH_MAX];
+		struct ksyms *k;
+		uint64_t b = 0, e = 0;
+		FILE *f;
+
+		snprintf(path, sizeof(path), "%s.init", kallsyms);
+		f = fopen(path, "w");
+		ASSERT_TRUE(f && fputs(text, f) >= 0 && !fclose(f), "write the kallsyms file");
+		k = ksyms__load_file(path);
+		ASSERT_TRUE(k, "ksyms__load_file");
+		if (k) {
+			ksyms__init_range(k, &b, &e);
+			ASSERT_EQ(b, 0xffffffff83044000ull, "__init_begin, a data symbol, kept for the range");
+			ASSERT_EQ(e, 0xffffffff83306000ull, "__init_end; a module's symbol of that name is not it");
+			ASSERT_EQ(ksyms__count(k), 5, "still only the text symbols are listed (the module's too)");
+			ksyms__free(k);
+		}
+		unlink(path);
+	}
+
 	ksizes__free(kz);
 	ksyms__free(ks);
 	unlink(kallsyms);
