@@ -691,7 +691,7 @@ static void print_kernel_stats(const struct engine *e, const struct ktarget_stat
 		pr_warn("%zu matching functions are on the kprobe blacklist\n",
 			skipped->blacklisted);
 	if (skipped->init_text && e->opts.verbose)
-		pr_warn("%zu matching functions are __init code, freed after boot\n",
+		pr_warn("%zu matching functions are __init or __exit code, freed after boot\n",
 			skipped->init_text);
 	if (skipped->probed)
 		pr_warn("%zu matching functions are already probed by another "

@@ -212,7 +212,7 @@ static void warn_no_match(const char *const *specs, size_t nr_specs,
 	else if (skipped->blacklisted)
 		pr_cont(" (all matches are on the kprobe blacklist)");
 	else if (skipped->init_text)
-		pr_cont(" (all matches are __init code, freed after boot)");
+		pr_cont(" (all matches are __init or __exit code, freed after boot)");
 	pr_cont("\n");
 }
 

@@ -5,7 +5,8 @@
 # the racy module tests/kmod/kcsan_race; the guest side is tests/vm/scale-steps.sh:
 #   - --kmsg: a report of scenario 0 in the guest's kernel log, line for line as
 #     kcsanctl printed it (title, access lines, the closing line);
-#   - __init functions (freed after boot) are left out of a site set;
+#   - __init functions (freed after boot) are left out of a site set, and so are
+#     built-in __exit functions, freed with them;
 #   - --duration with a command: the run ends when the time is up, not when the
 #     command does;
 #   - execute breakpoints per CPU with a BPF program, moved while attached, and the
@@ -76,10 +77,17 @@ grep -qE '^kcsanctl: run: kmsg: [1-9][0-9]* reports written' "$K" && ok kmsg_sum
 
 # (1b) Functions of vmlinux's init text: kallsyms lists them, their pages were freed.
 read -r _ irc _ <<< "$(step init)"
-if [ "${irc:-0}" != 0 ] && grep -q "no probe-able kernel function matches the spec 'vfs_caches_init\*' (all matches are __init code, freed after boot)" "$out/init.log"; then
+if [ "${irc:-0}" != 0 ] && grep -q "no probe-able kernel function matches the spec 'vfs_caches_init\*' (all matches are __init or __exit code, freed after boot)" "$out/init.log"; then
 	ok init_text_left_out
 else
 	bad init_text_left_out "exit ${irc:-none}: $(head -3 "$out/init.log" 2>/dev/null | tr '\n' ';')"
+fi
+
+read -r _ erc _ <<< "$(step exit)"
+if [ "${erc:-0}" != 0 ] && grep -q "no probe-able kernel function matches the spec 'exit_elf_binfmt' (all matches are __init or __exit code, freed after boot)" "$out/exit.log"; then
+	ok exit_text_left_out
+else
+	bad exit_text_left_out "exit ${erc:-none}: $(head -3 "$out/exit.log" 2>/dev/null | tr '\n' ';')"
 fi
 
 # (2) --duration with a command that would sleep 120 s.

@@ -11,6 +11,7 @@
 #   kmsg      --kmsg around COMMAND (a round of the racy module): the reports also in
 #             the guest's kernel log (kmsg.txt: dmesg from a marker on);
 #   init      --probe 'vfs_caches_init*' (__init code, freed after boot): refused;
+#   exit      --probe exit_elf_binfmt (built-in __exit code, freed with it): refused;
 #   duration  --duration 3 with a command that sleeps 120 s: the run ends at 3 s;
 #   xbp       build/vm/xbp/xbp-check: execute breakpoints with a BPF program, moved
 #             by PERF_EVENT_IOC_MODIFY_ATTRIBUTES, and which addresses the kernel
@@ -47,6 +48,9 @@ dmesg | sed -n "/$marker/,\$p" | sed -E 's/^\[ *[0-9.]+\] ?//' > "$OUT/kmsg.txt"
 # __init functions, freed after boot: never decoded (their pages hold anything now).
 "$KCSANCTL" run --kernel --output - --probe 'vfs_caches_init*' --duration 1 > "$OUT/init.log" 2>&1
 echo "init $?" >> "$OUT/steps.rc"
+# Built-in __exit code (.exit.text) is freed with it, though past _einittext.
+"$KCSANCTL" run --kernel --output - --probe exit_elf_binfmt --duration 1 > "$OUT/exit.log" 2>&1
+echo "exit $?" >> "$OUT/steps.rc"
 
 t0=$(date +%s)
 "$KCSANCTL" run "${common[@]}" --probe kcsan_race_reader --duration 3 -- sleep 120 \
