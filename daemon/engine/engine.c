@@ -921,18 +921,6 @@ static int load(struct engine *e)
 	return start_loaded(e);
 }
 
-/* A kernel function's address, by name; 0 when kallsyms does not have it. */
-static uint64_t kernel_func_addr(const struct engine *e, const char *name)
-{
-	for (size_t i = 0; e->ksyms && i < ksyms__count(e->ksyms); i++) {
-		const struct ksym *k = ksyms__at(e->ksyms, i);
-
-		if (!k->module && !strcmp(k->name, name))
-			return k->addr;
-	}
-	return 0;
-}
-
 /* Every kernel site, addresses and cookies, into the code-breakpoint sampler's cycle. */
 static int start_kbp(struct engine *e)
 {
@@ -940,12 +928,15 @@ static int start_kbp(struct engine *e)
 		.nregs = e->opts.kbp_regs, .period_us = e->opts.kbp_period_us,
 		.budget = e->opts.kbp_period_fixed ? 0 :
 			  e->opts.params.v[PARAM_OVERHEAD_BUDGET] / 100.0,
-		.calib_addr = kernel_func_addr(e, "__x64_sys_getppid"),
 		.seed = (unsigned int)clock__now_ns(), .verbose = e->opts.verbose };
 	size_t n = 0, nmi = 0, total = engine__nr_sites(e);
 	uint64_t *addr = malloc(total * sizeof(*addr));
 	uint32_t *site = malloc(total * sizeof(*site));
 	int err = -ENOMEM;
+
+	/* Where a trap is timed; without it the budget counts checks and moves only. */
+	if (e->ksyms)
+		ksyms__vmlinux_addr(e->ksyms, "__x64_sys_getppid", &ko.calib_addr);
 
 	if (addr && site) {
 		for (size_t i = 0; i < e->nr_objs; i++) {

@@ -52,20 +52,6 @@ static uint64_t module_target(struct kmark_ctx *c, struct kdebug *f, const char 
 	return addr + (target - d->addr);
 }
 
-/* Where _text is at run time: the KASLR offset of every vmlinux address. */
-static int runtime_text(const struct ksyms *ks, uint64_t *addr)
-{
-	for (size_t i = 0; i < ksyms__count(ks); i++) {
-		const struct ksym *k = ksyms__at(ks, i);
-
-		if (!k->module && !strcmp(k->name, "_text")) {
-			*addr = k->addr;
-			return 0;
-		}
-	}
-	return -ENOENT;
-}
-
 /* Open f's DWARF, and for a vmlinux learn its KASLR offset; -1 when unusable. */
 static int kdebug_open(struct kmark_ctx *c, struct kdebug *f)
 {
@@ -80,8 +66,8 @@ static int kdebug_open(struct kmark_ctx *c, struct kdebug *f)
 	 * vmlinux is one image moved as a whole by KASLR: one offset maps
 	 * code and data, static functions that share a name included.
 	 */
-	if (f->vmlinux && !runtime_text(c->ks, &rt) && !mark_debug__sym(f->dbg, "_text", false,
-									&ft, NULL)) {
+	if (f->vmlinux && ksyms__vmlinux_addr(c->ks, "_text", &rt) &&
+	    !mark_debug__sym(f->dbg, "_text", false, &ft, NULL)) {
 		f->has_kaslr = true;
 		f->kaslr = rt - ft;
 		if (f->cache)
@@ -112,7 +98,7 @@ static struct kdebug *kdebug_get(struct kmark_ctx *c, const char *path, bool vml
 	if (vmlinux && c->use_cache)
 		f->cache = kcache__open(path);
 	/* With _text from the cache, the DWARF waits for a site the cache lacks. */
-	if (f->cache && kcache__text(f->cache, &ft) && !runtime_text(c->ks, &rt)) {
+	if (f->cache && kcache__text(f->cache, &ft) && ksyms__vmlinux_addr(c->ks, "_text", &rt)) {
 		f->has_kaslr = true;
 		f->kaslr = rt - ft;
 		f->lazy = true;

@@ -105,20 +105,6 @@ static int read_funcs(struct ksize_file *f, uint64_t *text)
 	return 0;
 }
 
-/* Where vmlinux's _text is at run time. */
-static bool runtime_text(const struct ksyms *ks, uint64_t *addr)
-{
-	for (size_t i = 0; i < ksyms__count(ks); i++) {
-		const struct ksym *k = ksyms__at(ks, i);
-
-		if (!k->module && !strcmp(k->name, "_text")) {
-			*addr = k->addr;
-			return true;
-		}
-	}
-	return false;
-}
-
 static void file_open(struct ksizes *kz, struct ksize_file *f)
 {
 	uint64_t ft, rt;
@@ -144,7 +130,7 @@ static void file_open(struct ksizes *kz, struct ksize_file *f)
 		return;
 	}
 	f->usable = true;
-	if (f->vmlinux && ft && runtime_text(kz->ks, &rt)) {
+	if (f->vmlinux && ft && ksyms__vmlinux_addr(kz->ks, "_text", &rt)) {
 		f->has_slide = true;
 		f->slide = rt - ft;
 	}

@@ -221,3 +221,14 @@ void ksyms__init_range(const struct ksyms *ks, uint64_t *begin, uint64_t *end)
 	*begin = ks->init_begin;
 	*end = ks->init_end;
 }
+
+bool ksyms__vmlinux_addr(const struct ksyms *ks, const char *name, uint64_t *addr)
+{
+	for (size_t i = 0; i < ks->n; i++) {
+		if (!ks->syms[i].module && !strcmp(ks->syms[i].name, name)) {
+			*addr = ks->syms[i].addr;
+			return true;
+		}
+	}
+	return false;
+}

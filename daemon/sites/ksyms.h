@@ -6,6 +6,7 @@
 #ifndef KCSAND_KSYMS_H
 #define KCSAND_KSYMS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -31,6 +32,8 @@ void ksyms__free(struct ksyms *ks);
 /* The function containing addr, or NULL. */
 const struct ksym *ksyms__map_addr(const struct ksyms *ks, uint64_t addr);
 size_t ksyms__count(const struct ksyms *ks);
+/* A vmlinux (not module) text symbol's address by name; false when kallsyms lacks it. */
+bool ksyms__vmlinux_addr(const struct ksyms *ks, const char *name, uint64_t *addr);
 /* vmlinux's init section, [__init_begin, __init_end), freed after boot; 0, 0 if not listed. */
 void ksyms__init_range(const struct ksyms *ks, uint64_t *begin, uint64_t *end);
 const struct ksym *ksyms__at(const struct ksyms *ks, size_t i);
