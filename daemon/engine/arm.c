@@ -15,6 +15,7 @@
 #include <bpf/libbpf.h>
 #include "engine.h"
 #include "engine_int.h"
+#include "util/link_close.h"
 #include "util/uprobe_multi.h"
 #include "sampler/sampler.h"
 #include "sampler/thread_turn.h"
@@ -237,6 +238,11 @@ static double engine_trap_ns(struct engine *e, void (*fn)(void), int calls)
 
 	if (self_file_offset((const void *)fn, path, sizeof(path), &off))
 		return 0;
+	/* Unprobed first: the probed calls' link then goes without waiting for its close. */
+	t2 = clock__now_ns();
+	for (int i = 0; i < calls; i++)
+		fn();
+	t3 = clock__now_ns();
 	if (e->multi) {
 		fd = uprobe_multi__attach(bpf_program__fd(e->skel->progs.kcsand_uprobe_multi), path,
 					  &off, &cookie, 1, getpid());
@@ -252,14 +258,23 @@ static double engine_trap_ns(struct engine *e, void (*fn)(void), int calls)
 	for (int i = 0; i < calls; i++)
 		fn();
 	t1 = clock__now_ns();
-	if (fd >= 0)
-		close(fd);
+	link_close__detached(fd);
 	bpf_link__destroy(link);
-	t2 = clock__now_ns();
-	for (int i = 0; i < calls; i++)
-		fn();
-	t3 = clock__now_ns();
 	return ((double)(t1 - t0) - (double)(t3 - t2)) / calls;
+}
+
+/*
+ * overhead_budget is one budget for every probe of a run.  With the history
+ * detector on, its sync probes (pace.c) spend half of it and the sampled
+ * sites the other half; each spending all of it made a run cost about
+ * twice the budget (docs/PERFORMANCE.md, "One budget").  100% arms and
+ * traces everything.
+ */
+double engine_share_pct(const struct engine *e)
+{
+	double b = e->opts.params.v[PARAM_OVERHEAD_BUDGET];
+
+	return b >= 100 || !e->hist ? b : b / 2;
 }
 
 /* The engine as the site sampler sees it (sampler.h): struct sampler_ops. */

@@ -27,9 +27,11 @@
 #include "sampler/kbp.h"
 #include "sampler/sampler.h"
 #include "report/symbolize.h"
+#include "util/link_close.h"
 #include "util/uprobe_multi.h"
 #include "sampler/thread_turn.h"
 #include "engine_int.h"
+#include "late_load.h"
 #include "kcsand.skel.h"
 #include "util/print.h"
 #include "util/clock.h"
@@ -828,11 +830,14 @@ static void select_programs(struct engine *e, struct kcsand_bpf *skel)
 		bpf_program__set_autoload(skel->progs.kcsand_hwbp, false);
 		return;
 	}
-	/* Where debug registers do not trap, hot turns and escalations never use them. */
-	if (hwbp__no_traps_why()) {
+	/*
+	 * Where debug registers do not trap, hot turns and escalations never
+	 * use them; where they do, the hot turns' program loads later, while
+	 * the target starts (late_load.h).
+	 */
+	bpf_program__set_autoload(skel->progs.kcsand_xbp, false);
+	if (hwbp__no_traps_why())
 		bpf_program__set_autoload(skel->progs.kcsand_hwbp, false);
-		bpf_program__set_autoload(skel->progs.kcsand_xbp, false);
-	}
 	if (e->multi) {
 		bpf_program__set_expected_attach_type(skel->progs.kcsand_uprobe_multi,
 						      KCSAND_BPF_TRACE_UPROBE_MULTI);
@@ -918,6 +923,8 @@ static int load(struct engine *e)
 		pr_warn("failed to load BPF object: %s\n", strerror(-err));
 		return err;
 	}
+	if (!e->opts.kernel && !hwbp__no_traps_why() && late_load__start(skel, &e->late))
+		pr_warn("hot turns use uprobes on every thread: no thread to load their program\n");
 	return start_loaded(e);
 }
 
@@ -1105,6 +1112,19 @@ static void pace_history(struct engine *e)
 	}
 }
 
+/* The hot turns' program, once loaded: turns on one thread from then on. */
+static void take_late_program(struct engine *e)
+{
+	struct bpf_program *prog;
+	double trap_ns;
+
+	if (!late_load__take(e->late, &prog, &trap_ns))
+		return;
+	if (prog && e->tt)
+		thread_turn__set_prog(e->tt, prog);
+	sampler__set_xbp_trap_ns(e->sampler, trap_ns);
+}
+
 int engine__poll(struct engine *e, int timeout_ms)
 {
 	int err = 0, due = engine__timeout_ms(e);
@@ -1126,6 +1146,7 @@ int engine__poll(struct engine *e, int timeout_ms)
 		symbolizer__forget_exited(e->sym);
 		e->swept_ns = clock__now_ns();
 	}
+	take_late_program(e);
 	if (e->sampler)
 		sampler__tick(e->sampler);
 	pace_history(e);
@@ -1404,11 +1425,25 @@ void engine__print_summary(struct engine *e, FILE *out)
 
 void engine__close(struct engine *e)
 {
+	struct link_close lc = { .n = 0 };
+
 	if (!e)
 		return;
 	sampler__free(e->sampler);
 	kbp__free(e->kbp);
 	thread_turn__free(e->tt);
+	late_load__free(e->late);
+	/*
+	 * Every uprobe_multi link at once, sync probes and access probes, so
+	 * that their grace periods overlap (util/link_close.h); the history
+	 * stops remembering first.
+	 */
+	history__hand_links(e->hist, &lc);
+	for (size_t i = 0; i < e->nr_objs; i++) {
+		link_close__add(&lc, &e->objs[i].link_fd);
+		link_close__add(&lc, &e->objs[i].turn_fd);
+	}
+	link_close__all(&lc);
 	history__free(e->hist);
 	hwbp__free(e->hw);
 	ring_buffer__free(e->rb);

@@ -57,6 +57,7 @@ struct engine {
 	struct dedup *dedup;
 	struct sampler *sampler;	/* after attach */
 	struct thread_turn *tt;		/* the sampler's hot turns on one thread */
+	struct late_load *late;		/* their program, loading (late_load.h) */
 	struct hwbp *hw;		/* after load */
 	struct history *hist;		/* after load, when opts.history */
 	struct hb_pace hb_pace;		/* how long its sync probes stay on */

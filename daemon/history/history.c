@@ -17,6 +17,7 @@
 #include <bpf/libbpf.h>
 #include <Zydis/Zydis.h>
 #include "history.h"
+#include "util/link_close.h"
 #include "util/uprobe_multi.h"
 #include "kcsand.skel.h"
 #include "util/print.h"
@@ -646,6 +647,16 @@ void history__print(const struct history *hist, FILE *out)
 		per(st.ctr[KCSAND_HB_CTR_ACCESS_NS], st.ctr[KCSAND_HB_CTR_CHECKED]),
 		per(st.ctr[KCSAND_HB_CTR_SYNC_NS],
 		    st.ctr[KCSAND_HB_CTR_SYNC_OPS] + st.ctr[KCSAND_HB_CTR_MARKED]));
+}
+
+void history__hand_links(struct history *hist, struct link_close *b)
+{
+	if (!hist)
+		return;
+	if (hist->skel && hist->skel->bss)
+		__atomic_store_n(&hist->skel->bss->hb_paused, 1, __ATOMIC_SEQ_CST);
+	for (size_t i = 0; i < hist->nr_groups; i++)
+		link_close__add(b, &hist->groups[i].link_fd);
 }
 
 void history__free(struct history *hist)

@@ -17,6 +17,8 @@
 
 struct kcsand_bpf;
 struct history;
+struct link_close;
+struct link_close;
 
 struct history_stats {
 	uint64_t ctr[KCSAND_HB_CTR_COUNT];	/* the BPF side's counters */
@@ -41,6 +43,12 @@ int history__add_process(struct history *hist, pid_t pid, const char *prog);
 void history__get_stats(const struct history *hist, struct history_stats *out);
 /* The -v line: what was probed and what the detector did. */
 void history__print(const struct history *hist, FILE *out);
+/*
+ * Before the engine closes its links: stop remembering (an access checked
+ * after its sync probes went would look unordered) and hand the sync
+ * probes' link fds to b, which closes them with the engine's.
+ */
+void history__hand_links(struct history *hist, struct link_close *b);
 void history__free(struct history *hist);
 
 /*

@@ -243,9 +243,8 @@ int sampler__new(const struct sampler_ops *ops, void *ctx, struct kcsand_bpf *sk
 		kcpu__delta_ns(&s->kcpu);	/* primes it */
 	} else {
 		s->st.trap_ns = ops->trap_ns(ctx, sampler_calib_target, CALIB_CALLS);
-		s->st.xbp_trap_ns = thread_turn__trap_ns(skel, sampler_calib_target, CALIB_CALLS);
-		if (s->st.xbp_trap_ns <= 0)
-			s->st.xbp_trap_ns = s->st.trap_ns;
+		/* Until the execute-breakpoint program is loaded and measured (sampler__set_xbp_trap_ns). */
+		s->st.xbp_trap_ns = s->st.trap_ns;
 	}
 	ops->get_params(ctx, &s->p);
 	s->rng = clock__now_ns() | 1;
@@ -746,6 +745,12 @@ void sampler__tick(struct sampler *s)
 	apply_plan(s);
 	pace_turns(s, pd.dt, now);
 	log_tick(s, &pd);
+}
+
+void sampler__set_xbp_trap_ns(struct sampler *s, double ns)
+{
+	if (s && ns > 0)
+		s->st.xbp_trap_ns = ns;
 }
 
 void sampler__get_stats(const struct sampler *s, struct sampler_stats *out)

@@ -160,10 +160,14 @@ int sampler__prepare(struct kcsand_bpf *skel, size_t capacity, bool use_bitmap);
  */
 int sampler__new(const struct sampler_ops *ops, void *ctx, struct kcsand_bpf *skel,
 		 size_t capacity, bool kernel, struct sampler **out);
+/* The trap calibrations' target: a function of kcsand's own, which the programs leave at once. */
+void sampler_calib_target(void);
 /* Called from the engine's poll loop: readjusts the armed set once a period. */
 void sampler__tick(struct sampler *s);
 /* Milliseconds until sampler__tick() has work: a poll loop waits no longer. */
 int sampler__timeout_ms(const struct sampler *s);
+/* The calibrated cost of an execute-breakpoint trap, once measured (0: keep the uprobe's). */
+void sampler__set_xbp_trap_ns(struct sampler *s, double ns);
 void sampler__get_stats(const struct sampler *s, struct sampler_stats *out);
 void sampler__free(struct sampler *s);
 

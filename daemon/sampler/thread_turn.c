@@ -39,6 +39,7 @@ extern int kcsand_verbose;
 
 struct thread_turn {
 	struct kcsand_bpf *skel;
+	struct bpf_program *prog;	/* kcsand_xbp, once loaded (engine/late_load.h) */
 	struct bpf_link *links[THREAD_TURN_MAX];	/* each owns its perf event fd */
 	size_t n;
 	unsigned long rr;		/* which thread takes the next turn */
@@ -173,12 +174,14 @@ static int add(struct thread_turn *x, pid_t tid, uint64_t va, uint32_t cookie)
 	struct bpf_link *l;
 	int fd;
 
+	if (!x->prog)
+		return -EAGAIN;	/* still loading: the turn takes uprobes */
 	if (x->n == THREAD_TURN_MAX)
 		return -ENOSPC;
 	fd = open_xbp(tid, va);
 	if (fd < 0)
 		return fd;
-	l = bpf_program__attach_perf_event_opts(x->skel->progs.kcsand_xbp, fd, &po);
+	l = bpf_program__attach_perf_event_opts(x->prog, fd, &po);
 	if (!l) {
 		int err = -errno;
 
@@ -235,9 +238,14 @@ void thread_turn__disarm(struct thread_turn *x)
 	x->nr_chosen = 0;
 }
 
-double thread_turn__trap_ns(struct kcsand_bpf *skel, void (*fn)(void), int calls)
+void thread_turn__set_prog(struct thread_turn *x, struct bpf_program *prog)
 {
-	struct thread_turn x = { .skel = skel };
+	x->prog = prog;
+}
+
+double thread_turn__trap_ns(struct bpf_program *prog, void (*fn)(void), int calls)
+{
+	struct thread_turn x = { .prog = prog };
 	uint64_t t0, t1, t2, t3;
 
 	/* Where they do not trap, turns never use them (and their program is not loaded). */

@@ -21,10 +21,16 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+struct bpf_program;
 struct kcsand_bpf;
 struct thread_turn;
 
 int thread_turn__new(struct kcsand_bpf *skel, struct thread_turn **out);
+/*
+ * The execute-breakpoint program, once it is loaded (engine/late_load.h):
+ * until then thread_turn__arm() fails with EAGAIN and turns take uprobes.
+ */
+void thread_turn__set_prog(struct thread_turn *x, struct bpf_program *prog);
 /*
  * Arm the site with this cookie, at file offset off of the ELF file with
  * this device and inode (not a path: it may name a newer file), in one thread of every target process that maps it: the thread this
@@ -40,7 +46,7 @@ void thread_turn__disarm(struct thread_turn *x);
  * breakpoint on it in this thread (not a target: the program returns at
  * once) against calls without.  0 when it cannot be measured.
  */
-double thread_turn__trap_ns(struct kcsand_bpf *skel, void (*fn)(void), int calls);
+double thread_turn__trap_ns(struct bpf_program *prog, void (*fn)(void), int calls);
 void thread_turn__free(struct thread_turn *x);
 
 #endif

@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * The execute-breakpoint program (kcsand_xbp), loaded while the target
+ * starts rather than before it.  Verifying it takes as long as verifying
+ * the uprobe program (0.1 s on this kind of VM, 70,000 instructions
+ * processed), and a `kcsanctl run` paid both before the program started;
+ * it is needed only for hot turns on one thread, which come after the cold
+ * start.  Until it is ready, turns use uprobe links (engine__turn).
+ *
+ * A second instance of the BPF object, every map that of the first
+ * (bpf_map__reuse_fd), with only that program to load, on a thread of its
+ * own; the execute breakpoint's trap is calibrated there too.
+ */
+#ifndef KCSAND_LATE_LOAD_H
+#define KCSAND_LATE_LOAD_H
+
+#include <stdbool.h>
+
+struct bpf_program;
+struct kcsand_bpf;
+struct late_load;
+
+/* Start loading kcsand_xbp against skel's maps (skel is loaded). */
+int late_load__start(struct kcsand_bpf *skel, struct late_load **out);
+/*
+ * Once, when the load is over: true, with *prog the program (NULL if it
+ * failed) and *trap_ns the cost of its trap (0: not measured).  Later
+ * calls and calls before then return false.
+ */
+bool late_load__take(struct late_load *l, struct bpf_program **prog, double *trap_ns);
+/* Wait for the thread and unload; the program taken goes with it. */
+void late_load__free(struct late_load *l);
+
+#endif

@@ -1,0 +1,62 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/* Closing link fds in parallel: see link_close.h. */
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <unistd.h>
+#include "link_close.h"
+
+void link_close__add(struct link_close *b, int *fd)
+{
+	if (*fd < 0)
+		return;
+	if (b->n < LINK_CLOSE_MAX)
+		b->fd[b->n++] = *fd;
+	else
+		close(*fd);
+	*fd = -1;
+}
+
+static void *close_one(void *arg)
+{
+	close((int)(intptr_t)arg);
+	return NULL;
+}
+
+void link_close__all(struct link_close *b)
+{
+	pthread_t t[LINK_CLOSE_MAX];
+	bool started[LINK_CLOSE_MAX];
+
+	/* The last one on this thread; one whose thread cannot start, too. */
+	for (size_t i = 0; i + 1 < b->n; i++) {
+		started[i] = !pthread_create(&t[i], NULL, close_one, (void *)(intptr_t)b->fd[i]);
+		if (!started[i])
+			close(b->fd[i]);
+	}
+	if (b->n)
+		close(b->fd[b->n - 1]);
+	for (size_t i = 0; i + 1 < b->n; i++)
+		if (started[i])
+			pthread_join(t[i], NULL);
+	b->n = 0;
+}
+
+void link_close__detached(int fd)
+{
+	pthread_attr_t a;
+	pthread_t t;
+	int err;
+
+	if (fd < 0)
+		return;
+	if (pthread_attr_init(&a)) {
+		close(fd);
+		return;
+	}
+	pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
+	err = pthread_create(&t, &a, close_one, (void *)(intptr_t)fd);
+	pthread_attr_destroy(&a);
+	if (err)
+		close(fd);
+}
