@@ -168,7 +168,7 @@ for len in $LENGTHS; do
 		    'BEGIN { n = b - a; k = c - b
 			     printf "  %-8s %12d %9.2f %9.2f %7.2f  %s\n", l, o, n, k, k / n,
 				    f == "" ? "no" : sprintf("yes (%.1f s)", f - b) }'
-		grep -ho 'armed_sites: .*site_levels: [0-9/]*' "$tmp/p2err" |
+		grep -Eho 'armed_sites: .*site_levels: [0-9/]*( cold_start_ms: [0-9]+ cold_credit_outs: [0-9]+)?' "$tmp/p2err" |
 			sed -E 's/ (hot_turns_one_thread|unarmed_hits|trap_floor|trap_ns): [^ ]+//g; s/^/           /'
 	done
 done

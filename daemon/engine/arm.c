@@ -287,12 +287,13 @@ static void ops_get_params(void *ctx, struct sampler_params *p)
 {
 	const unsigned int *v = ((struct engine *)ctx)->opts.params.v;
 
-	p->budget = v[PARAM_OVERHEAD_BUDGET];
+	p->budget = engine_share_pct(ctx);
 	p->warmup_cpu_ms = v[PARAM_SAMPLER_WARMUP_CPU_MS];
 	p->period_ms = v[PARAM_SAMPLER_PERIOD_MS];
 	p->turn_ms = v[PARAM_SAMPLER_TURN_MS];
 	p->backoff_hits = v[PARAM_SAMPLER_BACKOFF_HITS];
 	p->level0_cpu_ms = v[PARAM_SAMPLER_LEVEL0_CPU_MS];
+	p->start_credit_ms = v[PARAM_SAMPLER_START_CREDIT_MS];
 }
 
 static int ops_rearm(void *ctx, const uint8_t *armed)

@@ -1090,7 +1090,7 @@ double engine_sync_cost_ns(const struct engine *e)
  */
 static void pace_history(struct engine *e)
 {
-	double budget = e->opts.params.v[PARAM_OVERHEAD_BUDGET] / 100.0;
+	double budget = engine_share_pct(e) / 100.0;
 	struct sampler_stats st;
 
 	if (!e->hist || !e->sampler)
@@ -1349,6 +1349,10 @@ static void print_sampler_summary(struct engine *e, FILE *out)
 	/* Sites at each backoff level, 100% / 10% / 1% / 0.1% (sampler.h). */
 	fprintf(out, " site_levels: %zu/%zu/%zu/%zu", st.levels[0], st.levels[1],
 		st.levels[2], st.levels[3]);
+	/* What the warm-up and level 0 took, and how often their credit ran out. */
+	if (!st.kernel)
+		fprintf(out, " cold_start_ms: %.0f cold_credit_outs: %lu", st.cold_ms,
+			st.cold_outs);
 }
 
 static void print_kbp_summary(struct engine *e, FILE *out)

@@ -108,6 +108,8 @@ void engine_drop_changed(struct engine *e);
  * in set[] (cookie-indexed; NULL: every site), the new one in place before
  * the old one goes.  No site set: no link.
  */
+/* What the sampled sites, and the history's sync probes, may each spend: % of native time. */
+double engine_share_pct(const struct engine *e);
 int engine_link_multi(struct engine *e, struct engine_object *eo, const uint8_t *set, int *slot);
 /* Per-site links (kernels before 6.6): attach the sites set (NULL: all), detach the others. */
 int engine_link_per_site(struct engine *e, struct engine_object *eo, const uint8_t *set);

@@ -164,6 +164,29 @@ bool site_backoff__hit(struct site_backoff *b, uint64_t hits, unsigned int backo
 	return true;
 }
 
+void site_backoff__demote(struct site_backoff *b, uint64_t now_ns)
+{
+	if (b->level)
+		return;
+	b->level = 1;
+	b->hits = 0;
+	b->since_ns = now_ns;
+	b->turn_ns = 0;
+}
+
+bool cold_credit__charge(double *credit_ns, double cap_ns, double budget, double native_ns,
+			double spent_ns)
+{
+	*credit_ns += budget * (native_ns > 0 ? native_ns : 0) - (spent_ns > 0 ? spent_ns : 0);
+	if (*credit_ns > cap_ns)
+		*credit_ns = cap_ns;
+	if (*credit_ns >= 0)
+		return false;
+	/* The overdraft is forgiven: what ran over is the budget's from now on. */
+	*credit_ns = 0;
+	return true;
+}
+
 bool site_backoff__level0_over(const struct site_backoff *b, uint64_t level0_cpu_ns,
 			       uint64_t cpu_ns)
 {

@@ -45,6 +45,16 @@
  * taken sampler_backoff_hits hits, and a tick comes early (checked every
  * SAMPLER_BACKOFF_CHECK_MS) when it has, so that a hot site costs those
  * hits and a re-attach, not a whole period.
+ *
+ * The cold start's credit (user mode).  The warm-up and level 0 are outside
+ * the budget, and on a program of a few seconds they were most of its
+ * overhead: the hash table of bench/ at 2 s natively ran 1.9x, about 1 s of
+ * it traps at level 0.  So they spend a credit: sampler_start_credit_ms of
+ * probe CPU time at the start, earning budget times the targets' own time,
+ * kept up to that start value.  When it runs out, the warm-up is over and
+ * every level-0 site that was hit moves to level 1, where the budget
+ * governs it; a site first hit later still starts at level 0 while credit
+ * is left.  LiteRace's cold code sampled in full, at a bounded cost.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -142,6 +152,8 @@ struct sampler {
 	uint64_t turn_start_ns, turn_end_ns;
 	double hot_share;		/* share of the time hot turns may take */
 	double credit_ns;		/* hot-turn time earned and not used yet */
+	double cold_credit_ns;		/* what the cold start may still spend, CPU-ns */
+	bool warm_over;			/* the warm-up ended early: its credit ran out */
 	struct hot_cycle cycle;
 	struct sampler_stats st;
 };
@@ -253,6 +265,7 @@ int sampler__new(const struct sampler_ops *ops, void *ctx, struct kcsand_bpf *sk
 	s->nr_fresh = 1;	/* every site starts at level 0: check from the start */
 	s->next_check_ns = s->start_ns;
 	s->turn_cost = 1;
+	s->cold_credit_ns = s->p.start_credit_ms * 1e6;
 	*out = s;
 	return 0;
 }
@@ -370,14 +383,26 @@ static bool backs_off(const struct sampler *s)
 	return !s->kernel;
 }
 
-/* Hits of site i, all CPUs, since the BPF object was loaded. */
-static uint64_t site_hits(const struct sampler *s, size_t i)
+/* Hits and BPF ns of site i, all CPUs, since the BPF object was loaded. */
+static uint64_t site_counts(const struct sampler *s, size_t i, uint64_t *ns)
 {
-	uint64_t hits = 0;
+	uint64_t hits = 0, t = 0;
 
-	for (int c = 0; c < s->nr_cpus; c++)
-		hits += *(volatile const __u64 *)&s->stats[(size_t)c * s->capacity + i].hits;
+	for (int c = 0; c < s->nr_cpus; c++) {
+		const struct kcsand_site_stat *st = &s->stats[(size_t)c * s->capacity + i];
+
+		hits += *(volatile const __u64 *)&st->hits;
+		t += *(volatile const __u64 *)&st->ns;
+	}
+	if (ns)
+		*ns = t;
 	return hits;
+}
+
+/* Is the cold start's cost bounded (user mode, a start credit given)? */
+static bool cold_bounded(const struct sampler *s)
+{
+	return backs_off(s) && s->p.start_credit_ms && s->p.budget < 100;
 }
 
 /*
@@ -387,20 +412,31 @@ static uint64_t site_hits(const struct sampler *s, size_t i)
  */
 static bool backoff_due(struct sampler *s, uint64_t now)
 {
+	double cold = 0;
+
 	if (!backs_off(s) || !s->nr_fresh || now < s->next_check_ns)
 		return false;
 	s->next_check_ns = now + SAMPLER_BACKOFF_CHECK_MS * 1000000ull;
 	if (grow(s, s->ops->nr_sites(s->ctx)))
 		return false;
 	for (size_t i = 0; i < s->n && i < s->capacity; i++) {
+		uint64_t hits, ns;
+
 		if (s->bo[i].level || !(s->armed[i] || s->turn[i]))
 			continue;
-		if (s->bo[i].hits + site_hits(s, i) - s->prev_hits[i] >= s->p.backoff_hits ||
+		hits = site_counts(s, i, &ns) - s->prev_hits[i];
+		cold += hits * s->st.trap_ns + (double)(ns - s->prev_ns[i]);
+		if (s->bo[i].hits + hits >= s->p.backoff_hits ||
 		    site_backoff__level0_over(&s->bo[i], (uint64_t)s->p.level0_cpu_ms * 1000000,
 					      (uint64_t)s->target_cpu_ns)) {
 			s->st.backoffs++;
 			return true;
 		}
+	}
+	/* The cold start spent its credit: the tick that demotes its sites comes now. */
+	if (cold_bounded(s) && cold > s->cold_credit_ns) {
+		s->st.backoffs++;
+		return true;
 	}
 	return false;
 }
@@ -624,7 +660,30 @@ static void learn_overheads(struct sampler *s, const struct period *pd)
 
 static bool sampling(const struct sampler *s)
 {
-	return s->p.budget < 100 && s->target_cpu_ns >= (double)s->p.warmup_cpu_ms * 1e6;
+	return s->p.budget < 100 &&
+	       (s->warm_over || s->target_cpu_ns >= (double)s->p.warmup_cpu_ms * 1e6);
+}
+
+/*
+ * Charge the period's cold start (every site during the warm-up, the
+ * level-0 sites after it) to its credit, earned at budget times the
+ * program's own time; when it runs out, end the warm-up and move the
+ * level-0 sites that were hit to level 1 (the top comment has why).
+ */
+static void charge_cold(struct sampler *s, const struct period *pd, uint64_t now)
+{
+	double cold = (sampling(s) ? pd->probe - pd->budgeted : pd->probe) * pd->dt;
+
+	s->st.cold_ms += cold / 1e6;
+	if (!cold_bounded(s) ||
+	    !cold_credit__charge(&s->cold_credit_ns, s->p.start_credit_ms * 1e6,
+				 s->p.budget / 100.0, pd->native * pd->dt, cold))
+		return;
+	s->warm_over = true;
+	s->st.cold_outs++;
+	for (size_t i = 0; i < s->n && i < s->capacity; i++)
+		if (!s->bo[i].level && s->bo[i].hits)
+			site_backoff__demote(&s->bo[i], now);
 }
 
 /*
@@ -740,6 +799,7 @@ void sampler__tick(struct sampler *s)
 	if (grow(s, s->ops->nr_sites(s->ctx)))
 		return;
 	measure_period(s, now, &pd);
+	charge_cold(s, &pd, now);
 	learn_overheads(s, &pd);
 	plan(s, &pd);
 	apply_plan(s);

@@ -25,12 +25,13 @@ struct sampler;
 
 /* The live parameters the sampler reads each tick. */
 struct sampler_params {
-	unsigned int budget;		/* overhead_budget, %; 100 arms every site */
+	double budget;			/* the sites' share of overhead_budget, %; 100 arms every site */
 	unsigned int warmup_cpu_ms;	/* sampler_warmup_cpu_ms: every site armed until then */
 	unsigned int period_ms;		/* sampler_period_ms */
 	unsigned int turn_ms;		/* sampler_turn_ms */
 	unsigned int backoff_hits;	/* sampler_backoff_hits */
 	unsigned int level0_cpu_ms;	/* sampler_level0_cpu_ms */
+	unsigned int start_credit_ms;	/* sampler_start_credit_ms; 0: level 0 unbounded */
 };
 
 /*
@@ -83,6 +84,18 @@ struct site_backoff {
  */
 bool site_backoff__hit(struct site_backoff *b, uint64_t hits, unsigned int backoff_hits,
 		       uint64_t level0_cpu_ns, uint64_t now_ns, uint64_t cpu_ns);
+/*
+ * Level 0 ended early: the cold start's credit is spent (sampler.c, "The
+ * cold start's credit").  No-op past level 0.
+ */
+void site_backoff__demote(struct site_backoff *b, uint64_t now_ns);
+/*
+ * The cold start's credit (sampler.c): add what the program's own time
+ * earned (budget, a fraction, times native_ns), take what the cold start
+ * spent, keep at most cap_ns.  True when it ran out; the credit is then 0.
+ */
+bool cold_credit__charge(double *credit_ns, double cap_ns, double budget, double native_ns,
+			double spent_ns);
 /* Have the targets run level0_cpu_ns since a level-0 site's first hit? */
 bool site_backoff__level0_over(const struct site_backoff *b, uint64_t level0_cpu_ns,
 			       uint64_t cpu_ns);
@@ -113,6 +126,8 @@ struct sampler_stats {
 	unsigned long xbp_turns;	/* of them, on one thread by execute breakpoints */
 	size_t levels[SITE_BACKOFF_LEVELS];	/* sites at each backoff level */
 	unsigned long backoffs;		/* early ticks: a level-0 site used its hits */
+	unsigned long cold_outs;	/* the cold start's credit ran out (sites demoted) */
+	double cold_ms;			/* CPU-ms the cold start (warm-up, level 0) took */
 	double rearm_ms;		/* the last re-attach */
 	double native_ns;		/* the targets' own CPU time so far, probes taken out */
 };

@@ -187,6 +187,37 @@ int main(void)
 		ASSERT_TRUE(!site_backoff__hit(&b, 10, 200, l0, 0, 90000 * ms),
 			    "the time limit is level 0's only");
 	}
+	TEST(the_cold_start_spends_a_credit_the_budget_refills) {
+		const double ms = 1e6;
+		double c = 200 * ms;
+
+		ASSERT_TRUE(!cold_credit__charge(&c, 200 * ms, 0.1, 0, 150 * ms),
+			    "150 of 200 ms spent: credit left");
+		ASSERT_TRUE(c == 50 * ms, "50 ms of it");
+		ASSERT_TRUE(!cold_credit__charge(&c, 200 * ms, 0.1, 1000 * ms, 0),
+			    "1 s of the program's own time at 10% earns 100 ms");
+		ASSERT_TRUE(c == 150 * ms, "150 ms now");
+		ASSERT_TRUE(!cold_credit__charge(&c, 200 * ms, 0.1, 10000 * ms, 0),
+			    "a long quiet stretch");
+		ASSERT_TRUE(c == 200 * ms, "keeps no more than the start value");
+		ASSERT_TRUE(cold_credit__charge(&c, 200 * ms, 0.1, 100 * ms, 300 * ms),
+			    "300 ms of traps in 100 ms of work: out");
+		ASSERT_TRUE(c == 0, "the overdraft is not carried");
+		ASSERT_TRUE(!cold_credit__charge(&c, 200 * ms, 0.1, 100 * ms, 0),
+			    "and it earns again from 0");
+	}
+	TEST(a_demoted_site_is_the_budgets) {
+		struct site_backoff b = { 0 };
+
+		site_backoff__hit(&b, 10, 30000, 2000000000ull, 0, 0);
+		site_backoff__demote(&b, 5000);
+		ASSERT_EQ(b.level, 1, "level 0 ended by the credit: level 1");
+		ASSERT_EQ(b.since_ns, 5000, "from now");
+		ASSERT_TRUE(site_backoff__share(&b) == 0.1, "10% of the time in turns");
+		b.level = 2;
+		site_backoff__demote(&b, 6000);
+		ASSERT_EQ(b.level, 2, "a site past level 0 stays where it is");
+	}
 	TEST(a_backed_off_site_takes_turns_within_its_share) {
 		struct site_backoff b = { .level = 1, .since_ns = 0 };
 		const uint64_t ms = 1000000;
