@@ -35,6 +35,7 @@ EXPECT=tests/history/expect.tsv
 HT=$B/bench/hashtable
 
 [ "$(id -u)" = 0 ] || { echo "history-vs-tsan: must run as root (uprobes, BPF)" >&2; exit 2; }
+. "$(dirname "$0")/first-line.sh"
 [ -r "$EXPECT" ] || { echo "history-vs-tsan: $EXPECT missing: run from the source tree" >&2; exit 2; }
 mapfile -t NAMES < <(awk -F'\t' '!/^#/ && NF >= 3 { print $1 }' "$EXPECT")
 for f in "$B/kcsanctl" "$HT" "${NAMES[@]/#/$B/tests/history/}" "${NAMES[@]/#/$B/tests/history-tsan/}"; do
@@ -155,15 +156,12 @@ for len in $LENGTHS; do
 		t0=$EPOCHREALTIME
 		"$HT" "$ops" >/dev/null
 		t1=$EPOCHREALTIME
-		timeout -k 5 $((len * 10 + 60)) "$B/kcsanctl" run -- "$HT" "$ops" >/dev/null 2>"$tmp/p2err" &
-		pid=$! first=
-		while kill -0 "$pid" 2>/dev/null; do
-			[[ -z $first ]] && grep -q '^BUG: KCSAN: ' "$tmp/p2err" && first=$EPOCHREALTIME
-			sleep 0.1
-		done
-		wait "$pid"
+		rm -f "$tmp/p2first"
+		timeout -k 5 $((len * 10 + 60)) "$B/kcsanctl" run -- "$HT" "$ops" >/dev/null \
+			2> >(first_line '^BUG: KCSAN: ' "$tmp/p2first" >"$tmp/p2err")
 		t2=$EPOCHREALTIME
-		[[ -z $first ]] && grep -q '^BUG: KCSAN: ' "$tmp/p2err" && first=$t2
+		wait $!
+		first=$(cat "$tmp/p2first" 2>/dev/null)
 		awk -v l="$len s" -v o="$ops" -v a="$t0" -v b="$t1" -v c="$t2" -v f="$first" \
 		    'BEGIN { n = b - a; k = c - b
 			     printf "  %-8s %12d %9.2f %9.2f %7.2f  %s\n", l, o, n, k, k / n,

@@ -31,6 +31,7 @@ for f in "$B/kcsanctl" "$HT" "$HT_TSAN"; do
 done
 command -v valgrind >/dev/null || echo "p2: valgrind not installed: helgrind and drd skipped" >&2
 
+. "$(dirname "$0")/first-line.sh"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
@@ -40,23 +41,14 @@ declare -A WALL RSS FIRST STATUS
 run() {
 	local name=$1 pat=$2 t0 t1 first rc
 	shift 2
+	rm -f "$tmp/first"
 	t0=$EPOCHREALTIME
 	/usr/bin/time -f '%M' -o "$tmp/rss" timeout -k 5 "$TIMEOUT" "$@" \
-		>/dev/null 2>"$tmp/err" &
-	local pid=$!
-	first=
-	while kill -0 "$pid" 2>/dev/null; do
-		if [[ -z $first ]] && grep -qE "$pat" "$tmp/err" 2>/dev/null; then
-			first=$EPOCHREALTIME
-		fi
-		sleep 0.1
-	done
-	wait "$pid"
+		>/dev/null 2> >(first_line "$pat" "$tmp/first" >"$tmp/err")
 	rc=$?
 	t1=$EPOCHREALTIME
-	if [[ -z $first ]] && grep -qE "$pat" "$tmp/err"; then
-		first=$t1
-	fi
+	wait $!
+	first=$(cat "$tmp/first" 2>/dev/null)
 	WALL[$name]+=" $(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", b - a }')"
 	RSS[$name]+=" $(tail -1 "$tmp/rss" 2>/dev/null | grep -E '^[0-9]+$' || echo 0)"
 	if [[ -n $first ]]; then
