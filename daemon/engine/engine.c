@@ -1436,7 +1436,6 @@ void engine__close(struct engine *e)
 	sampler__free(e->sampler);
 	kbp__free(e->kbp);
 	thread_turn__free(e->tt);
-	late_load__free(e->late);
 	/*
 	 * Every uprobe_multi link at once, sync probes and access probes, so
 	 * that their grace periods overlap (util/link_close.h); the history
@@ -1448,6 +1447,8 @@ void engine__close(struct engine *e)
 		link_close__add(&lc, &e->objs[i].turn_fd);
 	}
 	link_close__all(&lc);
+	/* After the closes: a short run ends while the hot turns' program may still load. */
+	late_load__free(e->late);
 	history__free(e->hist);
 	hwbp__free(e->hw);
 	ring_buffer__free(e->rb);
