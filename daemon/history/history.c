@@ -549,15 +549,16 @@ int history__add_process(struct history *hist, pid_t pid, const char *prog)
 
 void history__pause(struct history *hist)
 {
+	struct link_close lc = { .n = 0 };
+
 	if (hist->paused || !hist->multi || !hist->nr_groups)
 		return;
 	/* Nothing remembered from here: the release below may already be unseen. */
 	__atomic_store_n(&hist->skel->bss->hb_paused, 1, __ATOMIC_SEQ_CST);
-	for (size_t i = 0; i < hist->nr_groups; i++) {
-		if (hist->groups[i].link_fd >= 0)
-			close(hist->groups[i].link_fd);
-		hist->groups[i].link_fd = -1;
-	}
+	/* Together: each close waits for a grace period, and the sampler's ticks wait too. */
+	for (size_t i = 0; i < hist->nr_groups; i++)
+		link_close__add(&lc, &hist->groups[i].link_fd);
+	link_close__all(&lc);
 	hist->paused = true;
 	hist->pauses++;
 }

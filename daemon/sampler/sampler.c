@@ -648,8 +648,15 @@ static void learn_overheads(struct sampler *s, const struct period *pd)
 	 * ratio of sums over many turns, not an average of ratios, which the
 	 * high ones (clipped at 1) and the low ones bias downwards.
 	 */
-	/* The check on the plan (pace_turns): the last few seconds, level 0 left out. */
-	s->fb_probe = s->fb_probe * SAMPLER_FEEDBACK_DECAY + pd->budgeted * pd->dt;
+	/*
+	 * The check on the plan (pace_turns): the last few seconds.  Where the
+	 * cold start spends a credit, its cost counts too: the credit is an
+	 * advance on the budget, which turns then pay back, so that a short
+	 * run costs the larger of the two, not their sum.  Unbounded, level 0
+	 * is outside the budget and left out.
+	 */
+	s->fb_probe = s->fb_probe * SAMPLER_FEEDBACK_DECAY +
+		      (cold_bounded(s) ? pd->probe : pd->budgeted) * pd->dt;
 	s->fb_native = s->fb_native * SAMPLER_FEEDBACK_DECAY + pd->native * pd->dt;
 	if (pd->was_turn && pd->u > 0) {
 		s->turn_probe = s->turn_probe * 7 / 8 + pd->probe * pd->dt;
