@@ -267,8 +267,8 @@ static double engine_trap_ns(struct engine *e, void (*fn)(void), int calls)
  * overhead_budget is one budget for every probe of a run.  With the history
  * detector on, its sync probes (pace.c) spend half of it and the sampled
  * sites the other half; each spending all of it made a run cost about
- * twice the budget (docs/PERFORMANCE.md, "One budget").  100% arms and
- * traces everything.
+ * twice the budget (docs/PERFORMANCE.md, "The cold start's credit, one
+ * budget, and start-up").  100% arms and traces everything.
  */
 double engine_share_pct(const struct engine *e)
 {

@@ -74,15 +74,16 @@ static const struct param_desc params_table[PARAM_COUNT] = {
 	P(sampler_level0_cpu_ms, SAMPLER_LEVEL0_CPU_MS, 1, 3600000, 2000, 2000,
 	  "site sampler: targets' CPU ms after its first hit that a site stays armed at most"),
 	/*
-	 * User mode: the cold start (warm-up and level 0) is charged to the
-	 * budget, with this much CPU time of credit at the start: a program of
-	 * a few seconds pays about that plus the budget, not 2 CPU-seconds of
-	 * traps (docs/PERFORMANCE.md, "The cold start's credit").  Kernel mode
-	 * keeps its warm-up unbounded (0), as its guest suites were measured.
+	 * User mode: the cold start (warm-up and level 0) spends a credit of
+	 * this much CPU time, an advance on the budget: a program of a few
+	 * seconds pays about the larger of it and the budget, not 2 CPU-seconds
+	 * of traps (docs/PERFORMANCE.md, "The cold start's credit, one budget,
+	 * and start-up").  Kernel mode keeps its warm-up unbounded (0), as its
+	 * guest suites were measured with it.
 	 */
 	P(sampler_start_credit_ms, SAMPLER_START_CREDIT_MS, 0, 3600000, 200, 0,
-	  "site sampler: CPU ms of probe time the cold start may take beyond the budget "
-	  "(0: unbounded)"),
+	  "site sampler (user mode): CPU ms of probe time the cold start may spend "
+	  "ahead of the budget (0: unbounded)"),
 	/*
 	 * The reports' ring buffer.  A report takes 768 bytes of it, so 1 MiB
 	 * holds about 1,360 reports the daemon has not read yet; a full ring drops

@@ -26,7 +26,7 @@ static void *close_one(void *arg)
 void link_close__all(struct link_close *b)
 {
 	pthread_t t[LINK_CLOSE_MAX];
-	bool started[LINK_CLOSE_MAX];
+	bool started[LINK_CLOSE_MAX] = { false };
 
 	/* The last one on this thread; one whose thread cannot start, too. */
 	for (size_t i = 0; i + 1 < b->n; i++) {
