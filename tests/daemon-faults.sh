@@ -205,8 +205,12 @@ for ((i = 0; i < ${KCSAND_TEST_CHURN_RUNS:-1}; i++)); do
 	rc=$?
 	[[ $rc == 0 || $rc == 66 ]] || esc_bad+=" $rc"
 	esc_armed=$((esc_armed + $(summary_value hw_watchpoints_armed "$TMP/churn.out")))
+	# Turns from the start: no warm-up, and no cold-start credit for the
+	# turns to pay back first (sampler_start_credit_ms 0: level 0 outside
+	# the budget), so that threads exit while their breakpoints are armed.
 	timeout 300 "$CTL" run --functions 'reader*,pace' --param overhead_budget=10 \
-		--param sampler_warmup_cpu_ms=0 --param sampler_period_ms=50 \
+		--param sampler_warmup_cpu_ms=0 --param sampler_start_credit_ms=0 \
+		--param sampler_period_ms=50 \
 		--param sampler_turn_ms=5 -- "$CHURN" 200 300000 >"$TMP/churn.out" 2>&1
 	rc=$?
 	[[ $rc == 0 || $rc == 66 ]] || turn_bad+=" $rc"
