@@ -828,6 +828,8 @@ static void select_programs(struct engine *e, struct kcsand_bpf *skel)
 		bpf_program__set_autoload(skel->progs.kcsand_uprobe, false);
 		bpf_program__set_autoload(skel->progs.kcsand_uprobe_multi, false);
 		bpf_program__set_autoload(skel->progs.kcsand_hwbp, false);
+		/* User mode's hot turns: kernel mode samples by kcsand_kxbp. */
+		bpf_program__set_autoload(skel->progs.kcsand_xbp, false);
 		return;
 	}
 	/*
