@@ -48,7 +48,10 @@ once_plain() {	# NAME PARAMS...
 		-- tests/kmod/kcsan_race/workload.sh $ITERS 120 $((1 << 11)) 2> $out/$name.err; \
 		rc=\$?; [ \$rc = 66 ] || [ \$rc = 0 ] || exit 1"
 }
-rounds='for s in 0 1 2 3 4 5 6 7 8 9 10 12; do tests/kmod/kcsan_race/workload.sh '$ITERS' 120 $((1 << s)) || exit 1; done
+# Every round twice: in one fresh-clone CI run on the loaded 2-core host, one
+# pass caught neither rmw_array nor unknown_origin (3 of 28 checks failed; the
+# same build then passed 2 guest runs of 2).  A round is about a second.
+rounds='for pass in 1 2; do for s in 0 1 2 3 4 5 6 7 8 9 10 12; do tests/kmod/kcsan_race/workload.sh '$ITERS' 120 $((1 << s)) || exit 1; done; done
 '"$(once_plain default)"'
 '"$(once_plain strict --param assume_plain_writes_atomic=0 --param report_value_change_only=0)"
 start=$(date +%s)
