@@ -71,6 +71,7 @@ double history__cost_ns(const struct history *hist, double trap_ns);
  */
 struct hb_pace {
 	double credit_ns;		/* what the probes may still take */
+	double earned_ns, spent_ns;	/* by the targets' work, by the probes, so far */
 	double native_ns, cost_ns;	/* at the last step */
 	bool off;
 };

@@ -35,6 +35,17 @@ int main(void)
 		ASSERT_EQ(hb_pace__step(&p, 0, 40 * MS, 0.10), HB_PACE_KEEP, "first 40 ms");
 		ASSERT_EQ(hb_pace__step(&p, 10 * MS, 45 * MS, 0.10), HB_PACE_KEEP, "at exit");
 	}
+	TEST(the_start_credit_is_an_advance) {
+		hb_pace__init(&p);
+		ASSERT_EQ(hb_pace__step(&p, 10 * MS, 110 * MS, 0.10), HB_PACE_PAUSE,
+			  "110 ms of probes in the first 10 ms: off");
+		ASSERT_EQ(hb_pace__step(&p, 600 * MS, 110 * MS, 0.10), HB_PACE_KEEP,
+			  "60 ms earned: still paying back the 100 ms advance (a gift: back on)");
+		ASSERT_EQ(hb_pace__step(&p, 1200 * MS, 110 * MS, 0.10), HB_PACE_KEEP,
+			  "120 ms earned, 110 spent: 10 ms of credit, short of a window");
+		ASSERT_EQ(hb_pace__step(&p, 1300 * MS, 110 * MS, 0.10), HB_PACE_RESUME,
+			  "130 ms earned: 20 ms, a window's worth, back on");
+	}
 	TEST(heavy_sync_paced_to_budget) {
 		hb_pace__init(&p);
 		native = cost = on_cost = 0;
