@@ -17,7 +17,10 @@ RACES=$SRC_DIR/$BUILD/tests/daemon/two_races
 
 cat >"$TMP/kcsand.conf" <<CONF
 target user $RACES
+overhead_budget 100
 CONF
+# Every site armed (budget 100): the links are listed and counted, and a
+# sampler's re-attach holds a new link while the old one closes.
 
 # kinds LINK_IDS: the types of those links, as bpftool names them.
 kinds() {
