@@ -688,6 +688,7 @@ static int run_start_child(struct run *r)
 		close(r->gate);
 		r->gate = -1;
 	}
+	engine__settle(r->e);
 	if (!a->o.kernel && a->nr_watches &&
 	    watch_after_exec(r->e, r->child, r->prog, a->watches, a->nr_watches)) {
 		kill_child(r);

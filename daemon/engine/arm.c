@@ -258,7 +258,7 @@ static double engine_trap_ns(struct engine *e, void (*fn)(void), int calls)
 	for (int i = 0; i < calls; i++)
 		fn();
 	t1 = clock__now_ns();
-	link_close__detached(fd);
+	link_close__start(&e->calib_close, fd);
 	bpf_link__destroy(link);
 	return ((double)(t1 - t0) - (double)(t3 - t2)) / calls;
 }

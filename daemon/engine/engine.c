@@ -1045,6 +1045,11 @@ static int attach_added(struct engine *e)
 	return 0;
 }
 
+void engine__settle(struct engine *e)
+{
+	link_close__join(&e->calib_close);
+}
+
 int engine__start(struct engine *e)
 {
 	int err = load(e);
@@ -1438,6 +1443,7 @@ void engine__close(struct engine *e)
 	sampler__free(e->sampler);
 	kbp__free(e->kbp);
 	thread_turn__free(e->tt);
+	engine__settle(e);
 	/*
 	 * Every uprobe_multi link at once, sync probes and access probes, so
 	 * that their grace periods overlap (util/link_close.h); the history

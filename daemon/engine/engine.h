@@ -94,6 +94,13 @@ int engine__open(const struct engine_opts *o, struct engine **out);
  */
 int engine__start(struct engine *e);
 /*
+ * Wait for what engine__start() left running in the background: the close
+ * of the trap calibration's link, a link of kcsand's own until then.
+ * kcsanctl run calls it once the program runs, so the wait overlaps its
+ * start; the service at once, before it answers (its links are listed).
+ */
+void engine__settle(struct engine *e);
+/*
  * Decode the functions of an ELF object matching globs (NULL: the engine's
  * --functions) and probe them.  Before engine__start(), the object is only
  * decoded (engine__print_sites() lists it) and start probes it; after, it

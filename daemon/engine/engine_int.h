@@ -7,6 +7,7 @@
 #ifndef KCSAND_ENGINE_INT_H
 #define KCSAND_ENGINE_INT_H
 
+#include "util/link_close.h"
 #include <stdbool.h>
 #include <stdint.h>
 #include "sites/decode.h"
@@ -58,6 +59,7 @@ struct engine {
 	struct sampler *sampler;	/* after attach */
 	struct thread_turn *tt;		/* the sampler's hot turns on one thread */
 	struct late_load *late;		/* their program, loading (late_load.h) */
+	struct link_close_bg calib_close;	/* the trap calibration's link (engine__settle) */
 	struct hwbp *hw;		/* after load */
 	struct history *hist;		/* after load, when opts.history */
 	struct hb_pace hb_pace;		/* how long its sync probes stay on */

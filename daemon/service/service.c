@@ -458,6 +458,8 @@ static int open_user_engine(struct service *s)
 	ret = engine__open(&eo, &s->user.e);
 	if (!ret)
 		ret = engine__start(s->user.e);
+	if (!ret)
+		engine__settle(s->user.e);
 	if (!ret && epoll_ctl(s->epfd, EPOLL_CTL_ADD, engine__epoll_fd(s->user.e), &ev)) {
 		ret = -errno;
 		pr_warn("cannot poll the ring buffer: %s\n", strerror(-ret));

@@ -42,21 +42,19 @@ void link_close__all(struct link_close *b)
 	b->n = 0;
 }
 
-void link_close__detached(int fd)
+void link_close__start(struct link_close_bg *bg, int fd)
 {
-	pthread_attr_t a;
-	pthread_t t;
-	int err;
-
+	link_close__join(bg);
 	if (fd < 0)
 		return;
-	if (pthread_attr_init(&a)) {
+	bg->running = !pthread_create(&bg->thread, NULL, close_one, (void *)(intptr_t)fd);
+	if (!bg->running)
 		close(fd);
-		return;
-	}
-	pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
-	err = pthread_create(&t, &a, close_one, (void *)(intptr_t)fd);
-	pthread_attr_destroy(&a);
-	if (err)
-		close(fd);
+}
+
+void link_close__join(struct link_close_bg *bg)
+{
+	if (bg->running)
+		pthread_join(bg->thread, NULL);
+	bg->running = false;
 }

@@ -10,6 +10,8 @@
 #ifndef KCSAND_LINK_CLOSE_H
 #define KCSAND_LINK_CLOSE_H
 
+#include <pthread.h>
+#include <stdbool.h>
 #include <stddef.h>
 
 /* Up to this many fds in one batch; more are closed where they are added. */
@@ -26,10 +28,19 @@ void link_close__add(struct link_close *b, int *fd);
 void link_close__all(struct link_close *b);
 
 /*
- * Close fd (< 0: nothing) from a thread of its own and return at once: for
- * a link on kcsand's own code, whose end nothing waits for (the trap
- * calibration's, 30 ms of every start).
+ * One fd closed in the background: for a link on kcsand's own code whose
+ * close need not hold up what comes next (the trap calibration's, 30 ms of
+ * every start).  link_close__join() waits for it: until then the link is
+ * still the process's.
  */
-void link_close__detached(int fd);
+struct link_close_bg {
+	pthread_t thread;
+	bool running;
+};
+
+/* Close fd (< 0: nothing) from a thread of its own, or here if none starts. */
+void link_close__start(struct link_close_bg *bg, int fd);
+/* Wait for the close started, if any. */
+void link_close__join(struct link_close_bg *bg);
 
 #endif
