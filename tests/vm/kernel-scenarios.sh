@@ -146,8 +146,10 @@ expect_report timer_vs_thread "data-race in kcsan_race_irq_reader / kcsan_race_t
 # kthread's ret_from_fork, an idle task's start, or the syscall entry; an
 # interrupt's goes through its entry into the task it interrupted, or ends at
 # that entry when it interrupted user space (asm_sysvec_*: seen in CI, the
-# timer's stack with sysvec_apic_timer_interrupt's from-user offset).  None is cut short.
-stack_bottom='^ (ret_from_fork|secondary_startup_64(_no_verify)?|start_secondary|entry_SYSCALL_64_after_hwframe|asm_sysvec_[a-z_]+|asm_common_interrupt)\+0x'
+# timer's stack with sysvec_apic_timer_interrupt's from-user offset), or at the
+# entry of an exception taken from user space that it interrupted (asm_exc_*:
+# seen in CI, the timer on top of a user page fault).  None is cut short.
+stack_bottom='^ (ret_from_fork|secondary_startup_64(_no_verify)?|start_secondary|entry_SYSCALL_64_after_hwframe|asm_sysvec_[a-z_]+|asm_common_interrupt|asm_exc_[a-z_]+)\+0x'
 stacks_complete() {
 	local name=$1 title=$2 short
 	short=$(report_block "$R" "$title" | awk -v re="$stack_bottom" '
