@@ -7,9 +7,9 @@
 #ifndef KCSAND_ENGINE_INT_H
 #define KCSAND_ENGINE_INT_H
 
-#include "util/link_close.h"
 #include <stdbool.h>
 #include <stdint.h>
+#include "util/link_close.h"
 #include "sites/decode.h"
 #include "engine.h"
 #include "history/history.h"
@@ -105,13 +105,13 @@ static inline uint64_t probe_off(const struct site *s)
 void engine_drop_changed(struct engine *e);
 
 /* engine_arm.c */
+/* What the sampled sites, and the history's sync probes, may each spend: % of native time. */
+double engine_share_pct(const struct engine *e);
 /*
  * Replace the uprobe_multi link in *slot with one on the sites of eo set
  * in set[] (cookie-indexed; NULL: every site), the new one in place before
  * the old one goes.  No site set: no link.
  */
-/* What the sampled sites, and the history's sync probes, may each spend: % of native time. */
-double engine_share_pct(const struct engine *e);
 int engine_link_multi(struct engine *e, struct engine_object *eo, const uint8_t *set, int *slot);
 /* Per-site links (kernels before 6.6): attach the sites set (NULL: all), detach the others. */
 int engine_link_per_site(struct engine *e, struct engine_object *eo, const uint8_t *set);

@@ -553,11 +553,12 @@ void history__pause(struct history *hist)
 
 	if (hist->paused || !hist->multi || !hist->nr_groups)
 		return;
-	/* Nothing remembered from here: the release below may already be unseen. */
-	__atomic_store_n(&hist->skel->bss->hb_paused, 1, __ATOMIC_SEQ_CST);
-	/* Together: each close waits for a grace period, and the sampler's ticks wait too. */
-	for (size_t i = 0; i < hist->nr_groups; i++)
-		link_close__add(&lc, &hist->groups[i].link_fd);
+	/*
+	 * Nothing remembered from here: the release below may already be
+	 * unseen.  The links close together: each waits for a grace period,
+	 * and the sampler's ticks wait too.
+	 */
+	history__hand_links(hist, &lc);
 	link_close__all(&lc);
 	hist->paused = true;
 	hist->pauses++;

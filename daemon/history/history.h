@@ -18,7 +18,6 @@
 struct kcsand_bpf;
 struct history;
 struct link_close;
-struct link_close;
 
 struct history_stats {
 	uint64_t ctr[KCSAND_HB_CTR_COUNT];	/* the BPF side's counters */
@@ -44,9 +43,9 @@ void history__get_stats(const struct history *hist, struct history_stats *out);
 /* The -v line: what was probed and what the detector did. */
 void history__print(const struct history *hist, FILE *out);
 /*
- * Before the engine closes its links: stop remembering (an access checked
- * after its sync probes went would look unordered) and hand the sync
- * probes' link fds to b, which closes them with the engine's.
+ * Stop remembering (an access checked after its sync probes went would
+ * look unordered) and hand the sync probes' link fds to b, to be closed
+ * together: by history__pause(), and by the engine with its own links.
  */
 void history__hand_links(struct history *hist, struct link_close *b);
 void history__free(struct history *hist);

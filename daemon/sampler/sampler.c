@@ -383,7 +383,7 @@ static bool backs_off(const struct sampler *s)
 	return !s->kernel;
 }
 
-/* Hits and BPF ns of site i, all CPUs, since the BPF object was loaded. */
+/* Hits of site i and their BPF ns (*ns), all CPUs, since the BPF object was loaded. */
 static uint64_t site_counts(const struct sampler *s, size_t i, uint64_t *ns)
 {
 	uint64_t hits = 0, t = 0;
@@ -394,8 +394,7 @@ static uint64_t site_counts(const struct sampler *s, size_t i, uint64_t *ns)
 		hits += *(volatile const __u64 *)&st->hits;
 		t += *(volatile const __u64 *)&st->ns;
 	}
-	if (ns)
-		*ns = t;
+	*ns = t;
 	return hits;
 }
 
@@ -498,16 +497,10 @@ static void start_turn(struct sampler *s, size_t n, unsigned int turn_ms, uint64
  */
 static void measure_site(struct sampler *s, size_t i, uint64_t dt, uint64_t now, double *floor)
 {
-	uint64_t hits = 0, ns = 0, dh;
+	uint64_t ns, hits = site_counts(s, i, &ns), dh;
 	double dns;
 	bool on = s->armed[i] || s->turn[i];
 
-	for (int c = 0; c < s->nr_cpus; c++) {
-		const struct kcsand_site_stat *st = &s->stats[(size_t)c * s->capacity + i];
-
-		hits += *(volatile const __u64 *)&st->hits;
-		ns += *(volatile const __u64 *)&st->ns;
-	}
 	dh = hits - s->prev_hits[i];
 	dns = (double)(ns - s->prev_ns[i]);
 	/* Only hits taken armed count towards backing off: they are what was sampled. */
