@@ -371,7 +371,7 @@ enum kcsand_hb_counter {
 	KCSAND_HB_CTR_SHADOW_EVICTED,	/* entries taken over by another granule */
 	KCSAND_HB_CTR_RACES,		/* conflicting pairs found, before the rate limit */
 	KCSAND_HB_CTR_REPORTS,		/* records sent */
-	KCSAND_HB_CTR_NO_SLOT,		/* threads beyond KCSAND_HB_MAX_THREADS: untracked */
+	KCSAND_HB_CTR_NO_SLOT,		/* hits by threads beyond KCSAND_HB_MAX_THREADS: unchecked */
 	KCSAND_HB_CTR_NO_STACK,		/* remembered accesses whose stack was not kept */
 	KCSAND_HB_CTR_SYNC_FULL,	/* sync objects not tracked: the map was full */
 	KCSAND_HB_CTR_CONTENDED,	/* samples skipped: their shadow entry was busy */

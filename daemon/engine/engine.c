@@ -1402,6 +1402,12 @@ void engine__print_summary(struct engine *e, FILE *out)
 
 	if (e->hist && e->opts.verbose)
 		history__print(e->hist, out);
+	if (e->hist && history__unclocked_hits(e->hist))
+		fprintf(out, "kcsand: history: more than %d threads of the process were alive at "
+			     "once: %llu hits by threads without a clock were not checked, and %lu "
+			     "races the history found were dropped, as sync of those threads went "
+			     "unseen\n", KCSAND_HB_MAX_THREADS,
+			(unsigned long long)history__unclocked_hits(e->hist), e->history_unsound);
 	engine__counters(e, c);
 	fprintf(out, "kcsand: %lu report%s, %zu sites, %llu hits;", e->nr_reports,
 		e->nr_reports == 1 ? "" : "s", engine__nr_sites(e),
@@ -1417,10 +1423,12 @@ void engine__print_summary(struct engine *e, FILE *out)
 
 		history__get_stats(e->hist, &hb_st);
 		fprintf(out, " history_sync_ops: %llu history_checked: %llu history_shadow_live: %llu"
-			     " history_sync_pauses: %lu",
+			     " history_sync_pauses: %lu history_unclocked_hits: %llu"
+			     " history_reports_dropped: %lu",
 			(unsigned long long)hb_st.ctr[KCSAND_HB_CTR_SYNC_OPS],
 			(unsigned long long)hb_st.ctr[KCSAND_HB_CTR_CHECKED],
-			(unsigned long long)hb_st.ctr[KCSAND_HB_CTR_SHADOW_LIVE], hb_st.pauses);
+			(unsigned long long)hb_st.ctr[KCSAND_HB_CTR_SHADOW_LIVE], hb_st.pauses,
+			(unsigned long long)hb_st.ctr[KCSAND_HB_CTR_NO_SLOT], e->history_unsound);
 	}
 	if (e->kbp_mode)
 		fprintf(out, " unknown_origin_held: %lu unknown_origin_folded: %lu",

@@ -76,6 +76,7 @@ struct engine {
 	double decode_ms;		/* for -v and the bench */
 	unsigned long nr_reports;
 	unsigned long nr_reports_history;	/* of nr_reports, found by the history detector */
+	unsigned long history_unsound;	/* its reports dropped: a thread had no clock */
 	unsigned long suppressed_dedup;
 	unsigned long suppressed_no_change;
 	unsigned long suppressed_filter;

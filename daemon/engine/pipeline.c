@@ -11,6 +11,7 @@
 #include "engine.h"
 #include "engine_int.h"
 #include "report/dedup.h"
+#include "history/history.h"
 #include "hw/hwbp.h"
 #include "sites/ksyms.h"
 #include "report/report.h"
@@ -328,6 +329,16 @@ void engine_process_report(struct engine *e, const struct kcsand_report *r)
 	if (e->opts.max_reports && e->nr_reports >= e->opts.max_reports)
 		return;
 
+	/*
+	 * A thread without a clock (more alive at once than the history has
+	 * slots) may have ordered the two accesses through sync the history
+	 * never traced: from the first such thread on, what the history finds
+	 * may be no race.  Its reports are dropped, counted and said at the end.
+	 */
+	if (r->origin == KCSAND_ORIGIN_HISTORY && e->hist && history__unclocked_hits(e->hist)) {
+		e->history_unsound++;
+		return;
+	}
 	r = decode_hw_sides(e, r, &fixed);
 	/* An escalation's catch follows the race it escalated: print that race first. */
 	if (r->has_other && e->nr_held && ((r->this.flags | r->other.flags) & KCSAND_ACC_HWBP))

@@ -618,6 +618,11 @@ void history__get_stats(const struct history *hist, struct history_stats *out)
 	out->pauses = hist->pauses;
 }
 
+uint64_t history__unclocked_hits(const struct history *hist)
+{
+	return __atomic_load_n(&hist->skel->bss->hb_counters[KCSAND_HB_CTR_NO_SLOT], __ATOMIC_RELAXED);
+}
+
 static double per(uint64_t total, uint64_t n)
 {
 	return n ? (double)total / n : 0;
@@ -631,7 +636,7 @@ void history__print(const struct history *hist, FILE *out)
 	fprintf(out, "kcsand: history: %llu sync operations traced at %lu functions (%s) and "
 		     "%lu outlined functions, %llu marked accesses as acquire/release; "
 		     "%llu accesses checked, %llu shadow entries live (%llu taken over), "
-		     "%llu races found, %llu reported; %llu threads without a clock, "
+		     "%llu races found, %llu reported; %llu hits by threads without a clock, "
 		     "%llu stacks not kept, %llu samples skipped on a busy entry; sync probes "
 		     "off %lu times (over their share of the budget); BPF time: "
 		     "%.0f ns per checked access, %.0f ns per sync operation\n",

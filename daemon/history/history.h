@@ -40,6 +40,13 @@ int history__new(struct kcsand_bpf *skel, bool multi, int verbose, struct histor
  */
 int history__add_process(struct history *hist, pid_t pid, const char *prog);
 void history__get_stats(const struct history *hist, struct history_stats *out);
+/*
+ * Probe hits by threads that had no clock (more threads of a process alive
+ * at once than KCSAND_HB_MAX_THREADS).  Once there is one, an order through
+ * such a thread's sync went unseen, and what the history finds may be no
+ * race: the engine drops its reports from then on.
+ */
+uint64_t history__unclocked_hits(const struct history *hist);
 /* The -v line: what was probed and what the detector did. */
 void history__print(const struct history *hist, FILE *out);
 /*
