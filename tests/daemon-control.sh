@@ -74,7 +74,11 @@ m=$(log_mark); sleep "$SETTLE"; wait_title "$m" "data-race in reader_a / writer_
 a=$(count_title "$m" "data-race in reader_a / writer_a")
 b=$(count_title "$m" "data-race in reader_b / writer_b")
 if ((a > 0 && b == 0)); then ok whitelist_keeps_only_listed
-else fail whitelist_keeps_only_listed "a>0 and b=0, got a=$a b=$b"; fi
+else
+	fail whitelist_keeps_only_listed "a>0 and b=0, got a=$a b=$b"
+	"$CTL" stats | sed 's/^/    /'
+	tail -5 "$DERR" | sed 's/^/    /'
+fi
 check stats_whitelist_lines "whitelisted functions: | reader_a|" \
 	"$("$CTL" stats | sed -n '12,13p' | tr '\n' '|')"
 # reader_b's reports are dropped as they come: give the next one a few seconds, and

@@ -6,9 +6,17 @@
  * KCSAND_TEST_ITERS iterations per thread).  The tests silence one pair
  * with the filter list and check that the other goes on being reported.
  *
+ * The two threads of a race run on two different CPUs where the process
+ * may use two: four busy threads on two CPUs are placed two a CPU, and a
+ * pair placed on one CPU never overlaps, so its race was seen only when
+ * the scheduler happened to move a thread (reports 14 s apart, and daemon
+ * tests that waited 20 s for one failed).
+ *
  * gcc 12 -O1: each racy function is one plain 4-byte load or store.
  */
+#define _GNU_SOURCE
 #include <pthread.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -69,9 +77,23 @@ int main(void)
 	const char *s = getenv("KCSAND_TEST_ITERS");
 	pthread_t t[4];
 
+	cpu_set_t allowed, one;
+	int cpus[2], n = 0;
+
 	iters = s ? strtol(s, NULL, 0) : 0;
-	for (long i = 0; i < 4; i++)
+	/* The first two CPUs this process may use: readers on one, writers on the other. */
+	if (!sched_getaffinity(0, sizeof(allowed), &allowed))
+		for (int c = 0; c < CPU_SETSIZE && n < 2; c++)
+			if (CPU_ISSET(c, &allowed))
+				cpus[n++] = c;
+	for (long i = 0; i < 4; i++) {
 		pthread_create(&t[i], NULL, run, (void *)i);
+		if (n == 2) {
+			CPU_ZERO(&one);
+			CPU_SET(cpus[i & 1], &one);
+			pthread_setaffinity_np(t[i], sizeof(one), &one);
+		}
+	}
 	for (int i = 0; i < 4; i++)
 		pthread_join(t[i], NULL);
 	return 0;
