@@ -40,7 +40,25 @@ struct sym_file {
 	size_t nr_loads;
 	uint64_t lo, hi;	/* span of the PT_LOAD vaddrs */
 	struct sym_index *names;	/* by-name index, built on the first lookup by name */
+	struct sym_memo *memo;		/* answers by address, MEMO_MIN..MEMO_MAX slots */
+	size_t memo_cap, memo_used;
 };
+
+/*
+ * A lookup's answer, kept per file.  libdwfl finds the symbol of an address
+ * by a scan of the whole symbol table (elfutils 0.188: gelf_getsym per
+ * symbol, some 3,000 for libc): a racy program reports the same few
+ * addresses hundreds of times a second, and the scans took a core and kept
+ * the control socket waiting for seconds.  The strings an answer points to
+ * live as long as the file or the symbolizer.
+ */
+struct sym_memo {
+	uint64_t key;		/* vaddr << 1 | is_ra, + 1: 0 is a free slot */
+	struct sym_info info;
+};
+
+#define MEMO_MIN	64
+#define MEMO_MAX	16384	/* slots: about 1 MiB a file; full, it starts over */
 
 /* An object registered at a known bias: covers [start, end) at runtime. */
 struct sym_bias {
@@ -104,6 +122,7 @@ struct symbolizer *symbolizer__new(void)
 
 static void file_free(struct sym_file *f)
 {
+	free(f->memo);
 	sym_index__free(f->names);
 	if (f->dwfl)
 		dwfl_end(f->dwfl);
@@ -336,18 +355,89 @@ static const char *demangle(struct symbolizer *s, const char *name)
 	return res;
 }
 
+static size_t memo_slot(uint64_t key, size_t cap)
+{
+	return (size_t)((key * 0x9e3779b97f4a7c15ull) >> 32) & (cap - 1);
+}
+
+static const struct sym_info *memo_find(const struct sym_file *f, uint64_t key)
+{
+	if (!f->memo)
+		return NULL;
+	for (size_t i = memo_slot(key, f->memo_cap);; i = (i + 1) & (f->memo_cap - 1)) {
+		if (f->memo[i].key == key)
+			return &f->memo[i].info;
+		if (!f->memo[i].key)
+			return NULL;
+	}
+}
+
+/* Keep at most 3/4 of the slots used: grown to MEMO_MAX, then emptied. */
+static void memo_add(struct sym_file *f, uint64_t key, const struct sym_info *info)
+{
+	size_t i;
+
+	if ((f->memo_used + 1) * 4 > f->memo_cap * 3) {
+		size_t cap = f->memo_cap ? f->memo_cap * 2 : MEMO_MIN;
+		struct sym_memo *old = f->memo, *m;
+		size_t old_cap = f->memo_cap;
+
+		if (cap > MEMO_MAX) {
+			memset(f->memo, 0, f->memo_cap * sizeof(*f->memo));
+			f->memo_used = 0;
+		} else {
+			m = calloc(cap, sizeof(*m));
+			if (!m)
+				return;
+			f->memo = m;
+			f->memo_cap = cap;
+			for (size_t j = 0; j < old_cap; j++) {
+				if (!old[j].key)
+					continue;
+				for (i = memo_slot(old[j].key, cap); m[i].key; i = (i + 1) & (cap - 1))
+					;
+				m[i] = old[j];
+			}
+			free(old);
+		}
+	}
+	for (i = memo_slot(key, f->memo_cap); f->memo[i].key; i = (i + 1) & (f->memo_cap - 1))
+		;
+	f->memo[i].key = key;
+	f->memo[i].info = *info;
+	f->memo_used++;
+}
+
+static void file_lookup_slow(struct symbolizer *s, struct sym_file *f, uint64_t vaddr,
+			     bool is_ra, struct sym_info *out);
+
 static int file_lookup(struct symbolizer *s, struct sym_file *f, uint64_t vaddr, bool is_ra,
 		       struct sym_info *out)
 {
-	GElf_Addr addr = vaddr + f->bias;
-	const char *name;
-	GElf_Off off = 0;
-	GElf_Sym sym;
+	uint64_t key = (vaddr << 1 | is_ra) + 1;
+	const struct sym_info *known;
 
 	out->module = f->path;
 	out->mod_vaddr = vaddr;
 	if (f->err)
 		return f->err;
+	known = memo_find(f, key);
+	if (known) {
+		*out = *known;
+		return 0;
+	}
+	file_lookup_slow(s, f, vaddr, is_ra, out);
+	memo_add(f, key, out);
+	return 0;
+}
+
+static void file_lookup_slow(struct symbolizer *s, struct sym_file *f, uint64_t vaddr,
+			     bool is_ra, struct sym_info *out)
+{
+	GElf_Addr addr = vaddr + f->bias;
+	const char *name;
+	GElf_Off off = 0;
+	GElf_Sym sym;
 
 	name = dwfl_module_addrinfo(f->mod, addr, &off, &sym, NULL, NULL, NULL);
 	if (name) {
@@ -375,7 +465,6 @@ static int file_lookup(struct symbolizer *s, struct sym_file *f, uint64_t vaddr,
 	if (is_ra && addr > 0)
 		addr--;
 	fill_line(f, addr, out);
-	return 0;
 }
 
 int symbolizer__lookup_func_line(struct symbolizer *s, const char *path, const char *func,

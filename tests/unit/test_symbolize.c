@@ -212,6 +212,42 @@ int main(void)
 		ASSERT_EQ(si.line, CALL_LINE + 1, "line after the call without is_ra");
 	}
 
+	TEST(repeated_lookups_same_answers)
+	{
+		/*
+		 * Answers are remembered per file (a racy target reports the same
+		 * addresses hundreds of times a second): a repeat, and a repeat after
+		 * 40,000 other addresses have filled the memory and emptied it, give
+		 * what the first lookup gave.
+		 */
+		struct sym_info first[16][2], again;
+		int same = 0, total = 0;
+
+		for (int i = 0; i < 16; i++)
+			for (int ra = 0; ra < 2; ra++)
+				ASSERT_EQ(symbolizer__lookup_file(s, exe, sym_value + i, ra,
+								  &first[i][ra]), 0, "first");
+		for (int round = 0; round < 2; round++) {
+			for (int i = 0; i < 16; i++) {
+				for (int ra = 0; ra < 2; ra++) {
+					const struct sym_info *f = &first[i][ra];
+
+					symbolizer__lookup_file(s, exe, sym_value + i, ra, &again);
+					total++;
+					same += again.func == f->func && again.off == f->off &&
+						again.size == f->size && again.file == f->file &&
+						again.line == f->line && again.module == f->module &&
+						again.mod_vaddr == f->mod_vaddr;
+				}
+			}
+			for (uint64_t a = 0; a < 40000; a++)
+				symbolizer__lookup_file(s, exe, sym_value + 64 + a, false, &again);
+		}
+		ASSERT_EQ(same, total, "answers equal to the first");
+		ASSERT_STREQ(first[3][0].func, "sym_target", "func");
+		ASSERT_EQ(first[3][0].off, 3, "off");
+	}
+
 	TEST(unknown_symbol)
 	{
 		memset(&si, 0, sizeof(si));
