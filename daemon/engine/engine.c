@@ -780,6 +780,18 @@ int engine__remove_object(struct engine *e, int id)
 	return 0;
 }
 
+/*
+ * Reports taken from the ring buffer in one poll.  libbpf's consumer goes
+ * on while the producers keep adding, and a racy target adds hundreds a
+ * second: without a bound, one poll could run for as long as the races
+ * went on, the queue grew with it, and the control socket went unanswered.
+ * Past the bound the rest waits in the ring buffer, and what does not fit
+ * there is counted as dropped (records_dropped), as KCSAN drops a report
+ * it has no room for.
+ */
+#define ENGINE_BATCH		256
+#define ENGINE_BATCH_FULL	(-EAGAIN)	/* on_event's stop, not an error */
+
 static int on_event(void *ctx, void *data, size_t len)
 {
 	struct engine *e = ctx;
@@ -808,7 +820,8 @@ static int on_event(void *ctx, void *data, size_t len)
 		e->cap_queued = cap;
 	}
 	memcpy(&e->queue[e->nr_queued++], rec, sizeof(*rec));
-	return 0;
+	/* libbpf has consumed this record: stopping here loses nothing. */
+	return e->nr_queued >= ENGINE_BATCH ? ENGINE_BATCH_FULL : 0;
 }
 
 /*
@@ -1132,17 +1145,29 @@ static void take_late_program(struct engine *e)
 	sampler__set_xbp_trap_ns(e->sampler, trap_ns);
 }
 
+/* One batch of reports; true when the batch filled and more may be waiting. */
+static bool take_reports(struct engine *e, int timeout_ms, int *err)
+{
+	int ret;
+
+	*err = 0;
+	if (!e->rb)
+		return false;
+	ret = ring_buffer__poll(e->rb, timeout_ms);
+	if (ret == ENGINE_BATCH_FULL)
+		return true;
+	if (ret < 0 && ret != -EINTR)
+		*err = ret;
+	return false;
+}
+
 int engine__poll(struct engine *e, int timeout_ms)
 {
-	int err = 0, due = engine__timeout_ms(e);
+	int err, due = engine__timeout_ms(e);
 
 	if (due >= 0 && (timeout_ms < 0 || due < timeout_ms))
 		timeout_ms = due;
-	if (e->rb) {
-		err = ring_buffer__poll(e->rb, timeout_ms);
-		if (err == -EINTR)
-			err = 0;
-	}
+	take_reports(e, timeout_ms, &err);
 	for (size_t i = 0; i < e->nr_queued; i++)
 		engine_process_report(e, &e->queue[i]);
 	e->nr_queued = 0;
@@ -1172,6 +1197,14 @@ int engine__timeout_ms(const struct engine *e)
 
 void engine__flush(struct engine *e)
 {
+	int err;
+
+	/* Everything the ring buffer holds, a batch at a time. */
+	while (take_reports(e, 0, &err)) {
+		for (size_t i = 0; i < e->nr_queued; i++)
+			engine_process_report(e, &e->queue[i]);
+		e->nr_queued = 0;
+	}
 	engine__poll(e, 0);
 	engine_release_held(e, true);
 }

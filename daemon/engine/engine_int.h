@@ -50,7 +50,7 @@ struct engine {
 	struct bpf_link *tp_links[2];	/* fork, exit */
 	struct ring_buffer *rb;
 	struct kcsand_report *queue;	/* the ring-buffer callback only queues */
-	size_t nr_queued, cap_queued;
+	size_t nr_queued, cap_queued;	/* at most ENGINE_BATCH a poll */
 
 	struct symbolizer *sym;
 	struct ksyms *ksyms;		/* kernel mode */
