@@ -24,7 +24,7 @@
 # Environment: HB_REPS (runs of each program per tool, default 3),
 # HB_TIMEOUT (seconds per run, default 60), P2_LENGTHS (native seconds,
 # default "2 5 30"; empty: skip P2), P2_REPS (default 1), HB_ARGS (extra
-# kcsanctl run options, default none), HB_SUITE (0: P2 only).
+# kcsanctl run options for both parts, default none), HB_SUITE (0: P2 only).
 set -uo pipefail
 B=${1:-build}
 REPS=${HB_REPS:-3}
@@ -157,7 +157,7 @@ for len in $LENGTHS; do
 		"$HT" "$ops" >/dev/null
 		t1=$EPOCHREALTIME
 		rm -f "$tmp/p2first"
-		timeout -k 5 $((len * 10 + 60)) "$B/kcsanctl" run -- "$HT" "$ops" >/dev/null \
+		timeout -k 5 $((len * 10 + 60)) "$B/kcsanctl" run ${HB_ARGS-} -- "$HT" "$ops" >/dev/null \
 			2> >(first_line '^BUG: KCSAN: ' "$tmp/p2first" >"$tmp/p2err")
 		t2=$EPOCHREALTIME
 		wait $!
