@@ -100,20 +100,22 @@ check get_per_mode_json '{"user":400,"kernel":80}' "$("$CTL" -j get udelay_task 
 "$CTL" set udelay_task 300
 check set_reaches_both "udelay_task: 300" "$("$CTL" get udelay_task)"
 
-# rounds_until SCENARIO TITLE MARK: rounds of SCENARIO until TITLE was reported
-# after MARK, none if it already was, six at most: with one watchpoint every 10 accesses and two threads
-# taking turns on two emulated CPUs, a round does not always catch its race (three rounds
-# missed the plain race once, on a host loaded by other work).
+# rounds_until SCENARIO COUNT...: rounds of SCENARIO until the command COUNT (count_title
+# MARK TITLE, count_hidden_pair MARK) prints more than 0, none if it already does, six at
+# most: with one watchpoint every 10 accesses and two threads taking turns on two emulated
+# CPUs, a round does not always catch its race (three rounds missed the plain race once,
+# on a host loaded by other work, and the probed hidden writer once in CI).
 rounds_until() {
-	local i
+	local scenario=$1 i
 
+	shift
 	for ((i = 0; i < 6; i++)); do
-		(($(count_title "$3" "$2") > 0)) && return
-		round "$1"
+		(($("$@") > 0)) && return
+		round "$scenario"
 	done
 }
 
-plain_rounds() { rounds_until 1 "data-race in kcsan_race_reader / kcsan_race_writer" "$1"; }
+plain_rounds() { rounds_until 1 count_title "$1" "data-race in kcsan_race_reader / kcsan_race_writer"; }
 
 # Scenario 0: a report with KCSAN's title and lines, module frames with file:line
 # (kernel_debug), and the kernel footer.
@@ -142,7 +144,7 @@ s0=$(stat_value setup_watchpoints); round 2; s1=$(stat_value setup_watchpoints)
 "$CTL" set skip_watch 10
 m=$(log_mark)
 s2=$(stat_value setup_watchpoints); round 2; s3=$(stat_value setup_watchpoints)
-rounds_until 2 "data-race in kcsan_race_rmw_inc / kcsan_race_rmw_inc" "$m"
+rounds_until 2 count_title "$m" "data-race in kcsan_race_rmw_inc / kcsan_race_rmw_inc"
 if ((s1 - s0 <= 2 && s3 - s2 > 20)); then ok set_skip_watch_changes_watchpoints
 else fail set_skip_watch_changes_watchpoints "<= 2 with 10^9 and > 20 with 10, got $((s1 - s0)) and $((s3 - s2))"; fi
 echo "     (setup_watchpoints in one rmw round: $((s1 - s0)) with skip_watch 10^9, $((s3 - s2)) with 10)"
@@ -225,12 +227,7 @@ fi
 check probe_add_kernel_listed "2: kernel kcsan_race_hidden_writer sites=$added" "$("$CTL" probe list | sed -n 2p)"
 check probe_add_kernel_kprobes "$((k0 + added))" "$(nr_kprobes)"
 m=$(log_mark)
-# Up to six rounds, as rounds_until: one round in the TCG guest may miss it, and
-# three rounds once gave no report at all in a fresh-clone CI run.
-for ((i = 0; i < 6; i++)); do
-	round 4
-	(($(count_hidden_pair "$m") > 0)) && break
-done
+rounds_until 4 count_hidden_pair "$m"
 if (($(count_hidden_pair "$m") > 0)); then
 	ok probe_add_kernel_reports_writer
 else
