@@ -5,7 +5,13 @@
 A program stays loaded while an fd refers to it (the program's or a link's) or it
 is pinned; kcsand pins nothing, so a program of ours with an id above FIRST_ID
 that no /proc/PID/fdinfo names is left behind.  Other kcsand runs that are still
-going (a shared development machine) hold theirs and are not counted.
+going (a shared machine, CI beside other work) hold theirs and are not counted.
+
+Two things make one look racy, and neither is a leak: a run that loads a program
+after the holders were read, and a run that ends (its programs then go away,
+freed a little later) after the programs were listed.  So the programs are listed
+first and the holders read after, and a program counts as left behind only if
+it is still there and still held by nobody in every one of ROUNDS such looks.
 
     bpf-leaks.py FIRST_ID       prints one line per leaked program, exits 1 if any
     bpf-leaks.py --max-id       prints the highest program id now
@@ -15,6 +21,10 @@ import json
 import re
 import subprocess
 import sys
+import time
+
+ROUNDS = 4
+ROUND_GAP_S = 0.5
 
 
 def progs():
@@ -35,16 +45,28 @@ def held_ids():
     return held
 
 
+def unheld(first):
+    """Our programs above FIRST now, minus those held once the listing was taken."""
+    ours = {p["id"]: p["name"] for p in progs()
+            if p["id"] > first and p.get("name", "").startswith("kcsand_")}
+    held = held_ids()
+    return {i: n for i, n in ours.items() if i not in held}
+
+
 def main():
     if sys.argv[1:] == ["--max-id"]:
         print(max([p["id"] for p in progs()] or [0]))
         return 0
     first = int(sys.argv[1])
-    held = held_ids()
-    leaked = [p for p in progs() if p["id"] > first and p.get("name", "").startswith("kcsand_")
-              and p["id"] not in held]
-    for p in leaked:
-        print(f"{p['id']} {p['name']}")
+    leaked = unheld(first)
+    for _ in range(ROUNDS - 1):
+        if not leaked:
+            break
+        time.sleep(ROUND_GAP_S)
+        again = unheld(first)
+        leaked = {i: n for i, n in leaked.items() if i in again}
+    for i, n in sorted(leaked.items()):
+        print(f"{i} {n}")
     return 1 if leaked else 0
 
 

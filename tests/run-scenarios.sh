@@ -384,7 +384,10 @@ fail() {
 }
 
 # positive_control OUT: a race-free case passes only if kcsand looked: its
-# summary line says sites were armed and hit, and watchpoints were set.
+# summary line says sites were hit and watchpoints were set.  Watchpoints set
+# is what proves an armed site was checked, and the sampler cannot take it back;
+# armed_sites is the state at exit, which a loaded machine's backoff can bring to
+# 0 after the checks were made (issue 24), so it is shown, not required.
 # Prints what it saw (status 0) or what was missing (status 1).
 positive_control() {
 	local line sites hits armed setup
@@ -398,12 +401,12 @@ positive_control() {
 	sites=${BASH_REMATCH[1]} hits=${BASH_REMATCH[2]}
 	[[ $line =~ armed_sites:\ ([0-9]+)/ ]] && armed=${BASH_REMATCH[1]}
 	[[ $line =~ setup_watchpoints:\ ([0-9]+) ]] && setup=${BASH_REMATCH[1]}
-	if [[ $sites == 0 || $hits == 0 || ${armed:-0} == 0 || ${setup:-0} == 0 ]]; then
-		echo "sites armed and hit and watchpoints set, got $sites sites, $hits hits," \
-			"armed_sites ${armed:-?}, setup_watchpoints ${setup:-?}"
+	if [[ $sites == 0 || $hits == 0 || ${setup:-0} == 0 ]]; then
+		echo "sites hit and watchpoints set, got $sites sites, $hits hits," \
+			"setup_watchpoints ${setup:-?} (armed_sites ${armed:-?} at exit)"
 		return 1
 	fi
-	echo "$armed sites armed, $hits hits, $setup watchpoints"
+	echo "$hits hits, $setup watchpoints, ${armed:-?} sites armed at exit"
 }
 
 # run_once PROG OUT FIRST: one run of the case; sets rc, t0 and t1.
