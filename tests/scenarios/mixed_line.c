@@ -57,4 +57,4 @@ static void *write_thread(void *arg)
 
 SCENARIO_MAIN(ITERS, sum_thread, write_thread)
 
-/* kcsand-test: name=mixed_line args="--no-history --halt-on-error --overhead-budget 100" iters=2000000 expect=report title="data-race in sum / write_c" access="^read to 0x[0-9a-f]+ of 4 bytes by task [0-9]+ on cpu [0-9]+:$" access="^write to 0x[0-9a-f]+ of 4 bytes by task [0-9]+ on cpu [0-9]+:$" value_changed=yes */
+/* kcsand-test: name=mixed_line args="--no-history --halt-on-error" iters=2000000 expect=report title="data-race in sum / write_c" access="^read to 0x[0-9a-f]+ of 4 bytes by task [0-9]+ on cpu [0-9]+:$" access="^write to 0x[0-9a-f]+ of 4 bytes by task [0-9]+ on cpu [0-9]+:$" value_changed=yes */

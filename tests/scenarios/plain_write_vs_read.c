@@ -32,5 +32,5 @@ SCENARIO_LOOP(writer_thread, writer(i + 1))
 
 SCENARIO_MAIN(ITERS, reader_thread, writer_thread)
 
-/* kcsand-test: name=plain_write_vs_read args="--no-history --halt-on-error --overhead-budget 100" iters=2000000 expect=report title="data-race in reader / writer" access="^read to 0x[0-9a-f]+ of 4 bytes by task [0-9]+ on cpu [0-9]+:$" access="^write to 0x[0-9a-f]+ of 4 bytes by task [0-9]+ on cpu [0-9]+:$" value_changed=yes */
+/* kcsand-test: name=plain_write_vs_read args="--no-history --halt-on-error" iters=2000000 expect=report title="data-race in reader / writer" access="^read to 0x[0-9a-f]+ of 4 bytes by task [0-9]+ on cpu [0-9]+:$" access="^write to 0x[0-9a-f]+ of 4 bytes by task [0-9]+ on cpu [0-9]+:$" value_changed=yes */
 /* kcsand-test: name=plain_write_vs_read_marks args="--marks tests/scenarios/marks/plain_write_vs_read.marks" expect=none */

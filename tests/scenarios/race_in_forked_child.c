@@ -10,7 +10,7 @@
 #include <unistd.h>
 #include "scenario.h"
 
-/* kcsand-test: name=race_in_forked_child args="--halt-on-error --overhead-budget 100" iters=2000000 expect=report title="data-race in child_reader / child_writer" access="^read to 0x[0-9a-f]+ of 4 bytes by task [0-9]+ on cpu [0-9]+:$" access="^write to 0x[0-9a-f]+ of 4 bytes by task [0-9]+ on cpu [0-9]+:$" value_changed=yes */
+/* kcsand-test: name=race_in_forked_child args="--halt-on-error" iters=2000000 expect=report title="data-race in child_reader / child_writer" access="^read to 0x[0-9a-f]+ of 4 bytes by task [0-9]+ on cpu [0-9]+:$" access="^write to 0x[0-9a-f]+ of 4 bytes by task [0-9]+ on cpu [0-9]+:$" value_changed=yes */
 
 #define ITERS 60000
 
