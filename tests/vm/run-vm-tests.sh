@@ -76,5 +76,14 @@ rc=$?
 check "a reported race makes the harness exit 66 (got $rc)" [ "$rc" = 66 ]
 check "the report is printed on stdout" grep -q '^BUG: KCSAN: data-race in kcsan_race_writer' "$WORK/run66.out"
 
+# ---- a guest that does not reach /init in time is ended and booted once more,
+# then the harness says so and exits 2, long before the run's own timeout
+# (a 1 s limit: no boot here reaches /init that soon)
+"$VM" --boot-timeout 1 --timeout 200 --out "$WORK/hung" --probe none -- true > "$WORK/hung.out" 2> "$WORK/hung.err"
+rc=$?
+check "a guest that never reaches /init ends the harness with 2 (got $rc)" [ "$rc" = 2 ]
+check "it was booted twice, each said" [ "$(grep -c 'did not reach /init within 1s (console' "$WORK/hung.err")" = 2 ]
+check "the failure names the boot limit" grep -q 'kcsan-vm: boot: the guest did not reach /init within 1s, twice' "$WORK/hung.err"
+
 echo "$pass passed, $fail failed"
 [ "$fail" = 0 ]
