@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * The engine: probed objects and their sites, the BPF object and its links,
- * live parameters, the poll loop.  The report pipeline is in engine_report.c,
- * the site sampler's arming in engine_arm.c, the shared types in engine_int.h.
+ * live parameters, the poll loop.  The report pipeline is in pipeline.c,
+ * the site sampler's arming in arm.c, the shared types in engine_int.h.
  */
 #include <errno.h>
 #include <stddef.h>

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * The engine's internals, shared by engine.c (objects, load, attach,
- * parameters), engine_report.c (the report pipeline) and engine_arm.c
+ * parameters), pipeline.c (the report pipeline) and arm.c
  * (the site sampler's arming).  Nothing outside the engine includes it.
  */
 #ifndef KCSAND_ENGINE_INT_H
@@ -105,7 +105,7 @@ static inline uint64_t probe_off(const struct site *s)
  */
 void engine_drop_changed(struct engine *e);
 
-/* engine_arm.c */
+/* arm.c */
 /* What the sampled sites, and the history's sync probes, may each spend: % of native time. */
 double engine_share_pct(const struct engine *e);
 /*
@@ -117,7 +117,7 @@ int engine_link_multi(struct engine *e, struct engine_object *eo, const uint8_t 
 /* Per-site links (kernels before 6.6): attach the sites set (NULL: all), detach the others. */
 int engine_link_per_site(struct engine *e, struct engine_object *eo, const uint8_t *set);
 
-/* engine_report.c */
+/* pipeline.c */
 const char *engine_kernel_debug_file(const struct engine *e, const char *module);
 void engine_process_report(struct engine *e, const struct kcsand_report *r);
 /* Print the held reports whose time is up (all of them with all). */

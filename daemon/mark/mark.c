@@ -2,8 +2,8 @@
 /*
  * Marking sites (see mark.h and docs/marking.md): the rules applied to each
  * site in their order of precedence.  The rules' tables are in
- * mark_tables.c, the source scanner in mark_src.c, the marks file in
- * mark_rules.c and the debug info they read in mark_dwarf.c.
+ * tables.c, the source scanner in src.c, the marks file in
+ * rules.c and the debug info they read in dwarf.c.
  */
 #include <errno.h>
 #include <inttypes.h>

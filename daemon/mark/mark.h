@@ -11,7 +11,7 @@
  *
  * A data_race verdict (marks file or source) always wins: the site is then
  * never watched and never reported.  docs/marking.md has the whole story;
- * the rule tables live in mark_tables.c, one table per rule.
+ * the rule tables live in tables.c, one table per rule.
  */
 #ifndef KCSAND_MARK_H
 #define KCSAND_MARK_H

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * Private to marking (mark.c, mark_tables.c, mark_src.c, mark_dwarf.c):
+ * Private to marking (mark.c, tables.c, src.c, dwarf.c):
  * the source rule's marker table entries, and the opened debug file that
  * mark__site() asks for the inline-accessor and qualifier rules and for
  * the source line of a site.
@@ -16,7 +16,7 @@
 
 #include "mark.h"
 
-/* ---- source markers (the table in mark_tables.c, the scanner in mark_src.c) */
+/* ---- source markers (the table in tables.c, the scanner in src.c) */
 
 #define SRC_PREFIX	(1u << 0)	/* any identifier starting with the name */
 #define SRC_METHOD	(1u << 1)	/* a member call: after '.' or '->' */
@@ -31,7 +31,7 @@ struct src_marker {
 /* The marker that identifier id (len bytes; method: after '.' or '->') names, or NULL. */
 const struct src_marker *mark_find_marker(const char *id, size_t len, bool method);
 
-/* ---- debug info (mark_dwarf.c) */
+/* ---- debug info (dwarf.c) */
 
 struct src_cache;
 struct name_cache;

@@ -2,7 +2,7 @@
 /*
  * The source rule's scanner (mark.h, docs/marking.md): source files split
  * into lines, and what the marker calls open at a line and column say
- * about the access there.  The markers themselves are in mark_tables.c.
+ * about the access there.  The markers themselves are in tables.c.
  */
 #include <ctype.h>
 #include <errno.h>

@@ -541,7 +541,7 @@ const char *service__socket_group(const struct service *s)
 
 /*
  * One fd for main.c's poll: an epoll set holding each engine's ring-buffer
- * epoll fd (service_kernel.c adds and removes the kernel one).  Whichever
+ * epoll fd (kernel.c adds and removes the kernel one).  Whichever
  * is ready, service__poll() drains both.
  */
 int service__epoll_fd(const struct service *s)

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * The service's state, shared by service.c (probes, filters, reports,
- * parameters), reload.c (SIGHUP), service_kernel.c (the kernel-mode
+ * parameters), reload.c (SIGHUP), kernel.c (the kernel-mode
  * engine) and request.c (executing control requests).  Private to them.
  */
 #ifndef KCSAND_SERVICE_INT_H
@@ -40,7 +40,7 @@ struct probe {
 
 /*
  * A watch: a hardware watchpoint on one variable of one process (or of
- * the kernel) for as long as asked (service_watch.c).  cw is what was
+ * the kernel) for as long as asked (watch.c).  cw is what was
  * asked (pid 0: the one process running a probed user target), pid the
  * process chosen.  A watch whose process exited keeps its place in
  * `watch list` with dropped saying so, its slot freed, until removed.
@@ -67,7 +67,7 @@ struct recent {
  * engine a report's site belongs to).  The engine's kernel flag changes
  * its defaults, symbolization and context, so user and kernel targets
  * each have their own: the user engine lives as long as the service, the
- * kernel engine while a kernel target does (service_kernel.c).
+ * kernel engine while a kernel target does (kernel.c).
  */
 struct service_engine {
 	struct service *s;
@@ -155,7 +155,7 @@ void service_mode_opts(const struct config *c, bool kernel, struct engine_opts *
 /* Is pid the --pid of a user probe? */
 bool service_pid_probed(const struct service *s, int pid);
 
-/* service_watch.c: watches. */
+/* watch.c: watches. */
 /*
  * Arm a watch (a kernel one makes the kernel engine first if needed); its
  * id, or -errno with the reason in err, and nothing changed.
@@ -179,7 +179,7 @@ bool service_watch_keeps_pid(struct service *s, int pid);
 /* Every watch and the lists of them, at exit. */
 void service_free_watches(struct service *s);
 
-/* service_kernel.c: the kernel engine's life. */
+/* kernel.c: the kernel engine's life. */
 /* Attach a kernel target, creating the engine first if needed: its object id, or -errno. */
 int service_kernel_add(struct service *s, const struct config_target *t, char *err,
 		       size_t errlen);

@@ -4,7 +4,7 @@
  * symbols up by address only; finding one by name means a scan of the
  * whole table, some 130,000 symbols for a vmlinux.  Lookups by name happen
  * for every kernel frame of a report (symbolize.c) and for every function
- * and data target of a kernel module being marked (mark_dwarf.c), so the
+ * and data target of a kernel module being marked (mark/dwarf.c), so the
  * table is sorted by name once per file and searched with bsearch.
  */
 #ifndef KCSAND_SYMINDEX_H
