@@ -91,27 +91,27 @@ demo: all $(OUT)/tests/demo/racy_counter
 
 # The README's second command, and CI's: unit tests, then the BPF tests (root).
 check: all
-	@$(MAKE) --no-print-directory lint
-	@$(MAKE) --no-print-directory unit
-	@$(MAKE) --no-print-directory scenario-tests
-	@$(MAKE) --no-print-directory history-tests
-	@$(MAKE) --no-print-directory cli-tests
-	@$(MAKE) --no-print-directory daemon-tests
-	@$(MAKE) --no-print-directory fuzz-check
-	@$(MAKE) --no-print-directory vm-tests
+	@tests/timed.sh $(MAKE) --no-print-directory lint
+	@tests/timed.sh $(MAKE) --no-print-directory unit
+	@tests/timed.sh $(MAKE) --no-print-directory scenario-tests
+	@tests/timed.sh $(MAKE) --no-print-directory history-tests
+	@tests/timed.sh $(MAKE) --no-print-directory cli-tests
+	@tests/timed.sh $(MAKE) --no-print-directory daemon-tests
+	@tests/timed.sh $(MAKE) --no-print-directory fuzz-check
+	@tests/timed.sh $(MAKE) --no-print-directory vm-tests
 
 # Kernel mode, in a QEMU guest booting Debian's stock kernel (tests/vm/kcsan-vm
 # installs qemu, the kernel and its headers when missing).
 vm-tests: all scenario-programs $(OUT)/tests/daemon/watch_level $(OUT)/tests/daemon/churn \
 	$(OUT)/tests/shlib/shlib_race
-	tests/vm/run-vm-tests.sh
-	tests/vm/kernel-scenarios.sh
-	tests/vm/kernel-hwbp.sh
-	tests/vm/user-hwbp.sh
-	tests/vm/kernel-sampler.sh
-	tests/vm/core-kernel.sh
-	tests/vm/daemon-kernel.sh
-	tests/vm/kernel-scale.sh
+	tests/timed.sh tests/vm/run-vm-tests.sh
+	tests/timed.sh tests/vm/kernel-scenarios.sh
+	tests/timed.sh tests/vm/kernel-hwbp.sh
+	tests/timed.sh tests/vm/user-hwbp.sh
+	tests/timed.sh tests/vm/kernel-sampler.sh
+	tests/timed.sh tests/vm/core-kernel.sh
+	tests/timed.sh tests/vm/daemon-kernel.sh
+	tests/timed.sh tests/vm/kernel-scale.sh
 
 # Benchmarks: one script per question in bench/, each printing ratios measured in one run
 # (docs/PERFORMANCE.md).

@@ -184,9 +184,9 @@ SOAK_PROGRAMS	:= $(patsubst %,$(OUT)/tests/scenarios/%,plain_write_vs_read rmw_a
 daemon-tests: all $(DAEMON_TEST_BINS) $(OUT)/tests/scenarios/mutex_protected $(OUT)/tests/tools/hw_traps \
 	      $(OUT)/tests/scenarios/data_race \
 	      $(OUT)/tests/shlib/shlib_race $(SOAK_PROGRAMS)
-	@fail=0; for t in $(DAEMON_TESTS); do echo "== $$t"; $$t $(OUT) || fail=1; done; \
+	@fail=0; for t in $(DAEMON_TESTS); do echo "== $$t"; tests/timed.sh $$t $(OUT) || fail=1; done; \
 	echo "== tests/soak/user-soak.sh ($(SOAK_CHECK_S) s)"; \
-	tests/soak/user-soak.sh $(OUT) $(SOAK_CHECK_S) || fail=1; exit $$fail
+	tests/timed.sh tests/soak/user-soak.sh $(OUT) $(SOAK_CHECK_S) || fail=1; exit $$fail
 
 .PHONY: daemon-tests
 
