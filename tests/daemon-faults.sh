@@ -61,8 +61,6 @@ wait_log() {
 	return 1
 }
 
-# summary_value NAME FILE: a figure of kcsanctl run's last summary line.
-summary_value() { grep -o "$1: [0-9]*" "$2" | tail -1 | awk '{ print $2 }'; }
 
 # The service's sites on the file: none once it changed.
 nr_sites() {

@@ -5,8 +5,8 @@
 #
 #   . tests/daemon-lib.sh BUILD_DIR
 #
-# Each test prints "ok NAME" or "FAIL NAME: expected ..., got ...", and
-# finish() prints "N passed, N failed" and exits 1 on a failure.
+# Results and summary figures through tests/lib.sh: "ok   NAME" or
+# "FAIL NAME: expected ..., got ...", and finish() prints "N passed, N failed".
 
 BUILD=${1:-build}
 SRC_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -19,18 +19,7 @@ DERR=$TMP/kcsand.stderr
 export KCSAND_SOCKET=$SOCK
 DPID=
 TPIDS=()
-passed=0
-failed=0
-
-ok() {
-	echo "ok $1"
-	passed=$((passed + 1))
-}
-
-fail() {
-	echo "FAIL $1: $2"
-	failed=$((failed + 1))
-}
+. "$SRC_DIR/tests/lib.sh"
 
 # stats_layout_re VAR [COUNTER...]: set VAR to an extended regex for the start of
 # `kcsanctl stats`, byte for byte the layout of /sys/kernel/debug/kcsan (enabled,
@@ -50,15 +39,6 @@ stats_layout_re() {
 	re_out+=$'\n''blacklisted functions: none'$'\n\n''records_dropped: [0-9]+'$'\n'
 }
 
-# check NAME EXPECTED GOT: ok when equal.
-check() {
-	if [[ $2 == "$3" ]]; then
-		ok "$1"
-	else
-		fail "$1" "expected '$2', got '$3'"
-	fi
-}
-
 cleanup() {
 	local p
 
@@ -72,11 +52,6 @@ cleanup() {
 	rm -rf "$TMP"
 }
 trap cleanup EXIT
-
-finish() {
-	echo "$passed passed, $failed failed"
-	[[ $failed == 0 ]]
-}
 
 need_root() {
 	if [[ $(id -u) != 0 ]]; then

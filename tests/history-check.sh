@@ -29,12 +29,12 @@ TRIES=${KCSAND_HISTORY_TRIES:-3}	# runs of a racy program before it counts as mi
 # only when named, and listed at the end of every run so the gap stays in view.
 KNOWN_MISSES=" "
 KCSANCTL=$BUILD/kcsanctl
-failed=0 passed=0
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-fail() {
-	echo "FAIL $1: $2"
+# fail_with NAME WHY OUTPUT: a failure, with the start of the run's output.
+fail_with() {
+	fail "$1" "$2"
 	[[ -n ${3:-} ]] && printf '%s\n' "$3" | head -80 | sed 's/^/    /'
-	failed=$((failed + 1))
 }
 
 if [[ $(id -u) != 0 ]]; then
@@ -87,33 +87,31 @@ run_one() {
 	done
 	if [[ $title == none ]]; then
 		if [[ $rc != 0 || -n $got ]]; then
-			fail "$name" "race-free, but exit $rc and reports: ${got:-none}" "$out"
+			fail_with "$name" "race-free, but exit $rc and reports: ${got:-none}" "$out"
 		elif ! grep -Eq 'history_sync_ops: [1-9][0-9]* history_checked: [1-9]' <<<"$out"; then
-			fail "$name" "no positive control: no sync operation traced or no access checked" \
+			fail_with "$name" "no positive control: no sync operation traced or no access checked" \
 				"$(tail -2 <<<"$out")"
 		elif [[ $name == hb_paused_* ]] && ! grep -Eq 'history_sync_pauses: [1-9]' <<<"$out"; then
-			fail "$name" "no positive control: the sync probes were never taken off" \
+			fail_with "$name" "no positive control: the sync probes were never taken off" \
 				"$(tail -2 <<<"$out")"
 		elif [[ $name == hb_unclocked_* ]] &&
 		     ! grep -Eq '^kcsand: history: more than 64 threads of the process were alive at once: [1-9][0-9]* hits by threads without a clock were not checked, and [1-9][0-9]* races the history found were dropped' <<<"$out"; then
-			fail "$name" "no positive control: no thread without a clock, or no race dropped (run $try of $TRIES)" \
+			fail_with "$name" "no positive control: no thread without a clock, or no race dropped (run $try of $TRIES)" \
 				"$(tail -3 <<<"$out")"
 		else
-			echo "ok   $name (race-free; $(grep -Eo 'history_sync_ops: [0-9]+ history_checked: [0-9]+' <<<"$out")$(grep -Eo ' history_sync_pauses: [1-9][0-9]*| history_reports_dropped: [1-9][0-9]*' <<<"$out" | tr -d '\n'))"
-			passed=$((passed + 1))
+			ok "$name" "race-free; $(grep -Eo 'history_sync_ops: [0-9]+ history_checked: [0-9]+' <<<"$out")$(grep -Eo ' history_sync_pauses: [1-9][0-9]*| history_reports_dropped: [1-9][0-9]*' <<<"$out" | tr -d '\n')"
 		fi
 		return
 	fi
 	if [[ $rc != 66 || $got != "$title" ]]; then
-		fail "$name" "want exit 66 and '$title', got exit $rc and '${got:-no report}' (run $try of $TRIES)" "$out"
+		fail_with "$name" "want exit 66 and '$title', got exit $rc and '${got:-no report}' (run $try of $TRIES)" "$out"
 	elif ! grep -q '^previous access [0-9.]* ms earlier, not ordered by any synchronization kcsand saw$' <<<"$out" ||
 	     ! grep -Eq 'reports_history: [1-9]' <<<"$out"; then
-		fail "$name" "reported, but not by the history detector" "$out"
+		fail_with "$name" "reported, but not by the history detector" "$out"
 	elif ! frames_ok "$out"; then
-		fail "$name" "a side of the report has fewer than two frames" "$out"
+		fail_with "$name" "a side of the report has fewer than two frames" "$out"
 	else
-		echo "ok   $name ($title; $(grep -o '^previous access [0-9.]* ms' <<<"$out"); run $try of $TRIES)"
-		passed=$((passed + 1))
+		ok "$name" "$title; $(grep -o '^previous access [0-9.]* ms' <<<"$out"); run $try of $TRIES"
 	fi
 }
 
@@ -136,24 +134,23 @@ if [[ $ONLY == "  " ]]; then
 	out=$(timeout "$TIMEOUT" "$KCSANCTL" run --no-history -- "$prog" 2>&1)
 	if grep -q '^previous access' <<<"$out" || ! grep -q 'reports_history: 0' <<<"$out" ||
 	   grep -q 'history_sync_ops' <<<"$out"; then
-		fail "no-history" "--no-history still ran the history detector" "$out"
+		fail_with "no-history" "--no-history still ran the history detector" "$out"
 	else
-		echo "ok   no-history"; passed=$((passed + 1))
+		ok no-history
 	fi
 	out=$(timeout "$TIMEOUT" "$KCSANCTL" run --json -- "$prog" 2>&1)
 	if ! grep -q '"title":"data-race in store_left / store_right".*"found_by":"history","previous_access_ns_earlier":[1-9]' <<<"$out"; then
-		fail "json" "no JSON report found by the history" "$out"
+		fail_with "json" "no JSON report found by the history" "$out"
 	else
-		echo "ok   json"; passed=$((passed + 1))
+		ok json
 	fi
 	out=$(timeout "$TIMEOUT" "$KCSANCTL" run -v -- "$OUT/hb_slot_reuse" 2>&1)
 	if ! grep -Eq '^kcsand: history: [1-9][0-9]* sync operations traced at [1-9][0-9]* functions \(libc.so.6\).* [1-9][0-9]* shadow entries live .* 0 hits by threads without a clock' <<<"$out"; then
-		fail "verbose" "-v does not say what the history traced, or a thread had no clock" "$out"
+		fail_with "verbose" "-v does not say what the history traced, or a thread had no clock" "$out"
 	else
-		echo "ok   verbose"; passed=$((passed + 1))
+		ok verbose
 	fi
 fi
 
 [[ -n ${missed_listed:-} ]] && echo "known misses, not run (tests/history-check.sh BUILD NAME runs one):$missed_listed"
-echo "history-check: $passed passed, $failed failed"
-[[ $failed == 0 ]]
+finish history-check

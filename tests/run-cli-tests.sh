@@ -9,15 +9,14 @@
 set -u
 B=${1:-build}
 CTL=$B/kcsanctl
-pass=0 fail=0
 out=$(mktemp)
 trap 'rm -f "$out" "$out.sh"' EXIT
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-ok() { echo "ok   $1"; pass=$((pass + 1)); }
+# bad NAME WHY: a failure, with the end of the command's output.
 bad() {
-	echo "FAIL $1: $2"
+	fail "$1" "$2"
 	sed 's/^/    /' "$out" | tail -15
-	fail=$((fail + 1))
 }
 
 if [ "$(id -u)" != 0 ] || [ ! -x "$CTL" ]; then
@@ -147,5 +146,4 @@ else
 	bad no_bpf_program_left "programs held by no process: $left"
 fi
 
-echo "$pass passed, $fail failed"
-[ $fail = 0 ]
+finish

@@ -75,8 +75,7 @@ BUILD=${1:-build}
 [[ $# -gt 0 ]] && shift
 ONLY=("$@")
 
-passed=0
-failed=0
+. "$SRC_DIR/tests/lib.sh"
 
 # ---------------------------------------------------------------- parsing
 
@@ -206,9 +205,8 @@ collect_cases() {
 		prog=$BUILD/tests/$dir/${prog%.*}
 		while IFS= read -r line; do
 			if ! parse_case "$line"; then
-				echo "FAIL ${f#"$SRC_DIR"/}: bad kcsand-test line: $PARSE_ERR"
+				fail "${f#"$SRC_DIR"/}" "bad kcsand-test line: $PARSE_ERR"
 				echo "    $line"
-				failed=$((failed + 1))
 				continue
 			fi
 			wanted "$C_NAME" || continue
@@ -371,11 +369,11 @@ log_matches() {
 	return 0
 }
 
-fail() {
+fail_case() {
 	local out=$1 n
 
 	shift
-	echo "FAIL $C_NAME: $*"
+	fail "$C_NAME" "$*"
 	echo "    command: $CMDLINE"
 	if [[ -s $out ]]; then
 		# Indented; a runaway reporter is cut short.
@@ -385,7 +383,6 @@ fail() {
 	else
 		echo "    (no output on stderr)"
 	fi
-	failed=$((failed + 1))
 }
 
 # positive_control OUT: a race-free case passes only if kcsand looked: its
@@ -442,7 +439,7 @@ run_case() {
 
 	if [[ ! -x $prog ]]; then
 		: >"$out"
-		fail "$out" "program $prog not built (make scenario-programs)"
+		fail_case "$out" "program $prog not built (make scenario-programs)"
 		return
 	fi
 
@@ -452,7 +449,7 @@ run_case() {
 	fi
 
 	if [[ $rc == 124 || $rc == 137 ]]; then
-		fail "$out" "expected exit status $([[ $C_EXPECT == report ]] && echo 66 || echo 0)," \
+		fail_case "$out" "expected exit status $([[ $C_EXPECT == report ]] && echo 66 || echo 0)," \
 			"got a timeout after $TIMEOUT s (status $rc)"
 		return
 	fi
@@ -462,43 +459,41 @@ run_case() {
 
 	if [[ $C_EXPECT == error ]]; then
 		if [[ $n -gt 0 ]]; then
-			fail "$out" "expected no report, got $n (first: \"${LINES[BLOCK_START[0]]}\")"
+			fail_case "$out" "expected no report, got $n (first: \"${LINES[BLOCK_START[0]]}\")"
 		elif [[ $rc != 2 ]]; then
-			fail "$out" "expected exit status 2, got $rc"
+			fail_case "$out" "expected exit status 2, got $rc"
 		elif ! log_matches "$out"; then
-			fail "$out" "expected a line matching /$WHY/ in kcsanctl's output"
+			fail_case "$out" "expected a line matching /$WHY/ in kcsanctl's output"
 		else
-			echo "ok   $C_NAME  (refused as expected, $(elapsed "$t0" "$t1") s)"
-			passed=$((passed + 1))
+			ok "$C_NAME" "refused as expected, $(elapsed "$t0" "$t1") s"
 		fi
 		return
 	fi
 	if [[ $C_EXPECT == none ]]; then
 		if [[ $n -gt 0 ]]; then
-			fail "$out" "expected no report, got $n (first: \"${LINES[BLOCK_START[0]]}\")"
+			fail_case "$out" "expected no report, got $n (first: \"${LINES[BLOCK_START[0]]}\")"
 		elif [[ $rc != 0 ]]; then
-			fail "$out" "expected exit status 0, got $rc"
+			fail_case "$out" "expected exit status 0, got $rc"
 		elif ! WHY=$(positive_control "$out"); then
-			fail "$out" "expected $WHY: without it \"no report\" proves nothing"
+			fail_case "$out" "expected $WHY: without it \"no report\" proves nothing"
 		elif PC=$WHY; ! log_matches "$out"; then
-			fail "$out" "expected a line matching /$WHY/ in kcsanctl's output"
+			fail_case "$out" "expected a line matching /$WHY/ in kcsanctl's output"
 		else
-			echo "ok   $C_NAME  (no report; $PC; $(elapsed "$t0" "$t1") s)"
-			passed=$((passed + 1))
+			ok "$C_NAME" "no report; $PC; $(elapsed "$t0" "$t1") s"
 		fi
 		return
 	fi
 
 	if [[ $rc != 66 ]]; then
-		fail "$out" "expected exit status 66, got $rc"
+		fail_case "$out" "expected exit status 66, got $rc"
 		return
 	fi
 	if ! grep -qx -- "$SEP" "$out"; then
-		fail "$out" "expected a line of exactly 66 '=', got none"
+		fail_case "$out" "expected a line of exactly 66 '=', got none"
 		return
 	fi
 	if [[ $n == 0 ]]; then
-		fail "$out" "expected a \"BUG: KCSAN: ${C_TITLE:-/$C_TITLE_RE/}\" line, got none"
+		fail_case "$out" "expected a \"BUG: KCSAN: ${C_TITLE:-/$C_TITLE_RE/}\" line, got none"
 		return
 	fi
 	WHY=
@@ -517,26 +512,24 @@ run_case() {
 		check_block "$k"
 		titles=$(for ((k = 0; k < n; k++)); do echo "${LINES[BLOCK_START[k]]#BUG: KCSAN: }"; done |
 			sort | uniq -c | sed -E 's/^ *([0-9]+) (.*)$/"\2" x\1/' | paste -sd ';' | sed 's/;/, /g')
-		fail "$out" "expected $WHY, got $n report(s): $titles"
+		fail_case "$out" "expected $WHY, got $n report(s): $titles"
 		return
 	fi
 	extra=$(unexpected_report)
 	if [[ -n $extra ]]; then
-		fail "$out" "expected reports naming only: $C_FUNCS, got \"BUG: KCSAN: $extra\""
+		fail_case "$out" "expected reports naming only: $C_FUNCS, got \"BUG: KCSAN: $extra\""
 		return
 	fi
 	extra=$(bad_frame)
 	if [[ -n $extra ]]; then
-		fail "$out" "expected every stack line to match /$C_FRAMES_RE/, got \"$extra\""
+		fail_case "$out" "expected every stack line to match /$C_FRAMES_RE/, got \"$extra\""
 		return
 	fi
 	if ! log_matches "$out"; then
-		fail "$out" "expected a line matching /$WHY/ in kcsanctl's output"
+		fail_case "$out" "expected a line matching /$WHY/ in kcsanctl's output"
 		return
 	fi
-	echo "ok   $C_NAME  (first report after $(elapsed "$t0" "$(cat "$first")") s," \
-		"$n report(s), $(elapsed "$t0" "$t1") s)"
-	passed=$((passed + 1))
+	ok "$C_NAME" "first report after $(elapsed "$t0" "$(cat "$first")") s, $n report(s), $(elapsed "$t0" "$t1") s"
 }
 
 # ---------------------------------------------------------------- main
@@ -546,8 +539,7 @@ run_case() {
 NA=()
 HW_TOOL=$BUILD/tests/tools/hw_traps
 if [[ ! -x $HW_TOOL ]]; then
-	echo "FAIL setup: $HW_TOOL not built (make scenario-programs)"
-	failed=$((failed + 1))
+	fail setup "$HW_TOOL not built (make scenario-programs)"
 	HW_NEED=none
 elif HW_WHY=$("$HW_TOOL"); then
 	HW_NEED=hwbp
@@ -588,7 +580,6 @@ if [[ ${#NA[@]} -gt 0 ]]; then
 	nohwbp) why="$HW_WHY; these run in the QEMU guest (tests/vm/user-hwbp.sh)" ;;
 	*) why="cannot tell whether debug registers trap" ;;
 	esac
-	echo "n/a  ${NA[*]}: $why"
+	not_applicable "${NA[*]}" "$why"
 fi
-echo "$passed passed, $failed failed"
-[[ $failed == 0 ]]
+finish

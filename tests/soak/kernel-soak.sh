@@ -44,7 +44,6 @@ echo "     (guest run: $(( $(date +%s) - start )) s, exit status $rc; files in $
 
 E=$out/probe.err
 sum=$(grep -m1 '^kcsand: [0-9]* reports*, ' "$E" 2>/dev/null)
-field() { grep -oE " $1: [0-9]+" <<< "$sum" | sed 's/.*: //'; }
 sites=$(grep -oE '[0-9]+ sites,' <<< "$sum" | grep -oE '[0-9]+')
 if [ -n "$sum" ] && [ "$(cat "$out/probe.rc" 2>/dev/null)" != "" ] &&
    [[ $(cat "$out/probe.rc") =~ ^(0|66)$ ]]; then ok run_ended_with_summary
@@ -54,7 +53,7 @@ echo "     $(grep -E '^kcsand: decoded|refused|blacklist' "$E" | tr '\n' ' ')"
 
 # The stall budget: each watchpoint stalls at most udelay_task (80 µs), so the stalls
 # were at most setup x 80 µs; the budget is 500,000 µs per CPU-second.
-setup=$(field setup_watchpoints) exhausted=$(field stall_budget_exhausted)
+setup=$(summary_value setup_watchpoints "$E") exhausted=$(summary_value stall_budget_exhausted "$E")
 read -r t0 t1 < "$out/probe-uptime" 2>/dev/null
 run_s=$(awk -v a="${t0:-0}" -v b="${t1:-0}" 'BEGIN { printf "%d", b - a }')
 if [ -n "$setup" ] && awk -v s="$setup" -v t="$run_s" 'BEGIN { exit !(s * 80 <= 500000 * 2 * t) }'; then
@@ -72,6 +71,5 @@ grep '^kworkload:' "$out/reports.txt" "$out/probe.out" 2>/dev/null | sed 's/^[^:
 echo "     summary: $sum"
 grep -h '^BUG: KCSAN:' "$out/probe.out" 2>/dev/null | sort | uniq -c | sort -rn | sed 's/^/     /'
 
-echo "$pass passed, $fail failed"
-[ $fail = 0 ] && [ -z "${KCSAND_VM_KEEP:-}" ] && rm -rf "$out"
-[ $fail = 0 ]
+[ $failed = 0 ] && [ -z "${KCSAND_VM_KEEP:-}" ] && rm -rf "$out"
+finish

@@ -144,6 +144,5 @@ echo "     $nr_reports reports, $nr_titles distinct titles"
 [ -n "$titles" ] && sed 's/^/     /' <<< "$titles"
 no_kprobe_left "$out"
 no_kernel_warning "$out"
-echo "$pass passed, $fail failed"
-[ $fail = 0 ] && rm -rf "$out"
-[ $fail = 0 ]
+[ $failed = 0 ] && rm -rf "$out"
+finish

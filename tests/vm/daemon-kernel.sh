@@ -46,6 +46,5 @@ else bad guest_script_completed "no summary line from the guest: $(tail -3 "$out
 no_kprobe_left "$out"
 no_kernel_warning "$out"
 
-echo "$pass passed, $fail failed"
-[ $fail = 0 ] && rm -rf "$out"
-[ $fail = 0 ]
+[ $failed = 0 ] && rm -rf "$out"
+finish

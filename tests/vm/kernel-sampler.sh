@@ -45,10 +45,6 @@ step_rc() {
 	got=$(awk -v s="$2" '$1 == s { print $2 }' "$out/steps.rc" 2>/dev/null)
 	[ "$got" = "$3" ] && ok "$1" || bad "$1" "'kcsanctl run' ($2) exited ${got:-never ran}, expected $3"
 }
-# field LOG NAME: the value of NAME in the run's summary line.
-field() {
-	grep -m1 '^kcsand: [0-9]* reports*, ' "$1" 2>/dev/null | grep -oE " $2: [^ ]+" | sed 's/.*: //'
-}
 pair="BUG: KCSAN: data-race in kcsan_race_reader / kcsan_race_writer"
 S=$out/small.log A=$out/all.log
 
@@ -79,23 +75,23 @@ if [ "$late" -ge 1 ]; then
 else
 	bad small_reported_while_sampling "no report of the race after the third period with sites disarmed (line ${third_subset:-none})"
 fi
-armed=$(field "$S" armed_sites)
+armed=$(summary_value armed_sites "$S")
 if [[ $armed =~ ^([0-9]+)/([0-9]+)$ ]] && [ "${BASH_REMATCH[1]}" -lt "${BASH_REMATCH[2]}" ]; then
 	ok small_summary_subset
 else
 	bad small_summary_subset "expected armed_sites A/T with A < T in the summary, got '${armed:-none}'"
 fi
-turns=$(field "$S" hot_turns) unarmed=$(field "$S" unarmed_hits) floor=$(field "$S" trap_floor) trap=$(field "$S" trap_ns)
+turns=$(summary_value hot_turns "$S") unarmed=$(summary_value unarmed_hits "$S") floor=$(summary_value trap_floor "$S") trap=$(summary_value trap_ns "$S")
 if [ "${turns:-0}" -ge 1 ] && [ "${unarmed:-0}" -gt 0 ] && [[ ${floor:-} =~ ^[0-9]+%$ ]] && [ "${trap:-0}" -gt 0 ]; then
 	ok small_turns_and_trap_floor
-	echo "     summary: armed_sites $armed, estimated_overhead $(field "$S" estimated_overhead), hot_turns $turns, unarmed_hits $unarmed, trap_floor $floor, trap_ns $trap"
+	echo "     summary: armed_sites $armed, estimated_overhead $(summary_value estimated_overhead "$S"), hot_turns $turns, unarmed_hits $unarmed, trap_floor $floor, trap_ns $trap"
 else
 	bad small_turns_and_trap_floor "expected hot_turns >= 1, unarmed_hits > 0, trap_floor N%, trap_ns > 0; got ${turns:-none}, ${unarmed:-none}, ${floor:-none}, ${trap:-none}"
 fi
 
 # (2) Budget 100: every site armed all along.
 step_rc all_exit_66 all 66
-armed=$(field "$A" armed_sites) unarmed=$(field "$A" unarmed_hits) turns=$(field "$A" hot_turns)
+armed=$(summary_value armed_sites "$A") unarmed=$(summary_value unarmed_hits "$A") turns=$(summary_value hot_turns "$A")
 subset=$(awk -F'[ /]' '/^kcsand: sampler: [0-9]+\/[0-9]+ sites armed/ && $3 < $4 { n++ } END { print n + 0 }' "$A")
 if [[ $armed =~ ^([0-9]+)/([0-9]+)$ ]] && [ "${BASH_REMATCH[1]}" = "${BASH_REMATCH[2]}" ] &&
    [ "$subset" = 0 ] && [ "$unarmed" = 0 ] && [ "$turns" = 0 ]; then

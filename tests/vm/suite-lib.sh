@@ -6,13 +6,11 @@
 #
 #   . tests/vm/suite-lib.sh
 #
-# Each check prints "ok   NAME" or "FAIL NAME: ..."; the suite prints
-# "$pass passed, $fail failed" itself.
+# Results through tests/lib.sh ("ok   NAME", "FAIL NAME: ...", finish); bad is
+# its fail, by the name these suites have always used.
 
-pass=0 fail=0
-
-ok() { echo "ok   $1"; pass=$((pass + 1)); }
-bad() { echo "FAIL $1: $2"; fail=$((fail + 1)); }
+. "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
+bad() { fail "$@"; }
 
 # no_kprobe_left DIR: the guest's kprobe list, saved in DIR/kprobes-after.txt once
 # kcsand or kcsanctl was gone, is empty.
@@ -47,9 +45,8 @@ no_kernel_warning() {
 # passed unless KCSAND_VM_KEEP (or check_only, a re-check of kept files) is set; the
 # suite's exit status.
 finish_suite() {
-	echo "$pass passed, $fail failed"
-	[ "$fail" = 0 ] && [ -z "${KCSAND_VM_KEEP:-}${check_only:-}" ] && rm -rf "$1"
-	[ "$fail" = 0 ]
+	[ "$failed" = 0 ] && [ -z "${KCSAND_VM_KEEP:-}${check_only:-}" ] && rm -rf "$1"
+	finish
 }
 
 # report_block FILE TITLE: the first report in FILE whose title line is

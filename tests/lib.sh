@@ -1,0 +1,59 @@
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# What every test script shares: one result format, and one way to read a
+# figure of kcsand's summary.
+#
+#   . tests/lib.sh
+#
+#   ok NAME [NOTE]           "ok   NAME", or "ok   NAME  (NOTE)"
+#   fail NAME WHY            "FAIL NAME: WHY"
+#   not_applicable NAMES WHY "n/a  NAMES: WHY" (counted neither way)
+#   check NAME EXPECTED GOT  ok when the two are equal, else a failure saying both
+#   check_cmd NAME CMD...    ok when CMD succeeds
+#   finish [PREFIX]          "[PREFIX: ]N passed, N failed" (what CI reads); status 1
+#                            when any failed
+#   summary_value NAME FILE  the value of NAME in the last summary in FILE ("NAME: V",
+#                            V up to the next blank: 12, 3/5, 10%), empty when none
+#
+# The counts are $passed and $failed.
+
+passed=0
+failed=0
+
+ok() {
+	echo "ok   $1${2:+  ($2)}"
+	passed=$((passed + 1))
+}
+
+fail() {
+	echo "FAIL $1: $2"
+	failed=$((failed + 1))
+}
+
+not_applicable() {
+	echo "n/a  $1: $2"
+}
+
+check() {
+	if [[ $2 == "$3" ]]; then
+		ok "$1"
+	else
+		fail "$1" "expected '$2', got '$3'"
+	fi
+}
+
+check_cmd() {
+	local name=$1
+
+	shift
+	if "$@"; then ok "$name"; else fail "$name" "no: $*"; fi
+}
+
+finish() {
+	echo "${1:+$1: }$passed passed, $failed failed"
+	[[ $failed == 0 ]]
+}
+
+summary_value() {
+	grep -oE "(^| )$1: [^ ]+" "$2" 2>/dev/null | tail -1 | sed 's/.*: //'
+}
