@@ -63,22 +63,20 @@ unsigned int engine_opts__get(const struct engine_opts *o, const struct param_de
  * The parameters the BPF program reads, in its struct kcsand_params; NULL
  * for those only the daemon reads (report filtering, the site sampler).
  */
+#define BPF_PARAM_SLOT_BPF(b, name)	(&(b)->name)
+#define BPF_PARAM_SLOT_DAEMON(b, name)	NULL
+#define BPF_PARAM_SLOT_LOAD(b, name)	NULL
+#define BPF_PARAM_CASE(ID, name, lo, hi, user, kernel, kind, help)	\
+	case PARAM_##ID: return BPF_PARAM_SLOT_##kind(b, name);
 static __u32 *bpf_param(struct kcsand_params *b, enum param_id id)
 {
 	switch (id) {
-	case PARAM_SKIP_WATCH:			return &b->skip_watch;
-	case PARAM_SKIP_WATCH_RANDOMIZE:	return &b->skip_watch_randomize;
-	case PARAM_UDELAY_TASK:			return &b->udelay_task;
-	case PARAM_UDELAY_INTERRUPT:		return &b->udelay_interrupt;
-	case PARAM_DELAY_RANDOMIZE:		return &b->delay_randomize;
-	case PARAM_ASSUME_PLAIN_WRITES_ATOMIC:	return &b->assume_plain_writes_atomic;
-	case PARAM_INTERRUPT_WATCHER:		return &b->interrupt_watcher;
-	case PARAM_CONSUMER_WAIT_US:		return &b->consumer_wait_us;
-	case PARAM_ENABLED:			return &b->enabled;
-	case PARAM_STALL_BUDGET_US:		return &b->stall_budget_us;
-	default:				return NULL;
+	KCSAND_PARAMS(BPF_PARAM_CASE)
+	default:
+		return NULL;
 	}
 }
+#undef BPF_PARAM_CASE
 
 /* The BPF object's parameters for these options, before load. */
 static void bpf_params_fill(struct kcsand_params *b, const struct engine_opts *o)
@@ -1447,7 +1445,7 @@ void engine__print_summary(struct engine *e, FILE *out)
 		(unsigned long long)engine__hits(e));
 	for (int i = 0; i < KCSAND_CTR_COUNT; i++)
 		fprintf(out, " %s: %llu", counter__name(i), (unsigned long long)c[i]);
-	fprintf(out, " suppressed_duplicates: %lu suppressed_no_value_change: %lu",
+	fprintf(out, " suppressed_by_dedup: %lu suppressed_no_value_change: %lu",
 		e->suppressed_dedup, e->suppressed_no_change);
 	fprintf(out, " reports_watchpoint: %lu reports_history: %lu",
 		e->nr_reports - e->nr_reports_history, e->nr_reports_history);

@@ -61,13 +61,15 @@ struct own_stat {
 	unsigned long long v;
 };
 
-/* The stats names of each engine's sampler figures; NULL: not shown for that engine. */
+/*
+ * The stats names of each engine's sampler figures, the summary's names for
+ * them (engine__print_summary()); NULL: not shown for that engine.
+ */
 static const char *const sampler_names[2][5] = {
-	{ "sampler_armed_sites", "sampler_total_sites", "sampler_hot_turns",
-	  "sampler_estimated_overhead_pct", NULL },
+	{ "armed_sites", "total_sites", "hot_turns", "estimated_overhead_pct", NULL },
 	/* Kernel mode also pays the traps of every site, armed or not: the floor. */
-	{ "kernel_sampler_armed_sites", "kernel_sampler_total_sites", "kernel_sampler_hot_turns",
-	  "kernel_sampler_estimated_overhead_pct", "kernel_sampler_trap_floor_pct" },
+	{ "kernel_armed_sites", "kernel_total_sites", "kernel_hot_turns",
+	  "kernel_estimated_overhead_pct", "kernel_trap_floor_pct" },
 };
 
 static unsigned long long pct(double x)
@@ -102,11 +104,10 @@ static size_t own_stats(const struct service *s, const struct service_totals *t,
 	struct kmsg_stats ks;
 	size_t n = 0;
 
-	o[n++] = (struct own_stat){ "records_dropped", t->c[KCSAND_CTR_RECORDS_DROPPED] };
-	o[n++] = (struct own_stat){ "read_faults", t->c[KCSAND_CTR_READ_FAULTS] };
-	o[n++] = (struct own_stat){ "lost_other", t->c[KCSAND_CTR_LOST_OTHER] };
+	for (int i = KCSAND_CTR_NR_KCSAN; i < KCSAND_CTR_COUNT; i++)
+		o[n++] = (struct own_stat){ counter__name(i), t->c[i] };
 	o[n++] = (struct own_stat){ "sites_attached", t->sites };
-	o[n++] = (struct own_stat){ "probe_hits", t->hits };
+	o[n++] = (struct own_stat){ "hits", t->hits };
 	o[n++] = (struct own_stat){ "reports", t->reports };
 	o[n++] = (struct own_stat){ "suppressed_by_dedup", t->dedup };
 	o[n++] = (struct own_stat){ "suppressed_by_filter", t->filtered };
@@ -163,7 +164,7 @@ static void print_stats(struct service *s, FILE *out, bool json)
 		struct json_object *c = json_object_new_object(), *k = json_object_new_object();
 
 		json__add(o, "enabled", json_object_new_int64(enabled(s)));
-		for (int i = 0; i <= KCSAND_CTR_ENCODING_FALSE_POSITIVES; i++)
+		for (int i = 0; i < KCSAND_CTR_NR_KCSAN; i++)
 			json__add(c, counter__name(i), json_object_new_uint64(t.c[i]));
 		json__add(o, "counters", c);
 		json__add(o, "filter", filter_json(&s->filter));
@@ -176,7 +177,7 @@ static void print_stats(struct service *s, FILE *out, bool json)
 	}
 	/* KCSAN's show_info(): enabled, the nine counters, a blank line, the filter list. */
 	fprintf(out, "enabled: %u\n", enabled(s));
-	for (int i = 0; i <= KCSAND_CTR_ENCODING_FALSE_POSITIVES; i++)
+	for (int i = 0; i < KCSAND_CTR_NR_KCSAN; i++)
 		fprintf(out, "%s: %llu\n", counter__name(i), (unsigned long long)t.c[i]);
 	fprintf(out, "\n");
 	print_filter(s, out, false);
