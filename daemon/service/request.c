@@ -330,9 +330,12 @@ static void print_recent(struct service *s, FILE *out, bool json)
 	}
 }
 
-/* Apply a change to a copy of the list, so that a failure changes nothing. */
-static int change_filter(struct service *s, const struct ctl_request *r, char *err,
-			 size_t errlen)
+/*
+ * filter add|remove, blacklist, whitelist: applied to a copy of the list,
+ * so that a failure changes nothing.
+ */
+static int exec_filter(struct service *s, const struct ctl_request *r, FILE *out, char *err,
+		       size_t errlen)
 {
 	struct filter nf;
 	int ret;
@@ -490,54 +493,81 @@ static int exec_watch(struct service *s, const struct ctl_request *r, FILE *out,
 	}
 }
 
+static int exec_onoff(struct service *s, const struct ctl_request *r, FILE *out, char *err,
+		      size_t errlen)
+{
+	service_set_param(s, param__find("enabled"), r->op == CTL_ON);
+	return 0;
+}
+
+static int exec_status(struct service *s, const struct ctl_request *r, FILE *out, char *err,
+		       size_t errlen)
+{
+	print_status(s, out, r->json);
+	return 0;
+}
+
+static int exec_stats(struct service *s, const struct ctl_request *r, FILE *out, char *err,
+		      size_t errlen)
+{
+	print_stats(s, out, r->json);
+	return 0;
+}
+
+static int exec_filter_list(struct service *s, const struct ctl_request *r, FILE *out,
+			    char *err, size_t errlen)
+{
+	print_filter(s, out, r->json);
+	if (r->json)
+		fputc('\n', out);
+	return 0;
+}
+
+static int exec_get(struct service *s, const struct ctl_request *r, FILE *out, char *err,
+		    size_t errlen)
+{
+	print_params(s, r->param, out, r->json);
+	return 0;
+}
+
+static int exec_set(struct service *s, const struct ctl_request *r, FILE *out, char *err,
+		    size_t errlen)
+{
+	service_set_param(s, r->param, r->value);
+	return 0;
+}
+
+static int exec_reports(struct service *s, const struct ctl_request *r, FILE *out, char *err,
+			size_t errlen)
+{
+	print_recent(s, out, r->json);
+	return r->follow ? CTL_EXEC_FOLLOW : 0;
+}
+
+static int exec_help(struct service *s, const struct ctl_request *r, FILE *out, char *err,
+		     size_t errlen)
+{
+	fputs(ctl_help_text, out);
+	return 0;
+}
+
+/* Each request's function, from protocol.h's CTL_REQUESTS. */
+typedef int (*exec_fn)(struct service *s, const struct ctl_request *r, FILE *out, char *err,
+		       size_t errlen);
+#define EXEC_FN(OP, word, access, fn, help) [CTL_##OP] = fn,
+static const exec_fn exec_fns[CTL_NR_OPS] = {
+	CTL_REQUESTS(EXEC_FN)
+};
+#undef EXEC_FN
+
 static int exec(struct service *s, const struct ctl_request *r, FILE *out, char *err,
 		size_t errlen)
 {
-	switch (r->op) {
-	case CTL_ON:
-	case CTL_OFF:
-		service_set_param(s, param__find("enabled"), r->op == CTL_ON);
-		return 0;
-	case CTL_STATUS:
-		print_status(s, out, r->json);
-		return 0;
-	case CTL_STATS:
-		print_stats(s, out, r->json);
-		return 0;
-	case CTL_FILTER_ADD:
-	case CTL_FILTER_REMOVE:
-	case CTL_BLACKLIST:
-	case CTL_WHITELIST:
-		return change_filter(s, r, err, errlen);
-	case CTL_FILTER_LIST:
-		print_filter(s, out, r->json);
-		if (r->json)
-			fputc('\n', out);
-		return 0;
-	case CTL_GET:
-		print_params(s, r->param, out, r->json);
-		return 0;
-	case CTL_SET:
-		service_set_param(s, r->param, r->value);
-		return 0;
-	case CTL_PROBE_ADD_USER:
-	case CTL_PROBE_ADD_KERNEL:
-	case CTL_PROBE_REMOVE:
-	case CTL_PROBE_LIST:
-		return exec_probe(s, r, out, err, errlen);
-	case CTL_WATCH_ADD:
-	case CTL_WATCH_REMOVE:
-	case CTL_WATCH_LIST:
-		return exec_watch(s, r, out, err, errlen);
-	case CTL_REPORTS:
-		print_recent(s, out, r->json);
-		return r->follow ? CTL_EXEC_FOLLOW : 0;
-	case CTL_HELP:
-		fputs(ctl_help_text, out);
-		return 0;
+	if ((unsigned int)r->op >= CTL_NR_OPS || !exec_fns[r->op]) {
+		snprintf(err, errlen, "request not implemented");
+		return -ENOSYS;
 	}
-	snprintf(err, errlen, "request not implemented");
-	return -ENOSYS;
+	return exec_fns[r->op](s, r, out, err, errlen);
 }
 
 int service__exec(void *ctx, const struct ctl_request *r, FILE *out, char *err, size_t errlen)
