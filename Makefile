@@ -63,13 +63,13 @@ $(DEPS_STAMP): Makefile
 	@$(MAKE) --no-print-directory deps
 	@touch $@
 
-$(OUT)/%.bpf.o: bpf/%.bpf.c $(wildcard bpf/*.h) include/kcsand.h vmlinux.h | $(DEPS_STAMP)
+$(OUT)/%.bpf.o: bpf/%.bpf.c $(wildcard bpf/*.h) $(wildcard include/*.h) vmlinux.h | $(DEPS_STAMP)
 	$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 
 $(OUT)/%.skel.h: $(OUT)/%.bpf.o
 	$(BPFTOOL) gen skeleton $< > $@
 
-$(OUT)/daemon/%.o: daemon/%.c $(wildcard daemon/*/*.h) include/kcsand.h $(SKELS) | $(DEPS_STAMP)
+$(OUT)/daemon/%.o: daemon/%.c $(wildcard daemon/*/*.h) $(wildcard include/*.h) $(SKELS) | $(DEPS_STAMP)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -c $< -o $@
 

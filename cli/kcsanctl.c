@@ -26,39 +26,34 @@ const char *socket_path = CTL_DEFAULT_SOCKET;
 static int cmd_help(int argc, char **argv);
 
 static const struct cmd local_cmds[] = {
-	{ "run", cmd_run, run_help },
-	{ "summarize", do_summarize, summarize_help },
-	{ "help", cmd_help, NULL },
+	{ "run", cmd_run, run_help,
+	  "  run [OPTIONS] -- PROG [ARGS]    run PROG under kcsand (kcsanctl help run)\n" },
+	{ "summarize", do_summarize, summarize_help,
+	  "  summarize LOG...                count the BUG: KCSAN: titles of logs\n" },
+	{ "help", cmd_help, NULL,
+	  "  help [COMMAND]                  this text, or a command's\n" },
 	{},
 };
 
 /* The daemon's commands (remote.c), then the local ones: filled by main(). */
 static struct cmd cmds[32];
 
+static void print_usage_lines(FILE *out, const struct cmd *table)
+{
+	for (const struct cmd *c = table; c->name; c++)
+		if (c->usage)
+			fputs(c->usage, out);
+}
+
 static void usage(FILE *out)
 {
+	fprintf(out, "Usage: kcsanctl [-j] [--socket PATH] COMMAND [ARGS...]\n"
+		     "\n"
+		     "Commands for a running kcsand (kcsand(8)):\n");
+	print_usage_lines(out, remote_cmds);
+	fprintf(out, "\nCommands that need no daemon:\n");
+	print_usage_lines(out, local_cmds);
 	fprintf(out,
-		"Usage: kcsanctl [-j] [--socket PATH] COMMAND [ARGS...]\n"
-		"\n"
-		"Commands for a running kcsand (kcsand(8)):\n"
-		"  status                          version, uptime, probes, filter mode\n"
-		"  stats                           KCSAN's debugfs statistics, then kcsand's\n"
-		"  on | off                        switch race detection on or off\n"
-		"  filter add|remove FUNC...       edit KCSAN's filter list\n"
-		"  filter list                     show it\n"
-		"  blacklist | whitelist           drop the listed functions' reports, or keep\n"
-		"                                  only theirs\n"
-		"  set PARAM VALUE | get [PARAM]   live parameters (skip_watch, udelay_task...)\n"
-		"  probe add user BINARY [--functions GLOB] [--pid PID]\n"
-		"  probe remove ID | probe list    probed targets\n"
-		"  watch [add] SYMBOL|ADDRESS[:LEN] [--pid PID | --kernel] [--duration S]\n"
-		"  watch remove ID | watch list    hardware watchpoints on variables\n"
-		"  reports [-f]                    the last reports; -f: follow new ones\n"
-		"\n"
-		"Commands that need no daemon:\n"
-		"  run [OPTIONS] -- PROG [ARGS]    run PROG under kcsand (kcsanctl help run)\n"
-		"  summarize LOG...                count the BUG: KCSAN: titles of logs\n"
-		"  help [COMMAND]                  this text, or a command's\n"
 		"\n"
 		"Options:\n"
 		"  -j, --json       JSON output (every command)\n"

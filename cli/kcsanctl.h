@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * kcsanctl's command tables, bpftool style: { "name", do_name, help },
- * matched by unique prefix; an unknown command or bad arguments print
+ * kcsanctl's command tables, bpftool style: { "name", do_name, help, usage },
+ * matched by unique prefix; `kcsanctl help` lists the tables' usage lines; an unknown command or bad arguments print
  * the command's help and exit 2.
  */
 #ifndef KCSANCTL_H
@@ -14,10 +14,15 @@
 #define EXIT_NO_DAEMON	1
 #define EXIT_RACE	66	/* TSan's convention: a race was reported */
 
+/*
+ * usage: the command's lines in `kcsanctl help`, on the first command of
+ * those that share them (on | off); NULL on the others.
+ */
 struct cmd {
 	const char *name;
 	int (*fn)(int argc, char **argv);
 	void (*help)(FILE *out);
+	const char *usage;
 };
 
 /* -j: JSON output, for every command. */

@@ -513,18 +513,32 @@ static int do_reports(int argc, char **argv)
 	return request(follow ? "reports follow" : "reports", follow);
 }
 
+/* In `kcsanctl help`'s order. */
 const struct cmd remote_cmds[] = {
-	{ "status", do_status, status_help },
-	{ "stats", do_stats, stats_help },
-	{ "on", do_on, onoff_help },
+	{ "status", do_status, status_help,
+	  "  status                          version, uptime, probes, filter mode\n" },
+	{ "stats", do_stats, stats_help,
+	  "  stats                           KCSAN's debugfs statistics, then kcsand's\n" },
+	{ "on", do_on, onoff_help,
+	  "  on | off                        switch race detection on or off\n" },
 	{ "off", do_off, onoff_help },
-	{ "filter", do_filter, filter_help },
-	{ "whitelist", do_whitelist, mode_help },
+	{ "filter", do_filter, filter_help,
+	  "  filter add|remove FUNC...       edit KCSAN's filter list\n"
+	  "  filter list                     show it\n" },
+	{ "whitelist", do_whitelist, mode_help,
+	  "  blacklist | whitelist           drop the listed functions' reports, or keep\n"
+	  "                                  only theirs\n" },
 	{ "blacklist", do_blacklist, mode_help },
-	{ "set", do_set, set_help },
+	{ "set", do_set, set_help,
+	  "  set PARAM VALUE | get [PARAM]   live parameters (skip_watch, udelay_task...)\n" },
 	{ "get", do_get, get_help },
-	{ "probe", do_probe, probe_help },
-	{ "watch", do_watch, watch_help },
-	{ "reports", do_reports, reports_help },
+	{ "probe", do_probe, probe_help,
+	  "  probe add user BINARY [--functions GLOB] [--pid PID]\n"
+	  "  probe remove ID | probe list    probed targets\n" },
+	{ "watch", do_watch, watch_help,
+	  "  watch [add] SYMBOL|ADDRESS[:LEN] [--pid PID | --kernel] [--duration S]\n"
+	  "  watch remove ID | watch list    hardware watchpoints on variables\n" },
+	{ "reports", do_reports, reports_help,
+	  "  reports [-f]                    the last reports; -f: follow new ones\n" },
 	{},
 };

@@ -14,6 +14,8 @@
 #include <linux/types.h>
 #endif
 
+#include "kcsand_params.h"
+
 #define KCSAND_VERSION		"0.1.0"
 
 /* Frames kept per stack; KCSAN prints at most 64, 32 is plenty for reports. */
@@ -159,26 +161,40 @@ struct kcsand_report {
 };
 
 /*
- * Counters: KCSAN's debugfs names, in its order, then kcsand's own.
- * Kept in the BPF object's .bss (u64 counters[]), read through the mmap.
+ * Counters: KCSAN's debugfs names, in its order, then kcsand's own.  Kept in
+ * the BPF object's .bss (u64 counters[]), read through the mmap.  One list
+ * each, X(ID, name): the enum, the names `stats` and the summary print
+ * (daemon/engine/params.c) and the BPF side all come from it.
  */
+#define KCSAND_KCSAN_COUNTERS(X)					\
+	X(USED_WATCHPOINTS, used_watchpoints)				\
+	X(SETUP_WATCHPOINTS, setup_watchpoints)				\
+	X(DATA_RACES, data_races)					\
+	X(ASSERT_FAILURES, assert_failures)				\
+	X(NO_CAPACITY, no_capacity)					\
+	X(REPORT_RACES, report_races)					\
+	X(RACES_UNKNOWN_ORIGIN, races_unknown_origin)			\
+	X(UNENCODABLE_ACCESSES, unencodable_accesses)			\
+	X(ENCODING_FALSE_POSITIVES, encoding_false_positives)
+
+#define KCSAND_OWN_COUNTERS(X)						\
+	X(RECORDS_DROPPED, records_dropped)	/* ring buffer full */	\
+	X(READ_FAULTS, read_faults)		/* value could not be sampled */ \
+	X(LOST_OTHER, lost_other)		/* consumer did not publish in time */ \
+	/* watchpoints not set: the CPU's stall budget was spent */	\
+	X(STALL_BUDGET, stall_budget_exhausted)
+
+#define KCSAND_CTR_ENUM(ID, name) KCSAND_CTR_##ID,
 enum kcsand_counter {
-	KCSAND_CTR_USED_WATCHPOINTS,
-	KCSAND_CTR_SETUP_WATCHPOINTS,
-	KCSAND_CTR_DATA_RACES,
-	KCSAND_CTR_ASSERT_FAILURES,
-	KCSAND_CTR_NO_CAPACITY,
-	KCSAND_CTR_REPORT_RACES,
-	KCSAND_CTR_RACES_UNKNOWN_ORIGIN,
-	KCSAND_CTR_UNENCODABLE_ACCESSES,
-	KCSAND_CTR_ENCODING_FALSE_POSITIVES,
-	/* kcsand's own */
-	KCSAND_CTR_RECORDS_DROPPED,	/* ring buffer full */
-	KCSAND_CTR_READ_FAULTS,		/* value could not be sampled */
-	KCSAND_CTR_LOST_OTHER,		/* consumer did not publish in time */
-	KCSAND_CTR_STALL_BUDGET,	/* watchpoints not set: the CPU's stall budget was spent */
+	KCSAND_KCSAN_COUNTERS(KCSAND_CTR_ENUM)
+	KCSAND_OWN_COUNTERS(KCSAND_CTR_ENUM)
 	KCSAND_CTR_COUNT,
 };
+#undef KCSAND_CTR_ENUM
+
+/* KCSAN's counters come first, these many: what `stats` shows as KCSAN's debugfs does. */
+#define KCSAND_CTR_ONE(ID, name) + 1
+#define KCSAND_CTR_NR_KCSAN (0 KCSAND_KCSAN_COUNTERS(KCSAND_CTR_ONE))
 
 /*
  * Per-CPU engine state (a per-CPU array of one): KCSAN's kcsan_skip, the
@@ -193,22 +209,20 @@ struct kcsand_cpu_state {
 
 /*
  * Live parameters: the BPF object's .data, changed by the daemon through the
- * skeleton's mmap without reloading.  Names and meaning follow KCSAN's.
+ * skeleton's mmap without reloading.  Names and meaning follow KCSAN's; the
+ * fields are the BPF lines of kcsand_params.h, in its order.
  */
+#define KCSAND_PARAM_FIELD_BPF(name)	__u32 name;
+#define KCSAND_PARAM_FIELD_DAEMON(name)
+#define KCSAND_PARAM_FIELD_LOAD(name)
+#define KCSAND_PARAM_FIELD(ID, name, lo, hi, user, kernel, kind, help)	\
+	KCSAND_PARAM_FIELD_##kind(name)
 struct kcsand_params {
-	__u32 enabled;
-	__u32 skip_watch;
-	__u32 skip_watch_randomize;
-	__u32 udelay_task;		/* µs */
-	__u32 udelay_interrupt;		/* µs */
-	__u32 delay_randomize;
-	__u32 assume_plain_writes_atomic;
-	__u32 interrupt_watcher;
-	__u32 consumer_wait_us;		/* how long a watcher waits for its consumer's record */
+	KCSAND_PARAMS(KCSAND_PARAM_FIELD)
 	__u32 trace_all;		/* every process hitting a probe, not just the targets */
-	__u32 stall_budget_us;		/* per CPU and second; 0: unlimited */
 	__u32 __pad;
 };
+#undef KCSAND_PARAM_FIELD
 
 /*
  * Per-site statistics for the site sampler, one per (CPU, site): a CPU only

@@ -171,7 +171,7 @@ else fail ring_full_drops_counted "records_dropped > 0, got '$dropped'"; fi
 mark=$(log_mark)
 if wait_title "$mark" "data-race in" 30; then ok ring_full_reports_go_on
 else fail ring_full_reports_go_on "a report after the drops, got none in 30 s; $("$CTL" stats |
-	grep -E '^(records_dropped|no_capacity|setup_watchpoints|sampler_armed_sites|sampler_estimated_overhead_pct):' |
+	grep -E '^(records_dropped|no_capacity|setup_watchpoints|armed_sites|estimated_overhead_pct):' |
 	tr '\n' ' ')"; fi
 kill -0 "$TPID" 2>/dev/null && ok ring_full_target_alive || fail ring_full_target_alive "target gone"
 kill "$TPID"

@@ -48,7 +48,7 @@ map_entries() {
 		done
 	done | sort
 }
-hits() { "$CTL" -j stats | jq .kcsand.probe_hits; }
+hits() { "$CTL" -j stats | jq .kcsand.hits; }
 
 # A warm-up: the daemon's first allocations for the target, before the baseline.
 "$TMP/short_lived" 200 >"$TMP/warm.out" 2>&1

@@ -86,8 +86,8 @@ done
 if [[ $line == *"MESSAGE="*"BUG: KCSAN: data-race in "*"Reported by Kernel Concurrency"* ]]
 then ok journal_message_is_the_report; else fail journal_message_is_the_report "KCSAN's text"; fi
 # KCSAN's dedup ran before the sinks: the summary counts what it held back.
-if grep -Eq "suppressed_duplicates: [1-9]" "$DERR"; then ok dedup_before_sinks
-else fail dedup_before_sinks "duplicates suppressed, got: $(grep -o 'suppressed_dup[^ ]* [0-9]*' "$DERR")"
+if grep -Eq "suppressed_by_dedup: [1-9]" "$DERR"; then ok dedup_before_sinks
+else fail dedup_before_sinks "duplicates suppressed, got: $(grep -o 'suppressed_by_dedup[^ ]* [0-9]*' "$DERR")"
 fi
 
 # --json: JSON lines on stderr and in the log.

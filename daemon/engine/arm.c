@@ -144,7 +144,7 @@ static int turn_xbp(struct engine *e, const uint8_t *turn)
 				const struct site *s = &o->sites.v[k];
 				const struct elf_func *f = target_obj__site_func(o, s);
 
-				pr_warn("sampler: turn: %s+0x%llx: %d thread%s\n",
+				pr_debug("sampler: turn: %s+0x%llx: %d thread%s\n",
 					f ? f->name : "?",
 					(unsigned long long)(f ? s->vaddr - f->vaddr : 0), r,
 					r == 1 ? "" : "s");

@@ -36,8 +36,6 @@
 #include "util/print.h"
 #include "util/clock.h"
 
-int kcsand_verbose;
-
 void engine_opts__init(struct engine_opts *o, enum param_mode mode)
 {
 	memset(o, 0, sizeof(*o));
@@ -63,22 +61,20 @@ unsigned int engine_opts__get(const struct engine_opts *o, const struct param_de
  * The parameters the BPF program reads, in its struct kcsand_params; NULL
  * for those only the daemon reads (report filtering, the site sampler).
  */
+#define BPF_PARAM_SLOT_BPF(b, name)	(&(b)->name)
+#define BPF_PARAM_SLOT_DAEMON(b, name)	NULL
+#define BPF_PARAM_SLOT_LOAD(b, name)	NULL
+#define BPF_PARAM_CASE(ID, name, lo, hi, user, kernel, kind, help)	\
+	case PARAM_##ID: return BPF_PARAM_SLOT_##kind(b, name);
 static __u32 *bpf_param(struct kcsand_params *b, enum param_id id)
 {
 	switch (id) {
-	case PARAM_SKIP_WATCH:			return &b->skip_watch;
-	case PARAM_SKIP_WATCH_RANDOMIZE:	return &b->skip_watch_randomize;
-	case PARAM_UDELAY_TASK:			return &b->udelay_task;
-	case PARAM_UDELAY_INTERRUPT:		return &b->udelay_interrupt;
-	case PARAM_DELAY_RANDOMIZE:		return &b->delay_randomize;
-	case PARAM_ASSUME_PLAIN_WRITES_ATOMIC:	return &b->assume_plain_writes_atomic;
-	case PARAM_INTERRUPT_WATCHER:		return &b->interrupt_watcher;
-	case PARAM_CONSUMER_WAIT_US:		return &b->consumer_wait_us;
-	case PARAM_ENABLED:			return &b->enabled;
-	case PARAM_STALL_BUDGET_US:		return &b->stall_budget_us;
-	default:				return NULL;
+	KCSAND_PARAMS(BPF_PARAM_CASE)
+	default:
+		return NULL;
 	}
 }
+#undef BPF_PARAM_CASE
 
 /* The BPF object's parameters for these options, before load. */
 static void bpf_params_fill(struct kcsand_params *b, const struct engine_opts *o)
@@ -133,15 +129,15 @@ int engine__get_param(const struct engine *e, const char *name, unsigned int *va
  */
 static bool libbpf_quiet_warnings;
 
+/* libbpf's levels are kcsand's; the print function filters them as the rest. */
 static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list args)
 {
-	if (level == LIBBPF_WARN && libbpf_quiet_warnings && kcsand_verbose < 2)
-		return 0;
-	if (level == LIBBPF_DEBUG && kcsand_verbose < 2)
-		return 0;
-	if (level == LIBBPF_INFO && kcsand_verbose < 1)
-		return 0;
-	kcsand__vprint(level == LIBBPF_WARN ? KCSAND_WARN : KCSAND_INFO, fmt, args);
+	enum kcsand_print_level to = level == LIBBPF_WARN ? KCSAND_WARN :
+				     level == LIBBPF_INFO ? KCSAND_INFO : KCSAND_DEBUG;
+
+	if (level == LIBBPF_WARN && libbpf_quiet_warnings)
+		to = KCSAND_DEBUG;
+	kcsand__vprint(to, fmt, args);
 	return 0;
 }
 
@@ -171,7 +167,8 @@ int engine__open(const struct engine_opts *o, struct engine **out)
 	e->opts = *o;
 	if (!e->opts.out)
 		e->opts.out = stderr;
-	kcsand_verbose = o->verbose;
+	/* -v: info, -vv: debug, libbpf's too. */
+	kcsand__set_verbose(o->verbose);
 	libbpf_set_print(libbpf_print);
 	e->sym = symbolizer__new();
 	e->dedup = dedup__new();
@@ -400,7 +397,7 @@ static int register_object(struct engine *e, struct target_obj *obj, bool kernel
 	e->nr_objs++;
 
 	if (e->opts.verbose)
-		pr_warn(
+		pr_info(
 			"%s: %llu functions, %llu sites (%llu marked, %llu of them cas loop "
 			"reads); skipped: %llu stack, %llu tls, %llu unencodable, %llu locked before "
 			"a branch target, %llu vector insns the kernel's probes misread\n",
@@ -436,26 +433,26 @@ static int mark_kernel_object(struct engine *e, struct target_obj *obj, const st
 
 	if (err || !e->opts.verbose)
 		return err;
-	pr_warn("[kernel]: marking from %zu debug file%s%s\n", ks.debug_files,
+	pr_info("[kernel]: marking from %zu debug file%s%s\n", ks.debug_files,
 		ks.debug_files == 1 ? "" : "s", ks.kaslr ? " (vmlinux through _text)" : "");
 	if (ks.cache_path[0])
-		pr_warn("[kernel]: %llu of %zu sites' verdicts from the cache %s%s%s\n",
+		pr_info("[kernel]: %llu of %zu sites' verdicts from the cache %s%s%s\n",
 			(unsigned long long)ks.cached, obj->sites.n, ks.cache_path,
 			ks.cache_err ? ", which cannot be written: " : "",
 			ks.cache_err ? strerror(-ks.cache_err) : "");
 	if (ks.no_debug)
-		pr_warn("[kernel]: %zu sites without debug info (--kernel-debug "
+		pr_info("[kernel]: %zu sites without debug info (--kernel-debug "
 				"NAME.ko or a vmlinux): only lock prefixes and the marks file mark "
 				"them\n", ks.no_debug);
 	if (ks.module_nowatch)
-		pr_warn("[kernel]: %zu plain sites of modules without debug info "
+		pr_info("[kernel]: %zu plain sites of modules without debug info "
 				"are never watched: any may be a device register (readl), whose "
 				"value kcsand must not read again\n", ks.module_nowatch);
 	if (ks.not_found)
-		pr_warn("[kernel]: %zu sites in functions the debug file does "
+		pr_info("[kernel]: %zu sites in functions the debug file does "
 				"not have (another build?)\n", ks.not_found);
 	if (ks.no_source)
-		pr_warn("[kernel]: source not found for %llu sites (--source-dir)\n",
+		pr_info("[kernel]: source not found for %llu sites (--source-dir)\n",
 			(unsigned long long)ks.no_source);
 	return 0;
 }
@@ -481,10 +478,10 @@ static int mark_object(struct engine *e, struct target_obj *obj)
 	err = mark__apply(obj, &mo, &ms);
 
 	if (!err && e->opts.verbose && !ms.dwarf)
-		pr_warn("%s: no debug info: only lock prefixes and the marks file "
+		pr_info("%s: no debug info: only lock prefixes and the marks file "
 				"mark accesses\n", obj->path);
 	if (!err && e->opts.verbose && ms.no_source)
-		pr_warn("%s: source not found for %llu sites (--source-dir)\n",
+		pr_info("%s: source not found for %llu sites (--source-dir)\n",
 			obj->path, (unsigned long long)ms.no_source);
 	return err;
 }
@@ -676,7 +673,8 @@ static int src_sets_load(struct engine *e, const char *const *specs, size_t nr,
 			units += s->f.units;
 			funcs += s->f.n;
 		}
-		pr_info("%s: %zu compile unit%s, %zu functions with code\n",
+		/* Said without -v too: the user checks what a path chose (docs/kernel-mode.md). */
+		pr_warn("%s: %zu compile unit%s, %zu functions with code\n",
 			specs[i], units, units == 1 ? "" : "s", funcs);
 	}
 	return 0;
@@ -686,14 +684,14 @@ static int src_sets_load(struct engine *e, const char *const *specs, size_t nr,
 static void print_kernel_stats(const struct engine *e, const struct ktarget_stats *skipped)
 {
 	if (e->opts.verbose)
-		pr_warn("[kernel]: %zu functions sized from the debug files' symbol tables, %zu by "
+		pr_info("[kernel]: %zu functions sized from the debug files' symbol tables, %zu by "
 			"reachability (up to padding no branch passes)\n", skipped->sized_elf,
 			skipped->sized_reach);
 	if (skipped->blacklisted && e->opts.verbose)
-		pr_warn("%zu matching functions are on the kprobe blacklist\n",
+		pr_info("%zu matching functions are on the kprobe blacklist\n",
 			skipped->blacklisted);
 	if (skipped->init_text && e->opts.verbose)
-		pr_warn("%zu matching functions are __init or __exit code, freed after boot\n",
+		pr_info("%zu matching functions are __init or __exit code, freed after boot\n",
 			skipped->init_text);
 	if (skipped->probed)
 		pr_warn("%zu matching functions are already probed by another "
@@ -759,7 +757,7 @@ int engine__add_kernel(struct engine *e, const char *const *specs, size_t nr_spe
 	e->decode_ms += (clock__now_ns() - t2) / 1e6;
 	/* Where the time of a large set goes (docs/kernel-mode.md measures it). */
 	if (e->opts.verbose)
-		pr_warn("[kernel]: site sets read in %.1f ms, %zu sites decoded from /proc/kcore "
+		pr_info("[kernel]: site sets read in %.1f ms, %zu sites decoded from /proc/kcore "
 			"in %.1f ms, marked in %.1f ms\n", (t1 - t0) / 1e6, obj ? obj->sites.n : 0,
 			(t2 - t1) / 1e6, (clock__now_ns() - t2) / 1e6);
 	if (err) {
@@ -1035,7 +1033,7 @@ static int attach_added(struct engine *e)
 			return err;
 	}
 	if (e->opts.verbose)
-		pr_warn("decoded %zu sites in %.1f ms, attached them in %.1f ms (%s)\n",
+		pr_info("decoded %zu sites in %.1f ms, attached them in %.1f ms (%s)\n",
 			engine__nr_sites(e), e->decode_ms, (clock__now_ns() - t0) / 1e6,
 			e->kbp_mode ? "code breakpoints" : e->opts.kernel ? "kprobes" :
 			e->multi ? "uprobe_multi" : "per-site uprobes");
@@ -1121,11 +1119,11 @@ static void pace_history(struct engine *e)
 	case HB_PACE_PAUSE:
 		history__pause(e->hist);
 		if (e->opts.verbose > 1)
-			pr_warn("history: sync probes off: over their share of the budget\n");
+			pr_debug("history: sync probes off: over their share of the budget\n");
 		break;
 	case HB_PACE_RESUME:
 		if (!history__resume(e->hist) && e->opts.verbose > 1)
-			pr_warn("history: sync probes on, history restarted\n");
+			pr_debug("history: sync probes on, history restarted\n");
 		break;
 	case HB_PACE_KEEP:
 		break;
@@ -1447,7 +1445,7 @@ void engine__print_summary(struct engine *e, FILE *out)
 		(unsigned long long)engine__hits(e));
 	for (int i = 0; i < KCSAND_CTR_COUNT; i++)
 		fprintf(out, " %s: %llu", counter__name(i), (unsigned long long)c[i]);
-	fprintf(out, " suppressed_duplicates: %lu suppressed_no_value_change: %lu",
+	fprintf(out, " suppressed_by_dedup: %lu suppressed_no_value_change: %lu",
 		e->suppressed_dedup, e->suppressed_no_change);
 	fprintf(out, " reports_watchpoint: %lu reports_history: %lu",
 		e->nr_reports - e->nr_reports_history, e->nr_reports_history);

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * Parameters and counters by name: the one table that `kcsanctl run`'s
- * options, the configuration file and the control socket all read.  Each
+ * options, the configuration file and the control socket all read,
+ * generated from include/kcsand_params.h's list.  Each
  * parameter has a name, a range, a default per mode (user, kernel) and a
  * line of help; each front end only reads its own syntax and hands the
  * number to the engine by id.
@@ -20,30 +21,13 @@ enum param_mode {
 	PARAM_NR_MODES,
 };
 
-/* In the table's order, which is also `get`'s and `--param help`'s. */
+/* In the table's order (include/kcsand_params.h), which is also `get`'s and `--param help`'s. */
+#define PARAM_ENUM(ID, name, lo, hi, user, kernel, kind, help) PARAM_##ID,
 enum param_id {
-	PARAM_SKIP_WATCH,
-	PARAM_SKIP_WATCH_RANDOMIZE,
-	PARAM_UDELAY_TASK,
-	PARAM_UDELAY_INTERRUPT,
-	PARAM_DELAY_RANDOMIZE,
-	PARAM_ASSUME_PLAIN_WRITES_ATOMIC,
-	PARAM_INTERRUPT_WATCHER,
-	PARAM_CONSUMER_WAIT_US,
-	PARAM_ENABLED,
-	PARAM_STALL_BUDGET_US,
-	PARAM_REPORT_VALUE_CHANGE_ONLY,
-	PARAM_REPORT_ONCE_IN_MS,
-	PARAM_OVERHEAD_BUDGET,
-	PARAM_SAMPLER_WARMUP_CPU_MS,
-	PARAM_SAMPLER_PERIOD_MS,
-	PARAM_SAMPLER_TURN_MS,
-	PARAM_SAMPLER_BACKOFF_HITS,
-	PARAM_SAMPLER_LEVEL0_CPU_MS,
-	PARAM_SAMPLER_START_CREDIT_MS,
-	PARAM_RING_BUFFER_KB,
+	KCSAND_PARAMS(PARAM_ENUM)
 	PARAM_COUNT,
 };
+#undef PARAM_ENUM
 
 struct param_desc {
 	const char *name;
@@ -85,7 +69,7 @@ int param__parse_kv(const char *kv, const struct param_desc **pp, unsigned int *
 /* The list for `--param help`: name, range, default per mode, help. */
 void param__print_all(FILE *out);
 
-/* KCSAN's debugfs names for the counters, then kcsand's own. */
+/* KCSAN's debugfs names for the counters, then kcsand's own (include/kcsand.h's lists). */
 const char *counter__name(enum kcsand_counter c);
 
 #endif

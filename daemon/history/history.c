@@ -336,7 +336,7 @@ static void plan_symtab(struct history *hist, struct batch *b, const char *path,
 		else
 			hist->outlined++;
 		if (hist->verbose > 1)
-			pr_info("history: %s in %s, sync operation %d\n", name, path, op);
+			pr_debug("history: %s in %s, sync operation %d\n", name, path, op);
 	}
 }
 

@@ -37,7 +37,6 @@
 #include "util/print.h"
 #include "util/clock.h"
 
-extern int kcsand_verbose;
 
 #define HW_ESCALATION_MS	30000	/* an escalation that saw no writer gives up */
 #define HW_MIN_HOLD_MS		1000	/* before another escalation may take the slot */
@@ -443,11 +442,9 @@ int hwbp__escalate(struct hwbp *hw, const struct kcsand_report *r)
 		return -EIO;
 	hw->s[i].until_ns = clock__now_ns() + HW_ESCALATION_MS * 1000000ull;
 	hw->s[i].watcher = *r;
-	if (kcsand_verbose)
-		pr_warn("escalation: write watchpoint %d on 0x%" PRIx64 " (%u bytes), "
-				"%zu %s, armed in %.1f ms\n", i, addr, len, hw->s[i].n,
-			hw->kernel ? "CPUs" : "threads",
-			(clock__now_ns() - hw->s[i].armed_ns) / 1e6);
+	pr_info("escalation: write watchpoint %d on 0x%" PRIx64 " (%u bytes), "
+		"%zu %s, armed in %.1f ms\n", i, addr, len, hw->s[i].n,
+		hw->kernel ? "CPUs" : "threads", (clock__now_ns() - hw->s[i].armed_ns) / 1e6);
 	return 0;
 }
 
@@ -720,11 +717,11 @@ int hwbp__watch(struct hwbp *hw, pid_t pid, const char *path, const char *spec)
 		return -ENOSPC;
 	}
 	err = arm(hw, i, hw->kernel ? -1 : pid, bp_addr, bp_len, addr, len, KCSAND_HW_WATCH);
-	if (!err && kcsand_verbose && hw->kernel)
-		pr_warn("watching %s at 0x%" PRIx64 " (%u bytes) on %zu CPUs\n",
+	if (!err && hw->kernel)
+		pr_info("watching %s at 0x%" PRIx64 " (%u bytes) on %zu CPUs\n",
 			spec, bp_addr, bp_len, hw->s[i].n);
-	else if (!err && kcsand_verbose)
-		pr_warn("watching %s at 0x%" PRIx64 " (%u bytes) in %d\n", spec,
+	else if (!err)
+		pr_info("watching %s at 0x%" PRIx64 " (%u bytes) in %d\n", spec,
 			bp_addr, bp_len, pid);
 	return err ? err : i;
 }
@@ -823,11 +820,11 @@ void hwbp__decode(struct hwbp *hw, struct symbolizer *sym, const struct kcsand_h
 	if (!bpf_map_lookup_elem(bpf_map__fd(hw->skel->maps.hw_insns), &key, &site))
 		return;
 	err = decode_before(hw, sym, rq->pid, rq->next_ip, &site);
-	if (kcsand_verbose && err)
+	if (err)
 		pr_info("hardware watchpoint: the access before 0x%llx in %u: not decoded (%s), "
 			"the debug register's range stands in\n",
 			(unsigned long long)rq->next_ip, rq->pid, strerror(-err));
-	else if (kcsand_verbose)
+	else
 		pr_info("hardware watchpoint: the access before 0x%llx in %u: %s of %u bytes%s\n",
 			(unsigned long long)rq->next_ip, rq->pid,
 			site.flags & KCSAND_SITE_WRITE ? "write" : "read", site.size,

@@ -156,7 +156,7 @@ void mark__site(struct site *s, const struct mark_where *w, const struct mark_op
 		detail = ss.tok;
 	}
 	if (opts->verbose >= 2 && s->reason != before)
-		pr_warn(
+		pr_debug(
 			"mark: %s+0x%" PRIx64 " (0x%" PRIx64 ") %s:%d:%d: %s%s: %s\n",
 			w->func ? w->func : "?", w->off, s->vaddr, ss.file ? ss.file : "?", ss.line,
 			ss.col, (s->desc.flags & KCSAND_SITE_DATA_RACE) ? "data_race, " : "",

@@ -329,7 +329,7 @@ static void control(struct kbp *k, uint64_t now, uint64_t s)
 		note_plan(k, sc);
 		pthread_cond_broadcast(&k->wake);	/* the others wait for a step that moved */
 		if (k->o.verbose > 1)
-			pr_info("breakpoints: cost %.1f%% of the machine's own time: period %u us, "
+			pr_debug("breakpoints: cost %.1f%% of the machine's own time: period %u us, "
 				"%u registers\n", share * 100, p.period_us, p.regs);
 	}
 	pthread_mutex_unlock(&k->lock);

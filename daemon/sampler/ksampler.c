@@ -49,7 +49,6 @@
 #include "util/print.h"
 #include "util/clock.h"
 
-extern int kcsand_verbose;
 
 static double now_ns(void)
 {
@@ -282,9 +281,8 @@ double kcpu__trap_ns(struct kcsand_bpf *skel)
 	}
 	with = kcpu__getppid_ns();
 	bpf_link__destroy(l);
-	if (kcsand_verbose)
-		pr_warn("sampler: a kprobe trap costs %.0f ns (getppid(2): %.0f ns "
-				"without, %.0f with); calibrated in %.0f ms\n",
-			with > without ? with - without : 0, without, with, (now_ns() - t0) / 1e6);
+	pr_info("sampler: a kprobe trap costs %.0f ns (getppid(2): %.0f ns "
+			"without, %.0f with); calibrated in %.0f ms\n",
+		with > without ? with - without : 0, without, with, (now_ns() - t0) / 1e6);
 	return with > without ? with - without : 0;
 }

@@ -76,7 +76,6 @@
 #include "util/print.h"
 #include "util/clock.h"
 
-extern int kcsand_verbose;
 
 #define CALIB_CALLS	500
 /*
@@ -773,11 +772,9 @@ static void log_tick(const struct sampler *s, const struct period *pd)
 {
 	const struct sampler_stats *st = &s->st;
 
-	if (kcsand_verbose < 2)
-		return;
-	pr_warn("sampler: %zu/%zu sites armed%s, %s %.2f CPUs, probes %.2f, "
-			"overhead %.0f%% this period, %.0f%% since warm-up, %.0f%% expected, "
-			"%s %.1f%s, levels %zu/%zu/%zu/%zu, turns: cost %.2f share %.3f\n",
+	pr_debug("sampler: %zu/%zu sites armed%s, %s %.2f CPUs, probes %.2f, "
+		 "overhead %.0f%% this period, %.0f%% since warm-up, %.0f%% expected, "
+		 "%s %.1f%s, levels %zu/%zu/%zu/%zu, turns: cost %.2f share %.3f\n",
 		st->armed, st->total, s->hot_turn ? " + a hot turn" : "",
 		s->kernel ? "machine" : "target", pd->u, pd->probe, st->measured_overhead * 100,
 		st->sampled_overhead * 100, st->est_overhead * 100,

@@ -32,7 +32,6 @@
 #include "util/print.h"
 #include "util/clock.h"
 
-extern int kcsand_verbose;
 
 /* Breakpoints of one turn: a few sites times the target processes. */
 #define THREAD_TURN_MAX	64
@@ -61,8 +60,7 @@ int thread_turn__new(struct kcsand_bpf *skel, struct thread_turn **out)
 	struct thread_turn *x;
 
 	if (why) {
-		if (kcsand_verbose)
-			pr_warn("hot turns use uprobes on every thread: %s\n", why);
+		pr_info("hot turns use uprobes on every thread: %s\n", why);
 		return -EOPNOTSUPP;
 	}
 	x = calloc(1, sizeof(*x));
@@ -219,9 +217,8 @@ int thread_turn__arm(struct thread_turn *x, dev_t dev, ino_t ino, uint64_t off, 
 		}
 		err = add(x, tid, va, cookie);
 		if (err) {
-			if (kcsand_verbose >= 2)
-				pr_warn("sampler: no execute breakpoint at 0x%" PRIx64
-						" in thread %d: %s\n", va, tid, strerror(-err));
+			pr_debug("sampler: no execute breakpoint at 0x%" PRIx64
+				 " in thread %d: %s\n", va, tid, strerror(-err));
 			return err;
 		}
 		armed++;

@@ -179,23 +179,19 @@ static enum peer_kind peer_kind(const struct ctl_server *s, int fd)
  * What a socket_group member may do: read.  Everything that probes a
  * binary, traces a pid, adds kprobes or watches, or changes parameters,
  * the filter or the on/off switch (all machine-wide, or reaching into
- * other users' processes) is root's.
+ * other users' processes) is root's: each request's access in CTL_REQUESTS.
  */
+#define CTL_READ_ONLY_READ	true
+#define CTL_READ_ONLY_ROOT	false
+#define CTL_READ_ONLY(OP, word, access, exec, help) [CTL_##OP] = CTL_READ_ONLY_##access,
+static const bool read_only[CTL_NR_OPS] = {
+	CTL_REQUESTS(CTL_READ_ONLY)
+};
+#undef CTL_READ_ONLY
+
 static bool request_allowed(const struct client *c, enum ctl_op op)
 {
-	switch (op) {
-	case CTL_STATUS:
-	case CTL_STATS:
-	case CTL_FILTER_LIST:
-	case CTL_GET:
-	case CTL_PROBE_LIST:
-	case CTL_WATCH_LIST:
-	case CTL_REPORTS:
-	case CTL_HELP:
-		return true;
-	default:
-		return c->root;
-	}
+	return c->root || ((unsigned int)op < CTL_NR_OPS && read_only[op]);
 }
 
 static time_t now_s(void)

@@ -11,18 +11,18 @@
 #include "engine/params.h"
 #include "protocol.h"
 
+#define CTL_HELP_LINE(OP, word, access, exec, help) help
 const char ctl_help_text[] =
-	"on | off\n"
-	"stats | status\n"
-	"!FUNC | filter add FUNC... | filter remove FUNC... | filter list\n"
-	"blacklist | whitelist\n"
-	"get [PARAM] | set PARAM VALUE\n"
-	"probe add user BINARY [--functions GLOB[,GLOB...]] [--pid PID]\n"
-	"probe add kernel SPEC... | probe remove ID | probe list\n"
-	"watch add SPEC [--pid PID | --kernel] [--duration S] | watch remove ID | watch list\n"
-	"reports [follow]\n"
-	"help\n"
+	CTL_REQUESTS(CTL_HELP_LINE)
 	"(-j before any request: reply in JSON)\n";
+#undef CTL_HELP_LINE
+
+/* Requests of one fixed word, by op. */
+#define CTL_WORD(OP, word, access, exec, help) [CTL_##OP] = word,
+static const char *const op_words[CTL_NR_OPS] = {
+	CTL_REQUESTS(CTL_WORD)
+};
+#undef CTL_WORD
 
 __attribute__((format(printf, 3, 4)))
 static int fail(char *err, size_t errlen, const char *fmt, ...)
@@ -142,20 +142,6 @@ static int parse_watch(struct ctl_request *r, const char **w, int n, char *err, 
 	return 0;
 }
 
-/* Requests of one fixed word. */
-static const struct {
-	const char *word;
-	enum ctl_op op;
-} simple[] = {
-	{ "on", CTL_ON },
-	{ "off", CTL_OFF },
-	{ "status", CTL_STATUS },
-	{ "stats", CTL_STATS },
-	{ "blacklist", CTL_BLACKLIST },
-	{ "whitelist", CTL_WHITELIST },
-	{ "help", CTL_HELP },
-};
-
 /* filter list | filter add|remove FUNC... (w: the words after "filter") */
 static int parse_filter(struct ctl_request *r, const char **w, int n, char *err, size_t errlen)
 {
@@ -209,12 +195,12 @@ static int parse_words(struct ctl_request *r, const char **w, int n, char *err, 
 		r->argc = 1;
 		return check_funcs(r->argv, 1, err, errlen);
 	}
-	for (size_t i = 0; i < sizeof(simple) / sizeof(simple[0]); i++) {
-		if (strcmp(w[0], simple[i].word))
+	for (int op = 0; op < CTL_NR_OPS; op++) {
+		if (!op_words[op] || strcmp(w[0], op_words[op]))
 			continue;
 		if (n != 1)
 			return fail(err, errlen, "%s takes no argument", w[0]);
-		r->op = simple[i].op;
+		r->op = op;
 		return 0;
 	}
 	if (!strcmp(w[0], "filter"))

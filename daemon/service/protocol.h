@@ -18,28 +18,54 @@
 #define CTL_MAX_LINE	4096	/* bytes of a request, newline excluded */
 #define CTL_MAX_ARGS	64
 
+/*
+ * The requests, one line each: X(OP, word, access, exec, help).  From it
+ * come enum ctl_op, the one-word requests' grammar (protocol.c), what a
+ * socket_group member may send (control.c), which function of request.c
+ * runs each, and the `help` reply.
+ *	word	the request when it is one fixed word; NULL when it has more
+ *		words (protocol.c's parse_words() reads those)
+ *	access	READ: any peer the socket lets in; ROOT: root only
+ *	exec	request.c's function for it
+ *	help	its family's line of `help`, on the family's first request
+ */
+#define CTL_REQUESTS(X)								\
+	X(ON, "on", ROOT, exec_onoff, "on | off\n")				\
+	X(OFF, "off", ROOT, exec_onoff, "")					\
+	X(STATUS, "status", READ, exec_status, "stats | status\n")		\
+	X(STATS, "stats", READ, exec_stats, "")					\
+	/* argv: functions; also "!FUNC" */					\
+	X(FILTER_ADD, NULL, ROOT, exec_filter,					\
+	  "!FUNC | filter add FUNC... | filter remove FUNC... | filter list\n")	\
+	X(FILTER_REMOVE, NULL, ROOT, exec_filter, "")	/* argv: functions */	\
+	X(FILTER_LIST, NULL, READ, exec_filter_list, "")				\
+	X(BLACKLIST, "blacklist", ROOT, exec_filter, "blacklist | whitelist\n")	\
+	X(WHITELIST, "whitelist", ROOT, exec_filter, "")				\
+	/* param: the parameter, or NULL for all */				\
+	X(GET, NULL, READ, exec_get, "get [PARAM] | set PARAM VALUE\n")		\
+	X(SET, NULL, ROOT, exec_set, "")		/* param, value */	\
+	/* binary, functions, pid */						\
+	X(PROBE_ADD_USER, NULL, ROOT, exec_probe,				\
+	  "probe add user BINARY [--functions GLOB[,GLOB...]] [--pid PID]\n")	\
+	/* argv: specs (kernel_spec.h) */					\
+	X(PROBE_ADD_KERNEL, NULL, ROOT, exec_probe,				\
+	  "probe add kernel SPEC... | probe remove ID | probe list\n")		\
+	X(PROBE_REMOVE, NULL, ROOT, exec_probe, "")	/* id */		\
+	X(PROBE_LIST, NULL, READ, exec_probe, "")				\
+	X(WATCH_ADD, NULL, ROOT, exec_watch,	/* watch */			\
+	  "watch add SPEC [--pid PID | --kernel] [--duration S] | watch remove ID | " \
+	  "watch list\n")							\
+	X(WATCH_REMOVE, NULL, ROOT, exec_watch, "")	/* id */		\
+	X(WATCH_LIST, NULL, READ, exec_watch, "")				\
+	X(REPORTS, NULL, READ, exec_reports, "reports [follow]\n")	/* follow */	\
+	X(HELP, "help", READ, exec_help, "help\n")
+
+#define CTL_OP_ENUM(OP, word, access, exec, help) CTL_##OP,
 enum ctl_op {
-	CTL_ON,
-	CTL_OFF,
-	CTL_STATUS,
-	CTL_STATS,
-	CTL_FILTER_ADD,		/* argv: functions; also "!FUNC" */
-	CTL_FILTER_REMOVE,	/* argv: functions */
-	CTL_FILTER_LIST,
-	CTL_BLACKLIST,
-	CTL_WHITELIST,
-	CTL_GET,		/* argv[0]: parameter, or none for all */
-	CTL_SET,		/* param, value */
-	CTL_PROBE_ADD_USER,	/* binary, functions, pid */
-	CTL_PROBE_ADD_KERNEL,	/* argv: specs (kernel_spec.h) */
-	CTL_PROBE_REMOVE,	/* id */
-	CTL_PROBE_LIST,
-	CTL_WATCH_ADD,		/* watch */
-	CTL_WATCH_REMOVE,	/* id */
-	CTL_WATCH_LIST,
-	CTL_REPORTS,		/* follow */
-	CTL_HELP,
+	CTL_REQUESTS(CTL_OP_ENUM)
+	CTL_NR_OPS,
 };
+#undef CTL_OP_ENUM
 
 struct param_desc;
 

@@ -61,13 +61,15 @@ struct own_stat {
 	unsigned long long v;
 };
 
-/* The stats names of each engine's sampler figures; NULL: not shown for that engine. */
+/*
+ * The stats names of each engine's sampler figures, the summary's names for
+ * them (engine__print_summary()); NULL: not shown for that engine.
+ */
 static const char *const sampler_names[2][5] = {
-	{ "sampler_armed_sites", "sampler_total_sites", "sampler_hot_turns",
-	  "sampler_estimated_overhead_pct", NULL },
+	{ "armed_sites", "total_sites", "hot_turns", "estimated_overhead_pct", NULL },
 	/* Kernel mode also pays the traps of every site, armed or not: the floor. */
-	{ "kernel_sampler_armed_sites", "kernel_sampler_total_sites", "kernel_sampler_hot_turns",
-	  "kernel_sampler_estimated_overhead_pct", "kernel_sampler_trap_floor_pct" },
+	{ "kernel_armed_sites", "kernel_total_sites", "kernel_hot_turns",
+	  "kernel_estimated_overhead_pct", "kernel_trap_floor_pct" },
 };
 
 static unsigned long long pct(double x)
@@ -102,11 +104,10 @@ static size_t own_stats(const struct service *s, const struct service_totals *t,
 	struct kmsg_stats ks;
 	size_t n = 0;
 
-	o[n++] = (struct own_stat){ "records_dropped", t->c[KCSAND_CTR_RECORDS_DROPPED] };
-	o[n++] = (struct own_stat){ "read_faults", t->c[KCSAND_CTR_READ_FAULTS] };
-	o[n++] = (struct own_stat){ "lost_other", t->c[KCSAND_CTR_LOST_OTHER] };
+	for (int i = KCSAND_CTR_NR_KCSAN; i < KCSAND_CTR_COUNT; i++)
+		o[n++] = (struct own_stat){ counter__name(i), t->c[i] };
 	o[n++] = (struct own_stat){ "sites_attached", t->sites };
-	o[n++] = (struct own_stat){ "probe_hits", t->hits };
+	o[n++] = (struct own_stat){ "hits", t->hits };
 	o[n++] = (struct own_stat){ "reports", t->reports };
 	o[n++] = (struct own_stat){ "suppressed_by_dedup", t->dedup };
 	o[n++] = (struct own_stat){ "suppressed_by_filter", t->filtered };
@@ -163,7 +164,7 @@ static void print_stats(struct service *s, FILE *out, bool json)
 		struct json_object *c = json_object_new_object(), *k = json_object_new_object();
 
 		json__add(o, "enabled", json_object_new_int64(enabled(s)));
-		for (int i = 0; i <= KCSAND_CTR_ENCODING_FALSE_POSITIVES; i++)
+		for (int i = 0; i < KCSAND_CTR_NR_KCSAN; i++)
 			json__add(c, counter__name(i), json_object_new_uint64(t.c[i]));
 		json__add(o, "counters", c);
 		json__add(o, "filter", filter_json(&s->filter));
@@ -176,7 +177,7 @@ static void print_stats(struct service *s, FILE *out, bool json)
 	}
 	/* KCSAN's show_info(): enabled, the nine counters, a blank line, the filter list. */
 	fprintf(out, "enabled: %u\n", enabled(s));
-	for (int i = 0; i <= KCSAND_CTR_ENCODING_FALSE_POSITIVES; i++)
+	for (int i = 0; i < KCSAND_CTR_NR_KCSAN; i++)
 		fprintf(out, "%s: %llu\n", counter__name(i), (unsigned long long)t.c[i]);
 	fprintf(out, "\n");
 	print_filter(s, out, false);
@@ -329,9 +330,12 @@ static void print_recent(struct service *s, FILE *out, bool json)
 	}
 }
 
-/* Apply a change to a copy of the list, so that a failure changes nothing. */
-static int change_filter(struct service *s, const struct ctl_request *r, char *err,
-			 size_t errlen)
+/*
+ * filter add|remove, blacklist, whitelist: applied to a copy of the list,
+ * so that a failure changes nothing.
+ */
+static int exec_filter(struct service *s, const struct ctl_request *r, FILE *out, char *err,
+		       size_t errlen)
 {
 	struct filter nf;
 	int ret;
@@ -489,54 +493,81 @@ static int exec_watch(struct service *s, const struct ctl_request *r, FILE *out,
 	}
 }
 
+static int exec_onoff(struct service *s, const struct ctl_request *r, FILE *out, char *err,
+		      size_t errlen)
+{
+	service_set_param(s, param__find("enabled"), r->op == CTL_ON);
+	return 0;
+}
+
+static int exec_status(struct service *s, const struct ctl_request *r, FILE *out, char *err,
+		       size_t errlen)
+{
+	print_status(s, out, r->json);
+	return 0;
+}
+
+static int exec_stats(struct service *s, const struct ctl_request *r, FILE *out, char *err,
+		      size_t errlen)
+{
+	print_stats(s, out, r->json);
+	return 0;
+}
+
+static int exec_filter_list(struct service *s, const struct ctl_request *r, FILE *out,
+			    char *err, size_t errlen)
+{
+	print_filter(s, out, r->json);
+	if (r->json)
+		fputc('\n', out);
+	return 0;
+}
+
+static int exec_get(struct service *s, const struct ctl_request *r, FILE *out, char *err,
+		    size_t errlen)
+{
+	print_params(s, r->param, out, r->json);
+	return 0;
+}
+
+static int exec_set(struct service *s, const struct ctl_request *r, FILE *out, char *err,
+		    size_t errlen)
+{
+	service_set_param(s, r->param, r->value);
+	return 0;
+}
+
+static int exec_reports(struct service *s, const struct ctl_request *r, FILE *out, char *err,
+			size_t errlen)
+{
+	print_recent(s, out, r->json);
+	return r->follow ? CTL_EXEC_FOLLOW : 0;
+}
+
+static int exec_help(struct service *s, const struct ctl_request *r, FILE *out, char *err,
+		     size_t errlen)
+{
+	fputs(ctl_help_text, out);
+	return 0;
+}
+
+/* Each request's function, from protocol.h's CTL_REQUESTS. */
+typedef int (*exec_fn)(struct service *s, const struct ctl_request *r, FILE *out, char *err,
+		       size_t errlen);
+#define EXEC_FN(OP, word, access, fn, help) [CTL_##OP] = fn,
+static const exec_fn exec_fns[CTL_NR_OPS] = {
+	CTL_REQUESTS(EXEC_FN)
+};
+#undef EXEC_FN
+
 static int exec(struct service *s, const struct ctl_request *r, FILE *out, char *err,
 		size_t errlen)
 {
-	switch (r->op) {
-	case CTL_ON:
-	case CTL_OFF:
-		service_set_param(s, param__find("enabled"), r->op == CTL_ON);
-		return 0;
-	case CTL_STATUS:
-		print_status(s, out, r->json);
-		return 0;
-	case CTL_STATS:
-		print_stats(s, out, r->json);
-		return 0;
-	case CTL_FILTER_ADD:
-	case CTL_FILTER_REMOVE:
-	case CTL_BLACKLIST:
-	case CTL_WHITELIST:
-		return change_filter(s, r, err, errlen);
-	case CTL_FILTER_LIST:
-		print_filter(s, out, r->json);
-		if (r->json)
-			fputc('\n', out);
-		return 0;
-	case CTL_GET:
-		print_params(s, r->param, out, r->json);
-		return 0;
-	case CTL_SET:
-		service_set_param(s, r->param, r->value);
-		return 0;
-	case CTL_PROBE_ADD_USER:
-	case CTL_PROBE_ADD_KERNEL:
-	case CTL_PROBE_REMOVE:
-	case CTL_PROBE_LIST:
-		return exec_probe(s, r, out, err, errlen);
-	case CTL_WATCH_ADD:
-	case CTL_WATCH_REMOVE:
-	case CTL_WATCH_LIST:
-		return exec_watch(s, r, out, err, errlen);
-	case CTL_REPORTS:
-		print_recent(s, out, r->json);
-		return r->follow ? CTL_EXEC_FOLLOW : 0;
-	case CTL_HELP:
-		fputs(ctl_help_text, out);
-		return 0;
+	if ((unsigned int)r->op >= CTL_NR_OPS || !exec_fns[r->op]) {
+		snprintf(err, errlen, "request not implemented");
+		return -ENOSYS;
 	}
-	snprintf(err, errlen, "request not implemented");
-	return -ENOSYS;
+	return exec_fns[r->op](s, r, out, err, errlen);
 }
 
 int service__exec(void *ctx, const struct ctl_request *r, FILE *out, char *err, size_t errlen)

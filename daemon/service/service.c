@@ -177,24 +177,29 @@ static void update_trace_all(struct service *s)
 }
 
 /*
- * The last complete line printed, and the one being printed.  why_lock:
- * the kernel breakpoints' mover threads print too (sampler/kbp.c, with -v).
+ * The last complete warning printed, and the one being printed: only a
+ * warning says why a call failed (a -v line in between is no reason).
+ * why_lock: the kernel breakpoints' mover threads print too (sampler/kbp.c,
+ * with -v).
  */
 static pthread_mutex_t why_lock = PTHREAD_MUTEX_INITIALIZER;
 static char why_line[512], why_cur[512];
 static size_t why_len;
 
-/* The service's print function: stderr as always, and the last complete line kept. */
-static int print_and_keep(enum kcsand_print_level level, const char *fmt, va_list ap)
+int service_print(enum kcsand_print_level level, const char *fmt, va_list ap)
 {
 	char buf[1024];
 	va_list copy;
 	int n;
 
+	if (!kcsand__print_level_on(level))
+		return 0;
 	va_copy(copy, ap);
 	n = vfprintf(stderr, fmt, ap);
 	vsnprintf(buf, sizeof(buf), fmt, copy);
 	va_end(copy);
+	if (level != KCSAND_WARN)
+		return n;
 	pthread_mutex_lock(&why_lock);
 	for (const char *p = buf; *p; p++) {
 		if (*p != '\n') {
@@ -495,7 +500,9 @@ int service__new(const struct service_opts *o, struct config *c, struct service 
 
 	if (!s)
 		return -ENOMEM;
-	kcsand__set_print(print_and_keep);
+	kcsand__set_print(service_print);
+	/* Before any engine opens: what the service says on its own is filtered alike. */
+	kcsand__set_verbose(o->verbose);
 	s->epfd = epoll_create1(EPOLL_CLOEXEC);
 	if (s->epfd < 0) {
 		ret = -errno;

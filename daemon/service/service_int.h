@@ -15,6 +15,7 @@
 #include "report/filter.h"
 #include "hw/hwbp.h"
 #include "service.h"
+#include "util/print.h"
 
 struct engine;
 struct sinks;
@@ -120,13 +121,15 @@ void service_say(const struct service *s, int prio, const char *fmt, ...);
 /*
  * The reason an engine call failed, for the client that asked (it never
  * sees the daemon's stderr, and a background daemon has none): the
- * service's print function (util/print.h) passes every message on to
- * stderr and keeps the last line.  service_why_begin() before the call;
- * service_why(ret, ...) after it puts that line, or strerror, in err when
- * ret < 0, and returns ret.
+ * service's print function (util/print.h) passes every message it shows
+ * on to stderr and keeps the last warning's line (not info or debug).
+ * service_why_begin() before the call; service_why(ret, ...) after it
+ * puts that line, or strerror, in err when ret < 0, and returns ret.
  */
 void service_why_begin(void);
 int service_why(int ret, char *err, size_t errlen);
+/* The service's print function: stderr as always, and the last complete warning kept. */
+int service_print(enum kcsand_print_level level, const char *fmt, va_list ap);
 /* Make nf (taken over) the live filter list and push it into the site tables. */
 int service_replace_filter(struct service *s, struct filter *nf);
 /*

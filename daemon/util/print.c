@@ -2,8 +2,23 @@
 #include <stdio.h>
 #include "print.h"
 
+/* Set once, before the threads that print (the breakpoint movers) start. */
+static enum kcsand_print_level print_max = KCSAND_WARN;
+
+void kcsand__set_verbose(int verbose)
+{
+	print_max = verbose >= 2 ? KCSAND_DEBUG : verbose ? KCSAND_INFO : KCSAND_WARN;
+}
+
+bool kcsand__print_level_on(enum kcsand_print_level level)
+{
+	return level <= print_max;
+}
+
 static int print_stderr(enum kcsand_print_level level, const char *fmt, va_list ap)
 {
+	if (!kcsand__print_level_on(level))
+		return 0;
 	return vfprintf(stderr, fmt, ap);
 }
 

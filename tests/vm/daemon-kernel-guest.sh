@@ -178,7 +178,7 @@ stats_layout_re want_re setup_watchpoints data_races
 if [[ $(head -15 "$TMP/stats")$'\n' =~ $want_re ]]; then ok stats_kcsan_format
 else fail stats_kcsan_format "KCSAN's layout, got: $(head -15 "$TMP/stats" | tr '\n' '|')"; fi
 check stats_sites_attached "$sites" "$(stat_value sites_attached)"
-if (($(stat_value probe_hits) > 0)); then ok stats_probe_hits; else fail stats_probe_hits "> 0"; fi
+if (($(stat_value hits) > 0)); then ok stats_hits; else fail stats_hits "> 0"; fi
 
 # watch add --kernel: a debug register on every CPU sees the hidden writer of
 # scenario 2, which no kprobe covers, race with the probed origin reader.
