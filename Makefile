@@ -96,6 +96,7 @@ check: all
 	@tests/timed.sh $(MAKE) --no-print-directory scenario-tests
 	@tests/timed.sh $(MAKE) --no-print-directory history-tests
 	@tests/timed.sh $(MAKE) --no-print-directory cli-tests
+	@tests/timed.sh $(MAKE) --no-print-directory debuginfo-tests
 	@tests/timed.sh $(MAKE) --no-print-directory daemon-tests
 	@tests/timed.sh $(MAKE) --no-print-directory fuzz-check
 	@tests/timed.sh $(MAKE) --no-print-directory vm-tests

@@ -119,6 +119,13 @@ cli-tests: all $(OUT)/tests/shlib/shlib_race $(OUT)/tests/scenarios/plain_write_
 	tests/run-cli-tests.sh $(OUT)
 
 .PHONY: cli-tests
+
+# Stripped programs and libraries, with and without separate debug files (needs root;
+# the script builds its programs).
+debuginfo-tests: $(OUT)/kcsanctl
+	tests/debuginfo-check.sh $(OUT)
+
+.PHONY: debuginfo-tests
 # libFuzzer targets for the two parsers that read untrusted text: the
 # configuration file and the control socket's requests.  `make check` runs
 # each briefly (FUZZ_CHECK_RUNS inputs); `make fuzz` runs them for

@@ -530,11 +530,13 @@ int engine__add_object(struct engine *e, const char *path, const char *globs)
 		return err;
 	}
 	if (!obj->nr_funcs) {
-		pr_warn("%s has no function symbols (stripped?): kcsand finds "
-				"functions through the symbol table; use a build with symbols\n", path);
+		pr_warn("%s has no functions: no symbol table, no debug file and no .eh_frame "
+			"bounds any\n", path);
 		target_obj__free(obj);
 		return -ENOENT;
 	}
+	if (e->opts.verbose)
+		pr_warn("%s: %zu functions from %s\n", path, obj->nr_funcs, obj->funcs_from);
 	err = mark_object(e, obj);
 	e->decode_ms += (clock__now_ns() - t0) / 1e6;
 	if (err < 0) {

@@ -14,6 +14,7 @@
 #include <dwarf.h>
 
 #include "mark_int.h"
+#include "sites/debuginfo.h"
 #include "sites/symindex.h"
 #include "util/array.h"
 
@@ -33,19 +34,13 @@ struct gvar {
 	Dwarf_Die die;
 };
 
-static const Dwfl_Callbacks offline_callbacks = {
-	.find_elf = dwfl_build_id_find_elf,
-	.find_debuginfo = dwfl_standard_find_debuginfo,
-	.section_address = dwfl_offline_section_address,
-};
-
-/* Open the object's DWARF, here or by build-id / debuglink under /usr/lib/debug. */
+/* Open the object's DWARF, here or in its separate debug file (sites/debuginfo.h). */
 static int dw_open(struct dw_ctx *c, const char *path)
 {
 	Dwarf_Addr elfbias, dwbias;
 	Dwfl_Module *mod;
 
-	c->dwfl = dwfl_begin(&offline_callbacks);
+	c->dwfl = dwfl_begin(debuginfo__offline_callbacks());
 	if (!c->dwfl)
 		return -ENOMEM;
 	dwfl_report_begin(c->dwfl);

@@ -18,11 +18,13 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
 #include <gelf.h>
 #include <Zydis/Zydis.h>
 
 #include "symbolize.h"
+#include "sites/debuginfo.h"
 #include "sites/symindex.h"
 
 #define FILE_BUCKETS	256
@@ -95,17 +97,6 @@ struct symbolizer {
 	struct sym_proc *procs[PROC_BUCKETS];
 	struct sym_str *strs[STR_BUCKETS];
 	uint64_t page_size;
-};
-
-/*
- * Offline reporting: the default debuginfo path makes
- * dwfl_standard_find_debuginfo look next to the file, in .debug/ and in
- * /usr/lib/debug, by build-id and by .gnu_debuglink.
- */
-static const Dwfl_Callbacks offline_callbacks = {
-	.find_elf = dwfl_build_id_find_elf,
-	.find_debuginfo = dwfl_standard_find_debuginfo,
-	.section_address = dwfl_offline_section_address,
 };
 
 struct symbolizer *symbolizer__new(void)
@@ -247,7 +238,7 @@ static int file_open(struct sym_file *f)
 		return -errno;
 	close(fd);
 
-	f->dwfl = dwfl_begin(&offline_callbacks);
+	f->dwfl = dwfl_begin(debuginfo__offline_callbacks());
 	if (!f->dwfl)
 		return -ENOMEM;
 	dwfl_report_begin(f->dwfl);
@@ -431,6 +422,32 @@ static int file_lookup(struct symbolizer *s, struct sym_file *f, uint64_t vaddr,
 	return 0;
 }
 
+/*
+ * A function no symbol names (a stripped object): its FDE in .eh_frame
+ * bounds it, and it is named by its start as target_obj.c names its sites'
+ * function (debuginfo__anon_name), so titles and filters agree.
+ */
+static void cfi_name(struct symbolizer *s, struct sym_file *f, GElf_Addr addr,
+		     struct sym_info *out)
+{
+	Dwarf_Addr cfi_bias, start, stop;
+	Dwarf_CFI *cfi = dwfl_module_eh_cfi(f->mod, &cfi_bias);
+	Dwarf_Frame *frame;
+	char name[4096];
+	int ok;
+
+	if (!cfi || dwarf_cfi_addrframe(cfi, addr - cfi_bias, &frame))
+		return;
+	ok = dwarf_frame_info(frame, &start, &stop, NULL) >= 0;
+	free(frame);
+	if (!ok)
+		return;
+	debuginfo__anon_name(f->path, start + cfi_bias - f->bias, name, sizeof(name));
+	out->func = intern(s, name, strlen(name));
+	out->off = addr - cfi_bias - start;
+	out->size = stop - start;
+}
+
 static void file_lookup_slow(struct symbolizer *s, struct sym_file *f, uint64_t vaddr,
 			     bool is_ra, struct sym_info *out)
 {
@@ -440,7 +457,9 @@ static void file_lookup_slow(struct symbolizer *s, struct sym_file *f, uint64_t 
 	GElf_Sym sym;
 
 	name = dwfl_module_addrinfo(f->mod, addr, &off, &sym, NULL, NULL, NULL);
-	if (name) {
+	if (!name)
+		cfi_name(s, f, addr, out);
+	else {
 		const char *plain = demangle(s, name);
 
 		/*

@@ -121,8 +121,9 @@ int decode__gpr_writes(const uint8_t *code, size_t len);
 struct target_obj {
 	char *path;
 	bool pie;			/* ET_DYN: runtime address = bias + vaddr */
-	struct elf_func *funcs;		/* FUNC symbols in executable sections, sorted by vaddr */
+	struct elf_func *funcs;		/* functions in executable sections, sorted by vaddr */
 	size_t nr_funcs;
+	char funcs_from[320];		/* where: "symtab", "debug file PATH", "dynsym and eh_frame" */
 	struct site_vec sites;		/* filled by target_obj__decode() */
 	struct decode_stats stats;
 	void *priv;			/* libelf handle and segment table */

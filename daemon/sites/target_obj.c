@@ -11,13 +11,16 @@
 #include <signal.h>
 #include <inttypes.h>
 #include <libelf.h>
+#include <limits.h>
+#include <elfutils/libdwfl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <sys/stat.h>
 
-#include "decode.h"
+#include "debuginfo.h"
+#include "decode_int.h"
 #include "util/print.h"
 #include "util/array.h"
 
@@ -43,10 +46,10 @@ struct obj_priv {
 
 /* A symbol candidate before aliases at the same address are merged. */
 struct func_cand {
-	const char *name;
+	const char *name;	/* NULL: an FDE that no symbol names */
 	uint64_t vaddr, size;
 	size_t scn;
-	int rank;		/* binding preference: lower wins */
+	int rank;		/* binding preference: lower wins; 3 an FDE with no name */
 };
 
 static int bind_rank(int bind)
@@ -70,6 +73,8 @@ static int cand_cmp(const void *pa, const void *pb)
 		return a->vaddr < b->vaddr ? -1 : 1;
 	if (a->rank != b->rank)
 		return a->rank - b->rank;
+	if (!a->name || !b->name)	/* unnamed FDEs */
+		return !a->name - !b->name;
 	c = strcmp(a->name, b->name);
 	if (c)
 		return c;
@@ -137,12 +142,32 @@ static Elf_Data *find_shndx_data(Elf *elf, Elf_Scn *symscn)
 	return NULL;
 }
 
-/* Symbol i as a candidate function: false unless it is one, whole in a code section. */
-static bool symbol_cand(Elf *elf, Elf_Data *data, Elf_Data *xdata, const GElf_Shdr *symsh,
-			size_t i, struct func_cand *out)
+/* The code section holding [vaddr, vaddr + size) in the file decoded: its bytes are read there. */
+static bool code_scn_at(Elf *elf, uint64_t vaddr, uint64_t size, size_t *idx)
+{
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+
+	while ((scn = elf_nextscn(elf, scn))) {
+		if (!scn_is_code(elf, elf_ndxscn(scn), &sh))
+			continue;
+		if (vaddr < sh.sh_addr || size > sh.sh_size || vaddr - sh.sh_addr > sh.sh_size - size)
+			continue;
+		*idx = elf_ndxscn(scn);
+		return true;
+	}
+	return false;
+}
+
+/*
+ * Symbol i of symelf (the file decoded, or its separate debug file) as a
+ * candidate function: false unless it is one, whole in a code section of
+ * code_elf, the file decoded.  A debug file's sections hold no code.
+ */
+static bool symbol_cand(Elf *symelf, Elf *code_elf, Elf_Data *data, Elf_Data *xdata,
+			const GElf_Shdr *symsh, size_t i, struct func_cand *out)
 {
 	GElf_Sym sym;
-	GElf_Shdr sh;
 	Elf32_Word xndx = 0;
 	size_t shndx;
 	const char *name;
@@ -154,13 +179,9 @@ static bool symbol_cand(Elf *elf, Elf_Data *data, Elf_Data *xdata, const GElf_Sh
 	shndx = sym.st_shndx == SHN_XINDEX ? xndx : sym.st_shndx;
 	if (shndx == SHN_UNDEF || (shndx >= SHN_LORESERVE && sym.st_shndx != SHN_XINDEX))
 		return false;
-	if (!scn_is_code(elf, shndx, &sh))
+	if (!code_scn_at(code_elf, sym.st_value, sym.st_size, &shndx))
 		return false;
-	/* The bytes are read from the section: the whole function must lie in it. */
-	if (sym.st_value < sh.sh_addr || sym.st_size > sh.sh_size ||
-	    sym.st_value - sh.sh_addr > sh.sh_size - sym.st_size)
-		return false;
-	name = elf_strptr(elf, symsh->sh_link, sym.st_name);
+	name = elf_strptr(symelf, symsh->sh_link, sym.st_name);
 	if (!name || !*name)
 		return false;
 	*out = (struct func_cand){
@@ -170,11 +191,12 @@ static bool symbol_cand(Elf *elf, Elf_Data *data, Elf_Data *xdata, const GElf_Sh
 	return true;
 }
 
-/* The sorted candidates into obj->funcs, one per address. */
+/* The sorted candidates into obj->funcs, one per address; unnamed ones named by address. */
 static int keep_funcs(struct target_obj *obj, struct obj_priv *p, const struct func_cand *cand,
 		      size_t ncand)
 {
 	size_t nout = 0;
+	char anon[PATH_MAX + 32];
 	int err = 0;
 
 	obj->funcs = calloc(ncand ? ncand : 1, sizeof(*obj->funcs));
@@ -184,10 +206,16 @@ static int keep_funcs(struct target_obj *obj, struct obj_priv *p, const struct f
 		goto out;
 	}
 	for (size_t i = 0; i < ncand; i++) {
+		const char *name = cand[i].name;
+
 		/* Sorted best alias first: keep one entry per address. */
 		if (nout && obj->funcs[nout - 1].vaddr == cand[i].vaddr)
 			continue;
-		obj->funcs[nout].name = strdup(cand[i].name);
+		if (!name) {
+			debuginfo__anon_name(obj->path, cand[i].vaddr, anon, sizeof(anon));
+			name = anon;
+		}
+		obj->funcs[nout].name = strdup(name);
 		if (!obj->funcs[nout].name) {
 			err = -ENOMEM;
 			goto out;
@@ -202,37 +230,192 @@ out:
 	return err;
 }
 
-static int load_funcs(struct target_obj *obj, struct obj_priv *p)
+/* Candidates growing as they are found. */
+struct cand_vec {
+	struct func_cand *v;
+	size_t n, cap;
+};
+
+/* A slot for one more candidate (counted once cv->n is incremented), or NULL. */
+static struct func_cand *cand_push(struct cand_vec *cv)
 {
-	Elf_Scn *symscn;
+	if (cv->n == cv->cap) {
+		size_t cap = cv->cap ? 2 * cv->cap : 256;
+		struct func_cand *v = realloc(cv->v, cap * sizeof(*v));
+
+		if (!v)
+			return NULL;
+		cv->v = v;
+		cv->cap = cap;
+	}
+	return &cv->v[cv->n];
+}
+
+/* The functions of symelf's symbol table of this type (SHT_SYMTAB, SHT_DYNSYM) into cv. */
+static int symtab_cands(const char *path, Elf *symelf, Elf *code_elf, Elf32_Word type,
+			struct cand_vec *cv)
+{
+	Elf_Scn *symscn = find_symtab(symelf, type);
 	Elf_Data *data, *xdata;
-	struct func_cand *cand;
-	size_t nsyms, ncand = 0;
 	GElf_Shdr symsh;
-	int err;
+	size_t nsyms;
 
-	symscn = find_symtab(p->elf, SHT_SYMTAB);
 	if (!symscn)
-		symscn = find_symtab(p->elf, SHT_DYNSYM);
-	if (!symscn)
-		return 0;	/* no symbols: nothing to select, not an error */
-
-	xdata = find_shndx_data(p->elf, symscn);
+		return 0;
+	xdata = find_shndx_data(symelf, symscn);
 	if (!gelf_getshdr(symscn, &symsh) || !(data = elf_getdata(symscn, NULL)) ||
 	    !symsh.sh_entsize) {
-		pr_warn("%s: cannot read symbol table: %s\n", obj->path,
-			elf_errmsg(-1));
+		pr_warn("%s: cannot read symbol table: %s\n", path, elf_errmsg(-1));
 		return -ENOEXEC;
 	}
 	nsyms = symsh.sh_size / symsh.sh_entsize;
-	cand = calloc(nsyms ? nsyms : 1, sizeof(*cand));
-	if (!cand)
+	for (size_t i = 0; i < nsyms; i++) {
+		struct func_cand *c = cand_push(cv);
+
+		if (!c)
+			return -ENOMEM;
+		cv->n += symbol_cand(symelf, code_elf, data, xdata, &symsh, i, c);
+	}
+	return 0;
+}
+
+/* Does [vaddr, end) overlap a function of the sorted v[0..n)? */
+static bool cand_overlaps(const struct func_cand *v, size_t n, uint64_t vaddr, uint64_t end)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {	/* the first candidate starting at or past end */
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (v[mid].vaddr < end)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	/* Named functions do not nest: the last one starting before end is the one to check. */
+	return lo && v[lo - 1].vaddr + v[lo - 1].size > vaddr;
+}
+
+/* What cfi_cand needs: the file decoded, the named functions, where the FDEs go. */
+struct cfi_walk {
+	Elf *elf;
+	size_t shstrndx;
+	size_t named;		/* cv->v[0..named): the named functions, sorted */
+	struct cand_vec *cv;
+};
+
+/*
+ * One FDE as an unnamed function, unless a named one covers it or it lies
+ * in no code section, or in the PLT, whose stubs only jump through the GOT.
+ */
+static int cfi_cand(void *ctx, uint64_t start, uint64_t size)
+{
+	struct cfi_walk *w = ctx;
+	struct func_cand *c;
+	const char *name;
+	GElf_Shdr sh;
+	size_t scn;
+
+	if (!code_scn_at(w->elf, start, size, &scn) || !scn_is_code(w->elf, scn, &sh))
+		return 0;
+	name = elf_strptr(w->elf, w->shstrndx, sh.sh_name);
+	if ((name && !strncmp(name, ".plt", 4)) ||
+	    cand_overlaps(w->cv->v, w->named, start, start + size))
+		return 0;
+	c = cand_push(w->cv);
+	if (!c)
 		return -ENOMEM;
-	for (size_t i = 0; i < nsyms; i++)
-		ncand += symbol_cand(p->elf, data, xdata, &symsh, i, &cand[ncand]);
-	qsort(cand, ncand, sizeof(*cand), cand_cmp);
-	err = keep_funcs(obj, p, cand, ncand);
-	free(cand);
+	*c = (struct func_cand){ .vaddr = start, .size = size, .scn = scn, .rank = 3 };
+	w->cv->n++;
+	return 0;
+}
+
+/* The FDEs of .eh_frame that no named function of cv covers, as unnamed functions. */
+static int cfi_cands(const char *path, Elf *elf, struct cand_vec *cv)
+{
+	struct cfi_walk w = { .elf = elf, .named = cv->n, .cv = cv };
+
+	if (elf_getshdrstrndx(elf, &w.shstrndx)) {
+		pr_warn("%s: cannot read section names: %s\n", path, elf_errmsg(-1));
+		return -ENOEXEC;
+	}
+	qsort(cv->v, cv->n, sizeof(*cv->v), cand_cmp);
+	return ehframe_fdes(path, elf, cfi_cand, &w);
+}
+
+/* The separate debug file libdwfl finds for path, as a malloc'd path, or NULL. */
+static char *find_debug_file(const char *path)
+{
+	Dwfl *dwfl = dwfl_begin(debuginfo__offline_callbacks());
+	const char *debugfile = NULL;
+	Dwfl_Module *mod;
+	char *res = NULL;
+
+	if (!dwfl)
+		return NULL;
+	dwfl_report_begin(dwfl);
+	mod = dwfl_report_offline(dwfl, path, path, -1);
+	if (!dwfl_report_end(dwfl, NULL, NULL) && mod) {
+		/* With no .symtab of its own, libdwfl looks for the debug file's. */
+		dwfl_module_getsymtab(mod);
+		dwfl_module_info(mod, NULL, NULL, NULL, NULL, NULL, NULL, &debugfile);
+		if (debugfile)
+			res = strdup(debugfile);
+	}
+	dwfl_end(dwfl);
+	return res;
+}
+
+/* The functions of the symbol table of path's separate debug file, if it has one. */
+static int debug_file_cands(struct target_obj *obj, struct obj_priv *p, struct cand_vec *cv)
+{
+	char *debug = find_debug_file(obj->path);
+	Elf *elf = NULL;
+	int fd = -1, err = 0;
+
+	if (!debug)
+		return 0;
+	fd = open(debug, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0)
+		elf = elf_begin(fd, ELF_C_READ, NULL);
+	if (elf)
+		err = symtab_cands(debug, elf, p->elf, SHT_SYMTAB, cv);
+	if (!err && cv->n)
+		snprintf(obj->funcs_from, sizeof(obj->funcs_from), "debug file %s", debug);
+	if (elf)
+		elf_end(elf);
+	if (fd >= 0)
+		close(fd);
+	free(debug);
+	return err;
+}
+
+/*
+ * The functions, from the first source that has them: the file's own
+ * .symtab, its separate debug file's, else .dynsym's names with the FDEs
+ * of .eh_frame bounding the functions no symbol names (a stripped file).
+ */
+static int load_funcs(struct target_obj *obj, struct obj_priv *p)
+{
+	struct cand_vec cv = { 0 };
+	int err;
+
+	err = symtab_cands(obj->path, p->elf, p->elf, SHT_SYMTAB, &cv);
+	if (!err && cv.n)
+		snprintf(obj->funcs_from, sizeof(obj->funcs_from), "symtab");
+	if (!err && !cv.n)
+		err = debug_file_cands(obj, p, &cv);
+	if (!err && !cv.n) {
+		err = symtab_cands(obj->path, p->elf, p->elf, SHT_DYNSYM, &cv);
+		if (!err)
+			err = cfi_cands(obj->path, p->elf, &cv);
+		snprintf(obj->funcs_from, sizeof(obj->funcs_from), "dynsym and eh_frame");
+	}
+	if (!err) {
+		qsort(cv.v, cv.n, sizeof(*cv.v), cand_cmp);
+		err = keep_funcs(obj, p, cv.v, cv.n);
+	}
+	free(cv.v);
 	return err;
 }
 

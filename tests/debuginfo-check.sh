@@ -1,0 +1,157 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# Binaries as distributions ship them: a racy scenario, stripped, with and
+# without its separate debug file, under `kcsanctl run`.
+#
+#   tests/debuginfo-check.sh [BUILD_DIR]        (root)
+#
+# - stripped, no debug file: the functions come from .dynsym and .eh_frame,
+#   named BASE@0xVADDR by their start, the address the unstripped build's
+#   symbol has; the report's title names both racing functions that way, and
+#   --functions selects one of them by that name;
+# - stripped, its debug file found by .gnu_debuglink beside it, and by
+#   build-id under a debug root of the test's own ($KCSAND_DEBUG_ROOT, so
+#   nothing is written to /usr/lib/debug): the same functions and sites as the
+#   unstripped build, and a report that reads exactly as the unstripped
+#   build's, addresses, task ids, cpus, pids and values aside;
+# - the same for a shared object (--object), stripped with a debuglink.
+set -u
+B=${1:-build}
+CTL=$B/kcsanctl
+SRC=tests/scenarios/plain_write_vs_read.c
+LIBSRC=tests/shlib/racy_lib.c
+pass=0 fail=0
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+
+ok() { echo "ok   $1"; pass=$((pass + 1)); }
+bad() {
+	echo "FAIL $1: $2"
+	[[ -n ${3:-} ]] && sed 's/^/    /' "$3" | tail -30
+	fail=$((fail + 1))
+}
+
+if [[ $(id -u) != 0 || ! -x $CTL ]]; then
+	echo "FAIL setup: needs root and $CTL (run 'make' as root)"
+	echo "0 passed, 1 failed"
+	exit 1
+fi
+
+# The same flags as the scenarios (tests/tests.mk), one program per directory, same name.
+mkdir -p "$T/plain" "$T/empty" "$T/nodebug" "$T/link" "$T/buildid" "$T/root" || exit 1
+gcc -O1 -g -fno-omit-frame-pointer -pthread -Wall "$SRC" -o "$T/plain/racy" || exit 1
+objcopy --only-keep-debug "$T/plain/racy" "$T/racy.debug" || exit 1
+strip --strip-all -o "$T/nodebug/racy" "$T/plain/racy" || exit 1
+cp "$T/nodebug/racy" "$T/buildid/racy"
+cp "$T/racy.debug" "$T/link/racy.debug"
+(cd "$T/link" && objcopy --add-gnu-debuglink=racy.debug "$T/nodebug/racy" racy) || exit 1
+id=$(readelf -n "$T/plain/racy" | sed -n 's/.*Build ID: \([0-9a-f]*\).*/\1/p')
+mkdir -p "$T/root/.build-id/${id:0:2}"
+cp "$T/racy.debug" "$T/root/.build-id/${id:0:2}/${id:2}.debug"
+# The test's root first, then the system's, where libc's own debug file may be.
+export KCSAND_DEBUG_ROOT=$T/root:/usr/lib/debug
+
+# run NAME PROG [OPTION...]: one run until the first report, -v, output in $T/NAME.out.
+run() {
+	local name=$1 prog=$2
+	shift 2
+	KCSAND_TEST_ITERS=2000000 timeout -k 10 120 "$CTL" run -v --no-history \
+		--overhead-budget 100 --halt-on-error "$@" -- "$prog" > "$T/$name.out" 2>&1 < /dev/null
+}
+
+# The report's text, every paragraph in order of its content, with what
+# differs from run to run (addresses, ids, cpus, values) replaced.
+report_text() {
+	sed -n '/^BUG: KCSAN:/,/^=====/p' "$1" | sed -E \
+		-e 's/0x[0-9a-f]{8,16}/ADDR/g' -e 's/task [0-9]+ on cpu [0-9]+/task T on cpu C/' \
+		-e 's/^value changed: .*/value changed/' -e 's/^CPU: [0-9]+ PID: [0-9]+/CPU: C PID: P/' |
+		awk 'BEGIN { RS = ""; ORS = "\n\n" } { print }' | sort
+}
+
+# The -v line that counts the functions and sites decoded.
+decoded() { grep -oE '[0-9]+ functions, [0-9]+ sites \([0-9]+ marked' "$1"; }
+
+run plain "$T/plain/racy"
+if [[ $? != 66 ]] || ! grep -q '^BUG: KCSAN: data-race in reader / writer$' "$T/plain.out"; then
+	bad unstripped_reference "expected exit 66 and 'data-race in reader / writer'" "$T/plain.out"
+else
+	ok unstripped_reference
+fi
+
+# Without a debug file: names by the FDEs' starts, which are the symbols' addresses.
+r=$(printf 'racy@0x%x' "0x$(nm "$T/plain/racy" | awk '$3 == "reader" { print $1 }')")
+w=$(printf 'racy@0x%x' "0x$(nm "$T/plain/racy" | awk '$3 == "writer" { print $1 }')")
+KCSAND_DEBUG_ROOT=$T/empty run nodebug "$T/nodebug/racy"
+rc=$?
+if [[ $rc != 66 ]] || ! grep -qF "BUG: KCSAN: data-race in $r / $w" "$T/nodebug.out"; then
+	bad stripped_eh_frame "expected exit 66 and 'data-race in $r / $w', got $rc" "$T/nodebug.out"
+elif ! grep -q 'functions from dynsym and eh_frame$' "$T/nodebug.out"; then
+	bad stripped_eh_frame "expected -v to say 'functions from dynsym and eh_frame'" "$T/nodebug.out"
+else
+	ok stripped_eh_frame
+fi
+KCSAND_DEBUG_ROOT=$T/empty run nodebug_filter "$T/nodebug/racy" --functions "$w"
+sites=$(decoded "$T/nodebug_filter.out")
+if [[ $sites != "1 functions, 1 sites"* ]]; then
+	bad stripped_functions_filter \
+		"expected --functions $w to select 1 function, 1 site, got '$sites'" \
+		"$T/nodebug_filter.out"
+else
+	ok stripped_functions_filter
+fi
+
+# check_as_plain NAME WHERE: the run NAME decoded and reported as the unstripped build did.
+check_as_plain() {
+	local want got
+	want=$(decoded "$T/plain.out")
+	got=$(decoded "$T/$1.out")
+	if [[ $rc != 66 ]]; then
+		bad "$1" "expected exit status 66, got $rc" "$T/$1.out"
+	elif ! grep -qE "functions from debug file $2\$" "$T/$1.out"; then
+		bad "$1" "expected -v to say 'functions from debug file $2'" "$T/$1.out"
+	elif [[ -z $want || $got != "$want" ]]; then
+		bad "$1" "expected '$want' as the unstripped build, got '$got'" "$T/$1.out"
+	elif ! diff <(report_text "$T/plain.out") <(report_text "$T/$1.out") > "$T/diff"; then
+		bad "$1" "the report differs from the unstripped build's" "$T/diff"
+	else
+		ok "$1"
+	fi
+}
+
+# Not by build-id: the test's root is out of the path for this one.
+KCSAND_DEBUG_ROOT=$T/empty:/usr/lib/debug run stripped_debuglink "$T/link/racy"
+rc=$?
+check_as_plain stripped_debuglink "$T/link/racy.debug"
+run stripped_build_id "$T/buildid/racy"
+rc=$?
+check_as_plain stripped_build_id "$T/root/.build-id/${id:0:2}/${id:2}.debug"
+
+# A library: the same, the program unstripped and its library stripped with a debuglink.
+mkdir -p "$T/libplain" "$T/liblink"
+gcc -O1 -g -fno-omit-frame-pointer -pthread -fPIC -shared "$LIBSRC" -o "$T/libplain/libracy.so" &&
+	objcopy --only-keep-debug "$T/libplain/libracy.so" "$T/liblink/libracy.so.debug" &&
+	strip --strip-all -o "$T/libracy.stripped" "$T/libplain/libracy.so" &&
+	(cd "$T/liblink" && objcopy --add-gnu-debuglink=libracy.so.debug \
+		"$T/libracy.stripped" libracy.so) || exit 1
+for d in libplain liblink; do
+	gcc -O1 -g -fno-omit-frame-pointer -pthread tests/shlib/shlib_race.c -L"$T/$d" -lracy \
+		-Wl,-rpath,'$ORIGIN' -o "$T/$d/shlib_race" || exit 1
+done
+run libplain "$T/libplain/shlib_race" --object "$T/libplain/libracy.so" --functions 'lib_*'
+rc=$?
+if [[ $rc != 66 ]] || ! grep -q '^BUG: KCSAN: data-race in lib_bump / lib_bump$' "$T/libplain.out"
+then
+	bad library_reference "expected exit 66 and 'data-race in lib_bump / lib_bump', got $rc" \
+		"$T/libplain.out"
+else
+	ok library_reference
+	cp "$T/libplain.out" "$T/plain.out"
+	KCSAND_DEBUG_ROOT=$T/empty:/usr/lib/debug run stripped_library "$T/liblink/shlib_race" \
+		--object "$T/liblink/libracy.so" --functions 'lib_*'
+	rc=$?
+	check_as_plain stripped_library "$T/liblink/libracy.so.debug"
+fi
+
+echo "$pass passed, $fail failed"
+[[ $fail == 0 ]]
