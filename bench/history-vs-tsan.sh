@@ -157,7 +157,7 @@ for len in $LENGTHS; do
 		"$HT" "$ops" >/dev/null
 		t1=$EPOCHREALTIME
 		rm -f "$tmp/p2first"
-		timeout -k 5 $((len * 10 + 60)) "$B/kcsanctl" run ${HB_ARGS-} -- "$HT" "$ops" >/dev/null \
+		timeout -k 5 $((len * 10 + 60)) "$B/kcsanctl" run -v ${HB_ARGS-} -- "$HT" "$ops" >/dev/null \
 			2> >(first_line '^BUG: KCSAN: ' "$tmp/p2first" >"$tmp/p2err")
 		t2=$EPOCHREALTIME
 		wait $!

@@ -69,7 +69,7 @@ for c in ${P2_CONFIGS-}; do
 done
 for ((r = 0; r < REPS; r++)); do
 	run native 'x^' "$HT" "$OPS"
-	want kcsand-default && run kcsand-default '^BUG: KCSAN: ' "$B/kcsanctl" run -- "$HT" "$OPS"
+	want kcsand-default && run kcsand-default '^BUG: KCSAN: ' "$B/kcsanctl" run -v -- "$HT" "$OPS"
 	want kcsand-all && run kcsand-all '^BUG: KCSAN: ' "$B/kcsanctl" run --overhead-budget 100 -- "$HT" "$OPS"
 	want tsan && run tsan 'WARNING: ThreadSanitizer: data race' env TSAN_OPTIONS=halt_on_error=0 \
 		"$HT_TSAN" "$OPS"

@@ -33,7 +33,7 @@ echo "  ns per read(2), median of the loop's seconds 4 to $SECS"
 "$B/bench/kloop" "$SECS" > "$OUT/p8-loop-native.out"
 printf '    %-12s %8s\n' "no kcsand" "$(loop_ns "$OUT/p8-loop-native.out")"
 for b in $BUDGETS; do
-	"$K" run --kernel --output - --overhead-budget "$b" --param sampler_warmup_cpu_ms=0 \
+	"$K" run --kernel --output - -v --overhead-budget "$b" --param sampler_warmup_cpu_ms=0 \
 		"${READ_PATH[@]}" -- "$B/bench/kloop" "$SECS" > "$OUT/p8-loop-$b.out" 2> "$OUT/p8-loop-$b.err"
 	printf '    %-12s %8s   %s\n' "budget $b" "$(loop_ns "$OUT/p8-loop-$b.out")" "$(summary "$OUT/p8-loop-$b.err")"
 done

@@ -80,6 +80,8 @@ void run_help(FILE *out)
 		"  --param NAME=VALUE    set any parameter (repeatable; --param help lists them)\n"
 		"  --json                one JSON object per report instead of KCSAN's text\n"
 		"  --output FILE         write reports to FILE ('-': stdout) instead of stderr\n"
+		"  --stats FILE          write every counter to FILE at the end, in the form of\n"
+		"                        the summary line of -v and --json\n"
 		"  --kmsg                also write each report to the kernel log (/dev/kmsg),\n"
 		"                        line by line in KCSAN's layout (at most %u per %u s)\n"
 		"  --halt-on-error       stop PROG at the first report (exit status 66)\n"
@@ -107,7 +109,8 @@ void run_help(FILE *out)
 		"                        in kernel frames, functions' sizes from its symbol table\n"
 		"                        (Debian: /usr/lib/debug/boot/vmlinux-RELEASE)\n"
 		"  -v, --verbose         what is decoded and attached, every site, plain or\n"
-		"                        marked and why (twice: what marked it; libbpf debug)\n",
+		"                        marked and why (twice: what marked it; libbpf debug);\n"
+		"                        every counter in the summary line\n",
 		param_default("skip_watch", U), param_default("skip_watch", K),
 		param_default("udelay_task", U), param_default("udelay_task", K),
 		param_default("overhead_budget", U), param_default("sampler_backoff_hits", U),
@@ -194,12 +197,13 @@ struct run_args {
 	bool kmsg;
 	double duration;
 	const char *output;
+	const char *stats;	/* --stats FILE: every counter, also without -v */
 };
 
 enum {
 	OPT_SKIP = 256, OPT_UDELAY, OPT_FUNCS, OPT_OBJECT, OPT_PARAM, OPT_JSON, OPT_HALT,
 	OPT_PER_SITE, OPT_KERNEL, OPT_PROBE, OPT_DURATION, OPT_OUTPUT, OPT_MARKS, OPT_KMSG,
-	OPT_SAMPLE, OPT_SAMPLE_PERIOD,
+	OPT_SAMPLE, OPT_SAMPLE_PERIOD, OPT_STATS,
 	OPT_SOURCE_DIR, OPT_KERNEL_DEBUG, OPT_BUDGET, OPT_WATCH, OPT_NO_MARKING, OPT_NO_HISTORY,
 };
 
@@ -216,6 +220,7 @@ static const struct option run_longopts[] = {
 	{ "probe", required_argument, NULL, OPT_PROBE },
 	{ "duration", required_argument, NULL, OPT_DURATION },
 	{ "output", required_argument, NULL, OPT_OUTPUT },
+	{ "stats", required_argument, NULL, OPT_STATS },
 	{ "kmsg", no_argument, NULL, OPT_KMSG },
 	{ "sample", required_argument, NULL, OPT_SAMPLE },
 	{ "sample-period", required_argument, NULL, OPT_SAMPLE_PERIOD },
@@ -368,6 +373,9 @@ static int parse_opt(struct run_args *a, int opt, char *arg)
 		break;
 	case OPT_OUTPUT:
 		a->output = arg;
+		break;
+	case OPT_STATS:
+		a->stats = arg;
 		break;
 	case OPT_SAMPLE:
 	case OPT_SAMPLE_PERIOD:
@@ -715,6 +723,31 @@ static void end_child(struct run *r, double deadline)
 }
 
 /* Report until the program ends (or, kernel mode without one, the duration does). */
+/*
+ * The summary: the few numbers a user reads (reports, by which detector,
+ * sites, overhead); every counter with -v or --json, for scripts, and in
+ * the --stats file.
+ */
+static void print_summary(const struct run *r)
+{
+	FILE *f;
+
+	if (r->a.o.verbose || r->a.o.json)
+		engine__print_summary(r->e, stderr);
+	else
+		engine__print_brief(r->e, stderr);
+	if (!r->a.stats)
+		return;
+	f = fopen(r->a.stats, "we");
+	if (!f) {
+		fprintf(stderr, "kcsanctl: run: cannot write %s: %s\n", r->a.stats, strerror(errno));
+		return;
+	}
+	engine__print_summary(r->e, f);
+	if (fclose(f))
+		fprintf(stderr, "kcsanctl: run: cannot write %s: %s\n", r->a.stats, strerror(errno));
+}
+
 static void run_loop(struct run *r)
 {
 	double deadline = r->a.duration ? now_s() + r->a.duration : 0;
@@ -755,7 +788,7 @@ static void run_loop(struct run *r)
 	fflush(stderr);
 	if (!at_line_start(STDERR_FILENO))
 		fputc('\n', stderr);
-	engine__print_summary(r->e, stderr);
+	print_summary(r);
 	if (r->rs.kmsg)
 		run_kmsg_summary(&r->rs);
 }

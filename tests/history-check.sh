@@ -77,7 +77,7 @@ run_one() {
 	# threads may run apart: up to TRIES runs, each a fresh process; one report
 	# is enough, none in all of them fails.  A race-free program runs once.
 	for ((try = 1; ; try++)); do
-		out=$(timeout "$TIMEOUT" "$KCSANCTL" run -- "$OUT/$name" 2>&1)
+		out=$(timeout "$TIMEOUT" "$KCSANCTL" run -v -- "$OUT/$name" 2>&1)
 		rc=$?
 		got=$(grep '^BUG: KCSAN: ' <<<"$out" | sed 's/^BUG: KCSAN: //' | sort -u)
 		[[ -n $got || $try -ge $TRIES ]] && break
@@ -131,7 +131,7 @@ done
 # The switches, on the one-shot write/write race that KCSAN's protocol alone never reports.
 if [[ $ONLY == "  " ]]; then
 	prog=$OUT/hb_write_write
-	out=$(timeout "$TIMEOUT" "$KCSANCTL" run --no-history -- "$prog" 2>&1)
+	out=$(timeout "$TIMEOUT" "$KCSANCTL" run -v --no-history -- "$prog" 2>&1)
 	if grep -q '^previous access' <<<"$out" || ! grep -q 'reports_history: 0' <<<"$out" ||
 	   grep -q 'history_sync_ops' <<<"$out"; then
 		fail_with "no-history" "--no-history still ran the history detector" "$out"

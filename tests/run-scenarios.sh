@@ -395,7 +395,8 @@ positive_control() {
 	local line sites hits armed setup
 	local re='^kcsand: [0-9]+ reports?, ([0-9]+) sites?, ([0-9]+) hits?;'
 
-	line=$(grep -E "$re" "$1" | tail -1)
+	# Every counter is in the --stats file (run_once); the summary line is brief.
+	line=$(cat "$1" "$1.stats" 2>/dev/null | grep -E "$re" | tail -1)
 	if [[ ! $line =~ $re ]]; then
 		echo "kcsand's summary line (\"kcsand: N reports, N sites, N hits; ...\")"
 		return 1
@@ -413,11 +414,11 @@ positive_control() {
 
 # run_once PROG OUT FIRST: one run of the case; sets rc, t0 and t1.
 run_once() {
-	rm -f "$3"
+	rm -f "$3" "$2.stats"
 	t0=$EPOCHREALTIME
 	# iters= (the scenario's KCSAND_TEST_ITERS) unless the caller set one for all.
 	{ KCSAND_TEST_ITERS=${KCSAND_TEST_ITERS:-$C_ITERS} \
-		timeout -k 10 "$TIMEOUT" "$CTL" run "${args[@]}" -- "$1" "${pargs[@]}" \
+		timeout -k 10 "$TIMEOUT" "$CTL" run --stats "$2.stats" "${args[@]}" -- "$1" "${pargs[@]}" \
 		</dev/null 2>&1 >"$TMP/$C_NAME.stdout"; } | stamp "$3" >"$2"
 	rc=${PIPESTATUS[0]}
 	t1=$EPOCHREALTIME

@@ -1393,6 +1393,7 @@ static void print_sampler_summary(struct engine *e, FILE *out)
 	if (!st.kernel)
 		fprintf(out, " cold_start_ms: %.0f cold_credit_outs: %lu", st.cold_ms,
 			st.cold_outs);
+	fprintf(out, " cpu_ms: %.0f native_cpu_ms: %.0f", st.cpu_ns / 1e6, st.native_ns / 1e6);
 }
 
 static void print_kbp_summary(struct engine *e, FILE *out)
@@ -1429,18 +1430,24 @@ static void print_hw_summary(struct engine *e, FILE *out)
 			(unsigned long long)hw_st.outside);
 }
 
-void engine__print_summary(struct engine *e, FILE *out)
+/* A warning, not a counter: it goes before the summary line, brief or not. */
+static void print_unclocked(struct engine *e, FILE *out)
 {
-	uint64_t c[KCSAND_CTR_COUNT];
-
-	if (e->hist && e->opts.verbose)
-		history__print(e->hist, out);
 	if (e->hist && history__unclocked_hits(e->hist))
 		fprintf(out, "kcsand: history: more than %d threads of the process were alive at "
 			     "once: %llu hits by threads without a clock were not checked, and %lu "
 			     "races the history found were dropped, as sync of those threads went "
 			     "unseen\n", KCSAND_HB_MAX_THREADS,
 			(unsigned long long)history__unclocked_hits(e->hist), e->history_unsound);
+}
+
+void engine__print_summary(struct engine *e, FILE *out)
+{
+	uint64_t c[KCSAND_CTR_COUNT];
+
+	if (e->hist && e->opts.verbose)
+		history__print(e->hist, out);
+	print_unclocked(e, out);
 	engine__counters(e, c);
 	fprintf(out, "kcsand: %lu report%s, %zu sites, %llu hits;", e->nr_reports,
 		e->nr_reports == 1 ? "" : "s", engine__nr_sites(e),
@@ -1473,6 +1480,46 @@ void engine__print_summary(struct engine *e, FILE *out)
 	if (e->hw)
 		print_hw_summary(e, out);
 	fputc('\n', out);
+}
+
+/*
+ * A program whose CPU time under the probes is this many times its own
+ * (what it would have taken natively) is said to have run slow: timeouts
+ * and watchdogs of the program under test start to fire around there.
+ */
+#define SLOW_FACTOR	3.0
+
+/* Sites armed and the whole run's overhead, from the sampler (user mode). */
+static void print_brief_sampler(struct engine *e, FILE *out)
+{
+	struct sampler_stats st;
+	double factor;
+
+	sampler__get_stats(e->sampler, &st);
+	fprintf(out, "; %zu sites armed", st.armed);
+	/* Under a clock tick, a period's own CPU time is noise: count a tick, as the sampler does. */
+	if (st.kernel || st.native_tick_ns <= 0)
+		return;
+	factor = st.cpu_ns / st.native_tick_ns;
+	if (factor < 1)
+		factor = 1;
+	fprintf(out, ", overhead %.0f%%", (factor - 1) * 100);
+	if (factor >= SLOW_FACTOR)
+		fprintf(out, "; the program ran %.0fx its native CPU time (--overhead-budget)",
+			factor);
+}
+
+void engine__print_brief(struct engine *e, FILE *out)
+{
+	print_unclocked(e, out);
+	fprintf(out, "kcsand: %lu report%s, %zu sites, %llu hits; %lu by watchpoints",
+		e->nr_reports, e->nr_reports == 1 ? "" : "s", engine__nr_sites(e),
+		(unsigned long long)engine__hits(e), e->nr_reports - e->nr_reports_history);
+	if (e->hist)
+		fprintf(out, ", %lu by the history", e->nr_reports_history);
+	if (e->sampler)
+		print_brief_sampler(e, out);
+	fputs(" (-v: every counter)\n", out);
 }
 
 void engine__close(struct engine *e)

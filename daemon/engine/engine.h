@@ -204,8 +204,14 @@ int engine__kbp_stats(const struct engine *e, struct kbp_stats *out);
 struct sampler_stats;
 /* The site sampler's armed/total sites and overhead estimate; -ENOENT before attach. */
 int engine__sampler_stats(const struct engine *e, struct sampler_stats *out);
-/* One line of counters, for the end of a run. */
+/* One line of counters, for the end of a run: every counter, "name: value" each. */
 void engine__print_summary(struct engine *e, FILE *out);
+/*
+ * The same line with the few numbers a user reads: reports and which
+ * detector found them, sites armed, the probes' overhead, and a warning
+ * when the program ran many times its native CPU time.
+ */
+void engine__print_brief(struct engine *e, FILE *out);
 /* The ring buffer's epoll fd, for a caller's own poll loop; -1 before load. */
 int engine__epoll_fd(const struct engine *e);
 /* Trace every process that hits a probe (true) or only the added pids. */

@@ -604,9 +604,11 @@ static void measure_period(struct sampler *s, uint64_t now, struct period *pd)
 		pd->floor = pd->u - pd->probe - pd->other;
 	pd->native = pd->u - pd->probe - pd->other - pd->floor;
 	s->st.native_ns += pd->native * pd->dt;
+	s->st.cpu_ns += pd->u * pd->dt;
 	/* One clock tick is the resolution of /proc/PID/stat and /proc/stat: less is noise. */
 	floor_native = hz > 0 ? 1e9 / hz / pd->dt : 0.02;
 	pd->nat = pd->native > floor_native ? pd->native : floor_native;
+	s->st.native_tick_ns += pd->nat * pd->dt;
 }
 
 /*

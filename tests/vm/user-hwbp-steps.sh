@@ -30,7 +30,7 @@ CHURN=build/tests/daemon/churn
 summary() { grep -m1 '^kcsand: [0-9]* report' "$1" | grep -oE "$2: [0-9]+" | grep -oE '[0-9]+$'; }
 : > "$OUT/churn.txt"
 for ((i = 0; i < ${KCSAND_VM_CHURN_RUNS:-3}; i++)); do
-	timeout 120 build/kcsanctl run --functions 'reader*,pace' --param overhead_budget=100 -- \
+	timeout 120 build/kcsanctl run -v --functions 'reader*,pace' --param overhead_budget=100 -- \
 		"$CHURN" 6 3000 > "$OUT/churn-esc.out" 2>&1
 	echo "escalation $? $(summary "$OUT/churn-esc.out" hw_watchpoints_armed)" >> "$OUT/churn.txt"
 done
@@ -38,7 +38,7 @@ done
 # uprobe XOL area here (docs/RELIABILITY.md, finding 4), cause not found yet, so
 # they run only when asked: KCSAND_VM_CHURN_TURNS=N tests/vm/user-hwbp.sh.
 for ((i = 0; i < TURNS; i++)); do
-	timeout 120 build/kcsanctl run --functions 'reader*,pace' --param overhead_budget=10 \
+	timeout 120 build/kcsanctl run -v --functions 'reader*,pace' --param overhead_budget=10 \
 		--param sampler_warmup_cpu_ms=0 --param sampler_period_ms=50 \
 		--param sampler_turn_ms=5 -- "$CHURN" 20 30000 > "$OUT/churn-turn-$i.out" 2>&1
 	echo "turns $? $(summary "$OUT/churn-turn-$i.out" hot_turns)" >> "$OUT/churn.txt"
