@@ -84,8 +84,14 @@ r=$(printf 'racy@0x%x' "0x$(nm "$T/plain/racy" | awk '$3 == "reader" { print $1 
 w=$(printf 'racy@0x%x' "0x$(nm "$T/plain/racy" | awk '$3 == "writer" { print $1 }')")
 KCSAND_DEBUG_ROOT=$T/empty run nodebug "$T/nodebug/racy"
 rc=$?
+# The callers push a frame: an FDE row is not the function, the FDE is.
+rt=$(printf 'racy@0x%x' "0x$(nm "$T/plain/racy" | awk '$3 == "reader_thread" { print $1 }')")
+wt=$(printf 'racy@0x%x' "0x$(nm "$T/plain/racy" | awk '$3 == "writer_thread" { print $1 }')")
 if [[ $rc != 66 ]] || ! grep -qF "BUG: KCSAN: data-race in $r / $w" "$T/nodebug.out"; then
 	bad stripped_eh_frame "expected exit 66 and 'data-race in $r / $w', got $rc" "$T/nodebug.out"
+elif ! grep -qE "^ $rt\+0x[0-9a-f]+/0x[0-9a-f]+\$" "$T/nodebug.out" ||
+     ! grep -qE "^ $wt\+0x[0-9a-f]+/0x[0-9a-f]+\$" "$T/nodebug.out"; then
+	bad stripped_eh_frame "expected the frames ' $rt+0x...' and ' $wt+0x...'" "$T/nodebug.out"
 elif ! grep -q 'functions from dynsym and eh_frame$' "$T/nodebug.out"; then
 	bad stripped_eh_frame "expected -v to say 'functions from dynsym and eh_frame'" "$T/nodebug.out"
 else

@@ -18,13 +18,13 @@
 #include <string.h>
 #include <unistd.h>
 
-#include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
 #include <gelf.h>
 #include <Zydis/Zydis.h>
 
 #include "symbolize.h"
 #include "sites/debuginfo.h"
+#include "sites/ehframe.h"
 #include "sites/symindex.h"
 
 #define FILE_BUCKETS	256
@@ -44,6 +44,14 @@ struct sym_file {
 	struct sym_index *names;	/* by-name index, built on the first lookup by name */
 	struct sym_memo *memo;		/* answers by address, MEMO_MIN..MEMO_MAX slots */
 	size_t memo_cap, memo_used;
+	struct fde_range *fdes;		/* .eh_frame's FDEs by start, read on first need */
+	size_t nr_fdes, cap_fdes;
+	bool fdes_read;
+};
+
+/* A function's bounds from its FDE (link-time addresses), for objects without symbols. */
+struct fde_range {
+	uint64_t start, size;
 };
 
 /*
@@ -113,6 +121,7 @@ struct symbolizer *symbolizer__new(void)
 
 static void file_free(struct sym_file *f)
 {
+	free(f->fdes);
 	free(f->memo);
 	sym_index__free(f->names);
 	if (f->dwfl)
@@ -422,30 +431,76 @@ static int file_lookup(struct symbolizer *s, struct sym_file *f, uint64_t vaddr,
 	return 0;
 }
 
+static int fde_add(void *ctx, uint64_t start, uint64_t size)
+{
+	struct sym_file *f = ctx;
+
+	if (f->nr_fdes == f->cap_fdes) {
+		size_t cap = f->cap_fdes ? 2 * f->cap_fdes : 256;
+		struct fde_range *v = realloc(f->fdes, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		f->fdes = v;
+		f->cap_fdes = cap;
+	}
+	f->fdes[f->nr_fdes++] = (struct fde_range){ .start = start, .size = size };
+	return 0;
+}
+
+static int fde_cmp(const void *pa, const void *pb)
+{
+	const struct fde_range *a = pa, *b = pb;
+
+	return a->start < b->start ? -1 : a->start > b->start;
+}
+
+/* The FDE holding link-time address vaddr, the FDEs read on the first call; or NULL. */
+static const struct fde_range *fde_at(struct sym_file *f, uint64_t vaddr)
+{
+	size_t lo = 0, hi;
+
+	if (!f->fdes_read) {
+		GElf_Addr bias;
+		Elf *elf = dwfl_module_getelf(f->mod, &bias);
+
+		f->fdes_read = true;
+		if (!elf || ehframe__fdes(f->path, elf, fde_add, f))
+			f->nr_fdes = 0;
+		qsort(f->fdes, f->nr_fdes, sizeof(*f->fdes), fde_cmp);
+	}
+	hi = f->nr_fdes;
+	while (lo < hi) {	/* the first FDE starting past vaddr */
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (f->fdes[mid].start <= vaddr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo && vaddr - f->fdes[lo - 1].start < f->fdes[lo - 1].size)
+		return &f->fdes[lo - 1];
+	return NULL;
+}
+
 /*
- * A function no symbol names (a stripped object): its FDE in .eh_frame
- * bounds it, and it is named by its start as target_obj.c names its sites'
- * function (debuginfo__anon_name), so titles and filters agree.
+ * A function no symbol names (a stripped object): the FDE in .eh_frame
+ * that holds the address bounds it, and it is named by its start as
+ * target_obj.c names its sites' function (debuginfo__anon_name), so that
+ * titles and filters agree.
  */
-static void cfi_name(struct symbolizer *s, struct sym_file *f, GElf_Addr addr,
+static void fde_name(struct symbolizer *s, struct sym_file *f, uint64_t vaddr,
 		     struct sym_info *out)
 {
-	Dwarf_Addr cfi_bias, start, stop;
-	Dwarf_CFI *cfi = dwfl_module_eh_cfi(f->mod, &cfi_bias);
-	Dwarf_Frame *frame;
+	const struct fde_range *fde = fde_at(f, vaddr);
 	char name[4096];
-	int ok;
 
-	if (!cfi || dwarf_cfi_addrframe(cfi, addr - cfi_bias, &frame))
+	if (!fde)
 		return;
-	ok = dwarf_frame_info(frame, &start, &stop, NULL) >= 0;
-	free(frame);
-	if (!ok)
-		return;
-	debuginfo__anon_name(f->path, start + cfi_bias - f->bias, name, sizeof(name));
+	debuginfo__anon_name(f->path, fde->start, name, sizeof(name));
 	out->func = intern(s, name, strlen(name));
-	out->off = addr - cfi_bias - start;
-	out->size = stop - start;
+	out->off = vaddr - fde->start;
+	out->size = fde->size;
 }
 
 static void file_lookup_slow(struct symbolizer *s, struct sym_file *f, uint64_t vaddr,
@@ -458,7 +513,7 @@ static void file_lookup_slow(struct symbolizer *s, struct sym_file *f, uint64_t 
 
 	name = dwfl_module_addrinfo(f->mod, addr, &off, &sym, NULL, NULL, NULL);
 	if (!name)
-		cfi_name(s, f, addr, out);
+		fde_name(s, f, vaddr, out);
 	else {
 		const char *plain = demangle(s, name);
 

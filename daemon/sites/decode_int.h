@@ -11,7 +11,6 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <gelf.h>
 #include <Zydis/Zydis.h>
 
 #include "decode.h"
@@ -166,17 +165,5 @@ size_t insn_at(const struct insn_fx *fx, size_t n, uint32_t off);
 void cas_loop_mark(ZydisDecoder *dec, const uint8_t *code, uint64_t vaddr,
 		   const struct insn_fx *fx, size_t nfx, size_t kc, const struct site *cas,
 		   struct site_vec *out, struct decode_stats *stats);
-
-/* ------------------------------------------------------------------------ */
-/* Function bounds from .eh_frame (ehframe.c)                               */
-/* ------------------------------------------------------------------------ */
-
-/*
- * Calls fn with the [start, start + size) of every FDE in elf's .eh_frame,
- * in section order, until fn returns non-zero (returned).  0 when the file
- * has no .eh_frame; -ENOEXEC (said with pr_warn) when it cannot be read.
- */
-int ehframe_fdes(const char *path, Elf *elf,
-		 int (*fn)(void *ctx, uint64_t start, uint64_t size), void *ctx);
 
 #endif

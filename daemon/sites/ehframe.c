@@ -11,7 +11,7 @@
 #include <string.h>
 #include <elfutils/libdw.h>
 
-#include "decode_int.h"
+#include "ehframe.h"
 #include "util/print.h"
 
 /* Bytes of a value in the encoding's format; 0 for the variable-length or unknown ones. */
@@ -117,8 +117,8 @@ static int fde_bounds(const unsigned char *ident, Elf_Data *data, const GElf_Shd
 	return 0;
 }
 
-int ehframe_fdes(const char *path, Elf *elf,
-		 int (*fn)(void *ctx, uint64_t start, uint64_t size), void *ctx)
+int ehframe__fdes(const char *path, Elf *elf,
+		  int (*fn)(void *ctx, uint64_t start, uint64_t size), void *ctx)
 {
 	const unsigned char *ident = (const unsigned char *)elf_getident(elf, NULL);
 	GElf_Shdr sh;

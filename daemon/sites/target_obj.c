@@ -20,7 +20,8 @@
 #include <sys/stat.h>
 
 #include "debuginfo.h"
-#include "decode_int.h"
+#include "decode.h"
+#include "ehframe.h"
 #include "util/print.h"
 #include "util/array.h"
 
@@ -340,7 +341,7 @@ static int cfi_cands(const char *path, Elf *elf, struct cand_vec *cv)
 		return -ENOEXEC;
 	}
 	qsort(cv->v, cv->n, sizeof(*cv->v), cand_cmp);
-	return ehframe_fdes(path, elf, cfi_cand, &w);
+	return ehframe__fdes(path, elf, cfi_cand, &w);
 }
 
 /* The separate debug file libdwfl finds for path, as a malloc'd path, or NULL. */
