@@ -1441,13 +1441,33 @@ static void print_unclocked(struct engine *e, FILE *out)
 			(unsigned long long)history__unclocked_hits(e->hist), e->history_unsound);
 }
 
+static double cpu_factor(struct engine *e);
+
+/* A program whose CPU time under the probes is this many times its own: see print_warnings(). */
+#define SLOW_FACTOR	3.0
+
+/*
+ * Warnings, not counters: they go before the summary line, brief or not.
+ * A program that ran SLOW_FACTOR times its native CPU time is said to: the
+ * timeouts and watchdogs of a program under test start to fire around there.
+ */
+static void print_warnings(struct engine *e, FILE *out, bool slow)
+{
+	double factor = cpu_factor(e);
+
+	if (slow && factor >= SLOW_FACTOR)
+		fprintf(out, "kcsand: the program ran %.0fx its native CPU time under the probes "
+			     "(--overhead-budget)\n", factor);
+	print_unclocked(e, out);
+}
+
 void engine__print_summary(struct engine *e, FILE *out)
 {
 	uint64_t c[KCSAND_CTR_COUNT];
 
 	if (e->hist && e->opts.verbose)
 		history__print(e->hist, out);
-	print_unclocked(e, out);
+	print_warnings(e, out, true);
 	engine__counters(e, c);
 	fprintf(out, "kcsand: %lu report%s, %zu sites, %llu hits;", e->nr_reports,
 		e->nr_reports == 1 ? "" : "s", engine__nr_sites(e),
@@ -1483,27 +1503,40 @@ void engine__print_summary(struct engine *e, FILE *out)
 }
 
 /*
- * A program whose CPU time under the probes is this many times its own
- * (what it would have taken natively) is said to have run slow: timeouts
- * and watchdogs of the program under test start to fire around there.
+ * The targets' CPU time with the probes per CPU time of their own over
+ * the whole run, from the sampler; 0 when not measured (kernel mode: the
+ * machine's time, not a program's).
  */
-#define SLOW_FACTOR	3.0
+static double cpu_factor(struct engine *e)
+{
+	struct sampler_stats st;
+
+	if (!e->sampler)
+		return 0;
+	long hz = sysconf(_SC_CLK_TCK);
+	double tick_ns = hz > 0 ? 1e9 / hz : 1e7, native;
+
+	sampler__get_stats(e->sampler, &st);
+	if (st.kernel || st.cpu_ns <= 0)
+		return 0;
+	/*
+	 * CPU time is counted in clock ticks: a program whose own time is
+	 * under one tick is taken to have run one, so the factor is a floor.
+	 */
+	native = st.native_ns > tick_ns ? st.native_ns : tick_ns;
+	return st.cpu_ns > native ? st.cpu_ns / native : 1;
+}
 
 /* Sites armed and the whole run's overhead, from the sampler (user mode). */
 static void print_brief_sampler(struct engine *e, FILE *out)
 {
 	struct sampler_stats st;
-	double factor;
+	double factor = cpu_factor(e);
 
 	sampler__get_stats(e->sampler, &st);
 	fprintf(out, "; %zu sites armed", st.armed);
-	/* Under a clock tick, a period's own CPU time is noise: count a tick, as the sampler does. */
-	if (st.kernel || st.native_tick_ns <= 0)
-		return;
-	factor = st.cpu_ns / st.native_tick_ns;
-	if (factor < 1)
-		factor = 1;
-	fprintf(out, ", overhead %.0f%%", (factor - 1) * 100);
+	if (factor > 0)
+		fprintf(out, ", overhead %.0f%%", (factor - 1) * 100);
 	if (factor >= SLOW_FACTOR)
 		fprintf(out, "; the program ran %.0fx its native CPU time (--overhead-budget)",
 			factor);
@@ -1511,7 +1544,7 @@ static void print_brief_sampler(struct engine *e, FILE *out)
 
 void engine__print_brief(struct engine *e, FILE *out)
 {
-	print_unclocked(e, out);
+	print_warnings(e, out, false);
 	fprintf(out, "kcsand: %lu report%s, %zu sites, %llu hits; %lu by watchpoints",
 		e->nr_reports, e->nr_reports == 1 ? "" : "s", engine__nr_sites(e),
 		(unsigned long long)engine__hits(e), e->nr_reports - e->nr_reports_history);

@@ -608,7 +608,6 @@ static void measure_period(struct sampler *s, uint64_t now, struct period *pd)
 	/* One clock tick is the resolution of /proc/PID/stat and /proc/stat: less is noise. */
 	floor_native = hz > 0 ? 1e9 / hz / pd->dt : 0.02;
 	pd->nat = pd->native > floor_native ? pd->native : floor_native;
-	s->st.native_tick_ns += pd->nat * pd->dt;
 }
 
 /*

@@ -131,7 +131,6 @@ struct sampler_stats {
 	double rearm_ms;		/* the last re-attach */
 	double native_ns;		/* the targets' own CPU time so far, probes taken out */
 	double cpu_ns;			/* the targets' CPU time so far, probes included */
-	double native_tick_ns;		/* native_ns, at least a clock tick's worth a period */
 };
 
 /*
