@@ -126,6 +126,13 @@ debuginfo-tests: $(OUT)/kcsanctl
 	tests/debuginfo-check.sh $(OUT)
 
 .PHONY: debuginfo-tests
+
+# Real programs as Debian ships them (pigz, pbzip2, xz, zstd): output and exit status
+# as native, sites, overhead, reports (needs root and the packages; minutes; not in check).
+real: $(OUT)/kcsanctl
+	tests/real/run-real.sh $(OUT)
+
+.PHONY: real
 # libFuzzer targets for the two parsers that read untrusted text: the
 # configuration file and the control socket's requests.  `make check` runs
 # each briefly (FUZZ_CHECK_RUNS inputs); `make fuzz` runs them for
