@@ -179,7 +179,7 @@ stop_daemon; rc=$?
 check ring_full_daemon_exit 0 "$rc"
 check_links_gone ring_full_no_link_left $links
 # kcsanctl run, stopped the same way: its status (66: reports) and a summary counting the drops.
-KCSAND_TEST_ITERS=30000 "$CTL" run --param ring_buffer_kb=4 --param skip_watch=0 \
+KCSAND_TEST_ITERS=30000 "$CTL" run -v --param ring_buffer_kb=4 --param skip_watch=0 \
 	--param overhead_budget=100 \
 	--param report_once_in_ms=0 --param report_value_change_only=0 --param udelay_task=50 \
 	-- "$TMP/ringprog" >"$TMP/ring.out" 2>&1 &
@@ -198,7 +198,7 @@ else fail ring_full_run_summary "exit 66 (reports) and records_dropped > 0, got 
 CHURN=$TB/churn
 esc_bad= turn_bad= esc_armed=0 turns=0
 for ((i = 0; i < ${KCSAND_TEST_CHURN_RUNS:-1}; i++)); do
-	timeout 300 "$CTL" run --functions 'reader*,pace' --param overhead_budget=100 -- \
+	timeout 300 "$CTL" run -v --functions 'reader*,pace' --param overhead_budget=100 -- \
 		"$CHURN" 6 3000 >"$TMP/churn.out" 2>&1
 	rc=$?
 	[[ $rc == 0 || $rc == 66 ]] || esc_bad+=" $rc"
@@ -206,7 +206,7 @@ for ((i = 0; i < ${KCSAND_TEST_CHURN_RUNS:-1}; i++)); do
 	# Turns from the start: no warm-up, and no cold-start credit for the
 	# turns to pay back first (sampler_start_credit_ms 0: level 0 outside
 	# the budget), so that threads exit while their breakpoints are armed.
-	timeout 300 "$CTL" run --functions 'reader*,pace' --param overhead_budget=10 \
+	timeout 300 "$CTL" run -v --functions 'reader*,pace' --param overhead_budget=10 \
 		--param sampler_warmup_cpu_ms=0 --param sampler_start_credit_ms=0 \
 		--param sampler_period_ms=50 \
 		--param sampler_turn_ms=5 -- "$CHURN" 200 300000 >"$TMP/churn.out" 2>&1
@@ -266,7 +266,7 @@ fi
 # --- The target killed while a watchpoint stalls it: kcsanctl ends with the
 # target's status, prints its summary, and leaves no BPF program behind.
 first_prog=$("$SRC_DIR"/tests/bpf-leaks.py --max-id)
-"$CTL" run --param udelay_task=100000 --param skip_watch=0 -- "$RACES" >"$TMP/stall.out" 2>&1 &
+"$CTL" run -v --param udelay_task=100000 --param skip_watch=0 -- "$RACES" >"$TMP/stall.out" 2>&1 &
 ctl=$!
 for ((i = 0; i < 100; i++)); do
 	tgt=$(pgrep -P "$ctl" -x two_races) && grep -q . /proc/"$tgt"/maps 2>/dev/null && break

@@ -31,6 +31,7 @@ ELSEWHERE = {
     "decode_stacktrace.sh",   # the kernel's scripts/
     "myprog.c",               # the README's example program
     "prog.c",                 # what bench/gen_sites.sh writes
+    "pigz.c",                 # pigz's source, where docs/real-programs.md places reports
 }
 OUR_DIRS = {"daemon", "bpf", "cli", "include", "tests", "bench", "docs", ".ci", "engine", "sites",
             "mark", "report", "sampler", "service", "history", "hw", "util", "unit", "scenarios",

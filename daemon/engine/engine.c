@@ -535,8 +535,7 @@ int engine__add_object(struct engine *e, const char *path, const char *globs)
 		target_obj__free(obj);
 		return -ENOENT;
 	}
-	if (e->opts.verbose)
-		pr_warn("%s: %zu functions from %s\n", path, obj->nr_funcs, obj->funcs_from);
+	pr_info("%s: %zu functions from %s\n", path, obj->nr_funcs, obj->funcs_from);
 	err = mark_object(e, obj);
 	e->decode_ms += (clock__now_ns() - t0) / 1e6;
 	if (err < 0) {
