@@ -6,21 +6,22 @@
 #
 #   tests/real/run-real.sh [BUILD_DIR] [PROGRAM...]     (root; `make real`)
 #
-# PROGRAM: pigz, pbzip2, xz, xz-d, zstd (default: all).  Each compresses the
+# PROGRAM: pigz, pbzip2, xz, xz-d, zstd, memcached (default: all).  Each compresses the
 # same input with two threads (xz-d decompresses xz's multi-block output with
 # two); the library doing the work (zlib, libbz2, liblzma) is probed with the
-# program.  Harm is checked: the output under kcsand must be
+# program.  memcached -t 2 serves mc_load.py's four clients (its replies are
+# the output), then is stopped with SIGTERM.  Harm is checked: the output under kcsand must be
 # byte-identical to the native run's, and the exit status the same (kcsanctl's
 # 66 stands for the program's 0 when a race was reported).  For each program
 # it prints where its functions came from, the sites, the time to decode them,
 # the wall time against the native run's, the overhead kcsand measured, and
 # the title of every report with its count; docs/real-programs.md explains
 # each title.  Not part of `make check`: it needs the packages (apt-get
-# install pigz pbzip2 xz-utils zstd) and takes minutes.
+# install pigz pbzip2 xz-utils zstd memcached) and takes minutes.
 set -u
 B=${1:-build}
 shift $(($# > 0 ? 1 : 0))
-PROGS=${*:-pigz pbzip2 xz xz-d zstd}
+PROGS=${*:-pigz pbzip2 xz xz-d zstd memcached}
 CTL=$B/kcsanctl
 OUT=$B/tests/real
 pass=0 fail=0
@@ -55,6 +56,7 @@ command_for() {
 	xz) echo "/usr/bin/xz -T2 -1 -c $IN" ;;
 	xz-d) echo "/usr/bin/xz -T2 -d -c $OUT/input.xz" ;;
 	zstd) echo "/usr/bin/zstd -T2 -q -c $IN" ;;
+	memcached) echo "/usr/bin/memcached -t 2 -p $MC_PORT -U 0 -l 127.0.0.1 -u root" ;;
 	esac
 }
 
@@ -65,11 +67,60 @@ objects_for() {
 	pigz) echo "--object $LIB/libz.so.1" ;;
 	pbzip2) echo "--object $LIB/libbz2.so.1.0" ;;
 	xz | xz-d) echo "--object $LIB/liblzma.so.5" ;;
-	zstd) echo "" ;;	# libzstd is linked into /usr/bin/zstd
+	zstd | memcached) echo "" ;;	# libzstd is linked into /usr/bin/zstd
 	esac
 }
 
 now() { echo "$EPOCHREALTIME"; }
+
+MC_PORT=${KCSAND_MC_PORT:-22122}
+LOAD=$(dirname "${BASH_SOURCE[0]}")/mc_load.py
+
+# serve PID PROGRAM...: wait for the server PROGRAM (run by PID, itself or its
+# parent kcsanctl) to listen, load it, stop it with SIGTERM; the load's replies
+# on stdout.  Returns 1 when it never listened.
+serve() {
+	local pid=$1 server i
+	shift
+	for ((i = 0; i < 600; i++)); do
+		python3 -c "import socket; socket.create_connection(('127.0.0.1', $MC_PORT), 1)" \
+			2> /dev/null && break
+		sleep 0.1
+	done
+	((i < 600)) || return 1
+	python3 "$LOAD" "$MC_PORT" 4 2000
+	server=$(pgrep -P "$pid" -x memcached || echo "$pid")
+	kill -TERM "$server"
+}
+
+# run_native PROGRAM CMD...: the program natively; its status in nrc.
+run_native() {
+	local p=$1
+	shift
+	if [[ $p == memcached ]]; then
+		"$@" > "$OUT/$p.native.err" 2>&1 < /dev/null &
+		serve $! > "$OUT/$p.native"
+		wait $!
+	else
+		"$@" > "$OUT/$p.native" 2> "$OUT/$p.native.err" < /dev/null
+	fi
+}
+
+# run_kcsand PROGRAM CMD...: the same under kcsanctl run; its status in krc.
+run_kcsand() {
+	local p=$1 ctl
+	shift
+	# shellcheck disable=SC2046
+	set -- timeout -k 10 1800 "$CTL" run -v --stats "$OUT/$p.stats" $(objects_for "$p") -- "$@"
+	if [[ $p == memcached ]]; then
+		"$@" > "$OUT/$p.log" 2>&1 < /dev/null &
+		ctl=$!
+		serve "$(pgrep -P "$ctl" -x kcsanctl || echo "$ctl")" > "$OUT/$p.kcsand"
+		wait "$ctl"
+	else
+		"$@" > "$OUT/$p.kcsand" 2> "$OUT/$p.log" < /dev/null
+	fi
+}
 
 printf '%-7s %-22s %6s %9s %8s %8s %9s %8s\n' program functions_from sites decode_ms native_s \
 	kcsand_s wall_ratio overhead
@@ -83,17 +134,15 @@ for p in $PROGS; do
 		bad "$p" "${cmd%% *} is not installed (apt-get install pigz pbzip2 xz-utils zstd)"
 		continue
 	fi
+	t0=$(now)
 	# shellcheck disable=SC2086
-	{
-		t0=$(now)
-		$cmd > "$OUT/$p.native" 2> "$OUT/$p.native.err" < /dev/null
-		nrc=$?
-		t1=$(now)
-		timeout -k 10 1800 "$CTL" run -v --stats "$OUT/$p.stats" $(objects_for "$p") -- $cmd \
-			> "$OUT/$p.kcsand" 2> "$OUT/$p.log" < /dev/null
-		krc=$?
-		t2=$(now)
-	}
+	run_native "$p" $cmd
+	nrc=$?
+	t1=$(now)
+	# shellcheck disable=SC2086
+	run_kcsand "$p" $cmd
+	krc=$?
+	t2=$(now)
 	reports=$(grep -c '^BUG: KCSAN: ' "$OUT/$p.log")
 	from=$(grep -oE 'functions from .*' "$OUT/$p.log" | sed 's/functions from //' | sort -u |
 		paste -sd+)
