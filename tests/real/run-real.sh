@@ -88,7 +88,7 @@ serve() {
 		sleep 0.1
 	done
 	((i < 600)) || return 1
-	python3 "$LOAD" "$MC_PORT" 4 2000
+	python3 "$LOAD" "$MC_PORT" 4 "${KCSAND_MC_ROUNDS:-2000}"
 	server=$(pgrep -P "$pid" -x memcached || echo "$pid")
 	kill -TERM "$server"
 }
