@@ -52,12 +52,15 @@ cp "$T/racy.debug" "$T/root/.build-id/${id:0:2}/${id:2}.debug"
 # The test's root first, then the system's, where libc's own debug file may be.
 export KCSAND_DEBUG_ROOT=$T/root:/usr/lib/debug
 
-# run NAME PROG [OPTION...]: one run until the first report, -v, output in $T/NAME.out.
+# run NAME PROG [OPTION...]: one run until the first report, -v, output in $T/NAME.out;
+# the scenario's iterations from the environment, shlib_race's from $PROG_ARGS.
 run() {
 	local name=$1 prog=$2
 	shift 2
+	# shellcheck disable=SC2086
 	KCSAND_TEST_ITERS=2000000 timeout -k 10 120 "$CTL" run -v --no-history \
-		--overhead-budget 100 --halt-on-error "$@" -- "$prog" > "$T/$name.out" 2>&1 < /dev/null
+		--overhead-budget 100 --halt-on-error "$@" -- "$prog" ${PROG_ARGS-} \
+		> "$T/$name.out" 2>&1 < /dev/null
 }
 
 # The report's text, every paragraph in order of its content, with what
@@ -144,6 +147,8 @@ for d in libplain liblink; do
 	gcc -O1 -g -fno-omit-frame-pointer -pthread tests/shlib/shlib_race.c -L"$T/$d" -lracy \
 		-Wl,-rpath,'$ORIGIN' -o "$T/$d/shlib_race" || exit 1
 done
+# Long enough to race on a loaded machine (its default, 60,000 calls a thread, is not).
+export PROG_ARGS=1000000
 run libplain "$T/libplain/shlib_race" --object "$T/libplain/libracy.so" --functions 'lib_*'
 rc=$?
 if [[ $rc != 66 ]] || ! grep -q '^BUG: KCSAN: data-race in lib_bump / lib_bump$' "$T/libplain.out"
