@@ -486,30 +486,6 @@ static int mark_object(struct engine *e, struct target_obj *obj)
 	return err;
 }
 
-int engine__set_marks(struct engine *e, const char *path)
-{
-	struct mark_rules *rules = NULL;
-	int err = 0;
-
-	if (path) {
-		err = mark_rules__load(path, &rules);
-		if (err)
-			return err;
-	}
-	mark_rules__free(e->marks);
-	e->marks = rules;
-	e->opts.marks_file = NULL;	/* the caller's string; the rules are what is kept */
-	for (size_t i = 0; i < e->nr_objs && !err; i++)
-		err = mark_object(e, e->objs[i].obj);
-	if (err || !e->skel)
-		return err;
-	/* Live: rewrite the descriptors of attached objects; only their flags changed. */
-	for (size_t i = 0; i < e->nr_objs && !err; i++)
-		if (e->objs[i].attached)
-			err = fill_sites(e, &e->objs[i]);
-	return err;
-}
-
 int engine__add_object(struct engine *e, const char *path, const char *globs)
 {
 	struct target_obj *obj;
@@ -1206,14 +1182,6 @@ void engine__flush(struct engine *e)
 	}
 	engine__poll(e, 0);
 	engine_release_held(e, true);
-}
-
-int engine__kbp_stats(const struct engine *e, struct kbp_stats *out)
-{
-	if (!e->kbp)
-		return -ENOENT;
-	kbp__stats(e->kbp, out);
-	return 0;
 }
 
 unsigned long engine__nr_reports(const struct engine *e)

@@ -124,12 +124,6 @@ int engine__add_pid(struct engine *e, pid_t pid);
 int engine__remove_pid(struct engine *e, pid_t pid);
 
 /*
- * Replace the marks file (NULL: none) and mark every object's sites again;
- * once loaded, the BPF site table is rewritten, so this works live (for the
- * control socket).  A bad file changes nothing and returns -EINVAL.
- */
-int engine__set_marks(struct engine *e, const char *path);
-/*
  * One line per decoded site (address, function+offset, access, size, plain or
  * marked and why), then how many sites each rule marked.
  */
@@ -198,9 +192,6 @@ int engine__rearm(struct engine *e, const uint8_t *armed);
  * armed set, returning 0.  A negative errno when neither worked.
  */
 int engine__turn(struct engine *e, const uint8_t *armed, const uint8_t *turn);
-struct kbp_stats;
-/* Code-breakpoint sampling's figures; -ENOENT when the engine does not sample so. */
-int engine__kbp_stats(const struct engine *e, struct kbp_stats *out);
 struct sampler_stats;
 /* The site sampler's armed/total sites and overhead estimate; -ENOENT before attach. */
 int engine__sampler_stats(const struct engine *e, struct sampler_stats *out);

@@ -594,11 +594,6 @@ int history__resume(struct history *hist)
 	return 0;
 }
 
-bool history__paused(const struct history *hist)
-{
-	return hist->paused;
-}
-
 double history__cost_ns(const struct history *hist, double trap_ns)
 {
 	const __u64 *c = hist->skel->bss->hb_counters;

@@ -67,7 +67,6 @@ void history__free(struct history *hist);
  */
 void history__pause(struct history *hist);
 int history__resume(struct history *hist);
-bool history__paused(const struct history *hist);
 /* CPU-ns the sync probes took so far: their traps at trap_ns each, and their BPF time. */
 double history__cost_ns(const struct history *hist, double trap_ns);
 
