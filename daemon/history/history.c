@@ -15,10 +15,10 @@
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
-#include <Zydis/Zydis.h>
 #include "history.h"
 #include "util/link_close.h"
 #include "util/uprobe_multi.h"
+#include "sites/decode.h"
 #include "kcsand.skel.h"
 #include "util/print.h"
 
@@ -138,10 +138,8 @@ static void batch_add(struct batch *b, int g, uint64_t off, enum kcsand_hb_op op
 static int scan_function(const char *path, uint64_t off, size_t size, bool *locked,
 			 struct batch *b)
 {
-	ZydisDecodedOperand ops[ZYDIS_MAX_OPERAND_COUNT];
-	ZydisDecodedInstruction in;
+	struct insn_info in;
 	uint8_t code[512];
-	ZydisDecoder dec;
 	ssize_t len;
 	int fd;
 
@@ -150,19 +148,18 @@ static int scan_function(const char *path, uint64_t off, size_t size, bool *lock
 		return -errno;
 	len = pread(fd, code, size && size < sizeof(code) ? size : sizeof(code), off);
 	close(fd);
-	if (len <= 0 || !ZYAN_SUCCESS(ZydisDecoderInit(&dec, ZYDIS_MACHINE_MODE_LONG_64,
-						       ZYDIS_STACK_WIDTH_64)))
+	if (len <= 0)
 		return -EINVAL;
 	*locked = false;
 	for (ssize_t i = 0; i < len; i += in.length) {
-		if (!ZYAN_SUCCESS(ZydisDecoderDecodeFull(&dec, code + i, len - i, &in, ops)))
+		if (decode__insn(code + i, len - i, &in))
 			break;
 		if (i == 0) {
-			*locked = in.attributes & ZYDIS_ATTRIB_HAS_LOCK;
+			*locked = in.locked;
 			if (!*locked || !b)
 				return 0;
 		}
-		if (in.mnemonic == ZYDIS_MNEMONIC_RET)
+		if (in.ret)
 			batch_add(b, HB_GROUP_RET_INSN, off + i, KCSAND_HB_LOCK_RDI);
 	}
 	return 0;

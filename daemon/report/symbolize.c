@@ -20,12 +20,12 @@
 
 #include <elfutils/libdwfl.h>
 #include <gelf.h>
-#include <Zydis/Zydis.h>
 
 #include "symbolize.h"
 #include "sites/debuginfo.h"
 #include "sites/ehframe.h"
 #include "sites/symindex.h"
+#include "sites/decode.h"
 
 #define FILE_BUCKETS	256
 #define PROC_BUCKETS	64
@@ -801,10 +801,8 @@ static bool file_call_before(struct sym_file *f, uint64_t vaddr)
 	Elf *elf = f->mod ? dwfl_module_getelf(f->mod, &bias) : NULL;
 	size_t size = 0;
 	const uint8_t *raw = elf ? (const uint8_t *)elf_rawfile(elf, &size) : NULL;
-	ZydisDecoder dec;
 
-	if (!raw || !ZYAN_SUCCESS(ZydisDecoderInit(&dec, ZYDIS_MACHINE_MODE_LONG_64,
-						   ZYDIS_STACK_WIDTH_64)))
+	if (!raw)
 		return false;
 	for (size_t i = 0; i < f->nr_loads; i++) {
 		const GElf_Phdr *ph = &f->loads[i];
@@ -816,16 +814,7 @@ static bool file_call_before(struct sym_file *f, uint64_t vaddr)
 		off = ph->p_offset + (vaddr - ph->p_vaddr);
 		if (off > size)
 			return false;
-		/* Calls are 2 (call reg) to 7 (call [rip+disp32] with a prefix) bytes long. */
-		for (size_t k = 2; k <= 7 && k <= vaddr - ph->p_vaddr; k++) {
-			ZydisDecodedInstruction in;
-
-			if (ZYAN_SUCCESS(ZydisDecoderDecodeInstruction(&dec, NULL, raw + off - k, k,
-								       &in)) &&
-			    in.length == k && in.meta.category == ZYDIS_CATEGORY_CALL)
-				return true;
-		}
-		return false;
+		return decode__call_before(raw + off, vaddr - ph->p_vaddr);
 	}
 	return false;
 }

@@ -529,3 +529,29 @@ int decode__gpr_writes(const uint8_t *code, size_t len)
 	}
 	return writes;
 }
+
+int decode__insn(const uint8_t *code, size_t len, struct insn_info *out)
+{
+	ZydisDecodedInstruction in;
+	ZydisDecoder dec;
+
+	ZydisDecoderInit(&dec, ZYDIS_MACHINE_MODE_LONG_64, ZYDIS_STACK_WIDTH_64);
+	if (!len || ZYAN_FAILED(ZydisDecoderDecodeInstruction(&dec, NULL, code, len, &in)))
+		return -EINVAL;
+	out->length = in.length;
+	out->locked = in.attributes & ZYDIS_ATTRIB_HAS_LOCK;
+	out->call = in.meta.category == ZYDIS_CATEGORY_CALL;
+	out->ret = in.mnemonic == ZYDIS_MNEMONIC_RET;
+	return 0;
+}
+
+bool decode__call_before(const uint8_t *end, size_t avail)
+{
+	struct insn_info in;
+
+	/* Calls are 2 (call reg) to 7 (call [rip+disp32] with a prefix) bytes long. */
+	for (size_t k = 2; k <= 7 && k <= avail; k++)
+		if (!decode__insn(end - k, k, &in) && in.length == k && in.call)
+			return true;
+	return false;
+}

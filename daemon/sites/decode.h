@@ -117,6 +117,21 @@ int decode__function(const uint8_t *code, size_t len, uint64_t vaddr, uint32_t f
  */
 int decode__gpr_writes(const uint8_t *code, size_t len);
 
+/* What other folders ask of one instruction, with no Zydis type outside sites/. */
+struct insn_info {
+	uint8_t length;		/* bytes */
+	bool locked;		/* lock prefix */
+	bool call;		/* a call, direct or indirect */
+	bool ret;		/* a return (ret, ret imm16) */
+};
+/* Decode the first instruction of code[0..len); -EINVAL if it cannot be. */
+int decode__insn(const uint8_t *code, size_t len, struct insn_info *out);
+/*
+ * Whether a call instruction ends right at end, reading at most avail
+ * bytes before it: is a return address the one a call pushed?
+ */
+bool decode__call_before(const uint8_t *end, size_t avail);
+
 /* An ELF object opened for decoding (target_obj.c). */
 struct target_obj {
 	char *path;

@@ -1068,10 +1068,58 @@ static void test_gpr_writes(void)
 	}
 }
 
+/*
+ * decode__insn() and decode__call_before(): what the history asks of a sync
+ * function's code (a locked first instruction, its rets) and the symbolizer
+ * of a return address (a call ends right before it).
+ */
+static void test_insn_info(void)
+{
+	/* lock cmpxchg [rdi],edx */
+	static const uint8_t lock_cmpxchg[] = { 0xf0, 0x0f, 0xb1, 0x17 };
+	static const uint8_t ret_imm[] = { 0xc2, 0x08, 0x00 };		/* ret 8 */
+	/* mov eax,1; call rel32; then the return address */
+	static const uint8_t direct[] = { 0xb8, 0x01, 0x00, 0x00, 0x00,
+					  0xe8, 0x10, 0x00, 0x00, 0x00 };
+	/* call [rip+0x10] (ff 15 disp32), 6 bytes */
+	static const uint8_t indirect[] = { 0x90, 0xff, 0x15, 0x10, 0x00, 0x00, 0x00 };
+	static const uint8_t jmp[] = { 0xe9, 0x10, 0x00, 0x00, 0x00 };	/* jmp rel32 */
+	static const uint8_t call_reg[] = { 0xff, 0xd0 };		/* call rax */
+	struct insn_info in;
+
+	TEST(insn_info) {
+		if (ASSERT_OK(decode__insn(lock_cmpxchg, sizeof(lock_cmpxchg), &in), "decode")) {
+			ASSERT_EQ(in.length, 4, "lock cmpxchg: length");
+			ASSERT_TRUE(in.locked, "lock cmpxchg: locked");
+			ASSERT_FALSE(in.ret || in.call, "lock cmpxchg: neither ret nor call");
+		}
+		if (ASSERT_OK(decode__insn(ret_imm, sizeof(ret_imm), &in), "decode")) {
+			ASSERT_EQ(in.length, 3, "ret 8: length");
+			ASSERT_TRUE(in.ret, "ret 8: a return");
+			ASSERT_FALSE(in.locked, "ret 8: not locked");
+		}
+		ASSERT_EQ(decode__insn(lock_cmpxchg, 2, &in), -EINVAL, "cut short");
+		ASSERT_EQ(decode__insn(lock_cmpxchg, 0, &in), -EINVAL, "no bytes");
+	}
+
+	TEST(call_before) {
+		ASSERT_TRUE(decode__call_before(direct + sizeof(direct), sizeof(direct)),
+			    "call rel32 ends there");
+		ASSERT_TRUE(decode__call_before(indirect + sizeof(indirect), sizeof(indirect)),
+			    "call [rip+disp32] ends there");
+		ASSERT_TRUE(decode__call_before(call_reg + 2, 2), "call rax ends there");
+		ASSERT_FALSE(decode__call_before(direct + 5, 5), "mov eax,1 is no call");
+		ASSERT_FALSE(decode__call_before(jmp + sizeof(jmp), sizeof(jmp)), "jmp is no call");
+		ASSERT_FALSE(decode__call_before(direct + sizeof(direct), 4),
+			     "no reading before what is available");
+	}
+}
+
 int main(void)
 {
 	test_instructions();
 	test_gpr_writes();
+	test_insn_info();
 	test_frames();
 	test_shapes();
 	test_elf();
