@@ -15,7 +15,7 @@
 #include "kcsanctl.h"
 #include "sites/kernel_spec.h"
 #include "service/protocol.h"
-#include "hw/watch_args.h"
+#include "hw/watch_spec.h"
 #include "report/report.h"
 #include "util/json.h"
 

@@ -50,6 +50,9 @@ expect_exit unknown_parameter 2 "unknown parameter 'skip_wach'" "$CTL" run --par
 expect_exit parameter_out_of_range 2 'skip_watch: bad value .-1. \(expected 0\.\.1000000000\)' \
 	"$CTL" run --skip-watch -1 -- /bin/true
 expect_exit missing_program 2 'cannot find /nonexistent/prog' "$CTL" run -- /nonexistent/prog
+# One watch grammar (daemon/hw/watch_spec.h): LEN is one digit here as on the socket.
+expect_exit watch_len_one_digit 2 "watch: bad 'x:04': .*LEN must be 1, 2, 4 or 8" \
+	"$CTL" run --watch x:04 -- "$B/tests/scenarios/plain_write_vs_read"
 printf '#!/bin/sh\nexit 0\n' > "$out.sh"
 chmod +x "$out.sh"
 expect_exit not_an_elf 2 "$out.sh: not an ELF file" "$CTL" run -- "$out.sh"

@@ -12,7 +12,6 @@
  * and an escalation that finds every slot busy evicts the oldest escalation
  * held for at least HW_MIN_HOLD_MS, or is counted in no_slot.
  */
-#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -30,6 +29,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "hwbp.h"
+#include "watch_spec.h"
 #include "sites/kcore.h"
 #include "sites/ksyms.h"
 #include "report/symbolize.h"
@@ -133,43 +133,6 @@ int hwbp__cover(uint64_t addr, unsigned int size, uint64_t *bp_addr, unsigned in
 		}
 	}
 	return -1;
-}
-
-int hwbp__parse_spec(const char *spec, char *name, size_t name_len, uint64_t *addr,
-		     unsigned int *len)
-{
-	const char *colon = strrchr(spec, ':');
-	size_t n = colon ? (size_t)(colon - spec) : strlen(spec);
-	char *end;
-
-	*addr = 0;
-	*len = 0;
-	name[0] = 0;
-	if (!n || n >= name_len)
-		return -EINVAL;
-	if (colon) {
-		unsigned long l = strtoul(colon + 1, &end, 0);
-
-		if (*end || (l != 1 && l != 2 && l != 4 && l != 8))
-			return -EINVAL;
-		*len = l;
-	}
-	if (isdigit((unsigned char)spec[0])) {
-		char buf[32];
-
-		if (n >= sizeof(buf))
-			return -EINVAL;
-		memcpy(buf, spec, n);
-		buf[n] = 0;
-		errno = 0;
-		*addr = strtoull(buf, &end, 0);
-		if (errno || *end || !*addr)
-			return -EINVAL;
-		return 0;
-	}
-	memcpy(name, spec, n);
-	name[n] = 0;
-	return 0;
 }
 
 static long perf_event_open(struct perf_event_attr *a, pid_t pid, int cpu)
@@ -671,14 +634,15 @@ static int resolve_ksym(const char *name, uint64_t *addr, uint64_t *size)
 
 int hwbp__watch(struct hwbp *hw, pid_t pid, const char *path, const char *spec)
 {
-	char name[256];
-	uint64_t addr, size = 8, bp_addr;
-	unsigned int len, bp_len;
+	struct watch_spec ws;
+	const char *bad = watch_spec__parse(spec, &ws);
+	const char *name = ws.symbol;
+	uint64_t addr = ws.addr, size = 8, bp_addr;
+	unsigned int len = ws.len, bp_len;
 	int i, err;
 
-	if (hwbp__parse_spec(spec, name, sizeof(name), &addr, &len)) {
-		pr_warn("watch: bad '%s': want SYMBOL[:LEN] or ADDRESS[:LEN], "
-				"LEN 1, 2, 4 or 8\n", spec);
+	if (bad) {
+		pr_warn("watch: bad '%s': want SYMBOL[:LEN] or ADDRESS[:LEN]; %s\n", spec, bad);
 		return -EINVAL;
 	}
 	if (hw->no_traps) {

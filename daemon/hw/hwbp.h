@@ -63,8 +63,8 @@ void hwbp__free(struct hwbp *hw);
 int hwbp__escalate(struct hwbp *hw, const struct kcsand_report *r);
 /*
  * Watch [addr, addr + len) in pid's threads for the whole run (read and
- * write).  spec is "SYMBOL[:LEN]" or "ADDRESS[:LEN]"; a symbol is looked up
- * in the ELF file path and relocated with pid's mapping of it.  Kernel
+ * write).  spec is SYMBOL[:LEN] or ADDRESS[:LEN] (watch_spec.h); a symbol
+ * is looked up in the ELF file path and relocated with pid's mapping of it.  Kernel
  * mode ignores pid and path: a symbol is a kallsyms variable, an address
  * must be a kernel one, and every CPU is watched.  The slot (>= 0), or a
  * negative errno with the reason through pr_warn (-ENOSPC: every slot taken).
@@ -130,9 +130,6 @@ void hwbp__decode(struct hwbp *hw, struct symbolizer *sym, const struct kcsand_h
  */
 void hwbp__fix_access(struct hwbp *hw, struct symbolizer *sym, struct kcsand_access *a);
 
-/* Parse "NAME[:LEN]" / "0xADDR[:LEN]" (exported for the unit tests). */
-int hwbp__parse_spec(const char *spec, char *name, size_t name_len, uint64_t *addr,
-		     unsigned int *len);
 /*
  * A CPU list as in /sys/devices/system/cpu/online ("0-3,5"): online[c] set
  * for each, max entries.  The number of CPUs, or -EINVAL / -ERANGE.

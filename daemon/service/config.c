@@ -9,7 +9,7 @@
 #include <unistd.h>
 #include "config.h"
 #include "sites/kernel_spec.h"
-#include "hw/watch_args.h"
+#include "hw/watch_spec.h"
 #include "engine/params.h"
 
 #define MAX_WORDS 64

@@ -6,7 +6,7 @@
  *
  *	target user PATH [--functions GLOB[,GLOB...]] [--pid PID]
  *	target kernel SPEC...		GLOB, module:NAME, FUNC+0xOFF, !GLOB (kernel_spec.h)
- *	watch SPEC [--pid PID|--kernel]	a hardware watchpoint on a variable (watch_args.h)
+ *	watch SPEC [--pid PID|--kernel]	a hardware watchpoint on a variable (watch_spec.h)
  *	kernel_debug PATH		a vmlinux or NAME.ko with DWARF (repeatable)
  *	PARAM VALUE			(any name of params.c's table)
  *	filter FUNC...			KCSAN's filter list

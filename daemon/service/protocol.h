@@ -13,7 +13,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
-#include "hw/watch_args.h"
+#include "hw/watch_spec.h"
 
 #define CTL_MAX_LINE	4096	/* bytes of a request, newline excluded */
 #define CTL_MAX_ARGS	64

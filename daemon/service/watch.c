@@ -16,7 +16,6 @@
  * takes a free slot or evicts an escalation, and is refused when every
  * slot holds a watch.
  */
-#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
@@ -28,6 +27,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "hw/hwbp.h"
+#include "hw/watch_spec.h"
 #include "report/report.h"
 #include "service_int.h"
 #include "util/json.h"
@@ -174,21 +174,21 @@ struct watch_call {
 };
 
 /*
- * SYMBOL[:LEN] of a user watch, as the ADDRESS:LEN to arm: the variable
- * in the process's executable, else in a probed object the process maps.
- * The file it was found in goes to *object.
+ * SYMBOL[:LEN] of a user watch (parsed as ws), as the ADDRESS:LEN to arm:
+ * the variable in the process's executable, else in a probed object the
+ * process maps.  The file it was found in goes to *object.
  */
-static int resolve_user(const struct service *s, pid_t pid, const char *spec, char *out,
-			size_t outlen, char **object, char *err, size_t errlen)
+static int resolve_user(const struct service *s, pid_t pid, const char *spec,
+			const struct watch_spec *ws, char *out, size_t outlen, char **object,
+			char *err, size_t errlen)
 {
-	const char *colon = strrchr(spec, ':');
-	char name[256], exe[PATH_MAX], real[PATH_MAX];
+	char exe[PATH_MAX], real[PATH_MAX];
+	const char *name = ws->symbol;
 	uint64_t addr, size;
-	unsigned int len = colon ? atoi(colon + 1) : 0;
+	unsigned int len = ws->len;
 	const char *where = NULL;
 	int ret;
 
-	snprintf(name, sizeof(name), "%.*s", colon ? (int)(colon - spec) : (int)strlen(spec), spec);
 	ret = proc_exe(pid, exe, sizeof(exe));
 	if (ret) {
 		snprintf(err, errlen, "watch %s: cannot read /proc/%d/exe: %s", spec, pid,
@@ -234,6 +234,7 @@ static struct watch *find_same(struct service *s, const struct config_watch *cw,
 static int arm_watch(struct service *s, struct watch *w, char *err, size_t errlen)
 {
 	struct watch_call c = { .pid = w->pid, .spec = w->cw.spec };
+	struct watch_spec ws;
 	char addr[64];
 	int ret;
 
@@ -251,9 +252,10 @@ static int arm_watch(struct service *s, struct watch *w, char *err, size_t errle
 			return -EOPNOTSUPP;
 		}
 		c.e = s->user.e;
-		if (!isdigit((unsigned char)w->cw.spec[0])) {
-			ret = resolve_user(s, w->pid, w->cw.spec, addr, sizeof(addr), &w->object,
-					   err, errlen);
+		/* Parsed when it was given; were it bad, engine__watch() says why. */
+		if (!watch_spec__parse(w->cw.spec, &ws) && ws.symbol[0]) {
+			ret = resolve_user(s, w->pid, w->cw.spec, &ws, addr, sizeof(addr),
+					   &w->object, err, errlen);
 			if (ret)
 				return ret;
 			c.spec = addr;

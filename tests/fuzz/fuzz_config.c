@@ -9,10 +9,11 @@
 #include <stdlib.h>
 #include "service/config.h"
 #include "sites/kernel_spec.h"
-#include "hw/watch_args.h"
+#include "hw/watch_spec.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
+	struct watch_spec ws;
 	struct config c;
 	char err[512];
 	int ret;
@@ -48,7 +49,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (c.nr_watches > CONFIG_MAX_WATCHES)
 			abort();
 		for (size_t i = 0; i < c.nr_watches; i++)
-			if (!c.watches[i].spec || watch_spec__invalid(c.watches[i].spec) ||
+			if (!c.watches[i].spec || watch_spec__parse(c.watches[i].spec, &ws) ||
 			    c.watches[i].pid < 0 || (c.watches[i].kernel && c.watches[i].pid))
 				abort();
 		for (size_t i = 0; i < c.nr_kernel_debug; i++)

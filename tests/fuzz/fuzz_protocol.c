@@ -10,13 +10,14 @@
 #include "sites/kernel_spec.h"
 #include "engine/params.h"
 #include "service/protocol.h"
-#include "hw/watch_args.h"
+#include "hw/watch_spec.h"
 
 static struct ctl_request req;
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	const char *p = (const char *)data, *end = p + size;
+	struct watch_spec ws;
 	char err[256];
 
 	while (p < end) {
@@ -42,7 +43,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				abort();
 			/* A watch the executor arms: a valid SPEC, one mode, a bounded duration. */
 			if (req.op == CTL_WATCH_ADD &&
-			    (!req.watch.spec || watch_spec__invalid(req.watch.spec) ||
+			    (!req.watch.spec || watch_spec__parse(req.watch.spec, &ws) ||
 			     (req.watch.kernel && req.watch.pid) || req.watch.pid < 0 ||
 			     req.watch.duration_s > WATCH_MAX_DURATION))
 				abort();

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * Hardware watchpoint helpers (daemon/hw/hwbp.c): --watch specs, debug-register
- * ranges, and the online-CPU list kernel mode arms one breakpoint on each of.
+ * Hardware watchpoint helpers (daemon/hw/hwbp.c): debug-register ranges, the
+ * online-CPU list kernel mode arms one breakpoint on each of, and trap decoding.
+ * The --watch grammar has its own test (test_watch_spec.c).
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -58,33 +59,10 @@ static int check_func_sites(const char *func, int want_lost)
 
 int main(void)
 {
-	char name[64];
-	uint64_t addr, bp;
-	unsigned int len, bl;
+	uint64_t bp;
+	unsigned int bl;
 	bool on[8];
 
-	TEST(symbol_spec) {
-		ASSERT_OK(hwbp__parse_spec("level", name, sizeof(name), &addr, &len), "parse");
-		ASSERT_STREQ(name, "level", "name");
-		ASSERT_EQ(len, 0, "no length: the symbol's size decides");
-	}
-	TEST(symbol_with_length) {
-		ASSERT_OK(hwbp__parse_spec("stats.count:4", name, sizeof(name), &addr, &len), "parse");
-		ASSERT_STREQ(name, "stats.count", "name");
-		ASSERT_EQ(len, 4, "length");
-	}
-	TEST(address_spec) {
-		ASSERT_OK(hwbp__parse_spec("0x7ffd1000:8", name, sizeof(name), &addr, &len), "parse");
-		ASSERT_STREQ(name, "", "no name");
-		ASSERT_EQ(addr, 0x7ffd1000, "address");
-		ASSERT_EQ(len, 8, "length");
-	}
-	TEST(bad_specs) {
-		ASSERT_TRUE(hwbp__parse_spec("x:3", name, sizeof(name), &addr, &len) < 0, "length 3");
-		ASSERT_TRUE(hwbp__parse_spec(":4", name, sizeof(name), &addr, &len) < 0, "no name");
-		ASSERT_TRUE(hwbp__parse_spec("0x12zz", name, sizeof(name), &addr, &len) < 0,
-			    "bad address");
-	}
 	TEST(aligned_access_is_its_own_range) {
 		ASSERT_OK(hwbp__cover(0x1004, 4, &bp, &bl), "cover");
 		ASSERT_EQ(bp, 0x1004, "address");
@@ -100,12 +78,6 @@ int main(void)
 	TEST(too_wide_or_straddling_is_refused) {
 		ASSERT_TRUE(hwbp__cover(0x1000, 16, &bp, &bl) < 0, "16 bytes");
 		ASSERT_TRUE(hwbp__cover(0x1006, 4, &bp, &bl) < 0, "crosses an 8-byte boundary");
-	}
-	TEST(kernel_address_spec) {
-		ASSERT_OK(hwbp__parse_spec("0xffffffffc02c9440", name, sizeof(name), &addr, &len),
-			  "parse");
-		ASSERT_EQ(addr, 0xffffffffc02c9440ULL, "a kernel address fits");
-		ASSERT_TRUE(addr >= HWBP_KERNEL_START, "and is one");
 	}
 	TEST(cpu_list_ranges_and_singles) {
 		ASSERT_EQ(hwbp__parse_cpus("0-2,5\n", on, 8), 4, "four CPUs");
