@@ -344,7 +344,8 @@ static void probe_help(FILE *out)
 
 static int do_probe_add(int argc, char **argv)
 {
-	char line[CTL_MAX_LINE + 1], *path;
+	char line[CTL_MAX_LINE + 1], why[160], *path;
+	struct user_target_args a;
 	int n, ret;
 
 	if (argc < 3 || (strcmp(argv[1], "user") && strcmp(argv[1], "kernel"))) {
@@ -353,22 +354,22 @@ static int do_probe_add(int argc, char **argv)
 	}
 	if (!strcmp(argv[1], "kernel")) {
 		for (int i = 2; i < argc; i++) {
-			const char *why = kernel_spec__invalid(argv[i]);
+			const char *bad = kernel_spec__invalid(argv[i]);
 
-			if (why) {
+			if (bad) {
 				fprintf(stderr, "kcsanctl: probe add kernel: bad spec '%s': %s\n",
-					argv[i], why);
+					argv[i], bad);
 				return EXIT_USAGE;
 			}
 		}
 		return join(line, sizeof(line), "probe add kernel", argc - 2, argv + 2) ?
 			       EXIT_USAGE : request(line, false);
 	}
-	for (int i = 3; i < argc; i += 2) {
-		if (i + 1 >= argc || (strcmp(argv[i], "--functions") && strcmp(argv[i], "--pid"))) {
-			probe_help(stderr);
-			return EXIT_USAGE;
-		}
+	if (user_target_args__parse((const char *const *)argv + 2, argc - 2, false, &a, why,
+				    sizeof(why))) {
+		fprintf(stderr, "kcsanctl: probe add user: %s\n", why);
+		probe_help(stderr);
+		return EXIT_USAGE;
 	}
 	/* The daemon runs in /: send the absolute path of what the user named. */
 	path = realpath(argv[2], NULL);

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "config.h"
+#include "protocol.h"
 #include "sites/kernel_spec.h"
 #include "hw/watch_spec.h"
 #include "engine/params.h"
@@ -178,7 +179,8 @@ static int parse_kernel_target(struct parse_ctx *pc, struct config *c, char **w,
 static int parse_target(struct parse_ctx *pc, struct config *c, char **w, int n)
 {
 	struct config_target t = { 0 };
-	unsigned long pid;
+	struct user_target_args a;
+	char why[160];
 
 	if (n < 2)
 		return fail(pc, "target: expected 'target user PATH [--functions GLOB] "
@@ -187,30 +189,13 @@ static int parse_target(struct parse_ctx *pc, struct config *c, char **w, int n)
 		return parse_kernel_target(pc, c, w, n);
 	if (strcmp(w[1], "user"))
 		return fail(pc, "target: unknown kind '%s' (expected user or kernel)", w[1]);
-	if (n < 3)
-		return fail(pc, "target user: missing the binary's path");
-	if (w[2][0] != '/')
-		return fail(pc, "target user: '%s' is not an absolute path", w[2]);
-	for (int i = 3; i < n; i += 2) {
-		if (i + 1 >= n)
-			return fail(pc, "target user: %s needs a value", w[i]);
-		if (!strcmp(w[i], "--functions")) {
-			if (t.functions)
-				return fail(pc, "target user: --functions given twice");
-			t.functions = w[i + 1];
-		} else if (!strcmp(w[i], "--pid")) {
-			if (uint__parse(w[i + 1], 1, INT_MAX, &pid))
-				return fail(pc, "target user: bad pid '%s'", w[i + 1]);
-			t.pid = pid;
-		} else {
-			return fail(pc, "target user: unknown option '%s' (expected --functions or "
-					"--pid)", w[i]);
-		}
-	}
-	if (strlen(w[2]) >= PATH_MAX || (t.functions && strlen(t.functions) >= CONFIG_MAX_LINE))
-		return fail(pc, "target user: too long");
-	t.binary = w[2];
-	return add_target(pc, c, &t, w[2]);
+	if (user_target_args__parse((const char *const *)w + 2, n - 2, true, &a, why,
+				    sizeof(why)))
+		return fail(pc, "target user: %s", why);
+	t.binary = (char *)a.binary;
+	t.functions = (char *)a.functions;
+	t.pid = a.pid;
+	return add_target(pc, c, &t, a.binary);
 }
 
 /* watch SPEC [--pid PID | --kernel]: a watch for as long as its line is there. */

@@ -35,6 +35,50 @@ static int fail(char *err, size_t errlen, const char *fmt, ...)
 	return -EINVAL;
 }
 
+/* One --functions GLOB or --pid PID of a user target, at w[0], w[1]. */
+static int parse_user_option(const char *const *w, struct user_target_args *a, char *why,
+			     size_t whylen)
+{
+	bool functions = !strcmp(w[0], "--functions");
+	unsigned long pid;
+
+	if (!functions && strcmp(w[0], "--pid"))
+		return fail(why, whylen, "unknown option '%.32s' (expected --functions or --pid)",
+			    w[0]);
+	if (functions ? a->functions != NULL : a->pid != 0)
+		return fail(why, whylen, "%s given twice", w[0]);
+	if (functions) {
+		if (strlen(w[1]) >= CONFIG_MAX_LINE)
+			return fail(why, whylen, "too long");
+		a->functions = w[1];
+	} else {
+		if (uint__parse(w[1], 1, INT_MAX, &pid))
+			return fail(why, whylen, "bad pid '%.32s'", w[1]);
+		a->pid = pid;
+	}
+	return 0;
+}
+
+int user_target_args__parse(const char *const *w, int n, bool absolute,
+			    struct user_target_args *a, char *why, size_t whylen)
+{
+	memset(a, 0, sizeof(*a));
+	if (n < 1)
+		return fail(why, whylen, "missing the binary's path");
+	if (absolute && w[0][0] != '/')
+		return fail(why, whylen, "'%.64s' is not an absolute path", w[0]);
+	if (strlen(w[0]) >= PATH_MAX)
+		return fail(why, whylen, "too long");
+	a->binary = w[0];
+	for (int i = 1; i < n; i += 2) {
+		if (i + 1 >= n)
+			return fail(why, whylen, "%.32s needs a value", w[i]);
+		if (parse_user_option(w + i, a, why, whylen))
+			return -EINVAL;
+	}
+	return 0;
+}
+
 static int check_funcs(const char **w, int n, char *err, size_t errlen)
 {
 	if (!n)
@@ -74,7 +118,8 @@ static int parse_probe(struct ctl_request *r, const char **w, int n, char *err, 
 {
 	int ret = parse_list_remove(r, "probe", CTL_PROBE_LIST, CTL_PROBE_REMOVE, w, n, err,
 				    errlen);
-	unsigned long v;
+	struct user_target_args a;
+	char why[160];
 
 	if (ret <= 0)
 		return ret;
@@ -105,24 +150,12 @@ static int parse_probe(struct ctl_request *r, const char **w, int n, char *err, 
 	if (n < 3)
 		return fail(err, errlen, "expected 'probe add user BINARY [--functions GLOB] "
 					 "[--pid PID]'");
-	if (w[2][0] != '/' || strlen(w[2]) >= PATH_MAX)
-		return fail(err, errlen, "probe add user: '%.64s' is not an absolute path", w[2]);
+	if (user_target_args__parse(w + 2, n - 2, true, &a, why, sizeof(why)))
+		return fail(err, errlen, "probe add user: %s", why);
 	r->op = CTL_PROBE_ADD_USER;
-	r->binary = w[2];
-	for (int i = 3; i < n; i += 2) {
-		if (i + 1 >= n)
-			return fail(err, errlen, "probe add user: %.32s needs a value", w[i]);
-		if (!strcmp(w[i], "--functions") && !r->functions) {
-			r->functions = w[i + 1];
-		} else if (!strcmp(w[i], "--pid") && !r->pid) {
-			if (uint__parse(w[i + 1], 1, INT_MAX, &v))
-				return fail(err, errlen, "probe add user: bad pid '%.32s'",
-					    w[i + 1]);
-			r->pid = v;
-		} else {
-			return fail(err, errlen, "probe add user: unexpected '%.32s'", w[i]);
-		}
-	}
+	r->binary = a.binary;
+	r->functions = a.functions;
+	r->pid = a.pid;
 	return 0;
 }
 

@@ -67,6 +67,22 @@ enum ctl_op {
 };
 #undef CTL_OP_ENUM
 
+/*
+ * The words of a user target, PATH [--functions GLOB[,GLOB...]] [--pid PID],
+ * as the configuration's `target user`, the socket's `probe add user` and
+ * `kcsanctl probe add user` give them (w[0] is PATH), each option at most
+ * once.  absolute: PATH must be an absolute path (kcsanctl makes it one
+ * itself before it sends the line).
+ */
+struct user_target_args {
+	const char *binary;
+	const char *functions;	/* comma-separated globs, or NULL for every function */
+	int pid;		/* 0: every process running binary */
+};
+/* Parse w[0..n) into a, pointing into w: 0, or -EINVAL with why set. */
+int user_target_args__parse(const char *const *w, int n, bool absolute,
+			    struct user_target_args *a, char *why, size_t whylen);
+
 struct param_desc;
 
 struct ctl_request {

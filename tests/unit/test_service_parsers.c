@@ -23,6 +23,57 @@ static int parse_req(const char *line, struct ctl_request *r, char *err)
 	return ctl_request__parse(line, strlen(line), r, err, 256);
 }
 
+/*
+ * The user-target words, PATH [--functions GLOB] [--pid PID]: one parser
+ * (user_target_args__parse) for the configuration's `target user`, the
+ * socket's `probe add user` and kcsanctl, so that both say the same about
+ * the same words.  Before it, the configuration took --pid twice (the
+ * last one won) where the socket refused it, and their reasons differed.
+ */
+static void test_user_target(void)
+{
+	static const struct {
+		const char *words, *why;
+	} bad[] = {
+		{ "/a --pid 1 --pid 2", "--pid given twice" },
+		{ "/a --functions f --functions g", "--functions given twice" },
+		{ "/a --frob 1", "unknown option '--frob' (expected --functions or --pid)" },
+		{ "/a --functions", "--functions needs a value" },
+		{ "/a --pid 0", "bad pid '0'" },
+		{ "/a --pid 2147483648", "bad pid '2147483648'" },
+		{ "rel/a", "'rel/a' is not an absolute path" },
+	};
+	const char *words[] = { "bin/a", "--functions", "f*,g", "--pid", "12" };
+	static struct ctl_request r;
+	struct user_target_args a;
+	char line[128], want[160], err[512];
+	struct config c;
+
+	TEST(user_target_words) {
+		ASSERT_OK(user_target_args__parse(words, 5, false, &a, err, sizeof(err)), "parse");
+		ASSERT_STREQ(a.binary, "bin/a", "binary");
+		ASSERT_STREQ(a.functions, "f*,g", "functions");
+		ASSERT_EQ(a.pid, 12, "pid");
+		ASSERT_EQ(user_target_args__parse(words, 5, true, &a, err, sizeof(err)), -EINVAL,
+			  "absolute wanted");
+		ASSERT_OK(user_target_args__parse(words, 1, false, &a, err, sizeof(err)), "alone");
+		ASSERT_TRUE(!a.functions && !a.pid, "every function, every process");
+	}
+	TEST(user_target_config_and_socket_agree) {
+		for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+			snprintf(line, sizeof(line), "target user %s\n", bad[i].words);
+			snprintf(want, sizeof(want), "t.conf:1: target user: %s", bad[i].why);
+			ASSERT_EQ(parse_conf(line, &c, err, sizeof(err)), -EINVAL, line);
+			ASSERT_STREQ(err, want, line);
+			config__free(&c);
+			snprintf(line, sizeof(line), "probe add user %s", bad[i].words);
+			snprintf(want, sizeof(want), "probe add user: %s", bad[i].why);
+			ASSERT_EQ(parse_req(line, &r, err), -EINVAL, line);
+			ASSERT_STREQ(err, want, line);
+		}
+	}
+}
+
 int main(void)
 {
 	static struct ctl_request r;
@@ -274,5 +325,6 @@ int main(void)
 		config__free(&c);
 	}
 
+	test_user_target();
 	return test_summary();
 }
