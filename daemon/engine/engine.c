@@ -35,6 +35,7 @@
 #include "kcsand.skel.h"
 #include "util/print.h"
 #include "util/clock.h"
+#include "util/array.h"
 
 void engine_opts__init(struct engine_opts *o, enum param_mode mode)
 {
@@ -365,7 +366,7 @@ static int attach_object(struct engine *e, struct engine_object *eo)
 static int register_object(struct engine *e, struct target_obj *obj, bool kernel)
 {
 	const char *path = obj->path;
-	struct engine_object *objs, *eo;
+	struct engine_object *eo;
 	uint32_t *site_obj;
 	size_t need;
 	int err;
@@ -378,13 +379,12 @@ static int register_object(struct engine *e, struct target_obj *obj, bool kernel
 		target_obj__free(obj);
 		return -ENOSPC;
 	}
-	objs = realloc(e->objs, (e->nr_objs + 1) * sizeof(*objs));
-	if (objs)
-		e->objs = objs;
+	err = ARRAY_RESERVE(e->objs, e->cap_objs, e->nr_objs, 4);
+	/* One entry per cookie: it grows by a whole object's sites at once. */
 	site_obj = realloc(e->site_obj, (need ? need : 1) * sizeof(*site_obj));
 	if (site_obj)
 		e->site_obj = site_obj;
-	if (!objs || !site_obj) {
+	if (err || !site_obj) {
 		target_obj__free(obj);
 		return -ENOMEM;
 	}
@@ -785,15 +785,8 @@ static int on_event(void *ctx, void *data, size_t len)
 	} else if (len < sizeof(*rec) || rec->type != KCSAND_REC_REPORT) {
 		return 0;
 	}
-	if (e->nr_queued == e->cap_queued) {
-		size_t cap = e->cap_queued ? e->cap_queued * 2 : 16;
-		struct kcsand_report *q = realloc(e->queue, cap * sizeof(*q));
-
-		if (!q)
-			return 0;
-		e->queue = q;
-		e->cap_queued = cap;
-	}
+	if (ARRAY_RESERVE(e->queue, e->cap_queued, e->nr_queued, 16))
+		return 0;
 	memcpy(&e->queue[e->nr_queued++], rec, sizeof(*rec));
 	/* libbpf has consumed this record: stopping here loses nothing. */
 	return e->nr_queued >= ENGINE_BATCH ? ENGINE_BATCH_FULL : 0;

@@ -42,7 +42,7 @@ struct engine {
 	bool multi;			/* uprobe_multi links, else per-site perf links */
 
 	struct engine_object *objs;
-	size_t nr_objs;
+	size_t nr_objs, cap_objs;
 	uint32_t *site_obj;		/* cookie -> index into objs */
 	size_t nr_cookies;		/* cookies handed out */
 	size_t capacity;		/* entries of the BPF site table */

@@ -17,6 +17,7 @@
 #include <elfutils/libdwelf.h>
 #include <sys/stat.h>
 #include "kcache.h"
+#include "util/array.h"
 
 #define KCACHE_MAGIC	"KCSANDMV"
 /* Change it whenever marking's rules change what they decide. */
@@ -150,15 +151,8 @@ bool kcache__get(struct kcache *c, uint64_t pc, struct kcache_verdict *v)
 
 void kcache__put(struct kcache *c, uint64_t pc, const struct kcache_verdict *v)
 {
-	if (c->nr_added == c->cap_added) {
-		size_t cap = c->cap_added ? c->cap_added * 2 : 1024;
-		struct kcache_entry *a = realloc(c->added, cap * sizeof(*a));
-
-		if (!a)
-			return;		/* a verdict not kept is decided again next time */
-		c->added = a;
-		c->cap_added = cap;
-	}
+	if (ARRAY_RESERVE(c->added, c->cap_added, c->nr_added, 1024))
+		return;		/* a verdict not kept is decided again next time */
 	c->added[c->nr_added++] = (struct kcache_entry){ .pc = pc, .v = *v };
 	c->dirty = true;
 }

@@ -5,6 +5,7 @@
 #include <string.h>
 #include "kcache.h"
 #include "kmark.h"
+#include "util/array.h"
 
 /* A debug file opened for this run, shared by every site of its module (or vmlinux). */
 struct kdebug {
@@ -19,7 +20,7 @@ struct kdebug {
 
 struct kmark_ctx {
 	struct kdebug *files;
-	size_t nr_files;
+	size_t nr_files, cap_files;
 	const struct ksyms *ks;
 	const struct mark_opts *opts;
 	const char *kallsyms;		/* where the data symbols are read from */
@@ -78,16 +79,14 @@ static int kdebug_open(struct kmark_ctx *c, struct kdebug *f)
 
 static struct kdebug *kdebug_get(struct kmark_ctx *c, const char *path, bool vmlinux)
 {
-	struct kdebug *f, *v;
+	struct kdebug *f;
 	uint64_t rt, ft;
 
 	for (size_t i = 0; i < c->nr_files; i++)
 		if (!strcmp(c->files[i].path, path))
 			return &c->files[i];
-	v = realloc(c->files, (c->nr_files + 1) * sizeof(*v));
-	if (!v)
+	if (ARRAY_RESERVE(c->files, c->cap_files, c->nr_files, 4))
 		return NULL;
-	c->files = v;
 	f = &c->files[c->nr_files];
 	memset(f, 0, sizeof(*f));
 	f->path = strdup(path);

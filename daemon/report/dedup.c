@@ -2,6 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "dedup.h"
+#include "util/array.h"
 
 /*
  * A flat table: reports are rare (they are rate-limited), so a linear scan
@@ -14,7 +15,7 @@ struct pair {
 
 struct dedup {
 	struct pair *v;
-	size_t n;
+	size_t n, cap;
 };
 
 struct dedup *dedup__new(void)
@@ -72,10 +73,8 @@ bool dedup__seen(struct dedup *d, const char *a, const char *b, uint64_t now_ms,
 		p->last_ms = now_ms;
 		return false;
 	}
-	p = realloc(d->v, (d->n + 1) * sizeof(*p));
-	if (!p)
+	if (ARRAY_RESERVE(d->v, d->cap, d->n, 16))
 		return false;
-	d->v = p;
 	p = &d->v[d->n];
 	p->a = strdup(a);
 	p->b = strdup(b);

@@ -16,6 +16,7 @@
 #include "service.h"
 #include "service_int.h"
 #include "sink.h"
+#include "util/array.h"
 #include "util/print.h"
 
 __attribute__((format(printf, 3, 4)))
@@ -290,18 +291,16 @@ static void detach(struct service *s, const struct probe *p)
 int service_add_probe(struct service *s, const struct config_target *t, bool from_config,
 		      unsigned int id, char *err, size_t errlen)
 {
-	struct probe *v, p = {
+	struct probe p = {
 		.id = id ? id : s->next_id,
 		.from_config = from_config,
 		.t = { .pid = t->pid, .kernel = t->kernel },
 	};
 
-	v = realloc(s->probes, (s->nr_probes + 1) * sizeof(*v));
-	if (!v) {
+	if (ARRAY_RESERVE(s->probes, s->cap_probes, s->nr_probes, 8)) {
 		snprintf(err, errlen, "out of memory");
 		return -ENOMEM;
 	}
-	s->probes = v;
 	p.obj = t->kernel ? service_kernel_add(s, t, err, errlen) : add_user(s, t, err, errlen);
 	if (p.obj < 0)
 		return p.obj;

@@ -106,10 +106,10 @@ struct service {
 	struct sinks *sinks;
 	struct ctl_server *ctl;
 	struct probe *probes;
-	size_t nr_probes;
+	size_t nr_probes, cap_probes;
 	unsigned int next_id;
 	struct watch *watches;
-	size_t nr_watches;
+	size_t nr_watches, cap_watches;
 	unsigned int next_watch_id;	/* watches have ids of their own */
 	struct recent recent[RECENT_MAX];
 	size_t nr_recent;		/* total pushed; the ring holds the last RECENT_MAX */

@@ -30,6 +30,7 @@
 #include "hw/watch_spec.h"
 #include "report/report.h"
 #include "service_int.h"
+#include "util/array.h"
 #include "util/json.h"
 
 #define MAX_CANDIDATES	8	/* processes named in a refusal */
@@ -296,15 +297,13 @@ int service_add_watch(struct service *s, const struct config_watch *cw, unsigned
 		.pid = cw->kernel ? -1 : cw->pid,
 		.slot = -1,
 	};
-	struct watch *v, *same;
+	struct watch *same;
 	int ret;
 
-	v = realloc(s->watches, (s->nr_watches + 1) * sizeof(*v));
-	if (!v) {
+	if (ARRAY_RESERVE(s->watches, s->cap_watches, s->nr_watches, 4)) {
 		snprintf(err, errlen, "out of memory");
 		return -ENOMEM;
 	}
-	s->watches = v;
 	if (!cw->kernel) {
 		ret = watch_process(s, cw->spec, &w, err, errlen);
 		if (ret)
@@ -531,5 +530,5 @@ void service_free_watches(struct service *s)
 	}
 	free(s->watches);
 	s->watches = NULL;
-	s->nr_watches = 0;
+	s->nr_watches = s->cap_watches = 0;
 }

@@ -21,7 +21,7 @@
 /* Functions kprobes refuse, from the kernel's own list (debugfs). */
 struct blacklist {
 	uint64_t (*r)[2];
-	size_t n;
+	size_t n, cap;
 };
 
 static void load_blacklist(struct blacklist *bl)
@@ -33,14 +33,10 @@ static void load_blacklist(struct blacklist *bl)
 	if (!f)
 		return;
 	while (fgets(line, sizeof(line), f)) {
-		void *v;
-
 		if (sscanf(line, "0x%llx-0x%llx", &a, &b) != 2)
 			continue;
-		v = realloc(bl->r, (bl->n + 1) * sizeof(*bl->r));
-		if (!v)
+		if (ARRAY_RESERVE(bl->r, bl->cap, bl->n, 256))
 			break;
-		bl->r = v;
 		bl->r[bl->n][0] = a;
 		bl->r[bl->n][1] = b;
 		bl->n++;
