@@ -50,6 +50,13 @@ enum kcsand_reg {
  * after it ran, as a debug register traps, the address cannot be recomputed.
  */
 #define KCSAND_SITE_ADDR_LOST	(1u << 5)
+/*
+ * A lock-prefixed or xchg instruction, or a store that a fence follows
+ * (mov; mfence: a seq_cst store): its address holds an atomic object, so
+ * the plain loads and stores that reach the same address at run time are
+ * atomic accesses too (__sync_lock_release's mov, a seq_cst load).
+ */
+#define KCSAND_SITE_TEACHES	(1u << 6)
 
 /*
  * One probed memory-access instruction, indexed by the probe's BPF cookie.

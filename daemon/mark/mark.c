@@ -23,6 +23,7 @@ static const char *const reason_names[MARK_REASON_COUNT] = {
 	[MARK_SOURCE_MACRO] = "source macro",
 	[MARK_MARKS_FILE] = "marks file",
 	[MARK_IO_ACCESSOR] = "I/O accessor",
+	[MARK_FENCED_STORE] = "fenced store",
 };
 
 const char *mark_reason__name(uint32_t reason)
