@@ -821,7 +821,8 @@ static __always_inline void history_access(void *ctx, struct pt_regs *regs, __u3
 	ip = probe_ip - site->probe_delta;
 	scratch->acc.ip = ip;
 	scratch->acc.addr = site_address(site, regs, ip);
-	if (site->flags & KCSAND_SITE_MARKED) {
+	/* A plain load or store of a learned atomic: acquire or release, as a marked one. */
+	if ((site->flags & KCSAND_SITE_MARKED) || atomic_learned(site, scratch->acc.addr)) {
 		hb_marked(t, site, scratch->acc.addr);
 		hb_time(KCSAND_HB_CTR_SYNC_NS, t0);
 		return;

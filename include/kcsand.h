@@ -57,6 +57,15 @@ enum kcsand_reg {
  * atomic accesses too (__sync_lock_release's mov, a seq_cst load).
  */
 #define KCSAND_SITE_TEACHES	(1u << 6)
+/*
+ * The debug info names the plain, non-atomic static object this site
+ * accesses: the source shows a plain access, which stays plain even where a
+ * teaching site touches the same address (a plain read racing with an
+ * atomic increment is a data race).
+ */
+#define KCSAND_SITE_SRC_PLAIN	(1u << 7)
+/* Addresses of atomic objects learned per run (bpf/atomics.bpf.h), least recently used first out. */
+#define KCSAND_ATOMICS_MAX	65536
 
 /*
  * One probed memory-access instruction, indexed by the probe's BPF cookie.

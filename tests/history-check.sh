@@ -25,9 +25,11 @@ ONLY=" $* "
 OUT=$BUILD/tests/history-check
 TIMEOUT=${KCSAND_TEST_TIMEOUT:-120}
 TRIES=${KCSAND_HISTORY_TRIES:-3}	# runs of a racy program before it counts as missed
-# Racy programs the detector misses today (docs/history.md, "Known misses"): run
+# Programs the detector gets wrong today (docs/history.md, "Known misses"): run
 # only when named, and listed at the end of every run so the gap stays in view.
-KNOWN_MISSES=" "
+# free_atomic_ptr: its sync sites are sampled like plain ones, so a release
+# or an acquire goes unseen in some turns (race-free at --overhead-budget 100).
+KNOWN_MISSES=" free_atomic_ptr "
 KCSANCTL=$BUILD/kcsanctl
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
@@ -48,9 +50,13 @@ fi
 mkdir -p "$OUT" || exit 1
 
 # build NAME FLAGS: the program tests/history/NAME.c, unless already up to date.
+# FLAGS: pthread|openmp, and nofp (no frame pointers), O2 (-O2, not -O1),
+# nog (no debug info: what the run-time rules alone see).
 build() {
-	local src=tests/history/$1.c bin=$OUT/$1 f="-O1 -g"
+	local src=tests/history/$1.c bin=$OUT/$1 f="-O1"
 
+	case $2 in *O2*) f="-O2" ;; esac
+	case $2 in *nog*) ;; *) f="$f -g" ;; esac
 	case $2 in *openmp*) f="$f -fopenmp" ;; *) f="$f -pthread" ;; esac
 	case $2 in *nofp*) f="$f -fomit-frame-pointer" ;; *) f="$f -fno-omit-frame-pointer" ;; esac
 	[[ $bin -nt $src ]] && return 0
@@ -91,6 +97,10 @@ run_one() {
 		elif ! grep -Eq 'history_sync_ops: [1-9][0-9]* history_checked: [1-9]' <<<"$out"; then
 			fail_with "$name" "no positive control: no sync operation traced or no access checked" \
 				"$(tail -2 <<<"$out")"
+		elif [[ $3 == *learn* ]] &&
+		     ! grep -Eq '^kcsand: atomics learned: [1-9][0-9]* addresses .*, [1-9][0-9]* plain loads and stores taken as atomic' <<<"$out"; then
+			fail_with "$name" "no positive control: no atomic learned, or no plain access taken as atomic" \
+				"$(grep '^kcsand: atomics learned' <<<"$out")"
 		elif [[ $name == hb_paused_* ]] && ! grep -Eq 'history_sync_pauses: [1-9]' <<<"$out"; then
 			fail_with "$name" "no positive control: the sync probes were never taken off" \
 				"$(tail -2 <<<"$out")"
@@ -99,7 +109,7 @@ run_one() {
 			fail_with "$name" "no positive control: no thread without a clock, or no race dropped (run $try of $TRIES)" \
 				"$(tail -3 <<<"$out")"
 		else
-			ok "$name" "race-free; $(grep -Eo 'history_sync_ops: [0-9]+ history_checked: [0-9]+' <<<"$out")$(grep -Eo ' history_sync_pauses: [1-9][0-9]*| history_reports_dropped: [1-9][0-9]*' <<<"$out" | tr -d '\n')"
+			ok "$name" "race-free; $(grep -Eo 'history_sync_ops: [0-9]+ history_checked: [0-9]+' <<<"$out")$(grep -Eo ' history_sync_pauses: [1-9][0-9]*| history_reports_dropped: [1-9][0-9]*| [0-9]+ plain loads and stores taken as atomic' <<<"$out" | tr -d '\n')"
 		fi
 		return
 	fi

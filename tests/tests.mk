@@ -212,9 +212,12 @@ daemon-tests: all $(DAEMON_TEST_BINS) $(OUT)/tests/scenarios/mutex_protected $(O
 HISTORY_EXPECT	:= tests/history/expect.tsv
 HISTORY_NAMES	:= $(shell awk -F'\t' '!/^\#/ && NF >= 3 { print $$1 }' $(HISTORY_EXPECT))
 HISTORY_BINS	:= $(patsubst %,$(OUT)/tests/history/%,$(HISTORY_NAMES))
-HISTORY_CFLAGS	:= -O1 -g -Wall
+HISTORY_CFLAGS	:= -Wall
 history_build	= $(shell awk -F'\t' -v p=$(1) '$$1 == p { print $$3 }' $(HISTORY_EXPECT))
-history_flags	= $(if $(findstring openmp,$(call history_build,$(1))),-fopenmp,-pthread) \
+# O2: -O2 instead of -O1; nog: no debug info (tests/history-check.sh builds the same way).
+history_flags	= $(if $(findstring O2,$(call history_build,$(1))),-O2,-O1) \
+		  $(if $(findstring nog,$(call history_build,$(1))),,-g) \
+		  $(if $(findstring openmp,$(call history_build,$(1))),-fopenmp,-pthread) \
 		  $(if $(findstring nofp,$(call history_build,$(1))),-fomit-frame-pointer, \
 		       -fno-omit-frame-pointer)
 

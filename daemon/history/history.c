@@ -620,6 +620,19 @@ static double per(uint64_t total, uint64_t n)
 	return n ? (double)total / n : 0;
 }
 
+/* Atomics learned at run time (bpf/atomics.bpf.h), which the marked count above includes. */
+static void print_atomics(const struct history *hist, FILE *out)
+{
+	uint64_t taught = __atomic_load_n(&hist->skel->bss->atomics_taught, __ATOMIC_RELAXED);
+	uint64_t plain = __atomic_load_n(&hist->skel->bss->atomics_plain_hits, __ATOMIC_RELAXED);
+
+	fprintf(out, "kcsand: atomics learned: %llu addresses taught by lock, xchg and fenced "
+		     "stores, %llu plain loads and stores taken as atomic%s\n",
+		(unsigned long long)taught, (unsigned long long)plain,
+		taught > KCSAND_ATOMICS_MAX ? " (more addresses than the map holds: the least "
+					      "recently used were forgotten)" : "");
+}
+
 void history__print(const struct history *hist, FILE *out)
 {
 	struct history_stats st;
@@ -646,6 +659,7 @@ void history__print(const struct history *hist, FILE *out)
 		per(st.ctr[KCSAND_HB_CTR_ACCESS_NS], st.ctr[KCSAND_HB_CTR_CHECKED]),
 		per(st.ctr[KCSAND_HB_CTR_SYNC_NS],
 		    st.ctr[KCSAND_HB_CTR_SYNC_OPS] + st.ctr[KCSAND_HB_CTR_MARKED]));
+	print_atomics(hist, out);
 }
 
 void history__hand_links(struct history *hist, struct link_close *b)

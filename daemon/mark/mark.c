@@ -61,7 +61,7 @@ void mark__reset(struct target_obj *obj)
 	for (size_t i = 0; i < obj->sites.n; i++) {
 		struct site *s = &obj->sites.v[i];
 
-		s->desc.flags &= ~(KCSAND_SITE_MARKED | KCSAND_SITE_DATA_RACE);
+		s->desc.flags &= ~(KCSAND_SITE_MARKED | KCSAND_SITE_DATA_RACE | KCSAND_SITE_SRC_PLAIN);
 		s->reason = s->insn_reason;
 		if (s->reason != MARK_NONE)
 			s->desc.flags |= KCSAND_SITE_MARKED;
@@ -75,6 +75,8 @@ struct site_src {
 	int alt_line;		/* the instruction's own row, when a statement's decides */
 	enum mark_kind kind;	/* a READ_ONCE() & co. at the site */
 	const char *tok;	/* the macro that said so */
+	bool read;		/* the line was read from the source file */
+	bool volatile_cast;	/* the line says volatile */
 };
 
 static void site_source(struct dw_ctx *c, Dwarf_Die *cu, Dwarf_Addr pc, struct site_src *ss,
@@ -102,9 +104,11 @@ static void site_source(struct dw_ctx *c, Dwarf_Die *cu, Dwarf_Addr pc, struct s
 		ss->col = 0;
 		ms = mark_source_get(c, ss->file);
 	}
-	if (ms && ss->line > 0)
+	if (ms && ss->line > 0) {
 		ss->kind = mark_src__at(ms, ss->line, ss->col, &ss->tok);
-	else if (n)
+		ss->volatile_cast = mark_src__has_word(ms, ss->line, "volatile");
+		ss->read = true;
+	} else if (n)
 		stats->no_source++;
 }
 
@@ -155,6 +159,13 @@ void mark__site(struct site *s, const struct mark_where *w, const struct mark_op
 	} else if (ss.kind == MARK_KIND_MARKED) {
 		set_mark(s, ss.kind, MARK_SOURCE_MACRO);
 		detail = ss.tok;
+	} else if (cup && w->target && ss.read && !ss.volatile_cast) {
+		/*
+		 * A named plain object, in a source line we read: atomics learned
+		 * at run time do not apply (bpf/atomics.bpf.h).  A volatile access
+		 * (*(volatile int *)&lock) is one the kernel's KCSAN takes as marked.
+		 */
+		s->desc.flags |= KCSAND_SITE_SRC_PLAIN;
 	}
 	if (opts->verbose >= 2 && s->reason != before)
 		pr_debug(

@@ -270,6 +270,20 @@ bool mark_src__col_informative(const struct mark_src *src, int line, int col)
 	return col > 0 && col <= (int)strlen(text) && text[col - 1] != '{' && text[col - 1] != '}';
 }
 
+bool mark_src__has_word(const struct mark_src *src, int line, const char *word)
+{
+	size_t n = strlen(word);
+	const char *text, *p;
+
+	if (!src || line < 1 || line > src->nr_lines)
+		return false;
+	text = src->lines[line - 1];
+	for (p = strstr(text, word); p; p = strstr(p + 1, word))
+		if ((p == text || !is_id(p[-1])) && !is_id(p[n]))
+			return true;
+	return false;
+}
+
 enum mark_kind mark_src__at(const struct mark_src *src, int line, int col, const char **token)
 {
 	struct src_scan s = {};

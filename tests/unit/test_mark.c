@@ -211,6 +211,18 @@ int main(void)
 			  MARK_KIND_PLAIN, "a nested call in the value");
 	}
 
+	TEST(source_sync_lock_release_and_volatile) {
+		const char *line = "\t__sync_lock_release(&lock);";
+		struct mark_src *src = mark_src__from_string(
+			"\twhile (*(volatile int *)&lock)\n\tx = nonvolatile;\n");
+
+		ASSERT_EQ(at(line, 1, 2, NULL), MARK_KIND_MARKED, "the legacy spinlock's release");
+		ASSERT_TRUE(mark_src__has_word(src, 1, "volatile"), "a volatile cast");
+		ASSERT_FALSE(mark_src__has_word(src, 2, "volatile"), "part of another word");
+		ASSERT_FALSE(mark_src__has_word(src, 3, "volatile"), "past the end");
+		mark_src__free(src);
+	}
+
 	TEST(source_multiline_calls) {
 		const char *text = "\tWRITE_ONCE(a,\n\t\t   v + 1);\n"
 				   "\tv = READ_ONCE(\n\t\tp->q);\n";
