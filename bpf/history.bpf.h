@@ -513,13 +513,16 @@ static __always_inline void hb_marked(struct hb_thread *t, const struct kcsand_s
 	__u64 obj = addr & ~7ULL;
 
 	hb_count(KCSAND_HB_CTR_MARKED);
-	if (site->flags & KCSAND_SITE_READ) {
+	/* The source names the order (memory_order_relaxed ...): only what it says. */
+	if ((site->flags & KCSAND_SITE_READ) && site->order != KCSAND_ORDER_RELAXED &&
+	    site->order != KCSAND_ORDER_RELEASE) {
 		if (site->probe_delta)
 			hb_acquire(t, obj);
 		else
 			t->pending_acq = obj;
 	}
-	if (site->flags & KCSAND_SITE_WRITE)
+	if ((site->flags & KCSAND_SITE_WRITE) && site->order != KCSAND_ORDER_RELAXED &&
+	    site->order != KCSAND_ORDER_ACQUIRE)
 		hb_release(t, obj, 1);
 }
 

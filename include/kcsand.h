@@ -92,7 +92,20 @@ struct kcsand_site {
 	 * unchanged (the decoder checks), and is reported at its own address.
 	 */
 	__u8 probe_delta;
-	__u8 __pad[7];
+	__u8 order;		/* KCSAND_ORDER_*: a marked access's memory order, as the source says */
+	__u8 __pad[6];
+};
+
+/*
+ * The memory order of a marked access, when its source line names one
+ * (memory_order_relaxed, __ATOMIC_ACQUIRE ...): the history orders threads
+ * by it.  Without one, a load acquires, a store releases, an RMW does both.
+ */
+enum kcsand_order {
+	KCSAND_ORDER_DEFAULT = 0,
+	KCSAND_ORDER_RELAXED,	/* orders nothing */
+	KCSAND_ORDER_ACQUIRE,	/* acquire only (consume too) */
+	KCSAND_ORDER_RELEASE,	/* release only */
 };
 
 /* Access types, with KCSAN's meaning (kernel/kcsan: KCSAN_ACCESS_*). */

@@ -62,6 +62,7 @@ void mark__reset(struct target_obj *obj)
 		struct site *s = &obj->sites.v[i];
 
 		s->desc.flags &= ~(KCSAND_SITE_MARKED | KCSAND_SITE_DATA_RACE | KCSAND_SITE_SRC_PLAIN);
+		s->desc.order = KCSAND_ORDER_DEFAULT;
 		s->reason = s->insn_reason;
 		if (s->reason != MARK_NONE)
 			s->desc.flags |= KCSAND_SITE_MARKED;
@@ -77,6 +78,7 @@ struct site_src {
 	const char *tok;	/* the macro that said so */
 	bool read;		/* the line was read from the source file */
 	bool volatile_cast;	/* the line says volatile */
+	int order;		/* the memory order it names, enum kcsand_order */
 };
 
 static void site_source(struct dw_ctx *c, Dwarf_Die *cu, Dwarf_Addr pc, struct site_src *ss,
@@ -107,6 +109,7 @@ static void site_source(struct dw_ctx *c, Dwarf_Die *cu, Dwarf_Addr pc, struct s
 	if (ms && ss->line > 0) {
 		ss->kind = mark_src__at(ms, ss->line, ss->col, &ss->tok);
 		ss->volatile_cast = mark_src__has_word(ms, ss->line, "volatile");
+		ss->order = mark_src__order(ms, ss->line);
 		ss->read = true;
 	} else if (n)
 		stats->no_source++;
@@ -135,6 +138,8 @@ void mark__site(struct site *s, const struct mark_where *w, const struct mark_op
 
 	if (cup)
 		acc = mark_rule_accessor(c, cup, pc, &acc_name, &io);
+	/* A lock RMW's order, too: marked by its instruction, relaxed by its source. */
+	s->desc.order = ss.order;
 
 	if (io) {
 		/* Device memory: re-reading it to compare values could change the device. */

@@ -270,6 +270,48 @@ bool mark_src__col_informative(const struct mark_src *src, int line, int col)
 	return col > 0 && col <= (int)strlen(text) && text[col - 1] != '{' && text[col - 1] != '}';
 }
 
+/* How many lines a statement's memory order argument may follow its first. */
+#define SRC_ORDER_LINES	3
+
+static const struct {
+	const char *word;
+	int order;
+} src_orders[] = {
+	{ "memory_order_relaxed", KCSAND_ORDER_RELAXED },
+	{ "__ATOMIC_RELAXED", KCSAND_ORDER_RELAXED },
+	{ "memory_order_acquire", KCSAND_ORDER_ACQUIRE },
+	{ "memory_order_consume", KCSAND_ORDER_ACQUIRE },
+	{ "__ATOMIC_ACQUIRE", KCSAND_ORDER_ACQUIRE },
+	{ "__ATOMIC_CONSUME", KCSAND_ORDER_ACQUIRE },
+	{ "memory_order_release", KCSAND_ORDER_RELEASE },
+	{ "__ATOMIC_RELEASE", KCSAND_ORDER_RELEASE },
+	{ "memory_order_acq_rel", KCSAND_ORDER_DEFAULT },
+	{ "memory_order_seq_cst", KCSAND_ORDER_DEFAULT },
+	{ "__ATOMIC_ACQ_REL", KCSAND_ORDER_DEFAULT },
+	{ "__ATOMIC_SEQ_CST", KCSAND_ORDER_DEFAULT },
+};
+
+int mark_src__order(const struct mark_src *src, int line)
+{
+	int found = -1;
+
+	if (!src)
+		return KCSAND_ORDER_DEFAULT;
+	for (int l = line; l > 0 && l <= src->nr_lines && l < line + SRC_ORDER_LINES; l++) {
+		for (size_t i = 0; i < sizeof(src_orders) / sizeof(src_orders[0]); i++) {
+			if (!mark_src__has_word(src, l, src_orders[i].word))
+				continue;
+			/* Two orders in one statement (a CAS's success and failure): keep both. */
+			if (found >= 0 && found != src_orders[i].order)
+				return KCSAND_ORDER_DEFAULT;
+			found = src_orders[i].order;
+		}
+		if (strchr(src->lines[l - 1], ';'))
+			break;
+	}
+	return found < 0 ? KCSAND_ORDER_DEFAULT : found;
+}
+
 bool mark_src__has_word(const struct mark_src *src, int line, const char *word)
 {
 	size_t n = strlen(word);

@@ -223,6 +223,24 @@ int main(void)
 		mark_src__free(src);
 	}
 
+	TEST(source_memory_order) {
+		struct mark_src *src = mark_src__from_string(
+			"\tatomic_fetch_add_explicit(&n, 1, memory_order_relaxed);\n"
+			"\t__atomic_store_n(&f, 1,\n"
+			"\t\t\t __ATOMIC_RELEASE);\n"
+			"\tx = atomic_load(&f);\n"
+			"\tatomic_compare_exchange_strong_explicit(&f, &e, 1, memory_order_acq_rel,\n"
+			"\t\tmemory_order_relaxed);\n"
+			"\twhile (atomic_load_explicit(&f, memory_order_acquire))\n");
+
+		ASSERT_EQ(mark_src__order(src, 1), KCSAND_ORDER_RELAXED, "relaxed fetch_add");
+		ASSERT_EQ(mark_src__order(src, 2), KCSAND_ORDER_RELEASE, "the order a line below");
+		ASSERT_EQ(mark_src__order(src, 4), KCSAND_ORDER_DEFAULT, "none named: seq_cst");
+		ASSERT_EQ(mark_src__order(src, 5), KCSAND_ORDER_DEFAULT, "two orders: the stronger");
+		ASSERT_EQ(mark_src__order(src, 7), KCSAND_ORDER_ACQUIRE, "acquire, to the end");
+		mark_src__free(src);
+	}
+
 	TEST(source_multiline_calls) {
 		const char *text = "\tWRITE_ONCE(a,\n\t\t   v + 1);\n"
 				   "\tv = READ_ONCE(\n\t\tp->q);\n";
