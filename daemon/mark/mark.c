@@ -87,6 +87,7 @@ static void site_source(struct dw_ctx *c, Dwarf_Die *cu, Dwarf_Addr pc, struct s
 	struct src_row rows[8];
 	int n = mark_site_rows(cu, pc, rows, 8);
 	struct mark_src *ms = n ? mark_source_get(c, rows[0].file) : NULL;
+	int omp;
 
 	if (n) {
 		ss->file = rows[0].file;
@@ -110,6 +111,12 @@ static void site_source(struct dw_ctx *c, Dwarf_Die *cu, Dwarf_Addr pc, struct s
 		ss->kind = mark_src__at(ms, ss->line, ss->col, &ss->tok);
 		ss->volatile_cast = mark_src__has_word(ms, ss->line, "volatile");
 		ss->order = mark_src__order(ms, ss->line);
+		omp = mark_src__omp_atomic(ms, ss->line);
+		if (omp >= 0 && ss->kind == MARK_KIND_PLAIN) {
+			ss->kind = MARK_KIND_MARKED;
+			ss->tok = "omp atomic";
+			ss->order = omp;
+		}
 		ss->read = true;
 	} else if (n)
 		stats->no_source++;

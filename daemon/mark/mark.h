@@ -79,6 +79,13 @@ bool mark_src__col_informative(const struct mark_src *src, int line, int col);
  * enum kcsand_order; KCSAND_ORDER_DEFAULT when none or several differ.
  */
 int mark_src__order(const struct mark_src *src, int line);
+/*
+ * The line under an OpenMP `#pragma omp atomic` (read, write, update or
+ * capture; gcc compiles read and write to plain movs): the order its
+ * clauses name (enum kcsand_order; none named: KCSAND_ORDER_DEFAULT), or
+ * -1 when the line above is no such pragma.
+ */
+int mark_src__omp_atomic(const struct mark_src *src, int line);
 /* Does the line hold the identifier word (not as part of a longer one)? */
 bool mark_src__has_word(const struct mark_src *src, int line, const char *word);
 

@@ -312,6 +312,37 @@ int mark_src__order(const struct mark_src *src, int line)
 	return found < 0 ? KCSAND_ORDER_DEFAULT : found;
 }
 
+int mark_src__omp_atomic(const struct mark_src *src, int line)
+{
+	static const char *const words[] = { "#", "pragma", "omp", "atomic" };
+	const char *p;
+
+	if (!src || line < 2 || line > src->nr_lines)
+		return -1;
+	p = src->lines[line - 2];
+	for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); i++) {
+		size_t n = strlen(words[i]);
+
+		while (isspace((unsigned char)*p))
+			p++;
+		if (strncmp(p, words[i], n) || (i && is_id(p[n])))
+			return -1;
+		p += n;
+	}
+	/*
+	 * OpenMP's default order is relaxed; gcc's code and the programs that
+	 * use `atomic read` / `write` as a flag rely on x86's acquire loads and
+	 * release stores, so that is what they are taken as unless a clause says.
+	 */
+	if (mark_src__has_word(src, line - 1, "relaxed"))
+		return KCSAND_ORDER_RELAXED;
+	if (mark_src__has_word(src, line - 1, "acquire"))
+		return KCSAND_ORDER_ACQUIRE;
+	if (mark_src__has_word(src, line - 1, "release"))
+		return KCSAND_ORDER_RELEASE;
+	return KCSAND_ORDER_DEFAULT;
+}
+
 bool mark_src__has_word(const struct mark_src *src, int line, const char *word)
 {
 	size_t n = strlen(word);

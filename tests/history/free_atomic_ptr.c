@@ -14,7 +14,7 @@
 #include <stdatomic.h>
 #include "suite.h"
 
-#define ROUNDS 50000
+#define ROUNDS 20000
 
 static atomic_int flag_storage;
 static atomic_int *volatile flagp = &flag_storage;

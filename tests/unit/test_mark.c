@@ -241,6 +241,26 @@ int main(void)
 		mark_src__free(src);
 	}
 
+	TEST(source_omp_atomic) {
+		struct mark_src *src = mark_src__from_string(
+			"#pragma omp atomic read\n"
+			"\tf = flag;\n"
+			"  #  pragma omp atomic write relaxed\n"
+			"\tflag = 0;\n"
+			"#pragma omp atomics\n"
+			"\tg = 1;\n"
+			"#pragma omp atomic seq_cst\n"
+			"\tx += 1;\n");
+
+		ASSERT_EQ(mark_src__omp_atomic(src, 2), KCSAND_ORDER_DEFAULT, "atomic read");
+		ASSERT_EQ(mark_src__omp_atomic(src, 4), KCSAND_ORDER_RELAXED, "a relaxed clause");
+		ASSERT_EQ(mark_src__omp_atomic(src, 6), -1, "another word");
+		ASSERT_EQ(mark_src__omp_atomic(src, 8), KCSAND_ORDER_DEFAULT, "seq_cst update");
+		ASSERT_EQ(mark_src__omp_atomic(src, 1), -1, "no line above");
+		ASSERT_EQ(mark_src__omp_atomic(src, 3), -1, "the line under a statement");
+		mark_src__free(src);
+	}
+
 	TEST(source_multiline_calls) {
 		const char *text = "\tWRITE_ONCE(a,\n\t\t   v + 1);\n"
 				   "\tv = READ_ONCE(\n\t\tp->q);\n";
