@@ -214,9 +214,10 @@ HISTORY_NAMES	:= $(shell awk -F'\t' '!/^\#/ && NF >= 3 { print $$1 }' $(HISTORY_
 HISTORY_BINS	:= $(patsubst %,$(OUT)/tests/history/%,$(HISTORY_NAMES))
 HISTORY_CFLAGS	:= -Wall
 history_build	= $(shell awk -F'\t' -v p=$(1) '$$1 == p { print $$3 }' $(HISTORY_EXPECT))
-# O2: -O2 instead of -O1; nog: no debug info (tests/history-check.sh builds the same way).
+# O2: -O2 instead of -O1; nog: no debug info; static: -static (as tests/history-check.sh).
 history_flags	= $(if $(findstring O2,$(call history_build,$(1))),-O2,-O1) \
 		  $(if $(findstring nog,$(call history_build,$(1))),,-g) \
+		  $(if $(findstring static,$(call history_build,$(1))),-static) \
 		  $(if $(findstring openmp,$(call history_build,$(1))),-fopenmp,-pthread) \
 		  $(if $(findstring nofp,$(call history_build,$(1))),-fomit-frame-pointer, \
 		       -fno-omit-frame-pointer)
@@ -225,10 +226,12 @@ $(OUT)/tests/history/%: tests/history/%.c tests/history/suite.h $(HISTORY_EXPECT
 	@mkdir -p $(@D)
 	$(SCENARIO_CC) $(HISTORY_CFLAGS) $(call history_flags,$*) $< -o $@
 
-# The same programs under ThreadSanitizer, for bench/history-vs-tsan.sh.
+# The same programs under ThreadSanitizer, for bench/history-vs-tsan.sh (which cannot link
+# statically: a static program's TSan build is dynamic).
 $(OUT)/tests/history-tsan/%: tests/history/%.c tests/history/suite.h $(HISTORY_EXPECT)
 	@mkdir -p $(@D)
-	$(SCENARIO_CC) $(HISTORY_CFLAGS) -fsanitize=thread $(call history_flags,$*) $< -o $@
+	$(SCENARIO_CC) $(HISTORY_CFLAGS) -fsanitize=thread \
+		$(filter-out -static,$(call history_flags,$*)) $< -o $@
 
 # The master-and-barrier variant is free_omp_single.c built another way.
 $(OUT)/tests/history/free_omp_master_barrier $(OUT)/tests/history-tsan/free_omp_master_barrier: \

@@ -337,7 +337,14 @@ static void plan_symtab(struct history *hist, struct batch *b, const char *path,
 	}
 }
 
-static int probe_object(struct history *hist, pid_t pid, const char *path, Elf *elf, bool lib)
+/*
+ * The sync functions (lib) or outlined functions (!lib) of an object, from
+ * its symbol table of type shtype: a library exports its sync functions
+ * (.dynsym); outlined functions are local symbols, and so are a static
+ * executable's own copies of libc's and libgomp's functions (.symtab).
+ */
+static int probe_object(struct history *hist, pid_t pid, const char *path, Elf *elf, bool lib,
+			Elf64_Word shtype)
 {
 	struct batch *b = calloc(1, sizeof(*b));
 	Elf_Scn *scn = NULL;
@@ -345,11 +352,10 @@ static int probe_object(struct history *hist, pid_t pid, const char *path, Elf *
 
 	if (!b)
 		return -ENOMEM;
-	/* A library exports its sync functions; outlined functions are local symbols. */
 	while ((scn = elf_nextscn(elf, scn))) {
 		GElf_Shdr sh;
 
-		if (gelf_getshdr(scn, &sh) && sh.sh_type == (lib ? SHT_DYNSYM : SHT_SYMTAB))
+		if (gelf_getshdr(scn, &sh) && sh.sh_type == shtype)
 			plan_symtab(hist, b, path, elf, scn, lib);
 	}
 	for (int g = 0; g < HB_GROUPS && !err; g++)
@@ -487,7 +493,7 @@ static int probe_libraries(struct history *hist, pid_t pid, struct needed *nd, c
 		if (!elf)
 			continue;
 		read_dynamic(elf, nd, NULL, 0);
-		err = probe_object(hist, pid, nd->path[i], elf, true);
+		err = probe_object(hist, pid, nd->path[i], elf, true, SHT_DYNSYM);
 		close_elf(elf, fd);
 		if (hist->functions > before)
 			note_lib(hist, nd->name[i]);
@@ -525,10 +531,15 @@ int history__add_process(struct history *hist, pid_t pid, const char *prog)
 		return err;
 	}
 	read_dynamic(elf, &nd, runpath, sizeof(runpath));
-	err = probe_object(hist, pid, prog, elf, false);
-	/* A static executable has its sync functions in itself. */
-	if (!err && !nd.n)
-		err = probe_object(hist, pid, prog, elf, true);
+	err = probe_object(hist, pid, prog, elf, false, SHT_SYMTAB);
+	/* A static executable has its sync functions in itself, and no dynamic symbols. */
+	if (!err && !nd.n) {
+		unsigned long before = hist->functions;
+
+		err = probe_object(hist, pid, prog, elf, true, SHT_SYMTAB);
+		if (hist->functions > before)
+			note_lib(hist, "static");
+	}
 	close_elf(elf, fd);
 	if (!err)
 		err = probe_libraries(hist, pid, &nd, runpath);
