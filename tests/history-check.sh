@@ -55,13 +55,20 @@ mkdir -p "$OUT" || exit 1
 
 # build NAME FLAGS: the program tests/history/NAME.c, unless already up to date.
 # FLAGS: pthread|openmp, and nofp (no frame pointers), O2 (-O2, not -O1),
-# nog (no debug info: what the run-time rules alone see), static (-static).
+# nog (no debug info: what the run-time rules alone see), static (-static),
+# bundled (a copy of libgomp beside it, in its RUNPATH).
 build() {
 	local src=tests/history/$1.c bin=$OUT/$1 f="-O1"
 
 	case $2 in *O2*) f="-O2" ;; esac
 	case $2 in *nog*) ;; *) f="$f -g" ;; esac
 	case $2 in *static*) f="$f -static" ;; esac
+	# bundled: its own copy of libgomp, found through RUNPATH $ORIGIN/bundled-lib.
+	if [[ $2 == *bundled* ]]; then
+		mkdir -p "$OUT/bundled-lib" &&
+			cp "$(gcc -print-file-name=libgomp.so.1)" "$OUT/bundled-lib/" || return 1
+		f="$f -Wl,-rpath,\$ORIGIN/bundled-lib"
+	fi
 	case $2 in *openmp*) f="$f -fopenmp" ;; *) f="$f -pthread" ;; esac
 	case $2 in *nofp*) f="$f -fomit-frame-pointer" ;; *) f="$f -fno-omit-frame-pointer" ;; esac
 	[[ $bin -nt $src ]] && return 0

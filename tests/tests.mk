@@ -218,6 +218,7 @@ history_build	= $(shell awk -F'\t' -v p=$(1) '$$1 == p { print $$3 }' $(HISTORY_
 history_flags	= $(if $(findstring O2,$(call history_build,$(1))),-O2,-O1) \
 		  $(if $(findstring nog,$(call history_build,$(1))),,-g) \
 		  $(if $(findstring static,$(call history_build,$(1))),-static) \
+		  $(if $(findstring bundled,$(call history_build,$(1))),-Wl$(,)-rpath$(,)'$$ORIGIN/bundled-lib') \
 		  $(if $(findstring openmp,$(call history_build,$(1))),-fopenmp,-pthread) \
 		  $(if $(findstring nofp,$(call history_build,$(1))),-fomit-frame-pointer, \
 		       -fno-omit-frame-pointer)
@@ -225,6 +226,13 @@ history_flags	= $(if $(findstring O2,$(call history_build,$(1))),-O2,-O1) \
 $(OUT)/tests/history/%: tests/history/%.c tests/history/suite.h $(HISTORY_EXPECT)
 	@mkdir -p $(@D)
 	$(SCENARIO_CC) $(HISTORY_CFLAGS) $(call history_flags,$*) $< -o $@
+
+# A program with its own copy of libgomp (",bundled"): the copy beside it, in its RUNPATH.
+, := ,
+$(OUT)/tests/history/free_omp_bundled: $(OUT)/tests/history/bundled-lib/libgomp.so.1
+$(OUT)/tests/history/bundled-lib/libgomp.so.1:
+	@mkdir -p $(@D)
+	cp "$$($(SCENARIO_CC) -print-file-name=libgomp.so.1)" $@
 
 # The same programs under ThreadSanitizer, for bench/history-vs-tsan.sh (which cannot link
 # statically: a static program's TSan build is dynamic).

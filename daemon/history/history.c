@@ -16,6 +16,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "history.h"
+#include "history_int.h"
 #include "util/link_close.h"
 #include "util/uprobe_multi.h"
 #include "sites/decode.h"
@@ -486,7 +487,8 @@ static int probe_libraries(struct history *hist, pid_t pid, struct needed *nd, c
 		int fd;
 		Elf *elf;
 
-		nd->path[i] = resolve_lib(nd->name[i], runpath);
+		if (!nd->path[i])
+			nd->path[i] = resolve_lib(nd->name[i], runpath);
 		if (!nd->path[i])
 			continue;
 		elf = open_elf(nd->path[i], &fd);
@@ -515,6 +517,26 @@ static int add_tgid(struct history *hist, pid_t pid)
 	return 0;
 }
 
+/*
+ * The libraries the dynamic linker maps for prog, in place of its needed
+ * names: their copies found through $ORIGIN, RUNPATH, ld.so.cache or
+ * LD_PRELOAD, not a system copy the process never maps.  Left as they are
+ * when the linker cannot be asked.
+ */
+static void use_ldso(const char *prog, struct needed *nd)
+{
+	char *names[HB_MAX_LIBS], *paths[HB_MAX_LIBS];
+	size_t n;
+
+	if (history_ldso_list(prog, names, paths, HB_MAX_LIBS, &n))
+		return;
+	for (size_t i = 0; i < nd->n; i++)
+		free(nd->name[i]);
+	memcpy(nd->name, names, n * sizeof(names[0]));
+	memcpy(nd->path, paths, n * sizeof(paths[0]));
+	nd->n = n;
+}
+
 int history__add_process(struct history *hist, pid_t pid, const char *prog)
 {
 	char runpath[PATH_MAX] = "";
@@ -531,6 +553,8 @@ int history__add_process(struct history *hist, pid_t pid, const char *prog)
 		return err;
 	}
 	read_dynamic(elf, &nd, runpath, sizeof(runpath));
+	if (nd.n)
+		use_ldso(prog, &nd);
 	err = probe_object(hist, pid, prog, elf, false, SHT_SYMTAB);
 	/* A static executable has its sync functions in itself, and no dynamic symbols. */
 	if (!err && !nd.n) {
