@@ -6,7 +6,7 @@
  * plain mov, through a register, so neither the instruction nor the
  * variable's name shows the atomic.  The producer writes a plain
  * message, then sets the flag; the consumer waits for the flag, reads the
- * message, and clears the flag.  Rounds enough to leave the cold start.
+ * message, and clears the flag.
  *
  * Expected: race-free
  */
@@ -14,7 +14,7 @@
 #include <stdatomic.h>
 #include "suite.h"
 
-#define ROUNDS 20000
+#define ROUNDS 10000
 
 static atomic_int flag_storage;
 static atomic_int *volatile flagp = &flag_storage;
@@ -45,7 +45,7 @@ static void *producer(void *arg)
 {
 	for (long i = 0; i < ROUNDS; i++) {
 		while (get_flag(flagp))
-			;
+			sched_yield();
 		write_msg(i);
 		set_flag(flagp, 1);
 	}
@@ -58,7 +58,7 @@ static void *consumer(void *arg)
 
 	for (long i = 0; i < ROUNDS; i++) {
 		while (!get_flag(flagp))
-			;
+			sched_yield();
 		sum += read_msg();
 		set_flag(flagp, 0);
 	}
