@@ -241,6 +241,10 @@ $(OUT)/tests/history-tsan/%: tests/history/%.c tests/history/suite.h $(HISTORY_E
 	$(SCENARIO_CC) $(HISTORY_CFLAGS) -fsanitize=thread \
 		$(filter-out -static,$(call history_flags,$*)) $< -o $@
 
+# free_sync_lock_debug is free_sync_lock.c with -g.
+$(OUT)/tests/history/free_sync_lock_debug $(OUT)/tests/history-tsan/free_sync_lock_debug: \
+	tests/history/free_sync_lock.c
+
 # The master-and-barrier variant is free_omp_single.c built another way.
 $(OUT)/tests/history/free_omp_master_barrier $(OUT)/tests/history-tsan/free_omp_master_barrier: \
 	tests/history/free_omp_single.c
