@@ -127,7 +127,7 @@ run_one() {
 			fail_with "$name" "no positive control: no thread without a clock, or no race dropped (run $try of $TRIES)" \
 				"$(tail -3 <<<"$out")"
 		else
-			ok "$name" "race-free; $(grep -Eo 'history_sync_ops: [0-9]+ history_checked: [0-9]+' <<<"$out")$(grep -Eo ' history_sync_pauses: [1-9][0-9]*| history_reports_dropped: [1-9][0-9]*| [0-9]+ plain loads and stores taken as atomic' <<<"$out" | tr -d '\n')"
+			ok "$name" "race-free; $(grep -Eo 'history_sync_ops: [0-9]+ history_checked: [0-9]+' <<<"$out")$(grep -Eo ' history_sync_pauses: [1-9][0-9]*| history_reports_dropped: [1-9][0-9]*| [1-9][0-9]* plain loads and stores taken as atomic' <<<"$out" | tr -d '\n')"
 		fi
 		return
 	fi
