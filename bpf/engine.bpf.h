@@ -14,6 +14,7 @@
 #define KCSAND_ENGINE_BPF_H
 
 #include "watchpoint.h"
+#include "atomics.bpf.h"
 
 /* Filled before load from the sites the daemon decoded; indexed by the probe cookie. */
 struct {
@@ -662,6 +663,9 @@ static __always_inline int kcsand_check_access(void *ctx, struct pt_regs *regs, 
 		return 0;
 	__sync_fetch_and_add(&percpu->hits, 1);
 	if (!PARAM(enabled) || make_hit(&hit, ctx, regs, site_idx, ip, user, in_interrupt))
+		return 0;
+	/* A learned atomic access never races: it neither sets nor consumes a watchpoint. */
+	if (user && atomic_learned(hit.site, hit.addr))
 		return 0;
 	hit.percpu = percpu;
 	hit.every = every;

@@ -513,13 +513,16 @@ static __always_inline void hb_marked(struct hb_thread *t, const struct kcsand_s
 	__u64 obj = addr & ~7ULL;
 
 	hb_count(KCSAND_HB_CTR_MARKED);
-	if (site->flags & KCSAND_SITE_READ) {
+	/* The source names the order (memory_order_relaxed ...): only what it says. */
+	if ((site->flags & KCSAND_SITE_READ) && site->order != KCSAND_ORDER_RELAXED &&
+	    site->order != KCSAND_ORDER_RELEASE) {
 		if (site->probe_delta)
 			hb_acquire(t, obj);
 		else
 			t->pending_acq = obj;
 	}
-	if (site->flags & KCSAND_SITE_WRITE)
+	if ((site->flags & KCSAND_SITE_WRITE) && site->order != KCSAND_ORDER_RELAXED &&
+	    site->order != KCSAND_ORDER_ACQUIRE)
 		hb_release(t, obj, 1);
 }
 
@@ -821,7 +824,8 @@ static __always_inline void history_access(void *ctx, struct pt_regs *regs, __u3
 	ip = probe_ip - site->probe_delta;
 	scratch->acc.ip = ip;
 	scratch->acc.addr = site_address(site, regs, ip);
-	if (site->flags & KCSAND_SITE_MARKED) {
+	/* A plain load or store of a learned atomic: acquire or release, as a marked one. */
+	if ((site->flags & KCSAND_SITE_MARKED) || atomic_learned(site, scratch->acc.addr)) {
 		hb_marked(t, site, scratch->acc.addr);
 		hb_time(KCSAND_HB_CTR_SYNC_NS, t0);
 		return;

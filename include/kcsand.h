@@ -50,6 +50,22 @@ enum kcsand_reg {
  * after it ran, as a debug register traps, the address cannot be recomputed.
  */
 #define KCSAND_SITE_ADDR_LOST	(1u << 5)
+/*
+ * A lock-prefixed or xchg instruction, or a store that a fence follows
+ * (mov; mfence: a seq_cst store): its address holds an atomic object, so
+ * the plain loads and stores that reach the same address at run time are
+ * atomic accesses too (__sync_lock_release's mov, a seq_cst load).
+ */
+#define KCSAND_SITE_TEACHES	(1u << 6)
+/*
+ * The debug info names the plain, non-atomic static object this site
+ * accesses: the source shows a plain access, which stays plain even where a
+ * teaching site touches the same address (a plain read racing with an
+ * atomic increment is a data race).
+ */
+#define KCSAND_SITE_SRC_PLAIN	(1u << 7)
+/* Addresses of atomic objects learned per run (bpf/atomics.bpf.h), least recently used first out. */
+#define KCSAND_ATOMICS_MAX	65536
 
 /*
  * One probed memory-access instruction, indexed by the probe's BPF cookie.
@@ -76,7 +92,20 @@ struct kcsand_site {
 	 * unchanged (the decoder checks), and is reported at its own address.
 	 */
 	__u8 probe_delta;
-	__u8 __pad[7];
+	__u8 order;		/* KCSAND_ORDER_*: a marked access's memory order, as the source says */
+	__u8 __pad[6];
+};
+
+/*
+ * The memory order of a marked access, when its source line names one
+ * (memory_order_relaxed, __ATOMIC_ACQUIRE ...): the history orders threads
+ * by it.  Without one, a load acquires, a store releases, an RMW does both.
+ */
+enum kcsand_order {
+	KCSAND_ORDER_DEFAULT = 0,
+	KCSAND_ORDER_RELAXED,	/* orders nothing */
+	KCSAND_ORDER_ACQUIRE,	/* acquire only (consume too) */
+	KCSAND_ORDER_RELEASE,	/* release only */
 };
 
 /* Access types, with KCSAN's meaning (kernel/kcsan: KCSAN_ACCESS_*). */

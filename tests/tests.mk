@@ -212,9 +212,14 @@ daemon-tests: all $(DAEMON_TEST_BINS) $(OUT)/tests/scenarios/mutex_protected $(O
 HISTORY_EXPECT	:= tests/history/expect.tsv
 HISTORY_NAMES	:= $(shell awk -F'\t' '!/^\#/ && NF >= 3 { print $$1 }' $(HISTORY_EXPECT))
 HISTORY_BINS	:= $(patsubst %,$(OUT)/tests/history/%,$(HISTORY_NAMES))
-HISTORY_CFLAGS	:= -O1 -g -Wall
+HISTORY_CFLAGS	:= -Wall
 history_build	= $(shell awk -F'\t' -v p=$(1) '$$1 == p { print $$3 }' $(HISTORY_EXPECT))
-history_flags	= $(if $(findstring openmp,$(call history_build,$(1))),-fopenmp,-pthread) \
+# O2: -O2 instead of -O1; nog: no debug info; static: -static (as tests/history-check.sh).
+history_flags	= $(if $(findstring O2,$(call history_build,$(1))),-O2,-O1) \
+		  $(if $(findstring nog,$(call history_build,$(1))),,-g) \
+		  $(if $(findstring static,$(call history_build,$(1))),-static) \
+		  $(if $(findstring bundled,$(call history_build,$(1))),-Wl$(,)-rpath$(,)'$$ORIGIN/bundled-lib') \
+		  $(if $(findstring openmp,$(call history_build,$(1))),-fopenmp,-pthread) \
 		  $(if $(findstring nofp,$(call history_build,$(1))),-fomit-frame-pointer, \
 		       -fno-omit-frame-pointer)
 
@@ -222,10 +227,23 @@ $(OUT)/tests/history/%: tests/history/%.c tests/history/suite.h $(HISTORY_EXPECT
 	@mkdir -p $(@D)
 	$(SCENARIO_CC) $(HISTORY_CFLAGS) $(call history_flags,$*) $< -o $@
 
-# The same programs under ThreadSanitizer, for bench/history-vs-tsan.sh.
+# A program with its own copy of libgomp (",bundled"): the copy beside it, in its RUNPATH.
+, := ,
+$(OUT)/tests/history/free_omp_bundled: $(OUT)/tests/history/bundled-lib/libgomp.so.1
+$(OUT)/tests/history/bundled-lib/libgomp.so.1:
+	@mkdir -p $(@D)
+	cp "$$($(SCENARIO_CC) -print-file-name=libgomp.so.1)" $@
+
+# The same programs under ThreadSanitizer, for bench/history-vs-tsan.sh (which cannot link
+# statically: a static program's TSan build is dynamic).
 $(OUT)/tests/history-tsan/%: tests/history/%.c tests/history/suite.h $(HISTORY_EXPECT)
 	@mkdir -p $(@D)
-	$(SCENARIO_CC) $(HISTORY_CFLAGS) -fsanitize=thread $(call history_flags,$*) $< -o $@
+	$(SCENARIO_CC) $(HISTORY_CFLAGS) -fsanitize=thread \
+		$(filter-out -static,$(call history_flags,$*)) $< -o $@
+
+# free_sync_lock_debug is free_sync_lock.c with -g.
+$(OUT)/tests/history/free_sync_lock_debug $(OUT)/tests/history-tsan/free_sync_lock_debug: \
+	tests/history/free_sync_lock.c
 
 # The master-and-barrier variant is free_omp_single.c built another way.
 $(OUT)/tests/history/free_omp_master_barrier $(OUT)/tests/history-tsan/free_omp_master_barrier: \

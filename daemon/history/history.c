@@ -16,6 +16,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "history.h"
+#include "history_int.h"
 #include "util/link_close.h"
 #include "util/uprobe_multi.h"
 #include "sites/decode.h"
@@ -337,7 +338,14 @@ static void plan_symtab(struct history *hist, struct batch *b, const char *path,
 	}
 }
 
-static int probe_object(struct history *hist, pid_t pid, const char *path, Elf *elf, bool lib)
+/*
+ * The sync functions (lib) or outlined functions (!lib) of an object, from
+ * its symbol table of type shtype: a library exports its sync functions
+ * (.dynsym); outlined functions are local symbols, and so are a static
+ * executable's own copies of libc's and libgomp's functions (.symtab).
+ */
+static int probe_object(struct history *hist, pid_t pid, const char *path, Elf *elf, bool lib,
+			Elf64_Word shtype)
 {
 	struct batch *b = calloc(1, sizeof(*b));
 	Elf_Scn *scn = NULL;
@@ -345,11 +353,10 @@ static int probe_object(struct history *hist, pid_t pid, const char *path, Elf *
 
 	if (!b)
 		return -ENOMEM;
-	/* A library exports its sync functions; outlined functions are local symbols. */
 	while ((scn = elf_nextscn(elf, scn))) {
 		GElf_Shdr sh;
 
-		if (gelf_getshdr(scn, &sh) && sh.sh_type == (lib ? SHT_DYNSYM : SHT_SYMTAB))
+		if (gelf_getshdr(scn, &sh) && sh.sh_type == shtype)
 			plan_symtab(hist, b, path, elf, scn, lib);
 	}
 	for (int g = 0; g < HB_GROUPS && !err; g++)
@@ -480,14 +487,15 @@ static int probe_libraries(struct history *hist, pid_t pid, struct needed *nd, c
 		int fd;
 		Elf *elf;
 
-		nd->path[i] = resolve_lib(nd->name[i], runpath);
+		if (!nd->path[i])
+			nd->path[i] = resolve_lib(nd->name[i], runpath);
 		if (!nd->path[i])
 			continue;
 		elf = open_elf(nd->path[i], &fd);
 		if (!elf)
 			continue;
 		read_dynamic(elf, nd, NULL, 0);
-		err = probe_object(hist, pid, nd->path[i], elf, true);
+		err = probe_object(hist, pid, nd->path[i], elf, true, SHT_DYNSYM);
 		close_elf(elf, fd);
 		if (hist->functions > before)
 			note_lib(hist, nd->name[i]);
@@ -509,6 +517,26 @@ static int add_tgid(struct history *hist, pid_t pid)
 	return 0;
 }
 
+/*
+ * The libraries the dynamic linker maps for prog, in place of its needed
+ * names: their copies found through $ORIGIN, RUNPATH, ld.so.cache or
+ * LD_PRELOAD, not a system copy the process never maps.  Left as they are
+ * when the linker cannot be asked.
+ */
+static void use_ldso(const char *prog, struct needed *nd)
+{
+	char *names[HB_MAX_LIBS], *paths[HB_MAX_LIBS];
+	size_t n;
+
+	if (history_ldso_list(prog, names, paths, HB_MAX_LIBS, &n))
+		return;
+	for (size_t i = 0; i < nd->n; i++)
+		free(nd->name[i]);
+	memcpy(nd->name, names, n * sizeof(names[0]));
+	memcpy(nd->path, paths, n * sizeof(paths[0]));
+	nd->n = n;
+}
+
 int history__add_process(struct history *hist, pid_t pid, const char *prog)
 {
 	char runpath[PATH_MAX] = "";
@@ -525,10 +553,17 @@ int history__add_process(struct history *hist, pid_t pid, const char *prog)
 		return err;
 	}
 	read_dynamic(elf, &nd, runpath, sizeof(runpath));
-	err = probe_object(hist, pid, prog, elf, false);
-	/* A static executable has its sync functions in itself. */
-	if (!err && !nd.n)
-		err = probe_object(hist, pid, prog, elf, true);
+	if (nd.n)
+		use_ldso(prog, &nd);
+	err = probe_object(hist, pid, prog, elf, false, SHT_SYMTAB);
+	/* A static executable has its sync functions in itself, and no dynamic symbols. */
+	if (!err && !nd.n) {
+		unsigned long before = hist->functions;
+
+		err = probe_object(hist, pid, prog, elf, true, SHT_SYMTAB);
+		if (hist->functions > before)
+			note_lib(hist, "static");
+	}
 	close_elf(elf, fd);
 	if (!err)
 		err = probe_libraries(hist, pid, &nd, runpath);
@@ -620,6 +655,19 @@ static double per(uint64_t total, uint64_t n)
 	return n ? (double)total / n : 0;
 }
 
+/* Atomics learned at run time (bpf/atomics.bpf.h), which the marked count above includes. */
+static void print_atomics(const struct history *hist, FILE *out)
+{
+	uint64_t taught = __atomic_load_n(&hist->skel->bss->atomics_taught, __ATOMIC_RELAXED);
+	uint64_t plain = __atomic_load_n(&hist->skel->bss->atomics_plain_hits, __ATOMIC_RELAXED);
+
+	fprintf(out, "kcsand: atomics learned: %llu addresses taught by lock, xchg and fenced "
+		     "stores, %llu plain loads and stores taken as atomic%s\n",
+		(unsigned long long)taught, (unsigned long long)plain,
+		taught > KCSAND_ATOMICS_MAX ? " (more addresses than the map holds: the least "
+					      "recently used were forgotten)" : "");
+}
+
 void history__print(const struct history *hist, FILE *out)
 {
 	struct history_stats st;
@@ -646,6 +694,7 @@ void history__print(const struct history *hist, FILE *out)
 		per(st.ctr[KCSAND_HB_CTR_ACCESS_NS], st.ctr[KCSAND_HB_CTR_CHECKED]),
 		per(st.ctr[KCSAND_HB_CTR_SYNC_NS],
 		    st.ctr[KCSAND_HB_CTR_SYNC_OPS] + st.ctr[KCSAND_HB_CTR_MARKED]));
+	print_atomics(hist, out);
 }
 
 void history__hand_links(struct history *hist, struct link_close *b)

@@ -23,6 +23,7 @@ static const char *const reason_names[MARK_REASON_COUNT] = {
 	[MARK_SOURCE_MACRO] = "source macro",
 	[MARK_MARKS_FILE] = "marks file",
 	[MARK_IO_ACCESSOR] = "I/O accessor",
+	[MARK_FENCED_STORE] = "fenced store",
 };
 
 const char *mark_reason__name(uint32_t reason)
@@ -60,7 +61,8 @@ void mark__reset(struct target_obj *obj)
 	for (size_t i = 0; i < obj->sites.n; i++) {
 		struct site *s = &obj->sites.v[i];
 
-		s->desc.flags &= ~(KCSAND_SITE_MARKED | KCSAND_SITE_DATA_RACE);
+		s->desc.flags &= ~(KCSAND_SITE_MARKED | KCSAND_SITE_DATA_RACE | KCSAND_SITE_SRC_PLAIN);
+		s->desc.order = KCSAND_ORDER_DEFAULT;
 		s->reason = s->insn_reason;
 		if (s->reason != MARK_NONE)
 			s->desc.flags |= KCSAND_SITE_MARKED;
@@ -74,6 +76,9 @@ struct site_src {
 	int alt_line;		/* the instruction's own row, when a statement's decides */
 	enum mark_kind kind;	/* a READ_ONCE() & co. at the site */
 	const char *tok;	/* the macro that said so */
+	bool read;		/* the line was read from the source file */
+	bool volatile_cast;	/* the line says volatile */
+	int order;		/* the memory order it names, enum kcsand_order */
 };
 
 static void site_source(struct dw_ctx *c, Dwarf_Die *cu, Dwarf_Addr pc, struct site_src *ss,
@@ -82,6 +87,7 @@ static void site_source(struct dw_ctx *c, Dwarf_Die *cu, Dwarf_Addr pc, struct s
 	struct src_row rows[8];
 	int n = mark_site_rows(cu, pc, rows, 8);
 	struct mark_src *ms = n ? mark_source_get(c, rows[0].file) : NULL;
+	int omp;
 
 	if (n) {
 		ss->file = rows[0].file;
@@ -101,9 +107,18 @@ static void site_source(struct dw_ctx *c, Dwarf_Die *cu, Dwarf_Addr pc, struct s
 		ss->col = 0;
 		ms = mark_source_get(c, ss->file);
 	}
-	if (ms && ss->line > 0)
+	if (ms && ss->line > 0) {
 		ss->kind = mark_src__at(ms, ss->line, ss->col, &ss->tok);
-	else if (n)
+		ss->volatile_cast = mark_src__has_word(ms, ss->line, "volatile");
+		ss->order = mark_src__order(ms, ss->line);
+		omp = mark_src__omp_atomic(ms, ss->line);
+		if (omp >= 0 && ss->kind == MARK_KIND_PLAIN) {
+			ss->kind = MARK_KIND_MARKED;
+			ss->tok = "omp atomic";
+			ss->order = omp;
+		}
+		ss->read = true;
+	} else if (n)
 		stats->no_source++;
 }
 
@@ -130,6 +145,8 @@ void mark__site(struct site *s, const struct mark_where *w, const struct mark_op
 
 	if (cup)
 		acc = mark_rule_accessor(c, cup, pc, &acc_name, &io);
+	/* A lock RMW's order, too: marked by its instruction, relaxed by its source. */
+	s->desc.order = ss.order;
 
 	if (io) {
 		/* Device memory: re-reading it to compare values could change the device. */
@@ -154,6 +171,13 @@ void mark__site(struct site *s, const struct mark_where *w, const struct mark_op
 	} else if (ss.kind == MARK_KIND_MARKED) {
 		set_mark(s, ss.kind, MARK_SOURCE_MACRO);
 		detail = ss.tok;
+	} else if (cup && w->target && ss.read && !ss.volatile_cast) {
+		/*
+		 * A named plain object, in a source line we read: atomics learned
+		 * at run time do not apply (bpf/atomics.bpf.h).  A volatile access
+		 * (*(volatile int *)&lock) is one the kernel's KCSAN takes as marked.
+		 */
+		s->desc.flags |= KCSAND_SITE_SRC_PLAIN;
 	}
 	if (opts->verbose >= 2 && s->reason != before)
 		pr_debug(

@@ -73,6 +73,21 @@ void mark_src__free(struct mark_src *src);
 enum mark_kind mark_src__at(const struct mark_src *src, int line, int col, const char **token);
 /* Does the column say which expression it is (not 0, a brace or past the end of the line)? */
 bool mark_src__col_informative(const struct mark_src *src, int line, int col);
+/*
+ * The memory order the statement at line names (memory_order_relaxed,
+ * __ATOMIC_RELEASE ...; the line and the next ones up to its ';'), as an
+ * enum kcsand_order; KCSAND_ORDER_DEFAULT when none or several differ.
+ */
+int mark_src__order(const struct mark_src *src, int line);
+/*
+ * The line under an OpenMP `#pragma omp atomic` (read, write, update or
+ * capture; gcc compiles read and write to plain movs): the order its
+ * clauses name (enum kcsand_order; none named: KCSAND_ORDER_DEFAULT), or
+ * -1 when the line above is no such pragma.
+ */
+int mark_src__omp_atomic(const struct mark_src *src, int line);
+/* Does the line hold the identifier word (not as part of a longer one)? */
+bool mark_src__has_word(const struct mark_src *src, int line, const char *word);
 
 /* ---- marks file */
 

@@ -270,6 +270,93 @@ bool mark_src__col_informative(const struct mark_src *src, int line, int col)
 	return col > 0 && col <= (int)strlen(text) && text[col - 1] != '{' && text[col - 1] != '}';
 }
 
+/* How many lines a statement's memory order argument may follow its first. */
+#define SRC_ORDER_LINES	3
+
+static const struct {
+	const char *word;
+	int order;
+} src_orders[] = {
+	{ "memory_order_relaxed", KCSAND_ORDER_RELAXED },
+	{ "__ATOMIC_RELAXED", KCSAND_ORDER_RELAXED },
+	{ "memory_order_acquire", KCSAND_ORDER_ACQUIRE },
+	{ "memory_order_consume", KCSAND_ORDER_ACQUIRE },
+	{ "__ATOMIC_ACQUIRE", KCSAND_ORDER_ACQUIRE },
+	{ "__ATOMIC_CONSUME", KCSAND_ORDER_ACQUIRE },
+	{ "memory_order_release", KCSAND_ORDER_RELEASE },
+	{ "__ATOMIC_RELEASE", KCSAND_ORDER_RELEASE },
+	{ "memory_order_acq_rel", KCSAND_ORDER_DEFAULT },
+	{ "memory_order_seq_cst", KCSAND_ORDER_DEFAULT },
+	{ "__ATOMIC_ACQ_REL", KCSAND_ORDER_DEFAULT },
+	{ "__ATOMIC_SEQ_CST", KCSAND_ORDER_DEFAULT },
+};
+
+int mark_src__order(const struct mark_src *src, int line)
+{
+	int found = -1;
+
+	if (!src)
+		return KCSAND_ORDER_DEFAULT;
+	for (int l = line; l > 0 && l <= src->nr_lines && l < line + SRC_ORDER_LINES; l++) {
+		for (size_t i = 0; i < sizeof(src_orders) / sizeof(src_orders[0]); i++) {
+			if (!mark_src__has_word(src, l, src_orders[i].word))
+				continue;
+			/* Two orders in one statement (a CAS's success and failure): keep both. */
+			if (found >= 0 && found != src_orders[i].order)
+				return KCSAND_ORDER_DEFAULT;
+			found = src_orders[i].order;
+		}
+		if (strchr(src->lines[l - 1], ';'))
+			break;
+	}
+	return found < 0 ? KCSAND_ORDER_DEFAULT : found;
+}
+
+int mark_src__omp_atomic(const struct mark_src *src, int line)
+{
+	static const char *const words[] = { "#", "pragma", "omp", "atomic" };
+	const char *p;
+
+	if (!src || line < 2 || line > src->nr_lines)
+		return -1;
+	p = src->lines[line - 2];
+	for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); i++) {
+		size_t n = strlen(words[i]);
+
+		while (isspace((unsigned char)*p))
+			p++;
+		if (strncmp(p, words[i], n) || (i && is_id(p[n])))
+			return -1;
+		p += n;
+	}
+	/*
+	 * OpenMP's default order is relaxed; gcc's code and the programs that
+	 * use `atomic read` / `write` as a flag rely on x86's acquire loads and
+	 * release stores, so that is what they are taken as unless a clause says.
+	 */
+	if (mark_src__has_word(src, line - 1, "relaxed"))
+		return KCSAND_ORDER_RELAXED;
+	if (mark_src__has_word(src, line - 1, "acquire"))
+		return KCSAND_ORDER_ACQUIRE;
+	if (mark_src__has_word(src, line - 1, "release"))
+		return KCSAND_ORDER_RELEASE;
+	return KCSAND_ORDER_DEFAULT;
+}
+
+bool mark_src__has_word(const struct mark_src *src, int line, const char *word)
+{
+	size_t n = strlen(word);
+	const char *text, *p;
+
+	if (!src || line < 1 || line > src->nr_lines)
+		return false;
+	text = src->lines[line - 1];
+	for (p = strstr(text, word); p; p = strstr(p + 1, word))
+		if ((p == text || !is_id(p[-1])) && !is_id(p[n]))
+			return true;
+	return false;
+}
+
 enum mark_kind mark_src__at(const struct mark_src *src, int line, int col, const char **token)
 {
 	struct src_scan s = {};

@@ -146,6 +146,8 @@ static const struct src_marker src_markers[] = {
 	{ "atomic_store", MARK_KIND_MARKED, SRC_PREFIX | SRC_FIRST_ARG },
 	/* GCC builtins: __atomic_load_n, __atomic_store_n, __atomic_load ... */
 	{ "__atomic_", MARK_KIND_MARKED, SRC_PREFIX },
+	/* The legacy spinlock's release: a plain mov of 0 on x86. */
+	{ "__sync_lock_release", MARK_KIND_MARKED, SRC_FIRST_ARG },
 	/* C++ std::atomic */
 	{ "load", MARK_KIND_MARKED, SRC_METHOD },
 	{ "store", MARK_KIND_MARKED, SRC_METHOD | SRC_FIRST_ARG },

@@ -222,6 +222,49 @@ static bool feeds_cmpxchg(ZydisDecoder *dec, const uint8_t *code, const struct i
 	return f.reg[ZYDIS_REGISTER_RAX] && f.computed;
 }
 
+/*
+ * The address register of the cmpxchg at kc set, after the load at kl, from
+ * the load's own base register: `mov %r12,%rcx` or `lea 0x8(%rbp),%rcx`
+ * (gcc's reduction on a double at -O2).  Then the two name the same address
+ * when the load's displacement is the copy's plus the cmpxchg's.  The
+ * load's base must not change in between (feeds_cmpxchg() checks).
+ */
+static bool same_address_via_copy(ZydisDecoder *dec, const uint8_t *code,
+				  const struct insn_fx *fx, size_t kl, size_t kc,
+				  const struct site *load, const struct site *cas)
+{
+	const struct kcsand_site *x = &load->desc, *y = &cas->desc;
+	ZydisDecodedInstruction in;
+	ZydisDecodedOperand ops[ZYDIS_MAX_OPERAND_COUNT];
+	int64_t delta = 0;
+	bool copied = false;
+
+	if (x->size != y->size || x->index != KCSAND_REG_NONE || y->index != KCSAND_REG_NONE ||
+	    x->base < KCSAND_REG_RAX || x->base > KCSAND_REG_R15 ||
+	    y->base < KCSAND_REG_RAX || y->base > KCSAND_REG_R15 || x->base == y->base)
+		return false;
+	for (size_t k = kl + 1; k < kc; k++) {
+		if (!(fx[k].gpr_writes & (1u << (y->base - KCSAND_REG_RAX))))
+			continue;
+		copied = false;
+		if (!ZYAN_SUCCESS(ZydisDecoderDecodeFull(dec, code + fx[k].off,
+							 fx[k + 1].off - fx[k].off, &in, ops)) ||
+		    ops[0].type != ZYDIS_OPERAND_TYPE_REGISTER || ops[0].size != 64)
+			continue;
+		if (in.mnemonic == ZYDIS_MNEMONIC_MOV && ops[1].type == ZYDIS_OPERAND_TYPE_REGISTER &&
+		    kcsand_reg_of(ops[1].reg.value) == x->base) {
+			copied = true;
+			delta = 0;
+		} else if (in.mnemonic == ZYDIS_MNEMONIC_LEA &&
+			   kcsand_reg_of(ops[1].mem.base) == x->base &&
+			   ops[1].mem.index == ZYDIS_REGISTER_NONE) {
+			copied = true;
+			delta = ops[1].mem.disp.has_displacement ? ops[1].mem.disp.value : 0;
+		}
+	}
+	return copied && x->disp == delta + y->disp;
+}
+
 void cas_loop_mark(ZydisDecoder *dec, const uint8_t *code, uint64_t vaddr,
 		   const struct insn_fx *fx, size_t nfx, size_t kc, const struct site *cas,
 		   struct site_vec *out, struct decode_stats *stats)
@@ -236,7 +279,8 @@ void cas_loop_mark(ZydisDecoder *dec, const uint8_t *code, uint64_t vaddr,
 		if (kl >= kc || kc - kl > CAS_WINDOW)
 			break;
 		if (s->insn_reason != MARK_NONE || s->desc.flags != KCSAND_SITE_READ ||
-		    !same_address(s, cas))
+		    (!same_address(s, cas) &&
+		     !same_address_via_copy(dec, code, fx, kl, kc, s, cas)))
 			continue;
 		if (!loops_back(fx, nfx, kl, kc) || !feeds_cmpxchg(dec, code, fx, kl, kc, s))
 			return;

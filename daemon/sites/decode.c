@@ -297,7 +297,7 @@ static enum site_verdict classify(const ZydisDecodedInstruction *in, const Zydis
 		site->reason = MARK_XCHG;
 	}
 	if (site->reason != MARK_NONE)
-		site->desc.flags |= KCSAND_SITE_MARKED;
+		site->desc.flags |= KCSAND_SITE_MARKED | KCSAND_SITE_TEACHES;
 	site->insn_reason = site->reason;	/* what mark__apply() starts from */
 	return SITE_KEEP;
 }
@@ -405,6 +405,43 @@ static void count_verdict(enum site_verdict v, struct decode_stats *stats)
 	}
 }
 
+/*
+ * A full fence: mfence, or the locked no-op on the stack that gcc emits for
+ * atomic_thread_fence(memory_order_seq_cst) (lock or $0,(%rsp)).
+ */
+static bool is_full_fence(const ZydisDecodedInstruction *in, const ZydisDecodedOperand *ops)
+{
+	if (in->mnemonic == ZYDIS_MNEMONIC_MFENCE)
+		return true;
+	return (in->attributes & ZYDIS_ATTRIB_HAS_LOCK) &&
+	       (in->mnemonic == ZYDIS_MNEMONIC_OR || in->mnemonic == ZYDIS_MNEMONIC_ADD) &&
+	       ops[0].type == ZYDIS_OPERAND_TYPE_MEMORY &&
+	       reg64(ops[0].mem.base) == ZYDIS_REGISTER_RSP &&
+	       ops[1].type == ZYDIS_OPERAND_TYPE_IMMEDIATE && ops[1].imm.value.u == 0;
+}
+
+/*
+ * A plain store that a full fence follows at once is a seq_cst store (gcc's
+ * atomic_store() with -mtune=k8 and older compilers: mov; mfence, or a
+ * store and atomic_thread_fence()): a release, and its address is an atomic
+ * object that plain loads read with acquire (KCSAND_SITE_TEACHES).
+ */
+static void mark_fenced_store(ZydisDecoder *dec, const uint8_t *code, size_t len,
+			      const struct insn_fx *fx, size_t nfx, size_t k, struct site *site)
+{
+	ZydisDecodedInstruction in;
+	ZydisDecodedOperand ops[ZYDIS_MAX_OPERAND_COUNT];
+
+	if (site->reason != MARK_NONE || site->desc.flags != KCSAND_SITE_WRITE || k + 1 >= nfx)
+		return;
+	if (!ZYAN_SUCCESS(ZydisDecoderDecodeFull(dec, code + fx[k + 1].off, len - fx[k + 1].off,
+						 &in, ops)) ||
+	    !is_full_fence(&in, ops))
+		return;
+	site->reason = site->insn_reason = MARK_FENCED_STORE;
+	site->desc.flags |= KCSAND_SITE_MARKED | KCSAND_SITE_TEACHES;
+}
+
 /* rbp holds this function's frame, or a copy of rsp: what it addresses is the stack. */
 static bool rbp_is_frame(const struct frame_state *s)
 {
@@ -454,6 +491,7 @@ static int collect_sites(ZydisDecoder *dec, const uint8_t *code, size_t len, uin
 		site.desc.ra_off = frame_ra_off(&slot[k].s);
 		if (in.mnemonic == ZYDIS_MNEMONIC_CMPXCHG && site.reason == MARK_LOCK_PREFIX)
 			cas_loop_mark(dec, code, vaddr, fx, nfx, k, &site, out, stats);
+		mark_fenced_store(dec, code, len, fx, nfx, k, &site);
 		err = site_vec__push(out, &site);
 		if (err)
 			return err;

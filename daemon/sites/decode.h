@@ -33,6 +33,8 @@ enum mark_reason {
 	MARK_SOURCE_MACRO,	/* READ_ONCE(), atomic_load_explicit(), data_race() ... */
 	MARK_MARKS_FILE,	/* named in the marks file (--marks) */
 	MARK_IO_ACCESSOR,	/* inside readl/writel/ioread* ...: MMIO, never watched */
+	/* From the instructions again, last so that cached verdicts keep their numbers: */
+	MARK_FENCED_STORE,	/* a store a full fence follows (mov; mfence): seq_cst */
 	MARK_REASON_COUNT,
 };
 

@@ -140,7 +140,7 @@ static void test_instructions(void)
 			   0xc3);			/* ret */
 		if ((s = one_site(&r))) {
 			ASSERT_EQ(s->desc.flags, KCSAND_SITE_READ | KCSAND_SITE_WRITE |
-				  KCSAND_SITE_MARKED, "flags");
+				  KCSAND_SITE_MARKED | KCSAND_SITE_TEACHES, "flags");
 			ASSERT_EQ(s->desc.size, 4, "size");
 			ASSERT_EQ(s->reason, MARK_LOCK_PREFIX, "reason");
 			/* uprobes refuse lock prefixes: probed at the ret, reported at 0x1000 */
@@ -833,6 +833,84 @@ static void test_shapes(void)
 		if (r.sites.n == 2)
 			ASSERT_EQ(r.sites.v[0].reason, MARK_CAS_LOOP, "the load's reason");
 		ASSERT_EQ(r.stats.cas_loop_reads, 1, "stats.cas_loop_reads");
+		site_vec__free(&r.sites);
+	}
+
+	TEST(cas_loop_read_through_a_register_copy) {
+		/* gcc -O2 reduction on a double through a pointer: the address is copied first. */
+		r = DECODE(0x49, 0x8b, 0x14, 0x24,			/* 0: mov rdx,[r12] */
+			   0x4c, 0x89, 0xe1,				/* 4: mov rcx,r12 */
+			   0x66, 0x48, 0x0f, 0x6e, 0xca,		/* 7: movq xmm1,rdx */
+			   0x48, 0x89, 0xd0,				/* c: mov rax,rdx */
+			   0xf2, 0x0f, 0x58, 0xc8,			/* f: addsd xmm1,xmm0 */
+			   0x66, 0x48, 0x0f, 0x7e, 0xce,		/* 13: movq rsi,xmm1 */
+			   0xf0, 0x48, 0x0f, 0xb1, 0x31,		/* 18: lock cmpxchg [rcx],rsi */
+			   0x75, 0x01,					/* 1d: jne 20 */
+			   0xc3,					/* 1f: ret */
+			   0x48, 0x89, 0xc2,				/* 20: mov rdx,rax */
+			   0xeb, 0xe2);					/* 23: jmp 7 */
+		ASSERT_EQ(r.sites.n, 2, "sites");
+		if (r.sites.n == 2)
+			ASSERT_EQ(r.sites.v[0].reason, MARK_CAS_LOOP, "the load's reason (mov copy)");
+		ASSERT_EQ(r.stats.cas_loop_reads, 1, "stats.cas_loop_reads");
+		site_vec__free(&r.sites);
+
+		/* The same with the address made by lea from the load's base and displacement. */
+		r = DECODE(0x48, 0x8b, 0x55, 0x08,			/* 0: mov rdx,[rbp+8] */
+			   0x48, 0x8d, 0x4d, 0x08,			/* 4: lea rcx,[rbp+8] */
+			   0x66, 0x48, 0x0f, 0x6e, 0xca,		/* 8: movq xmm1,rdx */
+			   0x48, 0x89, 0xd0,				/* d: mov rax,rdx */
+			   0xf2, 0x0f, 0x58, 0xc8,			/* 10: addsd xmm1,xmm0 */
+			   0x66, 0x48, 0x0f, 0x7e, 0xce,		/* 14: movq rsi,xmm1 */
+			   0xf0, 0x48, 0x0f, 0xb1, 0x31,		/* 19: lock cmpxchg [rcx],rsi */
+			   0x75, 0x01,					/* 1e: jne 21 */
+			   0xc3,					/* 20: ret */
+			   0x48, 0x89, 0xc2,				/* 21: mov rdx,rax */
+			   0xeb, 0xe2);					/* 24: jmp 8 */
+		ASSERT_EQ(r.sites.n, 2, "sites");
+		if (r.sites.n == 2)
+			ASSERT_EQ(r.sites.v[0].reason, MARK_CAS_LOOP, "the load's reason (lea copy)");
+		site_vec__free(&r.sites);
+
+		/* lea of another displacement: another address, the load stays plain. */
+		r = DECODE(0x48, 0x8b, 0x55, 0x08, 0x48, 0x8d, 0x4d, 0x10,
+			   0x66, 0x48, 0x0f, 0x6e, 0xca, 0x48, 0x89, 0xd0, 0xf2, 0x0f, 0x58, 0xc8,
+			   0x66, 0x48, 0x0f, 0x7e, 0xce, 0xf0, 0x48, 0x0f, 0xb1, 0x31, 0x75, 0x01,
+			   0xc3, 0x48, 0x89, 0xc2, 0xeb, 0xe2);
+		ASSERT_EQ(r.sites.n, 2, "sites");
+		if (r.sites.n == 2)
+			ASSERT_EQ(r.sites.v[0].reason, MARK_NONE, "[rbp+8] is not [rbp+0x10]");
+		site_vec__free(&r.sites);
+	}
+
+	TEST(fenced_store_is_seq_cst) {
+		r = DECODE(0x89, 0x37,					/* 0: mov [rdi],esi */
+			   0x0f, 0xae, 0xf0,				/* 2: mfence */
+			   0x89, 0x37,					/* 5: mov [rdi],esi */
+			   0xf0, 0x48, 0x83, 0x0c, 0x24, 0x00,		/* 7: lock or qword [rsp],0 */
+			   0x89, 0x37,					/* d: mov [rdi],esi */
+			   0xc3);					/* f: ret */
+		ASSERT_EQ(r.sites.n, 3, "sites: the three stores, not the fence on the stack");
+		if (r.sites.n == 3) {
+			ASSERT_EQ(r.sites.v[0].reason, MARK_FENCED_STORE, "mov; mfence");
+			ASSERT_TRUE(r.sites.v[0].desc.flags & KCSAND_SITE_TEACHES, "teaches");
+			ASSERT_EQ(r.sites.v[0].insn_reason, MARK_FENCED_STORE, "kept by mark__reset");
+			ASSERT_EQ(r.sites.v[1].reason, MARK_FENCED_STORE, "mov; lock or [rsp],0");
+			ASSERT_EQ(r.sites.v[2].reason, MARK_NONE, "a store before ret");
+			ASSERT_FALSE(r.sites.v[2].desc.flags & KCSAND_SITE_TEACHES, "plain");
+		}
+		site_vec__free(&r.sites);
+
+		r = DECODE(0xf0, 0x83, 0x07, 0x01,			/* 0: lock add dword [rdi],1 */
+			   0x87, 0x06,					/* 4: xchg [rsi],eax */
+			   0x8b, 0x07,					/* 6: mov eax,[rdi] */
+			   0xc3);					/* 8: ret */
+		ASSERT_EQ(r.sites.n, 3, "sites");
+		if (r.sites.n == 3) {
+			ASSERT_TRUE(r.sites.v[0].desc.flags & KCSAND_SITE_TEACHES, "lock add teaches");
+			ASSERT_TRUE(r.sites.v[1].desc.flags & KCSAND_SITE_TEACHES, "xchg teaches");
+			ASSERT_FALSE(r.sites.v[2].desc.flags & KCSAND_SITE_TEACHES, "a load does not");
+		}
 		site_vec__free(&r.sites);
 	}
 

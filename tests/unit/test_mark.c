@@ -211,6 +211,56 @@ int main(void)
 			  MARK_KIND_PLAIN, "a nested call in the value");
 	}
 
+	TEST(source_sync_lock_release_and_volatile) {
+		const char *line = "\t__sync_lock_release(&lock);";
+		struct mark_src *src = mark_src__from_string(
+			"\twhile (*(volatile int *)&lock)\n\tx = nonvolatile;\n");
+
+		ASSERT_EQ(at(line, 1, 2, NULL), MARK_KIND_MARKED, "the legacy spinlock's release");
+		ASSERT_TRUE(mark_src__has_word(src, 1, "volatile"), "a volatile cast");
+		ASSERT_FALSE(mark_src__has_word(src, 2, "volatile"), "part of another word");
+		ASSERT_FALSE(mark_src__has_word(src, 3, "volatile"), "past the end");
+		mark_src__free(src);
+	}
+
+	TEST(source_memory_order) {
+		struct mark_src *src = mark_src__from_string(
+			"\tatomic_fetch_add_explicit(&n, 1, memory_order_relaxed);\n"
+			"\t__atomic_store_n(&f, 1,\n"
+			"\t\t\t __ATOMIC_RELEASE);\n"
+			"\tx = atomic_load(&f);\n"
+			"\tatomic_compare_exchange_strong_explicit(&f, &e, 1, memory_order_acq_rel,\n"
+			"\t\tmemory_order_relaxed);\n"
+			"\twhile (atomic_load_explicit(&f, memory_order_acquire))\n");
+
+		ASSERT_EQ(mark_src__order(src, 1), KCSAND_ORDER_RELAXED, "relaxed fetch_add");
+		ASSERT_EQ(mark_src__order(src, 2), KCSAND_ORDER_RELEASE, "the order a line below");
+		ASSERT_EQ(mark_src__order(src, 4), KCSAND_ORDER_DEFAULT, "none named: seq_cst");
+		ASSERT_EQ(mark_src__order(src, 5), KCSAND_ORDER_DEFAULT, "two orders: the stronger");
+		ASSERT_EQ(mark_src__order(src, 7), KCSAND_ORDER_ACQUIRE, "acquire, to the end");
+		mark_src__free(src);
+	}
+
+	TEST(source_omp_atomic) {
+		struct mark_src *src = mark_src__from_string(
+			"#pragma omp atomic read\n"
+			"\tf = flag;\n"
+			"  #  pragma omp atomic write relaxed\n"
+			"\tflag = 0;\n"
+			"#pragma omp atomics\n"
+			"\tg = 1;\n"
+			"#pragma omp atomic seq_cst\n"
+			"\tx += 1;\n");
+
+		ASSERT_EQ(mark_src__omp_atomic(src, 2), KCSAND_ORDER_DEFAULT, "atomic read");
+		ASSERT_EQ(mark_src__omp_atomic(src, 4), KCSAND_ORDER_RELAXED, "a relaxed clause");
+		ASSERT_EQ(mark_src__omp_atomic(src, 6), -1, "another word");
+		ASSERT_EQ(mark_src__omp_atomic(src, 8), KCSAND_ORDER_DEFAULT, "seq_cst update");
+		ASSERT_EQ(mark_src__omp_atomic(src, 1), -1, "no line above");
+		ASSERT_EQ(mark_src__omp_atomic(src, 3), -1, "the line under a statement");
+		mark_src__free(src);
+	}
+
 	TEST(source_multiline_calls) {
 		const char *text = "\tWRITE_ONCE(a,\n\t\t   v + 1);\n"
 				   "\tv = READ_ONCE(\n\t\tp->q);\n";

@@ -1,0 +1,75 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * Atomics learned at run time.  Without debug info the only atomics the
+ * decoder sees are lock-prefixed and xchg instructions and stores a full
+ * fence follows (KCSAND_SITE_TEACHES).  The other accesses of the same
+ * atomic object are plain movs: __sync_lock_release()'s store, a seq_cst
+ * or acquire load, gcc's `omp atomic read`.  So the address a teaching
+ * site touches is remembered, and a plain access to exactly that address
+ * is an atomic access: it never races (KCSAN's rule for marked accesses),
+ * and the history takes it as an acquire (load) or release (store).
+ *
+ * The order problem: a plain access that comes before the first teaching
+ * access to its address is still plain.  An atomic object is almost always
+ * first written by its initialisation, which a thread's creation orders,
+ * and a load before any RMW or fenced store reads that initial value, so
+ * it acquires nothing that was released.
+ *
+ * The map is an LRU hash: an atomic object that is used stays in it, and
+ * one untouched while more than KCSAND_ATOMICS_MAX others were taught is
+ * forgotten; then its next teaching access learns it again.  Keyed by the
+ * exact address, not the granule, so that a plain field next to a lock
+ * word in the same 8 bytes stays plain.
+ */
+#ifndef KCSAND_ATOMICS_BPF_H
+#define KCSAND_ATOMICS_BPF_H
+
+/* Counters for -v: addresses taught (new entries), plain accesses taken as atomic. */
+__u64 atomics_taught;
+__u64 atomics_plain_hits;
+
+struct atomic_key {
+	__u32 tgid;
+	__u32 __pad;
+	__u64 addr;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, KCSAND_ATOMICS_MAX);
+	__type(key, struct atomic_key);
+	__type(value, __u32);
+} learned_atomics SEC(".maps");
+
+/*
+ * A user access at addr by site: 1 for a plain load or store whose address
+ * a teaching site touched, else 0.  A teaching site teaches its address and
+ * gives 0: it is marked already, and goes on through KCSAN's protocol as a
+ * marked access.  Only the process's own accesses teach it.
+ */
+static __always_inline int atomic_learned(const struct kcsand_site *site, __u64 addr)
+{
+	struct atomic_key k = { .tgid = bpf_get_current_pid_tgid() >> 32, .addr = addr };
+	__u32 one = 1;
+
+	if (site->flags & KCSAND_SITE_TEACHES) {
+		if (!bpf_map_lookup_elem(&learned_atomics, &k) &&
+		    !bpf_map_update_elem(&learned_atomics, &k, &one, BPF_NOEXIST))
+			__sync_fetch_and_add(&atomics_taught, 1);
+		return 0;
+	}
+	/*
+	 * Only a load or a store: x86 has no atomic plain read-modify-write,
+	 * so `addl $1,(mem)` on an atomic object is a lost update, still a race.
+	 */
+	if ((site->flags & (KCSAND_SITE_MARKED | KCSAND_SITE_DATA_RACE | KCSAND_SITE_SRC_PLAIN)) ||
+	    (site->flags & (KCSAND_SITE_READ | KCSAND_SITE_WRITE)) ==
+		    (KCSAND_SITE_READ | KCSAND_SITE_WRITE))
+		return 0;
+	if (!bpf_map_lookup_elem(&learned_atomics, &k))
+		return 0;
+	__sync_fetch_and_add(&atomics_plain_hits, 1);
+	return 1;
+}
+
+#endif
