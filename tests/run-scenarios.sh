@@ -340,7 +340,7 @@ check_tails() {
 		[[ -z $funcs ]] && continue
 		n=$((n + 1))
 		if [[ "$funcs " != *" $C_STACK_TAIL " ]]; then
-			WHY="stacks ending with \"$C_STACK_TAIL\", got one ending \"${funcs: -60}\""
+			WHY="stacks ending with \"$C_STACK_TAIL\", got the stack \"${funcs# }\""
 			return 1
 		fi
 		funcs=""

@@ -27,6 +27,7 @@
 #include "sampler/kbp.h"
 #include "sampler/sampler.h"
 #include "report/symbolize.h"
+#include "report/unwind.h"
 #include "util/link_close.h"
 #include "util/uprobe_multi.h"
 #include "sampler/thread_turn.h"
@@ -173,7 +174,8 @@ int engine__open(const struct engine_opts *o, struct engine **out)
 	libbpf_set_print(libbpf_print);
 	e->sym = symbolizer__new();
 	e->dedup = dedup__new();
-	if (!e->sym || !e->dedup) {
+	e->unwind = o->kernel ? NULL : unwinder__new();
+	if (!e->sym || !e->dedup || (!o->kernel && !e->unwind)) {
 		engine__close(e);
 		return -ENOMEM;
 	}
@@ -767,6 +769,24 @@ int engine__remove_object(struct engine *e, int id)
 #define ENGINE_BATCH		256
 #define ENGINE_BATCH_FULL	(-EAGAIN)	/* on_event's stop, not an error */
 
+/* A stack copy, kept for engine_process_ustacks(): unwinding is no work for the callback. */
+static int queue_ustack(struct engine *e, const struct kcsand_ustack *rec)
+{
+	if (!e->unwind)
+		return 0;
+	if (e->nr_ustacks == e->cap_ustacks) {
+		size_t cap = e->cap_ustacks ? e->cap_ustacks * 2 : 16;
+		struct kcsand_ustack *q = realloc(e->ustacks, cap * sizeof(*q));
+
+		if (!q)
+			return 0;
+		e->ustacks = q;
+		e->cap_ustacks = cap;
+	}
+	memcpy(&e->ustacks[e->nr_ustacks++], rec, sizeof(*rec));
+	return e->nr_ustacks >= ENGINE_BATCH ? ENGINE_BATCH_FULL : 0;
+}
+
 static int on_event(void *ctx, void *data, size_t len)
 {
 	struct engine *e = ctx;
@@ -778,6 +798,8 @@ static int on_event(void *ctx, void *data, size_t len)
 		hwbp__decode(e->hw, e->sym, data);
 		return 0;
 	}
+	if (len >= sizeof(struct kcsand_ustack) && rec->type == KCSAND_REC_USTACK)
+		return queue_ustack(e, data);
 	if (len >= sizeof(struct kcsand_hw_access) && rec->type == KCSAND_REC_HW_ACCESS) {
 		if (!hwbp__pair(e->hw, data, &paired))
 			return 0;
@@ -1136,6 +1158,7 @@ int engine__poll(struct engine *e, int timeout_ms)
 	if (due >= 0 && (timeout_ms < 0 || due < timeout_ms))
 		timeout_ms = due;
 	take_reports(e, timeout_ms, &err);
+	engine_process_ustacks(e);
 	for (size_t i = 0; i < e->nr_queued; i++)
 		engine_process_report(e, &e->queue[i]);
 	e->nr_queued = 0;
@@ -1144,6 +1167,7 @@ int engine__poll(struct engine *e, int timeout_ms)
 	/* After the reports queued so far: their processes' maps were needed until now. */
 	if (clock__now_ns() - e->swept_ns >= SYM_SWEEP_NS) {
 		symbolizer__forget_exited(e->sym);
+		unwinder__forget_exited(e->unwind);
 		e->swept_ns = clock__now_ns();
 	}
 	take_late_program(e);
@@ -1169,6 +1193,7 @@ void engine__flush(struct engine *e)
 
 	/* Everything the ring buffer holds, a batch at a time. */
 	while (take_reports(e, 0, &err)) {
+		engine_process_ustacks(e);
 		for (size_t i = 0; i < e->nr_queued; i++)
 			engine_process_report(e, &e->queue[i]);
 		e->nr_queued = 0;
@@ -1550,6 +1575,8 @@ void engine__close(struct engine *e)
 	bpf_link__destroy(e->tp_links[1]);
 	kcsand_bpf__destroy(e->skel);
 	symbolizer__free(e->sym);
+	unwinder__free(e->unwind);
+	free(e->ustacks);
 	ksyms__free(e->ksyms);
 	mark_rules__free(e->marks);
 	dedup__free(e->dedup);

@@ -8,7 +8,7 @@
  * shared counter without synchronization: a real race in add().  A
  * frame-pointer walk reads rbp, an ordinary register here, and stops after
  * the access (or at a word of data); the CFI in .eh_frame unwinds every
- * frame, through libc's start_thread, to clone3, where a thread begins.
+ * frame, through libc's start_thread, to __clone3, where a thread begins.
  */
 #include "scenario.h"
 
@@ -43,4 +43,4 @@ RACY void *worker(void *arg)
 
 SCENARIO_MAIN(ITERS, worker, worker)
 
-/* kcsand-test: name=nofp_thread_stacks args="--halt-on-error" iters=2000000 expect=report title="data-race in add / add" access="^ add\+0x[0-9a-f]+/0x[0-9a-f]+ .*nofp_thread_stacks.c:[0-9]+$" access="^ add\+0x[0-9a-f]+/0x[0-9a-f]+ .*nofp_thread_stacks.c:[0-9]+$" access="^ tally\+0x[0-9a-f]+/0x[0-9a-f]+ " access="^ tally\+0x[0-9a-f]+/0x[0-9a-f]+ " access="^ worker\+0x[0-9a-f]+/0x[0-9a-f]+ " access="^ worker\+0x[0-9a-f]+/0x[0-9a-f]+ " stack_tail="start_thread clone3" */
+/* kcsand-test: name=nofp_thread_stacks args="--halt-on-error" iters=2000000 expect=report title="data-race in add / add" access="^ add\+0x[0-9a-f]+/0x[0-9a-f]+ .*nofp_thread_stacks.c:[0-9]+$" access="^ add\+0x[0-9a-f]+/0x[0-9a-f]+ .*nofp_thread_stacks.c:[0-9]+$" access="^ tally\+0x[0-9a-f]+/0x[0-9a-f]+ " access="^ tally\+0x[0-9a-f]+/0x[0-9a-f]+ " access="^ worker\+0x[0-9a-f]+/0x[0-9a-f]+ " access="^ worker\+0x[0-9a-f]+/0x[0-9a-f]+ " stack_tail="start_thread __clone3" */
