@@ -160,6 +160,7 @@ struct hb_access {
 /* Per CPU: what does not fit on the BPF stack next to the engine's frame. */
 struct hb_scratch {
 	struct hb_stack stk;
+	__u64 copy_key;		/* a stack remembered without its copy yet: take it (or 0) */
 	struct hb_cell found;
 	struct hb_access acc;
 	__u64 now;
@@ -527,9 +528,10 @@ static __always_inline void hb_marked(struct hb_thread *t, const struct kcsand_s
 /*
  * Frames of the current access, kept once per distinct stack; 0 if not
  * kept.  A report comes later, so the copy for the CFI unwind is taken
- * now, once per stack too, and named by the key.  Without frame pointers
- * the walk gives the site alone, whatever the callers: sp, the same for
- * the same callers in one thread, tells those stacks apart.
+ * now, once per stack too, and named by the key: scratch->copy_key asks
+ * history_access() for it.  Without frame pointers the walk gives the
+ * site alone, whatever the callers: sp, the same for the same callers in
+ * one thread, tells those stacks apart.
  */
 static __always_inline __u64 hb_stack_key(void *ctx, struct hb_scratch *scratch)
 {
@@ -562,9 +564,25 @@ static __always_inline __u64 hb_stack_key(void *ctx, struct hb_scratch *scratch)
 		}
 		st = bpf_map_lookup_elem(&hb_stacks, &key);
 	}
-	if (st && !st->copied && ustack_room() && ustack_send(regs, key))
-		st->copied = 1;
+	if (st && !st->copied)
+		scratch->copy_key = key;
 	return key;
+}
+
+/*
+ * The copy of a remembered stack, for the CFI unwind of a report that
+ * may come later (ustack.bpf.h): once per stack, while the ring buffer
+ * has room.
+ */
+static __always_inline void hb_stack_copy(struct pt_regs *regs, __u64 key)
+{
+	struct hb_stack *st;
+
+	if (!ustack_room() || !ustack_send(regs, key))
+		return;
+	st = bpf_map_lookup_elem(&hb_stacks, &key);
+	if (st)
+		st->copied = 1;
 }
 
 /* Once per HB_REPORT_GAP_NS for a pair of sites: the daemon dedups, the ring need not carry them. */
@@ -856,6 +874,7 @@ static __always_inline void history_access(void *ctx, struct pt_regs *regs, __u3
 	if (site->ra_off >= 0)
 		bpf_probe_read_user(&scratch->acc.ra, sizeof(scratch->acc.ra),
 				    (void *)(regs->sp + site->ra_off));
+	scratch->copy_key = 0;
 	/* Reported from here: the two calls' frames would not fit next to the engine's. */
 	e = hb_shadow_take(&scratch->acc, t->tgid, &seq);
 	if (e && hb_check(ctx, scratch, t, e, seq) &&
@@ -864,6 +883,8 @@ static __always_inline void history_access(void *ctx, struct pt_regs *regs, __u3
 		scratch->acc.ustack = ustack_send_seq(regs, 1);
 		hb_report(ctx, &scratch->acc, &scratch->found, t->tgid, scratch->now);
 	}
+	if (scratch->copy_key)
+		hb_stack_copy(regs, scratch->copy_key);
 	hb_time(KCSAND_HB_CTR_ACCESS_NS, t0);
 }
 

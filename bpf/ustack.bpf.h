@@ -44,14 +44,65 @@ static __always_inline void ustack_regs(struct kcsand_ustack *rec, struct pt_reg
 	rec->regs[16] = regs->ip;
 }
 
+/* Pending uretprobes fixed per copy: the sync calls the thread is inside of. */
+#define USTACK_URETPROBES	16
+
+struct ustack_fix {
+	struct kcsand_ustack *rec;
+	struct return_instance *ri;
+	__u64 base;
+	__u32 size;
+};
+
+/*
+ * A pending uretprobe (the history probes the returns of sync functions,
+ * and of OpenMP's outlined functions) has replaced its function's return
+ * address on the stack with the [uprobes] trampoline's: put the real one
+ * back in the copy, as the kernel does for bpf_get_stack() since 6.12.
+ * ri->stack is where the return address was: sp at the function's entry.
+ * A bpf_loop() callback: the verifier walks it once, not once per instance.
+ */
+static long ustack_fix_cb(__u64 i, void *data)
+{
+	struct ustack_fix *fix = data;
+	struct return_instance *ri = fix->ri;
+	__u64 slot, off;
+
+	if (!ri || !fix->rec)
+		return 1;
+	slot = BPF_CORE_READ(ri, stack);
+	off = slot - fix->base;
+	if (slot >= fix->base && off + 8 <= fix->size)
+		*(__u64 *)(fix->rec->data + (off & (KCSAND_USTACK_SIZE - 8))) =
+			BPF_CORE_READ(ri, orig_ret_vaddr);
+	fix->ri = BPF_CORE_READ(ri, next);
+	return 0;
+}
+
+static __always_inline void ustack_fix_uretprobes(struct kcsand_ustack *rec, __u64 base,
+						  __u32 size)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct ustack_fix fix = {
+		.rec = rec,
+		.ri = BPF_CORE_READ(task, utask, return_instances),
+		.base = base,
+		.size = size,
+	};
+
+	bpf_loop(USTACK_URETPROBES, ustack_fix_cb, &fix, 0);
+}
+
 /*
  * Send the registers and stack of the current user task under id; returns
  * id, or 0 when the ring buffer had no room (the side keeps its
- * frame-pointer walk).  Chunks start at sp rounded down to a chunk, so
+ * frame-pointer walk).  A function of its own: inlined, its locals and
+ * its bpf_loop() frame went over the 512 bytes of stack that the
+ * history's chain may use; called from the programs' own frames only.  Chunks start at sp rounded down to a chunk, so
  * that one never straddles the end of the stack's mapping (a page
  * boundary): the copy stops at the first chunk that cannot be read.
  */
-static __always_inline __u64 ustack_send(struct pt_regs *regs, __u64 id)
+static __noinline __u64 ustack_send(struct pt_regs *regs, __u64 id)
 {
 	struct kcsand_ustack *rec;
 	__u64 base;
@@ -72,6 +123,7 @@ static __always_inline __u64 ustack_send(struct pt_regs *regs, __u64 id)
 			break;
 		size += KCSAND_USTACK_CHUNK;
 	}
+	ustack_fix_uretprobes(rec, base, size);
 	rec->size = size;
 	rec->__pad = 0;
 	bpf_ringbuf_submit(rec, 0);

@@ -1415,6 +1415,20 @@ static void print_hw_summary(struct engine *e, FILE *out)
 			(unsigned long long)hw_st.outside);
 }
 
+/* -v: what the CFI unwind of the stack copies cost, and how often a side had its frames. */
+static void print_unwind_summary(const struct engine *e, FILE *out)
+{
+	struct unwind_stats st;
+
+	unwinder__stats(e->unwind, &st);
+	fprintf(out, "kcsand: stacks: %lu copies unwound by CFI (%.1f KiB each, %.1f frames, "
+		     "%.0f us each; %lu with one frame only); %lu report sides had their CFI "
+		     "frames, %lu had none and kept their frame-pointer walk\n",
+		st.copies, st.copies ? st.bytes / 1024.0 / st.copies : 0.0,
+		st.copies ? (double)st.frames / st.copies : 0.0,
+		st.copies ? st.ns / 1e3 / st.copies : 0.0, st.failed, st.found, st.missed);
+}
+
 /* A warning, not a counter: it goes before the summary line, brief or not. */
 static void print_unclocked(struct engine *e, FILE *out)
 {
@@ -1452,6 +1466,8 @@ void engine__print_summary(struct engine *e, FILE *out)
 
 	if (e->hist && e->opts.verbose)
 		history__print(e->hist, out);
+	if (e->unwind && e->opts.verbose)
+		print_unwind_summary(e, out);
 	print_warnings(e, out, true);
 	engine__counters(e, c);
 	fprintf(out, "kcsand: %lu report%s, %zu sites, %llu hits;", e->nr_reports,

@@ -23,6 +23,7 @@
 
 #include <fcntl.h>
 #include <unistd.h>
+#include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
 #include <gelf.h>
 
@@ -355,6 +356,45 @@ static void register_modules(Dwfl *dwfl, pid_t pid, const uint64_t *pcs, int nr,
 	}
 }
 
+/* Has pc's module CFI for it (.eh_frame or .debug_frame)? */
+static bool has_cfi(Dwfl *dwfl, Dwarf_Addr pc)
+{
+	Dwfl_Module *mod = dwfl_addrmodule(dwfl, pc);
+	Dwarf_Frame *frame;
+	Dwarf_Addr bias;
+	Dwarf_CFI *cfi;
+
+	if (!mod)
+		return false;
+	/* .eh_frame first: .debug_frame may mean finding a separate debug file. */
+	for (int i = 0; i < 2; i++) {
+		cfi = i ? dwfl_module_dwarf_cfi(mod, &bias) : dwfl_module_eh_cfi(mod, &bias);
+		if (cfi && !dwarf_cfi_addrframe(cfi, pc - bias, &frame)) {
+			free(frame);
+			return true;
+		}
+	}
+	return false;
+}
+
+/*
+ * Where a function has no CFI (hand-written assembly), libdw steps to its
+ * caller by the frame pointer, which such code may use for data: a frame
+ * so found must be code that a call precedes, or the stack ends before it
+ * (as the frame-pointer walk's do, engine/pipeline.c).
+ */
+static int trim_guessed(Dwfl *dwfl, pid_t pid, const uint64_t *pcs, int nr,
+			struct symbolizer *sym)
+{
+	for (int i = 1; i < nr && sym; i++) {
+		/* A return address's call is the byte before it. */
+		if (!has_cfi(dwfl, i > 1 ? pcs[i - 1] - 1 : pcs[i - 1]) &&
+		    !symbolizer__proc_after_call(sym, pid, pcs[i]))
+			return i;
+	}
+	return nr;
+}
+
 int unwinder__add(struct unwinder *u, const struct kcsand_ustack *rec, struct symbolizer *sym)
 {
 	uint64_t t0 = clock__now_ns(), ip = rec->regs[KCSAND_USTACK_REGS - 1];
@@ -373,6 +413,7 @@ int unwinder__add(struct unwinder *u, const struct kcsand_ustack *rec, struct sy
 	if (dwfl) {
 		dwfl_getthread_frames(dwfl, rec->pid, on_frame, &u->cur);
 		register_modules(dwfl, rec->pid, u->cur.pcs, u->cur.nr, sym);
+		u->cur.nr = trim_guessed(dwfl, rec->pid, u->cur.pcs, u->cur.nr, sym);
 	}
 	k->nr = u->cur.nr;
 	u->cur.rec = NULL;
