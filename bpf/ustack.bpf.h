@@ -18,6 +18,8 @@
 #ifndef KCSAND_USTACK_BPF_H
 #define KCSAND_USTACK_BPF_H
 
+#include <bpf/bpf_core_read.h>
+
 /* Report sides' copies: numbered, with KCSAND_USTACK_SEQ set. */
 __u64 ustack_seq;
 
