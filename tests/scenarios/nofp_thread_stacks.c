@@ -43,4 +43,7 @@ RACY void *worker(void *arg)
 
 SCENARIO_MAIN(ITERS, worker, worker)
 
+/* Found by the history (its earlier access's stack copied when it ran) or by a watchpoint. */
 /* kcsand-test: name=nofp_thread_stacks args="--halt-on-error" iters=2000000 expect=report title="data-race in add / add" access="^ add\+0x[0-9a-f]+/0x[0-9a-f]+ .*nofp_thread_stacks.c:[0-9]+$" access="^ add\+0x[0-9a-f]+/0x[0-9a-f]+ .*nofp_thread_stacks.c:[0-9]+$" access="^ tally\+0x[0-9a-f]+/0x[0-9a-f]+ " access="^ tally\+0x[0-9a-f]+/0x[0-9a-f]+ " access="^ worker\+0x[0-9a-f]+/0x[0-9a-f]+ " access="^ worker\+0x[0-9a-f]+/0x[0-9a-f]+ " stack_tail="start_thread __clone3" */
+/* KCSAN's protocol alone: the watcher's and the consumer's stacks. */
+/* kcsand-test: name=nofp_thread_stacks_watchpoint args="--halt-on-error --no-history" iters=2000000 expect=report title="data-race in add / add" access="^ add\+0x[0-9a-f]+/0x[0-9a-f]+ .*nofp_thread_stacks.c:[0-9]+$" access="^ add\+0x[0-9a-f]+/0x[0-9a-f]+ .*nofp_thread_stacks.c:[0-9]+$" access="^ tally\+0x[0-9a-f]+/0x[0-9a-f]+ " access="^ tally\+0x[0-9a-f]+/0x[0-9a-f]+ " access="^ worker\+0x[0-9a-f]+/0x[0-9a-f]+ " access="^ worker\+0x[0-9a-f]+/0x[0-9a-f]+ " stack_tail="start_thread __clone3" */
