@@ -34,7 +34,7 @@ for prog in scenarios/nofp_thread_stacks scenarios/omp_racy_nofp history-check/r
 		# Frames of each side of the first report: the stack's depth.
 		depth=$(awk '/^BUG: KCSAN:/ { r++ } r == 1 && / bytes by (task|interrupt)/ { s++ }
 			     r == 1 && s && /^ [^ ]/ { n[s]++ } END { printf "%d/%d", n[1], n[2] }' <<<"$out")
-		echo "  ${prog##*/} run $i: frames $depth; $(grep -o 'stacks: .*' <<<"$out")"
+		echo "  ${prog##*/} run $i: frames $depth; $(grep -o '^kcsand: stacks: .*' <<<"$out" | sed 's/^kcsand: //')"
 		grep -o 'history: .* per check[^;]*' <<<"$out" | sed 's/^/    /' | head -1
 	done
 done
