@@ -28,6 +28,9 @@
  * executable mmaps a second, in bursts; 256 KiB lost some at times.
  */
 #define RING_PAGES	256
+/* On a larger machine, less a CPU (each sees fewer), down to 64 KiB: 4 MiB in all. */
+#define RING_PAGES_ALL	1024
+#define RING_PAGES_MIN	16
 /* An exited process's list is kept this long, for its reports still in the ring. */
 #define KEEP_EXITED_NS	(60 * 1000000000ull)
 
@@ -35,6 +38,7 @@ struct ml_proc {
 	struct ml_proc *next;
 	pid_t pid;
 	bool complete;		/* seen from its exec or fork on, nothing lost */
+	uint64_t gen;		/* the log's count of execs and forks at its last one */
 	uint64_t exited_ns;	/* 0: alive */
 	struct mmap_entry *maps;
 	size_t nr, cap;
@@ -50,6 +54,8 @@ struct mmap_log {
 	int nr_rings;
 	size_t page_size;
 	struct ml_proc *procs[PROC_BUCKETS];
+	uint64_t gen;		/* execs and forks seen */
+	size_t ring_pages;	/* data pages a CPU, a power of two */
 	char *scratch;		/* a record that wraps around the ring's end */
 };
 
@@ -148,6 +154,7 @@ static void on_fork(struct mmap_log *log, const struct rec_task *r)
 		return;
 	proc_clear(child);
 	child->exited_ns = 0;
+	child->gen = ++log->gen;
 	parent = proc_find(log, r->ppid, false);
 	child->complete = parent && parent->complete;
 	for (size_t i = 0; child->complete && parent && i < parent->nr; i++)
@@ -164,6 +171,7 @@ static void on_exec(struct mmap_log *log, const struct rec_comm *r)
 	proc_clear(p);
 	p->complete = true;
 	p->exited_ns = 0;
+	p->gen = ++log->gen;
 }
 
 static void on_lost(struct mmap_log *log)
@@ -205,7 +213,7 @@ static void ring_drain(struct mmap_log *log, struct ml_ring *ring)
 {
 	struct perf_event_mmap_page *meta = ring->base;
 	const char *data = (const char *)ring->base + log->page_size;
-	uint64_t size = RING_PAGES * log->page_size;
+	uint64_t size = log->ring_pages * log->page_size;
 	uint64_t head = __atomic_load_n(&meta->data_head, __ATOMIC_ACQUIRE);
 	uint64_t tail = meta->data_tail;
 
@@ -252,7 +260,7 @@ static int ring_open(struct mmap_log *log, struct ml_ring *ring, int cpu)
 	ring->fd = syscall(SYS_perf_event_open, &attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
 	if (ring->fd < 0)
 		return -errno;
-	ring->base = mmap(NULL, (RING_PAGES + 1) * log->page_size, PROT_READ | PROT_WRITE,
+	ring->base = mmap(NULL, (log->ring_pages + 1) * log->page_size, PROT_READ | PROT_WRITE,
 			  MAP_SHARED, ring->fd, 0);
 	if (ring->base == MAP_FAILED) {
 		ring->base = NULL;
@@ -270,8 +278,13 @@ struct mmap_log *mmap_log__open(void)
 	if (!log)
 		return NULL;
 	log->page_size = sysconf(_SC_PAGESIZE);
+	/* A share of RING_PAGES_ALL a CPU, a power of two as perf wants. */
+	log->ring_pages = RING_PAGES;
+	while (cpus > 0 && log->ring_pages > RING_PAGES_MIN &&
+	       log->ring_pages * cpus > RING_PAGES_ALL)
+		log->ring_pages /= 2;
 	log->rings = calloc(cpus > 0 ? cpus : 1, sizeof(*log->rings));
-	log->scratch = malloc(RING_PAGES * log->page_size);
+	log->scratch = malloc(log->ring_pages * log->page_size);
 	if (!log->rings || !log->scratch)
 		goto fail;
 	for (int cpu = 0; cpu < cpus; cpu++) {
@@ -297,7 +310,7 @@ void mmap_log__free(struct mmap_log *log)
 		return;
 	for (int i = 0; log->rings && i < log->nr_rings; i++) {
 		if (log->rings[i].base)
-			munmap(log->rings[i].base, (RING_PAGES + 1) * log->page_size);
+			munmap(log->rings[i].base, (log->ring_pages + 1) * log->page_size);
 		if (log->rings[i].fd >= 0)
 			close(log->rings[i].fd);
 	}
@@ -325,6 +338,13 @@ int mmap_log__maps(struct mmap_log *log, pid_t pid, const struct mmap_entry **ma
 	*maps = p->maps;
 	*nr = p->nr;
 	return 0;
+}
+
+uint64_t mmap_log__generation(struct mmap_log *log, pid_t pid)
+{
+	struct ml_proc *p = log ? proc_find(log, pid, false) : NULL;
+
+	return p ? p->gen : 0;
 }
 
 void mmap_log__prune(struct mmap_log *log)

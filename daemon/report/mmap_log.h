@@ -41,6 +41,12 @@ struct mmap_entry {
  */
 int mmap_log__maps(struct mmap_log *log, pid_t pid, const struct mmap_entry **maps, size_t *nr);
 
+/*
+ * A number that changes whenever pid execs or is a new process (fork):
+ * what was built from its mappings before is stale.  0: not seen so.
+ */
+uint64_t mmap_log__generation(struct mmap_log *log, pid_t pid);
+
 /* Forget processes that exited more than a while ago. */
 void mmap_log__prune(struct mmap_log *log);
 

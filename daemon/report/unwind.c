@@ -46,6 +46,7 @@ struct uw_proc {
 	pid_t pid;
 	Dwfl *dwfl;
 	bool refreshed;		/* reported again once already, for code mapped since */
+	uint64_t log_gen;	/* the mmap log's generation of pid when the session began */
 };
 
 struct uw_kept {
@@ -242,6 +243,7 @@ static struct uw_proc *proc_get(struct unwinder *u, pid_t pid)
 	if (!p)
 		return NULL;
 	p->pid = pid;
+	p->log_gen = mmap_log__generation(u->log, pid);
 	p->dwfl = session_open(u, pid);
 	p->next = u->procs[b];
 	u->procs[b] = p;
@@ -251,12 +253,21 @@ static struct uw_proc *proc_get(struct unwinder *u, pid_t pid)
 /*
  * The session of pid whose modules cover ip: a copy whose ip is in code
  * mapped since the session began (dlopen) has the session opened again,
- * once.
+ * once; a process that exec'd since, or another one under a pid used
+ * again, has a new one.
  */
 static Dwfl *proc_session(struct unwinder *u, pid_t pid, uint64_t ip)
 {
 	struct uw_proc *p = proc_get(u, pid);
+	uint64_t gen = mmap_log__generation(u->log, pid);
 
+	if (p && gen && gen != p->log_gen) {
+		if (p->dwfl)
+			dwfl_end(p->dwfl);
+		p->log_gen = gen;
+		p->refreshed = false;
+		p->dwfl = session_open(u, pid);
+	}
 	if (!p || !p->dwfl)
 		return NULL;
 	if (!dwfl_addrmodule(p->dwfl, ip) && !p->refreshed) {
