@@ -1154,14 +1154,20 @@ static bool take_reports(struct engine *e, int timeout_ms, int *err)
 int engine__poll(struct engine *e, int timeout_ms)
 {
 	int err, due = engine__timeout_ms(e);
+	uint64_t t0;
+	bool more;
 
 	if (due >= 0 && (timeout_ms < 0 || due < timeout_ms))
 		timeout_ms = due;
-	take_reports(e, timeout_ms, &err);
+	t0 = clock__now_ns();
+	more = take_reports(e, timeout_ms, &err);
 	engine_process_ustacks(e);
 	for (size_t i = 0; i < e->nr_queued; i++)
 		engine_process_report(e, &e->queue[i]);
 	e->nr_queued = 0;
+	/* The ring emptied after t0: what processes that exited before t0 sent is out. */
+	if (!more)
+		unwinder__release(e->unwind, t0);
 	engine_release_held(e, false);
 	engine_drop_changed(e);
 	/* After the reports queued so far: their processes' maps were needed until now. */

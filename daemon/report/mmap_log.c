@@ -22,6 +22,7 @@
 #include "util/print.h"
 
 #define PROC_BUCKETS	256
+#define STR_BUCKETS	256
 /*
  * 1 MiB a CPU: some 8,000 records, read at each poll and not before the
  * engine has started.  This machine, shared with compilers, made about 300
@@ -31,8 +32,6 @@
 /* On a larger machine, less a CPU (each sees fewer), down to 64 KiB: 4 MiB in all. */
 #define RING_PAGES_ALL	1024
 #define RING_PAGES_MIN	16
-/* An exited process's list is kept this long, for its reports still in the ring. */
-#define KEEP_EXITED_NS	(60 * 1000000000ull)
 
 struct ml_proc {
 	struct ml_proc *next;
@@ -42,6 +41,17 @@ struct ml_proc {
 	uint64_t exited_ns;	/* 0: alive */
 	struct mmap_entry *maps;
 	size_t nr, cap;
+};
+
+/*
+ * A path, shared by the mappings that name it (every process maps the same
+ * libc): counted, and freed with its last mapping, so that the paths of
+ * programs long gone do not pile up in a daemon that runs for weeks.
+ */
+struct ml_str {
+	struct ml_str *next;
+	unsigned int refs;
+	char s[];
 };
 
 struct ml_ring {
@@ -54,6 +64,7 @@ struct mmap_log {
 	int nr_rings;
 	size_t page_size;
 	struct ml_proc *procs[PROC_BUCKETS];
+	struct ml_str *strs[STR_BUCKETS];
 	uint64_t gen;		/* execs and forks seen */
 	size_t ring_pages;	/* data pages a CPU, a power of two */
 	char *scratch;		/* a record that wraps around the ring's end */
@@ -82,10 +93,54 @@ struct rec_comm {
 	char comm[];
 };
 
-static void proc_clear(struct ml_proc *p)
+static struct ml_str **str_bucket(struct mmap_log *log, const char *path)
+{
+	unsigned int h = 2166136261u;
+
+	for (const char *c = path; *c; c++)
+		h = (h ^ (unsigned char)*c) * 16777619u;
+	return &log->strs[h % STR_BUCKETS];
+}
+
+static const char *str_get(struct mmap_log *log, const char *path)
+{
+	struct ml_str **head = str_bucket(log, path), *str;
+	size_t n = strlen(path);
+
+	for (str = *head; str; str = str->next)
+		if (!strcmp(str->s, path))
+			break;
+	if (!str) {
+		str = malloc(sizeof(*str) + n + 1);
+		if (!str)
+			return NULL;
+		memcpy(str->s, path, n + 1);
+		str->refs = 0;
+		str->next = *head;
+		*head = str;
+	}
+	str->refs++;
+	return str->s;
+}
+
+static void str_put(struct mmap_log *log, const char *path)
+{
+	struct ml_str **link = str_bucket(log, path);
+
+	while (*link && (*link)->s != path)
+		link = &(*link)->next;
+	if (*link && !--(*link)->refs) {
+		struct ml_str *str = *link;
+
+		*link = str->next;
+		free(str);
+	}
+}
+
+static void proc_clear(struct mmap_log *log, struct ml_proc *p)
 {
 	for (size_t i = 0; i < p->nr; i++)
-		free((char *)p->maps[i].path);
+		str_put(log, p->maps[i].path);
 	p->nr = 0;
 }
 
@@ -108,26 +163,25 @@ static struct ml_proc *proc_find(struct mmap_log *log, pid_t pid, bool create)
 }
 
 /* Add a mapping; those it covers any part of are gone (munmap sends no record). */
-static void proc_map(struct ml_proc *p, uint64_t start, uint64_t end, uint64_t pgoff,
-		     const char *path)
+static void proc_map(struct mmap_log *log, struct ml_proc *p, uint64_t start, uint64_t end,
+		     uint64_t pgoff, const char *path)
 {
+	const char *shared;
 	size_t j = 0;
-	char *copy;
 
 	for (size_t i = 0; i < p->nr; i++) {
 		if (p->maps[i].start < end && start < p->maps[i].end)
-			free((char *)p->maps[i].path);
+			str_put(log, p->maps[i].path);
 		else
 			p->maps[j++] = p->maps[i];
 	}
 	p->nr = j;
-	copy = strdup(path);
-	if (!copy || ARRAY_RESERVE(p->maps, p->cap, p->nr, 16)) {
-		free(copy);
+	/* A program and its ld.so and libc: 4 to start with. */
+	if (ARRAY_RESERVE(p->maps, p->cap, p->nr, 4) || !(shared = str_get(log, path))) {
 		p->complete = false;
 		return;
 	}
-	p->maps[p->nr++] = (struct mmap_entry){ start, end, pgoff, copy };
+	p->maps[p->nr++] = (struct mmap_entry){ start, end, pgoff, shared };
 }
 
 static void on_mmap2(struct mmap_log *log, const struct rec_mmap2 *r)
@@ -139,7 +193,7 @@ static void on_mmap2(struct mmap_log *log, const struct rec_mmap2 *r)
 		return;
 	p = proc_find(log, r->pid, true);
 	if (p)
-		proc_map(p, r->addr, r->addr + r->len, r->pgoff, r->filename);
+		proc_map(log, p, r->addr, r->addr + r->len, r->pgoff, r->filename);
 }
 
 /* A new process has its parent's mappings; a thread (pid == ppid) is nothing new. */
@@ -152,13 +206,13 @@ static void on_fork(struct mmap_log *log, const struct rec_task *r)
 	child = proc_find(log, r->pid, true);
 	if (!child)
 		return;
-	proc_clear(child);
+	proc_clear(log, child);
 	child->exited_ns = 0;
 	child->gen = ++log->gen;
 	parent = proc_find(log, r->ppid, false);
 	child->complete = parent && parent->complete;
 	for (size_t i = 0; child->complete && parent && i < parent->nr; i++)
-		proc_map(child, parent->maps[i].start, parent->maps[i].end, parent->maps[i].pgoff,
+		proc_map(log, child, parent->maps[i].start, parent->maps[i].end, parent->maps[i].pgoff,
 			 parent->maps[i].path);
 }
 
@@ -168,7 +222,7 @@ static void on_exec(struct mmap_log *log, const struct rec_comm *r)
 
 	if (!p)
 		return;
-	proc_clear(p);
+	proc_clear(log, p);
 	p->complete = true;
 	p->exited_ns = 0;
 	p->gen = ++log->gen;
@@ -260,8 +314,9 @@ static int ring_open(struct mmap_log *log, struct ml_ring *ring, int cpu)
 	ring->fd = syscall(SYS_perf_event_open, &attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
 	if (ring->fd < 0)
 		return -errno;
+	/* Resident from the start, as the kernel's pages are: no growth as they wrap. */
 	ring->base = mmap(NULL, (log->ring_pages + 1) * log->page_size, PROT_READ | PROT_WRITE,
-			  MAP_SHARED, ring->fd, 0);
+			  MAP_SHARED | MAP_POPULATE, ring->fd, 0);
 	if (ring->base == MAP_FAILED) {
 		ring->base = NULL;
 		return -errno;
@@ -319,7 +374,7 @@ void mmap_log__free(struct mmap_log *log)
 			struct ml_proc *p = log->procs[b];
 
 			log->procs[b] = p->next;
-			proc_clear(p);
+			proc_clear(log, p);
 			free(p->maps);
 			free(p);
 		}
@@ -347,19 +402,24 @@ uint64_t mmap_log__generation(struct mmap_log *log, pid_t pid)
 	return p ? p->gen : 0;
 }
 
-void mmap_log__prune(struct mmap_log *log)
+bool mmap_log__exited_before(struct mmap_log *log, pid_t pid, uint64_t ns)
 {
-	uint64_t now = clock__now_ns();
+	struct ml_proc *p = log ? proc_find(log, pid, false) : NULL;
 
+	return p && p->exited_ns && p->exited_ns < ns;
+}
+
+void mmap_log__prune(struct mmap_log *log, uint64_t before_ns)
+{
 	for (int b = 0; log && b < PROC_BUCKETS; b++) {
 		struct ml_proc **pp = &log->procs[b];
 
 		while (*pp) {
 			struct ml_proc *p = *pp;
 
-			if (p->exited_ns && now - p->exited_ns > KEEP_EXITED_NS) {
+			if (p->exited_ns && p->exited_ns < before_ns) {
 				*pp = p->next;
-				proc_clear(p);
+				proc_clear(log, p);
 				free(p->maps);
 				free(p);
 			} else {

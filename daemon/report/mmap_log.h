@@ -7,13 +7,14 @@
  * shares the machine with it); the CFI unwind of its stacks still needs
  * to know which file each address is in (unwind.c).
  *
- * Only executable file mappings are kept, per process, until a while
- * after the process exited.  A process that started before the log did
+ * Only executable file mappings are kept, per process, until the reports
+ * it sent before it exited were read (mmap_log__prune).  A process that started before the log did
  * has no full list here: its mappings are read from /proc/PID/maps.
  */
 #ifndef KCSAND_MMAP_LOG_H
 #define KCSAND_MMAP_LOG_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -47,7 +48,10 @@ int mmap_log__maps(struct mmap_log *log, pid_t pid, const struct mmap_entry **ma
  */
 uint64_t mmap_log__generation(struct mmap_log *log, pid_t pid);
 
-/* Forget processes that exited more than a while ago. */
-void mmap_log__prune(struct mmap_log *log);
+/* Did the log see pid exit before ns (clock__now_ns())? */
+bool mmap_log__exited_before(struct mmap_log *log, pid_t pid, uint64_t ns);
+
+/* Forget the processes seen to exit before before_ns (their reports are out). */
+void mmap_log__prune(struct mmap_log *log, uint64_t before_ns);
 
 #endif

@@ -12,8 +12,9 @@
  * process; where a function has no CFI, libdw's x86-64 backend falls back
  * to the frame pointer.
  *
- * The frames kept are a bounded FIFO: the oldest go first.  A report side
- * whose frames are gone falls back to its frame-pointer walk.
+ * The frames kept are a bounded FIFO: the oldest go first, and those of a
+ * process that exited go with its session (unwinder__release).  A report
+ * side whose frames are gone falls back to its frame-pointer walk.
  */
 #include <errno.h>
 #include <signal.h>
@@ -37,7 +38,8 @@
 /*
  * Copies whose frames are kept: a report's own are used within a poll,
  * the history's remembered ones as long as hb_stacks keeps them (16,384
- * entries in BPF); 8,192 sets of frames take about 2.3 MiB.
+ * entries in BPF) and their process lives; 8,192 sets of 5 frames take
+ * about 0.6 MiB.
  */
 #define KEEP_MAX	8192
 
@@ -47,14 +49,17 @@ struct uw_proc {
 	Dwfl *dwfl;
 	bool refreshed;		/* reported again once already, for code mapped since */
 	uint64_t log_gen;	/* the mmap log's generation of pid when the session began */
+	bool gone;		/* exited: its session and frames are let go */
 };
 
+/* One copy's frames, allocated to their number. */
 struct uw_kept {
-	int next;		/* in its bucket, or -1 */
+	struct uw_kept *hnext;		/* in its bucket */
+	struct uw_kept *older, *newer;	/* in the FIFO */
 	pid_t pid;
 	uint64_t id;
 	int nr;
-	uint64_t pcs[KCSAND_MAX_STACK];
+	uint64_t pcs[];
 };
 
 /* What the callbacks unwind, and into where. */
@@ -66,9 +71,10 @@ struct uw_cur {
 
 struct unwinder {
 	struct uw_proc *procs[PROC_BUCKETS];
-	struct uw_kept *kept;		/* KEEP_MAX entries, a ring: head is the oldest */
-	int nr_kept, head;
-	int buckets[KEEP_BUCKETS];
+	struct uw_kept *buckets[KEEP_BUCKETS];
+	struct uw_kept *oldest, *newest;
+	size_t nr_kept;
+	uint64_t pcs[KCSAND_MAX_STACK];	/* the copy being unwound */
 	struct uw_cur cur;
 	struct mmap_log *log;		/* NULL: /proc/PID/maps only */
 	struct unwind_stats stats;
@@ -133,8 +139,6 @@ struct unwinder *unwinder__new(void)
 
 	if (!u)
 		return NULL;
-	for (int i = 0; i < KEEP_BUCKETS; i++)
-		u->buckets[i] = -1;
 	u->log = mmap_log__open();
 	return u;
 }
@@ -158,7 +162,12 @@ void unwinder__free(struct unwinder *u)
 			proc_free(p);
 		}
 	}
-	free(u->kept);
+	while (u->oldest) {
+		struct uw_kept *k = u->oldest;
+
+		u->oldest = k->newer;
+		free(k);
+	}
 	mmap_log__free(u->log);
 	free(u);
 }
@@ -231,14 +240,23 @@ static Dwfl *session_open(struct unwinder *u, pid_t pid)
 	return dwfl;
 }
 
+static struct uw_proc *proc_find(struct unwinder *u, pid_t pid)
+{
+	struct uw_proc *p;
+
+	for (p = u->procs[(unsigned int)pid % PROC_BUCKETS]; p; p = p->next)
+		if (p->pid == pid)
+			return p;
+	return NULL;
+}
+
 static struct uw_proc *proc_get(struct unwinder *u, pid_t pid)
 {
 	unsigned int b = (unsigned int)pid % PROC_BUCKETS;
-	struct uw_proc *p;
+	struct uw_proc *p = proc_find(u, pid);
 
-	for (p = u->procs[b]; p; p = p->next)
-		if (p->pid == pid)
-			return p;
+	if (p)
+		return p;
 	p = calloc(1, sizeof(*p));
 	if (!p)
 		return NULL;
@@ -297,49 +315,60 @@ static unsigned int keep_bucket(pid_t pid, uint64_t id)
 
 static struct uw_kept *keep_find(struct unwinder *u, pid_t pid, uint64_t id)
 {
-	for (int i = u->buckets[keep_bucket(pid, id)]; i >= 0; i = u->kept[i].next)
-		if (u->kept[i].pid == pid && u->kept[i].id == id)
-			return &u->kept[i];
+	for (struct uw_kept *k = u->buckets[keep_bucket(pid, id)]; k; k = k->hnext)
+		if (k->pid == pid && k->id == id)
+			return k;
 	return NULL;
 }
 
-static void keep_unlink(struct unwinder *u, int idx)
+static void keep_remove(struct unwinder *u, struct uw_kept *k)
 {
-	int *link = &u->buckets[keep_bucket(u->kept[idx].pid, u->kept[idx].id)];
+	struct uw_kept **link = &u->buckets[keep_bucket(k->pid, k->id)];
 
-	while (*link >= 0 && *link != idx)
-		link = &u->kept[*link].next;
-	if (*link == idx)
-		*link = u->kept[idx].next;
+	while (*link && *link != k)
+		link = &(*link)->hnext;
+	if (*link)
+		*link = k->hnext;
+	if (k->older)
+		k->older->newer = k->newer;
+	else
+		u->oldest = k->newer;
+	if (k->newer)
+		k->newer->older = k->older;
+	else
+		u->newest = k->older;
+	u->nr_kept--;
+	free(k);
 }
 
-/* An entry for (pid, id): its own if kept already, else a new one, the oldest's when full. */
-static struct uw_kept *keep_slot(struct unwinder *u, pid_t pid, uint64_t id)
+/* Keep nr frames for (pid, id), in place of what was kept for it; the oldest go when full. */
+static int keep_add(struct unwinder *u, pid_t pid, uint64_t id, const uint64_t *pcs, int nr)
 {
 	struct uw_kept *k = keep_find(u, pid, id);
 	unsigned int b = keep_bucket(pid, id);
-	int idx;
 
 	if (k)
-		return k;
-	if (!u->kept) {
-		u->kept = calloc(KEEP_MAX, sizeof(*u->kept));
-		if (!u->kept)
-			return NULL;
-	}
-	if (u->nr_kept < KEEP_MAX) {
-		idx = (u->head + u->nr_kept++) % KEEP_MAX;
-	} else {
-		idx = u->head;
-		u->head = (u->head + 1) % KEEP_MAX;
-		keep_unlink(u, idx);
-	}
-	k = &u->kept[idx];
+		keep_remove(u, k);
+	if (u->nr_kept >= KEEP_MAX)
+		keep_remove(u, u->oldest);
+	k = malloc(sizeof(*k) + nr * sizeof(*pcs));
+	if (!k)
+		return -ENOMEM;
 	k->pid = pid;
 	k->id = id;
-	k->next = u->buckets[b];
-	u->buckets[b] = idx;
-	return k;
+	k->nr = nr;
+	memcpy(k->pcs, pcs, nr * sizeof(*pcs));
+	k->hnext = u->buckets[b];
+	u->buckets[b] = k;
+	k->older = u->newest;
+	k->newer = NULL;
+	if (u->newest)
+		u->newest->newer = k;
+	else
+		u->oldest = k;
+	u->newest = k;
+	u->nr_kept++;
+	return 0;
 }
 
 /*
@@ -409,16 +438,12 @@ static int trim_guessed(Dwfl *dwfl, pid_t pid, const uint64_t *pcs, int nr,
 int unwinder__add(struct unwinder *u, const struct kcsand_ustack *rec, struct symbolizer *sym)
 {
 	uint64_t t0 = clock__now_ns(), ip = rec->regs[KCSAND_USTACK_REGS - 1];
-	struct uw_kept *k;
 	Dwfl *dwfl;
+	int err;
 
 	if (!rec->id || rec->size > KCSAND_USTACK_SIZE)
 		return -EINVAL;
-	k = keep_slot(u, rec->pid, rec->id);
-	if (!k)
-		return -ENOMEM;
-	k->nr = 0;
-	u->cur = (struct uw_cur){ .rec = rec, .pcs = k->pcs, .max = KCSAND_MAX_STACK };
+	u->cur = (struct uw_cur){ .rec = rec, .pcs = u->pcs, .max = KCSAND_MAX_STACK };
 	dwfl = proc_session(u, rec->pid, ip);
 	/* libdwfl's "end of the stack" and its errors end the frames alike: keep what came. */
 	if (dwfl) {
@@ -426,19 +451,20 @@ int unwinder__add(struct unwinder *u, const struct kcsand_ustack *rec, struct sy
 		register_modules(dwfl, rec->pid, u->cur.pcs, u->cur.nr, sym);
 		u->cur.nr = trim_guessed(dwfl, rec->pid, u->cur.pcs, u->cur.nr, sym);
 	}
-	k->nr = u->cur.nr;
 	u->cur.rec = NULL;
+	/* One frame is the ip alone: the side's frame-pointer walk says more. */
+	err = u->cur.nr > 1 ? keep_add(u, rec->pid, rec->id, u->pcs, u->cur.nr) : 0;
 	u->stats.copies++;
 	u->stats.bytes += rec->size;
-	u->stats.frames += k->nr;
-	u->stats.failed += k->nr <= 1;
+	u->stats.frames += u->cur.nr;
+	u->stats.failed += u->cur.nr <= 1;
 	u->stats.ns += clock__now_ns() - t0;
-	return dwfl ? 0 : -ESRCH;
+	return err ? err : dwfl ? 0 : -ESRCH;
 }
 
 int unwinder__frames(struct unwinder *u, pid_t pid, uint64_t id, uint64_t *pcs, int max)
 {
-	const struct uw_kept *k = u && id && u->kept ? keep_find(u, pid, id) : NULL;
+	const struct uw_kept *k = u && id ? keep_find(u, pid, id) : NULL;
 	int n;
 
 	if (!k || k->nr <= 1) {
@@ -458,13 +484,49 @@ void unwinder__poll(struct unwinder *u)
 		mmap_log__drain(u->log);
 }
 
+/* Let go of pid's session and frames. */
+static void proc_release(struct unwinder *u, struct uw_proc *p)
+{
+	struct uw_proc **pp = &u->procs[(unsigned int)p->pid % PROC_BUCKETS];
+
+	while (*pp != p)
+		pp = &(*pp)->next;
+	*pp = p->next;
+	proc_free(p);
+}
+
+void unwinder__release(struct unwinder *u, uint64_t before_ns)
+{
+	bool any = false;
+
+	for (int b = 0; u && b < PROC_BUCKETS; b++)
+		for (struct uw_proc *p = u->procs[b]; p; p = p->next)
+			any |= p->gone = mmap_log__exited_before(u->log, p->pid, before_ns);
+	if (u)
+		mmap_log__prune(u->log, before_ns);
+	if (!any)
+		return;
+	for (struct uw_kept *k = u->oldest, *next; k; k = next) {
+		const struct uw_proc *p = proc_find(u, k->pid);
+
+		next = k->newer;
+		if (p && p->gone)
+			keep_remove(u, k);
+	}
+	for (int b = 0; b < PROC_BUCKETS; b++)
+		for (struct uw_proc *p = u->procs[b], *next; p; p = next) {
+			next = p->next;
+			if (p->gone)
+				proc_release(u, p);
+		}
+}
+
 size_t unwinder__forget_exited(struct unwinder *u)
 {
 	size_t n = 0;
 
 	if (!u)
 		return 0;
-	mmap_log__prune(u->log);
 	for (int b = 0; b < PROC_BUCKETS; b++) {
 		struct uw_proc **pp = &u->procs[b];
 

@@ -52,6 +52,13 @@ int unwinder__frames(struct unwinder *u, pid_t pid, uint64_t id, uint64_t *pcs, 
 /* Take what the mmap log has: at every poll, before the copies are added. */
 void unwinder__poll(struct unwinder *u);
 
+/*
+ * Let go of the sessions and frames of the processes the mmap log saw
+ * exit before before_ns: every record they sent was read by then when
+ * the ring buffer was emptied after before_ns, and their reports are out.
+ */
+void unwinder__release(struct unwinder *u, uint64_t before_ns);
+
 /* Let go of the libdwfl sessions of processes that have exited; how many. */
 size_t unwinder__forget_exited(struct unwinder *u);
 
