@@ -136,6 +136,9 @@ $(OUT)/bench/reattach: bench/reattach.c $(SKELS) $(LIB)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $< $(LIB) $(LDLIBS) -o $@
 
+$(OUT)/bench/ustack_cost: bench/ustack_cost.c $(OUT)/bench/ustack_cost.skel.h
+	$(CC) $(CFLAGS) -I$(OUT)/bench $< -lbpf -lelf -lz -o $@
+
 $(OUT)/bench/hashtable: bench/hashtable.c
 	@mkdir -p $(@D)
 	$(CC) -O1 -g -fno-omit-frame-pointer -pthread $< -o $@
@@ -149,7 +152,8 @@ $(OUT)/bench/func_line: bench/func_line.c $(LIB)
 
 BENCH_PROGS := $(OUT)/bench/hotloop $(OUT)/bench/empty_probe $(OUT)/bench/reattach $(OUT)/bench/kdisarm \
 	       $(OUT)/bench/kloop \
-	       $(OUT)/bench/hashtable $(OUT)/bench/hashtable-tsan $(OUT)/bench/func_line
+	       $(OUT)/bench/hashtable $(OUT)/bench/hashtable-tsan $(OUT)/bench/func_line \
+	       $(OUT)/bench/ustack_cost
 bench-programs: all scenario-programs history-programs history-tsan-programs $(BENCH_PROGS)
 
 # Every benchmark, each printing its own table (docs/PERFORMANCE.md).

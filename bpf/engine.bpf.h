@@ -62,6 +62,8 @@ struct {
 	__uint(max_entries, 1 << 20);	/* resized before load */
 } events SEC(".maps");
 
+#include "ustack.bpf.h"
+
 /* Live parameters (.data), written by the daemon through the skeleton's mmap. */
 struct kcsand_params params = {
 	.enabled = 1,
@@ -216,6 +218,7 @@ static __always_inline void fill_access(const struct hit *hit, struct kcsand_acc
 	acc->type = hit->type;
 	acc->ctx = hit->in_interrupt ? KCSAND_CTX_INTERRUPT : KCSAND_CTX_TASK;
 	acc->flags = hit->acc_flags;
+	acc->ustack = 0;	/* the caller's, sent before this record (ustack.bpf.h) */
 	bpf_get_current_comm(acc->comm, sizeof(acc->comm));
 	if (hit->stack) {
 		__builtin_memcpy(acc->stack, hit->stack, sizeof(acc->stack));
@@ -317,6 +320,8 @@ static __always_inline void emit_report(const struct hit *hit, struct slot_info 
 					const __u64 *old, const __u64 *cur)
 {
 	struct kcsand_report *rec;
+	/* Before the report: the daemon must have the copy when the report comes. */
+	__u64 ustack = ustack_send_seq(hit->regs, hit->user);
 
 	rec = bpf_ringbuf_reserve(&events, sizeof(*rec), 0);
 	if (!rec) {
@@ -336,6 +341,7 @@ static __always_inline void emit_report(const struct hit *hit, struct slot_info 
 		rec->new_value[i] = cur[i];
 	}
 	fill_access(hit, &rec->this);
+	rec->this.ustack = ustack;
 	if (has_other && info)
 		__builtin_memcpy(&rec->other, &info->acc, sizeof(rec->other));
 	else
@@ -529,7 +535,9 @@ static __always_inline void wp_publish(const struct hit *hit, __u32 slot, __u32 
 
 	if (!info)
 		return;
+	/* Sent before the watcher can see ready, so before the watcher's report. */
 	fill_access(hit, &info->acc);
+	info->acc.ustack = ustack_send_seq(hit->regs, hit->user);
 	if (__sync_lock_test_and_set(&info->ready, want) == (want | SLOT_ABANDONED))
 		__sync_lock_test_and_set(slot_word(slot), 0);
 }

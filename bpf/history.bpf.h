@@ -136,7 +136,7 @@ struct hb_shadow {
 
 struct hb_stack {
 	__s32 nr;
-	__u32 __pad;
+	__u32 copied;		/* its struct kcsand_ustack went out, under the stack's key */
 	__u64 ip[KCSAND_MAX_STACK];
 };
 
@@ -150,6 +150,7 @@ struct hb_access {
 	__u64 ip;
 	__u64 addr;
 	__u64 ra;		/* return address of a frameless site's caller, or 0 */
+	__u64 ustack;		/* the report's copy of this side's stack (ustack.bpf.h), or 0 */
 	__u32 site_idx;
 	__u32 size;
 	__u32 type;		/* KCSAND_ACCESS_* */
@@ -159,6 +160,7 @@ struct hb_access {
 /* Per CPU: what does not fit on the BPF stack next to the engine's frame. */
 struct hb_scratch {
 	struct hb_stack stk;
+	__u64 copy_key;		/* a stack remembered without its copy yet: take it (or 0) */
 	struct hb_cell found;
 	struct hb_access acc;
 	__u64 now;
@@ -526,10 +528,19 @@ static __always_inline void hb_marked(struct hb_thread *t, const struct kcsand_s
 		hb_release(t, obj, 1);
 }
 
-/* Frames of the current access, kept once per distinct stack; 0 if not kept. */
+/*
+ * Frames of the current access, kept once per distinct stack; 0 if not
+ * kept.  A report comes later, so the copy for the CFI unwind is taken
+ * now, once per stack too, and named by the key: scratch->copy_key asks
+ * history_access() for it.  Without frame pointers the walk gives the
+ * site alone, whatever the callers: sp, the same for the same callers in
+ * one thread, tells those stacks apart.
+ */
 static __always_inline __u64 hb_stack_key(void *ctx, struct hb_scratch *scratch)
 {
+	struct pt_regs *regs = ctx;	/* a perf_event ctx starts with its registers too */
 	__u64 key = 0xcbf29ce484222325ULL;
+	struct hb_stack *st;
 	long n;
 	int nr;
 
@@ -543,34 +554,61 @@ static __always_inline __u64 hb_stack_key(void *ctx, struct hb_scratch *scratch)
 			break;
 		key = (key ^ scratch->stk.ip[i]) * 0x100000001b3ULL;
 	}
-	key ^= nr;
+	key = ((key ^ nr) * 0x100000001b3ULL ^ regs->sp) & ~KCSAND_USTACK_SEQ;
 	if (!key)
 		key = 1;
-	if (bpf_map_lookup_elem(&hb_stacks, &key))
-		return key;
-	if (bpf_map_update_elem(&hb_stacks, &key, &scratch->stk, BPF_NOEXIST) &&
-	    !bpf_map_lookup_elem(&hb_stacks, &key)) {
-		hb_count(KCSAND_HB_CTR_NO_STACK);
-		return 0;
+	st = bpf_map_lookup_elem(&hb_stacks, &key);
+	if (!st) {
+		scratch->stk.copied = 0;
+		if (bpf_map_update_elem(&hb_stacks, &key, &scratch->stk, BPF_NOEXIST) &&
+		    !bpf_map_lookup_elem(&hb_stacks, &key)) {
+			hb_count(KCSAND_HB_CTR_NO_STACK);
+			return 0;
+		}
+		st = bpf_map_lookup_elem(&hb_stacks, &key);
 	}
+	if (st && !st->copied)
+		scratch->copy_key = key;
 	return key;
+}
+
+/*
+ * The copy of a remembered stack, for the CFI unwind of a report that
+ * may come later (ustack.bpf.h): once per stack, while the ring buffer
+ * has room.
+ */
+static __always_inline void hb_stack_copy(struct pt_regs *regs, __u64 key)
+{
+	struct hb_stack *st;
+
+	if (!ustack_room() || !ustack_send(regs, key))
+		return;
+	st = bpf_map_lookup_elem(&hb_stacks, &key);
+	if (st)
+		st->copied = 1;
+}
+
+/* Once per HB_REPORT_GAP_NS for a pair of sites: the daemon dedups, the ring need not carry them. */
+static __always_inline int hb_report_due(__u32 other_site, __u32 this_site, __u64 now)
+{
+	struct hb_pair pair = { .a = other_site, .b = this_site };
+	__u64 *last = bpf_map_lookup_elem(&hb_reported, &pair);
+
+	if (last && now - *last < HB_REPORT_GAP_NS)
+		return 0;
+	bpf_map_update_elem(&hb_reported, &pair, &now, BPF_ANY);
+	return 1;
 }
 
 /* The report: this access as a watchpoint consumer would fill it, the remembered one as it was. */
 static __noinline void hb_report(void *ctx, const struct hb_access *a, const struct hb_cell *o,
 				 __u32 tgid, __u64 now)
 {
-	struct hb_pair pair = { .a = o->site, .b = a->site_idx };
 	__u64 addr = a->addr;
 	struct kcsand_report *rec;
 	const struct hb_stack *st;
-	__u64 id = bpf_get_current_pid_tgid(), *last;
+	__u64 id = bpf_get_current_pid_tgid();
 	long n;
-
-	last = bpf_map_lookup_elem(&hb_reported, &pair);
-	if (last && now - *last < HB_REPORT_GAP_NS)
-		return;
-	bpf_map_update_elem(&hb_reported, &pair, &now, BPF_ANY);
 
 	rec = bpf_ringbuf_reserve(&events, sizeof(*rec), 0);
 	if (!rec) {
@@ -596,6 +634,7 @@ static __noinline void hb_report(void *ctx, const struct hb_access *a, const str
 	rec->this.size = a->size;
 	rec->this.type = a->type;
 	rec->this.ra = a->ra;
+	rec->this.ustack = a->ustack;
 	bpf_get_current_comm(rec->this.comm, sizeof(rec->this.comm));
 	n = bpf_get_stack(ctx, rec->this.stack, sizeof(rec->this.stack), BPF_F_USER_STACK);
 	rec->this.nr_frames = n < 0 ? (__s32)n : (__s32)((__u64)n / 8);
@@ -610,6 +649,8 @@ static __noinline void hb_report(void *ctx, const struct hb_access *a, const str
 	rec->other.site = o->site;
 	rec->other.size = o->size;
 	rec->other.type = o->type;
+	/* Its copy went out when it was remembered, if the ring buffer had room then. */
+	rec->other.ustack = o->stack_key;
 	st = o->stack_key ? bpf_map_lookup_elem(&hb_stacks, &o->stack_key) : NULL;
 	if (st) {
 		__builtin_memcpy(rec->other.stack, st->ip, sizeof(rec->other.stack));
@@ -837,10 +878,17 @@ static __always_inline void history_access(void *ctx, struct pt_regs *regs, __u3
 	if (site->ra_off >= 0)
 		bpf_probe_read_user(&scratch->acc.ra, sizeof(scratch->acc.ra),
 				    (void *)(regs->sp + site->ra_off));
+	scratch->copy_key = 0;
 	/* Reported from here: the two calls' frames would not fit next to the engine's. */
 	e = hb_shadow_take(&scratch->acc, t->tgid, &seq);
-	if (e && hb_check(ctx, scratch, t, e, seq))
+	if (e && hb_check(ctx, scratch, t, e, seq) &&
+	    hb_report_due(scratch->found.site, site_idx, scratch->now)) {
+		/* Before the report, as a watcher's (engine.bpf.h's emit_report). */
+		scratch->acc.ustack = ustack_send_seq(regs, 1);
 		hb_report(ctx, &scratch->acc, &scratch->found, t->tgid, scratch->now);
+	}
+	if (scratch->copy_key)
+		hb_stack_copy(regs, scratch->copy_key);
 	hb_time(KCSAND_HB_CTR_ACCESS_NS, t0);
 }
 

@@ -129,12 +129,13 @@ static __always_inline void hw_send(const struct hit *hit, __u32 slot, __u32 gen
 				    const __u64 *cur)
 {
 	struct kcsand_hw_access *rec;
-	__u64 now = bpf_ktime_get_ns();
+	__u64 now = bpf_ktime_get_ns(), ustack;
 	__u64 *last = &hw_last_emit[slot & (KCSAND_HW_SLOTS - 1)];
 
 	if (now - *(volatile __u64 *)last < HW_EMIT_INTERVAL_NS)
 		return;
 	*last = now;
+	ustack = ustack_send_seq(hit->regs, hit->user);
 	rec = bpf_ringbuf_reserve(&events, sizeof(*rec), 0);
 	if (!rec) {
 		counter_add(KCSAND_CTR_RECORDS_DROPPED, 1);
@@ -150,6 +151,7 @@ static __always_inline void hw_send(const struct hit *hit, __u32 slot, __u32 gen
 	rec->value[2] = 0;
 	rec->value[3] = 0;
 	fill_access(hit, &rec->acc);
+	rec->acc.ustack = ustack;
 	bpf_ringbuf_submit(rec, 0);
 	hw_count(HW_CTR_SENT);
 }

@@ -148,7 +148,13 @@ struct kcsand_access {
 	__s32 nr_frames;	/* entries in stack[], or a negative errno */
 	__u32 after_us;		/* KCSAND_ACC_LATER: µs after the race's report was sent */
 	char comm[KCSAND_TASK_COMM_LEN];
-	__u64 stack[KCSAND_MAX_STACK];
+	/*
+	 * The struct kcsand_ustack record (same pid) holding this side's
+	 * registers and top of stack for the CFI unwind, sent before this
+	 * record; 0: none (kernel, or the ring was full), stack[] only.
+	 */
+	__u64 ustack;
+	__u64 stack[KCSAND_MAX_STACK];	/* frame-pointer walk: the fallback */
 };
 
 /* Ring-buffer record types. */
@@ -156,6 +162,34 @@ enum kcsand_rec_type {
 	KCSAND_REC_REPORT = 1,
 	KCSAND_REC_HW_ACCESS = 2,	/* struct kcsand_hw_access */
 	KCSAND_REC_HW_DECODE = 3,	/* struct kcsand_hw_decode */
+	KCSAND_REC_USTACK = 4,		/* struct kcsand_ustack */
+};
+
+/*
+ * A user stack to unwind by CFI in the daemon (docs/stacks.md), as perf's
+ * --call-graph dwarf: the registers at the access and the stack from sp
+ * up.  The copy is taken in KCSAND_USTACK_CHUNK pieces from sp rounded
+ * down to a chunk, each all there or not (bpf_probe_read_user reads all or
+ * nothing), so it ends where the stack's mapping does; size says how much.
+ * A report's sides name theirs by id (struct kcsand_access::ustack): a
+ * sequence number with the top bit set, or, for the history's remembered
+ * accesses, the key of their frame-pointer stack (top bit clear).
+ */
+#define KCSAND_USTACK_SIZE	8192
+#define KCSAND_USTACK_CHUNK	512
+#define KCSAND_USTACK_SEQ	(1ULL << 63)
+/* DWARF's x86-64 numbering: rax rdx rcx rbx rsi rdi rbp rsp r8..r15, then the ip (16). */
+#define KCSAND_USTACK_REGS	17
+
+struct kcsand_ustack {
+	__u32 type;		/* KCSAND_REC_USTACK */
+	__u32 pid;		/* thread-group id */
+	__u64 id;
+	__u64 regs[KCSAND_USTACK_REGS];
+	__u64 base;		/* user address of data[0] */
+	__u32 size;		/* bytes of data[] copied */
+	__u32 __pad;
+	__u8 data[KCSAND_USTACK_SIZE];
 };
 
 /* How a report was found (struct kcsand_report::origin). */
@@ -429,7 +463,8 @@ enum kcsand_hb_counter {
 #ifndef __VMLINUX_H__
 /* Sizes the BPF side was built with: a mismatch is a build error, not a silent misread. */
 _Static_assert(sizeof(struct kcsand_site) == 24, "struct kcsand_site layout");
-_Static_assert(sizeof(struct kcsand_access) == 72 + 8 * KCSAND_MAX_STACK, "struct kcsand_access layout");
+_Static_assert(sizeof(struct kcsand_access) == 80 + 8 * KCSAND_MAX_STACK, "struct kcsand_access layout");
+_Static_assert(sizeof(struct kcsand_ustack) == 168 + KCSAND_USTACK_SIZE, "struct kcsand_ustack layout");
 _Static_assert(sizeof(struct kcsand_report) == 104 + 2 * sizeof(struct kcsand_access),
 	       "struct kcsand_report layout");
 _Static_assert(sizeof(struct kcsand_params) == 48, "struct kcsand_params layout");

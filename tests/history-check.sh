@@ -9,7 +9,8 @@
 # A racy program (its racing pair executes once) must be reported with the
 # expected title, found by the history (the report's "previous access ...
 # not ordered by any synchronization kcsand saw" line), with at least two
-# frames on each side, and kcsanctl must exit 66.  A race-free program
+# frames on each side (ending with start_thread, __clone3 for a pthread
+# program built without frame pointers), and kcsanctl must exit 66.  A race-free program
 # must exit 0 with no report, and with a positive control: sync operations
 # traced and accesses checked by the history, both > 0.  Then the
 # switches: --no-history, --json, -v.
@@ -83,6 +84,16 @@ frames_ok() {
 	     END { exit !(side == 2 && n[1] >= 2 && n[2] >= 2) }' <<<"$1"
 }
 
+# tails_ok REPORT: both stacks of the report end with start_thread then
+# __clone3, where a thread begins: a program built without frame pointers
+# is unwound by CFI (docs/stacks.md), its earlier access's stack as well.
+tails_ok() {
+	awk '/ bytes by (task|interrupt)/ { side++; last[side] = prev[side] = ""; next }
+	     side && /^ [^ ]/ { f = $1; sub(/\+0x.*/, "", f); prev[side] = last[side]; last[side] = f }
+	     END { exit !(side == 2 && prev[1] == "start_thread" && last[1] == "__clone3" &&
+			  prev[2] == "start_thread" && last[2] == "__clone3") }' <<<"$1"
+}
+
 # run_one NAME TITLE BUILD
 run_one() {
 	local name=$1 title=$2 out rc got try
@@ -138,6 +149,8 @@ run_one() {
 		fail_with "$name" "reported, but not by the history detector" "$out"
 	elif ! frames_ok "$out"; then
 		fail_with "$name" "a side of the report has fewer than two frames" "$out"
+	elif [[ $3 == pthread,nofp ]] && ! tails_ok "$out"; then
+		fail_with "$name" "built without frame pointers: a stack does not end with start_thread, __clone3" "$out"
 	else
 		ok "$name" "$title; $(grep -o '^previous access [0-9.]* ms' <<<"$out"); run $try of $TRIES"
 	fi

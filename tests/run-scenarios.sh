@@ -14,7 +14,7 @@
 #
 #   /* kcsand-test: name=NAME [args="..."] [prog_args="..."] expect=report|none
 #      [title="..."] [title_re="..."] [funcs="..."] [access="RE"]... [value_changed=yes|no]
-#      [frames_re="RE"] [log_re="RE"] [needs=hwbp|nohwbp] */
+#      [frames_re="RE"] [stack_tail="FUNC..."] [log_re="RE"] [needs=hwbp|nohwbp] */
 #
 # (all on one line).  Values are either "double-quoted" (no double quote
 # inside) or a single word.
@@ -41,6 +41,8 @@
 #                  several access= keys must match different lines
 #   frames_re      an extended regex every stack line (" frame") of every report
 #                  must match
+#   stack_tail     the functions every stack of the report ends with, outermost
+#                  last ("start_thread clone3": unwound to where the thread began)
 #   log_re         an extended regex some line of kcsanctl's output must match
 #                  (its summary line, say; with expect=none too: a positive
 #                  control); several log_re= keys must each match
@@ -84,6 +86,7 @@ CASE_NAME=() CASE_PROG=() CASE_LINE=()
 
 # Fields of the case being parsed or run (parse_case sets them).
 C_NAME= C_ARGS= C_PARGS= C_ITERS= C_EXPECT= C_TITLE= C_TITLE_RE= C_VC= C_FUNCS= C_FUNCS_SET=0 C_FRAMES_RE=
+C_STACK_TAIL=
 C_LOG_RE=()
 C_NEEDS=
 C_ACCESS=()
@@ -98,6 +101,7 @@ parse_case() {
 	s=${s%%\*/*}
 	C_NAME= C_ARGS= C_PARGS= C_ITERS= C_EXPECT= C_TITLE= C_TITLE_RE= C_VC= C_FUNCS= C_FUNCS_SET=0
 	C_FRAMES_RE=
+	C_STACK_TAIL=
 	C_LOG_RE=()
 	C_NEEDS=
 	C_ACCESS=()
@@ -123,6 +127,7 @@ parse_case() {
 		funcs) C_FUNCS=$val C_FUNCS_SET=1 ;;
 		log_re) C_LOG_RE+=("$val") ;;
 		frames_re) C_FRAMES_RE=$val ;;
+		stack_tail) C_STACK_TAIL=$val ;;
 		needs) C_NEEDS=$val ;;
 		*) PARSE_ERR="unknown key '$key'"; return 1 ;;
 		esac
@@ -314,6 +319,34 @@ check_block() {
 	fi
 	if [[ $C_VC == no && $vc == 1 ]]; then
 		WHY="no \"value changed:\" line in the report \"$title\""
+		return 1
+	fi
+	check_tails "$s" "$e" || { WHY="$WHY in the report \"$title\""; return 1; }
+	return 0
+}
+
+# check_tails START END: every stack (a run of " frame" lines) between the
+# two lines ends with the functions of stack_tail.  Sets WHY when not.
+check_tails() {
+	local j funcs="" f n=0
+
+	[[ -n $C_STACK_TAIL ]] || return 0
+	for ((j = $1 + 1; j <= $2; j++)); do
+		if [[ $j -lt $2 && ${LINES[j]} == " "* ]]; then
+			f=${LINES[j]# }
+			funcs+=" ${f%%+0x*}"
+			continue
+		fi
+		[[ -z $funcs ]] && continue
+		n=$((n + 1))
+		if [[ "$funcs " != *" $C_STACK_TAIL " ]]; then
+			WHY="stacks ending with \"$C_STACK_TAIL\", got the stack \"${funcs# }\""
+			return 1
+		fi
+		funcs=""
+	done
+	if [[ $n == 0 ]]; then
+		WHY="stacks ending with \"$C_STACK_TAIL\", got no stack"
 		return 1
 	fi
 	return 0

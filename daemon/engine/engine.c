@@ -27,6 +27,7 @@
 #include "sampler/kbp.h"
 #include "sampler/sampler.h"
 #include "report/symbolize.h"
+#include "report/unwind.h"
 #include "util/link_close.h"
 #include "util/uprobe_multi.h"
 #include "sampler/thread_turn.h"
@@ -173,7 +174,8 @@ int engine__open(const struct engine_opts *o, struct engine **out)
 	libbpf_set_print(libbpf_print);
 	e->sym = symbolizer__new();
 	e->dedup = dedup__new();
-	if (!e->sym || !e->dedup) {
+	e->unwind = o->kernel ? NULL : unwinder__new();
+	if (!e->sym || !e->dedup || (!o->kernel && !e->unwind)) {
 		engine__close(e);
 		return -ENOMEM;
 	}
@@ -767,6 +769,24 @@ int engine__remove_object(struct engine *e, int id)
 #define ENGINE_BATCH		256
 #define ENGINE_BATCH_FULL	(-EAGAIN)	/* on_event's stop, not an error */
 
+/* A stack copy, kept for engine_process_ustacks(): unwinding is no work for the callback. */
+static int queue_ustack(struct engine *e, const struct kcsand_ustack *rec)
+{
+	if (!e->unwind)
+		return 0;
+	if (e->nr_ustacks == e->cap_ustacks) {
+		size_t cap = e->cap_ustacks ? e->cap_ustacks * 2 : 16;
+		struct kcsand_ustack *q = realloc(e->ustacks, cap * sizeof(*q));
+
+		if (!q)
+			return 0;
+		e->ustacks = q;
+		e->cap_ustacks = cap;
+	}
+	memcpy(&e->ustacks[e->nr_ustacks++], rec, sizeof(*rec));
+	return e->nr_ustacks >= ENGINE_BATCH ? ENGINE_BATCH_FULL : 0;
+}
+
 static int on_event(void *ctx, void *data, size_t len)
 {
 	struct engine *e = ctx;
@@ -778,6 +798,8 @@ static int on_event(void *ctx, void *data, size_t len)
 		hwbp__decode(e->hw, e->sym, data);
 		return 0;
 	}
+	if (len >= sizeof(struct kcsand_ustack) && rec->type == KCSAND_REC_USTACK)
+		return queue_ustack(e, data);
 	if (len >= sizeof(struct kcsand_hw_access) && rec->type == KCSAND_REC_HW_ACCESS) {
 		if (!hwbp__pair(e->hw, data, &paired))
 			return 0;
@@ -1132,18 +1154,26 @@ static bool take_reports(struct engine *e, int timeout_ms, int *err)
 int engine__poll(struct engine *e, int timeout_ms)
 {
 	int err, due = engine__timeout_ms(e);
+	uint64_t t0;
+	bool more;
 
 	if (due >= 0 && (timeout_ms < 0 || due < timeout_ms))
 		timeout_ms = due;
-	take_reports(e, timeout_ms, &err);
+	t0 = clock__now_ns();
+	more = take_reports(e, timeout_ms, &err);
+	engine_process_ustacks(e);
 	for (size_t i = 0; i < e->nr_queued; i++)
 		engine_process_report(e, &e->queue[i]);
 	e->nr_queued = 0;
+	/* The ring emptied after t0: what processes that exited before t0 sent is out. */
+	if (!more)
+		unwinder__release(e->unwind, t0);
 	engine_release_held(e, false);
 	engine_drop_changed(e);
 	/* After the reports queued so far: their processes' maps were needed until now. */
 	if (clock__now_ns() - e->swept_ns >= SYM_SWEEP_NS) {
 		symbolizer__forget_exited(e->sym);
+		unwinder__forget_exited(e->unwind);
 		e->swept_ns = clock__now_ns();
 	}
 	take_late_program(e);
@@ -1169,6 +1199,7 @@ void engine__flush(struct engine *e)
 
 	/* Everything the ring buffer holds, a batch at a time. */
 	while (take_reports(e, 0, &err)) {
+		engine_process_ustacks(e);
 		for (size_t i = 0; i < e->nr_queued; i++)
 			engine_process_report(e, &e->queue[i]);
 		e->nr_queued = 0;
@@ -1390,6 +1421,20 @@ static void print_hw_summary(struct engine *e, FILE *out)
 			(unsigned long long)hw_st.outside);
 }
 
+/* -v: what the CFI unwind of the stack copies cost, and how often a side had its frames. */
+static void print_unwind_summary(const struct engine *e, FILE *out)
+{
+	struct unwind_stats st;
+
+	unwinder__stats(e->unwind, &st);
+	fprintf(out, "kcsand: stacks: %lu copies unwound by CFI (%.1f KiB each, %.1f frames, "
+		     "%.0f us each; %lu with one frame only); %lu report sides had their CFI "
+		     "frames, %lu had none and kept their frame-pointer walk\n",
+		st.copies, st.copies ? st.bytes / 1024.0 / st.copies : 0.0,
+		st.copies ? (double)st.frames / st.copies : 0.0,
+		st.copies ? st.ns / 1e3 / st.copies : 0.0, st.failed, st.found, st.missed);
+}
+
 /* A warning, not a counter: it goes before the summary line, brief or not. */
 static void print_unclocked(struct engine *e, FILE *out)
 {
@@ -1427,6 +1472,8 @@ void engine__print_summary(struct engine *e, FILE *out)
 
 	if (e->hist && e->opts.verbose)
 		history__print(e->hist, out);
+	if (e->unwind && e->opts.verbose)
+		print_unwind_summary(e, out);
 	print_warnings(e, out, true);
 	engine__counters(e, c);
 	fprintf(out, "kcsand: %lu report%s, %zu sites, %llu hits;", e->nr_reports,
@@ -1550,6 +1597,8 @@ void engine__close(struct engine *e)
 	bpf_link__destroy(e->tp_links[1]);
 	kcsand_bpf__destroy(e->skel);
 	symbolizer__free(e->sym);
+	unwinder__free(e->unwind);
+	free(e->ustacks);
 	ksyms__free(e->ksyms);
 	mark_rules__free(e->marks);
 	dedup__free(e->dedup);

@@ -53,6 +53,10 @@ struct engine {
 	size_t nr_queued, cap_queued;	/* at most ENGINE_BATCH a poll */
 
 	struct symbolizer *sym;
+	/* CFI unwinding of the user stacks BPF copied: taken from the ring, unwound before reports. */
+	struct unwinder *unwind;
+	struct kcsand_ustack *ustacks;
+	size_t nr_ustacks, cap_ustacks;
 	struct ksyms *ksyms;		/* kernel mode */
 	struct mark_rules *marks;	/* --marks, or NULL */
 	struct dedup *dedup;
@@ -120,6 +124,8 @@ int engine_link_per_site(struct engine *e, struct engine_object *eo, const uint8
 /* pipeline.c */
 const char *engine_kernel_debug_file(const struct engine *e, const char *module);
 void engine_process_report(struct engine *e, const struct kcsand_report *r);
+/* Unwind the stack copies taken from the ring so far (before the reports that name them). */
+void engine_process_ustacks(struct engine *e);
 /* Print the held reports whose time is up (all of them with all). */
 void engine_release_held(struct engine *e, bool all);
 /* Milliseconds until the next held report is due; -1: none held. */

@@ -6,6 +6,7 @@
  * the filter hook and KCSAN's dedup, escalated to a hardware watchpoint
  * when its writer is unknown, and printed or handed to the sink.
  */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include "engine.h"
@@ -16,6 +17,7 @@
 #include "sites/ksyms.h"
 #include "report/report.h"
 #include "report/symbolize.h"
+#include "report/unwind.h"
 #include "kcsand.skel.h"
 #include "util/clock.h"
 
@@ -91,26 +93,14 @@ static void symbolize_kernel_side(struct engine *e, const struct kcsand_access *
 	}
 }
 
-/* Build one side's frames: the site first, the recovered caller of a frameless site next. */
-static void symbolize_side(struct engine *e, const struct kcsand_access *a, struct report_side *s)
+/*
+ * The frames of a frame-pointer walk: the site first, the recovered
+ * caller of a frameless site next, then the walk's return addresses as
+ * far as they are code.
+ */
+static int fp_frames(struct engine *e, const struct kcsand_access *a, uint64_t *addrs)
 {
-	const struct target_obj *o = NULL;
-	const struct site *site = engine_site_of(e, a->site, &o);
-	uint64_t addrs[REPORT_MAX_FRAMES];
 	int n = 0;
-
-	s->acc = a;
-	s->nr_frames = 0;
-	snprintf(s->func, sizeof(s->func), "0x%llx", (unsigned long long)a->ip);
-	snprintf(s->top, sizeof(s->top), "0x%llx", (unsigned long long)a->ip);
-
-	if (e->opts.kernel) {
-		symbolize_kernel_side(e, a, s);
-		return;
-	}
-	/* The site tells where its object is loaded: no /proc needed for it. */
-	if (site)
-		symbolizer__proc_add_bias(e->sym, a->pid, o->path, a->ip - site->vaddr);
 
 	addrs[n++] = a->ip;
 	if (a->ra)
@@ -136,7 +126,49 @@ static void symbolize_side(struct engine *e, const struct kcsand_access *a, stru
 			break;
 		}
 	}
+	return n;
+}
 
+/*
+ * The frames the CFI unwind of the side's stack copy gave, or 0 without
+ * one.  The first is the access itself: a copy's ip is the probe's (after
+ * a locked instruction, or a debug register's trap), in the same function.
+ */
+static int cfi_frames(struct engine *e, const struct kcsand_access *a, uint64_t *addrs)
+{
+	int n = a->ustack ? unwinder__frames(e->unwind, a->pid, a->ustack, addrs,
+					     REPORT_MAX_FRAMES) : -ENOENT;
+
+	if (n <= 0)
+		return 0;
+	addrs[0] = a->ip;
+	return n;
+}
+
+/* Build one side's frames: by CFI where BPF copied the stack, else by frame pointer. */
+static void symbolize_side(struct engine *e, const struct kcsand_access *a, struct report_side *s)
+{
+	const struct target_obj *o = NULL;
+	const struct site *site = engine_site_of(e, a->site, &o);
+	uint64_t addrs[REPORT_MAX_FRAMES];
+	int n;
+
+	s->acc = a;
+	s->nr_frames = 0;
+	snprintf(s->func, sizeof(s->func), "0x%llx", (unsigned long long)a->ip);
+	snprintf(s->top, sizeof(s->top), "0x%llx", (unsigned long long)a->ip);
+
+	if (e->opts.kernel) {
+		symbolize_kernel_side(e, a, s);
+		return;
+	}
+	/* The site tells where its object is loaded: no /proc needed for it. */
+	if (site)
+		symbolizer__proc_add_bias(e->sym, a->pid, o->path, a->ip - site->vaddr);
+
+	n = cfi_frames(e, a, addrs);
+	if (!n)
+		n = fp_frames(e, a, addrs);
 	for (int i = 0; i < n; i++) {
 		struct sym_info si;
 
@@ -149,6 +181,14 @@ static void symbolize_side(struct engine *e, const struct kcsand_access *a, stru
 		}
 		s->nr_frames++;
 	}
+}
+
+void engine_process_ustacks(struct engine *e)
+{
+	unwinder__poll(e->unwind);
+	for (size_t i = 0; i < e->nr_ustacks; i++)
+		unwinder__add(e->unwind, &e->ustacks[i], e->sym);
+	e->nr_ustacks = 0;
 }
 
 /* KCSAN exempts RCU from the value-change-only filter at its maintainers' request. */

@@ -34,6 +34,8 @@ static __always_inline int test_hit(struct hit *hit, void *ctx)
 	if (!hit->percpu)
 		return -1;
 	hit->ctx = ctx;
+	test_regs.sp = in.sp;
+	test_regs.ip = in.ip;
 	hit->regs = &test_regs;
 	hit->site = &test_site;
 	hit->site_idx = 0;

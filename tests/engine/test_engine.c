@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <bpf/libbpf.h>
@@ -20,19 +21,34 @@
 #include "engine_test.skel.h"
 
 #define MAX_REPORTS 8
+#define MAX_USTACKS 4
 
 static struct engine_test_bpf *skel;
 static struct ring_buffer *rb;
 static struct kcsand_report reports[MAX_REPORTS];
 static int nr_reports;
+/* Stack copies (ustack.bpf.h), and where each record came in the ring. */
+static struct kcsand_ustack ustacks[MAX_USTACKS];
+static int nr_ustacks, nr_records, report_at[MAX_REPORTS], ustack_at[MAX_USTACKS];
 
 /* The memory the accesses touch: the test process's own, as in user mode. */
 static volatile uint64_t mem[32] __attribute__((aligned(64)));
 
 static int on_record(void *ctx, void *data, size_t len)
 {
-	if (len >= sizeof(struct kcsand_report) && nr_reports < MAX_REPORTS)
+	const __u32 type = *(const __u32 *)data;
+
+	if (type == KCSAND_REC_REPORT && len >= sizeof(struct kcsand_report) &&
+	    nr_reports < MAX_REPORTS) {
+		report_at[nr_reports] = nr_records;
 		memcpy(&reports[nr_reports++], data, sizeof(struct kcsand_report));
+	}
+	if (type == KCSAND_REC_USTACK && len >= sizeof(struct kcsand_ustack) &&
+	    nr_ustacks < MAX_USTACKS) {
+		ustack_at[nr_ustacks] = nr_records;
+		memcpy(&ustacks[nr_ustacks++], data, sizeof(struct kcsand_ustack));
+	}
+	nr_records++;
 	return 0;
 }
 
@@ -91,10 +107,11 @@ static void reset(void)
 	memset((void *)skel->bss->counters, 0, sizeof(skel->bss->counters));
 	memset((void *)mem, 0, sizeof(mem));
 	skel->bss->in.user = 1;
+	skel->bss->in.sp = 0;
 	skel->data->params.udelay_task = 0;
 	skel->data->params.delay_randomize = 0;
 	skel->data->params.consumer_wait_us = 0;
-	nr_reports = 0;
+	nr_reports = nr_ustacks = nr_records = 0;
 }
 
 static void test_encoding(void)
@@ -281,6 +298,64 @@ static void test_address_space(void)
 	}
 }
 
+/* A stack for the copies: 512-aligned, so that the copy's base is known. */
+static uint8_t user_stack[2 * KCSAND_USTACK_SIZE] __attribute__((aligned(512)));
+
+/* A report's sides send their registers and stack before the report, which names them. */
+static void test_stacks(void)
+{
+	TEST(report_sides_send_their_stacks_first) {
+		uint64_t sp = (uintptr_t)user_stack + 40;
+
+		reset();
+		for (size_t i = 0; i < sizeof(user_stack); i++)
+			user_stack[i] = (uint8_t)(i * 7 + 1);
+		skel->bss->in.sp = sp;
+		ARM(&mem[0], 8, R, 0);
+		ACCESS(&mem[0], 8, W);
+		DISARM(&mem[0], 8, R, 0);
+		drain();
+		if (!ASSERT_EQ(nr_reports, 1, "reports") || !ASSERT_EQ(nr_ustacks, 2, "stack copies"))
+			continue;
+		ASSERT_TRUE(ustack_at[0] < report_at[0] && ustack_at[1] < report_at[0],
+			    "both copies come before the report");
+		ASSERT_EQ(reports[0].other.ustack, ustacks[0].id, "the consumer names its copy");
+		ASSERT_EQ(reports[0].this.ustack, ustacks[1].id, "the watcher names its copy");
+		ASSERT_TRUE(ustacks[0].id != ustacks[1].id, "two copies, two ids");
+		ASSERT_TRUE(ustacks[1].id & KCSAND_USTACK_SEQ, "a report's copy is numbered");
+		ASSERT_EQ(ustacks[1].pid, getpid(), "the copy's process");
+		ASSERT_EQ(ustacks[1].regs[7], sp, "rsp, DWARF register 7");
+		ASSERT_EQ(ustacks[1].regs[16], reports[0].this.ip, "the ip, DWARF register 16");
+		ASSERT_EQ(ustacks[1].base, (uintptr_t)user_stack, "from sp rounded down to a chunk");
+		ASSERT_EQ(ustacks[1].size, KCSAND_USTACK_SIZE, "all of it");
+		ASSERT_TRUE(!memcmp(ustacks[1].data, user_stack, KCSAND_USTACK_SIZE),
+			    "the stack's bytes");
+	}
+	TEST(stack_copy_ends_with_the_mapping) {
+		long page = sysconf(_SC_PAGESIZE);
+		uint8_t *m = mmap(NULL, 3 * page, PROT_READ | PROT_WRITE,
+				  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+		reset();
+		if (!ASSERT_TRUE(m != MAP_FAILED, "mmap"))
+			continue;
+		/* Touched, as a stack's used part is; the third page unreadable: the end. */
+		memset(m, 1, 2 * page);
+		mprotect(m + 2 * page, page, PROT_NONE);
+		skel->bss->in.sp = (uintptr_t)m + 2 * page - 1000;
+		ARM(&mem[0], 8, R, 0);
+		mem[0] = 7;	/* an unprobed writer: a report of unknown origin, one side */
+		STALL(&mem[0], 8, R, 0);
+		DISARM(&mem[0], 8, R, 0);
+		drain();
+		if (ASSERT_EQ(nr_ustacks, 1, "stack copies")) {
+			ASSERT_EQ(ustacks[0].base, (uintptr_t)m + 2 * page - 1024, "base");
+			ASSERT_EQ(ustacks[0].size, 1024, "the two chunks before the end");
+		}
+		munmap(m, 3 * page);
+	}
+}
+
 /* Finding 14 of issue 10: the longest delay params.c accepts is spun in full. */
 static void test_spin(void)
 {
@@ -313,6 +388,7 @@ int main(void)
 	test_consume();
 	test_slot_reuse();
 	test_address_space();
+	test_stacks();
 	test_spin();
 	ring_buffer__free(rb);
 	engine_test_bpf__destroy(skel);
