@@ -91,10 +91,33 @@ struct hb_thread {
  * grows, so a compare-and-swap loop computes the max), and a shadow entry
  * is taken with a try-lock of its own.
  */
+/*
+ * Memory that changes owner (freed, unmapped, a new thread's stack) is
+ * forgotten: its remembered accesses must not race with the next owner's.
+ * A range of up to HB_FORGET_CLEAR granules is cleared in the shadow, one
+ * granule at a time (a heap block: most are small).  A wider one (a
+ * thread's stack, a large block, an unmapping) is kept as a range with its
+ * time, one of HB_RANGES per process, and every check drops the cells of
+ * its granule remembered before the latest range that covers it.  A range
+ * pushed out by a newer one moves forgot_ns, before which every access of
+ * the process is forgotten: that can hide a race, never make one up.
+ */
+#define HB_FORGET_CLEAR	512
+#define HB_RANGES	KCSAND_HB_RANGES
+
+struct hb_range {
+	__u64 lo, hi;		/* [lo, hi) */
+	__u64 ns;		/* forgotten: its cells remembered before this; ~0 while written */
+};
+
 struct hb_proc {
 	__u64 used;			/* slots taken by live threads */
 	__u32 last_clock[HB_SLOTS];	/* a slot's next thread starts above this */
 	__u32 cur_clock[HB_SLOTS];	/* a live slot's own clock, for hb_acquire_all() */
+	__u64 forgot_ns;		/* every cell remembered before this is forgotten */
+	__u32 next_range;		/* the range to push out next, modulo HB_RANGES */
+	__u32 __pad;
+	struct hb_range range[HB_RANGES];
 };
 
 struct hb_key {
@@ -776,6 +799,145 @@ static __always_inline struct hb_shadow *hb_shadow_take(const struct hb_access *
 	return e && hb_entry_lock(e, seq) ? e : NULL;
 }
 
+/* *v = max(*v, ns), against other threads doing the same. */
+static __always_inline void hb_max_ns(__u64 *v, __u64 ns)
+{
+	for (int r = 0; r < 8; r++) {
+		__u64 old = *(volatile __u64 *)v;
+
+		if (old >= ns || __sync_val_compare_and_swap(v, old, ns) == old)
+			return;
+	}
+	/* Eight other writers in between, each raising it: a plain store, counted. */
+	hb_count(KCSAND_HB_CTR_FORGET_ALL);
+	*(volatile __u64 *)v = ns;
+}
+
+/*
+ * The time before which the cells of addr's granule are forgotten: the
+ * latest wide range over it, or the process's forgot_ns.  A range being
+ * written reads as ~0 (hb_forget_wide): in doubt, forgotten.
+ */
+__noinline __u64 hb_forgotten_g(struct hb_proc *p, __u64 addr)
+{
+	__u64 ns;
+
+	if (!p)
+		return 0;
+	ns = *(volatile __u64 *)&p->forgot_ns;
+	for (int i = 0; i < HB_RANGES; i++) {
+		struct hb_range *r = &p->range[i];
+		__u64 rns = *(volatile __u64 *)&r->ns;
+
+		if (rns > ns && addr >= *(volatile __u64 *)&r->lo && addr < *(volatile __u64 *)&r->hi)
+			ns = rns;
+	}
+	return ns;
+}
+
+/*
+ * Drop the cells of a taken shadow entry that a wide range or forgot_ns
+ * forgot.  Before hb_check(): the cells of another granule it would clear
+ * anyway, and its own are then its to scan.
+ */
+__noinline int hb_drop_forgotten_g(struct hb_shadow *e, __u32 tgid, __u64 addr)
+{
+	struct hb_proc *p = bpf_map_lookup_elem(&hb_procs, &tgid);
+	__u64 ns;
+
+	if (!e || !p)
+		return 0;
+	ns = hb_forgotten_g(p, addr);
+	if (!ns)
+		return 0;
+	for (int i = 0; i < HB_CELLS; i++)
+		if (e->cell[i].slot1 && e->cell[i].time_ns < ns)
+			e->cell[i].slot1 = 0;
+	return 0;
+}
+
+/*
+ * A wide range forgotten now: the same range again (a cached thread stack
+ * given to the next thread) moves its time; another pushes out the oldest.
+ * Its fields are written ns first, as ~0, so that a check meanwhile
+ * forgets more, never less; x86 keeps stores in order.
+ */
+static __noinline void hb_forget_wide(__u32 tgid, __u64 lo, __u64 hi, __u64 now)
+{
+	struct hb_proc *p = bpf_map_lookup_elem(&hb_procs, &tgid);
+	struct hb_range *r;
+	__u64 old;
+
+	hb_count(KCSAND_HB_CTR_FORGET_WIDE);
+	if (!p)
+		return;		/* no thread of it has a clock yet: nothing remembered */
+	for (int i = 0; i < HB_RANGES; i++) {
+		r = &p->range[i];
+		if (r->lo != lo || r->hi != hi)
+			continue;
+		hb_max_ns(&r->ns, now);
+		/* Pushed out meanwhile by another range: forget everything before now. */
+		if (*(volatile __u64 *)&r->lo != lo || *(volatile __u64 *)&r->hi != hi)
+			hb_max_ns(&p->forgot_ns, now);
+		return;
+	}
+	r = &p->range[__sync_fetch_and_add(&p->next_range, 1) & (HB_RANGES - 1)];
+	old = *(volatile __u64 *)&r->ns;
+	*(volatile __u64 *)&r->ns = ~0ULL;
+	if (old) {
+		hb_count(KCSAND_HB_CTR_FORGET_ALL);
+		hb_max_ns(&p->forgot_ns, old == ~0ULL ? now : old);
+	}
+	*(volatile __u64 *)&r->lo = lo;
+	*(volatile __u64 *)&r->hi = hi;
+	*(volatile __u64 *)&r->ns = now;
+}
+
+struct hb_clear {
+	__u64 granule;		/* the first */
+	__u32 tgid;
+	int busy;		/* an entry could not be taken: left to a wide range */
+};
+
+/* One granule of a narrow range: its shadow entry, if it holds the granule, emptied. */
+static long hb_clear_one(__u32 i, void *ctx)
+{
+	struct hb_clear *c = ctx;
+	__u64 granule = c->granule + i;
+	__u32 idx = hb_shadow_index(c->tgid, granule), seq;
+	struct hb_shadow *e = bpf_map_lookup_elem(&hb_shadow, &idx);
+
+	if (!e || e->tgid != c->tgid || e->granule != granule || e->gen != hb_gen)
+		return 0;
+	seq = *(volatile __u32 *)&e->seq;
+	if ((seq & 1) || __sync_val_compare_and_swap(&e->seq, seq, seq + 1) != seq) {
+		c->busy = 1;
+		return 1;
+	}
+	if (e->tgid == c->tgid && e->granule == granule)
+		for (int k = 0; k < HB_CELLS; k++)
+			e->cell[k].slot1 = 0;
+	__sync_lock_test_and_set(&e->seq, seq + 2);
+	return 0;
+}
+
+/* Forget what was remembered of [lo, hi) in process tgid. */
+static __noinline void hb_forget(__u32 tgid, __u64 lo, __u64 hi)
+{
+	struct hb_clear c = { .granule = lo >> 3, .tgid = tgid };
+	__u64 n = ((hi + 7) >> 3) - (lo >> 3);
+
+	if (hi <= lo)
+		return;
+	hb_count(KCSAND_HB_CTR_FORGET_OPS);
+	if (n <= HB_FORGET_CLEAR) {
+		bpf_loop(n, hb_clear_one, &c, 0);
+		if (!c.busy)
+			return;
+	}
+	hb_forget_wide(tgid, lo, hi, bpf_ktime_get_ns());
+}
+
 /*
  * Check one plain access against the remembered ones of its granule, in
  * its entry e that the caller took (seq: the entry's sequence before),
@@ -881,6 +1043,9 @@ static __always_inline void history_access(void *ctx, struct pt_regs *regs, __u3
 	scratch->copy_key = 0;
 	/* Reported from here: the two calls' frames would not fit next to the engine's. */
 	e = hb_shadow_take(&scratch->acc, t->tgid, &seq);
+	/* Not from hb_check(): its frame and this one's would pass the 512 bytes. */
+	if (e)
+		hb_drop_forgotten_g(e, t->tgid, scratch->acc.addr);
 	if (e && hb_check(ctx, scratch, t, e, seq) &&
 	    hb_report_due(scratch->found.site, site_idx, scratch->now)) {
 		/* Before the report, as a watcher's (engine.bpf.h's emit_report). */
@@ -970,13 +1135,52 @@ static __always_inline __u64 hb_omp_region(__u32 op)
 	}
 }
 
+/*
+ * A heap block freed (free, or realloc's old block): its size is in
+ * glibc's chunk header, the word before it, with flags in the low 3 bits.
+ * The block's bytes run to the end of its chunk, and on into the next
+ * chunk's first word, unless the chunk was mmapped (bit 1).
+ */
+static __always_inline void hb_forget_block(__u32 tgid, __u64 block)
+{
+	__u64 head, size;
+
+	if (!block || bpf_probe_read_user(&head, sizeof(head), (void *)(block - 8)))
+		return;
+	size = head & ~7ULL;
+	if (size < 32 || size > (1ULL << 40))
+		return;		/* not a glibc chunk: another allocator's block */
+	hb_forget(tgid, block, block + size - (head & 2 ? 16 : 8));
+}
+
+#define HB_MAP_FIXED	0x10
+
+/* Memory changing owner: see hb_forget().  Whether or not the thread has a clock. */
+static __always_inline void hb_lifetime(struct pt_regs *ctx, __u32 op, __u64 a0, __u64 a1)
+{
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+
+	hb_count(KCSAND_HB_CTR_SYNC_OPS);
+	if (op == KCSAND_HB_FREE)
+		hb_forget_block(tgid, a0);
+	else if (op == KCSAND_HB_UNMAP || (PT_REGS_PARM4(ctx) & HB_MAP_FIXED))
+		hb_forget(tgid, a0, a0 + a1);
+}
+
 SEC("uprobe")
 int kcsand_hb_entry(struct pt_regs *ctx)
 {
 	__u32 op = (__u32)bpf_get_attach_cookie(ctx);
 	__u64 a0 = PT_REGS_PARM1(ctx), a1 = PT_REGS_PARM2(ctx), t0 = bpf_ktime_get_ns();
-	struct hb_thread *t = hb_sync_thread();
+	struct hb_thread *t;
 
+	if (op >= KCSAND_HB_FREE) {
+		if (hb_traced())
+			hb_lifetime(ctx, op, a0, a1);
+		hb_time(KCSAND_HB_CTR_SYNC_NS, t0);
+		return 0;
+	}
+	t = hb_sync_thread();
 	if (!t)
 		return 0;
 	switch (op) {
@@ -1154,6 +1358,46 @@ int kcsand_hb_return(struct pt_regs *ctx)
 	return 0;
 }
 
+struct hb_vma {
+	__u64 start, end;
+};
+
+static long hb_vma_of(struct task_struct *task, struct vm_area_struct *vma, void *data)
+{
+	struct hb_vma *v = data;
+
+	v->start = vma->vm_start;
+	v->end = vma->vm_end;
+	return 0;
+}
+
+/*
+ * A new thread's stack, and its static TLS and descriptor, which glibc
+ * puts at the top of the same mapping: another thread that ended may have
+ * used them (glibc caches stacks), so they are forgotten.  The mapping is
+ * the one its stack pointer starts in; a stack the program gave (in its
+ * heap, say) is bounded to HB_STACK_MAX around it.
+ */
+#define HB_STACK_MAX	(64ULL << 20)
+
+static __always_inline void hb_forget_stack(struct task_struct *child, __u32 tgid)
+{
+	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(child);
+	struct hb_vma v = {};
+	__u64 sp;
+
+	if (!regs)
+		return;
+	sp = BPF_CORE_READ(regs, sp);
+	if (!sp || bpf_find_vma(child, sp - 1, hb_vma_of, &v, 0) || v.end <= v.start)
+		return;
+	if (sp - v.start > HB_STACK_MAX)
+		v.start = sp - HB_STACK_MAX;
+	if (v.end - sp > HB_STACK_MAX)
+		v.end = sp + HB_STACK_MAX;
+	hb_forget(tgid, v.start, v.end);
+}
+
 /* A new thread of a traced process starts with what its creator knew (pthread_create). */
 SEC("tp_btf/sched_process_fork")
 int BPF_PROG(kcsand_hb_fork, struct task_struct *parent, struct task_struct *child)
@@ -1170,6 +1414,7 @@ int BPF_PROG(kcsand_hb_fork, struct task_struct *parent, struct task_struct *chi
 		return 0;
 	hb_settle(p);
 	hb_count(KCSAND_HB_CTR_SYNC_OPS);
+	hb_forget_stack(child, ctgid);
 	hb_new_thread(cpid, ctgid, p);
 	p->last_child = cpid;
 	hb_tick(p);

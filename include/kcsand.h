@@ -423,6 +423,14 @@ enum kcsand_hb_op {
 	 * where rdi still holds arg0 in these few-instruction functions.
 	 */
 	KCSAND_HB_LOCK_RDI,
+	/*
+	 * Memory changing owner (bpf/history.bpf.h, hb_forget): the range's
+	 * remembered accesses are forgotten at entry, as TSan's allocator
+	 * hooks do; a later allocation of it then starts with none.
+	 */
+	KCSAND_HB_FREE,		/* entry: forget the heap block arg0 (free, realloc's old block) */
+	KCSAND_HB_UNMAP,	/* entry: forget [arg0, arg0 + arg1) (munmap, mremap) */
+	KCSAND_HB_MAP,		/* entry: the same if MAP_FIXED replaces what was mapped (mmap) */
 	KCSAND_HB_OP_COUNT,
 };
 
@@ -454,11 +462,16 @@ enum kcsand_hb_counter {
 	KCSAND_HB_CTR_CONTENDED,	/* samples skipped: their shadow entry was busy */
 	KCSAND_HB_CTR_ACCESS_NS,	/* time in the BPF check of sampled accesses (traps excluded) */
 	KCSAND_HB_CTR_SYNC_NS,		/* time in the BPF programs of sync probes (traps excluded) */
+	KCSAND_HB_CTR_FORGET_OPS,	/* ranges forgotten: freed, unmapped, a new thread's stack */
+	KCSAND_HB_CTR_FORGET_WIDE,	/* of them, too wide to clear: kept as a range (hb_forget) */
+	KCSAND_HB_CTR_FORGET_ALL,	/* a wide range pushed out: every older access forgotten */
 	KCSAND_HB_CTR_COUNT,
 };
 
 /* Threads of one process with a clock of their own; more are not checked. */
 #define KCSAND_HB_MAX_THREADS	64
+/* Wide ranges forgotten (freed, unmapped, stacks) that a process keeps before forgetting all. */
+#define KCSAND_HB_RANGES	32
 
 #ifndef __VMLINUX_H__
 /* Sizes the BPF side was built with: a mismatch is a build error, not a silent misread. */

@@ -54,13 +54,15 @@ if [[ ! -x $KCSANCTL ]]; then
 fi
 mkdir -p "$OUT" || exit 1
 
-# build NAME FLAGS: the program tests/history/NAME.c, unless already up to date.
+# build NAME FLAGS: the program tests/history/NAME.c (gcc) or NAME.cc (g++), unless up to date.
 # FLAGS: pthread|openmp, and nofp (no frame pointers), O2 (-O2, not -O1),
 # nog (no debug info: what the run-time rules alone see), static (-static),
 # bundled (a copy of libgomp beside it, in its RUNPATH).
 build() {
-	local src=tests/history/$1.c bin=$OUT/$1 f="-O1"
+	local src=tests/history/$1.c bin=$OUT/$1 f="-O1" cc=gcc
 
+	# NAME.cc: a C++ program, built by g++.
+	[[ -f $src ]] || { src=tests/history/$1.cc; cc=g++; }
 	case $2 in *O2*) f="-O2" ;; esac
 	case $2 in *nog*) ;; *) f="$f -g" ;; esac
 	case $2 in *static*) f="$f -static" ;; esac
@@ -72,9 +74,9 @@ build() {
 	fi
 	case $2 in *openmp*) f="$f -fopenmp" ;; *) f="$f -pthread" ;; esac
 	case $2 in *nofp*) f="$f -fomit-frame-pointer" ;; *) f="$f -fno-omit-frame-pointer" ;; esac
-	[[ $bin -nt $src ]] && return 0
+	[[ $bin -nt $src && $bin -nt tests/history/suite.h ]] && return 0
 	# shellcheck disable=SC2086
-	gcc $f -o "$bin" "$src"
+	$cc $f -o "$bin" "$src"
 }
 
 # frames_ok REPORT: both access lines of the report are followed by two frames or more.
@@ -94,12 +96,14 @@ tails_ok() {
 			  prev[2] == "start_thread" && last[2] == "__clone3") }' <<<"$1"
 }
 
-# run_one NAME TITLE BUILD
+# run_one NAME TITLE BUILD [KCSANCTL_OPTION...]
 run_one() {
 	local name=$1 title=$2 out rc got try
+	local -a opts=("${@:4}")
+	local label="$name${4:+ ${*:4}}"
 
 	if ! build "$name" "$3"; then
-		fail "$name" "cannot build tests/history/$name.c"
+		fail "$label" "cannot build tests/history/$name.c"
 		return
 	fi
 	# A racy program's one racing pair is sampled, and on a loaded machine its
@@ -112,7 +116,7 @@ run_one() {
 		all_armed_listed+=" $name"
 	fi
 	for ((try = 1; ; try++)); do
-		out=$(timeout "$TIMEOUT" "$KCSANCTL" run -v "${budget[@]}" -- "$OUT/$name" 2>&1)
+		out=$(timeout "$TIMEOUT" "$KCSANCTL" run -v "${budget[@]}" "${opts[@]}" -- "$OUT/$name" 2>&1)
 		rc=$?
 		got=$(grep '^BUG: KCSAN: ' <<<"$out" | sed 's/^BUG: KCSAN: //' | sort -u)
 		[[ -n $got || $try -ge $TRIES ]] && break
@@ -122,37 +126,40 @@ run_one() {
 	done
 	if [[ $title == none ]]; then
 		if [[ $rc != 0 || -n $got ]]; then
-			fail_with "$name" "race-free, but exit $rc and reports: ${got:-none}" "$out"
+			fail_with "$label" "race-free, but exit $rc and reports: ${got:-none}" "$out"
 		elif ! grep -Eq 'history_sync_ops: [1-9][0-9]* history_checked: [1-9]' <<<"$out"; then
-			fail_with "$name" "no positive control: no sync operation traced or no access checked" \
+			fail_with "$label" "no positive control: no sync operation traced or no access checked" \
+				"$(tail -2 <<<"$out")"
+		elif [[ $name == free_*_reuse ]] && ! grep -Eq 'history_forgotten: [1-9]' <<<"$out"; then
+			fail_with "$label" "no positive control: no freed memory or thread stack forgotten" \
 				"$(tail -2 <<<"$out")"
 		elif [[ $3 == *learn* ]] &&
 		     ! grep -Eq '^kcsand: atomics learned: [1-9][0-9]* addresses .*, [1-9][0-9]* plain loads and stores taken as atomic' <<<"$out"; then
 			fail_with "$name" "no positive control: no atomic learned, or no plain access taken as atomic" \
 				"$(grep '^kcsand: atomics learned' <<<"$out")"
 		elif [[ $name == hb_paused_* ]] && ! grep -Eq 'history_sync_pauses: [1-9]' <<<"$out"; then
-			fail_with "$name" "no positive control: the sync probes were never taken off" \
+			fail_with "$label" "no positive control: the sync probes were never taken off" \
 				"$(tail -2 <<<"$out")"
 		elif [[ $name == hb_unclocked_* ]] &&
 		     ! grep -Eq '^kcsand: history: more than 64 threads of the process were alive at once: [1-9][0-9]* hits by threads without a clock were not checked, and [1-9][0-9]* races the history found were dropped' <<<"$out"; then
-			fail_with "$name" "no positive control: no thread without a clock, or no race dropped (run $try of $TRIES)" \
+			fail_with "$label" "no positive control: no thread without a clock, or no race dropped (run $try of $TRIES)" \
 				"$(tail -3 <<<"$out")"
 		else
-			ok "$name" "race-free; $(grep -Eo 'history_sync_ops: [0-9]+ history_checked: [0-9]+' <<<"$out")$(grep -Eo ' history_sync_pauses: [1-9][0-9]*| history_reports_dropped: [1-9][0-9]*| [1-9][0-9]* plain loads and stores taken as atomic' <<<"$out" | tr -d '\n')"
+			ok "$label" "race-free; $(grep -Eo 'history_sync_ops: [0-9]+ history_checked: [0-9]+' <<<"$out")$(grep -Eo ' history_sync_pauses: [1-9][0-9]*| history_reports_dropped: [1-9][0-9]*| [1-9][0-9]* plain loads and stores taken as atomic' <<<"$out" | tr -d '\n')"
 		fi
 		return
 	fi
 	if [[ $rc != 66 || $got != "$title" ]]; then
-		fail_with "$name" "want exit 66 and '$title', got exit $rc and '${got:-no report}' (run $try of $TRIES)" "$out"
+		fail_with "$label" "want exit 66 and '$title', got exit $rc and '${got:-no report}' (run $try of $TRIES)" "$out"
 	elif ! grep -q '^previous access [0-9.]* ms earlier, not ordered by any synchronization kcsand saw$' <<<"$out" ||
 	     ! grep -Eq 'reports_history: [1-9]' <<<"$out"; then
-		fail_with "$name" "reported, but not by the history detector" "$out"
+		fail_with "$label" "reported, but not by the history detector" "$out"
 	elif ! frames_ok "$out"; then
-		fail_with "$name" "a side of the report has fewer than two frames" "$out"
+		fail_with "$label" "a side of the report has fewer than two frames" "$out"
 	elif [[ $3 == pthread,nofp ]] && ! tails_ok "$out"; then
-		fail_with "$name" "built without frame pointers: a stack does not end with start_thread, __clone3" "$out"
+		fail_with "$label" "built without frame pointers: a stack does not end with start_thread, __clone3" "$out"
 	else
-		ok "$name" "$title; $(grep -o '^previous access [0-9.]* ms' <<<"$out"); run $try of $TRIES"
+		ok "$label" "$title; $(grep -o '^previous access [0-9.]* ms' <<<"$out"); run $try of $TRIES"
 	fi
 }
 
@@ -166,6 +173,8 @@ for table in tests/history/expect.tsv tests/history/hb_expect.tsv; do
 			continue
 		fi
 		run_one "$name" "$title" "$flags"
+		# "full": also with every sync probe on throughout (no window), and every site armed.
+		[[ $flags == *full* ]] && run_one "$name" "$title" "$flags" --overhead-budget 100
 	done <"$table"
 done
 

@@ -228,6 +228,11 @@ $(OUT)/tests/history/%: tests/history/%.c tests/history/suite.h $(HISTORY_EXPECT
 	@mkdir -p $(@D)
 	$(SCENARIO_CC) $(HISTORY_CFLAGS) $(call history_flags,$*) $< -o $@
 
+# A .cc program (C++) is built by g++, with the same flags.
+$(OUT)/tests/history/%: tests/history/%.cc tests/history/suite.h $(HISTORY_EXPECT)
+	@mkdir -p $(@D)
+	$(SCENARIO_CXX) $(HISTORY_CFLAGS) $(call history_flags,$*) $< -o $@
+
 # A program with its own copy of libgomp (",bundled"): the copy beside it, in its RUNPATH.
 , := ,
 $(OUT)/tests/history/free_omp_bundled: $(OUT)/tests/history/bundled-lib/libgomp.so.1
@@ -245,6 +250,11 @@ $(OUT)/tests/history-tsan/%: tests/history/%.c tests/history/suite.h $(HISTORY_E
 # free_sync_lock_debug is free_sync_lock.c with -g.
 $(OUT)/tests/history/free_sync_lock_debug $(OUT)/tests/history-tsan/free_sync_lock_debug: \
 	tests/history/free_sync_lock.c
+
+$(OUT)/tests/history-tsan/%: tests/history/%.cc tests/history/suite.h $(HISTORY_EXPECT)
+	@mkdir -p $(@D)
+	$(SCENARIO_CXX) $(HISTORY_CFLAGS) -fsanitize=thread \
+		$(filter-out -static,$(call history_flags,$*)) $< -o $@
 
 # The master-and-barrier variant is free_omp_single.c built another way.
 $(OUT)/tests/history/free_omp_master_barrier $(OUT)/tests/history-tsan/free_omp_master_barrier: \

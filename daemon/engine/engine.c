@@ -1491,11 +1491,12 @@ void engine__print_summary(struct engine *e, FILE *out)
 		history__get_stats(e->hist, &hb_st);
 		fprintf(out, " history_sync_ops: %llu history_checked: %llu history_shadow_live: %llu"
 			     " history_sync_pauses: %lu history_unclocked_hits: %llu"
-			     " history_reports_dropped: %lu",
+			     " history_reports_dropped: %lu history_forgotten: %llu",
 			(unsigned long long)hb_st.ctr[KCSAND_HB_CTR_SYNC_OPS],
 			(unsigned long long)hb_st.ctr[KCSAND_HB_CTR_CHECKED],
 			(unsigned long long)hb_st.ctr[KCSAND_HB_CTR_SHADOW_LIVE], hb_st.pauses,
-			(unsigned long long)hb_st.ctr[KCSAND_HB_CTR_NO_SLOT], e->history_unsound);
+			(unsigned long long)hb_st.ctr[KCSAND_HB_CTR_NO_SLOT], e->history_unsound,
+			(unsigned long long)hb_st.ctr[KCSAND_HB_CTR_FORGET_OPS]);
 	}
 	if (e->kbp_mode)
 		fprintf(out, " unknown_origin_held: %lu unknown_origin_folded: %lu",

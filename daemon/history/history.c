@@ -695,6 +695,12 @@ void history__print(const struct history *hist, FILE *out)
 		per(st.ctr[KCSAND_HB_CTR_SYNC_NS],
 		    st.ctr[KCSAND_HB_CTR_SYNC_OPS] + st.ctr[KCSAND_HB_CTR_MARKED]));
 	print_atomics(hist, out);
+	fprintf(out, "kcsand: history: %llu ranges forgotten (freed, unmapped, new threads' stacks), "
+		     "%llu of them kept as ranges; %llu times every older access was forgotten "
+		     "(more than %d wide ranges)\n",
+		(unsigned long long)st.ctr[KCSAND_HB_CTR_FORGET_OPS],
+		(unsigned long long)st.ctr[KCSAND_HB_CTR_FORGET_WIDE],
+		(unsigned long long)st.ctr[KCSAND_HB_CTR_FORGET_ALL], KCSAND_HB_RANGES);
 }
 
 void history__hand_links(struct history *hist, struct link_close *b)

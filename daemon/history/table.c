@@ -126,6 +126,23 @@ static const struct hb_func hb_funcs[] = {
 	{ "omp_test_nest_lock", KCSAND_HB_LOCK_NZ },
 	{ "omp_unset_lock", KCSAND_HB_UNLOCK },
 	{ "omp_unset_nest_lock", KCSAND_HB_UNLOCK },
+	/*
+	 * Memory changing owner: forgotten when freed or unmapped, so that
+	 * whatever malloc, calloc, realloc, posix_memalign, aligned_alloc,
+	 * memalign or mmap hand out next starts with no earlier access.
+	 * Their own returns need no probe: every byte they give was never
+	 * used, or forgotten when it was last freed.  realloc's old block is
+	 * freed inside libc, not through free().  mmap only when MAP_FIXED
+	 * replaces a mapping.  C++'s delete reaches free().
+	 */
+	{ "free", KCSAND_HB_FREE },
+	{ "cfree", KCSAND_HB_FREE },
+	{ "realloc", KCSAND_HB_FREE },
+	{ "reallocarray", KCSAND_HB_FREE },
+	{ "munmap", KCSAND_HB_UNMAP },
+	{ "mremap", KCSAND_HB_UNMAP },
+	{ "mmap", KCSAND_HB_MAP },
+	{ "mmap64", KCSAND_HB_MAP },
 };
 
 enum kcsand_hb_op history__op_of(const char *func)

@@ -1,0 +1,84 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Race-free: detached threads, one after another, each adding to a buffer
+ * on its own stack (and a thread-local one).  glibc keeps the stack of a
+ * thread that ended and gives it to the next thread it creates, so the
+ * second thread writes the very addresses the first one wrote, with no
+ * synchronization between the two: the stack changed owner when the first
+ * thread ended and the second started.  A detector that does not reset a
+ * new thread's stack and static TLS reports the two writes.
+ *
+ * Fewer threads than the history's 64 clock slots, each adding to its buffers
+ * many times, so that the run leaves the sampler's cold start.
+ *
+ * Expected: race-free
+ */
+#include <dirent.h>
+#include <unistd.h>
+#include "suite.h"
+
+#define THREADS	40
+#define ROUNDS	1250
+
+/* One mutex per thread: sync operations that order nothing between threads. */
+static pthread_mutex_t own[THREADS];
+static __thread long tls_buf[16];
+
+static SITE void add(long *buf, long v)
+{
+	for (int i = 0; i < 16; i++)
+		buf[i] += v;
+}
+
+static void *worker(void *arg)
+{
+	long buf[16] = { 0 };
+
+	for (int r = 0; r < ROUNDS; r++) {
+		add(buf, (long)arg + r);
+		add(tls_buf, r);
+		/* Sync calls that order nothing between threads: the run leaves the cold start. */
+		pthread_mutex_lock(&own[(long)arg]);
+		pthread_mutex_unlock(&own[(long)arg]);
+		/* Work of its own, which earns the sync probes their share of the budget. */
+		spin_us(40);
+	}
+	return (void *)(buf[0] + tls_buf[0]);
+}
+
+/* Wait until the process has one thread left, reading /proc (no sync function). */
+static void wait_alone(void)
+{
+	for (;;) {
+		DIR *d = opendir("/proc/self/task");
+		int n = 0;
+
+		if (!d)
+			exit(2);
+		while (readdir(d))
+			n++;
+		closedir(d);
+		if (n <= 3)	/* ".", ".." and the main thread */
+			return;
+		usleep(1000);
+	}
+}
+
+int main(void)
+{
+	pthread_attr_t attr;
+
+	for (int t = 0; t < THREADS; t++)
+		pthread_mutex_init(&own[t], NULL);
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	for (long t = 0; t < THREADS; t++) {
+		pthread_t th;
+
+		if (pthread_create(&th, &attr, worker, (void *)t))
+			return 2;
+		/* Not a synchronization kcsand sees: the thread ended, its resources are free. */
+		wait_alone();
+	}
+	return 0;
+}
