@@ -1167,6 +1167,71 @@ static __always_inline void hb_lifetime(struct pt_regs *ctx, __u32 op, __u64 a0,
 		hb_forget(tgid, a0, a0 + a1);
 }
 
+/*
+ * The sync object of a file descriptor: what the writing end and the
+ * reading end share, found from the calling task's descriptor table.
+ * - a socket: the connection.  A Unix socket pair's two socks point at
+ *   each other, so the lower address of the two names it; a TCP or UDP
+ *   socket is named by its two ends, address and port, in a fixed order,
+ *   hashed into a range no address reaches (bit 63 set, bit 62 clear).
+ * - an eventfd, a signalfd, ... (files of the anonymous inode, which they
+ *   all share): the file's own object.
+ * - a pipe, a FIFO, a regular file: the inode.
+ * 0 when there is no such descriptor.
+ */
+#define HB_S_IFMT		00170000
+#define HB_S_IFSOCK		0140000
+#define HB_ANON_INODE_MAGIC	0x09041934
+#define HB_AF_UNIX		1
+#define HB_AF_INET		2
+#define HB_AF_INET6		10
+
+static __always_inline __u64 hb_sock_object(struct file *f)
+{
+	struct socket *sock = BPF_CORE_READ(f, private_data);
+	struct sock *sk = BPF_CORE_READ(sock, sk), *peer;
+	__u16 family = BPF_CORE_READ(sk, __sk_common.skc_family);
+	__u64 a, b;
+
+	if (family == HB_AF_UNIX) {
+		peer = BPF_CORE_READ((struct unix_sock *)sk, peer);
+		a = (__u64)sk;
+		b = peer ? (__u64)peer : a;
+		return a < b ? a : b;
+	}
+	if (family != HB_AF_INET && family != HB_AF_INET6)
+		return (__u64)sk;
+	a = (__u64)BPF_CORE_READ(sk, __sk_common.skc_rcv_saddr) << 16 |
+	    BPF_CORE_READ(sk, __sk_common.skc_num);
+	b = (__u64)BPF_CORE_READ(sk, __sk_common.skc_daddr) << 16 |
+	    bpf_ntohs(BPF_CORE_READ(sk, __sk_common.skc_dport));
+	if (a > b) {
+		__u64 x = a;
+
+		a = b;
+		b = x;
+	}
+	return 1ULL << 63 | (((a * 0x9e3779b97f4a7c15ULL) ^ b ^ family) & ((1ULL << 62) - 1));
+}
+
+static __noinline __u64 hb_fd_object(__u64 fd)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct fdtable *fdt = BPF_CORE_READ(task, files, fdt);
+	struct file **fds = BPF_CORE_READ(fdt, fd), *f = NULL;
+	struct inode *inode;
+
+	if (fd >= BPF_CORE_READ(fdt, max_fds) ||
+	    bpf_probe_read_kernel(&f, sizeof(f), fds + fd) || !f)
+		return 0;
+	inode = BPF_CORE_READ(f, f_inode);
+	if ((BPF_CORE_READ(inode, i_mode) & HB_S_IFMT) == HB_S_IFSOCK)
+		return hb_sock_object(f);
+	if (BPF_CORE_READ(inode, i_sb, s_magic) == HB_ANON_INODE_MAGIC)
+		return (__u64)BPF_CORE_READ(f, private_data);
+	return (__u64)inode;
+}
+
 SEC("uprobe")
 int kcsand_hb_entry(struct pt_regs *ctx)
 {
@@ -1174,7 +1239,7 @@ int kcsand_hb_entry(struct pt_regs *ctx)
 	__u64 a0 = PT_REGS_PARM1(ctx), a1 = PT_REGS_PARM2(ctx), t0 = bpf_ktime_get_ns();
 	struct hb_thread *t;
 
-	if (op >= KCSAND_HB_FREE) {
+	if (op == KCSAND_HB_FREE || op == KCSAND_HB_UNMAP || op == KCSAND_HB_MAP) {
 		if (hb_traced())
 			hb_lifetime(ctx, op, a0, a1);
 		hb_time(KCSAND_HB_CTR_SYNC_NS, t0);
@@ -1209,6 +1274,15 @@ int kcsand_hb_entry(struct pt_regs *ctx)
 	case KCSAND_HB_OMP_TASKLOOP:
 		hb_mark_fn(t, a0, HB_FN_TASK);
 		hb_release(t, a0, 1);
+		break;
+	case KCSAND_HB_FD_WRITE:
+		a0 = hb_fd_object(a0);
+		if (a0)
+			hb_release(t, a0, 1);
+		break;
+	case KCSAND_HB_FD_READ:
+		/* Named now: another thread may close the descriptor before the return. */
+		a0 = hb_fd_object(a0);
 		break;
 	case KCSAND_HB_OMP_FN:
 		/* Probed at the function's entry: ip is the function. */
@@ -1339,6 +1413,12 @@ static __always_inline void hb_return(struct pt_regs *ctx, struct hb_thread *t, 
 	if (hb_pop(t, op, &a0, &a1)) {
 		if (hb_gen)
 			hb_acquire_all(t);
+		return;
+	}
+	if (op == KCSAND_HB_FD_READ) {
+		/* A count of bytes, not an int: a large read must not look like an error. */
+		if ((long)PT_REGS_RC(ctx) > 0 && a0)
+			hb_acquire(t, a0);
 		return;
 	}
 	hb_return_pthread(t, op, rc, a0, a1);

@@ -431,6 +431,13 @@ enum kcsand_hb_op {
 	KCSAND_HB_FREE,		/* entry: forget the heap block arg0 (free, realloc's old block) */
 	KCSAND_HB_UNMAP,	/* entry: forget [arg0, arg0 + arg1) (munmap, mremap) */
 	KCSAND_HB_MAP,		/* entry: the same if MAP_FIXED replaces what was mapped (mmap) */
+	/*
+	 * Data through a file descriptor: the kernel orders a write before
+	 * the read that returns its bytes.  The object is what both ends
+	 * share (bpf/history.bpf.h, hb_fd_object): a pipe, a connection.
+	 */
+	KCSAND_HB_FD_WRITE,	/* entry: release the file of fd arg0 (write, send, ...) */
+	KCSAND_HB_FD_READ,	/* return: acquire it if the result is > 0 (read, recv, ...) */
 	KCSAND_HB_OP_COUNT,
 };
 
@@ -444,8 +451,8 @@ enum kcsand_hb_op {
 	 (1u << KCSAND_HB_OMP_FN) | (1u << KCSAND_HB_OMP_BARRIER) |	\
 	 (1u << KCSAND_HB_OMP_TASKWAIT) | (1u << KCSAND_HB_OMP_CRIT_START) |	\
 	 (1u << KCSAND_HB_OMP_ATOMIC_START) | (1u << KCSAND_HB_OMP_ORDERED_START) |	\
-	 (1u << KCSAND_HB_LOCK_RDI))
-#define KCSAND_HB_HAS_RETURN(op) ((op) < 32 && (KCSAND_HB_RET_OPS >> (op)) & 1)
+	 (1u << KCSAND_HB_LOCK_RDI) | (1ull << KCSAND_HB_FD_READ))
+#define KCSAND_HB_HAS_RETURN(op) ((op) < 64 && (KCSAND_HB_RET_OPS >> (op)) & 1)
 
 /* Counters of the history detector (.bss hb_counters[]). */
 enum kcsand_hb_counter {

@@ -143,6 +143,32 @@ static const struct hb_func hb_funcs[] = {
 	{ "mremap", KCSAND_HB_UNMAP },
 	{ "mmap", KCSAND_HB_MAP },
 	{ "mmap64", KCSAND_HB_MAP },
+	/*
+	 * Data through a descriptor: a write releases into what both ends
+	 * share, the read that returns bytes acquires it.  A program that
+	 * waits in poll() or epoll_wait() then reads: the read acquires.
+	 * eventfd_read() and eventfd_write() call read() and write().
+	 */
+	{ "write", KCSAND_HB_FD_WRITE },
+	{ "writev", KCSAND_HB_FD_WRITE },
+	{ "pwrite", KCSAND_HB_FD_WRITE },
+	{ "pwrite64", KCSAND_HB_FD_WRITE },
+	{ "pwritev", KCSAND_HB_FD_WRITE },
+	{ "pwritev2", KCSAND_HB_FD_WRITE },
+	{ "send", KCSAND_HB_FD_WRITE },
+	{ "sendto", KCSAND_HB_FD_WRITE },
+	{ "sendmsg", KCSAND_HB_FD_WRITE },
+	{ "sendmmsg", KCSAND_HB_FD_WRITE },
+	{ "read", KCSAND_HB_FD_READ },
+	{ "readv", KCSAND_HB_FD_READ },
+	{ "pread", KCSAND_HB_FD_READ },
+	{ "pread64", KCSAND_HB_FD_READ },
+	{ "preadv", KCSAND_HB_FD_READ },
+	{ "preadv2", KCSAND_HB_FD_READ },
+	{ "recv", KCSAND_HB_FD_READ },
+	{ "recvfrom", KCSAND_HB_FD_READ },
+	{ "recvmsg", KCSAND_HB_FD_READ },
+	{ "recvmmsg", KCSAND_HB_FD_READ },
 };
 
 enum kcsand_hb_op history__op_of(const char *func)
