@@ -1155,16 +1155,24 @@ static __always_inline void hb_forget_block(__u32 tgid, __u64 block)
 
 #define HB_MAP_FIXED	0x10
 
-/* Memory changing owner: see hb_forget().  Whether or not the thread has a clock. */
-static __always_inline void hb_lifetime(struct pt_regs *ctx, __u32 op, __u64 a0, __u64 a1)
+/*
+ * Memory changing owner: see hb_forget().  Whether or not the thread has a
+ * clock.  Returns whether op is one of these.
+ */
+static __always_inline int hb_lifetime(struct pt_regs *ctx, __u32 op, __u64 a0, __u64 a1)
 {
 	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
 
+	if (op != KCSAND_HB_FREE && op != KCSAND_HB_UNMAP && op != KCSAND_HB_MAP)
+		return 0;
+	if (!hb_traced())
+		return 1;
 	hb_count(KCSAND_HB_CTR_SYNC_OPS);
 	if (op == KCSAND_HB_FREE)
 		hb_forget_block(tgid, a0);
 	else if (op == KCSAND_HB_UNMAP || (PT_REGS_PARM4(ctx) & HB_MAP_FIXED))
 		hb_forget(tgid, a0, a0 + a1);
+	return 1;
 }
 
 /*
@@ -1232,6 +1240,19 @@ static __noinline __u64 hb_fd_object(__u64 fd)
 	return (__u64)inode;
 }
 
+/*
+ * write() and the like release into fd's object; read() and the like name
+ * it now, for their return, as another thread may close fd meanwhile.
+ */
+static __always_inline __u64 hb_fd_entry(struct hb_thread *t, __u32 op, __u64 fd)
+{
+	__u64 obj = hb_fd_object(fd);
+
+	if (op == KCSAND_HB_FD_WRITE && obj)
+		hb_release(t, obj, 1);
+	return obj;
+}
+
 SEC("uprobe")
 int kcsand_hb_entry(struct pt_regs *ctx)
 {
@@ -1239,9 +1260,7 @@ int kcsand_hb_entry(struct pt_regs *ctx)
 	__u64 a0 = PT_REGS_PARM1(ctx), a1 = PT_REGS_PARM2(ctx), t0 = bpf_ktime_get_ns();
 	struct hb_thread *t;
 
-	if (op == KCSAND_HB_FREE || op == KCSAND_HB_UNMAP || op == KCSAND_HB_MAP) {
-		if (hb_traced())
-			hb_lifetime(ctx, op, a0, a1);
+	if (hb_lifetime(ctx, op, a0, a1)) {
 		hb_time(KCSAND_HB_CTR_SYNC_NS, t0);
 		return 0;
 	}
@@ -1276,13 +1295,8 @@ int kcsand_hb_entry(struct pt_regs *ctx)
 		hb_release(t, a0, 1);
 		break;
 	case KCSAND_HB_FD_WRITE:
-		a0 = hb_fd_object(a0);
-		if (a0)
-			hb_release(t, a0, 1);
-		break;
 	case KCSAND_HB_FD_READ:
-		/* Named now: another thread may close the descriptor before the return. */
-		a0 = hb_fd_object(a0);
+		a0 = hb_fd_entry(t, op, a0);
 		break;
 	case KCSAND_HB_OMP_FN:
 		/* Probed at the function's entry: ip is the function. */
