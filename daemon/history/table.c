@@ -144,6 +144,17 @@ static const struct hb_func hb_funcs[] = {
 	{ "mmap", KCSAND_HB_MAP },
 	{ "mmap64", KCSAND_HB_MAP },
 	/*
+	 * libstdc++: a function-local static's guard.  release publishes the
+	 * built object, abort hands the guard to the next thread that tries;
+	 * acquire returns after either (or after nothing, the first time).
+	 * The inline fast path's load of the guard is a marked site
+	 * (mark/mark.c, MARK_CXA_GUARD): a marked load acquires its granule,
+	 * the guard's address, which these release.
+	 */
+	{ "__cxa_guard_acquire", KCSAND_HB_LOCK_VOID },
+	{ "__cxa_guard_release", KCSAND_HB_UNLOCK },
+	{ "__cxa_guard_abort", KCSAND_HB_UNLOCK },
+	/*
 	 * Data through a descriptor: a write releases into what both ends
 	 * share, the read that returns bytes acquires it.  A program that
 	 * waits in poll() or epoll_wait() then reads: the read acquires.

@@ -6,9 +6,13 @@
  * rules.c and the debug info they read in dwarf.c.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "mark_int.h"
 #include "util/print.h"
@@ -24,6 +28,7 @@ static const char *const reason_names[MARK_REASON_COUNT] = {
 	[MARK_MARKS_FILE] = "marks file",
 	[MARK_IO_ACCESSOR] = "I/O accessor",
 	[MARK_FENCED_STORE] = "fenced store",
+	[MARK_CXA_GUARD] = "C++ guard",
 };
 
 const char *mark_reason__name(uint32_t reason)
@@ -195,6 +200,90 @@ void mark__update_stats(struct target_obj *obj)
 			obj->stats.marked++;
 }
 
+/*
+ * C++ guard variables, named _ZGV* by the Itanium ABI: the guard of a
+ * function-local static.  Code tests its first byte before it calls
+ * __cxa_guard_acquire(); once the static is built, that load is all a
+ * thread does, and on x86 the acquire it is compiles to a plain mov.  It
+ * is marked, so that the history takes it as the acquire of what
+ * __cxa_guard_release() released.  Found by name in the symbol tables,
+ * debug info or not.
+ */
+struct guard_vars {
+	uint64_t *start, *end;
+	size_t n;
+};
+
+static void add_guards(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, struct guard_vars *g)
+{
+	Elf_Data *d = elf_getdata(scn, NULL);
+
+	for (size_t i = 0; d && sh->sh_entsize && i < sh->sh_size / sh->sh_entsize; i++) {
+		const char *name;
+		GElf_Sym sym;
+		void *a, *b;
+
+		if (!gelf_getsym(d, i, &sym) || GELF_ST_TYPE(sym.st_info) != STT_OBJECT ||
+		    !sym.st_value || !(name = elf_strptr(elf, sh->sh_link, sym.st_name)) ||
+		    strncmp(name, "_ZGV", 4))
+			continue;
+		a = realloc(g->start, (g->n + 1) * sizeof(*g->start));
+		if (a)
+			g->start = a;
+		b = realloc(g->end, (g->n + 1) * sizeof(*g->end));
+		if (b)
+			g->end = b;
+		if (!a || !b)
+			return;
+		g->start[g->n] = sym.st_value;
+		g->end[g->n++] = sym.st_value + (sym.st_size ? sym.st_size : 8);
+	}
+}
+
+static void read_guards(const char *path, struct guard_vars *g)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	Elf_Scn *scn = NULL;
+	Elf *elf;
+
+	if (fd < 0)
+		return;
+	elf = elf_version(EV_CURRENT) != EV_NONE ? elf_begin(fd, ELF_C_READ_MMAP, NULL) : NULL;
+	while (elf && (scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+
+		if (gelf_getshdr(scn, &sh) && (sh.sh_type == SHT_SYMTAB || sh.sh_type == SHT_DYNSYM))
+			add_guards(elf, scn, &sh, g);
+	}
+	elf_end(elf);
+	close(fd);
+}
+
+static void mark_guard_loads(struct target_obj *obj, int verbose)
+{
+	struct guard_vars g = { 0 };
+
+	read_guards(obj->path, &g);
+	for (size_t i = 0; i < obj->sites.n && g.n; i++) {
+		struct site *s = &obj->sites.v[i];
+		uint64_t target = mark__static_target(s);
+
+		if (s->reason != MARK_NONE || !target || (s->desc.flags & KCSAND_SITE_WRITE))
+			continue;
+		for (size_t k = 0; k < g.n; k++) {
+			if (target < g.start[k] || target >= g.end[k])
+				continue;
+			set_mark(s, MARK_KIND_MARKED, MARK_CXA_GUARD);
+			if (verbose >= 2)
+				pr_warn("mark: 0x%" PRIx64 ": C++ guard at 0x%" PRIx64 "\n", s->vaddr,
+					target);
+			break;
+		}
+	}
+	free(g.start);
+	free(g.end);
+}
+
 int mark__apply(struct target_obj *obj, const struct mark_opts *opts, struct mark_stats *stats)
 {
 	static const struct mark_opts no_opts;
@@ -231,6 +320,7 @@ int mark__apply(struct target_obj *obj, const struct mark_opts *opts, struct mar
 
 		mark__site(s, &w, opts, stats);
 	}
+	mark_guard_loads(obj, opts->verbose);
 	mark__update_stats(obj);
 	mark_debug__close(dbg);
 	return 0;

@@ -35,6 +35,7 @@ enum mark_reason {
 	MARK_IO_ACCESSOR,	/* inside readl/writel/ioread* ...: MMIO, never watched */
 	/* From the instructions again, last so that cached verdicts keep their numbers: */
 	MARK_FENCED_STORE,	/* a store a full fence follows (mov; mfence): seq_cst */
+	MARK_CXA_GUARD,		/* a load of a C++ static's guard variable (_ZGV*): an acquire */
 	MARK_REASON_COUNT,
 };
 
