@@ -103,10 +103,73 @@ int engine_link_per_site(struct engine *e, struct engine_object *eo, const uint8
 	return 0;
 }
 
+/*
+ * The history's sync sites (marked accesses: lock, xchg, atomics, C++
+ * guards) are never sampled one hit at a time while its sync probes are
+ * on: a release or an acquire missed while the access it orders is armed
+ * would make a false report.  They are off with the sync probes, whose
+ * pause forgets the history.  NULL: armed as it is (or no memory: then the
+ * history is paused, so that nothing is remembered unsoundly).
+ */
+static void add_sync_sites(struct engine *e, uint8_t *set)
+{
+	if (!e->hist || e->sync_sites_off)
+		return;
+	for (size_t i = 0; i < e->nr_objs; i++) {
+		const struct engine_object *eo = &e->objs[i];
+		const struct target_obj *o = eo->obj;
+
+		for (size_t k = 0; !eo->removed && k < o->sites.n; k++) {
+			__u8 flags = o->sites.v[k].desc.flags;
+
+			if ((flags & KCSAND_SITE_MARKED) && !(flags & KCSAND_SITE_DATA_RACE))
+				set[eo->first + k] = 1;
+		}
+	}
+}
+
+static uint8_t *with_sync_sites(struct engine *e, const uint8_t *armed)
+{
+	uint8_t *set;
+
+	if (!armed || !e->hist || e->sync_sites_off)
+		return NULL;
+	set = malloc(e->nr_cookies ? e->nr_cookies : 1);
+	if (!set) {
+		history__pause(e->hist);
+		e->sync_sites_off = true;
+		return NULL;
+	}
+	memcpy(set, armed, e->nr_cookies);
+	add_sync_sites(e, set);
+	return set;
+}
+
+/* Keep the sampler's set, for engine_rearm_sync(). */
+static void keep_sampled(struct engine *e, const uint8_t *armed)
+{
+	uint8_t *copy = NULL;
+
+	if (armed && armed != e->sampled) {
+		copy = malloc(e->nr_cookies ? e->nr_cookies : 1);
+		if (copy)
+			memcpy(copy, armed, e->nr_cookies);
+	}
+	if (armed == e->sampled)
+		return;
+	free(e->sampled);
+	e->sampled = copy;
+}
+
 int engine__rearm(struct engine *e, const uint8_t *armed)
 {
+	uint8_t *set;
 	int err = 0;
 
+	keep_sampled(e, armed);
+	set = with_sync_sites(e, armed);
+	if (set)
+		armed = set;
 	engine_drop_changed(e);
 	for (size_t i = 0; i < e->nr_objs && !err; i++) {
 		struct engine_object *eo = &e->objs[i];
@@ -116,7 +179,14 @@ int engine__rearm(struct engine *e, const uint8_t *armed)
 		err = e->multi ? engine_link_multi(e, eo, armed, &eo->link_fd) :
 				 engine_link_per_site(e, eo, armed);
 	}
+	free(set);
 	return err;
+}
+
+int engine_rearm_sync(struct engine *e, bool on)
+{
+	e->sync_sites_off = !on;
+	return e->sampled ? engine__rearm(e, e->sampled) : 0;
 }
 
 /* A turn on one thread of each target process, by execute breakpoints (thread_turn.h). */
@@ -177,6 +247,7 @@ int engine__turn(struct engine *e, const uint8_t *armed, const uint8_t *turn)
 			return -ENOMEM;
 		for (size_t i = 0; i < e->nr_cookies; i++)
 			both[i] = armed[i] || (turn && turn[i]);
+		add_sync_sites(e, both);
 	}
 	for (size_t i = 0; i < e->nr_objs && !err; i++) {
 		struct engine_object *eo = &e->objs[i];

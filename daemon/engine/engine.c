@@ -1110,11 +1110,16 @@ static void pace_history(struct engine *e)
 			      budget)) {
 	case HB_PACE_PAUSE:
 		history__pause(e->hist);
+		engine_rearm_sync(e, false);	/* its sync sites go back to the sampler */
 		if (e->opts.verbose > 1)
 			pr_debug("history: sync probes off: over their share of the budget\n");
 		break;
 	case HB_PACE_RESUME:
-		if (!history__resume(e->hist) && e->opts.verbose > 1)
+		/* Its sync sites armed first: the new generation must see all of them. */
+		engine_rearm_sync(e, true);
+		if (history__resume(e->hist))
+			engine_rearm_sync(e, false);
+		else if (e->opts.verbose > 1)
 			pr_debug("history: sync probes on, history restarted\n");
 		break;
 	case HB_PACE_KEEP:
@@ -1587,6 +1592,7 @@ void engine__close(struct engine *e)
 	/* After the closes: a short run ends while the hot turns' program may still load. */
 	late_load__free(e->late);
 	history__free(e->hist);
+	free(e->sampled);
 	hwbp__free(e->hw);
 	ring_buffer__free(e->rb);
 	for (size_t i = 0; i < e->nr_objs; i++) {
