@@ -26,7 +26,13 @@
 #define HB_SLOTS	KCSAND_HB_MAX_THREADS
 #define HB_CELLS	4
 #define HB_SHADOW_BITS	16
-#define HB_DEPTH	8		/* nested sync calls whose return is probed */
+/*
+ * Nested sync calls whose return is probed, remembered: as many as the
+ * kernel keeps uretprobes for in one task (MAX_URETPROBE_DEPTH).  Recursive
+ * OpenMP tasks nest two a level (the task's function, its taskwait); 8 lost
+ * returns in tests/history/free_omp_task_recursive.c.
+ */
+#define HB_DEPTH	64
 /* A second report of the same pair of sites is not sent within this (the daemon dedups). */
 #define HB_REPORT_GAP_NS	(100 * 1000000ULL)
 
@@ -114,6 +120,14 @@ struct hb_proc {
 	__u64 used;			/* slots taken by live threads */
 	__u32 last_clock[HB_SLOTS];	/* a slot's next thread starts above this */
 	__u32 cur_clock[HB_SLOTS];	/* a live slot's own clock, for hb_acquire_all() */
+	/*
+	 * Releases when hb_syncs is full, all into one object, which every
+	 * acquire of an object not in hb_syncs then acquires: more order
+	 * than the program has, never less.
+	 */
+	__u32 overflow[HB_SLOTS];
+	__u32 overflowed;
+	__u32 __pad2;
 	__u64 forgot_ns;		/* every cell remembered before this is forgotten */
 	__u32 next_range;		/* the range to push out next, modulo HB_RANGES */
 	__u32 __pad;
@@ -340,20 +354,31 @@ __noinline int hb_vc_join_g(struct hb_vc *dst, const struct hb_vc *src)
 	return 0;
 }
 
-/* The same into a clock other threads join into at the same time. */
+/*
+ * The same into a clock other threads join into at the same time.  A
+ * compare-and-swap fails only when another release raised the entry in
+ * between, so a few tries do; should HB_CAS_TRIES all fail, the entry may
+ * stay below what this thread released, an edge lost: counted, and the
+ * daemon drops the history's reports from then on (history.h).
+ */
+#define HB_CAS_TRIES	32
+
 __noinline int hb_vc_join_atomic_g(struct hb_vc *dst, const struct hb_vc *src)
 {
 	if (!dst || !src)
 		return 0;
 	for (int i = 0; i < HB_SLOTS; i++) {
 		__u32 c = src->c[i];
+		int r;
 
-		for (int r = 0; r < 4; r++) {
+		for (r = 0; r < HB_CAS_TRIES; r++) {
 			__u32 old = dst->c[i];
 
 			if (old >= c || __sync_val_compare_and_swap(&dst->c[i], old, c) == old)
 				break;
 		}
+		if (r == HB_CAS_TRIES)
+			__sync_fetch_and_add(&hb_counters[KCSAND_HB_CTR_CAS_LOST], 1);
 	}
 	return 0;
 }
@@ -450,12 +475,19 @@ static __noinline void hb_release(struct hb_thread *t, __u64 addr, int new_epoch
 {
 	struct hb_key k = { .tgid = t->tgid, .addr = addr };
 	struct hb_sync *s = hb_get(&hb_syncs, &k);
+	__u32 tgid = t->tgid;
+	struct hb_proc *p;
 
 	if (!s) {
 		hb_count(KCSAND_HB_CTR_SYNC_FULL);
-		return;
+		p = bpf_map_lookup_elem(&hb_procs, &tgid);
+		if (!p)
+			return;
+		hb_vc_join_atomic(p->overflow, t->vc);
+		p->overflowed = 1;
+	} else {
+		hb_vc_join_atomic(s->vc, t->vc);
 	}
-	hb_vc_join_atomic(s->vc, t->vc);
 	if (new_epoch && !t->once_depth)
 		hb_tick(t);
 }
@@ -464,9 +496,16 @@ static __noinline void hb_acquire(struct hb_thread *t, __u64 addr)
 {
 	struct hb_key k = { .tgid = t->tgid, .addr = addr };
 	struct hb_sync *s = bpf_map_lookup_elem(&hb_syncs, &k);
+	__u32 tgid = t->tgid;
+	struct hb_proc *p;
 
-	if (!s)
-		return;		/* never released: nothing to learn */
+	if (!s) {
+		/* Never released, or released when hb_syncs was full (hb_proc.overflow). */
+		p = bpf_map_lookup_elem(&hb_procs, &tgid);
+		if (p && p->overflowed)
+			hb_vc_join(t->vc, p->overflow);
+		return;
+	}
 	/* Entries read while a release adds to them: each is one it had, or more. */
 	hb_vc_join(t->vc, s->vc);
 }
@@ -1425,8 +1464,13 @@ static __always_inline void hb_return(struct pt_regs *ctx, struct hb_thread *t, 
 		return;
 	}
 	if (hb_pop(t, op, &a0, &a1)) {
-		if (hb_gen)
-			hb_acquire_all(t);
+		/*
+		 * Its call was not remembered (nested deeper than HB_DEPTH,
+		 * entered during a pause, a longjmp in between): whatever it
+		 * acquired is unknown, so it acquires every epoch so far.
+		 */
+		hb_count(KCSAND_HB_CTR_RETURN_LOST);
+		hb_acquire_all(t);
 		return;
 	}
 	if (op == KCSAND_HB_FD_READ) {

@@ -465,13 +465,15 @@ enum kcsand_hb_counter {
 	KCSAND_HB_CTR_REPORTS,		/* records sent */
 	KCSAND_HB_CTR_NO_SLOT,		/* hits by threads beyond KCSAND_HB_MAX_THREADS: unchecked */
 	KCSAND_HB_CTR_NO_STACK,		/* remembered accesses whose stack was not kept */
-	KCSAND_HB_CTR_SYNC_FULL,	/* sync objects not tracked: the map was full */
+	KCSAND_HB_CTR_SYNC_FULL,	/* releases into the process's overflow object: the map was full */
 	KCSAND_HB_CTR_CONTENDED,	/* samples skipped: their shadow entry was busy */
 	KCSAND_HB_CTR_ACCESS_NS,	/* time in the BPF check of sampled accesses (traps excluded) */
 	KCSAND_HB_CTR_SYNC_NS,		/* time in the BPF programs of sync probes (traps excluded) */
 	KCSAND_HB_CTR_FORGET_OPS,	/* ranges forgotten: freed, unmapped, a new thread's stack */
 	KCSAND_HB_CTR_FORGET_WIDE,	/* of them, too wide to clear: kept as a range (hb_forget) */
 	KCSAND_HB_CTR_FORGET_ALL,	/* a wide range pushed out: every older access forgotten */
+	KCSAND_HB_CTR_RETURN_LOST,	/* returns of calls not remembered: taken to acquire all */
+	KCSAND_HB_CTR_CAS_LOST,		/* clock entries a release could not raise: reports dropped */
 	KCSAND_HB_CTR_COUNT,
 };
 

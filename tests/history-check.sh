@@ -135,8 +135,12 @@ run_one() {
 				"$(tail -2 <<<"$out")"
 		elif [[ $3 == *learn* ]] &&
 		     ! grep -Eq '^kcsand: atomics learned: [1-9][0-9]* addresses .*, [1-9][0-9]* plain loads and stores taken as atomic' <<<"$out"; then
-			fail_with "$name" "no positive control: no atomic learned, or no plain access taken as atomic" \
+			fail_with "$label" "no positive control: no atomic learned, or no plain access taken as atomic" \
 				"$(grep '^kcsand: atomics learned' <<<"$out")"
+		elif [[ $name == hb_many_locks && " ${opts[*]} " == *" -v "* ]] &&
+		     ! grep -Eq '[1-9][0-9]* releases into the overflow object' <<<"$out"; then
+			fail_with "$label" "no positive control: the sync object map never filled" \
+				"$(grep '^kcsand: history' <<<"$out")"
 		elif [[ $name == hb_paused_* ]] && ! grep -Eq 'history_sync_pauses: [1-9]' <<<"$out"; then
 			fail_with "$label" "no positive control: the sync probes were never taken off" \
 				"$(tail -2 <<<"$out")"
@@ -174,7 +178,7 @@ for table in tests/history/expect.tsv tests/history/hb_expect.tsv; do
 		fi
 		run_one "$name" "$title" "$flags"
 		# "full": also with every sync probe on throughout (no window), and every site armed.
-		[[ $flags == *full* ]] && run_one "$name" "$title" "$flags" --overhead-budget 100
+		[[ $flags == *full* ]] && run_one "$name" "$title" "$flags" --overhead-budget 100 -v
 	done <"$table"
 done
 

@@ -1469,6 +1469,10 @@ static void print_warnings(struct engine *e, FILE *out, bool slow)
 		fprintf(out, "kcsand: the program ran %.0fx its native CPU time under the probes "
 			     "(--overhead-budget)\n", factor);
 	print_unclocked(e, out);
+	if (e->hist && history__lost_edges(e->hist))
+		fprintf(out, "kcsand: history: %llu releases could not raise an object's clock (other "
+			     "threads kept changing it): %lu races the history found were dropped\n",
+			(unsigned long long)history__lost_edges(e->hist), e->history_unsound);
 }
 
 void engine__print_summary(struct engine *e, FILE *out)

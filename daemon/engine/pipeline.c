@@ -374,8 +374,10 @@ void engine_process_report(struct engine *e, const struct kcsand_report *r)
 	 * slots) may have ordered the two accesses through sync the history
 	 * never traced: from the first such thread on, what the history finds
 	 * may be no race.  Its reports are dropped, counted and said at the end.
+	 * The same once a release lost an edge (history__lost_edges).
 	 */
-	if (r->origin == KCSAND_ORIGIN_HISTORY && e->hist && history__unclocked_hits(e->hist)) {
+	if (r->origin == KCSAND_ORIGIN_HISTORY && e->hist &&
+	    (history__unclocked_hits(e->hist) || history__lost_edges(e->hist))) {
 		e->history_unsound++;
 		return;
 	}

@@ -650,6 +650,12 @@ uint64_t history__unclocked_hits(const struct history *hist)
 	return __atomic_load_n(&hist->skel->bss->hb_counters[KCSAND_HB_CTR_NO_SLOT], __ATOMIC_RELAXED);
 }
 
+uint64_t history__lost_edges(const struct history *hist)
+{
+	return __atomic_load_n(&hist->skel->bss->hb_counters[KCSAND_HB_CTR_CAS_LOST],
+			       __ATOMIC_RELAXED);
+}
+
 static double per(uint64_t total, uint64_t n)
 {
 	return n ? (double)total / n : 0;
@@ -695,6 +701,13 @@ void history__print(const struct history *hist, FILE *out)
 		per(st.ctr[KCSAND_HB_CTR_SYNC_NS],
 		    st.ctr[KCSAND_HB_CTR_SYNC_OPS] + st.ctr[KCSAND_HB_CTR_MARKED]));
 	print_atomics(hist, out);
+	fprintf(out, "kcsand: history: %llu returns of calls it did not remember (nested deeper "
+		     "than it keeps, or entered while paused), each taken to acquire every epoch; "
+		     "%llu releases into the overflow object (the sync object map was full), which "
+		     "every unknown object's acquire acquires; %llu releases that lost an edge\n",
+		(unsigned long long)st.ctr[KCSAND_HB_CTR_RETURN_LOST],
+		(unsigned long long)st.ctr[KCSAND_HB_CTR_SYNC_FULL],
+		(unsigned long long)st.ctr[KCSAND_HB_CTR_CAS_LOST]);
 	fprintf(out, "kcsand: history: %llu ranges forgotten (freed, unmapped, new threads' stacks), "
 		     "%llu of them kept as ranges; %llu times every older access was forgotten "
 		     "(more than %d wide ranges)\n",

@@ -47,6 +47,12 @@ void history__get_stats(const struct history *hist, struct history_stats *out);
  * race: the engine drops its reports from then on.
  */
 uint64_t history__unclocked_hits(const struct history *hist);
+/*
+ * Releases whose clock entries could not all be raised (bpf/history.bpf.h,
+ * HB_CAS_TRIES): an edge lost, so the engine drops the history's reports
+ * from the first one on, as for a thread without a clock.
+ */
+uint64_t history__lost_edges(const struct history *hist);
 /* The -v line: what was probed and what the detector did. */
 void history__print(const struct history *hist, FILE *out);
 /*
