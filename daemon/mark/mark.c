@@ -275,7 +275,7 @@ static void mark_guard_loads(struct target_obj *obj, int verbose)
 				continue;
 			set_mark(s, MARK_KIND_MARKED, MARK_CXA_GUARD);
 			if (verbose >= 2)
-				pr_warn("mark: 0x%" PRIx64 ": C++ guard at 0x%" PRIx64 "\n", s->vaddr,
+				pr_debug("mark: 0x%" PRIx64 ": C++ guard at 0x%" PRIx64 "\n", s->vaddr,
 					target);
 			break;
 		}
