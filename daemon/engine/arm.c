@@ -108,8 +108,7 @@ int engine_link_per_site(struct engine *e, struct engine_object *eo, const uint8
  * guards) are never sampled one hit at a time while its sync probes are
  * on: a release or an acquire missed while the access it orders is armed
  * would make a false report.  They are off with the sync probes, whose
- * pause forgets the history.  NULL: armed as it is (or no memory: then the
- * history is paused, so that nothing is remembered unsoundly).
+ * pause forgets the history.
  */
 static void add_sync_sites(struct engine *e, uint8_t *set)
 {
@@ -128,6 +127,10 @@ static void add_sync_sites(struct engine *e, uint8_t *set)
 	}
 }
 
+/*
+ * armed with the sync sites added, to free; NULL: armed as it is (or no
+ * memory: then the history is paused, so that nothing is remembered unsoundly).
+ */
 static uint8_t *with_sync_sites(struct engine *e, const uint8_t *armed)
 {
 	uint8_t *set;
@@ -145,18 +148,25 @@ static uint8_t *with_sync_sites(struct engine *e, const uint8_t *armed)
 	return set;
 }
 
-/* Keep the sampler's set, for engine_rearm_sync(). */
+/*
+ * Keep the sampler's set, for engine_rearm_sync().  Without memory for it
+ * the sync sites could not be armed again: the history is paused for good.
+ */
 static void keep_sampled(struct engine *e, const uint8_t *armed)
 {
 	uint8_t *copy = NULL;
 
-	if (armed && armed != e->sampled) {
-		copy = malloc(e->nr_cookies ? e->nr_cookies : 1);
-		if (copy)
-			memcpy(copy, armed, e->nr_cookies);
-	}
 	if (armed == e->sampled)
 		return;
+	if (armed && !(copy = malloc(e->nr_cookies ? e->nr_cookies : 1))) {
+		if (e->hist)
+			history__pause(e->hist);
+		e->sync_sites_off = true;
+		e->sampled_lost = true;
+		return;
+	}
+	if (copy)
+		memcpy(copy, armed, e->nr_cookies);
 	free(e->sampled);
 	e->sampled = copy;
 }
@@ -185,6 +195,8 @@ int engine__rearm(struct engine *e, const uint8_t *armed)
 
 int engine_rearm_sync(struct engine *e, bool on)
 {
+	if (e->sampled_lost)
+		return -ENOMEM;
 	e->sync_sites_off = !on;
 	return e->sampled ? engine__rearm(e, e->sampled) : 0;
 }

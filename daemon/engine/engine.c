@@ -1116,8 +1116,7 @@ static void pace_history(struct engine *e)
 		break;
 	case HB_PACE_RESUME:
 		/* Its sync sites armed first: the new generation must see all of them. */
-		engine_rearm_sync(e, true);
-		if (history__resume(e->hist))
+		if (engine_rearm_sync(e, true) || history__resume(e->hist))
 			engine_rearm_sync(e, false);
 		else if (e->opts.verbose > 1)
 			pr_debug("history: sync probes on, history restarted\n");

@@ -69,6 +69,7 @@ struct engine {
 	struct hb_pace hb_pace;		/* how long its sync probes stay on */
 	uint8_t *sampled;		/* the sampler's last armed set (arm.c), or NULL: all */
 	bool sync_sites_off;		/* the history's sync sites left to the sampler (paused) */
+	bool sampled_lost;		/* no memory to keep it: the history stays paused */
 	struct kbp *kbp;		/* kernel mode, code-breakpoint sampling: after attach */
 	bool kbp_mode;			/* no kprobes: sites are sampled by code breakpoints */
 	char system[160];
@@ -93,7 +94,10 @@ struct engine {
 
 /* The site sampler's view of the engine (arm.c). */
 extern const struct sampler_ops engine_sampler_ops;
-/* The sampler's armed set again, with the history's sync sites always armed (on) or not. */
+/*
+ * The sampler's armed set again, with the history's sync sites always
+ * armed (on) or not; -ENOMEM when the set could not be kept (arm.c).
+ */
 int engine_rearm_sync(struct engine *e, bool on);
 /* CPU-ns the history detector's sync probes took so far; 0 without one. */
 double engine_sync_cost_ns(const struct engine *e);
