@@ -47,7 +47,9 @@ run() {
 		>/dev/null 2> >(first_line "$pat" "$tmp/first" >"$tmp/err")
 	rc=$?
 	t1=$EPOCHREALTIME
-	wait $!
+	# The first_line reader of the process substitution; $! is unset (and set -u
+	# stops the script) when bash started no such process.
+	if [[ -n ${!:-} ]]; then wait "$!"; fi
 	first=$(cat "$tmp/first" 2>/dev/null)
 	WALL[$name]+=" $(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", b - a }')"
 	RSS[$name]+=" $(tail -1 "$tmp/rss" 2>/dev/null | grep -E '^[0-9]+$' || echo 0)"
