@@ -367,10 +367,15 @@ static __always_inline __u64 *slot_word(__u32 slot)
  * the window moves by cmpxchg and the stalls add atomically (a stall that
  * ends while another task restarts the window may be lost, one at most).
  */
-static __always_inline int stall_allowed(struct kcsand_cpu_state *percpu, __u64 now)
+static __always_inline int stall_allowed(const struct hit *hit, struct kcsand_cpu_state *percpu,
+					 __u64 now)
 {
 	__u64 budget_ns = (__u64)PARAM(stall_budget_us) * 1000;
 	__u64 start = *(volatile __u64 *)&percpu->window_start_ns;
+
+	/* Interrupts are off in a kernel stall: "unlimited" is not on offer there. */
+	if (!hit->user && (!budget_ns || budget_ns > KCSAND_KERNEL_STALL_BUDGET_MAX_US * 1000ULL))
+		budget_ns = KCSAND_KERNEL_STALL_BUDGET_MAX_US * 1000ULL;
 
 	if (now - start >= 1000000000ULL &&
 	    __sync_val_compare_and_swap(&percpu->window_start_ns, start, now) == start)
@@ -391,7 +396,7 @@ static __always_inline int wp_arm(const struct hit *hit, struct watch *w)
 	if (!w->info)
 		return -1;
 	w->t_start = bpf_ktime_get_ns();
-	if (!stall_allowed(hit->percpu, w->t_start)) {
+	if (!stall_allowed(hit, hit->percpu, w->t_start)) {
 		counter_add(KCSAND_CTR_STALL_BUDGET, 1);
 		return -1;
 	}
@@ -410,11 +415,24 @@ static __always_inline int wp_arm(const struct hit *hit, struct watch *w)
 	return 0;
 }
 
+/*
+ * One wait of a stall, in µs: a kernel watcher waits with interrupts off,
+ * so no parameter takes it past the ceiling (include/kcsand.h).
+ */
+static __always_inline __u32 wait_us(const struct hit *hit, __u32 us)
+{
+	return !hit->user && us > KCSAND_KERNEL_WAIT_MAX_US ? KCSAND_KERNEL_WAIT_MAX_US : us;
+}
+
 /* Stall with the watchpoint armed, then look at the value again. */
 static __always_inline void wp_stall(const struct hit *hit, struct watch *w)
 {
 	__u32 delay = hit->in_interrupt ? PARAM(udelay_interrupt) : PARAM(udelay_task);
 
+	if (wait_us(hit, delay) < delay) {
+		delay = wait_us(hit, delay);
+		counter_add(KCSAND_CTR_STALLS_CLAMPED, 1);
+	}
 	if (PARAM(delay_randomize) && delay)
 		delay -= bpf_get_prandom_u32() % delay;
 	spin_us(delay);
@@ -432,7 +450,8 @@ static __always_inline void wp_stall(const struct hit *hit, struct watch *w)
 	 */
 	if (!(*(volatile __u64 *)slot_word(w->slot) & WP_CONSUMED)) {
 		struct spin_ctx spin = {
-			.deadline = bpf_ktime_get_ns() + (__u64)PARAM(consumer_wait_us) * 1000,
+			.deadline = bpf_ktime_get_ns() +
+				    (__u64)wait_us(hit, PARAM(consumer_wait_us)) * 1000,
 			.want = w->slot,
 		};
 
@@ -456,7 +475,7 @@ static __always_inline void wp_stall(const struct hit *hit, struct watch *w)
 static __always_inline int wp_await_record(const struct hit *hit, struct watch *w)
 {
 	struct spin_ctx spin = {
-		.deadline = bpf_ktime_get_ns() + (__u64)PARAM(consumer_wait_us) * 1000,
+		.deadline = bpf_ktime_get_ns() + (__u64)wait_us(hit, PARAM(consumer_wait_us)) * 1000,
 		.info = w->info,
 		.want = (__u64)w->gen + 1,
 		.hit = hit,
@@ -470,7 +489,9 @@ static __always_inline int wp_await_record(const struct hit *hit, struct watch *
 		w->value_change = KCSAND_VALUE_CHANGE_TRUE;
 	if (*(volatile __u64 *)&w->info->ready == spin.want)
 		return 0;
-	spin.deadline = bpf_ktime_get_ns() + CONSUMER_PREEMPTED_WAIT_NS;
+	/* A kernel consumer is never preempted between claim and publish: the ceiling will do. */
+	spin.deadline = bpf_ktime_get_ns() + (hit->user ? CONSUMER_PREEMPTED_WAIT_NS :
+					      KCSAND_KERNEL_WAIT_MAX_US * 1000ULL);
 	bpf_loop(1 << 20, await_record_cb, &spin, 0);
 	r = *(volatile __u64 *)&w->info->ready;
 	if (r == spin.want || __sync_val_compare_and_swap(&w->info->ready, r,

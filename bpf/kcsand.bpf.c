@@ -118,17 +118,52 @@ extern const struct pcpu_hot pcpu_hot __ksym __weak;
 #define KC_HARDIRQ_OFFSET	0x00010000
 #define KC_SOFTIRQ_OFFSET	0x00000100
 
+static __always_inline __u32 preempt_count(void)
+{
+	if (&__preempt_count)
+		return *(const int *)bpf_this_cpu_ptr(&__preempt_count);
+	if (&pcpu_hot)
+		return ((const struct pcpu_hot *)bpf_this_cpu_ptr(&pcpu_hot))->preempt_count;
+	return 0;
+}
+
 static __always_inline int interrupted_context(void)
 {
-	__u32 pc = 0;
+	__u32 pc = preempt_count();
 
-	if (&__preempt_count)
-		pc = *(const int *)bpf_this_cpu_ptr(&__preempt_count);
-	else if (&pcpu_hot)
-		pc = ((const struct pcpu_hot *)bpf_this_cpu_ptr(&pcpu_hot))->preempt_count;
 	if (pc & KC_NMI_MASK)
 		pc -= KC_NMI_OFFSET + KC_HARDIRQ_OFFSET;
 	return (pc & (KC_NMI_MASK | KC_HARDIRQ_MASK | KC_SOFTIRQ_OFFSET)) != 0;
+}
+
+/*
+ * The daemon's heartbeat (include/kcsand.h): CLOCK_MONOTONIC, written by the
+ * engine's heartbeat thread through the mmap; 0 until it starts.
+ */
+__u64 heartbeat_ns;
+
+/*
+ * May a kernel program check this hit?  Not when the daemon has stopped
+ * beating (stopped, starved, or gone with its breakpoints left behind):
+ * nothing is then checked or stalled.  Not in NMI context, seen at run
+ * time: the debug exception and int3 each add one NMI level (the entry's
+ * own, own_nmi), so a deeper count is a real NMI underneath, whose code
+ * (perf's PMU handler, the hard-lockup callback, printk from NMI,
+ * irq_work) no function name gives away, and which must not stall.
+ */
+static __always_inline int kernel_may_check(__u32 own_nmi)
+{
+	__u64 beat = *(volatile __u64 *)&heartbeat_ns;
+
+	if (!beat || bpf_ktime_get_ns() - beat > KCSAND_HEARTBEAT_TIMEOUT_NS) {
+		counter_add(KCSAND_CTR_HEARTBEAT_MISSED, 1);
+		return 0;
+	}
+	if ((preempt_count() & KC_NMI_MASK) > own_nmi * KC_NMI_OFFSET) {
+		counter_add(KCSAND_CTR_NMI_SKIPPED, 1);
+		return 0;
+	}
+	return 1;
 }
 
 /*
@@ -144,6 +179,12 @@ int kcsand_kprobe(struct pt_regs *ctx)
 	int armed = sampler_site_armed(site);
 	__u64 t0;
 
+	/*
+	 * int3 adds an NMI level, an optimized kprobe none: only a second level
+	 * is sure to be a real NMI (the kprobe blacklist keeps most NMI code out).
+	 */
+	if (!kernel_may_check(1))
+		return 0;
 	/* The instruction runs next, out of line: its trap must know whether it was checked. */
 	hw_note_probed(ctx, site, ctx->ip - 1, armed);
 	if (!armed) {
@@ -174,6 +215,8 @@ int kcsand_hwbp(struct bpf_perf_event_data *ctx)
 SEC("perf_event")
 int kcsand_hwbp_kernel(struct bpf_perf_event_data *ctx)
 {
+	if (!kernel_may_check(1))
+		return 0;
 	return kcsand_hw_access(ctx, 0, interrupted_context());
 }
 
@@ -204,6 +247,8 @@ int kcsand_kxbp(struct bpf_perf_event_data *ctx)
 	if (!s || !s->ip || s->ip != regs->ip)
 		return 0;
 	__sync_fetch_and_add(&s->hits, 1);
+	if (!kernel_may_check(1))
+		return 0;
 	/* Only this CPU's traps reach its slot, one at a time: a plain count. */
 	if (s->checks >= KCSAND_KXBP_CHECKS)
 		return 0;

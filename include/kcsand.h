@@ -245,7 +245,13 @@ struct kcsand_report {
 	X(READ_FAULTS, read_faults)		/* value could not be sampled */ \
 	X(LOST_OTHER, lost_other)		/* consumer did not publish in time */ \
 	/* watchpoints not set: the CPU's stall budget was spent */	\
-	X(STALL_BUDGET, stall_budget_exhausted)
+	X(STALL_BUDGET, stall_budget_exhausted)				\
+	/* kernel stalls cut to KCSAND_KERNEL_WAIT_MAX_US */		\
+	X(STALLS_CLAMPED, stalls_clamped)				\
+	/* kernel hits left alone: the daemon's heartbeat was stale */	\
+	X(HEARTBEAT_MISSED, heartbeat_missed)				\
+	/* kernel hits left alone: they came under an NMI */		\
+	X(NMI_SKIPPED, nmi_skipped)
 
 #define KCSAND_CTR_ENUM(ID, name) KCSAND_CTR_##ID,
 enum kcsand_counter {
@@ -286,6 +292,29 @@ struct kcsand_params {
 	__u32 __pad;
 };
 #undef KCSAND_PARAM_FIELD
+
+/*
+ * Kernel mode's hard ceilings, applied by the BPF side whatever the
+ * parameters say: a kernel watcher waits with interrupts off, in int3 or
+ * #DB context, where params.c's 100 ms delay or an unlimited stall budget
+ * (stall_budget_us=0) would starve the CPU.  Each wait of one stall (the
+ * delay, the wait for a consumer's value change, for its record) is at most
+ * KCSAND_KERNEL_WAIT_MAX_US, and a CPU stalls at most
+ * KCSAND_KERNEL_STALL_BUDGET_MAX_US per second.
+ */
+#define KCSAND_KERNEL_WAIT_MAX_US		1000
+#define KCSAND_KERNEL_STALL_BUDGET_MAX_US	500000
+
+/*
+ * The daemon's heartbeat: kernel mode's engine writes CLOCK_MONOTONIC
+ * (bpf_ktime_get_ns()'s clock) into the BPF object's .bss every
+ * KCSAND_HEARTBEAT_PERIOD_MS from a thread of its own.  A kernel program
+ * that finds it older than KCSAND_HEARTBEAT_TIMEOUT_NS (a daemon stopped,
+ * starved, or killed with its probes left behind) checks nothing and stalls
+ * nothing.
+ */
+#define KCSAND_HEARTBEAT_PERIOD_MS	100
+#define KCSAND_HEARTBEAT_TIMEOUT_NS	(1000ULL * 1000 * 1000)
 
 /*
  * Per-site statistics for the site sampler, one per (CPU, site): a CPU only

@@ -61,7 +61,7 @@
 	 * watchdogs, RCU or the target.					\
 	 */									\
 	X(STALL_BUDGET_US, stall_budget_us, 0, 1000000, 500000, 500000, BPF,	\
-	  "µs a CPU may stall per second (0: unlimited)")			\
+	  "µs a CPU may stall per second (0: unlimited; kernel: 500000 at most)") \
 	X(REPORT_VALUE_CHANGE_ONLY, report_value_change_only, 0, 1, 1, 1, DAEMON, \
 	  "report a race only when the watched value changed")			\
 	X(REPORT_ONCE_IN_MS, report_once_in_ms, 0, 3600000, 3000, 3000, DAEMON,	\

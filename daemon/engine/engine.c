@@ -871,7 +871,9 @@ static int start_loaded(struct engine *e)
 	}
 	/* Kernel mode with only --watch probes nothing, but its reports have kernel frames. */
 	if (e->opts.kernel) {
-		err = load_ksyms(e);
+		err = engine_heartbeat_start(skel, &e->heartbeat);
+		if (!err)
+			err = load_ksyms(e);
 		if (err)
 			return err;
 	}
@@ -1581,6 +1583,8 @@ void engine__close(struct engine *e)
 	kbp__free(e->kbp);
 	thread_turn__free(e->tt);
 	engine__settle(e);
+	/* Kernel probes check nothing from here: their detach takes a grace period each. */
+	engine_heartbeat_stop(e->heartbeat);
 	/*
 	 * Every uprobe_multi link at once, sync probes and access probes, so
 	 * that their grace periods overlap (util/link_close.h); the history

@@ -71,6 +71,7 @@ struct engine {
 	bool sync_sites_off;		/* the history's sync sites left to the sampler (paused) */
 	bool sampled_lost;		/* no memory to keep it: the history stays paused */
 	struct kbp *kbp;		/* kernel mode, code-breakpoint sampling: after attach */
+	struct heartbeat *heartbeat;	/* kernel mode: the BPF side checks only while it beats */
 	bool kbp_mode;			/* no kprobes: sites are sampled by code breakpoints */
 	char system[160];
 
@@ -141,5 +142,11 @@ int engine_held_next_ms(const struct engine *e);
 struct report_view;
 /* The value-change-only rule: true when the pair v is not to be reported. */
 bool engine_skip_unchanged(const struct report_view *v, bool value_change_only);
+
+/* Kernel mode's heartbeat (heartbeat.c): started before any kernel probe, stopped after. */
+struct heartbeat;
+struct kcsand_bpf;
+int engine_heartbeat_start(struct kcsand_bpf *skel, struct heartbeat **out);
+void engine_heartbeat_stop(struct heartbeat *hb);
 
 #endif

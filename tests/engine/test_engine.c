@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 #include <bpf/libbpf.h>
 #include <bpf/bpf.h>
@@ -367,6 +368,60 @@ static void test_spin(void)
 	}
 }
 
+/* Set every CPU's stall window to "now, stalled_ns spent already". */
+static void set_stalled(uint64_t stalled_ns)
+{
+	int n = libbpf_num_possible_cpus(), fd = bpf_map__fd(skel->maps.cpu_state);
+	struct kcsand_cpu_state st[n > 0 ? n : 1];
+	struct timespec ts;
+	__u32 zero = 0;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	for (int i = 0; i < n; i++)
+		st[i] = (struct kcsand_cpu_state){
+			.window_start_ns = ts.tv_sec * 1000000000ull + ts.tv_nsec,
+			.stalled_ns = stalled_ns };
+	bpf_map_update_elem(fd, &zero, st, BPF_ANY);
+}
+
+/*
+ * Issue 21: a kernel watcher stalls with interrupts off, so its waits and
+ * its CPU's budget have ceilings no parameter lifts; user mode keeps what
+ * the parameters say (the controls).
+ */
+static void test_kernel_ceilings(void)
+{
+	TEST(kernel_delay_is_clamped) {
+		reset();
+		skel->data->params.udelay_task = 100000;
+		skel->bss->in.user = 0;
+		ARM(&mem[0], 8, W, 0);
+		STALL(&mem[0], 8, W, 0);
+		DISARM(&mem[0], 8, W, 0);
+		ASSERT_EQ(counter(KCSAND_CTR_STALLS_CLAMPED), 1, "kernel stalls clamped");
+		reset();
+		skel->data->params.udelay_task = KCSAND_KERNEL_WAIT_MAX_US + 1000;
+		ARM(&mem[0], 8, W, 0);
+		STALL(&mem[0], 8, W, 0);
+		DISARM(&mem[0], 8, W, 0);
+		ASSERT_EQ(counter(KCSAND_CTR_SETUP_WATCHPOINTS), 1, "user watchpoint set (control)");
+		ASSERT_EQ(counter(KCSAND_CTR_STALLS_CLAMPED), 0, "user stalls clamped");
+	}
+	TEST(kernel_unlimited_budget_is_capped) {
+		reset();
+		skel->data->params.stall_budget_us = 0;
+		set_stalled(KCSAND_KERNEL_STALL_BUDGET_MAX_US * 1000ull + 1000000);
+		skel->bss->in.user = 0;
+		ASSERT_EQ(ARM(&mem[0], 8, W, 0), -1, "kernel watcher past the ceiling arms");
+		ASSERT_EQ(counter(KCSAND_CTR_STALL_BUDGET), 1, "stall_budget_exhausted");
+		skel->bss->in.user = 1;
+		ASSERT_EQ(ARM(&mem[0], 8, W, 0), 0, "user watcher with budget 0 arms (control)");
+		DISARM(&mem[0], 8, W, 0);
+		set_stalled(0);
+		skel->data->params.stall_budget_us = 500000;
+	}
+}
+
 int main(void)
 {
 	int err;
@@ -390,6 +445,7 @@ int main(void)
 	test_address_space();
 	test_stacks();
 	test_spin();
+	test_kernel_ceilings();
 	ring_buffer__free(rb);
 	engine_test_bpf__destroy(skel);
 	return test_summary();
