@@ -105,6 +105,8 @@ void run_help(FILE *out)
 		"  --sample-period US    breakpoints: how long each set of sites stays sampled;\n"
 		"                        default: set from --overhead-budget each second,\n"
 		"                        starting at %u µs\n"
+		"  --free-debug-regs N   kernel mode: leave N debug registers of each CPU to a\n"
+		"                        debugger (gdb, perf mem); sampling gets fewer\n"
 		"  --kernel-debug PATH   a vmlinux or NAME.ko with DWARF: marking, file:line\n"
 		"                        in kernel frames, functions' sizes from its symbol table\n"
 		"                        (Debian: /usr/lib/debug/boot/vmlinux-RELEASE)\n"
@@ -203,7 +205,7 @@ struct run_args {
 enum {
 	OPT_SKIP = 256, OPT_UDELAY, OPT_FUNCS, OPT_OBJECT, OPT_PARAM, OPT_JSON, OPT_HALT,
 	OPT_PER_SITE, OPT_KERNEL, OPT_PROBE, OPT_DURATION, OPT_OUTPUT, OPT_MARKS, OPT_KMSG,
-	OPT_SAMPLE, OPT_SAMPLE_PERIOD, OPT_STATS,
+	OPT_SAMPLE, OPT_SAMPLE_PERIOD, OPT_STATS, OPT_FREE_REGS,
 	OPT_SOURCE_DIR, OPT_KERNEL_DEBUG, OPT_BUDGET, OPT_WATCH, OPT_NO_MARKING, OPT_NO_HISTORY,
 };
 
@@ -224,6 +226,7 @@ static const struct option run_longopts[] = {
 	{ "kmsg", no_argument, NULL, OPT_KMSG },
 	{ "sample", required_argument, NULL, OPT_SAMPLE },
 	{ "sample-period", required_argument, NULL, OPT_SAMPLE_PERIOD },
+	{ "free-debug-regs", required_argument, NULL, OPT_FREE_REGS },
 	{ "marks", required_argument, NULL, OPT_MARKS },
 	{ "source-dir", required_argument, NULL, OPT_SOURCE_DIR },
 	{ "kernel-debug", required_argument, NULL, OPT_KERNEL_DEBUG },
@@ -379,6 +382,7 @@ static int parse_opt(struct run_args *a, int opt, char *arg)
 		break;
 	case OPT_SAMPLE:
 	case OPT_SAMPLE_PERIOD:
+	case OPT_FREE_REGS:
 		return parse_sample(a, opt, arg);
 	case OPT_MARKS:
 		a->o.marks_file = arg;
@@ -395,11 +399,20 @@ static int parse_opt(struct run_args *a, int opt, char *arg)
 	return 0;
 }
 
-/* --sample kprobes|breakpoints and --sample-period US. */
+/* --sample kprobes|breakpoints, --sample-period US and --free-debug-regs N. */
 static int parse_sample(struct run_args *a, int opt, const char *arg)
 {
 	char *end;
 
+	if (opt == OPT_FREE_REGS) {
+		errno = 0;
+		a->o.free_regs = strtoul(arg, &end, 10);
+		if (!errno && !*end && *arg && a->o.free_regs < KCSAND_HW_SLOTS)
+			return 0;
+		fprintf(stderr, "kcsanctl: run: --free-debug-regs: bad value '%s' (expected 0 to "
+				"%d)\n", arg, KCSAND_HW_SLOTS - 1);
+		return -1;
+	}
 	if (opt == OPT_SAMPLE_PERIOD) {
 		errno = 0;
 		a->o.kbp_period_us = strtoul(arg, &end, 10);
@@ -425,10 +438,19 @@ static int parse_sample(struct run_args *a, int opt, const char *arg)
 /* Debug registers: --watch first, one for escalation, sampling the rest. */
 static int kbp_registers(struct run_args *a)
 {
-	a->o.kbp_regs = a->nr_watches < KCSAND_HW_SLOTS - 1 ? KCSAND_HW_SLOTS - 1 - a->nr_watches : 0;
+	unsigned int taken = a->nr_watches + a->o.free_regs;
+
+	if (taken > KCSAND_HW_SLOTS - 1) {
+		fprintf(stderr, "kcsanctl: run: %d --watch and --free-debug-regs %u leave no debug "
+				"register for escalation (x86 has %d)\n", a->nr_watches,
+			a->o.free_regs, KCSAND_HW_SLOTS);
+		return -1;
+	}
+	a->o.kbp_regs = KCSAND_HW_SLOTS - 1 - taken;
 	if (a->o.sample == ENGINE_SAMPLE_BREAKPOINTS && !a->o.kbp_regs) {
 		fprintf(stderr, "kcsanctl: run: --sample breakpoints needs a debug register: at most "
-				"%d --watch with it\n", KCSAND_HW_SLOTS - 2);
+				"%d --watch and --free-debug-regs together with it\n",
+			KCSAND_HW_SLOTS - 2);
 		return -1;
 	}
 	return 0;

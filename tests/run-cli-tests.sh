@@ -63,6 +63,13 @@ fi
 expect_exit kernel_mode_without_kprobes_or_probe 2 'needs at least one --probe' "$CTL" run --kernel --duration 1
 expect_exit kernel_overhead_budget_out_of_range 2 "overhead_budget: bad value '0' \(expected 1\.\.100\)" \
 	"$CTL" run --kernel --overhead-budget 0 --probe vfs_read --duration 1
+# A debug register left to a debugger: a bad count, or one that leaves escalation none, is refused.
+expect_exit kernel_free_debug_regs_out_of_range 2 "free-debug-regs: bad value '4' \(expected 0 to 3\)" \
+	"$CTL" run --kernel --free-debug-regs 4 --probe vfs_read --duration 1
+expect_exit kernel_free_debug_regs_with_watches 2 'leave no debug register for escalation' \
+	"$CTL" run --kernel --free-debug-regs 2 --watch jiffies --watch jiffies_64 --duration 1
+expect_exit kernel_free_debug_regs_no_sampling 2 'breakpoints needs a debug register' \
+	"$CTL" run --kernel --free-debug-regs 3 --sample breakpoints --probe vfs_read --duration 1
 if [ ! -e /sys/bus/event_source/devices/kprobe ]; then
 	expect_exit kernel_without_kprobes 2 'has no kprobes: kernel mode needs CONFIG_KPROBES' \
 		"$CTL" run --kernel --probe 'vfs_*' --duration 1

@@ -880,6 +880,8 @@ static int start_loaded(struct engine *e)
 	err = hwbp__new(skel, e->opts.kernel, &e->hw);
 	if (err)
 		return err;
+	if (e->opts.kernel)
+		hwbp__limit(e->hw, KCSAND_HW_SLOTS - e->opts.free_regs);
 	if (e->opts.history && !e->opts.kernel) {
 		err = history__new(skel, e->multi, e->opts.verbose, &e->hist);
 		hb_pace__init(&e->hb_pace);
@@ -978,6 +980,13 @@ static int start_kbp(struct engine *e)
 		if (nmi)
 			pr_warn("breakpoints: %zu sites in NMI functions (*nmi*) left out\n", nmi);
 		err = n ? kbp__new(e->skel, addr, site, n, &ko, &e->kbp) : -ENOENT;
+	}
+	if (!err) {
+		struct kbp_stats st;
+
+		/* What sampling got is not the escalations' or a debugger's. */
+		kbp__stats(e->kbp, &st);
+		hwbp__limit(e->hw, KCSAND_HW_SLOTS - e->opts.free_regs - st.nregs);
 	}
 	free(addr);
 	free(site);

@@ -68,6 +68,7 @@ struct hwbp {
 	struct kcore kc;		/* kernel mode: the value at arming, opened on first use */
 	struct ksyms *ks;		/* kernel mode: functions to decode a trap in, loaded then */
 	struct hw_slot s[KCSAND_HW_SLOTS];
+	unsigned int max_slots;		/* of s[], the first max_slots may be used */
 	uint32_t gen;
 	struct hwbp_stats st;
 };
@@ -81,6 +82,7 @@ int hwbp__new(struct kcsand_bpf *skel, bool kernel, struct hwbp **out)
 	hw->skel = skel;
 	hw->kernel = kernel;
 	hw->kc.fd = -1;
+	hw->max_slots = KCSAND_HW_SLOTS;
 	if (!kernel)
 		hw->no_traps = hwbp__no_traps_why();
 	*out = hw;
@@ -354,7 +356,7 @@ static int take_slot(struct hwbp *hw)
 	uint64_t now = clock__now_ns(), oldest = UINT64_MAX;
 	int victim = -1;
 
-	for (int i = 0; i < KCSAND_HW_SLOTS; i++) {
+	for (int i = 0; i < (int)hw->max_slots; i++) {
 		if (hw->s[i].mode == KCSAND_HW_OFF)
 			return i;
 		if (hw->s[i].mode == KCSAND_HW_ESCALATION && hw->s[i].armed_ns < oldest &&
@@ -451,6 +453,12 @@ int hwbp__pair(struct hwbp *hw, const struct kcsand_hw_access *a, struct kcsand_
 		s->paired_ns = clock__now_ns();
 	hw->st.pairs++;
 	return 1;
+}
+
+void hwbp__limit(struct hwbp *hw, unsigned int slots)
+{
+	if (hw)
+		hw->max_slots = slots < KCSAND_HW_SLOTS ? slots : KCSAND_HW_SLOTS;
 }
 
 void hwbp__tick(struct hwbp *hw)

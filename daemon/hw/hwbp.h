@@ -104,6 +104,11 @@ void hwbp__later_write(const struct kcsand_report *race, const struct kcsand_hw_
 		       struct kcsand_report *out);
 /* Retire escalations that found nothing in time; from the poll loop. */
 void hwbp__tick(struct hwbp *hw);
+/*
+ * Kernel mode: the slots (debug registers of every CPU) escalations and
+ * watches may hold at once, so that sampling's and a debugger's stay free.
+ */
+void hwbp__limit(struct hwbp *hw, unsigned int slots);
 void hwbp__get_stats(const struct hwbp *hw, struct hwbp_stats *out);
 
 /*
