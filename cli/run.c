@@ -105,8 +105,9 @@ void run_help(FILE *out)
 		"  --sample-period US    breakpoints: how long each set of sites stays sampled;\n"
 		"                        default: set from --overhead-budget each second,\n"
 		"                        starting at %u µs\n"
-		"  --free-debug-regs N   kernel mode: leave N debug registers of each CPU to a\n"
-		"                        debugger (gdb, perf mem); sampling gets fewer\n"
+		"  --free-debug-regs N   kernel mode: leave N debug registers to a debugger\n"
+		"  --kcsan-exempt        kernel mode: also probe what KCSAN leaves uninstrumented\n"
+		"                        (arch/x86/kernel/, kernel/sched/, ...: vmlinux's DWARF)\n"
 		"  --kernel-debug PATH   a vmlinux or NAME.ko with DWARF: marking, file:line\n"
 		"                        in kernel frames, functions' sizes from its symbol table\n"
 		"                        (Debian: /usr/lib/debug/boot/vmlinux-RELEASE)\n"
@@ -205,7 +206,7 @@ struct run_args {
 enum {
 	OPT_SKIP = 256, OPT_UDELAY, OPT_FUNCS, OPT_OBJECT, OPT_PARAM, OPT_JSON, OPT_HALT,
 	OPT_PER_SITE, OPT_KERNEL, OPT_PROBE, OPT_DURATION, OPT_OUTPUT, OPT_MARKS, OPT_KMSG,
-	OPT_SAMPLE, OPT_SAMPLE_PERIOD, OPT_STATS, OPT_FREE_REGS,
+	OPT_SAMPLE, OPT_SAMPLE_PERIOD, OPT_STATS, OPT_FREE_REGS, OPT_KCSAN_EXEMPT,
 	OPT_SOURCE_DIR, OPT_KERNEL_DEBUG, OPT_BUDGET, OPT_WATCH, OPT_NO_MARKING, OPT_NO_HISTORY,
 };
 
@@ -227,6 +228,7 @@ static const struct option run_longopts[] = {
 	{ "sample", required_argument, NULL, OPT_SAMPLE },
 	{ "sample-period", required_argument, NULL, OPT_SAMPLE_PERIOD },
 	{ "free-debug-regs", required_argument, NULL, OPT_FREE_REGS },
+	{ "kcsan-exempt", no_argument, NULL, OPT_KCSAN_EXEMPT },
 	{ "marks", required_argument, NULL, OPT_MARKS },
 	{ "source-dir", required_argument, NULL, OPT_SOURCE_DIR },
 	{ "kernel-debug", required_argument, NULL, OPT_KERNEL_DEBUG },
@@ -335,6 +337,9 @@ static int parse_flag(struct run_args *a, int opt)
 		break;
 	case OPT_NO_HISTORY:
 		a->o.history = false;
+		break;
+	case OPT_KCSAN_EXEMPT:
+		a->o.kcsan_exempt = true;
 		break;
 	case 'v':
 		a->o.verbose++;

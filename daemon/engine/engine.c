@@ -569,7 +569,35 @@ struct src_sets {
 	struct engine *e;
 	struct src_set *v;
 	size_t n;
+	struct ksrc_funcs exempt;	/* vmlinux's functions KCSAN leaves uninstrumented */
 };
+
+static bool kernel_func_exempt(void *ctx, const struct ksym *k)
+{
+	return ksrc__has(&((struct src_sets *)ctx)->exempt, k->name);
+}
+
+/*
+ * What KCSAN's Makefiles leave uninstrumented, from the vmlinux's DWARF:
+ * left out of every target unless --kcsan-exempt.  KCSAN's reasons (boot
+ * hangs in arch/x86/kernel/, recursion in its own udelay, the tracer and
+ * lockdep, noise in kernel/sched/) hold for a debug register as much: the
+ * debug exception runs there too.  Without the vmlinux's DWARF the units
+ * are unknown: said for a large set, where it matters.
+ */
+static int exempt_load(struct engine *e, struct src_sets *ss)
+{
+	const char *vmlinux = engine_kernel_debug_file(e, NULL);
+	int err;
+
+	if (e->opts.kcsan_exempt || !vmlinux)
+		return 0;
+	err = ksrc__load_any(vmlinux, ksrc_kcsan_exempt, ksrc_nr_kcsan_exempt, &ss->exempt);
+	if (e->opts.verbose && !err)
+		pr_info("KCSAN leaves %zu compile units of %s uninstrumented (%zu functions): "
+			"not probed\n", ss->exempt.units, vmlinux, ss->exempt.n);
+	return err;
+}
 
 static bool kernel_func_in_source(void *ctx, const char *path, const struct ksym *k)
 {
@@ -616,6 +644,7 @@ static void src_sets_free(struct src_sets *ss)
 	for (size_t i = 0; i < ss->n; i++)
 		ksrc__free(&ss->v[i].f);
 	free(ss->v);
+	ksrc__free(&ss->exempt);
 }
 
 static int src_sets_load(struct engine *e, const char *const *specs, size_t nr,
@@ -660,8 +689,14 @@ static int src_sets_load(struct engine *e, const char *const *specs, size_t nr,
 }
 
 /* The matching functions left out of a kernel target, and why; how the others were sized. */
-static void print_kernel_stats(const struct engine *e, const struct ktarget_stats *skipped)
+static void print_kernel_stats(const struct engine *e, const struct ktarget_stats *skipped,
+			       size_t nr_sites)
 {
+	if (!e->opts.kcsan_exempt && !engine_kernel_debug_file(e, NULL) &&
+	    nr_sites >= KBP_AUTO_MIN_SITES)
+		pr_info("without the vmlinux's DWARF (--kernel-debug), what KCSAN leaves "
+			"uninstrumented (arch/x86/kernel/, kernel/sched/, ...) cannot be told by "
+			"its source: the %zu sites may include it\n", nr_sites);
 	if (e->opts.verbose)
 		pr_info("[kernel]: %zu functions sized from the debug files' symbol tables, %zu by "
 			"reachability (up to padding no branch passes)\n", skipped->sized_elf,
@@ -669,6 +704,13 @@ static void print_kernel_stats(const struct engine *e, const struct ktarget_stat
 	if (skipped->blacklisted && e->opts.verbose)
 		pr_info("%zu matching functions are on the kprobe blacklist\n",
 			skipped->blacklisted);
+	if (skipped->exempt)
+		pr_info("%zu matching functions are in code KCSAN leaves uninstrumented "
+			"(arch/x86/kernel/, kernel/sched/, ...): left out (--kcsan-exempt probes "
+			"them)\n", skipped->exempt);
+	if (skipped->pseudo && e->opts.verbose)
+		pr_warn("%zu matching symbols are generated code (BPF programs, ftrace and "
+			"kprobe trampolines): left out\n", skipped->pseudo);
 	if (skipped->init_text && e->opts.verbose)
 		pr_info("%zu matching functions are __init or __exit code, freed after boot\n",
 			skipped->init_text);
@@ -694,7 +736,8 @@ int engine__add_kernel(struct engine *e, const char *const *specs, size_t nr_spe
 	struct src_sets ss = { .e = e };
 	struct ktarget_skip skip = { .probed = kernel_func_probed_ss,
 				     .in_source = kernel_func_in_source,
-				     .debug_file = kernel_debug_ss, .ctx = &ss };
+				     .debug_file = kernel_debug_ss, .exempt = kernel_func_exempt,
+				     .ctx = &ss };
 	struct ktarget_stats skipped;
 	struct target_obj *obj;
 	struct ksyms *ks;
@@ -723,6 +766,8 @@ int engine__add_kernel(struct engine *e, const char *const *specs, size_t nr_spe
 	ksyms__free(e->ksyms);
 	e->ksyms = ks;
 	err = src_sets_load(e, specs, nr_specs, &ss);
+	if (!err)
+		err = exempt_load(e, &ss);
 	t1 = clock__now_ns();
 	if (!err)
 		err = ktarget__build(e->ksyms, specs, nr_specs, &e->opts.decode, &skip, &obj,
@@ -744,7 +789,7 @@ int engine__add_kernel(struct engine *e, const char *const *specs, size_t nr_spe
 		target_obj__free(obj);
 		return err;
 	}
-	print_kernel_stats(e, &skipped);
+	print_kernel_stats(e, &skipped, obj->sites.n);
 	return register_object(e, obj, true);
 }
 

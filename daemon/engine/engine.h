@@ -64,6 +64,7 @@ struct engine_opts {
 			     ENGINE_SAMPLE_BREAKPOINTS } sample;
 	unsigned int kbp_regs;		/* debug registers per CPU for sampling */
 	unsigned int free_regs;		/* kernel mode: debug registers left to a debugger */
+	bool kcsan_exempt;		/* kernel mode: probe what KCSAN leaves uninstrumented too */
 	unsigned int kbp_period_us;	/* how long a set of sites stays sampled: the first */
 	bool kbp_period_fixed;		/* --sample-period: kept, not set by the budget */
 };

@@ -11,22 +11,49 @@
 #include "util/array.h"
 #include "util/print.h"
 
-static bool unit_matches(Dwarf_Die *cu, const char *prefix)
+/*
+ * The unit's source path from the source root.  kbuild names most units
+ * relative to the root already ("fs/read_write.c", even in an O= build,
+ * whose DW_AT_comp_dir is the object tree), but assembly units absolutely
+ * ("/build/.../linux-6.1.192/arch/x86/kernel/head_64.S"): the root is
+ * then the deepest directory the name shares with an absolute comp_dir.
+ * A leading "./" goes too.  The path is never searched for PATH inside
+ * it: src:kernel/ must not take arch/x86/kernel/, which KCSAN leaves
+ * alone because instrumenting it hangs the boot.
+ */
+static const char *unit_path(Dwarf_Die *cu)
 {
 	const char *name = dwarf_diename(cu), *dir;
 	Dwarf_Attribute a;
-	size_t dlen, plen = strlen(prefix);
-	char slashed[512];
+	size_t root = 0;
 
 	if (!name)
-		return false;
+		return NULL;
 	dir = dwarf_formstring(dwarf_attr(cu, DW_AT_comp_dir, &a));
-	if (dir && !strncmp(name, dir, dlen = strlen(dir)) && name[dlen] == '/')
-		name += dlen + 1;
-	if (!strncmp(name, prefix, plen))
-		return true;
-	snprintf(slashed, sizeof(slashed), "/%s", prefix);
-	return strstr(name, slashed) != NULL;
+	if (name[0] == '/' && dir && dir[0] == '/') {
+		size_t dl = strlen(dir);
+
+		if (!strncmp(name, dir, dl) && name[dl] == '/')
+			root = dl + 1;
+		else
+			for (size_t i = 0; name[i] && name[i] == dir[i]; i++)
+				if (name[i] == '/')
+					root = i + 1;
+	}
+	name += root;
+	while (!strncmp(name, "./", 2))
+		name += 2;
+	return name;
+}
+
+static bool unit_matches(Dwarf_Die *cu, const char *const *prefixes, size_t nr)
+{
+	const char *path = unit_path(cu);
+
+	for (size_t i = 0; path && i < nr; i++)
+		if (!strncmp(path, prefixes[i], strlen(prefixes[i])))
+			return true;
+	return false;
 }
 
 static int push(struct ksrc_funcs *f, size_t *cap, const char *name)
@@ -62,7 +89,8 @@ static int cmp(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-int ksrc__load(const char *path, const char *prefix, struct ksrc_funcs *f)
+int ksrc__load_any(const char *path, const char *const *prefixes, size_t nr,
+		  struct ksrc_funcs *f)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC), err = 0;
 	Dwarf_Off off = 0, next;
@@ -71,19 +99,19 @@ int ksrc__load(const char *path, const char *prefix, struct ksrc_funcs *f)
 
 	if (fd < 0) {
 		err = -errno;
-		pr_warn("src:%s: cannot open %s: %s\n", prefix, path, strerror(-err));
+		pr_warn("src:%s: cannot open %s: %s\n", prefixes[0], path, strerror(-err));
 		return err;
 	}
 	dw = dwarf_begin(fd, DWARF_C_READ);
 	if (!dw) {
-		pr_warn("src:%s: %s has no DWARF: %s\n", prefix, path, dwarf_errmsg(-1));
+		pr_warn("src:%s: %s has no DWARF: %s\n", prefixes[0], path, dwarf_errmsg(-1));
 		close(fd);
 		return -ENODATA;
 	}
 	while (!err && dwarf_nextcu(dw, off, &next, &hsize, NULL, NULL, NULL) == 0) {
 		Dwarf_Die cu;
 
-		if (dwarf_offdie(dw, off + hsize, &cu) && unit_matches(&cu, prefix)) {
+		if (dwarf_offdie(dw, off + hsize, &cu) && unit_matches(&cu, prefixes, nr)) {
 			f->units++;
 			err = unit_functions(&cu, f, &cap);
 		}
@@ -94,6 +122,34 @@ int ksrc__load(const char *path, const char *prefix, struct ksrc_funcs *f)
 	qsort(f->names, f->n, sizeof(*f->names), cmp);
 	return err;
 }
+
+int ksrc__load(const char *path, const char *prefix, struct ksrc_funcs *f)
+{
+	return ksrc__load_any(path, &prefix, 1, f);
+}
+
+/*
+ * What KCSAN's Makefiles leave uninstrumented (KCSAN_SANITIZE := n, Linux
+ * 6.1), with their reasons: a directory ends in '/' and takes its subtree
+ * (kcsand takes the whole of arch/x86/kernel/ and arch/x86/mm/, where KCSAN
+ * excludes the top directories and cpu/common.c: the rest runs in the same
+ * entry, interrupt and CPU bring-up paths), a file is one unit.
+ */
+const char *const ksrc_kcsan_exempt[] = {
+	"arch/x86/kernel/",		/* "boot hangs during the first second" */
+	"arch/x86/mm/",			/* references __initdata */
+	"arch/x86/lib/delay.c",		/* KCSAN's own udelay: recursion */
+	"arch/x86/boot/", "arch/x86/realmode/", "arch/x86/purgatory/",
+	"arch/x86/entry/vdso/",		/* no runtime to call */
+	"drivers/firmware/efi/libstub/",
+	"kernel/kcsan/",		/* KCSAN itself */
+	"kernel/sched/",		/* "excessive noise and performance degradation" */
+	"kernel/trace/",		/* "recursion due to instrumentation" */
+	"kernel/softirq.c",		/* CPU-local data, overhead in interrupts */
+	"kernel/kcov.c", "kernel/stackleak.c",
+	"kernel/locking/lockdep.c",	/* recursion lockdep -> KCSAN -> lockdep */
+};
+const size_t ksrc_nr_kcsan_exempt = sizeof(ksrc_kcsan_exempt) / sizeof(ksrc_kcsan_exempt[0]);
 
 bool ksrc__has(const struct ksrc_funcs *f, const char *name)
 {

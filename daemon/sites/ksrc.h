@@ -19,11 +19,22 @@ struct ksrc_funcs {
 
 /*
  * Add to f the functions of the compile units of the ELF file path whose
- * source is under prefix: the unit's name relative to its compilation
- * directory starts with prefix, or its name has "/prefix" in it.  0, or a
- * negative errno with a message naming the file.
+ * source path from the source root starts with prefix (src:kernel/ takes
+ * kernel/sched/core.c, not arch/x86/kernel/nmi.c).  0, or a negative errno
+ * with a message naming the file.
  */
 int ksrc__load(const char *path, const char *prefix, struct ksrc_funcs *f);
+/* The same for the units under any of prefixes[0..nr): one pass over the DWARF. */
+int ksrc__load_any(const char *path, const char *const *prefixes, size_t nr,
+		  struct ksrc_funcs *f);
+
+/*
+ * The source paths KCSAN's Makefiles leave uninstrumented (KCSAN_SANITIZE
+ * := n), which kernel mode leaves out of every target unless told
+ * otherwise: a path ending in '/' is a subtree, any other one file.
+ */
+extern const char *const ksrc_kcsan_exempt[];
+extern const size_t ksrc_nr_kcsan_exempt;
 bool ksrc__has(const struct ksrc_funcs *f, const char *name);
 void ksrc__free(struct ksrc_funcs *f);
 

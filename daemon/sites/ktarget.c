@@ -152,6 +152,19 @@ static void init_text(const struct ksyms *ks, uint64_t range[2])
 	}
 }
 
+/*
+ * kallsyms names code that belongs to no module as if it did: BPF
+ * programs' JIT images ("[bpf]"), ftrace's trampolines and kprobes'
+ * instruction slots ("[__builtin__ftrace]", "[__builtin__kprobes]").  It is
+ * generated, comes and goes at run time (a breakpoint on a freed JIT image
+ * would land on the next program there), and ours is among it: never a
+ * site, whatever a glob says.
+ */
+static bool pseudo_module(const struct ksym *k)
+{
+	return k->module && (!strcmp(k->module, "bpf") || !strncmp(k->module, "__builtin__", 11));
+}
+
 /* The functions the specs select, less the blacklisted and those already probed. */
 static int select_funcs(struct ksyms *ks, const struct kernel_spec *sp, size_t nr_specs,
 			const struct ktarget_skip *skip, const struct blacklist *bl,
@@ -175,8 +188,16 @@ static int select_funcs(struct ksyms *ks, const struct kernel_spec *sp, size_t n
 			match = !(sp[j].exclude && spec_matches(&sp[j], k, skip));
 		if (!match)
 			continue;
+		if (pseudo_module(k)) {
+			skipped->pseudo++;
+			continue;
+		}
 		if (blacklist_has(bl, k->addr)) {
 			skipped->blacklisted++;
+			continue;
+		}
+		if (!k->module && skip && skip->exempt && skip->exempt(skip->ctx, k)) {
+			skipped->exempt++;
 			continue;
 		}
 		if (k->addr >= init[0] && k->addr < init[1]) {

@@ -34,6 +34,8 @@ struct ktarget_skip {
 	 * function ends where no branch reaches past its padding.  May be NULL.
 	 */
 	const char *(*debug_file)(void *ctx, const char *module);
+	/* Is k in code KCSAN leaves uninstrumented (ksrc_kcsan_exempt)?  May be NULL. */
+	bool (*exempt)(void *ctx, const struct ksym *k);
 	void *ctx;
 };
 
@@ -42,6 +44,8 @@ struct ktarget_stats {
 	size_t blacklisted;	/* on the kernel's kprobe blacklist */
 	size_t probed;		/* skip->probed() said so */
 	size_t init_text;	/* __init functions, freed after boot */
+	size_t exempt;		/* in code KCSAN leaves uninstrumented (skip->exempt) */
+	size_t pseudo;		/* text of no module: BPF programs, trampolines, kprobe slots */
 	size_t sized_elf;	/* decoded over st_size from a debug file's symbol table */
 	size_t sized_reach;	/* decoded up to padding that no branch reaches past */
 };

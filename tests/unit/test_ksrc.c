@@ -2,8 +2,8 @@
 /*
  * src:PATH site sets (sites/ksrc.h), on a scenario program built with -g
  * (build/tests/scenarios/plain_write_vs_read): the functions of the compile
- * units under a path, relative to the compilation directory or as a
- * path's tail, and none for a path no unit has.
+ * units under a path from the source root (never a path's tail), and
+ * none for a path no unit has.
  */
 #include <libgen.h>
 #include <limits.h>
@@ -27,9 +27,21 @@ int main(int argc, char **argv)
 		ASSERT_FALSE(ksrc__has(&f, "printf"), "not a declaration");
 		ksrc__free(&f);
 	}
-	TEST(path_tail) {
+	/* Issue 21: src:kernel/ took arch/x86/kernel/ through a "/kernel/" substring. */
+	TEST(path_from_the_root_only) {
 		ASSERT_OK(ksrc__load(prog, "scenarios/plain_write", &f), "load");
-		ASSERT_TRUE(ksrc__has(&f, "reader"), "matched as a path's tail");
+		ASSERT_EQ(f.units, 0, "a path inside the unit's path is not from the root");
+		ksrc__free(&f);
+		ASSERT_OK(ksrc__load(prog, "tests/scenarios/plain_write", &f), "load");
+		ASSERT_TRUE(ksrc__has(&f, "reader"), "the same path from the root (control)");
+		ksrc__free(&f);
+	}
+	TEST(several_prefixes_one_pass) {
+		const char *const prefixes[] = { "fs/", "tests/scenarios/" };
+
+		ASSERT_OK(ksrc__load_any(prog, prefixes, 2, &f), "load");
+		ASSERT_EQ(f.units, 1, "the unit under the second prefix");
+		ASSERT_TRUE(ksrc__has(&f, "writer"), "its functions");
 		ksrc__free(&f);
 	}
 	TEST(no_unit) {
