@@ -58,6 +58,8 @@ struct kbp_cpu {
 	struct bpf_link *link[KCSAND_KXBP_SLOTS];
 	pthread_t mover;
 	bool started;
+	bool online;			/* at start, then as the hotplug scan saw it */
+	_Atomic bool down;		/* went offline: its mover stops */
 	bool pinned;			/* the mover runs on this CPU: local moves */
 	bool parked[KCSAND_KXBP_SLOTS];	/* disabled: the budget took the register away */
 	_Atomic uint64_t moves, move_ns;	/* written by the mover, read for stats */
@@ -85,7 +87,9 @@ struct kbp {
 	_Atomic uint8_t *seen;		/* bit 0: sampled, bit 1: refused */
 	size_t n;
 	struct perf_event_attr attr;	/* as opened: MODIFY_ATTRIBUTES wants it unchanged but bp_addr */
-	struct kbp_cpu cpu[KBP_MAX_CPUS];
+	struct kbp_cpu cpu[KBP_MAX_CPUS];	/* every CPU the machine may bring online */
+	struct kbp_cpu *lead;		/* its mover runs the budget and the hotplug scan */
+	uint64_t hotplug_ns;		/* the last scan (the lead's mover only) */
 	unsigned int ncpus, nregs;
 	struct kbp_sched sched;		/* under lock */
 	struct kbp_control ctl;
@@ -116,32 +120,46 @@ static void shuffle(struct kbp *k)
 	}
 }
 
-static int online_cpus(struct kbp *k)
+/* Is CPU c online?  A CPU without an online file (the boot CPU, often) cannot go offline. */
+static bool cpu_online(int c)
+{
+	char path[64];
+	FILE *f;
+	int on = 1;
+
+	snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu%d/online", c);
+	f = fopen(path, "re");
+	if (!f)
+		return true;
+	if (fscanf(f, "%d", &on) != 1)
+		on = 1;
+	fclose(f);
+	return on != 0;
+}
+
+/*
+ * Every CPU the machine may bring online (up to KBP_MAX_CPUS, said when
+ * there are more), whether online now or not: one brought online later is
+ * found by the hotplug scan (scan_hotplug).
+ */
+static int all_cpus(struct kbp *k)
 {
 	long n = sysconf(_SC_NPROCESSORS_CONF);
+	unsigned int up = 0;
 
+	if (n > KBP_MAX_CPUS)
+		pr_warn("breakpoints: the machine has %ld CPUs: only the first %d are sampled\n",
+			n, KBP_MAX_CPUS);
 	for (long c = 0; c < n && c < KBP_MAX_CPUS; c++) {
-		char path[64];
+		struct kbp_cpu *kc = &k->cpu[k->ncpus++];
 
-		snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu%ld/online", c);
-		if (c && !access(path, R_OK)) {
-			FILE *f = fopen(path, "re");
-			int on = 1;
-
-			if (f) {
-				if (fscanf(f, "%d", &on) != 1)
-					on = 1;
-				fclose(f);
-			}
-			if (!on)
-				continue;
-		}
-		k->cpu[k->ncpus].k = k;
-		k->cpu[k->ncpus].cpu = (int)c;
-		memset(k->cpu[k->ncpus].fd, -1, sizeof(k->cpu[k->ncpus].fd));
-		k->ncpus++;
+		kc->k = k;
+		kc->cpu = (int)c;
+		kc->online = cpu_online((int)c);
+		up += kc->online;
+		memset(kc->fd, -1, sizeof(kc->fd));
 	}
-	return k->ncpus ? 0 : -ENODEV;
+	return up ? 0 : -ENODEV;
 }
 
 static void count_sampled(struct kbp *k, size_t i)
@@ -342,6 +360,102 @@ out:
 }
 
 /*
+ * Pinned to its CPU, so that its moves are local calls, and real-time
+ * (SCHED_FIFO, the lowest priority): a mover starved by the workload would
+ * leave its registers on sites that may be hot, and the budget (the lead's
+ * mover) unenforced.  Either failure is said: moves then cost an IPI, or
+ * wait for the workload.
+ */
+static void mover_setup(struct kbp_cpu *c)
+{
+	struct sched_param sp = { .sched_priority = 1 };
+	cpu_set_t set;
+	int err;
+
+	CPU_ZERO(&set);
+	CPU_SET(c->cpu, &set);
+	err = pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+	c->pinned = !err;
+	if (err)
+		pr_warn("breakpoints: cannot pin CPU %d's mover to it: %s (its moves are IPIs "
+			"from another CPU)\n", c->cpu, strerror(err));
+	err = pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp);
+	if (err && c == c->k->lead)
+		pr_warn("breakpoints: cannot make the movers real-time: %s (a busy machine may "
+			"delay moves and the budget)\n", strerror(err));
+}
+
+static void *mover(void *arg);
+
+/* CPU c came online: its registers at the cycle's current sites, and a mover. */
+static int cpu_up(struct kbp *k, struct kbp_cpu *c)
+{
+	uint64_t pos = atomic_load(&k->last_pos);
+	int err = 0;
+
+	for (unsigned int r = 0; r < k->nregs && !err; r++) {
+		long i = site_at(k, pos + r, 1, KBP_MAX_TRIES);
+
+		err = i < 0 ? -ENOENT : open_event(k, c, r, i);
+	}
+	c->down = false;
+	if (!err)
+		err = -pthread_create(&c->mover, NULL, mover, c);
+	if (err) {
+		for (unsigned int r = 0; r < KCSAND_KXBP_SLOTS; r++)
+			close_event(c, r);
+		pr_warn("breakpoints: CPU %d came online but cannot be sampled: %s\n", c->cpu,
+			strerror(-err));
+		return err;
+	}
+	c->started = true;
+	pr_info("breakpoints: CPU %d came online: sampling it with %u registers\n", c->cpu,
+		k->nregs);
+	return 0;
+}
+
+/* CPU c went offline: its mover stops, its events close (a new start if it comes back). */
+static void cpu_down(struct kbp *k, struct kbp_cpu *c)
+{
+	if (c->started) {
+		pthread_mutex_lock(&k->lock);
+		c->down = true;
+		pthread_cond_broadcast(&k->wake);
+		pthread_mutex_unlock(&k->lock);
+		pthread_join(c->mover, NULL);
+		c->started = false;
+	}
+	for (unsigned int r = 0; r < KCSAND_KXBP_SLOTS; r++)
+		close_event(c, r);
+	pr_info("breakpoints: CPU %d went offline\n", c->cpu);
+}
+
+/*
+ * Once a second, from the lead's mover: CPUs brought online since are
+ * sampled, and those taken offline let go (their events would stay off, and
+ * their movers unpinned, when they came back).  The lead's own CPU is not
+ * scanned: its mover does the scan.
+ */
+static void scan_hotplug(struct kbp *k, uint64_t now)
+{
+	if (now - k->hotplug_ns < KBP_CONTROL_NS)
+		return;
+	k->hotplug_ns = now;
+	for (unsigned int i = 0; i < k->ncpus; i++) {
+		struct kbp_cpu *c = &k->cpu[i];
+		bool on = cpu_online(c->cpu);
+
+		if (c == k->lead || on == c->online)
+			continue;
+		c->online = on;
+		if (on)
+			cpu_up(k, c);
+		else
+			cpu_down(k, c);
+	}
+}
+
+/*
  * A CPU's mover: at each step's time, every register in use to its site,
  * the others parked.  A mover that wakes late skips to the current step,
  * so that the CPUs stay on the same sites; a site it skipped was sampled on
@@ -352,11 +466,8 @@ static void *mover(void *arg)
 	struct kbp_cpu *c = arg;
 	struct kbp *k = c->k;
 	uint64_t next = 1;	/* the step this mover waits for */
-	cpu_set_t set;
 
-	CPU_ZERO(&set);
-	CPU_SET(c->cpu, &set);
-	c->pinned = !pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+	mover_setup(c);
 	for (;;) {
 		struct kbp_sched sc;
 		uint64_t t, s, pos;
@@ -372,13 +483,13 @@ static void *mover(void *arg)
 				next = sc.s_base;
 			due = sc.t_base + (next - sc.s_base) * sc.period_ns;
 			t = clock__now_ns();
-			if (k->stop || t >= due)
+			if (k->stop || c->down || t >= due)
 				break;
 			ts = (struct timespec){ .tv_sec = due / 1000000000ull,
 						.tv_nsec = due % 1000000000ull };
 			pthread_cond_timedwait(&k->wake, &k->lock, &ts);
 		}
-		stop = k->stop;
+		stop = k->stop || c->down;
 		pthread_mutex_unlock(&k->lock);
 		if (stop)
 			break;
@@ -392,8 +503,10 @@ static void *mover(void *arg)
 		}
 		if (pos + sc.regs > atomic_load(&k->last_pos))
 			atomic_store(&k->last_pos, pos + sc.regs);
-		if (c == &k->cpu[0] && k->o.budget > 0)
+		if (c == k->lead && k->o.budget > 0)
 			control(k, t, s);
+		if (c == k->lead)
+			scan_hotplug(k, t);
 		next = s + 1;
 	}
 	return NULL;
@@ -407,7 +520,8 @@ static int open_reg(struct kbp *k, unsigned int r)
 		int err = i < 0 ? -ENOENT : 0;
 
 		for (unsigned int c = 0; c < k->ncpus && !err; c++)
-			err = open_event(k, &k->cpu[c], r, i);
+			if (k->cpu[c].online)
+				err = open_event(k, &k->cpu[c], r, i);
 		if (!err) {
 			count_sampled(k, i);
 			return 0;
@@ -501,8 +615,15 @@ static int start_movers(struct kbp *k)
 	k->min_period_us = k->max_period_us = k->o.period_us;
 	k->min_regs = k->nregs;
 	for (unsigned int c = 0; c < k->ncpus; c++) {
-		int err = pthread_create(&k->cpu[c].mover, NULL, mover, &k->cpu[c]);
+		if (k->cpu[c].online && !k->lead)
+			k->lead = &k->cpu[c];
+	}
+	for (unsigned int c = 0; c < k->ncpus; c++) {
+		int err;
 
+		if (!k->cpu[c].online)
+			continue;
+		err = pthread_create(&k->cpu[c].mover, NULL, mover, &k->cpu[c]);
 		if (err)
 			return -err;
 		k->cpu[c].started = true;
@@ -532,7 +653,7 @@ int kbp__new(struct kcsand_bpf *skel, const uint64_t *addr, const uint32_t *site
 	memcpy(k->addr, addr, n * sizeof(*addr));
 	memcpy(k->site, site, n * sizeof(*site));
 	shuffle(k);
-	err = online_cpus(k);
+	err = all_cpus(k);
 	if (!err)
 		err = open_regs(k);
 	/* After open_regs (it sets attr); a fixed period has no budget to serve. */
@@ -564,7 +685,6 @@ void kbp__stats(const struct kbp *k, struct kbp_stats *st)
 	st->sampled = k->sampled;
 	st->refused = k->refused;
 	st->nregs = k->nregs;
-	st->ncpus = k->ncpus;
 	st->cycles = atomic_load(&k->last_pos) / k->n;
 	st->period_us = k->sched.period_ns / 1000;	/* one word, read without the lock */
 	st->min_period_us = k->min_period_us;
@@ -575,7 +695,8 @@ void kbp__stats(const struct kbp *k, struct kbp_stats *st)
 	for (unsigned int c = 0; c < k->ncpus; c++) {
 		st->retargets += k->cpu[c].moves;
 		st->retarget_ns += k->cpu[c].move_ns;
-		st->pinned += k->cpu[c].pinned;
+		st->pinned += k->cpu[c].pinned && k->cpu[c].online;
+		st->ncpus += k->cpu[c].online;
 	}
 }
 
@@ -588,6 +709,11 @@ void kbp__free(struct kbp *k)
 		k->stop = true;
 		pthread_cond_broadcast(&k->wake);
 		pthread_mutex_unlock(&k->lock);
+	}
+	/* The lead first: its hotplug scan starts and stops the others. */
+	if (k->lead && k->lead->started) {
+		pthread_join(k->lead->mover, NULL);
+		k->lead->started = false;
 	}
 	for (unsigned int c = 0; c < k->ncpus; c++) {
 		/* Joined first: a mover must not move an event being closed. */
