@@ -433,6 +433,11 @@ static int mark_kernel_object(struct engine *e, struct target_obj *obj, const st
 	struct kmark_stats ks;
 	int err = kmark__apply(obj, e->ksyms, NULL, kernel_debug_cb, e, mo, &ks);
 
+	/* Said always: the next run would read the DWARF again (minutes for a subsystem). */
+	if (!err && ks.cache_err)
+		pr_warn("[kernel]: cannot write the marking cache %s: %s (the next run marks "
+			"from the DWARF again; KCSAND_CACHE_DIR names a writable directory)\n",
+			ks.cache_path, strerror(-ks.cache_err));
 	if (err || !e->opts.verbose)
 		return err;
 	pr_info("[kernel]: marking from %zu debug file%s%s\n", ks.debug_files,

@@ -57,6 +57,11 @@ fi
 [ -n "$kcsan_vm_out" ] || die "no kcsan_vm_out= on the kernel command line"
 mkdir -p "/host$kcsan_vm_out" 2>/dev/null
 mount -t 9p -o "$opts" out "/host$kcsan_vm_out" || die "cannot mount the output share (9p tag out) at $kcsan_vm_out"
+# kcsand's marking cache, kept on the host between boots (guest.sh sets KCSAND_CACHE_DIR).
+if [ -n "$kcsan_vm_cache" ]; then
+	mkdir -p "/host$kcsan_vm_cache" 2>/dev/null
+	mount -t 9p -o "$opts" cache "/host$kcsan_vm_cache" || say "cannot mount the cache share at $kcsan_vm_cache"
+fi
 echo "$t_init $(cut -d' ' -f1 /proc/uptime)" > "/host$kcsan_vm_out/init-uptime"
 
 chroot /host /bin/bash "$kcsan_vm_repo/tests/vm/guest.sh" "$kcsan_vm_out"

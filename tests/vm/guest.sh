@@ -27,6 +27,8 @@ cd "$OUT" || exit 2
 . "$OUT/job.env"
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 export HOME=/tmp TMPDIR=/tmp KCSAN_VM_GUEST=1 KCSAN_VM_OUT="$OUT"
+# The share guest-init.sh mounted, writable: the verdicts outlive this boot.
+[ -z "${kcsan_vm_cache:-}" ] || [ -n "${KCSAND_CACHE_DIR:-}" ] || export KCSAND_CACHE_DIR=$kcsan_vm_cache
 
 stage() { echo "$1 $(cut -d' ' -f1 /proc/uptime)" >> "$OUT/stages"; }
 say() { echo "kcsan-vm(guest): $*" > /dev/console; }

@@ -81,4 +81,13 @@ check_cmd "a guest that never reaches /init ends the harness with 2 (got $rc)" [
 check_cmd "it was booted twice, each said" [ "$(grep -c 'did not reach /init within 1s (console' "$WORK/hung.err")" = 2 ]
 check_cmd "the failure names the boot limit" grep -q 'kcsan-vm: boot: the guest did not reach /init within 1s, twice' "$WORK/hung.err"
 
+# ---- the marking cache's share: what the guest writes to KCSAND_CACHE_DIR is on the host
+mkdir -p "$WORK/cache"; rm -f "$WORK/cache/guest-wrote"
+KCSAN_VM_PROBE_CMD="bash -c 'echo \"cache \$KCSAND_CACHE_DIR\"; echo x > \$KCSAND_CACHE_DIR/guest-wrote' fake" \
+	"$VM" --timeout 60 --cache-dir "$WORK/cache" --out "$WORK/runcache" --probe none -- true \
+	> "$WORK/runcache.out" 2> "$WORK/runcache.err"
+rc=$?
+check_cmd "the guest's KCSAND_CACHE_DIR is --cache-dir, writable, kept on the host (exit $rc)" \
+	eval '[ $rc = 0 ] && grep -qx "cache $WORK/cache" "$WORK/runcache.out" && [ -s "$WORK/cache/guest-wrote" ]'
+
 finish
