@@ -5,6 +5,7 @@
  * the site sampler's arming in arm.c, the shared types in engine_int.h.
  */
 #include <errno.h>
+#include <fnmatch.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -987,6 +988,39 @@ static int load(struct engine *e)
 	return start_loaded(e);
 }
 
+/*
+ * Code an execute breakpoint must never be on: the code that moves one.
+ * x86's arch_uninstall_hw_breakpoint() clears its slot (bp_per_reg) before
+ * it clears DR7, so when a mover moves a register off a site in that window,
+ * the uninstall itself traps on it, the #DB handler finds no event for the
+ * register, returns without setting RF, and the instruction traps again, for
+ * ever, with interrupts off: a silent wedge (issue 21; its src:kernel/ took
+ * arch/x86/kernel/).  The window calls set_dr_addr_mask() on AMD.  By name,
+ * so that --kcsan-exempt and sets without DWARF are safe too.
+ */
+static const char *const kbp_never[] = { "*hw_breakpoint*", "*dr_addr_mask*", "*debugreg*" };
+
+static bool kbp_excluded(const char *name, size_t *nmi, size_t *machinery)
+{
+	/*
+	 * A kprobe refuses NMI code by itself; a debug register does not:
+	 * leave out the functions named for it too (the BPF side also skips
+	 * any hit under an NMI, and the kprobe blacklist, noinstr and entry
+	 * code are out already: ktarget.c).
+	 */
+	if (strstr(name, "nmi")) {
+		(*nmi)++;
+		return true;
+	}
+	for (size_t i = 0; i < sizeof(kbp_never) / sizeof(kbp_never[0]); i++) {
+		if (!fnmatch(kbp_never[i], name, 0)) {
+			(*machinery)++;
+			return true;
+		}
+	}
+	return false;
+}
+
 /* Every kernel site, addresses and cookies, into the code-breakpoint sampler's cycle. */
 static int start_kbp(struct engine *e)
 {
@@ -995,7 +1029,7 @@ static int start_kbp(struct engine *e)
 		.budget = e->opts.kbp_period_fixed ? 0 :
 			  e->opts.params.v[PARAM_OVERHEAD_BUDGET] / 100.0,
 		.seed = (unsigned int)clock__now_ns(), .verbose = e->opts.verbose };
-	size_t n = 0, nmi = 0, total = engine__nr_sites(e);
+	size_t n = 0, nmi = 0, machinery = 0, total = engine__nr_sites(e);
 	uint64_t *addr = malloc(total * sizeof(*addr));
 	uint32_t *site = malloc(total * sizeof(*site));
 	int err = -ENOMEM;
@@ -1013,22 +1047,17 @@ static int start_kbp(struct engine *e)
 			for (size_t j = 0; j < eo->obj->sites.n; j++) {
 				const struct site *st = &eo->obj->sites.v[j];
 
-				if (strstr(eo->obj->funcs[st->func].name, "nmi")) {
-					nmi++;
+				if (kbp_excluded(eo->obj->funcs[st->func].name, &nmi, &machinery))
 					continue;
-				}
 				addr[n] = st->vaddr;
 				site[n++] = eo->first + j;
 			}
 		}
-		/*
-		 * A kprobe refuses NMI code by itself; a debug register does
-		 * not, and a trap there would stall in an NMI: leave out the
-		 * functions named for it (the kprobe blacklist, noinstr and
-		 * entry code are out already: ktarget.c).
-		 */
 		if (nmi)
 			pr_warn("breakpoints: %zu sites in NMI functions (*nmi*) left out\n", nmi);
+		if (machinery)
+			pr_warn("breakpoints: %zu sites in the code that moves breakpoints "
+				"(*hw_breakpoint*, *dr_addr_mask*, *debugreg*) left out\n", machinery);
 		err = n ? kbp__new(e->skel, addr, site, n, &ko, &e->kbp) : -ENOENT;
 	}
 	if (!err) {
