@@ -80,6 +80,28 @@ static __u32 *bpf_param(struct kcsand_params *b, enum param_id id)
 #undef BPF_PARAM_CASE
 
 /* The BPF object's parameters for these options, before load. */
+/*
+ * Kernel mode: a value the BPF side cuts to its ceiling (include/kcsand.h),
+ * whatever the parameter says, is said when set: a kernel stall has
+ * interrupts off.
+ */
+static void say_kernel_ceiling(const struct engine_opts *o, int id, unsigned int v)
+{
+	const struct param_desc *p;
+	size_t n;
+
+	if (!o->kernel)
+		return;
+	p = param__table(&n);
+	if ((id == PARAM_UDELAY_TASK || id == PARAM_UDELAY_INTERRUPT ||
+	     id == PARAM_CONSUMER_WAIT_US) && v > KCSAND_KERNEL_WAIT_MAX_US)
+		pr_warn("kernel mode: %s=%u is cut to %u µs in BPF (a kernel stall has interrupts "
+			"off)\n", p[id].name, v, KCSAND_KERNEL_WAIT_MAX_US);
+	else if (id == PARAM_STALL_BUDGET_US && (!v || v > KCSAND_KERNEL_STALL_BUDGET_MAX_US))
+		pr_warn("kernel mode: stall_budget_us=%u is cut to %u in BPF (a kernel stall has "
+			"interrupts off)\n", v, KCSAND_KERNEL_STALL_BUDGET_MAX_US);
+}
+
 static void bpf_params_fill(struct kcsand_params *b, const struct engine_opts *o)
 {
 	memset(b, 0, sizeof(*b));
@@ -88,6 +110,7 @@ static void bpf_params_fill(struct kcsand_params *b, const struct engine_opts *o
 
 		if (slot)
 			*slot = o->params.v[id];
+		say_kernel_ceiling(o, id, o->params.v[id]);
 	}
 	/* Kernel mode: every task that enters the probed code; the kernel has no "target". */
 	b->trace_all = o->kernel || o->trace_all;
@@ -111,6 +134,8 @@ void engine__set_param(struct engine *e, const struct param_desc *p, unsigned in
 	if (p->at_load && e->skel)
 		return;
 	e->opts.params.v[p->id] = v;
+	if (e->skel)
+		say_kernel_ceiling(&e->opts, p->id, v);
 	/* The mmapped .data of the loaded object: the program sees it at its next hit. */
 	if (slot)
 		*(volatile __u32 *)slot = v;
