@@ -725,7 +725,7 @@ static void print_kernel_stats(const struct engine *e, const struct ktarget_stat
 {
 	if (!e->opts.kcsan_exempt && !engine_kernel_debug_file(e, NULL) &&
 	    nr_sites >= KBP_AUTO_MIN_SITES)
-		pr_info("without the vmlinux's DWARF (--kernel-debug), what KCSAN leaves "
+		pr_warn("without the vmlinux's DWARF (--kernel-debug), what KCSAN leaves "
 			"uninstrumented (arch/x86/kernel/, kernel/sched/, ...) cannot be told by "
 			"its source: the %zu sites may include it\n", nr_sites);
 	if (e->opts.verbose)
@@ -736,7 +736,7 @@ static void print_kernel_stats(const struct engine *e, const struct ktarget_stat
 		pr_info("%zu matching functions are on the kprobe blacklist\n",
 			skipped->blacklisted);
 	if (skipped->exempt)
-		pr_info("%zu matching functions are in code KCSAN leaves uninstrumented "
+		pr_warn("%zu matching functions are in code KCSAN leaves uninstrumented "
 			"(arch/x86/kernel/, kernel/sched/, ...): left out (--kcsan-exempt probes "
 			"them)\n", skipped->exempt);
 	if (skipped->pseudo && e->opts.verbose)

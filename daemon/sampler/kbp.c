@@ -409,7 +409,7 @@ static int cpu_up(struct kbp *k, struct kbp_cpu *c)
 		return err;
 	}
 	c->started = true;
-	pr_info("breakpoints: CPU %d came online: sampling it with %u registers\n", c->cpu,
+	pr_warn("breakpoints: CPU %d came online: sampling it with %u registers\n", c->cpu,
 		k->nregs);
 	return 0;
 }
@@ -427,7 +427,7 @@ static void cpu_down(struct kbp *k, struct kbp_cpu *c)
 	}
 	for (unsigned int r = 0; r < KCSAND_KXBP_SLOTS; r++)
 		close_event(c, r);
-	pr_info("breakpoints: CPU %d went offline\n", c->cpu);
+	pr_warn("breakpoints: CPU %d went offline\n", c->cpu);
 }
 
 /*
