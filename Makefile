@@ -113,6 +113,8 @@ vm-tests: all scenario-programs $(OUT)/tests/daemon/watch_level $(OUT)/tests/dae
 	tests/timed.sh tests/vm/core-kernel.sh
 	tests/timed.sh tests/vm/daemon-kernel.sh
 	tests/timed.sh tests/vm/kernel-scale.sh
+	tests/timed.sh tests/vm/kernel-safety.sh
+	tests/timed.sh tests/vm/kernel-wedge.sh
 
 # Benchmarks: one script per question in bench/, each printing ratios measured in one run
 # (docs/PERFORMANCE.md).

@@ -1,0 +1,92 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# Guest side of tests/vm/kernel-safety.sh (issue 21's safety and scope), run by
+# tests/vm/kcsan-vm as its probe command, in the guest:
+#
+#   safety-steps.sh --probe SPEC... -- COMMAND...     (the specs and command are unused)
+#
+# Each step writes its output to $KCSAN_VM_OUT/STEP.log and its exit status to steps.rc:
+#   ceiling    breakpoints over the racy module with --udelay-task 100000 and
+#              stall_budget_us=0: the BPF side clamps every stall (stalls_clamped);
+#   heartbeat  kprobes over the module, kcsanctl stopped (SIGSTOP) for 4 s in the
+#              middle of a round: its probes check nothing meanwhile (heartbeat_missed);
+#   hotplug    CPU 1 offline at the start, brought online during a breakpoint run:
+#              sampled from then on (said, and breakpoint_regs ends as 3x2);
+#   freeregs   --free-debug-regs 1: sampling takes 2 registers, and another program
+#              gets a breakpoint on every CPU meanwhile (hwbp-check.txt);
+#   exempt, exemptall
+#              with the vmlinux's DWARF, sched_clock_cpu (kernel/sched/) is left out
+#              of '--probe sched_clock_cpu --probe vfs_read', and probed with
+#              --kcsan-exempt;
+#   srcroot    src:kernel/ takes kernel/time/ and not arch/x86/kernel/ (with
+#              --kcsan-exempt, which would leave arch/x86/kernel/ out anyway);
+#   cache, cached, cachero
+#              marking vfs_read from the vmlinux's DWARF twice: the verdicts go to the
+#              harness's cache share (KCSAND_CACHE_DIR) and come back from it; then
+#              with a cache directory on the read-only root: said, not silent;
+#   kill       a breakpoint run killed with SIGKILL leaves nothing behind;
+# then what BPF still holds (bpf-after.txt).
+set -u
+OUT=${KCSAN_VM_OUT:?run by tests/vm/kcsan-vm}
+REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+KCSANCTL=$OUT/kcsanctl
+[ -x "$KCSANCTL" ] || KCSANCTL=$REPO/build/kcsanctl
+cd "$REPO" || exit 1
+KO=$(ls "$REPO"/build/vm/kmod-*/kcsan_race/kcsan_race.ko 2>/dev/null | head -1)
+VMLINUX=/usr/lib/debug/boot/vmlinux-$(uname -r)
+W=tests/kmod/kcsan_race/workload.sh
+mod=(--probe module:kcsan_race --probe '!kcsan_race_hidden_writer' --probe '!race_thread_fn')
+common=(--kernel --output - --skip-watch 10 --overhead-budget 100 ${KO:+--kernel-debug "$KO"})
+step() { echo "$1 $2" >> "$OUT/steps.rc"; }
+: > "$OUT/steps.rc"
+
+"$KCSANCTL" run "${common[@]}" --udelay-task 100000 --param stall_budget_us=0 \
+	--sample breakpoints --sample-period 2000 "${mod[@]}" -- $W 300000 200 1 > "$OUT/ceiling.log" 2>&1
+step ceiling $?
+
+# sh's parent is kcsanctl: stopped for 4 s while the round goes on.
+"$KCSANCTL" run "${common[@]}" --udelay-task 300 --sample kprobes --probe kcsan_race_reader \
+	--probe kcsan_race_writer -- sh -c "$W 100000 120 1 & sleep 3; kill -STOP \$PPID; sleep 4;
+		kill -CONT \$PPID; wait" > "$OUT/heartbeat.log" 2>&1
+step heartbeat $?
+
+C1=/sys/devices/system/cpu/cpu1/online
+echo 0 > $C1; cat $C1 > "$OUT/cpu1-before.txt"
+"$KCSANCTL" run "${common[@]}" --udelay-task 300 --sample breakpoints --sample-period 2000 \
+	"${mod[@]}" -- sh -c "sleep 3; echo 1 > $C1; sleep 2; $W 200000 120 1" > "$OUT/hotplug.log" 2>&1
+step hotplug $?
+echo 1 > $C1
+
+X=$REPO/build/vm/xbp
+"$KCSANCTL" run "${common[@]}" --udelay-task 300 --sample breakpoints --sample-period 2000 \
+	--free-debug-regs 1 "${mod[@]}" -- sh -c "sleep 2; $X/hwbp-check $X/hwbp_check.bpf.o \
+	> $OUT/hwbp-check.txt 2>&1; echo \$? >> $OUT/hwbp-check.txt" > "$OUT/freeregs.log" 2>&1
+step freeregs $?
+
+"$KCSANCTL" run --kernel --output - -v --no-marking --kernel-debug "$VMLINUX" \
+	--probe sched_clock_cpu --probe vfs_read --duration 1 > "$OUT/exempt.log" 2>&1
+step exempt $?
+"$KCSANCTL" run --kernel --output - -v --no-marking --kernel-debug "$VMLINUX" --kcsan-exempt \
+	--probe sched_clock_cpu --probe vfs_read --duration 1 > "$OUT/exemptall.log" 2>&1
+step exemptall $?
+"$KCSANCTL" run --kernel --output - -v --no-marking --kernel-debug "$VMLINUX" \
+	--kcsan-exempt --sample breakpoints --probe src:kernel/ --duration 1 > "$OUT/srcroot.log" 2>&1
+step srcroot $?
+for s in cache cached; do
+	"$KCSANCTL" run --kernel --output - -v --kernel-debug "$VMLINUX" --probe vfs_read \
+		--duration 1 > "$OUT/$s.log" 2>&1
+	step $s $?
+done
+echo "${KCSAND_CACHE_DIR:-}" > "$OUT/cache-dir.txt"
+KCSAND_CACHE_DIR=/usr/share/kcsand-cache-ro "$KCSANCTL" run --kernel --output - \
+	--kernel-debug "$VMLINUX" --probe vfs_read --duration 1 > "$OUT/cachero.log" 2>&1
+step cachero $?
+
+"$KCSANCTL" run "${common[@]}" --sample breakpoints --sample-period 2000 "${mod[@]}" \
+	-- sh -c "$W 400000 120 1 & sleep 3; kill -KILL \$PPID; wait" > "$OUT/kill.log" 2>&1
+step kill $?
+# The killed run's round goes on without it: let it end before the module goes.
+for _ in $(seq 600); do [ "$(cat /sys/module/kcsan_race/parameters/busy)" = 0 ] && break; sleep 0.2; done
+bpftool link list > "$OUT/bpf-after.txt" 2>&1
+exit 0
