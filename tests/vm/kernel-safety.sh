@@ -107,8 +107,11 @@ else
 	bad kcsan_exempt_opt_in "exit $(step exemptall): $(grep -E 'func|rror' "$out/exemptall.log" | head -3 | tr '\n' ';')"
 fi
 
-# src:kernel/ is kernel/ from the source root: kernel/time/ in, arch/x86/kernel/ out.
-if ran srcroot && func_listed srcroot timekeeping_advance && ! func_listed srcroot default_idle; then
+# src:kernel/ is kernel/ from the source root: kernel/time/ and kernel/fork.c in,
+# four functions only arch/x86/kernel/ defines out, though --kcsan-exempt keeps it.
+if ran srcroot && func_listed srcroot timekeeping_advance && func_listed srcroot copy_process &&
+   ! func_listed srcroot default_idle && ! func_listed srcroot get_sigframe &&
+   ! func_listed srcroot arch_ptrace && ! func_listed srcroot copy_thread; then
 	ok src_path_from_root
 	grep -m1 '^kcsand: src:kernel/' "$out/srcroot.log" | sed 's/^/     /'
 else
