@@ -68,7 +68,7 @@ if [[ $(step machinery) =~ ^(0|66)$ ]] && [ -n "$M" ] &&
 else
 	bad breakpoint_machinery_never_sampled "exit $(step machinery): $(grep -E 'breakpoints:|rror' "$out/machinery.log" 2>/dev/null | head -3 | tr '\n' ';')"
 fi
-S=$(grep -m1 '^kcsand: [0-9]* reports*, ' "$out/scale.log" 2>/dev/null)
+S=$(grep -hm1 '^kcsand: [0-9]* reports*, ' "$out/scale.stats" "$out/scale.log" 2>/dev/null | head -1)
 if [[ $(step scale) =~ ^(0|66)$ ]] && [ -n "$S" ]; then
 	ok run_ended_with_summary
 	echo "     $(grep -oE '[0-9]+ sites' <<< "$S")"

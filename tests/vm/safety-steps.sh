@@ -37,7 +37,8 @@ KO=$(ls "$REPO"/build/vm/kmod-*/kcsan_race/kcsan_race.ko 2>/dev/null | head -1)
 VMLINUX=/usr/lib/debug/boot/vmlinux-$(uname -r)
 W=tests/kmod/kcsan_race/workload.sh
 mod=(--probe module:kcsan_race --probe '!kcsan_race_hidden_writer' --probe '!race_thread_fn')
-common=(--kernel --output - --skip-watch 10 --overhead-budget 100 ${KO:+--kernel-debug "$KO"})
+# -v: every counter in the summary line (and the module's 45 sites listed).
+common=(--kernel --output - -v --skip-watch 10 --overhead-budget 100 ${KO:+--kernel-debug "$KO"})
 step() { echo "$1 $2" >> "$OUT/steps.rc"; }
 : > "$OUT/steps.rc"
 

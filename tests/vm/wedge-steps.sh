@@ -10,7 +10,7 @@
 #              moved every 2 ms: the code that moves a breakpoint must never carry
 #              one (a move off a site in its window trapped for ever, the wedge);
 #   scale      breakpoints over the specs (src:fs/ src:mm/ src:kernel/) around
-#              COMMAND for SECONDS, no marking;
+#              COMMAND for SECONDS, no marking (every counter in scale.stats);
 # each STEP's output in $KCSAN_VM_OUT/STEP.log, its exit status in steps.rc.
 set -u
 OUT=${KCSAN_VM_OUT:?run by tests/vm/kcsan-vm}
@@ -24,7 +24,7 @@ shift
 	--probe arch_uninstall_hw_breakpoint --probe vfs_read --duration 10 > "$OUT/machinery.log" 2>&1
 echo "machinery $?" >> "$OUT/steps.rc"
 "$KCSANCTL" run --kernel --output - --sample breakpoints --no-marking --kernel-debug "$vmlinux" \
-	"${specs[@]}" --duration "$secs" -- "$@" > "$OUT/scale.log" 2>&1
+	--stats "$OUT/scale.stats" "${specs[@]}" --duration "$secs" -- "$@" > "$OUT/scale.log" 2>&1
 echo "scale $?" >> "$OUT/steps.rc"
 grep -q '^BUG: KCSAN:' "$OUT/scale.log" && exit 66
 exit 0
