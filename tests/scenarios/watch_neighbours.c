@@ -23,16 +23,11 @@
 #include "scenario.h"
 
 /* kcsand-test: name=watch_neighbours needs=hwbp args="-v --functions tick --watch odd_level" expect=none log_re="hw_outside: [1-9]" */
-/* kcsand-test: name=watch_neighbours_level needs=hwbp args="--halt-on-error --functions tick --watch odd_level" prog_args="level" expect=report title="data-race in peek_level / poke_level" access="^read to 0x[0-9a-f]+ of 2 bytes by task [0-9]+ on cpu [0-9]+:$" access="^write to 0x[0-9a-f]+ of 2 bytes by task [0-9]+ on cpu [0-9]+:$" */
+/* kcsand-test: name=watch_neighbours_level needs=hwbp args="--functions tick --watch odd_level" prog_args="level" expect=report title="data-race in peek_level / poke_level" access="^read to 0x[0-9a-f]+ of 2 bytes by task [0-9]+ on cpu [0-9]+:$" access="^write to 0x[0-9a-f]+ of 2 bytes by task [0-9]+ on cpu [0-9]+:$" */
 /* Where debug registers do not trap, --watch is refused with the reason. */
 /* kcsand-test: name=watch_neighbours_refused needs=nohwbp args="--functions tick --watch odd_level" expect=error log_re="^kcsand: watch: odd_level: this machine's debug registers do not trap" */
 
-/*
- * Seconds each thread runs: the race on the level runs until --halt-on-error ends
- * it at the first report (a loaded machine may keep the threads apart for a
- * while); the neighbours, which must stay silent, run 4 s.
- */
-#define SECONDS (on_level ? 30 : 4)
+#define SECONDS 4
 
 struct cell {
 	unsigned char before;
