@@ -46,10 +46,14 @@ step() { echo "$1 $2" >> "$OUT/steps.rc"; }
 	--sample breakpoints --sample-period 2000 "${mod[@]}" -- $W 300000 200 1 > "$OUT/ceiling.log" 2>&1
 step ceiling $?
 
-# sh's parent is kcsanctl: stopped for 4 s while the round goes on.
+# sh's parent is kcsanctl: stopped for 4 s while rounds go on.  Rounds run until
+# the stop is over: one fixed round could end before it on a quiet host, and the
+# stopped daemon then had no hit to miss.
 "$KCSANCTL" run "${common[@]}" --udelay-task 300 --sample kprobes --probe kcsan_race_reader \
-	--probe kcsan_race_writer -- sh -c "$W 100000 120 1 & sleep 3; kill -STOP \$PPID; sleep 4;
-		kill -CONT \$PPID; wait" > "$OUT/heartbeat.log" 2>&1
+	--probe kcsan_race_writer -- sh -c "rm -f $OUT/resumed
+		(until [ -e $OUT/resumed ]; do $W 20000 120 1 || exit; done) & sleep 3
+		kill -STOP \$PPID; sleep 4; kill -CONT \$PPID; touch $OUT/resumed; wait" \
+	> "$OUT/heartbeat.log" 2>&1
 step heartbeat $?
 
 C1=/sys/devices/system/cpu/cpu1/online
