@@ -7,6 +7,9 @@
 #
 #   ok NAME [NOTE]           "ok   NAME", or "ok   NAME  (NOTE)"
 #   fail NAME WHY            "FAIL NAME: WHY"
+#                            Both end with "  [N s]" when a second or more went by
+#                            since the previous result, so that CI's log shows
+#                            which case a slow suite spends its time in.
 #   not_applicable NAMES WHY "n/a  NAMES: WHY" (counted neither way)
 #   check NAME EXPECTED GOT  ok when the two are equal, else a failure saying both
 #   check_cmd NAME CMD...    ok when CMD succeeds
@@ -19,14 +22,30 @@
 
 passed=0
 failed=0
+lib_last_result=${EPOCHREALTIME/[.,]/}
+
+# lib_took: sets lib_took to "  [N.N s]" since the previous result (or the
+# sourcing) when that is 1 s or more, else to nothing.
+lib_took() {
+	local now=${EPOCHREALTIME/[.,]/} us
+
+	us=$((now - lib_last_result))
+	lib_last_result=$now
+	lib_took=
+	if ((us >= 1000000)); then
+		printf -v lib_took '  [%d.%d s]' $((us / 1000000)) $((us / 100000 % 10))
+	fi
+}
 
 ok() {
-	echo "ok   $1${2:+  ($2)}"
+	lib_took
+	echo "ok   $1${2:+  ($2)}$lib_took"
 	passed=$((passed + 1))
 }
 
 fail() {
-	echo "FAIL $1: $2"
+	lib_took
+	echo "FAIL $1: $2$lib_took"
 	failed=$((failed + 1))
 }
 
