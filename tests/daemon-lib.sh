@@ -179,11 +179,14 @@ for line in sys.argv[2:]:
 PY
 }
 
-# wait_title MARK TITLE [TIMEOUT]: until a report with TITLE came after MARK.
+# wait_title MARK TITLE [TIMEOUT]: until a report with TITLE came after MARK, for
+# at least KCSAND_TEST_WAIT_S (120) seconds: on a loaded machine a race can take
+# a minute to be caught, and the wait ends at the report.
 wait_title() {
-	local i
+	local i limit=${3:-0}
 
-	for ((i = 0; i < ${3:-20} * 4; i++)); do
+	((limit < ${KCSAND_TEST_WAIT_S:-120})) && limit=${KCSAND_TEST_WAIT_S:-120}
+	for ((i = 0; i < limit * 4; i++)); do
 		(( $(count_title "$1" "$2") > 0 )) && return 0
 		sleep 0.25
 	done

@@ -105,7 +105,7 @@ $rep"
 	done
 	check report_two_hw_lines "2" "$(grep -c '^hardware watchpoint: ' <<<"$rep")"
 else
-	fail report_title "'BUG: KCSAN: $TITLE' within 40 s; stats: $("$CTL" stats | grep -E 'hw_|data_races' | tr '\n' ' ')"
+	fail report_title "'BUG: KCSAN: $TITLE' in time; stats: $("$CTL" stats | grep -E 'hw_|data_races' | tr '\n' ' ')"
 fi
 check stats_hw_slots "1" "$(stat_value hw_slots_in_use)"
 if (($(stat_value hw_traps) > 0)); then ok stats_hw_traps; else fail stats_hw_traps "hw_traps > 0"; fi
@@ -191,7 +191,7 @@ start_daemon "$TMP/kcsand.conf" || { finish; exit; }
 check config_watch "1: user level pid=$target" "$("$CTL" watch list | head -1 | cut -d' ' -f1-4)"
 check config_watch_from_config "true" "$("$CTL" -j watch list | jq '.watches[0].from_config')"
 m=$(log_mark)
-if wait_title "$m" "$TITLE" 40; then ok config_watch_reports; else fail config_watch_reports "'$TITLE' within 40 s"; fi
+if wait_title "$m" "$TITLE" 40; then ok config_watch_reports; else fail config_watch_reports "'$TITLE' in time"; fi
 printf 'report_once_in_ms 100\ntarget user %s --functions tick\nwatch level:3 --pid %s\n' \
 	"$PROG" "$target" >"$TMP/kcsand.conf"
 kill -HUP "$DPID"; sleep 1
@@ -217,7 +217,7 @@ if wait_title "$m" "data-race in lib_bump / lib_bump" 40; then
 		on { print } on && /^====/ { exit }')
 	check library_watch_hw_lines "2" "$(grep -c '^hardware watchpoint: the .* was seen by a debug register' <<<"$rep")"
 else
-	fail library_watch_report "'data-race in lib_bump / lib_bump' within 40 s"
+	fail library_watch_report "'data-race in lib_bump / lib_bump' in time"
 fi
 stop_daemon
 check stop_config "0" "$?"
