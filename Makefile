@@ -114,7 +114,7 @@ vm-tests: all scenario-programs $(OUT)/tests/daemon/watch_level $(OUT)/tests/dae
 	tests/timed.sh tests/vm/daemon-kernel.sh
 	tests/timed.sh tests/vm/kernel-scale.sh
 	tests/timed.sh tests/vm/kernel-safety.sh
-	tests/timed.sh tests/vm/kernel-wedge.sh
+	tests/timed.sh tests/vm/kernel-wedge.sh 30
 
 # Benchmarks: one script per question in bench/, each printing ratios measured in one run
 # (docs/PERFORMANCE.md).

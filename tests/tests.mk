@@ -193,7 +193,7 @@ DAEMON_TESTS := tests/kcsanctl-usage.sh tests/daemon-config.sh tests/daemon-cont
 		tests/daemon-procs.sh
 
 # The user-mode soak, short: SOAK_CHECK_S seconds (tests/soak/user-soak.sh runs 600).
-SOAK_CHECK_S	?= 75
+SOAK_CHECK_S	?= 45
 SOAK_PROGRAMS	:= $(patsubst %,$(OUT)/tests/scenarios/%,plain_write_vs_read rmw_array \
 		   mutex_protected c11_acquire_release thread_private)
 

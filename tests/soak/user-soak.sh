@@ -10,7 +10,7 @@
 #
 #   tests/soak/user-soak.sh [BUILD_DIR [SECONDS]]     (root; 600 s by default)
 #
-# make check runs it for 75 s.
+# make check runs it for 45 s.
 
 . "$(dirname "$0")/../daemon-lib.sh"
 need_root user-soak

@@ -13,7 +13,7 @@
 # kernel log has no lockup, RCU stall, hung task or warning; the scale run's
 # figures are printed (sites, traps, checks, stalls clamped, hits left alone).
 #
-#   tests/vm/kernel-wedge.sh [SECONDS]        (default 60; the size: 600)
+#   tests/vm/kernel-wedge.sh [SECONDS]        (default 60, make check 30; the size: 600)
 #
 # KCSAND_WEDGE_KCSANCTL names another kcsanctl (an older build, to compare).
 # Prints "ok NAME" / "FAIL NAME: ..." and "N passed, N failed"; files removed when
