@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * The engine's internals, shared by engine.c (objects, load, attach,
- * parameters), pipeline.c (the report pipeline) and arm.c
- * (the site sampler's arming).  Nothing outside the engine includes it.
+ * The engine's internals, shared by engine.c (open, load, start, poll,
+ * close, parameters), engine_objects.c (objects, attach, marking, kernel
+ * site sets), engine_summary.c (counters, the summary), pipeline.c (the
+ * report pipeline) and arm.c (the site sampler's arming).  Nothing outside
+ * the engine includes it.
  */
 #ifndef KCSAND_ENGINE_INT_H
 #define KCSAND_ENGINE_INT_H
@@ -117,6 +119,16 @@ static inline uint64_t probe_off(const struct site *s)
  * it was decoded (target_obj__changed), before anything attaches again.
  */
 void engine_drop_changed(struct engine *e);
+
+/* engine_objects.c */
+/* Every probe of eo off; its links freed. */
+void engine_detach_object(struct engine_object *eo);
+/* Probe every object added before load (engine__start), then the sampler or code breakpoints. */
+int engine_attach_added(struct engine *e);
+
+/* engine.c */
+/* libbpf's warnings as debug messages while on: kprobe refusals say why themselves. */
+void engine_libbpf_quiet(bool on);
 
 /* arm.c */
 /* What the sampled sites, and the history's sync probes, may each spend: % of native time. */
