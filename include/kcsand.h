@@ -453,7 +453,7 @@ enum kcsand_hb_op {
 	 */
 	KCSAND_HB_LOCK_RDI,
 	/*
-	 * Memory changing owner (bpf/history.bpf.h, hb_forget): the range's
+	 * Memory changing owner (bpf/history_shadow.bpf.h, hb_forget): the range's
 	 * remembered accesses are forgotten at entry, as TSan's allocator
 	 * hooks do; a later allocation of it then starts with none.
 	 */
@@ -463,7 +463,7 @@ enum kcsand_hb_op {
 	/*
 	 * Data through a file descriptor: the kernel orders a write before
 	 * the read that returns its bytes.  The object is what both ends
-	 * share (bpf/history.bpf.h, hb_fd_object): a pipe, a connection.
+	 * share (bpf/history_sync.bpf.h, hb_fd_object): a pipe, a connection.
 	 */
 	KCSAND_HB_FD_WRITE,	/* entry: release the file of fd arg0 (write, send, ...) */
 	KCSAND_HB_FD_READ,	/* return: acquire it if the result is > 0 (read, recv, ...) */

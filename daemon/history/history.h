@@ -48,7 +48,7 @@ void history__get_stats(const struct history *hist, struct history_stats *out);
  */
 uint64_t history__unclocked_hits(const struct history *hist);
 /*
- * Releases whose clock entries could not all be raised (bpf/history.bpf.h,
+ * Releases whose clock entries could not all be raised (bpf/history_clock.bpf.h,
  * HB_CAS_TRIES): an edge lost, so the engine drops the history's reports
  * from the first one on, as for a thread without a clock.
  */

@@ -1,0 +1,270 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * The history detector's clocks: vector clocks joined in place, each
+ * thread's slot and clock, release and acquire on a sync object, a
+ * marked access as the sync operation it is.  Included by history.bpf.h
+ * after its maps, before history_shadow.bpf.h.
+ */
+#ifndef KCSAND_HISTORY_CLOCK_BPF_H
+#define KCSAND_HISTORY_CLOCK_BPF_H
+
+/*
+ * The clock loops are global functions: the verifier checks a global
+ * function once per program, and a static one again at every call, which
+ * made loading the history's programs take half a second.
+ */
+struct hb_vc {
+	__u32 c[HB_SLOTS];
+};
+
+/* dst = max(dst, src), entry by entry. */
+__noinline int hb_vc_join_g(struct hb_vc *dst, const struct hb_vc *src)
+{
+	if (!dst || !src)
+		return 0;
+	for (int i = 0; i < HB_SLOTS; i++) {
+		__u32 s = src->c[i];
+
+		if (dst->c[i] < s)
+			dst->c[i] = s;
+	}
+	return 0;
+}
+
+/*
+ * The same into a clock other threads join into at the same time.  A
+ * compare-and-swap fails only when another release raised the entry in
+ * between, so a few tries do; should HB_CAS_TRIES all fail, the entry may
+ * stay below what this thread released, an edge lost: counted, and the
+ * daemon drops the history's reports from then on (history.h).
+ */
+#define HB_CAS_TRIES	32
+
+__noinline int hb_vc_join_atomic_g(struct hb_vc *dst, const struct hb_vc *src)
+{
+	if (!dst || !src)
+		return 0;
+	for (int i = 0; i < HB_SLOTS; i++) {
+		__u32 c = src->c[i];
+		int r;
+
+		for (r = 0; r < HB_CAS_TRIES; r++) {
+			__u32 old = dst->c[i];
+
+			if (old >= c || __sync_val_compare_and_swap(&dst->c[i], old, c) == old)
+				break;
+		}
+		if (r == HB_CAS_TRIES)
+			__sync_fetch_and_add(&hb_counters[KCSAND_HB_CTR_CAS_LOST], 1);
+	}
+	return 0;
+}
+
+#define hb_vc_join(dst, src) hb_vc_join_g((struct hb_vc *)(dst), (const struct hb_vc *)(src))
+#define hb_vc_join_atomic(dst, src) \
+	hb_vc_join_atomic_g((struct hb_vc *)(dst), (const struct hb_vc *)(src))
+
+/*
+ * A free slot of process p for a thread created by parent, taken; -1 if
+ * none.  A thread with no known creator comes with a zeroed one.
+ */
+__noinline int hb_take_slot(struct hb_proc *p, const struct hb_thread *parent)
+{
+	if (!p || !parent)
+		return -1;
+	for (int i = 0; i < HB_SLOTS; i++) {
+		__u64 bit = 1ULL << i;
+		__u32 last = p->last_clock[i];
+
+		/*
+		 * A slot a thread left is taken again only by a thread whose
+		 * creator knew all that thread did (it joined it): the new
+		 * thread's own entry then says nothing false about the old one.
+		 */
+		if (last && parent->vc[i] < last)
+			continue;
+		if (!(p->used & bit) && !(__sync_fetch_and_or(&p->used, bit) & bit))
+			return i;
+	}
+	return -1;
+}
+
+/*
+ * A new thread: a free slot of its process, its own entry above the last
+ * clock of that slot's previous thread, and what its creator knew.  With
+ * more than HB_SLOTS threads alive or not joined, the new one has no
+ * clock: its accesses are not checked, its sync is not traced.
+ */
+static __noinline struct hb_thread *hb_new_thread(__u32 tid, __u32 tgid,
+						  const struct hb_thread *parent)
+{
+	struct hb_thread *t;
+	struct hb_proc *p;
+	__u32 start = 1;
+	int slot;
+
+	p = hb_get(&hb_procs, &tgid);
+	if (!p)
+		return NULL;
+	slot = hb_take_slot(p, parent ? parent : hb_zero_value());
+	if (slot >= 0)
+		start = p->last_clock[slot & (HB_SLOTS - 1)] + 1;
+	if (slot < 0) {
+		hb_count(KCSAND_HB_CTR_NO_SLOT);
+		return NULL;
+	}
+	t = hb_get(&hb_threads, &tid);
+	if (!t)
+		return NULL;
+	t->slot = slot;
+	t->tgid = tgid;
+	/* A new thread is in no sync call yet (hb_new_gen). */
+	t->gen = hb_gen;
+	if (parent)
+		hb_vc_join(t->vc, parent->vc);
+	t->vc[slot & (HB_SLOTS - 1)] = start;
+	p->cur_clock[slot & (HB_SLOTS - 1)] = start;
+	return t;
+}
+
+static __always_inline struct hb_thread *hb_self(void)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 tid = (__u32)id;
+	struct hb_thread *t = bpf_map_lookup_elem(&hb_threads, &tid);
+
+	return t ? t : hb_new_thread(tid, id >> 32, NULL);
+}
+
+/* A new epoch of the thread, published for hb_acquire_all(). */
+static __always_inline void hb_tick(struct hb_thread *t)
+{
+	__u32 s = t->slot & (HB_SLOTS - 1), tgid = t->tgid;
+	struct hb_proc *p;
+
+	t->vc[s]++;
+	p = bpf_map_lookup_elem(&hb_procs, &tgid);
+	if (p)
+		p->cur_clock[s] = t->vc[s];
+}
+
+static __noinline void hb_release(struct hb_thread *t, __u64 addr, int new_epoch)
+{
+	struct hb_key k = { .tgid = t->tgid, .addr = addr };
+	struct hb_sync *s = hb_get(&hb_syncs, &k);
+	__u32 tgid = t->tgid;
+	struct hb_proc *p;
+
+	if (!s) {
+		hb_count(KCSAND_HB_CTR_SYNC_FULL);
+		p = bpf_map_lookup_elem(&hb_procs, &tgid);
+		if (!p)
+			return;
+		hb_vc_join_atomic(p->overflow, t->vc);
+		p->overflowed = 1;
+	} else {
+		hb_vc_join_atomic(s->vc, t->vc);
+	}
+	if (new_epoch && !t->once_depth)
+		hb_tick(t);
+}
+
+static __noinline void hb_acquire(struct hb_thread *t, __u64 addr)
+{
+	struct hb_key k = { .tgid = t->tgid, .addr = addr };
+	struct hb_sync *s = bpf_map_lookup_elem(&hb_syncs, &k);
+	__u32 tgid = t->tgid;
+	struct hb_proc *p;
+
+	if (!s) {
+		/* Never released, or released when hb_syncs was full (hb_proc.overflow). */
+		p = bpf_map_lookup_elem(&hb_procs, &tgid);
+		if (p && p->overflowed)
+			hb_vc_join(t->vc, p->overflow);
+		return;
+	}
+	/* Entries read while a release adds to them: each is one it had, or more. */
+	hb_vc_join(t->vc, s->vc);
+}
+
+/*
+ * A sync call returned whose entry went unseen, across a pause of the sync
+ * probes: which object it acquired is not known, so it is taken to have
+ * acquired every epoch of its process so far.  That can hide a race; it
+ * never makes one up.
+ */
+__noinline int hb_acquire_all(struct hb_thread *t)
+{
+	struct hb_proc *p;
+	__u32 tgid;
+
+	if (!t)
+		return 0;
+	tgid = t->tgid;
+	p = bpf_map_lookup_elem(&hb_procs, &tgid);
+	if (!p)
+		return 0;
+	for (int i = 0; i < HB_SLOTS; i++) {
+		__u32 c = p->cur_clock[i] > p->last_clock[i] ? p->cur_clock[i] : p->last_clock[i];
+
+		if (t->vc[i] < c)
+			t->vc[i] = c;
+	}
+	return 0;
+}
+
+/*
+ * The thread's first event since the sync probes were put back.  It may be
+ * returning from a call it entered while they were off (a mutex it waited
+ * for), whose return is unseen: a uretprobe only sees the returns of calls
+ * entered while it was attached.  So it is taken to have acquired all that
+ * its process did so far, and the calls it was in are forgotten.
+ */
+static __always_inline void hb_new_gen(struct hb_thread *t)
+{
+	if (t->gen == hb_gen)
+		return;
+	t->gen = hb_gen;
+	t->depth = 0;
+	hb_acquire_all(t);
+}
+
+/* The marked load of the thread's last event has run by now: acquire what it read. */
+static __always_inline void hb_settle(struct hb_thread *t)
+{
+	__u64 a = t->pending_acq;
+
+	if (a) {
+		t->pending_acq = 0;
+		hb_acquire(t, a);
+	}
+}
+
+/*
+ * A marked access is a sync operation on its granule (C11 and C++ atomics,
+ * READ_ONCE and the like): a load acquires, a store releases, a
+ * read-modify-write does both.  A probe runs before its instruction,
+ * except on a lock-prefixed one (probe_delta): an acquire before the load
+ * has run would miss the release it reads from, so it waits for the
+ * thread's next event.
+ */
+static __always_inline void hb_marked(struct hb_thread *t, const struct kcsand_site *site,
+				      __u64 addr)
+{
+	__u64 obj = addr & ~7ULL;
+
+	hb_count(KCSAND_HB_CTR_MARKED);
+	/* The source names the order (memory_order_relaxed ...): only what it says. */
+	if ((site->flags & KCSAND_SITE_READ) && site->order != KCSAND_ORDER_RELAXED &&
+	    site->order != KCSAND_ORDER_RELEASE) {
+		if (site->probe_delta)
+			hb_acquire(t, obj);
+		else
+			t->pending_acq = obj;
+	}
+	if ((site->flags & KCSAND_SITE_WRITE) && site->order != KCSAND_ORDER_RELAXED &&
+	    site->order != KCSAND_ORDER_ACQUIRE)
+		hb_release(t, obj, 1);
+}
+
+#endif

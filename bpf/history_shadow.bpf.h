@@ -1,0 +1,517 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * The history detector's shadow: each sampled access checked against the
+ * accesses its granule remembers, remembered in turn with its stack; the
+ * report of a race; memory forgotten when it changes owner.  Included by
+ * history.bpf.h after history_clock.bpf.h.
+ */
+#ifndef KCSAND_HISTORY_SHADOW_BPF_H
+#define KCSAND_HISTORY_SHADOW_BPF_H
+
+/*
+ * Frames of the current access, kept once per distinct stack; 0 if not
+ * kept.  A report comes later, so the copy for the CFI unwind is taken
+ * now, once per stack too, and named by the key: scratch->copy_key asks
+ * history_access() for it.  Without frame pointers the walk gives the
+ * site alone, whatever the callers: sp, the same for the same callers in
+ * one thread, tells those stacks apart.
+ */
+static __always_inline __u64 hb_stack_key(void *ctx, struct hb_scratch *scratch)
+{
+	struct pt_regs *regs = ctx;	/* a perf_event ctx starts with its registers too */
+	__u64 key = 0xcbf29ce484222325ULL;
+	struct hb_stack *st;
+	long n;
+	int nr;
+
+	n = bpf_get_stack(ctx, scratch->stk.ip, sizeof(scratch->stk.ip), BPF_F_USER_STACK);
+	if (n <= 0)
+		return 0;
+	nr = n / 8;
+	scratch->stk.nr = nr;
+	for (int i = 0; i < KCSAND_MAX_STACK; i++) {
+		if (i >= nr)
+			break;
+		key = (key ^ scratch->stk.ip[i]) * 0x100000001b3ULL;
+	}
+	key = ((key ^ nr) * 0x100000001b3ULL ^ regs->sp) & ~KCSAND_USTACK_SEQ;
+	if (!key)
+		key = 1;
+	st = bpf_map_lookup_elem(&hb_stacks, &key);
+	if (!st) {
+		scratch->stk.copied = 0;
+		if (bpf_map_update_elem(&hb_stacks, &key, &scratch->stk, BPF_NOEXIST) &&
+		    !bpf_map_lookup_elem(&hb_stacks, &key)) {
+			hb_count(KCSAND_HB_CTR_NO_STACK);
+			return 0;
+		}
+		st = bpf_map_lookup_elem(&hb_stacks, &key);
+	}
+	if (st && !st->copied)
+		scratch->copy_key = key;
+	return key;
+}
+
+/*
+ * The copy of a remembered stack, for the CFI unwind of a report that
+ * may come later (ustack.bpf.h): once per stack, while the ring buffer
+ * has room.
+ */
+static __always_inline void hb_stack_copy(struct pt_regs *regs, __u64 key)
+{
+	struct hb_stack *st;
+
+	if (!ustack_room() || !ustack_send(regs, key))
+		return;
+	st = bpf_map_lookup_elem(&hb_stacks, &key);
+	if (st)
+		st->copied = 1;
+}
+
+/* Once per HB_REPORT_GAP_NS for a pair of sites: the daemon dedups, the ring need not carry them. */
+static __always_inline int hb_report_due(__u32 other_site, __u32 this_site, __u64 now)
+{
+	struct hb_pair pair = { .a = other_site, .b = this_site };
+	__u64 *last = bpf_map_lookup_elem(&hb_reported, &pair);
+
+	if (last && now - *last < HB_REPORT_GAP_NS)
+		return 0;
+	bpf_map_update_elem(&hb_reported, &pair, &now, BPF_ANY);
+	return 1;
+}
+
+/* The report: this access as a watchpoint consumer would fill it, the remembered one as it was. */
+static __noinline void hb_report(void *ctx, const struct hb_access *a, const struct hb_cell *o,
+				 __u32 tgid, __u64 now)
+{
+	__u64 addr = a->addr;
+	struct kcsand_report *rec;
+	const struct hb_stack *st;
+	__u64 id = bpf_get_current_pid_tgid();
+	long n;
+
+	rec = bpf_ringbuf_reserve(&events, sizeof(*rec), 0);
+	if (!rec) {
+		counter_add(KCSAND_CTR_RECORDS_DROPPED, 1);
+		return;
+	}
+	__builtin_memset(rec, 0, offsetof(struct kcsand_report, this));
+	rec->type = KCSAND_REC_REPORT;
+	/* No value was sampled: the pair itself is the evidence. */
+	rec->value_change = KCSAND_VALUE_CHANGE_TRUE;
+	rec->has_other = 1;
+	rec->origin = KCSAND_ORIGIN_HISTORY;
+	rec->age_ns = now - o->time_ns;
+
+	/* This side, as fill_access() would (a struct hit does not fit on the stack here). */
+	__builtin_memset(&rec->this, 0, offsetof(struct kcsand_access, stack));
+	rec->this.addr = addr;
+	rec->this.ip = a->ip;
+	rec->this.tid = (__u32)id;
+	rec->this.pid = id >> 32;
+	rec->this.cpu = bpf_get_smp_processor_id();
+	rec->this.site = a->site_idx;
+	rec->this.size = a->size;
+	rec->this.type = a->type;
+	rec->this.ra = a->ra;
+	rec->this.ustack = a->ustack;
+	bpf_get_current_comm(rec->this.comm, sizeof(rec->this.comm));
+	n = bpf_get_stack(ctx, rec->this.stack, sizeof(rec->this.stack), BPF_F_USER_STACK);
+	rec->this.nr_frames = n < 0 ? (__s32)n : (__s32)((__u64)n / 8);
+
+	__builtin_memset(&rec->other, 0, offsetof(struct kcsand_access, stack));
+	rec->other.addr = (addr & ~7ULL) + o->off;
+	rec->other.ip = o->ip;
+	rec->other.ra = o->ra;
+	rec->other.tid = o->tid;
+	rec->other.pid = tgid;
+	rec->other.cpu = o->cpu;
+	rec->other.site = o->site;
+	rec->other.size = o->size;
+	rec->other.type = o->type;
+	/* Its copy went out when it was remembered, if the ring buffer had room then. */
+	rec->other.ustack = o->stack_key;
+	st = o->stack_key ? bpf_map_lookup_elem(&hb_stacks, &o->stack_key) : NULL;
+	if (st) {
+		__builtin_memcpy(rec->other.stack, st->ip, sizeof(rec->other.stack));
+		rec->other.nr_frames = st->nr;
+	} else {
+		rec->other.stack[0] = o->ip;
+		rec->other.nr_frames = 1;
+	}
+	bpf_ringbuf_submit(rec, 0);
+	hb_count(KCSAND_HB_CTR_REPORTS);
+}
+
+/* The bytes of a granule an access of size at offset off touches. */
+static __always_inline __u8 hb_mask(__u32 off, __u32 size)
+{
+	__u32 n = size < 8 - off ? size : 8 - off;
+
+	return (__u8)(((1u << n) - 1) << off);
+}
+
+static __always_inline __u32 hb_shadow_index(__u32 tgid, __u64 granule)
+{
+	__u64 hash = (granule ^ ((__u64)tgid << 40)) * 0x9e3779b97f4a7c15ULL;
+
+	return hash >> (64 - HB_SHADOW_BITS);
+}
+
+/*
+ * Take a shadow entry.  It is busy when another thread checks an access
+ * to the same granule at the same moment, which is the very race the
+ * entry is there to find: the holder captures a stack, microseconds, so
+ * the wait is that long, not a few tries (32 lost the second add_to_total()
+ * of tests/history/racy_omp_missing_critical.c in 6 runs of 12).  A sample
+ * that still cannot take it is skipped, and counted.
+ */
+#define HB_LOCK_TRIES	(1 << 16)
+
+struct hb_lock_try {
+	struct hb_shadow *e;
+	__u32 seq;
+	int ok;
+};
+
+static long hb_lock_try(__u32 i, void *ctx)
+{
+	struct hb_lock_try *l = ctx;
+	struct hb_shadow *e = l->e;
+	__u32 s;
+
+	if (!e)
+		return 1;
+	s = *(volatile __u32 *)&e->seq;
+	if (!(s & 1) && __sync_val_compare_and_swap(&e->seq, s, s + 1) == s) {
+		l->seq = s;
+		l->ok = 1;
+		return 1;
+	}
+	return 0;
+}
+
+/* bpf_loop(): the verifier walks the try once, however many there are. */
+static __always_inline int hb_entry_lock(struct hb_shadow *e, __u32 *seq)
+{
+	struct hb_lock_try l = { .e = e };
+
+	bpf_loop(HB_LOCK_TRIES, hb_lock_try, &l, 0);
+	if (l.ok) {
+		*seq = l.seq;
+		return 1;
+	}
+	hb_count(KCSAND_HB_CTR_CONTENDED);
+	return 0;
+}
+
+/* Where the access goes: its own cell, else a free one, else one it is ordered after. */
+struct hb_scan {
+	int own, free, old, race;
+};
+
+static __always_inline void hb_scan(struct hb_shadow *e, struct hb_thread *t, __u32 me,
+				    __u32 type, __u8 mask, struct hb_scratch *scratch,
+				    struct hb_scan *r)
+{
+	for (int i = 0; i < HB_CELLS; i++) {
+		struct hb_cell *c = &e->cell[i];
+		__u32 s;
+
+		if (!c->slot1) {
+			if (r->free < 0)
+				r->free = i;
+			continue;
+		}
+		s = (c->slot1 - 1) & (HB_SLOTS - 1);
+		if (s == me) {
+			/*
+			 * Our own, replaced by this access only if it stands for
+			 * it: the same bytes or more, and a write for a read.
+			 */
+			if (r->own < 0 && !(c->mask & ~mask) &&
+			    (!(c->type & KCSAND_ACCESS_WRITE) || (type & KCSAND_ACCESS_WRITE)))
+				r->own = i;
+			continue;
+		}
+		if (c->clock <= t->vc[s]) {
+			if (r->old < 0)
+				r->old = i;
+			continue;
+		}
+		if (!r->race && (c->mask & mask) && ((c->type | type) & KCSAND_ACCESS_WRITE)) {
+			scratch->found = *c;
+			r->race = 1;
+		}
+	}
+}
+
+/* The shadow entry of an access's granule, taken (hb_entry_lock), or NULL. */
+static __always_inline struct hb_shadow *hb_shadow_take(const struct hb_access *a, __u32 tgid,
+							__u32 *seq)
+{
+	__u32 idx = hb_shadow_index(tgid, a->addr >> 3);
+	struct hb_shadow *e = bpf_map_lookup_elem(&hb_shadow, &idx);
+
+	return e && hb_entry_lock(e, seq) ? e : NULL;
+}
+
+/* *v = max(*v, ns), against other threads doing the same. */
+static __always_inline void hb_max_ns(__u64 *v, __u64 ns)
+{
+	for (int r = 0; r < 8; r++) {
+		__u64 old = *(volatile __u64 *)v;
+
+		if (old >= ns || __sync_val_compare_and_swap(v, old, ns) == old)
+			return;
+	}
+	/* Eight other writers in between, each raising it: a plain store, counted. */
+	hb_count(KCSAND_HB_CTR_FORGET_ALL);
+	*(volatile __u64 *)v = ns;
+}
+
+/*
+ * The time before which the cells of addr's granule are forgotten: the
+ * latest wide range over it, or the process's forgot_ns.  A range being
+ * written reads as ~0 (hb_forget_wide): in doubt, forgotten.
+ */
+__noinline __u64 hb_forgotten_g(struct hb_proc *p, __u64 addr)
+{
+	__u64 ns;
+
+	if (!p)
+		return 0;
+	ns = *(volatile __u64 *)&p->forgot_ns;
+	for (int i = 0; i < HB_RANGES; i++) {
+		struct hb_range *r = &p->range[i];
+		__u64 rns = *(volatile __u64 *)&r->ns;
+
+		if (rns > ns && addr >= *(volatile __u64 *)&r->lo && addr < *(volatile __u64 *)&r->hi)
+			ns = rns;
+	}
+	return ns;
+}
+
+/*
+ * Drop the cells of a taken shadow entry that a wide range or forgot_ns
+ * forgot.  Before hb_check(): the cells of another granule it would clear
+ * anyway, and its own are then its to scan.
+ */
+__noinline int hb_drop_forgotten_g(struct hb_shadow *e, __u32 tgid, __u64 addr)
+{
+	struct hb_proc *p = bpf_map_lookup_elem(&hb_procs, &tgid);
+	__u64 ns;
+
+	if (!e || !p)
+		return 0;
+	ns = hb_forgotten_g(p, addr);
+	if (!ns)
+		return 0;
+	for (int i = 0; i < HB_CELLS; i++)
+		if (e->cell[i].slot1 && e->cell[i].time_ns < ns)
+			e->cell[i].slot1 = 0;
+	return 0;
+}
+
+/*
+ * A wide range forgotten now: the same range again (a cached thread stack
+ * given to the next thread) moves its time; another pushes out the oldest.
+ * Its fields are written ns first, as ~0, so that a check meanwhile
+ * forgets more, never less; x86 keeps stores in order.
+ */
+static __noinline void hb_forget_wide(__u32 tgid, __u64 lo, __u64 hi, __u64 now)
+{
+	struct hb_proc *p = bpf_map_lookup_elem(&hb_procs, &tgid);
+	struct hb_range *r;
+	__u64 old;
+
+	hb_count(KCSAND_HB_CTR_FORGET_WIDE);
+	if (!p)
+		return;		/* no thread of it has a clock yet: nothing remembered */
+	for (int i = 0; i < HB_RANGES; i++) {
+		r = &p->range[i];
+		if (r->lo != lo || r->hi != hi)
+			continue;
+		hb_max_ns(&r->ns, now);
+		/* Pushed out meanwhile by another range: forget everything before now. */
+		if (*(volatile __u64 *)&r->lo != lo || *(volatile __u64 *)&r->hi != hi)
+			hb_max_ns(&p->forgot_ns, now);
+		return;
+	}
+	r = &p->range[__sync_fetch_and_add(&p->next_range, 1) & (HB_RANGES - 1)];
+	old = *(volatile __u64 *)&r->ns;
+	*(volatile __u64 *)&r->ns = ~0ULL;
+	if (old) {
+		hb_count(KCSAND_HB_CTR_FORGET_ALL);
+		hb_max_ns(&p->forgot_ns, old == ~0ULL ? now : old);
+	}
+	*(volatile __u64 *)&r->lo = lo;
+	*(volatile __u64 *)&r->hi = hi;
+	*(volatile __u64 *)&r->ns = now;
+}
+
+struct hb_clear {
+	__u64 granule;		/* the first */
+	__u32 tgid;
+	int busy;		/* an entry could not be taken: left to a wide range */
+};
+
+/* One granule of a narrow range: its shadow entry, if it holds the granule, emptied. */
+static long hb_clear_one(__u32 i, void *ctx)
+{
+	struct hb_clear *c = ctx;
+	__u64 granule = c->granule + i;
+	__u32 idx = hb_shadow_index(c->tgid, granule), seq;
+	struct hb_shadow *e = bpf_map_lookup_elem(&hb_shadow, &idx);
+
+	if (!e || e->tgid != c->tgid || e->granule != granule || e->gen != hb_gen)
+		return 0;
+	seq = *(volatile __u32 *)&e->seq;
+	if ((seq & 1) || __sync_val_compare_and_swap(&e->seq, seq, seq + 1) != seq) {
+		c->busy = 1;
+		return 1;
+	}
+	if (e->tgid == c->tgid && e->granule == granule)
+		for (int k = 0; k < HB_CELLS; k++)
+			e->cell[k].slot1 = 0;
+	__sync_lock_test_and_set(&e->seq, seq + 2);
+	return 0;
+}
+
+/* Forget what was remembered of [lo, hi) in process tgid. */
+static __noinline void hb_forget(__u32 tgid, __u64 lo, __u64 hi)
+{
+	struct hb_clear c = { .granule = lo >> 3, .tgid = tgid };
+	__u64 n = ((hi + 7) >> 3) - (lo >> 3);
+
+	if (hi <= lo)
+		return;
+	hb_count(KCSAND_HB_CTR_FORGET_OPS);
+	if (n <= HB_FORGET_CLEAR) {
+		bpf_loop(n, hb_clear_one, &c, 0);
+		if (!c.busy)
+			return;
+	}
+	hb_forget_wide(tgid, lo, hi, bpf_ktime_get_ns());
+}
+
+/*
+ * Check one plain access against the remembered ones of its granule, in
+ * its entry e that the caller took (seq: the entry's sequence before),
+ * and remember it, with its stack unless this site already is in this
+ * epoch.  The caller takes the entry: its bpf_loop() callback is a frame
+ * of its own to 6.1's verifier, and on top of this function's the frames
+ * passed the 512 bytes of stack that a whole call chain may use.
+ */
+static __noinline int hb_check(void *ctx, struct hb_scratch *scratch, struct hb_thread *t,
+			       struct hb_shadow *e, __u32 seq)
+{
+	const struct hb_access *a = &scratch->acc;
+	__u32 me = t->slot & (HB_SLOTS - 1), tgid = t->tgid;
+	__u32 clock = t->vc[me], type = a->type;
+	__u64 granule = a->addr >> 3, now = bpf_ktime_get_ns();
+	__u8 mask = hb_mask(a->addr & 7, a->size);
+	struct hb_scan r = { -1, -1, -1, 0 };
+	struct hb_cell *c;
+	int claimed = 0;
+
+	/* e is not NULL: the one caller tests it, and the verifier knows (a static call). */
+	scratch->now = now;
+	hb_count(KCSAND_HB_CTR_CHECKED);
+	if (e->tgid != tgid || e->granule != granule || e->gen != hb_gen) {
+		claimed = e->tgid && e->gen == hb_gen ? 2 : 1;
+		e->tgid = tgid;
+		e->granule = granule;
+		e->gen = hb_gen;
+		for (int i = 0; i < HB_CELLS; i++)
+			e->cell[i].slot1 = 0;
+	}
+	hb_scan(e, t, me, type, mask, scratch, &r);
+	c = &e->cell[(r.own >= 0 ? r.own : r.free >= 0 ? r.free : r.old >= 0 ? r.old :
+		      (int)(bpf_get_prandom_u32() % HB_CELLS)) & (HB_CELLS - 1)];
+	if (!(r.own >= 0 && c->site == a->site_idx && c->clock == clock && c->mask == mask)) {
+		c->ip = a->ip;
+		c->ra = a->ra;
+		c->stack_key = hb_stack_key(ctx, scratch);
+		c->time_ns = now;
+		c->tid = (__u32)bpf_get_current_pid_tgid();
+		c->clock = clock;
+		c->site = a->site_idx;
+		c->slot1 = me + 1;
+		c->cpu = bpf_get_smp_processor_id();
+		c->mask = mask;
+		c->type = type;
+		c->size = a->size;
+		c->off = a->addr & 7;
+	}
+	__sync_lock_test_and_set(&e->seq, seq + 2);
+
+	if (claimed)
+		hb_count(claimed == 1 ? KCSAND_HB_CTR_SHADOW_LIVE : KCSAND_HB_CTR_SHADOW_EVICTED);
+	if (r.race)
+		hb_count(KCSAND_HB_CTR_RACES);
+	return r.race;
+}
+
+/*
+ * A sampled access (an armed site's uprobe, or its execute breakpoint in a
+ * hot turn).  Kernel mode stays KCSAN-only: hb_enabled is never set there.
+ */
+static __always_inline void history_access(void *ctx, struct pt_regs *regs, __u32 site_idx,
+					   __u64 probe_ip)
+{
+	const struct kcsand_site *site;
+	struct hb_scratch *scratch;
+	struct hb_shadow *e;
+	struct hb_thread *t;
+	__u32 zero = 0, seq;
+	__u64 ip, t0;
+
+	if (!hb_traced() || hb_paused)
+		return;
+	t0 = bpf_ktime_get_ns();
+	site = bpf_map_lookup_elem(&sites, &site_idx);
+	if (!site || (site->flags & KCSAND_SITE_DATA_RACE))
+		return;
+	t = hb_self();
+	if (!t)
+		return;
+	hb_new_gen(t);
+	hb_settle(t);
+	scratch = bpf_map_lookup_elem(&hb_scratch, &zero);
+	if (!scratch)
+		return;
+	ip = probe_ip - site->probe_delta;
+	scratch->acc.ip = ip;
+	scratch->acc.addr = site_address(site, regs, ip);
+	/* A plain load or store of a learned atomic: acquire or release, as a marked one. */
+	if ((site->flags & KCSAND_SITE_MARKED) || atomic_learned(site, scratch->acc.addr)) {
+		hb_marked(t, site, scratch->acc.addr);
+		hb_time(KCSAND_HB_CTR_SYNC_NS, t0);
+		return;
+	}
+	scratch->acc.site_idx = site_idx;
+	scratch->acc.size = site->size;
+	scratch->acc.type = site_access_type(site);
+	scratch->acc.ra = 0;
+	if (site->ra_off >= 0)
+		bpf_probe_read_user(&scratch->acc.ra, sizeof(scratch->acc.ra),
+				    (void *)(regs->sp + site->ra_off));
+	scratch->copy_key = 0;
+	/* Reported from here: the two calls' frames would not fit next to the engine's. */
+	e = hb_shadow_take(&scratch->acc, t->tgid, &seq);
+	/* Not from hb_check(): its frame and this one's would pass the 512 bytes. */
+	if (e)
+		hb_drop_forgotten_g(e, t->tgid, scratch->acc.addr);
+	if (e && hb_check(ctx, scratch, t, e, seq) &&
+	    hb_report_due(scratch->found.site, site_idx, scratch->now)) {
+		/* Before the report, as a watcher's (engine.bpf.h's emit_report). */
+		scratch->acc.ustack = ustack_send_seq(regs, 1);
+		hb_report(ctx, &scratch->acc, &scratch->found, t->tgid, scratch->now);
+	}
+	if (scratch->copy_key)
+		hb_stack_copy(regs, scratch->copy_key);
+	hb_time(KCSAND_HB_CTR_ACCESS_NS, t0);
+}
+
+#endif

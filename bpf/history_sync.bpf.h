@@ -1,0 +1,505 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * The history detector's sync probes: libc's and libgomp's sync calls at
+ * entry and return, the objects a file descriptor shares, memory's
+ * lifetime, and the fork and exit tracepoints.  Included by history.bpf.h
+ * after history_shadow.bpf.h.
+ */
+#ifndef KCSAND_HISTORY_SYNC_BPF_H
+#define KCSAND_HISTORY_SYNC_BPF_H
+
+/* Sync calls whose return is probed remember their arguments until then. */
+static __always_inline void hb_push(struct hb_thread *t, __u32 op, __u64 a0, __u64 a1)
+{
+	__u32 d = t->depth++;
+
+	if (d < HB_DEPTH) {
+		t->op[d] = op;
+		t->arg0[d] = a0;
+		t->arg1[d] = a1;
+	}
+}
+
+static __always_inline int hb_pop(struct hb_thread *t, __u32 op, __u64 *a0, __u64 *a1)
+{
+	__u32 d;
+
+	if (!t->depth)
+		return -1;
+	d = --t->depth;
+	if (d >= HB_DEPTH)
+		return -1;
+	if (t->op[d] != op) {
+		/* A return went unseen (longjmp out of a lock call): start over. */
+		t->depth = 0;
+		return -1;
+	}
+	*a0 = t->arg0[d];
+	*a1 = t->arg1[d];
+	return 0;
+}
+
+static __always_inline void hb_mark_fn(struct hb_thread *t, __u64 fn, __u32 kind)
+{
+	struct hb_key k = { .tgid = t->tgid, .addr = fn };
+
+	bpf_map_update_elem(&hb_fns, &k, &kind, BPF_ANY);
+}
+
+static __always_inline __u32 hb_fn_kind(struct hb_thread *t, __u64 fn)
+{
+	struct hb_key k = { .tgid = t->tgid, .addr = fn };
+	__u32 *kind = bpf_map_lookup_elem(&hb_fns, &k);
+
+	return kind ? *kind : 0;
+}
+
+static __always_inline struct hb_thread *hb_sync_thread(void)
+{
+	struct hb_thread *t;
+
+	if (!hb_traced())
+		return NULL;
+	t = hb_self();
+	if (!t)
+		return NULL;
+	hb_new_gen(t);
+	hb_settle(t);
+	hb_count(KCSAND_HB_CTR_SYNC_OPS);
+	return t;
+}
+
+/* The object an OpenMP barrier, critical, atomic or ordered region syncs on. */
+static __always_inline __u64 hb_omp_region(__u32 op)
+{
+	switch (op) {
+	case KCSAND_HB_OMP_BARRIER:
+		return HB_OBJ_OMP_BARRIER;
+	case KCSAND_HB_OMP_CRIT_START:
+	case KCSAND_HB_OMP_CRIT_END:
+		return HB_OBJ_OMP_CRITICAL;
+	case KCSAND_HB_OMP_ATOMIC_START:
+	case KCSAND_HB_OMP_ATOMIC_END:
+		return HB_OBJ_OMP_ATOMIC;
+	default:
+		return HB_OBJ_OMP_ORDERED;
+	}
+}
+
+/*
+ * A heap block freed (free, or realloc's old block): its size is in
+ * glibc's chunk header, the word before it, with flags in the low 3 bits.
+ * The block's bytes run to the end of its chunk, and on into the next
+ * chunk's first word, unless the chunk was mmapped (bit 1).
+ */
+static __always_inline void hb_forget_block(__u32 tgid, __u64 block)
+{
+	__u64 head, size;
+
+	if (!block || bpf_probe_read_user(&head, sizeof(head), (void *)(block - 8)))
+		return;
+	size = head & ~7ULL;
+	if (size < 32 || size > (1ULL << 40))
+		return;		/* not a glibc chunk: another allocator's block */
+	hb_forget(tgid, block, block + size - (head & 2 ? 16 : 8));
+}
+
+#define HB_MAP_FIXED	0x10
+
+/*
+ * Memory changing owner: see hb_forget().  Whether or not the thread has a
+ * clock.  Returns whether op is one of these.
+ */
+static __always_inline int hb_lifetime(struct pt_regs *ctx, __u32 op, __u64 a0, __u64 a1)
+{
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+
+	if (op != KCSAND_HB_FREE && op != KCSAND_HB_UNMAP && op != KCSAND_HB_MAP)
+		return 0;
+	if (!hb_traced())
+		return 1;
+	hb_count(KCSAND_HB_CTR_SYNC_OPS);
+	if (op == KCSAND_HB_FREE)
+		hb_forget_block(tgid, a0);
+	else if (op == KCSAND_HB_UNMAP || (PT_REGS_PARM4(ctx) & HB_MAP_FIXED))
+		hb_forget(tgid, a0, a0 + a1);
+	return 1;
+}
+
+/*
+ * The sync object of a file descriptor: what the writing end and the
+ * reading end share, found from the calling task's descriptor table.
+ * - a socket: the connection.  A Unix socket pair's two socks point at
+ *   each other, so the lower address of the two names it; a TCP or UDP
+ *   socket is named by its two ends, address and port, in a fixed order,
+ *   hashed into a range no address reaches (bit 63 set, bit 62 clear).
+ * - an eventfd, a signalfd, ... (files of the anonymous inode, which they
+ *   all share): the file's own object.
+ * - a pipe, a FIFO, a regular file: the inode.
+ * 0 when there is no such descriptor.
+ */
+#define HB_S_IFMT		00170000
+#define HB_S_IFSOCK		0140000
+#define HB_ANON_INODE_MAGIC	0x09041934
+#define HB_AF_UNIX		1
+#define HB_AF_INET		2
+#define HB_AF_INET6		10
+
+static __always_inline __u64 hb_sock_object(struct file *f)
+{
+	struct socket *sock = BPF_CORE_READ(f, private_data);
+	struct sock *sk = BPF_CORE_READ(sock, sk), *peer;
+	__u16 family = BPF_CORE_READ(sk, __sk_common.skc_family);
+	__u64 a, b;
+
+	if (family == HB_AF_UNIX) {
+		peer = BPF_CORE_READ((struct unix_sock *)sk, peer);
+		a = (__u64)sk;
+		b = peer ? (__u64)peer : a;
+		return a < b ? a : b;
+	}
+	if (family != HB_AF_INET && family != HB_AF_INET6)
+		return (__u64)sk;
+	a = (__u64)BPF_CORE_READ(sk, __sk_common.skc_rcv_saddr) << 16 |
+	    BPF_CORE_READ(sk, __sk_common.skc_num);
+	b = (__u64)BPF_CORE_READ(sk, __sk_common.skc_daddr) << 16 |
+	    bpf_ntohs(BPF_CORE_READ(sk, __sk_common.skc_dport));
+	if (a > b) {
+		__u64 x = a;
+
+		a = b;
+		b = x;
+	}
+	return 1ULL << 63 | (((a * 0x9e3779b97f4a7c15ULL) ^ b ^ family) & ((1ULL << 62) - 1));
+}
+
+static __noinline __u64 hb_fd_object(__u64 fd)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct fdtable *fdt = BPF_CORE_READ(task, files, fdt);
+	struct file **fds = BPF_CORE_READ(fdt, fd), *f = NULL;
+	struct inode *inode;
+
+	if (fd >= BPF_CORE_READ(fdt, max_fds) ||
+	    bpf_probe_read_kernel(&f, sizeof(f), fds + fd) || !f)
+		return 0;
+	inode = BPF_CORE_READ(f, f_inode);
+	if ((BPF_CORE_READ(inode, i_mode) & HB_S_IFMT) == HB_S_IFSOCK)
+		return hb_sock_object(f);
+	if (BPF_CORE_READ(inode, i_sb, s_magic) == HB_ANON_INODE_MAGIC)
+		return (__u64)BPF_CORE_READ(f, private_data);
+	return (__u64)inode;
+}
+
+/*
+ * write() and the like release into fd's object; read() and the like name
+ * it now, for their return, as another thread may close fd meanwhile.
+ */
+static __always_inline __u64 hb_fd_entry(struct hb_thread *t, __u32 op, __u64 fd)
+{
+	__u64 obj = hb_fd_object(fd);
+
+	if (op == KCSAND_HB_FD_WRITE && obj)
+		hb_release(t, obj, 1);
+	return obj;
+}
+
+SEC("uprobe")
+int kcsand_hb_entry(struct pt_regs *ctx)
+{
+	__u32 op = (__u32)bpf_get_attach_cookie(ctx);
+	__u64 a0 = PT_REGS_PARM1(ctx), a1 = PT_REGS_PARM2(ctx), t0 = bpf_ktime_get_ns();
+	struct hb_thread *t;
+
+	if (hb_lifetime(ctx, op, a0, a1)) {
+		hb_time(KCSAND_HB_CTR_SYNC_NS, t0);
+		return 0;
+	}
+	t = hb_sync_thread();
+	if (!t)
+		return 0;
+	switch (op) {
+	case KCSAND_HB_UNLOCK:
+	case KCSAND_HB_COND_SIGNAL:
+	case KCSAND_HB_BARRIER:
+		hb_release(t, a0, 1);
+		break;
+	case KCSAND_HB_COND_WAIT:
+		hb_release(t, a1, 1);
+		break;
+	case KCSAND_HB_ONCE:
+		/*
+		 * The init routine may run in this thread, unseen: its accesses
+		 * keep the epoch released here, so that whoever returns from
+		 * pthread_once() later has acquired them.
+		 */
+		hb_release(t, a0, 0);
+		t->once_depth++;
+		break;
+	case KCSAND_HB_OMP_PARALLEL:
+		hb_mark_fn(t, a0, HB_FN_PARALLEL);
+		hb_release(t, a0, 1);
+		break;
+	case KCSAND_HB_OMP_TASK:
+	case KCSAND_HB_OMP_TASKLOOP:
+		hb_mark_fn(t, a0, HB_FN_TASK);
+		hb_release(t, a0, 1);
+		break;
+	case KCSAND_HB_FD_WRITE:
+	case KCSAND_HB_FD_READ:
+		a0 = hb_fd_entry(t, op, a0);
+		break;
+	case KCSAND_HB_OMP_FN:
+		/* Probed at the function's entry: ip is the function. */
+		a0 = PT_REGS_IP(ctx);
+		hb_acquire(t, a0);
+		if (hb_fn_kind(t, a0) == HB_FN_TASK)
+			hb_acquire(t, HB_OBJ_OMP_TASKS);	/* depend: its inputs are done */
+		break;
+	case KCSAND_HB_OMP_BARRIER:
+	case KCSAND_HB_OMP_CRIT_END:
+	case KCSAND_HB_OMP_ATOMIC_END:
+	case KCSAND_HB_OMP_ORDERED_END:
+		hb_release(t, hb_omp_region(op), 1);
+		break;
+	}
+	if (KCSAND_HB_HAS_RETURN(op))
+		hb_push(t, op, a0, a1);
+	hb_time(KCSAND_HB_CTR_SYNC_NS, t0);
+	return 0;
+}
+
+/* pthread_join(): the clock the thread ended with; it may not have passed the exit tracepoint. */
+static __always_inline void hb_join_thread(struct hb_thread *t, __u64 pthread)
+{
+	struct hb_key k = { .tgid = t->tgid, .addr = pthread };
+	struct hb_thread *o;
+	__u32 *tid;
+
+	tid = bpf_map_lookup_elem(&hb_pthreads, &k);
+	if (!tid) {
+		/* Created while the sync probes were off: pthread_create()'s return went unseen. */
+		if (hb_gen)
+			hb_acquire_all(t);
+		return;
+	}
+	o = bpf_map_lookup_elem(&hb_exited, tid);
+	if (!o)
+		o = bpf_map_lookup_elem(&hb_threads, tid);
+	if (o)
+		hb_vc_join(t->vc, o->vc);
+}
+
+/* The OpenMP runtime's calls, as they return. */
+static __always_inline void hb_return_omp(struct hb_thread *t, __u32 op, __u64 a0)
+{
+	switch (op) {
+	case KCSAND_HB_OMP_PARALLEL:
+		hb_acquire(t, HB_OBJ_OMP_END);
+		hb_acquire(t, HB_OBJ_OMP_TASKS);
+		break;
+	case KCSAND_HB_OMP_TASKLOOP:
+	case KCSAND_HB_OMP_TASKWAIT:
+		hb_acquire(t, HB_OBJ_OMP_TASKS);
+		break;
+	case KCSAND_HB_OMP_FN:
+		if (hb_fn_kind(t, a0) == HB_FN_TASK)
+			hb_release(t, HB_OBJ_OMP_TASKS, 0);
+		hb_release(t, HB_OBJ_OMP_END, 1);
+		break;
+	case KCSAND_HB_OMP_BARRIER:
+		hb_acquire(t, HB_OBJ_OMP_BARRIER);
+		hb_acquire(t, HB_OBJ_OMP_TASKS);	/* tasks run to completion at barriers */
+		break;
+	case KCSAND_HB_OMP_CRIT_START:
+	case KCSAND_HB_OMP_ATOMIC_START:
+	case KCSAND_HB_OMP_ORDERED_START:
+		hb_acquire(t, hb_omp_region(op));
+		break;
+	}
+}
+
+/* pthread's calls, as they return (a0, a1: their arguments, saved at entry). */
+static __always_inline void hb_return_pthread(struct hb_thread *t, __u32 op, int rc, __u64 a0,
+					      __u64 a1)
+{
+	__u64 pthread = 0;
+
+	switch (op) {
+	case KCSAND_HB_LOCK:
+		if (rc == 0)
+			hb_acquire(t, a0);
+		break;
+	case KCSAND_HB_LOCK_NZ:
+		if (rc != 0)
+			hb_acquire(t, a0);
+		break;
+	case KCSAND_HB_LOCK_VOID:
+	case KCSAND_HB_BARRIER:
+		hb_acquire(t, a0);
+		break;
+	case KCSAND_HB_COND_WAIT:
+		hb_acquire(t, a0);
+		hb_acquire(t, a1);
+		break;
+	case KCSAND_HB_ONCE:
+		hb_acquire(t, a0);
+		if (t->once_depth && !--t->once_depth)
+			hb_tick(t);
+		break;
+	case KCSAND_HB_CREATE:
+		if (rc == 0 && !bpf_probe_read_user(&pthread, sizeof(pthread), (void *)a0)) {
+			struct hb_key k = { .tgid = t->tgid, .addr = pthread };
+			__u32 child = t->last_child;
+
+			bpf_map_update_elem(&hb_pthreads, &k, &child, BPF_ANY);
+		}
+		break;
+	case KCSAND_HB_JOIN:
+		if (rc == 0)
+			hb_join_thread(t, a0);
+		break;
+	default:
+		hb_return_omp(t, op, a0);
+		break;
+	}
+}
+
+static __always_inline void hb_return(struct pt_regs *ctx, struct hb_thread *t, __u32 op)
+{
+	int rc = (int)PT_REGS_RC(ctx);
+	__u64 a0, a1;
+
+	if (op == KCSAND_HB_LOCK_RDI) {
+		if (rc == 0)
+			hb_acquire(t, PT_REGS_PARM1(ctx));
+		return;
+	}
+	if (hb_pop(t, op, &a0, &a1)) {
+		/*
+		 * Its call was not remembered (nested deeper than HB_DEPTH,
+		 * entered during a pause, a longjmp in between): whatever it
+		 * acquired is unknown, so it acquires every epoch so far.
+		 */
+		hb_count(KCSAND_HB_CTR_RETURN_LOST);
+		hb_acquire_all(t);
+		return;
+	}
+	if (op == KCSAND_HB_FD_READ) {
+		/* A count of bytes, not an int: a large read must not look like an error. */
+		if ((long)PT_REGS_RC(ctx) > 0 && a0)
+			hb_acquire(t, a0);
+		return;
+	}
+	hb_return_pthread(t, op, rc, a0, a1);
+}
+
+SEC("uretprobe")
+int kcsand_hb_return(struct pt_regs *ctx)
+{
+	__u32 op = (__u32)bpf_get_attach_cookie(ctx);
+	__u64 t0 = bpf_ktime_get_ns();
+	struct hb_thread *t = hb_sync_thread();
+
+	if (t) {
+		hb_return(ctx, t, op);
+		hb_time(KCSAND_HB_CTR_SYNC_NS, t0);
+	}
+	return 0;
+}
+
+struct hb_vma {
+	__u64 start, end;
+};
+
+static long hb_vma_of(struct task_struct *task, struct vm_area_struct *vma, void *data)
+{
+	struct hb_vma *v = data;
+
+	v->start = vma->vm_start;
+	v->end = vma->vm_end;
+	return 0;
+}
+
+/*
+ * A new thread's stack, and its static TLS and descriptor, which glibc
+ * puts at the top of the same mapping: another thread that ended may have
+ * used them (glibc caches stacks), so they are forgotten.  The mapping is
+ * the one its stack pointer starts in; a stack the program gave (in its
+ * heap, say) is bounded to HB_STACK_MAX around it.
+ */
+#define HB_STACK_MAX	(64ULL << 20)
+
+static __always_inline void hb_forget_stack(struct task_struct *child, __u32 tgid)
+{
+	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(child);
+	struct hb_vma v = {};
+	__u64 sp;
+
+	if (!regs)
+		return;
+	sp = BPF_CORE_READ(regs, sp);
+	if (!sp || bpf_find_vma(child, sp - 1, hb_vma_of, &v, 0) || v.end <= v.start)
+		return;
+	if (sp - v.start > HB_STACK_MAX)
+		v.start = sp - HB_STACK_MAX;
+	if (v.end - sp > HB_STACK_MAX)
+		v.end = sp + HB_STACK_MAX;
+	hb_forget(tgid, v.start, v.end);
+}
+
+/* A new thread of a traced process starts with what its creator knew (pthread_create). */
+SEC("tp_btf/sched_process_fork")
+int BPF_PROG(kcsand_hb_fork, struct task_struct *parent, struct task_struct *child)
+{
+	__u32 ptgid = BPF_CORE_READ(parent, tgid), ctgid = BPF_CORE_READ(child, tgid);
+	__u32 cpid = BPF_CORE_READ(child, pid);
+	struct hb_thread *p;
+
+	/* A new process starts its own history, empty. */
+	if (ptgid != ctgid || !hb_traced())
+		return 0;
+	p = hb_self();
+	if (!p)
+		return 0;
+	hb_settle(p);
+	hb_count(KCSAND_HB_CTR_SYNC_OPS);
+	hb_forget_stack(child, ctgid);
+	hb_new_thread(cpid, ctgid, p);
+	p->last_child = cpid;
+	hb_tick(p);
+	return 0;
+}
+
+/* A thread's end: its clock kept for pthread_join(), its slot given back. */
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(kcsand_hb_exit, struct task_struct *task)
+{
+	__u32 tid = BPF_CORE_READ(task, pid), tgid = BPF_CORE_READ(task, tgid);
+	struct hb_thread *t;
+	struct hb_proc *p;
+	__u32 slot, last;
+
+	if (!hb_enabled)
+		return 0;
+	t = bpf_map_lookup_elem(&hb_threads, &tid);
+	if (!t)
+		goto out;
+	bpf_map_update_elem(&hb_exited, &tid, t, BPF_ANY);
+	slot = t->slot & (HB_SLOTS - 1);
+	last = t->vc[slot];
+	p = bpf_map_lookup_elem(&hb_procs, &tgid);
+	if (p) {
+		p->last_clock[slot] = last;
+		__sync_fetch_and_and(&p->used, ~(1ULL << slot));
+	}
+	bpf_map_delete_elem(&hb_threads, &tid);
+out:
+	if (BPF_CORE_READ(task, signal, live.counter) == 0) {
+		bpf_map_delete_elem(&hb_procs, &tgid);
+		bpf_map_delete_elem(&hb_tgids, &tgid);
+	}
+	return 0;
+}
+
+#endif
