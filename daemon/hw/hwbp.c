@@ -11,67 +11,36 @@
  * paired (plus a moment for records in flight) or HW_ESCALATION_MS passed,
  * and an escalation that finds every slot busy evicts the oldest escalation
  * held for at least HW_MIN_HOLD_MS, or is counted in no_slot.
+ *
+ * What a watch spec's symbol names is found in watch_resolve.c, the access a
+ * trap stands for is decoded in trap_decode.c; their shared types are in
+ * hwbp_int.h.
  */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <gelf.h>
 #include <inttypes.h>
-#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 #include <linux/hw_breakpoint.h>
 #include <linux/perf_event.h>
-#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "hwbp.h"
+#include "hwbp_int.h"
 #include "watch_spec.h"
 #include "sites/kcore.h"
 #include "sites/ksyms.h"
-#include "report/symbolize.h"
 #include "kcsand.skel.h"
 #include "util/print.h"
 #include "util/clock.h"
 
-
 #define HW_ESCALATION_MS	30000	/* an escalation that saw no writer gives up */
 #define HW_MIN_HOLD_MS		1000	/* before another escalation may take the slot */
 #define HW_LINGER_MS		200	/* after pairing: records still in the ring */
-
-/*
- * One slot and its perf events: one per thread of pid (user mode), or one per
- * online CPU (kernel mode, pid -1); owners[k] is event k's thread or CPU.
- */
-struct hw_slot {
-	enum kcsand_hw_mode mode;	/* KCSAND_HW_OFF: free */
-	pid_t pid;
-	uint64_t addr;
-	unsigned int len;
-	uint32_t gen;
-	uint64_t armed_ns, until_ns, paired_ns;
-	int *fds;
-	int *owners;
-	struct bpf_link **links;
-	size_t n;
-	struct kcsand_report watcher;	/* escalation: the unknown-origin report */
-};
-
-struct hwbp {
-	struct kcsand_bpf *skel;
-	bool kernel;			/* kernel addresses, per-CPU events */
-	const char *no_traps;		/* user mode: why debug registers are of no use here */
-	bool told;			/* no_traps was said once for escalation */
-	struct kcore kc;		/* kernel mode: the value at arming, opened on first use */
-	struct ksyms *ks;		/* kernel mode: functions to decode a trap in, loaded then */
-	struct hw_slot s[KCSAND_HW_SLOTS];
-	unsigned int max_slots;		/* of s[], the first max_slots may be used */
-	uint32_t gen;
-	struct hwbp_stats st;
-};
 
 int hwbp__new(struct kcsand_bpf *skel, bool kernel, struct hwbp **out)
 {
@@ -483,163 +452,6 @@ void hwbp__tick(struct hwbp *hw)
 	}
 }
 
-/* Where path is mapped in pid: the load bias of its ELF addresses, 0 for a fixed executable. */
-static int load_bias(pid_t pid, const char *path, bool shared, Elf *elf, uint64_t *bias)
-{
-	char maps[64], line[4352], file[4096], real[PATH_MAX];
-	uint64_t lo, off, min_vaddr = UINT64_MAX;
-	GElf_Ehdr eh;
-	size_t nph;
-	ssize_t n;
-	FILE *f;
-
-	if (!gelf_getehdr(elf, &eh) || elf_getphdrnum(elf, &nph))
-		return -EINVAL;
-	for (size_t i = 0; i < nph; i++) {
-		GElf_Phdr ph;
-
-		if (gelf_getphdr(elf, i, &ph) && ph.p_type == PT_LOAD && ph.p_vaddr < min_vaddr)
-			min_vaddr = ph.p_vaddr & ~0xfffULL;
-	}
-	if (!realpath(path, real))
-		return -errno;
-	/*
-	 * Until pid has exec'd path, its maps can hold our own mmap of the file
-	 * (the decoder's, inherited through fork): wait for /proc/PID/exe.  A
-	 * shared object (the service's watch on a library's variable) is
-	 * looked up in the maps of a process that did not come from us.
-	 */
-	if (!shared) {
-		snprintf(maps, sizeof(maps), "/proc/%d/exe", pid);
-		n = readlink(maps, file, sizeof(file) - 1);
-		if (n < 0 || (file[n] = 0, strcmp(file, real)))
-			return -EAGAIN;
-	}
-	if (eh.e_type == ET_EXEC && !shared) {
-		*bias = 0;
-		return 0;
-	}
-	snprintf(maps, sizeof(maps), "/proc/%d/maps", pid);
-	f = fopen(maps, "r");
-	if (!f)
-		return -errno;
-	while (fgets(line, sizeof(line), f)) {
-		file[0] = 0;
-		if (sscanf(line, "%" SCNx64 "-%*x %*s %" SCNx64 " %*s %*s %4095s", &lo, &off,
-			   file) == 3 && off == 0 && !strcmp(file, real)) {
-			fclose(f);
-			*bias = lo - min_vaddr;
-			return 0;
-		}
-	}
-	fclose(f);
-	return -EAGAIN;		/* not mapped (yet) */
-}
-
-int hwbp__resolve_symbol(pid_t pid, const char *path, bool shared, const char *name,
-			uint64_t *addr, uint64_t *size)
-{
-	Elf_Scn *scn = NULL;
-	struct stat st;
-	uint64_t bias;
-	int fd, err = -ENOENT;
-	Elf *elf;
-
-	elf_version(EV_CURRENT);
-	/* O_NONBLOCK, a regular file only: a FIFO would block the service's loop. */
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
-	if (fd < 0)
-		return -errno;
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
-		close(fd);
-		return -EINVAL;
-	}
-	elf = elf_begin(fd, ELF_C_READ, NULL);
-	if (!elf) {
-		close(fd);
-		return -EINVAL;
-	}
-	while ((scn = elf_nextscn(elf, scn)) && err == -ENOENT) {
-		GElf_Shdr sh;
-		Elf_Data *data;
-
-		if (!gelf_getshdr(scn, &sh))
-			continue;
-		if (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM)
-			continue;
-		data = elf_getdata(scn, NULL);
-		for (size_t k = 0; data && sh.sh_entsize && k < sh.sh_size / sh.sh_entsize; k++) {
-			GElf_Sym sym;
-			const char *n;
-
-			if (!gelf_getsym(data, k, &sym) || GELF_ST_TYPE(sym.st_info) != STT_OBJECT)
-				continue;
-			n = elf_strptr(elf, sh.sh_link, sym.st_name);
-			if (n && !strcmp(n, name)) {
-				*addr = sym.st_value;
-				*size = sym.st_size;
-				err = 0;
-				break;
-			}
-		}
-	}
-	if (!err) {
-		err = load_bias(pid, path, shared, elf, &bias);
-		*addr += bias;
-	}
-	elf_end(elf);
-	close(fd);
-	return err;
-}
-
-/*
- * A kernel or module variable by name, from kallsyms' data symbols (static
- * ones too, with CONFIG_KALLSYMS_ALL); its size is the distance to the next
- * symbol, kallsyms having no sizes.  A name that several variables share is
- * refused: which one the user meant cannot be told.
- */
-static int resolve_ksym(const char *name, uint64_t *addr, uint64_t *size)
-{
-	struct ksyms *ks = ksyms__load_data_file("/proc/kallsyms");
-	const struct ksym *found = NULL;
-	char where[256] = "";
-	size_t wlen = 0;
-	int n = 0, err;
-
-	if (!ks) {
-		err = errno ? -errno : -ENOMEM;
-		pr_warn("watch: cannot read /proc/kallsyms: %s\n",
-			err == -EPERM ? "addresses are hidden (kptr_restrict)" : strerror(-err));
-		return err;
-	}
-	for (size_t i = 0; i < ksyms__count(ks); i++) {
-		const struct ksym *k = ksyms__at(ks, i);
-
-		if (strcmp(k->name, name) || (found && found->addr == k->addr))
-			continue;
-		if (!n++)
-			found = k;
-		if (wlen < sizeof(where))
-			wlen += snprintf(where + wlen, sizeof(where) - wlen, "%s0x%" PRIx64 " [%s]",
-					 n > 1 ? ", " : "", k->addr, k->module ? k->module : "vmlinux");
-	}
-	if (n == 1) {
-		*addr = found->addr;
-		*size = found->size;
-		err = 0;
-	} else if (n > 1) {
-		pr_warn("watch: %d kernel variables are named '%s' (%s): give the "
-				"ADDRESS of the one to watch\n", n, name, where);
-		err = -ENOTUNIQ;
-	} else {
-		pr_warn("watch: no kernel variable '%s' in /proc/kallsyms (data "
-				"symbols need CONFIG_KALLSYMS_ALL)\n", name);
-		err = -ENOENT;
-	}
-	ksyms__free(ks);
-	return err;
-}
-
 int hwbp__watch(struct hwbp *hw, pid_t pid, const char *path, const char *spec)
 {
 	struct watch_spec ws;
@@ -658,7 +470,7 @@ int hwbp__watch(struct hwbp *hw, pid_t pid, const char *path, const char *spec)
 		return -EOPNOTSUPP;
 	}
 	if (hw->kernel && name[0]) {
-		err = resolve_ksym(name, &addr, &size);
+		err = hwbp_resolve_ksym(name, &addr, &size);
 		if (err)
 			return err;
 	} else if (hw->kernel && addr < HWBP_KERNEL_START) {
@@ -736,74 +548,6 @@ void hwbp__get_stats(const struct hwbp *hw, struct hwbp_stats *out)
 	out->probed = hw->skel->bss->hw_counters[4];
 	out->outside = hw->skel->bss->hw_counters[5];
 	out->undecoded = hw->skel->bss->hw_counters[6];
-}
-
-/* The access before a kernel trap's ip: kcore and kallsyms are opened on the first. */
-static int decode_kernel(struct hwbp *hw, uint64_t next, struct kcsand_site *site)
-{
-	if (hw->kc.fd < 0 && kcore__open(&hw->kc))
-		return -ENOENT;
-	if (!hw->ks && !(hw->ks = ksyms__load()))
-		return -errno;
-	return hwbp__kinsn_before(&hw->kc, hw->ks, next, site);
-}
-
-/* The instruction before next, in pid's process or the kernel. */
-static int decode_before(struct hwbp *hw, struct symbolizer *sym, uint32_t pid, uint64_t next,
-			 struct kcsand_site *site)
-{
-	struct sym_info si;
-
-	if (hw->kernel)
-		return decode_kernel(hw, next, site);
-	if (!symbolizer__proc_lookup(sym, pid, next, false, &si) && si.module)
-		return hwbp__insn_before(si.module, si.mod_vaddr, site);
-	return -ENOENT;
-}
-
-void hwbp__fix_access(struct hwbp *hw, struct symbolizer *sym, struct kcsand_access *a)
-{
-	struct kcsand_site site;
-	uint32_t type;
-
-	if (!hw || (a->flags & (KCSAND_ACC_HWBP | KCSAND_ACC_DECODED)) != KCSAND_ACC_HWBP ||
-	    decode_before(hw, sym, a->pid, a->ip, &site) || !site.size)
-		return;
-	type = 0;
-	if (site.flags & KCSAND_SITE_WRITE)
-		type = KCSAND_ACCESS_WRITE |
-		       (site.flags & KCSAND_SITE_READ ? KCSAND_ACCESS_COMPOUND : 0);
-	if (site.flags & KCSAND_SITE_MARKED)
-		type |= KCSAND_ACCESS_ATOMIC;
-	a->ip -= site.insn_len;
-	a->type = type;
-	a->flags |= KCSAND_ACC_DECODED;
-}
-
-void hwbp__decode(struct hwbp *hw, struct symbolizer *sym, const struct kcsand_hw_decode *rq)
-{
-	struct kcsand_hw_insn_key key = { .pid = rq->pid, .next_ip = rq->next_ip };
-	struct kcsand_site site = {};
-	int err;
-
-	if (!hw)
-		return;
-	/* Traps ask until the answer is in: requests already queued ask again. */
-	if (!bpf_map_lookup_elem(bpf_map__fd(hw->skel->maps.hw_insns), &key, &site))
-		return;
-	err = decode_before(hw, sym, rq->pid, rq->next_ip, &site);
-	if (err)
-		pr_info("hardware watchpoint: the access before 0x%llx in %u: not decoded (%s), "
-			"the debug register's range stands in\n",
-			(unsigned long long)rq->next_ip, rq->pid, strerror(-err));
-	else
-		pr_info("hardware watchpoint: the access before 0x%llx in %u: %s of %u bytes%s\n",
-			(unsigned long long)rq->next_ip, rq->pid,
-			site.flags & KCSAND_SITE_WRITE ? "write" : "read", site.size,
-			site.flags & KCSAND_SITE_ADDR_LOST ? " (its address registers overwritten: "
-							     "the debug register's range stands in)" : "");
-	bpf_map_update_elem(bpf_map__fd(hw->skel->maps.hw_insns), &key, &site, BPF_ANY);
-	hw->st.decoded++;
 }
 
 void hwbp__free(struct hwbp *hw)

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * Hardware watchpoint helpers (daemon/hw/hwbp.c): debug-register ranges, the
- * online-CPU list kernel mode arms one breakpoint on each of, and trap decoding.
+ * Hardware watchpoint helpers (daemon/hw/hwbp.c, insn.c): debug-register ranges,
+ * the online-CPU list kernel mode arms one breakpoint on each of, and the
+ * instruction before a trap's ip.
  * The --watch grammar has its own test (test_watch_spec.c).
  */
 #include <errno.h>

@@ -1,0 +1,58 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * The hardware watchpoints' internals, shared by hwbp.c (slots, arming,
+ * escalation, watches), watch_resolve.c (what a spec names) and
+ * trap_decode.c (a trap's access).  Nothing outside hw/ includes it.
+ */
+#ifndef KCSAND_HWBP_INT_H
+#define KCSAND_HWBP_INT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include "kcsand.h"
+#include "hwbp.h"
+#include "sites/kcore.h"
+
+struct bpf_link;
+struct kcsand_bpf;
+struct ksyms;
+
+/*
+ * One slot and its perf events: one per thread of pid (user mode), or one per
+ * online CPU (kernel mode, pid -1); owners[k] is event k's thread or CPU.
+ */
+struct hw_slot {
+	enum kcsand_hw_mode mode;	/* KCSAND_HW_OFF: free */
+	pid_t pid;
+	uint64_t addr;
+	unsigned int len;
+	uint32_t gen;
+	uint64_t armed_ns, until_ns, paired_ns;
+	int *fds;
+	int *owners;
+	struct bpf_link **links;
+	size_t n;
+	struct kcsand_report watcher;	/* escalation: the unknown-origin report */
+};
+
+struct hwbp {
+	struct kcsand_bpf *skel;
+	bool kernel;			/* kernel addresses, per-CPU events */
+	const char *no_traps;		/* user mode: why debug registers are of no use here */
+	bool told;			/* no_traps was said once for escalation */
+	struct kcore kc;		/* kernel mode: the value at arming, opened on first use */
+	struct ksyms *ks;		/* kernel mode: functions to decode a trap in, loaded then */
+	struct hw_slot s[KCSAND_HW_SLOTS];
+	unsigned int max_slots;		/* of s[], the first max_slots may be used */
+	uint32_t gen;
+	struct hwbp_stats st;
+};
+
+/*
+ * A kernel or module variable named name, from /proc/kallsyms: -ENOTUNIQ
+ * when several are, -ENOENT when none is (watch_resolve.c).
+ */
+int hwbp_resolve_ksym(const char *name, uint64_t *addr, uint64_t *size);
+
+#endif

@@ -1,0 +1,177 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * What a watch spec's SYMBOL names (watch_spec.h parses the spec): a
+ * variable of a target's ELF symbol table at its load bias in the process,
+ * or a kernel variable by its kallsyms name.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
+#include "hwbp.h"
+#include "hwbp_int.h"
+#include "sites/ksyms.h"
+#include "util/print.h"
+
+/* Where path is mapped in pid: the load bias of its ELF addresses, 0 for a fixed executable. */
+static int load_bias(pid_t pid, const char *path, bool shared, Elf *elf, uint64_t *bias)
+{
+	char maps[64], line[4352], file[4096], real[PATH_MAX];
+	uint64_t lo, off, min_vaddr = UINT64_MAX;
+	GElf_Ehdr eh;
+	size_t nph;
+	ssize_t n;
+	FILE *f;
+
+	if (!gelf_getehdr(elf, &eh) || elf_getphdrnum(elf, &nph))
+		return -EINVAL;
+	for (size_t i = 0; i < nph; i++) {
+		GElf_Phdr ph;
+
+		if (gelf_getphdr(elf, i, &ph) && ph.p_type == PT_LOAD && ph.p_vaddr < min_vaddr)
+			min_vaddr = ph.p_vaddr & ~0xfffULL;
+	}
+	if (!realpath(path, real))
+		return -errno;
+	/*
+	 * Until pid has exec'd path, its maps can hold our own mmap of the file
+	 * (the decoder's, inherited through fork): wait for /proc/PID/exe.  A
+	 * shared object (the service's watch on a library's variable) is
+	 * looked up in the maps of a process that did not come from us.
+	 */
+	if (!shared) {
+		snprintf(maps, sizeof(maps), "/proc/%d/exe", pid);
+		n = readlink(maps, file, sizeof(file) - 1);
+		if (n < 0 || (file[n] = 0, strcmp(file, real)))
+			return -EAGAIN;
+	}
+	if (eh.e_type == ET_EXEC && !shared) {
+		*bias = 0;
+		return 0;
+	}
+	snprintf(maps, sizeof(maps), "/proc/%d/maps", pid);
+	f = fopen(maps, "r");
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		file[0] = 0;
+		if (sscanf(line, "%" SCNx64 "-%*x %*s %" SCNx64 " %*s %*s %4095s", &lo, &off,
+			   file) == 3 && off == 0 && !strcmp(file, real)) {
+			fclose(f);
+			*bias = lo - min_vaddr;
+			return 0;
+		}
+	}
+	fclose(f);
+	return -EAGAIN;		/* not mapped (yet) */
+}
+
+int hwbp__resolve_symbol(pid_t pid, const char *path, bool shared, const char *name,
+			uint64_t *addr, uint64_t *size)
+{
+	Elf_Scn *scn = NULL;
+	struct stat st;
+	uint64_t bias;
+	int fd, err = -ENOENT;
+	Elf *elf;
+
+	elf_version(EV_CURRENT);
+	/* O_NONBLOCK, a regular file only: a FIFO would block the service's loop. */
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return -EINVAL;
+	}
+	elf = elf_begin(fd, ELF_C_READ, NULL);
+	if (!elf) {
+		close(fd);
+		return -EINVAL;
+	}
+	while ((scn = elf_nextscn(elf, scn)) && err == -ENOENT) {
+		GElf_Shdr sh;
+		Elf_Data *data;
+
+		if (!gelf_getshdr(scn, &sh))
+			continue;
+		if (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM)
+			continue;
+		data = elf_getdata(scn, NULL);
+		for (size_t k = 0; data && sh.sh_entsize && k < sh.sh_size / sh.sh_entsize; k++) {
+			GElf_Sym sym;
+			const char *n;
+
+			if (!gelf_getsym(data, k, &sym) || GELF_ST_TYPE(sym.st_info) != STT_OBJECT)
+				continue;
+			n = elf_strptr(elf, sh.sh_link, sym.st_name);
+			if (n && !strcmp(n, name)) {
+				*addr = sym.st_value;
+				*size = sym.st_size;
+				err = 0;
+				break;
+			}
+		}
+	}
+	if (!err) {
+		err = load_bias(pid, path, shared, elf, &bias);
+		*addr += bias;
+	}
+	elf_end(elf);
+	close(fd);
+	return err;
+}
+
+/*
+ * A kernel or module variable by name, from kallsyms' data symbols (static
+ * ones too, with CONFIG_KALLSYMS_ALL); its size is the distance to the next
+ * symbol, kallsyms having no sizes.  A name that several variables share is
+ * refused: which one the user meant cannot be told.
+ */
+int hwbp_resolve_ksym(const char *name, uint64_t *addr, uint64_t *size)
+{
+	struct ksyms *ks = ksyms__load_data_file("/proc/kallsyms");
+	const struct ksym *found = NULL;
+	char where[256] = "";
+	size_t wlen = 0;
+	int n = 0, err;
+
+	if (!ks) {
+		err = errno ? -errno : -ENOMEM;
+		pr_warn("watch: cannot read /proc/kallsyms: %s\n",
+			err == -EPERM ? "addresses are hidden (kptr_restrict)" : strerror(-err));
+		return err;
+	}
+	for (size_t i = 0; i < ksyms__count(ks); i++) {
+		const struct ksym *k = ksyms__at(ks, i);
+
+		if (strcmp(k->name, name) || (found && found->addr == k->addr))
+			continue;
+		if (!n++)
+			found = k;
+		if (wlen < sizeof(where))
+			wlen += snprintf(where + wlen, sizeof(where) - wlen, "%s0x%" PRIx64 " [%s]",
+					 n > 1 ? ", " : "", k->addr, k->module ? k->module : "vmlinux");
+	}
+	if (n == 1) {
+		*addr = found->addr;
+		*size = found->size;
+		err = 0;
+	} else if (n > 1) {
+		pr_warn("watch: %d kernel variables are named '%s' (%s): give the "
+				"ADDRESS of the one to watch\n", n, name, where);
+		err = -ENOTUNIQ;
+	} else {
+		pr_warn("watch: no kernel variable '%s' in /proc/kallsyms (data "
+				"symbols need CONFIG_KALLSYMS_ALL)\n", name);
+		err = -ENOENT;
+	}
+	ksyms__free(ks);
+	return err;
+}
