@@ -99,6 +99,20 @@ struct pid_cpu {
 	uint64_t ticks;
 };
 
+/* What the sampler measured of one site (struct sampler's site[], by cookie). */
+struct sampler_site {
+	double load;			/* CPU-s/s it took in the last period */
+	bool known;			/* x measured at least once */
+	uint64_t prev_hits, prev_ns;	/* its counters at the last read */
+	struct site_backoff bo;		/* its backoff level */
+	/*
+	 * Kernel mode: hits a ns (every hit, armed or not) in the last
+	 * period, and decaying sums of the hits and the BPF time while
+	 * armed, whose ratio is the BPF time a hit takes.
+	 */
+	double rate, on_hits, on_ns;
+};
+
 struct sampler {
 	const struct sampler_ops *ops;
 	void *ctx;			/* the engine, for ops */
@@ -110,27 +124,23 @@ struct sampler {
 	size_t stats_len;
 
 	size_t n;			/* sites known (cookies handed out) */
-	double *x;			/* per site: probe time per native time, when armed */
-	double *load;			/* per site: CPU-s/s it took in the last period */
-	bool *known;
+	struct sampler_site *site;	/* per site: what the sampler measured of it */
+	/*
+	 * Per site too, but kept as arrays of their own: sampler__choose()
+	 * (policy.c) takes x and ready as arrays, and the sets are what the
+	 * engine, the kernel bitmap and the hot cycle take, a byte per cookie.
+	 */
+	double *x;			/* probe time per native time, when armed */
+	bool *ready;			/* measured and past level 0 */
 	uint8_t *armed;			/* the set attached now */
 	uint8_t *next;
-	uint8_t *hot;			/* per site: hot in the last plan */
+	uint8_t *hot;			/* hot in the last plan */
 	uint8_t *turn;			/* the sites of the hot turn running, if any */
-	uint64_t *prev_hits, *prev_ns;
-	struct site_backoff *bo;	/* per site: its backoff level */
-	bool *ready;			/* per site: measured and past level 0 */
-	uint8_t *eligible;		/* per site: hot, and its level lets it take a turn */
+	uint8_t *eligible;		/* hot, and its level lets it take a turn */
 	size_t nr_fresh;		/* armed sites at level 0: checked between ticks */
 	uint64_t next_check_ns;
 
-	/*
-	 * Kernel mode: per site, hits a ns (every hit, armed or not) in the
-	 * last period, and decaying sums of the hits and the BPF time while
-	 * armed, whose ratio is the BPF time a hit takes.
-	 */
 	bool kernel;
-	double *rate, *on_hits, *on_ns;
 	struct kcpu kcpu;
 	struct kbitmap *kb;
 	double cum_floor, cum_all_native;	/* CPU-ns since start: the trap floor's share */
@@ -189,30 +199,22 @@ static int grow(struct sampler *s, size_t n)
 			return -ENOMEM;                  \
 		p = q;                                   \
 	} while (0)
+	GROW(s->site);
 	GROW(s->x);
-	GROW(s->load);
-	GROW(s->known);
 	GROW(s->armed);
 	GROW(s->next);
 	GROW(s->hot);
 	GROW(s->turn);
-	GROW(s->prev_hits);
-	GROW(s->prev_ns);
-	GROW(s->rate);
-	GROW(s->on_hits);
-	GROW(s->on_ns);
-	GROW(s->bo);
 	GROW(s->ready);
 	GROW(s->eligible);
 #undef GROW
 	for (size_t i = old; i < n; i++) {
-		s->x[i] = s->load[i] = 0;
-		s->rate[i] = s->on_hits[i] = s->on_ns[i] = 0;
-		s->known[i] = false;
+		s->site[i] = (struct sampler_site){
+			.bo = (struct site_backoff){ .since_ns = s->last_ns },
+		};
+		s->x[i] = 0;
 		s->hot[i] = s->turn[i] = 0;
 		s->armed[i] = 1;	/* objects are attached whole */
-		s->prev_hits[i] = s->prev_ns[i] = 0;
-		s->bo[i] = (struct site_backoff){ .since_ns = s->last_ns };
 		s->ready[i] = false;
 		s->eligible[i] = 0;
 	}
@@ -420,12 +422,13 @@ static bool backoff_due(struct sampler *s, uint64_t now)
 	for (size_t i = 0; i < s->n && i < s->capacity; i++) {
 		uint64_t hits, ns;
 
-		if (s->bo[i].level || !(s->armed[i] || s->turn[i]))
+		if (s->site[i].bo.level || !(s->armed[i] || s->turn[i]))
 			continue;
-		hits = site_counts(s, i, &ns) - s->prev_hits[i];
-		cold += hits * s->st.trap_ns + (double)(ns - s->prev_ns[i]);
-		if (s->bo[i].hits + hits >= s->p.backoff_hits ||
-		    site_backoff__level0_over(&s->bo[i], (uint64_t)s->p.level0_cpu_ms * 1000000,
+		hits = site_counts(s, i, &ns) - s->site[i].prev_hits;
+		cold += hits * s->st.trap_ns + (double)(ns - s->site[i].prev_ns);
+		if (s->site[i].bo.hits + hits >= s->p.backoff_hits ||
+		    site_backoff__level0_over(&s->site[i].bo,
+					      (uint64_t)s->p.level0_cpu_ms * 1000000,
 					      (uint64_t)s->target_cpu_ns)) {
 			s->st.backoffs++;
 			return true;
@@ -449,7 +452,7 @@ static void end_turn(struct sampler *s, uint64_t now)
 	s->credit_ns -= (double)(now - s->turn_start_ns);
 	for (size_t i = 0; i < s->n; i++)
 		if (s->turn[i])
-			s->bo[i].turn_ns += (double)(now - s->turn_start_ns);
+			s->site[i].bo.turn_ns += (double)(now - s->turn_start_ns);
 	s->hot_turn = false;
 }
 
@@ -467,7 +470,7 @@ static void start_turn(struct sampler *s, size_t n, unsigned int turn_ms, uint64
 	/* Only the hot sites whose level has time left for a turn. */
 	for (size_t i = 0; i < n; i++)
 		s->eligible[i] = s->hot[i] &&
-				 (!backs_off(s) || site_backoff__may_turn(&s->bo[i], now));
+				 (!backs_off(s) || site_backoff__may_turn(&s->site[i].bo, now));
 	if (!hot_cycle__next(&s->cycle, s->eligible, n, SAMPLER_HOT_PER_TURN, &s->rng, s->turn)) {
 		memset(s->turn, 0, n);
 		return;
@@ -500,31 +503,31 @@ static void measure_site(struct sampler *s, size_t i, uint64_t dt, uint64_t now,
 	double dns;
 	bool on = s->armed[i] || s->turn[i];
 
-	dh = hits - s->prev_hits[i];
-	dns = (double)(ns - s->prev_ns[i]);
+	dh = hits - s->site[i].prev_hits;
+	dns = (double)(ns - s->site[i].prev_ns);
 	/* Only hits taken armed count towards backing off: they are what was sampled. */
 	if (on && dh)
-		site_backoff__hit(&s->bo[i], dh, s->p.backoff_hits,
+		site_backoff__hit(&s->site[i].bo, dh, s->p.backoff_hits,
 				  (uint64_t)s->p.level0_cpu_ms * 1000000, now,
 				  (uint64_t)s->target_cpu_ns);
-	s->prev_hits[i] = hits;
-	s->prev_ns[i] = ns;
-	s->load[i] = 0;
+	s->site[i].prev_hits = hits;
+	s->site[i].prev_ns = ns;
+	s->site[i].load = 0;
 	if (s->kernel) {
 		/* Armed or not, every hit trapped: that is the floor. */
 		*floor += dh * s->st.trap_ns / dt;
-		s->rate[i] = (double)dh / dt;
+		s->site[i].rate = (double)dh / dt;
 		if (on) {
-			s->load[i] = dns / dt;
-			s->on_hits[i] = s->on_hits[i] * SAMPLER_COST_DECAY + dh;
-			s->on_ns[i] = s->on_ns[i] * SAMPLER_COST_DECAY + dns;
+			s->site[i].load = dns / dt;
+			s->site[i].on_hits = s->site[i].on_hits * SAMPLER_COST_DECAY + dh;
+			s->site[i].on_ns = s->site[i].on_ns * SAMPLER_COST_DECAY + dns;
 		} else {
 			s->st.unarmed_hits += dh;
 		}
 	} else if (on) {
 		double trap = s->turn[i] && s->turn_xbp ? s->st.xbp_trap_ns : s->st.trap_ns;
 
-		s->load[i] = (dh * trap + dns) / dt;
+		s->site[i].load = (dh * trap + dns) / dt;
 	}
 }
 
@@ -539,16 +542,16 @@ static bool site_overhead(const struct sampler *s, size_t i, double native, doub
 	bool on = s->armed[i] || s->turn[i];
 
 	if (!s->kernel) {
-		*x = s->load[i] / native;
+		*x = s->site[i].load / native;
 		return on;
 	}
-	if (s->on_hits[i] > 0) {
-		*x = s->rate[i] * (s->on_ns[i] / s->on_hits[i]) / native;
+	if (s->site[i].on_hits > 0) {
+		*x = s->site[i].rate * (s->site[i].on_ns / s->site[i].on_hits) / native;
 		return true;
 	}
 	/* Never hit while armed: nothing to learn unless it is armed and still not hit. */
 	*x = 0;
-	return s->rate[i] == 0 && (on || s->known[i]);
+	return s->site[i].rate == 0 && (on || s->site[i].known);
 }
 
 /* What one period measured, for the steps of a tick. */
@@ -576,12 +579,12 @@ static void measure_period(struct sampler *s, uint64_t now, struct period *pd)
 	pd->probe = pd->floor = 0;
 	pd->budgeted = 0;
 	for (size_t i = 0; i < s->n && i < s->capacity; i++) {
-		uint8_t level = s->bo[i].level;	/* before this period's hits move it */
+		uint8_t level = s->site[i].bo.level;	/* before this period's hits move it */
 
 		measure_site(s, i, pd->dt, now, &pd->floor);
-		pd->probe += s->load[i];
+		pd->probe += s->site[i].load;
 		if (level || !backs_off(s))
-			pd->budgeted += s->load[i];
+			pd->budgeted += s->site[i].load;
 	}
 	s->target_cpu_ns += cpu;
 	pd->other = 0;
@@ -625,8 +628,8 @@ static void learn_overheads(struct sampler *s, const struct period *pd)
 
 		if (!site_overhead(s, i, pd->nat, &x))
 			continue;
-		s->x[i] = s->known[i] && x < s->x[i] ? (s->x[i] + x) / 2 : x;
-		s->known[i] = true;
+		s->x[i] = s->site[i].known && x < s->x[i] ? (s->x[i] + x) / 2 : x;
+		s->site[i].known = true;
 	}
 	s->st.measured_overhead = pd->probe / pd->nat;
 	s->cum_floor += pd->floor * pd->dt;
@@ -682,8 +685,8 @@ static void charge_cold(struct sampler *s, const struct period *pd, uint64_t now
 	s->warm_over = true;
 	s->st.cold_outs++;
 	for (size_t i = 0; i < s->n && i < s->capacity; i++)
-		if (!s->bo[i].level && s->bo[i].hits)
-			site_backoff__demote(&s->bo[i], now);
+		if (!s->site[i].bo.level && s->site[i].bo.hits)
+			site_backoff__demote(&s->site[i].bo, now);
 }
 
 /*
@@ -705,7 +708,8 @@ static void plan(struct sampler *s, const struct period *pd)
 		s->cum_native += pd->native * pd->dt;
 		/* Kernel mode keeps its plan as it was (backs_off()). */
 		for (size_t i = 0; i < n; i++)
-			s->ready[i] = s->known[i] && (!backs_off(s) || s->bo[i].level > 0);
+			s->ready[i] = s->site[i].known &&
+				      (!backs_off(s) || s->site[i].bo.level > 0);
 		memset(s->next, 0, n);
 		est = sampler__choose(s->x, s->ready, n, s->p.budget / 100.0, s->turn_cost, s->next,
 				      s->hot, &s->hot_share);
@@ -716,8 +720,8 @@ static void plan(struct sampler *s, const struct period *pd)
 	s->nr_fresh = 0;
 	for (size_t i = 0; i < n; i++) {
 		armed += s->next[i];
-		s->st.levels[s->bo[i].level]++;
-		s->nr_fresh += s->next[i] && !s->bo[i].level;
+		s->st.levels[s->site[i].bo.level]++;
+		s->nr_fresh += s->next[i] && !s->site[i].bo.level;
 	}
 	s->st.armed = armed;
 	s->st.total = n;
@@ -827,20 +831,13 @@ void sampler__free(struct sampler *s)
 	kbitmap__free(s->kb);
 	if (s->stats)
 		munmap((void *)s->stats, s->stats_len);
+	free(s->site);
 	free(s->x);
-	free(s->load);
-	free(s->known);
 	free(s->armed);
 	free(s->next);
 	free(s->hot);
 	free(s->turn);
 	hot_cycle__free(&s->cycle);
-	free(s->prev_hits);
-	free(s->prev_ns);
-	free(s->rate);
-	free(s->on_hits);
-	free(s->on_ns);
-	free(s->bo);
 	free(s->ready);
 	free(s->eligible);
 	free(s);
