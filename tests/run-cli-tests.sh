@@ -75,9 +75,23 @@ if [ ! -e /sys/bus/event_source/devices/kprobe ]; then
 		"$CTL" run --kernel --probe 'vfs_*' --duration 1
 fi
 # Vector stores the kernel's probes would emulate as branches are left unprobed:
-# every copy is right (the program checks), and the loads before them were probed.
+# every copy is right (the program checks), and the legacy SSE copy is probed.
 expect_exit vector_stores_intact 0 'run: [1-9][0-9]* sites attached' \
 	"$CTL" run -v --functions 'copy_*' -- "$B/tests/cli/vector_stores"
+# Vector loads the kernel's uprobes refuse (ENOTSUPP) are left out too: past the
+# sampler's warm-up its re-attach, made while the program runs, succeeds.
+expect_exit vector_loads_refused_left_out 0 ' [1-9][0-9]* insns the kernel.s uprobes refuse' \
+	"$CTL" run -v --functions 'copy_*' --param sampler_warmup_cpu_ms=0 -- \
+	"$B/tests/cli/vector_stores" 20000
+if grep -q 'cannot re-attach' "$out"; then
+	bad vector_loads_relinked "the sampler's re-attach failed: $(grep -m1 'cannot re-attach' "$out")"
+elif ! armed=$(grep -oE 'armed_sites: [0-9]+/[0-9]+' "$out"); then
+	bad vector_loads_relinked "no armed_sites figure in the summary"
+elif a=${armed#armed_sites: }; ((${a%/*} >= ${a#*/})); then
+	bad vector_loads_relinked "every site still armed at the end ($armed): no re-attach to check"
+else
+	ok vector_loads_relinked
+fi
 # Debian's own programs are stripped: their functions come from .eh_frame (or a
 # debug file installed); tests/debuginfo-check.sh checks both in full.
 expect_exit stripped_program 0 ': [1-9][0-9]* functions from (dynsym and eh_frame|debug file )' \

@@ -23,6 +23,29 @@
 #include "util/print.h"
 #include "util/clock.h"
 
+/*
+ * A link that could not be made.  The sampler re-attaches every turn, and
+ * a cause that stays (a site the kernel refuses, ENOTSUPP) would say the
+ * same each time: once per object, then only with -v -v.
+ */
+static void link_failed(struct engine_object *eo, bool relink, size_t n, int err)
+{
+	const char *path = eo->obj->path;
+
+	if (!relink) {
+		pr_warn("cannot attach %zu uprobes to %s: %s\n", n, path, strerror(-err));
+		return;
+	}
+	if (eo->relink_failed) {
+		pr_debug("cannot re-attach %zu uprobes to %s: %s\n", n, path, strerror(-err));
+		return;
+	}
+	eo->relink_failed = true;
+	pr_warn("cannot re-attach %zu uprobes to %s: %s%s; its sites stay as they were armed\n",
+		n, path, err == -524 ? "the kernel refuses a probe on one of its instructions" :
+		strerror(-err), err == -524 ? " (ENOTSUPP)" : "");
+}
+
 int engine_link_multi(struct engine *e, struct engine_object *eo, const uint8_t *set, int *slot)
 {
 	struct target_obj *o = eo->obj;
@@ -51,8 +74,7 @@ int engine_link_multi(struct engine *e, struct engine_object *eo, const uint8_t 
 					  path, offs, cookies, n, 0);
 		if (fd < 0) {
 			err = fd;
-			pr_warn("cannot %s %zu uprobes to %s: %s\n",
-				set ? "re-attach" : "attach", n, o->path, strerror(-err));
+			link_failed(eo, set != NULL, n, err);
 			goto out;
 		}
 	}

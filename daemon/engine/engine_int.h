@@ -35,6 +35,7 @@ struct engine_object {
 	bool removed;
 	bool kernel;			/* kprobes on kernel code */
 	size_t refused;			/* kernel sites the kernel would not probe */
+	bool relink_failed;		/* a re-attach failed and was said: say no more */
 	uint8_t *orig_flags;		/* site flags before engine__set_nowatch(), or NULL */
 };
 

@@ -238,7 +238,8 @@ static int register_object(struct engine *e, struct target_obj *obj, bool kernel
 		pr_info(
 			"%s: %llu functions, %llu sites (%llu marked, %llu of them cas loop "
 			"reads); skipped: %llu stack, %llu tls, %llu unencodable, %llu locked before "
-			"a branch target, %llu vector insns the kernel's probes misread\n",
+			"a branch target, %llu vector insns the kernel's probes misread, %llu insns "
+			"the kernel's uprobes refuse\n",
 			path, (unsigned long long)obj->stats.funcs,
 			(unsigned long long)obj->stats.sites, (unsigned long long)obj->stats.marked,
 			(unsigned long long)obj->stats.cas_loop_reads,
@@ -246,7 +247,8 @@ static int register_object(struct engine *e, struct target_obj *obj, bool kernel
 			(unsigned long long)obj->stats.skipped_tls,
 			(unsigned long long)obj->stats.unencodable,
 			(unsigned long long)obj->stats.lock_at_target,
-			(unsigned long long)obj->stats.misemulated);
+			(unsigned long long)obj->stats.misemulated,
+			(unsigned long long)obj->stats.refused);
 	if (e->skel && e->rb) {
 		err = attach_object(e, eo);
 		if (err) {

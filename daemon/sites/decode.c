@@ -13,6 +13,7 @@
 #include <Zydis/Zydis.h>
 
 #include "decode_int.h"
+#include "uprobe_refusal.h"
 #include "util/print.h"
 #include "util/array.h"
 
@@ -120,6 +121,7 @@ enum site_verdict {
 	SITE_UNENCODABLE,
 	SITE_LOCK_AT_TARGET,	/* deferred probe would land on a branch target */
 	SITE_MISEMULATED,	/* the kernel would emulate the probed insn as something else */
+	SITE_REFUSED,		/* the running kernel's uprobes refuse the probed insn */
 };
 
 /* What the passes before classify() learned about one instruction's place in the function. */
@@ -151,6 +153,28 @@ static bool misemulated_by_probes(const ZydisDecodedInstruction *in)
 	       (in->opcode >= 0x70 && in->opcode <= 0x7f) ||	/* jcc rel8 */
 	       in->opcode == 0x90 ||				/* nop */
 	       in->opcode == 0xe8 || in->opcode == 0xe9 || in->opcode == 0xeb;	/* call, jmp */
+}
+
+/*
+ * Whether x86 uprobes refuse the instruction (uprobe_refusal.c).  Kernel
+ * sites (probe_locked) go by the kernel's rules for kprobes and breakpoints.
+ */
+static bool refused_by_uprobes(const struct decode_opts *opts, const ZydisDecodedInstruction *in)
+{
+	enum uprobe_insn_kind kind = UPROBE_INSN_ONE_BYTE;
+
+	if (opts->probe_locked)
+		return false;
+	if (in->encoding == ZYDIS_INSTRUCTION_ENCODING_VEX ||
+	    in->encoding == ZYDIS_INSTRUCTION_ENCODING_EVEX ||
+	    in->encoding == ZYDIS_INSTRUCTION_ENCODING_XOP ||
+	    in->encoding == ZYDIS_INSTRUCTION_ENCODING_MVEX)
+		kind = UPROBE_INSN_VEX;
+	else if (in->opcode_map == ZYDIS_OPCODE_MAP_0F)
+		kind = UPROBE_INSN_TWO_BYTE;
+	else if (in->opcode_map != ZYDIS_OPCODE_MAP_DEFAULT)
+		kind = UPROBE_INSN_THREE_BYTE;
+	return uprobe_refusal__refuses(kind, in->opcode);
 }
 
 /* A lock-prefixed access, which uprobes cannot take in place: where may it be probed? */
@@ -400,6 +424,9 @@ static void count_verdict(enum site_verdict v, struct decode_stats *stats)
 	case SITE_MISEMULATED:
 		stats->misemulated++;
 		break;
+	case SITE_REFUSED:
+		stats->refused++;
+		break;
 	default:
 		break;
 	}
@@ -478,9 +505,12 @@ static int collect_sites(ZydisDecoder *dec, const uint8_t *code, size_t len, uin
 								 len - fx[k + 1].off, &next,
 								 next_ops)))
 				return -EINVAL;
-			ctx.next_misemulated = misemulated_by_probes(&next);
+			ctx.next_misemulated = misemulated_by_probes(&next) ||
+					       refused_by_uprobes(opts, &next);
 		}
 		v = classify(&in, ops, opts, &ctx, &site);
+		if (v == SITE_KEEP && !site.desc.probe_delta && refused_by_uprobes(opts, &in))
+			v = SITE_REFUSED;
 		if (v != SITE_KEEP) {
 			count_verdict(v, stats);
 			continue;

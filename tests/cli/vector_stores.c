@@ -1,14 +1,18 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * Vector loads and stores that kcsanctl probes: the program checks that
+ * Vector loads and stores under kcsanctl's probes: the program checks that
  * each copied what it should.  The kernel's probes emulate some VEX/EVEX
  * opcodes as the legacy branch, push or nop of the same byte (VEX 0f 7f,
  * vmovdqu to memory, as jg): with a probe on one, its store never happens.
+ * Others they refuse (VEX 6f, vmovdqu from memory, the byte of outs): a
+ * uprobe_multi link holding one fails while the program runs, so the
+ * sampler's re-attach did, every turn.
  * Exits 0 when every copy is right, 1 otherwise (naming which), 2 without AVX.
  *
- *   vector_stores
+ *   vector_stores [ROUNDS]      (100 by default)
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static const char src[65] = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ!?";
@@ -37,16 +41,20 @@ static int check(const char *name, void (*copy)(char *, const char *), size_t n)
 	return 1;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+	long rounds = argc > 1 ? atol(argv[1]) : 100;
 	int bad = 0;
 
 	if (!__builtin_cpu_supports("avx")) {
 		fprintf(stderr, "vector_stores: this CPU has no AVX\n");
 		return 2;
 	}
-	/* Several rounds: the site sampler keeps every site armed in its warm-up. */
-	for (int i = 0; i < 100; i++) {
+	/*
+	 * Several rounds: the site sampler keeps every site armed in its
+	 * warm-up; many more take it past the warm-up, to re-attach.
+	 */
+	for (long i = 0; i < rounds; i++) {
 		bad |= check("copy_vex_ymm", copy_vex_ymm, 32);
 		bad |= check("copy_vex_xmm", copy_vex_xmm, 16);
 		bad |= check("copy_vex_q", copy_vex_q, 8);
