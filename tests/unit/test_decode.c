@@ -185,11 +185,23 @@ static void test_instructions(void)
 	TEST(vex_store_read_as_jcc_is_not_probed) {
 		r = DECODE(0xc5, 0xfa, 0x7f, 0x07,	/* vmovdqu [rdi],xmm0: VEX 0f 7f, "jg" */
 			   0x62, 0xe1, 0xfe, 0x28, 0x7f, 0x07,	/* vmovdqu64 [rdi],ymm16: EVEX */
-			   0xc5, 0xfa, 0x6f, 0x06,	/* vmovdqu xmm0,[rsi]: VEX 0f 6f, kept */
+			   0xc5, 0xf9, 0xda, 0x06,	/* vpminub xmm0,xmm0,[rsi]: VEX 0f da, kept */
 			   0xc3);
 		if ((s = one_site(&r)))
 			ASSERT_EQ(s->vaddr, 0x100a, "the load is probed");
 		ASSERT_EQ(r.stats.misemulated, 2, "both stores counted");
+		site_vec__free(&r.sites);
+	}
+
+	TEST(vex_insns_uprobes_refuse_are_not_probed) {
+		r = DECODE(0xc5, 0xfa, 0x6f, 0x06,	/* vmovdqu xmm0,[rsi]: VEX 6f, "outs" */
+			   0xc5, 0xf9, 0x6e, 0x07,	/* vmovd xmm0,[rdi]: VEX 6e */
+			   0xc5, 0xfd, 0xe7, 0x07,	/* vmovntdq [rdi],ymm0: VEX e7, "out" */
+			   0xf3, 0x0f, 0x6f, 0x06,	/* movdqu xmm0,[rsi]: legacy 0f 6f, kept */
+			   0xc3);
+		if ((s = one_site(&r)))
+			ASSERT_EQ(s->vaddr, 0x100c, "the legacy load is probed");
+		ASSERT_EQ(r.stats.refused, 3, "the three VEX ones counted");
 		site_vec__free(&r.sites);
 	}
 
@@ -379,7 +391,7 @@ static void test_instructions(void)
 	}
 
 	TEST(ymm_load) {
-		r = DECODE(0xc5, 0xfe, 0x6f, 0x07);	/* vmovdqu ymm0,[rdi] */
+		r = DECODE(0xc5, 0xfd, 0xda, 0x07);	/* vpminub ymm0,ymm0,[rdi] */
 		if ((s = one_site(&r))) {
 			ASSERT_EQ(s->desc.flags, KCSAND_SITE_READ, "flags");
 			ASSERT_EQ(s->desc.size, 32, "size");
