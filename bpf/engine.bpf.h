@@ -166,6 +166,12 @@ struct hit {
 	__u32 in_interrupt;
 	int user;
 	int every;		/* a sampled hit: watch it, whatever skip_watch says */
+	/*
+	 * A kernel code-breakpoint sample (DataCollider's): its watchpoint
+	 * takes the other CPUs' data breakpoints (pair.bpf.h), and an
+	 * aligned plain write watches too, so that it finds its readers.
+	 */
+	int pair;
 	__u8 acc_flags;		/* KCSAND_ACC_*, for the record */
 	/*
 	 * Frames taken earlier, or NULL to unwind from ctx: the trap of a
@@ -527,15 +533,21 @@ static __always_inline void wp_disarm(const struct hit *hit, struct watch *w)
 		counter_add(KCSAND_CTR_READ_FAULTS, 1);
 }
 
+#include "pair.bpf.h"
+
 /* KCSAN's kcsan_setup_watchpoint(): the slow path. */
 static __always_inline void setup_watchpoint(const struct hit *hit)
 {
 	struct watch w = {};
+	int paired;
 
 	if (wp_arm(hit, &w))
 		return;
+	paired = pair_arm(hit);
 	wp_stall(hit, &w);
 	wp_disarm(hit, &w);
+	if (paired)
+		pair_release();
 }
 
 /* The first half of KCSAN's kcsan_found_watchpoint(): 1 when this access consumed wp. */
@@ -608,12 +620,18 @@ static __always_inline int find_watchpoint(const struct hit *hit, __u32 *slot_ou
 	return 0;
 }
 
-/* KCSAN's is_atomic() for plain accesses, given the live parameters. */
+/*
+ * KCSAN's is_atomic() for plain accesses, given the live parameters.  A
+ * code-breakpoint sample's aligned plain write is not taken for atomic:
+ * KCSAN's rule counts on the reader's side watching, and a reader is
+ * sampled about as rarely as the writer; the write's data breakpoint on
+ * the other CPUs (pair.bpf.h) catches the readers instead.
+ */
 static __always_inline int treat_as_atomic(const struct hit *hit)
 {
 	if (hit->type & KCSAND_ACCESS_ATOMIC)
 		return 1;
-	if (PARAM(assume_plain_writes_atomic) && hit->type == KCSAND_ACCESS_WRITE &&
+	if (PARAM(assume_plain_writes_atomic) && !hit->pair && hit->type == KCSAND_ACCESS_WRITE &&
 	    hit->size <= 8 && !(hit->addr & (hit->size - 1)))
 		return 1;
 	return 0;
@@ -669,16 +687,21 @@ static __always_inline int make_hit(struct hit *hit, void *ctx, struct pt_regs *
 	hit->acc_flags = 0;
 	hit->stack = NULL;
 	hit->nr_frames = 0;
+	hit->pair = 0;
 	return 0;
 }
 
 /*
  * The fast path, every hit: consume a conflicting watchpoint, or count
- * down to the next one to set.  every: the site sampler already chose this
- * hit (a hot turn on one thread): skip_watch, which spreads KCSAN's cheap
- * instrumented accesses, does not apply to a trap that cost tens of
- * microseconds by itself.
+ * down to the next one to set.  every (CHECK_EVERY): the site sampler
+ * already chose this hit (a hot turn on one thread): skip_watch, which
+ * spreads KCSAN's cheap instrumented accesses, does not apply to a trap
+ * that cost tens of microseconds by itself.  CHECK_PAIR: a kernel
+ * code-breakpoint sample (struct hit's pair).
  */
+#define CHECK_EVERY	1
+#define CHECK_PAIR	2
+
 static __always_inline int kcsand_check_access(void *ctx, struct pt_regs *regs, __u32 site_idx,
 					       __u64 ip, int user, int in_interrupt, int every)
 {
@@ -697,7 +720,8 @@ static __always_inline int kcsand_check_access(void *ctx, struct pt_regs *regs, 
 	if (user && atomic_learned(hit.site, hit.addr))
 		return 0;
 	hit.percpu = percpu;
-	hit.every = every;
+	hit.every = every & CHECK_EVERY;
+	hit.pair = !!(every & CHECK_PAIR);
 
 	if (find_watchpoint(&hit, &slot, &wp, &gen))
 		found_watchpoint(&hit, slot, wp, gen);

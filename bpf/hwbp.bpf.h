@@ -323,6 +323,7 @@ static __always_inline int kcsand_hw_access(struct bpf_perf_event_data *ctx, int
 	hit.user = user;
 	hit.acc_flags = KCSAND_ACC_HWBP;
 	hit.every = 0;
+	hit.pair = 0;
 	if (sample_value(&hit, cur))
 		return 0;
 	old = __sync_lock_test_and_set(&hw_last_value[slot & (KCSAND_HW_SLOTS - 1)], cur[0]);

@@ -20,6 +20,7 @@
 #include "engine.bpf.h"
 #include "sampler.bpf.h"
 #include "hwbp.bpf.h"
+#include "pair_trap.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -91,7 +92,7 @@ int kcsand_xbp(struct bpf_perf_event_data *ctx)
 	__u32 site = (__u32)bpf_get_attach_cookie(ctx);
 
 	if (traced())
-		check_user_access(ctx, regs, site, 1);
+		check_user_access(ctx, regs, site, CHECK_EVERY);
 	return 0;
 }
 
@@ -255,10 +256,30 @@ int kcsand_kxbp(struct bpf_perf_event_data *ctx)
 	s->checks++;
 	hw_note_probed(regs, s->site, regs->ip, 1);
 	t0 = bpf_ktime_get_ns();
-	kcsand_check_access(ctx, regs, s->site, regs->ip, 0, interrupted_context(), 1);
+	kcsand_check_access(ctx, regs, s->site, regs->ip, 0, interrupted_context(),
+			    CHECK_EVERY | CHECK_PAIR);
 	sampler_account(s->site, t0);
 	__sync_fetch_and_add(&s->ns, bpf_ktime_get_ns() - t0);
 	return 0;
+}
+
+/*
+ * Both stacks in breakpoint mode (bpf/pair.bpf.h): each CPU's poll, a
+ * cpu-clock event whose sample wakes the CPU's armer when a request waits.
+ */
+SEC("perf_event")
+int kcsand_pair_poll(struct bpf_perf_event_data *ctx)
+{
+	return pair_poll();
+}
+
+/* And the data breakpoint's trap on the other CPUs: a watcher's partner. */
+SEC("perf_event")
+int kcsand_pair_trap(struct bpf_perf_event_data *ctx)
+{
+	if (!kernel_may_check(1))
+		return 0;
+	return pair_trap(ctx, interrupted_context());
 }
 
 SEC("tp_btf/sched_process_fork")

@@ -126,6 +126,12 @@ enum kcsand_order {
  * access's own (without it, ip is the next instruction's).
  */
 #define KCSAND_ACC_DECODED	(1u << 2)
+/*
+ * KCSAND_ACC_HWBP, by the data breakpoint a sampled kernel watcher put on
+ * the other CPUs for its stall (bpf/pair.bpf.h): a partner that ran during
+ * the watch window, read or write, reported whether the value changed or not.
+ */
+#define KCSAND_ACC_PAIR		(1u << 3)
 
 /* Where the access ran. */
 #define KCSAND_CTX_TASK		0
@@ -351,6 +357,58 @@ struct kcsand_site_stat {
  */
 #define KCSAND_KXBP_CHECKS	16
 
+/*
+ * Both stacks in breakpoint mode (bpf/pair.bpf.h, daemon/hw/pair.c): when
+ * a code-breakpoint sample arms a watchpoint, a data breakpoint on its
+ * address goes live on every other CPU for the stall.  BPF cannot program
+ * a debug register, so the watcher publishes a request word and a pinned
+ * thread per CPU (the armer) re-targets that CPU's pre-opened breakpoint
+ * event and acknowledges by writing the word into pair_ack[cpu]; the
+ * watcher waits, bounded, for every other CPU's acknowledgement.
+ *
+ *   63    59 58      51 50  49 48 47                        0
+ *  +--------+----------+----+-----+--------------------------+
+ *  |  seq   | watcher  | RW | len |       address[47:0]       |
+ *  |        |   CPU    |    | log2|  (0: no breakpoint)       |
+ *  +--------+----------+----+-----+--------------------------+
+ *
+ * RW: a read-write breakpoint (the watcher writes: a read conflicts);
+ * else write-only.  The watcher's own CPU never arms (its own access would
+ * trap after the stall).  seq changes every request, so an ack of the
+ * same word is an ack of this request or of one that left the register
+ * exactly where this one wants it.
+ */
+#define KCSAND_PAIR_MAX_CPUS		KCSAND_KXBP_MAX_CPUS
+#define KCSAND_PAIR_ADDR_MASK		((1ULL << 48) - 1)
+#define KCSAND_PAIR_LEN_SHIFT		48
+#define KCSAND_PAIR_RW			(1ULL << 50)
+#define KCSAND_PAIR_CPU_SHIFT		51
+#define KCSAND_PAIR_SEQ_SHIFT		59
+/*
+ * How often each CPU's poll (a cpu-clock perf event with a BPF program)
+ * looks for a request and wakes its armer: the mean arm latency is about
+ * half of it plus the wake-up and the re-target (docs/kernel-mode.md).
+ */
+#define KCSAND_PAIR_POLL_NS		(200 * 1000ULL)
+
+/* What the pairs did (pair_counters[] in .bss, read by daemon/hw/pair.c). */
+#define KCSAND_PAIR_COUNTERS(X)						\
+	X(REQUESTS, pair_requests)	/* watchers that asked */		\
+	X(ARMED, pair_armed)		/* every other CPU acknowledged in time */ \
+	X(ARM_NS, pair_arm_ns)		/* their summed wait */			\
+	X(TIMEOUTS, pair_timeouts)	/* the stall went on without them */	\
+	X(BUSY, pair_busy)		/* another watcher held the registers */ \
+	X(TRAPS, pair_traps)		/* data-breakpoint traps */		\
+	X(CAUGHT, pair_caught)		/* of them, partners of a watcher */	\
+	X(PROBED, pair_probed)		/* left to the code breakpoint that checked them */
+
+#define KCSAND_PAIR_CTR_ENUM(ID, name) KCSAND_PAIR_CTR_##ID,
+enum kcsand_pair_counter {
+	KCSAND_PAIR_COUNTERS(KCSAND_PAIR_CTR_ENUM)
+	KCSAND_PAIR_CTR_COUNT,
+};
+#undef KCSAND_PAIR_CTR_ENUM
+
 struct kcsand_kxbp_slot {
 	__u64 ip;		/* the site's address; 0: none */
 	__u32 site;		/* its index in the site table */
@@ -518,7 +576,7 @@ _Static_assert(sizeof(struct kcsand_access) == 80 + 8 * KCSAND_MAX_STACK, "struc
 _Static_assert(sizeof(struct kcsand_ustack) == 168 + KCSAND_USTACK_SIZE, "struct kcsand_ustack layout");
 _Static_assert(sizeof(struct kcsand_report) == 104 + 2 * sizeof(struct kcsand_access),
 	       "struct kcsand_report layout");
-_Static_assert(sizeof(struct kcsand_params) == 48, "struct kcsand_params layout");
+_Static_assert(sizeof(struct kcsand_params) == 52, "struct kcsand_params layout");
 _Static_assert(sizeof(struct kcsand_cpu_state) == 32, "struct kcsand_cpu_state layout");
 #endif
 

@@ -62,6 +62,15 @@
 	 */									\
 	X(STALL_BUDGET_US, stall_budget_us, 0, 1000000, 500000, 500000, BPF,	\
 	  "µs a CPU may stall per second (0: unlimited; kernel: 500000 at most)") \
+	/*									\
+	 * Kernel breakpoint mode: how long a sampled watcher waits for the	\
+	 * data breakpoint on its address to be live on every other CPU	\
+	 * (bpf/pair.bpf.h); part of the stall, so at most the 1 ms ceiling.	\
+	 * 0: no data breakpoints, one side's stack only.  No effect in user	\
+	 * mode and with kprobes.						\
+	 */									\
+	X(PAIR_WAIT_US, pair_wait_us, 0, 1000, 1000, 1000, BPF,		\
+	  "kernel breakpoint mode: µs a watcher waits for its data breakpoint on the other CPUs (0: none)") \
 	X(REPORT_VALUE_CHANGE_ONLY, report_value_change_only, 0, 1, 1, 1, DAEMON, \
 	  "report a race only when the watched value changed")			\
 	X(REPORT_ONCE_IN_MS, report_once_in_ms, 0, 3600000, 3000, 3000, DAEMON,	\

@@ -24,6 +24,7 @@
 #include "hw/hwbp.h"
 #include "history/history.h"
 #include "sampler/kbp.h"
+#include "hw/pair.h"
 #include "sampler/sampler.h"
 #include "report/symbolize.h"
 #include "report/unwind.h"
@@ -334,6 +335,8 @@ static void select_programs(struct engine *e, struct kcsand_bpf *skel)
 		bpf_program__set_autoload(skel->progs.kcsand_uprobe_multi, false);
 	}
 	bpf_program__set_autoload(skel->progs.kcsand_kprobe, false);
+	bpf_program__set_autoload(skel->progs.kcsand_pair_poll, false);
+	bpf_program__set_autoload(skel->progs.kcsand_pair_trap, false);
 	bpf_program__set_autoload(skel->progs.kcsand_hwbp_kernel, false);
 	bpf_program__set_autoload(skel->progs.kcsand_kxbp, false);
 }
@@ -618,6 +621,7 @@ void engine__close(struct engine *e)
 	if (!e)
 		return;
 	sampler__free(e->sampler);
+	pairs__free(e->pairs);
 	kbp__free(e->kbp);
 	thread_turn__free(e->tt);
 	engine__settle(e);

@@ -74,6 +74,7 @@ struct engine {
 	bool sync_sites_off;		/* the history's sync sites left to the sampler (paused) */
 	bool sampled_lost;		/* no memory to keep it: the history stays paused */
 	struct kbp *kbp;		/* kernel mode, code-breakpoint sampling: after attach */
+	struct pairs *pairs;		/* its stalls' data breakpoints on the other CPUs (hw/pair.h) */
 	struct heartbeat *heartbeat;	/* kernel mode: the BPF side checks only while it beats */
 	bool kbp_mode;			/* no kprobes: sites are sampled by code breakpoints */
 	char system[160];

@@ -21,6 +21,7 @@
 #include "mark/mark.h"
 #include "hw/hwbp.h"
 #include "sampler/kbp.h"
+#include "hw/pair.h"
 #include "sampler/sampler.h"
 #include "util/uprobe_multi.h"
 #include "sampler/thread_turn.h"
@@ -661,6 +662,24 @@ static bool kbp_excluded(const char *name, size_t *nmi, size_t *machinery)
 	return false;
 }
 
+/*
+ * Both stacks: one of sampling's registers on each CPU goes to the data
+ * breakpoints of the stalls (hw/pair.h).  A sampled access alone sees one
+ * side of a race; a register more for sampling sees one more site.
+ */
+static void start_pairs(struct engine *e, struct kbp_opts *ko)
+{
+	uint64_t idle = 0;
+
+	if (e->ksyms)
+		ksyms__vmlinux_addr(e->ksyms, "__x64_sys_getppid", &idle);
+	if (!idle || pairs__new(e->skel, idle, &e->pairs)) {
+		pr_warn("breakpoints: no data breakpoints during the stalls: races show one stack\n");
+		return;
+	}
+	ko->nregs--;
+}
+
 /* Every kernel site, addresses and cookies, into the code-breakpoint sampler's cycle. */
 static int start_kbp(struct engine *e)
 {
@@ -678,6 +697,8 @@ static int start_kbp(struct engine *e)
 	if (e->ksyms)
 		ksyms__vmlinux_addr(e->ksyms, "__x64_sys_getppid", &ko.calib_addr);
 
+	if (addr && site && ko.nregs >= 2 && e->opts.params.v[PARAM_PAIR_WAIT_US])
+		start_pairs(e, &ko);
 	if (addr && site) {
 		for (size_t i = 0; i < e->nr_objs; i++) {
 			const struct engine_object *eo = &e->objs[i];
@@ -705,7 +726,7 @@ static int start_kbp(struct engine *e)
 
 		/* What sampling got is not the escalations' or a debugger's. */
 		kbp__stats(e->kbp, &st);
-		hwbp__limit(e->hw, KCSAND_HW_SLOTS - e->opts.free_regs - st.nregs);
+		hwbp__limit(e->hw, KCSAND_HW_SLOTS - e->opts.free_regs - st.nregs - !!e->pairs);
 	}
 	free(addr);
 	free(site);

@@ -15,6 +15,7 @@
 #include "hw/hwbp.h"
 #include "history/history.h"
 #include "sampler/kbp.h"
+#include "hw/pair.h"
 #include "sampler/sampler.h"
 #include "report/unwind.h"
 #include "engine_int.h"
@@ -294,6 +295,8 @@ void engine__print_summary(struct engine *e, FILE *out)
 		print_sampler_summary(e, out);
 	if (e->kbp)
 		print_kbp_summary(e, out);
+	if (e->pairs)
+		pairs__print_summary(e->pairs, out);
 	if (e->hw)
 		print_hw_summary(e, out);
 	fputc('\n', out);

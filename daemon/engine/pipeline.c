@@ -340,6 +340,13 @@ bool engine_skip_unchanged(const struct report_view *v, bool value_change_only)
 {
 	const struct kcsand_report *r = v->raw;
 
+	/*
+	 * A partner caught by a sampled watcher's data breakpoint ran inside the
+	 * watch window: DataCollider reports it whatever it wrote, and so does
+	 * breakpoint mode (a read for a watched write, a write of the same value).
+	 */
+	if (r->has_other && (r->other.flags & KCSAND_ACC_PAIR))
+		return false;
 	return r->has_other && r->value_change == KCSAND_VALUE_CHANGE_MAYBE && value_change_only &&
 	       !rcu_exempt(v->other.func);
 }

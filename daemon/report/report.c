@@ -121,8 +121,9 @@ int report__print_text(const struct report_view *v, FILE *out)
 		if (!a || !(a->flags & KCSAND_ACC_HWBP))
 			continue;
 		access_who(a, who, sizeof(who));
-		fprintf(out, "\nhardware watchpoint: the %s by %s was seen by a debug register, "
-			     "after it executed\n", report__access_type(a->type), who);
+		fprintf(out, "\nhardware watchpoint: the %s by %s was seen by a debug register%s, "
+			     "after it executed\n", report__access_type(a->type), who,
+			(a->flags & KCSAND_ACC_PAIR) ? " during the watcher's stall" : "");
 	}
 	if (r->origin == KCSAND_ORIGIN_HISTORY)
 		fprintf(out, "\nprevious access %.1f ms earlier, not ordered by any synchronization "

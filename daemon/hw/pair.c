@@ -1,0 +1,353 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The armers of kernel breakpoint mode's data breakpoints.  See pair.h and
+ * bpf/pair.bpf.h.
+ *
+ * An armer sleeps in poll(2) on its CPU's cpu-clock event, whose BPF
+ * program lets a sample out (and so wakes it) only while a request it has
+ * not acknowledged is pending.  It then reads the request word from the
+ * BPF object's .bss, points its CPU's breakpoint event at the address
+ * (PERF_EVENT_IOC_MODIFY_ATTRIBUTES, enabled) or turns it off (the
+ * watcher is done, or the watcher is on this very CPU, whose own access
+ * must not trap on it), and writes the word into pair_ack[cpu]: the
+ * watcher, spinning in its stall, sees it and knows the register is live.
+ * The ioctl runs on the event's own CPU, so it is a local call with no IPI
+ * (as kbp.c's movers), and the armer is real-time above the movers, so
+ * that neither the workload nor a move delays an arm.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <linux/hw_breakpoint.h>
+#include <linux/perf_event.h>
+#include <sys/eventfd.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <bpf/libbpf.h>
+#include "pair.h"
+#include "hwbp.h"
+#include "kcsand.skel.h"
+#include "util/clock.h"
+#include "util/print.h"
+
+/* Above the code-breakpoint movers (priority 1): an arm is waited for, a move is not. */
+#define ARMER_PRIORITY	2
+
+/* One CPU: its pair register, its poll, and the armer. */
+struct pair_cpu {
+	struct pairs *p;
+	int cpu;
+	int bp_fd;			/* the data breakpoint */
+	int poll_fd;			/* the cpu-clock event that wakes the armer */
+	struct bpf_link *bp_link, *poll_link;
+	void *ring;			/* poll_fd's mmap: samples to drain */
+	pthread_t thread;
+	bool started;
+	bool armed;			/* the register watches an address now */
+	uint64_t acked;			/* the last word this armer acknowledged */
+	_Atomic uint64_t moves, move_ns, refused;
+};
+
+struct pairs {
+	struct kcsand_bpf *skel;
+	struct perf_event_attr attr;	/* as opened: MODIFY_ATTRIBUTES wants it unchanged but the target */
+	struct pair_cpu *cpu;
+	unsigned int ncpus;
+	size_t ring_len;
+	int stop_fd;			/* an eventfd: written once, wakes every armer to stop */
+	_Atomic bool stop;
+};
+
+static long perf_open(struct perf_event_attr *attr, int cpu)
+{
+	return syscall(__NR_perf_event_open, attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+}
+
+/* The register, kernel-only, off until the first request; its trap runs kcsand_pair_trap. */
+static int open_register(struct pairs *p, struct pair_cpu *c)
+{
+	c->bp_fd = perf_open(&p->attr, c->cpu);
+	if (c->bp_fd < 0)
+		return -errno;
+	c->bp_link = bpf_program__attach_perf_event(p->skel->progs.kcsand_pair_trap, c->bp_fd);
+	return c->bp_link ? 0 : -errno;
+}
+
+/*
+ * The poll: a cpu-clock event, its samples (empty, sample_type 0) let out
+ * by kcsand_pair_poll only while a request waits, each one a wake-up.
+ */
+static int open_poll(struct pairs *p, struct pair_cpu *c)
+{
+	struct perf_event_attr attr = {
+		.type = PERF_TYPE_SOFTWARE,
+		.size = sizeof(attr),
+		.config = PERF_COUNT_SW_CPU_CLOCK,
+		.sample_period = KCSAND_PAIR_POLL_NS,
+		.wakeup_events = 1,
+	};
+
+	c->poll_fd = perf_open(&attr, c->cpu);
+	if (c->poll_fd < 0)
+		return -errno;
+	/* Without a ring, the sample has nowhere to go and wakes nobody. */
+	c->ring = mmap(NULL, p->ring_len, PROT_READ | PROT_WRITE, MAP_SHARED, c->poll_fd, 0);
+	if (c->ring == MAP_FAILED) {
+		c->ring = NULL;
+		return -errno;
+	}
+	c->poll_link = bpf_program__attach_perf_event(p->skel->progs.kcsand_pair_poll, c->poll_fd);
+	return c->poll_link ? 0 : -errno;
+}
+
+/* What poll(2) woke on is read: the ring's samples carry nothing. */
+static void drain(struct pair_cpu *c)
+{
+	struct perf_event_mmap_page *m = c->ring;
+	uint64_t head = __atomic_load_n(&m->data_head, __ATOMIC_ACQUIRE);
+
+	__atomic_store_n(&m->data_tail, head, __ATOMIC_RELEASE);
+}
+
+/* Point the register at the word's address, or turn it off; the word to acknowledge. */
+static uint64_t retarget(struct pairs *p, struct pair_cpu *c, uint64_t word)
+{
+	uint64_t addr = word & KCSAND_PAIR_ADDR_MASK, t = clock__now_ns();
+	unsigned int owner = (word >> KCSAND_PAIR_CPU_SHIFT) & 0xff;
+	struct perf_event_attr attr = p->attr;
+	bool on = addr && owner != (unsigned int)c->cpu;
+
+	if (!on && !c->armed)
+		return word;
+	if (addr & (1ULL << 47))
+		addr |= ~KCSAND_PAIR_ADDR_MASK;
+	attr.disabled = !on;
+	/* Off: back at the idle address it was opened on. */
+	if (on) {
+		attr.bp_addr = addr;
+		attr.bp_len = 1u << ((word >> KCSAND_PAIR_LEN_SHIFT) & 3);
+		attr.bp_type = word & KCSAND_PAIR_RW ? HW_BREAKPOINT_RW : HW_BREAKPOINT_W;
+	}
+	if (ioctl(c->bp_fd, PERF_EVENT_IOC_MODIFY_ATTRIBUTES, &attr)) {
+		/* Refused (the CPU entry area, say): off, and the watcher is told not to wait. */
+		c->refused++;
+		if (c->armed && !ioctl(c->bp_fd, PERF_EVENT_IOC_DISABLE, 0))
+			c->armed = false;
+		return ~word;
+	}
+	c->armed = on;
+	c->moves++;
+	c->move_ns += clock__now_ns() - t;
+	return word;
+}
+
+/* Pinned and real-time, or said: an armer that waits for the workload arms too late. */
+static void armer_setup(struct pair_cpu *c)
+{
+	struct sched_param sp = { .sched_priority = ARMER_PRIORITY };
+	cpu_set_t set;
+	int err;
+
+	CPU_ZERO(&set);
+	CPU_SET(c->cpu, &set);
+	err = pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+	if (err)
+		pr_warn("data breakpoints: cannot pin CPU %d's armer to it: %s (its arms are IPIs "
+			"from another CPU)\n", c->cpu, strerror(err));
+	err = pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp);
+	if (err && c == &c->p->cpu[0])
+		pr_warn("data breakpoints: cannot make the armers real-time: %s (a busy machine "
+			"delays arms past the stall)\n", strerror(err));
+}
+
+static void *armer(void *arg)
+{
+	struct pair_cpu *c = arg;
+	struct pairs *p = c->p;
+	struct pollfd fds[2] = { { .fd = c->poll_fd, .events = POLLIN },
+				 { .fd = p->stop_fd, .events = POLLIN } };
+	__u64 *ack = &p->skel->bss->pair_ack[c->cpu];
+
+	armer_setup(c);
+	while (!p->stop) {
+		uint64_t word = __atomic_load_n(&p->skel->bss->pair_request, __ATOMIC_ACQUIRE);
+
+		if (word != c->acked) {
+			c->acked = word;
+			__atomic_store_n(ack, retarget(p, c, word), __ATOMIC_RELEASE);
+			continue;	/* a newer request may have come meanwhile */
+		}
+		poll(fds, 2, 1000);
+		drain(c);
+	}
+	return NULL;
+}
+
+static int open_cpu(struct pairs *p, struct pair_cpu *c)
+{
+	int err = open_register(p, c);
+
+	if (!err)
+		err = open_poll(p, c);
+	if (!err) {
+		/* Nothing acknowledged yet: the poll must not take 0 for an answer to 0. */
+		c->acked = p->skel->bss->pair_request;
+		p->skel->bss->pair_ack[c->cpu] = c->acked;
+		err = -pthread_create(&c->thread, NULL, armer, c);
+		c->started = !err;
+	}
+	return err;
+}
+
+static void close_cpu(struct pairs *p, struct pair_cpu *c)
+{
+	if (c->started)
+		pthread_join(c->thread, NULL);
+	c->started = false;
+	bpf_link__destroy(c->poll_link);
+	bpf_link__destroy(c->bp_link);
+	if (c->ring)
+		munmap(c->ring, p->ring_len);
+	if (c->poll_fd >= 0)
+		close(c->poll_fd);
+	if (c->bp_fd >= 0)
+		close(c->bp_fd);
+}
+
+/* The CPUs online now (a CPU brought online later has no pair register: its catches are lost). */
+static int online_cpus(bool *online)
+{
+	char list[1024] = "";
+	FILE *f = fopen("/sys/devices/system/cpu/online", "re");
+
+	if (f) {
+		if (!fgets(list, sizeof(list), f))
+			list[0] = 0;
+		fclose(f);
+	}
+	return hwbp__parse_cpus(list, online, KCSAND_PAIR_MAX_CPUS);
+}
+
+static int start(struct pairs *p, uint64_t idle)
+{
+	bool online[KCSAND_PAIR_MAX_CPUS] = {};
+	long n = online_cpus(online);
+
+	p->attr = (struct perf_event_attr){
+		.type = PERF_TYPE_BREAKPOINT,
+		.size = sizeof(p->attr),
+		.bp_type = HW_BREAKPOINT_W,
+		.bp_addr = idle & ~7ULL,
+		.bp_len = HW_BREAKPOINT_LEN_8,
+		.sample_period = 1,
+		.exclude_user = 1,
+		.exclude_hv = 1,
+		.disabled = 1,
+	};
+	p->ring_len = 2 * (size_t)sysconf(_SC_PAGESIZE);
+	p->stop_fd = eventfd(0, EFD_CLOEXEC);
+	if (n < 0)
+		return n;
+	p->cpu = calloc(n, sizeof(*p->cpu));
+	if (!p->cpu || p->stop_fd < 0)
+		return -ENOMEM;
+	for (long i = 0; i < KCSAND_PAIR_MAX_CPUS && p->ncpus < n; i++) {
+		struct pair_cpu *c = &p->cpu[p->ncpus];
+		int err;
+
+		if (!online[i])
+			continue;
+		p->ncpus++;
+		*c = (struct pair_cpu){ .p = p, .cpu = (int)i, .bp_fd = -1, .poll_fd = -1 };
+		err = open_cpu(p, c);
+		if (err) {
+			pr_warn("data breakpoints: cannot set up CPU %ld: %s%s\n", i, strerror(-err),
+				err == -ENOSPC ? " (no free debug register)" : "");
+			return err;
+		}
+		p->skel->bss->pair_live[i] = 1;
+	}
+	return 0;
+}
+
+int pairs__new(struct kcsand_bpf *skel, uint64_t idle, struct pairs **out)
+{
+	struct pairs *p = calloc(1, sizeof(*p));
+	int err;
+
+	if (!p)
+		return -ENOMEM;
+	p->skel = skel;
+	p->stop_fd = -1;
+	err = start(p, idle);
+	if (err) {
+		pairs__free(p);
+		return err;
+	}
+	/* Last: only now may a watcher ask. */
+	__atomic_store_n(&skel->bss->pair_cpus, p->ncpus, __ATOMIC_RELEASE);
+	*out = p;
+	return 0;
+}
+
+void pairs__stats(const struct pairs *p, struct pairs_stats *st)
+{
+	memset(st, 0, sizeof(*st));
+	if (!p)
+		return;
+	for (int i = 0; i < KCSAND_PAIR_CTR_COUNT; i++)
+		st->counters[i] = p->skel->bss->pair_counters[i];
+	st->cpus = p->ncpus;
+	for (unsigned int i = 0; i < p->ncpus; i++) {
+		st->retargets += p->cpu[i].moves;
+		st->retarget_ns += p->cpu[i].move_ns;
+		st->refused += p->cpu[i].refused;
+	}
+}
+
+void pairs__free(struct pairs *p)
+{
+	uint64_t one = 1;
+
+	if (!p)
+		return;
+	/* No new request from here; one in flight ends at its bounded wait. */
+	__atomic_store_n(&p->skel->bss->pair_cpus, 0, __ATOMIC_RELEASE);
+	p->stop = true;
+	if (p->stop_fd >= 0 && write(p->stop_fd, &one, sizeof(one)) < 0)
+		pr_warn("data breakpoints: cannot wake the armers to stop: %s\n", strerror(errno));
+	for (unsigned int i = 0; i < p->ncpus; i++) {
+		p->skel->bss->pair_live[p->cpu[i].cpu] = 0;
+		close_cpu(p, &p->cpu[i]);
+	}
+	if (p->stop_fd >= 0)
+		close(p->stop_fd);
+	free(p->cpu);
+	free(p);
+}
+
+void pairs__print_summary(const struct pairs *p, FILE *out)
+{
+	struct pairs_stats st;
+	const uint64_t *v = st.counters;
+
+	pairs__stats(p, &st);
+	fprintf(out, " pair_cpus: %u", st.cpus);
+#define PRINT_ONE(ID, name) fprintf(out, " %s: %llu", #name, \
+				    (unsigned long long)v[KCSAND_PAIR_CTR_##ID]);
+	KCSAND_PAIR_COUNTERS(PRINT_ONE)
+#undef PRINT_ONE
+	fprintf(out, " pair_arm_us: %.0f pair_retarget_us: %.0f pair_refused: %llu",
+		v[KCSAND_PAIR_CTR_ARMED] ? v[KCSAND_PAIR_CTR_ARM_NS] / 1e3 / v[KCSAND_PAIR_CTR_ARMED]
+					 : 0.0,
+		st.retargets ? st.retarget_ns / 1e3 / st.retargets : 0.0,
+		(unsigned long long)st.refused);
+}
