@@ -1,0 +1,73 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# P13: how many kernel races are reported as pairs, with both stacks, and how soon
+# (issue 21, items 1 and 5).  In Debian's stock 6.1 kernel under QEMU
+# (tests/vm/kcsan-vm), one boot with the module tests/kmod/kcsan_pairs: for each
+# mode, scenario and try, kcsanctl run --kernel attaches, the scenario's two threads
+# run until the first pair a data breakpoint caught (kprobes and bp0: the first
+# pair), or SECONDS (tests/vm/pairs-steps.sh).  Modes:
+#   bp     code-breakpoint sampling of the module's sites, data breakpoints in the stalls
+#   bp0    the same without them (--param pair_wait_us=0)
+#   kp     a kprobe on every site of the module (kcsanctl's defaults)
+#   scale  bp with src:fs/ src:mm/ src:kernel/ probed too (the vmlinux's DWARF,
+#          linux-image-<ver>-dbg; --no-marking, whose cold read over 9p takes minutes)
+# Scenarios: 1, 2, 3 a writer at 1, 10, 100 Hz against a 1 kHz reader; 4 a writer of
+# the same value; 5 write-write; 6 WRITE_ONCE against a plain read.
+# Prints per mode and scenario: runs with a pair (both stacks), with a pair a data
+# breakpoint caught, with any report of the race (one stack included), the median
+# seconds to each, and the data breakpoints' figures (requests, armed in time, mean
+# arm latency, mean re-target, timeouts) summed over the runs.
+#
+# Usage: bench/p13-kernel-pairs.sh [TRIES] [SECONDS] [MODES] [SCENARIOS]
+#   (root; defaults 5, 60, "bp bp0 kp", "1 2 3 4 5 6"; files kept in build/vm/p13.*)
+# P13_KCSANCTL names another kcsanctl (an older build, to compare).
+set -u
+TRIES=${1:-5} SECS=${2:-60} MODES=${3:-bp bp0 kp} SCENARIOS=${4:-1 2 3 4 5 6}
+REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$REPO" || exit 1
+KVER=$(dpkg-query -W -f='${Depends}' linux-image-amd64 | sed -n 's/.*linux-image-\([^ ,]*-amd64\).*/\1/p')
+DBG=/usr/lib/debug/boot/vmlinux-$KVER
+if [[ " $MODES " == *" scale "* ]] && [ ! -r "$DBG" ]; then
+	echo "p13: $DBG missing: apt-get install linux-image-$KVER-dbg" >&2
+	exit 2
+fi
+out=$(mkdir -p build/vm && mktemp -d "$REPO/build/vm/p13.XXXXXX") || exit 2
+cp "${P13_KCSANCTL:-build/kcsanctl}" "$out/kcsanctl" || exit 2
+ko=$REPO/build/vm/kmod-$KVER/kcsan_pairs/kcsan_pairs.ko
+nruns=$(( TRIES * $(wc -w <<< "$MODES") * $(wc -w <<< "$SCENARIOS") ))
+start=$(date +%s)
+KCSAN_VM_PROBE_CMD="$REPO/tests/vm/pairs-steps.sh $out/kcsanctl $ko $TRIES $SECS ${MODES// /,} ${SCENARIOS// /,} $DBG" \
+tests/vm/kcsan-vm --module tests/kmod/kcsan_pairs --out "$out" --keep \
+	--timeout $(( 300 + nruns * (SECS + 60) )) > "$out/reports.txt" 2> "$out/harness.err"
+rc=$?
+echo "p13: guest run $(( $(date +%s) - start )) s for $nruns runs, kcsan-vm exit $rc, files in $out"
+[ -s "$out/results.tsv" ] || { tail -5 "$out/harness.err"; exit 1; }
+
+# The sum of a counter over the runs of MODE and SCENARIO.
+counter() {
+	cat "$out/$1"-s"$2"-t*.log.stats 2>/dev/null | grep -oE "(^| )$3: [0-9]+" |
+		awk '{ s += $2 } END { print s + 0 }'
+}
+median() { sort -n | awk '{ v[NR] = $1 } END { if (NR) print v[int((NR + 1) / 2)]; else print "-" }'; }
+printf '%-6s %-3s %-9s %-9s %-9s %-8s %-8s %-8s %s\n' mode sc pairs db_pairs any t_pair t_db t_any \
+	"data breakpoints: requests armed arm_us retarget_us timeouts"
+for mode in $MODES; do
+	for s in $SCENARIOS; do
+		R=$(awk -v m="$mode" -v s="$s" '$1 == m && $2 == s' "$out/results.tsv")
+		n=$(grep -c . <<< "$R")
+		col() { awk -v c="$1" '$c != "-"' <<< "$R" | grep -c .; }
+		med() { awk -v c="$1" '$c != "-" { print $c }' <<< "$R" | median; }
+		req=$(counter "$mode" "$s" pair_requests) armed=$(counter "$mode" "$s" pair_armed)
+		ns=$(counter "$mode" "$s" pair_arm_ns) rt=$(counter "$mode" "$s" pair_retarget_us)
+		printf '%-6s %-3s %-9s %-9s %-9s %-8s %-8s %-8s %s %s %s %s %s\n' "$mode" "$s" \
+			"$(col 5)/$n" "$(col 6)/$n" "$(col 7)/$n" "$(med 5)" "$(med 6)" "$(med 7)" \
+			"$req" "$armed" "$(( armed ? ns / armed / 1000 : 0 ))" "$(( rt / n ))" \
+			"$(counter "$mode" "$s" pair_timeouts)"
+	done
+done
+echo "== titles (all runs)"
+grep -h '^BUG: KCSAN:' "$out"/*-s*-t*.log | sort | uniq -c | sort -rn | head -20
+echo "== guest kernel log"
+grep -E 'soft lockup|rcu: INFO|self-detected stall|hung_task|WARNING:|BUG:' "$out/dmesg.txt" 2>/dev/null |
+	grep -v 'BUG: KCSAN' | head -5

@@ -1,0 +1,86 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# Both stacks in breakpoint mode (issue 21, item 1), in Debian's stock kernel under
+# QEMU (tests/vm/kcsan-vm) with the module tests/kmod/kcsan_pairs; the guest side is
+# tests/vm/pairs-steps.sh.  A writer at 100 Hz races with a reader at 1 kHz
+# (scenario 3), under code-breakpoint sampling of the module's sites, until the
+# first report of the pair that a data breakpoint caught, or 60 s.  Checked: the
+# race is reported with both functions in its title, each side's access line and
+# stack, and the line that says a data breakpoint saw the other side during the
+# watcher's stall (before item 1 no report could have it: the only other side was
+# a sampled site's); the positive controls (data breakpoints armed on the other
+# CPU, a trap that caught a watcher's partner); nothing left behind, a clean log.
+#
+#   tests/vm/kernel-pairs.sh            (about 1 minute; at most 2)
+#
+# KCSAND_PAIRS_KCSANCTL names another kcsanctl (an older build, to compare).
+# Prints "ok NAME" / "FAIL NAME: ..." and "N passed, N failed"; files removed when
+# all passed, unless KCSAND_VM_KEEP is set.  --check DIR re-checks a kept run.
+set -u
+REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+cd "$REPO" || exit 1
+. "$REPO/tests/vm/suite-lib.sh"
+setup_fail() { echo "FAIL setup: $1"; echo "0 passed, 1 failed"; exit 1; }
+if [ "${1:-}" = --check ] && [ -d "${2:-}" ]; then
+	out=$2
+	check_only=1
+fi
+
+run_guest() {
+	local kver ko
+	[ "$(id -u)" = 0 ] || setup_fail "must run as root"
+	kver=$(dpkg-query -W -f='${Depends}' linux-image-amd64 2>/dev/null | grep -oE 'linux-image-[^ ,]+' |
+		head -1 | sed 's/^linux-image-//')
+	[ -n "$kver" ] || setup_fail "linux-image-amd64 is not installed (tests/vm/kcsan-vm installs it)"
+	out=$(mkdir -p build/vm && mktemp -d "$REPO/build/vm/kernel-pairs.XXXXXX") ||
+		setup_fail "cannot create a directory under build/vm"
+	cp "${KCSAND_PAIRS_KCSANCTL:-build/kcsanctl}" "$out/kcsanctl" || setup_fail "no kcsanctl (run make)"
+	# kcsan-vm builds the module there, before the guest boots.
+	ko=$REPO/build/vm/kmod-$kver/kcsan_pairs/kcsan_pairs.ko
+	start=$(date +%s)
+	KCSAN_VM_PROBE_CMD="$REPO/tests/vm/pairs-steps.sh $out/kcsanctl $ko 1 60 bp 3" \
+	tests/vm/kcsan-vm --module tests/kmod/kcsan_pairs --out "$out" --keep --timeout 200 \
+		> "$out/reports.txt" 2> "$out/harness.err"
+	rc=$?
+	echo "     (guest run: $(( $(date +%s) - start )) s, exit status $rc; files in $out)"
+	[[ $rc =~ ^(0|66)$ ]] && ok guest_ran ||
+		bad guest_ran "exit $rc: $(tail -3 "$out/harness.err" | tr '\n' ';')"
+}
+[ -n "${check_only:-}" ] || run_guest
+
+L=$out/bp-s3-t1.log
+read -r _ _ _ rc pair_s db_s any_s slow fast <<< "$(awk '$1 == "bp" && $2 == 3' "$out/results.tsv" 2>/dev/null)"
+echo "     first pair after ${pair_s:-?} s (by a data breakpoint: ${db_s:-?} s)," \
+	"first report of either after ${any_s:-?} s;" \
+	"writes ${slow:-?}, reads ${fast:-?}"
+# The first pair whose other side a data breakpoint caught in the watcher's stall.
+block=$(awk '/^==================================================================$/ {
+		if (buf ~ /during the watcher.s stall/ && buf ~ /\nBUG: KCSAN: data-race in kcsan_pairs_rate_(read|write) \/ kcsan_pairs_rate_(read|write)\n/) { print buf; exit }
+		buf = ""; next } { buf = buf "\n" $0 }' "$L" 2>/dev/null)
+title=$(grep -m1 '^BUG: KCSAN: ' <<< "$block")
+if [ "${rc:-}" = 66 ] && [ "${db_s:--}" != - ] && [ -n "$title" ] &&
+   grep -qE '^read to 0xffff[0-9a-f]{12} of 8 bytes by task [0-9]+ on cpu [0-9]+:$' <<< "$block" &&
+   grep -qE '^write to 0xffff[0-9a-f]{12} of 8 bytes by task [0-9]+ on cpu [0-9]+:$' <<< "$block" &&
+   grep -A1 -E '^read to ' <<< "$block" | grep -qE '^ kcsan_pairs_rate_read\+0x[0-9a-f]+/' &&
+   grep -A1 -E '^write to ' <<< "$block" | grep -qE '^ kcsan_pairs_rate_write\+0x[0-9a-f]+/' &&
+   grep -qE '^ side_fn\+' <<< "$block"; then
+	ok pair_100hz_reported_with_both_stacks
+	sed 's/^/     /' <<< "$block" | head -24
+else
+	bad pair_100hz_reported_with_both_stacks "exit ${rc:-none}, pair after ${pair_s:--} s, by a data breakpoint after ${db_s:--} s; titles: $(grep '^BUG: KCSAN:' "$L" 2>/dev/null | sort | uniq -c | head -3 | tr '\n' ';')"
+fi
+
+# Positive controls: the registers were armed on the other CPU in time, and a trap
+# caught a watcher's partner (not only the sampled sites).
+S=$(cat "$L.stats" 2>/dev/null)
+val() { grep -oE "(^| )$1: [0-9]+" <<< "$S" | grep -oE '[0-9]+$'; }
+echo "     $(grep -oE '(breakpoint_regs|breakpoint_traps|setup_watchpoints|pair_[a-z_]+): [0-9x.]+' <<< "$S" | tr '\n' ' ')"
+[ "$(val pair_cpus)" = 2 ] && [ "${slow:-0}" -gt 0 ] && [ "${fast:-0}" -gt 0 ] &&
+	[ "$(val pair_armed || echo 0)" -gt 0 ] && ok data_breakpoints_armed_in_stalls ||
+	bad data_breakpoints_armed_in_stalls "pair_cpus $(val pair_cpus), pair_armed $(val pair_armed), accesses ${slow:-?} ${fast:-?}"
+[ "$(val pair_caught || echo 0)" -gt 0 ] && ok partner_caught_by_data_breakpoint ||
+	bad partner_caught_by_data_breakpoint "pair_caught $(val pair_caught), pair_traps $(val pair_traps)"
+no_kprobe_left "$out"
+no_kernel_warning "$out"
+finish_suite "$out"

@@ -1,0 +1,98 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# Guest side of tests/vm/kernel-pairs.sh and bench/p13-kernel-pairs.sh, run by
+# tests/vm/kcsan-vm as its probe command, with the module tests/kmod/kcsan_pairs
+# loaded:
+#
+#   pairs-steps.sh KCSANCTL KO TRIES SECONDS MODE[,MODE...] SCENARIO[,SCENARIO...] [VMLINUX] \
+#       [--probe SPEC... --] [COMMAND...]         (kcsan-vm's specs and command: ignored)
+#
+# For each mode, scenario and try: kcsanctl attaches, then the scenario's two
+# threads run (tests/kmod/kcsan_pairs) until the first report of the scenario's
+# race, or for SECONDS.  Modes:
+#   bp      code-breakpoint sampling over the module, data breakpoints in the stalls
+#   bp0     the same without the data breakpoints (pair_wait_us=0): the control
+#   kp      a kprobe on every site of the module (the sampler at its default)
+#   scale   bp, with src:fs/ src:mm/ src:kernel/ of VMLINUX probed too
+# Each run's output is in $KCSAN_VM_OUT/MODE-sN-tI.log, every counter in
+# MODE-sN-tI.log.stats, and one line per run is added to results.tsv:
+#   MODE SCENARIO TRY STATUS PAIR_S DB_S ANY_S SLOW_ACCESSES FAST_ACCESSES
+# PAIR_S: seconds from the start of the threads to the first report with both
+# functions in its title (both stacks), "-" if none; DB_S: to the first report
+# whose other side a data breakpoint caught in a stall; ANY_S: to the first
+# report naming either function.  In the modes with data breakpoints a run goes
+# on after a pair that sampling alone caught, until one the breakpoints did.
+set -u
+OUT=${KCSAN_VM_OUT:?run by tests/vm/kcsan-vm}
+KCSANCTL=$1 KO=$2 TRIES=$3 SECS=$4 MODES=$5 SCENARIOS=$6 VMLINUX=${7:-}
+P=/sys/module/kcsan_pairs/parameters
+[ -d $P ] || { echo "pairs-steps.sh: kcsan_pairs is not loaded" >&2; exit 2; }
+
+# The two racing functions of each scenario (tests/kmod/kcsan_pairs/kcsan_pairs.c).
+fns() {
+	case $1 in
+	1|2|3) echo "kcsan_pairs_rate_read kcsan_pairs_rate_write" ;;
+	4) echo "kcsan_pairs_same_read kcsan_pairs_same_write" ;;
+	5) echo "kcsan_pairs_ww_write_a kcsan_pairs_ww_write_b" ;;
+	6) echo "kcsan_pairs_plain_read kcsan_pairs_marked_write" ;;
+	esac
+}
+
+mode_args() {
+	case $1 in
+	bp) echo "--sample breakpoints --probe module:kcsan_pairs" ;;
+	bp0) echo "--sample breakpoints --probe module:kcsan_pairs --param pair_wait_us=0" ;;
+	kp) echo "--sample kprobes --probe module:kcsan_pairs" ;;
+	scale) echo "--sample breakpoints --probe module:kcsan_pairs --probe src:fs/ --probe src:mm/" \
+		    "--probe src:kernel/ --kernel-debug $VMLINUX" ;;
+	esac
+}
+
+since() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f\n", b - a }'; }
+
+# round LOG SCENARIO: run by kcsanctl once attached.  Starts the threads, then
+# watches LOG for the scenario's first reports; stops at the pair, or at SECONDS.
+round() {
+	local log=$1 s=$2 a b t0 now pair=- db=- any=- title
+	read -r a b <<< "$(fns "$s")"
+	echo "$s" > $P/scenario
+	t0=$(date +%s.%N)
+	echo 1 > $P/run
+	while :; do
+		now=$(date +%s.%N)
+		while read -r title; do
+			[[ $title == *"$a"* || $title == *"$b"* ]] || continue
+			[ "$any" = - ] && any=$(since "$t0" "$now")
+			[[ $title == *"$a"* && $title == *"$b"* ]] && pair=$(since "$t0" "$now")
+		done <<< "$(grep '^BUG: KCSAN: ' "$log")"	# the guest has no /dev/fd for <(...)
+		[ "$db" = - ] && grep -q "during the watcher's stall" "$log" && db=$(since "$t0" "$now")
+		[ "$pair" != - ] && { [ "$db" != - ] || [ "$PAIRS_MODE" = kp ] || [ "$PAIRS_MODE" = bp0 ]; } &&
+			break
+		[ "$(since "$t0" "$now" | cut -d. -f1)" -ge "$SECS" ] && break
+		sleep 0.2
+	done
+	echo "$pair $db $any $(cat $P/accesses)" > "$log.round"
+	echo 0 > $P/run
+}
+
+if [ "${PAIRS_ROUND:-}" ]; then
+	round "$PAIRS_ROUND" "$PAIRS_SCENARIO"
+	exit 0
+fi
+
+for mode in ${MODES//,/ }; do
+	for s in ${SCENARIOS//,/ }; do
+		for i in $(seq 1 "$TRIES"); do
+			log=$OUT/$mode-s$s-t$i.log
+			# shellcheck disable=SC2046
+			PAIRS_ROUND=$log PAIRS_SCENARIO=$s PAIRS_MODE=$mode \
+			"$KCSANCTL" run --kernel --output - --stats "$log.stats" --kernel-debug "$KO" \
+				$(mode_args "$mode") \
+				-- "$0" "$@" > "$log" 2>&1
+			rc=$?
+			echo "$mode $s $i $rc $(cat "$log.round" 2>/dev/null || echo "- - - - -")" >> "$OUT/results.tsv"
+		done
+	done
+done
+exit 0
