@@ -115,6 +115,7 @@ vm-tests: all scenario-programs $(OUT)/tests/daemon/watch_level $(OUT)/tests/dae
 	tests/timed.sh tests/vm/kernel-scale.sh
 	tests/timed.sh tests/vm/kernel-safety.sh
 	tests/timed.sh tests/vm/kernel-wedge.sh 30
+	tests/timed.sh tests/vm/kernel-pairs.sh
 
 # Benchmarks: one script per question in bench/, each printing ratios measured in one run
 # (docs/PERFORMANCE.md).

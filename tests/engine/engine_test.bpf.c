@@ -46,6 +46,7 @@ static __always_inline int test_hit(struct hit *hit, void *ctx)
 	hit->in_interrupt = 0;
 	hit->user = in.user;
 	hit->every = 1;
+	hit->pair = in.pair;
 	hit->acc_flags = 0;
 	hit->stack = NULL;
 	hit->nr_frames = 0;
@@ -162,5 +163,35 @@ int spin(void *ctx)
 
 	out.ret = spin_us(in.spin_us);
 	out.wp = bpf_ktime_get_ns() - t0;
+	return 0;
+}
+
+/* Does the access set a watchpoint (should_watch)?  out.ret = 1: it watches. */
+SEC("raw_tp")
+int watches(void *ctx)
+{
+	struct hit hit;
+
+	if (test_hit(&hit, ctx))
+		return 1;
+	out.ret = should_watch(&hit, hit.percpu);
+	return 0;
+}
+
+/*
+ * A sampled watcher's data breakpoints (bpf/pair.bpf.h): ask, wait for the
+ * other CPUs, let go.  out.ret = 1: it held them; out.wp: the word it asked with.
+ */
+SEC("raw_tp")
+int pair_request_run(void *ctx)
+{
+	struct hit hit;
+
+	if (test_hit(&hit, ctx))
+		return 1;
+	out.ret = pair_arm(&hit);
+	out.wp = pair_request;
+	if (out.ret)
+		pair_release();
 	return 0;
 }

@@ -11,7 +11,7 @@ struct test_access {
 	__u32 user;
 	__u32 watcher;		/* which of watchers[] a watcher step plays */
 	__u32 spin_us;
-	__u32 __pad;
+	__u32 pair;		/* a kernel code-breakpoint sample (struct hit's pair) */
 	__u64 sp;		/* the user stack the sides' copies are taken from */
 };
 

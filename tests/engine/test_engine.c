@@ -108,6 +108,7 @@ static void reset(void)
 	memset((void *)skel->bss->counters, 0, sizeof(skel->bss->counters));
 	memset((void *)mem, 0, sizeof(mem));
 	skel->bss->in.user = 1;
+	skel->bss->in.pair = 0;
 	skel->bss->in.sp = 0;
 	skel->data->params.udelay_task = 0;
 	skel->data->params.delay_randomize = 0;
@@ -422,6 +423,94 @@ static void test_kernel_ceilings(void)
 	}
 }
 
+/* step(), on CPU 0: the data breakpoints' other CPU is then CPU 1. */
+static int step_on_cpu0(struct bpf_program *prog, const volatile void *addr, uint32_t size,
+			uint32_t type)
+{
+	uint64_t args[1] = { 0 };
+	LIBBPF_OPTS(bpf_test_run_opts, opts, .ctx_in = args, .ctx_size_in = sizeof(args),
+		    .cpu = 0, .flags = BPF_F_TEST_RUN_ON_CPU);
+	int err;
+
+	skel->bss->in.addr = (uintptr_t)addr;
+	skel->bss->in.size = size;
+	skel->bss->in.type = type;
+	err = bpf_prog_test_run_opts(bpf_program__fd(prog), &opts);
+	if (err || opts.retval) {
+		ASSERT__FAIL("BPF_PROG_TEST_RUN of %s on CPU 0: %s, retval %u",
+			     bpf_program__name(prog), err ? strerror(-err) : "ok", opts.retval);
+		return -1;
+	}
+	return skel->bss->out.ret;
+}
+
+static uint64_t pair_counter(enum kcsand_pair_counter c)
+{
+	return skel->bss->pair_counters[c];
+}
+
+/* The request a write watcher of 8 aligned bytes at addr on CPU 0 asks with (kcsand.h). */
+static uint64_t pair_word_of(const volatile void *addr, uint32_t seq)
+{
+	return ((uintptr_t)addr & KCSAND_PAIR_ADDR_MASK) | 3ULL << KCSAND_PAIR_LEN_SHIFT |
+	       KCSAND_PAIR_RW | (uint64_t)(seq & 0x1f) << KCSAND_PAIR_SEQ_SHIFT;
+}
+
+static void pair_reset(unsigned int cpus)
+{
+	reset();
+	memset((void *)skel->bss->pair_counters, 0, sizeof(skel->bss->pair_counters));
+	memset((void *)skel->bss->pair_ack, 0, sizeof(skel->bss->pair_ack));
+	skel->bss->pair_cpus = cpus;
+	skel->bss->pair_live[0] = skel->bss->pair_live[1] = 1;
+	skel->bss->pair_owner = 0;
+	skel->data->params.pair_wait_us = 200;
+	skel->bss->in.user = 0;
+	skel->bss->in.pair = 1;
+}
+
+/*
+ * Issue 21, item 1: a sampled kernel write watches (so that its data
+ * breakpoint finds readers), and a sampled watcher's request waits for the
+ * other CPU's acknowledgement, bounded, and lets the registers go after.
+ */
+static void test_pairs(void)
+{
+	TEST(sampled_kernel_plain_write_watches) {
+		pair_reset(0);
+		ASSERT_EQ(step(skel->progs.watches, &mem[0], 8, W, 0), 1, "sampled write watches");
+		skel->bss->in.pair = 0;
+		ASSERT_EQ(step(skel->progs.watches, &mem[0], 8, W, 0), 0,
+			  "kprobe's aligned write watches (control: KCSAN's rule)");
+		ASSERT_EQ(step(skel->progs.watches, &mem[0], 8, R, 0), 1, "a read watches (control)");
+	}
+	TEST(pair_request_waits_for_the_other_cpu) {
+		pair_reset(2);
+		ASSERT_EQ(step_on_cpu0(skel->progs.pair_request_run, &mem[0], 8, W), 1, "held");
+		ASSERT_EQ(pair_counter(KCSAND_PAIR_CTR_TIMEOUTS), 1, "no ack: timed out");
+		ASSERT_EQ(pair_counter(KCSAND_PAIR_CTR_ARMED), 0, "no ack: not armed");
+		ASSERT_EQ(skel->bss->pair_owner, 0, "let go");
+		ASSERT_EQ(skel->bss->pair_request & KCSAND_PAIR_ADDR_MASK, 0, "breakpoint off after");
+		skel->bss->pair_ack[1] = pair_word_of(&mem[0], skel->bss->pair_seq + 1);
+		ASSERT_EQ(step_on_cpu0(skel->progs.pair_request_run, &mem[0], 8, W), 1, "held");
+		ASSERT_EQ(skel->bss->out.wp, skel->bss->pair_ack[1], "asked for the word acked");
+		ASSERT_EQ(pair_counter(KCSAND_PAIR_CTR_ARMED), 1, "acked: armed");
+		ASSERT_EQ(pair_counter(KCSAND_PAIR_CTR_TIMEOUTS), 1, "acked: no new timeout");
+	}
+	TEST(pair_request_only_when_free_and_set_up) {
+		pair_reset(2);
+		skel->bss->pair_owner = 2;
+		ASSERT_EQ(step_on_cpu0(skel->progs.pair_request_run, &mem[0], 8, W), 0, "busy");
+		ASSERT_EQ(pair_counter(KCSAND_PAIR_CTR_BUSY), 1, "pair_busy");
+		pair_reset(0);
+		ASSERT_EQ(step_on_cpu0(skel->progs.pair_request_run, &mem[0], 8, W), 0,
+			  "no armers: no request");
+		ASSERT_EQ(pair_counter(KCSAND_PAIR_CTR_REQUESTS), 0, "pair_requests");
+		skel->bss->pair_cpus = 0;
+		skel->bss->in.pair = 0;
+	}
+}
+
 int main(void)
 {
 	int err;
@@ -446,6 +535,7 @@ int main(void)
 	test_stacks();
 	test_spin();
 	test_kernel_ceilings();
+	test_pairs();
 	ring_buffer__free(rb);
 	engine_test_bpf__destroy(skel);
 	return test_summary();
