@@ -17,15 +17,20 @@
 # Prints per mode and scenario: runs with a pair (both stacks), with a pair a data
 # breakpoint caught, with any report of the race (one stack included), the median
 # seconds to each, and the data breakpoints' figures (requests, armed in time, mean
-# arm latency, mean re-target, timeouts) summed over the runs.
+# arm latency, mean re-target, timeouts) summed over the runs; then every report of
+# the module's races by kind: pairs, one stack (unknown origin), later writes.
 #
 # Usage: bench/p13-kernel-pairs.sh [TRIES] [SECONDS] [MODES] [SCENARIOS]
 #   (root; defaults 5, 60, "bp bp0 kp", "1 2 3 4 5 6"; files kept in build/vm/p13.*)
 # P13_KCSANCTL names another kcsanctl (an older build, to compare).
+# bench/p13-kernel-pairs.sh --report DIR "MODES" "SCENARIOS" prints the table of a kept run.
 set -u
-TRIES=${1:-5} SECS=${2:-60} MODES=${3:-bp bp0 kp} SCENARIOS=${4:-1 2 3 4 5 6}
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$REPO" || exit 1
+if [ "${1:-}" = --report ]; then
+	out=$2 MODES=$3 SCENARIOS=$4
+else
+TRIES=${1:-5} SECS=${2:-60} MODES=${3:-bp bp0 kp} SCENARIOS=${4:-1 2 3 4 5 6}
 KVER=$(dpkg-query -W -f='${Depends}' linux-image-amd64 | sed -n 's/.*linux-image-\([^ ,]*-amd64\).*/\1/p')
 DBG=/usr/lib/debug/boot/vmlinux-$KVER
 if [[ " $MODES " == *" scale "* ]] && [ ! -r "$DBG" ]; then
@@ -42,6 +47,7 @@ tests/vm/kcsan-vm --module tests/kmod/kcsan_pairs --out "$out" --keep \
 	--timeout $(( 300 + nruns * (SECS + 60) )) > "$out/reports.txt" 2> "$out/harness.err"
 rc=$?
 echo "p13: guest run $(( $(date +%s) - start )) s for $nruns runs, kcsan-vm exit $rc, files in $out"
+fi
 [ -s "$out/results.tsv" ] || { tail -5 "$out/harness.err"; exit 1; }
 
 # The sum of a counter over the runs of MODE and SCENARIO.
@@ -65,6 +71,15 @@ for mode in $MODES; do
 			"$req" "$armed" "$(( armed ? ns / armed / 1000 : 0 ))" "$(( rt / n ))" \
 			"$(counter "$mode" "$s" pair_timeouts)"
 	done
+done
+# The share of the module's races reported as pairs: every report of the runs, by kind.
+echo "== reports of the module's races, by kind (the share reported as pairs, both stacks)"
+for mode in $MODES; do
+	T=$(cat "$out/$mode"-s*-t*.log 2>/dev/null | grep '^BUG: KCSAN: .*kcsan_pairs_')
+	all=$(grep -c . <<< "$T") pairs=$(grep -cE 'data-race in kcsan_pairs_[a-z_]+ / kcsan_pairs_' <<< "$T")
+	later=$(grep -c 'later write in' <<< "$T")
+	echo "$mode: $all reports: $pairs pairs ($(( all ? 100 * pairs / all : 0 ))%)," \
+		"$(( all - pairs - later )) one stack (unknown origin), $later later writes (escalation)"
 done
 echo "== titles (all runs)"
 grep -h '^BUG: KCSAN:' "$out"/*-s*-t*.log | sort | uniq -c | sort -rn | head -20

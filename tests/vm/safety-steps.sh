@@ -12,8 +12,10 @@
 #   heartbeat  kprobes over the module, kcsanctl stopped (SIGSTOP) for 4 s in the
 #              middle of a round: its probes check nothing meanwhile (heartbeat_missed);
 #   hotplug    CPU 1 offline at the start, brought online during a breakpoint run:
-#              sampled from then on (said, and breakpoint_regs ends as 3x2);
-#   freeregs   --free-debug-regs 1: sampling takes 2 registers, and another program
+#              sampled from then on (said, and breakpoint_regs ends as 2x2: the
+#              third register is the stalls' data breakpoints');
+#   freeregs   --free-debug-regs 1: sampling takes 1 register (and the stalls'
+#              data breakpoints 1), and another program
 #              gets a breakpoint on every CPU meanwhile (hwbp-check.txt);
 #   exempt, exemptall
 #              with the vmlinux's DWARF, sched_clock_cpu (kernel/sched/) is left out
