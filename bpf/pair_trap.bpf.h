@@ -66,15 +66,25 @@ static __always_inline void pair_view(__u64 word, struct kcsand_hw_slot *view)
 	view->var_len = view->len;
 }
 
+/*
+ * The register's own word is this CPU's acknowledgement, not the current
+ * request: an armer that came late may still hold an earlier watcher's
+ * address while another watcher asks for a new one, and the access is at
+ * the address that trapped.  The armer clears it while it re-targets, so
+ * that a trap in between is dropped rather than taken for either address.
+ */
 static __always_inline int pair_trap(struct bpf_perf_event_data *ctx, int in_interrupt)
 {
-	__u64 word = *(volatile __u64 *)&pair_request, wp;
+	__u32 cpu = bpf_get_smp_processor_id(), wslot, wgen;
 	struct kcsand_hw_slot view;
-	__u32 wslot, wgen;
 	struct hit hit = {};
+	__u64 word, wp;
 
 	pair_count(KCSAND_PAIR_CTR_TRAPS, 1);
-	/* Off since the trap: the watcher is done, nothing to consume. */
+	if (cpu >= KCSAND_PAIR_MAX_CPUS)
+		return 0;
+	word = *(volatile __u64 *)&pair_ack[cpu];
+	/* Off, or being re-targeted: nothing to say which address trapped. */
 	if (!(word & KCSAND_PAIR_ADDR_MASK) || !PARAM(enabled))
 		return 0;
 	if (pair_sampled_here(ctx)) {

@@ -182,6 +182,8 @@ static void *armer(void *arg)
 
 		if (word != c->acked) {
 			c->acked = word;
+			/* While the register moves, its traps cannot tell which address (pair_trap.bpf.h). */
+			__atomic_store_n(ack, 0, __ATOMIC_RELEASE);
 			__atomic_store_n(ack, retarget(p, c, word), __ATOMIC_RELEASE);
 			continue;	/* a newer request may have come meanwhile */
 		}
