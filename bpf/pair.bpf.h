@@ -30,7 +30,7 @@ __u64 pair_request;
 __u64 pair_ack[KCSAND_PAIR_MAX_CPUS];
 /* 1 for a CPU whose armer runs (the daemon's), so that the watcher waits for it. */
 __u8 pair_live[KCSAND_PAIR_MAX_CPUS];
-/* CPU entries the daemon set up; 0: no data breakpoints (kprobes, user mode). */
+/* The highest CPU number with an armer + 1; 0: no data breakpoints (kprobes, user mode). */
 __u32 pair_cpus;
 /* The CPU + 1 of the watcher holding the registers, 0: free. */
 __u32 pair_owner;

@@ -61,6 +61,7 @@ struct pairs {
 	struct perf_event_attr attr;	/* as opened: MODIFY_ATTRIBUTES wants it unchanged but the target */
 	struct pair_cpu *cpu;
 	unsigned int ncpus;
+	unsigned int span;		/* the highest CPU number with an armer, + 1 */
 	size_t ring_len;
 	int stop_fd;			/* an eventfd: written once, wakes every armer to stop */
 	_Atomic bool stop;
@@ -276,6 +277,7 @@ static int start(struct pairs *p, uint64_t idle)
 			return err;
 		}
 		p->skel->bss->pair_live[i] = 1;
+		p->span = i + 1;
 	}
 	return 0;
 }
@@ -294,8 +296,8 @@ int pairs__new(struct kcsand_bpf *skel, uint64_t idle, struct pairs **out)
 		pairs__free(p);
 		return err;
 	}
-	/* Last: only now may a watcher ask. */
-	__atomic_store_n(&skel->bss->pair_cpus, p->ncpus, __ATOMIC_RELEASE);
+	/* Last: only now may a watcher ask (and it waits for the live ones below span). */
+	__atomic_store_n(&skel->bss->pair_cpus, p->span, __ATOMIC_RELEASE);
 	*out = p;
 	return 0;
 }
