@@ -66,8 +66,11 @@ for mode in $MODES; do
 		med() { awk -v c="$1" '$c != "-" { print $c }' <<< "$R" | median; }
 		req=$(counter "$mode" "$s" pair_requests) armed=$(counter "$mode" "$s" pair_armed)
 		ns=$(counter "$mode" "$s" pair_arm_ns) rt=$(counter "$mode" "$s" pair_retarget_us)
+		# Runs whose log has the pair itself ("later write in B after data-race in A" is none).
+		pairs=$(grep -lE '^BUG: KCSAN: data-race in kcsan_pairs_[a-z_]+ / kcsan_pairs_' \
+			"$out/$mode"-s"$s"-t*.log 2>/dev/null | grep -c .)
 		printf '%-6s %-3s %-9s %-9s %-9s %-8s %-8s %-8s %s %s %s %s %s\n' "$mode" "$s" \
-			"$(col 5)/$n" "$(col 6)/$n" "$(col 7)/$n" "$(med 5)" "$(med 6)" "$(med 7)" \
+			"$pairs/$n" "$(col 6)/$n" "$(col 7)/$n" "$(med 5)" "$(med 6)" "$(med 7)" \
 			"$req" "$armed" "$(( armed ? ns / armed / 1000 : 0 ))" "$(( rt / n ))" \
 			"$(counter "$mode" "$s" pair_timeouts)"
 	done

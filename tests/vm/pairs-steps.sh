@@ -64,7 +64,9 @@ round() {
 		while read -r title; do
 			[[ $title == *"$a"* || $title == *"$b"* ]] || continue
 			[ "$any" = - ] && any=$(since "$t0" "$now")
-			[[ $title == *"$a"* && $title == *"$b"* ]] && pair=$(since "$t0" "$now")
+			# "later write in B after data-race in A" names both, but is no pair.
+			[[ $title == "BUG: KCSAN: data-race in "*" / "* && $title == *"$a"* &&
+			   $title == *"$b"* && $pair = - ]] && pair=$(since "$t0" "$now")
 		done <<< "$(grep '^BUG: KCSAN: ' "$log")"	# the guest has no /dev/fd for <(...)
 		[ "$db" = - ] && grep -q "during the watcher's stall" "$log" && db=$(since "$t0" "$now")
 		[ "$pair" != - ] && { [ "$db" != - ] || [ "$PAIRS_MODE" = kp ] || [ "$PAIRS_MODE" = bp0 ]; } &&
