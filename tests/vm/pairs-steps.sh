@@ -14,7 +14,7 @@
 #   bp      code-breakpoint sampling over the module, data breakpoints in the stalls
 #   bp0     the same without the data breakpoints (pair_wait_us=0): the control
 #   kp      a kprobe on every site of the module (the sampler at its default)
-#   scale   bp, with src:fs/ src:mm/ src:kernel/ of VMLINUX probed too
+#   scale   bp, with src:fs/ src:mm/ src:kernel/ of VMLINUX probed too, no marking
 # Each run's output is in $KCSAN_VM_OUT/MODE-sN-tI.log, every counter in
 # MODE-sN-tI.log.stats, and one line per run is added to results.tsv:
 #   MODE SCENARIO TRY STATUS PAIR_S DB_S ANY_S SLOW_ACCESSES FAST_ACCESSES
@@ -44,8 +44,9 @@ mode_args() {
 	bp) echo "--sample breakpoints --probe module:kcsan_pairs" ;;
 	bp0) echo "--sample breakpoints --probe module:kcsan_pairs --param pair_wait_us=0" ;;
 	kp) echo "--sample kprobes --probe module:kcsan_pairs" ;;
-	scale) echo "--sample breakpoints --probe module:kcsan_pairs --probe src:fs/ --probe src:mm/" \
-		    "--probe src:kernel/ --kernel-debug $VMLINUX" ;;
+	# --no-marking: marking the vmlinux's 117,000 sites cold over 9p takes many minutes.
+	scale) echo "--sample breakpoints --no-marking --probe module:kcsan_pairs --probe src:fs/" \
+		    "--probe src:mm/ --probe src:kernel/ --kernel-debug $VMLINUX" ;;
 	esac
 }
 
