@@ -40,7 +40,7 @@ DEPS_STAMP := $(OUT)/.deps-ok
 # Keep the BPF objects and skeletons: make would delete them as intermediates.
 .SECONDARY: $(BPF_OBJS) $(SKELS)
 
-.PHONY: all deps check unit scenario-tests vm-tests demo bench bench-programs vmlinux clean format \
+.PHONY: all deps check unit scenario-tests vm-tests demo bench bench-user bench-kernel bench-programs vmlinux clean format \
 	lint install uninstall
 
 all: $(DEPS_STAMP) $(OUT)/kcsand $(OUT)/kcsanctl
@@ -117,63 +117,70 @@ vm-tests: all scenario-programs $(OUT)/tests/daemon/watch_level $(OUT)/tests/dae
 	tests/timed.sh tests/vm/kernel-wedge.sh 30
 	tests/timed.sh tests/vm/kernel-pairs.sh
 
-# Benchmarks: one script per question in bench/, each printing ratios measured in one run
-# (docs/PERFORMANCE.md).
-$(OUT)/bench/%.bpf.o: bench/%.bpf.c vmlinux.h | $(DEPS_STAMP)
+# Benchmarks: one script per question, bench/user/ on this machine and bench/kernel/ (most in
+# the QEMU guest), each printing ratios measured in one run; their programs are in
+# bench/programs/ (docs/PERFORMANCE.md).
+$(OUT)/bench/%.bpf.o: bench/programs/%.bpf.c vmlinux.h | $(DEPS_STAMP)
 	@mkdir -p $(@D)
 	$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 $(OUT)/bench/%.skel.h: $(OUT)/bench/%.bpf.o
 	$(BPFTOOL) gen skeleton $< > $@
-$(OUT)/bench/hotloop: bench/hotloop.c
+$(OUT)/bench/hotloop: bench/programs/hotloop.c
 	@mkdir -p $(@D)
 	$(CC) -O1 -g -fno-omit-frame-pointer $< -o $@
-$(OUT)/bench/empty_probe: bench/empty_probe.c $(OUT)/bench/empty.skel.h $(LIB)
+$(OUT)/bench/empty_probe: bench/programs/empty_probe.c $(OUT)/bench/empty.skel.h $(LIB)
 	$(CC) $(CFLAGS) -I$(OUT)/bench $< $(LIB) $(LDLIBS) -o $@
 
-$(OUT)/bench/kloop: bench/kloop.c
+$(OUT)/bench/kloop: bench/programs/kloop.c
 	@mkdir -p $(@D)
 	$(CC) -O2 -Wall $< -o $@
-$(OUT)/bench/kdisarm: bench/kdisarm.c $(OUT)/bench/kdisarm.skel.h
+$(OUT)/bench/kdisarm: bench/programs/kdisarm.c $(OUT)/bench/kdisarm.skel.h
 	$(CC) $(CFLAGS) -I$(OUT)/bench $< -lbpf -lelf -lz -o $@
-$(OUT)/bench/reattach: bench/reattach.c $(SKELS) $(LIB)
+$(OUT)/bench/reattach: bench/programs/reattach.c $(SKELS) $(LIB)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $< $(LIB) $(LDLIBS) -o $@
 
-$(OUT)/bench/ustack_cost: bench/ustack_cost.c $(OUT)/bench/ustack_cost.skel.h
+$(OUT)/bench/ustack_cost: bench/programs/ustack_cost.c $(OUT)/bench/ustack_cost.skel.h
 	$(CC) $(CFLAGS) -I$(OUT)/bench $< -lbpf -lelf -lz -o $@
 
-$(OUT)/bench/hashtable: bench/hashtable.c
+$(OUT)/bench/hashtable: bench/programs/hashtable.c
 	@mkdir -p $(@D)
 	$(CC) -O1 -g -fno-omit-frame-pointer -pthread $< -o $@
-$(OUT)/bench/hashtable-tsan: bench/hashtable.c
+$(OUT)/bench/hashtable-tsan: bench/programs/hashtable.c
 	@mkdir -p $(@D)
 	$(CC) -O1 -g -fno-omit-frame-pointer -pthread -fsanitize=thread $< -o $@
 
-$(OUT)/bench/func_line: bench/func_line.c $(LIB)
+$(OUT)/bench/func_line: bench/programs/func_line.c $(LIB)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $< $(LIB) $(LDLIBS) -o $@
+$(OUT)/bench/malloc_heavy: bench/programs/malloc_heavy.c
+	@mkdir -p $(@D)
+	$(CC) -O2 -g -pthread $< -o $@
 
 BENCH_PROGS := $(OUT)/bench/hotloop $(OUT)/bench/empty_probe $(OUT)/bench/reattach $(OUT)/bench/kdisarm \
 	       $(OUT)/bench/kloop \
 	       $(OUT)/bench/hashtable $(OUT)/bench/hashtable-tsan $(OUT)/bench/func_line \
-	       $(OUT)/bench/ustack_cost
+	       $(OUT)/bench/ustack_cost $(OUT)/bench/malloc_heavy
 bench-programs: all scenario-programs history-programs history-tsan-programs $(BENCH_PROGS)
 
-# Every benchmark, each printing its own table (docs/PERFORMANCE.md).
+# Every benchmark of the kinds named, each printing its own table (docs/PERFORMANCE.md), in the
+# order of their numbers; a failed one is named at the end and does not stop the others.  The
+# guest sides (names ending in -steps) are run by their host scripts.
+BENCH_RUN = failed=; for k in $(1); do \
+		for s in $$(ls bench/$$k/*.sh | grep -v -- '-steps\.sh$$' | sort -V); do \
+			echo "== $$s"; $$s $(OUT) || failed="$$failed $$s"; \
+		done; \
+	    done; [ -z "$$failed" ] || { echo "failed:$$failed" >&2; exit 1; }
 bench: bench-programs
-	bench/p1-hit-cost.sh $(OUT)
-	bench/p2-slowdown.sh $(OUT)
-	bench/p3-first-report.sh $(OUT)
-	bench/p4-attach.sh $(OUT)
-	bench/p5-rss.sh $(OUT)
-	bench/p6-func-line.sh $(OUT)
-	bench/p7-kernel-disarm.sh $(OUT)
-	bench/p8-kernel-budget.sh $(OUT)
-	bench/history-vs-tsan.sh $(OUT)
+	@$(call BENCH_RUN,user kernel)
+bench-user: bench-programs
+	@$(call BENCH_RUN,user)
+bench-kernel: bench-programs
+	@$(call BENCH_RUN,kernel)
 
 # Style: clang-format (.clang-format) and cppcheck over the user-space sources.
 C_SOURCES = $(wildcard daemon/*.c daemon/*/*.c daemon/*/*.h cli/*.c cli/*.h include/*.h tests/unit/*.c \
-		       tests/unit/*.h bench/*.c)
+		       tests/unit/*.h bench/programs/*.c)
 format:
 	clang-format -i $(C_SOURCES)
 

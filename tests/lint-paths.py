@@ -30,7 +30,7 @@ ELSEWHERE = {
     "pthread_create.c",       # glibc, in the frames of a report
     "decode_stacktrace.sh",   # the kernel's scripts/
     "myprog.c",               # the README's example program
-    "prog.c",                 # what bench/gen_sites.sh writes
+    "prog.c",                 # what bench/programs/gen_sites.sh writes
     "pigz.c",                 # pigz's source, where docs/real-programs.md places reports
 }
 OUR_DIRS = {"daemon", "bpf", "cli", "include", "tests", "bench", "docs", ".ci", "engine", "sites",

@@ -240,7 +240,7 @@ $(OUT)/tests/history/bundled-lib/libgomp.so.1:
 	@mkdir -p $(@D)
 	cp "$$($(SCENARIO_CC) -print-file-name=libgomp.so.1)" $@
 
-# The same programs under ThreadSanitizer, for bench/history-vs-tsan.sh (which cannot link
+# The same programs under ThreadSanitizer, for bench/user/history-vs-tsan.sh (which cannot link
 # statically: a static program's TSan build is dynamic).
 $(OUT)/tests/history-tsan/%: tests/history/%.c tests/history/suite.h $(HISTORY_EXPECT)
 	@mkdir -p $(@D)

@@ -9,7 +9,7 @@
  * suite.  A race-free program exercises one synchronization primitive over
  * data that would be racy without it.  The expected report title of each
  * program is in its header comment and in expect.tsv, which the tests and
- * bench/history-vs-tsan.sh read.
+ * bench/user/history-vs-tsan.sh read.
  *
  * Built with gcc -O1 -g and -pthread or -fopenmp (tests/tests.mk); the
  * programs marked "nofp" in expect.tsv without frame pointers.

@@ -5,7 +5,7 @@
 # under kcsand at its defaults and under ThreadSanitizer, side by side:
 # recall on the racy programs, precision over every report, wall time and
 # peak RSS; then kcsand's overhead at the defaults on the P2 hash table
-# (bench/hashtable.c) at about 2, 5 and 30 s of native run time, and
+# (bench/programs/hashtable.c) at about 2, 5 and 30 s of native run time, and
 # whether it found the race.
 #
 # Targets (issue 11): recall >= 0.9 on the racy programs, precision >= 0.95,
@@ -19,28 +19,23 @@
 # built without Archer: it does not see libgomp's own synchronization
 # (futexes), so its OpenMP false positives are part of what this measures.
 #
-# Usage: bench/history-vs-tsan.sh [BUILD_DIR]   (root; builds nothing)
+# Usage: bench/user/history-vs-tsan.sh [BUILD_DIR]   (root; builds nothing)
 #   make bench-programs
 # Environment: HB_REPS (runs of each program per tool, default 3),
 # HB_TIMEOUT (seconds per run, default 60), P2_LENGTHS (native seconds,
 # default "2 5 30"; empty: skip P2), P2_REPS (default 1), HB_ARGS (extra
 # kcsanctl run options for both parts, default none), HB_SUITE (0: P2 only).
 set -uo pipefail
-B=${1:-build}
+. "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
+bench_init history-vs-tsan "${1:-}" root
 REPS=${HB_REPS:-3}
 TIMEOUT=${HB_TIMEOUT:-60}
 LENGTHS=${P2_LENGTHS-2 5 30}
 P2REPS=${P2_REPS:-1}
 EXPECT=tests/history/expect.tsv
 HT=$B/bench/hashtable
-
-[ "$(id -u)" = 0 ] || { echo "history-vs-tsan: must run as root (uprobes, BPF)" >&2; exit 2; }
-. "$(dirname "$0")/first-line.sh"
-[ -r "$EXPECT" ] || { echo "history-vs-tsan: $EXPECT missing: run from the source tree" >&2; exit 2; }
 mapfile -t NAMES < <(awk -F'\t' '!/^#/ && NF >= 3 { print $1 }' "$EXPECT")
-for f in "$B/kcsanctl" "$HT" "${NAMES[@]/#/$B/tests/history/}" "${NAMES[@]/#/$B/tests/history-tsan/}"; do
-	[ -x "$f" ] || { echo "history-vs-tsan: $f missing: run 'make bench-programs'" >&2; exit 2; }
-done
+bench_need "$B/kcsanctl" "$HT" "${NAMES[@]/#/$B/tests/history/}" "${NAMES[@]/#/$B/tests/history-tsan/}"
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -62,20 +57,19 @@ titles_tsan() {
 
 # run_one TOOL NAME: wall s, peak RSS KiB, and the titles it reported, into globals.
 run_one() {
-	local tool=$1 name=$2 t0 t1
+	local tool=$1 name=$2 t0
 	local -a cmd
 
 	if [[ $tool == kcsand ]]; then
 		# shellcheck disable=SC2206
-		cmd=("$B/kcsanctl" run ${HB_ARGS-} -- "$B/tests/history/$name")
+		cmd=("${KCSANCTL_RUN[@]}" ${HB_ARGS-} -- "$B/tests/history/$name")
 	else
 		cmd=("$B/tests/history-tsan/$name")
 	fi
 	t0=$EPOCHREALTIME
 	/usr/bin/time -f '%M' -o "$tmp/rss" timeout -k 5 "$TIMEOUT" "${cmd[@]}" \
 		>/dev/null 2>"$tmp/err"
-	t1=$EPOCHREALTIME
-	WALL=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", b - a }')
+	WALL=$(elapsed "$t0")
 	RSS=$(tail -1 "$tmp/rss" | grep -E '^[0-9]+$' || echo 0)
 	"titles_$tool" "$tmp/err" >"$tmp/titles"
 }
@@ -147,7 +141,7 @@ suite() {
 echo
 t0=$EPOCHREALTIME
 "$HT" 20000000 >/dev/null
-rate=$(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.0f", 20000000 / (b - a) }')
+rate=$(awk -v s="$(elapsed "$t0")" 'BEGIN { printf "%.0f", 20000000 / s }')
 echo "P2: hash table, kcsand at its defaults (native rate measured now: $rate operations/s per thread)"
 printf '  %-8s %12s %9s %9s %7s  %s\n' length operations "native s" "kcsand s" "x" "race found (first report after)"
 for len in $LENGTHS; do
@@ -157,15 +151,15 @@ for len in $LENGTHS; do
 		"$HT" "$ops" >/dev/null
 		t1=$EPOCHREALTIME
 		rm -f "$tmp/p2first"
-		timeout -k 5 $((len * 10 + 60)) "$B/kcsanctl" run -v ${HB_ARGS-} -- "$HT" "$ops" >/dev/null \
-			2> >(first_line '^BUG: KCSAN: ' "$tmp/p2first" >"$tmp/p2err")
+		timeout -k 5 $((len * 10 + 60)) "${KCSANCTL_RUN[@]}" -v ${HB_ARGS-} -- "$HT" "$ops" \
+			>/dev/null 2> >(first_line '^BUG: KCSAN: ' "$tmp/p2first" >"$tmp/p2err")
 		t2=$EPOCHREALTIME
 		wait $!
 		first=$(cat "$tmp/p2first" 2>/dev/null)
-		awk -v l="$len s" -v o="$ops" -v a="$t0" -v b="$t1" -v c="$t2" -v f="$first" \
-		    'BEGIN { n = b - a; k = c - b
-			     printf "  %-8s %12d %9.2f %9.2f %7.2f  %s\n", l, o, n, k, k / n,
-				    f == "" ? "no" : sprintf("yes (%.1f s)", f - b) }'
+		n=$(elapsed "$t0" "$t1") k=$(elapsed "$t1" "$t2")
+		found=no
+		[[ -n $first ]] && found="yes ($(elapsed "$t1" "$first") s)"
+		printf '  %-8s %12d %9s %9s %7s  %s\n' "$len s" "$ops" "$n" "$k" "$(ratio "$k" "$n")" "$found"
 		grep -Eho 'armed_sites: .*site_levels: [0-9/]*( cold_start_ms: [0-9]+ cold_credit_outs: [0-9]+)?' "$tmp/p2err" |
 			sed -E 's/ (hot_turns_one_thread|unarmed_hits|trap_floor|trap_ns): [^ ]+//g; s/^/           /'
 	done

@@ -1,16 +1,15 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-only
 #
-# Guest side of bench/p8-kernel-budget.sh, run by tests/vm/kcsan-vm as its probe
+# Guest side of bench/kernel/p8-kernel-budget.sh, run by tests/vm/kcsan-vm as its probe
 # command (its --probe arguments are ignored).  Environment: B the build directory,
 # SECS the seconds of each read(2) loop, ITERS the iterations of each module round,
 # BUDGETS the budgets to compare.  Each configuration is a kcsanctl run of its own;
 # their files go to $KCSAN_VM_OUT/p8-*.
 set -u
 OUT=${KCSAN_VM_OUT:?run by tests/vm/kcsan-vm}
-REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-cd "$REPO" || exit 2
-K=$B/kcsanctl
+. "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
+bench_init p8 "$B"
 KO=$(echo "$REPO"/build/vm/kmod-*/kcsan_race/kcsan_race.ko)
 READ_PATH=(--probe ksys_read --probe vfs_read --probe rw_verify_area --probe read_iter_zero
 	   --probe security_file_permission --probe __fdget_pos)
@@ -20,11 +19,11 @@ MODULE=(--probe module:kcsan_race --probe '!kcsan_race_hidden_writer' --probe '!
 # The median ns per read(2) of the loop's seconds after the third.
 loop_ns() {
 	sed -n 's/^kloop: second \([0-9]*\): \([0-9]*\) ns.*/\1 \2/p' "$1" |
-		awk '$1 > 3 { print $2 }' | sort -n | awk '{ v[NR] = $1 } END { print NR ? v[int((NR + 1) / 2)] : "-" }'
+		awk '$1 > 3 { print $2 }' | median | grep . || echo -
 }
 # The summary's sampler fields of a kcsanctl run.
 summary() {
-	grep -m1 '^kcsand: [0-9]* reports*, ' "$1" |
+	summary_line "$1" |
 		grep -oE '[0-9]+ sites|armed_sites: [^ ]+|estimated_overhead: [^ ]+|hot_turns: [0-9]+|trap_floor: [^ ]+|trap_ns: [0-9]+' |
 		tr '\n' ' '
 }
@@ -33,7 +32,7 @@ echo "  ns per read(2), median of the loop's seconds 4 to $SECS"
 "$B/bench/kloop" "$SECS" > "$OUT/p8-loop-native.out"
 printf '    %-12s %8s\n' "no kcsand" "$(loop_ns "$OUT/p8-loop-native.out")"
 for b in $BUDGETS; do
-	"$K" run --kernel --output - -v --overhead-budget "$b" --param sampler_warmup_cpu_ms=0 \
+	"${KCSANCTL_RUN[@]}" --kernel --output - -v --overhead-budget "$b" --param sampler_warmup_cpu_ms=0 \
 		"${READ_PATH[@]}" -- "$B/bench/kloop" "$SECS" > "$OUT/p8-loop-$b.out" 2> "$OUT/p8-loop-$b.err"
 	printf '    %-12s %8s   %s\n' "budget $b" "$(loop_ns "$OUT/p8-loop-$b.out")" "$(summary "$OUT/p8-loop-$b.err")"
 done
@@ -46,7 +45,7 @@ done
 echo "  machine CPU-ms from the start of a round to its first report, every site armed, at"
 echo "  the kernel-mode defaults (kcsan_race's racy scenarios, rounds of $ITERS iterations)"
 rounds='for s in 0 1 2 4 8; do tests/kmod/kcsan_race/workload.sh '"$ITERS"' 120 $((1 << s)) || exit 1; done'
-"$K" run --kernel --output - -vv --overhead-budget 100 "${MODULE[@]}" -- sh -c "$rounds" \
+"${KCSANCTL_RUN[@]}" --kernel --output - -vv --overhead-budget 100 "${MODULE[@]}" -- sh -c "$rounds" \
 	> "$OUT/p8-first.log" 2>&1
 awk 'BEGIN { split("0 1 2 4 8", sc, " "); r = 1 }
 	/^kcsand: sampler: [0-9]+\/[0-9]+ sites armed/ { for (i = 1; i <= NF; i++) if ($i == "CPUs,") cpu += $(i - 1) * 100 }

@@ -10,22 +10,20 @@
 #   - with every site armed, at the kernel-mode defaults: how much of the machine's
 #     CPU time each racy scenario of tests/kmod/kcsan_race takes to its first
 #     report, which is what the kernel-mode warm-up is chosen from.
-# Usage: bench/p8-kernel-budget.sh [BUILD_DIR] [SECS] [ITERS]   (root; make bench-programs)
-# BUDGETS (environment, default "100 10") lists the budgets.
+# Usage: bench/kernel/p8-kernel-budget.sh [BUILD_DIR [SECS [ITERS]]]   (root; make bench-programs)
+# BUDGETS (environment, default "100 10") lists the budgets.  The guest side is
+# bench/kernel/p8-kernel-budget-steps.sh.
 set -euo pipefail
-B=$(cd "${1:-build}" && pwd)
-REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+. "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
+bench_init p8 "${1:-}" root
 export B SECS=${2:-12} ITERS=${3:-50000} BUDGETS=${BUDGETS:-100 10}
-
-[ "$(id -u)" = 0 ] || { echo "p8: must run as root (QEMU guest with kprobes)" >&2; exit 2; }
-[ -x "$B/bench/kloop" ] || { echo "p8: $B/bench/kloop missing: run 'make bench-programs'" >&2; exit 2; }
-mkdir -p "$REPO/build/vm"
-out=$(mktemp -d "$REPO/build/vm/p8.XXXXXX")
+bench_need "$B/bench/kloop"
+out=$(vm_out p8)
 trap 'rm -rf "$out"' EXIT
 
 echo "P8: --overhead-budget in kernel mode, in the TCG guest (budgets: $BUDGETS)"
-KCSAN_VM_PROBE_CMD="env B=$B SECS=$SECS ITERS=$ITERS BUDGETS='$BUDGETS' $REPO/bench/p8-guest.sh" \
-	"$REPO/tests/vm/kcsan-vm" --module "$REPO/tests/kmod/kcsan_race" --out "$out/run" \
+KCSAN_VM_PROBE_CMD="env B=$B SECS=$SECS ITERS=$ITERS BUDGETS='$BUDGETS' $REPO/bench/kernel/p8-kernel-budget-steps.sh" \
+	tests/vm/kcsan-vm --module tests/kmod/kcsan_race --out "$out/run" \
 	--timeout 900 --probe none -- true > "$out/out.txt" 2> "$out/err.txt" ||
 	{ echo "p8: the guest run failed:" >&2; tail -5 "$out/err.txt" >&2; tail -5 "$out/run/probe.err" >&2 2>/dev/null; exit 1; }
 cat "$out/out.txt"

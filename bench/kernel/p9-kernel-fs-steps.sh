@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-only
 #
-# Guest side of bench/p9-kernel-fs.sh, run by tests/vm/kcsan-vm as its probe
+# Guest side of bench/kernel/p9-kernel-fs.sh, run by tests/vm/kcsan-vm as its probe
 # command: kcsan-vm's --probe SPECs and --duration S reach it as arguments.
 #   base   the mixed workload alone for 60 s: its throughput without kcsand;
 #   run    kcsanctl run --kernel (code breakpoints, the default at this scale) on the
@@ -9,7 +9,9 @@
 #          with -v in run.err.
 set -u
 OUT=${KCSAN_VM_OUT:?run by tests/vm/kcsan-vm}
-REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# The host side copied kcsanctl into $OUT: that is the build here.
+. "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
+bench_init p9 "$OUT"
 args=()
 secs=600
 while [ $# -gt 0 ] && [ "$1" != -- ]; do
@@ -22,5 +24,5 @@ done
 export KCSAND_CACHE_DIR=$OUT/kcache
 mkdir -p "$KCSAND_CACHE_DIR"
 "$OUT/kworkload" mixed 60 > "$OUT/base.txt" 2>&1
-"$OUT/kcsanctl" run --kernel --output - -v ${P9_EXTRA:-} "${args[@]}" --duration "$secs" -- \
+"${KCSANCTL_RUN[@]}" --kernel --output - -v ${P9_EXTRA:-} "${args[@]}" --duration "$secs" -- \
 	"$OUT/kworkload" mixed "$secs" 2> "$OUT/run.err"

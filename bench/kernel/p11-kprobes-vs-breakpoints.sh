@@ -9,23 +9,25 @@
 # Prints for each: the time to attach and to detach, the traps, the watchpoints set,
 # the sites sampled (breakpoints), the reports, and the workload's throughput.
 # Usage: [P11_MODES=breakpoints] [P11_ARGS="--sample-period 100000"] \
-#        bench/p11-kprobes-vs-breakpoints.sh [SECONDS] [SPEC...]
-#        (root; files kept in build/vm/p11.*)
+#        bench/kernel/p11-kprobes-vs-breakpoints.sh [BUILD_DIR [SECONDS [SPEC...]]]
+#        (root; files kept in build/vm/p11.*; the guest side is
+#        bench/kernel/p11-kprobes-vs-breakpoints-steps.sh)
 set -u
-SECS=${1:-60}
-shift || true
-REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-cd "$REPO" || exit 1
+. "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
+bench_init p11 "${1:-}" root
+SECS=${2:-60}
+shift 2 2>/dev/null || shift $#
+bench_need "$B/kcsanctl"
 specs=("$@")
 [ ${#specs[@]} -gt 0 ] || specs=('vfs_*' 'pipe_*' '*_pipe_*' 'generic_file_*' 'filemap_*')
 probes=()
 for s in "${specs[@]}"; do probes+=(--probe "$s"); done
-out=$(mkdir -p build/vm && mktemp -d "$REPO/build/vm/p11.XXXXXX") || exit 2
+out=$(vm_out p11) || exit 2
 gcc -O2 -Wall -pthread tests/vm/workload/kworkload.c -o "$out/kworkload" || exit 2
-cp build/kcsanctl "$out/kcsanctl"
+cp "$B/kcsanctl" "$out/kcsanctl"
 start=$(date +%s)
 MODES=${P11_MODES:-kprobes breakpoints}
-KCSAN_VM_PROBE_CMD="$REPO/bench/p11-kprobes-vs-breakpoints-steps.sh --modes ${MODES// /,} ${P11_ARGS:-}" \
+KCSAN_VM_PROBE_CMD="$REPO/bench/kernel/p11-kprobes-vs-breakpoints-steps.sh --modes ${MODES// /,} ${P11_ARGS:-}" \
 tests/vm/kcsan-vm --out "$out" --keep --timeout $((SECS * 3 + 900)) \
 	--duration "$SECS" "${probes[@]}" > "$out/harness.out" 2> "$out/harness.err"
 rc=$?
@@ -40,12 +42,10 @@ for mode in $MODES; do
 			printf "start to attached %.1f s, workload %.1f s, detach to exit %.1f s\n", b - a, c - b, d - c
 		else print "the workload did not run" }'
 	grep -E '^kcsand: decoded' "$out/$mode.err"
-	grep -m1 '^kcsand: [0-9]* reports*, ' "$out/$mode.err" |
+	summary_line "$out/$mode.err" |
 		grep -oE '^kcsand: [0-9]+ reports?|[0-9]+ hits|(setup_watchpoints|armed_sites|unarmed_hits|trap_floor|trap_ns|breakpoint_[a-z_]+): [0-9x/.%-]+' |
 		paste -sd' '
 	grep '^kworkload:' "$out/$mode.out"
 	grep -h '^BUG: KCSAN:' "$out/$mode.out" | sort | uniq -c | sort -rn
 done
-echo "== guest kernel log"
-grep -cE 'soft lockup|rcu: INFO|self-detected stall|hung_task|WARNING:|BUG:' "$out/dmesg.txt" 2>/dev/null |
-	sed 's/^/lockup, stall, warning or BUG lines: /'
+guest_log "$out"

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * A malloc-heavy program for bench/history-malloc.sh: two threads, each
+ * A malloc-heavy program for bench/user/history-malloc.sh: two threads, each
  * allocating blocks of 16 to 4,096 bytes (and one of 64 KiB in 64), writing
  * them and freeing them in a ring of 256, with a little work per block.
  *

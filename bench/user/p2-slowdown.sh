@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0-only
 #
 # P2: slowdown of a CPU-bound multithreaded workload with one real race
-# (bench/hashtable.c), every configuration measured in this one run,
+# (bench/programs/hashtable.c), every configuration measured in this one run,
 # interleaved when BENCH_REPS > 1:
 #   native | kcsand at the default budget | kcsand with every site armed |
 #   gcc -fsanitize=thread | valgrind --tool=helgrind | valgrind --tool=drd
@@ -10,7 +10,7 @@
 # and when its first report came.  Target: default budget <= 1.3x native with
 # the race found within 30 s.
 #
-# Usage: bench/p2-slowdown.sh [BUILD_DIR]   (root; make bench-programs builds what it needs)
+# Usage: bench/user/p2-slowdown.sh [BUILD_DIR]   (root; make bench-programs builds what it needs)
 # Peak RSS is what wait4 reports for the whole process tree: for kcsand, the larger of
 # kcsanctl and the program.
 # Environment: P2_OPS (operations per thread, default 300,000,000: 27-50 s natively here),
@@ -18,20 +18,16 @@
 # (the configurations to run, default all: "native kcsand-default kcsand-all tsan helgrind drd";
 # native always runs, it is the reference).
 set -uo pipefail
-B=${1:-build}
+. "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
+bench_init p2 "${1:-}" root
 OPS=${P2_OPS:-300000000}
 TIMEOUT=${P2_TIMEOUT:-120}
 REPS=${BENCH_REPS:-1}
 HT=$B/bench/hashtable
 HT_TSAN=$B/bench/hashtable-tsan
-
-[ "$(id -u)" = 0 ] || { echo "p2: must run as root (uprobes, BPF)" >&2; exit 2; }
-for f in "$B/kcsanctl" "$HT" "$HT_TSAN"; do
-	[ -x "$f" ] || { echo "p2: $f missing: run 'make bench-programs'" >&2; exit 2; }
-done
+bench_need "$B/kcsanctl" "$HT" "$HT_TSAN"
 command -v valgrind >/dev/null || echo "p2: valgrind not installed: helgrind and drd skipped" >&2
 
-. "$(dirname "$0")/first-line.sh"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
@@ -39,30 +35,28 @@ trap 'rm -rf "$tmp"' EXIT
 # tree as wait4 reports it), seconds to the first line matching PATTERN.
 declare -A WALL RSS FIRST STATUS
 run() {
-	local name=$1 pat=$2 t0 t1 first rc
+	local name=$1 pat=$2 t0 wall first rc
 	shift 2
 	rm -f "$tmp/first"
 	t0=$EPOCHREALTIME
 	/usr/bin/time -f '%M' -o "$tmp/rss" timeout -k 5 "$TIMEOUT" "$@" \
 		>/dev/null 2> >(first_line "$pat" "$tmp/first" >"$tmp/err")
 	rc=$?
-	t1=$EPOCHREALTIME
+	wall=$(elapsed "$t0")
 	# The first_line reader of the process substitution; $! is unset (and set -u
 	# stops the script) when bash started no such process.
 	if [[ -n ${!:-} ]]; then wait "$!"; fi
 	first=$(cat "$tmp/first" 2>/dev/null)
-	WALL[$name]+=" $(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", b - a }')"
+	WALL[$name]+=" $wall"
 	RSS[$name]+=" $(tail -1 "$tmp/rss" 2>/dev/null | grep -E '^[0-9]+$' || echo 0)"
 	if [[ -n $first ]]; then
-		FIRST[$name]+=" $(awk -v a="$t0" -v b="$first" 'BEGIN { printf "%.1f", b - a }')"
+		FIRST[$name]+=" $(elapsed "$t0" "$first")"
 	else
 		FIRST[$name]+=" -"
 	fi
 	[[ $rc == 124 || $rc == 137 ]] && STATUS[$name]="timeout"
 	cp "$tmp/err" "$tmp/$name.err"
 }
-
-median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 
 CONFIGS=(native kcsand-default kcsand-all tsan helgrind drd)
 want() { [[ " native ${P2_CONFIGS:-${CONFIGS[*]}} " == *" $1 "* ]]; }
@@ -71,8 +65,8 @@ for c in ${P2_CONFIGS-}; do
 done
 for ((r = 0; r < REPS; r++)); do
 	run native 'x^' "$HT" "$OPS"
-	want kcsand-default && run kcsand-default '^BUG: KCSAN: ' "$B/kcsanctl" run -v -- "$HT" "$OPS"
-	want kcsand-all && run kcsand-all '^BUG: KCSAN: ' "$B/kcsanctl" run --overhead-budget 100 -- "$HT" "$OPS"
+	want kcsand-default && run kcsand-default '^BUG: KCSAN: ' "${KCSANCTL_RUN[@]}" -v -- "$HT" "$OPS"
+	want kcsand-all && run kcsand-all '^BUG: KCSAN: ' "${KCSANCTL_RUN[@]}" --overhead-budget 100 -- "$HT" "$OPS"
 	want tsan && run tsan 'WARNING: ThreadSanitizer: data race' env TSAN_OPTIONS=halt_on_error=0 \
 		"$HT_TSAN" "$OPS"
 	if command -v valgrind >/dev/null; then
@@ -101,9 +95,9 @@ for c in "${CONFIGS[@]}"; do
 	[[ $c == native ]] && found="-"
 	more=""
 	[[ ${STATUS[$c]-} == timeout ]] && more=" (killed at ${TIMEOUT} s: ratio is a lower bound)"
-	awk -v c="$c" -v w="$w" -v nw="$n_wall" -v m="$m" -v nm="$n_rss" -v f="$found" -v x="$more" \
-		'BEGIN { printf "  %-16s %9.1f %9.2f %9.1f %9.2f  %s%s\n", c, w, w / nw, m / 1024,
-			 m / nm, f, x }'
+	awk -v c="$c" -v w="$w" -v wr="$(ratio "$w" "$n_wall")" -v m="$m" -v mr="$(ratio "$m" "$n_rss")" \
+	    -v f="$found" -v x="$more" \
+		'BEGIN { printf "  %-16s %9.1f %9s %9.1f %9s  %s%s\n", c, w, wr, m / 1024, mr, f, x }'
 done
 echo "  target: kcsand-default <= 1.30x native, race found within 30 s"
 [ ! -e "$tmp/kcsand-default.err" ] || grep -h 'armed_sites' "$tmp/kcsand-default.err" | sed -E 's/.*(armed_sites: [^ ]+ estimated_overhead: [^ ]+ hot_turns: [^ ]+ hot_turns_one_thread: [^ ]+).*/  kcsand-default at exit: \1/' || true

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * bench/kloop: a system-call loop for kernel mode (bench/p8-kernel-budget.sh
+ * bench/kloop: a system-call loop for kernel mode (bench/kernel/p8-kernel-budget.sh
  * runs it in the test guest under kcsanctl run --kernel with kprobes on the
  * read(2) path).  Reads one byte from /dev/zero in a loop for SECONDS and
  * prints, once a second, the ns per read(2) of that second, so that the

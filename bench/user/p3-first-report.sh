@@ -4,15 +4,13 @@
 # P3: time to the first report of each test scenario (tests/scenarios, the
 # demo) at the default parameters, overhead budget included, from the
 # scenario runner's own timing (kcsanctl start to the first "BUG: KCSAN:").
-# Usage: bench/p3-first-report.sh [BUILD_DIR]   (root; make bench-programs builds what it needs)
+# Usage: bench/user/p3-first-report.sh [BUILD_DIR]   (root; make bench-programs builds what it needs)
 set -uo pipefail
-B=${1:-build}
-SRC=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-
-[ "$(id -u)" = 0 ] || { echo "p3: must run as root (uprobes, BPF)" >&2; exit 2; }
+. "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
+bench_init p3 "${1:-}" root
 echo "P3: time to the first report of each scenario, default parameters"
 printf '  %-32s %s\n' scenario "first report"
-"$SRC/tests/run-scenarios.sh" "$B" 2>&1 | awk '
+tests/run-scenarios.sh "$B" 2>&1 | awk '
 	/^ok .*first report after/ {
 		match($0, /first report after [0-9.]+ s/)
 		t = substr($0, RSTART + 19, RLENGTH - 21)

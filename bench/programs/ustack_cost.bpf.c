@@ -2,7 +2,7 @@
 /*
  * What one stack copy for the CFI unwind costs in BPF (bpf/ustack.bpf.h):
  * ustack_send() alone, timed around the call (raw_tp test runs take no
- * repeat), on a stack of the calling process (bench/ustack_cost.c).
+ * repeat), on a stack of the calling process (bench/programs/ustack_cost.c).
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>

@@ -3,31 +3,31 @@
 #
 # P10: how long kernel mode takes to start on a large site set (issue 13), in
 # Debian's stock 6.1 kernel under QEMU (tests/vm/kcsan-vm), one boot, three runs of
-# kcsanctl run --kernel -v --duration 5 (guest side: bench/p10-kernel-start-steps.sh):
+# kcsanctl run --kernel -v --duration 5 (guest side: bench/kernel/p10-kernel-start-steps.sh):
 #   cold   src:fs/ with the vmlinux's DWARF and an empty marking cache;
 #   warm   the same again: the verdicts from the cache (docs/marking.md);
 #   big    src:fs/ src:mm/ src:kernel/ src:net/ with --no-marking: the decode of
 #          100,000 sites or more from /proc/kcore, and code breakpoints over them.
 # Prints each run's stage times (site sets, decode, marking, attach), its cache line,
 # and whether the warm run's verdicts are the cold run's, site for site.
-# Usage: bench/p10-kernel-start.sh     (root; files kept in build/vm/p10.*)
+# Usage: bench/kernel/p10-kernel-start.sh [BUILD_DIR]
+#        (root; files kept in build/vm/p10.*; the guest side is bench/kernel/p10-kernel-start-steps.sh)
 set -u
-REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-cd "$REPO" || exit 1
-KVER=$(dpkg-query -W -f='${Depends}' linux-image-amd64 | sed -n 's/.*linux-image-\([^ ,]*-amd64\).*/\1/p')
-DBG=/usr/lib/debug/boot/vmlinux-$KVER
-[ -r "$DBG" ] || { echo "p10: $DBG missing: apt-get install linux-image-$KVER-dbg" >&2; exit 2; }
-out=$(mkdir -p build/vm && mktemp -d "$REPO/build/vm/p10.XXXXXX") || exit 2
-cp build/kcsanctl "$out/kcsanctl"
+. "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
+bench_init p10 "${1:-}" root
+DBG=$(kernel_debug) || exit 2
+bench_need "$B/kcsanctl"
+out=$(vm_out p10) || exit 2
+cp "$B/kcsanctl" "$out/kcsanctl"
 start=$(date +%s)
-KCSAN_VM_PROBE_CMD="$REPO/bench/p10-kernel-start-steps.sh $DBG" \
+KCSAN_VM_PROBE_CMD="$REPO/bench/kernel/p10-kernel-start-steps.sh $DBG" \
 tests/vm/kcsan-vm --out "$out" --keep --timeout 1800 --memory 2048 --probe unused \
 	> "$out/harness.out" 2> "$out/harness.err"
 echo "p10: guest run $(( $(date +%s) - start )) s, kcsan-vm exit $?, files in $out"
 for run in cold warm big; do
 	echo "== $run"
 	grep -hE '^kcsand: (\[kernel\]: (site sets|[0-9]+ of|marking)|decoded|src:)' "$out/$run.err"
-	grep -m1 '^kcsand: [0-9]* reports*, ' "$out/$run.err" | grep -oE 'breakpoint_[a-z_]+: [0-9/x]+' | tr '\n' ' '
+	summary_line "$out/$run.err" | grep -oE 'breakpoint_[a-z_]+: [0-9/x]+' | tr '\n' ' '
 	echo
 done
 if cmp -s <(grep '^kcsand: site ' "$out/cold.err") <(grep '^kcsand: site ' "$out/warm.err"); then

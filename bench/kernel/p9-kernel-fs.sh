@@ -11,26 +11,26 @@
 #   - the workload's throughput with and without kcsand (the overhead);
 #   - every distinct title, with its count;
 #   - the guest's kernel log: lockups, RCU stalls, BPF warnings, BUGs.
-# Usage: bench/p9-kernel-fs.sh [SECONDS] [SPEC...]     (root; files kept in build/vm/p9.*)
+# Usage: bench/kernel/p9-kernel-fs.sh [BUILD_DIR [SECONDS [SPEC...]]]
+#        (root; files kept in build/vm/p9.*; the guest side is bench/kernel/p9-kernel-fs-steps.sh)
 set -u
-SECS=${1:-600}
-shift || true
-REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-cd "$REPO" || exit 1
-KVER=$(dpkg-query -W -f='${Depends}' linux-image-amd64 | sed -n 's/.*linux-image-\([^ ,]*-amd64\).*/\1/p')
-DBG=/usr/lib/debug/boot/vmlinux-$KVER
-[ -r "$DBG" ] || { echo "p9: $DBG missing: apt-get install linux-image-$KVER-dbg" >&2; exit 2; }
+. "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
+bench_init p9 "${1:-}" root
+SECS=${2:-600}
+shift 2 2>/dev/null || shift $#
+DBG=$(kernel_debug) || exit 2
+bench_need "$B/kcsanctl"
 specs=("$@")
 [ ${#specs[@]} -gt 0 ] || specs=(src:fs/)
 probes=()
 for s in "${specs[@]}"; do probes+=(--probe "$s"); done
-out=$(mkdir -p build/vm && mktemp -d "$REPO/build/vm/p9.XXXXXX") || exit 2
+out=$(vm_out p9) || exit 2
 gcc -O2 -Wall -pthread tests/vm/workload/kworkload.c -o "$out/kworkload" || exit 2
-cp build/kcsanctl "$out/kcsanctl"
+cp "$B/kcsanctl" "$out/kcsanctl"
 # The marking verdicts of earlier runs (the guest writes only under $out).
 mkdir -p build/vm/kcache "$out/kcache" && cp -a build/vm/kcache/. "$out/kcache/"
 start=$(date +%s)
-KCSAN_VM_PROBE_CMD="$REPO/bench/p9-kernel-fs-steps.sh --kernel-debug $DBG" \
+KCSAN_VM_PROBE_CMD="$REPO/bench/kernel/p9-kernel-fs-steps.sh --kernel-debug $DBG" \
 tests/vm/kcsan-vm --out "$out" --keep --timeout $((SECS + 1200)) --memory 2048 \
 	--duration "$SECS" "${probes[@]}" > "$out/reports.txt" 2> "$out/harness.err"
 rc=$?
@@ -40,12 +40,9 @@ E=$out/run.err
 echo "== what was probed"
 grep -E '^kcsand: (decoded|src:|breakpoints:|\[kernel\])|refuse|blacklist|__init|left out' "$E" | head -20
 echo "== summary"
-grep -m1 '^kcsand: [0-9]* reports*, ' "$E" | tr ' ' '\n' | paste -sd' ' | fold -w 150
+summary_line "$E" | tr ' ' '\n' | paste -sd' ' | fold -w 150
 echo "== throughput (alone, then under kcsand)"
 cat "$out/base.txt"; grep '^kworkload:' "$out/probe.out"
 echo "== titles"
 grep -h '^BUG: KCSAN:' "$out/probe.out" | sort | uniq -c | sort -rn
-echo "== guest kernel log"
-grep -cE 'soft lockup|rcu: INFO|self-detected stall|hung_task|WARNING:|BUG:' "$out/dmesg.txt" 2>/dev/null |
-	sed 's/^/lockup, stall, warning or BUG lines: /'
-grep -E 'soft lockup|rcu: INFO|self-detected stall|hung_task|WARNING:|BUG:' "$out/dmesg.txt" 2>/dev/null | grep -v 'BUG: KCSAN' | head -5
+guest_log "$out"

@@ -11,25 +11,21 @@
 #    whose earlier access's copy was taken when it ran (racy_flag_once);
 #  - the history's sampled accesses: the BPF time of each check, with its
 #    copies of remembered stacks, from -v's history line.
-# Usage: bench/p12-stacks.sh [BUILD_DIR]   (root; make bench-programs and
-# tests/history-check.sh build what it runs)
+# Usage: bench/user/p12-stacks.sh [BUILD_DIR]   (root; make bench-programs builds what it runs)
 set -uo pipefail
-B=${1:-build}
+. "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
+bench_init p12 "${1:-}" root
 RUNS=${P12_RUNS:-3}
-
-[ "$(id -u)" = 0 ] || { echo "p12: must run as root (BPF, uprobes)" >&2; exit 2; }
-for f in "$B/bench/ustack_cost" "$B/kcsanctl" "$B/tests/scenarios/nofp_thread_stacks" \
-	 "$B/tests/scenarios/omp_racy_nofp" "$B/tests/history-check/racy_flag_once"; do
-	[ -x "$f" ] || { echo "p12: $f missing: run 'make bench-programs' and tests/history-check.sh" >&2; exit 2; }
-done
+bench_need "$B/bench/ustack_cost" "$B/kcsanctl" "$B/tests/scenarios/nofp_thread_stacks" \
+	"$B/tests/scenarios/omp_racy_nofp" "$B/tests/history/racy_flag_once"
 
 echo "P12: stack copies in BPF"
 "$B/bench/ustack_cost" | sed 's/^/  /'
 
 echo "P12: the daemon's unwind, $RUNS runs of each (halted at the first report)"
-for prog in scenarios/nofp_thread_stacks scenarios/omp_racy_nofp history-check/racy_flag_once; do
+for prog in scenarios/nofp_thread_stacks scenarios/omp_racy_nofp history/racy_flag_once; do
 	for ((i = 1; i <= RUNS; i++)); do
-		out=$(KCSAND_TEST_ITERS=2000000 timeout 120 "$B/kcsanctl" run -v --halt-on-error -- \
+		out=$(KCSAND_TEST_ITERS=2000000 timeout 120 "${KCSANCTL_RUN[@]}" -v --halt-on-error -- \
 			"$B/tests/$prog" 2>&1)
 		# Frames of each side of the first report: the stack's depth.
 		depth=$(awk '/^BUG: KCSAN:/ { r++ } r == 1 && / bytes by (task|interrupt)/ { s++ }

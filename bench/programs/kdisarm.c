@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * bench/kdisarm: what it costs to take a kprobe out of the sampler's armed
- * set, in the kernel it runs on (bench/p7-kernel-disarm.sh runs it in the
+ * set, in the kernel it runs on (bench/kernel/p7-kernel-disarm.sh runs it in the
  * test guest).  Puts a kprobe with a BPF program on the first instruction
  * after the ftrace call of NR cheap syscall handlers (kcsand probes inside
  * functions, so these are int3 kprobes, which the kernel may optimize to

@@ -4,24 +4,20 @@
 # P4: time to decode and attach 10,000 sites (target < 2 s), with 100 and
 # 1,000 for scale, and the site sampler's re-attach (a new uprobe_multi link
 # with the same sites, the old one closed) at each size.
-# Usage: bench/p4-attach.sh [BUILD_DIR]    (root; make bench-programs builds what it needs)
+# Usage: bench/user/p4-attach.sh [BUILD_DIR]    (root; make bench-programs builds what it needs)
 set -euo pipefail
-B=${1:-build}
-SRC=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-
-[ "$(id -u)" = 0 ] || { echo "p4: must run as root (uprobes, BPF)" >&2; exit 2; }
-for f in "$B/kcsanctl" "$B/bench/reattach"; do
-	[ -x "$f" ] || { echo "p4: $f missing: run 'make bench-programs'" >&2; exit 2; }
-done
+. "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
+bench_init p4 "${1:-}" root
+bench_need "$B/kcsanctl" "$B/bench/reattach"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
 echo "P4: decode and attach N sites (kcsanctl run -v), and re-attach (median of 5)"
 printf '  %8s %12s %12s %12s %14s\n' sites "decode ms" "attach ms" "total ms" "re-attach ms"
 for n in 100 1000 10000; do
-	"$SRC/gen_sites.sh" "$n" > "$tmp/s$n.c"
+	bench/programs/gen_sites.sh "$n" > "$tmp/s$n.c"
 	gcc -O1 -o "$tmp/s$n" "$tmp/s$n.c"
-	line=$("$B/kcsanctl" run -v --functions 'f*' -- "$tmp/s$n" 2>&1 | grep -m1 'decoded' || true)
+	line=$("${KCSANCTL_RUN[@]}" -v --functions 'f*' -- "$tmp/s$n" 2>&1 | grep -m1 'decoded' || true)
 	dec=$(sed -nE 's/.*decoded [0-9]+ sites in ([0-9.]+) ms.*/\1/p' <<<"$line")
 	att=$(sed -nE 's/.*attached them in ([0-9.]+) ms.*/\1/p' <<<"$line")
 	re=$("$B/bench/reattach" 'f*' 5 -- "$tmp/s$n" | awk '{ print $4 }')

@@ -1,0 +1,116 @@
+# SPDX-License-Identifier: GPL-2.0-only
+# shellcheck shell=bash
+#
+# What every benchmark shares, so that each script is only its question: where
+# the build is, what it needs, how a program runs under kcsanctl, how a ratio
+# and a summary read, and where a guest run keeps its files.
+#
+#   . "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
+#   bench_init NAME "${1:-}" [root]
+#
+# bench_init NAME BUILD_DIR [root]
+#	NAME begins every message.  B is BUILD_DIR (default: the tree's build/),
+#	made absolute; REPO is the source tree, the working directory from then
+#	on; KCSANCTL_RUN is the command that runs a program under kcsand:
+#	"${KCSANCTL_RUN[@]}" OPTION... -- PROG ARG... (an array, so that time(1)
+#	and timeout(1) can run it).  With root, a run by another user stops with
+#	exit status 2.
+# bench_need FILE...	each must be executable, else it says which and exits 2
+# bench_die WHY		"NAME: WHY" on stderr, exit status 2
+# median		the median of the numbers on stdin, any white space between
+# elapsed T0 [T1]	seconds from T0 to T1 (default: now), both $EPOCHREALTIME
+# ratio A B		A / B to two decimals, "-" when B is 0
+# ratio_line WHAT A B [TARGET]	"  ratio WHAT: A/B (target TARGET)"
+# summary_line FILE	the first summary line of a kcsanctl run's stderr
+# first_line PATTERN STAMP	stdin to stdout, the time of the first line
+#			matching PATTERN written to STAMP
+# vm_out NAME		a new directory build/vm/NAME.XXXXXX for a guest run's files
+# kernel_debug		the stock kernel's vmlinux with debug info (linux-image-*-dbg)
+# guest_log DIR		lockups, stalls, warnings and BUGs in the guest's kernel log
+
+BENCH_NAME=bench
+
+bench_die() {
+	echo "$BENCH_NAME: $*" >&2
+	exit 2
+}
+
+bench_init() {
+	BENCH_NAME=$1
+	B=$(cd "${2:-$(dirname "${BASH_SOURCE[0]}")/../build}" 2>/dev/null && pwd) ||
+		bench_die "no build directory ${2:-build}: run make"
+	# shellcheck disable=SC2034 # used by the scripts that source this file
+	KCSANCTL_RUN=("$B/kcsanctl" run)
+	REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+	cd "$REPO" || exit 2
+	if [[ ${3:-} == root && $(id -u) != 0 ]]; then
+		bench_die "must run as root (BPF, uprobes, perf events, or the QEMU guest)"
+	fi
+}
+
+bench_need() {
+	local f
+
+	for f in "$@"; do
+		[[ -x $f ]] || bench_die "$f missing: run 'make bench-programs'"
+	done
+}
+
+median() {
+	tr -s ' \t' '\n\n' | grep -v '^$' | sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'
+}
+
+elapsed() {
+	awk -v a="$1" -v b="${2:-$EPOCHREALTIME}" 'BEGIN { printf "%.2f", b - a }'
+}
+
+ratio() {
+	awk -v a="$1" -v b="$2" 'BEGIN { if (b + 0 == 0) print "-"; else printf "%.2f", a / b }'
+}
+
+ratio_line() {
+	echo "  ratio $1: $(ratio "$2" "$3")${4:+ (target $4)}"
+}
+
+summary_line() {
+	grep -m1 '^kcsand: [0-9]* reports*, ' "$1"
+}
+
+# Used as `CMD 2> >(first_line PAT STAMP >ERR)`: it wakes only when the tool
+# writes, where a loop polling the tool's output every 0.1 s forked 20
+# processes a second, which took CPU from the timed program on a 2-CPU machine
+# (P2 at 5 s: 6.6 s polled, 6.4 s not).
+first_line() {
+	local l seen=
+
+	while IFS= read -r l; do
+		if [[ -z $seen && $l =~ $1 ]]; then
+			echo "$EPOCHREALTIME" >"$2"
+			seen=1
+		fi
+		printf '%s\n' "$l"
+	done
+}
+
+vm_out() {
+	mkdir -p "$REPO/build/vm" && mktemp -d "$REPO/build/vm/$1.XXXXXX"
+}
+
+# The kernel tests/vm/kcsan-vm boots is the one linux-image-amd64 depends on.
+kernel_debug() {
+	local kver
+
+	kver=$(dpkg-query -W -f='${Depends}' linux-image-amd64 |
+		sed -n 's/.*linux-image-\([^ ,]*-amd64\).*/\1/p')
+	[[ -r /usr/lib/debug/boot/vmlinux-$kver ]] ||
+		bench_die "/usr/lib/debug/boot/vmlinux-$kver missing: apt-get install linux-image-$kver-dbg"
+	echo "/usr/lib/debug/boot/vmlinux-$kver"
+}
+
+guest_log() {
+	local pat='soft lockup|rcu: INFO|self-detected stall|hung_task|WARNING:|BUG:'
+
+	echo "== guest kernel log"
+	grep -cE "$pat" "$1/dmesg.txt" 2>/dev/null | sed 's/^/lockup, stall, warning or BUG lines: /'
+	grep -E "$pat" "$1/dmesg.txt" 2>/dev/null | grep -v 'BUG: KCSAN' | head -5
+}
