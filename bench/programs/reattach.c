@@ -42,6 +42,7 @@ int main(int argc, char **argv)
 {
 	struct target_obj *obj = NULL;
 	struct kcsand_bpf *skel = NULL;
+	struct bpf_program *bpf_prog;
 	__u64 *offs, *cookies;
 	double t0, decode_ms, attach_ms, *re;
 	int reps, fd, prog, ret = 1;
@@ -64,7 +65,12 @@ int main(int argc, char **argv)
 		return 1;
 	bpf_program__set_expected_attach_type(skel->progs.kcsand_uprobe_multi,
 					      KCSAND_BPF_TRACE_UPROBE_MULTI);
-	bpf_program__set_autoload(skel->progs.kcsand_uprobe, false);
+	/*
+	 * Only the program re-attached here: the others cost their verification,
+	 * and kernel mode's need kernel symbols a kernel may lack (__preempt_count).
+	 */
+	bpf_object__for_each_program(bpf_prog, skel->obj)
+		bpf_program__set_autoload(bpf_prog, bpf_prog == skel->progs.kcsand_uprobe_multi);
 	bpf_map__set_max_entries(skel->maps.sites, obj->sites.n);
 	sampler__prepare(skel, obj->sites.n, false);
 	if (kcsand_bpf__load(skel)) {
