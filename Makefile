@@ -191,6 +191,7 @@ lint: $(OUT)/kcsand.bpf.o
 	tests/lint-deps.py .
 	tests/lint-length.py .
 	tests/lint-paths.py .
+	tests/lint-results.py .
 	tests/lint-bpf-stack.py $(OUT)/kcsand.bpf.o
 	cppcheck --quiet --std=c11 --max-configs=1 --enable=warning,performance,portability \
 		-D__x86_64__ -Iinclude -Idaemon --suppress=missingIncludeSystem \

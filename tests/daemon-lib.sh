@@ -54,11 +54,7 @@ cleanup() {
 trap cleanup EXIT
 
 need_root() {
-	if [[ $(id -u) != 0 ]]; then
-		echo "FAIL $1: must run as root (BPF, uprobes)"
-		echo "0 passed, 1 failed"
-		exit 1
-	fi
+	[[ $(id -u) == 0 ]] || setup_fail "must run as root (BPF, uprobes)" "$1"
 }
 
 # start_daemon CONFIG [ARGS...]: kcsand in the foreground; waits for its socket, up to

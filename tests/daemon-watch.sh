@@ -111,17 +111,17 @@ check stats_hw_slots "1" "$(stat_value hw_slots_in_use)"
 if (($(stat_value hw_traps) > 0)); then ok stats_hw_traps; else fail stats_hw_traps "hw_traps > 0"; fi
 
 # --- bad requests: each names its reason, and the watch list stays as it was
-bad() {	# NAME EXPECTED-STDERR ARGS...
+refused() {	# NAME EXPECTED-STDERR ARGS...
 	local name=$1 want=$2 out rc
 
 	shift 2
 	out=$("$CTL" watch "$@" 2>&1); rc=$?
 	check "$name" "1 kcsanctl: $want" "$rc $out"
 }
-bad bad_symbol "watch nosuchvar: no variable 'nosuchvar' in $PROG or in a probed object process $target maps" \
+refused bad_symbol "watch nosuchvar: no variable 'nosuchvar' in $PROG or in a probed object process $target maps" \
 	add nosuchvar --pid "$target"
-bad bad_pid "watch level: no process 999999999" add level --pid 999999999
-bad duplicate "watch level: watch 1 watches it already" add level --pid "$target"
+refused bad_pid "watch level: no process 999999999" add level --pid 999999999
+refused duplicate "watch level: watch 1 watches it already" add level --pid "$target"
 out=$("$CTL" watch add level:3 --pid "$target" 2>&1); rc=$?
 check bad_len_cli "2 kcsanctl: watch add: bad 'level:3': LEN must be 1, 2, 4 or 8 (bytes a debug register covers)" "$rc $out"
 check bad_len_socket "error: watch add: bad 'level:3': LEN must be 1, 2, 4 or 8 (bytes a debug register covers)" \
@@ -133,7 +133,7 @@ check bad_unchanged "1" "$(nr_watches)"
 for v in spare_a spare_b spare_c; do
 	"$CTL" watch add "$v" --pid "$target" >/dev/null || fail "fill_$v" "watch add $v"
 done
-bad no_slot "watch spare_d: no hardware watchpoint free: the 4 debug registers of the user engine hold watches (kcsanctl watch list)" \
+refused no_slot "watch spare_d: no hardware watchpoint free: the 4 debug registers of the user engine hold watches (kcsanctl watch list)" \
 	add spare_d --pid "$target"
 check no_slot_unchanged "4 hardware watchpoint slots in use: user 4/4" \
 	"$(nr_watches) $("$CTL" watch list | tail -1)"

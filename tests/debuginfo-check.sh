@@ -21,21 +21,13 @@ B=${1:-build}
 CTL=$B/kcsanctl
 SRC=tests/scenarios/plain_write_vs_read.c
 LIBSRC=tests/shlib/racy_lib.c
-pass=0 fail=0
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 
-ok() { echo "ok   $1"; pass=$((pass + 1)); }
-bad() {
-	echo "FAIL $1: $2"
-	[[ -n ${3:-} ]] && sed 's/^/    /' "$3" | tail -30
-	fail=$((fail + 1))
-}
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 if [[ $(id -u) != 0 || ! -x $CTL ]]; then
-	echo "FAIL setup: needs root and $CTL (run 'make' as root)"
-	echo "0 passed, 1 failed"
-	exit 1
+	setup_fail "needs root and $CTL (run 'make' as root)"
 fi
 
 # The same flags as the scenarios (tests/tests.mk), one program per directory, same name.
@@ -77,7 +69,7 @@ decoded() { grep -oE '[0-9]+ functions, [0-9]+ sites \([0-9]+ marked' "$1"; }
 
 run plain "$T/plain/racy"
 if [[ $? != 66 ]] || ! grep -q '^BUG: KCSAN: data-race in reader / writer$' "$T/plain.out"; then
-	bad unstripped_reference "expected exit 66 and 'data-race in reader / writer'" "$T/plain.out"
+	fail unstripped_reference "expected exit 66 and 'data-race in reader / writer'" "$T/plain.out"
 else
 	ok unstripped_reference
 fi
@@ -91,19 +83,19 @@ rc=$?
 rt=$(printf 'racy@0x%x' "0x$(nm "$T/plain/racy" | awk '$3 == "reader_thread" { print $1 }')")
 wt=$(printf 'racy@0x%x' "0x$(nm "$T/plain/racy" | awk '$3 == "writer_thread" { print $1 }')")
 if [[ $rc != 66 ]] || ! grep -qF "BUG: KCSAN: data-race in $r / $w" "$T/nodebug.out"; then
-	bad stripped_eh_frame "expected exit 66 and 'data-race in $r / $w', got $rc" "$T/nodebug.out"
+	fail stripped_eh_frame "expected exit 66 and 'data-race in $r / $w', got $rc" "$T/nodebug.out"
 elif ! grep -qE "^ $rt\+0x[0-9a-f]+/0x[0-9a-f]+\$" "$T/nodebug.out" ||
      ! grep -qE "^ $wt\+0x[0-9a-f]+/0x[0-9a-f]+\$" "$T/nodebug.out"; then
-	bad stripped_eh_frame "expected the frames ' $rt+0x...' and ' $wt+0x...'" "$T/nodebug.out"
+	fail stripped_eh_frame "expected the frames ' $rt+0x...' and ' $wt+0x...'" "$T/nodebug.out"
 elif ! grep -q 'functions from dynsym and eh_frame$' "$T/nodebug.out"; then
-	bad stripped_eh_frame "expected -v to say 'functions from dynsym and eh_frame'" "$T/nodebug.out"
+	fail stripped_eh_frame "expected -v to say 'functions from dynsym and eh_frame'" "$T/nodebug.out"
 else
 	ok stripped_eh_frame
 fi
 KCSAND_DEBUG_ROOT=$T/empty run nodebug_filter "$T/nodebug/racy" --functions "$w"
 sites=$(decoded "$T/nodebug_filter.out")
 if [[ $sites != "1 functions, 1 sites"* ]]; then
-	bad stripped_functions_filter \
+	fail stripped_functions_filter \
 		"expected --functions $w to select 1 function, 1 site, got '$sites'" \
 		"$T/nodebug_filter.out"
 else
@@ -116,13 +108,13 @@ check_as_plain() {
 	want=$(decoded "$T/plain.out")
 	got=$(decoded "$T/$1.out")
 	if [[ $rc != 66 ]]; then
-		bad "$1" "expected exit status 66, got $rc" "$T/$1.out"
+		fail "$1" "expected exit status 66, got $rc" "$T/$1.out"
 	elif ! grep -qE "functions from debug file $2\$" "$T/$1.out"; then
-		bad "$1" "expected -v to say 'functions from debug file $2'" "$T/$1.out"
+		fail "$1" "expected -v to say 'functions from debug file $2'" "$T/$1.out"
 	elif [[ -z $want || $got != "$want" ]]; then
-		bad "$1" "expected '$want' as the unstripped build, got '$got'" "$T/$1.out"
+		fail "$1" "expected '$want' as the unstripped build, got '$got'" "$T/$1.out"
 	elif ! diff <(report_text "$T/plain.out") <(report_text "$T/$1.out") > "$T/diff"; then
-		bad "$1" "the report differs from the unstripped build's" "$T/diff"
+		fail "$1" "the report differs from the unstripped build's" "$T/diff"
 	else
 		ok "$1"
 	fi
@@ -153,7 +145,7 @@ run libplain "$T/libplain/shlib_race" --object "$T/libplain/libracy.so" --functi
 rc=$?
 if [[ $rc != 66 ]] || ! grep -q '^BUG: KCSAN: data-race in lib_bump / lib_bump$' "$T/libplain.out"
 then
-	bad library_reference "expected exit 66 and 'data-race in lib_bump / lib_bump', got $rc" \
+	fail library_reference "expected exit 66 and 'data-race in lib_bump / lib_bump', got $rc" \
 		"$T/libplain.out"
 else
 	ok library_reference
@@ -164,5 +156,4 @@ else
 	check_as_plain stripped_library "$T/liblink/libracy.so.debug"
 fi
 
-echo "$pass passed, $fail failed"
-[[ $fail == 0 ]]
+finish

@@ -6,7 +6,8 @@
 #   . tests/lib.sh
 #
 #   ok NAME [NOTE]           "ok   NAME", or "ok   NAME  (NOTE)"
-#   fail NAME WHY            "FAIL NAME: WHY"
+#   fail NAME WHY [FILE]     "FAIL NAME: WHY", then FILE's last 20 lines indented (the
+#                            output of the command that failed)
 #                            Both end with "  [N s]" when a second or more went by
 #                            since the previous result, so that CI's log shows
 #                            which case a slow suite spends its time in.
@@ -15,6 +16,8 @@
 #   check_cmd NAME CMD...    ok when CMD succeeds
 #   finish [PREFIX]          "[PREFIX: ]N passed, N failed" (what CI reads); status 1
 #                            when any failed
+#   setup_fail WHY [NAME]    "FAIL NAME: WHY" (NAME: setup), "0 passed, 1 failed", exit 1:
+#                            what could not start says so in the same format
 #   summary_value NAME FILE  the value of NAME in the last summary in FILE ("NAME: V",
 #                            V up to the next blank: 12, 3/5, 10%), empty when none
 #
@@ -46,6 +49,7 @@ ok() {
 fail() {
 	lib_took
 	echo "FAIL $1: $2$lib_took"
+	[[ -z ${3:-} ]] || sed 's/^/    /' "$3" | tail -20
 	failed=$((failed + 1))
 }
 
@@ -71,6 +75,12 @@ check_cmd() {
 finish() {
 	echo "${1:+$1: }$passed passed, $failed failed"
 	[[ $failed == 0 ]]
+}
+
+setup_fail() {
+	echo "FAIL ${2:-setup}: $1"
+	echo "0 passed, 1 failed"
+	exit 1
 }
 
 summary_value() {

@@ -13,16 +13,8 @@ out=$(mktemp)
 trap 'rm -f "$out" "$out.sh" "$out.stats"' EXIT
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-# bad NAME WHY: a failure, with the end of the command's output.
-bad() {
-	fail "$1" "$2"
-	sed 's/^/    /' "$out" | tail -15
-}
-
 if [ "$(id -u)" != 0 ] || [ ! -x "$CTL" ]; then
-	echo "FAIL setup: needs root and $CTL (run 'make' as root)"
-	echo "0 passed, 1 failed"
-	exit 1
+	setup_fail "needs root and $CTL (run 'make' as root)"
 fi
 
 # expect_exit NAME STATUS REGEX CMD...: CMD exits STATUS and its output matches REGEX.
@@ -32,9 +24,9 @@ expect_exit() {
 	timeout 120 "$@" > "$out" 2>&1 < /dev/null
 	rc=$?
 	if [ "$rc" != "$want" ]; then
-		bad "$name" "expected exit status $want, got $rc"
+		fail "$name" "expected exit status $want, got $rc" "$out"
 	elif ! grep -qE -- "$re" "$out"; then
-		bad "$name" "expected output matching /$re/"
+		fail "$name" "expected output matching /$re/" "$out"
 	else
 		ok "$name"
 	fi
@@ -101,13 +93,13 @@ expect_exit exit_status_passes_through 3 'kcsand: 0 reports' "$CTL" run -- "$B/t
 expect_exit summary_on_own_line_file 0 '^kcsand: 0 reports' "$CTL" run -- "$B/tests/cli/exit_with" 0 x=9999
 got=$(timeout 120 "$CTL" run -- "$B/tests/cli/exit_with" 0 x=9999 2>&1 < /dev/null | grep -c '^kcsand: ')
 if [ "$got" = 1 ]; then ok summary_on_own_line_pipe
-else bad summary_on_own_line_pipe "one line starting 'kcsand: ' through a pipe, got $got"; fi
+else fail summary_on_own_line_pipe "one line starting 'kcsand: ' through a pipe, got $got" "$out"; fi
 
 # The summary: the few numbers a user reads by default; every counter with -v,
 # --json or in the --stats file, in the "name: value" form scripts read.
 brief='^kcsand: 0 reports, [0-9]+ sites, [0-9]+ hits; 0 by watchpoints, 0 by the history; [0-9]+ sites armed'
 expect_exit summary_brief 0 "$brief" "$CTL" run -- "$B/tests/cli/exit_with" 0
-if grep -q 'setup_watchpoints' "$out"; then bad summary_brief_has_no_counters "no counter without -v"
+if grep -q 'setup_watchpoints' "$out"; then fail summary_brief_has_no_counters "no counter without -v" "$out"
 else ok summary_brief_has_no_counters; fi
 every='^kcsand: 0 reports, [0-9]+ sites, [0-9]+ hits; used_watchpoints: 0 setup_watchpoints: .* armed_sites: [0-9]+/[0-9]+ .* cpu_ms: [0-9]+ native_cpu_ms: [0-9]+'
 expect_exit summary_verbose 0 "$every" "$CTL" run -v -- "$B/tests/cli/exit_with" 0
@@ -115,7 +107,7 @@ expect_exit summary_json 0 "$every" "$CTL" run --json -- "$B/tests/cli/exit_with
 rm -f "$out.stats"
 expect_exit summary_stats_file 0 "$brief" "$CTL" run --stats "$out.stats" -- "$B/tests/cli/exit_with" 0
 if grep -qE "$every" "$out.stats" 2> /dev/null; then ok summary_stats_file_has_every_counter
-else bad summary_stats_file_has_every_counter "expected /$every/ in the --stats file"; fi
+else fail summary_stats_file_has_every_counter "expected /$every/ in the --stats file" "$out"; fi
 # Harm: a program that is all probed accesses (every site armed) runs many times its
 # native CPU time, and the summary says so.
 expect_exit summary_says_slow 0 \
@@ -145,7 +137,7 @@ ncpu=$(getconf _NPROCESSORS_CONF)
 echo "# counters: $hits hits (want $H), $tried watchpoints tried (want $((H / 10))..$((H / 10 + ncpu)))"
 if [ $rc = 0 ] && [ "$hits" = $H ] && [ $tried -ge $((H / 10)) ] && [ $tried -le $((H / 10 + ncpu)) ]
 then ok counters_exact
-else bad counters_exact "exit 0, $H hits, $((H / 10))..$((H / 10 + ncpu)) tried; got $rc, '$hits', $tried"; fi
+else fail counters_exact "exit 0, $H hits, $((H / 10))..$((H / 10 + ncpu)) tried; got $rc, '$hits', $tried" "$out"; fi
 
 # --json: one object per report, parseable, with the fields a tool would read.
 timeout 120 "$CTL" run --json --halt-on-error --output "$out.json" -- \
@@ -160,7 +152,7 @@ types = sorted(a["type"] for a in r["accesses"])
 assert types == ["read", "write"], types
 assert all(a["stack"] and a["size"] == 4 for a in r["accesses"])
 PY
-then ok json_output; else bad json_output "expected exit 66 and a JSON report of reader / writer (got $rc)"; fi
+then ok json_output; else fail json_output "expected exit 66 and a JSON report of reader / writer (got $rc)" "$out"; fi
 rm -f "$out.json"
 
 # --kmsg: the report also lands in the kernel log, line for line as on stderr: what
@@ -180,7 +172,7 @@ if [ $rc = 66 ] && [ "$title" = "BUG: KCSAN: data-race in reader / writer" ] &&
    grep -q 'kmsg: 1 reports written, 0 dropped' "$out"; then
 	ok kmsg_report_in_dmesg
 else
-	bad kmsg_report_in_dmesg "expected exit 66 and the report in dmesg as on stderr (got $rc)"
+	fail kmsg_report_in_dmesg "expected exit 66 and the report in dmesg as on stderr (got $rc)" "$out"
 	sed 's/^/    kmsg: /' "$out.kmsg" | head -30
 fi
 rm -f "$out.rep" "$out.kmsg"
@@ -189,7 +181,7 @@ rm -f "$out.rep" "$out.kmsg"
 if left=$(tests/bpf-leaks.py "$first_prog"); then
 	ok no_bpf_program_left
 else
-	bad no_bpf_program_left "programs held by no process: $left"
+	fail no_bpf_program_left "programs held by no process: $left" "$out"
 fi
 
 finish

@@ -584,9 +584,7 @@ else
 fi
 collect_cases
 if [[ ${#CASE_NAME[@]} -eq 0 && $failed -eq 0 ]]; then
-	echo "run-scenarios: no cases found${ONLY:+ named ${ONLY[*]}} under $SRC_DIR/tests" >&2
-	echo "0 passed, 1 failed"
-	exit 1
+	setup_fail "no cases found${ONLY:+ named ${ONLY[*]}} under $SRC_DIR/tests"
 fi
 
 CTL=$BUILD/kcsanctl

@@ -24,14 +24,11 @@ shift $(($# > 0 ? 1 : 0))
 PROGS=${*:-pigz pbzip2 xz xz-d zstd memcached}
 CTL=$B/kcsanctl
 OUT=$B/tests/real
-pass=0 fail=0
 
-ok() { echo "ok   $1"; pass=$((pass + 1)); }
-bad() { echo "FAIL $1: $2"; fail=$((fail + 1)); }
+. "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 
 if [[ $(id -u) != 0 || ! -x $CTL ]]; then
-	echo "FAIL setup: needs root and $CTL (run 'make' as root)"
-	exit 1
+	setup_fail "needs root and $CTL (run 'make' as root)"
 fi
 mkdir -p "$OUT" || exit 1
 
@@ -127,11 +124,11 @@ printf '%-7s %-22s %6s %9s %8s %8s %9s %8s\n' program functions_from sites decod
 for p in $PROGS; do
 	cmd=$(command_for "$p")
 	if [[ -z $cmd ]]; then
-		bad "$p" "unknown program (pigz, pbzip2, xz, xz-d, zstd)"
+		fail "$p" "unknown program (pigz, pbzip2, xz, xz-d, zstd)"
 		continue
 	fi
 	if [[ ! -x ${cmd%% *} ]]; then
-		bad "$p" "${cmd%% *} is not installed (apt-get install pigz pbzip2 xz-utils zstd)"
+		fail "$p" "${cmd%% *} is not installed (apt-get install pigz pbzip2 xz-utils zstd)"
 		continue
 	fi
 	t0=$(now)
@@ -157,19 +154,18 @@ for p in $PROGS; do
 	if cmp -s "$OUT/$p.native" "$OUT/$p.kcsand"; then
 		ok "${p}_output_identical"
 	else
-		bad "${p}_output_identical" "the output under kcsand differs from the native run's"
+		fail "${p}_output_identical" "the output under kcsand differs from the native run's"
 	fi
 	if [[ $krc == "$nrc" || ($nrc == 0 && $krc == 66 && $reports -gt 0) ]]; then
 		ok "${p}_exit_status ($nrc native, $krc under kcsanctl, $reports reports)"
 	else
-		bad "${p}_exit_status" "native $nrc, under kcsanctl $krc with $reports reports"
+		fail "${p}_exit_status" "native $nrc, under kcsanctl $krc with $reports reports"
 	fi
 	if [[ ${sites:-0} -gt 0 ]]; then
 		ok "${p}_sites_found"
 	else
-		bad "${p}_sites_found" "no site decoded (see $OUT/$p.log)"
+		fail "${p}_sites_found" "no site decoded (see $OUT/$p.log)"
 	fi
 	grep '^BUG: KCSAN: ' "$OUT/$p.log" | sort | uniq -c | sort -k1nr | sed 's/^/     /'
 done
-echo "$pass passed, $fail failed"
-[[ $fail == 0 ]]
+finish

@@ -22,12 +22,12 @@ REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 cd "$REPO" || exit 1
 . "$REPO/tests/vm/suite-lib.sh"
 
-[ "$(id -u)" = 0 ] || { echo "FAIL setup: must run as root (QEMU guest with kprobes)"; echo "0 passed, 1 failed"; exit 1; }
-[ -x build/kcsanctl ] || { echo "FAIL setup: build/kcsanctl missing (run make)"; echo "0 passed, 1 failed"; exit 1; }
+[ "$(id -u)" = 0 ] || setup_fail "must run as root (QEMU guest with kprobes)"
+[ -x build/kcsanctl ] || setup_fail "build/kcsanctl missing (run make)"
 out=$(mkdir -p build/vm && mktemp -d "$REPO/build/vm/kernel-soak.XXXXXX") ||
-	{ echo "FAIL setup: cannot create a directory under build/vm"; echo "0 passed, 1 failed"; exit 1; }
+	setup_fail "cannot create a directory under build/vm"
 gcc -O2 -Wall -pthread tests/vm/workload/kworkload.c -o "$out/kworkload" > "$out/build.log" 2>&1 ||
-	{ echo "FAIL setup: cannot build kworkload (see $out/build.log)"; echo "0 passed, 1 failed"; exit 1; }
+	setup_fail "cannot build kworkload (see $out/build.log)"
 # A copy: a rebuild on the host during the run must not change what the guest runs.
 cp build/kcsanctl "$out/kcsanctl"
 
@@ -40,15 +40,15 @@ tests/vm/kcsan-vm --out "$out" --keep --timeout $((SECS + 900)) --duration "$SEC
 	-- "$out/kworkload" mixed "$SECS" > "$out/reports.txt" 2> "$out/harness.err"
 rc=$?
 echo "     (guest run: $(( $(date +%s) - start )) s, exit status $rc; files in $out)"
-[[ $rc =~ ^(0|66)$ ]] && ok harness_ran || { bad harness_ran "expected 0 or 66, got $rc"; tail -5 "$out/harness.err" | sed 's/^/    /'; }
+[[ $rc =~ ^(0|66)$ ]] && ok harness_ran || { fail harness_ran "expected 0 or 66, got $rc"; tail -5 "$out/harness.err" | sed 's/^/    /'; }
 
 E=$out/probe.err
 sum=$(grep -m1 '^kcsand: [0-9]* reports*, ' "$E" 2>/dev/null)
 sites=$(grep -oE '[0-9]+ sites,' <<< "$sum" | grep -oE '[0-9]+')
 if [ -n "$sum" ] && [ "$(cat "$out/probe.rc" 2>/dev/null)" != "" ] &&
    [[ $(cat "$out/probe.rc") =~ ^(0|66)$ ]]; then ok run_ended_with_summary
-else bad run_ended_with_summary "probe.rc $(cat "$out/probe.rc" 2>/dev/null), no summary: $(tail -3 "$E" 2>/dev/null | tr '\n' ';')"; fi
-[ "${sites:-0}" -ge 500 ] && ok at_least_500_sites || bad at_least_500_sites "expected >= 500 sites, got ${sites:-none}"
+else fail run_ended_with_summary "probe.rc $(cat "$out/probe.rc" 2>/dev/null), no summary: $(tail -3 "$E" 2>/dev/null | tr '\n' ';')"; fi
+[ "${sites:-0}" -ge 500 ] && ok at_least_500_sites || fail at_least_500_sites "expected >= 500 sites, got ${sites:-none}"
 echo "     $(grep -E '^kcsand: decoded|refused|blacklist' "$E" | tr '\n' ' ')"
 
 # The stall budget: each watchpoint stalls at most udelay_task (80 µs), so the stalls
@@ -60,12 +60,12 @@ if [ -n "$setup" ] && awk -v s="$setup" -v t="$run_s" 'BEGIN { exit !(s * 80 <= 
 	ok stall_budget_honoured
 	echo "     $setup watchpoints (<= $(( setup * 80 / 1000 )) ms stalled) over ${run_s} s on 2 CPUs; stall_budget_exhausted $exhausted"
 else
-	bad stall_budget_honoured "setup_watchpoints ${setup:-none} x 80 µs over ${run_s:-?} s on 2 CPUs exceeds 500 ms per CPU-second"
+	fail stall_budget_honoured "setup_watchpoints ${setup:-none} x 80 µs over ${run_s:-?} s on 2 CPUs exceeds 500 ms per CPU-second"
 fi
 no_kprobe_left "$out"
 no_kernel_warning "$out"
 if grep -qiE 'bpf.*(warn|bug)|WARNING: .*bpf' "$out/dmesg.txt" 2>/dev/null; then
-	bad no_bpf_warning "$(grep -iE 'bpf.*(warn|bug)' "$out/dmesg.txt" | head -3 | tr '\n' ';')"
+	fail no_bpf_warning "$(grep -iE 'bpf.*(warn|bug)' "$out/dmesg.txt" | head -3 | tr '\n' ';')"
 else ok no_bpf_warning; fi
 grep '^kworkload:' "$out/reports.txt" "$out/probe.out" 2>/dev/null | sed 's/^[^:]*://; s/^/     /'
 echo "     summary: $sum"

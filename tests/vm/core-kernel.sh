@@ -12,12 +12,12 @@
 set -u
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 cd "$REPO"
+. "$REPO/tests/vm/suite-lib.sh"
 DURATION=${KCSAND_VM_DURATION:-20}
 # build/vm exists only once kcsan-vm has run: without it, $out would be empty
 # and the run's files would land in /.
 out=$(mkdir -p "$REPO/build/vm" && mktemp -d "$REPO/build/vm/core-kernel.XXXXXX") ||
-	{ echo "FAIL setup: cannot create a directory under build/vm"; echo "0 passed, 1 failed"; exit 1; }
-. "$REPO/tests/vm/suite-lib.sh"
+	setup_fail "cannot create a directory under build/vm"
 
 # Functions with several returns, each patched into `ret; int3...` at boot: their
 # sites are counted again, independently, by tests/vm/kcore-sites.py before kcsand
@@ -48,14 +48,14 @@ tests/vm/kcsan-vm --out "$out" --keep --timeout $((DURATION + 240)) \
 	$(printf -- '--probe %s ' ${COUNTED//,/ }) \
 	-- sh -c "$workload" > "$out/reports.txt" 2> "$out/harness.err"
 rc=$?
-if [ $rc = 0 ] || [ $rc = 66 ]; then ok harness_ran; else bad harness_ran "exit status $rc: $(tail -3 "$out/harness.err")"; fi
+if [ $rc = 0 ] || [ $rc = 66 ]; then ok harness_ran; else fail harness_ran "exit status $rc: $(tail -3 "$out/harness.err")"; fi
 hits=$(grep -oE 'sites, [0-9]+ hits' "$out/probe.err" 2>/dev/null | grep -oE '[0-9]+ hits' | cut -d' ' -f1)
-if [ "${hits:-0}" -gt 1000 ]; then ok probes_hit; else bad probes_hit "expected over 1000 probe hits, got ${hits:-none}"; fi
+if [ "${hits:-0}" -gt 1000 ]; then ok probes_hit; else fail probes_hit "expected over 1000 probe hits, got ${hits:-none}"; fi
 if grep -q 'attached them in' "$out/probe.err" && grep -q 'detached' "$out/probe.err"; then
 	ok attach_detach_timed
 	grep -E 'attached them in|detached' "$out/probe.err" | sed 's/^/     /'
 else
-	bad attach_detach_timed "no attach/detach lines in probe.err"
+	fail attach_detach_timed "no attach/detach lines in probe.err"
 fi
 # The whole function is decoded (not only up to its first `ret; int3`), and rbp-based
 # operands are kept where rbp is no frame pointer (Debian's kernel has none).
@@ -72,13 +72,13 @@ sites_as_counted() {
 			      grep -cxF -f <(echo "$got"))))
 		echo "     $f: $(echo "$want" | grep -c .) sites counted from kcore, $(echo "$got" | grep -c .) decoded, ${int3:-?} int3 inside"
 		if [ -z "$want" ] || [ "$want" != "$got" ] || [ "${int3:-0}" -lt 1 ]; then
-			bad sites_as_counted "$f: $(diff <(echo "$want") <(echo "$got") | grep '^[<>]' | head -5 | tr '\n' ' ')"
+			fail sites_as_counted "$f: $(diff <(echo "$want") <(echo "$got") | grep '^[<>]' | head -5 | tr '\n' ' ')"
 			all=1
 		fi
 	done
 	[ $all = 0 ] && ok sites_as_counted
 	if [ $rbp -gt 0 ]; then ok rbp_sites_kept; echo "     $rbp rbp-based sites decoded"
-	else bad rbp_sites_kept "no rbp-based site in $COUNTED"; fi
+	else fail rbp_sites_kept "no rbp-based site in $COUNTED"; fi
 }
 sites_as_counted
 # With the vmlinux (--kernel-debug), every function is decoded over its symbol's
@@ -96,14 +96,14 @@ sized_from_elf() {
 			"linux-image-$kver-dbg); kernel-scenarios checks module_sized_from_ko instead"
 		return
 	fi
-	[ -s "$out/vmlinux.nm" ] || { bad sized_from_elf "nm -S $KDEBUG: $(head -2 "$out/nm.err")"; return; }
+	[ -s "$out/vmlinux.nm" ] || { fail sized_from_elf "nm -S $KDEBUG: $(head -2 "$out/nm.err")"; return; }
 	line=$(grep -m1 "^kcsand: \[kernel\]: [0-9]* functions sized from the debug files' symbol tables" "$out/probe.err")
 	elf=$(sed -n 's/.*: \([0-9]*\) functions sized from the debug.*/\1/p' <<< "$line")
 	reach=$(sed -n 's/.*, \([0-9]*\) by reachability.*/\1/p' <<< "$line")
 	funcs=$(grep -c '^kcsand: func \[kernel\] ' "$out/probe.err")
 	echo "     ${elf:-?} functions sized from the vmlinux's symbol table, ${reach:-?} by reachability, $funcs decoded"
 	if [ -z "$elf" ] || [ "$elf" -lt 1 ] || [ "${reach:-1}" != 0 ] || [ "$elf" != "$funcs" ]; then
-		bad sized_from_elf "expected all $funcs functions sized from $KDEBUG, -v said: ${line:-nothing}"
+		fail sized_from_elf "expected all $funcs functions sized from $KDEBUG, -v said: ${line:-nothing}"
 		all=1
 	fi
 	# Padding must not end them: Debian's vfs_fstatat, path_get and others end in a
@@ -111,7 +111,7 @@ sized_from_elf() {
 	short=$(awk '/^kcsand: func \[kernel\] .*\(symbol table\)$/ && $7 != $9 { print $5, $7, $9 }' \
 		"$out/probe.err" | head -3 | tr '\n' ';')
 	if [ -n "$short" ]; then
-		bad sized_from_elf "decoded short of st_size (name, size, bytes decoded): $short"
+		fail sized_from_elf "decoded short of st_size (name, size, bytes decoded): $short"
 		all=1
 	fi
 	rt=$(sed -n 's/^kcore-sites: _text 0x\([0-9a-f]*\)$/\1/p' "$out/probe.err")
@@ -122,7 +122,7 @@ sized_from_elf() {
 		if [ -z "$addr" ] || [ -z "$rt" ] || [ -z "$ft" ] || [ -z "$want" ] || [ -z "$dec" ] ||
 		   [ "$(printf '%x %x %x' $((0x$addr - 0x$rt + 0x$ft)) $((0x$size)) $((0x$dec)))" != \
 		     "$(printf '%x %x %x' $((0x${want% *})) $((0x${want#* })) $((0x${want#* })))" ]; then
-			bad sized_from_elf "$f: kcsand decoded $(grep -m1 "^kcsand: func \[kernel\] 0x[0-9a-f]* $f " "$out/probe.err" || echo nothing) (runtime _text ${rt:-?}), the vmlinux has ${want:-nothing} (_text ${ft:-?})"
+			fail sized_from_elf "$f: kcsand decoded $(grep -m1 "^kcsand: func \[kernel\] 0x[0-9a-f]* $f " "$out/probe.err" || echo nothing) (runtime _text ${rt:-?}), the vmlinux has ${want:-nothing} (_text ${ft:-?})"
 			all=1
 		else
 			echo "     $f: 0x$dec bytes decoded, the st_size of its symbol"
@@ -139,7 +139,7 @@ nr_reports=$(grep -c '^BUG: KCSAN:' "$out/reports.txt")
 titles=$(grep '^BUG: KCSAN:' "$out/reports.txt" | sort | uniq -c)
 nr_titles=$(grep -c . <<< "$titles")
 if [ "$nr_titles" -le "$MAX_TITLES" ]; then ok reports_bounded
-else bad reports_bounded "$nr_titles distinct titles, at most $MAX_TITLES expected"; fi
+else fail reports_bounded "$nr_titles distinct titles, at most $MAX_TITLES expected"; fi
 echo "     $nr_reports reports, $nr_titles distinct titles"
 [ -n "$titles" ] && sed 's/^/     /' <<< "$titles"
 no_kprobe_left "$out"

@@ -15,9 +15,9 @@
 set -u
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 cd "$REPO" || exit 2
-[ -n "${KCSAN_VM_GUEST:-}" ] || { echo "FAIL setup: run in the kcsan-vm guest (tests/vm/daemon-kernel.sh)"; exit 1; }
+. tests/vm/suite-lib.sh		# report_block, report_titles, setup_fail
+[ -n "${KCSAN_VM_GUEST:-}" ] || setup_fail "run in the kcsan-vm guest (tests/vm/daemon-kernel.sh)"
 export KCSAND_TEST_START_S=120	# kallsyms, kcore and ~50 ms per kprobe under TCG
-. tests/vm/suite-lib.sh		# report_block, report_titles (its ok() is daemon-lib's below)
 
 # count_hidden_pair MARK: reports of the hidden writer and the origin reader, in
 # either order, since MARK (count_title, daemon-lib.sh).
@@ -32,12 +32,12 @@ while [ $# -gt 0 ]; do
 	case $1 in
 	--probe) specs+=("$2"); shift 2 ;;
 	--) break ;;
-	*) echo "FAIL setup: unexpected argument '$1'"; exit 1 ;;
+	*) setup_fail "unexpected argument '$1'" ;;
 	esac
 done
-[ ${#specs[@]} -gt 0 ] || { echo "FAIL setup: no --probe SPEC"; exit 1; }
+[ ${#specs[@]} -gt 0 ] || setup_fail "no --probe SPEC"
 KO=$(ls "$REPO"/build/vm/kmod-"$(uname -r)"/kcsan_race/kcsan_race.ko 2>/dev/null)
-[ -n "$KO" ] || { echo "FAIL setup: no kcsan_race.ko built for $(uname -r)"; exit 1; }
+[ -n "$KO" ] || setup_fail "no kcsan_race.ko built for $(uname -r)"
 ITERS=${KCSAND_VM_ITERS:-5000}
 KPROBES=/sys/kernel/debug/kprobes/list
 CONF=$TMP/kcsand.conf

@@ -16,9 +16,9 @@ mkdir -p build/vm
 out=$(mktemp -d "$REPO/build/vm/daemon-kernel.XXXXXX")
 . "$REPO/tests/vm/suite-lib.sh"
 
-[ "$(id -u)" = 0 ] || { echo "FAIL setup: must run as root (QEMU guest with kprobes)"; echo "0 passed, 1 failed"; exit 1; }
+[ "$(id -u)" = 0 ] || setup_fail "must run as root (QEMU guest with kprobes)"
 for b in kcsand kcsanctl; do
-	[ -x "build/$b" ] || { echo "FAIL setup: build/$b missing (run make)"; echo "0 passed, 1 failed"; exit 1; }
+	[ -x "build/$b" ] || setup_fail "build/$b missing (run make)"
 done
 
 export KCSAN_VM_PROBE_CMD="$REPO/tests/vm/daemon-kernel-guest.sh"
@@ -31,17 +31,17 @@ rc=$?
 echo "     (guest run: $(( $(date +%s) - start )) s, exit status $rc; files in $out)"
 
 if [ $rc = 0 ] || [ $rc = 66 ]; then ok harness_ran
-else bad harness_ran "exit status $rc: $(tail -3 "$out/harness.err" | tr '\n' ';')"; fi
+else fail harness_ran "exit status $rc: $(tail -3 "$out/harness.err" | tr '\n' ';')"; fi
 # The guest's own checks.
 while IFS= read -r line; do
 	case $line in
 	"ok "*) ok "guest: ${line#ok }" ;;
-	"FAIL "*) n=${line#FAIL }; bad "guest: ${n%%:*}" "${n#*: }" ;;
+	"FAIL "*) n=${line#FAIL }; fail "guest: ${n%%:*}" "${n#*: }" ;;
 	"     ("*) echo "$line" ;;
 	esac
 done < "$out/guest.txt"
 if grep -qE '^[0-9]+ passed, [0-9]+ failed$' "$out/guest.txt"; then ok guest_script_completed
-else bad guest_script_completed "no summary line from the guest: $(tail -3 "$out/probe.err" 2>/dev/null | tr '\n' ';')"; fi
+else fail guest_script_completed "no summary line from the guest: $(tail -3 "$out/probe.err" 2>/dev/null | tr '\n' ';')"; fi
 
 no_kprobe_left "$out"
 no_kernel_warning "$out"

@@ -24,8 +24,8 @@ ITERS=${KCSAND_VM_ITERS:-20000}	# 5000 left the escalation step without a race i
 VAR=kcsan_race_origin_var
 . "$REPO/tests/vm/suite-lib.sh"
 
-[ "$(id -u)" = 0 ] || { echo "FAIL setup: must run as root (QEMU guest with kprobes)"; echo "0 passed, 1 failed"; exit 1; }
-[ -x build/kcsanctl ] || { echo "FAIL setup: build/kcsanctl missing (run make)"; echo "0 passed, 1 failed"; exit 1; }
+[ "$(id -u)" = 0 ] || setup_fail "must run as root (QEMU guest with kprobes)"
+[ -x build/kcsanctl ] || setup_fail "build/kcsanctl missing (run make)"
 mkdir -p build/vm
 out=$(mktemp -d "$REPO/build/vm/kernel-hwbp.XXXXXX")
 
@@ -36,13 +36,13 @@ tests/vm/kcsan-vm --module tests/kmod/kcsan_race --out "$out" --keep --timeout 3
 	-- tests/kmod/kcsan_race/workload.sh "$ITERS" 120 $((1 << 2)) > "$out/reports.txt" 2> "$out/harness.err"
 rc=$?
 echo "     (guest run: $(( $(date +%s) - start )) s, exit status $rc; files in $out)"
-[ $rc = 66 ] && ok harness_exit_66 || { bad harness_exit_66 "expected 66, got $rc"; sed 's/^/    /' "$out/harness.err" | tail -20; }
+[ $rc = 66 ] && ok harness_exit_66 || { fail harness_exit_66 "expected 66, got $rc"; sed 's/^/    /' "$out/harness.err" | tail -20; }
 
 # step_rc STEP... EXPECTED: the exit status steps.rc recorded for the step.
 step_rc() {
 	local name=$1 step=$2 want=$3 got
 	got=$(awk -v s="$step" '{ st = $NF; $NF = ""; sub(/ $/, ""); if ($0 == s) print st }' "$out/steps.rc" 2>/dev/null)
-	[ "$got" = "$want" ] && ok "$name" || bad "$name" "'kcsanctl run' ($step) exited ${got:-never ran}, expected $want"
+	[ "$got" = "$want" ] && ok "$name" || fail "$name" "'kcsanctl run' ($step) exited ${got:-never ran}, expected $want"
 }
 
 # expect_report NAME FILE TITLE REGEX...: some report has this title and lines matching each regex.
@@ -50,12 +50,12 @@ expect_report() {
 	local name=$1 file=$2 title=$3 block re; shift 3
 	block=$(report_block "$file" "$title")
 	if [ -z "$block" ]; then
-		bad "$name" "expected a report titled \"$title\" in $(basename "$file"), got: $(report_titles "$file")"
+		fail "$name" "expected a report titled \"$title\" in $(basename "$file"), got: $(report_titles "$file")"
 		return
 	fi
 	for re in "$@"; do
 		if ! grep -qE -- "$re" <<< "$block"; then
-			bad "$name" "report \"$title\" has no line matching /$re/"
+			fail "$name" "report \"$title\" has no line matching /$re/"
 			printf '%s\n' "$block" | sed 's/^/    /'
 			return
 		fi
@@ -98,7 +98,7 @@ first_pair=$(grep -n -m1 "BUG: KCSAN: $caught" "$E" | cut -d: -f1)
 if [ -n "$first_unknown" ] && [ -n "$first_pair" ] && [ "$first_unknown" -lt "$first_pair" ]; then
 	ok escalation_after_unknown_origin
 else
-	bad escalation_after_unknown_origin "the unknown-origin report (line ${first_unknown:-none}) must come before the writer's report (line ${first_pair:-none})"
+	fail escalation_after_unknown_origin "the unknown-origin report (line ${first_unknown:-none}) must come before the writer's report (line ${first_pair:-none})"
 fi
 summary=$(grep -m1 '^kcsand: [0-9]* reports\?, ' "$out/escalation.err")
 armed=$(grep -oE 'hw_watchpoints_armed: [0-9]+' <<< "$summary" | grep -oE '[0-9]+$')
@@ -107,7 +107,7 @@ if [ "${armed:-0}" -ge 1 ] && grep -qE '^kcsand: escalation: write watchpoint [0
 	grep -m1 'escalation: write watchpoint' "$out/escalation.err" | sed 's/^/     /'
 	grep -oE 'hw_watchpoints_armed.*' <<< "$summary" | sed 's/^/     escalation: /'
 else
-	bad escalation_armed_a_watchpoint "no 'kcsand: escalation: write watchpoint N on 0x... on N CPUs' line; summary: ${summary:-none}"
+	fail escalation_armed_a_watchpoint "no 'kcsand: escalation: write watchpoint N on 0x... on N CPUs' line; summary: ${summary:-none}"
 fi
 
 # (2) --watch with neither accessor probed.
@@ -121,10 +121,10 @@ if grep -qE '^kcsand: [0-9]+ reports?, 0 sites, 0 hits;' "$out/watch.err"; then
 	grep -m1 '^kcsand: [0-9]* report' "$out/watch.err" | grep -oE 'setup_watchpoints: [0-9]+ data_races: [0-9]+|hw_watchpoints_armed.*' |
 		tr '\n' ' ' | sed 's/^/     watch: /; s/ $/\n/'
 else
-	bad watch_without_kprobes "expected '0 sites, 0 hits' in the summary: $(grep -m1 '^kcsand: [0-9]* report' "$out/watch.err")"
+	fail watch_without_kprobes "expected '0 sites, 0 hits' in the summary: $(grep -m1 '^kcsand: [0-9]* report' "$out/watch.err")"
 fi
 grep -qE "^kcsand: watching $VAR at $addr \(8 bytes\) on [0-9]+ CPUs$" "$out/watch.err" &&
-	ok watch_resolved_by_kallsyms || bad watch_resolved_by_kallsyms "no 'kcsand: watching $VAR at ... on N CPUs' line in watch.err"
+	ok watch_resolved_by_kallsyms || fail watch_resolved_by_kallsyms "no 'kcsand: watching $VAR at ... on N CPUs' line in watch.err"
 
 # (2b) The frame of a trapped access is its own instruction, not the next one (x86
 # traps after the access), and a read-modify-write is a read-write, as KCSAN
@@ -145,7 +145,7 @@ if [ -n "$store" ]; then
 	expect_report watch_frame_is_the_store "$W" "$pair" \
 		"^ kcsan_race_hidden_writer\+$store/0x[0-9a-f]+ \[kcsan_race\]"
 else
-	bad watch_frame_is_the_store "no store to kcsan_race_origin_var in objdump -d of ${KO:-the module}"
+	fail watch_frame_is_the_store "no store to kcsan_race_origin_var in objdump -d of ${KO:-the module}"
 fi
 step_rc rmw_exit_66 rmw 66
 if [ -n "$incr" ]; then
@@ -153,7 +153,7 @@ if [ -n "$incr" ]; then
 		"data-race in kcsan_race_rmw_inc / kcsan_race_rmw_inc" \
 		"^read-write to $addr of 8 bytes $task" "^ kcsan_race_rmw_inc\+$incr/0x[0-9a-f]+ \[kcsan_race\]"
 else
-	bad rmw_read_write_at_its_frame "no add/inc to memory in kcsan_race_rmw_inc in objdump -d of ${KO:-the module}"
+	fail rmw_read_write_at_its_frame "no add/inc to memory in kcsan_race_rmw_inc in objdump -d of ${KO:-the module}"
 fi
 
 # Bad input: exit 2 and the reason.
@@ -165,11 +165,11 @@ for re in "no kernel variable 'no_such_kcsan_race_var' in /proc/kallsyms" "0x100
 	  "bad '$VAR:3': want SYMBOL\[:LEN\] or ADDRESS\[:LEN\]"; do
 	grep -q "^kcsand: watch: $re" "$out/bad.err" || missing="$missing 'kcsand: watch: $re'"
 done
-[ -z "$missing" ] && ok bad_input_reasons || bad bad_input_reasons "bad.err lacks$missing: $(head -5 "$out/bad.err" | tr '\n' ';')"
+[ -z "$missing" ] && ok bad_input_reasons || fail bad_input_reasons "bad.err lacks$missing: $(head -5 "$out/bad.err" | tr '\n' ';')"
 
 # (3) Nothing left behind, nothing in the kernel log.
 if grep -q 'perf_event' "$out/bpf-during.txt" 2>/dev/null; then ok bpf_links_listed_while_watching
-else bad bpf_links_listed_while_watching "bpftool link list showed no perf_event link during the watch step: $(head -3 "$out/bpf-during.txt" 2>/dev/null | tr '\n' ';')"; fi
+else fail bpf_links_listed_while_watching "bpftool link list showed no perf_event link during the watch step: $(head -3 "$out/bpf-during.txt" 2>/dev/null | tr '\n' ';')"; fi
 no_bpf_link_left "$out" no_bpf_link_or_perf_event_left
 no_kprobe_left "$out"
 no_kernel_warning "$out"

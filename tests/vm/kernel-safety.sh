@@ -17,7 +17,6 @@ set -u
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 cd "$REPO" || exit 1
 . "$REPO/tests/vm/suite-lib.sh"
-setup_fail() { echo "FAIL setup: $1"; echo "0 passed, 1 failed"; exit 1; }
 
 if [ "${1:-}" = --check ] && [ -d "${2:-}" ]; then
 	out=$2
@@ -48,7 +47,7 @@ run_guest() {
 		--probe unused -- true > "$out/reports.txt" 2> "$out/harness.err"
 	rc=$?
 	echo "     (guest run: $(( $(date +%s) - start )) s, exit status $rc; files in $out)"
-	[[ $rc =~ ^(0|66)$ ]] && ok harness_ran || { bad harness_ran "exit $rc"; tail -5 "$out/harness.err"; }
+	[[ $rc =~ ^(0|66)$ ]] && ok harness_ran || { fail harness_ran "exit $rc"; tail -5 "$out/harness.err"; }
 }
 [ -n "${check_only:-}" ] || run_guest
 
@@ -64,7 +63,7 @@ if ran ceiling && [ "$(kv ceiling stalls_clamped)" -gt 0 ] 2>/dev/null &&
 	ok stall_ceiling_in_bpf
 	echo "     setup_watchpoints $(kv ceiling setup_watchpoints), stalls_clamped $(kv ceiling stalls_clamped)"
 else
-	bad stall_ceiling_in_bpf "exit $(step ceiling); $(summary ceiling | grep -oE '(setup_watchpoints|stalls_clamped): [0-9]+' | tr '\n' ' ')"
+	fail stall_ceiling_in_bpf "exit $(step ceiling); $(summary ceiling | grep -oE '(setup_watchpoints|stalls_clamped): [0-9]+' | tr '\n' ' ')"
 fi
 
 # A stopped daemon's probes check nothing: hits counted as heartbeat_missed.
@@ -73,7 +72,7 @@ if ran heartbeat && [ "$(kv heartbeat heartbeat_missed)" -gt 0 ] 2>/dev/null &&
 	ok heartbeat_stops_checks
 	echo "     setup_watchpoints $(kv heartbeat setup_watchpoints), heartbeat_missed $(kv heartbeat heartbeat_missed)"
 else
-	bad heartbeat_stops_checks "exit $(step heartbeat); $(summary heartbeat | grep -oE '(setup_watchpoints|heartbeat_missed): [0-9]+' | tr '\n' ' ')"
+	fail heartbeat_stops_checks "exit $(step heartbeat); $(summary heartbeat | grep -oE '(setup_watchpoints|heartbeat_missed): [0-9]+' | tr '\n' ' ')"
 fi
 
 # A CPU brought online during a breakpoint run is sampled.
@@ -82,7 +81,7 @@ if [ "$(cat "$out/cpu1-before.txt" 2>/dev/null)" = 0 ] && ran hotplug &&
    [ "$(kv hotplug breakpoint_regs)" = 2x2 ]; then
 	ok hotplug_cpu_sampled
 else
-	bad hotplug_cpu_sampled "cpu1 before: $(cat "$out/cpu1-before.txt" 2>/dev/null), exit $(step hotplug), breakpoint_regs '$(kv hotplug breakpoint_regs)': $(grep -m2 'CPU 1' "$out/hotplug.log" | tr '\n' ';')"
+	fail hotplug_cpu_sampled "cpu1 before: $(cat "$out/cpu1-before.txt" 2>/dev/null), exit $(step hotplug), breakpoint_regs '$(kv hotplug breakpoint_regs)': $(grep -m2 'CPU 1' "$out/hotplug.log" | tr '\n' ';')"
 fi
 
 # --free-debug-regs 1: one register sampled (one more for the stalls' data breakpoints),
@@ -92,7 +91,7 @@ if ran freeregs && [ "$(kv freeregs breakpoint_regs)" = 1x2 ] &&
 	ok free_debug_register
 	head -1 "$out/hwbp-check.txt" | sed 's/^/     /'
 else
-	bad free_debug_register "exit $(step freeregs), breakpoint_regs '$(kv freeregs breakpoint_regs)', hwbp-check: $(tr '\n' ';' < "$out/hwbp-check.txt" 2>/dev/null)"
+	fail free_debug_register "exit $(step freeregs), breakpoint_regs '$(kv freeregs breakpoint_regs)', hwbp-check: $(tr '\n' ';' < "$out/hwbp-check.txt" 2>/dev/null)"
 fi
 
 # KCSAN's uninstrumented kernel/sched/ left out by default, probed on request.
@@ -100,12 +99,12 @@ if ran exempt && func_listed exempt vfs_read && ! func_listed exempt sched_clock
    grep -q '1 matching functions are in code KCSAN leaves uninstrumented' "$out/exempt.log"; then
 	ok kcsan_exempt_left_out
 else
-	bad kcsan_exempt_left_out "exit $(step exempt): $(grep -E 'uninstrumented|rror|cannot' "$out/exempt.log" | head -3 | tr '\n' ';')"
+	fail kcsan_exempt_left_out "exit $(step exempt): $(grep -E 'uninstrumented|rror|cannot' "$out/exempt.log" | head -3 | tr '\n' ';')"
 fi
 if ran exemptall && func_listed exemptall vfs_read && func_listed exemptall sched_clock_cpu; then
 	ok kcsan_exempt_opt_in
 else
-	bad kcsan_exempt_opt_in "exit $(step exemptall): $(grep -E 'func|rror' "$out/exemptall.log" | head -3 | tr '\n' ';')"
+	fail kcsan_exempt_opt_in "exit $(step exemptall): $(grep -E 'func|rror' "$out/exemptall.log" | head -3 | tr '\n' ';')"
 fi
 
 # src:kernel/ is kernel/ from the source root: kernel/time/ and kernel/fork.c in,
@@ -116,7 +115,7 @@ if ran srcroot && func_listed srcroot timekeeping_advance && func_listed srcroot
 	ok src_path_from_root
 	grep -m1 '^kcsand: src:kernel/' "$out/srcroot.log" | sed 's/^/     /'
 else
-	bad src_path_from_root "exit $(step srcroot): $(grep -E 'src:|default_idle|rror' "$out/srcroot.log" | head -3 | tr '\n' ';')"
+	fail src_path_from_root "exit $(step srcroot): $(grep -E 'src:|default_idle|rror' "$out/srcroot.log" | head -3 | tr '\n' ';')"
 fi
 
 # The marking cache: written to the harness's share, read back by the next run, and
@@ -128,16 +127,16 @@ if ran cache && ran cached && [ -n "$cdir" ] && [ -n "$cached" ] && [ -s "${cach
 	ok marking_cache_kept_between_runs
 	grep -m1 'verdicts from the cache' "$out/cached.log" | sed 's/^/     /'
 else
-	bad marking_cache_kept_between_runs "exit $(step cache)/$(step cached), cache dir '${cdir:-none}': $(grep -hE 'cache|rror' "$out/cache.log" "$out/cached.log" 2>/dev/null | head -3 | tr '\n' ';')"
+	fail marking_cache_kept_between_runs "exit $(step cache)/$(step cached), cache dir '${cdir:-none}': $(grep -hE 'cache|rror' "$out/cache.log" "$out/cached.log" 2>/dev/null | head -3 | tr '\n' ';')"
 fi
 if ran cachero && grep -q 'cannot write the marking cache /usr/share/kcsand-cache-ro/' "$out/cachero.log"; then
 	ok unwritable_cache_said
 else
-	bad unwritable_cache_said "exit $(step cachero): $(grep -E 'cache|rror' "$out/cachero.log" | head -3 | tr '\n' ';')"
+	fail unwritable_cache_said "exit $(step cachero): $(grep -E 'cache|rror' "$out/cachero.log" | head -3 | tr '\n' ';')"
 fi
 
 # SIGKILL: the kernel closes what kcsanctl held; nothing is left (bpf-after.txt).
-[ "$(step kill)" = 137 ] && ok sigkill_run_killed || bad sigkill_run_killed "exit $(step kill), expected 137"
+[ "$(step kill)" = 137 ] && ok sigkill_run_killed || fail sigkill_run_killed "exit $(step kill), expected 137"
 no_kprobe_left "$out"
 no_bpf_link_left "$out"
 no_kernel_warning "$out"

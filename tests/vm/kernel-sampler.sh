@@ -25,10 +25,10 @@ cd "$REPO" || exit 1
 ITERS=${KCSAND_VM_ITERS:-1500000}
 . "$REPO/tests/vm/suite-lib.sh"
 
-[ "$(id -u)" = 0 ] || { echo "FAIL setup: must run as root (QEMU guest with kprobes)"; echo "0 passed, 1 failed"; exit 1; }
-[ -x build/kcsanctl ] || { echo "FAIL setup: build/kcsanctl missing (run make)"; echo "0 passed, 1 failed"; exit 1; }
+[ "$(id -u)" = 0 ] || setup_fail "must run as root (QEMU guest with kprobes)"
+[ -x build/kcsanctl ] || setup_fail "build/kcsanctl missing (run make)"
 out=$(mkdir -p "$REPO/build/vm" && mktemp -d "$REPO/build/vm/kernel-sampler.XXXXXX") ||
-	{ echo "FAIL setup: cannot create a directory under build/vm"; echo "0 passed, 1 failed"; exit 1; }
+	setup_fail "cannot create a directory under build/vm"
 
 start=$(date +%s)
 KCSAN_VM_PROBE_CMD="$REPO/tests/vm/sampler-steps.sh" \
@@ -37,13 +37,13 @@ tests/vm/kcsan-vm --module tests/kmod/kcsan_race --out "$out" --keep --timeout 4
 	-- tests/kmod/kcsan_race/workload.sh "$ITERS" 200 1 > "$out/reports.txt" 2> "$out/harness.err"
 rc=$?
 echo "     (guest run: $(( $(date +%s) - start )) s, exit status $rc; files in $out)"
-[ $rc = 66 ] && ok harness_exit_66 || { bad harness_exit_66 "expected 66, got $rc"; sed 's/^/    /' "$out/harness.err" | tail -20; }
+[ $rc = 66 ] && ok harness_exit_66 || { fail harness_exit_66 "expected 66, got $rc"; sed 's/^/    /' "$out/harness.err" | tail -20; }
 
 # step_rc NAME STEP EXPECTED: the exit status steps.rc recorded for the step.
 step_rc() {
 	local got
 	got=$(awk -v s="$2" '$1 == s { print $2 }' "$out/steps.rc" 2>/dev/null)
-	[ "$got" = "$3" ] && ok "$1" || bad "$1" "'kcsanctl run' ($2) exited ${got:-never ran}, expected $3"
+	[ "$got" = "$3" ] && ok "$1" || fail "$1" "'kcsanctl run' ($2) exited ${got:-never ran}, expected $3"
 }
 pair="BUG: KCSAN: data-race in kcsan_race_reader / kcsan_race_writer"
 S=$out/small.log A=$out/all.log
@@ -54,7 +54,7 @@ if grep -qx "$pair" "$S" && grep -qE '^read to 0xffff[0-9a-f]{12} of 8 bytes by 
    grep -qE '^write to 0xffff[0-9a-f]{12} of 8 bytes by task' "$S"; then
 	ok small_race_reported
 else
-	bad small_race_reported "no \"$pair\" report with its read and write lines: $(report_titles "$S")"
+	fail small_race_reported "no \"$pair\" report with its read and write lines: $(report_titles "$S")"
 fi
 # -vv: "kcsand: sampler: A/T sites armed[ + a hot turn], ..." every period.
 periods=$(grep -cE '^kcsand: sampler: [0-9]+/[0-9]+ sites armed' "$S")
@@ -63,7 +63,7 @@ if [ "$subset" -ge 3 ]; then
 	ok small_subset_armed_while_racing
 	echo "     $subset of $periods periods had fewer sites armed than probed"
 else
-	bad small_subset_armed_while_racing "expected at least 3 periods with armed < total, got $subset of $periods"
+	fail small_subset_armed_while_racing "expected at least 3 periods with armed < total, got $subset of $periods"
 fi
 # The first period arms every site (none measured yet): a report must also come later,
 # after the third period with sites disarmed.
@@ -73,20 +73,20 @@ if [ "$late" -ge 1 ]; then
 	ok small_reported_while_sampling
 	echo "     $late report(s) of the race after the third period with sites disarmed"
 else
-	bad small_reported_while_sampling "no report of the race after the third period with sites disarmed (line ${third_subset:-none})"
+	fail small_reported_while_sampling "no report of the race after the third period with sites disarmed (line ${third_subset:-none})"
 fi
 armed=$(summary_value armed_sites "$S")
 if [[ $armed =~ ^([0-9]+)/([0-9]+)$ ]] && [ "${BASH_REMATCH[1]}" -lt "${BASH_REMATCH[2]}" ]; then
 	ok small_summary_subset
 else
-	bad small_summary_subset "expected armed_sites A/T with A < T in the summary, got '${armed:-none}'"
+	fail small_summary_subset "expected armed_sites A/T with A < T in the summary, got '${armed:-none}'"
 fi
 turns=$(summary_value hot_turns "$S") unarmed=$(summary_value unarmed_hits "$S") floor=$(summary_value trap_floor "$S") trap=$(summary_value trap_ns "$S")
 if [ "${turns:-0}" -ge 1 ] && [ "${unarmed:-0}" -gt 0 ] && [[ ${floor:-} =~ ^[0-9]+%$ ]] && [ "${trap:-0}" -gt 0 ]; then
 	ok small_turns_and_trap_floor
 	echo "     summary: armed_sites $armed, estimated_overhead $(summary_value estimated_overhead "$S"), hot_turns $turns, unarmed_hits $unarmed, trap_floor $floor, trap_ns $trap"
 else
-	bad small_turns_and_trap_floor "expected hot_turns >= 1, unarmed_hits > 0, trap_floor N%, trap_ns > 0; got ${turns:-none}, ${unarmed:-none}, ${floor:-none}, ${trap:-none}"
+	fail small_turns_and_trap_floor "expected hot_turns >= 1, unarmed_hits > 0, trap_floor N%, trap_ns > 0; got ${turns:-none}, ${unarmed:-none}, ${floor:-none}, ${trap:-none}"
 fi
 
 # (2) Budget 100: every site armed all along.
@@ -97,9 +97,9 @@ if [[ $armed =~ ^([0-9]+)/([0-9]+)$ ]] && [ "${BASH_REMATCH[1]}" = "${BASH_REMAT
    [ "$subset" = 0 ] && [ "$unarmed" = 0 ] && [ "$turns" = 0 ]; then
 	ok all_sites_stay_armed
 else
-	bad all_sites_stay_armed "expected armed_sites T/T, no period with fewer, unarmed_hits 0, hot_turns 0; got ${armed:-none}, $subset, ${unarmed:-none}, ${turns:-none}"
+	fail all_sites_stay_armed "expected armed_sites T/T, no period with fewer, unarmed_hits 0, hot_turns 0; got ${armed:-none}, $subset, ${unarmed:-none}, ${turns:-none}"
 fi
-grep -qx "$pair" "$A" && ok all_race_reported || bad all_race_reported "no \"$pair\" report with budget 100"
+grep -qx "$pair" "$A" && ok all_race_reported || fail all_race_reported "no \"$pair\" report with budget 100"
 
 # (3) Nothing left behind, nothing in the kernel log.
 no_kprobe_left "$out"

@@ -31,10 +31,10 @@ if [ "${1:-}" = --check ] && [ -d "${2:-}" ]; then
 	check_only=1
 fi
 run_guest() {
-[ "$(id -u)" = 0 ] || { echo "FAIL setup: must run as root (QEMU guest with kprobes)"; echo "0 passed, 1 failed"; exit 1; }
-[ -x build/kcsanctl ] || { echo "FAIL setup: build/kcsanctl missing (run make)"; echo "0 passed, 1 failed"; exit 1; }
+[ "$(id -u)" = 0 ] || setup_fail "must run as root (QEMU guest with kprobes)"
+[ -x build/kcsanctl ] || setup_fail "build/kcsanctl missing (run make)"
 out=$(mkdir -p "$REPO/build/vm" && mktemp -d "$REPO/build/vm/kernel-scale.XXXXXX") ||
-	{ echo "FAIL setup: cannot create a directory under build/vm"; echo "0 passed, 1 failed"; exit 1; }
+	setup_fail "cannot create a directory under build/vm"
 
 # The guest runs host binaries: the breakpoint check and the workload, built here.
 mkdir -p build/vm/xbp
@@ -42,7 +42,7 @@ mkdir -p build/vm/xbp
 	-c tests/vm/bpf-check/hwbp_check.bpf.c -o build/vm/xbp/hwbp_check.bpf.o &&
   gcc -O2 -Wall tests/vm/bpf-check/xbp_check.c -o build/vm/xbp/xbp-check -lbpf &&
   gcc -O2 -Wall -pthread tests/vm/workload/kworkload.c -o build/vm/kworkload; } > "$out/build.log" 2>&1 ||
-	{ echo "FAIL setup: cannot build the guest's helpers (see $out/build.log)"; echo "0 passed, 1 failed"; exit 1; }
+	setup_fail "cannot build the guest's helpers (see $out/build.log)"
 
 cp build/kcsanctl "$out/kcsanctl"
 start=$(date +%s)
@@ -52,7 +52,7 @@ tests/vm/kcsan-vm --module tests/kmod/kcsan_race --out "$out" --keep --timeout 4
 	-- tests/kmod/kcsan_race/workload.sh 200000 200 1 > "$out/reports.txt" 2> "$out/harness.err"
 rc=$?
 echo "     (guest run: $(( $(date +%s) - start )) s, exit status $rc; files in $out)"
-[ $rc = 66 ] && ok harness_exit_66 || { bad harness_exit_66 "expected 66, got $rc"; sed 's/^/    /' "$out/harness.err" | tail -20; }
+[ $rc = 66 ] && ok harness_exit_66 || { fail harness_exit_66 "expected 66, got $rc"; sed 's/^/    /' "$out/harness.err" | tail -20; }
 }
 [ -n "${check_only:-}" ] || run_guest
 
@@ -70,24 +70,24 @@ if [ "${krc:-}" = 66 ] && grep -qx "$pair" "$K" && grep -qx "$pair" "$out/kmsg.t
    [ "$(head -n "$(wc -l <<< "$rep")" < <(sed -n '/^==========/,$p' "$out/kmsg.txt"))" = "$rep" ]; then
 	ok kmsg_report_in_guest_dmesg
 else
-	bad kmsg_report_in_guest_dmesg "exit ${krc:-none}; expected \"$pair\" in kmsg.txt line for line as in kmsg.log"
+	fail kmsg_report_in_guest_dmesg "exit ${krc:-none}; expected \"$pair\" in kmsg.txt line for line as in kmsg.log"
 fi
 grep -qE '^kcsanctl: run: kmsg: [1-9][0-9]* reports written' "$K" && ok kmsg_summary ||
-	bad kmsg_summary "no 'kmsg: N reports written' line"
+	fail kmsg_summary "no 'kmsg: N reports written' line"
 
 # (1b) Functions of vmlinux's init text: kallsyms lists them, their pages were freed.
 read -r _ irc _ <<< "$(step init)"
 if [ "${irc:-0}" != 0 ] && grep -q "no probe-able kernel function matches the spec 'vfs_caches_init\*' (all matches are __init or __exit code, freed after boot)" "$out/init.log"; then
 	ok init_text_left_out
 else
-	bad init_text_left_out "exit ${irc:-none}: $(head -3 "$out/init.log" 2>/dev/null | tr '\n' ';')"
+	fail init_text_left_out "exit ${irc:-none}: $(head -3 "$out/init.log" 2>/dev/null | tr '\n' ';')"
 fi
 
 read -r _ erc _ <<< "$(step exit)"
 if [ "${erc:-0}" != 0 ] && grep -q "no probe-able kernel function matches the spec 'exit_elf_binfmt' (all matches are __init or __exit code, freed after boot)" "$out/exit.log"; then
 	ok exit_text_left_out
 else
-	bad exit_text_left_out "exit ${erc:-none}: $(head -3 "$out/exit.log" 2>/dev/null | tr '\n' ';')"
+	fail exit_text_left_out "exit ${erc:-none}: $(head -3 "$out/exit.log" 2>/dev/null | tr '\n' ';')"
 fi
 
 # (2) --duration with a command that would sleep 120 s.
@@ -96,7 +96,7 @@ if [ "${drc:-}" = 0 ] && [ "${dsec:-999}" -lt 60 ]; then
 	ok duration_ends_command
 	echo "     --duration 3 -- sleep 120 ended after ${dsec} s"
 else
-	bad duration_ends_command "expected exit 0 well before 120 s, got ${drc:-none} after ${dsec:-?} s"
+	fail duration_ends_command "expected exit 0 well before 120 s, got ${drc:-none} after ${dsec:-?} s"
 fi
 
 # (3) Execute breakpoints with a BPF program, moved while attached.
@@ -105,7 +105,7 @@ if [ "${xrc:-}" = 0 ] && grep -q 'with a BPF program: .*: ok$' "$out/xbp.txt"; t
 	ok xbp_bpf_program_and_move
 	sed 's/^/     /' "$out/xbp.txt"
 else
-	bad xbp_bpf_program_and_move "xbp-check exited ${xrc:-never ran}: $(tr '\n' ';' < "$out/xbp.txt" 2>/dev/null)"
+	fail xbp_bpf_program_and_move "xbp-check exited ${xrc:-never ran}: $(tr '\n' ';' < "$out/xbp.txt" 2>/dev/null)"
 fi
 
 # (4) --sample breakpoints over the module: no kprobe, every site sampled, the race.
@@ -114,18 +114,18 @@ read -r _ brc _ <<< "$(step bp)"
 sampled=$(grep -m1 '^kcsand: [0-9]* reports*, ' "$B" | grep -oE 'breakpoint_sites_sampled: [0-9]+/[0-9]+' | sed 's/.*: //')
 traps=$(grep -m1 '^kcsand: [0-9]* reports*, ' "$B" | grep -oE 'breakpoint_traps: [0-9]+' | sed 's/.*: //')
 if [ -f "$out/kprobes-during.txt" ] && [ ! -s "$out/kprobes-during.txt" ]; then ok bp_no_kprobe
-else bad bp_no_kprobe "kprobes registered during the run: $(head -3 "$out/kprobes-during.txt" 2>/dev/null | tr '\n' ';')"; fi
+else fail bp_no_kprobe "kprobes registered during the run: $(head -3 "$out/kprobes-during.txt" 2>/dev/null | tr '\n' ';')"; fi
 if [[ ${sampled:-} =~ ^([0-9]+)/([0-9]+)$ ]] && [ "${BASH_REMATCH[1]}" = "${BASH_REMATCH[2]}" ] &&
    [ "${BASH_REMATCH[2]}" -gt 0 ] && [ "${traps:-0}" -gt 0 ]; then
 	ok bp_every_site_sampled
 	echo "     breakpoint_sites_sampled $sampled, breakpoint_traps $traps"
 else
-	bad bp_every_site_sampled "expected breakpoint_sites_sampled N/N and traps > 0, got '${sampled:-none}', '${traps:-none}' (exit ${brc:-none})"
+	fail bp_every_site_sampled "expected breakpoint_sites_sampled N/N and traps > 0, got '${sampled:-none}', '${traps:-none}' (exit ${brc:-none})"
 fi
 if [ "${brc:-}" = 66 ] && grep -qE '^BUG: KCSAN: data-race in kcsan_race_(reader|writer)' "$B"; then
 	ok bp_race_reported
 else
-	bad bp_race_reported "exit ${brc:-none}; titles: $(grep 'BUG: KCSAN' "$B" | sort | uniq -c | tr '\n' ';')"
+	fail bp_race_reported "exit ${brc:-none}; titles: $(grep 'BUG: KCSAN' "$B" | sort | uniq -c | tr '\n' ';')"
 fi
 grep 'BUG: KCSAN' "$B" | sort | uniq -c | sed 's/^/     /'
 grep -m1 '^kcsand: [0-9]* reports*, ' "$B" | grep -oE '(unknown_origin_[a-z]+|data_races|races_unknown_origin|setup_watchpoints): [0-9]+' | tr '\n' ' ' | sed 's/^/     /'; echo
@@ -141,15 +141,15 @@ echo "     period range at budget 1: ${r1:-none} us, at 100: ${r100:-none} us; a
 if [ "${b1rc:-}" = 0 ] && [[ ${r1:-} =~ ^([0-9]+)-([0-9]+)$ ]] && [ "${BASH_REMATCH[2]}" -gt 10000 ]; then
 	ok budget_lengthens_the_period
 else
-	bad budget_lengthens_the_period "exit ${b1rc:-none}, period range '${r1:-none}', expected a maximum above 10000: $(grep -E 'breakpoints:|rror' "$out/budget1.log" | head -3 | tr '\n' ';')"
+	fail budget_lengthens_the_period "exit ${b1rc:-none}, period range '${r1:-none}', expected a maximum above 10000: $(grep -E 'breakpoints:|rror' "$out/budget1.log" | head -3 | tr '\n' ';')"
 fi
 if [ "${b100rc:-}" = 0 ] && [[ ${r100:-} =~ ^([0-9]+)-([0-9]+)$ ]] && [ "${BASH_REMATCH[1]}" -lt 10000 ]; then
 	ok budget_shortens_the_period
 else
-	bad budget_shortens_the_period "exit ${b100rc:-none}, period range '${r100:-none}', expected a minimum below 10000"
+	fail budget_shortens_the_period "exit ${b100rc:-none}, period range '${r100:-none}', expected a minimum below 10000"
 fi
 if [ "${t1:-0}" -gt 0 ]; then ok trap_cost_calibrated
-else bad trap_cost_calibrated "breakpoint_trap_ns '${t1:-none}': $(grep 'time a trap' "$out/budget1.log" | head -1)"; fi
+else fail trap_cost_calibrated "breakpoint_trap_ns '${t1:-none}': $(grep 'time a trap' "$out/budget1.log" | head -1)"; fi
 
 # (5) A module unloaded while probed (issue 10's fault): the run ends cleanly.
 read -r _ urc _ <<< "$(step unload)"
@@ -157,10 +157,10 @@ U=$out/unload.log
 if [[ ${urc:-} =~ ^(0|66)$ ]] && grep -qx 'rmmod 0' "$U" && grep -q '^kcsand: [0-9]* reports*, ' "$U"; then
 	ok unload_while_probed
 else
-	bad unload_while_probed "exit ${urc:-none}, expected 0 or 66 with 'rmmod 0' and the summary: $(tail -3 "$U" 2>/dev/null | tr '\n' ';')"
+	fail unload_while_probed "exit ${urc:-none}, expected 0 or 66 with 'rmmod 0' and the summary: $(tail -3 "$U" 2>/dev/null | tr '\n' ';')"
 fi
 # A refused kprobe is named by kcsand, never as libbpf's "(null)+0xADDRESS".
-if grep -q '(null)+0x' "$out"/*.log 2>/dev/null; then bad no_null_kprobe_name "$(grep -h '(null)+0x' "$out"/*.log | head -2)"
+if grep -q '(null)+0x' "$out"/*.log 2>/dev/null; then fail no_null_kprobe_name "$(grep -h '(null)+0x' "$out"/*.log | head -2)"
 else ok no_null_kprobe_name; fi
 
 no_kprobe_left "$out"

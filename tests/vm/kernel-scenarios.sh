@@ -12,16 +12,15 @@
 set -u
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 cd "$REPO"
+. "$REPO/tests/vm/suite-lib.sh"
 ITERS=${KCSAND_VM_ITERS:-20000}	# 5000 missed a round in 3 guest runs of 5 on the merged tree
 # build/vm exists only once kcsan-vm has run: without it, $out would be empty
 # and the run's files would land in /.
 out=$(mkdir -p "$REPO/build/vm" && mktemp -d "$REPO/build/vm/kernel-scenarios.XXXXXX") ||
-	{ echo "FAIL setup: cannot create a directory under build/vm"; echo "0 passed, 1 failed"; exit 1; }
+	setup_fail "cannot create a directory under build/vm"
 
-. "$REPO/tests/vm/suite-lib.sh"
-
-[ "$(id -u)" = 0 ] || { echo "FAIL setup: must run as root (QEMU guest with kprobes)"; echo "0 passed, 1 failed"; exit 1; }
-[ -x build/kcsanctl ] || { echo "FAIL setup: build/kcsanctl missing (run make)"; echo "0 passed, 1 failed"; exit 1; }
+[ "$(id -u)" = 0 ] || setup_fail "must run as root (QEMU guest with kprobes)"
+[ -x build/kcsanctl ] || setup_fail "build/kcsanctl missing (run make)"
 
 # Denser watchpoints and longer stalls than the defaults: under TCG the guest runs
 # tens of times slower, so fewer accesses fall into each window.
@@ -63,7 +62,7 @@ rc=$?
 echo "     (guest run: $(( $(date +%s) - start )) s, exit status $rc; files in $out)"
 R=$out/reports.txt
 
-[ $rc = 66 ] && ok harness_exit_66 || { bad harness_exit_66 "expected 66, got $rc"; sed 's/^/    /' "$out/harness.err" | tail -20; }
+[ $rc = 66 ] && ok harness_exit_66 || { fail harness_exit_66 "expected 66, got $rc"; sed 's/^/    /' "$out/harness.err" | tail -20; }
 
 # title [access-regex...]: some report has this title and, within it, lines matching each regex.
 expect_report() {
@@ -71,12 +70,12 @@ expect_report() {
 	local block
 	block=$(report_block "$R" "$title")
 	if [ -z "$block" ]; then
-		bad "$name" "expected a report titled \"$title\", got: $(report_titles "$R")"
+		fail "$name" "expected a report titled \"$title\", got: $(report_titles "$R")"
 		return
 	fi
 	for re in "$@"; do
 		if ! grep -qE "$re" <<< "$block"; then
-			bad "$name" "report \"$title\" has no line matching /$re/"
+			fail "$name" "report \"$title\" has no line matching /$re/"
 			printf '%s\n' "$block" | sed 's/^/    /'
 			return
 		fi
@@ -93,11 +92,11 @@ expect_none() {
 	[ "${4:-}" = hits ] && set='setup_watchpoints: [0-9]'
 	sum=$(grep -m1 -E '^kcsand: [0-9]+ reports?, [0-9]+ sites?, [0-9]+ hits?;' "$err")
 	if grep 'BUG: KCSAN' "$R" | grep -q "$func"; then
-		bad "$name" "expected no report naming $func, got: $(grep 'BUG: KCSAN' "$R" | grep "$func" | sort -u | tr '\n' ';')"
+		fail "$name" "expected no report naming $func, got: $(grep 'BUG: KCSAN' "$R" | grep "$func" | sort -u | tr '\n' ';')"
 	elif ! grep -q "^kcsand: site \[kernel\] 0x[0-9a-f]* \($func\)[a-z_0-9]*+0x" "$err"; then
-		bad "$name" "no report, but no site of $func was probed (no 'kcsand: site' line in ${err##*/})"
+		fail "$name" "no report, but no site of $func was probed (no 'kcsand: site' line in ${err##*/})"
 	elif ! grep -qE ", [1-9][0-9]* hits?;.* $set" <<< "$sum"; then
-		bad "$name" "no report, but ${err##*/}'s summary shows no hit or no watchpoint set: ${sum:-no summary}"
+		fail "$name" "no report, but ${err##*/}'s summary shows no hit or no watchpoint set: ${sum:-no summary}"
 	else
 		ok "$name"
 	fi
@@ -158,7 +157,7 @@ stacks_complete() {
 		/^$/ && n && !done[n]++ { if (last !~ re) bad = bad "stack " n " ends at" last "; " }
 		END { if (n != 2) print "found " n " of 2 stacks"; else printf "%s", bad }')
 	if [ -z "$short" ]; then ok "$name"
-	else bad "$name" "report \"$title\": $short"; fi
+	else fail "$name" "report \"$title\": $short"; fi
 }
 stacks_complete orc_stacks_reach_thread_start "data-race in kcsan_race_reader / kcsan_race_writer"
 stacks_complete orc_irq_stack_reaches_the_task "data-race in kcsan_race_irq_reader / kcsan_race_timer_write"
@@ -171,7 +170,7 @@ expect_none data_race_vs_plain_write kcsan_race_dr_
 # site_verdict NAME FUNC+OFF-REGEX VERDICT: the -v site list says FUNC's access is VERDICT.
 site_verdict() {
 	if grep -qE "^kcsand: site \[kernel\] 0x[0-9a-f]+ $2 $3" "$out/probe.err"; then ok "$1"
-	else bad "$1" "no site line /$2 .* $3/ in probe.err: $(grep -E " ${2%%\\+*}" "$out/probe.err" | head -3 | tr '\n' ';')"; fi
+	else fail "$1" "no site line /$2 .* $3/ in probe.err: $(grep -E " ${2%%\\+*}" "$out/probe.err" | head -3 | tr '\n' ';')"; fi
 }
 site_verdict read_once_marked_by_source 'kcsan_race_once_reader\+0x[0-9a-f]+ read 8' 'marked \(source macro\)'
 site_verdict write_once_marked_by_source 'kcsan_race_once_writer\+0x[0-9a-f]+ write 8' 'marked \(source macro\)'
@@ -185,9 +184,9 @@ R=$out/strict.txt expect_report read_once_vs_plain_write_strict \
 # A trap of a probed instruction's out-of-line copy (kprobe slot or optimized detour) is
 # left to its probe: a report's top frame never is the copy's bare address.
 hex=$(grep -E '^BUG: KCSAN: data-race in (0x[0-9a-f]+ |.* 0x[0-9a-f]+$)' "$R" | sort -u | head -3)
-if [ -z "$hex" ]; then ok every_title_symbolized; else bad every_title_symbolized "titles with a bare address: $(tr '\n' ';' <<< "$hex")"; fi
+if [ -z "$hex" ]; then ok every_title_symbolized; else fail every_title_symbolized "titles with a bare address: $(tr '\n' ';' <<< "$hex")"; fi
 if grep -q "Comm: kcsan_race/.* kcsand .* (kernel) 6\." "$R"; then ok footer_names_task_and_kernel
-else bad footer_names_task_and_kernel "no 'CPU: .. PID: .. Comm: kcsan_race/... kcsand ... (kernel) <release>' line"; fi
+else fail footer_names_task_and_kernel "no 'CPU: .. PID: .. Comm: kcsan_race/... kcsand ... (kernel) <release>' line"; fi
 
 # Each of the module's functions is decoded over its symbol's st_size in the .ko
 # given as --kernel-debug, not up to padding (docs/kernel-mode.md, "Where a
@@ -197,7 +196,7 @@ else bad footer_names_task_and_kernel "no 'CPU: .. PID: .. Comm: kcsan_race/... 
 module_sized_from_ko() {
 	local ko name size dec how nsize n=0 sized=0 wrong=
 	ko=$(ls $KO 2>/dev/null | head -1)
-	[ -n "$ko" ] || { bad module_sized_from_ko "no module object $KO"; return; }
+	[ -n "$ko" ] || { fail module_sized_from_ko "no module object $KO"; return; }
 	nm -S "$ko" > "$out/ko.nm" 2>&1
 	while read -r name size dec how; do
 		n=$((n + 1))
@@ -211,7 +210,7 @@ module_sized_from_ko() {
 	done < <(sed -n 's/^kcsand: func \[kernel\] 0x[0-9a-f]* \(kcsan_race_[a-z_0-9]*\) size \(0x[0-9a-f]*\) decoded \(0x[0-9a-f]*\) \((.*)\)$/\1 \2 \3 \4/p' "$out/probe.err")
 	echo "     $n module functions decoded, $sized of them over their symbol's whole size"
 	if [ $n -gt 0 ] && [ $sized = $n ]; then ok module_sized_from_ko
-	else bad module_sized_from_ko "${wrong:-no func line of the module in probe.err}"; fi
+	else fail module_sized_from_ko "${wrong:-no func line of the module in probe.err}"; fi
 }
 module_sized_from_ko
 

@@ -22,7 +22,6 @@ set -u
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 cd "$REPO" || exit 1
 . "$REPO/tests/vm/suite-lib.sh"
-setup_fail() { echo "FAIL setup: $1"; echo "0 passed, 1 failed"; exit 1; }
 secs=60
 if [ "${1:-}" = --check ] && [ -d "${2:-}" ]; then
 	out=$2
@@ -55,7 +54,7 @@ run_guest() {
 	rc=$?
 	echo "     (guest run: $(( $(date +%s) - start )) s for $secs s of workload, exit status $rc; files in $out)"
 	[[ $rc =~ ^(0|66)$ ]] && ok guest_ran_to_the_end ||
-		{ bad guest_ran_to_the_end "exit $rc: $(tail -3 "$out/harness.err" | tr '\n' ';')"; }
+		{ fail guest_ran_to_the_end "exit $rc: $(tail -3 "$out/harness.err" | tr '\n' ';')"; }
 }
 [ -n "${check_only:-}" ] || run_guest
 
@@ -66,7 +65,7 @@ if [[ $(step machinery) =~ ^(0|66)$ ]] && [ -n "$M" ] &&
 	ok breakpoint_machinery_never_sampled
 	grep -m1 'code that moves breakpoints' "$out/machinery.log" | sed 's/^/     /'
 else
-	bad breakpoint_machinery_never_sampled "exit $(step machinery): $(grep -E 'breakpoints:|rror' "$out/machinery.log" 2>/dev/null | head -3 | tr '\n' ';')"
+	fail breakpoint_machinery_never_sampled "exit $(step machinery): $(grep -E 'breakpoints:|rror' "$out/machinery.log" 2>/dev/null | head -3 | tr '\n' ';')"
 fi
 S=$(grep -hm1 '^kcsand: [0-9]* reports*, ' "$out/scale.stats" "$out/scale.log" 2>/dev/null | head -1)
 if [[ $(step scale) =~ ^(0|66)$ ]] && [ -n "$S" ]; then
@@ -77,7 +76,7 @@ if [[ $(step scale) =~ ^(0|66)$ ]] && [ -n "$S" ]; then
 	grep -h 'uninstrumented\|^kcsand: src:\|^kcsand: breakpoints:' "$out/scale.log" | sed 's/^/     /'
 	echo "     $(grep -c '^BUG: KCSAN:' "$out/scale.log") reports"
 else
-	bad run_ended_with_summary "exit $(step scale), no summary line: $(tail -3 "$out/scale.log" 2>/dev/null | tr '\n' ';')"
+	fail run_ended_with_summary "exit $(step scale), no summary line: $(tail -3 "$out/scale.log" 2>/dev/null | tr '\n' ';')"
 fi
 grep -h '^kworkload:' "$out/scale.log" 2>/dev/null | sed 's/^/     /'
 no_kernel_warning "$out"

@@ -6,18 +6,16 @@
 #
 #   . tests/vm/suite-lib.sh
 #
-# Results through tests/lib.sh ("ok   NAME", "FAIL NAME: ...", finish); bad is
-# its fail, by the name these suites have always used.
+# Results through tests/lib.sh ("ok   NAME", "FAIL NAME: ...", setup_fail, finish).
 
 . "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
-bad() { fail "$@"; }
 
 # no_kprobe_left DIR: the guest's kprobe list, saved in DIR/kprobes-after.txt once
 # kcsand or kcsanctl was gone, is empty.
 no_kprobe_left() {
-	if [ ! -f "$1/kprobes-after.txt" ]; then bad no_kprobe_left "the guest never wrote kprobes-after.txt"
+	if [ ! -f "$1/kprobes-after.txt" ]; then fail no_kprobe_left "the guest never wrote kprobes-after.txt"
 	elif [ -s "$1/kprobes-after.txt" ]; then
-		bad no_kprobe_left "kprobes still registered: $(head -3 "$1/kprobes-after.txt" | tr '\n' ';')"
+		fail no_kprobe_left "kprobes still registered: $(head -3 "$1/kprobes-after.txt" | tr '\n' ';')"
 	else ok no_kprobe_left; fi
 }
 
@@ -27,7 +25,7 @@ no_bpf_link_left() {
 	local name=${2:-no_bpf_link_left}
 
 	if [ -f "$1/bpf-after.txt" ] && [ ! -s "$1/bpf-after.txt" ]; then ok "$name"
-	else bad "$name" "bpftool after the runs: $(head -5 "$1/bpf-after.txt" 2>/dev/null | tr '\n' ';')"; fi
+	else fail "$name" "bpftool after the runs: $(head -5 "$1/bpf-after.txt" 2>/dev/null | tr '\n' ';')"; fi
 }
 
 # no_kernel_warning DIR: the guest's dmesg (DIR/dmesg.txt) was collected and has no
@@ -38,7 +36,7 @@ no_kernel_warning() {
 	warn=$(grep -E "soft lockup|self-detected stall|rcu_sched detected|rcu: INFO|hung_task|blocked for more than|BUG:|Oops|WARNING:" \
 		"$1/dmesg.txt" 2>/dev/null | grep -v "BUG: KCSAN" | head -5)
 	if [ -z "$warn" ] && [ -s "$1/dmesg.txt" ]; then ok no_kernel_warning
-	else bad no_kernel_warning "${warn:-no dmesg collected}"; fi
+	else fail no_kernel_warning "${warn:-no dmesg collected}"; fi
 }
 
 # finish_suite DIR: the result line; DIR, the run's files, removed when every check

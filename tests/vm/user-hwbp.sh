@@ -16,9 +16,9 @@ REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 cd "$REPO"
 . "$REPO/tests/vm/suite-lib.sh"
 
-[ "$(id -u)" = 0 ] || { echo "FAIL setup: must run as root (QEMU guest)"; echo "0 passed, 1 failed"; exit 1; }
+[ "$(id -u)" = 0 ] || setup_fail "must run as root (QEMU guest)"
 for f in build/kcsanctl build/tests/tools/hw_traps; do
-	[ -x "$f" ] || { echo "FAIL setup: $f missing (make all scenario-programs)"; echo "0 passed, 1 failed"; exit 1; }
+	[ -x "$f" ] || setup_fail "$f missing (make all scenario-programs)"
 done
 want=$(grep -ho 'kcsand-test: name=[^ ]* needs=hwbp' tests/scenarios/*.c tests/scenarios/*.cc 2>/dev/null |
 	sed 's/.*name=\([^ ]*\) .*/\1/' | sort)
@@ -33,21 +33,21 @@ KCSAN_VM_PROBE_CMD="$REPO/tests/vm/user-hwbp-steps.sh ${KCSAND_VM_CHURN_TURNS:-0
 tests/vm/kcsan-vm --accel tcg-single --out "$out" --keep --timeout 900 -- true > "$out/harness.out" 2> "$out/harness.err"
 rc=$?
 echo "     (guest run: $(( $(date +%s) - start )) s, exit status $rc; files in $out)"
-[ $rc = 0 ] && ok harness_exit_0 || { bad harness_exit_0 "expected 0, got $rc"; sed 's/^/    /' "$out/harness.err" | tail -20; }
+[ $rc = 0 ] && ok harness_exit_0 || { fail harness_exit_0 "expected 0, got $rc"; sed 's/^/    /' "$out/harness.err" | tail -20; }
 
 if grep -qx 'exit 0' "$out/hw_traps.txt" 2>/dev/null; then ok guest_debug_registers_trap
-else bad guest_debug_registers_trap "hw_traps in the guest: $(tr '\n' ' ' < "$out/hw_traps.txt" 2>/dev/null)"; fi
+else fail guest_debug_registers_trap "hw_traps in the guest: $(tr '\n' ' ' < "$out/hw_traps.txt" 2>/dev/null)"; fi
 
 # Each needs=hwbp case must have passed in the guest, by name.
 for name in $want; do
 	if grep -q "^ok   $name " "$out/scenarios.txt" 2>/dev/null; then ok "guest_$name"
 	else
-		bad "guest_$name" "not passed in the guest:"
+		fail "guest_$name" "not passed in the guest:"
 		sed -n "/^FAIL $name:/,/^\(ok\|FAIL\|n\/a\) /p" "$out/scenarios.txt" 2>/dev/null | head -40 | sed 's/^/    /'
 	fi
 done
 [ "$(cat "$out/scenarios.rc" 2>/dev/null)" = 0 ] && ok guest_scenarios_exit_0 ||
-	bad guest_scenarios_exit_0 "run-scenarios.sh exited $(cat "$out/scenarios.rc" 2>/dev/null || echo never) in the guest: $(tail -1 "$out/scenarios.txt" 2>/dev/null)"
+	fail guest_scenarios_exit_0 "run-scenarios.sh exited $(cat "$out/scenarios.rc" 2>/dev/null || echo never) in the guest: $(tail -1 "$out/scenarios.txt" 2>/dev/null)"
 # Threads exiting with debug registers armed on them: never a signal (SIGTRAP is
 # 133), and the runs really armed watchpoints (and, with KCSAND_VM_CHURN_TURNS,
 # took turns).
@@ -59,11 +59,11 @@ if [ -s "$out/churn.txt" ] && [ -z "$sig" ] && [ "${armed:-0}" -gt 0 ] &&
 	ok guest_churn_no_signal
 	echo "     $(grep -c . "$out/churn.txt") runs: $armed watchpoints armed, $turns hot turns"
 else
-	bad guest_churn_no_signal "status 0 or 66, watchpoints armed (and turns taken): $(tr '\n' ';' < "$out/churn.txt" 2>/dev/null)"
+	fail guest_churn_no_signal "status 0 or 66, watchpoints armed (and turns taken): $(tr '\n' ';' < "$out/churn.txt" 2>/dev/null)"
 	grep -h 'segfault\|trap' "$out/dmesg.txt" 2>/dev/null | head -3 | sed 's/^/    /'
 fi
 if [ -f "$out/bpf-after.txt" ] && ! grep -qE 'uprobe|perf_event' "$out/bpf-after.txt"; then ok no_bpf_link_left
-else bad no_bpf_link_left "$(head -3 "$out/bpf-after.txt" 2>/dev/null | tr '\n' ';')"; fi
+else fail no_bpf_link_left "$(head -3 "$out/bpf-after.txt" 2>/dev/null | tr '\n' ';')"; fi
 no_kernel_warning "$out"
 
 finish_suite "$out"
