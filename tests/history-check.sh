@@ -74,7 +74,7 @@ build() {
 	fi
 	case $2 in *openmp*) f="$f -fopenmp" ;; *) f="$f -pthread" ;; esac
 	case $2 in *nofp*) f="$f -fomit-frame-pointer" ;; *) f="$f -fno-omit-frame-pointer" ;; esac
-	[[ $bin -nt $src && $bin -nt tests/history/suite.h ]] && return 0
+	[[ $bin -nt $src && $bin -nt tests/history/suite.h && $bin -nt tests/history/handoff.h ]] && return 0
 	# shellcheck disable=SC2086
 	$cc $f -o "$bin" "$src"
 }

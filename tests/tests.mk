@@ -260,6 +260,9 @@ $(OUT)/tests/history-tsan/%: tests/history/%.cc tests/history/suite.h $(HISTORY_
 $(OUT)/tests/history/free_omp_master_barrier $(OUT)/tests/history-tsan/free_omp_master_barrier: \
 	tests/history/free_omp_single.c
 
+# Every program depends on every header of the suite (suite.h, handoff.h).
+$(HISTORY_BINS) $(patsubst %,$(OUT)/tests/history-tsan/%,$(HISTORY_NAMES)): $(wildcard tests/history/*.h)
+
 history-programs: $(HISTORY_BINS)
 history-tsan-programs: $(patsubst %,$(OUT)/tests/history-tsan/%,$(HISTORY_NAMES))
 

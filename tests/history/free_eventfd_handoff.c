@@ -9,27 +9,7 @@
  */
 #include <sys/eventfd.h>
 #include <unistd.h>
-#include "suite.h"
-
-#define ROUNDS	20000
-
-static long buffer[8];
-static int to_consumer, to_producer;
-
-static SITE void fill(long v)
-{
-	for (int i = 0; i < 8; i++)
-		buffer[i] = v + i;
-}
-
-static SITE long total(void)
-{
-	long s = 0;
-
-	for (int i = 0; i < 8; i++)
-		s += buffer[i];
-	return s;
-}
+#include "handoff.h"
 
 static void pass(int fd, long v)
 {
@@ -46,37 +26,16 @@ static long wait_token(int fd)
 	return (long)v - 1;
 }
 
-static void *producer(void *arg)
-{
-	for (long r = 0; r < ROUNDS; r++) {
-		fill(r);
-		pass(to_consumer, r);
-		wait_token(to_producer);
-		spin_us(20);
-	}
-	return NULL;
-}
-
-static void *consumer(void *arg)
-{
-	long sum = 0;
-
-	for (long r = 0; r < ROUNDS; r++) {
-		wait_token(to_consumer);
-		sum += total();
-		pass(to_producer, r);
-	}
-	return (void *)sum;
-}
-
 int main(void)
 {
-	long sum;
+	int to_consumer = eventfd(0, 0), to_producer = eventfd(0, 0);
 
-	to_consumer = eventfd(0, 0);
-	to_producer = eventfd(0, 0);
 	if (to_consumer < 0 || to_producer < 0)
 		return 2;
-	sum = (long)run_pair(producer, NULL, consumer, NULL);
-	return sum != 8L * ROUNDS * (ROUNDS - 1) / 2 + 28L * ROUNDS;
+	return handoff_run(&(struct handoff){
+		.rounds = 20000,
+		.producer_out = to_consumer, .producer_in = to_producer,
+		.consumer_in = to_consumer, .consumer_out = to_producer,
+		.pass = pass, .wait_token = wait_token,
+	});
 }

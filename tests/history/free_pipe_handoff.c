@@ -10,27 +10,7 @@
  * Expected: race-free
  */
 #include <unistd.h>
-#include "suite.h"
-
-#define ROUNDS	20000
-
-static long buffer[8];
-static int to_consumer[2], to_producer[2];
-
-static SITE void fill(long v)
-{
-	for (int i = 0; i < 8; i++)
-		buffer[i] = v + i;
-}
-
-static SITE long total(void)
-{
-	long s = 0;
-
-	for (int i = 0; i < 8; i++)
-		s += buffer[i];
-	return s;
-}
+#include "handoff.h"
 
 static void pass(int fd, long v)
 {
@@ -47,35 +27,16 @@ static long wait_token(int fd)
 	return v;
 }
 
-static void *producer(void *arg)
-{
-	for (long r = 0; r < ROUNDS; r++) {
-		fill(r);
-		pass(to_consumer[1], r);
-		wait_token(to_producer[0]);
-		spin_us(20);
-	}
-	return NULL;
-}
-
-static void *consumer(void *arg)
-{
-	long sum = 0;
-
-	for (long r = 0; r < ROUNDS; r++) {
-		wait_token(to_consumer[0]);
-		sum += total();
-		pass(to_producer[1], r);
-	}
-	return (void *)sum;
-}
-
 int main(void)
 {
-	long sum;
+	int to_consumer[2], to_producer[2];
 
 	if (pipe(to_consumer) || pipe(to_producer))
 		return 2;
-	sum = (long)run_pair(producer, NULL, consumer, NULL);
-	return sum != 8L * ROUNDS * (ROUNDS - 1) / 2 + 28L * ROUNDS;
+	return handoff_run(&(struct handoff){
+		.rounds = 20000,
+		.producer_out = to_consumer[1], .producer_in = to_producer[0],
+		.consumer_in = to_consumer[0], .consumer_out = to_producer[1],
+		.pass = pass, .wait_token = wait_token,
+	});
 }

@@ -11,28 +11,10 @@
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
-#include "suite.h"
+#include "handoff.h"
 
-#define ROUNDS	10000
-
-static long buffer[8];
 /* [0]: the producer's end, [1]: the consumer's. */
 static int ends[2];
-
-static SITE void fill(long v)
-{
-	for (int i = 0; i < 8; i++)
-		buffer[i] = v + i;
-}
-
-static SITE long total(void)
-{
-	long s = 0;
-
-	for (int i = 0; i < 8; i++)
-		s += buffer[i];
-	return s;
-}
 
 static void pass(int fd, long v)
 {
@@ -49,27 +31,15 @@ static long wait_token(int fd)
 	return v;
 }
 
-static void *producer(void *arg)
+/* A producer and a consumer over the two ends[], each end both ways. */
+static int run_over_ends(void)
 {
-	for (long r = 0; r < ROUNDS; r++) {
-		fill(r);
-		pass(ends[0], r);
-		wait_token(ends[0]);
-		spin_us(20);
-	}
-	return NULL;
-}
-
-static void *consumer(void *arg)
-{
-	long sum = 0;
-
-	for (long r = 0; r < ROUNDS; r++) {
-		wait_token(ends[1]);
-		sum += total();
-		pass(ends[1], r);
-	}
-	return (void *)sum;
+	return handoff_run(&(struct handoff){
+		.rounds = 10000,
+		.producer_out = ends[0], .producer_in = ends[0],
+		.consumer_in = ends[1], .consumer_out = ends[1],
+		.pass = pass, .wait_token = wait_token,
+	});
 }
 
 /* ends[]: the two ends of a TCP connection on the loopback. */
@@ -92,15 +62,13 @@ static int connect_loopback(void)
 
 int main(void)
 {
-	long want = 8L * ROUNDS * (ROUNDS - 1) / 2 + 28L * ROUNDS;
-
 	if (socketpair(AF_UNIX, SOCK_STREAM, 0, ends))
 		return 2;
-	if ((long)run_pair(producer, NULL, consumer, NULL) != want)
+	if (run_over_ends())
 		return 1;
 	close(ends[0]);
 	close(ends[1]);
 	if (connect_loopback())
 		return 2;
-	return (long)run_pair(producer, NULL, consumer, NULL) != want;
+	return run_over_ends();
 }

@@ -13,8 +13,6 @@
  *
  * Expected: race-free
  */
-#include <dirent.h>
-#include <unistd.h>
 #include "suite.h"
 
 #define THREADS	40
@@ -46,39 +44,9 @@ static void *worker(void *arg)
 	return (void *)(buf[0] + tls_buf[0]);
 }
 
-/* Wait until the process has one thread left, reading /proc (no sync function). */
-static void wait_alone(void)
-{
-	for (;;) {
-		DIR *d = opendir("/proc/self/task");
-		int n = 0;
-
-		if (!d)
-			exit(2);
-		while (readdir(d))
-			n++;
-		closedir(d);
-		if (n <= 3)	/* ".", ".." and the main thread */
-			return;
-		usleep(1000);
-	}
-}
-
 int main(void)
 {
-	pthread_attr_t attr;
-
 	for (int t = 0; t < THREADS; t++)
 		pthread_mutex_init(&own[t], NULL);
-	pthread_attr_init(&attr);
-	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-	for (long t = 0; t < THREADS; t++) {
-		pthread_t th;
-
-		if (pthread_create(&th, &attr, worker, (void *)t))
-			return 2;
-		/* Not a synchronization kcsand sees: the thread ended, its resources are free. */
-		wait_alone();
-	}
-	return 0;
+	return run_detached_in_turn(worker, THREADS);
 }

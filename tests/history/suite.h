@@ -17,10 +17,12 @@
 #ifndef KCSAND_HISTORY_SUITE_H
 #define KCSAND_HISTORY_SUITE_H
 
+#include <dirent.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
+#include <unistd.h>
 
 /*
  * The functions that make the accesses the suite is about: they name the
@@ -59,6 +61,46 @@ static inline void *run_pair(void *(*a)(void *), void *arg_a, void *(*b)(void *)
 	pthread_join(ta, NULL);
 	pthread_join(tb, &ret);
 	return ret;
+}
+
+/* Waits until the process has one thread left, reading /proc (no sync function). */
+static inline void wait_alone(void)
+{
+	for (;;) {
+		DIR *d = opendir("/proc/self/task");
+		int n = 0;
+
+		if (!d)
+			exit(2);
+		while (readdir(d))
+			n++;
+		closedir(d);
+		if (n <= 3)	/* ".", ".." and the main thread */
+			return;
+		usleep(1000);
+	}
+}
+
+/*
+ * Runs fn((void *)0) to fn((void *)(n - 1)), each in a detached thread, one
+ * after another: the next starts once the one before has ended, which is
+ * no synchronization kcsand sees.  What the threads leave behind (freed
+ * blocks, a stack, TLS) goes to the next one with nothing ordering the two.
+ */
+static inline int run_detached_in_turn(void *(*fn)(void *), long n)
+{
+	pthread_attr_t attr;
+
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	for (long t = 0; t < n; t++) {
+		pthread_t th;
+
+		if (pthread_create(&th, &attr, fn, (void *)t))
+			return 2;
+		wait_alone();
+	}
+	return 0;
 }
 
 /* A shared variable and the two SITE functions that write and read it. */

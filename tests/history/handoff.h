@@ -1,0 +1,77 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * What the handoff programs share: a producer fills a plain buffer and
+ * passes a token through a kernel object (a pipe, a socket, an eventfd);
+ * the consumer waits for the token, sums the buffer, and passes a token
+ * back, which the producer waits for before it fills the buffer again.
+ * Only the kernel object orders fill() before total() and total() before
+ * the next fill(), so a detector that does not see the token's way as
+ * synchronization reports the two.  Each program says how a token goes:
+ * through which descriptors, by which calls (struct handoff).
+ */
+#ifndef KCSAND_HISTORY_HANDOFF_H
+#define KCSAND_HISTORY_HANDOFF_H
+
+#include "suite.h"
+
+struct handoff {
+	long rounds;
+	/* The producer passes through producer_out and waits on producer_in; the consumer alike. */
+	int producer_out, producer_in;
+	int consumer_in, consumer_out;
+	void (*pass)(int fd, long v);
+	long (*wait_token)(int fd);
+};
+
+static long buffer[8];
+
+static SITE void fill(long v)
+{
+	for (int i = 0; i < 8; i++)
+		buffer[i] = v + i;
+}
+
+static SITE long total(void)
+{
+	long s = 0;
+
+	for (int i = 0; i < 8; i++)
+		s += buffer[i];
+	return s;
+}
+
+static void *producer(void *arg)
+{
+	const struct handoff *h = arg;
+
+	for (long r = 0; r < h->rounds; r++) {
+		fill(r);
+		h->pass(h->producer_out, r);
+		h->wait_token(h->producer_in);
+		spin_us(20);
+	}
+	return NULL;
+}
+
+static void *consumer(void *arg)
+{
+	const struct handoff *h = arg;
+	long sum = 0;
+
+	for (long r = 0; r < h->rounds; r++) {
+		h->wait_token(h->consumer_in);
+		sum += total();
+		h->pass(h->consumer_out, r);
+	}
+	return (void *)sum;
+}
+
+/* The producer and the consumer over H's way, in two threads: 0 when the sum is what was filled. */
+static inline int handoff_run(struct handoff *h)
+{
+	long want = 8L * h->rounds * (h->rounds - 1) / 2 + 28L * h->rounds;
+
+	return (long)run_pair(producer, h, consumer, h) != want;
+}
+
+#endif /* KCSAND_HISTORY_HANDOFF_H */
