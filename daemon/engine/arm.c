@@ -17,6 +17,7 @@
 #include "engine_int.h"
 #include "util/link_close.h"
 #include "util/uprobe_multi.h"
+#include "util/proc_maps.h"
 #include "sampler/sampler.h"
 #include "sampler/thread_turn.h"
 #include "kcsand.skel.h"
@@ -301,30 +302,31 @@ int engine__turn(struct engine *e, const uint8_t *armed, const uint8_t *turn)
 	return err;
 }
 
+struct self_offset {
+	uint64_t addr;
+	char *path;
+	size_t len;
+	__u64 *off;
+};
+
+static int self_offset_in(const struct proc_map *m, void *arg)
+{
+	struct self_offset *so = arg;
+
+	if (so->addr < m->start || so->addr >= m->end || !proc_map__file(m))
+		return 0;
+	snprintf(so->path, so->len, "%s", m->path);
+	*so->off = so->addr - m->start + m->pgoff;
+	return 1;
+}
+
 /* File offset of a function of this program, from /proc/self/maps. */
 static int self_file_offset(const void *fn, char *path, size_t len, __u64 *off)
 {
-	uint64_t a = (uint64_t)(uintptr_t)fn, lo, hi, pgoff;
-	char line[4352], perms[8], file[4096];
-	FILE *f = fopen("/proc/self/maps", "r");
-	int ret = -ENOENT;
+	struct self_offset so = { (uint64_t)(uintptr_t)fn, path, len, off };
+	int ret = proc_maps__for_each(0, self_offset_in, &so);
 
-	if (!f)
-		return -errno;
-	while (fgets(line, sizeof(line), f)) {
-		file[0] = 0;
-		if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %7s %" SCNx64 " %*s %*s %4095s", &lo, &hi,
-			   perms, &pgoff, file) < 4)
-			continue;
-		if (a >= lo && a < hi && file[0] == '/') {
-			snprintf(path, len, "%s", file);
-			*off = a - lo + pgoff;
-			ret = 0;
-			break;
-		}
-	}
-	fclose(f);
-	return ret;
+	return ret < 0 ? ret : ret ? 0 : -ENOENT;
 }
 
 /*

@@ -26,6 +26,8 @@
 #include "sites/ehframe.h"
 #include "sites/symindex.h"
 #include "sites/decode.h"
+#include "util/array.h"
+#include "util/proc_maps.h"
 
 #define FILE_BUCKETS	256
 #define PROC_BUCKETS	64
@@ -639,65 +641,50 @@ int symbolizer__proc_add_bias(struct symbolizer *s, pid_t pid, const char *path,
 	return 0;
 }
 
+/* The file mappings of a process, as proc_read_maps collects them. */
+struct maps_read {
+	struct sym_map *v;
+	size_t n, cap;
+};
+
+static int maps_add(const struct proc_map *pm, void *arg)
+{
+	struct maps_read *r = arg;
+	struct sym_map *m;
+
+	/* Anonymous memory, [heap], [vdso] and the like have no file to read. */
+	if (!proc_map__file(pm))
+		return 0;
+	if (ARRAY_RESERVE(r->v, r->cap, r->n, 64))
+		return -ENOMEM;
+	m = &r->v[r->n];
+	m->path = strdup(pm->path);
+	if (!m->path)
+		return -ENOMEM;
+	m->start = pm->start;
+	m->end = pm->end;
+	m->pgoff = pm->pgoff;
+	m->exec = proc_map__exec(pm);
+	r->n++;
+	return 0;
+}
+
 static int proc_read_maps(struct sym_proc *p)
 {
-	struct sym_map *maps = NULL, *m;
-	size_t nr = 0, cap = 0, linecap = 0;
-	char fn[64], *line = NULL;
-	FILE *fp;
-	int err = 0;
+	struct maps_read r = { 0 };
+	int err = proc_maps__for_each(p->pid, maps_add, &r);
 
-	snprintf(fn, sizeof(fn), "/proc/%d/maps", (int)p->pid);
-	fp = fopen(fn, "re");
-	if (!fp)
-		return -errno;
-	while (getline(&line, &linecap, fp) > 0) {
-		unsigned long long start, end, pgoff;
-		char *path, perms[8] = "";
-		int pos = 0;
-
-		if (sscanf(line, "%llx-%llx %7s %llx %*s %*s %n", &start, &end, perms, &pgoff,
-			   &pos) < 4 || !pos)
-			continue;
-		path = line + pos;
-		path[strcspn(path, "\n")] = '\0';
-		/* Anonymous memory, [heap], [vdso] and the like have no file to read. */
-		if (path[0] != '/')
-			continue;
-		if (nr == cap) {
-			cap = cap ? 2 * cap : 64;
-			m = realloc(maps, cap * sizeof(*m));
-			if (!m) {
-				err = -ENOMEM;
-				break;
-			}
-			maps = m;
-		}
-		m = &maps[nr];
-		m->path = strdup(path);
-		if (!m->path) {
-			err = -ENOMEM;
-			break;
-		}
-		m->start = start;
-		m->end = end;
-		m->pgoff = pgoff;
-		m->exec = strchr(perms, 'x') != NULL;
-		nr++;
-	}
-	free(line);
-	fclose(fp);
 	if (err) {
-		for (size_t i = 0; i < nr; i++)
-			free(maps[i].path);
-		free(maps);
+		for (size_t i = 0; i < r.n; i++)
+			free(r.v[i].path);
+		free(r.v);
 		return err;
 	}
 	for (size_t i = 0; i < p->nr_maps; i++)
 		free(p->maps[i].path);
 	free(p->maps);
-	p->maps = maps;
-	p->nr_maps = nr;
+	p->maps = r.v;
+	p->nr_maps = r.n;
 	return 0;
 }
 

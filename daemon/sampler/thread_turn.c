@@ -31,6 +31,7 @@
 #include "kcsand.skel.h"
 #include "util/print.h"
 #include "util/clock.h"
+#include "util/proc_maps.h"
 
 
 /* Breakpoints of one turn: a few sites times the target processes. */
@@ -71,35 +72,31 @@ int thread_turn__new(struct kcsand_bpf *skel, struct thread_turn **out)
 	return 0;
 }
 
+struct vaddr_query {
+	const struct stat *st;
+	uint64_t off;
+	uint64_t *va;
+};
+
+static int vaddr_in(const struct proc_map *m, void *arg)
+{
+	const struct vaddr_query *q = arg;
+
+	if (!proc_map__exec(m) || m->inode != q->st->st_ino || m->dev != q->st->st_dev)
+		return 0;
+	if (q->off < m->pgoff || q->off - m->pgoff >= m->end - m->start)
+		return 0;
+	*q->va = m->start + (q->off - m->pgoff);
+	return 1;
+}
+
 /* The address of file offset off of path in pid, from an executable mapping of it. */
 static int vaddr_of(pid_t pid, const struct stat *st, uint64_t off, uint64_t *va)
 {
-	char name[64], line[4352];
-	FILE *f;
-	int ret = -ENOENT;
+	struct vaddr_query q = { st, off, va };
+	int ret = proc_maps__for_each(pid, vaddr_in, &q);
 
-	snprintf(name, sizeof(name), "/proc/%d/maps", pid);
-	f = fopen(name, "r");
-	if (!f)
-		return -errno;
-	while (fgets(line, sizeof(line), f)) {
-		uint64_t lo, hi, pgoff, ino;
-		unsigned int maj, min;
-		char perms[8];
-
-		if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %7s %" SCNx64 " %x:%x %" SCNu64, &lo, &hi,
-			   perms, &pgoff, &maj, &min, &ino) != 7)
-			continue;
-		if (perms[2] != 'x' || ino != st->st_ino || makedev(maj, min) != st->st_dev)
-			continue;
-		if (off >= pgoff && off - pgoff < hi - lo) {
-			*va = lo + (off - pgoff);
-			ret = 0;
-			break;
-		}
-	}
-	fclose(f);
-	return ret;
+	return ret < 0 ? ret : ret ? 0 : -ENOENT;
 }
 
 static bool running(pid_t pid, pid_t tid)

@@ -32,6 +32,7 @@
 #include "service_int.h"
 #include "util/array.h"
 #include "util/json.h"
+#include "util/proc_maps.h"
 
 #define MAX_CANDIDATES	8	/* processes named in a refusal */
 
@@ -78,24 +79,15 @@ static int proc_exe(pid_t pid, char *buf, size_t len)
 	return 0;
 }
 
+static int maps_file(const struct proc_map *m, void *real)
+{
+	return !strcmp(m->path, real);
+}
+
 /* Does pid map the file real (a resolved path)? */
 static bool proc_maps(pid_t pid, const char *real)
 {
-	char path[64], line[PATH_MAX + 128], *file;
-	bool found = false;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
-	f = fopen(path, "re");
-	if (!f)
-		return false;
-	while (!found && fgets(line, sizeof(line), f)) {
-		line[strcspn(line, "\n")] = '\0';
-		file = strchr(line, '/');
-		found = file && !strcmp(file, real);
-	}
-	fclose(f);
-	return found;
+	return proc_maps__for_each(pid, maps_file, (void *)real) > 0;
 }
 
 /* Does pid run a probed user target: the --pid of one, or its binary (or library)? */
