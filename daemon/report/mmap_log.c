@@ -19,9 +19,9 @@
 #include "mmap_log.h"
 #include "util/array.h"
 #include "util/clock.h"
+#include "util/pid_table.h"
 #include "util/print.h"
 
-#define PROC_BUCKETS	256
 #define STR_BUCKETS	256
 /*
  * 1 MiB a CPU: some 8,000 records, read at each poll and not before the
@@ -34,14 +34,14 @@
 #define RING_PAGES_MIN	16
 
 struct ml_proc {
-	struct ml_proc *next;
-	pid_t pid;
+	struct pid_entry entry;	/* first: the table's entry is the struct */
 	bool complete;		/* seen from its exec or fork on, nothing lost */
 	uint64_t gen;		/* the log's count of execs and forks at its last one */
 	uint64_t exited_ns;	/* 0: alive */
 	struct mmap_entry *maps;
 	size_t nr, cap;
 };
+_Static_assert(offsetof(struct ml_proc, entry) == 0, "an ml_proc is its pid_table entry");
 
 /*
  * A path, shared by the mappings that name it (every process maps the same
@@ -63,7 +63,7 @@ struct mmap_log {
 	struct ml_ring *rings;
 	int nr_rings;
 	size_t page_size;
-	struct ml_proc *procs[PROC_BUCKETS];
+	struct pid_table procs;		/* of struct ml_proc */
 	struct ml_str *strs[STR_BUCKETS];
 	uint64_t gen;		/* execs and forks seen */
 	size_t ring_pages;	/* data pages a CPU, a power of two */
@@ -146,20 +146,26 @@ static void proc_clear(struct mmap_log *log, struct ml_proc *p)
 
 static struct ml_proc *proc_find(struct mmap_log *log, pid_t pid, bool create)
 {
-	struct ml_proc **head = &log->procs[(unsigned int)pid % PROC_BUCKETS], *p;
-
-	for (p = *head; p; p = p->next)
-		if (p->pid == pid)
-			return p;
 	if (!create)
-		return NULL;
-	p = calloc(1, sizeof(*p));
-	if (!p)
-		return NULL;
-	p->pid = pid;
-	p->next = *head;
-	*head = p;
-	return p;
+		return (struct ml_proc *)pid_table__find(&log->procs, pid);
+	return (struct ml_proc *)pid_table__get(&log->procs, pid, sizeof(struct ml_proc));
+}
+
+/* pid_table__each() walks: every process let go (arg: the log), or marked incomplete. */
+static bool proc_drop(struct pid_entry *e, void *log)
+{
+	struct ml_proc *p = (struct ml_proc *)e;
+
+	proc_clear(log, p);
+	free(p->maps);
+	free(p);
+	return true;
+}
+
+static bool proc_lost(struct pid_entry *e, void *arg)
+{
+	((struct ml_proc *)e)->complete = false;
+	return false;
 }
 
 /* Add a mapping; those it covers any part of are gone (munmap sends no record). */
@@ -230,9 +236,7 @@ static void on_exec(struct mmap_log *log, const struct rec_comm *r)
 
 static void on_lost(struct mmap_log *log)
 {
-	for (int b = 0; b < PROC_BUCKETS; b++)
-		for (struct ml_proc *p = log->procs[b]; p; p = p->next)
-			p->complete = false;
+	pid_table__each(&log->procs, proc_lost, NULL);
 }
 
 static void on_record(struct mmap_log *log, const struct perf_event_header *h)
@@ -369,16 +373,7 @@ void mmap_log__free(struct mmap_log *log)
 		if (log->rings[i].fd >= 0)
 			close(log->rings[i].fd);
 	}
-	for (int b = 0; b < PROC_BUCKETS; b++) {
-		while (log->procs[b]) {
-			struct ml_proc *p = log->procs[b];
-
-			log->procs[b] = p->next;
-			proc_clear(log, p);
-			free(p->maps);
-			free(p);
-		}
-	}
+	pid_table__each(&log->procs, proc_drop, log);
 	free(log->rings);
 	free(log->scratch);
 	free(log);
@@ -409,22 +404,24 @@ bool mmap_log__exited_before(struct mmap_log *log, pid_t pid, uint64_t ns)
 	return p && p->exited_ns && p->exited_ns < ns;
 }
 
+/* What mmap_log__prune() lets go of: the processes that exited before before_ns. */
+struct prune_walk {
+	struct mmap_log *log;
+	uint64_t before_ns;
+};
+
+static bool proc_drop_exited(struct pid_entry *e, void *arg)
+{
+	const struct ml_proc *p = (const struct ml_proc *)e;
+	const struct prune_walk *w = arg;
+
+	return p->exited_ns && p->exited_ns < w->before_ns && proc_drop(e, w->log);
+}
+
 void mmap_log__prune(struct mmap_log *log, uint64_t before_ns)
 {
-	for (int b = 0; log && b < PROC_BUCKETS; b++) {
-		struct ml_proc **pp = &log->procs[b];
+	struct prune_walk w = { log, before_ns };
 
-		while (*pp) {
-			struct ml_proc *p = *pp;
-
-			if (p->exited_ns && p->exited_ns < before_ns) {
-				*pp = p->next;
-				proc_clear(log, p);
-				free(p->maps);
-				free(p);
-			} else {
-				pp = &p->next;
-			}
-		}
-	}
+	if (log)
+		pid_table__each(&log->procs, proc_drop_exited, &w);
 }

@@ -11,7 +11,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
-#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,10 +26,10 @@
 #include "sites/symindex.h"
 #include "sites/decode.h"
 #include "util/array.h"
+#include "util/pid_table.h"
 #include "util/proc_maps.h"
 
 #define FILE_BUCKETS	256
-#define PROC_BUCKETS	64
 #define STR_BUCKETS	256
 
 struct sym_file {
@@ -86,8 +85,7 @@ struct sym_map {
 };
 
 struct sym_proc {
-	struct sym_proc *next;
-	pid_t pid;
+	struct pid_entry entry;		/* first: the table's entry is the struct */
 	struct sym_bias *biases;
 	size_t nr_biases, cap_biases;
 	struct sym_map *maps;
@@ -95,6 +93,7 @@ struct sym_proc {
 	/* /proc/PID/maps could not be opened: the process is gone, stop asking. */
 	bool gone;
 };
+_Static_assert(offsetof(struct sym_proc, entry) == 0, "a sym_proc is its pid_table entry");
 
 /* Strings made here rather than found in libdw, kept for the symbolizer's lifetime. */
 struct sym_str {
@@ -104,7 +103,7 @@ struct sym_str {
 
 struct symbolizer {
 	struct sym_file *files[FILE_BUCKETS];
-	struct sym_proc *procs[PROC_BUCKETS];
+	struct pid_table procs;		/* of struct sym_proc */
 	struct sym_str *strs[STR_BUCKETS];
 	uint64_t page_size;
 };
@@ -142,6 +141,18 @@ static void proc_free(struct sym_proc *p)
 	free(p);
 }
 
+/* pid_table__each() walks: every process freed, or those that have exited. */
+static bool proc_drop(struct pid_entry *e, void *arg)
+{
+	proc_free((struct sym_proc *)e);
+	return true;
+}
+
+static bool proc_drop_gone(struct pid_entry *e, void *arg)
+{
+	return pid__gone(e->pid) && proc_drop(e, arg);
+}
+
 void symbolizer__free(struct symbolizer *s)
 {
 	if (!s)
@@ -154,14 +165,7 @@ void symbolizer__free(struct symbolizer *s)
 			file_free(f);
 		}
 	}
-	for (int i = 0; i < PROC_BUCKETS; i++) {
-		while (s->procs[i]) {
-			struct sym_proc *p = s->procs[i];
-
-			s->procs[i] = p->next;
-			proc_free(p);
-		}
-	}
+	pid_table__each(&s->procs, proc_drop, NULL);
 	for (int i = 0; i < STR_BUCKETS; i++) {
 		while (s->strs[i]) {
 			struct sym_str *str = s->strs[i];
@@ -587,21 +591,9 @@ int symbolizer__lookup_file(struct symbolizer *s, const char *path, uint64_t vad
 
 static struct sym_proc *proc_get(struct symbolizer *s, pid_t pid, bool create)
 {
-	unsigned int b = (unsigned int)pid % PROC_BUCKETS;
-	struct sym_proc *p;
-
-	for (p = s->procs[b]; p; p = p->next)
-		if (p->pid == pid)
-			return p;
 	if (!create)
-		return NULL;
-	p = calloc(1, sizeof(*p));
-	if (!p)
-		return NULL;
-	p->pid = pid;
-	p->next = s->procs[b];
-	s->procs[b] = p;
-	return p;
+		return (struct sym_proc *)pid_table__find(&s->procs, pid);
+	return (struct sym_proc *)pid_table__get(&s->procs, pid, sizeof(struct sym_proc));
 }
 
 int symbolizer__proc_add_bias(struct symbolizer *s, pid_t pid, const char *path, uint64_t bias)
@@ -672,7 +664,7 @@ static int maps_add(const struct proc_map *pm, void *arg)
 static int proc_read_maps(struct sym_proc *p)
 {
 	struct maps_read r = { 0 };
-	int err = proc_maps__for_each(p->pid, maps_add, &r);
+	int err = proc_maps__for_each(p->entry.pid, maps_add, &r);
 
 	if (err) {
 		for (size_t i = 0; i < r.n; i++)
@@ -847,44 +839,15 @@ int symbolizer__proc_after_call(struct symbolizer *s, pid_t pid, uint64_t ra)
 
 void symbolizer__proc_forget(struct symbolizer *s, pid_t pid)
 {
-	unsigned int b = (unsigned int)pid % PROC_BUCKETS;
-	struct sym_proc **pp;
+	struct sym_proc *p = s ? (struct sym_proc *)pid_table__take(&s->procs, pid) : NULL;
 
-	if (!s)
-		return;
-	for (pp = &s->procs[b]; *pp; pp = &(*pp)->next) {
-		if ((*pp)->pid == pid) {
-			struct sym_proc *p = *pp;
-
-			*pp = p->next;
-			proc_free(p);
-			return;
-		}
-	}
+	if (p)
+		proc_free(p);
 }
 
 size_t symbolizer__forget_exited(struct symbolizer *s)
 {
-	size_t n = 0;
-
-	if (!s)
-		return 0;
-	for (unsigned int b = 0; b < PROC_BUCKETS; b++) {
-		struct sym_proc **pp = &s->procs[b];
-
-		while (*pp) {
-			struct sym_proc *p = *pp;
-
-			if (kill(p->pid, 0) && errno == ESRCH) {
-				*pp = p->next;
-				proc_free(p);
-				n++;
-			} else {
-				pp = &p->next;
-			}
-		}
-	}
-	return n;
+	return s ? pid_table__each(&s->procs, proc_drop_gone, NULL) : 0;
 }
 
 /* Append like snprintf, keeping the running total even once buf is full. */

@@ -17,7 +17,6 @@
  * side whose frames are gone falls back to its frame-pointer walk.
  */
 #include <errno.h>
-#include <signal.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,8 +31,8 @@
 #include "mmap_log.h"
 #include "unwind.h"
 #include "util/clock.h"
+#include "util/pid_table.h"
 
-#define PROC_BUCKETS	64
 #define KEEP_BUCKETS	4096
 /*
  * Copies whose frames are kept: a report's own are used within a poll,
@@ -44,13 +43,13 @@
 #define KEEP_MAX	8192
 
 struct uw_proc {
-	struct uw_proc *next;
-	pid_t pid;
+	struct pid_entry entry;	/* first: the table's entry is the struct */
 	Dwfl *dwfl;
 	bool refreshed;		/* reported again once already, for code mapped since */
 	uint64_t log_gen;	/* the mmap log's generation of pid when the session began */
 	bool gone;		/* exited: its session and frames are let go */
 };
+_Static_assert(offsetof(struct uw_proc, entry) == 0, "a uw_proc is its pid_table entry");
 
 /* One copy's frames, allocated to their number. */
 struct uw_kept {
@@ -70,7 +69,7 @@ struct uw_cur {
 };
 
 struct unwinder {
-	struct uw_proc *procs[PROC_BUCKETS];
+	struct pid_table procs;		/* of struct uw_proc */
 	struct uw_kept *buckets[KEEP_BUCKETS];
 	struct uw_kept *oldest, *newest;
 	size_t nr_kept;
@@ -150,18 +149,28 @@ static void proc_free(struct uw_proc *p)
 	free(p);
 }
 
+/* pid_table__each() walks: every process let go, those marked gone, those that exited. */
+static bool proc_drop(struct pid_entry *e, void *arg)
+{
+	proc_free((struct uw_proc *)e);
+	return true;
+}
+
+static bool proc_drop_marked(struct pid_entry *e, void *arg)
+{
+	return ((struct uw_proc *)e)->gone && proc_drop(e, arg);
+}
+
+static bool proc_drop_exited(struct pid_entry *e, void *arg)
+{
+	return pid__gone(e->pid) && proc_drop(e, arg);
+}
+
 void unwinder__free(struct unwinder *u)
 {
 	if (!u)
 		return;
-	for (int b = 0; b < PROC_BUCKETS; b++) {
-		while (u->procs[b]) {
-			struct uw_proc *p = u->procs[b];
-
-			u->procs[b] = p->next;
-			proc_free(p);
-		}
-	}
+	pid_table__each(&u->procs, proc_drop, NULL);
 	while (u->oldest) {
 		struct uw_kept *k = u->oldest;
 
@@ -242,29 +251,20 @@ static Dwfl *session_open(struct unwinder *u, pid_t pid)
 
 static struct uw_proc *proc_find(struct unwinder *u, pid_t pid)
 {
-	struct uw_proc *p;
-
-	for (p = u->procs[(unsigned int)pid % PROC_BUCKETS]; p; p = p->next)
-		if (p->pid == pid)
-			return p;
-	return NULL;
+	return (struct uw_proc *)pid_table__find(&u->procs, pid);
 }
 
 static struct uw_proc *proc_get(struct unwinder *u, pid_t pid)
 {
-	unsigned int b = (unsigned int)pid % PROC_BUCKETS;
 	struct uw_proc *p = proc_find(u, pid);
 
 	if (p)
 		return p;
-	p = calloc(1, sizeof(*p));
+	p = (struct uw_proc *)pid_table__get(&u->procs, pid, sizeof(*p));
 	if (!p)
 		return NULL;
-	p->pid = pid;
 	p->log_gen = mmap_log__generation(u->log, pid);
 	p->dwfl = session_open(u, pid);
-	p->next = u->procs[b];
-	u->procs[b] = p;
 	return p;
 }
 
@@ -484,28 +484,34 @@ void unwinder__poll(struct unwinder *u)
 		mmap_log__drain(u->log);
 }
 
-/* Let go of pid's session and frames. */
-static void proc_release(struct unwinder *u, struct uw_proc *p)
-{
-	struct uw_proc **pp = &u->procs[(unsigned int)p->pid % PROC_BUCKETS];
+/* Which processes exited before before_ns, by the mmap log: marked gone. */
+struct gone_walk {
+	struct mmap_log *log;
+	uint64_t before_ns;
+	bool any;
+};
 
-	while (*pp != p)
-		pp = &(*pp)->next;
-	*pp = p->next;
-	proc_free(p);
+static bool proc_mark_gone(struct pid_entry *e, void *arg)
+{
+	struct uw_proc *p = (struct uw_proc *)e;
+	struct gone_walk *w = arg;
+
+	p->gone = mmap_log__exited_before(w->log, e->pid, w->before_ns);
+	w->any |= p->gone;
+	return false;
 }
 
 void unwinder__release(struct unwinder *u, uint64_t before_ns)
 {
-	bool any = false;
+	struct gone_walk w = { u ? u->log : NULL, before_ns, false };
 
-	for (int b = 0; u && b < PROC_BUCKETS; b++)
-		for (struct uw_proc *p = u->procs[b]; p; p = p->next)
-			any |= p->gone = mmap_log__exited_before(u->log, p->pid, before_ns);
-	if (u)
-		mmap_log__prune(u->log, before_ns);
-	if (!any)
+	if (!u)
 		return;
+	pid_table__each(&u->procs, proc_mark_gone, &w);
+	mmap_log__prune(u->log, before_ns);
+	if (!w.any)
+		return;
+	/* Let go of the gone processes' frames, then of their sessions. */
 	for (struct uw_kept *k = u->oldest, *next; k; k = next) {
 		const struct uw_proc *p = proc_find(u, k->pid);
 
@@ -513,36 +519,12 @@ void unwinder__release(struct unwinder *u, uint64_t before_ns)
 		if (p && p->gone)
 			keep_remove(u, k);
 	}
-	for (int b = 0; b < PROC_BUCKETS; b++)
-		for (struct uw_proc *p = u->procs[b], *next; p; p = next) {
-			next = p->next;
-			if (p->gone)
-				proc_release(u, p);
-		}
+	pid_table__each(&u->procs, proc_drop_marked, NULL);
 }
 
 size_t unwinder__forget_exited(struct unwinder *u)
 {
-	size_t n = 0;
-
-	if (!u)
-		return 0;
-	for (int b = 0; b < PROC_BUCKETS; b++) {
-		struct uw_proc **pp = &u->procs[b];
-
-		while (*pp) {
-			struct uw_proc *p = *pp;
-
-			if (kill(p->pid, 0) && errno == ESRCH) {
-				*pp = p->next;
-				proc_free(p);
-				n++;
-			} else {
-				pp = &p->next;
-			}
-		}
-	}
-	return n;
+	return u ? pid_table__each(&u->procs, proc_drop_exited, NULL) : 0;
 }
 
 void unwinder__stats(const struct unwinder *u, struct unwind_stats *out)
