@@ -11,6 +11,7 @@
  * prints: function symbols, the first lookup (opens the file), the mean of
  * each pass, and a checksum of what was found (equal for equal results).
  */
+#include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
 #include <stdio.h>
@@ -19,6 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "report/symbolize.h"
+#include "sites/elf_symbols.h"
 
 static double now_ms(void)
 {
@@ -28,46 +30,41 @@ static double now_ms(void)
 	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
+struct names {
+	char **v;
+	size_t n;
+};
+
+static int add_name(const struct elf_symbol *s, void *arg)
+{
+	struct names *nm = arg;
+
+	if (!nm->v && !(nm->v = calloc(s->nr ? s->nr : 1, sizeof(*nm->v))))
+		return -ENOMEM;
+	if (GELF_ST_TYPE(s->sym.st_info) == STT_FUNC && s->sym.st_shndx != SHN_UNDEF &&
+	    s->name && *s->name)
+		nm->v[nm->n++] = strdup(s->name);
+	return 0;
+}
+
 /* The names of ELF's defined STT_FUNC symbols, in symbol-table order. */
 static char **func_names(const char *path, size_t *n)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	struct names nm = { 0 };
 	Elf *elf;
-	Elf_Scn *scn = NULL;
-	char **names = NULL;
 
 	*n = 0;
 	if (fd < 0 || elf_version(EV_CURRENT) == EV_NONE)
 		return NULL;
 	elf = elf_begin(fd, ELF_C_READ, NULL);
-	while (elf && (scn = elf_nextscn(elf, scn))) {
-		GElf_Shdr sh;
-		Elf_Data *data;
-		size_t nsyms;
-
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_SYMTAB || !sh.sh_entsize)
-			continue;
-		data = elf_getdata(scn, NULL);
-		nsyms = sh.sh_size / sh.sh_entsize;
-		names = calloc(nsyms ? nsyms : 1, sizeof(*names));
-		for (size_t i = 0; names && data && i < nsyms; i++) {
-			GElf_Sym sym;
-			const char *name;
-
-			if (!gelf_getsym(data, (int)i, &sym) || GELF_ST_TYPE(sym.st_info) != STT_FUNC ||
-			    sym.st_shndx == SHN_UNDEF)
-				continue;
-			name = elf_strptr(elf, sh.sh_link, sym.st_name);
-			if (name && *name)
-				names[(*n)++] = strdup(name);
-		}
-		break;
-	}
-	if (elf)
+	if (elf) {
+		elf_symbols__each(elf, ELF_SYMTAB, add_name, &nm);
 		elf_end(elf);
-	if (fd >= 0)
-		close(fd);
-	return names;
+	}
+	close(fd);
+	*n = nm.n;
+	return nm.v;
 }
 
 int main(int argc, char **argv)

@@ -20,6 +20,7 @@
 #include "util/link_close.h"
 #include "util/uprobe_multi.h"
 #include "sites/decode.h"
+#include "sites/elf_symbols.h"
 #include "kcsand.skel.h"
 #include "util/print.h"
 
@@ -302,40 +303,40 @@ static bool batch_has(const struct batch *b, uint64_t off)
 	return false;
 }
 
-/* A symbol table's functions that are sync functions (lib) or outlined functions (!lib). */
-static void plan_symtab(struct history *hist, struct batch *b, const char *path, Elf *elf,
-			Elf_Scn *scn, bool lib)
+/* What plan_symbol() adds a symbol table's functions to, and how it takes them. */
+struct plan_walk {
+	struct history *hist;
+	struct batch *b;
+	const char *path;
+	Elf *elf;
+	bool lib;
+};
+
+/* A function that is a sync function (lib) or an outlined function (!lib), into the batch. */
+static int plan_symbol(const struct elf_symbol *sym, void *arg)
 {
-	GElf_Shdr sh;
-	Elf_Data *d;
+	const struct plan_walk *w = arg;
+	const GElf_Sym *s = &sym->sym;
+	const char *name = sym->name;
+	enum kcsand_hb_op op;
+	uint64_t off;
 
-	if (!gelf_getshdr(scn, &sh) || !(d = elf_getdata(scn, NULL)) || !sh.sh_entsize)
-		return;
-	for (size_t i = 0; i < sh.sh_size / sh.sh_entsize; i++) {
-		enum kcsand_hb_op op;
-		const char *name;
-		uint64_t off;
-		GElf_Sym s;
-
-		if (!gelf_getsym(d, i, &s) || GELF_ST_TYPE(s.st_info) != STT_FUNC ||
-		    s.st_shndx == SHN_UNDEF || !s.st_value)
-			continue;
-		name = elf_strptr(elf, sh.sh_link, s.st_name);
-		if (!name)
-			continue;
-		op = lib ? history__op_of(name) :
-			   history__is_outlined(name) ? KCSAND_HB_OMP_FN : KCSAND_HB_NONE;
-		/* Versioned twins at one address (pthread_spin_lock@GLIBC_2.2.5) probed once. */
-		if (op == KCSAND_HB_NONE || vaddr_to_off(elf, s.st_value, &off) || batch_has(b, off))
-			continue;
-		plan_function(hist, b, path, name, off, s.st_size, op);
-		if (lib)
-			hist->functions++;
-		else
-			hist->outlined++;
-		if (hist->verbose > 1)
-			pr_debug("history: %s in %s, sync operation %d\n", name, path, op);
-	}
+	if (GELF_ST_TYPE(s->st_info) != STT_FUNC || s->st_shndx == SHN_UNDEF || !s->st_value ||
+	    !name)
+		return 0;
+	op = w->lib ? history__op_of(name) :
+		      history__is_outlined(name) ? KCSAND_HB_OMP_FN : KCSAND_HB_NONE;
+	/* Versioned twins at one address (pthread_spin_lock@GLIBC_2.2.5) probed once. */
+	if (op == KCSAND_HB_NONE || vaddr_to_off(w->elf, s->st_value, &off) || batch_has(w->b, off))
+		return 0;
+	plan_function(w->hist, w->b, w->path, name, off, s->st_size, op);
+	if (w->lib)
+		w->hist->functions++;
+	else
+		w->hist->outlined++;
+	if (w->hist->verbose > 1)
+		pr_debug("history: %s in %s, sync operation %d\n", name, w->path, op);
+	return 0;
 }
 
 /*
@@ -348,17 +349,12 @@ static int probe_object(struct history *hist, pid_t pid, const char *path, Elf *
 			Elf64_Word shtype)
 {
 	struct batch *b = calloc(1, sizeof(*b));
-	Elf_Scn *scn = NULL;
+	struct plan_walk w = { hist, b, path, elf, lib };
 	int err = 0;
 
 	if (!b)
 		return -ENOMEM;
-	while ((scn = elf_nextscn(elf, scn))) {
-		GElf_Shdr sh;
-
-		if (gelf_getshdr(scn, &sh) && sh.sh_type == shtype)
-			plan_symtab(hist, b, path, elf, scn, lib);
-	}
+	elf_symbols__each(elf, shtype == SHT_DYNSYM ? ELF_DYNSYM : ELF_SYMTAB, plan_symbol, &w);
 	for (int g = 0; g < HB_GROUPS && !err; g++)
 		err = attach_group(hist, pid, path, b, g);
 	free(b);

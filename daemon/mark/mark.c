@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "mark_int.h"
+#include "sites/elf_symbols.h"
 #include "util/print.h"
 
 static const char *const reason_names[MARK_REASON_COUNT] = {
@@ -214,47 +215,37 @@ struct guard_vars {
 	size_t n;
 };
 
-static void add_guards(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, struct guard_vars *g)
+static int add_guard(const struct elf_symbol *s, void *arg)
 {
-	Elf_Data *d = elf_getdata(scn, NULL);
+	struct guard_vars *g = arg;
+	void *a, *b;
 
-	for (size_t i = 0; d && sh->sh_entsize && i < sh->sh_size / sh->sh_entsize; i++) {
-		const char *name;
-		GElf_Sym sym;
-		void *a, *b;
-
-		if (!gelf_getsym(d, i, &sym) || GELF_ST_TYPE(sym.st_info) != STT_OBJECT ||
-		    !sym.st_value || !(name = elf_strptr(elf, sh->sh_link, sym.st_name)) ||
-		    strncmp(name, "_ZGV", 4))
-			continue;
-		a = realloc(g->start, (g->n + 1) * sizeof(*g->start));
-		if (a)
-			g->start = a;
-		b = realloc(g->end, (g->n + 1) * sizeof(*g->end));
-		if (b)
-			g->end = b;
-		if (!a || !b)
-			return;
-		g->start[g->n] = sym.st_value;
-		g->end[g->n++] = sym.st_value + (sym.st_size ? sym.st_size : 8);
-	}
+	if (GELF_ST_TYPE(s->sym.st_info) != STT_OBJECT || !s->sym.st_value || !s->name ||
+	    strncmp(s->name, "_ZGV", 4))
+		return 0;
+	a = realloc(g->start, (g->n + 1) * sizeof(*g->start));
+	if (a)
+		g->start = a;
+	b = realloc(g->end, (g->n + 1) * sizeof(*g->end));
+	if (b)
+		g->end = b;
+	if (!a || !b)
+		return -ENOMEM;
+	g->start[g->n] = s->sym.st_value;
+	g->end[g->n++] = s->sym.st_value + (s->sym.st_size ? s->sym.st_size : 8);
+	return 0;
 }
 
 static void read_guards(const char *path, struct guard_vars *g)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	Elf_Scn *scn = NULL;
 	Elf *elf;
 
 	if (fd < 0)
 		return;
 	elf = elf_version(EV_CURRENT) != EV_NONE ? elf_begin(fd, ELF_C_READ_MMAP, NULL) : NULL;
-	while (elf && (scn = elf_nextscn(elf, scn))) {
-		GElf_Shdr sh;
-
-		if (gelf_getshdr(scn, &sh) && (sh.sh_type == SHT_SYMTAB || sh.sh_type == SHT_DYNSYM))
-			add_guards(elf, scn, &sh, g);
-	}
+	if (elf)
+		elf_symbols__each(elf, ELF_SYMTAB | ELF_DYNSYM, add_guard, g);
 	elf_end(elf);
 	close(fd);
 }

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "elf_symbols.h"
 #include "ksize.h"
 #include "util/print.h"
 
@@ -56,45 +57,49 @@ static int cmp_name(const void *pa, const void *pb)
 	return strcmp(a->name, b->name);
 }
 
-static Elf_Scn *find_symtab(Elf *elf, GElf_Shdr *sh)
-{
-	Elf_Scn *scn = NULL;
+/* What read_funcs() finds in the symbol table, into f. */
+struct funcs_walk {
+	struct ksize_file *f;
+	uint64_t *text;
+};
 
-	while ((scn = elf_nextscn(elf, scn)))
-		if (gelf_getshdr(scn, sh) && sh->sh_type == SHT_SYMTAB && sh->sh_entsize)
-			return scn;
-	return NULL;
+static int add_func(const struct elf_symbol *s, void *arg)
+{
+	struct funcs_walk *w = arg;
+	struct ksize_file *f = w->f;
+	const GElf_Sym *sym = &s->sym;
+
+	if (!f->by_addr) {
+		f->by_addr = calloc(s->nr ? s->nr : 1, sizeof(*f->by_addr));
+		if (!f->by_addr)
+			return -ENOMEM;
+	}
+	if (!s->name || !*s->name)
+		return 0;
+	if (!strcmp(s->name, "_text") && sym->st_shndx != SHN_UNDEF)
+		*w->text = sym->st_value;
+	if (GELF_ST_TYPE(sym->st_info) != STT_FUNC || sym->st_shndx == SHN_UNDEF || !sym->st_size)
+		return 0;
+	f->by_addr[f->n++] = (struct kfunc){ s->name, sym->st_value, sym->st_size };
+	return 0;
 }
 
 /* The defined STT_FUNC symbols with a size, and the file's _text (0 if none). */
 static int read_funcs(struct ksize_file *f, uint64_t *text)
 {
-	GElf_Shdr sh;
-	Elf_Scn *scn = find_symtab(f->elf, &sh);
-	Elf_Data *d = scn ? elf_getdata(scn, NULL) : NULL;
-	size_t nsyms = d ? sh.sh_size / sh.sh_entsize : 0;
+	struct funcs_walk w = { f, text };
+	int err;
 
 	*text = 0;
-	if (!d)
+	err = elf_symbols__each(f->elf, ELF_SYMTAB, add_func, &w);
+	if (err == -ENOENT || err == -ENOEXEC)
 		return -ENODATA;
-	f->by_addr = calloc(nsyms ? nsyms : 1, sizeof(*f->by_addr));
-	if (!f->by_addr)
-		return -ENOMEM;
-	for (size_t i = 0; i < nsyms; i++) {
-		GElf_Sym sym;
-		const char *name;
-
-		if (!gelf_getsym(d, (int)i, &sym))
-			continue;
-		name = elf_strptr(f->elf, sh.sh_link, sym.st_name);
-		if (!name || !*name)
-			continue;
-		if (!strcmp(name, "_text") && sym.st_shndx != SHN_UNDEF)
-			*text = sym.st_value;
-		if (GELF_ST_TYPE(sym.st_info) != STT_FUNC || sym.st_shndx == SHN_UNDEF ||
-		    !sym.st_size)
-			continue;
-		f->by_addr[f->n++] = (struct kfunc){ name, sym.st_value, sym.st_size };
+	if (err)
+		return err;
+	if (!f->by_addr) {	/* an empty table */
+		f->by_addr = calloc(1, sizeof(*f->by_addr));
+		if (!f->by_addr)
+			return -ENOMEM;
 	}
 	f->by_name = malloc((f->n ? f->n : 1) * sizeof(*f->by_name));
 	if (!f->by_name)

@@ -22,6 +22,7 @@
 #include "debuginfo.h"
 #include "decode.h"
 #include "ehframe.h"
+#include "elf_symbols.h"
 #include "util/print.h"
 #include "util/array.h"
 
@@ -117,32 +118,6 @@ static bool scn_is_code(Elf *elf, size_t idx, GElf_Shdr *sh)
 	       (sh->sh_flags & SHF_EXECINSTR);
 }
 
-static Elf_Scn *find_symtab(Elf *elf, Elf32_Word type)
-{
-	Elf_Scn *scn = NULL;
-	GElf_Shdr sh;
-
-	while ((scn = elf_nextscn(elf, scn)))
-		if (gelf_getshdr(scn, &sh) && sh.sh_type == type)
-			return scn;
-	return NULL;
-}
-
-/* The extended section indices of symscn's symbols, or NULL when there are none. */
-static Elf_Data *find_shndx_data(Elf *elf, Elf_Scn *symscn)
-{
-	size_t symidx = elf_ndxscn(symscn);
-	Elf_Scn *xscn = NULL;
-	GElf_Shdr sh;
-
-	while ((xscn = elf_nextscn(elf, xscn))) {
-		if (gelf_getshdr(xscn, &sh) && sh.sh_type == SHT_SYMTAB_SHNDX &&
-		    sh.sh_link == symidx)
-			return elf_getdata(xscn, NULL);
-	}
-	return NULL;
-}
-
 /* The code section holding [vaddr, vaddr + size) in the file decoded: its bytes are read there. */
 static bool code_scn_at(Elf *elf, uint64_t vaddr, uint64_t size, size_t *idx)
 {
@@ -161,33 +136,26 @@ static bool code_scn_at(Elf *elf, uint64_t vaddr, uint64_t size, size_t *idx)
 }
 
 /*
- * Symbol i of symelf (the file decoded, or its separate debug file) as a
+ * A symbol of the file decoded or of its separate debug file as a
  * candidate function: false unless it is one, whole in a code section of
  * code_elf, the file decoded.  A debug file's sections hold no code.
  */
-static bool symbol_cand(Elf *symelf, Elf *code_elf, Elf_Data *data, Elf_Data *xdata,
-			const GElf_Shdr *symsh, size_t i, struct func_cand *out)
+static bool symbol_cand(Elf *code_elf, const struct elf_symbol *s, struct func_cand *out)
 {
-	GElf_Sym sym;
-	Elf32_Word xndx = 0;
-	size_t shndx;
-	const char *name;
+	const GElf_Sym *sym = &s->sym;
+	size_t shndx = s->shndx;
 
-	if (!gelf_getsymshndx(data, xdata, (int)i, &sym, &xndx))
+	if (GELF_ST_TYPE(sym->st_info) != STT_FUNC || !sym->st_size)
 		return false;
-	if (GELF_ST_TYPE(sym.st_info) != STT_FUNC || !sym.st_size)
+	if (shndx == SHN_UNDEF || (shndx >= SHN_LORESERVE && sym->st_shndx != SHN_XINDEX))
 		return false;
-	shndx = sym.st_shndx == SHN_XINDEX ? xndx : sym.st_shndx;
-	if (shndx == SHN_UNDEF || (shndx >= SHN_LORESERVE && sym.st_shndx != SHN_XINDEX))
+	if (!code_scn_at(code_elf, sym->st_value, sym->st_size, &shndx))
 		return false;
-	if (!code_scn_at(code_elf, sym.st_value, sym.st_size, &shndx))
-		return false;
-	name = elf_strptr(symelf, symsh->sh_link, sym.st_name);
-	if (!name || !*name)
+	if (!s->name || !*s->name)
 		return false;
 	*out = (struct func_cand){
-		.name = name, .vaddr = sym.st_value, .size = sym.st_size, .scn = shndx,
-		.rank = bind_rank(GELF_ST_BIND(sym.st_info)),
+		.name = s->name, .vaddr = sym->st_value, .size = sym->st_size, .scn = shndx,
+		.rank = bind_rank(GELF_ST_BIND(sym->st_info)),
 	};
 	return true;
 }
@@ -252,32 +220,32 @@ static struct func_cand *cand_push(struct cand_vec *cv)
 	return &cv->v[cv->n];
 }
 
-/* The functions of symelf's symbol table of this type (SHT_SYMTAB, SHT_DYNSYM) into cv. */
-static int symtab_cands(const char *path, Elf *symelf, Elf *code_elf, Elf32_Word type,
+struct cands_walk {
+	Elf *code_elf;
+	struct cand_vec *cv;
+};
+
+static int add_cand(const struct elf_symbol *s, void *arg)
+{
+	struct cands_walk *w = arg;
+	struct func_cand *c = cand_push(w->cv);
+
+	if (!c)
+		return -ENOMEM;
+	w->cv->n += symbol_cand(w->code_elf, s, c);
+	return 0;
+}
+
+/* The functions of symelf's symbol table of these kinds (ELF_SYMTAB, ELF_DYNSYM) into cv. */
+static int symtab_cands(const char *path, Elf *symelf, Elf *code_elf, enum elf_symtabs tables,
 			struct cand_vec *cv)
 {
-	Elf_Scn *symscn = find_symtab(symelf, type);
-	Elf_Data *data, *xdata;
-	GElf_Shdr symsh;
-	size_t nsyms;
+	struct cands_walk w = { code_elf, cv };
+	int err = elf_symbols__each(symelf, tables, add_cand, &w);
 
-	if (!symscn)
-		return 0;
-	xdata = find_shndx_data(symelf, symscn);
-	if (!gelf_getshdr(symscn, &symsh) || !(data = elf_getdata(symscn, NULL)) ||
-	    !symsh.sh_entsize) {
+	if (err == -ENOEXEC)
 		pr_warn("%s: cannot read symbol table: %s\n", path, elf_errmsg(-1));
-		return -ENOEXEC;
-	}
-	nsyms = symsh.sh_size / symsh.sh_entsize;
-	for (size_t i = 0; i < nsyms; i++) {
-		struct func_cand *c = cand_push(cv);
-
-		if (!c)
-			return -ENOMEM;
-		cv->n += symbol_cand(symelf, code_elf, data, xdata, &symsh, i, c);
-	}
-	return 0;
+	return err == -ENOENT ? 0 : err;
 }
 
 /* Does [vaddr, end) overlap a function of the sorted v[0..n)? */
@@ -380,7 +348,7 @@ static int debug_file_cands(struct target_obj *obj, struct obj_priv *p, struct c
 	if (fd >= 0)
 		elf = elf_begin(fd, ELF_C_READ, NULL);
 	if (elf)
-		err = symtab_cands(debug, elf, p->elf, SHT_SYMTAB, cv);
+		err = symtab_cands(debug, elf, p->elf, ELF_SYMTAB, cv);
 	if (!err && cv->n)
 		snprintf(obj->funcs_from, sizeof(obj->funcs_from), "debug file %s", debug);
 	if (elf)
@@ -401,13 +369,13 @@ static int load_funcs(struct target_obj *obj, struct obj_priv *p)
 	struct cand_vec cv = { 0 };
 	int err;
 
-	err = symtab_cands(obj->path, p->elf, p->elf, SHT_SYMTAB, &cv);
+	err = symtab_cands(obj->path, p->elf, p->elf, ELF_SYMTAB, &cv);
 	if (!err && cv.n)
 		snprintf(obj->funcs_from, sizeof(obj->funcs_from), "symtab");
 	if (!err && !cv.n)
 		err = debug_file_cands(obj, p, &cv);
 	if (!err && !cv.n) {
-		err = symtab_cands(obj->path, p->elf, p->elf, SHT_DYNSYM, &cv);
+		err = symtab_cands(obj->path, p->elf, p->elf, ELF_DYNSYM, &cv);
 		if (!err)
 			err = cfi_cands(obj->path, p->elf, &cv);
 		snprintf(obj->funcs_from, sizeof(obj->funcs_from), "dynsym and eh_frame");

@@ -1,0 +1,61 @@
+// SPDX-License-Identifier: GPL-2.0-only
+#include <errno.h>
+#include <stdbool.h>
+#include "elf_symbols.h"
+
+/* The extended section indices of symscn's entries (SHT_SYMTAB_SHNDX), or NULL if none. */
+static Elf_Data *shndx_data(Elf *elf, Elf_Scn *symscn)
+{
+	size_t symidx = elf_ndxscn(symscn);
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+
+	while ((scn = elf_nextscn(elf, scn)))
+		if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_SYMTAB_SHNDX && sh.sh_link == symidx)
+			return elf_getdata(scn, NULL);
+	return NULL;
+}
+
+static int each_of_table(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh,
+			 int (*fn)(const struct elf_symbol *s, void *arg), void *arg)
+{
+	Elf_Data *data = elf_getdata(scn, NULL), *xdata;
+	struct elf_symbol s = { .table = sh->sh_type };
+	int ret = 0;
+
+	if (!data || !sh->sh_entsize)
+		return -ENOEXEC;
+	xdata = shndx_data(elf, scn);
+	s.nr = sh->sh_size / sh->sh_entsize;
+	for (size_t i = 0; i < s.nr && !ret; i++) {
+		Elf32_Word xndx = 0;
+
+		if (!gelf_getsymshndx(data, xdata, (int)i, &s.sym, &xndx))
+			continue;
+		s.shndx = s.sym.st_shndx == SHN_XINDEX ? xndx : s.sym.st_shndx;
+		s.name = elf_strptr(elf, sh->sh_link, s.sym.st_name);
+		ret = fn(&s, arg);
+	}
+	return ret;
+}
+
+int elf_symbols__each(Elf *elf, enum elf_symtabs tables,
+		      int (*fn)(const struct elf_symbol *s, void *arg), void *arg)
+{
+	Elf_Scn *scn = NULL;
+	bool found = false;
+	int ret = 0;
+
+	while (!ret && (scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+
+		if (!gelf_getshdr(scn, &sh))
+			continue;
+		if (!(sh.sh_type == SHT_SYMTAB && (tables & ELF_SYMTAB)) &&
+		    !(sh.sh_type == SHT_DYNSYM && (tables & ELF_DYNSYM)))
+			continue;
+		found = true;
+		ret = each_of_table(elf, scn, &sh, fn, arg);
+	}
+	return ret ? ret : found ? 0 : -ENOENT;
+}

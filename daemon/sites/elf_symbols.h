@@ -1,0 +1,39 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * The entries of an ELF file's symbol tables (.symtab, .dynsym), walked one
+ * way with libelf: the decoder's functions, the kernel functions' sizes, the
+ * history's sync functions, the marking's guard variables and the watches'
+ * variables all come from it.
+ */
+#ifndef KCSAND_ELF_SYMBOLS_H
+#define KCSAND_ELF_SYMBOLS_H
+
+#include <stddef.h>
+#include <gelf.h>
+
+/* Which tables to walk: one of them, or both (.symtab's entries first if it comes first). */
+enum elf_symtabs {
+	ELF_SYMTAB = 1 << 0,
+	ELF_DYNSYM = 1 << 1,
+};
+
+/* One entry, as elf_symbols__each() passes it. */
+struct elf_symbol {
+	GElf_Sym sym;
+	const char *name;	/* NULL when the string table does not hold it */
+	/* The entry's section: sym.st_shndx, or its extended index (SHN_XINDEX). */
+	Elf32_Word shndx;
+	Elf64_Word table;	/* SHT_SYMTAB or SHT_DYNSYM */
+	size_t nr;		/* the table's entries, for an array sized at its first one */
+};
+
+/*
+ * Calls fn(s, arg) on each entry of elf's tables of the kinds asked, in the
+ * file's order, until fn returns non-zero, and returns that.  0 once every
+ * entry was given, -ENOENT when elf has no such table, -ENOEXEC when one
+ * cannot be read (what libelf said: elf_errmsg(-1)).
+ */
+int elf_symbols__each(Elf *elf, enum elf_symtabs tables,
+		      int (*fn)(const struct elf_symbol *s, void *arg), void *arg);
+
+#endif
