@@ -16,18 +16,37 @@
 #include <sys/stat.h>
 #include "hwbp.h"
 #include "hwbp_int.h"
+#include "sites/elf_symbols.h"
 #include "sites/ksyms.h"
 #include "util/print.h"
+#include "util/proc_maps.h"
+
+/* Where a file's offset 0 is mapped, found in /proc/PID/maps. */
+struct file_start {
+	const char *real;	/* the file, a resolved path */
+	uint64_t start;
+};
+
+static int file_start_in(const struct proc_map *m, void *arg)
+{
+	struct file_start *fs = arg;
+
+	if (m->pgoff || strcmp(m->path, fs->real))
+		return 0;
+	fs->start = m->start;
+	return 1;
+}
 
 /* Where path is mapped in pid: the load bias of its ELF addresses, 0 for a fixed executable. */
 static int load_bias(pid_t pid, const char *path, bool shared, Elf *elf, uint64_t *bias)
 {
-	char maps[64], line[4352], file[4096], real[PATH_MAX];
-	uint64_t lo, off, min_vaddr = UINT64_MAX;
+	char exe[64], file[4096], real[PATH_MAX];
+	struct file_start fs = { real };
+	uint64_t min_vaddr = UINT64_MAX;
 	GElf_Ehdr eh;
 	size_t nph;
 	ssize_t n;
-	FILE *f;
+	int ret;
 
 	if (!gelf_getehdr(elf, &eh) || elf_getphdrnum(elf, &nph))
 		return -EINVAL;
@@ -46,8 +65,8 @@ static int load_bias(pid_t pid, const char *path, bool shared, Elf *elf, uint64_
 	 * looked up in the maps of a process that did not come from us.
 	 */
 	if (!shared) {
-		snprintf(maps, sizeof(maps), "/proc/%d/exe", pid);
-		n = readlink(maps, file, sizeof(file) - 1);
+		snprintf(exe, sizeof(exe), "/proc/%d/exe", pid);
+		n = readlink(exe, file, sizeof(file) - 1);
 		if (n < 0 || (file[n] = 0, strcmp(file, real)))
 			return -EAGAIN;
 	}
@@ -55,30 +74,37 @@ static int load_bias(pid_t pid, const char *path, bool shared, Elf *elf, uint64_
 		*bias = 0;
 		return 0;
 	}
-	snprintf(maps, sizeof(maps), "/proc/%d/maps", pid);
-	f = fopen(maps, "r");
-	if (!f)
-		return -errno;
-	while (fgets(line, sizeof(line), f)) {
-		file[0] = 0;
-		if (sscanf(line, "%" SCNx64 "-%*x %*s %" SCNx64 " %*s %*s %4095s", &lo, &off,
-			   file) == 3 && off == 0 && !strcmp(file, real)) {
-			fclose(f);
-			*bias = lo - min_vaddr;
-			return 0;
-		}
-	}
-	fclose(f);
-	return -EAGAIN;		/* not mapped (yet) */
+	ret = proc_maps__for_each(pid, file_start_in, &fs);
+	if (ret <= 0)
+		return ret < 0 ? ret : -EAGAIN;		/* not mapped (yet) */
+	*bias = fs.start - min_vaddr;
+	return 0;
+}
+
+/* A variable (STT_OBJECT) by name, found in a symbol table. */
+struct object_query {
+	const char *name;
+	uint64_t *addr, *size;
+};
+
+static int object_named(const struct elf_symbol *s, void *arg)
+{
+	const struct object_query *q = arg;
+
+	if (GELF_ST_TYPE(s->sym.st_info) != STT_OBJECT || !s->name || strcmp(s->name, q->name))
+		return 0;
+	*q->addr = s->sym.st_value;
+	*q->size = s->sym.st_size;
+	return 1;
 }
 
 int hwbp__resolve_symbol(pid_t pid, const char *path, bool shared, const char *name,
 			uint64_t *addr, uint64_t *size)
 {
-	Elf_Scn *scn = NULL;
+	struct object_query q = { name, addr, size };
 	struct stat st;
 	uint64_t bias;
-	int fd, err = -ENOENT;
+	int fd, err;
 	Elf *elf;
 
 	elf_version(EV_CURRENT);
@@ -95,30 +121,7 @@ int hwbp__resolve_symbol(pid_t pid, const char *path, bool shared, const char *n
 		close(fd);
 		return -EINVAL;
 	}
-	while ((scn = elf_nextscn(elf, scn)) && err == -ENOENT) {
-		GElf_Shdr sh;
-		Elf_Data *data;
-
-		if (!gelf_getshdr(scn, &sh))
-			continue;
-		if (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM)
-			continue;
-		data = elf_getdata(scn, NULL);
-		for (size_t k = 0; data && sh.sh_entsize && k < sh.sh_size / sh.sh_entsize; k++) {
-			GElf_Sym sym;
-			const char *n;
-
-			if (!gelf_getsym(data, k, &sym) || GELF_ST_TYPE(sym.st_info) != STT_OBJECT)
-				continue;
-			n = elf_strptr(elf, sh.sh_link, sym.st_name);
-			if (n && !strcmp(n, name)) {
-				*addr = sym.st_value;
-				*size = sym.st_size;
-				err = 0;
-				break;
-			}
-		}
-	}
+	err = elf_symbols__each(elf, ELF_SYMTAB | ELF_DYNSYM, object_named, &q) > 0 ? 0 : -ENOENT;
 	if (!err) {
 		err = load_bias(pid, path, shared, elf, &bias);
 		*addr += bias;
