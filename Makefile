@@ -7,6 +7,8 @@
 #   make fuzz       the parsers' libFuzzer targets, FUZZ_RUNS inputs each
 #   make install    kcsand, kcsanctl, man pages, completion, unit (DESTDIR, PREFIX)
 #   make demo       run kcsanctl on the bundled racy demo
+#   make bench      every benchmark of bench/user/ and bench/kernel/ (root; docs/PERFORMANCE.md);
+#                   make bench-user, make bench-kernel: one kind
 #   make vmlinux    regenerate vmlinux.h from this kernel's BTF
 
 OUT	:= build
