@@ -73,6 +73,8 @@ start_daemon() {
 	done
 	echo "kcsand did not start:"
 	sed 's/^/    /' "$DERR"
+	# Still starting (a loaded machine): stopped, or the wait below never ends.
+	kill -TERM "$DPID" 2>/dev/null
 	wait "$DPID" 2>/dev/null
 	DPID=
 	return 1

@@ -14,7 +14,7 @@ RACES=$SRC_DIR/$BUILD/tests/daemon/two_races
 [[ $BUILD == /* ]] && RACES=$BUILD/tests/daemon/two_races
 
 printf 'report_once_in_ms 100\n' >"$TMP/kcsand.conf"
-start_daemon "$TMP/kcsand.conf" || { finish; exit; }
+start_daemon "$TMP/kcsand.conf" || { fail start "kcsand did not start"; finish; exit; }
 check no_targets_no_probes "0" "$("$CTL" -j probe list | jq length)"
 
 start_target "$RACES"; traced=$TPID

@@ -51,7 +51,7 @@ kmsg yes
 CONF
 kmarker="kcsand-daemon-sinks $$ $RANDOM"
 echo "$kmarker" >/dev/kmsg
-KCSAND_JOURNAL_SOCKET=$TMP/journal start_daemon "$TMP/kcsand.conf" || { finish; exit; }
+KCSAND_JOURNAL_SOCKET=$TMP/journal start_daemon "$TMP/kcsand.conf" || { fail start "kcsand did not start"; finish; exit; }
 start_target "$RACES"
 m=$(log_mark)
 wait_title "$m" "data-race in reader_a / writer_a" 30
@@ -95,7 +95,7 @@ cat >"$TMP/kcsand.conf" <<CONF
 target user $RACES --functions reader_b,writer_b
 report_once_in_ms 500
 CONF
-start_daemon "$TMP/kcsand.conf" --json || { finish; exit; }
+start_daemon "$TMP/kcsand.conf" --json || { fail start "kcsand did not start"; finish; exit; }
 for ((i = 0; i < 120; i++)); do grep -q title "$LOG" 2>/dev/null && break; sleep 0.25; done
 stop_daemon
 if [[ -s $LOG ]] && jq -e -s 'length > 0 and all(.title == "data-race in reader_b / writer_b")' \

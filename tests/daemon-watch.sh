@@ -42,7 +42,7 @@ refused_here() {
 report_once_in_ms 100
 target user $PROG --functions tick
 EOF
-	start_daemon "$TMP/kcsand.conf" || return
+	start_daemon "$TMP/kcsand.conf" || { fail start "kcsand did not start"; return; }
 	start_target "$PROG"
 	out=$("$CTL" watch add level --pid "$TPID" 2>&1); rc=$?
 	check refused_socket "1 kcsanctl: watch level: $why" "$rc $out"
@@ -69,7 +69,7 @@ cat >"$TMP/kcsand.conf" <<EOF
 report_once_in_ms 100
 target user $PROG --functions tick
 EOF
-start_daemon "$TMP/kcsand.conf" || { finish; exit; }
+start_daemon "$TMP/kcsand.conf" || { fail start "kcsand did not start"; finish; exit; }
 check no_watches "0 0" "$(nr_watches) $(perf_links)"
 start_target "$PROG"; target=$TPID
 sleep 0.3
@@ -187,7 +187,7 @@ report_once_in_ms 100
 target user $PROG --functions tick
 watch level --pid $target
 EOF
-start_daemon "$TMP/kcsand.conf" || { finish; exit; }
+start_daemon "$TMP/kcsand.conf" || { fail start "kcsand did not start"; finish; exit; }
 check config_watch "1: user level pid=$target" "$("$CTL" watch list | head -1 | cut -d' ' -f1-4)"
 check config_watch_from_config "true" "$("$CTL" -j watch list | jq '.watches[0].from_config')"
 m=$(log_mark)
