@@ -76,11 +76,11 @@ expect_exit vector_loads_refused_left_out 0 ' [1-9][0-9]* insns the kernel.s upr
 	"$CTL" run -v --functions 'copy_*' --param sampler_warmup_cpu_ms=0 -- \
 	"$B/tests/cli/vector_stores" 20000
 if grep -q 'cannot re-attach' "$out"; then
-	bad vector_loads_relinked "the sampler's re-attach failed: $(grep -m1 'cannot re-attach' "$out")"
+	fail vector_loads_relinked "the sampler's re-attach failed: $(grep -m1 'cannot re-attach' "$out")" "$out"
 elif ! armed=$(grep -oE 'armed_sites: [0-9]+/[0-9]+' "$out"); then
-	bad vector_loads_relinked "no armed_sites figure in the summary"
+	fail vector_loads_relinked "no armed_sites figure in the summary" "$out"
 elif a=${armed#armed_sites: }; ((${a%/*} >= ${a#*/})); then
-	bad vector_loads_relinked "every site still armed at the end ($armed): no re-attach to check"
+	fail vector_loads_relinked "every site still armed at the end ($armed): no re-attach to check" "$out"
 else
 	ok vector_loads_relinked
 fi
