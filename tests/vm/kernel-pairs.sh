@@ -21,7 +21,6 @@ set -u
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 cd "$REPO" || exit 1
 . "$REPO/tests/vm/suite-lib.sh"
-setup_fail() { echo "FAIL setup: $1"; echo "0 passed, 1 failed"; exit 1; }
 if [ "${1:-}" = --check ] && [ -d "${2:-}" ]; then
 	out=$2
 	check_only=1
@@ -45,7 +44,7 @@ run_guest() {
 	rc=$?
 	echo "     (guest run: $(( $(date +%s) - start )) s, exit status $rc; files in $out)"
 	[[ $rc =~ ^(0|66)$ ]] && ok guest_ran ||
-		bad guest_ran "exit $rc: $(tail -3 "$out/harness.err" | tr '\n' ';')"
+		fail guest_ran "exit $rc: $(tail -3 "$out/harness.err" | tr '\n' ';')"
 }
 [ -n "${check_only:-}" ] || run_guest
 
@@ -68,7 +67,7 @@ if [ "${rc:-}" = 66 ] && [ "${db_s:--}" != - ] && [ -n "$title" ] &&
 	ok pair_100hz_reported_with_both_stacks
 	sed 's/^/     /' <<< "$block" | head -24
 else
-	bad pair_100hz_reported_with_both_stacks "exit ${rc:-none}, pair after ${pair_s:--} s, by a data breakpoint after ${db_s:--} s; titles: $(grep '^BUG: KCSAN:' "$L" 2>/dev/null | sort | uniq -c | head -3 | tr '\n' ';')"
+	fail pair_100hz_reported_with_both_stacks "exit ${rc:-none}, pair after ${pair_s:--} s, by a data breakpoint after ${db_s:--} s; titles: $(grep '^BUG: KCSAN:' "$L" 2>/dev/null | sort | uniq -c | head -3 | tr '\n' ';')"
 fi
 
 # Positive controls: the registers were armed on the other CPU in time, and a trap
@@ -78,9 +77,9 @@ val() { grep -oE "(^| )$1: [0-9]+" <<< "$S" | grep -oE '[0-9]+$'; }
 echo "     $(grep -oE '(breakpoint_regs|breakpoint_traps|setup_watchpoints|pair_[a-z_]+): [0-9x.]+' <<< "$S" | tr '\n' ' ')"
 [ "$(val pair_cpus)" = 2 ] && [ "${slow:-0}" -gt 0 ] && [ "${fast:-0}" -gt 0 ] &&
 	[ "$(val pair_armed || echo 0)" -gt 0 ] && ok data_breakpoints_armed_in_stalls ||
-	bad data_breakpoints_armed_in_stalls "pair_cpus $(val pair_cpus), pair_armed $(val pair_armed), accesses ${slow:-?} ${fast:-?}"
+	fail data_breakpoints_armed_in_stalls "pair_cpus $(val pair_cpus), pair_armed $(val pair_armed), accesses ${slow:-?} ${fast:-?}"
 [ "$(val pair_caught || echo 0)" -gt 0 ] && ok partner_caught_by_data_breakpoint ||
-	bad partner_caught_by_data_breakpoint "pair_caught $(val pair_caught), pair_traps $(val pair_traps)"
+	fail partner_caught_by_data_breakpoint "pair_caught $(val pair_caught), pair_traps $(val pair_traps)"
 no_kprobe_left "$out"
 no_kernel_warning "$out"
 finish_suite "$out"

@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-only
 #
-# Guest side of tests/vm/kernel-pairs.sh and bench/p13-kernel-pairs.sh, run by
+# Guest side of tests/vm/kernel-pairs.sh and bench/kernel/p13-kernel-pairs.sh, run by
 # tests/vm/kcsan-vm as its probe command, with the module tests/kmod/kcsan_pairs
 # loaded:
 #

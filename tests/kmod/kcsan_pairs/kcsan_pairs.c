@@ -2,7 +2,7 @@
 /*
  * kcsan_pairs: races at real rates, for measuring what kcsand's kernel
  * mode reports with both stacks (tests/vm/kernel-pairs.sh,
- * bench/p13-kernel-pairs.sh), in the style of the kernel's own
+ * bench/kernel/p13-kernel-pairs.sh), in the style of the kernel's own
  * kernel/kcsan/kcsan_test.c: one scenario at a time, each a pair of
  * kernel threads on two different CPUs, each racing access alone in a
  * small noinline function so that a report names it.

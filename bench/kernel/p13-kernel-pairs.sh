@@ -20,17 +20,18 @@
 # arm latency, mean re-target, timeouts) summed over the runs; then every report of
 # the module's races by kind: pairs, one stack (unknown origin), later writes.
 #
-# Usage: bench/p13-kernel-pairs.sh [TRIES] [SECONDS] [MODES] [SCENARIOS]
+# Usage: bench/kernel/p13-kernel-pairs.sh [BUILD_DIR [TRIES [SECONDS [MODES [SCENARIOS]]]]]
 #   (root; defaults 5, 60, "bp bp0 kp", "1 2 3 4 5 6"; files kept in build/vm/p13.*)
 # P13_KCSANCTL names another kcsanctl (an older build, to compare).
-# bench/p13-kernel-pairs.sh --report DIR "MODES" "SCENARIOS" prints the table of a kept run.
+# bench/kernel/p13-kernel-pairs.sh --report DIR "MODES" "SCENARIOS" prints the table of a kept run.
 set -u
-REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-cd "$REPO" || exit 1
+. "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 if [ "${1:-}" = --report ]; then
-	out=$2 MODES=$3 SCENARIOS=$4
+	out=$(realpath "$2") MODES=$3 SCENARIOS=$4
+	bench_init p13
 else
-TRIES=${1:-5} SECS=${2:-60} MODES=${3:-bp bp0 kp} SCENARIOS=${4:-1 2 3 4 5 6}
+bench_init p13 "${1:-}" root
+TRIES=${2:-5} SECS=${3:-60} MODES=${4:-bp bp0 kp} SCENARIOS=${5:-1 2 3 4 5 6}
 KVER=$(dpkg-query -W -f='${Depends}' linux-image-amd64 | sed -n 's/.*linux-image-\([^ ,]*-amd64\).*/\1/p')
 DBG=/usr/lib/debug/boot/vmlinux-$KVER
 if [[ " $MODES " == *" scale "* ]] && [ ! -r "$DBG" ]; then
@@ -38,7 +39,7 @@ if [[ " $MODES " == *" scale "* ]] && [ ! -r "$DBG" ]; then
 	exit 2
 fi
 out=$(mkdir -p build/vm && mktemp -d "$REPO/build/vm/p13.XXXXXX") || exit 2
-cp "${P13_KCSANCTL:-build/kcsanctl}" "$out/kcsanctl" || exit 2
+cp "${P13_KCSANCTL:-$B/kcsanctl}" "$out/kcsanctl" || exit 2
 ko=$REPO/build/vm/kmod-$KVER/kcsan_pairs/kcsan_pairs.ko
 nruns=$(( TRIES * $(wc -w <<< "$MODES") * $(wc -w <<< "$SCENARIOS") ))
 start=$(date +%s)
