@@ -74,6 +74,14 @@ build() {
 	fi
 	case $2 in *openmp*) f="$f -fopenmp" ;; *) f="$f -pthread" ;; esac
 	case $2 in *nofp*) f="$f -fomit-frame-pointer" ;; *) f="$f -fno-omit-frame-pointer" ;; esac
+	# plugin, plugin_omp: NAME_lib.c as NAME_lib.so beside it, which it dlopen()s.
+	if [[ $2 == *plugin* && ! ( $OUT/$1_lib.so -nt tests/history/$1_lib.c ) ]]; then
+		local lf="-O1 -g -shared -fPIC -fno-omit-frame-pointer -pthread"
+
+		[[ $2 == *plugin_omp* ]] && lf="$lf -fopenmp"
+		# shellcheck disable=SC2086
+		gcc $lf -o "$OUT/$1_lib.so" "tests/history/$1_lib.c" || return 1
+	fi
 	[[ $bin -nt $src && $bin -nt tests/history/suite.h ]] && return 0
 	# shellcheck disable=SC2086
 	$cc $f -o "$bin" "$src"
@@ -111,8 +119,10 @@ run_one() {
 	# is enough, none in all of them fails.  A race-free program runs once.
 	# A race-free program of ALL_ARMED runs with every site armed.
 	local budget=()
+	# A plugin's accesses are probed as the user asks for a library's: --object.
+	[[ $3 == *plugin* ]] && budget+=(--object "$OUT/${name}_lib.so")
 	if [[ $ALL_ARMED == *" $name "* ]]; then
-		budget=(--overhead-budget 100)
+		budget+=(--overhead-budget 100)
 		all_armed_listed+=" $name"
 	fi
 	for ((try = 1; ; try++)); do
@@ -129,6 +139,9 @@ run_one() {
 			fail_with "$label" "race-free, but exit $rc and reports: ${got:-none}" "$out"
 		elif ! grep -Eq 'history_sync_ops: [1-9][0-9]* history_checked: [1-9]' <<<"$out"; then
 			fail_with "$label" "no positive control: no sync operation traced or no access checked" \
+				"$(tail -2 <<<"$out")"
+		elif [[ $name != hb_unclocked_* ]] && grep -Eq 'history_unclocked_hits: [1-9]' <<<"$out"; then
+			fail_with "$label" "a thread had no clock: the history's reports would have been dropped" \
 				"$(tail -2 <<<"$out")"
 		elif [[ $name == free_*_reuse ]] && ! grep -Eq 'history_forgotten: [1-9]' <<<"$out"; then
 			fail_with "$label" "no positive control: no freed memory or thread stack forgotten" \
