@@ -558,6 +558,8 @@ int engine__poll(struct engine *e, int timeout_ms)
 	take_late_program(e);
 	if (e->sampler)
 		sampler__tick(e->sampler);
+	if (e->hist)
+		history__poll(e->hist);
 	pace_history(e);
 	hwbp__tick(e->hw);
 	return err < 0 ? err : 0;

@@ -39,6 +39,13 @@ int history__new(struct kcsand_bpf *skel, bool multi, int verbose, struct histor
  * through exec.  Returns 0 or a negative errno with a message.
  */
 int history__add_process(struct history *hist, pid_t pid, const char *prog);
+/*
+ * Processes the BPF side holds (bpf/history.bpf.h): a forked child of a
+ * process with a history, one that exec'd or dlopen'd, one found under
+ * trace_all.  What each maps is probed for it now, and it is let go.
+ * Cheap when nothing was held since the last call: call it in the poll loop.
+ */
+void history__poll(struct history *hist);
 void history__get_stats(const struct history *hist, struct history_stats *out);
 /*
  * Probe hits by threads that had no clock (more threads of a process alive

@@ -4,7 +4,8 @@
  * per request makes them.  Each adds to a plain total under a mutex and
  * ends; the main thread creates them in waves of 25 and joins them only
  * at the end, so more than 64 threads are created and not yet joined,
- * though no more than 25 are alive at once.  Then the main thread reads
+ * though no more than 25 are alive at once (a wave's threads end
+ * before the next wave starts).  Then the main thread reads
  * the total: every thread was joined.
  *
  * Expected: race-free
@@ -45,8 +46,10 @@ int main(void)
 	for (long i = 0; i < THREADS; i++) {
 		start_thread(&t[i], worker, (void *)i);
 		/* A wave is over (its threads are ending) before the next starts. */
-		if (i % WAVE == WAVE - 1)
+		if (i % WAVE == WAVE - 1) {
 			pthread_barrier_wait(&wave_done);
+			wait_threads_at_most(1);
+		}
 	}
 	for (int i = 0; i < THREADS; i++)
 		pthread_join(t[i], NULL);
