@@ -97,6 +97,7 @@ int history__new(struct kcsand_bpf *skel, bool multi, int verbose, struct histor
 	hist->multi = multi;
 	hist->verbose = verbose;
 	/* On from the start: under trace_all, BPF finds the processes (history__poll). */
+	skel->bss->hb_daemon_tgid = getpid();
 	skel->bss->hb_enabled = 1;
 	for (size_t i = 0; i < sizeof(progs) / sizeof(progs[0]) && !err; i++) {
 		struct bpf_link *l = bpf_program__attach(progs[i]);
@@ -543,22 +544,26 @@ static int probe_libraries(struct history *hist, pid_t pid, struct needed *nd, c
 	return err;
 }
 
-/* Is pid running prog already, or is it still to exec it (kcsanctl run's child)? */
-static bool runs_already(pid_t pid, const char *prog)
+/*
+ * Is pid a child of ours still to exec its program (kcsanctl run's), or a
+ * process that runs already (the service's pid targets)?  By what it runs:
+ * until its exec, the child runs our own executable.
+ */
+static bool before_exec(pid_t pid)
 {
-	struct stat exe, want;
+	struct stat exe, self;
 	char path[64];
 
 	snprintf(path, sizeof(path), "/proc/%d/exe", pid);
-	return stat(path, &exe) || stat(prog, &want) || (exe.st_dev == want.st_dev &&
-							   exe.st_ino == want.st_ino);
+	return !stat(path, &exe) && !stat("/proc/self/exe", &self) && exe.st_dev == self.st_dev &&
+	       exe.st_ino == self.st_ino;
 }
 
-static int add_tgid(struct history *hist, pid_t pid, const char *prog)
+static int add_tgid(struct history *hist, pid_t pid, bool fresh)
 {
 	__u32 key = pid, first = KCSAND_HB_TGID_GEN;
 
-	if (!runs_already(pid, prog))
+	if (fresh)
 		first |= KCSAND_HB_TGID_FRESH;
 
 	if (bpf_map_update_elem(bpf_map__fd(hist->skel->maps.hb_tgids), &key, &first, BPF_ANY)) {
@@ -569,6 +574,25 @@ static int add_tgid(struct history *hist, pid_t pid, const char *prog)
 	}
 	hist->skel->bss->hb_enabled = 1;
 	return 0;
+}
+
+static int probe_maps(struct history *hist, pid_t pid);
+
+/*
+ * A process that ran before it was added: its sync functions from what it
+ * maps, and its threads, whose earlier sync went unseen, each acquire
+ * every epoch at their first event (bpf/history.bpf.h, hb_new_thread).
+ */
+static int add_running(struct history *hist, pid_t pid)
+{
+	int err = probe_maps(hist, pid);
+
+	if (err) {
+		pr_warn("history: cannot probe the sync functions of pid %d: %s\n", pid,
+			strerror(-err));
+		return err;
+	}
+	return add_tgid(hist, pid, false);
 }
 
 /*
@@ -600,6 +624,9 @@ int history__add_process(struct history *hist, pid_t pid, const char *prog)
 
 	if (elf_version(EV_CURRENT) == EV_NONE)
 		return -EINVAL;
+	/* A process that runs already: what it maps now is what it runs (history__poll). */
+	if (!before_exec(pid))
+		return add_running(hist, pid);
 	elf = open_elf(prog, &fd);
 	if (!elf) {
 		err = errno ? -errno : -EINVAL;	/* before the print callback */
@@ -631,7 +658,7 @@ int history__add_process(struct history *hist, pid_t pid, const char *prog)
 	if (!hist->functions)
 		pr_warn("history: no synchronization function found in %s or its libraries: every "
 			"access of different threads looks unordered\n", prog);
-	return add_tgid(hist, pid, prog);
+	return add_tgid(hist, pid, true);
 }
 
 /*
@@ -694,22 +721,29 @@ static int probe_maps(struct history *hist, pid_t pid)
  * go in a new generation of its own.  One that cannot be probed stays
  * held, with no history; one that ended is dropped.
  */
-static void take_over(struct history *hist, int map_fd, __u32 pid, __u32 value)
+static bool take_over(struct history *hist, int map_fd, __u32 pid, __u32 value)
 {
 	int err = probe_maps(hist, pid);
+	bool new;
 
+	pr_debug("history: pid %u held (%#x): %s\n", pid, value,
+		 err ? strerror(-err) : "what it maps probed, let go");
 	if (err == -ENOENT || err == -ESRCH) {
 		bpf_map_delete_elem(map_fd, &pid);
-		return;
+		return false;
 	}
 	if (err) {
 		pr_warn("history: cannot probe the sync functions pid %u mapped: %s; it has no "
 			"history\n", pid, strerror(-err));
-		return;
+		return false;
 	}
+	/* A new process is held from generation 0; an exec or a dlopen's is older. */
+	new = value == KCSAND_HB_TGID_HELD;
 	value = (value & ~(KCSAND_HB_TGID_HELD | KCSAND_HB_TGID_FRESH)) + KCSAND_HB_TGID_GEN;
-	if (!bpf_map_update_elem(map_fd, &pid, &value, BPF_EXIST))
-		hist->taken_over++;
+	if (bpf_map_update_elem(map_fd, &pid, &value, BPF_EXIST))
+		return false;
+	hist->taken_over++;
+	return new;
 }
 
 /* The links and files of processes that ended: a service outlives many. */
@@ -726,23 +760,24 @@ static void prune_ended(struct history *hist)
 			hist->probed[i--] = hist->probed[--hist->nr_probed];
 }
 
-void history__poll(struct history *hist)
+int history__poll(struct history *hist)
 {
 	__u64 held = __atomic_load_n(&hist->skel->bss->hb_held, __ATOMIC_ACQUIRE);
-	int fd = bpf_map__fd(hist->skel->maps.hb_tgids);
+	int fd = bpf_map__fd(hist->skel->maps.hb_tgids), new = 0;
 	__u32 key, next, value;
 	__u32 *prev = NULL;
 
 	if (held == hist->held_seen)
-		return;
+		return 0;
 	hist->held_seen = held;
 	prune_ended(hist);
 	while (!bpf_map_get_next_key(fd, prev, &next)) {
 		key = next;
 		prev = &key;
 		if (!bpf_map_lookup_elem(fd, &key, &value) && (value & KCSAND_HB_TGID_HELD))
-			take_over(hist, fd, key, value);
+			new += take_over(hist, fd, key, value);
 	}
+	return new;
 }
 
 void history__pause(struct history *hist)
@@ -809,6 +844,7 @@ void history__get_stats(const struct history *hist, struct history_stats *out)
 	out->functions = hist->functions;
 	out->outlined = hist->outlined;
 	out->pauses = hist->pauses;
+	out->held = hist->taken_over;
 }
 
 uint64_t history__unclocked_hits(const struct history *hist)

@@ -14,7 +14,10 @@
 #include <unistd.h>
 #include "suite.h"
 
+/* tests/daemon-history.sh builds it with more: a process found later is held longer. */
+#ifndef ROUNDS
 #define ROUNDS	200
+#endif
 
 static long mode;
 
