@@ -190,7 +190,7 @@ $(OUT)/tests/daemon/short_lived: SCENARIO_CFLAGS += -static
 DAEMON_TESTS := tests/kcsanctl-usage.sh tests/daemon-config.sh tests/daemon-control.sh \
 		tests/daemon-sinks.sh tests/daemon-pid.sh tests/daemon-detach.sh \
 		tests/daemon-watch.sh tests/daemon-json.sh tests/daemon-faults.sh tests/daemon-group.sh \
-		tests/daemon-procs.sh
+		tests/daemon-procs.sh tests/daemon-history.sh
 
 # The user-mode soak, short: SOAK_CHECK_S seconds (tests/soak/user-soak.sh runs 600).
 SOAK_CHECK_S	?= 45

@@ -100,7 +100,8 @@ enum hb_pace_action { HB_PACE_KEEP, HB_PACE_PAUSE, HB_PACE_RESUME };
 void hb_pace__init(struct hb_pace *p);
 enum hb_pace_action hb_pace__step(struct hb_pace *p, double native_ns, double cost_ns,
 				  double budget);
-void hb_pace__new_run(struct hb_pace *p, double now_ns);
+/* A new process: a start's credit again, at most once a second; true if given. */
+bool hb_pace__new_run(struct hb_pace *p, double now_ns);
 
 /* The operation of a sync function of a library, by its name; KCSAND_HB_NONE if none. */
 enum kcsand_hb_op history__op_of(const char *func);

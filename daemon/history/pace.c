@@ -43,15 +43,16 @@ void hb_pace__init(struct hb_pace *p)
  * it spent, or a target's later runs would all go untraced.  At most once
  * a second, so that a program forking all along pays for its probes.
  */
-void hb_pace__new_run(struct hb_pace *p, double now_ns)
+bool hb_pace__new_run(struct hb_pace *p, double now_ns)
 {
 	if (p->advance_ns && now_ns - p->advance_ns < HB_PACE_NEW_RUN_NS)
-		return;
+		return false;
 	p->advance_ns = now_ns;
 	if (p->credit_ns < HB_PACE_START_NS) {
 		p->spent_ns -= HB_PACE_START_NS - p->credit_ns;
 		p->credit_ns = HB_PACE_START_NS;
 	}
+	return true;
 }
 
 enum hb_pace_action hb_pace__step(struct hb_pace *p, double native_ns, double cost_ns,
