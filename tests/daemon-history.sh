@@ -8,9 +8,9 @@
 #    KCSAN's watchpoints do not report a plain word store at the
 #    defaults), is reported by the history, every run.  A process found
 #    under trace_all is held (no history) from its first probe hit until
-#    the daemon has probed its sync functions for it: a pid-filtered
-#    uprobe_multi link on libc took 0.1-0.5 s to attach on this loaded
-#    machine, and the rounds (3 s natively) outlast that;
+#    the daemon has probed its sync functions for it: the 200 rounds of
+#    the suite's build were often over before that on a loaded machine,
+#    these (3 s natively) outlast it;
 #  - a target added with --pid, a race-free process that ran before
 #    (tests/daemon/locked_until.c: its threads' earlier locking went
 #    unseen, and one may hold the mutex as it is added): no report, with

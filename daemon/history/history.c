@@ -20,6 +20,7 @@
 #include "history.h"
 #include "history_int.h"
 #include "util/array.h"
+#include "util/clock.h"
 #include "util/link_close.h"
 #include "util/uprobe_multi.h"
 #include "sites/decode.h"
@@ -723,11 +724,13 @@ static int probe_maps(struct history *hist, pid_t pid)
  */
 static bool take_over(struct history *hist, int map_fd, __u32 pid, __u32 value)
 {
+	uint64_t t0 = clock__now_ns();
 	int err = probe_maps(hist, pid);
 	bool new;
 
-	pr_debug("history: pid %u held (%#x): %s\n", pid, value,
-		 err ? strerror(-err) : "what it maps probed, let go");
+	pr_debug("history: pid %u held (%#x): %s in %.1f ms\n", pid, value,
+		 err ? strerror(-err) : "what it maps probed, let go",
+		 (clock__now_ns() - t0) / 1e6);
 	if (err == -ENOENT || err == -ESRCH) {
 		bpf_map_delete_elem(map_fd, &pid);
 		return false;
