@@ -36,6 +36,8 @@
  * returns in tests/history/free_omp_task_recursive.c.
  */
 #define HB_DEPTH	64
+/* After its process was held, a thread's every event acquires all for this long (hb_new_gen). */
+#define HB_SETTLE_NS		(100 * 1000000ULL)
 /* A second report of the same pair of sites is not sent within this (the daemon dedups). */
 #define HB_REPORT_GAP_NS	(100 * 1000000ULL)
 
@@ -99,7 +101,8 @@ static __always_inline int hb_traced(void)
  */
 static __always_inline void hb_hold(__u32 tgid, int exists)
 {
-	__u32 *v = bpf_map_lookup_elem(&hb_tgids, &tgid), held = KCSAND_HB_TGID_HELD;
+	__u32 *v = bpf_map_lookup_elem(&hb_tgids, &tgid);
+	__u32 held = KCSAND_HB_TGID_HELD | KCSAND_HB_TGID_GEN;	/* a new process: generation 1 */
 
 	if (tgid == hb_daemon_tgid)
 		return;
@@ -136,6 +139,7 @@ struct hb_thread {
 	__u32 once_depth;	/* inside pthread_once(): the epoch is kept until it returns */
 	__u32 gen;		/* hb_gen at its last sync event: depth is stale if older */
 	__u32 pgen;		/* its process's generation then (hb_tgids): the same */
+	__u64 settle_ns;	/* after a hold, every event acquires all until this */
 	__u32 depth;		/* sync calls entered and not yet returned */
 	__u32 op[HB_DEPTH];
 	__u64 arg0[HB_DEPTH];

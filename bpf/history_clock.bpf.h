@@ -252,8 +252,21 @@ static __always_inline void hb_new_gen(struct hb_thread *t)
 	__u32 pgen = v ? *v : 0;
 
 	/* Its process let go after being held (hb_hold) counts as a resume too. */
-	if (t->gen == hb_gen && t->pgen == pgen)
+	if (t->gen == hb_gen && t->pgen == pgen) {
+		if (t->settle_ns && bpf_ktime_get_ns() < t->settle_ns)
+			hb_acquire_all(t);
 		return;
+	}
+	/*
+	 * After a hold, a call the thread entered before its probes were
+	 * attached may return, unseen, after this first event: a dlopen'd
+	 * plugin's GOMP_parallel() in which the thread ran the team's work.
+	 * For HB_SETTLE_NS every event acquires all.  Not in generation 1,
+	 * a process kcsanctl run added before it ran; nor at a resume of the
+	 * sync probes: its window would find nothing.
+	 */
+	if (t->pgen != pgen && (pgen & ~(KCSAND_HB_TGID_GEN - 1)) > KCSAND_HB_TGID_GEN)
+		t->settle_ns = bpf_ktime_get_ns() + HB_SETTLE_NS;
 	t->gen = hb_gen;
 	t->pgen = pgen;
 	t->depth = 0;

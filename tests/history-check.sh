@@ -146,6 +146,10 @@ run_one() {
 		elif [[ $name != hb_unclocked_* ]] && grep -Eq 'history_unclocked_hits: [1-9]' <<<"$out"; then
 			fail_with "$label" "a thread had no clock: the history's reports would have been dropped" \
 				"$(tail -2 <<<"$out")"
+		elif [[ $3 == *plugin_omp* ]] &&
+		     ! grep -Eq '^kcsand: history: .* functions \([^)]*libgomp' <<<"$out"; then
+			fail_with "$label" "no positive control: libgomp, which the plugin brought, was not probed" \
+				"$(grep '^kcsand: history' <<<"$out")"
 		elif [[ $name == free_*_reuse ]] && ! grep -Eq 'history_forgotten: [1-9]' <<<"$out"; then
 			fail_with "$label" "no positive control: no freed memory or thread stack forgotten" \
 				"$(tail -2 <<<"$out")"

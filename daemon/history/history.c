@@ -562,10 +562,13 @@ static bool before_exec(pid_t pid)
 
 static int add_tgid(struct history *hist, pid_t pid, bool fresh)
 {
-	__u32 key = pid, first = KCSAND_HB_TGID_GEN;
+	/*
+	 * Generation 1 for a process still to exec (nothing of it ran); a
+	 * running one starts in 2, whose threads settle (bpf/history_clock.bpf.h).
+	 */
+	__u32 key = pid, first = fresh ? KCSAND_HB_TGID_GEN | KCSAND_HB_TGID_FRESH :
+					 2 * KCSAND_HB_TGID_GEN;
 
-	if (fresh)
-		first |= KCSAND_HB_TGID_FRESH;
 
 	if (bpf_map_update_elem(bpf_map__fd(hist->skel->maps.hb_tgids), &key, &first, BPF_ANY)) {
 		int err = -errno;
@@ -740,8 +743,8 @@ static bool take_over(struct history *hist, int map_fd, __u32 pid, __u32 value)
 			"history\n", pid, strerror(-err));
 		return false;
 	}
-	/* A new process is held from generation 0; an exec or a dlopen's is older. */
-	new = value == KCSAND_HB_TGID_HELD;
+	/* A new process is held in generation 1; an exec's or a dlopen's is later. */
+	new = value == (KCSAND_HB_TGID_HELD | KCSAND_HB_TGID_GEN);
 	value = (value & ~(KCSAND_HB_TGID_HELD | KCSAND_HB_TGID_FRESH)) + KCSAND_HB_TGID_GEN;
 	if (bpf_map_update_elem(map_fd, &pid, &value, BPF_EXIST))
 		return false;
