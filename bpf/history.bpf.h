@@ -97,12 +97,14 @@ static __always_inline int hb_traced(void)
  * not probed for it (a forked child's probes are the parent's; an exec's
  * new image; a dlopen'd library), so nothing is remembered for it until
  * the daemon probed them and let it go (history__poll).  exists: only a
- * process with a history already; else a new one (BPF_NOEXIST).
+ * process with a history already; else a new one (BPF_NOEXIST), in
+ * generation gen: 0 for a forked child, whose one thread is in no call
+ * (let go in 1, no settling), 1 for a process found running.
  */
-static __always_inline void hb_hold(__u32 tgid, int exists)
+static __always_inline void hb_hold(__u32 tgid, int exists, __u32 gen)
 {
 	__u32 *v = bpf_map_lookup_elem(&hb_tgids, &tgid);
-	__u32 held = KCSAND_HB_TGID_HELD | KCSAND_HB_TGID_GEN;	/* a new process: generation 1 */
+	__u32 held = KCSAND_HB_TGID_HELD | gen * KCSAND_HB_TGID_GEN;
 
 	if (tgid == hb_daemon_tgid)
 		return;
@@ -127,7 +129,7 @@ static __always_inline void history_find(void)
 	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
 
 	if (hb_enabled && PARAM(trace_all) && !bpf_map_lookup_elem(&hb_tgids, &tgid))
-		hb_hold(tgid, 0);
+		hb_hold(tgid, 0, 1);
 }
 
 struct hb_thread {

@@ -379,7 +379,7 @@ static __always_inline void hb_return(struct pt_regs *ctx, struct hb_thread *t, 
 	}
 	if (op == KCSAND_HB_MAPPED) {
 		hb_pop(t, op, &a0, &a1);
-		hb_hold(t->tgid, 1);
+		hb_hold(t->tgid, 1, 0);
 		return;
 	}
 	if (hb_pop(t, op, &a0, &a1)) {
@@ -471,7 +471,7 @@ int BPF_PROG(kcsand_hb_fork, struct task_struct *parent, struct task_struct *chi
 	 * parent only.
 	 */
 	if (ptgid != ctgid) {
-		hb_hold(ctgid, 0);
+		hb_hold(ctgid, 0, 0);
 		return 0;
 	}
 	p = hb_self();
@@ -508,7 +508,7 @@ int BPF_PROG(kcsand_hb_exec, struct task_struct *task, pid_t old_pid, struct lin
 	p = bpf_map_lookup_elem(&hb_procs, &tgid);
 	if (p)
 		hb_max_ns(&p->forgot_ns, bpf_ktime_get_ns());
-	hb_hold(tgid, 1);
+	hb_hold(tgid, 1, 0);
 	return 0;
 }
 

@@ -743,8 +743,8 @@ static bool take_over(struct history *hist, int map_fd, __u32 pid, __u32 value)
 			"history\n", pid, strerror(-err));
 		return false;
 	}
-	/* A new process is held in generation 1; an exec's or a dlopen's is later. */
-	new = value == (KCSAND_HB_TGID_HELD | KCSAND_HB_TGID_GEN);
+	/* A new process is held in generation 0 (a fork) or 1 (found running); an exec's later. */
+	new = value == KCSAND_HB_TGID_HELD || value == (KCSAND_HB_TGID_HELD | KCSAND_HB_TGID_GEN);
 	value = (value & ~(KCSAND_HB_TGID_HELD | KCSAND_HB_TGID_FRESH)) + KCSAND_HB_TGID_GEN;
 	if (bpf_map_update_elem(map_fd, &pid, &value, BPF_EXIST))
 		return false;
