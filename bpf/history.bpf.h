@@ -36,6 +36,8 @@
  * returns in tests/history/free_omp_task_recursive.c.
  */
 #define HB_DEPTH	64
+/* After its process was held, a thread's every event acquires all for this long (hb_new_gen). */
+#define HB_SETTLE_NS		(100 * 1000000ULL)
 /* A second report of the same pair of sites is not sent within this (the daemon dedups). */
 #define HB_REPORT_GAP_NS	(100 * 1000000ULL)
 
@@ -63,8 +65,16 @@ __u32 hb_enabled;
 __u32 hb_paused;
 __u32 hb_gen;
 __u64 hb_counters[KCSAND_HB_CTR_COUNT];
+/* Processes held so far: the daemon probes what they map when it moves (history__poll). */
+__u64 hb_held;
+/* The daemon's own process (its trap calibration hits a probe): never held, never probed. */
+__u32 hb_daemon_tgid;
 
-/* Processes the daemon probed the sync functions of: only they have a history. */
+/*
+ * Processes the daemon probed the sync functions of: only they have a
+ * history.  The value: KCSAND_HB_TGID_HELD while the daemon probes what
+ * the process mapped, and the process's generation (include/kcsand.h).
+ */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 1024);
@@ -74,9 +84,52 @@ struct {
 
 static __always_inline int hb_traced(void)
 {
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32, *v;
+
+	if (!hb_enabled)
+		return 0;
+	v = bpf_map_lookup_elem(&hb_tgids, &tgid);
+	return v && !(*v & KCSAND_HB_TGID_HELD);
+}
+
+/*
+ * Hold process tgid: something it maps may hold sync functions that are
+ * not probed for it (a forked child's probes are the parent's; an exec's
+ * new image; a dlopen'd library), so nothing is remembered for it until
+ * the daemon probed them and let it go (history__poll).  exists: only a
+ * process with a history already; else a new one (BPF_NOEXIST), in
+ * generation gen: 0 for a forked child, whose one thread is in no call
+ * (let go in 1, no settling), 1 for a process found running.
+ */
+static __always_inline void hb_hold(__u32 tgid, int exists, __u32 gen)
+{
+	__u32 *v = bpf_map_lookup_elem(&hb_tgids, &tgid);
+	__u32 held = KCSAND_HB_TGID_HELD | gen * KCSAND_HB_TGID_GEN;
+
+	if (tgid == hb_daemon_tgid)
+		return;
+	if (v && exists)
+		__sync_fetch_and_or(v, KCSAND_HB_TGID_HELD);
+	else if (v || exists || bpf_map_update_elem(&hb_tgids, &tgid, &held, BPF_NOEXIST))
+		return;
+	__sync_fetch_and_add(&hb_held, 1);
+	/* The daemon's poll may be a second away: the process's history waits for it. */
+	struct kcsand_hb_held rec = { .type = KCSAND_REC_HB_HELD, .tgid = tgid };
+
+	bpf_ringbuf_output(&events, &rec, sizeof(rec), BPF_RB_FORCE_WAKEUP);
+}
+
+/*
+ * Under trace_all (the service's targets without a pid) a process is found
+ * at its first probe hit, its site armed or not (a target's later runs may
+ * find the sampler's backoff), and held until its sync is probed.
+ */
+static __always_inline void history_find(void)
+{
 	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
 
-	return hb_enabled && bpf_map_lookup_elem(&hb_tgids, &tgid);
+	if (hb_enabled && PARAM(trace_all) && !bpf_map_lookup_elem(&hb_tgids, &tgid))
+		hb_hold(tgid, 0, 1);
 }
 
 struct hb_thread {
@@ -87,6 +140,8 @@ struct hb_thread {
 	__u32 last_child;	/* the thread it created last (fork tracepoint) */
 	__u32 once_depth;	/* inside pthread_once(): the epoch is kept until it returns */
 	__u32 gen;		/* hb_gen at its last sync event: depth is stale if older */
+	__u32 pgen;		/* its process's generation then (hb_tgids): the same */
+	__u64 settle_ns;	/* after a hold, every event acquires all until this */
 	__u32 depth;		/* sync calls entered and not yet returned */
 	__u32 op[HB_DEPTH];
 	__u64 arg0[HB_DEPTH];

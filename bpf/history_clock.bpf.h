@@ -86,6 +86,20 @@ __noinline int hb_take_slot(struct hb_proc *p, const struct hb_thread *parent)
 		if (!(p->used & bit) && !(__sync_fetch_and_or(&p->used, bit) & bit))
 			return i;
 	}
+	/*
+	 * None: more than HB_SLOTS threads were created and not joined (a
+	 * thread per request, joined late or detached).  A slot whose thread
+	 * ended is taken anyway, as TSan reuses the id of a thread that
+	 * finished: whoever later learns the new thread's epochs takes the
+	 * old thread's as known too.  That hides races with the old thread's
+	 * accesses; it makes none up.
+	 */
+	for (int i = 0; i < HB_SLOTS; i++) {
+		__u64 bit = 1ULL << i;
+
+		if (!(p->used & bit) && !(__sync_fetch_and_or(&p->used, bit) & bit))
+			return i;
+	}
 	return -1;
 }
 
@@ -118,8 +132,20 @@ static __noinline struct hb_thread *hb_new_thread(__u32 tid, __u32 tgid,
 		return NULL;
 	t->slot = slot;
 	t->tgid = tgid;
-	/* A new thread is in no sync call yet (hb_new_gen). */
+	/*
+	 * A new thread is in no sync call yet (hb_new_gen).  One first seen
+	 * at an event, not at its creation (it ran before its process was
+	 * traced, or was created while it was held), may return from calls
+	 * entered unseen: pgen 0, no generation's, acquires all at its first
+	 * event.
+	 */
 	t->gen = hb_gen;
+	t->pgen = 0;
+	if (parent) {
+		__u32 *v = bpf_map_lookup_elem(&hb_tgids, &tgid);
+
+		t->pgen = v ? *v : 0;
+	}
 	if (parent)
 		hb_vc_join(t->vc, parent->vc);
 	t->vc[slot & (HB_SLOTS - 1)] = start;
@@ -222,9 +248,27 @@ __noinline int hb_acquire_all(struct hb_thread *t)
  */
 static __always_inline void hb_new_gen(struct hb_thread *t)
 {
-	if (t->gen == hb_gen)
+	__u32 tgid = t->tgid, *v = bpf_map_lookup_elem(&hb_tgids, &tgid);
+	__u32 pgen = v ? *v : 0;
+
+	/* Its process let go after being held (hb_hold) counts as a resume too. */
+	if (t->gen == hb_gen && t->pgen == pgen) {
+		if (t->settle_ns && bpf_ktime_get_ns() < t->settle_ns)
+			hb_acquire_all(t);
 		return;
+	}
+	/*
+	 * After a hold, a call the thread entered before its probes were
+	 * attached may return, unseen, after this first event: a dlopen'd
+	 * plugin's GOMP_parallel() in which the thread ran the team's work.
+	 * For HB_SETTLE_NS every event acquires all.  Not in generation 1,
+	 * a process kcsanctl run added before it ran; nor at a resume of the
+	 * sync probes: its window would find nothing.
+	 */
+	if (t->pgen != pgen && (pgen & ~(KCSAND_HB_TGID_GEN - 1)) > KCSAND_HB_TGID_GEN)
+		t->settle_ns = bpf_ktime_get_ns() + HB_SETTLE_NS;
 	t->gen = hb_gen;
+	t->pgen = pgen;
 	t->depth = 0;
 	hb_acquire_all(t);
 }

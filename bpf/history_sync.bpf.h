@@ -278,9 +278,11 @@ static __always_inline void hb_join_thread(struct hb_thread *t, __u64 pthread)
 
 	tid = bpf_map_lookup_elem(&hb_pthreads, &k);
 	if (!tid) {
-		/* Created while the sync probes were off: pthread_create()'s return went unseen. */
-		if (hb_gen)
-			hb_acquire_all(t);
+		/*
+		 * Created while the sync probes were off or its process was held
+		 * (hb_hold): pthread_create()'s return went unseen.
+		 */
+		hb_acquire_all(t);
 		return;
 	}
 	o = bpf_map_lookup_elem(&hb_exited, tid);
@@ -375,6 +377,11 @@ static __always_inline void hb_return(struct pt_regs *ctx, struct hb_thread *t, 
 			hb_acquire(t, PT_REGS_PARM1(ctx));
 		return;
 	}
+	if (op == KCSAND_HB_MAPPED) {
+		hb_pop(t, op, &a0, &a1);
+		hb_hold(t->tgid, 1, 0);
+		return;
+	}
 	if (hb_pop(t, op, &a0, &a1)) {
 		/*
 		 * Its call was not remembered (nested deeper than HB_DEPTH,
@@ -456,18 +463,52 @@ int BPF_PROG(kcsand_hb_fork, struct task_struct *parent, struct task_struct *chi
 	__u32 cpid = BPF_CORE_READ(child, pid);
 	struct hb_thread *p;
 
-	/* A new process starts its own history, empty. */
-	if (ptgid != ctgid || !hb_traced())
+	if (!hb_traced())
 		return 0;
+	/*
+	 * A new process starts its own history, empty, held until the
+	 * daemon probed its sync functions: the parent's probes are for the
+	 * parent only.
+	 */
+	if (ptgid != ctgid) {
+		hb_hold(ctgid, 0, 0);
+		return 0;
+	}
 	p = hb_self();
 	if (!p)
 		return 0;
+	/* Its creator may return from a call entered unseen: the child gets what it acquired. */
+	hb_new_gen(p);
 	hb_settle(p);
 	hb_count(KCSAND_HB_CTR_SYNC_OPS);
 	hb_forget_stack(child, ctgid);
 	hb_new_thread(cpid, ctgid, p);
 	p->last_child = cpid;
 	hb_tick(p);
+	return 0;
+}
+
+/*
+ * An exec: the process's memory is a new image's, and what was remembered
+ * of the old one is forgotten.  Held until the daemon probed the new
+ * image's sync functions (its outlined functions, a static libc).
+ */
+SEC("tp_btf/sched_process_exec")
+int BPF_PROG(kcsand_hb_exec, struct task_struct *task, pid_t old_pid, struct linux_binprm *bprm)
+{
+	__u32 tgid = BPF_CORE_READ(task, tgid);
+	struct hb_proc *p;
+	__u32 *v;
+
+	if (!hb_enabled || !(v = bpf_map_lookup_elem(&hb_tgids, &tgid)))
+		return 0;
+	/* The exec of the program the daemon probed before it ran. */
+	if (__sync_fetch_and_and(v, ~KCSAND_HB_TGID_FRESH) & KCSAND_HB_TGID_FRESH)
+		return 0;
+	p = bpf_map_lookup_elem(&hb_procs, &tgid);
+	if (p)
+		hb_max_ns(&p->forgot_ns, bpf_ktime_get_ns());
+	hb_hold(tgid, 1, 0);
 	return 0;
 }
 

@@ -59,6 +59,7 @@ static __always_inline int on_user_access(struct pt_regs *ctx)
 {
 	__u32 site = (__u32)bpf_get_attach_cookie(ctx);
 
+	history_find();
 	if (traced() && sampler_site_armed(site))
 		check_user_access(ctx, ctx, site, 0);
 	return 0;

@@ -169,6 +169,13 @@ enum kcsand_rec_type {
 	KCSAND_REC_HW_ACCESS = 2,	/* struct kcsand_hw_access */
 	KCSAND_REC_HW_DECODE = 3,	/* struct kcsand_hw_decode */
 	KCSAND_REC_USTACK = 4,		/* struct kcsand_ustack */
+	/* A process held by the history (bpf/history.bpf.h): only wakes the daemon up. */
+	KCSAND_REC_HB_HELD = 5,		/* struct kcsand_hb_held */
+};
+
+struct kcsand_hb_held {
+	__u32 type;		/* KCSAND_REC_HB_HELD */
+	__u32 tgid;
 };
 
 /*
@@ -525,6 +532,11 @@ enum kcsand_hb_op {
 	 */
 	KCSAND_HB_FD_WRITE,	/* entry: release the file of fd arg0 (write, send, ...) */
 	KCSAND_HB_FD_READ,	/* return: acquire it if the result is > 0 (read, recv, ...) */
+	/*
+	 * return: objects were mapped (dlopen) whose sync functions may be
+	 * unprobed: the process is held (hb_tgids) until the daemon probed them.
+	 */
+	KCSAND_HB_MAPPED,
 	KCSAND_HB_OP_COUNT,
 };
 
@@ -538,7 +550,8 @@ enum kcsand_hb_op {
 	 (1u << KCSAND_HB_OMP_FN) | (1u << KCSAND_HB_OMP_BARRIER) |	\
 	 (1u << KCSAND_HB_OMP_TASKWAIT) | (1u << KCSAND_HB_OMP_CRIT_START) |	\
 	 (1u << KCSAND_HB_OMP_ATOMIC_START) | (1u << KCSAND_HB_OMP_ORDERED_START) |	\
-	 (1u << KCSAND_HB_LOCK_RDI) | (1ull << KCSAND_HB_FD_READ))
+	 (1u << KCSAND_HB_LOCK_RDI) | (1ull << KCSAND_HB_FD_READ) |	\
+	 (1ull << KCSAND_HB_MAPPED))
 #define KCSAND_HB_HAS_RETURN(op) ((op) < 64 && (KCSAND_HB_RET_OPS >> (op)) & 1)
 
 /* Counters of the history detector (.bss hb_counters[]). */
@@ -566,6 +579,21 @@ enum kcsand_hb_counter {
 
 /* Threads of one process with a clock of their own; more are not checked. */
 #define KCSAND_HB_MAX_THREADS	64
+/*
+ * A process's value in hb_tgids (bpf/history.bpf.h).  HELD: objects it
+ * maps are being probed by the daemon (a forked child, an exec, a dlopen,
+ * a process first seen under trace_all): its sync is not all seen yet, so
+ * nothing is remembered or checked for it.  Bits from GEN on are its
+ * generation, which the daemon moves on when it lets the process go: each of
+ * its threads then starts afresh, as after a pause of the sync probes.
+ */
+#define KCSAND_HB_TGID_HELD	1u
+/*
+ * Added before its exec (kcsanctl run's child): its next exec is of the
+ * program the daemon probed, and holds nothing.
+ */
+#define KCSAND_HB_TGID_FRESH	2u
+#define KCSAND_HB_TGID_GEN	4u
 /* Wide ranges forgotten (freed, unmapped, stacks) that a process keeps before forgetting all. */
 #define KCSAND_HB_RANGES	32
 

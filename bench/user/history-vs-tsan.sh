@@ -61,8 +61,12 @@ run_one() {
 	local -a cmd
 
 	if [[ $tool == kcsand ]]; then
+		local plugin=()
+
+		# A plugin program's library is probed as a user asks for a library's: --object.
+		[[ -e $B/tests/history/${name}_lib.so ]] && plugin=(--object "$B/tests/history/${name}_lib.so")
 		# shellcheck disable=SC2206
-		cmd=("${KCSANCTL_RUN[@]}" ${HB_ARGS-} -- "$B/tests/history/$name")
+		cmd=("${KCSANCTL_RUN[@]}" ${HB_ARGS-} "${plugin[@]}" -- "$B/tests/history/$name")
 	else
 		cmd=("$B/tests/history-tsan/$name")
 	fi

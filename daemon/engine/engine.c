@@ -558,9 +558,25 @@ int engine__poll(struct engine *e, int timeout_ms)
 	take_late_program(e);
 	if (e->sampler)
 		sampler__tick(e->sampler);
+	/*
+	 * A new process (a target's next run, a child) starts with a start's
+	 * credit; under trace_all (a service target's runs) its sites start
+	 * cold too.
+	 */
+	if (e->hist && history__poll(e->hist) > 0 &&
+	    hb_pace__new_run(&e->hb_pace, clock__now_ns()) && e->sampler && e->opts.trace_all)
+		sampler__new_run(e->sampler);
 	pace_history(e);
 	hwbp__tick(e->hw);
 	return err < 0 ? err : 0;
+}
+
+int engine__history_stats(const struct engine *e, struct history_stats *out)
+{
+	if (!e->hist)
+		return -ENOENT;
+	history__get_stats(e->hist, out);
+	return 0;
 }
 
 int engine__timeout_ms(const struct engine *e)

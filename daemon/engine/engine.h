@@ -197,6 +197,9 @@ int engine__turn(struct engine *e, const uint8_t *armed, const uint8_t *turn);
 struct sampler_stats;
 /* The site sampler's armed/total sites and overhead estimate; -ENOENT before attach. */
 int engine__sampler_stats(const struct engine *e, struct sampler_stats *out);
+struct history_stats;
+/* The history detector's counters (history.h); -ENOENT when it is off. */
+int engine__history_stats(const struct engine *e, struct history_stats *out);
 /* One line of counters, for the end of a run: every counter, "name: value" each. */
 void engine__print_summary(struct engine *e, FILE *out);
 /*

@@ -10,13 +10,17 @@
 #include <fcntl.h>
 #include <gelf.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "history.h"
 #include "history_int.h"
+#include "util/array.h"
+#include "util/clock.h"
 #include "util/link_close.h"
 #include "util/uprobe_multi.h"
 #include "sites/decode.h"
@@ -42,6 +46,13 @@ struct hb_group {
 	__u64 *off, *cookie;
 };
 
+/* A file whose sync functions are probed for a process: each is probed once per process. */
+struct hb_probed {
+	pid_t pid;
+	dev_t dev;
+	ino_t ino;
+};
+
 struct history {
 	struct kcsand_bpf *skel;
 	int verbose;
@@ -55,6 +66,10 @@ struct history {
 	size_t nr_links, cap_links;
 	unsigned long functions, outlined, probes;
 	char libs[256];			/* the probed libraries' names, for -v */
+	struct hb_probed *probed;
+	size_t nr_probed, cap_probed;
+	__u64 held_seen;		/* hb_held when the held processes were last taken over */
+	unsigned long taken_over;	/* processes held and then let go (history__poll) */
 };
 
 static int add_link(struct history *hist, struct bpf_link *l);
@@ -73,7 +88,9 @@ void history__before_load(struct kcsand_bpf *skel, bool multi)
 int history__new(struct kcsand_bpf *skel, bool multi, int verbose, struct history **out)
 {
 	struct history *hist = calloc(1, sizeof(*hist));
-	struct bpf_program *progs[2] = { skel->progs.kcsand_hb_fork, skel->progs.kcsand_hb_exit };
+	struct bpf_program *progs[] = { skel->progs.kcsand_hb_fork, skel->progs.kcsand_hb_exit,
+					skel->progs.kcsand_hb_exec };
+	static const char *const names[] = { "fork", "exit", "exec" };
 	int err = 0;
 
 	if (!hist)
@@ -81,13 +98,16 @@ int history__new(struct kcsand_bpf *skel, bool multi, int verbose, struct histor
 	hist->skel = skel;
 	hist->multi = multi;
 	hist->verbose = verbose;
-	for (int i = 0; i < 2 && !err; i++) {
+	/* On from the start: under trace_all, BPF finds the processes (history__poll). */
+	skel->bss->hb_daemon_tgid = getpid();
+	skel->bss->hb_enabled = 1;
+	for (size_t i = 0; i < sizeof(progs) / sizeof(progs[0]) && !err; i++) {
 		struct bpf_link *l = bpf_program__attach(progs[i]);
 
 		err = l ? add_link(hist, l) : -errno;
 		if (!l)
 			pr_warn("history: cannot attach the sched_process_%s tracepoint: %s\n",
-				i ? "exit" : "fork", strerror(-err));
+				names[i], strerror(-err));
 	}
 	if (err) {
 		history__free(hist);
@@ -230,7 +250,8 @@ static int add_group(struct history *hist, pid_t pid, const char *path, const st
 	}
 	memcpy(gr.off, b->off[g], gr.n * sizeof(*gr.off));
 	memcpy(gr.cookie, b->cookie[g], gr.n * sizeof(*gr.cookie));
-	err = group_attach(&gr);
+	/* While the sync probes are off, history__resume() attaches it with the others. */
+	err = hist->paused ? 0 : group_attach(&gr);
 	if (err) {
 		group_free(&gr);
 		return err;
@@ -473,6 +494,27 @@ static void note_lib(struct history *hist, const char *name)
 		snprintf(hist->libs + len, sizeof(hist->libs) - len, "%s%s", len ? ", " : "", name);
 }
 
+/*
+ * Was pid's copy of the file at path probed before?  If not, it is noted
+ * as probed now.  By device and inode: /proc/PID/maps and the dynamic
+ * linker may name one file by different paths.
+ */
+static bool probed_before(struct history *hist, pid_t pid, const char *path)
+{
+	struct stat st;
+
+	if (stat(path, &st))
+		return true;	/* gone: nothing left to probe */
+	for (size_t i = 0; i < hist->nr_probed; i++)
+		if (hist->probed[i].pid == pid && hist->probed[i].dev == st.st_dev &&
+		    hist->probed[i].ino == st.st_ino)
+			return true;
+	if (ARRAY_RESERVE(hist->probed, hist->cap_probed, hist->nr_probed, 16))
+		return false;
+	hist->probed[hist->nr_probed++] = (struct hb_probed){ pid, st.st_dev, st.st_ino };
+	return false;
+}
+
 /* Every library of nd, and those they need, whose dynamic symbols include sync functions. */
 static int probe_libraries(struct history *hist, pid_t pid, struct needed *nd, const char *runpath)
 {
@@ -485,7 +527,7 @@ static int probe_libraries(struct history *hist, pid_t pid, struct needed *nd, c
 
 		if (!nd->path[i])
 			nd->path[i] = resolve_lib(nd->name[i], runpath);
-		if (!nd->path[i])
+		if (!nd->path[i] || probed_before(hist, pid, nd->path[i]))
 			continue;
 		elf = open_elf(nd->path[i], &fd);
 		if (!elf)
@@ -499,11 +541,32 @@ static int probe_libraries(struct history *hist, pid_t pid, struct needed *nd, c
 	return err;
 }
 
-static int add_tgid(struct history *hist, pid_t pid)
+/*
+ * Is pid a child of ours still to exec its program (kcsanctl run's), or a
+ * process that runs already (the service's pid targets)?  By what it runs:
+ * until its exec, the child runs our own executable.
+ */
+static bool before_exec(pid_t pid)
 {
-	__u32 key = pid, one = 1;
+	struct stat exe, self;
+	char path[64];
 
-	if (bpf_map_update_elem(bpf_map__fd(hist->skel->maps.hb_tgids), &key, &one, BPF_ANY)) {
+	snprintf(path, sizeof(path), "/proc/%d/exe", pid);
+	return !stat(path, &exe) && !stat("/proc/self/exe", &self) && exe.st_dev == self.st_dev &&
+	       exe.st_ino == self.st_ino;
+}
+
+static int add_tgid(struct history *hist, pid_t pid, bool fresh)
+{
+	/*
+	 * Generation 1 for a process still to exec (nothing of it ran); a
+	 * running one starts in 2, whose threads settle (bpf/history_clock.bpf.h).
+	 */
+	__u32 key = pid, first = fresh ? KCSAND_HB_TGID_GEN | KCSAND_HB_TGID_FRESH :
+					 2 * KCSAND_HB_TGID_GEN;
+
+
+	if (bpf_map_update_elem(bpf_map__fd(hist->skel->maps.hb_tgids), &key, &first, BPF_ANY)) {
 		int err = -errno;
 
 		pr_warn("history: cannot give pid %d a history: %s\n", pid, strerror(-err));
@@ -511,6 +574,25 @@ static int add_tgid(struct history *hist, pid_t pid)
 	}
 	hist->skel->bss->hb_enabled = 1;
 	return 0;
+}
+
+static int probe_maps(struct history *hist, pid_t pid);
+
+/*
+ * A process that ran before it was added: its sync functions from what it
+ * maps, and its threads, whose earlier sync went unseen, each acquire
+ * every epoch at their first event (bpf/history.bpf.h, hb_new_thread).
+ */
+static int add_running(struct history *hist, pid_t pid)
+{
+	int err = probe_maps(hist, pid);
+
+	if (err) {
+		pr_warn("history: cannot probe the sync functions of pid %d: %s\n", pid,
+			strerror(-err));
+		return err;
+	}
+	return add_tgid(hist, pid, false);
 }
 
 /*
@@ -542,6 +624,9 @@ int history__add_process(struct history *hist, pid_t pid, const char *prog)
 
 	if (elf_version(EV_CURRENT) == EV_NONE)
 		return -EINVAL;
+	/* A process that runs already: what it maps now is what it runs (history__poll). */
+	if (!before_exec(pid))
+		return add_running(hist, pid);
 	elf = open_elf(prog, &fd);
 	if (!elf) {
 		err = errno ? -errno : -EINVAL;	/* before the print callback */
@@ -551,6 +636,7 @@ int history__add_process(struct history *hist, pid_t pid, const char *prog)
 	read_dynamic(elf, &nd, runpath, sizeof(runpath));
 	if (nd.n)
 		use_ldso(prog, &nd);
+	probed_before(hist, pid, prog);
 	err = probe_object(hist, pid, prog, elf, false, SHT_SYMTAB);
 	/* A static executable has its sync functions in itself, and no dynamic symbols. */
 	if (!err && !nd.n) {
@@ -572,7 +658,128 @@ int history__add_process(struct history *hist, pid_t pid, const char *prog)
 	if (!hist->functions)
 		pr_warn("history: no synchronization function found in %s or its libraries: every "
 			"access of different threads looks unordered\n", prog);
-	return add_tgid(hist, pid);
+	return add_tgid(hist, pid, true);
+}
+
+/*
+ * An object a held process maps now: its sync functions (.dynsym; a
+ * static executable's own copies in .symtab) and its OpenMP outlined
+ * functions (.symtab: a plugin built with -fopenmp has its own).
+ */
+static int probe_mapped(struct history *hist, pid_t pid, const char *path)
+{
+	unsigned long before = hist->functions;
+	bool dynamic = false;
+	Elf_Scn *scn = NULL;
+	int fd, err;
+	Elf *elf;
+
+	elf = open_elf(path, &fd);
+	if (!elf)
+		return 0;	/* no ELF file (gone, or not one): nothing to probe */
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+
+		dynamic |= gelf_getshdr(scn, &sh) && sh.sh_type == SHT_DYNSYM;
+	}
+	err = probe_object(hist, pid, path, elf, false, SHT_SYMTAB);
+	if (!err)
+		err = probe_object(hist, pid, path, elf, true, dynamic ? SHT_DYNSYM : SHT_SYMTAB);
+	close_elf(elf, fd);
+	if (hist->functions > before)
+		note_lib(hist, strrchr(path, '/') ? strrchr(path, '/') + 1 : path);
+	return err;
+}
+
+/* Every executable file mapping of pid that was not probed for it yet. */
+static int probe_maps(struct history *hist, pid_t pid)
+{
+	char path[64], line[PATH_MAX + 128];
+	int err = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	while (!err && fgets(line, sizeof(line), f)) {
+		char perms[8], *file = strchr(line, '/');
+
+		if (sscanf(line, "%*x-%*x %7s", perms) != 1 || perms[2] != 'x' || !file)
+			continue;
+		file[strcspn(file, "\n")] = '\0';
+		if (!strstr(file, " (deleted)") && !probed_before(hist, pid, file))
+			err = probe_mapped(hist, pid, file);
+	}
+	fclose(f);
+	return err;
+}
+
+/*
+ * A held process (bpf/history.bpf.h: a forked child, an exec, a dlopen, a
+ * process first seen under trace_all): its new objects probed, it is let
+ * go in a new generation of its own.  One that cannot be probed stays
+ * held, with no history; one that ended is dropped.
+ */
+static bool take_over(struct history *hist, int map_fd, __u32 pid, __u32 value)
+{
+	uint64_t t0 = clock__now_ns();
+	int err = probe_maps(hist, pid);
+	bool new;
+
+	pr_debug("history: pid %u held (%#x): %s in %.1f ms\n", pid, value,
+		 err ? strerror(-err) : "what it maps probed, let go",
+		 (clock__now_ns() - t0) / 1e6);
+	if (err == -ENOENT || err == -ESRCH) {
+		bpf_map_delete_elem(map_fd, &pid);
+		return false;
+	}
+	if (err) {
+		pr_warn("history: cannot probe the sync functions pid %u mapped: %s; it has no "
+			"history\n", pid, strerror(-err));
+		return false;
+	}
+	/* A new process is held in generation 0 (a fork) or 1 (found running); an exec's later. */
+	new = value == KCSAND_HB_TGID_HELD || value == (KCSAND_HB_TGID_HELD | KCSAND_HB_TGID_GEN);
+	value = (value & ~(KCSAND_HB_TGID_HELD | KCSAND_HB_TGID_FRESH)) + KCSAND_HB_TGID_GEN;
+	if (bpf_map_update_elem(map_fd, &pid, &value, BPF_EXIST))
+		return false;
+	hist->taken_over++;
+	return new;
+}
+
+/* The links and files of processes that ended: a service outlives many. */
+static void prune_ended(struct history *hist)
+{
+	for (size_t i = 0; i < hist->nr_groups; i++) {
+		if (!kill(hist->groups[i].pid, 0) || errno != ESRCH)
+			continue;
+		group_free(&hist->groups[i]);
+		hist->groups[i--] = hist->groups[--hist->nr_groups];
+	}
+	for (size_t i = 0; i < hist->nr_probed; i++)
+		if (kill(hist->probed[i].pid, 0) && errno == ESRCH)
+			hist->probed[i--] = hist->probed[--hist->nr_probed];
+}
+
+int history__poll(struct history *hist)
+{
+	__u64 held = __atomic_load_n(&hist->skel->bss->hb_held, __ATOMIC_ACQUIRE);
+	int fd = bpf_map__fd(hist->skel->maps.hb_tgids), new = 0;
+	__u32 key, next, value;
+	__u32 *prev = NULL;
+
+	if (held == hist->held_seen)
+		return 0;
+	hist->held_seen = held;
+	prune_ended(hist);
+	while (!bpf_map_get_next_key(fd, prev, &next)) {
+		key = next;
+		prev = &key;
+		if (!bpf_map_lookup_elem(fd, &key, &value) && (value & KCSAND_HB_TGID_HELD))
+			new += take_over(hist, fd, key, value);
+	}
+	return new;
 }
 
 void history__pause(struct history *hist)
@@ -639,6 +846,7 @@ void history__get_stats(const struct history *hist, struct history_stats *out)
 	out->functions = hist->functions;
 	out->outlined = hist->outlined;
 	out->pauses = hist->pauses;
+	out->held = hist->taken_over;
 }
 
 uint64_t history__unclocked_hits(const struct history *hist)
@@ -706,10 +914,12 @@ void history__print(const struct history *hist, FILE *out)
 		(unsigned long long)st.ctr[KCSAND_HB_CTR_CAS_LOST]);
 	fprintf(out, "kcsand: history: %llu ranges forgotten (freed, unmapped, new threads' stacks), "
 		     "%llu of them kept as ranges; %llu times every older access was forgotten "
-		     "(more than %d wide ranges)\n",
+		     "(more than %d wide ranges); %lu processes held while what they mapped was "
+		     "probed (forks, execs, dlopens, processes found under trace_all)\n",
 		(unsigned long long)st.ctr[KCSAND_HB_CTR_FORGET_OPS],
 		(unsigned long long)st.ctr[KCSAND_HB_CTR_FORGET_WIDE],
-		(unsigned long long)st.ctr[KCSAND_HB_CTR_FORGET_ALL], KCSAND_HB_RANGES);
+		(unsigned long long)st.ctr[KCSAND_HB_CTR_FORGET_ALL], KCSAND_HB_RANGES,
+		hist->taken_over);
 }
 
 void history__hand_links(struct history *hist, struct link_close *b)
@@ -732,5 +942,6 @@ void history__free(struct history *hist)
 	for (size_t i = 0; i < hist->nr_links; i++)
 		bpf_link__destroy(hist->links[i]);
 	free(hist->links);
+	free(hist->probed);
 	free(hist);
 }

@@ -25,6 +25,7 @@ struct history_stats {
 	unsigned long functions;		/* sync functions probed */
 	unsigned long outlined;			/* OpenMP outlined functions probed */
 	unsigned long pauses;			/* times the sync probes were taken off */
+	unsigned long held;			/* processes held, then let go (history__poll) */
 };
 
 /* Before the BPF object is loaded: its sync probes attach through uprobe_multi links. */
@@ -39,6 +40,14 @@ int history__new(struct kcsand_bpf *skel, bool multi, int verbose, struct histor
  * through exec.  Returns 0 or a negative errno with a message.
  */
 int history__add_process(struct history *hist, pid_t pid, const char *prog);
+/*
+ * Processes the BPF side holds (bpf/history.bpf.h): a forked child of a
+ * process with a history, one that exec'd or dlopen'd, one found under
+ * trace_all.  What each maps is probed for it now, and it is let go.
+ * Cheap when nothing was held since the last call: call it in the poll loop.
+ * Returns how many of them were new processes (not an exec or a dlopen).
+ */
+int history__poll(struct history *hist);
 void history__get_stats(const struct history *hist, struct history_stats *out);
 /*
  * Probe hits by threads that had no clock (more threads of a process alive
@@ -84,12 +93,15 @@ struct hb_pace {
 	double credit_ns;		/* what the probes may still take */
 	double earned_ns, spent_ns;	/* by the targets' work, by the probes, so far */
 	double native_ns, cost_ns;	/* at the last step */
+	double advance_ns;		/* when a new process last got a start's credit */
 	bool off;
 };
 enum hb_pace_action { HB_PACE_KEEP, HB_PACE_PAUSE, HB_PACE_RESUME };
 void hb_pace__init(struct hb_pace *p);
 enum hb_pace_action hb_pace__step(struct hb_pace *p, double native_ns, double cost_ns,
 				  double budget);
+/* A new process: a start's credit again, at most once a second; true if given. */
+bool hb_pace__new_run(struct hb_pace *p, double now_ns);
 
 /* The operation of a sync function of a library, by its name; KCSAND_HB_NONE if none. */
 enum kcsand_hb_op history__op_of(const char *func);

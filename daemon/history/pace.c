@@ -29,9 +29,30 @@
 /* A window is worth its re-attach only if the credit buys this much of it. */
 #define HB_PACE_RESUME_NS	(20 * 1e6)
 
+/* A new process gets a start's advance again at most this often (wall time). */
+#define HB_PACE_NEW_RUN_NS	(1000 * 1e6)
+
 void hb_pace__init(struct hb_pace *p)
 {
 	*p = (struct hb_pace){ .credit_ns = HB_PACE_START_NS };	/* the advance, nothing spent */
+}
+
+/*
+ * A new process of the targets (a service target's next run, a forked
+ * child): its start is traced like a run's, whatever the processes before
+ * it spent, or a target's later runs would all go untraced.  At most once
+ * a second, so that a program forking all along pays for its probes.
+ */
+bool hb_pace__new_run(struct hb_pace *p, double now_ns)
+{
+	if (p->advance_ns && now_ns - p->advance_ns < HB_PACE_NEW_RUN_NS)
+		return false;
+	p->advance_ns = now_ns;
+	if (p->credit_ns < HB_PACE_START_NS) {
+		p->spent_ns -= HB_PACE_START_NS - p->credit_ns;
+		p->credit_ns = HB_PACE_START_NS;
+	}
+	return true;
 }
 
 enum hb_pace_action hb_pace__step(struct hb_pace *p, double native_ns, double cost_ns,

@@ -180,6 +180,14 @@ static const struct hb_func hb_funcs[] = {
 	{ "recvfrom", KCSAND_HB_FD_READ },
 	{ "recvmsg", KCSAND_HB_FD_READ },
 	{ "recvmmsg", KCSAND_HB_FD_READ },
+	/*
+	 * A library loaded while the program runs may bring sync functions
+	 * (a plugin built with OpenMP maps libgomp): at dlopen's return the
+	 * process is held, remembering nothing, until the daemon probed what
+	 * is mapped now (history__poll).
+	 */
+	{ "dlopen", KCSAND_HB_MAPPED },
+	{ "dlmopen", KCSAND_HB_MAPPED },
 };
 
 enum kcsand_hb_op history__op_of(const char *func)

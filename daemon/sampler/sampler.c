@@ -163,6 +163,7 @@ struct sampler {
 	double credit_ns;		/* hot-turn time earned and not used yet */
 	double cold_credit_ns;		/* what the cold start may still spend, CPU-ns */
 	bool warm_over;			/* the warm-up ended early: its credit ran out */
+	bool new_run;			/* sampler__new_run(): tick now */
 	struct hot_cycle cycle;
 	struct sampler_stats st;
 };
@@ -795,8 +796,9 @@ void sampler__tick(struct sampler *s)
 	struct period pd = { .was_turn = s->hot_turn };
 
 	s->ops->get_params(s->ctx, &s->p);
-	if (now < next_tick_ns(s) && !backoff_due(s, now))
+	if (now < next_tick_ns(s) && !backoff_due(s, now) && !s->new_run)
 		return;
+	s->new_run = false;
 	end_turn(s, now);
 	if (grow(s, s->ops->nr_sites(s->ctx)))
 		return;
@@ -807,6 +809,26 @@ void sampler__tick(struct sampler *s)
 	apply_plan(s);
 	pace_turns(s, pd.dt, now);
 	log_tick(s, &pd);
+}
+
+/*
+ * A new process of the targets (a service target's next run): the code
+ * is cold again for it.  Without this, a target's later runs found every
+ * site its first run backed off, and the racy pair of a short run was not
+ * armed.  User mode only: a kernel has no runs.
+ */
+void sampler__new_run(struct sampler *s)
+{
+	uint64_t now = clock__now_ns();
+
+	if (s->kernel)
+		return;
+	for (size_t i = 0; i < s->n && i < s->capacity; i++)
+		s->site[i].bo = (struct site_backoff){ .since_ns = now };
+	s->cold_credit_ns = s->p.start_credit_ms * 1e6;
+	s->nr_fresh = 1;
+	s->next_check_ns = now;
+	s->new_run = true;
 }
 
 void sampler__set_xbp_trap_ns(struct sampler *s, double ns)

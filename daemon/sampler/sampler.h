@@ -180,6 +180,8 @@ int sampler__new(const struct sampler_ops *ops, void *ctx, struct kcsand_bpf *sk
 void sampler_calib_target(void);
 /* Called from the engine's poll loop: readjusts the armed set once a period. */
 void sampler__tick(struct sampler *s);
+/* A new process of the targets: every site back to level 0 and the cold start's credit. */
+void sampler__new_run(struct sampler *s);
 /* Milliseconds until sampler__tick() has work: a poll loop waits no longer. */
 int sampler__timeout_ms(const struct sampler *s);
 /* The calibrated cost of an execute-breakpoint trap, once measured (0: keep the uprobe's). */

@@ -19,7 +19,7 @@ void config__init(struct config *c)
 {
 	memset(c, 0, sizeof(*c));
 	filter__init(&c->filter);
-	c->to_stderr = c->to_syslog = c->to_kmsg = c->json = CONFIG_UNSET;
+	c->to_stderr = c->to_syslog = c->to_kmsg = c->json = c->history = CONFIG_UNSET;
 }
 
 void config__free(struct config *c)
@@ -266,6 +266,8 @@ static int parse_output(struct parse_ctx *pc, struct config *c, const char *key,
 		return parse_bool(pc, key, v, &c->to_kmsg);
 	if (!strcmp(key, "json"))
 		return parse_bool(pc, key, v, &c->json);
+	if (!strcmp(key, "history"))
+		return parse_bool(pc, key, v, &c->history);
 	if (!strcmp(key, "log") || !strcmp(key, "socket")) {
 		if (v[0] != '/')
 			return fail(pc, "%s: '%s' is not an absolute path", key, v);

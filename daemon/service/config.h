@@ -13,6 +13,7 @@
  *	filter_mode blacklist|whitelist
  *	filter_file PATH		one function per line, # comments
  *	stderr|syslog|json yes|no	sinks and the report format
+ *	history yes|no			the happens-before history for user targets (default yes)
  *	log PATH
  *	socket PATH
  *	socket_group GROUP
@@ -84,6 +85,7 @@ struct config {
 	char *socket;
 	char *socket_group;
 	size_t max_sites;	/* 0: the engine's default */
+	enum config_bool history;	/* UNSET: yes */
 };
 
 void config__init(struct config *c);

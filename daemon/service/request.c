@@ -13,6 +13,7 @@
 #include "control.h"
 #include "engine/engine.h"
 #include "engine/params.h"
+#include "history/history.h"
 #include "kmsg.h"
 #include "report/report.h"
 #include "sampler/sampler.h"
@@ -101,6 +102,7 @@ static size_t sampler_stats(const struct engine *e, const char *const names[5],
 static size_t own_stats(const struct service *s, const struct service_totals *t,
 			struct own_stat *o)
 {
+	struct history_stats hb;
 	struct kmsg_stats ks;
 	size_t n = 0;
 
@@ -125,6 +127,12 @@ static size_t own_stats(const struct service *s, const struct service_totals *t,
 				    engine__hw_slots_in_use(s->user.e) +
 				    (s->kernel.e ? engine__hw_slots_in_use(s->kernel.e) : 0) };
 	o[n++] = (struct own_stat){ "watches", s->nr_watches };
+	/* The user engine's history: what it traced and checked, processes it let in. */
+	if (!engine__history_stats(s->user.e, &hb)) {
+		o[n++] = (struct own_stat){ "history_sync_ops", hb.ctr[KCSAND_HB_CTR_SYNC_OPS] };
+		o[n++] = (struct own_stat){ "history_checked", hb.ctr[KCSAND_HB_CTR_CHECKED] };
+		o[n++] = (struct own_stat){ "history_processes_held", hb.held };
+	}
 	/* Each engine's site sampler, once attached: armed of all, and what it expects. */
 	n += sampler_stats(s->user.e, sampler_names[0], o + n);
 	n += sampler_stats(s->kernel.e, sampler_names[1], o + n);
@@ -154,7 +162,7 @@ static unsigned int enabled(const struct service *s)
 static void print_stats(struct service *s, FILE *out, bool json)
 {
 	struct service_totals t;
-	struct own_stat own[40];
+	struct own_stat own[48];
 	size_t n;
 
 	service_totals(s, &t);

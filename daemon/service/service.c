@@ -459,6 +459,13 @@ static int open_user_engine(struct service *s)
 
 	service_mode_opts(&s->cfg, false, &eo);
 	set_hooks(s, &eo, &s->user);
+	/*
+	 * The history for its targets' processes, as kcsanctl run has it: a
+	 * process that ran before is let in with its threads' clocks joined
+	 * (history.h), one found under trace_all is held until its sync
+	 * functions are probed.
+	 */
+	eo.history = s->cfg.history != CONFIG_NO;
 	ret = engine__open(&eo, &s->user.e);
 	if (!ret)
 		ret = engine__start(s->user.e);

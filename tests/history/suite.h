@@ -50,6 +50,30 @@ static inline void start_thread(pthread_t *t, void *(*fn)(void *), void *arg)
 	}
 }
 
+/*
+ * Waits until the process has at most n threads: those that returned have
+ * ended (not only returned), though nobody joined them.
+ */
+static inline void wait_threads_at_most(int n)
+{
+	char line[128];
+	int threads;
+
+	for (;;) {
+		FILE *f = fopen("/proc/self/status", "r");
+
+		threads = 0;
+		while (f && fgets(line, sizeof(line), f))
+			if (sscanf(line, "Threads: %d", &threads) == 1)
+				break;
+		if (f)
+			fclose(f);
+		if (threads <= n)
+			return;
+		spin_us(100);
+	}
+}
+
 /* Runs a(arg_a) and b(arg_b) in two threads and joins them; returns what b returned. */
 static inline void *run_pair(void *(*a)(void *), void *arg_a, void *(*b)(void *), void *arg_b)
 {

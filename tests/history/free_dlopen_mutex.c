@@ -1,0 +1,59 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Race-free: a plugin loaded with dlopen() while the program runs, as
+ * programs load their modules.  The plugin (free_dlopen_mutex_lib.c) keeps
+ * a table of its own, guarded by a mutex it takes in its functions; two
+ * threads of the program call it.  kcsand probes the plugin's accesses
+ * with --object, from the moment the plugin is mapped.
+ *
+ * Expected: race-free
+ */
+#include <dlfcn.h>
+#include <libgen.h>
+#include <limits.h>
+#include <string.h>
+#include <unistd.h>
+#include "suite.h"
+
+#define ROUNDS	20000
+
+static void (*plugin_put)(long key, long value);
+static long (*plugin_sum)(void);
+
+static void *caller(void *arg)
+{
+	for (long r = 0; r < ROUNDS; r++)
+		plugin_put(r, (long)arg);
+	return NULL;
+}
+
+/* The plugin, NAME_lib.so beside the program. */
+static void *load_plugin(const char *argv0)
+{
+	char exe[PATH_MAX], path[PATH_MAX + 32];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+
+	if (n <= 0)
+		return NULL;
+	exe[n] = '\0';
+	snprintf(path, sizeof(path), "%s/%s_lib.so", dirname(exe), basename((char *)argv0));
+	return dlopen(path, RTLD_NOW);
+}
+
+int main(int argc, char **argv)
+{
+	void *lib;
+
+	spin_us(10000);
+	lib = load_plugin(argv[0]);
+	if (!lib) {
+		fprintf(stderr, "dlopen: %s\n", dlerror());
+		return 2;
+	}
+	plugin_put = (void (*)(long, long))dlsym(lib, "plugin_put");
+	plugin_sum = (long (*)(void))dlsym(lib, "plugin_sum");
+	if (!plugin_put || !plugin_sum)
+		return 2;
+	run_pair(caller, (void *)1, caller, (void *)2);
+	return plugin_sum() != 3L * ROUNDS;
+}

@@ -1,0 +1,63 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Racy: the race is in a forked child, a process of its own.  The parent
+ * forks and waits; in each round, the child's two threads each store to
+ * one word once, a millisecond apart, with nothing between them.  A
+ * detector that follows only the process it started never looks at the
+ * child.  The rounds repeat the race while the child's probes are being
+ * put in place (a detector may need a moment after the fork): any one of
+ * them is the race.
+ *
+ * Expected: "data-race in store_left / store_right"
+ */
+#include <sys/wait.h>
+#include <unistd.h>
+#include "suite.h"
+
+/* tests/daemon-history.sh builds it with more: a process found later is held longer. */
+#ifndef ROUNDS
+#define ROUNDS	200
+#endif
+
+static long mode;
+
+static SITE void store_left(void)
+{
+	mode = 1;
+}
+
+static SITE void store_right(void)
+{
+	mode = 2;
+}
+
+static void *left(void *arg)
+{
+	store_left();
+	return NULL;
+}
+
+static void *right(void *arg)
+{
+	spin_us(1000);
+	store_right();
+	return NULL;
+}
+
+int main(void)
+{
+	int status;
+	pid_t child;
+
+	child = fork();
+	if (child < 0)
+		return 2;
+	if (child == 0) {
+		for (int r = 0; r < ROUNDS; r++)
+			run_pair(left, NULL, right, NULL);
+		_exit(mode == 0);
+	}
+	if (waitpid(child, &status, 0) != child || !WIFEXITED(status))
+		return 2;
+	return WEXITSTATUS(status);
+}
