@@ -20,8 +20,9 @@
  * Included by kcsand.bpf.c after the traced-process filter; uses the site
  * table, the ring buffer and fill_access() of engine.bpf.h.  This file
  * holds the detector's limits, state and maps; the clocks are in
- * history_clock.bpf.h, the shadow and its check in history_shadow.bpf.h,
- * the sync probes in history_sync.bpf.h.
+ * history_clock.bpf.h, OpenMP tasks' own clocks in tasks.bpf.h, the shadow
+ * and its check in history_shadow.bpf.h, the sync probes in
+ * history_sync.bpf.h.
  */
 #ifndef KCSAND_HISTORY_BPF_H
 #define KCSAND_HISTORY_BPF_H
@@ -336,6 +337,7 @@ static __always_inline void *hb_get(void *map, const void *key)
 
 /* In this order: each uses what the ones before it define. */
 #include "history_clock.bpf.h"
+#include "tasks.bpf.h"
 #include "history_shadow.bpf.h"
 #include "history_sync.bpf.h"
 
