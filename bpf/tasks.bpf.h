@@ -427,10 +427,13 @@ static __noinline __u32 hb_task_begin(struct hb_thread *t, __u64 fn, __u64 arg)
 	}
 	__builtin_memset(c, 0, offsetof(struct hb_task_ctx, vc));
 	c->id = 1ULL << 32 | __sync_fetch_and_add(&hb_task_ids, 1);
-	if (n)
+	if (n) {
 		hb_task_claim(c, n);
-	else
-		c->flags = loop ? 0 : HB_TASK_VAGUE;
+	} else if (!loop) {
+		/* Its record was lost, with its depend list: its dependents start after all. */
+		c->flags = HB_TASK_VAGUE;
+		hb_task_vague_deps = 1;
+	}
 	/* No slot: it runs on the thread's clock, which waits for what the task waits for. */
 	if (hb_task_switch(t, c, n, fn, loop) < 0) {
 		if (n)
