@@ -336,6 +336,20 @@ static __always_inline void *hb_get(void *map, const void *key)
 }
 
 /* In this order: each uses what the ones before it define. */
+/* bpf_find_vma()'s callback: the mapping an address is in (thread stacks, tasks.bpf.h). */
+struct hb_vma {
+	__u64 start, end;
+};
+
+static long hb_vma_of(struct task_struct *task, struct vm_area_struct *vma, void *data)
+{
+	struct hb_vma *v = data;
+
+	v->start = vma->vm_start;
+	v->end = vma->vm_end;
+	return 0;
+}
+
 #include "history_clock.bpf.h"
 #include "tasks.bpf.h"
 #include "history_shadow.bpf.h"

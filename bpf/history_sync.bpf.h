@@ -252,7 +252,7 @@ int kcsand_hb_entry(struct pt_regs *ctx)
 	case KCSAND_HB_OMP_FN:
 		/* Probed at the function's entry: ip is the function. */
 		a0 = PT_REGS_IP(ctx);
-		a1 = hb_task_fn_entry(t, a0, PT_REGS_PARM1(ctx));
+		a1 = hb_task_fn_entry(ctx, t, a0);
 		break;
 	case KCSAND_HB_OMP_BARRIER:
 	case KCSAND_HB_OMP_CRIT_END:
@@ -384,8 +384,10 @@ static __always_inline void hb_return(struct pt_regs *ctx, struct hb_thread *t, 
 		 * Its call was not remembered (nested deeper than HB_DEPTH,
 		 * entered during a pause, a longjmp in between): whatever it
 		 * acquired is unknown, so it acquires every epoch so far.
+		 * Which tasks ended is unknown too: the thread's own clock.
 		 */
 		hb_count(KCSAND_HB_CTR_RETURN_LOST);
+		hb_task_unwind(t);
 		hb_acquire_all(t);
 		return;
 	}
@@ -409,19 +411,6 @@ int kcsand_hb_return(struct pt_regs *ctx)
 		hb_return(ctx, t, op);
 		hb_time(KCSAND_HB_CTR_SYNC_NS, t0);
 	}
-	return 0;
-}
-
-struct hb_vma {
-	__u64 start, end;
-};
-
-static long hb_vma_of(struct task_struct *task, struct vm_area_struct *vma, void *data)
-{
-	struct hb_vma *v = data;
-
-	v->start = vma->vm_start;
-	v->end = vma->vm_end;
 	return 0;
 }
 

@@ -35,6 +35,7 @@
 #define HB_TASK_LEVELS	32	/* tasks nested on one thread (a taskwait runs tasks inside) */
 #define HB_TASK_GROUPS	8	/* taskgroups open in one task; deeper ones share the 8th */
 #define HB_TASK_ARG	64	/* bytes of a task's arguments in its key */
+#define HB_TASK_MARKS	8	/* a thread's stack marks (hb_task_mark_stack) */
 #define HB_TASK_ON_THREAD	(~0U)	/* hb_task_ctx.own: the task runs on its thread's clock */
 
 /* Tasks whose parent is not known end into this; taskwait and taskgroup acquire it. */
@@ -79,6 +80,16 @@ struct hb_task_ctx {
 	__u64 group[HB_TASK_GROUPS + 1];	/* [0]: inherited, [ngroup]: the innermost */
 	__u64 dep[HB_TASK_DEPS];
 	__u32 vc[HB_SLOTS];	/* the clock of the context below */
+	/*
+	 * Level 0: the end of the thread's stack mapping (the main thread's
+	 * grows down: its start moves), and when its frames below an sp died.
+	 */
+	__u64 stack_hi;
+	__u32 nmarks;
+	__u32 __pad2;
+	struct {
+		__u64 sp, ns;	/* sp decreasing, ns increasing with the index */
+	} mark[HB_TASK_MARKS];
 };
 
 struct hb_task_level_key {
@@ -115,6 +126,14 @@ struct {
 	__type(key, struct hb_key);
 	__type(value, struct hb_task_fn);
 } hb_task_fns SEC(".maps");
+
+/* Whose stack a mapping is: {tgid, its end} -> tid, for hb_task_stack_dead(). */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 4096);
+	__type(key, struct hb_key);
+	__type(value, __u32);
+} hb_task_stacks SEC(".maps");
 
 /* A creation being recorded: too large for the BPF stack. */
 struct {
@@ -397,12 +416,97 @@ static __noinline int hb_task_switch(struct hb_thread *t, struct hb_task_ctx *c,
 }
 
 /*
- * fn's entry, a task's start: a context one level above the one running
- * on the thread.  Returns its level, 0 when none was left: the task then
- * runs in the context below, which waits for what the task waits for,
- * and its end releases into every task's objects (hb_task_end).
+ * Tasks share their thread's stack: a task's frames lie where an earlier
+ * task's died, and its locals at the addresses of the dead frames' ones,
+ * which the tasks that shared them wrote.  Those accesses are not ordered
+ * with the new ones, and not a race: the memory changed owner.  When a
+ * task starts at sp, every frame of the thread below sp is dead: the
+ * thread's marks keep (sp, time), and an access remembered before a mark
+ * whose sp is above it is forgotten (hb_task_stack_dead).  Marks are kept
+ * as a staircase: a later mark with a higher sp replaces those below it;
+ * when they are HB_TASK_MARKS, the two oldest merge into the older's sp at
+ * the newer's time, which forgets more, never less.
  */
-static __noinline __u32 hb_task_begin(struct hb_thread *t, __u64 fn, __u64 arg)
+static __noinline void hb_task_mark_stack(struct hb_task_ctx *base, __u32 tgid, __u64 sp)
+{
+	struct hb_key k = { .tgid = tgid };
+	struct hb_vma v = {};
+	__u32 n, tid = (__u32)bpf_get_current_pid_tgid();
+
+	if (!base)
+		return;
+	if (!base->stack_hi && !bpf_find_vma(bpf_get_current_task_btf(), sp, hb_vma_of, &v, 0)) {
+		base->stack_hi = v.end;
+		k.addr = v.end;
+		bpf_map_update_elem(&hb_task_stacks, &k, &tid, BPF_ANY);
+	}
+	n = base->nmarks < HB_TASK_MARKS ? base->nmarks : HB_TASK_MARKS;
+	for (int i = 0; i < HB_TASK_MARKS; i++) {
+		if (!n || base->mark[(n - 1) & (HB_TASK_MARKS - 1)].sp > sp)
+			break;
+		n--;
+	}
+	if (n >= HB_TASK_MARKS) {
+		base->mark[0].ns = base->mark[1].ns;
+		for (int i = 1; i < HB_TASK_MARKS - 1; i++)
+			base->mark[i] = base->mark[i + 1];
+		n = HB_TASK_MARKS - 1;
+	}
+	base->mark[n & (HB_TASK_MARKS - 1)].sp = sp;
+	base->mark[n & (HB_TASK_MARKS - 1)].ns = bpf_ktime_get_ns();
+	base->nmarks = n + 1;
+}
+
+/*
+ * The thread whose stack holds addr: the current one when addr lies
+ * between its sp (less the red zone) and its stack's end, which needs no
+ * lock; else the one whose stack mapping it is, if bpf_find_vma() gets the
+ * mmap lock (a thread that grows its stack or maps memory holds it).
+ */
+static __always_inline struct hb_task_ctx *hb_task_stack_owner(__u32 tgid, __u64 addr, __u64 sp)
+{
+	struct hb_task_ctx *own = hb_task_level(0);
+	struct hb_key k = { .tgid = tgid };
+	struct hb_task_level_key lk = {};
+	struct hb_vma v = {};
+	__u32 *tid;
+
+	if (own && own->stack_hi && addr < own->stack_hi && addr + 128 >= sp)
+		return own;
+	if (bpf_find_vma(bpf_get_current_task_btf(), addr, hb_vma_of, &v, 0))
+		return NULL;
+	k.addr = v.end;
+	tid = bpf_map_lookup_elem(&hb_task_stacks, &k);
+	if (!tid)
+		return NULL;
+	lk.tid = *tid;
+	return bpf_map_lookup_elem(&hb_task_ctxs, &lk);
+}
+
+/* Was addr, remembered at ns, in a frame of a thread's stack that died since? */
+static __noinline int hb_task_stack_dead(__u32 tgid, __u64 addr, __u64 ns, __u64 sp)
+{
+	struct hb_task_ctx *base = hb_task_stack_owner(tgid, addr, sp);
+	__u64 died = 0;
+
+	if (!base)
+		return 0;
+	for (int i = 0; i < HB_TASK_MARKS; i++) {
+		if (i >= base->nmarks || base->mark[i].sp <= addr)
+			break;
+		died = base->mark[i].ns;
+	}
+	return ns < died;
+}
+
+/*
+ * fn's entry, a task's start: a context one level above the one running
+ * on the thread.  Returns its id and level (id << 8 | level), which fn's
+ * return gets back, 0 when no level was left: the task then runs in the
+ * context below, which waits for what the task waits for, and its end
+ * releases into every task's objects (hb_task_end).
+ */
+static __noinline __u64 hb_task_begin(struct hb_thread *t, __u64 fn, __u64 arg, __u64 sp)
 {
 	struct hb_key k = { .tgid = t->tgid, .addr = fn };
 	struct hb_task_fn *f = bpf_map_lookup_elem(&hb_task_fns, &k);
@@ -411,6 +515,7 @@ static __noinline __u32 hb_task_begin(struct hb_thread *t, __u64 fn, __u64 arg)
 	struct hb_task_new *n = NULL;
 	int loop = f && f->loop;
 
+	hb_task_mark_stack(base, t->tgid, sp);
 	k.addr = hb_task_key(fn, arg, f ? f->arg : 0);
 	if (!loop)
 		n = bpf_map_lookup_elem(&hb_task_news, &k);
@@ -443,7 +548,7 @@ static __noinline __u32 hb_task_begin(struct hb_thread *t, __u64 fn, __u64 arg)
 	if (n && n->pending && !--n->pending)
 		bpf_map_delete_elem(&hb_task_news, &k);
 	base->depth = lk.level;
-	return lk.level;
+	return c->id << 8 | lk.level;
 }
 
 /* What waits for task c: its parent's taskwait, its taskgroup, its dependents, barriers. */
@@ -498,14 +603,19 @@ static __noinline void hb_task_leave(struct hb_thread *t, struct hb_task_ctx *c,
 	t->slot = c->below;
 }
 
-/* fn's return, the end of the task hb_task_begin() ran at level. */
-static __noinline void hb_task_end(struct hb_thread *t, __u32 level, int undeferred)
+/*
+ * fn's return, the end of the task hb_task_begin() started as id << 8 |
+ * level.  Its context is gone if the thread's contexts were unwound since
+ * (hb_task_unwind): then it ended as one without a context.
+ */
+static __noinline void hb_task_end(struct hb_thread *t, __u64 started, int undeferred)
 {
+	__u32 level = started & 0xff;
 	struct hb_task_ctx *base = hb_task_base(), *c = level ? hb_task_level(level) : NULL;
 
 	if (!t)
 		return;
-	if (!c) {
+	if (!c || c->id != started >> 8) {
 		/* It ran in the context below, which it ends into every object that waits. */
 		hb_release(t, HB_OBJ_OMP_ORPHANS, 0);
 		hb_release(t, HB_OBJ_OMP_TASKS, 1);
@@ -575,9 +685,10 @@ static __noinline void hb_task_group_end(struct hb_thread *t)
 }
 
 /*
- * The thread's first event after a pause of the sync probes: the returns
- * of the tasks it was running went unseen.  It takes its own clock back
- * (hb_new_gen then acquires every epoch), and their slots are given back.
+ * The thread's first event after a pause of the sync probes, or a return
+ * it did not remember: the returns of the tasks it was running may have
+ * gone unseen.  It takes its own clock back (its caller then acquires
+ * every epoch), and their slots are given back.
  */
 static __noinline void hb_task_unwind(struct hb_thread *t)
 {
@@ -597,12 +708,15 @@ static __noinline void hb_task_unwind(struct hb_thread *t)
 		c = hb_task_level(l);
 		if (!c)
 			continue;
-		if (c->own == HB_TASK_ON_THREAD)
+		if (c->own == HB_TASK_ON_THREAD) {
+			c->id = 0;
 			continue;
+		}
 		s = c->own & (HB_SLOTS - 1);
 		if (p->last_clock[s] < p->cur_clock[s])
 			p->last_clock[s] = p->cur_clock[s];
 		__sync_fetch_and_and(&p->used, ~(1ULL << s));
+		c->id = 0;	/* its return, if it comes, finds it gone */
 		/* The lowest task with a clock of its own kept the thread's. */
 		if (!restored) {
 			restored = 1;
@@ -633,14 +747,14 @@ static __always_inline void hb_task_entry(struct pt_regs *ctx, struct hb_thread 
 	hb_release(t, fn, 1);
 }
 
-/* An outlined function's entry: a task's start (its level), or a team member's (0). */
-static __always_inline __u32 hb_task_fn_entry(struct hb_thread *t, __u64 fn, __u64 arg)
+/* An outlined function fn's entry: a task's start (its level), or a team member's (0). */
+static __always_inline __u64 hb_task_fn_entry(struct pt_regs *ctx, struct hb_thread *t, __u64 fn)
 {
 	struct hb_key k = { .tgid = t->tgid, .addr = fn };
 	__u32 *kind = bpf_map_lookup_elem(&hb_fns, &k);
 
 	if (kind && *kind == HB_FN_TASK)
-		return hb_task_begin(t, fn, arg);
+		return hb_task_begin(t, fn, PT_REGS_PARM1(ctx), PT_REGS_SP(ctx));
 	hb_acquire(t, fn);
 	return 0;
 }
