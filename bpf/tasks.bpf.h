@@ -47,6 +47,8 @@
 #define HB_NS_DEP_ALL	3ULL	/* finished tasks with any dependence on an address */
 #define HB_NS_DEP_OUT	4ULL	/* of them, those with out or inout */
 #define HB_NS(ns, v)	((ns) << 56 | ((v) & ((1ULL << 56) - 1)))
+/* depend orders sibling tasks only: an address's objects are their parent's. */
+#define HB_DEP(ns, c, i)	HB_NS(ns, (c)->dep[i] ^ (c)->parent * 0x9e3779b97f4a7c15ULL)
 
 #define HB_GOMP_TASK_DEPEND	8	/* GOMP_task's flags: depend is a list */
 #define HB_TASK_VAGUE		1	/* starts after every finished task */
@@ -342,7 +344,7 @@ static __noinline void hb_task_edges_in(struct hb_thread *t, const struct hb_tas
 	for (int i = 0; i < HB_TASK_DEPS; i++) {
 		if (i >= c->ndep)
 			break;
-		hb_acquire(t, HB_NS(i < c->nout ? HB_NS_DEP_ALL : HB_NS_DEP_OUT, c->dep[i]));
+		hb_acquire(t, HB_DEP(i < c->nout ? HB_NS_DEP_ALL : HB_NS_DEP_OUT, c, i));
 	}
 	if ((c->flags & HB_TASK_VAGUE) || (!recorded && !loop) || (c->ndep && hb_task_vague_deps)) {
 		hb_count(KCSAND_HB_CTR_TASK_VAGUE);
@@ -562,9 +564,9 @@ static __noinline void hb_task_edges_out(struct hb_thread *t, const struct hb_ta
 	for (int i = 0; i < HB_TASK_DEPS; i++) {
 		if (i >= c->ndep)
 			break;
-		hb_release(t, HB_NS(HB_NS_DEP_ALL, c->dep[i]), 0);
+		hb_release(t, HB_DEP(HB_NS_DEP_ALL, c, i), 0);
 		if (i < c->nout)
-			hb_release(t, HB_NS(HB_NS_DEP_OUT, c->dep[i]), 0);
+			hb_release(t, HB_DEP(HB_NS_DEP_OUT, c, i), 0);
 	}
 	hb_release(t, HB_OBJ_OMP_TASKS, 0);
 	/*
