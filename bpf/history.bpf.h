@@ -20,8 +20,9 @@
  * Included by kcsand.bpf.c after the traced-process filter; uses the site
  * table, the ring buffer and fill_access() of engine.bpf.h.  This file
  * holds the detector's limits, state and maps; the clocks are in
- * history_clock.bpf.h, the shadow and its check in history_shadow.bpf.h,
- * the sync probes in history_sync.bpf.h.
+ * history_clock.bpf.h, OpenMP tasks' own clocks in tasks.bpf.h, the shadow
+ * and its check in history_shadow.bpf.h, the sync probes in
+ * history_sync.bpf.h.
  */
 #ifndef KCSAND_HISTORY_BPF_H
 #define KCSAND_HISTORY_BPF_H
@@ -390,7 +391,22 @@ static __always_inline void *hb_get(void *map, const void *key)
 }
 
 /* In this order: each uses what the ones before it define. */
+/* bpf_find_vma()'s callback: the mapping an address is in (thread stacks, tasks.bpf.h). */
+struct hb_vma {
+	__u64 start, end;
+};
+
+static long hb_vma_of(struct task_struct *task, struct vm_area_struct *vma, void *data)
+{
+	struct hb_vma *v = data;
+
+	v->start = vma->vm_start;
+	v->end = vma->vm_end;
+	return 0;
+}
+
 #include "history_clock.bpf.h"
+#include "tasks.bpf.h"
 #include "history_shadow.bpf.h"
 #include "history_sync.bpf.h"
 

@@ -244,8 +244,11 @@ __noinline int hb_acquire_all(struct hb_thread *t)
  * returning from a call it entered while they were off (a mutex it waited
  * for), whose return is unseen: a uretprobe only sees the returns of calls
  * entered while it was attached.  So it is taken to have acquired all that
- * its process did so far, and the calls it was in are forgotten.
+ * its process did so far, and the calls it was in are forgotten, and so
+ * are the OpenMP tasks it was running (tasks.bpf.h).
  */
+static __noinline void hb_task_unwind(struct hb_thread *t);
+
 static __always_inline void hb_new_gen(struct hb_thread *t)
 {
 	__u32 tgid = t->tgid, *v = bpf_map_lookup_elem(&hb_tgids, &tgid);
@@ -270,6 +273,7 @@ static __always_inline void hb_new_gen(struct hb_thread *t)
 	t->gen = hb_gen;
 	t->pgen = pgen;
 	t->depth = 0;
+	hb_task_unwind(t);
 	hb_acquire_all(t);
 }
 

@@ -504,6 +504,7 @@ static __always_inline void history_access(void *ctx, struct pt_regs *regs, __u3
 	if (e)
 		hb_drop_forgotten_g(e, t->tgid, scratch->acc.addr);
 	if (e && hb_check(ctx, scratch, t, e, seq) &&
+	    !hb_task_stack_dead(t->tgid, scratch->acc.addr, scratch->found.time_ns, regs->sp) &&
 	    hb_report_due(scratch->found.site, site_idx, scratch->now)) {
 		/* Before the report, as a watcher's (engine.bpf.h's emit_report). */
 		scratch->acc.ustack = ustack_send_seq(regs, 1);

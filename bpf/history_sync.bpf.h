@@ -242,8 +242,8 @@ int kcsand_hb_entry(struct pt_regs *ctx)
 		break;
 	case KCSAND_HB_OMP_TASK:
 	case KCSAND_HB_OMP_TASKLOOP:
-		hb_mark_fn(t, a0, HB_FN_TASK);
-		hb_release(t, a0, 1);
+	case KCSAND_HB_OMP_TASKGROUP_START:
+		hb_task_entry(ctx, t, op);
 		break;
 	case KCSAND_HB_FD_WRITE:
 	case KCSAND_HB_FD_READ:
@@ -252,9 +252,7 @@ int kcsand_hb_entry(struct pt_regs *ctx)
 	case KCSAND_HB_OMP_FN:
 		/* Probed at the function's entry: ip is the function. */
 		a0 = PT_REGS_IP(ctx);
-		hb_acquire(t, a0);
-		if (hb_fn_kind(t, a0) == HB_FN_TASK)
-			hb_acquire(t, HB_OBJ_OMP_TASKS);	/* depend: its inputs are done */
+		a1 = hb_task_fn_entry(ctx, t, a0);
 		break;
 	case KCSAND_HB_OMP_BARRIER:
 	case KCSAND_HB_OMP_CRIT_END:
@@ -293,7 +291,7 @@ static __always_inline void hb_join_thread(struct hb_thread *t, __u64 pthread)
 }
 
 /* The OpenMP runtime's calls, as they return. */
-static __always_inline void hb_return_omp(struct hb_thread *t, __u32 op, __u64 a0)
+static __always_inline void hb_return_omp(struct hb_thread *t, __u32 op, __u64 a0, __u64 a1)
 {
 	switch (op) {
 	case KCSAND_HB_OMP_PARALLEL:
@@ -301,13 +299,19 @@ static __always_inline void hb_return_omp(struct hb_thread *t, __u32 op, __u64 a
 		hb_acquire(t, HB_OBJ_OMP_TASKS);
 		break;
 	case KCSAND_HB_OMP_TASKLOOP:
-	case KCSAND_HB_OMP_TASKWAIT:
 		hb_acquire(t, HB_OBJ_OMP_TASKS);
+		break;
+	case KCSAND_HB_OMP_TASKWAIT:
+		hb_task_wait(t);
+		break;
+	case KCSAND_HB_OMP_TASKGROUP_END:
+		hb_task_group_end(t);
 		break;
 	case KCSAND_HB_OMP_FN:
 		if (hb_fn_kind(t, a0) == HB_FN_TASK)
-			hb_release(t, HB_OBJ_OMP_TASKS, 0);
-		hb_release(t, HB_OBJ_OMP_END, 1);
+			hb_task_end(t, a1, hb_task_undeferred(t, a0));
+		else
+			hb_release(t, HB_OBJ_OMP_END, 1);
 		break;
 	case KCSAND_HB_OMP_BARRIER:
 		hb_acquire(t, HB_OBJ_OMP_BARRIER);
@@ -362,7 +366,7 @@ static __always_inline void hb_return_pthread(struct hb_thread *t, __u32 op, int
 			hb_join_thread(t, a0);
 		break;
 	default:
-		hb_return_omp(t, op, a0);
+		hb_return_omp(t, op, a0, a1);
 		break;
 	}
 }
@@ -387,8 +391,10 @@ static __always_inline void hb_return(struct pt_regs *ctx, struct hb_thread *t, 
 		 * Its call was not remembered (nested deeper than HB_DEPTH,
 		 * entered during a pause, a longjmp in between): whatever it
 		 * acquired is unknown, so it acquires every epoch so far.
+		 * Which tasks ended is unknown too: the thread's own clock.
 		 */
 		hb_count(KCSAND_HB_CTR_RETURN_LOST);
+		hb_task_unwind(t);
 		hb_acquire_all(t);
 		return;
 	}
@@ -412,19 +418,6 @@ int kcsand_hb_return(struct pt_regs *ctx)
 		hb_return(ctx, t, op);
 		hb_time(KCSAND_HB_CTR_SYNC_NS, t0);
 	}
-	return 0;
-}
-
-struct hb_vma {
-	__u64 start, end;
-};
-
-static long hb_vma_of(struct task_struct *task, struct vm_area_struct *vma, void *data)
-{
-	struct hb_vma *v = data;
-
-	v->start = vma->vm_start;
-	v->end = vma->vm_end;
 	return 0;
 }
 
@@ -535,6 +528,7 @@ int BPF_PROG(kcsand_hb_exit, struct task_struct *task)
 		__sync_fetch_and_and(&p->used, ~(1ULL << slot));
 	}
 	bpf_map_delete_elem(&hb_threads, &tid);
+	hb_task_exit(tid);
 out:
 	if (BPF_CORE_READ(task, signal, live.counter) == 0) {
 		bpf_map_delete_elem(&hb_procs, &tgid);

@@ -500,17 +500,19 @@ enum kcsand_hb_op {
 	KCSAND_HB_CREATE,	/* return: remember which thread *arg0 names */
 	KCSAND_HB_JOIN,		/* return: acquire the clock of thread arg0 if the result is 0 */
 	KCSAND_HB_OMP_PARALLEL,	/* entry: release fn arg0 (a team); return: acquire the ends */
-	KCSAND_HB_OMP_TASK,	/* entry: release fn arg0 (a task) */
-	KCSAND_HB_OMP_TASKLOOP,	/* entry: as a task; return: acquire finished tasks */
+	KCSAND_HB_OMP_TASK,	/* entry: a task's creation (bpf/tasks.bpf.h); return: if(0) */
+	KCSAND_HB_OMP_TASKLOOP,	/* entry: release fn arg0; return: acquire finished tasks */
 	KCSAND_HB_OMP_FN,	/* an outlined function: entry acquires its spawn, return releases */
 	KCSAND_HB_OMP_BARRIER,	/* entry: release the team barrier; return: acquire it, and tasks */
-	KCSAND_HB_OMP_TASKWAIT,	/* return: acquire finished tasks */
+	KCSAND_HB_OMP_TASKWAIT,	/* return: acquire the current task's children */
 	KCSAND_HB_OMP_CRIT_START, /* return: acquire the unnamed critical section */
 	KCSAND_HB_OMP_CRIT_END,	/* entry: release it */
 	KCSAND_HB_OMP_ATOMIC_START,
 	KCSAND_HB_OMP_ATOMIC_END,
 	KCSAND_HB_OMP_ORDERED_START,
 	KCSAND_HB_OMP_ORDERED_END,
+	KCSAND_HB_OMP_TASKGROUP_START,	/* entry: a new taskgroup of the current task */
+	KCSAND_HB_OMP_TASKGROUP_END,	/* return: acquire the group's tasks and descendants */
 	/*
 	 * A lock whose first instruction carries a lock prefix, which uprobes
 	 * refuse (glibc's pthread_spin_lock): probed at its return only,
@@ -551,7 +553,8 @@ enum kcsand_hb_op {
 	 (1u << KCSAND_HB_OMP_TASKWAIT) | (1u << KCSAND_HB_OMP_CRIT_START) |	\
 	 (1u << KCSAND_HB_OMP_ATOMIC_START) | (1u << KCSAND_HB_OMP_ORDERED_START) |	\
 	 (1u << KCSAND_HB_LOCK_RDI) | (1ull << KCSAND_HB_FD_READ) |	\
-	 (1ull << KCSAND_HB_MAPPED))
+	 (1ull << KCSAND_HB_MAPPED) | (1ull << KCSAND_HB_OMP_TASK) |		\
+	 (1ull << KCSAND_HB_OMP_TASKGROUP_END))
 #define KCSAND_HB_HAS_RETURN(op) ((op) < 64 && (KCSAND_HB_RET_OPS >> (op)) & 1)
 
 /* Counters of the history detector (.bss hb_counters[]). */
@@ -574,6 +577,10 @@ enum kcsand_hb_counter {
 	KCSAND_HB_CTR_FORGET_ALL,	/* a wide range pushed out: every older access forgotten */
 	KCSAND_HB_CTR_RETURN_LOST,	/* returns of calls not remembered: taken to acquire all */
 	KCSAND_HB_CTR_CAS_LOST,		/* clock entries a release could not raise: reports dropped */
+	KCSAND_HB_CTR_TASKS,		/* OpenMP tasks run on a clock of their own (bpf/tasks.bpf.h) */
+	KCSAND_HB_CTR_TASK_SLOT_SHARED,	/* of them, in a slot whose last task it had not joined */
+	KCSAND_HB_CTR_TASK_NO_CLOCK,	/* tasks run on their thread's clock: no slot, nested deep */
+	KCSAND_HB_CTR_TASK_VAGUE,	/* tasks started after every finished one: creation unclear */
 	KCSAND_HB_CTR_COUNT,
 };
 

@@ -157,6 +157,10 @@ run_one() {
 		     ! grep -Eq '^kcsand: atomics learned: [1-9][0-9]* addresses .*, [1-9][0-9]* plain loads and stores taken as atomic' <<<"$out"; then
 			fail_with "$label" "no positive control: no atomic learned, or no plain access taken as atomic" \
 				"$(grep '^kcsand: atomics learned' <<<"$out")"
+		elif [[ $3 == *tasks* ]] &&
+		     ! grep -Eq '^kcsand: history: [1-9][0-9]* OpenMP tasks ran on clocks of their own' <<<"$out"; then
+			fail_with "$label" "no positive control: no OpenMP task ran on a clock of its own" \
+				"$(grep '^kcsand: history: .*OpenMP tasks' <<<"$out")"
 		elif [[ $name == hb_many_locks && " ${opts[*]} " == *" --overhead-budget 100 "* ]] &&
 		     ! grep -Eq '[1-9][0-9]* releases into the overflow object' <<<"$out"; then
 			fail_with "$label" "no positive control: the sync object map never filled" \
@@ -169,7 +173,7 @@ run_one() {
 			fail_with "$label" "no positive control: no thread without a clock, or no race dropped (run $try of $TRIES)" \
 				"$(tail -3 <<<"$out")"
 		else
-			ok "$label" "race-free; $(grep -Eo 'history_sync_ops: [0-9]+ history_checked: [0-9]+' <<<"$out")$(grep -Eo ' history_sync_pauses: [1-9][0-9]*| history_reports_dropped: [1-9][0-9]*| [1-9][0-9]* plain loads and stores taken as atomic' <<<"$out" | tr -d '\n')"
+			ok "$label" "race-free; $(grep -Eo 'history_sync_ops: [0-9]+ history_checked: [0-9]+' <<<"$out")$(grep -Eo ' history_sync_pauses: [1-9][0-9]*| history_reports_dropped: [1-9][0-9]*| [1-9][0-9]* plain loads and stores taken as atomic|^kcsand: history: [1-9][0-9]* OpenMP tasks ran on clocks of their own' <<<"$out" | sed 's/^kcsand: history: / /' | tr -d '\n')"
 		fi
 		return
 	fi

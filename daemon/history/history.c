@@ -912,6 +912,14 @@ void history__print(const struct history *hist, FILE *out)
 		(unsigned long long)st.ctr[KCSAND_HB_CTR_RETURN_LOST],
 		(unsigned long long)st.ctr[KCSAND_HB_CTR_SYNC_FULL],
 		(unsigned long long)st.ctr[KCSAND_HB_CTR_CAS_LOST]);
+	fprintf(out, "kcsand: history: %llu OpenMP tasks ran on clocks of their own (%llu in a slot "
+		     "whose last task they had not joined), %llu on their thread's clock (no slot "
+		     "free, or nested deeper than it keeps), %llu started after every finished task "
+		     "(their creation or depend list not known)\n",
+		(unsigned long long)st.ctr[KCSAND_HB_CTR_TASKS],
+		(unsigned long long)st.ctr[KCSAND_HB_CTR_TASK_SLOT_SHARED],
+		(unsigned long long)st.ctr[KCSAND_HB_CTR_TASK_NO_CLOCK],
+		(unsigned long long)st.ctr[KCSAND_HB_CTR_TASK_VAGUE]);
 	fprintf(out, "kcsand: history: %llu ranges forgotten (freed, unmapped, new threads' stacks), "
 		     "%llu of them kept as ranges; %llu times every older access was forgotten "
 		     "(more than %d wide ranges); %lu processes held while what they mapped was "

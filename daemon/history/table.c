@@ -20,10 +20,13 @@
  *   static schedule gcc emits GOMP_barrier(), otherwise GOMP_loop_end(),
  *   GOMP_sections_end() or GOMP_single_copy_*(); `nowait` emits none,
  *   and neither the *_nowait ends nor GOMP_loop_*_next synchronize;
- * - GOMP_task releases to the task's fn; tasks run to completion at
- *   barriers, GOMP_taskwait and GOMP_taskgroup_end, which acquire every
- *   finished task; a task's fn acquires the finished ones at its start,
- *   which covers depend(in: ...) on an earlier task's out;
+ * - a task runs on a clock of its own (bpf/tasks.bpf.h): GOMP_task's
+ *   entry records the creator's clock, its depend list and its taskgroup,
+ *   the task's fn starts from them; GOMP_taskwait's return acquires the
+ *   current task's children, GOMP_taskgroup_end's the group's tasks and
+ *   their descendants (GOMP_taskgroup_start opens it), barriers every
+ *   finished task; GOMP_task's return is probed for if(0) tasks, which
+ *   run inside it and are done when it returns;
  * - reductions are lock-prefixed instructions in the outlined function or
  *   GOMP_atomic_start/end: marked accesses and the atomic lock.
  */
@@ -101,7 +104,8 @@ static const struct hb_func hb_funcs[] = {
 	{ "GOMP_taskloop_ull", KCSAND_HB_OMP_TASKLOOP },
 	{ "GOMP_taskwait", KCSAND_HB_OMP_TASKWAIT },
 	{ "GOMP_taskwait_depend", KCSAND_HB_OMP_TASKWAIT },
-	{ "GOMP_taskgroup_end", KCSAND_HB_OMP_TASKWAIT },
+	{ "GOMP_taskgroup_start", KCSAND_HB_OMP_TASKGROUP_START },
+	{ "GOMP_taskgroup_end", KCSAND_HB_OMP_TASKGROUP_END },
 	/* libgomp: barriers, explicit and at the end of worksharing constructs */
 	{ "GOMP_barrier", KCSAND_HB_OMP_BARRIER },
 	{ "GOMP_barrier_cancel", KCSAND_HB_OMP_BARRIER },
