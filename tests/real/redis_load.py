@@ -8,7 +8,7 @@ LPUSH, LRANGE and DEL in RESP.
 
 redis hands clients' reads and writes to its I/O threads only when at least
 twice as many clients as threads have replies pending in one turn of its
-event loop (stopThreadedIOIfNeeded() in networking.c): so each round sends
+event loop (redis's stopThreadedIOIfNeeded()): so each round sends
 every connection's batch before it reads any reply, from one thread.
 Prints each client's replies in client order, so two runs against a working
 server print the same text whatever the interleaving; then, on stderr,
