@@ -35,6 +35,7 @@ ELSEWHERE = {
     "stress-futex.c",         # stress-ng's and memcached's sources, likewise
     "stress-mutex.c",
     "core-mwc.c",
+    "stress-atomic.c",
     "items.c",
 }
 OUR_DIRS = {"daemon", "bpf", "cli", "include", "tests", "bench", "docs", ".ci", "engine", "sites",
