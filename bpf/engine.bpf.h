@@ -62,8 +62,6 @@ struct {
 	__uint(max_entries, 1 << 20);	/* resized before load */
 } events SEC(".maps");
 
-#include "ustack.bpf.h"
-
 /* Live parameters (.data), written by the daemon through the skeleton's mmap. */
 struct kcsand_params params = {
 	.enabled = 1,
@@ -94,6 +92,9 @@ static __always_inline void counter_add(enum kcsand_counter c, __s64 v)
 	if (c < KCSAND_CTR_COUNT)
 		__sync_fetch_and_add(&counters[c], v);
 }
+
+/* After the ring buffer and counter_add(): a copy the ring has no room for is counted. */
+#include "ustack.bpf.h"
 
 /* Registers in the decoder's numbering (enum kcsand_reg - 1). */
 struct regs_copy {

@@ -111,8 +111,11 @@ static __noinline __u64 ustack_send(struct pt_regs *regs, __u64 id)
 	__u32 size = 0;
 
 	rec = bpf_ringbuf_reserve(&events, sizeof(*rec), 0);
-	if (!rec)
+	if (!rec) {
+		/* The side prints its frame-pointer walk: say how often (stack_copies_dropped). */
+		counter_add(KCSAND_CTR_STACK_COPIES_DROPPED, 1);
 		return 0;
+	}
 	rec->type = KCSAND_REC_USTACK;
 	rec->pid = bpf_get_current_pid_tgid() >> 32;
 	rec->id = id;

@@ -78,10 +78,10 @@ void run_help(FILE *out)
 		"                        conflicting pair of accesses to it, probed or not\n"
 		"                        (repeatable, up to 4 debug registers)\n"
 		"  --param NAME=VALUE    set any parameter (repeatable; --param help lists them)\n"
-		"  --json                one JSON object per report instead of KCSAN's text\n"
+		"  --json                JSON objects, one a line: each report, and the summary\n"
 		"  --output FILE         write reports to FILE ('-': stdout) instead of stderr\n"
 		"  --stats FILE          write every counter to FILE at the end, in the form of\n"
-		"                        the summary line of -v and --json\n"
+		"                        the summary line of -v\n"
 		"  --kmsg                also write each report to the kernel log (/dev/kmsg),\n"
 		"                        line by line in KCSAN's layout (at most %u per %u s)\n"
 		"  --halt-on-error       stop PROG at the first report (exit status 66)\n"
@@ -749,14 +749,16 @@ static void end_child(struct run *r, double deadline)
 /* Report until the program ends (or, kernel mode without one, the duration does). */
 /*
  * The summary: the few numbers a user reads (reports, by which detector,
- * sites, overhead); every counter with -v or --json, for scripts, and in
- * the --stats file.
+ * sites, overhead); every counter with -v, and in the --stats file; with
+ * --json, every counter as one JSON object, as the reports are.
  */
 static void print_summary(const struct run *r)
 {
 	FILE *f;
 
-	if (r->a.o.verbose || r->a.o.json)
+	if (r->a.o.json)
+		engine__print_summary_json(r->e, stderr);
+	else if (r->a.o.verbose)
 		engine__print_summary(r->e, stderr);
 	else
 		engine__print_brief(r->e, stderr);

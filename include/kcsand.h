@@ -264,7 +264,9 @@ struct kcsand_report {
 	/* kernel hits left alone: the daemon's heartbeat was stale */	\
 	X(HEARTBEAT_MISSED, heartbeat_missed)				\
 	/* kernel hits left alone: they came under an NMI */		\
-	X(NMI_SKIPPED, nmi_skipped)
+	X(NMI_SKIPPED, nmi_skipped)					\
+	/* user stack copies the ring buffer had no room for */		\
+	X(STACK_COPIES_DROPPED, stack_copies_dropped)
 
 #define KCSAND_CTR_ENUM(ID, name) KCSAND_CTR_##ID,
 enum kcsand_counter {

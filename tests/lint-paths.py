@@ -32,6 +32,11 @@ ELSEWHERE = {
     "myprog.c",               # the README's example program
     "prog.c",                 # what bench/programs/gen_sites.sh writes
     "pigz.c",                 # pigz's source, where docs/real-programs.md places reports
+    "stress-futex.c",         # stress-ng's and memcached's sources, likewise
+    "stress-mutex.c",
+    "core-mwc.c",
+    "stress-atomic.c",
+    "items.c",
 }
 OUR_DIRS = {"daemon", "bpf", "cli", "include", "tests", "bench", "docs", ".ci", "engine", "sites",
             "mark", "report", "sampler", "service", "history", "hw", "util", "unit", "scenarios",

@@ -10,7 +10,7 @@ set -u
 B=${1:-build}
 CTL=$B/kcsanctl
 out=$(mktemp)
-trap 'rm -f "$out" "$out.sh" "$out.stats"' EXIT
+trap 'rm -f "$out" "$out.sh" "$out.stats" "$out.line"' EXIT
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 if [ "$(id -u)" != 0 ] || [ ! -x "$CTL" ]; then
@@ -95,15 +95,26 @@ got=$(timeout 120 "$CTL" run -- "$B/tests/cli/exit_with" 0 x=9999 2>&1 < /dev/nu
 if [ "$got" = 1 ]; then ok summary_on_own_line_pipe
 else fail summary_on_own_line_pipe "one line starting 'kcsand: ' through a pipe, got $got" "$out"; fi
 
-# The summary: the few numbers a user reads by default; every counter with -v,
-# --json or in the --stats file, in the "name: value" form scripts read.
+# The summary: the few numbers a user reads by default; every counter with -v
+# or in the --stats file, in the "name: value" form scripts read, and with --json.
 brief='^kcsand: 0 reports, [0-9]+ sites, [0-9]+ hits; 0 by watchpoints, 0 by the history; [0-9]+ sites armed'
 expect_exit summary_brief 0 "$brief" "$CTL" run -- "$B/tests/cli/exit_with" 0
 if grep -q 'setup_watchpoints' "$out"; then fail summary_brief_has_no_counters "no counter without -v" "$out"
 else ok summary_brief_has_no_counters; fi
 every='^kcsand: 0 reports, [0-9]+ sites, [0-9]+ hits; used_watchpoints: 0 setup_watchpoints: .* armed_sites: [0-9]+/[0-9]+ .* cpu_ms: [0-9]+ native_cpu_ms: [0-9]+'
 expect_exit summary_verbose 0 "$every" "$CTL" run -v -- "$B/tests/cli/exit_with" 0
-expect_exit summary_json 0 "$every" "$CTL" run --json -- "$B/tests/cli/exit_with" 0
+# --json: the summary as one JSON object with every figure of the -v line (lists as arrays).
+grep -E "$every" "$out" > "$out.line"
+expect_exit summary_json 0 '^\{"summary":\{"reports":0,' "$CTL" run --json -- "$B/tests/cli/exit_with" 0
+if python3 - "$out.line" "$out" <<'PY'
+import json, re, sys
+names = re.findall(r" ([a-z_0-9]+): ", open(sys.argv[1]).read().split(";", 1)[1])
+obj = [json.loads(l) for l in open(sys.argv[2]) if l.startswith('{"summary":')][0]["summary"]
+missing = [n for n in names if n not in obj]
+assert len(names) > 40 and not missing, missing
+assert isinstance(obj["armed_sites"], list) and isinstance(obj["warnings"], list), obj
+PY
+then ok summary_json_complete; else bad summary_json_complete "every figure of the -v line in the JSON"; fi
 rm -f "$out.stats"
 expect_exit summary_stats_file 0 "$brief" "$CTL" run --stats "$out.stats" -- "$B/tests/cli/exit_with" 0
 if grep -qE "$every" "$out.stats" 2> /dev/null; then ok summary_stats_file_has_every_counter

@@ -133,7 +133,7 @@ debuginfo-tests: $(OUT)/kcsanctl
 
 .PHONY: debuginfo-tests
 
-# Real programs as Debian ships them (pigz, pbzip2, xz, zstd): output and exit status
+# Real programs as Debian ships them (compressors, servers, benchmarks): output and exit status
 # as native, sites, overhead, reports (needs root and the packages; minutes; not in check).
 real: $(OUT)/kcsanctl
 	tests/real/run-real.sh $(OUT)

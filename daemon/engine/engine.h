@@ -203,6 +203,11 @@ int engine__history_stats(const struct engine *e, struct history_stats *out);
 /* One line of counters, for the end of a run: every counter, "name: value" each. */
 void engine__print_summary(struct engine *e, FILE *out);
 /*
+ * The same figures as one JSON object, {"summary":{"reports":N,...,"warnings":[...]}},
+ * on a line of its own: lists ("a/b" in the text) are arrays, percentages numbers.
+ */
+void engine__print_summary_json(struct engine *e, FILE *out);
+/*
  * The same line with the few numbers a user reads: reports and which
  * detector found them, sites armed, the probes' overhead, and a warning
  * when the program ran many times its native CPU time.

@@ -5,6 +5,7 @@
  * that go before it.
  */
 #include <errno.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
@@ -18,6 +19,7 @@
 #include "hw/pair.h"
 #include "sampler/sampler.h"
 #include "report/unwind.h"
+#include "util/json.h"
 #include "engine_int.h"
 #include "kcsand.skel.h"
 
@@ -151,60 +153,163 @@ int engine__sampler_stats(const struct engine *e, struct sampler_stats *out)
 	return 0;
 }
 
-static void print_sampler_summary(struct engine *e, FILE *out)
+/*
+ * Where the summary's figures go: " name: value" pairs on the line that
+ * starts "kcsand: N reports" (-v, --stats), or the members of one JSON
+ * object (--json).  Both come from the same calls, so the two name the same
+ * figures; the warnings before the line are sentences, an array in JSON.
+ */
+struct summary_out {
+	FILE *out;
+	struct json_object *obj;	/* JSON when not NULL */
+	struct json_object *warnings;
+};
+
+static void put_u64(struct summary_out *so, const char *name, unsigned long long v)
+{
+	if (so->obj)
+		json__add(so->obj, name, json_object_new_uint64(v));
+	else
+		fprintf(so->out, " %s: %llu", name, v);
+}
+
+/* A figure with a fraction: the text rounds it as fmt says ("%.0f%%"), JSON keeps it. */
+static void put_double(struct summary_out *so, const char *name, const char *fmt, double v)
+{
+	if (so->obj) {
+		json__add(so->obj, name, json_object_new_double(v));
+		return;
+	}
+	fprintf(so->out, " %s: ", name);
+	fprintf(so->out, fmt, v);
+}
+
+/* Several numbers in one figure: "a/b/c" in the text (sep between them), an array in JSON. */
+static void put_list(struct summary_out *so, const char *name, const char *sep,
+		     const unsigned long long *v, int n)
+{
+	struct json_object *a = so->obj ? json_object_new_array() : NULL;
+
+	if (!so->obj)
+		fprintf(so->out, " %s: ", name);
+	for (int i = 0; i < n; i++) {
+		if (a)
+			json_object_array_add(a, json_object_new_uint64(v[i]));
+		else
+			fprintf(so->out, "%s%llu", i ? sep : "", v[i]);
+	}
+	if (a)
+		json__add(so->obj, name, a);
+}
+
+static void put_pair(struct summary_out *so, const char *name, const char *sep,
+		     unsigned long long a, unsigned long long b)
+{
+	const unsigned long long v[2] = { a, b };
+
+	put_list(so, name, sep, v, 2);
+}
+
+__attribute__((format(printf, 2, 3)))
+static void put_warning(struct summary_out *so, const char *fmt, ...)
+{
+	char line[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	if (so->obj)
+		json_object_array_add(so->warnings, json__string(line));
+	else
+		fprintf(so->out, "kcsand: %s\n", line);
+}
+
+static void put_sampler(struct engine *e, struct summary_out *so)
 {
 	struct sampler_stats st;
 
 	sampler__get_stats(e->sampler, &st);
-	fprintf(out, " armed_sites: %zu/%zu estimated_overhead: %.0f%% hot_turns: %lu",
-		st.armed, st.total, st.est_overhead * 100, st.turns);
-	if (st.kernel)
-		fprintf(out, " unarmed_hits: %llu trap_floor: %.0f%% trap_ns: %.0f",
-			st.unarmed_hits, st.floor_overhead * 100, st.trap_ns);
-	else
-		fprintf(out, " hot_turns_one_thread: %lu", st.xbp_turns);
+	put_pair(so, "armed_sites", "/", st.armed, st.total);
+	put_double(so, "estimated_overhead", "%.0f%%", st.est_overhead * 100);
+	put_u64(so, "hot_turns", st.turns);
+	if (st.kernel) {
+		put_u64(so, "unarmed_hits", st.unarmed_hits);
+		put_double(so, "trap_floor", "%.0f%%", st.floor_overhead * 100);
+		put_double(so, "trap_ns", "%.0f", st.trap_ns);
+	} else {
+		put_u64(so, "hot_turns_one_thread", st.xbp_turns);
+	}
 	/* Sites at each backoff level, 100% / 10% / 1% / 0.1% (sampler.h). */
-	fprintf(out, " site_levels: %zu/%zu/%zu/%zu", st.levels[0], st.levels[1],
-		st.levels[2], st.levels[3]);
+	put_list(so, "site_levels", "/", (const unsigned long long[]){ st.levels[0],
+		 st.levels[1], st.levels[2], st.levels[3] }, 4);
 	/* What the warm-up and level 0 took, and how often their credit ran out. */
-	if (!st.kernel)
-		fprintf(out, " cold_start_ms: %.0f cold_credit_outs: %lu", st.cold_ms,
-			st.cold_outs);
-	fprintf(out, " cpu_ms: %.0f native_cpu_ms: %.0f", st.cpu_ns / 1e6, st.native_ns / 1e6);
+	if (!st.kernel) {
+		put_double(so, "cold_start_ms", "%.0f", st.cold_ms);
+		put_u64(so, "cold_credit_outs", st.cold_outs);
+	}
+	put_double(so, "cpu_ms", "%.0f", st.cpu_ns / 1e6);
+	put_double(so, "native_cpu_ms", "%.0f", st.native_ns / 1e6);
 }
 
-static void print_kbp_summary(struct engine *e, FILE *out)
+static void put_kbp(struct engine *e, struct summary_out *so)
 {
 	struct kbp_stats ks;
 
 	kbp__stats(e->kbp, &ks);
-	fprintf(out, " breakpoint_sites_sampled: %zu/%zu breakpoint_cycles: %llu "
-		"breakpoint_regs: %ux%u breakpoint_traps: %llu breakpoint_checks: %llu "
-		"breakpoint_refused: %zu breakpoint_move_us: %.0f breakpoint_period_us: %u "
-		"breakpoint_period_range_us: %u-%u breakpoint_min_regs: %u breakpoint_trap_ns: %.0f "
-		"breakpoint_overhead: %.1f%%", ks.sampled, ks.sites,
-		(unsigned long long)ks.cycles, ks.nregs, ks.ncpus,
-		(unsigned long long)ks.hits, (unsigned long long)ks.checked, ks.refused,
-		ks.retargets ? ks.retarget_ns / 1e3 / ks.retargets : 0.0, ks.period_us,
-		ks.min_period_us, ks.max_period_us, ks.min_regs, ks.trap_ns, ks.overhead * 100);
+	put_pair(so, "breakpoint_sites_sampled", "/", ks.sampled, ks.sites);
+	put_u64(so, "breakpoint_cycles", ks.cycles);
+	put_pair(so, "breakpoint_regs", "x", ks.nregs, ks.ncpus);
+	put_u64(so, "breakpoint_traps", ks.hits);
+	put_u64(so, "breakpoint_checks", ks.checked);
+	put_u64(so, "breakpoint_refused", ks.refused);
+	put_double(so, "breakpoint_move_us", "%.0f",
+		   ks.retargets ? ks.retarget_ns / 1e3 / ks.retargets : 0.0);
+	put_u64(so, "breakpoint_period_us", ks.period_us);
+	put_pair(so, "breakpoint_period_range_us", "-", ks.min_period_us, ks.max_period_us);
+	put_u64(so, "breakpoint_min_regs", ks.min_regs);
+	put_double(so, "breakpoint_trap_ns", "%.0f", ks.trap_ns);
+	put_double(so, "breakpoint_overhead", "%.1f%%", ks.overhead * 100);
 }
 
-static void print_hw_summary(struct engine *e, FILE *out)
+/* The data breakpoints of kernel breakpoint mode's pairs (hw/pair.h). */
+static void put_pairs(struct engine *e, struct summary_out *so)
+{
+	struct pairs_stats st;
+	const uint64_t *v = st.counters;
+
+	pairs__stats(e->pairs, &st);
+	put_u64(so, "pair_cpus", st.cpus);
+#define PUT_ONE(ID, name) put_u64(so, #name, v[KCSAND_PAIR_CTR_##ID]);
+	KCSAND_PAIR_COUNTERS(PUT_ONE)
+#undef PUT_ONE
+	put_double(so, "pair_arm_us", "%.0f", v[KCSAND_PAIR_CTR_ARMED] ?
+		   v[KCSAND_PAIR_CTR_ARM_NS] / 1e3 / v[KCSAND_PAIR_CTR_ARMED] : 0.0);
+	put_double(so, "pair_retarget_us", "%.0f",
+		   st.retargets ? st.retarget_ns / 1e3 / st.retargets : 0.0);
+	put_u64(so, "pair_refused", st.refused);
+}
+
+static void put_hw(struct engine *e, struct summary_out *so)
 {
 	struct hwbp_stats hw_st;
 
 	hwbp__get_stats(e->hw, &hw_st);
-	fprintf(out, " hw_watchpoints_armed: %lu hw_traps: %llu hw_consumed: %llu "
-		"hw_watchers: %llu hw_pairs: %lu hw_no_slot: %lu hw_unarmable: %lu "
-		"hw_open_failed: %lu", hw_st.armed, (unsigned long long)hw_st.traps,
-		(unsigned long long)hw_st.consumed, (unsigned long long)hw_st.watchers, hw_st.pairs,
-		hw_st.no_slot, hw_st.unarmable, hw_st.open_failed);
-	if (e->opts.kernel)
-		fprintf(out, " hw_probed: %llu", (unsigned long long)hw_st.probed);
-	else
-		fprintf(out, " hw_decoded: %lu hw_undecoded: %llu hw_outside: %llu",
-			hw_st.decoded, (unsigned long long)hw_st.undecoded,
-			(unsigned long long)hw_st.outside);
+	put_u64(so, "hw_watchpoints_armed", hw_st.armed);
+	put_u64(so, "hw_traps", hw_st.traps);
+	put_u64(so, "hw_consumed", hw_st.consumed);
+	put_u64(so, "hw_watchers", hw_st.watchers);
+	put_u64(so, "hw_pairs", hw_st.pairs);
+	put_u64(so, "hw_no_slot", hw_st.no_slot);
+	put_u64(so, "hw_unarmable", hw_st.unarmable);
+	put_u64(so, "hw_open_failed", hw_st.open_failed);
+	if (e->opts.kernel) {
+		put_u64(so, "hw_probed", hw_st.probed);
+	} else {
+		put_u64(so, "hw_decoded", hw_st.decoded);
+		put_u64(so, "hw_undecoded", hw_st.undecoded);
+		put_u64(so, "hw_outside", hw_st.outside);
+	}
 }
 
 /* -v: what the CFI unwind of the stack copies cost, and how often a side had its frames. */
@@ -212,29 +317,49 @@ static void print_unwind_summary(const struct engine *e, FILE *out)
 {
 	struct unwind_stats st;
 
+	uint64_t c[KCSAND_CTR_COUNT];
+
 	unwinder__stats(e->unwind, &st);
+	engine__counters(e, c);
 	fprintf(out, "kcsand: stacks: %lu copies unwound by CFI (%.1f KiB each, %.1f frames, "
-		     "%.0f us each; %lu with one frame only); %lu report sides had their CFI "
-		     "frames, %lu had none and kept their frame-pointer walk\n",
+		     "%.0f us each; %lu with one frame only, %lu cut where the %d KiB copy ended); "
+		     "%llu copies found no room in the ring buffer; %lu report sides had their "
+		     "CFI frames, %lu had none and kept their frame-pointer walk\n",
 		st.copies, st.copies ? st.bytes / 1024.0 / st.copies : 0.0,
 		st.copies ? (double)st.frames / st.copies : 0.0,
-		st.copies ? st.ns / 1e3 / st.copies : 0.0, st.failed, st.found, st.missed);
+		st.copies ? st.ns / 1e3 / st.copies : 0.0, st.failed, st.cut,
+		KCSAND_USTACK_SIZE / 1024, (unsigned long long)c[KCSAND_CTR_STACK_COPIES_DROPPED],
+		st.found, st.missed);
 }
 
-/* A warning, not a counter: it goes before the summary line, brief or not. */
-static void print_unclocked(struct engine *e, FILE *out)
+/* The history's figures (user mode with the history on). */
+static void put_history(struct engine *e, struct summary_out *so)
 {
-	if (e->hist && history__unclocked_hits(e->hist))
-		fprintf(out, "kcsand: history: more than %d threads of the process were alive at "
-			     "once: %llu hits by threads without a clock were not checked, and %lu "
-			     "races the history found were dropped, as sync of those threads went "
-			     "unseen\n", KCSAND_HB_MAX_THREADS,
-			(unsigned long long)history__unclocked_hits(e->hist), e->history_unsound);
+	struct history_stats hb_st;
+
+	history__get_stats(e->hist, &hb_st);
+	put_u64(so, "history_sync_ops", hb_st.ctr[KCSAND_HB_CTR_SYNC_OPS]);
+	put_u64(so, "history_checked", hb_st.ctr[KCSAND_HB_CTR_CHECKED]);
+	put_u64(so, "history_shadow_live", hb_st.ctr[KCSAND_HB_CTR_SHADOW_LIVE]);
+	put_u64(so, "history_sync_pauses", hb_st.pauses);
+	put_u64(so, "history_unclocked_hits", hb_st.ctr[KCSAND_HB_CTR_NO_SLOT]);
+	put_u64(so, "history_reports_dropped", e->history_unsound);
+	put_u64(so, "history_forgotten", hb_st.ctr[KCSAND_HB_CTR_FORGET_OPS]);
+}
+
+/* The CFI unwind's figures: stacks cut where their copy ended, and how many. */
+static void put_stacks(struct engine *e, struct summary_out *so)
+{
+	struct unwind_stats st;
+
+	unwinder__stats(e->unwind, &st);
+	put_u64(so, "stacks_unwound", st.copies);
+	put_u64(so, "stacks_cut", st.cut);
 }
 
 static double cpu_factor(struct engine *e);
 
-/* A program whose CPU time under the probes is this many times its own: see print_warnings(). */
+/* A program whose CPU time under the probes is this many times its own: see put_warnings(). */
 #define SLOW_FACTOR	3.0
 
 /*
@@ -242,63 +367,97 @@ static double cpu_factor(struct engine *e);
  * A program that ran SLOW_FACTOR times its native CPU time is said to: the
  * timeouts and watchdogs of a program under test start to fire around there.
  */
-static void print_warnings(struct engine *e, FILE *out, bool slow)
+static void put_warnings(struct engine *e, struct summary_out *so, bool slow)
 {
 	double factor = cpu_factor(e);
 
 	if (slow && factor >= SLOW_FACTOR)
-		fprintf(out, "kcsand: the program ran %.0fx its native CPU time under the probes "
-			     "(--overhead-budget)\n", factor);
-	print_unclocked(e, out);
+		put_warning(so, "the program ran %.0fx its native CPU time under the probes "
+			    "(--overhead-budget)", factor);
+	if (e->hist && history__unclocked_hits(e->hist))
+		put_warning(so, "history: more than %d threads of the process were alive at once: "
+			    "%llu hits by threads without a clock were not checked, and %lu races "
+			    "the history found were dropped, as sync of those threads went unseen",
+			    KCSAND_HB_MAX_THREADS,
+			    (unsigned long long)history__unclocked_hits(e->hist),
+			    e->history_unsound);
 	if (e->hist && history__lost_edges(e->hist))
-		fprintf(out, "kcsand: history: %llu releases could not raise an object's clock (other "
-			     "threads kept changing it): %lu races the history found were dropped\n",
-			(unsigned long long)history__lost_edges(e->hist), e->history_unsound);
+		put_warning(so, "history: %llu releases could not raise an object's clock (other "
+			    "threads kept changing it): %lu races the history found were dropped",
+			    (unsigned long long)history__lost_edges(e->hist), e->history_unsound);
 }
 
-void engine__print_summary(struct engine *e, FILE *out)
+/* Every figure, in one order, to the text line or the JSON object. */
+static void put_figures(struct engine *e, struct summary_out *so)
 {
 	uint64_t c[KCSAND_CTR_COUNT];
 
+	engine__counters(e, c);
+	for (int i = 0; i < KCSAND_CTR_COUNT; i++)
+		put_u64(so, counter__name(i), c[i]);
+	put_u64(so, "suppressed_by_dedup", e->suppressed_dedup);
+	put_u64(so, "suppressed_no_value_change", e->suppressed_no_change);
+	put_u64(so, "reports_watchpoint", e->nr_reports - e->nr_reports_history);
+	put_u64(so, "reports_history", e->nr_reports_history);
+	if (e->hist)
+		put_history(e, so);
+	if (e->kbp_mode) {
+		put_u64(so, "unknown_origin_held", e->unknown_held);
+		put_u64(so, "unknown_origin_folded", e->unknown_folded);
+	}
+	if (e->sampler)
+		put_sampler(e, so);
+	if (e->kbp)
+		put_kbp(e, so);
+	if (e->pairs)
+		put_pairs(e, so);
+	if (e->hw)
+		put_hw(e, so);
+	if (e->unwind)
+		put_stacks(e, so);
+}
+
+/* -v's lines on the history and the stacks, before the summary, text or JSON. */
+static void print_verbose_lines(struct engine *e, FILE *out)
+{
 	if (e->hist && e->opts.verbose)
 		history__print(e->hist, out);
 	if (e->unwind && e->opts.verbose)
 		print_unwind_summary(e, out);
-	print_warnings(e, out, true);
-	engine__counters(e, c);
+}
+
+void engine__print_summary(struct engine *e, FILE *out)
+{
+	struct summary_out so = { .out = out };
+
+	print_verbose_lines(e, out);
+	put_warnings(e, &so, true);
 	fprintf(out, "kcsand: %lu report%s, %zu sites, %llu hits;", e->nr_reports,
 		e->nr_reports == 1 ? "" : "s", engine__nr_sites(e),
 		(unsigned long long)engine__hits(e));
-	for (int i = 0; i < KCSAND_CTR_COUNT; i++)
-		fprintf(out, " %s: %llu", counter__name(i), (unsigned long long)c[i]);
-	fprintf(out, " suppressed_by_dedup: %lu suppressed_no_value_change: %lu",
-		e->suppressed_dedup, e->suppressed_no_change);
-	fprintf(out, " reports_watchpoint: %lu reports_history: %lu",
-		e->nr_reports - e->nr_reports_history, e->nr_reports_history);
-	if (e->hist) {
-		struct history_stats hb_st;
+	put_figures(e, &so);
+	fputc('\n', out);
+}
 
-		history__get_stats(e->hist, &hb_st);
-		fprintf(out, " history_sync_ops: %llu history_checked: %llu history_shadow_live: %llu"
-			     " history_sync_pauses: %lu history_unclocked_hits: %llu"
-			     " history_reports_dropped: %lu history_forgotten: %llu",
-			(unsigned long long)hb_st.ctr[KCSAND_HB_CTR_SYNC_OPS],
-			(unsigned long long)hb_st.ctr[KCSAND_HB_CTR_CHECKED],
-			(unsigned long long)hb_st.ctr[KCSAND_HB_CTR_SHADOW_LIVE], hb_st.pauses,
-			(unsigned long long)hb_st.ctr[KCSAND_HB_CTR_NO_SLOT], e->history_unsound,
-			(unsigned long long)hb_st.ctr[KCSAND_HB_CTR_FORGET_OPS]);
-	}
-	if (e->kbp_mode)
-		fprintf(out, " unknown_origin_held: %lu unknown_origin_folded: %lu",
-			e->unknown_held, e->unknown_folded);
-	if (e->sampler)
-		print_sampler_summary(e, out);
-	if (e->kbp)
-		print_kbp_summary(e, out);
-	if (e->pairs)
-		pairs__print_summary(e->pairs, out);
-	if (e->hw)
-		print_hw_summary(e, out);
+void engine__print_summary_json(struct engine *e, FILE *out)
+{
+	struct json_object *root = json_object_new_object();
+	struct summary_out so = {
+		.out = out,
+		.obj = json_object_new_object(),
+		.warnings = json_object_new_array(),
+	};
+
+	print_verbose_lines(e, out);
+	put_u64(&so, "reports", e->nr_reports);
+	put_u64(&so, "sites", engine__nr_sites(e));
+	put_u64(&so, "hits", engine__hits(e));
+	put_figures(e, &so);
+	put_double(&so, "cpu_factor", "%.1f", cpu_factor(e));
+	put_warnings(e, &so, true);
+	json__add(so.obj, "warnings", so.warnings);
+	json__add(root, "summary", so.obj);
+	json__print(out, root);
 	fputc('\n', out);
 }
 
@@ -344,7 +503,9 @@ static void print_brief_sampler(struct engine *e, FILE *out)
 
 void engine__print_brief(struct engine *e, FILE *out)
 {
-	print_warnings(e, out, false);
+	struct summary_out so = { .out = out };
+
+	put_warnings(e, &so, false);
 	fprintf(out, "kcsand: %lu report%s, %zu sites, %llu hits; %lu by watchpoints",
 		e->nr_reports, e->nr_reports == 1 ? "" : "s", engine__nr_sites(e),
 		(unsigned long long)engine__hits(e), e->nr_reports - e->nr_reports_history);

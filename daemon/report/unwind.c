@@ -66,6 +66,7 @@ struct uw_cur {
 	const struct kcsand_ustack *rec;
 	uint64_t *pcs;
 	int nr, max;
+	bool cut;	/* a frame lay past a full copy: the stack went deeper */
 };
 
 struct unwinder {
@@ -106,8 +107,12 @@ static bool memory_read(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result, void *a
 	uint64_t off = addr - rec->base;
 
 	if (addr < rec->base || off + sizeof(*result) > rec->size ||
-	    rec->size > KCSAND_USTACK_SIZE)
+	    rec->size > KCSAND_USTACK_SIZE) {
+		/* A copy shorter than the whole reached the end of the stack's mapping. */
+		if (addr >= rec->base && rec->size == KCSAND_USTACK_SIZE)
+			((struct unwinder *)arg)->cur.cut = true;
 		return false;
+	}
 	memcpy(result, rec->data + off, sizeof(*result));
 	return true;
 }
@@ -458,6 +463,7 @@ int unwinder__add(struct unwinder *u, const struct kcsand_ustack *rec, struct sy
 	u->stats.bytes += rec->size;
 	u->stats.frames += u->cur.nr;
 	u->stats.failed += u->cur.nr <= 1;
+	u->stats.cut += u->cur.cut;
 	u->stats.ns += clock__now_ns() - t0;
 	return err ? err : dwfl ? 0 : -ESRCH;
 }

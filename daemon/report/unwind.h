@@ -25,6 +25,7 @@ struct unwind_stats {
 	unsigned long copies;		/* records unwound */
 	unsigned long frames;		/* frames they gave, all together */
 	unsigned long failed;		/* gave no frame beyond the first */
+	unsigned long cut;		/* ended at the end of a full copy (KCSAND_USTACK_SIZE) */
 	unsigned long found, missed;	/* report sides that had frames kept, or not */
 	uint64_t ns;			/* time spent unwinding */
 	uint64_t bytes;			/* stack bytes copied (each record's size) */

@@ -2,30 +2,51 @@
 # SPDX-License-Identifier: GPL-2.0-only
 #
 # Real programs as Debian ships them (stripped, no frame pointers), each run
-# natively and under `kcsanctl run` at the defaults:
+# natively and under kcsand at the defaults:
 #
 #   tests/real/run-real.sh [BUILD_DIR] [PROGRAM...]     (root; `make real`)
 #
-# PROGRAM: pigz, pbzip2, xz, xz-d, zstd, memcached (default: all).  Each compresses the
-# same input with two threads (xz-d decompresses xz's multi-block output with
-# two); the library doing the work (zlib, libbz2, liblzma) is probed with the
-# program.  memcached -t 2 serves mc_load.py's four clients (its replies are
-# the output), then is stopped with SIGTERM.  Harm is checked: the output under kcsand must be
-# byte-identical to the native run's, and the exit status the same (kcsanctl's
-# 66 stands for the program's 0 when a race was reported).  For each program
-# it prints where its functions came from, the sites, the time to decode them,
-# the wall time against the native run's, the overhead kcsand measured, and
-# the title of every report with its count; docs/real-programs.md explains
-# each title.  Not part of `make check`: it needs the packages (apt-get
-# install pigz pbzip2 xz-utils zstd memcached) and takes minutes.
+# PROGRAM (default: all):
+#   pigz, pbzip2, xz, xz-d, zstd   compress the same input with two threads (xz-d
+#                                  decompresses xz's multi-block output with two); the
+#                                  library doing the work (zlib, libbz2, liblzma) is
+#                                  probed with the program
+#   memcached, redis               servers loaded by a client of our own (mc_load.py,
+#                                  redis_load.py: their replies are the output), then
+#                                  stopped with SIGTERM; redis with two I/O threads
+#   sysbench-threads, sysbench-mutex, sysbench-memory
+#   stress-pthread, stress-mutex, stress-futex, stress-atomic   stress-ng's stressors
+#   memcached-service, redis-service   the servers as the service's targets: kcsand runs
+#                                  first, memcached is probed by pid once it runs
+#                                  (`kcsanctl probe add user ... --pid`), redis by its
+#                                  path from the configuration before it starts
+#
+# Harm is checked: the output under kcsand must be the native run's (for sysbench and
+# stress-ng, once their timings and pids are taken out), and the exit status the same
+# (kcsanctl's 66 standing for the program's 0 when a race was reported); a run that took 3
+# times its native CPU time or more must say so in its summary.  For each program it prints
+# where its functions came from, the sites, the time to decode them, the wall time against
+# the native run's, the overhead kcsand measured, and the title of every report with its
+# count; docs/real-programs.md explains each title.  Not part of `make check`: it needs the
+# packages (apt-get install pigz pbzip2 xz-utils zstd memcached redis-server sysbench
+# stress-ng) and takes minutes.
 set -u
 B=${1:-build}
 shift $(($# > 0 ? 1 : 0))
-PROGS=${*:-pigz pbzip2 xz xz-d zstd memcached}
+ALL="pigz pbzip2 xz xz-d zstd memcached redis sysbench-threads sysbench-mutex sysbench-memory
+stress-pthread stress-mutex stress-futex stress-atomic memcached-service redis-service"
+PROGS=${*:-$ALL}
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+. "$HERE/../lib.sh"
 CTL=$B/kcsanctl
+KCSAND=$B/kcsand
 OUT=$B/tests/real
+DPID=
 
-. "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
+cleanup() {
+	[[ -n $DPID ]] && kill -TERM "$DPID" 2> /dev/null && wait "$DPID"
+}
+trap cleanup EXIT
 
 if [[ $(id -u) != 0 || ! -x $CTL ]]; then
 	setup_fail "needs root and $CTL (run 'make' as root)"
@@ -46,6 +67,17 @@ fi
 # xz-d's input: the 8 blocks xz -T2 -1 makes of it, which its threaded decoder splits.
 [[ -s $OUT/input.xz ]] || xz -T2 -1 -c "$IN" > "$OUT/input.xz"
 
+MC_PORT=${KCSAND_MC_PORT:-22122}
+RD_PORT=${KCSAND_REDIS_PORT:-22124}
+# No persistence (nothing written but the replies), two I/O threads that read as well.
+printf '%s\n' "port $RD_PORT" "bind 127.0.0.1" "save \"\"" "appendonly no" "dir $OUT" \
+	"io-threads 2" "io-threads-do-reads yes" "daemonize no" > "$OUT/redis.conf"
+
+# stress-ng: a bounded number of operations per instance, its log in a file of its own.
+stress() {
+	echo "/usr/bin/stress-ng --$1 2 --$1-ops $2 --timeout 120 --verify --log-file $OUT/sng.log"
+}
+
 command_for() {
 	case $1 in
 	pigz) echo "/usr/bin/pigz -p 2 -c $IN" ;;
@@ -53,7 +85,15 @@ command_for() {
 	xz) echo "/usr/bin/xz -T2 -1 -c $IN" ;;
 	xz-d) echo "/usr/bin/xz -T2 -d -c $OUT/input.xz" ;;
 	zstd) echo "/usr/bin/zstd -T2 -q -c $IN" ;;
-	memcached) echo "/usr/bin/memcached -t 2 -p $MC_PORT -U 0 -l 127.0.0.1 -u root" ;;
+	memcached*) echo "/usr/bin/memcached -t 2 -p $MC_PORT -U 0 -l 127.0.0.1 -u root" ;;
+	redis*) echo "/usr/bin/redis-server $OUT/redis.conf" ;;
+	sysbench-threads) echo "/usr/bin/sysbench threads --threads=2 --time=0 --events=2000 run" ;;
+	sysbench-mutex) echo "/usr/bin/sysbench mutex --threads=2 --mutex-locks=5000 run" ;;
+	sysbench-memory) echo "/usr/bin/sysbench memory --threads=2 --memory-total-size=16M run" ;;
+	stress-pthread) stress pthread 500 ;;
+	stress-mutex) stress mutex 2000 ;;
+	stress-futex) stress futex 2000 ;;
+	stress-atomic) stress atomic 50 ;;
 	esac
 }
 
@@ -64,102 +104,168 @@ objects_for() {
 	pigz) echo "--object $LIB/libz.so.1" ;;
 	pbzip2) echo "--object $LIB/libbz2.so.1.0" ;;
 	xz | xz-d) echo "--object $LIB/liblzma.so.5" ;;
-	zstd | memcached) echo "" ;;	# libzstd is linked into /usr/bin/zstd
+	*) echo "" ;;	# libzstd is linked into /usr/bin/zstd, jemalloc into redis
+	esac
+}
+
+package_of() {
+	case $1 in
+	xz*) echo xz-utils ;;
+	redis*) echo redis-server ;;
+	stress-*) echo stress-ng ;;
+	*) echo "${1%%-*}" ;;
 	esac
 }
 
 now() { echo "$EPOCHREALTIME"; }
 
-MC_PORT=${KCSAND_MC_PORT:-22122}
-LOAD=$(dirname "${BASH_SOURCE[0]}")/mc_load.py
+# The output to compare: a program's own, but sysbench's without its timings and rates,
+# stress-ng's log without its pids and times (each differs from run to run, natively too).
+normalize() {
+	case $1 in
+	sysbench-*)
+		sed -E 's/ \( *[0-9.]+ (per second|MiB\/sec)\)//' "$2" |
+			grep -vE 'time|Latency|min:|avg:|max:|percentile|sum:|fairness|events \(avg' ;;
+	stress-*) sed -E 's/\[[0-9]+\]//; s/ in [0-9.]+s/ in Ns/' "$OUT/sng.log" ;;
+	*) cat "$2" ;;
+	esac
+}
 
-# serve PID PROGRAM...: wait for the server PROGRAM (run by PID, itself or its
-# parent kcsanctl) to listen, load it, stop it with SIGTERM; the load's replies
-# on stdout.  Returns 1 when it never listened.
+# serve PROGRAM PID: wait for the server (run by PID, itself or its parent) to listen, load
+# it, stop it with SIGTERM; the load's replies on stdout.  Returns 1 when it never listened.
 serve() {
-	local pid=$1 server i
-	shift
-	for ((i = 0; i < 600; i++)); do
-		python3 -c "import socket; socket.create_connection(('127.0.0.1', $MC_PORT), 1)" \
+	local p=$1 pid=$2 port=$MC_PORT load="$HERE/mc_load.py" args="4 ${KCSAND_MC_ROUNDS:-2000}"
+	local name=memcached server i
+
+	if [[ $p == redis* ]]; then
+		port=$RD_PORT load="$HERE/redis_load.py" args="8 ${KCSAND_REDIS_ROUNDS:-300}"
+		name=redis-server
+	fi
+	for ((i = 0; i < 1200; i++)); do
+		python3 -c "import socket; socket.create_connection(('127.0.0.1', $port), 1)" \
 			2> /dev/null && break
 		sleep 0.1
 	done
-	((i < 600)) || return 1
-	python3 "$LOAD" "$MC_PORT" 4 "${KCSAND_MC_ROUNDS:-2000}"
-	server=$(pgrep -P "$pid" -x memcached || echo "$pid")
+	((i < 1200)) || return 1
+	# shellcheck disable=SC2086
+	python3 $load "$port" $args 2> "$OUT/$p.load.err"
+	server=$(pgrep -P "$pid" -x "$name" || echo "$pid")
 	kill -TERM "$server"
 }
+
+is_server() { [[ $1 == memcached* || $1 == redis* ]]; }
 
 # run_native PROGRAM CMD...: the program natively; its status in nrc.
 run_native() {
 	local p=$1
 	shift
-	if [[ $p == memcached ]]; then
+	rm -f "$OUT/sng.log"
+	if is_server "$p"; then
 		"$@" > "$OUT/$p.native.err" 2>&1 < /dev/null &
-		serve $! > "$OUT/$p.native"
+		serve "$p" $! > "$OUT/$p.native"
 		wait $!
 	else
 		"$@" > "$OUT/$p.native" 2> "$OUT/$p.native.err" < /dev/null
 	fi
+	nrc=$?
+	normalize "$p" "$OUT/$p.native" > "$OUT/$p.native.cmp"
 }
 
 # run_kcsand PROGRAM CMD...: the same under kcsanctl run; its status in krc.
 run_kcsand() {
 	local p=$1 ctl
 	shift
+	rm -f "$OUT/sng.log"
 	# shellcheck disable=SC2046
 	set -- timeout -k 10 1800 "$CTL" run -v --stats "$OUT/$p.stats" $(objects_for "$p") -- "$@"
-	if [[ $p == memcached ]]; then
+	if is_server "$p"; then
 		"$@" > "$OUT/$p.log" 2>&1 < /dev/null &
 		ctl=$!
-		serve "$(pgrep -P "$ctl" -x kcsanctl || echo "$ctl")" > "$OUT/$p.kcsand"
+		serve "$p" "$(pgrep -P "$ctl" -x kcsanctl || echo "$ctl")" > "$OUT/$p.kcsand"
 		wait "$ctl"
 	else
 		"$@" > "$OUT/$p.kcsand" 2> "$OUT/$p.log" < /dev/null
 	fi
+	krc=$?
+	normalize "$p" "$OUT/$p.kcsand" > "$OUT/$p.kcsand.cmp"
 }
 
-printf '%-7s %-22s %6s %9s %8s %8s %9s %8s\n' program functions_from sites decode_ms native_s \
-	kcsand_s wall_ratio overhead
-for p in $PROGS; do
-	cmd=$(command_for "$p")
-	if [[ -z $cmd ]]; then
-		fail "$p" "unknown program (pigz, pbzip2, xz, xz-d, zstd)"
-		continue
+# run_service PROGRAM CMD...: kcsand the service, with the server as its target; the
+# server's status in krc, the service's in src.  Reports and the summary land in the log.
+run_service() {
+	local p=$1 spid i
+	shift
+	export KCSAND_SOCKET=$OUT/kcsand.sock
+	: > "$OUT/$p.conf"
+	[[ $p == redis* ]] && echo "target user $(readlink -f "$1")" > "$OUT/$p.conf"
+	rm -f "$OUT/$p.log" "$KCSAND_SOCKET"
+	"$KCSAND" -c "$OUT/$p.conf" --foreground --socket "$KCSAND_SOCKET" --log "$OUT/$p.log" \
+		-v 2> "$OUT/$p.stats" &
+	DPID=$!
+	for ((i = 0; i < 600; i++)); do
+		"$CTL" status > /dev/null 2>&1 && break
+		sleep 0.1
+	done
+	"$@" > "$OUT/$p.server.err" 2>&1 < /dev/null &
+	spid=$!
+	if [[ $p == memcached* ]]; then
+		# A running process, as a user probes one in production.
+		sleep 0.5
+		"$CTL" probe add user "$1" --pid "$spid" >> "$OUT/$p.stats" 2>&1
 	fi
-	if [[ ! -x ${cmd%% *} ]]; then
-		fail "$p" "${cmd%% *} is not installed (apt-get install pigz pbzip2 xz-utils zstd)"
-		continue
-	fi
-	t0=$(now)
-	# shellcheck disable=SC2086
-	run_native "$p" $cmd
-	nrc=$?
-	t1=$(now)
-	# shellcheck disable=SC2086
-	run_kcsand "$p" $cmd
+	serve "$p" "$spid" > "$OUT/$p.kcsand"
+	wait "$spid"
 	krc=$?
-	t2=$(now)
-	reports=$(grep -c '^BUG: KCSAN: ' "$OUT/$p.log")
+	kill -TERM "$DPID"
+	wait "$DPID"
+	src=$?
+	DPID=
+	# The service's log is the reports; its -v lines, then its summary, in $p.stats.
+	cat "$OUT/$p.stats" >> "$OUT/$p.log"
+	cp "$OUT/$p.kcsand" "$OUT/$p.kcsand.cmp"
+}
+
+# figures PROGRAM T0 T1 T2: one line of the table.
+figures() {
+	local p=$1 from sites decode cpu
 	from=$(grep -oE 'functions from .*' "$OUT/$p.log" | sed 's/functions from //' | sort -u |
 		paste -sd+)
 	sites=$(grep -m1 -oE '[0-9]+ sites,' "$OUT/$p.stats" | grep -oE '[0-9]+')
-	decode=$(grep -oE 'decoded [0-9]+ sites in [0-9.]+ ms' "$OUT/$p.log" | awk '{ t += $5 } END { print t }')
-	cpu=$(grep -oE 'cpu_ms: [0-9]+ native_cpu_ms: [0-9]+' "$OUT/$p.stats" |
+	decode=$(grep -oE 'decoded [0-9]+ sites in [0-9.]+ ms' "$OUT/$p.log" |
+		awk '{ t += $5 } END { print t }')
+	cpu=$(grep -oE 'cpu_ms: [0-9]+ native_cpu_ms: [0-9]+' "$OUT/$p.stats" | tail -1 |
 		awk '{ if ($4 > 0) printf "%.0f%%", ($2 - $4) * 100 / $4; else print "?" }')
-	awk -v p="$p" -v f="${from:-?}" -v s="${sites:-?}" -v d="${decode:-?}" -v a="$t0" \
-	    -v b="$t1" -v c="$t2" -v o="${cpu:-?}" 'BEGIN {
-		printf "%-7s %-22s %6s %9s %8.2f %8.2f %9.1f %8s\n", p, substr(f, 1, 22), s, d,
+	awk -v p="$p" -v f="${from:-?}" -v s="${sites:-?}" -v d="${decode:-?}" -v a="$2" \
+	    -v b="$3" -v c="$4" -v o="${cpu:-?}" 'BEGIN {
+		printf "%-17s %-20s %6s %9s %8.2f %8.2f %6.1f %8s\n", p, substr(f, 1, 20), s, d,
 			b - a, c - b, (c - b) / (b - a), o }'
-	if cmp -s "$OUT/$p.native" "$OUT/$p.kcsand"; then
+	echo "$sites" > "$OUT/$p.sites"
+}
+
+# checks PROGRAM: harm (output, exit status), the slow warning, sites; then the titles.
+checks() {
+	local p=$1 reports sites factor
+	reports=$(grep -c '^BUG: KCSAN: ' "$OUT/$p.log")
+	sites=$(cat "$OUT/$p.sites")
+	if cmp -s "$OUT/$p.native.cmp" "$OUT/$p.kcsand.cmp" && [[ -s $OUT/$p.native.cmp ]]; then
 		ok "${p}_output_identical"
 	else
-		fail "${p}_output_identical" "the output under kcsand differs from the native run's"
+		fail "${p}_output_identical" "the output under kcsand differs from the native run's \
+(or is empty): diff $OUT/$p.native.cmp $OUT/$p.kcsand.cmp"
 	fi
 	if [[ $krc == "$nrc" || ($nrc == 0 && $krc == 66 && $reports -gt 0) ]]; then
-		ok "${p}_exit_status ($nrc native, $krc under kcsanctl, $reports reports)"
+		ok "${p}_exit_status" "$nrc native, $krc under kcsand, $reports reports"
 	else
-		fail "${p}_exit_status" "native $nrc, under kcsanctl $krc with $reports reports"
+		fail "${p}_exit_status" "native $nrc, under kcsand $krc with $reports reports"
+	fi
+	[[ $p == *-service ]] && check "${p}_service_stopped" 0 "$src"
+	factor=$(grep -oE 'cpu_ms: [0-9]+ native_cpu_ms: [0-9]+' "$OUT/$p.stats" | tail -1 |
+		awk '{ print ($4 > 0 && $2 >= 3 * $4) ? int($2 / $4) : 0 }')
+	if ((${factor:-0} >= 3)) && ! grep -qE 'the program ran [0-9]+x its native CPU time' \
+		"$OUT/$p.log"; then
+		fail "${p}_says_slow" "${factor}x its native CPU time, and no warning in $OUT/$p.log"
+	elif ((${factor:-0} >= 3)); then
+		ok "${p}_says_slow" "${factor}x"
 	fi
 	if [[ ${sites:-0} -gt 0 ]]; then
 		ok "${p}_sites_found"
@@ -167,5 +273,33 @@ for p in $PROGS; do
 		fail "${p}_sites_found" "no site decoded (see $OUT/$p.log)"
 	fi
 	grep '^BUG: KCSAN: ' "$OUT/$p.log" | sort | uniq -c | sort -k1nr | sed 's/^/     /'
+}
+
+printf '%-17s %-20s %6s %9s %8s %8s %6s %8s\n' program functions_from sites decode_ms \
+	native_s kcsand_s ratio overhead
+for p in $PROGS; do
+	cmd=$(command_for "$p")
+	if [[ -z $cmd ]]; then
+		fail "$p" "unknown program (one of: $(echo $ALL))"
+		continue
+	fi
+	if [[ ! -x ${cmd%% *} ]]; then
+		fail "$p" "${cmd%% *} is not installed (apt-get install $(package_of "$p"))"
+		continue
+	fi
+	t0=$(now)
+	# shellcheck disable=SC2086
+	run_native "$p" $cmd
+	t1=$(now)
+	if [[ $p == *-service ]]; then
+		# shellcheck disable=SC2086
+		run_service "$p" $cmd
+	else
+		# shellcheck disable=SC2086
+		run_kcsand "$p" $cmd
+	fi
+	t2=$(now)
+	figures "$p" "$t0" "$t1" "$t2"
+	checks "$p"
 done
 finish
