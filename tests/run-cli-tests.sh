@@ -114,7 +114,7 @@ missing = [n for n in names if n not in obj]
 assert len(names) > 40 and not missing, missing
 assert isinstance(obj["armed_sites"], list) and isinstance(obj["warnings"], list), obj
 PY
-then ok summary_json_complete; else bad summary_json_complete "every figure of the -v line in the JSON"; fi
+then ok summary_json_complete; else fail summary_json_complete "every figure of the -v line in the JSON" "$out"; fi
 rm -f "$out.stats"
 expect_exit summary_stats_file 0 "$brief" "$CTL" run --stats "$out.stats" -- "$B/tests/cli/exit_with" 0
 if grep -qE "$every" "$out.stats" 2> /dev/null; then ok summary_stats_file_has_every_counter
