@@ -47,11 +47,85 @@ static void link_failed(struct engine_object *eo, bool relink, size_t n, int err
 		strerror(-err), err == -524 ? " (ENOTSUPP)" : "");
 }
 
+/* The sites of a set, as uprobe_multi's offsets and cookies; how many. */
+static size_t link_arrays(const struct engine_object *eo, const uint8_t *set, __u64 *offs,
+			  __u64 *cookies)
+{
+	const struct target_obj *o = eo->obj;
+	size_t n = 0;
+
+	for (size_t i = 0; i < o->sites.n; i++) {
+		if ((set && !set[eo->first + i]) || (eo->probe_refused && eo->probe_refused[i]))
+			continue;
+		offs[n] = probe_off(&o->sites.v[i]);
+		cookies[n++] = eo->first + i;
+	}
+	return n;
+}
+
+/*
+ * Which of n sites the kernel refuses a uprobe on, by halves: a link of
+ * each half is made and closed, *tries bounding how many.  The refused
+ * ones are left out of every later link.  How many were found.
+ */
+static size_t find_refused(int prog_fd, const char *path, struct engine_object *eo,
+			   const __u64 *offs, const __u64 *cookies, size_t n, int *tries)
+{
+	int fd;
+
+	if (!n || --*tries < 0)
+		return 0;
+	fd = uprobe_multi__attach(prog_fd, path, offs, cookies, n, 0);
+	if (fd >= 0) {
+		close(fd);
+		return 0;
+	}
+	if (fd != -524)		/* ENOTSUPP: not a refusal, nothing to find */
+		return 0;
+	if (n == 1) {
+		pr_info("%s: the kernel refuses a uprobe at +0x%llx: left out\n", eo->obj->path,
+			(unsigned long long)offs[0]);
+		eo->probe_refused[cookies[0] - eo->first] = 1;
+		return 1;
+	}
+	return find_refused(prog_fd, path, eo, offs, cookies, n / 2, tries) +
+	       find_refused(prog_fd, path, eo, offs + n / 2, cookies + n / 2, n - n / 2, tries);
+}
+
+/*
+ * A re-attach the kernel refused (ENOTSUPP) although decoding left out the
+ * instructions its tables refuse (sites/uprobe_refusal.c): find the sites
+ * it refuses here, leave them out, and say so.  At most a few searches of
+ * an object, of at most 400 links each: each costs a grace period.
+ */
+static size_t leave_out_refused(struct engine *e, struct engine_object *eo, const char *path,
+				const __u64 *offs, const __u64 *cookies, size_t n)
+{
+	int tries = 400;
+	size_t found;
+
+	if (eo->refusal_searches >= 3)
+		return 0;
+	eo->refusal_searches++;
+	if (!eo->probe_refused) {
+		eo->probe_refused = calloc(eo->obj->sites.n, 1);
+		if (!eo->probe_refused)
+			return 0;
+	}
+	found = find_refused(bpf_program__fd(e->skel->progs.kcsand_uprobe_multi), path, eo, offs,
+			     cookies, n, &tries);
+	if (found)
+		pr_warn("%s: the kernel refuses uprobes on %zu more of its sites (-v names them); "
+			"they are left out\n", eo->obj->path, found);
+	return found;
+}
+
 int engine_link_multi(struct engine *e, struct engine_object *eo, const uint8_t *set, int *slot)
 {
 	struct target_obj *o = eo->obj;
+	int prog_fd = bpf_program__fd(e->skel->progs.kcsand_uprobe_multi);
 	char path[64];
-	size_t n = 0;
+	size_t n;
 	__u64 *offs = calloc(o->sites.n, sizeof(*offs));
 	__u64 *cookies = calloc(o->sites.n, sizeof(*cookies));
 	int fd = -1, err = 0;
@@ -60,20 +134,18 @@ int engine_link_multi(struct engine *e, struct engine_object *eo, const uint8_t 
 		err = -ENOMEM;
 		goto out;
 	}
-	for (size_t i = 0; i < o->sites.n; i++) {
-		if (set && !set[eo->first + i])
-			continue;
-		offs[n] = probe_off(&o->sites.v[i]);
-		cookies[n++] = eo->first + i;
-	}
+	n = link_arrays(eo, set, offs, cookies);
 	/* No site armed: no link at all, an empty one is EINVAL. */
 	if (n) {
 		err = target_obj__attach_path(o, path, sizeof(path));
 		if (err)
 			goto out;
-		fd = uprobe_multi__attach(bpf_program__fd(e->skel->progs.kcsand_uprobe_multi),
-					  path, offs, cookies, n, 0);
-		if (fd < 0) {
+		fd = uprobe_multi__attach(prog_fd, path, offs, cookies, n, 0);
+		if (fd == -524 && set && leave_out_refused(e, eo, path, offs, cookies, n)) {
+			n = link_arrays(eo, set, offs, cookies);
+			fd = n ? uprobe_multi__attach(prog_fd, path, offs, cookies, n, 0) : -1;
+		}
+		if (fd < 0 && n) {
 			err = fd;
 			link_failed(eo, set != NULL, n, err);
 			goto out;

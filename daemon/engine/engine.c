@@ -664,6 +664,7 @@ void engine__close(struct engine *e)
 		engine_detach_object(&e->objs[i]);
 		target_obj__free(e->objs[i].obj);
 		free(e->objs[i].orig_flags);
+		free(e->objs[i].probe_refused);
 	}
 	bpf_link__destroy(e->tp_links[0]);
 	bpf_link__destroy(e->tp_links[1]);

@@ -36,6 +36,8 @@ struct engine_object {
 	bool kernel;			/* kprobes on kernel code */
 	size_t refused;			/* kernel sites the kernel would not probe */
 	bool relink_failed;		/* a re-attach failed and was said: say no more */
+	uint8_t *probe_refused;		/* per site: the kernel refused its uprobe, left out */
+	unsigned int refusal_searches;	/* searches for such sites, bounded */
 	uint8_t *orig_flags;		/* site flags before engine__set_nowatch(), or NULL */
 };
 

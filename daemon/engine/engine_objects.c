@@ -239,7 +239,7 @@ static int register_object(struct engine *e, struct target_obj *obj, bool kernel
 		pr_info(
 			"%s: %llu functions, %llu sites (%llu marked, %llu of them cas loop "
 			"reads); skipped: %llu stack, %llu tls, %llu unencodable, %llu locked before "
-			"a branch target, %llu vector insns the kernel's probes misread, %llu insns "
+			"a branch target, %llu misread by the kernel's probes (or before one), %llu insns "
 			"the kernel's uprobes refuse\n",
 			path, (unsigned long long)obj->stats.funcs,
 			(unsigned long long)obj->stats.sites, (unsigned long long)obj->stats.marked,

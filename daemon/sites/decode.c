@@ -505,8 +505,11 @@ static int collect_sites(ZydisDecoder *dec, const uint8_t *code, size_t len, uin
 								 len - fx[k + 1].off, &next,
 								 next_ops)))
 				return -EINVAL;
+			/* A locked one cannot: uprobes refuse the lock prefix. */
 			ctx.next_misemulated = misemulated_by_probes(&next) ||
-					       refused_by_uprobes(opts, &next);
+					       refused_by_uprobes(opts, &next) ||
+					       (!opts->probe_locked &&
+						(next.attributes & ZYDIS_ATTRIB_HAS_LOCK));
 		}
 		v = classify(&in, ops, opts, &ctx, &site);
 		if (v == SITE_KEEP && !site.desc.probe_delta && refused_by_uprobes(opts, &in))

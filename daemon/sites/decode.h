@@ -64,7 +64,8 @@ struct decode_stats {
 	uint64_t skipped_tls;		/* fs/gs-relative operands */
 	uint64_t unencodable;		/* string ops, gathers/scatters, > KCSAND_MAX_ACCESS */
 	uint64_t lock_at_target;	/* locked accesses left out: the next insn is a branch target */
-	uint64_t misemulated;		/* VEX/EVEX insns the kernel's probes would emulate wrongly */
+	uint64_t misemulated;		/* VEX/EVEX insns the kernel's probes would emulate wrongly,
+					 * and locked accesses before one (or a locked one) */
 	uint64_t refused;		/* insns the running kernel's uprobes refuse (ENOTSUPP) */
 	uint64_t cas_loop_reads;	/* plain loads marked as a compare-and-swap loop's read */
 	uint64_t decode_errors;		/* bytes Zydis could not decode (skipped to the next symbol) */

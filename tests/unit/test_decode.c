@@ -214,6 +214,16 @@ static void test_instructions(void)
 		site_vec__free(&r.sites);
 	}
 
+	TEST(lock_before_lock_is_not_probed) {
+		r = DECODE(0xf0, 0x83, 0x88, 0x08, 0x03, 0x00, 0x00, 0x10, /* lock or dword [rax+0x308],0x10 */
+			   0xf0, 0xff, 0x0f,		/* lock dec dword [rdi]: would carry the first's probe */
+			   0x8b, 0x07,			/* mov eax,[rdi]: carries the second's */
+			   0xc3);
+		ASSERT_EQ(r.sites.n, 2, "the second locked access and the load");
+		ASSERT_EQ(r.stats.misemulated, 1, "the first counted");
+		site_vec__free(&r.sites);
+	}
+
 	TEST(stop_at_padding) {
 		static const struct decode_opts kopts = { .stop_at_padding = true };
 
