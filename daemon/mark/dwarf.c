@@ -72,6 +72,7 @@ static void dw_close(struct dw_ctx *c)
 		free(c->names[i].name);
 	free(c->names);
 	free(c->vars);
+	free(c->decls);
 	sym_index__free(c->syms);
 	if (c->dwfl)
 		dwfl_end(c->dwfl);
@@ -266,6 +267,29 @@ static const char *type_qual_at(Dwarf_Die *type, uint64_t off, int depth)
 	return NULL;
 }
 
+/*
+ * An extern declaration whose type is volatile or _Atomic, kept by name
+ * (once) to be found in the symbol table: the kernel's jiffies is declared
+ * "volatile unsigned long" but defined by the linker script at jiffies_64,
+ * whose own DWARF (a plain u64) is all the variables' list would hold.
+ */
+static int push_decl(struct dw_ctx *c, Dwarf_Die *d)
+{
+	const char *name = dwarf_diename(d);
+	Dwarf_Die t;
+
+	if (!name || !dwarf_hasattr(d, DW_AT_declaration) || type_of(d, &t) ||
+	    !type_qual_at(&t, 0, 0))
+		return 0;
+	for (size_t i = 0; i < c->nr_decls; i++)
+		if (!strcmp(dwarf_diename(&c->decls[i]), name))
+			return 0;
+	if (ARRAY_RESERVE(c->decls, c->cap_decls, c->nr_decls, 16))
+		return -ENOMEM;
+	c->decls[c->nr_decls++] = *d;
+	return 0;
+}
+
 static int push_var(struct dw_ctx *c, size_t *cap, Dwarf_Die *d)
 {
 	Dwarf_Attribute a;
@@ -274,8 +298,9 @@ static int push_var(struct dw_ctx *c, size_t *cap, Dwarf_Die *d)
 	Dwarf_Die t;
 	Dwarf_Word sz = 1;
 
-	if (!dwarf_attr(d, DW_AT_location, &a) || dwarf_getlocation(&a, &ops, &nops) ||
-	    nops != 1 || ops[0].atom != DW_OP_addr)
+	if (!dwarf_attr(d, DW_AT_location, &a))
+		return push_decl(c, d);
+	if (dwarf_getlocation(&a, &ops, &nops) || nops != 1 || ops[0].atom != DW_OP_addr)
 		return 0;
 	if (!type_of(d, &t) && dwarf_aggregate_size(&t, &sz))
 		sz = 1;
@@ -324,6 +349,37 @@ static int cmp_var(const void *a, const void *b)
 	return x->addr < y->addr ? -1 : x->addr > y->addr;
 }
 
+/*
+ * The qualified declarations as variables at their symbols' addresses, with
+ * the declared type: a linker-defined alias (jiffies) then marks like a
+ * variable whose own DWARF says volatile.
+ */
+static int add_decl_vars(struct dw_ctx *c, size_t *cap)
+{
+	if (!c->nr_decls)
+		return 0;
+	if (!c->syms) {
+		c->syms = sym_index__build(c->mod);
+		if (!c->syms)
+			return -ENOMEM;
+	}
+	for (size_t i = 0; i < c->nr_decls; i++) {
+		Dwarf_Die *d = &c->decls[i], t;
+		uint64_t addr, size = 0;
+		Dwarf_Word sz;
+
+		if (sym_index__find(c->syms, dwarf_diename(d), false, true, &addr, &size))
+			continue;
+		if (!type_of(d, &t) && !dwarf_aggregate_size(&t, &sz) && sz)
+			size = sz;
+		if (ARRAY_RESERVE(c->vars, *cap, c->nr_vars, 256))
+			return -ENOMEM;
+		c->vars[c->nr_vars++] = (struct gvar){ .addr = addr - c->dwbias,
+						       .size = size ? size : 1, .die = *d };
+	}
+	return 0;
+}
+
 static int load_vars(struct dw_ctx *c)
 {
 	Dwarf_Off off = 0, next;
@@ -341,6 +397,9 @@ static int load_vars(struct dw_ctx *c)
 		}
 		off = next;
 	}
+	err = add_decl_vars(c, &cap);
+	if (err)
+		return err;
 	qsort(c->vars, c->nr_vars, sizeof(*c->vars), cmp_var);
 	return 0;
 }

@@ -53,6 +53,8 @@ struct dw_ctx {
 	Dwarf_Addr dwbias;		/* module address - DWARF address */
 	struct gvar *vars;
 	size_t nr_vars;
+	Dwarf_Die *decls;		/* extern declarations of a volatile/_Atomic type */
+	size_t nr_decls, cap_decls;
 	bool vars_loaded;
 	struct name_cache *names;	/* open addressing, cap_names a power of two */
 	size_t nr_names, cap_names;

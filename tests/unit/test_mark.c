@@ -30,6 +30,14 @@ struct {
 	} inner[4];
 } fixture_struct;
 
+/*
+ * The kernel's jiffies: declared volatile, defined by the linker at a plain
+ * u64 (jiffies_64), so no variable's DWARF says volatile at its address.
+ */
+extern volatile unsigned long fixture_ticks;
+__attribute__((used)) unsigned long fixture_ticks_64;
+asm(".globl fixture_ticks\n.set fixture_ticks, fixture_ticks_64");
+
 /* The (shifted) address of a function of o, for placing fake kallsyms entries. */
 static uint64_t site_func_vaddr(const struct target_obj *o, const char *name)
 {
@@ -48,6 +56,11 @@ static const char *kmtest_debug(void *ctx, const char *module)
 FIXTURE int fixture_read_volatile(void)
 {
 	return fixture_vol;
+}
+
+FIXTURE unsigned long fixture_read_ticks(void)
+{
+	return fixture_ticks;
 }
 
 FIXTURE int fixture_read_member_volatile(void)
@@ -385,7 +398,7 @@ int main(void)
 			    "marks");
 		if (!ASSERT_ZERO(target_obj__open("/proc/self/exe", &o), "open"))
 			break;
-		ASSERT_TRUE(target_obj__decode(o, "fixture_*", NULL) == 8, "eight fixtures");
+		ASSERT_TRUE(target_obj__decode(o, "fixture_*", NULL) == 9, "nine fixtures");
 		mo.rules = r;
 		ASSERT_ZERO(mark__apply(o, &mo, &ms), "mark__apply");
 		ASSERT_TRUE(ms.dwarf, "the test binary has DWARF");
@@ -395,6 +408,9 @@ int main(void)
 			ASSERT_EQ(s->reason, MARK_QUALIFIER, "volatile: qualifier");
 			ASSERT_TRUE(s->desc.flags & KCSAND_SITE_MARKED, "volatile: marked");
 		}
+		s = site_in(o, "fixture_read_ticks");
+		if (ASSERT_TRUE(s, "linker-defined volatile site"))
+			ASSERT_EQ(s->reason, MARK_QUALIFIER, "jiffies-like alias: its declaration");
 		s = site_in(o, "fixture_read_member_volatile");
 		if (ASSERT_TRUE(s, "volatile member site"))
 			ASSERT_EQ(s->reason, MARK_QUALIFIER, "volatile member of an array element");
@@ -422,7 +438,7 @@ int main(void)
 			ASSERT_EQ(s->reason, MARK_IO_ACCESSOR, "readl: I/O accessor");
 			ASSERT_TRUE(s->desc.flags & KCSAND_SITE_DATA_RACE, "readl: never watched");
 		}
-		ASSERT_EQ(o->stats.marked, 6, "stats.marked");
+		ASSERT_EQ(o->stats.marked, 7, "stats.marked");
 		{
 			uint64_t counts[MARK_REASON_COUNT] = {}, dr = 0;
 
@@ -440,7 +456,7 @@ int main(void)
 			ASSERT_EQ(s->reason, MARK_NONE, "unmarked when the entry is gone");
 			ASSERT_FALSE(s->desc.flags & KCSAND_SITE_MARKED, "flag cleared");
 		}
-		ASSERT_EQ(o->stats.marked, 5, "stats.marked after re-marking");
+		ASSERT_EQ(o->stats.marked, 6, "stats.marked after re-marking");
 		target_obj__free(o);
 		mark_rules__free(r);
 	}
@@ -458,7 +474,7 @@ int main(void)
 
 		if (!ASSERT_ZERO(target_obj__open("/proc/self/exe", &o), "open"))
 			break;
-		ASSERT_TRUE(target_obj__decode(o, "fixture_*", NULL) == 8, "eight fixtures");
+		ASSERT_TRUE(target_obj__decode(o, "fixture_*", NULL) == 9, "nine fixtures");
 		fd = mkstemp(path);
 		f = fd >= 0 ? fdopen(fd, "w") : NULL;
 		if (!ASSERT_TRUE(f, "kallsyms file"))

@@ -1,0 +1,68 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# KCSAN's noise rules on a stock kernel, each silent (docs/marking.md, "Kernel"):
+# boots Debian's kernel in QEMU (tests/vm/kcsan-vm) and runs tests/vm/noise-steps.sh,
+# marking from the vmlinux's DWARF (linux-image-$(uname -r)-dbg on the host):
+#   - jiffies: TCP's per-segment readers of jiffies and __mod_timer around 20 s of
+#     loopback TCP (tests/vm/workload/kworkload.c net): the jiffies reads are marked
+#     (the qualifier count), the probed code ran and set watchpoints, and no report
+#     is at jiffies' address.  jiffies ticks every 4 ms, so a 300 us stall at a
+#     plain read of it sees a new value about one time in 13: without the rule the
+#     reads are reported as races of unknown origin;
+# then that no BPF link was left and the guest's kernel log is clean.
+#   kernel-noise.sh [--kcsanctl PATH]   PATH: another build's kcsanctl, to see it fail
+# Prints "ok NAME" / "FAIL NAME: ..." and "N passed, N failed".
+set -u
+REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+cd "$REPO" || exit 1
+. "$REPO/tests/vm/suite-lib.sh"
+steps="$REPO/tests/vm/noise-steps.sh"
+[ "${1:-}" = --kcsanctl ] && steps="$steps --kcsanctl $2"
+
+setup_fail() { echo "FAIL setup: $1"; echo "0 passed, 1 failed"; exit 1; }
+[ "$(id -u)" = 0 ] || setup_fail "must run as root (QEMU guest with kprobes)"
+[ -x build/kcsanctl ] || setup_fail "build/kcsanctl missing (run make)"
+kver=$(sed -n 's/.*linux-image-\([^ ,]*-amd64\).*/\1/p' <<<"$(dpkg-query -W -f='${Depends}' linux-image-amd64 2>/dev/null)" | head -1)
+[ -r "/usr/lib/debug/boot/vmlinux-$kver" ] ||
+	setup_fail "/usr/lib/debug/boot/vmlinux-$kver missing (apt-get install linux-image-$kver-dbg)"
+out=$(mkdir -p "$REPO/build/vm" && mktemp -d "$REPO/build/vm/kernel-noise.XXXXXX") ||
+	setup_fail "cannot create a directory under build/vm"
+w=$REPO/build/vm/kworkload
+if [ ! -x "$w" ] || [ tests/vm/workload/kworkload.c -nt "$w" ]; then
+	gcc -O2 -Wall -pthread tests/vm/workload/kworkload.c -o "$w" || setup_fail "cannot build kworkload"
+fi
+
+start=$(date +%s)
+KCSAN_VM_PROBE_CMD="$steps" tests/vm/kcsan-vm --out "$out" --keep --timeout 600 --probe none \
+	-- "$w" net 20 > "$out/reports.txt" 2> "$out/harness.err"
+rc=$?
+echo "     (guest run: $(( $(date +%s) - start )) s, exit status $rc; files in $out)"
+[ $rc = 0 ] || [ $rc = 66 ] && ok harness_ran || { bad harness_ran "exit $rc"; tail -5 "$out/harness.err"; }
+
+# (1) jiffies.
+J=$out/jiffies.log
+jrc=$(awk '$1 == "jiffies" { print $2 }' "$out/steps.rc" 2>/dev/null)
+[ "$jrc" = 0 ] || [ "$jrc" = 66 ] && ok jiffies_run_ended ||
+	bad jiffies_run_ended "'kcsanctl run' exited ${jrc:-never ran}: $(tail -3 "$J" 2>/dev/null | tr '\n' ';')"
+qual=$(sed -nE 's/.* ([0-9]+) qualifier,.*/\1/p' "$J" | head -1)
+setups=$(summary_value setup_watchpoints "$J")
+hits=$(grep -m1 -oE '^kcsand: [0-9]+ reports?, [0-9]+ sites, [0-9]+ hits' "$J" | grep -oE '[0-9]+ hits' | cut -d' ' -f1)
+if [ "${qual:-0}" -ge 1 ] && [ "${hits:-0}" -gt 0 ] && [ "${setups:-0}" -gt 0 ]; then
+	ok jiffies_reads_marked
+	echo "     $qual sites marked by qualifier; $hits hits, $setups watchpoints set"
+else
+	bad jiffies_reads_marked "expected >= 1 qualifier-marked site and probed code that ran and watched; got ${qual:-none}, ${hits:-none} hits, ${setups:-none} watchpoints"
+fi
+addr=$(awk '$3 == "jiffies" { print $1 }' "$out/jiffies.sym" 2>/dev/null)
+at=$(grep -ciE "(read|write)[a-z() -]* to 0x${addr:-none} of " "$J")
+if [ -n "$addr" ] && [ "$at" = 0 ]; then
+	ok jiffies_silent
+else
+	bad jiffies_silent "expected no access at jiffies (0x${addr:-unknown}) in a report, got $at: $(report_titles "$J")"
+fi
+report_titles "$J" | tr ';' '\n' | sed '/^$/d; s/^/     /'
+
+no_bpf_link_left "$out"
+no_kernel_warning "$out"
+finish_suite "$out"

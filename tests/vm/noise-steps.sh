@@ -1,0 +1,35 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# Guest side of tests/vm/kernel-noise.sh, run by tests/vm/kcsan-vm as its probe
+# command, in the guest:
+#
+#   noise-steps.sh [--kcsanctl PATH] --probe SPEC... -- COMMAND...
+#
+# Marks from the vmlinux's DWARF (/usr/lib/debug/boot/vmlinux-RELEASE, the host's
+# linux-image-RELEASE-dbg) and writes each step's reports and stderr to
+# $KCSAN_VM_OUT/STEP.log, its exit status to steps.rc:
+#   jiffies  the TCP functions that read jiffies on every segment or ACK
+#            (tcp_ack, tcp_write_xmit, cubictcp_cong_avoid) and __mod_timer,
+#            around COMMAND (loopback TCP): jiffies is declared volatile but
+#            defined by the linker at jiffies_64, a plain u64;
+# and jiffies.sym (its address from /proc/kallsyms), bpf-after.txt.
+# --kcsanctl runs another build's kcsanctl (an old one: the test must fail).
+# Exit status 66 when a step reported a race.
+set -u
+OUT=${KCSAN_VM_OUT:?run by tests/vm/kcsan-vm}
+REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+KCSANCTL=$REPO/build/kcsanctl
+[ "${1:-}" = --kcsanctl ] && { KCSANCTL=$2; shift 2; }
+while [ $# -gt 0 ] && [ "$1" != -- ]; do shift; done
+shift
+VMLINUX=/usr/lib/debug/boot/vmlinux-$(uname -r)
+
+grep -E ' (jiffies|jiffies_64)$' /proc/kallsyms > "$OUT/jiffies.sym"
+"$KCSANCTL" run --kernel -v --output - --kernel-debug "$VMLINUX" --skip-watch 10 \
+	--udelay-task 300 --probe tcp_ack --probe tcp_write_xmit --probe cubictcp_cong_avoid \
+	--probe __mod_timer -- "$@" > "$OUT/jiffies.log" 2>&1
+echo "jiffies $?" > "$OUT/steps.rc"
+bpftool link list > "$OUT/bpf-after.txt" 2>&1
+grep -q '^BUG: KCSAN:' "$OUT"/*.log && exit 66
+exit 0
