@@ -73,6 +73,7 @@ static void dw_close(struct dw_ctx *c)
 	free(c->names);
 	free(c->vars);
 	free(c->decls);
+	free(c->seq);
 	sym_index__free(c->syms);
 	if (c->dwfl)
 		dwfl_end(c->dwfl);
@@ -197,6 +198,140 @@ const char *mark_rule_accessor(struct dw_ctx *c, Dwarf_Die *cu, Dwarf_Addr pc, c
 	}
 	free(scopes);
 	return hit;
+}
+
+/* ------------------------------------------------------------ seqcount sections */
+
+/*
+ * KCSAN takes every access between read_seqcount_begin() and
+ * read_seqcount_retry() as atomic (kcsan_atomic_next(), seqlock.h), and
+ * those between write_seqcount_begin() and write_seqcount_end() too
+ * (kcsan_nestable_atomic_begin()): the section's reads may see a torn
+ * update by design, and retry.  The helpers are inline functions, so a
+ * function's DWARF inline tree shows where each section starts and ends.
+ */
+static const char *const seq_read_begin[] = { "read_seqcount_begin", "read_seqbegin",
+					      "do_raw_read_seqcount" };
+static const char *const seq_read_end[] = { "read_seqcount_retry", "read_seqretry" };
+static const char *const seq_write_begin[] = { "write_seqcount_begin", "write_seqlock" };
+static const char *const seq_write_end[] = { "write_seqcount_end", "write_sequnlock" };
+
+enum seq_edge { SEQ_NONE, SEQ_READ_BEGIN, SEQ_READ_END, SEQ_WRITE_BEGIN, SEQ_WRITE_END };
+
+static bool name_has(const char *name, const char *const *subs, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (strstr(name, subs[i]))
+			return true;
+	return false;
+}
+
+static enum seq_edge seq_edge_of(const char *name)
+{
+	if (!name)
+		return SEQ_NONE;
+	if (name_has(name, seq_read_begin, sizeof(seq_read_begin) / sizeof(*seq_read_begin)))
+		return SEQ_READ_BEGIN;
+	if (name_has(name, seq_read_end, sizeof(seq_read_end) / sizeof(*seq_read_end)))
+		return SEQ_READ_END;
+	if (name_has(name, seq_write_begin, sizeof(seq_write_begin) / sizeof(*seq_write_begin)))
+		return SEQ_WRITE_BEGIN;
+	if (name_has(name, seq_write_end, sizeof(seq_write_end) / sizeof(*seq_write_end)))
+		return SEQ_WRITE_END;
+	return SEQ_NONE;
+}
+
+/* Every inlined seqcount helper under d, with its lowest and highest address. */
+static int collect_edges(struct dw_ctx *c, Dwarf_Die *parent, int depth)
+{
+	Dwarf_Die d;
+
+	if (depth > 32 || dwarf_child(parent, &d))
+		return 0;
+	do {
+		int tag = dwarf_tag(&d);
+		enum seq_edge e;
+		Dwarf_Addr base, lo, hi, min = (Dwarf_Addr)-1, max = 0;
+		ptrdiff_t off = 0;
+
+		if (tag == DW_TAG_lexical_block || tag == DW_TAG_inlined_subroutine) {
+			if (collect_edges(c, &d, depth + 1))
+				return -ENOMEM;
+		}
+		if (tag != DW_TAG_inlined_subroutine)
+			continue;
+		e = seq_edge_of(qualified_name(c, &d));
+		if (e == SEQ_NONE)
+			continue;
+		while ((off = dwarf_ranges(&d, off, &base, &lo, &hi)) > 0) {
+			min = lo < min ? lo : min;
+			max = hi > max ? hi : max;
+		}
+		if (max <= min)
+			continue;
+		if (ARRAY_RESERVE(c->seq, c->cap_seq, c->nr_seq, 8))
+			return -ENOMEM;
+		c->seq[c->nr_seq++] = (struct seq_span){ .lo = min, .hi = max, .edge = e,
+							 .name = qualified_name(c, &d) };
+	} while (dwarf_siblingof(&d, &d) == 0);
+	return 0;
+}
+
+/* The concrete function of cu that has pc, in *fn; false when none does. */
+static bool function_at(Dwarf_Die *cu, Dwarf_Addr pc, Dwarf_Die *fn)
+{
+	if (dwarf_child(cu, fn))
+		return false;
+	do {
+		if (dwarf_tag(fn) == DW_TAG_subprogram && dwarf_haspc(fn, pc) > 0)
+			return true;
+	} while (dwarf_siblingof(fn, fn) == 0);
+	return false;
+}
+
+/*
+ * pc in a section of the function: after a begin helper's start and before
+ * the end of the first matching end helper that starts after it.
+ */
+static const char *seq_section_at(const struct dw_ctx *c, Dwarf_Addr pc)
+{
+	for (size_t i = 0; i < c->nr_seq; i++) {
+		const struct seq_span *b = &c->seq[i];
+		const struct seq_span *end = NULL;
+		int want = b->edge == SEQ_READ_BEGIN ? SEQ_READ_END : SEQ_WRITE_END;
+
+		if ((b->edge != SEQ_READ_BEGIN && b->edge != SEQ_WRITE_BEGIN) || pc < b->lo)
+			continue;
+		for (size_t j = 0; j < c->nr_seq; j++) {
+			const struct seq_span *e = &c->seq[j];
+
+			if (e->edge == want && e->lo > b->lo && (!end || e->lo < end->lo))
+				end = e;
+		}
+		if (end && pc < end->hi)
+			return b->name;
+	}
+	return NULL;
+}
+
+/* Seqcount rule: the section's begin helper when pc is inside one, or NULL. */
+const char *mark_rule_seqcount(struct dw_ctx *c, Dwarf_Die *cu, Dwarf_Addr pc)
+{
+	Dwarf_Die fn;
+
+	/* Sites come function by function: the last function's sections are kept. */
+	if (!c->seq_fn_valid || dwarf_haspc(&c->seq_fn, pc) <= 0) {
+		c->nr_seq = 0;
+		c->seq_fn_valid = function_at(cu, pc, &fn);
+		if (!c->seq_fn_valid)
+			return NULL;
+		c->seq_fn = fn;
+		if (collect_edges(c, &fn, 0)) {
+			c->seq_fn_valid = false;
+			return NULL;
+		}
+	}
+	return seq_section_at(c, pc);
 }
 
 static int type_of(Dwarf_Die *d, Dwarf_Die *t)

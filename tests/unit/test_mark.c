@@ -38,6 +38,51 @@ extern volatile unsigned long fixture_ticks;
 __attribute__((used)) unsigned long fixture_ticks_64;
 asm(".globl fixture_ticks\n.set fixture_ticks, fixture_ticks_64");
 
+/*
+ * A seqcount read section as seqlock.h's inline helpers make it: the read of
+ * seqfix_obj.a between them is plain C, and KCSAN takes it as atomic.
+ */
+struct {
+	unsigned int seq;
+	long a;
+} seqfix_obj;
+
+/* x86's smp_rmb(): a compiler barrier, which keeps the section's reads inside it. */
+#define seqfix_rmb() asm volatile("" ::: "memory")
+
+static inline __attribute__((always_inline)) unsigned int do_read_seqcount_begin(const unsigned int *s)
+{
+	unsigned int v = READ_ONCE(*s);
+
+	seqfix_rmb();
+	return v;
+}
+
+static inline __attribute__((always_inline)) int do_read_seqcount_retry(const unsigned int *s,
+									 unsigned int start)
+{
+	seqfix_rmb();
+	return READ_ONCE(*s) != start;
+}
+
+FIXTURE long seqfix_read_section(void)
+{
+	unsigned int start;
+	long v;
+
+	do {
+		start = do_read_seqcount_begin(&seqfix_obj.seq);
+		v = seqfix_obj.a;
+	} while (do_read_seqcount_retry(&seqfix_obj.seq, start));
+	return v;
+}
+
+/* The same read with no section around it: plain. */
+FIXTURE long seqfix_read_outside(void)
+{
+	return seqfix_obj.a;
+}
+
 /* The (shifted) address of a function of o, for placing fake kallsyms entries. */
 static uint64_t site_func_vaddr(const struct target_obj *o, const char *name)
 {
@@ -384,6 +429,33 @@ int main(void)
 		}
 		ASSERT_EQ(mark_rules__load("/nonexistent/marks", &(struct mark_rules *){ NULL }),
 			  -ENOENT, "missing file");
+	}
+
+	TEST(seqcount_section) {
+		struct target_obj *o = NULL;
+		struct mark_opts mo = {};
+		struct mark_stats ms;
+		size_t in = 0, in_marked = 0, outside = 0;
+
+		if (!ASSERT_ZERO(target_obj__open("/proc/self/exe", &o), "open"))
+			break;
+		ASSERT_TRUE(target_obj__decode(o, "seqfix_*", NULL) == 2, "two fixtures");
+		ASSERT_ZERO(mark__apply(o, &mo, &ms), "mark__apply");
+		for (size_t i = 0; i < o->sites.n; i++) {
+			const struct site *s = &o->sites.v[i];
+
+			if (!strcmp(o->funcs[s->func].name, "seqfix_read_outside")) {
+				outside++;
+				ASSERT_EQ(s->reason, MARK_NONE, "outside a section: plain");
+				continue;
+			}
+			in++;
+			in_marked += s->reason != MARK_NONE;
+		}
+		ASSERT_EQ(outside, 1, "one site outside");
+		ASSERT_TRUE(in >= 3, "the section's sites: two of seq, one of a");
+		ASSERT_EQ(in_marked, in, "every site of the section marked");
+		target_obj__free(o);
 	}
 
 	TEST(apply_on_this_binary) {

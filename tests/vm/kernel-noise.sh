@@ -10,6 +10,11 @@
 #     is at jiffies' address.  jiffies ticks every 4 ms, so a 300 us stall at a
 #     plain read of it sees a new value about one time in 13: without the rule the
 #     reads are reported as races of unknown origin;
+#   - seqcount sections: the timekeeper's readers (ktime_get*) and writer
+#     (timekeeping_advance) around 20 s of stress-ng's futex, signal, socket and
+#     io_uring stressors: sites marked in tk_core.seq's sections, the code ran and
+#     watched, and no report names them (each tick's update changes what a stalled
+#     read sees: without the rule they are reported);
 # then that no BPF link was left and the guest's kernel log is clean.
 #   kernel-noise.sh [--kcsanctl PATH]   PATH: another build's kcsanctl, to see it fail
 # Prints "ok NAME" / "FAIL NAME: ..." and "N passed, N failed".
@@ -62,6 +67,26 @@ else
 	bad jiffies_silent "expected no access at jiffies (0x${addr:-unknown}) in a report, got $at: $(report_titles "$J")"
 fi
 report_titles "$J" | tr ';' '\n' | sed '/^$/d; s/^/     /'
+
+# (2) seqcount sections.
+Q=$out/seqcount.log
+qrc=$(awk '$1 == "seqcount" { print $2 }' "$out/steps.rc" 2>/dev/null)
+[ "$qrc" = 0 ] || [ "$qrc" = 66 ] && ok seqcount_run_ended ||
+	bad seqcount_run_ended "'kcsanctl run' exited ${qrc:-never ran}: $(tail -3 "$Q" 2>/dev/null | tr '\n' ';')"
+acc=$(sed -nE 's/.* ([0-9]+) inline accessor,.*/\1/p' "$Q" | head -1)
+sites=$(grep -m1 -oE '^kcsand: \[kernel\]: [0-9]+ functions, [0-9]+ sites' "$Q" | grep -oE '[0-9]+ sites' | cut -d' ' -f1)
+setups=$(summary_value setup_watchpoints "$Q")
+qhits=$(grep -m1 -oE '^kcsand: [0-9]+ reports?, [0-9]+ sites, [0-9]+ hits' "$Q" | grep -oE '[0-9]+ hits' | cut -d' ' -f1)
+if [ "${acc:-0}" -ge 1 ] && [ "${qhits:-0}" -gt 0 ] && [ "${setups:-0}" -gt 0 ]; then
+	ok seqcount_sections_marked
+	echo "     $acc of ${sites:-?} sites marked as inline accessors (seqcount sections); $qhits hits, $setups watchpoints set"
+else
+	bad seqcount_sections_marked "expected >= 1 site marked in a seqcount section and probed code that ran and watched; got ${acc:-none}, ${qhits:-none} hits, ${setups:-none} watchpoints"
+fi
+tk=$(grep -E '^BUG: KCSAN: .*(ktime_get|timekeeping_advance)' "$Q" | sort | uniq -c | tr '\n' ';')
+[ -z "$tk" ] && ok seqcount_silent || bad seqcount_silent "reports in the timekeeper's sections: $tk"
+report_titles "$Q" | tr ';' '\n' | sed '/^$/d; s/^/     /'
+grep -m1 -E 'stress-ng: (info|metrc).*(successful|passed|skipped)' "$Q" | sed 's/^/     /'
 
 no_bpf_link_left "$out"
 no_kernel_warning "$out"

@@ -13,6 +13,11 @@
 #            (tcp_ack, tcp_write_xmit, cubictcp_cong_avoid) and __mod_timer,
 #            around COMMAND (loopback TCP): jiffies is declared volatile but
 #            defined by the linker at jiffies_64, a plain u64;
+#   seqcount the timekeeper's readers (ktime_get*, inside tk_core.seq's read
+#            sections) and its writer (timekeeping_advance, in the write section)
+#            around 20 s of stress-ng's futex, signal, socket and io_uring
+#            stressors (tests/vm/workload/stress.sh stress-ipc), which read the
+#            clock for their timeouts;
 # and jiffies.sym (its address from /proc/kallsyms), bpf-after.txt.
 # --kcsanctl runs another build's kcsanctl (an old one: the test must fail).
 # Exit status 66 when a step reported a race.
@@ -30,6 +35,11 @@ grep -E ' (jiffies|jiffies_64)$' /proc/kallsyms > "$OUT/jiffies.sym"
 	--udelay-task 300 --probe tcp_ack --probe tcp_write_xmit --probe cubictcp_cong_avoid \
 	--probe __mod_timer -- "$@" > "$OUT/jiffies.log" 2>&1
 echo "jiffies $?" > "$OUT/steps.rc"
+"$KCSANCTL" run --kernel -v --output - --kernel-debug "$VMLINUX" --skip-watch 10 \
+	--udelay-task 300 --probe ktime_get --probe ktime_get_ts64 --probe ktime_get_real_ts64 \
+	--probe ktime_get_update_offsets_now --probe timekeeping_advance -- \
+	"$REPO/tests/vm/workload/stress.sh" stress-ipc 20 > "$OUT/seqcount.log" 2>&1
+echo "seqcount $?" >> "$OUT/steps.rc"
 bpftool link list > "$OUT/bpf-after.txt" 2>&1
 grep -q '^BUG: KCSAN:' "$OUT"/*.log && exit 66
 exit 0
