@@ -141,6 +141,31 @@ static const struct src_marker src_markers[] = {
 	{ "atomic64_set", MARK_KIND_MARKED, SRC_PREFIX | SRC_FIRST_ARG },
 	{ "atomic_long_read", MARK_KIND_MARKED, SRC_PREFIX },
 	{ "atomic_long_set", MARK_KIND_MARKED, SRC_PREFIX | SRC_FIRST_ARG },
+	{ "srcu_dereference", MARK_KIND_MARKED, SRC_PREFIX },	/* _check, _notrace */
+	{ "smp_cond_load_", MARK_KIND_MARKED, SRC_PREFIX },	/* _acquire, _relaxed */
+	{ "atomic_cond_read_", MARK_KIND_MARKED, SRC_PREFIX },
+	/*
+	 * Linux's RCU and lockless list macros (rculist.h, rculist_nulls.h,
+	 * rculist_bl.h, llist.h): their loads are READ_ONCE() or
+	 * rcu_dereference*() inside the macro's definition, which the site's
+	 * line does not show.  Every load a loop macro's own call makes is one.
+	 */
+	{ "list_entry_rcu", MARK_KIND_MARKED, 0 },
+	{ "list_entry_lockless", MARK_KIND_MARKED, 0 },
+	{ "list_first_or_null_rcu", MARK_KIND_MARKED, 0 },
+	{ "list_next_or_null_rcu", MARK_KIND_MARKED, 0 },
+	{ "list_for_each_entry_rcu", MARK_KIND_MARKED, 0 },
+	{ "list_for_each_entry_srcu", MARK_KIND_MARKED, 0 },
+	{ "list_for_each_entry_lockless", MARK_KIND_MARKED, 0 },
+	{ "list_for_each_entry_continue_rcu", MARK_KIND_MARKED, 0 },
+	{ "list_for_each_entry_from_rcu", MARK_KIND_MARKED, 0 },
+	{ "hlist_for_each_entry_rcu", MARK_KIND_MARKED, SRC_PREFIX },	/* _bh, _notrace */
+	{ "hlist_for_each_entry_srcu", MARK_KIND_MARKED, 0 },
+	{ "hlist_for_each_entry_continue_rcu", MARK_KIND_MARKED, SRC_PREFIX },	/* _bh */
+	{ "hlist_for_each_entry_from_rcu", MARK_KIND_MARKED, 0 },
+	{ "hlist_nulls_for_each_entry_rcu", MARK_KIND_MARKED, 0 },
+	{ "hlist_nulls_for_each_entry_safe", MARK_KIND_MARKED, 0 },
+	{ "hlist_bl_for_each_entry_rcu", MARK_KIND_MARKED, 0 },
 	/* C11 <stdatomic.h> */
 	{ "atomic_load", MARK_KIND_MARKED, SRC_PREFIX },	/* atomic_load_explicit */
 	{ "atomic_store", MARK_KIND_MARKED, SRC_PREFIX | SRC_FIRST_ARG },

@@ -83,6 +83,30 @@ FIXTURE long seqfix_read_outside(void)
 	return seqfix_obj.a;
 }
 
+/*
+ * rculist.h's loop macro, whose loads are marked inside its definition (here
+ * READ_ONCE through a helper macro, as rcu_dereference_raw() is): the site's
+ * line shows only the loop macro's name.
+ */
+struct rcufix_node {
+	struct rcufix_node *next;
+	long v;
+};
+struct rcufix_node *rcufix_head;
+#define rcufix_deref(p) READ_ONCE(p)
+#define list_for_each_entry_rcu(pos, head) \
+	for (pos = rcufix_deref(head); pos; pos = rcufix_deref((pos)->next))
+
+FIXTURE long rcufix_walk(void)
+{
+	struct rcufix_node *n;
+	long sum = 0;
+
+	list_for_each_entry_rcu(n, rcufix_head)
+		sum += n->v;
+	return sum;
+}
+
 /* The (shifted) address of a function of o, for placing fake kallsyms entries. */
 static uint64_t site_func_vaddr(const struct target_obj *o, const char *name)
 {
@@ -455,6 +479,27 @@ int main(void)
 		ASSERT_EQ(outside, 1, "one site outside");
 		ASSERT_TRUE(in >= 3, "the section's sites: two of seq, one of a");
 		ASSERT_EQ(in_marked, in, "every site of the section marked");
+		target_obj__free(o);
+	}
+
+	TEST(rcu_list_macro) {
+		struct target_obj *o = NULL;
+		struct mark_opts mo = {};
+		struct mark_stats ms;
+		size_t marked = 0, plain = 0;
+
+		if (!ASSERT_ZERO(target_obj__open("/proc/self/exe", &o), "open"))
+			break;
+		ASSERT_TRUE(target_obj__decode(o, "rcufix_*", NULL) == 1, "one fixture");
+		ASSERT_ZERO(mark__apply(o, &mo, &ms), "mark__apply");
+		for (size_t i = 0; i < o->sites.n; i++) {
+			if (o->sites.v[i].reason == MARK_SOURCE_MACRO)
+				marked++;
+			else if (o->sites.v[i].reason == MARK_NONE)
+				plain++;
+		}
+		ASSERT_EQ(marked, 2, "the loop macro's loads of the head and of ->next");
+		ASSERT_EQ(plain, 1, "the body's load of ->v");
 		target_obj__free(o);
 	}
 
