@@ -10,6 +10,8 @@
 #     is at jiffies' address.  jiffies ticks every 4 ms, so a 300 us stall at a
 #     plain read of it sees a new value about one time in 13: without the rule the
 #     reads are reported as races of unknown origin;
+#   - the verdict cache: the same sites again take every verdict from the cache,
+#     whose file stays on the host (build/vm/kcsand-cache) for the next boot;
 #   - seqcount sections: the timekeeper's readers (ktime_get*) and writer
 #     (timekeeping_advance) around 20 s of stress-ng's futex, signal, socket and
 #     io_uring stressors: sites marked in tk_core.seq's sections, the code ran and
@@ -67,6 +69,19 @@ else
 	bad jiffies_silent "expected no access at jiffies (0x${addr:-unknown}) in a report, got $at: $(report_titles "$J")"
 fi
 report_titles "$J" | tr ';' '\n' | sed '/^$/d; s/^/     /'
+
+# (1b) The verdicts were cached on the host: a second run took them all from there,
+# and the file is still there after the guest is gone (the next boot reads it).
+C=$out/cached.log
+line=$(grep -m1 -E "sites' verdicts from the cache" "$C" 2>/dev/null)
+cache=$(sed -nE "s/.* from the cache (.*)$/\1/p" <<< "$line")
+if [[ $line =~ ([0-9]+)\ of\ ([0-9]+)\ sites ]] && [ "${BASH_REMATCH[1]}" = "${BASH_REMATCH[2]}" ] &&
+   [ "${BASH_REMATCH[2]}" -gt 0 ] && [ -s "$REPO/build/vm/kcsand-cache/$(basename "${cache:-none}")" ]; then
+	ok verdict_cache_kept
+	echo "     ${BASH_REMATCH[1]} of ${BASH_REMATCH[2]} verdicts from $(basename "$cache"), kept on the host"
+else
+	bad verdict_cache_kept "expected every verdict of the second run from the cache, and the file on the host under build/vm/kcsand-cache; got '${line:-no line}'"
+fi
 
 # (2) seqcount sections.
 Q=$out/seqcount.log

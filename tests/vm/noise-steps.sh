@@ -13,6 +13,8 @@
 #            (tcp_ack, tcp_write_xmit, cubictcp_cong_avoid) and __mod_timer,
 #            around COMMAND (loopback TCP): jiffies is declared volatile but
 #            defined by the linker at jiffies_64, a plain u64;
+#   cached   the jiffies step's sites again, at once (-- true): their verdicts
+#            from the cache (KCSAND_CACHE_DIR, a host directory kcsan-vm shares);
 #   seqcount the timekeeper's readers (ktime_get*, inside tk_core.seq's read
 #            sections) and its writer (timekeeping_advance, in the write section)
 #            around 20 s of stress-ng's futex, signal, socket and io_uring
@@ -35,6 +37,11 @@ grep -E ' (jiffies|jiffies_64)$' /proc/kallsyms > "$OUT/jiffies.sym"
 	--udelay-task 300 --probe tcp_ack --probe tcp_write_xmit --probe cubictcp_cong_avoid \
 	--probe __mod_timer -- "$@" > "$OUT/jiffies.log" 2>&1
 echo "jiffies $?" > "$OUT/steps.rc"
+# The same sites again: every verdict from the cache the first run wrote to the host.
+"$KCSANCTL" run --kernel -v --output - --kernel-debug "$VMLINUX" --probe tcp_ack \
+	--probe tcp_write_xmit --probe cubictcp_cong_avoid --probe __mod_timer -- true \
+	> "$OUT/cached.log" 2>&1
+echo "cached $?" >> "$OUT/steps.rc"
 "$KCSANCTL" run --kernel -v --output - --kernel-debug "$VMLINUX" --skip-watch 10 \
 	--udelay-task 300 --probe ktime_get --probe ktime_get_ts64 --probe ktime_get_real_ts64 \
 	--probe ktime_get_update_offsets_now --probe timekeeping_advance -- \
