@@ -211,8 +211,9 @@ const char *mark_rule_accessor(struct dw_ctx *c, Dwarf_Die *cu, Dwarf_Addr pc, c
  * function's DWARF inline tree shows where each section starts and ends.
  */
 static const char *const seq_read_begin[] = { "read_seqcount_begin", "read_seqbegin",
-					      "do_raw_read_seqcount" };
-static const char *const seq_read_end[] = { "read_seqcount_retry", "read_seqretry" };
+					      "do_raw_read_seqcount", "read_seqcount_latch" };
+static const char *const seq_read_end[] = { "read_seqcount_retry", "read_seqretry",
+					    "read_seqcount_latch_retry" };
 static const char *const seq_write_begin[] = { "write_seqcount_begin", "write_seqlock" };
 static const char *const seq_write_end[] = { "write_seqcount_end", "write_sequnlock" };
 
@@ -226,14 +227,22 @@ static bool name_has(const char *name, const char *const *subs, size_t n)
 	return false;
 }
 
+/*
+ * In 6.1 read_seqcount_begin() is a macro: what is inlined of it is the
+ * counter's read, __seqprop_sequence() or __seqprop_LOCKNAME_sequence().
+ * Ends first: read_seqcount_latch_retry names a begin too.
+ */
 static enum seq_edge seq_edge_of(const char *name)
 {
+	size_t len = name ? strlen(name) : 0;
+
 	if (!name)
 		return SEQ_NONE;
-	if (name_has(name, seq_read_begin, sizeof(seq_read_begin) / sizeof(*seq_read_begin)))
-		return SEQ_READ_BEGIN;
 	if (name_has(name, seq_read_end, sizeof(seq_read_end) / sizeof(*seq_read_end)))
 		return SEQ_READ_END;
+	if (name_has(name, seq_read_begin, sizeof(seq_read_begin) / sizeof(*seq_read_begin)) ||
+	    (!strncmp(name, "__seqprop_", 10) && len >= 18 && !strcmp(name + len - 8, "sequence")))
+		return SEQ_READ_BEGIN;
 	if (name_has(name, seq_write_begin, sizeof(seq_write_begin) / sizeof(*seq_write_begin)))
 		return SEQ_WRITE_BEGIN;
 	if (name_has(name, seq_write_end, sizeof(seq_write_end) / sizeof(*seq_write_end)))

@@ -50,7 +50,8 @@ struct {
 /* x86's smp_rmb(): a compiler barrier, which keeps the section's reads inside it. */
 #define seqfix_rmb() asm volatile("" ::: "memory")
 
-static inline __attribute__((always_inline)) unsigned int do_read_seqcount_begin(const unsigned int *s)
+/* 6.1's read_seqcount_begin() is a macro around this inline read of the counter. */
+static inline __attribute__((always_inline)) unsigned int __seqprop_sequence(const unsigned int *s)
 {
 	unsigned int v = READ_ONCE(*s);
 
@@ -71,7 +72,7 @@ FIXTURE long seqfix_read_section(void)
 	long v;
 
 	do {
-		start = do_read_seqcount_begin(&seqfix_obj.seq);
+		start = __seqprop_sequence(&seqfix_obj.seq);
 		v = seqfix_obj.a;
 	} while (do_read_seqcount_retry(&seqfix_obj.seq, start));
 	return v;
