@@ -17,6 +17,9 @@
 #     io_uring stressors: sites marked in tk_core.seq's sections, the code ran and
 #     watched, and no report names them (each tick's update changes what a stalled
 #     read sees: without the rule they are reported);
+#   - RCU list macros: the dentry cache's hash walks around 15 s of kworkload fs,
+#     with the kernel's sources: the loads hlist_bl_for_each_entry_rcu() makes are
+#     marked by it (-vv's verdicts), the code ran, and no report names the walks;
 # then that no BPF link was left and the guest's kernel log is clean.
 #   kernel-noise.sh [--kcsanctl PATH]   PATH: another build's kcsanctl, to see it fail
 # Prints "ok NAME" / "FAIL NAME: ..." and "N passed, N failed".
@@ -31,6 +34,8 @@ setup_fail() { echo "FAIL setup: $1"; echo "0 passed, 1 failed"; exit 1; }
 [ "$(id -u)" = 0 ] || setup_fail "must run as root (QEMU guest with kprobes)"
 [ -x build/kcsanctl ] || setup_fail "build/kcsanctl missing (run make)"
 kver=$(sed -n 's/.*linux-image-\([^ ,]*-amd64\).*/\1/p' <<<"$(dpkg-query -W -f='${Depends}' linux-image-amd64 2>/dev/null)" | head -1)
+[ -d /usr/src/linux-source-6.1/fs ] ||
+	setup_fail "/usr/src/linux-source-6.1 missing (apt-get install linux-source-6.1; tar -C /usr/src -xaf /usr/src/linux-source-6.1.tar.xz)"
 [ -r "/usr/lib/debug/boot/vmlinux-$kver" ] ||
 	setup_fail "/usr/lib/debug/boot/vmlinux-$kver missing (apt-get install linux-image-$kver-dbg)"
 out=$(mkdir -p "$REPO/build/vm" && mktemp -d "$REPO/build/vm/kernel-noise.XXXXXX") ||
@@ -102,6 +107,23 @@ tk=$(grep -E '^BUG: KCSAN: .*(ktime_get|timekeeping_advance)' "$Q" | sort | uniq
 [ -z "$tk" ] && ok seqcount_silent || bad seqcount_silent "reports in the timekeeper's sections: $tk"
 report_titles "$Q" | tr ';' '\n' | sed '/^$/d; s/^/     /'
 grep -m1 -E 'stress-ng: (info|metrc).*(successful|passed|skipped)' "$Q" | sed 's/^/     /'
+
+# (3) RCU list macros: the loads of hlist_bl_for_each_entry_rcu()'s own line are marked
+# by it, and the walks are not reported.
+R=$out/rculist.log
+rrc=$(awk '$1 == "rculist" { print $2 }' "$out/steps.rc" 2>/dev/null)
+[ "$rrc" = 0 ] || [ "$rrc" = 66 ] && ok rculist_run_ended ||
+	bad rculist_run_ended "'kcsanctl run' exited ${rrc:-never ran}: $(tail -3 "$R" 2>/dev/null | tr '\n' ';')"
+macro=$(grep -cE '^kcsand: mark: __d_lookup(_rcu)?\+0x[0-9a-f]+ .*dcache\.c:[0-9]+:[0-9]+: source macro: hlist_bl_for_each_entry_rcu$' "$R")
+rhits=$(grep -m1 -oE '^kcsand: [0-9]+ reports?, [0-9]+ sites, [0-9]+ hits' "$R" | grep -oE '[0-9]+ hits' | cut -d' ' -f1)
+if [ "${macro:-0}" -ge 2 ] && [ "${rhits:-0}" -gt 0 ]; then
+	ok rculist_loads_marked
+	echo "     $macro sites marked by hlist_bl_for_each_entry_rcu; $rhits hits"
+else
+	bad rculist_loads_marked "expected the hash walks' loads marked as hlist_bl_for_each_entry_rcu and the code run; got ${macro:-0} sites, ${rhits:-none} hits"
+fi
+walk=$(grep -E '^BUG: KCSAN: .*__d_lookup' "$R" | sort | uniq -c | tr '\n' ';')
+[ -z "$walk" ] && ok rculist_silent || bad rculist_silent "reports in the hash walks: $walk"
 
 no_bpf_link_left "$out"
 no_kernel_warning "$out"

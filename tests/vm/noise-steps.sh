@@ -20,6 +20,10 @@
 #            around 20 s of stress-ng's futex, signal, socket and io_uring
 #            stressors (tests/vm/workload/stress.sh stress-ipc), which read the
 #            clock for their timeouts;
+#   rculist  the dentry cache's hash walks (__d_lookup_rcu, __d_lookup), whose
+#            hlist_bl_for_each_entry_rcu() loads through rcu_dereference_raw()
+#            inside the macro, with the kernel's sources (/usr/src/linux-source-6.1)
+#            and -vv (each site's verdict), around 15 s of kworkload fs;
 # and jiffies.sym (its address from /proc/kallsyms), bpf-after.txt.
 # --kcsanctl runs another build's kcsanctl (an old one: the test must fail).
 # Exit status 66 when a step reported a race.
@@ -31,6 +35,7 @@ KCSANCTL=$REPO/build/kcsanctl
 while [ $# -gt 0 ] && [ "$1" != -- ]; do shift; done
 shift
 VMLINUX=/usr/lib/debug/boot/vmlinux-$(uname -r)
+SRC=/usr/src/linux-source-6.1
 
 grep -E ' (jiffies|jiffies_64)$' /proc/kallsyms > "$OUT/jiffies.sym"
 "$KCSANCTL" run --kernel -v --output - --kernel-debug "$VMLINUX" --skip-watch 10 \
@@ -47,6 +52,11 @@ echo "cached $?" >> "$OUT/steps.rc"
 	--probe ktime_get_update_offsets_now --probe timekeeping_advance -- \
 	"$REPO/tests/vm/workload/stress.sh" stress-ipc 20 > "$OUT/seqcount.log" 2>&1
 echo "seqcount $?" >> "$OUT/steps.rc"
+# -vv prints each site's verdict (and so bypasses the cache): the dentry hash walk.
+"$KCSANCTL" run --kernel -vv --output - --kernel-debug "$VMLINUX" --source-dir "$SRC" \
+	--skip-watch 10 --udelay-task 300 --probe __d_lookup_rcu --probe __d_lookup -- \
+	"$REPO/build/vm/kworkload" fs 15 > "$OUT/rculist.log" 2>&1
+echo "rculist $?" >> "$OUT/steps.rc"
 bpftool link list > "$OUT/bpf-after.txt" 2>&1
 grep -q '^BUG: KCSAN:' "$OUT"/*.log && exit 66
 exit 0
