@@ -74,6 +74,7 @@ static void dw_close(struct dw_ctx *c)
 	free(c->vars);
 	free(c->decls);
 	free(c->seq);
+	free(c->inl);
 	sym_index__free(c->syms);
 	if (c->dwfl)
 		dwfl_end(c->dwfl);
@@ -164,9 +165,9 @@ static const char *qualified_name(struct dw_ctx *c, Dwarf_Die *die)
 	return c->names[bucket].name;
 }
 
-/* Inline accessor rule: the accessor's name, or NULL. */
-const char *mark_rule_accessor(struct dw_ctx *c, Dwarf_Die *cu, Dwarf_Addr pc, const char **fn,
-			  bool *io)
+/* The accessor rule by dwarf_getscopes(), for a pc outside the CU's top-level functions. */
+static const char *accessor_by_scopes(struct dw_ctx *c, Dwarf_Die *cu, Dwarf_Addr pc,
+				      const char **fn, bool *io)
 {
 	Dwarf_Die *scopes = NULL;
 	const char *hit = NULL;
@@ -250,8 +251,32 @@ static enum seq_edge seq_edge_of(const char *name)
 	return SEQ_NONE;
 }
 
-/* Every inlined seqcount helper under d, with its lowest and highest address. */
-static int collect_edges(struct dw_ctx *c, Dwarf_Die *parent, int depth)
+/* Instance inst (depth: its nesting) as the function's inline tree: each range, and a seqcount edge. */
+static int add_inlined(struct dw_ctx *c, Dwarf_Die *inst, int depth)
+{
+	const char *name = qualified_name(c, inst);
+	enum seq_edge e = seq_edge_of(name);
+	Dwarf_Addr base, lo, hi, min = (Dwarf_Addr)-1, max = 0;
+	ptrdiff_t off = 0;
+
+	while ((off = dwarf_ranges(inst, off, &base, &lo, &hi)) > 0) {
+		if (ARRAY_RESERVE(c->inl, c->cap_inl, c->nr_inl, 64))
+			return -ENOMEM;
+		c->inl[c->nr_inl++] = (struct inl_range){ .lo = lo, .hi = hi, .depth = depth,
+							  .die = *inst };
+		min = lo < min ? lo : min;
+		max = hi > max ? hi : max;
+	}
+	if (e == SEQ_NONE || max <= min)
+		return 0;
+	if (ARRAY_RESERVE(c->seq, c->cap_seq, c->nr_seq, 8))
+		return -ENOMEM;
+	c->seq[c->nr_seq++] = (struct seq_span){ .lo = min, .hi = max, .edge = e, .name = name };
+	return 0;
+}
+
+/* Every inlined instance under parent, at any depth (lexical blocks are looked into). */
+static int collect_inlined(struct dw_ctx *c, Dwarf_Die *parent, int depth)
 {
 	Dwarf_Die d;
 
@@ -259,29 +284,12 @@ static int collect_edges(struct dw_ctx *c, Dwarf_Die *parent, int depth)
 		return 0;
 	do {
 		int tag = dwarf_tag(&d);
-		enum seq_edge e;
-		Dwarf_Addr base, lo, hi, min = (Dwarf_Addr)-1, max = 0;
-		ptrdiff_t off = 0;
 
-		if (tag == DW_TAG_lexical_block || tag == DW_TAG_inlined_subroutine) {
-			if (collect_edges(c, &d, depth + 1))
-				return -ENOMEM;
-		}
-		if (tag != DW_TAG_inlined_subroutine)
-			continue;
-		e = seq_edge_of(qualified_name(c, &d));
-		if (e == SEQ_NONE)
-			continue;
-		while ((off = dwarf_ranges(&d, off, &base, &lo, &hi)) > 0) {
-			min = lo < min ? lo : min;
-			max = hi > max ? hi : max;
-		}
-		if (max <= min)
-			continue;
-		if (ARRAY_RESERVE(c->seq, c->cap_seq, c->nr_seq, 8))
+		if (tag == DW_TAG_inlined_subroutine && add_inlined(c, &d, depth))
 			return -ENOMEM;
-		c->seq[c->nr_seq++] = (struct seq_span){ .lo = min, .hi = max, .edge = e,
-							 .name = qualified_name(c, &d) };
+		if ((tag == DW_TAG_lexical_block || tag == DW_TAG_inlined_subroutine) &&
+		    collect_inlined(c, &d, depth + 1))
+			return -ENOMEM;
 	} while (dwarf_siblingof(&d, &d) == 0);
 	return 0;
 }
@@ -323,24 +331,32 @@ static const char *seq_section_at(const struct dw_ctx *c, Dwarf_Addr pc)
 	return NULL;
 }
 
-/* Seqcount rule: the section's begin helper when pc is inside one, or NULL. */
-const char *mark_rule_seqcount(struct dw_ctx *c, Dwarf_Die *cu, Dwarf_Addr pc)
+/*
+ * The concrete function of cu that has pc, with its inline tree and
+ * seqcount sections (c->fn, inl, seq).  Sites come function by function:
+ * the tree is walked once per function, where dwarf_getscopes() walks the
+ * whole CU for each site (two thirds of marking's time on the vmlinux).
+ */
+static bool function_load(struct dw_ctx *c, Dwarf_Die *cu, Dwarf_Addr pc)
 {
 	Dwarf_Die fn;
 
-	/* Sites come function by function: the last function's sections are kept. */
-	if (!c->seq_fn_valid || dwarf_haspc(&c->seq_fn, pc) <= 0) {
-		c->nr_seq = 0;
-		c->seq_fn_valid = function_at(cu, pc, &fn);
-		if (!c->seq_fn_valid)
-			return NULL;
-		c->seq_fn = fn;
-		if (collect_edges(c, &fn, 0)) {
-			c->seq_fn_valid = false;
-			return NULL;
-		}
-	}
-	return seq_section_at(c, pc);
+	if (c->fn_valid && dwarf_haspc(&c->fn, pc) > 0)
+		return true;
+	c->nr_seq = c->nr_inl = 0;
+	c->fn_valid = function_at(cu, pc, &fn);
+	if (!c->fn_valid)
+		return false;
+	c->fn = fn;
+	if (collect_inlined(c, &fn, 0))
+		c->fn_valid = false;
+	return c->fn_valid;
+}
+
+/* Seqcount rule: the section's begin helper when pc is inside one, or NULL. */
+const char *mark_rule_seqcount(struct dw_ctx *c, Dwarf_Die *cu, Dwarf_Addr pc)
+{
+	return function_load(c, cu, pc) ? seq_section_at(c, pc) : NULL;
 }
 
 static int type_of(Dwarf_Die *d, Dwarf_Die *t)
@@ -665,6 +681,49 @@ int mark_site_rows(Dwarf_Die *cu, Dwarf_Addr pc, struct src_row *rows, int max)
 			break;	/* the covering row of an instruction without its own */
 	}
 	return nr;
+}
+
+/* Does function or instance d name an accessor?  (inlined: it is an inlined copy.) */
+static const char *accessor_in(struct dw_ctx *c, Dwarf_Die *d, bool inlined, const char **fn,
+			       bool *io)
+{
+	const char *name = qualified_name(c, d);
+
+	if (mark__io_accessor_match(name, inlined))
+		*io = true;
+	else if (!mark__accessor_match(name, inlined))
+		return NULL;
+	*fn = name;
+	return name;
+}
+
+/*
+ * Inline accessor rule: the accessor's name, or NULL.  The inlined
+ * instances that cover pc, innermost first, then the function itself.
+ */
+const char *mark_rule_accessor(struct dw_ctx *c, Dwarf_Die *cu, Dwarf_Addr pc, const char **fn,
+			  bool *io)
+{
+	int top = -1;
+
+	if (!function_load(c, cu, pc))
+		return accessor_by_scopes(c, cu, pc, fn, io);
+	for (size_t i = 0; i < c->nr_inl; i++)
+		if (pc >= c->inl[i].lo && pc < c->inl[i].hi && c->inl[i].depth > top)
+			top = c->inl[i].depth;
+	for (int d = top; d >= 0; d--) {
+		for (size_t i = 0; i < c->nr_inl; i++) {
+			struct inl_range *r = &c->inl[i];
+			const char *hit;
+
+			if (r->depth != d || pc < r->lo || pc >= r->hi)
+				continue;
+			hit = accessor_in(c, &r->die, true, fn, io);
+			if (hit)
+				return hit;
+		}
+	}
+	return accessor_in(c, &c->fn, dwarf_hasattr(&c->fn, DW_AT_inline), fn, io);
 }
 
 /* ------------------------------------------------------------ the debug file handle */

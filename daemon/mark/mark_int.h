@@ -55,15 +55,24 @@ struct dw_ctx {
 	size_t nr_vars;
 	Dwarf_Die *decls;		/* extern declarations of a volatile/_Atomic type */
 	size_t nr_decls, cap_decls;
-	Dwarf_Die seq_fn;		/* the function whose seqcount sections seq holds */
-	bool seq_fn_valid;
-	struct seq_span *seq;
+	Dwarf_Die fn;			/* the function whose inline tree inl and seq hold */
+	bool fn_valid;
+	struct inl_range *inl;		/* its inlined instances' ranges */
+	size_t nr_inl, cap_inl;
+	struct seq_span *seq;		/* its seqcount helpers */
 	size_t nr_seq, cap_seq;
 	bool vars_loaded;
 	struct name_cache *names;	/* open addressing, cap_names a power of two */
 	size_t nr_names, cap_names;
 	struct src_cache *srcs;
 	struct sym_index *syms;		/* by-name index, built on the first mark_debug__sym() */
+};
+
+/* One address range of an inlined instance in a function, and how deep it is nested. */
+struct inl_range {
+	Dwarf_Addr lo, hi;
+	int depth;
+	Dwarf_Die die;
 };
 
 /* An inlined seqcount helper in a function (dwarf.c's seqcount rule). */
