@@ -205,7 +205,7 @@ static const char *accessor_by_scopes(struct dw_ctx *c, Dwarf_Die *cu, Dwarf_Add
 
 /*
  * KCSAN takes every access between read_seqcount_begin() and
- * read_seqcount_retry() as atomic (kcsan_atomic_next(), seqlock.h), and
+ * read_seqcount_retry() as atomic (kcsan_atomic_next(), linux/seqlock.h), and
  * those between write_seqcount_begin() and write_seqcount_end() too
  * (kcsan_nestable_atomic_begin()): the section's reads may see a torn
  * update by design, and retry.  The helpers are inline functions, so a

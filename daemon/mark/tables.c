@@ -145,8 +145,8 @@ static const struct src_marker src_markers[] = {
 	{ "smp_cond_load_", MARK_KIND_MARKED, SRC_PREFIX },	/* _acquire, _relaxed */
 	{ "atomic_cond_read_", MARK_KIND_MARKED, SRC_PREFIX },
 	/*
-	 * Linux's RCU and lockless list macros (rculist.h, rculist_nulls.h,
-	 * rculist_bl.h, llist.h): their loads are READ_ONCE() or
+	 * Linux's RCU and lockless list macros (linux/rculist.h,
+	 * linux/rculist_nulls.h, linux/rculist_bl.h): their loads are READ_ONCE() or
 	 * rcu_dereference*() inside the macro's definition, which the site's
 	 * line does not show.  Every load a loop macro's own call makes is one.
 	 */

@@ -39,7 +39,7 @@ __attribute__((used)) unsigned long fixture_ticks_64;
 asm(".globl fixture_ticks\n.set fixture_ticks, fixture_ticks_64");
 
 /*
- * A seqcount read section as seqlock.h's inline helpers make it: the read of
+ * A seqcount read section as linux/seqlock.h's inline helpers make it: the read of
  * seqfix_obj.a between them is plain C, and KCSAN takes it as atomic.
  */
 struct {
@@ -85,7 +85,7 @@ FIXTURE long seqfix_read_outside(void)
 }
 
 /*
- * rculist.h's loop macro, whose loads are marked inside its definition (here
+ * linux/rculist.h's loop macro, whose loads are marked inside its definition (here
  * READ_ONCE through a helper macro, as rcu_dereference_raw() is): the site's
  * line shows only the loop macro's name.
  */
