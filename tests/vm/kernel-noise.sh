@@ -34,12 +34,20 @@ setup_fail() { echo "FAIL setup: $1"; echo "0 passed, 1 failed"; exit 1; }
 [ "$(id -u)" = 0 ] || setup_fail "must run as root (QEMU guest with kprobes)"
 [ -x build/kcsanctl ] || setup_fail "build/kcsanctl missing (run make)"
 kver=$(sed -n 's/.*linux-image-\([^ ,]*-amd64\).*/\1/p' <<<"$(dpkg-query -W -f='${Depends}' linux-image-amd64 2>/dev/null)" | head -1)
-[ -d /usr/src/linux-source-6.1/fs ] ||
-	setup_fail "/usr/src/linux-source-6.1 missing (apt-get install linux-source-6.1; tar -C /usr/src -xaf /usr/src/linux-source-6.1.tar.xz)"
-[ -r "/usr/lib/debug/boot/vmlinux-$kver" ] ||
-	setup_fail "/usr/lib/debug/boot/vmlinux-$kver missing (apt-get install linux-image-$kver-dbg)"
+[ -n "$kver" ] || setup_fail "linux-image-amd64 is not installed (tests/vm/kcsan-vm installs it)"
 out=$(mkdir -p "$REPO/build/vm" && mktemp -d "$REPO/build/vm/kernel-noise.XXXXXX") ||
 	setup_fail "cannot create a directory under build/vm"
+# The vmlinux's DWARF (859 MB download) and the kernel's sources (139 MB, 1.3 GB
+# unpacked), installed when missing, as kernel-wedge.sh does the first.
+if [ ! -r "/usr/lib/debug/boot/vmlinux-$kver" ]; then
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "linux-image-$kver-dbg" > "$out/apt.log" 2>&1 ||
+		setup_fail "cannot install linux-image-$kver-dbg (see $out/apt.log)"
+fi
+if [ ! -d /usr/src/linux-source-6.1/fs ]; then
+	{ DEBIAN_FRONTEND=noninteractive apt-get install -y -qq linux-source-6.1 &&
+	  tar -C /usr/src -xaf /usr/src/linux-source-6.1.tar.xz; } >> "$out/apt.log" 2>&1 ||
+		setup_fail "cannot install and unpack linux-source-6.1 (see $out/apt.log)"
+fi
 w=$REPO/build/vm/kworkload
 if [ ! -x "$w" ] || [ tests/vm/workload/kworkload.c -nt "$w" ]; then
 	gcc -O2 -Wall -pthread tests/vm/workload/kworkload.c -o "$w" || setup_fail "cannot build kworkload"
