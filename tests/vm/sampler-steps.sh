@@ -16,7 +16,7 @@
 #          on a loaded host, whose TCG guest may not overlap the two threads; every
 #          site stays armed;
 #   cold   --sample breakpoints over uname(2)'s one site and 39 that never run, around
-#          45 s of one uname(1) a second: which sites were checked, and when;
+#          60 s of one uname(1) a second: which sites were checked, and when;
 # then what BPF still holds (bpf-after.txt: nothing of kcsand's should be left).
 # Exit status 66 when a step reported a race.
 set -u
@@ -39,13 +39,14 @@ echo "small $?" > "$OUT/steps.rc"
 	> "$OUT/all.log" 2>&1
 echo "all $?" >> "$OUT/steps.rc"
 # cold: code breakpoints over one site that runs once a second (uname(2)) among 39
-# that never run here (SysV and POSIX message queues, semaphores), a 60 ms tick and
-# so a 1.9 s placement timeout: the cold site keeps its register until it runs.
+# that never run here (SysV and POSIX message queues, semaphores), a 100 ms tick and
+# so a 3.2 s placement timeout (a loaded host stretches the loop's second): the cold
+# site keeps its register until it runs.  A pass over the 40 takes 43 s at most.
 sort /proc/kallsyms | grep -A1 ' __x64_sys_newuname$' > "$OUT/newuname.sym"
-"$KCSANCTL" run --kernel -vv --output - --no-marking --sample breakpoints --sample-period 60000 \
+"$KCSANCTL" run --kernel -vv --output - --no-marking --sample breakpoints --sample-period 100000 \
 	--skip-watch 10 --udelay-task 300 --probe __x64_sys_newuname --probe '__x64_sys_mq_*' \
 	--probe 'ksys_msg*' --probe 'ksys_sem*' -- \
-	sh -c 'for i in $(seq 45); do uname > /dev/null; sleep 1; done' > "$OUT/cold.log" 2>&1
+	sh -c 'for i in $(seq 60); do uname > /dev/null; sleep 1; done' > "$OUT/cold.log" 2>&1
 echo "cold $?" >> "$OUT/steps.rc"
 bpftool link list > "$OUT/bpf-after.txt" 2>&1
 grep -q '^BUG: KCSAN:' "$OUT/small.log" "$OUT/all.log" && exit 66
