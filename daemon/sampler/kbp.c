@@ -56,11 +56,6 @@
 #define KBP_MAX_CPUS	KCSAND_KXBP_MAX_CPUS
 /* Sites tried in a row when the kernel refuses addresses, before a register waits a tick. */
 #define KBP_MAX_TRIES	16
-/* A placement times out after this many ticks, and at KBP_MAX_TIMEOUT_NS (or one tick) at most. */
-#define KBP_TIMEOUT_TICKS	32
-#define KBP_MAX_TIMEOUT_NS	2000000000ull
-/* A site that timed out m times in a row is placed every 2^m passes, m <= this. */
-#define KBP_MAX_MISSES	6
 /* The checks of one placement are at least a tick over this apart (spread, not a burst). */
 #define KBP_CHECK_SPREAD	4
 #define KBP_COVERAGE_NS		60000000000ull
@@ -397,15 +392,6 @@ out:
 	ctl->move_ns = move_ns;
 }
 
-/* How long a placement waits for its site to run. */
-static uint64_t placement_timeout(uint64_t period_ns)
-{
-	uint64_t t = period_ns * KBP_TIMEOUT_TICKS;
-	uint64_t max = period_ns > KBP_MAX_TIMEOUT_NS ? period_ns : KBP_MAX_TIMEOUT_NS;
-
-	return t < max ? t : max;
-}
-
 /*
  * May site i take a register now?  Not refused, not on another register,
  * and, if its placements kept timing out, in one pass of 2^misses (each
@@ -414,14 +400,12 @@ static uint64_t placement_timeout(uint64_t period_ns)
  */
 static bool placeable(const struct kbp *k, uint32_t i)
 {
-	uint64_t every = 1ull << k->misses[i];
-
 	if (k->seen[i] & SEEN_REFUSED)
 		return false;
 	for (unsigned int r = 0; r < k->nregs; r++)
 		if (k->reg[r].gen && k->reg[r].i == i)
 			return false;
-	return (k->passes + i) % every == 0;
+	return kbp_policy__due(k->misses[i], k->passes, i);
 }
 
 /* The next site of the cycle that may be placed, reshuffling at each pass; -1: none. */
@@ -457,7 +441,7 @@ static void end_placement(struct kbp *k, unsigned int r, uint64_t hits, uint64_t
 	} else {
 		t->timeouts++;
 		if (k->misses[i] < KBP_MAX_MISSES)
-			k->misses[i]++;
+			k->misses[i]++;	/* kbp_policy__due() places it less often */
 	}
 	if (checks && mark_site(k, i, SEEN_CHECKED)) {
 		t->checked++;
@@ -483,7 +467,7 @@ static void place(struct kbp *k, unsigned int r, uint32_t i, uint64_t now)
  */
 static bool schedule(struct kbp *k, uint64_t now)
 {
-	uint64_t timeout = placement_timeout(k->period_ns);
+	uint64_t timeout = kbp_policy__timeout_ns(k->period_ns);
 	bool changed = false;
 
 	for (unsigned int r = 0; r < k->nregs; r++) {

@@ -71,6 +71,23 @@ struct kbp_plan {
 void kbp_policy__next(struct kbp_plan *p, double share, double budget, unsigned int nregs,
 		      unsigned int min_us, unsigned int max_us);
 
+/*
+ * How long a placement waits for its site to run: KBP_TIMEOUT_TICKS ticks,
+ * at most KBP_MAX_TIMEOUT_NS (or one tick, when a tick is longer).
+ */
+#define KBP_TIMEOUT_TICKS	32
+#define KBP_MAX_TIMEOUT_NS	4000000000ull
+uint64_t kbp_policy__timeout_ns(uint64_t period_ns);
+
+/*
+ * Is site i due in pass `passes`, after `misses` placements in a row that
+ * timed out?  Every pass with none, then every 2nd, 4th, ... 2^misses-th
+ * (misses <= KBP_MAX_MISSES), each site in its own passes (by its index), so
+ * that dead code costs the cycle less and does not come back all at once.
+ */
+#define KBP_MAX_MISSES		6
+bool kbp_policy__due(unsigned int misses, uint64_t passes, size_t i);
+
 struct kbp;
 
 /*
