@@ -13,7 +13,7 @@
 #   - the verdict cache: the same sites again take every verdict from the cache,
 #     whose file stays on the host (build/vm/kcsand-cache) for the next boot;
 #   - seqcount sections: the timekeeper's readers (ktime_get*) and writer
-#     (timekeeping_advance) around 20 s of stress-ng's futex, signal, socket and
+#     (timekeeping_advance) around 20 s of stress-ng's futex, signal, socket pair and
 #     io_uring stressors: sites marked in tk_core.seq's sections, the code ran and
 #     watched, and no report names them (each tick's update changes what a stalled
 #     read sees: without the rule they are reported);

@@ -17,7 +17,7 @@
 #            from the cache (KCSAND_CACHE_DIR, a host directory kcsan-vm shares);
 #   seqcount the timekeeper's readers (ktime_get*, inside tk_core.seq's read
 #            sections) and its writer (timekeeping_advance, in the write section)
-#            around 20 s of stress-ng's futex, signal, socket and io_uring
+#            around 20 s of stress-ng's futex, signal, socket pair and io_uring
 #            stressors (tests/vm/workload/stress.sh stress-ipc), which read the
 #            clock for their timeouts;
 #   rculist  the dentry cache's hash walks (__d_lookup_rcu, __d_lookup), whose
