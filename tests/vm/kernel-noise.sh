@@ -30,7 +30,6 @@ cd "$REPO" || exit 1
 steps="$REPO/tests/vm/noise-steps.sh"
 [ "${1:-}" = --kcsanctl ] && steps="$steps --kcsanctl $2"
 
-setup_fail() { echo "FAIL setup: $1"; echo "0 passed, 1 failed"; exit 1; }
 [ "$(id -u)" = 0 ] || setup_fail "must run as root (QEMU guest with kprobes)"
 [ -x build/kcsanctl ] || setup_fail "build/kcsanctl missing (run make)"
 kver=$(sed -n 's/.*linux-image-\([^ ,]*-amd64\).*/\1/p' <<<"$(dpkg-query -W -f='${Depends}' linux-image-amd64 2>/dev/null)" | head -1)
@@ -58,13 +57,13 @@ KCSAN_VM_PROBE_CMD="$steps" tests/vm/kcsan-vm --out "$out" --keep --timeout 600 
 	-- "$w" net 20 > "$out/reports.txt" 2> "$out/harness.err"
 rc=$?
 echo "     (guest run: $(( $(date +%s) - start )) s, exit status $rc; files in $out)"
-[ $rc = 0 ] || [ $rc = 66 ] && ok harness_ran || { bad harness_ran "exit $rc"; tail -5 "$out/harness.err"; }
+[ $rc = 0 ] || [ $rc = 66 ] && ok harness_ran || { fail harness_ran "exit $rc"; tail -5 "$out/harness.err"; }
 
 # (1) jiffies.
 J=$out/jiffies.log
 jrc=$(awk '$1 == "jiffies" { print $2 }' "$out/steps.rc" 2>/dev/null)
 [ "$jrc" = 0 ] || [ "$jrc" = 66 ] && ok jiffies_run_ended ||
-	bad jiffies_run_ended "'kcsanctl run' exited ${jrc:-never ran}: $(tail -3 "$J" 2>/dev/null | tr '\n' ';')"
+	fail jiffies_run_ended "'kcsanctl run' exited ${jrc:-never ran}: $(tail -3 "$J" 2>/dev/null | tr '\n' ';')"
 qual=$(sed -nE 's/.* ([0-9]+) qualifier,.*/\1/p' "$J" | head -1)
 setups=$(summary_value setup_watchpoints "$J")
 hits=$(grep -m1 -oE '^kcsand: [0-9]+ reports?, [0-9]+ sites, [0-9]+ hits' "$J" | grep -oE '[0-9]+ hits' | cut -d' ' -f1)
@@ -72,14 +71,14 @@ if [ "${qual:-0}" -ge 1 ] && [ "${hits:-0}" -gt 0 ] && [ "${setups:-0}" -gt 0 ];
 	ok jiffies_reads_marked
 	echo "     $qual sites marked by qualifier; $hits hits, $setups watchpoints set"
 else
-	bad jiffies_reads_marked "expected >= 1 qualifier-marked site and probed code that ran and watched; got ${qual:-none}, ${hits:-none} hits, ${setups:-none} watchpoints"
+	fail jiffies_reads_marked "expected >= 1 qualifier-marked site and probed code that ran and watched; got ${qual:-none}, ${hits:-none} hits, ${setups:-none} watchpoints"
 fi
 addr=$(awk '$3 == "jiffies" { print $1 }' "$out/jiffies.sym" 2>/dev/null)
 at=$(grep -ciE "(read|write)[a-z() -]* to 0x${addr:-none} of " "$J")
 if [ -n "$addr" ] && [ "$at" = 0 ]; then
 	ok jiffies_silent
 else
-	bad jiffies_silent "expected no access at jiffies (0x${addr:-unknown}) in a report, got $at: $(report_titles "$J")"
+	fail jiffies_silent "expected no access at jiffies (0x${addr:-unknown}) in a report, got $at: $(report_titles "$J")"
 fi
 report_titles "$J" | tr ';' '\n' | sed '/^$/d; s/^/     /'
 
@@ -93,14 +92,14 @@ if [[ $line =~ ([0-9]+)\ of\ ([0-9]+)\ sites ]] && [ "${BASH_REMATCH[1]}" = "${B
 	ok verdict_cache_kept
 	echo "     ${BASH_REMATCH[1]} of ${BASH_REMATCH[2]} verdicts from $(basename "$cache"), kept on the host"
 else
-	bad verdict_cache_kept "expected every verdict of the second run from the cache, and the file on the host under build/vm/kcsand-cache; got '${line:-no line}'"
+	fail verdict_cache_kept "expected every verdict of the second run from the cache, and the file on the host under build/vm/kcsand-cache; got '${line:-no line}'"
 fi
 
 # (2) seqcount sections.
 Q=$out/seqcount.log
 qrc=$(awk '$1 == "seqcount" { print $2 }' "$out/steps.rc" 2>/dev/null)
 [ "$qrc" = 0 ] || [ "$qrc" = 66 ] && ok seqcount_run_ended ||
-	bad seqcount_run_ended "'kcsanctl run' exited ${qrc:-never ran}: $(tail -3 "$Q" 2>/dev/null | tr '\n' ';')"
+	fail seqcount_run_ended "'kcsanctl run' exited ${qrc:-never ran}: $(tail -3 "$Q" 2>/dev/null | tr '\n' ';')"
 acc=$(sed -nE 's/.* ([0-9]+) inline accessor,.*/\1/p' "$Q" | head -1)
 sites=$(grep -m1 -oE '^kcsand: \[kernel\]: [0-9]+ functions, [0-9]+ sites' "$Q" | grep -oE '[0-9]+ sites' | cut -d' ' -f1)
 setups=$(summary_value setup_watchpoints "$Q")
@@ -109,10 +108,10 @@ if [ "${acc:-0}" -ge 1 ] && [ "${qhits:-0}" -gt 0 ] && [ "${setups:-0}" -gt 0 ];
 	ok seqcount_sections_marked
 	echo "     $acc of ${sites:-?} sites marked as inline accessors (seqcount sections); $qhits hits, $setups watchpoints set"
 else
-	bad seqcount_sections_marked "expected >= 1 site marked in a seqcount section and probed code that ran and watched; got ${acc:-none}, ${qhits:-none} hits, ${setups:-none} watchpoints"
+	fail seqcount_sections_marked "expected >= 1 site marked in a seqcount section and probed code that ran and watched; got ${acc:-none}, ${qhits:-none} hits, ${setups:-none} watchpoints"
 fi
 tk=$(grep -E '^BUG: KCSAN: .*(ktime_get|timekeeping_advance)' "$Q" | sort | uniq -c | tr '\n' ';')
-[ -z "$tk" ] && ok seqcount_silent || bad seqcount_silent "reports in the timekeeper's sections: $tk"
+[ -z "$tk" ] && ok seqcount_silent || fail seqcount_silent "reports in the timekeeper's sections: $tk"
 report_titles "$Q" | tr ';' '\n' | sed '/^$/d; s/^/     /'
 grep -m1 -E 'stress-ng: (info|metrc).*(successful|passed|skipped)' "$Q" | sed 's/^/     /'
 
@@ -121,17 +120,17 @@ grep -m1 -E 'stress-ng: (info|metrc).*(successful|passed|skipped)' "$Q" | sed 's
 R=$out/rculist.log
 rrc=$(awk '$1 == "rculist" { print $2 }' "$out/steps.rc" 2>/dev/null)
 [ "$rrc" = 0 ] || [ "$rrc" = 66 ] && ok rculist_run_ended ||
-	bad rculist_run_ended "'kcsanctl run' exited ${rrc:-never ran}: $(tail -3 "$R" 2>/dev/null | tr '\n' ';')"
+	fail rculist_run_ended "'kcsanctl run' exited ${rrc:-never ran}: $(tail -3 "$R" 2>/dev/null | tr '\n' ';')"
 macro=$(grep -cE '^kcsand: mark: __d_lookup(_rcu)?\+0x[0-9a-f]+ .*dcache\.c:[0-9]+:[0-9]+: source macro: hlist_bl_for_each_entry_rcu$' "$R")
 rhits=$(grep -m1 -oE '^kcsand: [0-9]+ reports?, [0-9]+ sites, [0-9]+ hits' "$R" | grep -oE '[0-9]+ hits' | cut -d' ' -f1)
 if [ "${macro:-0}" -ge 2 ] && [ "${rhits:-0}" -gt 0 ]; then
 	ok rculist_loads_marked
 	echo "     $macro sites marked by hlist_bl_for_each_entry_rcu; $rhits hits"
 else
-	bad rculist_loads_marked "expected the hash walks' loads marked as hlist_bl_for_each_entry_rcu and the code run; got ${macro:-0} sites, ${rhits:-none} hits"
+	fail rculist_loads_marked "expected the hash walks' loads marked as hlist_bl_for_each_entry_rcu and the code run; got ${macro:-0} sites, ${rhits:-none} hits"
 fi
 walk=$(grep -E '^BUG: KCSAN: .*__d_lookup' "$R" | sort | uniq -c | tr '\n' ';')
-[ -z "$walk" ] && ok rculist_silent || bad rculist_silent "reports in the hash walks: $walk"
+[ -z "$walk" ] && ok rculist_silent || fail rculist_silent "reports in the hash walks: $walk"
 
 no_bpf_link_left "$out"
 no_kernel_warning "$out"

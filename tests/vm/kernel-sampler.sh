@@ -122,7 +122,7 @@ if [ "$in_uname" = 1 ] && [ "$elsewhere" = 0 ]; then
 	ok cold_site_checked
 	echo "     __x64_sys_newuname's site checked first ${first} s into sampling"
 else
-	bad cold_site_checked "expected the one site in __x64_sys_newuname ($lo-$hi) checked and no other, got $in_uname and $elsewhere"
+	fail cold_site_checked "expected the one site in __x64_sys_newuname ($lo-$hi) checked and no other, got $in_uname and $elsewhere"
 fi
 ran=$(summary_value breakpoint_sites_ran "$C") checked=$(summary_value breakpoint_sites_checked "$C")
 fired=$(summary_value breakpoint_fired "$C") timeouts=$(summary_value breakpoint_timeouts "$C")
@@ -133,7 +133,7 @@ if [ "$ran" = 1/40 ] && [ "$checked" = 1/40 ] && [ "${fired:-0}" -ge 1 ] &&
 	ok cold_coverage_counted
 	echo "     sites ran $ran, checked $checked, fired $fired, timed out $timeouts, passes $passes"
 else
-	bad cold_coverage_counted "expected sites ran 1/40, checked 1/40, fired >= 1, timeouts >= 39, passes >= 1 and the coverage line; got ${ran:-none}, ${checked:-none}, ${fired:-none}, ${timeouts:-none}, ${passes:-none}, '${end:-no line}'"
+	fail cold_coverage_counted "expected sites ran 1/40, checked 1/40, fired >= 1, timeouts >= 39, passes >= 1 and the coverage line; got ${ran:-none}, ${checked:-none}, ${fired:-none}, ${timeouts:-none}, ${passes:-none}, '${end:-no line}'"
 fi
 
 # (4) Nothing left behind, nothing in the kernel log.
