@@ -235,7 +235,7 @@ struct {
  * exception comes before the instruction runs, with its registers, as a
  * kprobe's handler does, so the check is the kprobe's; every trap arms a
  * watchpoint (the site was chosen by the sampler, not by the skip count),
- * up to KCSAND_KXBP_CHECKS per placement.
+ * up to KCSAND_KXBP_CHECKS per placement, gap_ns apart.
  */
 SEC("perf_event")
 int kcsand_kxbp(struct bpf_perf_event_data *ctx)
@@ -251,12 +251,15 @@ int kcsand_kxbp(struct bpf_perf_event_data *ctx)
 	__sync_fetch_and_add(&s->hits, 1);
 	if (!kernel_may_check(1))
 		return 0;
-	/* Only this CPU's traps reach its slot, one at a time: a plain count. */
+	/* Only this CPU's traps reach its slot, one at a time: plain counts. */
 	if (s->checks >= KCSAND_KXBP_CHECKS)
 		return 0;
-	s->checks++;
-	hw_note_probed(regs, s->site, regs->ip, 1);
 	t0 = bpf_ktime_get_ns();
+	if (s->checks && t0 - s->last_ns < s->gap_ns)
+		return 0;
+	s->checks++;
+	s->last_ns = t0;
+	hw_note_probed(regs, s->site, regs->ip, 1);
 	kcsand_check_access(ctx, regs, s->site, regs->ip, 0, interrupted_context(),
 			    CHECK_EVERY | CHECK_PAIR);
 	sampler_account(s->site, t0);

@@ -359,10 +359,10 @@ struct kcsand_site_stat {
 #define KCSAND_KXBP_SLOTS	KCSAND_HW_SLOTS
 #define KCSAND_KXBP_MAX_CPUS	256
 /*
- * Checks (each a watchpoint and its stall) per placement of a register: a
- * hot site's further traps in the same placement only count.  Most
- * placements trap less than once (docs/kernel-mode.md); the cap bounds what
- * a hot one costs, so that the period alone sets the cost of checks.
+ * Checks (each a watchpoint and its stall) per placement of a register,
+ * at least gap_ns apart: a hot site's further traps in the same placement
+ * only count, so that its checks are spread over the placement rather than
+ * its first hits, and what a placement costs is bounded.
  */
 #define KCSAND_KXBP_CHECKS	16
 
@@ -424,6 +424,8 @@ struct kcsand_kxbp_slot {
 	__u32 checks;		/* run in this placement (BPF, on the slot's own CPU) */
 	__u64 hits;		/* traps at the site (BPF adds, the daemon reads) */
 	__u64 ns;		/* BPF time of the checks, stalls included */
+	__u64 gap_ns;		/* between two checks of this placement (the daemon sets) */
+	__u64 last_ns;		/* the last check's time (BPF) */
 };
 
 /* What a hardware watchpoint slot is for (struct kcsand_hw_slot::mode). */

@@ -72,6 +72,9 @@ static void dw_close(struct dw_ctx *c)
 		free(c->names[i].name);
 	free(c->names);
 	free(c->vars);
+	free(c->decls);
+	free(c->seq);
+	free(c->inl);
 	sym_index__free(c->syms);
 	if (c->dwfl)
 		dwfl_end(c->dwfl);
@@ -162,9 +165,9 @@ static const char *qualified_name(struct dw_ctx *c, Dwarf_Die *die)
 	return c->names[bucket].name;
 }
 
-/* Inline accessor rule: the accessor's name, or NULL. */
-const char *mark_rule_accessor(struct dw_ctx *c, Dwarf_Die *cu, Dwarf_Addr pc, const char **fn,
-			  bool *io)
+/* The accessor rule by dwarf_getscopes(), for a pc outside the CU's top-level functions. */
+static const char *accessor_by_scopes(struct dw_ctx *c, Dwarf_Die *cu, Dwarf_Addr pc,
+				      const char **fn, bool *io)
 {
 	Dwarf_Die *scopes = NULL;
 	const char *hit = NULL;
@@ -196,6 +199,164 @@ const char *mark_rule_accessor(struct dw_ctx *c, Dwarf_Die *cu, Dwarf_Addr pc, c
 	}
 	free(scopes);
 	return hit;
+}
+
+/* ------------------------------------------------------------ seqcount sections */
+
+/*
+ * KCSAN takes every access between read_seqcount_begin() and
+ * read_seqcount_retry() as atomic (kcsan_atomic_next(), linux/seqlock.h), and
+ * those between write_seqcount_begin() and write_seqcount_end() too
+ * (kcsan_nestable_atomic_begin()): the section's reads may see a torn
+ * update by design, and retry.  The helpers are inline functions, so a
+ * function's DWARF inline tree shows where each section starts and ends.
+ */
+static const char *const seq_read_begin[] = { "read_seqcount_begin", "read_seqbegin",
+					      "do_raw_read_seqcount", "read_seqcount_latch" };
+static const char *const seq_read_end[] = { "read_seqcount_retry", "read_seqretry",
+					    "read_seqcount_latch_retry" };
+static const char *const seq_write_begin[] = { "write_seqcount_begin", "write_seqlock" };
+static const char *const seq_write_end[] = { "write_seqcount_end", "write_sequnlock" };
+
+enum seq_edge { SEQ_NONE, SEQ_READ_BEGIN, SEQ_READ_END, SEQ_WRITE_BEGIN, SEQ_WRITE_END };
+
+static bool name_has(const char *name, const char *const *subs, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (strstr(name, subs[i]))
+			return true;
+	return false;
+}
+
+/*
+ * In 6.1 read_seqcount_begin() is a macro: what is inlined of it is the
+ * counter's read, __seqprop_sequence() or __seqprop_LOCKNAME_sequence().
+ * Ends first: read_seqcount_latch_retry names a begin too.
+ */
+static enum seq_edge seq_edge_of(const char *name)
+{
+	size_t len = name ? strlen(name) : 0;
+
+	if (!name)
+		return SEQ_NONE;
+	if (name_has(name, seq_read_end, sizeof(seq_read_end) / sizeof(*seq_read_end)))
+		return SEQ_READ_END;
+	if (name_has(name, seq_read_begin, sizeof(seq_read_begin) / sizeof(*seq_read_begin)) ||
+	    (!strncmp(name, "__seqprop_", 10) && len >= 18 && !strcmp(name + len - 8, "sequence")))
+		return SEQ_READ_BEGIN;
+	if (name_has(name, seq_write_begin, sizeof(seq_write_begin) / sizeof(*seq_write_begin)))
+		return SEQ_WRITE_BEGIN;
+	if (name_has(name, seq_write_end, sizeof(seq_write_end) / sizeof(*seq_write_end)))
+		return SEQ_WRITE_END;
+	return SEQ_NONE;
+}
+
+/* Instance inst (depth: its nesting) as the function's inline tree: each range, and a seqcount edge. */
+static int add_inlined(struct dw_ctx *c, Dwarf_Die *inst, int depth)
+{
+	const char *name = qualified_name(c, inst);
+	enum seq_edge e = seq_edge_of(name);
+	Dwarf_Addr base, lo, hi, min = (Dwarf_Addr)-1, max = 0;
+	ptrdiff_t off = 0;
+
+	while ((off = dwarf_ranges(inst, off, &base, &lo, &hi)) > 0) {
+		if (ARRAY_RESERVE(c->inl, c->cap_inl, c->nr_inl, 64))
+			return -ENOMEM;
+		c->inl[c->nr_inl++] = (struct inl_range){ .lo = lo, .hi = hi, .depth = depth,
+							  .die = *inst };
+		min = lo < min ? lo : min;
+		max = hi > max ? hi : max;
+	}
+	if (e == SEQ_NONE || max <= min)
+		return 0;
+	if (ARRAY_RESERVE(c->seq, c->cap_seq, c->nr_seq, 8))
+		return -ENOMEM;
+	c->seq[c->nr_seq++] = (struct seq_span){ .lo = min, .hi = max, .edge = e, .name = name };
+	return 0;
+}
+
+/* Every inlined instance under parent, at any depth (lexical blocks are looked into). */
+static int collect_inlined(struct dw_ctx *c, Dwarf_Die *parent, int depth)
+{
+	Dwarf_Die d;
+
+	if (depth > 32 || dwarf_child(parent, &d))
+		return 0;
+	do {
+		int tag = dwarf_tag(&d);
+
+		if (tag == DW_TAG_inlined_subroutine && add_inlined(c, &d, depth))
+			return -ENOMEM;
+		if ((tag == DW_TAG_lexical_block || tag == DW_TAG_inlined_subroutine) &&
+		    collect_inlined(c, &d, depth + 1))
+			return -ENOMEM;
+	} while (dwarf_siblingof(&d, &d) == 0);
+	return 0;
+}
+
+/* The concrete function of cu that has pc, in *fn; false when none does. */
+static bool function_at(Dwarf_Die *cu, Dwarf_Addr pc, Dwarf_Die *fn)
+{
+	if (dwarf_child(cu, fn))
+		return false;
+	do {
+		if (dwarf_tag(fn) == DW_TAG_subprogram && dwarf_haspc(fn, pc) > 0)
+			return true;
+	} while (dwarf_siblingof(fn, fn) == 0);
+	return false;
+}
+
+/*
+ * pc in a section of the function: after a begin helper's start and before
+ * the end of the first matching end helper that starts after it.
+ */
+static const char *seq_section_at(const struct dw_ctx *c, Dwarf_Addr pc)
+{
+	for (size_t i = 0; i < c->nr_seq; i++) {
+		const struct seq_span *b = &c->seq[i];
+		const struct seq_span *end = NULL;
+		int want = b->edge == SEQ_READ_BEGIN ? SEQ_READ_END : SEQ_WRITE_END;
+
+		if ((b->edge != SEQ_READ_BEGIN && b->edge != SEQ_WRITE_BEGIN) || pc < b->lo)
+			continue;
+		for (size_t j = 0; j < c->nr_seq; j++) {
+			const struct seq_span *e = &c->seq[j];
+
+			if (e->edge == want && e->lo > b->lo && (!end || e->lo < end->lo))
+				end = e;
+		}
+		if (end && pc < end->hi)
+			return b->name;
+	}
+	return NULL;
+}
+
+/*
+ * The concrete function of cu that has pc, with its inline tree and
+ * seqcount sections (c->fn, inl, seq).  Sites come function by function:
+ * the tree is walked once per function, where dwarf_getscopes() walks the
+ * whole CU for each site (two thirds of marking's time on the vmlinux).
+ */
+static bool function_load(struct dw_ctx *c, Dwarf_Die *cu, Dwarf_Addr pc)
+{
+	Dwarf_Die fn;
+
+	if (c->fn_valid && dwarf_haspc(&c->fn, pc) > 0)
+		return true;
+	c->nr_seq = c->nr_inl = 0;
+	c->fn_valid = function_at(cu, pc, &fn);
+	if (!c->fn_valid)
+		return false;
+	c->fn = fn;
+	if (collect_inlined(c, &fn, 0))
+		c->fn_valid = false;
+	return c->fn_valid;
+}
+
+/* Seqcount rule: the section's begin helper when pc is inside one, or NULL. */
+const char *mark_rule_seqcount(struct dw_ctx *c, Dwarf_Die *cu, Dwarf_Addr pc)
+{
+	return function_load(c, cu, pc) ? seq_section_at(c, pc) : NULL;
 }
 
 static int type_of(Dwarf_Die *d, Dwarf_Die *t)
@@ -266,6 +427,29 @@ static const char *type_qual_at(Dwarf_Die *type, uint64_t off, int depth)
 	return NULL;
 }
 
+/*
+ * An extern declaration whose type is volatile or _Atomic, kept by name
+ * (once) to be found in the symbol table: the kernel's jiffies is declared
+ * "volatile unsigned long" but defined by the linker script at jiffies_64,
+ * whose own DWARF (a plain u64) is all the variables' list would hold.
+ */
+static int push_decl(struct dw_ctx *c, Dwarf_Die *d)
+{
+	const char *name = dwarf_diename(d);
+	Dwarf_Die t;
+
+	if (!name || !dwarf_hasattr(d, DW_AT_declaration) || type_of(d, &t) ||
+	    !type_qual_at(&t, 0, 0))
+		return 0;
+	for (size_t i = 0; i < c->nr_decls; i++)
+		if (!strcmp(dwarf_diename(&c->decls[i]), name))
+			return 0;
+	if (ARRAY_RESERVE(c->decls, c->cap_decls, c->nr_decls, 16))
+		return -ENOMEM;
+	c->decls[c->nr_decls++] = *d;
+	return 0;
+}
+
 static int push_var(struct dw_ctx *c, size_t *cap, Dwarf_Die *d)
 {
 	Dwarf_Attribute a;
@@ -274,8 +458,9 @@ static int push_var(struct dw_ctx *c, size_t *cap, Dwarf_Die *d)
 	Dwarf_Die t;
 	Dwarf_Word sz = 1;
 
-	if (!dwarf_attr(d, DW_AT_location, &a) || dwarf_getlocation(&a, &ops, &nops) ||
-	    nops != 1 || ops[0].atom != DW_OP_addr)
+	if (!dwarf_attr(d, DW_AT_location, &a))
+		return push_decl(c, d);
+	if (dwarf_getlocation(&a, &ops, &nops) || nops != 1 || ops[0].atom != DW_OP_addr)
 		return 0;
 	if (!type_of(d, &t) && dwarf_aggregate_size(&t, &sz))
 		sz = 1;
@@ -324,6 +509,37 @@ static int cmp_var(const void *a, const void *b)
 	return x->addr < y->addr ? -1 : x->addr > y->addr;
 }
 
+/*
+ * The qualified declarations as variables at their symbols' addresses, with
+ * the declared type: a linker-defined alias (jiffies) then marks like a
+ * variable whose own DWARF says volatile.
+ */
+static int add_decl_vars(struct dw_ctx *c, size_t *cap)
+{
+	if (!c->nr_decls)
+		return 0;
+	if (!c->syms) {
+		c->syms = sym_index__build(c->mod);
+		if (!c->syms)
+			return -ENOMEM;
+	}
+	for (size_t i = 0; i < c->nr_decls; i++) {
+		Dwarf_Die *d = &c->decls[i], t;
+		uint64_t addr, size = 0;
+		Dwarf_Word sz;
+
+		if (sym_index__find(c->syms, dwarf_diename(d), false, true, &addr, &size))
+			continue;
+		if (!type_of(d, &t) && !dwarf_aggregate_size(&t, &sz) && sz)
+			size = sz;
+		if (ARRAY_RESERVE(c->vars, *cap, c->nr_vars, 256))
+			return -ENOMEM;
+		c->vars[c->nr_vars++] = (struct gvar){ .addr = addr - c->dwbias,
+						       .size = size ? size : 1, .die = *d };
+	}
+	return 0;
+}
+
 static int load_vars(struct dw_ctx *c)
 {
 	Dwarf_Off off = 0, next;
@@ -341,6 +557,9 @@ static int load_vars(struct dw_ctx *c)
 		}
 		off = next;
 	}
+	err = add_decl_vars(c, &cap);
+	if (err)
+		return err;
 	qsort(c->vars, c->nr_vars, sizeof(*c->vars), cmp_var);
 	return 0;
 }
@@ -462,6 +681,49 @@ int mark_site_rows(Dwarf_Die *cu, Dwarf_Addr pc, struct src_row *rows, int max)
 			break;	/* the covering row of an instruction without its own */
 	}
 	return nr;
+}
+
+/* Does function or instance d name an accessor?  (inlined: it is an inlined copy.) */
+static const char *accessor_in(struct dw_ctx *c, Dwarf_Die *d, bool inlined, const char **fn,
+			       bool *io)
+{
+	const char *name = qualified_name(c, d);
+
+	if (mark__io_accessor_match(name, inlined))
+		*io = true;
+	else if (!mark__accessor_match(name, inlined))
+		return NULL;
+	*fn = name;
+	return name;
+}
+
+/*
+ * Inline accessor rule: the accessor's name, or NULL.  The inlined
+ * instances that cover pc, innermost first, then the function itself.
+ */
+const char *mark_rule_accessor(struct dw_ctx *c, Dwarf_Die *cu, Dwarf_Addr pc, const char **fn,
+			  bool *io)
+{
+	int top = -1;
+
+	if (!function_load(c, cu, pc))
+		return accessor_by_scopes(c, cu, pc, fn, io);
+	for (size_t i = 0; i < c->nr_inl; i++)
+		if (pc >= c->inl[i].lo && pc < c->inl[i].hi && c->inl[i].depth > top)
+			top = c->inl[i].depth;
+	for (int d = top; d >= 0; d--) {
+		for (size_t i = 0; i < c->nr_inl; i++) {
+			struct inl_range *r = &c->inl[i];
+			const char *hit;
+
+			if (r->depth != d || pc < r->lo || pc >= r->hi)
+				continue;
+			hit = accessor_in(c, &r->die, true, fn, io);
+			if (hit)
+				return hit;
+		}
+	}
+	return accessor_in(c, &c->fn, dwarf_hasattr(&c->fn, DW_AT_inline), fn, io);
 }
 
 /* ------------------------------------------------------------ the debug file handle */

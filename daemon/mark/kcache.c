@@ -21,7 +21,7 @@
 
 #define KCACHE_MAGIC	"KCSANDMV"
 /* Change it whenever marking's rules change what they decide. */
-#define KCACHE_FORMAT	1
+#define KCACHE_FORMAT	2
 
 struct kcache_header {
 	char magic[8];

@@ -128,6 +128,16 @@ static void site_source(struct dw_ctx *c, Dwarf_Die *cu, Dwarf_Addr pc, struct s
 		stats->no_source++;
 }
 
+/* -vv: each rule's decision. */
+static void say_mark(const struct site *s, const struct mark_where *w, const struct site_src *ss,
+		     const char *detail)
+{
+	pr_debug("mark: %s+0x%" PRIx64 " (0x%" PRIx64 ") %s:%d:%d: %s%s: %s\n",
+		 w->func ? w->func : "?", w->off, s->vaddr, ss->file ? ss->file : "?", ss->line,
+		 ss->col, (s->desc.flags & KCSAND_SITE_DATA_RACE) ? "data_race, " : "",
+		 mark_reason__name(s->reason), detail ? detail : "");
+}
+
 void mark__site(struct site *s, const struct mark_where *w, const struct mark_opts *opts,
 		struct mark_stats *stats)
 {
@@ -172,6 +182,9 @@ void mark__site(struct site *s, const struct mark_where *w, const struct mark_op
 	} else if (acc) {
 		set_mark(s, MARK_KIND_MARKED, MARK_INLINE_ACCESSOR);
 		detail = acc_name;
+	} else if (cup && (detail = mark_rule_seqcount(c, cup, pc))) {
+		/* Counted with the inline accessors: the helper's inlined copy marks it. */
+		set_mark(s, MARK_KIND_MARKED, MARK_INLINE_ACCESSOR);
 	} else if (c && c->dw && (detail = mark_rule_qualifier(c, w->target, qbuf, sizeof(qbuf)))) {
 		set_mark(s, MARK_KIND_MARKED, MARK_QUALIFIER);
 	} else if (ss.kind == MARK_KIND_MARKED) {
@@ -186,11 +199,7 @@ void mark__site(struct site *s, const struct mark_where *w, const struct mark_op
 		s->desc.flags |= KCSAND_SITE_SRC_PLAIN;
 	}
 	if (opts->verbose >= 2 && s->reason != before)
-		pr_debug(
-			"mark: %s+0x%" PRIx64 " (0x%" PRIx64 ") %s:%d:%d: %s%s: %s\n",
-			w->func ? w->func : "?", w->off, s->vaddr, ss.file ? ss.file : "?", ss.line,
-			ss.col, (s->desc.flags & KCSAND_SITE_DATA_RACE) ? "data_race, " : "",
-			mark_reason__name(s->reason), detail ? detail : "");
+		say_mark(s, w, &ss, detail);
 }
 
 void mark__update_stats(struct target_obj *obj)

@@ -53,11 +53,33 @@ struct dw_ctx {
 	Dwarf_Addr dwbias;		/* module address - DWARF address */
 	struct gvar *vars;
 	size_t nr_vars;
+	Dwarf_Die *decls;		/* extern declarations of a volatile/_Atomic type */
+	size_t nr_decls, cap_decls;
+	Dwarf_Die fn;			/* the function whose inline tree inl and seq hold */
+	bool fn_valid;
+	struct inl_range *inl;		/* its inlined instances' ranges */
+	size_t nr_inl, cap_inl;
+	struct seq_span *seq;		/* its seqcount helpers */
+	size_t nr_seq, cap_seq;
 	bool vars_loaded;
 	struct name_cache *names;	/* open addressing, cap_names a power of two */
 	size_t nr_names, cap_names;
 	struct src_cache *srcs;
 	struct sym_index *syms;		/* by-name index, built on the first mark_debug__sym() */
+};
+
+/* One address range of an inlined instance in a function, and how deep it is nested. */
+struct inl_range {
+	Dwarf_Addr lo, hi;
+	int depth;
+	Dwarf_Die die;
+};
+
+/* An inlined seqcount helper in a function (dwarf.c's seqcount rule). */
+struct seq_span {
+	Dwarf_Addr lo, hi;		/* its lowest and highest address */
+	int edge;			/* which helper: a section's begin or end */
+	const char *name;
 };
 
 /* One row of the line table: where an instruction came from. */
@@ -72,6 +94,11 @@ struct src_row {
  */
 const char *mark_rule_accessor(struct dw_ctx *c, Dwarf_Die *cu, Dwarf_Addr pc, const char **fn,
 			  bool *io);
+/*
+ * Seqcount rule at pc in cu: the helper that begins the seqcount read or
+ * write section pc lies in (KCSAN takes its accesses as atomic), or NULL.
+ */
+const char *mark_rule_seqcount(struct dw_ctx *c, Dwarf_Die *cu, Dwarf_Addr pc);
 /* Qualifier rule for a static target (module address): "volatile NAME" in buf, or NULL. */
 const char *mark_rule_qualifier(struct dw_ctx *c, uint64_t target, char *buf, size_t len);
 /* The source file for a DWARF path, read once and cached in c; NULL when it cannot be read. */

@@ -141,6 +141,59 @@ static const struct src_marker src_markers[] = {
 	{ "atomic64_set", MARK_KIND_MARKED, SRC_PREFIX | SRC_FIRST_ARG },
 	{ "atomic_long_read", MARK_KIND_MARKED, SRC_PREFIX },
 	{ "atomic_long_set", MARK_KIND_MARKED, SRC_PREFIX | SRC_FIRST_ARG },
+	{ "srcu_dereference", MARK_KIND_MARKED, SRC_PREFIX },	/* _check, _notrace */
+	{ "smp_cond_load_", MARK_KIND_MARKED, SRC_PREFIX },	/* _acquire, _relaxed */
+	{ "atomic_cond_read_", MARK_KIND_MARKED, SRC_PREFIX },
+	/*
+	 * Linux's RCU and lockless list macros (linux/rculist.h,
+	 * linux/rculist_nulls.h, linux/rculist_bl.h): their loads are READ_ONCE() or
+	 * rcu_dereference*() inside the macro's definition, which the site's
+	 * line does not show.  Every load a loop macro's own call makes is one.
+	 */
+	{ "list_entry_rcu", MARK_KIND_MARKED, 0 },
+	{ "list_entry_lockless", MARK_KIND_MARKED, 0 },
+	{ "list_first_or_null_rcu", MARK_KIND_MARKED, 0 },
+	{ "list_next_or_null_rcu", MARK_KIND_MARKED, 0 },
+	{ "list_for_each_entry_rcu", MARK_KIND_MARKED, 0 },
+	{ "list_for_each_entry_srcu", MARK_KIND_MARKED, 0 },
+	{ "list_for_each_entry_lockless", MARK_KIND_MARKED, 0 },
+	{ "list_for_each_entry_continue_rcu", MARK_KIND_MARKED, 0 },
+	{ "list_for_each_entry_from_rcu", MARK_KIND_MARKED, 0 },
+	{ "hlist_for_each_entry_rcu", MARK_KIND_MARKED, SRC_PREFIX },	/* _bh, _notrace */
+	{ "hlist_for_each_entry_srcu", MARK_KIND_MARKED, 0 },
+	{ "hlist_for_each_entry_continue_rcu", MARK_KIND_MARKED, SRC_PREFIX },	/* _bh */
+	{ "hlist_for_each_entry_from_rcu", MARK_KIND_MARKED, 0 },
+	{ "hlist_nulls_for_each_entry_rcu", MARK_KIND_MARKED, 0 },
+	{ "hlist_nulls_for_each_entry_safe", MARK_KIND_MARKED, 0 },
+	{ "hlist_bl_for_each_entry_rcu", MARK_KIND_MARKED, 0 },
+	{ "list_for_each_rcu", MARK_KIND_MARKED, 0 },
+	{ "__hlist_for_each_rcu", MARK_KIND_MARKED, 0 },
+	{ "list_first_entry_or_null", MARK_KIND_MARKED, 0 },
+	{ "rht_dereference", MARK_KIND_MARKED, SRC_PREFIX },	/* _rcu, _bucket, _bucket_rcu */
+	{ "rht_for_each_rcu", MARK_KIND_MARKED, SRC_PREFIX },	/* _from */
+	{ "rhl_for_each_rcu", MARK_KIND_MARKED, 0 },
+	{ "rhl_for_each_entry_rcu", MARK_KIND_MARKED, 0 },
+	{ "rtnl_dereference", MARK_KIND_MARKED, 0 },
+	{ "rcu_replace_pointer", MARK_KIND_MARKED, 0 },
+	{ "for_each_domain", MARK_KIND_MARKED, 0 },
+	/*
+	 * Other macros of fs/, mm/, kernel/ and include/linux/ with READ_ONCE()
+	 * or rcu_dereference*() in their definitions (6.1).
+	 */
+	{ "RB_EMPTY_ROOT", MARK_KIND_MARKED, 0 },
+	{ "get_current_state", MARK_KIND_MARKED, 0 },
+	{ "task_is_running", MARK_KIND_MARKED, 0 },
+	{ "task_is_traced", MARK_KIND_MARKED, 0 },
+	{ "task_is_stopped", MARK_KIND_MARKED, SRC_PREFIX },	/* _or_traced */
+	{ "current_cred", MARK_KIND_MARKED, 0 },
+	{ "current_real_cred", MARK_KIND_MARKED, 0 },
+	{ "__task_cred", MARK_KIND_MARKED, 0 },
+	{ "files_fdtable", MARK_KIND_MARKED, 0 },
+	{ "rcu_preempt_depth", MARK_KIND_MARKED, 0 },
+	{ "buddy_order_unsafe", MARK_KIND_MARKED, 0 },
+	{ "slub_percpu_partial_read_once", MARK_KIND_MARKED, 0 },
+	{ "add_positive", MARK_KIND_MARKED, 0 },		/* sched/fair.c: READ_ONCE, WRITE_ONCE */
+	{ "sub_positive", MARK_KIND_MARKED, 0 },
 	/* C11 <stdatomic.h> */
 	{ "atomic_load", MARK_KIND_MARKED, SRC_PREFIX },	/* atomic_load_explicit */
 	{ "atomic_store", MARK_KIND_MARKED, SRC_PREFIX | SRC_FIRST_ARG },

@@ -7,22 +7,29 @@
  * it again.  Done from another CPU, that is an IPI to the event's CPU and a
  * wait for it, which on a busy (or emulated) machine takes milliseconds
  * (docs/kernel-mode.md).  So each CPU has a mover thread of its own, pinned
- * to it and woken by its own timer: its moves are local calls, with no IPI.
+ * to it: its moves are local calls, with no IPI.
  *
- * The movers share one schedule and nothing else: step s (the period
- * number, from the clock) puts register r < regs on site
- * order[(pos + r) % n] on every CPU, pos advancing by regs a step, so all
- * CPUs break on the same sites at about the same time, as a race between
- * two runs of the same code needs.  The BPF side learns a CPU's new site
- * first (kxbp_slots[cpu][r]); a trap still at the old address in between no
- * longer matches and is dropped.
+ * Placements, after DataCollider.  Register r samples one site at a time,
+ * the same on every CPU (a race between two runs of the same code needs
+ * both), and keeps it until the site fires (it ran, on any CPU) or its
+ * placement times out: a hot site gives its register back at the next
+ * tick, a cold one keeps it long enough to run.  The first CPU's mover (the
+ * lead) decides at each tick (the period) and bumps the register's
+ * generation; each mover moves its own register when it sees the new one.
+ * The BPF side learns a CPU's new site first (kxbp_slots[cpu][r]); a trap
+ * still at the old address in between no longer matches and is dropped.
  *
- * The budget.  Once a second the first CPU's mover measures what sampling
- * cost (the moves, the checks' BPF time with their stalls, and the traps,
- * at the cost calibrated at start) against the machine's own CPU time
- * (ksampler.h's kcpu), and kbp_policy__next() sets the period and the
- * registers in use; the schedule is re-based at the current step so that the
- * cycle goes on where it was.
+ * The cycle is reshuffled at each pass, so that two sites do not always
+ * follow each other.  A site whose placements keep timing out (never runs
+ * under this workload) is placed every 2nd, 4th, ... 64th pass only, so
+ * that dead code costs the cycle less and live code comes round sooner; a
+ * fire gives it every pass again.
+ *
+ * The budget.  Once a second the lead measures what sampling cost (the
+ * moves, the checks' BPF time with their stalls, and the traps, at the cost
+ * calibrated at start) against the CPU time that elapsed (the wall clock
+ * times the CPUs online: an idle machine is not a reason to sample less),
+ * and kbp_policy__next() sets the period (the tick) and the registers in use.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -47,8 +54,19 @@
 #include "util/print.h"
 
 #define KBP_MAX_CPUS	KCSAND_KXBP_MAX_CPUS
-/* Sites tried in a row when the kernel refuses addresses, before a register waits a period. */
+/* Sites tried in a row when the kernel refuses addresses, before a register waits a tick. */
 #define KBP_MAX_TRIES	16
+/* The checks of one placement are at least a tick over this apart (spread, not a burst). */
+#define KBP_CHECK_SPREAD	4
+#define KBP_COVERAGE_NS		60000000000ull
+
+/* seen[] bits of a site. */
+enum {
+	SEEN_PLACED = 1,	/* a register was put on it */
+	SEEN_REFUSED = 2,	/* the kernel would not break there */
+	SEEN_RAN = 4,		/* it trapped in a placement: the code ran */
+	SEEN_CHECKED = 8,	/* a trap of it ran the check */
+};
 
 /* One CPU: its events, one per register, and the thread that moves them. */
 struct kbp_cpu {
@@ -56,6 +74,7 @@ struct kbp_cpu {
 	int cpu;
 	int fd[KCSAND_KXBP_SLOTS];
 	struct bpf_link *link[KCSAND_KXBP_SLOTS];
+	uint64_t gen[KCSAND_KXBP_SLOTS];	/* the placement each register is on (its mover's) */
 	pthread_t mover;
 	bool started;
 	bool online;			/* at start, then as the hotplug scan saw it */
@@ -65,17 +84,26 @@ struct kbp_cpu {
 	_Atomic uint64_t moves, move_ns;	/* written by the mover, read for stats */
 };
 
-/* Where the cycle is: step s starts at t_base + (s - s_base) * period_ns, at pos_base + (s - s_base) * regs. */
-struct kbp_sched {
-	uint64_t t_base, s_base, pos_base, period_ns;
-	unsigned int regs;
+/* Register r's placement, the same on every CPU (under kbp.lock). */
+struct kbp_reg {
+	uint64_t gen;			/* bumped at each placement; 0: none (parked) */
+	uint32_t i;			/* the site, an index of addr[] */
+	uint64_t since_ns;		/* placed at */
 };
 
-/* The budget's view of the last interval (the first CPU's mover only). */
+/* The budget's view of the last interval (the lead only). */
 struct kbp_control {
-	struct kcpu cpu;
 	uint64_t t_ns, hits, checked, bpf_ns, move_ns;
 	bool primed;
+};
+
+/* What the lead counts of placements (read for stats without the lock). */
+struct kbp_tally {
+	_Atomic uint64_t placements, fired, timeouts;
+	_Atomic size_t ran, checked;		/* sites, at least once */
+	size_t ran_then, checked_then;		/* at the last coverage line */
+	uint64_t coverage_ns;			/* its time */
+	unsigned int minute;
 };
 
 struct kbp {
@@ -83,23 +111,31 @@ struct kbp {
 	struct kbp_opts o;
 	uint64_t *addr;
 	uint32_t *site;
-	uint32_t *order;		/* the shuffled cycle */
-	_Atomic uint8_t *seen;		/* bit 0: sampled, bit 1: refused */
+	uint32_t *order;		/* the shuffled cycle (the lead only, after start) */
+	uint8_t *misses;		/* timeouts in a row, up to KBP_MAX_MISSES (the lead only) */
+	_Atomic uint8_t *seen;		/* SEEN_* */
 	size_t n;
 	struct perf_event_attr attr;	/* as opened: MODIFY_ATTRIBUTES wants it unchanged but bp_addr */
 	struct kbp_cpu cpu[KBP_MAX_CPUS];	/* every CPU the machine may bring online */
-	struct kbp_cpu *lead;		/* its mover runs the budget and the hotplug scan */
-	uint64_t hotplug_ns;		/* the last scan (the lead's mover only) */
+	struct kbp_cpu *lead;		/* its mover places, runs the budget and the hotplug scan */
+	uint64_t hotplug_ns;		/* the last scan (the lead only) */
 	unsigned int ncpus, nregs;
-	struct kbp_sched sched;		/* under lock */
+	struct kbp_reg reg[KCSAND_KXBP_SLOTS];	/* under lock */
+	uint64_t period_ns;		/* the tick; under lock, read alone for stats */
+	unsigned int regs;		/* in use; under lock */
+	uint64_t cursor;		/* the next position in the cycle (the lead only) */
+	uint64_t gens;			/* placements made, the last one's generation */
+	uint64_t t0_ns;			/* sampling started */
+	unsigned int seed;		/* of the reshuffles (the lead only) */
 	struct kbp_control ctl;
+	struct kbp_tally tally;
 	double trap_ns;
 	_Atomic unsigned int min_period_us, max_period_us, min_regs;
 	_Atomic uint64_t overhead_ppm;	/* the last interval's share */
-	_Atomic uint64_t last_pos;	/* the furthest cycle position a mover reached */
+	_Atomic uint64_t passes;	/* complete passes over the cycle */
 	_Atomic size_t sampled, refused;
 	_Atomic uint64_t old_hits, old_checks, old_ns;	/* of the slots' earlier sites */
-	pthread_mutex_t lock;		/* with wake: the schedule, and stop sleeping movers */
+	pthread_mutex_t lock;		/* with wake: the placements, and stop sleeping movers */
 	pthread_cond_t wake;
 	bool sync;			/* lock and wake initialized */
 	bool stop;
@@ -107,12 +143,8 @@ struct kbp {
 
 static void shuffle(struct kbp *k)
 {
-	unsigned int seed = k->o.seed;
-
-	for (size_t i = 0; i < k->n; i++)
-		k->order[i] = i;
 	for (size_t i = k->n - 1; i > 0; i--) {
-		size_t j = ((size_t)rand_r(&seed) << 16 ^ rand_r(&seed)) % (i + 1);
+		size_t j = ((size_t)rand_r(&k->seed) << 16 ^ rand_r(&k->seed)) % (i + 1);
 		uint32_t t = k->order[i];
 
 		k->order[i] = k->order[j];
@@ -162,15 +194,15 @@ static int all_cpus(struct kbp *k)
 	return up ? 0 : -ENODEV;
 }
 
-static void count_sampled(struct kbp *k, size_t i)
+/* Set bit on site i; true when it was not set before. */
+static bool mark_site(struct kbp *k, size_t i, uint8_t bit)
 {
-	if (!(atomic_fetch_or(&k->seen[i], 1) & 1))
-		k->sampled++;
+	return !(atomic_fetch_or(&k->seen[i], bit) & bit);
 }
 
 static void refuse(struct kbp *k, size_t i, int err)
 {
-	if (atomic_fetch_or(&k->seen[i], 2) & 2)
+	if (!mark_site(k, i, SEEN_REFUSED))
 		return;
 	k->refused++;
 	if (k->o.verbose)
@@ -178,10 +210,13 @@ static void refuse(struct kbp *k, size_t i, int err)
 			(unsigned long long)k->addr[i], strerror(-err));
 }
 
-/* The BPF side's slot of register r on CPU c: which site it samples. */
+/*
+ * The BPF side's slot of register r on CPU c: which site it samples, and
+ * how far apart its checks are (a tick over KBP_CHECK_SPREAD).
+ */
 static int set_slot(struct kbp *k, const struct kbp_cpu *c, unsigned int r, size_t i)
 {
-	struct kcsand_kxbp_slot s = { .ip = k->addr[i], .site = k->site[i] };
+	struct kcsand_kxbp_slot s;
 	__u32 key = (__u32)c->cpu * KCSAND_KXBP_SLOTS + r;
 	int fd = bpf_map__fd(k->skel->maps.kxbp_slots);
 
@@ -190,7 +225,8 @@ static int set_slot(struct kbp *k, const struct kbp_cpu *c, unsigned int r, size
 		k->old_checks += s.checks;
 		k->old_ns += s.ns;
 	}
-	s = (struct kcsand_kxbp_slot){ .ip = k->addr[i], .site = k->site[i] };
+	s = (struct kcsand_kxbp_slot){ .ip = k->addr[i], .site = k->site[i],
+				       .gap_ns = k->period_ns / KBP_CHECK_SPREAD };
 	return bpf_map_update_elem(fd, &key, &s, BPF_ANY) ? -errno : 0;
 }
 
@@ -221,48 +257,23 @@ static void close_event(struct kbp_cpu *c, unsigned int r)
 	c->fd[r] = -1;
 }
 
-/*
- * The first site the kernel has not refused at pos, pos + stride, ... of
- * the cycle, or -1.
- */
-static long site_at(const struct kbp *k, uint64_t pos, unsigned int stride, int tries)
+/* Move register r of CPU c to site i; a refusal is marked, and the lead places it again. */
+static void move(struct kbp *k, struct kbp_cpu *c, unsigned int r, size_t i)
 {
-	for (int t = 0; t < tries; t++, pos += stride) {
-		uint32_t i = k->order[pos % k->n];
+	struct perf_event_attr attr = k->attr;
+	uint64_t t = clock__now_ns();
 
-		if (!(k->seen[i] & 2))
-			return i;
-	}
-	return -1;
-}
-
-/* Move register r of CPU c to its site at cycle position pos, of regs in use. */
-static void move(struct kbp *k, struct kbp_cpu *c, unsigned int r, uint64_t pos,
-		 unsigned int regs)
-{
-	for (int tries = 0; tries < KBP_MAX_TRIES; tries++) {
-		long i = site_at(k, pos + r, regs, KBP_MAX_TRIES);
-		struct perf_event_attr attr = k->attr;
-		uint64_t t = clock__now_ns();
-
-		if (i < 0)
-			return;
-		set_slot(k, c, r, i);
-		attr.bp_addr = k->addr[i];
-		if (!ioctl(c->fd[r], PERF_EVENT_IOC_MODIFY_ATTRIBUTES, &attr)) {
-			/*
-			 * The move enabled a parked event again (the kernel
-			 * does unless attr.disabled); say it, not rely on it.
-			 */
-			if (c->parked[r] && !ioctl(c->fd[r], PERF_EVENT_IOC_ENABLE, 0))
-				c->parked[r] = false;
-			c->move_ns += clock__now_ns() - t;
-			c->moves++;
-			count_sampled(k, i);
-			return;
-		}
+	set_slot(k, c, r, i);
+	attr.bp_addr = k->addr[i];
+	if (ioctl(c->fd[r], PERF_EVENT_IOC_MODIFY_ATTRIBUTES, &attr)) {
 		refuse(k, i, -errno);
+		return;
 	}
+	/* The move enabled a parked event again (the kernel does unless attr.disabled); say it. */
+	if (c->parked[r] && !ioctl(c->fd[r], PERF_EVENT_IOC_ENABLE, 0))
+		c->parked[r] = false;
+	c->move_ns += clock__now_ns() - t;
+	c->moves++;
 }
 
 /* A register the budget took away: its event off until a move gives it back. */
@@ -293,28 +304,58 @@ static void slots_sum(const struct kbp *k, uint64_t *hits, uint64_t *checked, ui
 	}
 }
 
-static void note_plan(struct kbp *k, const struct kbp_sched *sc)
+/* Traps and checks of register r's placement on site i so far, over every CPU on it. */
+static void placement_sum(const struct kbp *k, unsigned int r, uint32_t i, uint64_t *hits,
+			  uint64_t *checks)
 {
-	unsigned int us = sc->period_ns / 1000;
+	int fd = bpf_map__fd(k->skel->maps.kxbp_slots);
+	struct kcsand_kxbp_slot s;
+
+	*hits = *checks = 0;
+	for (unsigned int c = 0; c < k->ncpus; c++) {
+		__u32 key = (__u32)k->cpu[c].cpu * KCSAND_KXBP_SLOTS + r;
+
+		if (!k->cpu[c].online || bpf_map_lookup_elem(fd, &key, &s))
+			continue;
+		/* A mover not yet moved still has the earlier site's counts. */
+		if (s.ip == k->addr[i] && s.site == k->site[i]) {
+			*hits += s.hits;
+			*checks += s.checks;
+		}
+	}
+}
+
+static void note_plan(struct kbp *k)
+{
+	unsigned int us = k->period_ns / 1000;
 
 	if (us < k->min_period_us)
 		k->min_period_us = us;
 	if (us > k->max_period_us)
 		k->max_period_us = us;
-	if (sc->regs < k->min_regs)
-		k->min_regs = sc->regs;
+	if (k->regs < k->min_regs)
+		k->min_regs = k->regs;
+}
+
+/* CPUs online now, as the hotplug scan last saw them. */
+static unsigned int cpus_up(const struct kbp *k)
+{
+	unsigned int up = 0;
+
+	for (unsigned int c = 0; c < k->ncpus; c++)
+		up += k->cpu[c].online;
+	return up;
 }
 
 /*
- * Once a second, from the first CPU's mover: the last interval's cost
- * against the machine's own time, and the period and registers for the
- * next.  The schedule is re-based at step s, which starts at t_s.
+ * Once a second, from the lead: the last interval's cost against the CPU
+ * time that elapsed, and the period and registers for the next.
  */
-static void control(struct kbp *k, uint64_t now, uint64_t s)
+static void control(struct kbp *k, uint64_t now)
 {
 	struct kbp_control *ctl = &k->ctl;
 	uint64_t hits, checked, bpf_ns, move_ns = 0;
-	double native, probes, cost, share;
+	double elapsed, probes, cost, share;
 	struct kbp_plan p;
 
 	if (ctl->primed && now - ctl->t_ns < KBP_CONTROL_NS)
@@ -322,33 +363,25 @@ static void control(struct kbp *k, uint64_t now, uint64_t s)
 	slots_sum(k, &hits, &checked, &bpf_ns);
 	for (unsigned int c = 0; c < k->ncpus; c++)
 		move_ns += k->cpu[c].move_ns;
-	native = kcpu__delta_ns(&ctl->cpu);	/* the machine's, less kcsand's (the moves) */
-	if (!ctl->primed || native < 0) {
-		ctl->primed = native >= 0;
+	elapsed = (double)(now - ctl->t_ns) * cpus_up(k);
+	if (!ctl->primed) {
+		ctl->primed = true;
 		goto out;
 	}
-	/* The probes ran in the machine's time: take them out of "native". */
 	probes = (double)(bpf_ns - ctl->bpf_ns) + (double)(hits - ctl->hits) * k->trap_ns;
 	cost = probes + (double)(move_ns - ctl->move_ns);
-	native = native > probes ? native - probes : 0;
-	share = native > 0 ? cost / native : cost > 0 ? 1e9 : 0;
+	share = elapsed > 0 ? cost / elapsed : 0;
 	k->overhead_ppm = share < 1e6 ? (uint64_t)(share * 1e6) : (uint64_t)1e12;
 	pthread_mutex_lock(&k->lock);
-	p = (struct kbp_plan){ .period_us = k->sched.period_ns / 1000, .regs = k->sched.regs };
+	p = (struct kbp_plan){ .period_us = k->period_ns / 1000, .regs = k->regs };
 	kbp_policy__next(&p, share, k->o.budget, k->nregs, KBP_MIN_PERIOD_US, KBP_MAX_PERIOD_US);
-	if (p.period_us * 1000ull != k->sched.period_ns || p.regs != k->sched.regs) {
-		struct kbp_sched *sc = &k->sched;
-
-		sc->t_base += (s - sc->s_base) * sc->period_ns;
-		sc->pos_base += (s - sc->s_base) * sc->regs;
-		sc->s_base = s;
-		sc->period_ns = p.period_us * 1000ull;
-		sc->regs = p.regs;
-		note_plan(k, sc);
-		pthread_cond_broadcast(&k->wake);	/* the others wait for a step that moved */
+	if (p.period_us * 1000ull != k->period_ns || p.regs != k->regs) {
+		k->period_ns = p.period_us * 1000ull;
+		k->regs = p.regs;
+		note_plan(k);
 		if (k->o.verbose > 1)
-			pr_debug("breakpoints: cost %.1f%% of the machine's own time: period %u us, "
-				"%u registers\n", share * 100, p.period_us, p.regs);
+			pr_debug("breakpoints: cost %.1f%% of the CPU time elapsed: period %u us, "
+				 "%u registers\n", share * 100, p.period_us, p.regs);
 	}
 	pthread_mutex_unlock(&k->lock);
 out:
@@ -357,6 +390,142 @@ out:
 	ctl->checked = checked;
 	ctl->bpf_ns = bpf_ns;
 	ctl->move_ns = move_ns;
+}
+
+/*
+ * May site i take a register now?  Not refused, not on another register,
+ * and, if its placements kept timing out, in one pass of 2^misses (each
+ * site its own pass, by its index, so that dead sites do not all come back
+ * at once).
+ */
+static bool placeable(const struct kbp *k, uint32_t i)
+{
+	if (k->seen[i] & SEEN_REFUSED)
+		return false;
+	for (unsigned int r = 0; r < k->nregs; r++)
+		if (k->reg[r].gen && k->reg[r].i == i)
+			return false;
+	return kbp_policy__due(k->misses[i], k->passes, i);
+}
+
+/* The next site of the cycle that may be placed, reshuffling at each pass; -1: none. */
+static long next_site(struct kbp *k)
+{
+	for (size_t tries = 0; tries <= k->n; tries++) {
+		uint64_t pos = k->cursor++;
+		uint32_t i;
+
+		if (pos && pos % k->n == 0) {
+			shuffle(k);
+			k->passes++;
+		}
+		i = k->order[pos % k->n];
+		if (placeable(k, i))
+			return i;
+	}
+	return -1;
+}
+
+/* Register r's placement ended: what it saw of its site. */
+static void end_placement(struct kbp *k, unsigned int r, uint64_t hits, uint64_t checks)
+{
+	uint32_t i = k->reg[r].i;
+	struct kbp_tally *t = &k->tally;
+
+	t->placements++;
+	if (hits) {
+		t->fired++;
+		k->misses[i] = 0;
+		if (mark_site(k, i, SEEN_RAN))
+			t->ran++;
+	} else {
+		t->timeouts++;
+		if (k->misses[i] < KBP_MAX_MISSES)
+			k->misses[i]++;	/* kbp_policy__due() places it less often */
+	}
+	if (checks && mark_site(k, i, SEEN_CHECKED)) {
+		t->checked++;
+		if (k->o.verbose > 1)
+			pr_debug("breakpoints: 0x%llx checked for the first time, %.1f s in\n",
+				 (unsigned long long)k->addr[i],
+				 (clock__now_ns() - k->t0_ns) / 1e9);
+	}
+}
+
+/* Put register r on site i (the movers follow its generation). */
+static void place(struct kbp *k, unsigned int r, uint32_t i, uint64_t now)
+{
+	k->reg[r] = (struct kbp_reg){ .gen = ++k->gens, .i = i, .since_ns = now };
+	if (mark_site(k, i, SEEN_PLACED))
+		k->sampled++;
+}
+
+/*
+ * The lead's tick, under lock: a register whose site fired (on any CPU)
+ * or timed out, or was refused, moves on; the registers the budget took
+ * away are parked.  True when a placement changed.
+ */
+static bool schedule(struct kbp *k, uint64_t now)
+{
+	uint64_t timeout = kbp_policy__timeout_ns(k->period_ns);
+	bool changed = false;
+
+	for (unsigned int r = 0; r < k->nregs; r++) {
+		struct kbp_reg *g = &k->reg[r];
+		uint64_t hits = 0, checks = 0;
+		long i;
+
+		if (g->gen)
+			placement_sum(k, r, g->i, &hits, &checks);
+		if (g->gen && r >= k->regs) {
+			end_placement(k, r, hits, checks);
+			g->gen = 0;
+			changed = true;
+			continue;
+		}
+		if (r >= k->regs || (g->gen && !hits && now - g->since_ns < timeout &&
+				     !(k->seen[g->i] & SEEN_REFUSED)))
+			continue;
+		if (g->gen)
+			end_placement(k, r, hits, checks);
+		g->gen = 0;	/* its site may come round again at once in a small cycle */
+		i = next_site(k);
+		changed = true;
+		if (i < 0 && (k->seen[g->i] & SEEN_REFUSED))
+			continue;	/* nothing left to place: parked */
+		place(k, r, i < 0 ? g->i : (uint32_t)i, now);
+	}
+	return changed;
+}
+
+/* With -v: how many sites ran and were checked, and what the placements did. */
+static void print_coverage(struct kbp *k, const char *when)
+{
+	struct kbp_tally *t = &k->tally;
+
+	pr_info("breakpoints: coverage, %s: %zu sites ran (+%zu), %zu checked (+%zu), of %zu; "
+		"%llu placements, %llu fired, %llu timed out, %llu passes\n", when,
+		(size_t)t->ran, t->ran - t->ran_then, (size_t)t->checked,
+		t->checked - t->checked_then, k->n, (unsigned long long)t->placements,
+		(unsigned long long)t->fired, (unsigned long long)t->timeouts,
+		(unsigned long long)k->passes);
+	t->ran_then = t->ran;
+	t->checked_then = t->checked;
+}
+
+/* Once a minute (the lead): coverage grows as the cycle comes round. */
+static void coverage_minute(struct kbp *k, uint64_t now)
+{
+	struct kbp_tally *t = &k->tally;
+	char when[32];
+
+	if (!t->coverage_ns)
+		t->coverage_ns = now;
+	if (now - t->coverage_ns < KBP_COVERAGE_NS)
+		return;
+	t->coverage_ns = now;
+	snprintf(when, sizeof(when), "minute %u", ++t->minute);
+	print_coverage(k, when);
 }
 
 /*
@@ -387,16 +556,16 @@ static void mover_setup(struct kbp_cpu *c)
 
 static void *mover(void *arg);
 
-/* CPU c came online: its registers at the cycle's current sites, and a mover. */
+/* CPU c came online: its registers on the current placements, and a mover. */
 static int cpu_up(struct kbp *k, struct kbp_cpu *c)
 {
-	uint64_t pos = atomic_load(&k->last_pos);
 	int err = 0;
 
 	for (unsigned int r = 0; r < k->nregs && !err; r++) {
-		long i = site_at(k, pos + r, 1, KBP_MAX_TRIES);
-
-		err = i < 0 ? -ENOENT : open_event(k, c, r, i);
+		err = open_event(k, c, r, k->reg[r].i);
+		c->gen[r] = k->reg[r].gen;
+		if (!err && !c->gen[r])
+			park(c, r);
 	}
 	c->down = false;
 	if (!err)
@@ -431,10 +600,10 @@ static void cpu_down(struct kbp *k, struct kbp_cpu *c)
 }
 
 /*
- * Once a second, from the lead's mover: CPUs brought online since are
- * sampled, and those taken offline let go (their events would stay off, and
- * their movers unpinned, when they came back).  The lead's own CPU is not
- * scanned: its mover does the scan.
+ * Once a second, from the lead: CPUs brought online since are sampled, and
+ * those taken offline let go (their events would stay off, and their movers
+ * unpinned, when they came back).  The lead's own CPU is not scanned: its
+ * mover does the scan.
  */
 static void scan_hotplug(struct kbp *k, uint64_t now)
 {
@@ -455,75 +624,98 @@ static void scan_hotplug(struct kbp *k, uint64_t now)
 	}
 }
 
+/* Does CPU c have a register whose placement it has not followed yet?  Under lock. */
+static bool behind(const struct kbp *k, const struct kbp_cpu *c)
+{
+	for (unsigned int r = 0; r < k->nregs; r++)
+		if (c->gen[r] != k->reg[r].gen)
+			return true;
+	return false;
+}
+
 /*
- * A CPU's mover: at each step's time, every register in use to its site,
- * the others parked.  A mover that wakes late skips to the current step,
- * so that the CPUs stay on the same sites; a site it skipped was sampled on
- * the CPUs that were on time.
+ * Under lock, until there is something to do: the lead waits for its next
+ * tick and then places; the others wait for a placement they have not
+ * followed.  False when the mover is to stop.
+ */
+static bool wait_turn(struct kbp *k, struct kbp_cpu *c, uint64_t *tick)
+{
+	for (;;) {
+		uint64_t now = clock__now_ns();
+		uint64_t due = c == k->lead ? *tick : now + KBP_CONTROL_NS;
+		struct timespec ts = { .tv_sec = due / 1000000000ull,
+				       .tv_nsec = due % 1000000000ull };
+
+		if (k->stop || c->down)
+			return false;
+		if (c == k->lead && now >= due) {
+			/* A late tick does not bunch up: the next is a period from now. */
+			*tick = (now - due < k->period_ns ? due : now) + k->period_ns;
+			if (schedule(k, now))
+				pthread_cond_broadcast(&k->wake);
+			return true;
+		}
+		if (c != k->lead && behind(k, c))
+			return true;
+		pthread_cond_timedwait(&k->wake, &k->lock, &ts);
+	}
+}
+
+/*
+ * A CPU's mover: each register to its placement's site when the lead
+ * places it, or parked when the budget took it away.
  */
 static void *mover(void *arg)
 {
 	struct kbp_cpu *c = arg;
 	struct kbp *k = c->k;
-	uint64_t next = 1;	/* the step this mover waits for */
+	uint64_t tick = clock__now_ns();
 
 	mover_setup(c);
 	for (;;) {
-		struct kbp_sched sc;
-		uint64_t t, s, pos;
-		bool stop;
+		struct kbp_reg reg[KCSAND_KXBP_SLOTS];
+		bool go;
 
 		pthread_mutex_lock(&k->lock);
-		for (;;) {
-			uint64_t due;
-			struct timespec ts;
-
-			sc = k->sched;
-			if (next < sc.s_base)
-				next = sc.s_base;
-			due = sc.t_base + (next - sc.s_base) * sc.period_ns;
-			t = clock__now_ns();
-			if (k->stop || c->down || t >= due)
-				break;
-			ts = (struct timespec){ .tv_sec = due / 1000000000ull,
-						.tv_nsec = due % 1000000000ull };
-			pthread_cond_timedwait(&k->wake, &k->lock, &ts);
-		}
-		stop = k->stop || c->down;
+		go = wait_turn(k, c, &tick);
+		memcpy(reg, k->reg, sizeof(reg));
 		pthread_mutex_unlock(&k->lock);
-		if (stop)
+		if (!go)
 			break;
-		s = sc.s_base + (t - sc.t_base) / sc.period_ns;
-		pos = sc.pos_base + (s - sc.s_base) * sc.regs;
 		for (unsigned int r = 0; r < k->nregs; r++) {
-			if (r < sc.regs)
-				move(k, c, r, pos, sc.regs);
+			if (reg[r].gen == c->gen[r])
+				continue;
+			if (reg[r].gen)
+				move(k, c, r, reg[r].i);
 			else
 				park(c, r);
+			c->gen[r] = reg[r].gen;
 		}
-		if (pos + sc.regs > atomic_load(&k->last_pos))
-			atomic_store(&k->last_pos, pos + sc.regs);
-		if (c == k->lead && k->o.budget > 0)
-			control(k, t, s);
-		if (c == k->lead)
-			scan_hotplug(k, t);
-		next = s + 1;
+		if (c != k->lead)
+			continue;
+		if (k->o.budget > 0)
+			control(k, clock__now_ns());
+		scan_hotplug(k, clock__now_ns());
+		if (k->o.verbose)
+			coverage_minute(k, clock__now_ns());
 	}
 	return NULL;
 }
 
-/* Open register r on every CPU, at its step-0 site; -errno when the CPUs have none free. */
+/* Open register r on every CPU, on the cycle's next site; -errno when the CPUs have none free. */
 static int open_reg(struct kbp *k, unsigned int r)
 {
 	for (int tries = 0; tries < KBP_MAX_TRIES; tries++) {
-		long i = site_at(k, r, 1, KBP_MAX_TRIES);
+		long i = next_site(k);
 		int err = i < 0 ? -ENOENT : 0;
 
 		for (unsigned int c = 0; c < k->ncpus && !err; c++)
 			if (k->cpu[c].online)
 				err = open_event(k, &k->cpu[c], r, i);
 		if (!err) {
-			count_sampled(k, i);
+			place(k, r, i, clock__now_ns());
+			for (unsigned int c = 0; c < k->ncpus; c++)
+				k->cpu[c].gen[r] = k->reg[r].gen;
 			return 0;
 		}
 		for (unsigned int c = 0; c < k->ncpus; c++)
@@ -610,8 +802,8 @@ static int start_movers(struct kbp *k)
 	pthread_condattr_destroy(&ca);
 	pthread_mutex_init(&k->lock, NULL);
 	k->sync = true;
-	k->sched = (struct kbp_sched){ .t_base = clock__now_ns(), .pos_base = 0,
-				       .period_ns = k->o.period_us * 1000ull, .regs = k->nregs };
+	k->regs = k->nregs;
+	k->t0_ns = clock__now_ns();
 	k->min_period_us = k->max_period_us = k->o.period_us;
 	k->min_regs = k->nregs;
 	for (unsigned int c = 0; c < k->ncpus; c++) {
@@ -646,12 +838,17 @@ int kbp__new(struct kcsand_bpf *skel, const uint64_t *addr, const uint32_t *site
 	k->site = malloc(n * sizeof(*k->site));
 	k->order = malloc(n * sizeof(*k->order));
 	k->seen = calloc(n, 1);
-	if (!n || !k->addr || !k->site || !k->order || !k->seen || !o->period_us) {
+	k->misses = calloc(n, 1);
+	if (!n || !k->addr || !k->site || !k->order || !k->seen || !k->misses || !o->period_us) {
 		kbp__free(k);
 		return n ? -ENOMEM : -ENOENT;
 	}
 	memcpy(k->addr, addr, n * sizeof(*addr));
 	memcpy(k->site, site, n * sizeof(*site));
+	for (size_t i = 0; i < n; i++)
+		k->order[i] = i;
+	k->seed = o->seed;
+	k->period_ns = o->period_us * 1000ull;	/* before open_regs: the slots' check spread */
 	shuffle(k);
 	err = all_cpus(k);
 	if (!err)
@@ -685,8 +882,13 @@ void kbp__stats(const struct kbp *k, struct kbp_stats *st)
 	st->sampled = k->sampled;
 	st->refused = k->refused;
 	st->nregs = k->nregs;
-	st->cycles = atomic_load(&k->last_pos) / k->n;
-	st->period_us = k->sched.period_ns / 1000;	/* one word, read without the lock */
+	st->cycles = k->passes;
+	st->ran = k->tally.ran;
+	st->checked_sites = k->tally.checked;
+	st->placements = k->tally.placements;
+	st->fired = k->tally.fired;
+	st->timeouts = k->tally.timeouts;
+	st->period_us = k->period_ns / 1000;	/* one word, read without the lock */
 	st->min_period_us = k->min_period_us;
 	st->max_period_us = k->max_period_us;
 	st->min_regs = k->min_regs;
@@ -715,6 +917,9 @@ void kbp__free(struct kbp *k)
 		pthread_join(k->lead->mover, NULL);
 		k->lead->started = false;
 	}
+	/* The movers are gone: the tally is still. */
+	if (k->o.verbose && k->lead)
+		print_coverage(k, "at the end");
 	for (unsigned int c = 0; c < k->ncpus; c++) {
 		/* Joined first: a mover must not move an event being closed. */
 		if (k->cpu[c].started)
@@ -726,6 +931,7 @@ void kbp__free(struct kbp *k)
 	free(k->site);
 	free(k->order);
 	free(k->seen);
+	free(k->misses);
 	if (k->sync) {
 		pthread_cond_destroy(&k->wake);
 		pthread_mutex_destroy(&k->lock);

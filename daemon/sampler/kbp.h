@@ -3,12 +3,13 @@
  * Code-breakpoint sampling in kernel mode, after DataCollider (OSDI 2010):
  * no kprobe per site.  Debug register r of every CPU executes-breaks on one
  * site at a time (a perf breakpoint event per CPU and register,
- * HW_BREAKPOINT_X, kernel only, with the engine's kcsand_kxbp program), and
- * every period the registers move on to the next sites of a shuffled cycle
- * of all sites (PERF_EVENT_IOC_MODIFY_ATTRIBUTES), each CPU's by a thread
- * of its own.  Sampling is by site,
- * not by execution: a rare path gets as many chances as a hot one, and
- * nothing traps but the sampled sites.
+ * HW_BREAKPOINT_X, kernel only, with the engine's kcsand_kxbp program).  A
+ * register keeps its site until the site runs (fires) or the placement
+ * times out, then moves on to the next site of a cycle over all sites,
+ * reshuffled at each pass (PERF_EVENT_IOC_MODIFY_ATTRIBUTES, each CPU's by
+ * a thread of its own).  A hot site gives its register back at once and a
+ * cold one keeps it long enough to run, so each site that runs gets a
+ * chance, not just equal time; nothing traps but the sampled sites.
  */
 #ifndef KCSAND_KBP_H
 #define KCSAND_KBP_H
@@ -21,7 +22,7 @@ struct kcsand_bpf;
 
 struct kbp_opts {
 	unsigned int nregs;		/* debug registers per CPU to use, 1..4 */
-	unsigned int period_us;		/* how long each set of sites stays sampled: the first */
+	unsigned int period_us;		/* the tick at which placements end: the first */
 	double budget;			/* share of the machine's own CPU time; 0: a fixed period */
 	uint64_t calib_addr;		/* kernel code to time a trap on (getppid); 0: none */
 	unsigned int seed;		/* the cycle's shuffle */
@@ -35,10 +36,13 @@ struct kbp_opts {
 
 struct kbp_stats {
 	size_t sites;			/* in the cycle */
-	size_t sampled;			/* sampled at least once */
+	size_t sampled;			/* placed at least once */
+	size_t ran;			/* of them, trapped in a placement: the code ran */
+	size_t checked_sites;		/* of them, checked at least once */
+	uint64_t placements, fired, timeouts;	/* ended: by a trap, or after the timeout */
 	size_t refused;			/* addresses the kernel would not break on */
 	unsigned int nregs, ncpus;
-	uint64_t cycles;		/* complete passes over every site */
+	uint64_t cycles;		/* complete passes over the cycle */
 	uint64_t retargets;		/* register moves, one CPU's event each */
 	uint64_t retarget_ns;		/* time spent moving them */
 	uint64_t hits;			/* traps on a sampled site */
@@ -66,6 +70,23 @@ struct kbp_plan {
 };
 void kbp_policy__next(struct kbp_plan *p, double share, double budget, unsigned int nregs,
 		      unsigned int min_us, unsigned int max_us);
+
+/*
+ * How long a placement waits for its site to run: KBP_TIMEOUT_TICKS ticks,
+ * at most KBP_MAX_TIMEOUT_NS (or one tick, when a tick is longer).
+ */
+#define KBP_TIMEOUT_TICKS	32
+#define KBP_MAX_TIMEOUT_NS	4000000000ull
+uint64_t kbp_policy__timeout_ns(uint64_t period_ns);
+
+/*
+ * Is site i due in pass `passes`, after `misses` placements in a row that
+ * timed out?  Every pass with none, then every 2nd, 4th, ... 2^misses-th
+ * (misses <= KBP_MAX_MISSES), each site in its own passes (by its index), so
+ * that dead code costs the cycle less and does not come back all at once.
+ */
+#define KBP_MAX_MISSES		6
+bool kbp_policy__due(unsigned int misses, uint64_t passes, size_t i);
 
 struct kbp;
 

@@ -232,3 +232,18 @@ void kbp_policy__next(struct kbp_plan *p, double share, double budget, unsigned 
 	next = next < min_us ? min_us : next > max_us ? max_us : next;
 	p->period_us = (unsigned int)next;
 }
+
+uint64_t kbp_policy__timeout_ns(uint64_t period_ns)
+{
+	uint64_t t = period_ns * KBP_TIMEOUT_TICKS;
+	uint64_t max = period_ns > KBP_MAX_TIMEOUT_NS ? period_ns : KBP_MAX_TIMEOUT_NS;
+
+	return t < max ? t : max;
+}
+
+bool kbp_policy__due(unsigned int misses, uint64_t passes, size_t i)
+{
+	uint64_t every = 1ull << (misses < KBP_MAX_MISSES ? misses : KBP_MAX_MISSES);
+
+	return (passes + i) % every == 0;
+}

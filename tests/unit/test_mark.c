@@ -30,6 +30,84 @@ struct {
 	} inner[4];
 } fixture_struct;
 
+/*
+ * The kernel's jiffies: declared volatile, defined by the linker at a plain
+ * u64 (jiffies_64), so no variable's DWARF says volatile at its address.
+ */
+extern volatile unsigned long fixture_ticks;
+__attribute__((used)) unsigned long fixture_ticks_64;
+asm(".globl fixture_ticks\n.set fixture_ticks, fixture_ticks_64");
+
+/*
+ * A seqcount read section as linux/seqlock.h's inline helpers make it: the read of
+ * seqfix_obj.a between them is plain C, and KCSAN takes it as atomic.
+ */
+struct {
+	unsigned int seq;
+	long a;
+} seqfix_obj;
+
+/* x86's smp_rmb(): a compiler barrier, which keeps the section's reads inside it. */
+#define seqfix_rmb() asm volatile("" ::: "memory")
+
+/* 6.1's read_seqcount_begin() is a macro around this inline read of the counter. */
+static inline __attribute__((always_inline)) unsigned int __seqprop_sequence(const unsigned int *s)
+{
+	unsigned int v = READ_ONCE(*s);
+
+	seqfix_rmb();
+	return v;
+}
+
+static inline __attribute__((always_inline)) int do_read_seqcount_retry(const unsigned int *s,
+									 unsigned int start)
+{
+	seqfix_rmb();
+	return READ_ONCE(*s) != start;
+}
+
+FIXTURE long seqfix_read_section(void)
+{
+	unsigned int start;
+	long v;
+
+	do {
+		start = __seqprop_sequence(&seqfix_obj.seq);
+		v = seqfix_obj.a;
+	} while (do_read_seqcount_retry(&seqfix_obj.seq, start));
+	return v;
+}
+
+/* The same read with no section around it: plain. */
+FIXTURE long seqfix_read_outside(void)
+{
+	return seqfix_obj.a;
+}
+
+/*
+ * linux/rculist.h's loop macro, whose loads are marked inside its definition (here
+ * READ_ONCE through a helper macro, as rcu_dereference_raw() is): the site's
+ * line shows only the loop macro's name.
+ */
+struct rcufix_node {
+	struct rcufix_node *next;
+	long v;
+};
+struct rcufix_node *rcufix_head;
+#define rcufix_deref(p) READ_ONCE(p)
+#define list_for_each_entry_rcu(pos, head) \
+	for (pos = rcufix_deref(head); pos; pos = rcufix_deref((pos)->next))
+
+FIXTURE long rcufix_walk(void)
+{
+	struct rcufix_node *n;
+	long sum = 0;
+
+	list_for_each_entry_rcu(n, rcufix_head)
+		sum += n->v;
+	return sum;
+}
+
 /* The (shifted) address of a function of o, for placing fake kallsyms entries. */
 static uint64_t site_func_vaddr(const struct target_obj *o, const char *name)
 {
@@ -48,6 +126,11 @@ static const char *kmtest_debug(void *ctx, const char *module)
 FIXTURE int fixture_read_volatile(void)
 {
 	return fixture_vol;
+}
+
+FIXTURE unsigned long fixture_read_ticks(void)
+{
+	return fixture_ticks;
 }
 
 FIXTURE int fixture_read_member_volatile(void)
@@ -373,6 +456,54 @@ int main(void)
 			  -ENOENT, "missing file");
 	}
 
+	TEST(seqcount_section) {
+		struct target_obj *o = NULL;
+		struct mark_opts mo = {};
+		struct mark_stats ms;
+		size_t in = 0, in_marked = 0, outside = 0;
+
+		if (!ASSERT_ZERO(target_obj__open("/proc/self/exe", &o), "open"))
+			break;
+		ASSERT_TRUE(target_obj__decode(o, "seqfix_*", NULL) == 2, "two fixtures");
+		ASSERT_ZERO(mark__apply(o, &mo, &ms), "mark__apply");
+		for (size_t i = 0; i < o->sites.n; i++) {
+			const struct site *s = &o->sites.v[i];
+
+			if (!strcmp(o->funcs[s->func].name, "seqfix_read_outside")) {
+				outside++;
+				ASSERT_EQ(s->reason, MARK_NONE, "outside a section: plain");
+				continue;
+			}
+			in++;
+			in_marked += s->reason != MARK_NONE;
+		}
+		ASSERT_EQ(outside, 1, "one site outside");
+		ASSERT_TRUE(in >= 3, "the section's sites: two of seq, one of a");
+		ASSERT_EQ(in_marked, in, "every site of the section marked");
+		target_obj__free(o);
+	}
+
+	TEST(rcu_list_macro) {
+		struct target_obj *o = NULL;
+		struct mark_opts mo = {};
+		struct mark_stats ms;
+		size_t marked = 0, plain = 0;
+
+		if (!ASSERT_ZERO(target_obj__open("/proc/self/exe", &o), "open"))
+			break;
+		ASSERT_TRUE(target_obj__decode(o, "rcufix_*", NULL) == 1, "one fixture");
+		ASSERT_ZERO(mark__apply(o, &mo, &ms), "mark__apply");
+		for (size_t i = 0; i < o->sites.n; i++) {
+			if (o->sites.v[i].reason == MARK_SOURCE_MACRO)
+				marked++;
+			else if (o->sites.v[i].reason == MARK_NONE)
+				plain++;
+		}
+		ASSERT_EQ(marked, 2, "the loop macro's loads of the head and of ->next");
+		ASSERT_EQ(plain, 1, "the body's load of ->v");
+		target_obj__free(o);
+	}
+
 	TEST(apply_on_this_binary) {
 		struct mark_rules *r = NULL;
 		struct target_obj *o = NULL;
@@ -385,7 +516,7 @@ int main(void)
 			    "marks");
 		if (!ASSERT_ZERO(target_obj__open("/proc/self/exe", &o), "open"))
 			break;
-		ASSERT_TRUE(target_obj__decode(o, "fixture_*", NULL) == 8, "eight fixtures");
+		ASSERT_TRUE(target_obj__decode(o, "fixture_*", NULL) == 9, "nine fixtures");
 		mo.rules = r;
 		ASSERT_ZERO(mark__apply(o, &mo, &ms), "mark__apply");
 		ASSERT_TRUE(ms.dwarf, "the test binary has DWARF");
@@ -395,6 +526,9 @@ int main(void)
 			ASSERT_EQ(s->reason, MARK_QUALIFIER, "volatile: qualifier");
 			ASSERT_TRUE(s->desc.flags & KCSAND_SITE_MARKED, "volatile: marked");
 		}
+		s = site_in(o, "fixture_read_ticks");
+		if (ASSERT_TRUE(s, "linker-defined volatile site"))
+			ASSERT_EQ(s->reason, MARK_QUALIFIER, "jiffies-like alias: its declaration");
 		s = site_in(o, "fixture_read_member_volatile");
 		if (ASSERT_TRUE(s, "volatile member site"))
 			ASSERT_EQ(s->reason, MARK_QUALIFIER, "volatile member of an array element");
@@ -422,7 +556,7 @@ int main(void)
 			ASSERT_EQ(s->reason, MARK_IO_ACCESSOR, "readl: I/O accessor");
 			ASSERT_TRUE(s->desc.flags & KCSAND_SITE_DATA_RACE, "readl: never watched");
 		}
-		ASSERT_EQ(o->stats.marked, 6, "stats.marked");
+		ASSERT_EQ(o->stats.marked, 7, "stats.marked");
 		{
 			uint64_t counts[MARK_REASON_COUNT] = {}, dr = 0;
 
@@ -440,7 +574,7 @@ int main(void)
 			ASSERT_EQ(s->reason, MARK_NONE, "unmarked when the entry is gone");
 			ASSERT_FALSE(s->desc.flags & KCSAND_SITE_MARKED, "flag cleared");
 		}
-		ASSERT_EQ(o->stats.marked, 5, "stats.marked after re-marking");
+		ASSERT_EQ(o->stats.marked, 6, "stats.marked after re-marking");
 		target_obj__free(o);
 		mark_rules__free(r);
 	}
@@ -458,7 +592,7 @@ int main(void)
 
 		if (!ASSERT_ZERO(target_obj__open("/proc/self/exe", &o), "open"))
 			break;
-		ASSERT_TRUE(target_obj__decode(o, "fixture_*", NULL) == 8, "eight fixtures");
+		ASSERT_TRUE(target_obj__decode(o, "fixture_*", NULL) == 9, "nine fixtures");
 		fd = mkstemp(path);
 		f = fd >= 0 ? fdopen(fd, "w") : NULL;
 		if (!ASSERT_TRUE(f, "kallsyms file"))

@@ -282,5 +282,25 @@ int main(void)
 			kbp_policy__next(&p, 0.0, 0.10, 3, 2000, 1000000);
 		ASSERT_EQ(p.period_us, 2000, "down to the shortest");
 	}
+	TEST(breakpoint_placements_time_out_after_32_ticks_and_4_s_at_most) {
+		ASSERT_EQ(kbp_policy__timeout_ns(10000000), 320000000, "10 ms tick: 320 ms");
+		ASSERT_EQ(kbp_policy__timeout_ns(100000000), 3200000000ull, "100 ms tick: 3.2 s");
+		ASSERT_EQ(kbp_policy__timeout_ns(1000000000), 4000000000ull, "1 s tick: 4 s, not 32");
+		ASSERT_EQ(kbp_policy__timeout_ns(5000000000ull), 5000000000ull, "never below a tick");
+	}
+	TEST(breakpoint_sites_that_time_out_come_round_less_often) {
+		unsigned int due[KBP_MAX_MISSES + 2] = { 0 };
+
+		for (unsigned int m = 0; m <= KBP_MAX_MISSES + 1; m++)
+			for (uint64_t pass = 0; pass < 128; pass++)
+				due[m] += kbp_policy__due(m, pass, 5);
+		ASSERT_EQ(due[0], 128, "no timeout: every pass");
+		ASSERT_EQ(due[1], 64, "one: every 2nd");
+		ASSERT_EQ(due[3], 16, "three: every 8th");
+		ASSERT_EQ(due[KBP_MAX_MISSES], 2, "six: every 64th");
+		ASSERT_EQ(due[KBP_MAX_MISSES + 1], 2, "and never less often");
+		ASSERT_TRUE(kbp_policy__due(1, 0, 1) != kbp_policy__due(1, 0, 2),
+			    "two dead sites in different passes");
+	}
 	return test_summary();
 }

@@ -11,6 +11,10 @@
 #     reported once the sampler has disarmed sites for a few periods;
 #   - a short round with --overhead-budget 100: every site stays armed, no hit is
 #     disarmed;
+#   - code breakpoints (--sample breakpoints) over uname(2)'s one site and 39 sites
+#     that never run, around one uname(1) a second: the cold site is checked, no
+#     other, and the coverage counters (sites ran and checked, placements fired and
+#     timed out, passes) say so;
 # then that no kprobe or BPF link was left and that the guest's kernel log has no
 # lockup, stall, warning or BUG.
 # Prints "ok NAME" / "FAIL NAME: ..." and "N passed, N failed"; the run's files are
@@ -32,7 +36,7 @@ out=$(mkdir -p "$REPO/build/vm" && mktemp -d "$REPO/build/vm/kernel-sampler.XXXX
 
 start=$(date +%s)
 KCSAN_VM_PROBE_CMD="$REPO/tests/vm/sampler-steps.sh" \
-tests/vm/kcsan-vm --module tests/kmod/kcsan_race --out "$out" --keep --timeout 400 \
+tests/vm/kcsan-vm --module tests/kmod/kcsan_race --out "$out" --keep --timeout 600 \
 	--probe module:kcsan_race --probe '!kcsan_race_hidden_writer' --probe '!race_thread_fn' \
 	-- tests/kmod/kcsan_race/workload.sh "$ITERS" 200 1 > "$out/reports.txt" 2> "$out/harness.err"
 rc=$?
@@ -101,7 +105,38 @@ else
 fi
 grep -qx "$pair" "$A" && ok all_race_reported || fail all_race_reported "no \"$pair\" report with budget 100"
 
-# (3) Nothing left behind, nothing in the kernel log.
+# (3) Code breakpoints (DataCollider's placements): the one site that runs once a
+# second is checked, none of the 39 that never run is, and the coverage counters say so.
+C=$out/cold.log
+step_rc cold_exit_0 cold 0
+read -r lo _ _ hi _ <<< "$(tr '\n' ' ' < "$out/newuname.sym" 2>/dev/null)"
+in_uname=0 elsewhere=0 first=
+while read -r addr secs; do
+	if [ -n "${lo:-}" ] && [ -n "${hi:-}" ] && (( 16#$addr >= 16#$lo && 16#$addr < 16#$hi )); then
+		in_uname=$((in_uname + 1)); first=${first:-$secs}
+	else
+		elsewhere=$((elsewhere + 1))
+	fi
+done < <(sed -nE 's/^kcsand: breakpoints: 0x([0-9a-f]+) checked for the first time, ([0-9.]+) s in$/\1 \2/p' "$C")
+if [ "$in_uname" = 1 ] && [ "$elsewhere" = 0 ]; then
+	ok cold_site_checked
+	echo "     __x64_sys_newuname's site checked first ${first} s into sampling"
+else
+	fail cold_site_checked "expected the one site in __x64_sys_newuname ($lo-$hi) checked and no other, got $in_uname and $elsewhere"
+fi
+ran=$(summary_value breakpoint_sites_ran "$C") checked=$(summary_value breakpoint_sites_checked "$C")
+fired=$(summary_value breakpoint_fired "$C") timeouts=$(summary_value breakpoint_timeouts "$C")
+passes=$(summary_value breakpoint_cycles "$C")
+end=$(grep -m1 '^kcsand: breakpoints: coverage, at the end: ' "$C")
+if [ "$ran" = 1/40 ] && [ "$checked" = 1/40 ] && [ "${fired:-0}" -ge 1 ] &&
+   [ "${timeouts:-0}" -ge 39 ] && [ "${passes:-0}" -ge 1 ] && [[ $end == *"1 sites ran"*"1 checked"* ]]; then
+	ok cold_coverage_counted
+	echo "     sites ran $ran, checked $checked, fired $fired, timed out $timeouts, passes $passes"
+else
+	fail cold_coverage_counted "expected sites ran 1/40, checked 1/40, fired >= 1, timeouts >= 39, passes >= 1 and the coverage line; got ${ran:-none}, ${checked:-none}, ${fired:-none}, ${timeouts:-none}, ${passes:-none}, '${end:-no line}'"
+fi
+
+# (4) Nothing left behind, nothing in the kernel log.
 no_kprobe_left "$out"
 no_bpf_link_left "$out"
 no_kernel_warning "$out"

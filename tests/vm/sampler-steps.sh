@@ -6,7 +6,7 @@
 #
 #   sampler-steps.sh --probe SPEC... -- COMMAND...
 #
-# Runs kcsanctl run --kernel -vv twice, each writing its reports and its stderr, in
+# Runs kcsanctl run --kernel -vv three times, each writing its reports and its stderr, in
 # the order they came, to $KCSAN_VM_OUT/STEP.log:
 #   small  --overhead-budget 5, no warm-up, around COMMAND (a long round of the racy
 #          module): the sampler works from the first period; a pair of functions is
@@ -15,6 +15,8 @@
 #          iterations each), stopped at the first report: one round missed the race
 #          on a loaded host, whose TCG guest may not overlap the two threads; every
 #          site stays armed;
+#   cold   --sample breakpoints over uname(2)'s one site and 39 that never run, around
+#          60 s of one uname(1) a second: which sites were checked, and when;
 # then what BPF still holds (bpf-after.txt: nothing of kcsand's should be left).
 # Exit status 66 when a step reported a race.
 set -u
@@ -36,6 +38,16 @@ echo "small $?" > "$OUT/steps.rc"
 	sh -c 'for r in 1 2 3 4 5; do tests/kmod/kcsan_race/workload.sh 20000 120 1 || exit; done' \
 	> "$OUT/all.log" 2>&1
 echo "all $?" >> "$OUT/steps.rc"
+# cold: code breakpoints over one site that runs once a second (uname(2)) among 39
+# that never run here (SysV and POSIX message queues, semaphores), a 100 ms tick and
+# so a 3.2 s placement timeout (a loaded host stretches the loop's second): the cold
+# site keeps its register until it runs.  A pass over the 40 takes 43 s at most.
+sort /proc/kallsyms | grep -A1 ' __x64_sys_newuname$' > "$OUT/newuname.sym"
+"$KCSANCTL" run --kernel -vv --output - --no-marking --sample breakpoints --sample-period 100000 \
+	--skip-watch 10 --udelay-task 300 --probe __x64_sys_newuname --probe '__x64_sys_mq_*' \
+	--probe 'ksys_msg*' --probe 'ksys_sem*' -- \
+	sh -c 'for i in $(seq 60); do uname > /dev/null; sleep 1; done' > "$OUT/cold.log" 2>&1
+echo "cold $?" >> "$OUT/steps.rc"
 bpftool link list > "$OUT/bpf-after.txt" 2>&1
 grep -q '^BUG: KCSAN:' "$OUT/small.log" "$OUT/all.log" && exit 66
 exit 0
