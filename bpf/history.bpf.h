@@ -360,6 +360,31 @@ struct {
 	__type(value, struct hb_shadow);
 } hb_shadow SEC(".maps");
 
+/*
+ * Which granules of a 512-byte region the shadow may hold, so that memory
+ * freed is forgotten at a look-up per region, not per granule: the
+ * forgetting of a heap block was 40 ns a granule, a cache miss in the
+ * shadow each.  Direct-mapped by (tgid, region), a slot names the one
+ * region its bits are of (tag); a slot two regions met in is SHARED for
+ * the rest of the run, and its regions are forgotten granule by granule,
+ * as before.  A tag of 0: no granule of any region of the slot was ever
+ * remembered.  hb_region_note(), hb_clear_region().
+ */
+#define HB_REGION_BITS		16
+#define HB_REGION_SHARED	(~0ULL)
+
+struct hb_region {
+	__u64 tag;		/* region << 22 | tgid, 0, or HB_REGION_SHARED */
+	__u64 bits;		/* its granules that may have cells */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1 << HB_REGION_BITS);
+	__type(key, __u32);
+	__type(value, struct hb_region);
+} hb_regions SEC(".maps");
+
 /* Stacks of remembered accesses, keyed by a hash of their frames. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);

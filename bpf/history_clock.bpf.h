@@ -276,17 +276,36 @@ __noinline int hb_forget_line_g(struct hb_sync_forget *f, __u64 line)
 	return 0;
 }
 
-/* Line i of the page: its objects forgotten, if its bit says it has any. */
+/*
+ * The index of a word's lowest bit, from a de Bruijn sequence: BPF has no
+ * bit scan, and a loop over the 64 bits takes a callback each.
+ */
+static const __u8 hb_debruijn[64] = {
+	0, 1, 48, 2, 57, 49, 28, 3, 61, 58, 50, 42, 38, 29, 17, 4, 62, 55, 59, 36, 53, 51,
+	43, 22, 45, 39, 33, 30, 24, 18, 12, 5, 63, 47, 56, 27, 60, 41, 37, 16, 54, 35, 52,
+	21, 44, 32, 23, 11, 46, 26, 40, 15, 34, 20, 31, 10, 25, 14, 19, 9, 13, 8, 7, 6,
+};
+
+static __always_inline __u32 hb_lowest_bit(__u64 w)
+{
+	return hb_debruijn[((w & -w) * 0x03f79d71b4cb0a89ULL) >> 58];
+}
+
+/* The next line of f->lines: its objects forgotten. */
 static long hb_forget_sync_line(__u32 i, void *ctx)
 {
 	struct hb_sync_forget *f = ctx;
-	__u64 line = f->base + 64 * (i & 63);
+	__u32 b;
+	__u64 line;
 
-	if (!(f->lines & (1ULL << (i & 63))))
-		return 0;
+	if (!f->lines)
+		return 1;
+	b = hb_lowest_bit(f->lines);
+	f->lines &= f->lines - 1;
+	line = f->base + 64 * b;
 	hb_forget_line_g(f, line);
 	if (line >= f->lo && line + 64 <= f->hi)
-		f->done |= 1ULL << (i & 63);
+		f->done |= 1ULL << (b & 63);
 	return 0;
 }
 
@@ -308,7 +327,7 @@ static long hb_forget_sync_page(__u32 i, void *ctx)
 		return 0;
 	f->base = base;
 	f->done = 0;
-	bpf_loop(64, hb_forget_sync_line, f, 0);
+	bpf_loop(64, hb_forget_sync_line, f, 0);	/* one call a line with objects */
 	if (f->done)
 		__sync_fetch_and_and(w, ~f->done);
 	return 0;

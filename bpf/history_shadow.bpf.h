@@ -232,7 +232,30 @@ static __always_inline int hb_conflict(const struct hb_cell *c, const struct hb_
 }
 
 /*
- * A global function, verified once: inlined, its branches times the
+ * The entry of the granule being checked, made its own (its cells of
+ * another granule, or of an older generation, forgotten); the bytes the
+ * access touches in it, and the time, for hb_check().
+ */
+static __always_inline void hb_claim(struct hb_shadow *e, __u32 tgid, struct hb_scratch *scratch)
+{
+	__u64 granule = scratch->acc.granule;
+
+	scratch->now = bpf_ktime_get_ns();
+	scratch->mask = hb_mask(scratch->acc.addr, scratch->acc.size, granule);
+	if (e->tgid == tgid && e->granule == granule && e->gen == hb_gen)
+		return;
+	hb_count(e->tgid && e->gen == hb_gen ? KCSAND_HB_CTR_SHADOW_EVICTED :
+					       KCSAND_HB_CTR_SHADOW_LIVE);
+	e->tgid = tgid;
+	e->granule = granule;
+	e->gen = hb_gen;
+	for (int i = 0; i < HB_CELLS; i++)
+		e->cell[i].slot1 = 0;
+}
+
+/*
+ * Claim the entry (hb_claim), then find where the access goes in it, and
+ * the first race.  A global function, verified once: inlined, its branches times the
  * granules of hb_access_granule() passed the verifier's million
  * instructions.  scratch->mask: the bytes of the granule the access touches.
  */
@@ -245,6 +268,9 @@ __noinline int hb_scan_g(struct hb_shadow *e, struct hb_thread *t, struct hb_scr
 	if (!e || !t || !scratch)
 		return 0;
 	r = &scratch->scan;
+	r->own = r->free = r->old = -1;
+	r->race = 0;
+	hb_claim(e, t->tgid, scratch);
 	type = scratch->acc.type;
 	mask = scratch->mask;
 	me = t->slot & (HB_SLOTS - 1);
@@ -389,20 +415,71 @@ static __noinline void hb_forget_wide(__u32 tgid, __u64 lo, __u64 hi, __u64 now)
 	*(volatile __u64 *)&r->ns = now;
 }
 
+static __always_inline __u64 hb_region_tag(__u32 tgid, __u64 region)
+{
+	/* A user address has 47 bits, a region 38, a tgid at most 22 (PID_MAX_LIMIT). */
+	return region << 22 | (tgid & ((1U << 22) - 1));
+}
+
+static __always_inline struct hb_region *hb_region_of(__u32 tgid, __u64 region)
+{
+	__u32 idx = ((region ^ ((__u64)tgid << 40)) * 0x9e3779b97f4a7c15ULL) >> (64 - HB_REGION_BITS);
+
+	return bpf_map_lookup_elem(&hb_regions, &idx);
+}
+
+/*
+ * A cell of granule may be written next (hb_check): its region's bit is
+ * set first, so that a forget after the write sees it.  A slot another
+ * region holds becomes SHARED: every move of a tag is to SHARED, but the
+ * first, from 0, which a compare-and-swap makes once.  A global function:
+ * in hb_check() its frame passed the 512 bytes of stack.
+ */
+__noinline int hb_region_note_g(__u32 tgid, __u64 granule)
+{
+	__u64 tag = hb_region_tag(tgid, granule >> 6), bit = 1ULL << (granule & 63), t;
+	struct hb_region *r = hb_region_of(tgid, granule >> 6);
+
+	if (!r)
+		return 0;
+	t = *(volatile __u64 *)&r->tag;
+	if (!t) {
+		t = __sync_val_compare_and_swap(&r->tag, 0, tag);
+		if (!t)
+			t = tag;
+	}
+	if (t == tag) {
+		if (!(*(volatile __u64 *)&r->bits & bit))
+			__sync_fetch_and_or(&r->bits, bit);
+	} else if (t != HB_REGION_SHARED) {
+		*(volatile __u64 *)&r->tag = HB_REGION_SHARED;
+	}
+	return 0;
+}
+
 struct hb_clear {
 	__u64 granule;		/* the first */
+	__u64 end;		/* one past the last */
+	__u64 base;		/* the first granule of the region being cleared */
+	__u64 bits;		/* its granules to clear */
 	__u32 tgid;
 	int busy;		/* an entry could not be taken: left to a wide range */
 };
 
-/* One granule of a narrow range: its shadow entry, if it holds the granule, emptied. */
+/* The next granule of c->bits: its shadow entry, if it holds the granule, emptied. */
 static long hb_clear_one(__u32 i, void *ctx)
 {
 	struct hb_clear *c = ctx;
-	__u64 granule = c->granule + i;
-	__u32 idx = hb_shadow_index(c->tgid, granule), seq;
-	struct hb_shadow *e = bpf_map_lookup_elem(&hb_shadow, &idx);
+	__u64 granule;
+	__u32 idx, seq;
+	struct hb_shadow *e;
 
+	if (!c->bits)
+		return 1;
+	granule = c->base + hb_lowest_bit(c->bits);
+	c->bits &= c->bits - 1;
+	idx = hb_shadow_index(c->tgid, granule);
+	e = bpf_map_lookup_elem(&hb_shadow, &idx);
 	if (!e || e->tgid != c->tgid || e->granule != granule || e->gen != hb_gen)
 		return 0;
 	seq = *(volatile __u32 *)&e->seq;
@@ -417,10 +494,47 @@ static long hb_clear_one(__u32 i, void *ctx)
 	return 0;
 }
 
+/*
+ * Region i of a narrow range: the granules its slot says may have cells,
+ * or all of them in a SHARED slot, cleared; none in a slot never used.
+ * Its bits are cleared after the entries: an access to memory being
+ * freed (a use after free) may leave a cell unseen, no other access can.
+ */
+static long hb_clear_region(__u32 i, void *ctx)
+{
+	struct hb_clear *c = ctx;
+	__u64 region = (c->granule >> 6) + i, base = region << 6, m, t;
+	__u64 lo = c->granule > base ? c->granule : base;
+	__u64 hi = c->end < base + 64 ? c->end : base + 64;
+	struct hb_region *r = hb_region_of(c->tgid, region);
+
+	if (lo >= hi)
+		return 1;
+	t = r ? *(volatile __u64 *)&r->tag : HB_REGION_SHARED;
+	if (!t)
+		return 0;
+	/* Granules lo to hi - 1 of the region. */
+	m = (~0ULL >> (63 - ((hi - 1) & 63))) & (~0ULL << (lo & 63));
+	if (r && t == hb_region_tag(c->tgid, region))
+		m &= *(volatile __u64 *)&r->bits;
+	else
+		t = 0;
+	if (!m)
+		return 0;
+	c->base = base;
+	c->bits = m;
+	bpf_loop(64, hb_clear_one, c, 0);	/* one call a bit set */
+	if (c->busy)
+		return 1;
+	if (r && t)
+		__sync_fetch_and_and(&r->bits, ~m);
+	return 0;
+}
+
 /* Forget what was remembered of [lo, hi) in process tgid. */
 static __noinline void hb_forget(__u32 tgid, __u64 lo, __u64 hi)
 {
-	struct hb_clear c = { .granule = lo >> 3, .tgid = tgid };
+	struct hb_clear c = { .granule = lo >> 3, .end = (hi + 7) >> 3, .tgid = tgid };
 	__u64 n = ((hi + 7) >> 3) - (lo >> 3);
 
 	if (hi <= lo)
@@ -428,7 +542,7 @@ static __noinline void hb_forget(__u32 tgid, __u64 lo, __u64 hi)
 	hb_count(KCSAND_HB_CTR_FORGET_OPS);
 	hb_forget_syncs(tgid, lo, hi);
 	if (n <= HB_FORGET_CLEAR) {
-		bpf_loop(n, hb_clear_one, &c, 0);
+		bpf_loop(((c.end - 1) >> 6) - (c.granule >> 6) + 1, hb_clear_region, &c, 0);
 		if (!c.busy)
 			return;
 	}
@@ -448,28 +562,14 @@ static __noinline int hb_check(void *ctx, struct hb_scratch *scratch, struct hb_
 			       struct hb_shadow *e, __u32 seq)
 {
 	const struct hb_access *a = &scratch->acc;
-	__u32 me = t->slot & (HB_SLOTS - 1), tgid = t->tgid;
+	__u32 me = t->slot & (HB_SLOTS - 1);
 	__u32 clock = t->vc[me], type = a->type;
-	__u64 granule = a->granule, now = bpf_ktime_get_ns();
-	__u8 mask = hb_mask(a->addr, a->size, granule);
-	struct hb_scan *r = &scratch->scan;
+	__u64 granule = a->granule, now = scratch->now;
+	const struct hb_scan *r = &scratch->scan;
+	__u8 mask = scratch->mask;
 	struct hb_cell *c;
-	int claimed = 0;
 
 	/* e is not NULL: the one caller tests it, and the verifier knows (a static call). */
-	scratch->now = now;
-	if (e->tgid != tgid || e->granule != granule || e->gen != hb_gen) {
-		claimed = e->tgid && e->gen == hb_gen ? 2 : 1;
-		e->tgid = tgid;
-		e->granule = granule;
-		e->gen = hb_gen;
-		for (int i = 0; i < HB_CELLS; i++)
-			e->cell[i].slot1 = 0;
-	}
-	scratch->mask = mask;
-	r->own = r->free = r->old = -1;
-	r->race = 0;
-	hb_scan_g(e, t, scratch);
 	c = &e->cell[(r->own >= 0 ? r->own : r->free >= 0 ? r->free : r->old >= 0 ? r->old :
 		      (int)(bpf_get_prandom_u32() % HB_CELLS)) & (HB_CELLS - 1)];
 	if (!(r->own >= 0 && c->site == a->site_idx && c->clock == clock && c->mask == mask)) {
@@ -490,9 +590,6 @@ static __noinline int hb_check(void *ctx, struct hb_scratch *scratch, struct hb_
 		c->off = (__s8)(a->addr - (granule << 3));
 	}
 	__sync_lock_test_and_set(&e->seq, seq + 2);
-
-	if (claimed)
-		hb_count(claimed == 1 ? KCSAND_HB_CTR_SHADOW_LIVE : KCSAND_HB_CTR_SHADOW_EVICTED);
 	if (r->race)
 		hb_count(KCSAND_HB_CTR_RACES);
 	return r->race;
@@ -503,7 +600,7 @@ static __noinline int hb_check(void *ctx, struct hb_scratch *scratch, struct hb_
  * 32-byte vector access, or one that straddles two granules, covers all
  * its bytes.  A race found is kept in scratch->found; returns whether
  * there is one.  A bounded loop, not bpf_loop(): its callback's frame on
- * top of hb_check()'s and hb_scan_g()'s passed the 512 bytes of stack.
+ * top of hb_check()'s passed the 512 bytes of stack.
  */
 static __always_inline int hb_access_granules(void *ctx, struct hb_scratch *scratch,
 					      struct hb_thread *t)
@@ -523,6 +620,9 @@ static __always_inline int hb_access_granules(void *ctx, struct hb_scratch *scra
 		if (!e)
 			continue;
 		hb_drop_forgotten_g(e, t->tgid, scratch->acc.granule << 3);
+		hb_region_note_g(t->tgid, scratch->acc.granule);
+		/* Not from hb_check() either: the three frames passed the 512 bytes. */
+		hb_scan_g(e, t, scratch);
 		/* After a race is found, each granule is still remembered. */
 		if (hb_check(ctx, scratch, t, e, seq))
 			race = 1;
