@@ -199,10 +199,21 @@ static __always_inline void hb_sync_note(__u32 tgid, __u64 addr)
 static __noinline void hb_release(struct hb_thread *t, __u64 addr, int new_epoch)
 {
 	struct hb_key k = { .tgid = t->tgid, .addr = addr };
-	struct hb_sync *s = hb_get(&hb_syncs, &k);
+	struct hb_sync *s = bpf_map_lookup_elem(&hb_syncs, &k);
 	__u32 tgid = t->tgid;
 	struct hb_proc *p;
 
+	if (!s) {
+		s = hb_get(&hb_syncs, &k);
+		p = bpf_map_lookup_elem(&hb_procs, &tgid);
+		/*
+		 * A new object of a process whose releases went into the
+		 * overflow object: one of them may have been this object's,
+		 * before objects freed made room for it (hb_forget_syncs).
+		 */
+		if (s && p && p->overflowed)
+			hb_vc_join_atomic(s->vc, p->overflow);
+	}
 	if (!s) {
 		hb_count(KCSAND_HB_CTR_SYNC_FULL);
 		p = bpf_map_lookup_elem(&hb_procs, &tgid);
