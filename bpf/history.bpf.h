@@ -11,11 +11,12 @@
  * (uprobes on libc and libgomp, the fork and exit tracepoints, marked
  * accesses) are never sampled.
  *
- * Each sampled plain access is checked against a shadow entry for its
- * 8-byte granule, which remembers up to HB_CELLS earlier accesses as
- * epochs (slot, clock) with their site, time and stack.  A remembered
- * access of another thread that conflicts and whose epoch the current
- * thread has not acquired is a race, reported with both stacks.
+ * Each sampled access, plain or marked, is checked against a shadow entry
+ * for each 8-byte granule it touches, which remembers up to HB_CELLS
+ * earlier accesses as epochs (slot, clock) with their site, time and
+ * stack.  A remembered access of another thread that conflicts (a write on
+ * either side, not both marked) and whose epoch the current thread has not
+ * acquired is a race, reported with both stacks.
  *
  * Included by kcsand.bpf.c after the traced-process filter; uses the site
  * table, the ring buffer and fill_access() of engine.bpf.h.  This file
@@ -215,11 +216,22 @@ struct hb_cell {
 	__u16 slot1;
 	__u16 cpu;
 	__u8 mask;		/* bytes of the granule it touched */
-	__u8 type;		/* KCSAND_ACCESS_* */
+	__u8 type;		/* KCSAND_ACCESS_* and HB_TYPE_* */
 	__u8 size;
-	__u8 off;		/* address & 7 */
+	__s8 off;		/* its address - the granule's: -31 to 7 (a wide access) */
 	__u8 __pad[4];
 };
+
+/*
+ * What a cell's type says besides KCSAND_ACCESS_*, for the rule that a
+ * plain access is not paired with an atomic one learned at run time
+ * (bpf/atomics.bpf.h) at its very address: made before any lock or xchg
+ * taught that address, it is taken to be what a later one would be, an
+ * atomic access (hb_conflict).  Never sent: hb_report() masks them.
+ */
+#define HB_TYPE_LEARNABLE	(1u << 6)	/* a plain load or store the run-time rule may mark */
+#define HB_TYPE_INFERRED	(1u << 7)	/* atomic by the run-time rule: a lock, xchg, learned */
+#define HB_TYPE_ACCESS		(KCSAND_ACCESS_WRITE | KCSAND_ACCESS_COMPOUND | KCSAND_ACCESS_ATOMIC)
 
 struct hb_shadow {
 	__u32 seq;		/* odd: a thread is checking or updating the entry */
@@ -247,17 +259,28 @@ struct hb_access {
 	__u64 addr;
 	__u64 ra;		/* return address of a frameless site's caller, or 0 */
 	__u64 ustack;		/* the report's copy of this side's stack (ustack.bpf.h), or 0 */
+	__u64 granule;		/* the one being checked: an access up to 32 bytes spans up to 5 */
 	__u32 site_idx;
 	__u32 size;
-	__u32 type;		/* KCSAND_ACCESS_* */
+	__u32 type;		/* KCSAND_ACCESS_* and HB_TYPE_* */
 	__u32 __pad;
+};
+
+/* Where an access goes: its own cell, else a free one, else one it is ordered after. */
+struct hb_scan {
+	int own, free, old, race;
 };
 
 /* Per CPU: what does not fit on the BPF stack next to the engine's frame. */
 struct hb_scratch {
 	struct hb_stack stk;
 	__u64 copy_key;		/* a stack remembered without its copy yet: take it (or 0) */
+	/* This access's stack key, walked once for all its granules: ~0 until then. */
+	__u64 stack_key;
 	struct hb_cell found;
+	__u64 found_granule;	/* the granule found's cell is of */
+	__u8 mask;		/* the bytes of acc.granule the access touches */
+	struct hb_scan scan;	/* hb_scan_g()'s answer, for hb_check() */
 	struct hb_access acc;
 	__u64 now;
 };
@@ -296,6 +319,23 @@ struct {
 	__type(value, struct hb_sync);
 } hb_syncs SEC(".maps");
 
+/*
+ * Which 64-byte lines of user memory hold a sync object of hb_syncs, so
+ * that memory freed or unmapped forgets its objects (hb_forget_syncs)
+ * without a look-up per byte: a word per 4 KiB page, a bit per line,
+ * direct-mapped by (tgid, page).  Two pages that share a word share its
+ * bits: a line is then looked at in vain, or its bit is cleared while the
+ * other page's object stays, which keeps that object's clock (more order,
+ * as before objects were forgotten), never less.
+ */
+#define HB_SYNC_PAGE_BITS	14
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1 << HB_SYNC_PAGE_BITS);
+	__type(key, __u32);
+	__type(value, __u64);
+} hb_sync_lines SEC(".maps");
+
 /* pthread_t -> tid, from pthread_create()'s return. */
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
@@ -319,6 +359,31 @@ struct {
 	__type(key, __u32);
 	__type(value, struct hb_shadow);
 } hb_shadow SEC(".maps");
+
+/*
+ * Which granules of a 512-byte region the shadow may hold, so that memory
+ * freed is forgotten at a look-up per region, not per granule: the
+ * forgetting of a heap block was 40 ns a granule, a cache miss in the
+ * shadow each.  Direct-mapped by (tgid, region), a slot names the one
+ * region its bits are of (tag); a slot two regions met in is SHARED for
+ * the rest of the run, and its regions are forgotten granule by granule,
+ * as before.  A tag of 0: no granule of any region of the slot was ever
+ * remembered.  hb_region_note(), hb_clear_region().
+ */
+#define HB_REGION_BITS		16
+#define HB_REGION_SHARED	(~0ULL)
+
+struct hb_region {
+	__u64 tag;		/* region << 22 | tgid, 0, or HB_REGION_SHARED */
+	__u64 bits;		/* its granules that may have cells */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1 << HB_REGION_BITS);
+	__type(key, __u32);
+	__type(value, struct hb_region);
+} hb_regions SEC(".maps");
 
 /* Stacks of remembered accesses, keyed by a hash of their frames. */
 struct {

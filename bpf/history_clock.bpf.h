@@ -174,13 +174,46 @@ static __always_inline void hb_tick(struct hb_thread *t)
 		p->cur_clock[s] = t->vc[s];
 }
 
+/* Sync objects in user memory: below are libgomp's own and above, kernel objects and hashes. */
+#define HB_USER_MIN	4096ULL
+#define HB_USER_END	(1ULL << 47)
+
+static __always_inline __u32 hb_sync_page(__u32 tgid, __u64 page)
+{
+	return ((page ^ ((__u64)tgid << 36)) * 0x9e3779b97f4a7c15ULL) >> (64 - HB_SYNC_PAGE_BITS);
+}
+
+/* An object of user memory in hb_syncs: its line's bit, for hb_forget_syncs(). */
+static __always_inline void hb_sync_note(__u32 tgid, __u64 addr)
+{
+	__u32 idx = hb_sync_page(tgid, addr >> 12);
+	__u64 bit = 1ULL << ((addr >> 6) & 63), *w;
+
+	if (addr < HB_USER_MIN || addr >= HB_USER_END)
+		return;
+	w = bpf_map_lookup_elem(&hb_sync_lines, &idx);
+	if (w && !(*(volatile __u64 *)w & bit))
+		__sync_fetch_and_or(w, bit);
+}
+
 static __noinline void hb_release(struct hb_thread *t, __u64 addr, int new_epoch)
 {
 	struct hb_key k = { .tgid = t->tgid, .addr = addr };
-	struct hb_sync *s = hb_get(&hb_syncs, &k);
+	struct hb_sync *s = bpf_map_lookup_elem(&hb_syncs, &k);
 	__u32 tgid = t->tgid;
 	struct hb_proc *p;
 
+	if (!s) {
+		s = hb_get(&hb_syncs, &k);
+		p = bpf_map_lookup_elem(&hb_procs, &tgid);
+		/*
+		 * A new object of a process whose releases went into the
+		 * overflow object: one of them may have been this object's,
+		 * before objects freed made room for it (hb_forget_syncs).
+		 */
+		if (s && p && p->overflowed)
+			hb_vc_join_atomic(s->vc, p->overflow);
+	}
 	if (!s) {
 		hb_count(KCSAND_HB_CTR_SYNC_FULL);
 		p = bpf_map_lookup_elem(&hb_procs, &tgid);
@@ -190,6 +223,7 @@ static __noinline void hb_release(struct hb_thread *t, __u64 addr, int new_epoch
 		p->overflowed = 1;
 	} else {
 		hb_vc_join_atomic(s->vc, t->vc);
+		hb_sync_note(tgid, addr);
 	}
 	if (new_epoch && !t->once_depth)
 		hb_tick(t);
@@ -211,6 +245,117 @@ static __noinline void hb_acquire(struct hb_thread *t, __u64 addr)
 	}
 	/* Entries read while a release adds to them: each is one it had, or more. */
 	hb_vc_join(t->vc, s->vc);
+}
+
+/*
+ * Forgetting the sync objects of a range of memory that changes owner
+ * (freed, unmapped), as TSan does: a new mutex at a freed one's address
+ * must not acquire what the old one released, which would hide a race
+ * (tests/history/racy_lock_reused_memory.c), and the table must not fill
+ * with the objects of memory long gone.  Keys of user memory are exact
+ * addresses: those 4-byte aligned are found (pthread's and C11's objects,
+ * a marked access's granule); an odd one stays, as before.
+ */
+#define HB_SYNC_FORGET_PAGES	(1U << 14)	/* 64 MiB; wider: only the first */
+
+struct hb_sync_forget {
+	__u64 lo, hi;		/* [lo, hi) */
+	__u64 base;		/* the page being looked at */
+	__u64 lines;		/* its lines in [lo, hi) that hold objects */
+	__u64 done;		/* of them, those [lo, hi) covers whole: no object left */
+	__u32 tgid;
+	__u32 freed;
+};
+
+/*
+ * The objects of [lo, hi) in one line that hb_syncs holds, deleted.  A
+ * global function, verified once: inside the two bpf_loop() callbacks
+ * the verifier's walk of its loop passed a million instructions.
+ */
+__noinline int hb_forget_line_g(struct hb_sync_forget *f, __u64 line)
+{
+	if (!f)
+		return 0;
+	for (int k = 0; k < 16; k++) {
+		struct hb_key key = { .tgid = f->tgid, .addr = line + 4 * k };
+
+		if (key.addr < f->lo || key.addr >= f->hi)
+			continue;
+		if (bpf_map_lookup_elem(&hb_syncs, &key) && !bpf_map_delete_elem(&hb_syncs, &key))
+			f->freed++;
+	}
+	return 0;
+}
+
+/*
+ * The index of a word's lowest bit, from a de Bruijn sequence: BPF has no
+ * bit scan, and a loop over the 64 bits takes a callback each.
+ */
+static const __u8 hb_debruijn[64] = {
+	0, 1, 48, 2, 57, 49, 28, 3, 61, 58, 50, 42, 38, 29, 17, 4, 62, 55, 59, 36, 53, 51,
+	43, 22, 45, 39, 33, 30, 24, 18, 12, 5, 63, 47, 56, 27, 60, 41, 37, 16, 54, 35, 52,
+	21, 44, 32, 23, 11, 46, 26, 40, 15, 34, 20, 31, 10, 25, 14, 19, 9, 13, 8, 7, 6,
+};
+
+static __always_inline __u32 hb_lowest_bit(__u64 w)
+{
+	return hb_debruijn[((w & -w) * 0x03f79d71b4cb0a89ULL) >> 58];
+}
+
+/* The next line of f->lines: its objects forgotten. */
+static long hb_forget_sync_line(__u32 i, void *ctx)
+{
+	struct hb_sync_forget *f = ctx;
+	__u32 b;
+	__u64 line;
+
+	if (!f->lines)
+		return 1;
+	b = hb_lowest_bit(f->lines);
+	f->lines &= f->lines - 1;
+	line = f->base + 64 * b;
+	hb_forget_line_g(f, line);
+	if (line >= f->lo && line + 64 <= f->hi)
+		f->done |= 1ULL << (b & 63);
+	return 0;
+}
+
+/* Page i of the range: the lines its word says hold objects. */
+static long hb_forget_sync_page(__u32 i, void *ctx)
+{
+	struct hb_sync_forget *f = ctx;
+	__u64 base = ((f->lo >> 12) + i) << 12;
+	__u64 lo = f->lo > base ? f->lo : base, hi = f->hi < base + 4096 ? f->hi : base + 4096;
+	__u32 idx = hb_sync_page(f->tgid, base >> 12);
+	__u64 *w = bpf_map_lookup_elem(&hb_sync_lines, &idx);
+
+	if (!w || lo >= hi)
+		return 0;
+	/* Lines lo to hi - 1 of the page. */
+	f->lines = *(volatile __u64 *)w & (~0ULL >> (63 - (((hi - 1) >> 6) & 63))) &
+		   (~0ULL << ((lo >> 6) & 63));
+	if (!f->lines)
+		return 0;
+	f->base = base;
+	f->done = 0;
+	bpf_loop(64, hb_forget_sync_line, f, 0);	/* one call a line with objects */
+	if (f->done)
+		__sync_fetch_and_and(w, ~f->done);
+	return 0;
+}
+
+static __noinline void hb_forget_syncs(__u32 tgid, __u64 lo, __u64 hi)
+{
+	struct hb_sync_forget f = { .lo = lo, .hi = hi, .tgid = tgid };
+	__u64 pages;
+
+	if (hi <= lo || lo >= HB_USER_END)
+		return;
+	pages = ((hi - 1) >> 12) - (lo >> 12) + 1;
+	bpf_loop(pages < HB_SYNC_FORGET_PAGES ? pages : HB_SYNC_FORGET_PAGES,
+		 hb_forget_sync_page, &f, 0);
+	if (f.freed)
+		__sync_fetch_and_add(&hb_counters[KCSAND_HB_CTR_SYNC_FREED], f.freed);
 }
 
 /*

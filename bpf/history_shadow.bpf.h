@@ -81,10 +81,11 @@ static __always_inline int hb_report_due(__u32 other_site, __u32 this_site, __u6
 }
 
 /* The report: this access as a watchpoint consumer would fill it, the remembered one as it was. */
-static __noinline void hb_report(void *ctx, const struct hb_access *a, const struct hb_cell *o,
-				 __u32 tgid, __u64 now)
+static __noinline void hb_report(void *ctx, const struct hb_scratch *scratch, __u32 tgid)
 {
-	__u64 addr = a->addr;
+	const struct hb_access *a = &scratch->acc;
+	const struct hb_cell *o = &scratch->found;
+	__u64 addr = a->addr, now = scratch->now;
 	struct kcsand_report *rec;
 	const struct hb_stack *st;
 	__u64 id = bpf_get_current_pid_tgid();
@@ -112,7 +113,7 @@ static __noinline void hb_report(void *ctx, const struct hb_access *a, const str
 	rec->this.cpu = bpf_get_smp_processor_id();
 	rec->this.site = a->site_idx;
 	rec->this.size = a->size;
-	rec->this.type = a->type;
+	rec->this.type = a->type & HB_TYPE_ACCESS;
 	rec->this.ra = a->ra;
 	rec->this.ustack = a->ustack;
 	bpf_get_current_comm(rec->this.comm, sizeof(rec->this.comm));
@@ -120,7 +121,7 @@ static __noinline void hb_report(void *ctx, const struct hb_access *a, const str
 	rec->this.nr_frames = n < 0 ? (__s32)n : (__s32)((__u64)n / 8);
 
 	__builtin_memset(&rec->other, 0, offsetof(struct kcsand_access, stack));
-	rec->other.addr = (addr & ~7ULL) + o->off;
+	rec->other.addr = (scratch->found_granule << 3) + o->off;
 	rec->other.ip = o->ip;
 	rec->other.ra = o->ra;
 	rec->other.tid = o->tid;
@@ -128,7 +129,7 @@ static __noinline void hb_report(void *ctx, const struct hb_access *a, const str
 	rec->other.cpu = o->cpu;
 	rec->other.site = o->site;
 	rec->other.size = o->size;
-	rec->other.type = o->type;
+	rec->other.type = o->type & HB_TYPE_ACCESS;
 	/* Its copy went out when it was remembered, if the ring buffer had room then. */
 	rec->other.ustack = o->stack_key;
 	st = o->stack_key ? bpf_map_lookup_elem(&hb_stacks, &o->stack_key) : NULL;
@@ -143,12 +144,14 @@ static __noinline void hb_report(void *ctx, const struct hb_access *a, const str
 	hb_count(KCSAND_HB_CTR_REPORTS);
 }
 
-/* The bytes of a granule an access of size at offset off touches. */
-static __always_inline __u8 hb_mask(__u32 off, __u32 size)
+/* The bytes of granule g that an access of size bytes at addr touches (it touches g). */
+static __always_inline __u8 hb_mask(__u64 addr, __u32 size, __u64 g)
 {
-	__u32 n = size < 8 - off ? size : 8 - off;
+	__u64 lo = addr > g << 3 ? addr : g << 3, hi = addr + size;
 
-	return (__u8)(((1u << n) - 1) << off);
+	if (hi > (g << 3) + 8)
+		hi = (g << 3) + 8;
+	return (__u8)(((1u << (hi - lo)) - 1) << (lo & 7));
 }
 
 static __always_inline __u32 hb_shadow_index(__u32 tgid, __u64 granule)
@@ -205,15 +208,73 @@ static __always_inline int hb_entry_lock(struct hb_shadow *e, __u32 *seq)
 	return 0;
 }
 
-/* Where the access goes: its own cell, else a free one, else one it is ordered after. */
-struct hb_scan {
-	int own, free, old, race;
-};
-
-static __always_inline void hb_scan(struct hb_shadow *e, struct hb_thread *t, __u32 me,
-				    __u32 type, __u8 mask, struct hb_scratch *scratch,
-				    struct hb_scan *r)
+/*
+ * Whether a remembered access of another thread, not ordered before this
+ * one, races with it.  KCSAN's rules: a write on either side, and not both
+ * marked.  A plain load or store that a lock or xchg later showed to be an
+ * atomic's (the same address, bpf/atomics.bpf.h) was an atomic access
+ * made before the rule knew it: hb_cell's HB_TYPE_*.
+ */
+static __always_inline int hb_conflict(const struct hb_cell *c, const struct hb_access *a,
+				       __u8 mask)
 {
+	__u32 type = a->type;
+
+	if (!(c->mask & mask) || !((c->type | type) & KCSAND_ACCESS_WRITE))
+		return 0;
+	if (c->type & type & KCSAND_ACCESS_ATOMIC)
+		return 0;
+	if ((((c->type & HB_TYPE_LEARNABLE) && (type & HB_TYPE_INFERRED)) ||
+	     ((c->type & HB_TYPE_INFERRED) && (type & HB_TYPE_LEARNABLE))) &&
+	    (a->granule << 3) + c->off == a->addr)
+		return 0;
+	return 1;
+}
+
+/*
+ * The entry of the granule being checked, made its own (its cells of
+ * another granule, or of an older generation, forgotten); the bytes the
+ * access touches in it, and the time, for hb_check().
+ */
+static __always_inline void hb_claim(struct hb_shadow *e, __u32 tgid, struct hb_scratch *scratch)
+{
+	__u64 granule = scratch->acc.granule;
+
+	scratch->now = bpf_ktime_get_ns();
+	scratch->mask = hb_mask(scratch->acc.addr, scratch->acc.size, granule);
+	if (e->tgid == tgid && e->granule == granule && e->gen == hb_gen)
+		return;
+	hb_count(e->tgid && e->gen == hb_gen ? KCSAND_HB_CTR_SHADOW_EVICTED :
+					       KCSAND_HB_CTR_SHADOW_LIVE);
+	e->tgid = tgid;
+	e->granule = granule;
+	e->gen = hb_gen;
+	for (int i = 0; i < HB_CELLS; i++)
+		e->cell[i].slot1 = 0;
+}
+
+/*
+ * Claim the entry (hb_claim), then find where the access goes in it, and
+ * the first race.  A global function, verified once: inlined, its branches times the
+ * granules of hb_access_granule() passed the verifier's million
+ * instructions.  scratch->mask: the bytes of the granule the access touches.
+ */
+__noinline int hb_scan_g(struct hb_shadow *e, struct hb_thread *t, struct hb_scratch *scratch)
+{
+	struct hb_scan *r;
+	__u32 type, me;
+	__u8 mask;
+
+	if (!e || !t || !scratch)
+		return 0;
+	r = &scratch->scan;
+	r->own = r->free = r->old = -1;
+	r->race = 0;
+	hb_claim(e, t->tgid, scratch);
+	type = scratch->acc.type;
+	mask = scratch->mask;
+	me = t->slot & (HB_SLOTS - 1);
+
 	for (int i = 0; i < HB_CELLS; i++) {
 		struct hb_cell *c = &e->cell[i];
 		__u32 s;
@@ -227,10 +288,12 @@ static __always_inline void hb_scan(struct hb_shadow *e, struct hb_thread *t, __
 		if (s == me) {
 			/*
 			 * Our own, replaced by this access only if it stands for
-			 * it: the same bytes or more, and a write for a read.
+			 * it: the same bytes or more, a write for a read, and a
+			 * plain access for a marked one.
 			 */
 			if (r->own < 0 && !(c->mask & ~mask) &&
-			    (!(c->type & KCSAND_ACCESS_WRITE) || (type & KCSAND_ACCESS_WRITE)))
+			    (!(c->type & KCSAND_ACCESS_WRITE) || (type & KCSAND_ACCESS_WRITE)) &&
+			    (!(type & KCSAND_ACCESS_ATOMIC) || (c->type & KCSAND_ACCESS_ATOMIC)))
 				r->own = i;
 			continue;
 		}
@@ -239,18 +302,20 @@ static __always_inline void hb_scan(struct hb_shadow *e, struct hb_thread *t, __
 				r->old = i;
 			continue;
 		}
-		if (!r->race && (c->mask & mask) && ((c->type | type) & KCSAND_ACCESS_WRITE)) {
+		if (!r->race && hb_conflict(c, &scratch->acc, mask)) {
 			scratch->found = *c;
+			scratch->found_granule = scratch->acc.granule;
 			r->race = 1;
 		}
 	}
+	return 0;
 }
 
 /* The shadow entry of an access's granule, taken (hb_entry_lock), or NULL. */
 static __always_inline struct hb_shadow *hb_shadow_take(const struct hb_access *a, __u32 tgid,
 							__u32 *seq)
 {
-	__u32 idx = hb_shadow_index(tgid, a->addr >> 3);
+	__u32 idx = hb_shadow_index(tgid, a->granule);
 	struct hb_shadow *e = bpf_map_lookup_elem(&hb_shadow, &idx);
 
 	return e && hb_entry_lock(e, seq) ? e : NULL;
@@ -350,20 +415,71 @@ static __noinline void hb_forget_wide(__u32 tgid, __u64 lo, __u64 hi, __u64 now)
 	*(volatile __u64 *)&r->ns = now;
 }
 
+static __always_inline __u64 hb_region_tag(__u32 tgid, __u64 region)
+{
+	/* A user address has 47 bits, a region 38, a tgid at most 22 (PID_MAX_LIMIT). */
+	return region << 22 | (tgid & ((1U << 22) - 1));
+}
+
+static __always_inline struct hb_region *hb_region_of(__u32 tgid, __u64 region)
+{
+	__u32 idx = ((region ^ ((__u64)tgid << 40)) * 0x9e3779b97f4a7c15ULL) >> (64 - HB_REGION_BITS);
+
+	return bpf_map_lookup_elem(&hb_regions, &idx);
+}
+
+/*
+ * A cell of granule may be written next (hb_check): its region's bit is
+ * set first, so that a forget after the write sees it.  A slot another
+ * region holds becomes SHARED: every move of a tag is to SHARED, but the
+ * first, from 0, which a compare-and-swap makes once.  A global function:
+ * in hb_check() its frame passed the 512 bytes of stack.
+ */
+__noinline int hb_region_note_g(__u32 tgid, __u64 granule)
+{
+	__u64 tag = hb_region_tag(tgid, granule >> 6), bit = 1ULL << (granule & 63), t;
+	struct hb_region *r = hb_region_of(tgid, granule >> 6);
+
+	if (!r)
+		return 0;
+	t = *(volatile __u64 *)&r->tag;
+	if (!t) {
+		t = __sync_val_compare_and_swap(&r->tag, 0, tag);
+		if (!t)
+			t = tag;
+	}
+	if (t == tag) {
+		if (!(*(volatile __u64 *)&r->bits & bit))
+			__sync_fetch_and_or(&r->bits, bit);
+	} else if (t != HB_REGION_SHARED) {
+		*(volatile __u64 *)&r->tag = HB_REGION_SHARED;
+	}
+	return 0;
+}
+
 struct hb_clear {
 	__u64 granule;		/* the first */
+	__u64 end;		/* one past the last */
+	__u64 base;		/* the first granule of the region being cleared */
+	__u64 bits;		/* its granules to clear */
 	__u32 tgid;
 	int busy;		/* an entry could not be taken: left to a wide range */
 };
 
-/* One granule of a narrow range: its shadow entry, if it holds the granule, emptied. */
+/* The next granule of c->bits: its shadow entry, if it holds the granule, emptied. */
 static long hb_clear_one(__u32 i, void *ctx)
 {
 	struct hb_clear *c = ctx;
-	__u64 granule = c->granule + i;
-	__u32 idx = hb_shadow_index(c->tgid, granule), seq;
-	struct hb_shadow *e = bpf_map_lookup_elem(&hb_shadow, &idx);
+	__u64 granule;
+	__u32 idx, seq;
+	struct hb_shadow *e;
 
+	if (!c->bits)
+		return 1;
+	granule = c->base + hb_lowest_bit(c->bits);
+	c->bits &= c->bits - 1;
+	idx = hb_shadow_index(c->tgid, granule);
+	e = bpf_map_lookup_elem(&hb_shadow, &idx);
 	if (!e || e->tgid != c->tgid || e->granule != granule || e->gen != hb_gen)
 		return 0;
 	seq = *(volatile __u32 *)&e->seq;
@@ -378,17 +494,55 @@ static long hb_clear_one(__u32 i, void *ctx)
 	return 0;
 }
 
+/*
+ * Region i of a narrow range: the granules its slot says may have cells,
+ * or all of them in a SHARED slot, cleared; none in a slot never used.
+ * Its bits are cleared after the entries: an access to memory being
+ * freed (a use after free) may leave a cell unseen, no other access can.
+ */
+static long hb_clear_region(__u32 i, void *ctx)
+{
+	struct hb_clear *c = ctx;
+	__u64 region = (c->granule >> 6) + i, base = region << 6, m, t;
+	__u64 lo = c->granule > base ? c->granule : base;
+	__u64 hi = c->end < base + 64 ? c->end : base + 64;
+	struct hb_region *r = hb_region_of(c->tgid, region);
+
+	if (lo >= hi)
+		return 1;
+	t = r ? *(volatile __u64 *)&r->tag : HB_REGION_SHARED;
+	if (!t)
+		return 0;
+	/* Granules lo to hi - 1 of the region. */
+	m = (~0ULL >> (63 - ((hi - 1) & 63))) & (~0ULL << (lo & 63));
+	if (r && t == hb_region_tag(c->tgid, region))
+		m &= *(volatile __u64 *)&r->bits;
+	else
+		t = 0;
+	if (!m)
+		return 0;
+	c->base = base;
+	c->bits = m;
+	bpf_loop(64, hb_clear_one, c, 0);	/* one call a bit set */
+	if (c->busy)
+		return 1;
+	if (r && t)
+		__sync_fetch_and_and(&r->bits, ~m);
+	return 0;
+}
+
 /* Forget what was remembered of [lo, hi) in process tgid. */
 static __noinline void hb_forget(__u32 tgid, __u64 lo, __u64 hi)
 {
-	struct hb_clear c = { .granule = lo >> 3, .tgid = tgid };
+	struct hb_clear c = { .granule = lo >> 3, .end = (hi + 7) >> 3, .tgid = tgid };
 	__u64 n = ((hi + 7) >> 3) - (lo >> 3);
 
 	if (hi <= lo)
 		return;
 	hb_count(KCSAND_HB_CTR_FORGET_OPS);
+	hb_forget_syncs(tgid, lo, hi);
 	if (n <= HB_FORGET_CLEAR) {
-		bpf_loop(n, hb_clear_one, &c, 0);
+		bpf_loop(((c.end - 1) >> 6) - (c.granule >> 6) + 1, hb_clear_region, &c, 0);
 		if (!c.busy)
 			return;
 	}
@@ -396,8 +550,9 @@ static __noinline void hb_forget(__u32 tgid, __u64 lo, __u64 hi)
 }
 
 /*
- * Check one plain access against the remembered ones of its granule, in
- * its entry e that the caller took (seq: the entry's sequence before),
+ * Check one access against the remembered ones of one of its granules
+ * (scratch->acc.granule), in its entry e that the caller took (seq: the
+ * entry's sequence before),
  * and remember it, with its stack unless this site already is in this
  * epoch.  The caller takes the entry: its bpf_loop() callback is a frame
  * of its own to 6.1's verifier, and on top of this function's the frames
@@ -407,32 +562,31 @@ static __noinline int hb_check(void *ctx, struct hb_scratch *scratch, struct hb_
 			       struct hb_shadow *e, __u32 seq)
 {
 	const struct hb_access *a = &scratch->acc;
-	__u32 me = t->slot & (HB_SLOTS - 1), tgid = t->tgid;
+	__u32 me = t->slot & (HB_SLOTS - 1);
 	__u32 clock = t->vc[me], type = a->type;
-	__u64 granule = a->addr >> 3, now = bpf_ktime_get_ns();
-	__u8 mask = hb_mask(a->addr & 7, a->size);
-	struct hb_scan r = { -1, -1, -1, 0 };
+	__u64 granule = a->granule, now = scratch->now;
+	const struct hb_scan *r = &scratch->scan;
+	__u8 mask = scratch->mask;
 	struct hb_cell *c;
-	int claimed = 0;
 
 	/* e is not NULL: the one caller tests it, and the verifier knows (a static call). */
-	scratch->now = now;
-	hb_count(KCSAND_HB_CTR_CHECKED);
-	if (e->tgid != tgid || e->granule != granule || e->gen != hb_gen) {
-		claimed = e->tgid && e->gen == hb_gen ? 2 : 1;
-		e->tgid = tgid;
-		e->granule = granule;
-		e->gen = hb_gen;
-		for (int i = 0; i < HB_CELLS; i++)
-			e->cell[i].slot1 = 0;
-	}
-	hb_scan(e, t, me, type, mask, scratch, &r);
-	c = &e->cell[(r.own >= 0 ? r.own : r.free >= 0 ? r.free : r.old >= 0 ? r.old :
+	c = &e->cell[(r->own >= 0 ? r->own : r->free >= 0 ? r->free : r->old >= 0 ? r->old :
 		      (int)(bpf_get_prandom_u32() % HB_CELLS)) & (HB_CELLS - 1)];
-	if (!(r.own >= 0 && c->site == a->site_idx && c->clock == clock && c->mask == mask)) {
+	if (!(r->own >= 0 && c->site == a->site_idx && c->clock == clock && c->mask == mask)) {
+		/*
+		 * A marked access of the site this thread's cell already has
+		 * keeps that cell's stack: a lock word is hit at every lock and
+		 * unlock, each a new epoch, and a walk each made a static
+		 * program's 200,000 mutex rounds run twice as long.
+		 */
+		if (r->own >= 0 && c->site == a->site_idx && (type & KCSAND_ACCESS_ATOMIC) &&
+		    scratch->stack_key == ~0ULL)
+			scratch->stack_key = c->stack_key;
 		c->ip = a->ip;
 		c->ra = a->ra;
-		c->stack_key = hb_stack_key(ctx, scratch);
+		if (scratch->stack_key == ~0ULL)
+			scratch->stack_key = hb_stack_key(ctx, scratch);
+		c->stack_key = scratch->stack_key;
 		c->time_ns = now;
 		c->tid = (__u32)bpf_get_current_pid_tgid();
 		c->clock = clock;
@@ -442,30 +596,91 @@ static __noinline int hb_check(void *ctx, struct hb_scratch *scratch, struct hb_
 		c->mask = mask;
 		c->type = type;
 		c->size = a->size;
-		c->off = a->addr & 7;
+		c->off = (__s8)(a->addr - (granule << 3));
 	}
 	__sync_lock_test_and_set(&e->seq, seq + 2);
-
-	if (claimed)
-		hb_count(claimed == 1 ? KCSAND_HB_CTR_SHADOW_LIVE : KCSAND_HB_CTR_SHADOW_EVICTED);
-	if (r.race)
+	if (r->race)
 		hb_count(KCSAND_HB_CTR_RACES);
-	return r.race;
+	return r->race;
+}
+
+/*
+ * The granules of an access, each checked and remembered: a 16- or
+ * 32-byte vector access, or one that straddles two granules, covers all
+ * its bytes.  A race found is kept in scratch->found; returns whether
+ * there is one.  A bounded loop, not bpf_loop(): its callback's frame on
+ * top of hb_check()'s passed the 512 bytes of stack.
+ */
+static __always_inline int hb_access_granules(void *ctx, struct hb_scratch *scratch,
+					      struct hb_thread *t)
+{
+	__u64 first = scratch->acc.addr >> 3;
+	__u64 last = (scratch->acc.addr + scratch->acc.size - 1) >> 3;
+	struct hb_shadow *e;
+	int race = 0;
+	__u32 seq;
+
+	for (int i = 0; i < (KCSAND_MAX_ACCESS >> 3) + 1; i++) {
+		if (first + i > last)
+			break;
+		scratch->acc.granule = first + i;
+		e = hb_shadow_take(&scratch->acc, t->tgid, &seq);
+		/* Not from hb_check(): its frame and this one's would pass the 512 bytes. */
+		if (!e)
+			continue;
+		hb_drop_forgotten_g(e, t->tgid, scratch->acc.granule << 3);
+		hb_region_note_g(t->tgid, scratch->acc.granule);
+		/* Not from hb_check() either: the three frames passed the 512 bytes. */
+		hb_scan_g(e, t, scratch);
+		/* After a race is found, each granule is still remembered. */
+		if (hb_check(ctx, scratch, t, e, seq))
+			race = 1;
+	}
+	return race;
+}
+
+/* What scratch->acc says of the access: its site's, and how the rules mark it. */
+static __always_inline void hb_access_fill(struct hb_scratch *scratch,
+					   const struct kcsand_site *site, __u32 site_idx,
+					   struct pt_regs *regs, int learned)
+{
+	__u32 type = site_access_type(site);
+
+	if (learned)
+		type |= KCSAND_ACCESS_ATOMIC | HB_TYPE_INFERRED;
+	else if (site->flags & KCSAND_SITE_TEACHES)
+		type |= HB_TYPE_INFERRED;
+	else if (!(site->flags & (KCSAND_SITE_MARKED | KCSAND_SITE_SRC_PLAIN)) &&
+		 (site->flags & (KCSAND_SITE_READ | KCSAND_SITE_WRITE)) !=
+			 (KCSAND_SITE_READ | KCSAND_SITE_WRITE))
+		type |= HB_TYPE_LEARNABLE;	/* atomic_learned()'s plain accesses */
+	scratch->acc.site_idx = site_idx;
+	scratch->acc.size = site->size;
+	scratch->acc.type = type;
+	scratch->acc.ra = 0;
+	if (site->ra_off >= 0)
+		bpf_probe_read_user(&scratch->acc.ra, sizeof(scratch->acc.ra),
+				    (void *)(regs->sp + site->ra_off));
+	scratch->copy_key = 0;
+	scratch->stack_key = ~0ULL;
 }
 
 /*
  * A sampled access (an armed site's uprobe, or its execute breakpoint in a
  * hot turn).  Kernel mode stays KCSAN-only: hb_enabled is never set there.
+ * A marked access (and a plain one of a learned atomic) is checked and
+ * remembered as a plain one is, before its acquire or release: a plain
+ * access racing with it is a race, another marked one is not.
  */
 static __always_inline void history_access(void *ctx, struct pt_regs *regs, __u32 site_idx,
 					   __u64 probe_ip)
 {
 	const struct kcsand_site *site;
 	struct hb_scratch *scratch;
-	struct hb_shadow *e;
 	struct hb_thread *t;
-	__u32 zero = 0, seq;
+	__u32 zero = 0;
 	__u64 ip, t0;
+	int learned;
 
 	if (!hb_traced() || hb_paused)
 		return;
@@ -484,34 +699,24 @@ static __always_inline void history_access(void *ctx, struct pt_regs *regs, __u3
 	ip = probe_ip - site->probe_delta;
 	scratch->acc.ip = ip;
 	scratch->acc.addr = site_address(site, regs, ip);
-	/* A plain load or store of a learned atomic: acquire or release, as a marked one. */
-	if ((site->flags & KCSAND_SITE_MARKED) || atomic_learned(site, scratch->acc.addr)) {
-		hb_marked(t, site, scratch->acc.addr);
-		hb_time(KCSAND_HB_CTR_SYNC_NS, t0);
-		return;
-	}
-	scratch->acc.site_idx = site_idx;
-	scratch->acc.size = site->size;
-	scratch->acc.type = site_access_type(site);
-	scratch->acc.ra = 0;
-	if (site->ra_off >= 0)
-		bpf_probe_read_user(&scratch->acc.ra, sizeof(scratch->acc.ra),
-				    (void *)(regs->sp + site->ra_off));
-	scratch->copy_key = 0;
+	learned = atomic_learned(site, scratch->acc.addr);
+	hb_access_fill(scratch, site, site_idx, regs, learned);
+	hb_count(KCSAND_HB_CTR_CHECKED);
+	if (scratch->acc.type & KCSAND_ACCESS_ATOMIC)
+		hb_count(KCSAND_HB_CTR_MARKED_CHECKED);
 	/* Reported from here: the two calls' frames would not fit next to the engine's. */
-	e = hb_shadow_take(&scratch->acc, t->tgid, &seq);
-	/* Not from hb_check(): its frame and this one's would pass the 512 bytes. */
-	if (e)
-		hb_drop_forgotten_g(e, t->tgid, scratch->acc.addr);
-	if (e && hb_check(ctx, scratch, t, e, seq) &&
+	if (hb_access_granules(ctx, scratch, t) &&
 	    !hb_task_stack_dead(t->tgid, scratch->acc.addr, scratch->found.time_ns, regs->sp) &&
 	    hb_report_due(scratch->found.site, site_idx, scratch->now)) {
 		/* Before the report, as a watcher's (engine.bpf.h's emit_report). */
 		scratch->acc.ustack = ustack_send_seq(regs, 1);
-		hb_report(ctx, &scratch->acc, &scratch->found, t->tgid, scratch->now);
+		hb_report(ctx, scratch, t->tgid);
 	}
 	if (scratch->copy_key)
 		hb_stack_copy(regs, scratch->copy_key);
+	/* A marked access's acquire or release comes after its own check (its epoch). */
+	if (scratch->acc.type & KCSAND_ACCESS_ATOMIC)
+		hb_marked(t, site, scratch->acc.addr);
 	hb_time(KCSAND_HB_CTR_ACCESS_NS, t0);
 }
 

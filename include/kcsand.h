@@ -564,7 +564,7 @@ enum kcsand_hb_op {
 /* Counters of the history detector (.bss hb_counters[]). */
 enum kcsand_hb_counter {
 	KCSAND_HB_CTR_SYNC_OPS,		/* sync operations traced (probe hits) */
-	KCSAND_HB_CTR_CHECKED,		/* sampled plain accesses checked against the shadow */
+	KCSAND_HB_CTR_CHECKED,		/* sampled accesses checked against the shadow */
 	KCSAND_HB_CTR_MARKED,		/* marked accesses taken as acquire/release */
 	KCSAND_HB_CTR_SHADOW_LIVE,	/* shadow entries claimed (never freed during a run) */
 	KCSAND_HB_CTR_SHADOW_EVICTED,	/* entries taken over by another granule */
@@ -585,6 +585,8 @@ enum kcsand_hb_counter {
 	KCSAND_HB_CTR_TASK_SLOT_SHARED,	/* of them, in a slot whose last task it had not joined */
 	KCSAND_HB_CTR_TASK_NO_CLOCK,	/* tasks run on their thread's clock: no slot, nested deep */
 	KCSAND_HB_CTR_TASK_VAGUE,	/* tasks started after every finished one: creation unclear */
+	KCSAND_HB_CTR_MARKED_CHECKED,	/* of the checked, marked ones (two never race) */
+	KCSAND_HB_CTR_SYNC_FREED,	/* sync objects forgotten with their memory (hb_forget_syncs) */
 	KCSAND_HB_CTR_COUNT,
 };
 

@@ -12,8 +12,10 @@
 # frames on each side (ending with start_thread, __clone3 for a pthread
 # program built without frame pointers), and kcsanctl must exit 66.  A race-free program
 # must exit 0 with no report, and with a positive control: sync operations
-# traced and accesses checked by the history, both > 0.  Then the
-# switches: --no-history, --json, -v.
+# traced and accesses checked by the history, both > 0.  A "marked"
+# program's report must show a side "(marked)", or, race-free, marked
+# accesses must have been checked.  Then the switches: --no-history,
+# --json, -v.
 #
 # The programs and their expectations are in tests/history/expect.tsv (the
 # suite) and tests/history/hb_expect.tsv (this detector's own); each is
@@ -161,6 +163,9 @@ run_one() {
 		     ! grep -Eq '^kcsand: history: [1-9][0-9]* OpenMP tasks ran on clocks of their own' <<<"$out"; then
 			fail_with "$label" "no positive control: no OpenMP task ran on a clock of its own" \
 				"$(grep '^kcsand: history: .*OpenMP tasks' <<<"$out")"
+		elif [[ $3 == *marked* ]] && ! grep -Eq 'accesses checked \([1-9][0-9]* marked\)' <<<"$out"; then
+			fail_with "$label" "no positive control: no marked access checked against the shadow" \
+				"$(grep '^kcsand: history: [0-9]* sync' <<<"$out")"
 		elif [[ $name == hb_many_locks && " ${opts[*]} " == *" --overhead-budget 100 "* ]] &&
 		     ! grep -Eq '[1-9][0-9]* releases into the overflow object' <<<"$out"; then
 			fail_with "$label" "no positive control: the sync object map never filled" \
@@ -182,6 +187,8 @@ run_one() {
 	elif ! grep -q '^previous access [0-9.]* ms earlier, not ordered by any synchronization kcsand saw$' <<<"$out" ||
 	     ! grep -Eq 'reports_history: [1-9]' <<<"$out"; then
 		fail_with "$label" "reported, but not by the history detector" "$out"
+	elif [[ $3 == *marked* ]] && ! grep -Eq '^(read|write|read-write) \(marked\) to 0x[0-9a-f]+ of [0-9]+ bytes by task' <<<"$out"; then
+		fail_with "$label" "reported, but neither side shown (marked)" "$out"
 	elif ! frames_ok "$out"; then
 		fail_with "$label" "a side of the report has fewer than two frames" "$out"
 	elif [[ $3 == pthread,nofp ]] && ! tails_ok "$out"; then

@@ -885,7 +885,7 @@ void history__print(const struct history *hist, FILE *out)
 	history__get_stats(hist, &st);
 	fprintf(out, "kcsand: history: %llu sync operations traced at %lu functions (%s) and "
 		     "%lu outlined functions, %llu marked accesses as acquire/release; "
-		     "%llu accesses checked, %llu shadow entries live (%llu taken over), "
+		     "%llu accesses checked (%llu marked), %llu shadow entries live (%llu taken over), "
 		     "%llu races found, %llu reported; %llu hits by threads without a clock, "
 		     "%llu stacks not kept, %llu samples skipped on a busy entry; sync probes "
 		     "off %lu times (over their share of the budget); BPF time: "
@@ -894,6 +894,7 @@ void history__print(const struct history *hist, FILE *out)
 		hist->libs[0] ? hist->libs : "none", st.outlined,
 		(unsigned long long)st.ctr[KCSAND_HB_CTR_MARKED],
 		(unsigned long long)st.ctr[KCSAND_HB_CTR_CHECKED],
+		(unsigned long long)st.ctr[KCSAND_HB_CTR_MARKED_CHECKED],
 		(unsigned long long)st.ctr[KCSAND_HB_CTR_SHADOW_LIVE],
 		(unsigned long long)st.ctr[KCSAND_HB_CTR_SHADOW_EVICTED],
 		(unsigned long long)st.ctr[KCSAND_HB_CTR_RACES],
@@ -908,9 +909,11 @@ void history__print(const struct history *hist, FILE *out)
 	fprintf(out, "kcsand: history: %llu returns of calls it did not remember (nested deeper "
 		     "than it keeps, or entered while paused), each taken to acquire every epoch; "
 		     "%llu releases into the overflow object (the sync object map was full), which "
-		     "every unknown object's acquire acquires; %llu releases that lost an edge\n",
+		     "every unknown object's acquire acquires; %llu sync objects forgotten with "
+		     "their memory; %llu releases that lost an edge\n",
 		(unsigned long long)st.ctr[KCSAND_HB_CTR_RETURN_LOST],
 		(unsigned long long)st.ctr[KCSAND_HB_CTR_SYNC_FULL],
+		(unsigned long long)st.ctr[KCSAND_HB_CTR_SYNC_FREED],
 		(unsigned long long)st.ctr[KCSAND_HB_CTR_CAS_LOST]);
 	fprintf(out, "kcsand: history: %llu OpenMP tasks ran on clocks of their own (%llu in a slot "
 		     "whose last task they had not joined), %llu on their thread's clock (no slot "

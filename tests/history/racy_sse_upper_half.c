@@ -1,0 +1,43 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Racy: a 16-byte SSE store (movups) racing with an 8-byte read of its
+ * upper half.  The store covers two 8-byte granules; the read touches only
+ * the second.  A shadow that records a wide access in its first granule
+ * alone never pairs them.
+ *
+ * Expected: data-race in read_high / store_pair
+ */
+#include <immintrin.h>
+#include "suite.h"
+
+static struct {
+	long low, high;
+} __attribute__((aligned(16))) pair;
+
+static SITE void store_pair(long lo, long hi)
+{
+	_mm_storeu_si128((__m128i *)&pair, _mm_set_epi64x(hi, lo));
+}
+
+static SITE long read_high(void)
+{
+	return pair.high;
+}
+
+static void *writer(void *arg)
+{
+	store_pair(1, 2);
+	return NULL;
+}
+
+static void *reader(void *arg)
+{
+	spin_us(20000);
+	return (void *)read_high();
+}
+
+int main(void)
+{
+	run_pair(writer, NULL, reader, NULL);
+	return 0;
+}
