@@ -198,10 +198,20 @@ static __noinline __u64 hb_task_key(__u64 fn, __u64 data, __u32 size)
 		if (off >= size)
 			break;
 		w = 0;
-		if (size - off >= 8)
+		if (size - off >= 8) {
 			bpf_probe_read_user(&w, 8, (void *)(data + off));
-		else
-			bpf_probe_read_user(&w, (size - off) & 7, (void *)(data + off));
+		} else {
+			__u32 rem = size - off;
+
+			/*
+			 * Clamped where the compiler cannot fold it away: 6.1's
+			 * verifier saw "& 7" as up to 15 bytes into 8.
+			 */
+			barrier_var(rem);
+			if (rem > 7)
+				rem = 7;
+			bpf_probe_read_user(&w, rem, (void *)(data + off));
+		}
 		h = (h ^ w) * 0x9e3779b97f4a7c15ULL;
 	}
 	return h;
