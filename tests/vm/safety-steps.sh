@@ -48,8 +48,8 @@ step() { echo "$1 $2" >> "$OUT/steps.rc"; }
 # fires or times out, and over the module's 45 sites, most of them idle, the run
 # ended with 2 hits and no watchpoint to clamp.
 "$KCSANCTL" run "${common[@]}" --udelay-task 100000 --param stall_budget_us=0 \
-	--sample breakpoints --sample-period 2000 --probe kcsan_race:kcsan_race_reader \
-	--probe kcsan_race:kcsan_race_writer -- $W 300000 200 1 > "$OUT/ceiling.log" 2>&1
+	--sample breakpoints --sample-period 2000 --probe kcsan_race_reader \
+	--probe kcsan_race_writer -- $W 300000 200 1 > "$OUT/ceiling.log" 2>&1
 step ceiling $?
 
 # sh's parent is kcsanctl: stopped for 4 s while rounds go on.  Rounds run until
