@@ -19,30 +19,7 @@
 #define ROUNDS	200
 #endif
 
-static long mode;
-
-static SITE void store_left(void)
-{
-	mode = 1;
-}
-
-static SITE void store_right(void)
-{
-	mode = 2;
-}
-
-static void *left(void *arg)
-{
-	store_left();
-	return NULL;
-}
-
-static void *right(void *arg)
-{
-	spin_us(1000);
-	store_right();
-	return NULL;
-}
+SUITE_WRITE_WRITE_PAIR()
 
 int main(void)
 {

@@ -12,32 +12,11 @@
 #define THREADS	100
 #define WAVE	25
 
-static long mode, total;
+static long total;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_barrier_t wave_done;
 
-static SITE void store_left(void)
-{
-	mode = 1;
-}
-
-static SITE void store_right(void)
-{
-	mode = 2;
-}
-
-static void *left(void *arg)
-{
-	store_left();
-	return NULL;
-}
-
-static void *right(void *arg)
-{
-	spin_us(1000);
-	store_right();
-	return NULL;
-}
+SUITE_WRITE_WRITE_PAIR()
 
 static void *worker(void *arg)
 {

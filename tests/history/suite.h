@@ -150,4 +150,35 @@ static inline int run_detached_in_turn(void *(*fn)(void *), long n)
 		var++;			\
 	}
 
+/*
+ * The one-shot write/write race: left() stores 1 to mode in store_left(),
+ * right() stores 2 in store_right() a millisecond later, and nothing orders
+ * them ("data-race in store_left / store_right").
+ */
+#define SUITE_WRITE_WRITE_PAIR()		\
+	static long mode;			\
+						\
+	static SITE void store_left(void)	\
+	{					\
+		mode = 1;			\
+	}					\
+						\
+	static SITE void store_right(void)	\
+	{					\
+		mode = 2;			\
+	}					\
+						\
+	static void *left(void *arg)		\
+	{					\
+		store_left();			\
+		return NULL;			\
+	}					\
+						\
+	static void *right(void *arg)		\
+	{					\
+		spin_us(1000);			\
+		store_right();			\
+		return NULL;			\
+	}
+
 #endif /* KCSAND_HISTORY_SUITE_H */
