@@ -132,6 +132,15 @@ struct site_ctx {
 	bool next_misemulated;	/* the next instruction cannot carry a probe */
 };
 
+/* VEX, EVEX, XOP or MVEX: encodings whose opcode byte the kernel's probes read as legacy. */
+static bool vex_like(const ZydisDecodedInstruction *in)
+{
+	return in->encoding == ZYDIS_INSTRUCTION_ENCODING_VEX ||
+	       in->encoding == ZYDIS_INSTRUCTION_ENCODING_EVEX ||
+	       in->encoding == ZYDIS_INSTRUCTION_ENCODING_XOP ||
+	       in->encoding == ZYDIS_INSTRUCTION_ENCODING_MVEX;
+}
+
 /*
  * x86 uprobes (and kprobes) do not run every probed instruction out of
  * line: jumps, calls, conditional jumps, push and nop are emulated, picked
@@ -144,10 +153,7 @@ struct site_ctx {
  */
 static bool misemulated_by_probes(const ZydisDecodedInstruction *in)
 {
-	if (in->encoding != ZYDIS_INSTRUCTION_ENCODING_VEX &&
-	    in->encoding != ZYDIS_INSTRUCTION_ENCODING_EVEX &&
-	    in->encoding != ZYDIS_INSTRUCTION_ENCODING_XOP &&
-	    in->encoding != ZYDIS_INSTRUCTION_ENCODING_MVEX)
+	if (!vex_like(in))
 		return false;
 	return (in->opcode >= 0x50 && in->opcode <= 0x57) ||	/* push */
 	       (in->opcode >= 0x70 && in->opcode <= 0x7f) ||	/* jcc rel8 */
@@ -165,10 +171,7 @@ static bool refused_by_uprobes(const struct decode_opts *opts, const ZydisDecode
 
 	if (opts->probe_locked)
 		return false;
-	if (in->encoding == ZYDIS_INSTRUCTION_ENCODING_VEX ||
-	    in->encoding == ZYDIS_INSTRUCTION_ENCODING_EVEX ||
-	    in->encoding == ZYDIS_INSTRUCTION_ENCODING_XOP ||
-	    in->encoding == ZYDIS_INSTRUCTION_ENCODING_MVEX)
+	if (vex_like(in))
 		kind = UPROBE_INSN_VEX;
 	else if (in->opcode_map == ZYDIS_OPCODE_MAP_0F)
 		kind = UPROBE_INSN_TWO_BYTE;
