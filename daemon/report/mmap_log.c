@@ -38,6 +38,7 @@ struct ml_proc {
 	bool complete;		/* seen from its exec or fork on, nothing lost */
 	uint64_t gen;		/* the log's count of execs and forks at its last one */
 	uint64_t exited_ns;	/* 0: alive */
+	uint64_t exit_time;	/* the EXIT record's perf time */
 	struct mmap_entry *maps;
 	size_t nr, cap;
 };
@@ -213,7 +214,12 @@ static void on_fork(struct mmap_log *log, const struct rec_task *r)
 	if (!child)
 		return;
 	proc_clear(log, child);
-	child->exited_ns = 0;
+	/*
+	 * The child's EXIT, from its own CPU's ring, may have been read first: the FORK is
+	 * then older than it, and the child stays exited (else nothing would let go of it).
+	 */
+	if (!child->exited_ns || r->time > child->exit_time)
+		child->exited_ns = 0;
 	child->gen = ++log->gen;
 	parent = proc_find(log, r->ppid, false);
 	child->complete = parent && parent->complete;
@@ -234,6 +240,17 @@ static void on_exec(struct mmap_log *log, const struct rec_comm *r)
 	p->gen = ++log->gen;
 }
 
+/* A process's end (not a thread's), kept even before its FORK is read: see on_fork(). */
+static void on_exit_rec(struct mmap_log *log, const struct rec_task *r)
+{
+	struct ml_proc *p = r->pid == r->tid ? proc_find(log, r->pid, true) : NULL;
+
+	if (p) {
+		p->exited_ns = clock__now_ns();
+		p->exit_time = r->time;
+	}
+}
+
 static void on_lost(struct mmap_log *log)
 {
 	pid_table__each(&log->procs, proc_lost, NULL);
@@ -249,14 +266,9 @@ static void on_record(struct mmap_log *log, const struct perf_event_header *h)
 	case PERF_RECORD_FORK:
 		on_fork(log, (const struct rec_task *)h);
 		break;
-	case PERF_RECORD_EXIT: {
-		const struct rec_task *r = (const struct rec_task *)h;
-		struct ml_proc *p = r->pid == r->tid ? proc_find(log, r->pid, false) : NULL;
-
-		if (p)
-			p->exited_ns = clock__now_ns();
+	case PERF_RECORD_EXIT:
+		on_exit_rec(log, (const struct rec_task *)h);
 		break;
-	}
 	case PERF_RECORD_COMM:
 		if (h->misc & PERF_RECORD_MISC_COMM_EXEC)
 			on_exec(log, (const struct rec_comm *)h);
@@ -424,4 +436,21 @@ void mmap_log__prune(struct mmap_log *log, uint64_t before_ns)
 
 	if (log)
 		pid_table__each(&log->procs, proc_drop_exited, &w);
+}
+
+static bool proc_mark_reaped(struct pid_entry *e, void *arg)
+{
+	struct ml_proc *p = (struct ml_proc *)e;
+
+	if (!p->exited_ns && pid__gone(e->pid))
+		p->exited_ns = *(const uint64_t *)arg;
+	return false;
+}
+
+void mmap_log__sweep(struct mmap_log *log)
+{
+	uint64_t now = clock__now_ns();
+
+	if (log)
+		pid_table__each(&log->procs, proc_mark_reaped, &now);
 }

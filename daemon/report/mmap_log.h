@@ -54,4 +54,13 @@ bool mmap_log__exited_before(struct mmap_log *log, pid_t pid, uint64_t ns);
 /* Forget the processes seen to exit before before_ns (their reports are out). */
 void mmap_log__prune(struct mmap_log *log, uint64_t before_ns);
 
+/*
+ * Mark as exited now every process that is gone without an EXIT record read
+ * after its FORK: a short child's EXIT, in its own CPU's ring, is often read
+ * before the FORK its parent's CPU recorded, and the FORK then makes an entry
+ * that nothing would let go of (one per pid the machine hands out).  The next
+ * prune after the ring has emptied forgets them.
+ */
+void mmap_log__sweep(struct mmap_log *log);
+
 #endif

@@ -530,7 +530,10 @@ void unwinder__release(struct unwinder *u, uint64_t before_ns)
 
 size_t unwinder__forget_exited(struct unwinder *u)
 {
-	return u ? pid_table__each(&u->procs, proc_drop_exited, NULL) : 0;
+	if (!u)
+		return 0;
+	mmap_log__sweep(u->log);
+	return pid_table__each(&u->procs, proc_drop_exited, NULL);
 }
 
 void unwinder__stats(const struct unwinder *u, struct unwind_stats *out)

@@ -60,7 +60,8 @@ void unwinder__poll(struct unwinder *u);
  */
 void unwinder__release(struct unwinder *u, uint64_t before_ns);
 
-/* Let go of the libdwfl sessions of processes that have exited; how many. */
+/* Let go of the libdwfl sessions of processes that have exited, and mark the mmap log's gone
+ * processes (mmap_log__sweep); how many sessions. */
 size_t unwinder__forget_exited(struct unwinder *u);
 
 void unwinder__stats(const struct unwinder *u, struct unwind_stats *out);
