@@ -159,7 +159,7 @@ check probe_remove_unknown "1 kcsanctl: no probe 2" "$rc $(cat "$TMP/err")"
 # the reason, and nothing changes: no kernel-mode engine, no link, same probes and
 # parameters.  With kprobes it attaches and detaches (tests/vm/daemon-kernel.sh
 # tests kernel targets at length in a guest).
-state() { "$CTL" -j probe list; "$CTL" -j get; "$CTL" -j status | jq -c 'del(.uptime_s, .reports)'; }
+state() { "$CTL" -j probe list; "$CTL" -j get; "$CTL" -j status | jq -c 'del(.uptime_s, .reports, .heap_in_use_kb)'; }
 before=$(state); links_before=$(held_links "$DPID" | tr '\n' ' ')
 "$CTL" probe add kernel vfs_read 'vfs_write*' '!vfs_writev' >"$TMP/out" 2>"$TMP/err"; rc=$?
 if [[ -e /sys/bus/event_source/devices/kprobe/type ]]; then

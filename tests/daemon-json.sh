@@ -21,13 +21,13 @@ json() {
 	local name=$1 want=$2 got
 
 	shift 2
-	got=$("$CTL" -j "$@" 2>&1 | sed -E 's/"(pid|uptime_s)":[0-9]+/"\1":N/g;
+	got=$("$CTL" -j "$@" 2>&1 | sed -E 's/"(pid|uptime_s|heap_in_use_kb)":[0-9]+/"\1":N/g;
 		s/"addr":"0x[0-9a-f]+"/"addr":"A"/; s/"events":[0-9]+/"events":N/')
 	check "$name" "$want" "$got"
 }
 
 start_daemon "$CONF" || { fail start "kcsand did not start"; finish; exit; }
-json status '{"version":"'"$("$KCSAND" -V | cut -d' ' -f2)"'","pid":N,"uptime_s":N,"config":"'"$CONF"'","socket":"'"$SOCK"'","enabled":1,"filter_mode":"blacklist","filter_functions":3,"probes":1,"sites":14,"kernel_probes":0,"kernel_sites":0,"reports":0}' status
+json status '{"version":"'"$("$KCSAND" -V | cut -d' ' -f2)"'","pid":N,"uptime_s":N,"config":"'"$CONF"'","socket":"'"$SOCK"'","enabled":1,"filter_mode":"blacklist","filter_functions":3,"probes":1,"sites":14,"kernel_probes":0,"kernel_sites":0,"reports":0,"heap_in_use_kb":N}' status
 want='{"enabled":1,"counters":{"used_watchpoints":0,"setup_watchpoints":0,"data_races":0,"assert_failures":0,"no_capacity":0,"report_races":0,"races_unknown_origin":0,"unencodable_accesses":1,"encoding_false_positives":0},"filter":{"mode":"blacklist","functions":["\"q\"","reader/x","writer"]},"kcsand":{"records_dropped":0,"read_faults":0,"lost_other":0,"stall_budget_exhausted":0,"stalls_clamped":0,"heartbeat_missed":0,"nmi_skipped":0,"stack_copies_dropped":0,"sites_attached":14,"hits":'
 got=$("$CTL" -j stats)
 check stats_head "$want" "${got:0:${#want}}"

@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <math.h>
+#include <malloc.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -194,6 +195,18 @@ static void print_stats(struct service *s, FILE *out, bool json)
 		fprintf(out, "%s: %llu\n", own[i].name, own[i].v);
 }
 
+/*
+ * What the daemon's allocations hold now, in kB: live blocks, not the pages
+ * malloc keeps after a burst (RSS), so that a service's growth over weeks is
+ * seen for what it is.
+ */
+static unsigned long heap_in_use_kb(void)
+{
+	struct mallinfo2 mi = mallinfo2();
+
+	return (mi.uordblks + mi.hblkhd) / 1024;
+}
+
 static void print_status(struct service *s, FILE *out, bool json)
 {
 	struct service_totals t;
@@ -219,6 +232,7 @@ static void print_status(struct service *s, FILE *out, bool json)
 		json__add(o, "kernel_probes", json_object_new_uint64(nk));
 		json__add(o, "kernel_sites", json_object_new_uint64(ksites));
 		json__add(o, "reports", json_object_new_uint64(t.reports));
+		json__add(o, "heap_in_use_kb", json_object_new_uint64(heap_in_use_kb()));
 		json__print(out, o);
 		fputc('\n', out);
 		return;
@@ -232,6 +246,7 @@ static void print_status(struct service *s, FILE *out, bool json)
 	if (s->kernel.e)
 		fprintf(out, "kernel: %zu probe%s, %zu sites\n", nk, nk == 1 ? "" : "s", ksites);
 	fprintf(out, "reports: %lu\n", t.reports);
+	fprintf(out, "heap in use: %lu kB\n", heap_in_use_kb());
 }
 
 /*
