@@ -682,7 +682,11 @@ static __always_inline void history_access(void *ctx, struct pt_regs *regs, __u3
 	__u64 ip, t0;
 	int learned;
 
-	if (!hb_traced() || hb_paused)
+	/*
+	 * `kcsanctl off` stops the history's checks and reports as it stops the watchpoints;
+	 * its sync handlers keep the clocks going, so that nothing is out of order after `on`.
+	 */
+	if (!PARAM(enabled) || !hb_traced() || hb_paused)
 		return;
 	t0 = bpf_ktime_get_ns();
 	site = bpf_map_lookup_elem(&sites, &site_idx);
