@@ -31,7 +31,7 @@ gcc -O1 -g -pthread -fno-omit-frame-pointer -DROUNDS=2000 -o "$TMP/write_write" 
 	"$SRC_DIR/tests/history/racy_fork_child.c" || { fail setup "cannot build racy_fork_child"; finish; exit; }
 
 printf 'target user %s\nreport_once_in_ms 0\n' "$TMP/write_write" >"$TMP/kcsand.conf"
-start_daemon "$TMP/kcsand.conf" || { finish; exit; }
+start_daemon "$TMP/kcsand.conf" || { fail start "kcsand did not start"; finish; exit; }
 
 for run in 1 2 3; do
 	m=$(log_mark)

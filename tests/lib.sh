@@ -72,7 +72,11 @@ check_cmd() {
 	if "$@"; then ok "$name"; else fail "$name" "no: $*"; fi
 }
 
+# finish [SUITE]: the result line and status.  A suite that checked nothing failed: it
+# stopped before its first check (daemon-history once said "0 passed, 0 failed" and exit 0
+# when its kcsand did not start).
 finish() {
+	((passed + failed)) || fail no_checks "the suite stopped before its first check"
 	echo "${1:+$1: }$passed passed, $failed failed"
 	[[ $failed == 0 ]]
 }
