@@ -423,15 +423,20 @@ struct {
 	__type(value, union hb_any);
 } hb_zero SEC(".maps");
 
+static __always_inline void hb_add(enum kcsand_hb_counter c, __u64 n)
+{
+	__sync_fetch_and_add(&hb_counters[c], n);
+}
+
 static __always_inline void hb_count(enum kcsand_hb_counter c)
 {
-	__sync_fetch_and_add(&hb_counters[c], 1);
+	hb_add(c, 1);
 }
 
 /* The BPF time of the detector's work, so that -v can show it apart from the traps. */
 static __always_inline void hb_time(enum kcsand_hb_counter c, __u64 t0)
 {
-	__sync_fetch_and_add(&hb_counters[c], bpf_ktime_get_ns() - t0);
+	hb_add(c, bpf_ktime_get_ns() - t0);
 }
 
 static __always_inline void *hb_zero_value(void)
@@ -468,6 +473,12 @@ static long hb_vma_of(struct task_struct *task, struct vm_area_struct *vma, void
 	v->start = vma->vm_start;
 	v->end = vma->vm_end;
 	return 0;
+}
+
+/* Into *v, the mapping of task's address space that addr is in: 0, or -errno if none. */
+static __always_inline long hb_vma_find(struct task_struct *task, __u64 addr, struct hb_vma *v)
+{
+	return bpf_find_vma(task, addr, hb_vma_of, v, 0);
 }
 
 #include "history_clock.bpf.h"

@@ -55,7 +55,7 @@ __noinline int hb_vc_join_atomic_g(struct hb_vc *dst, const struct hb_vc *src)
 				break;
 		}
 		if (r == HB_CAS_TRIES)
-			__sync_fetch_and_add(&hb_counters[KCSAND_HB_CTR_CAS_LOST], 1);
+			hb_count(KCSAND_HB_CTR_CAS_LOST);
 	}
 	return 0;
 }
@@ -63,6 +63,42 @@ __noinline int hb_vc_join_atomic_g(struct hb_vc *dst, const struct hb_vc *src)
 #define hb_vc_join(dst, src) hb_vc_join_g((struct hb_vc *)(dst), (const struct hb_vc *)(src))
 #define hb_vc_join_atomic(dst, src) \
 	hb_vc_join_atomic_g((struct hb_vc *)(dst), (const struct hb_vc *)(src))
+
+/*
+ * A process's slots, each the vector-clock entry of one thread or task
+ * at a time: taken (the bit in p->used set by whoever sets it first),
+ * started above the clock its last owner left it at, given back.
+ */
+static __always_inline int hb_slot_try(struct hb_proc *p, int i)
+{
+	__u64 bit = 1ULL << i;
+
+	return !(p->used & bit) && !(__sync_fetch_and_or(&p->used, bit) & bit);
+}
+
+/* t took slot: its entry, and the process's clock of it, start one above the last owner's. */
+static __always_inline void hb_slot_start(struct hb_proc *p, struct hb_thread *t, int slot)
+{
+	__u32 start = p->last_clock[slot & (HB_SLOTS - 1)] + 1;
+
+	t->vc[slot & (HB_SLOTS - 1)] = start;
+	p->cur_clock[slot & (HB_SLOTS - 1)] = start;
+}
+
+/* The latest clock of slot i: its owner's now, or its last owner's when it has none. */
+static __always_inline __u32 hb_slot_clock(const struct hb_proc *p, __u32 i)
+{
+	__u32 cur = p->cur_clock[i & (HB_SLOTS - 1)], last = p->last_clock[i & (HB_SLOTS - 1)];
+
+	return cur > last ? cur : last;
+}
+
+/* Slot s given back, its owner's last clock last. */
+static __always_inline void hb_slot_leave(struct hb_proc *p, __u32 s, __u32 last)
+{
+	p->last_clock[s & (HB_SLOTS - 1)] = last;
+	__sync_fetch_and_and(&p->used, ~(1ULL << (s & (HB_SLOTS - 1))));
+}
 
 /*
  * A free slot of process p for a thread created by parent, taken; -1 if
@@ -73,7 +109,6 @@ __noinline int hb_take_slot(struct hb_proc *p, const struct hb_thread *parent)
 	if (!p || !parent)
 		return -1;
 	for (int i = 0; i < HB_SLOTS; i++) {
-		__u64 bit = 1ULL << i;
 		__u32 last = p->last_clock[i];
 
 		/*
@@ -83,7 +118,7 @@ __noinline int hb_take_slot(struct hb_proc *p, const struct hb_thread *parent)
 		 */
 		if (last && parent->vc[i] < last)
 			continue;
-		if (!(p->used & bit) && !(__sync_fetch_and_or(&p->used, bit) & bit))
+		if (hb_slot_try(p, i))
 			return i;
 	}
 	/*
@@ -95,9 +130,7 @@ __noinline int hb_take_slot(struct hb_proc *p, const struct hb_thread *parent)
 	 * accesses; it makes none up.
 	 */
 	for (int i = 0; i < HB_SLOTS; i++) {
-		__u64 bit = 1ULL << i;
-
-		if (!(p->used & bit) && !(__sync_fetch_and_or(&p->used, bit) & bit))
+		if (hb_slot_try(p, i))
 			return i;
 	}
 	return -1;
@@ -114,15 +147,12 @@ static __noinline struct hb_thread *hb_new_thread(__u32 tid, __u32 tgid,
 {
 	struct hb_thread *t;
 	struct hb_proc *p;
-	__u32 start = 1;
 	int slot;
 
 	p = hb_get(&hb_procs, &tgid);
 	if (!p)
 		return NULL;
 	slot = hb_take_slot(p, parent ? parent : hb_zero_value());
-	if (slot >= 0)
-		start = p->last_clock[slot & (HB_SLOTS - 1)] + 1;
 	if (slot < 0) {
 		hb_count(KCSAND_HB_CTR_NO_SLOT);
 		return NULL;
@@ -148,8 +178,7 @@ static __noinline struct hb_thread *hb_new_thread(__u32 tid, __u32 tgid,
 	}
 	if (parent)
 		hb_vc_join(t->vc, parent->vc);
-	t->vc[slot & (HB_SLOTS - 1)] = start;
-	p->cur_clock[slot & (HB_SLOTS - 1)] = start;
+	hb_slot_start(p, t, slot);
 	return t;
 }
 
@@ -355,7 +384,7 @@ static __noinline void hb_forget_syncs(__u32 tgid, __u64 lo, __u64 hi)
 	bpf_loop(pages < HB_SYNC_FORGET_PAGES ? pages : HB_SYNC_FORGET_PAGES,
 		 hb_forget_sync_page, &f, 0);
 	if (f.freed)
-		__sync_fetch_and_add(&hb_counters[KCSAND_HB_CTR_SYNC_FREED], f.freed);
+		hb_add(KCSAND_HB_CTR_SYNC_FREED, f.freed);
 }
 
 /*
@@ -376,7 +405,7 @@ __noinline int hb_acquire_all(struct hb_thread *t)
 	if (!p)
 		return 0;
 	for (int i = 0; i < HB_SLOTS; i++) {
-		__u32 c = p->cur_clock[i] > p->last_clock[i] ? p->cur_clock[i] : p->last_clock[i];
+		__u32 c = hb_slot_clock(p, i);
 
 		if (t->vc[i] < c)
 			t->vc[i] = c;

@@ -439,7 +439,7 @@ static __always_inline void hb_forget_stack(struct task_struct *child, __u32 tgi
 	if (!regs)
 		return;
 	sp = BPF_CORE_READ(regs, sp);
-	if (!sp || bpf_find_vma(child, sp - 1, hb_vma_of, &v, 0) || v.end <= v.start)
+	if (!sp || hb_vma_find(child, sp - 1, &v) || v.end <= v.start)
 		return;
 	if (sp - v.start > HB_STACK_MAX)
 		v.start = sp - HB_STACK_MAX;
@@ -523,10 +523,8 @@ int BPF_PROG(kcsand_hb_exit, struct task_struct *task)
 	slot = t->slot & (HB_SLOTS - 1);
 	last = t->vc[slot];
 	p = bpf_map_lookup_elem(&hb_procs, &tgid);
-	if (p) {
-		p->last_clock[slot] = last;
-		__sync_fetch_and_and(&p->used, ~(1ULL << slot));
-	}
+	if (p)
+		hb_slot_leave(p, slot, last);
 	bpf_map_delete_elem(&hb_threads, &tid);
 	hb_task_exit(tid);
 out:

@@ -376,9 +376,7 @@ static __always_inline int hb_task_slot(struct hb_proc *p, struct hb_thread *t)
 	if (s >= 0 || !p)
 		return s;
 	for (int i = 0; i < HB_SLOTS; i++) {
-		__u64 bit = 1ULL << i;
-
-		if (!(p->used & bit) && !(__sync_fetch_and_or(&p->used, bit) & bit)) {
+		if (hb_slot_try(p, i)) {
 			hb_count(KCSAND_HB_CTR_TASK_SLOT_SHARED);
 			return i;
 		}
@@ -395,8 +393,8 @@ static __always_inline int hb_task_slot(struct hb_proc *p, struct hb_thread *t)
 static __noinline int hb_task_switch(struct hb_thread *t, struct hb_task_ctx *c,
 				     const struct hb_task_new *n, __u64 fn, int loop)
 {
-	__u32 tgid, start;
 	struct hb_proc *p;
+	__u32 tgid;
 	int slot;
 
 	if (!t || !c)
@@ -418,10 +416,8 @@ static __noinline int hb_task_switch(struct hb_thread *t, struct hb_task_ctx *c,
 		hb_count(KCSAND_HB_CTR_TASK_NO_CLOCK);
 		return -1;
 	}
-	start = p->last_clock[slot & (HB_SLOTS - 1)] + 1;
 	t->slot = slot;
-	t->vc[slot & (HB_SLOTS - 1)] = start;
-	p->cur_clock[slot & (HB_SLOTS - 1)] = start;
+	hb_slot_start(p, t, slot);
 	c->own = slot;
 	hb_count(KCSAND_HB_CTR_TASKS);
 	return slot;
@@ -447,7 +443,7 @@ static __noinline void hb_task_mark_stack(struct hb_task_ctx *base, __u32 tgid, 
 
 	if (!base)
 		return;
-	if (!base->stack_hi && !bpf_find_vma(bpf_get_current_task_btf(), sp, hb_vma_of, &v, 0)) {
+	if (!base->stack_hi && !hb_vma_find(bpf_get_current_task_btf(), sp, &v)) {
 		base->stack_hi = v.end;
 		k.addr = v.end;
 		bpf_map_update_elem(&hb_task_stacks, &k, &tid, BPF_ANY);
@@ -485,7 +481,7 @@ static __always_inline struct hb_task_ctx *hb_task_stack_owner(__u32 tgid, __u64
 
 	if (own && own->stack_hi && addr < own->stack_hi && addr + 128 >= sp)
 		return own;
-	if (bpf_find_vma(bpf_get_current_task_btf(), addr, hb_vma_of, &v, 0))
+	if (hb_vma_find(bpf_get_current_task_btf(), addr, &v))
 		return NULL;
 	k.addr = v.end;
 	tid = bpf_map_lookup_elem(&hb_task_stacks, &k);
@@ -603,10 +599,8 @@ static __noinline void hb_task_leave(struct hb_thread *t, struct hb_task_ctx *c,
 	s = t->slot & (HB_SLOTS - 1);
 	tgid = t->tgid;
 	p = bpf_map_lookup_elem(&hb_procs, &tgid);
-	if (p) {
-		p->last_clock[s] = t->vc[s];
-		__sync_fetch_and_and(&p->used, ~(1ULL << s));
-	}
+	if (p)
+		hb_slot_leave(p, s, t->vc[s]);
 	for (int i = 0; i < HB_SLOTS; i++) {
 		__u32 v = t->vc[i], below = c->vc[i];
 
@@ -725,9 +719,7 @@ static __noinline void hb_task_unwind(struct hb_thread *t)
 			continue;
 		}
 		s = c->own & (HB_SLOTS - 1);
-		if (p->last_clock[s] < p->cur_clock[s])
-			p->last_clock[s] = p->cur_clock[s];
-		__sync_fetch_and_and(&p->used, ~(1ULL << s));
+		hb_slot_leave(p, s, hb_slot_clock(p, s));
 		c->id = 0;	/* its return, if it comes, finds it gone */
 		/* The lowest task with a clock of its own kept the thread's. */
 		if (!restored) {
