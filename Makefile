@@ -19,6 +19,7 @@ ARCH	:= x86
 
 # Debian packages the build and the tests need; `make deps` installs what is missing.
 DEB_PKGS := clang llvm libbpf-dev bpftool libzydis-dev libelf-dev libdw-dev zlib1g-dev libjson-c-dev \
+	    libdebuginfod-dev debuginfod \
 	    pkg-config gcc make
 
 CFLAGS	?= -O2 -g

@@ -15,6 +15,12 @@
 #   nothing is written to /usr/lib/debug): the same functions and sites as the
 #   unstripped build, and a report that reads exactly as the unstripped
 #   build's, addresses, task ids, cpus, pids and values aside;
+# - stripped, no local debug file, DEBUGINFOD_URLS naming a debuginfod of the
+#   test's own (`debuginfod -F` over a directory holding only the debug file,
+#   on a free port, its database and client cache in the test's directory):
+#   the same as by build-id, the functions from the file in debuginfod's cache,
+#   and --functions selecting a function by the name that file gives it; with
+#   the server stopped, the run ends as with no debug file, not later.
 # - the same for a shared object (--object), stripped with a debuglink.
 set -u
 B=${1:-build}
@@ -22,7 +28,8 @@ CTL=$B/kcsanctl
 SRC=tests/scenarios/plain_write_vs_read.c
 LIBSRC=tests/shlib/racy_lib.c
 T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
+server=
+trap '[[ -n $server ]] && kill "$server" 2> /dev/null; rm -rf "$T"' EXIT
 
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
@@ -127,6 +134,71 @@ check_as_plain stripped_debuglink "$T/link/racy.debug"
 run stripped_build_id "$T/buildid/racy"
 rc=$?
 check_as_plain stripped_build_id "$T/root/.build-id/${id:0:2}/${id:2}.debug"
+
+# debuginfod_start: a debuginfod serving $T/served on a free port, its URL in $url;
+# ready when it answers for the build-id (its first scan takes a moment), 30 s at most.
+debuginfod_start() {
+	local port i free_port='import socket; s = socket.socket(); s.bind(("", 0))
+print(s.getsockname()[1])'
+
+	port=$(python3 -c "$free_port") || return 1
+	url=http://127.0.0.1:$port
+	debuginfod -F -p "$port" -d "$T/debuginfod.sqlite" -t 0 -g 0 -c 1 \
+		--disable-source-scan "$T/served" > "$T/debuginfod.log" 2>&1 &
+	server=$!
+	for ((i = 0; i < 150; i++)); do
+		rm -rf "$T/probe"
+		DEBUGINFOD_URLS=$url DEBUGINFOD_CACHE_PATH=$T/probe DEBUGINFOD_TIMEOUT=5 \
+			debuginfod-find debuginfo "$id" > /dev/null 2>&1 && return 0
+		kill -0 "$server" 2> /dev/null || return 1
+		sleep 0.2
+	done
+	return 1
+}
+
+# Nothing beside the file, nothing under the roots: only the server has the debug file.
+mkdir -p "$T/served"
+cp "$T/racy.debug" "$T/served/racy.debug"
+if ! command -v debuginfod > /dev/null; then
+	fail stripped_debuginfod "debuginfod is not installed (apt-get install debuginfod)"
+elif ! debuginfod_start; then
+	fail stripped_debuginfod "the test's debuginfod did not serve $id" "$T/debuginfod.log"
+else
+	export DEBUGINFOD_URLS=$url DEBUGINFOD_CACHE_PATH=$T/cache DEBUGINFOD_TIMEOUT=10
+	# The system's root stays: libc's frames are named from its debug file there, as in
+	# the unstripped build's run.
+	KCSAND_DEBUG_ROOT=$T/empty:/usr/lib/debug run stripped_debuginfod "$T/nodebug/racy"
+	rc=$?
+	check_as_plain stripped_debuginfod "$T/cache/$id/debuginfo"
+	# Both racing functions, so that the run ends at the first report.
+	KCSAND_DEBUG_ROOT=$T/empty:/usr/lib/debug run debuginfod_filter "$T/nodebug/racy" \
+		--functions writer,reader
+	rc=$?
+	sites=$(decoded "$T/debuginfod_filter.out")
+	if [[ $rc != 66 || $sites != "2 functions, 2 sites"* ]]; then
+		fail debuginfod_functions_filter \
+			"expected 2 functions, 2 sites and exit 66, got '$sites' and $rc" \
+			"$T/debuginfod_filter.out"
+	else
+		ok debuginfod_functions_filter
+	fi
+	# The server gone (its port refuses): the lookup fails at once, the run goes on.
+	kill "$server"
+	wait "$server" 2> /dev/null
+	server=
+	DEBUGINFOD_CACHE_PATH=$T/cache2 KCSAND_DEBUG_ROOT=$T/empty:/usr/lib/debug \
+		run debuginfod_absent "$T/nodebug/racy"
+	rc=$?
+	if [[ $rc != 66 ]] || ! grep -q 'functions from dynsym and eh_frame$' \
+		"$T/debuginfod_absent.out"; then
+		fail debuginfod_absent \
+			"expected exit 66 and the functions from dynsym and eh_frame, got $rc" \
+			"$T/debuginfod_absent.out"
+	else
+		ok debuginfod_absent
+	fi
+	unset DEBUGINFOD_URLS DEBUGINFOD_CACHE_PATH DEBUGINFOD_TIMEOUT
+fi
 
 # A library: the same, the program unstripped and its library stripped with a debuglink.
 mkdir -p "$T/libplain" "$T/liblink"

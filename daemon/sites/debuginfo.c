@@ -1,17 +1,26 @@
 // SPDX-License-Identifier: GPL-2.0-only
+#include <dlfcn.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+#include <elfutils/debuginfod.h>
 
 #include "debuginfo.h"
+#include "util/print.h"
+
+static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname,
+			  GElf_Addr base, const char *file_name, const char *debuglink_file,
+			  GElf_Word debuglink_crc, char **debuginfo_file_name);
 
 static char *debuginfo_path;
 static Dwfl_Callbacks offline_callbacks = {
 	.find_elf = dwfl_build_id_find_elf,
-	.find_debuginfo = dwfl_standard_find_debuginfo,
+	.find_debuginfo = find_debuginfo,
 	.section_address = dwfl_offline_section_address,
 	.debuginfo_path = &debuginfo_path,
 };
@@ -31,6 +40,104 @@ static void path_init(void)
 		root = "/usr/lib/debug";
 	snprintf(buf, sizeof(buf), ":.debug:%s", root);
 	debuginfo_path = buf;
+}
+
+/*
+ * libdebuginfod, opened on the first lookup with DEBUGINFOD_URLS set, as
+ * libdw opens it: a run that never asks a server needs no libdebuginfod1
+ * installed (Debian's libdw1 does not depend on it either), and one that
+ * asks without it gets the local files and a warning.
+ */
+static struct {
+	debuginfod_client *(*begin)(void);
+	int (*find_debuginfo)(debuginfod_client *client, const unsigned char *build_id,
+			      int build_id_len, char **path);
+	void (*end)(debuginfod_client *client);
+} debuginfod;
+static pthread_once_t debuginfod_once = PTHREAD_ONCE_INIT;
+
+static void debuginfod_open(void)
+{
+	void *lib = dlopen("libdebuginfod.so.1", RTLD_LAZY | RTLD_LOCAL);
+
+	if (!lib) {
+		pr_warn("DEBUGINFOD_URLS is set but libdebuginfod cannot be loaded: %s "
+			"(install libdebuginfod1)\n", dlerror());
+		return;
+	}
+	debuginfod.begin = dlsym(lib, "debuginfod_begin");
+	debuginfod.find_debuginfo = dlsym(lib, "debuginfod_find_debuginfo");
+	debuginfod.end = dlsym(lib, "debuginfod_end");
+	if (!debuginfod.begin || !debuginfod.find_debuginfo || !debuginfod.end) {
+		pr_warn("libdebuginfod.so.1 lacks debuginfod_find_debuginfo()\n");
+		debuginfod.begin = NULL;
+	}
+}
+
+/*
+ * The path of mod's debug file in debuginfod's cache, fetched if it is not
+ * there yet, as a malloc'd string, or NULL.  A client per lookup: the
+ * engine and the service's threads may look up at once, and a client is
+ * not to be shared between threads.  A server that is down fails the
+ * lookup at once; one that does not answer, after DEBUGINFOD_TIMEOUT.
+ */
+static char *debuginfod_path(Dwfl_Module *mod)
+{
+	const unsigned char *id;
+	debuginfod_client *client;
+	char *path = NULL;
+	GElf_Addr vaddr;
+	int len, fd;
+
+	len = dwfl_module_build_id(mod, &id, &vaddr);
+	if (len <= 0)
+		return NULL;
+	pthread_once(&debuginfod_once, debuginfod_open);
+	if (!debuginfod.begin)
+		return NULL;
+	client = debuginfod.begin();
+	if (!client)
+		return NULL;
+	fd = debuginfod.find_debuginfo(client, id, len, &path);
+	debuginfod.end(client);
+	if (fd < 0)
+		return NULL;
+	close(fd);
+	return path;
+}
+
+/*
+ * libdwfl's own search, then debuginfod by our hand.  libdwfl asks
+ * debuginfod itself when DEBUGINFOD_URLS is set, but elfutils 0.188 gives
+ * back only the descriptor of what it fetched, not its path: the sites'
+ * functions (target_obj.c) read the debug file's .symtab by that path,
+ * and without it fell back to .eh_frame while the reports had the names.
+ * A second lookup of the same build-id is a hit in debuginfod's cache
+ * (a miss is cached too), so asking again costs no second transfer.
+ */
+static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname,
+			  GElf_Addr base, const char *file_name, const char *debuglink_file,
+			  GElf_Word debuglink_crc, char **debuginfo_file_name)
+{
+	int fd = dwfl_standard_find_debuginfo(mod, userdata, modname, base, file_name,
+					      debuglink_file, debuglink_crc,
+					      debuginfo_file_name);
+	const char *urls = getenv("DEBUGINFOD_URLS");
+	char *path;
+
+	if (*debuginfo_file_name || !urls || !*urls)
+		return fd;
+	path = debuginfod_path(mod);
+	if (!path)
+		return fd;
+	if (fd < 0)
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		free(path);
+		return -1;
+	}
+	*debuginfo_file_name = path;
+	return fd;
 }
 
 const Dwfl_Callbacks *debuginfo__offline_callbacks(void)
