@@ -20,6 +20,16 @@
  * forgotten; then its next teaching access learns it again.  Keyed by the
  * exact address, not the granule, so that a plain field next to a lock
  * word in the same 8 bytes stays plain.
+ *
+ * Keyed by the process too, except in a shared mapping (MAP_SHARED: the
+ * same object at the same address in the processes a fork made).  There
+ * another process's teaching counts: stress-ng's atomic stressor is four
+ * processes over one shared page, and a process's relaxed store and loads
+ * at the top of its first round come before its own first lock-prefixed
+ * access, while the other processes' change the word under its watchpoint
+ * ("a race of unknown origin").  The entry of tgid 0 says "taught in a
+ * shared mapping"; a process that hits it checks that the address is in a
+ * shared mapping of its own (bpf_find_vma) and learns it for itself.
  */
 #ifndef KCSAND_ATOMICS_BPF_H
 #define KCSAND_ATOMICS_BPF_H
@@ -41,21 +51,80 @@ struct {
 	__type(value, __u32);
 } learned_atomics SEC(".maps");
 
+/* Entry values: taught in a private mapping, or in a shared one (a tgid 0 entry exists too). */
+#define ATOMIC_PRIVATE	1
+#define ATOMIC_SHARED	2
+
+/* bpf_find_vma()'s callback: is the mapping shared (VM_SHARED, mm.h's 0x8)? */
+static long atomic_vma_shared(struct task_struct *task, struct vm_area_struct *vma, void *data)
+{
+	*(__u32 *)data = vma->vm_flags & 0x8 ? ATOMIC_SHARED : ATOMIC_PRIVATE;
+	return 0;
+}
+
+/* ATOMIC_SHARED when addr is in a shared mapping of the current process, else ATOMIC_PRIVATE. */
+static __always_inline __u32 atomic_mapping(__u64 addr)
+{
+	__u32 kind = ATOMIC_PRIVATE;
+
+	if (bpf_find_vma(bpf_get_current_task_btf(), addr, atomic_vma_shared, &kind, 0))
+		return ATOMIC_PRIVATE;
+	return kind;
+}
+
+/* A teaching access at k's address: learn it for the process, and for all in a shared mapping. */
+static __always_inline void atomic_teach(struct atomic_key *k)
+{
+	__u32 *known = bpf_map_lookup_elem(&learned_atomics, k);
+	__u32 kind;
+
+	if (known) {
+		kind = *known;
+	} else {
+		kind = atomic_mapping(k->addr);
+		if (!bpf_map_update_elem(&learned_atomics, k, &kind, BPF_NOEXIST))
+			__sync_fetch_and_add(&atomics_taught, 1);
+	}
+	if (kind != ATOMIC_SHARED)
+		return;
+	/* Kept taught while this process teaches it: the LRU may have dropped it alone. */
+	k->tgid = 0;
+	if (!bpf_map_lookup_elem(&learned_atomics, k))
+		bpf_map_update_elem(&learned_atomics, k, &kind, BPF_NOEXIST);
+}
+
+/*
+ * Whether the process knows k's address for an atomic's, from its own
+ * teaching or, in a shared mapping, from another process's (then it
+ * learns it too, so that the mapping is looked up once).
+ */
+static __always_inline int atomic_known(struct atomic_key *k)
+{
+	__u32 tgid = k->tgid, kind = ATOMIC_SHARED;
+
+	if (bpf_map_lookup_elem(&learned_atomics, k))
+		return 1;
+	k->tgid = 0;
+	if (!bpf_map_lookup_elem(&learned_atomics, k) || atomic_mapping(k->addr) != ATOMIC_SHARED)
+		return 0;
+	k->tgid = tgid;
+	bpf_map_update_elem(&learned_atomics, k, &kind, BPF_ANY);
+	return 1;
+}
+
 /*
  * A user access at addr by site: 1 for a plain load or store whose address
  * a teaching site touched, else 0.  A teaching site teaches its address and
  * gives 0: it is marked already, and goes on through KCSAN's protocol as a
- * marked access.  Only the process's own accesses teach it.
+ * marked access.  Only the process's own accesses teach it, and in a shared
+ * mapping the other processes' too.
  */
 static __always_inline int atomic_learned(const struct kcsand_site *site, __u64 addr)
 {
 	struct atomic_key k = { .tgid = bpf_get_current_pid_tgid() >> 32, .addr = addr };
-	__u32 one = 1;
 
 	if (site->flags & KCSAND_SITE_TEACHES) {
-		if (!bpf_map_lookup_elem(&learned_atomics, &k) &&
-		    !bpf_map_update_elem(&learned_atomics, &k, &one, BPF_NOEXIST))
-			__sync_fetch_and_add(&atomics_taught, 1);
+		atomic_teach(&k);
 		return 0;
 	}
 	/*
@@ -66,7 +135,7 @@ static __always_inline int atomic_learned(const struct kcsand_site *site, __u64 
 	    (site->flags & (KCSAND_SITE_READ | KCSAND_SITE_WRITE)) ==
 		    (KCSAND_SITE_READ | KCSAND_SITE_WRITE))
 		return 0;
-	if (!bpf_map_lookup_elem(&learned_atomics, &k))
+	if (!atomic_known(&k))
 		return 0;
 	__sync_fetch_and_add(&atomics_plain_hits, 1);
 	return 1;

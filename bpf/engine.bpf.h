@@ -508,6 +508,22 @@ static __always_inline int wp_await_record(const struct hit *hit, struct watch *
 	return -1;
 }
 
+/*
+ * The watcher's plain load or store, known by the end of its stall for an
+ * atomic's (atomics.bpf.h): a lock-prefixed access to its address taught
+ * it during the stall, in this process or, in a shared mapping, another.
+ * Then a marked consumer or a change of unknown origin is an atomic
+ * access against an atomic one, not a race: the watchpoint was set before
+ * the rule knew, as at the top of a process's first round of stress-ng's
+ * atomic stressor.  A plain consumer still races (a plain RMW: a lost update).
+ */
+static __always_inline int wp_learned_since(const struct hit *hit, const struct slot_info *info)
+{
+	if (!hit->user || (info && !(info->acc.type & KCSAND_ACCESS_ATOMIC)))
+		return 0;
+	return atomic_learned(hit->site, hit->addr);
+}
+
 /* Disarm; report a consumed watchpoint before freeing its slot, or a change nobody claimed. */
 static __always_inline void wp_disarm(const struct hit *hit, struct watch *w)
 {
@@ -520,11 +536,12 @@ static __always_inline void wp_disarm(const struct hit *hit, struct watch *w)
 			w->value_change = KCSAND_VALUE_CHANGE_TRUE;
 		if (hit->user && w->info->acc.pid != (__u32)w->info->owner)
 			counter_add(KCSAND_CTR_ENCODING_FALSE_POSITIVES, 1);
-		else
+		else if (!wp_learned_since(hit, w->info))
 			emit_report(hit, w->info, 1, w->value_change, w->old_ok && w->cur_ok,
 				    w->old, w->cur);
 		__sync_lock_test_and_set(word, 0);
-	} else if (!consumed && w->value_change == KCSAND_VALUE_CHANGE_TRUE) {
+	} else if (!consumed && w->value_change == KCSAND_VALUE_CHANGE_TRUE &&
+		   !wp_learned_since(hit, NULL)) {
 		counter_add(KCSAND_CTR_RACES_UNKNOWN_ORIGIN, 1);
 		emit_report(hit, NULL, 0, w->value_change, 1, w->old, w->cur);
 	}

@@ -21,7 +21,11 @@
 #   the same as by build-id, the functions from the file in debuginfod's cache,
 #   and --functions selecting a function by the name that file gives it; with
 #   the server stopped, the run ends as with no debug file, not later.
-# - the same for a shared object (--object), stripped with a debuglink.
+# - the same for a shared object (--object), stripped with a debuglink;
+# - tests/stripped/atomic_stressor.c, -O2, no -g, stripped: race-free under
+#   the history and under watchpoints set on every plain access, with plain
+#   accesses taken as atomic (the positive control), and its racy mode's
+#   plain counter reported.
 set -u
 B=${1:-build}
 CTL=$B/kcsanctl
@@ -226,6 +230,51 @@ else
 		--object "$T/liblink/libracy.so" --functions 'lib_*'
 	rc=$?
 	check_as_plain stripped_library "$T/liblink/libracy.so.debug"
+fi
+
+# An atomic stressor as Debian builds stress-ng: atomics learned from lock-prefixed
+# accesses, across the processes of a shared mapping.  Every site armed.
+gcc -O2 -pthread -Wall tests/stripped/atomic_stressor.c -o "$T/stressor.full" &&
+	strip --strip-all -o "$T/atomic_stressor" "$T/stressor.full" || exit 1
+# stressor NAME [OPTION...] -- ARGS...: one run, -v, output in $T/NAME.out.
+stressor() {
+	local name=$1
+	shift
+	timeout -k 10 120 "$CTL" run -v --overhead-budget 100 "$@" > "$T/$name.out" 2>&1 < /dev/null
+}
+# check_atomic_free NAME FIGURE: exit 0, no report, and the summary's FIGURE > 0 (the
+# positive control); with the history, plain accesses taken as atomic (its -v line) too.
+check_atomic_free() {
+	local got taken
+
+	got=$(summary_value "$2" "$T/$1.out")
+	taken=$(sed -nE 's/.* ([0-9]+) plain loads and stores taken as atomic$/\1/p' "$T/$1.out")
+	if [[ $rc != 0 ]] || grep -q '^BUG: KCSAN:' "$T/$1.out"; then
+		fail "$1" "expected exit 0 and no report, got $rc" "$T/$1.out"
+	elif [[ ${got:-0} -lt 1 || ( $2 == history_checked && ${taken:-0} -lt 1 ) ]]; then
+		fail "$1" "expected $2 > 0 and plain accesses taken as atomic" "$T/$1.out"
+	else
+		ok "$1" "$2 $got${taken:+, $taken plain accesses taken as atomic}"
+	fi
+}
+stressor atomic_stressor_history -- "$T/atomic_stressor" 200
+rc=$?
+check_atomic_free atomic_stressor_history 'history_checked'
+# A watchpoint on every plain access, and stall time enough for all of them.
+stressor atomic_stressor_watch --no-history --skip-watch 1 --param stall_budget_us=1000000 \
+	-- "$T/atomic_stressor" 200
+rc=$?
+check_atomic_free atomic_stressor_watch 'setup_watchpoints'
+stressor atomic_stressor_racy --skip-watch 1 --halt-on-error -- "$T/atomic_stressor" 2000 racy
+rc=$?
+counter=$(sed -n 's/^plain counter at 0x0*//p' "$T/atomic_stressor_racy.out")
+if [[ $rc != 66 || -z $counter ]] ||
+   ! grep -qE "^read-write to 0x0*$counter of 8 bytes by task" "$T/atomic_stressor_racy.out"; then
+	fail atomic_stressor_racy \
+		"expected exit 66 and a report on the plain counter (0x$counter), got $rc" \
+		"$T/atomic_stressor_racy.out"
+else
+	ok atomic_stressor_racy
 fi
 
 finish
