@@ -120,13 +120,14 @@ package_of() {
 now() { echo "$EPOCHREALTIME"; }
 
 # The output to compare: a program's own, but sysbench's without its timings and rates,
-# stress-ng's log without its pids and times (each differs from run to run, natively too).
+# stress-ng's log without its pids and times (each differs from run to run, natively too;
+# past a minute stress-ng adds the length in words: "in 225.46s (3 mins, 45.46 secs)").
 normalize() {
 	case $1 in
 	sysbench-*)
 		sed -E 's/ \( *[0-9.]+ (per second|MiB\/sec)\)//' "$2" |
 			grep -vE 'time|Latency|min:|avg:|max:|percentile|sum:|fairness|events \(avg' ;;
-	stress-*) sed -E 's/\[[0-9]+\]//; s/ in [0-9.]+s/ in Ns/' "$OUT/sng.log" ;;
+	stress-*) sed -E 's/\[[0-9]+\]//; s/ in [0-9.]+s( \([0-9][^)]*\))?/ in Ns/' "$OUT/sng.log" ;;
 	*) cat "$2" ;;
 	esac
 }
