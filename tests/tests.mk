@@ -64,6 +64,7 @@ DEMO_BINS     := $(patsubst tests/demo/%.c,$(OUT)/tests/demo/%,$(DEMO_SRCS))
 $(OUT)/tests/scenarios/rbp_shared_pointer: SCENARIO_CFLAGS := -O2 -g -pthread -Wall
 $(OUT)/tests/scenarios/omp_racy_nofp: SCENARIO_CFLAGS := -O2 -g -fopenmp -Wall
 $(OUT)/tests/scenarios/nofp_thread_stacks: SCENARIO_CFLAGS := -O2 -g -fomit-frame-pointer -pthread -Wall
+$(OUT)/tests/scenarios/nofp_deep_stack: SCENARIO_CFLAGS := -O2 -g -fomit-frame-pointer -pthread -Wall
 # gcc's OpenMP reduction on a double: a compare-and-swap loop.
 $(OUT)/tests/scenarios/omp_reduction_double: SCENARIO_CFLAGS := -O2 -g -fopenmp -Wall
 # No DWARF: no _Atomic qualifier marks the load, only its cmpxchg loop does.
