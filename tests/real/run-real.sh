@@ -52,6 +52,8 @@ if [[ $(id -u) != 0 || ! -x $CTL ]]; then
 	setup_fail "needs root and $CTL (run 'make' as root)"
 fi
 mkdir -p "$OUT" || exit 1
+# Absolute: kcsand, the service, takes its socket and log by absolute path only.
+OUT=$(cd "$OUT" && pwd)
 
 # 24 MiB of text that compresses as text does (a few ratios), the same in every run:
 # large enough that each program splits it into blocks for both threads (xz -1:
