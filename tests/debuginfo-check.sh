@@ -9,7 +9,7 @@
 # - stripped, no debug file: the functions come from .dynsym and .eh_frame,
 #   named BASE@0xVADDR by their start, the address the unstripped build's
 #   symbol has; the report's title names both racing functions that way, and
-#   --functions selects one of them by that name;
+#   --functions selects them by those names;
 # - stripped, its debug file found by .gnu_debuglink beside it, and by
 #   build-id under a debug root of the test's own ($KCSAND_DEBUG_ROOT, so
 #   nothing is written to /usr/lib/debug): the same functions and sites as the
@@ -103,11 +103,14 @@ elif ! grep -q 'functions from dynsym and eh_frame$' "$T/nodebug.out"; then
 else
 	ok stripped_eh_frame
 fi
-KCSAND_DEBUG_ROOT=$T/empty run nodebug_filter "$T/nodebug/racy" --functions "$w"
+# Both racing functions, so that the run ends at the first report (the writer alone ran
+# all its iterations: 40 s here).
+KCSAND_DEBUG_ROOT=$T/empty run nodebug_filter "$T/nodebug/racy" --functions "$w,$r"
+rc=$?
 sites=$(decoded "$T/nodebug_filter.out")
-if [[ $sites != "1 functions, 1 sites"* ]]; then
+if [[ $rc != 66 || $sites != "2 functions, 2 sites"* ]]; then
 	fail stripped_functions_filter \
-		"expected --functions $w to select 1 function, 1 site, got '$sites'" \
+		"expected 2 functions, 2 sites by --functions $w,$r and exit 66: '$sites', $rc" \
 		"$T/nodebug_filter.out"
 else
 	ok stripped_functions_filter
