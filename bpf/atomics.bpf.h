@@ -113,6 +113,34 @@ static __always_inline int atomic_known(struct atomic_key *k)
 }
 
 /*
+ * The sites whose plain access was taken as atomic.  Each is a sync site
+ * from then on (an acquire or a release), and the engine keeps it armed
+ * with the marked ones (daemon/engine/arm.c): sampled one hit at a time, a
+ * disarmed turn would lose the acquire that orders an armed access, and
+ * make a false report.  A site the full map cannot take stays sampled,
+ * counted in atomics_sites_lost.
+ */
+__u64 atomics_sites_lost;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, KCSAND_ATOMIC_SITES_MAX);
+	__type(key, __u32);
+	__type(value, __u8);
+} learned_sites SEC(".maps");
+
+static __always_inline void atomic_site_learned(__u32 site_idx)
+{
+	__u8 one = 1;
+
+	if (bpf_map_lookup_elem(&learned_sites, &site_idx))
+		return;
+	if (bpf_map_update_elem(&learned_sites, &site_idx, &one, BPF_NOEXIST) &&
+	    !bpf_map_lookup_elem(&learned_sites, &site_idx))
+		__sync_fetch_and_add(&atomics_sites_lost, 1);
+}
+
+/*
  * A user access at addr by site: 1 for a plain load or store whose address
  * a teaching site touched, else 0.  A teaching site teaches its address and
  * gives 0: it is marked already, and goes on through KCSAN's protocol as a

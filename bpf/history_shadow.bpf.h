@@ -704,6 +704,8 @@ static __always_inline void history_access(void *ctx, struct pt_regs *regs, __u3
 	scratch->acc.ip = ip;
 	scratch->acc.addr = site_address(site, regs, ip);
 	learned = atomic_learned(site, scratch->acc.addr);
+	if (learned)
+		atomic_site_learned(site_idx);
 	hb_access_fill(scratch, site, site_idx, regs, learned);
 	hb_count(KCSAND_HB_CTR_CHECKED);
 	if (scratch->acc.type & KCSAND_ACCESS_ATOMIC)

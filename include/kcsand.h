@@ -66,6 +66,8 @@ enum kcsand_reg {
 #define KCSAND_SITE_SRC_PLAIN	(1u << 7)
 /* Addresses of atomic objects learned per run (bpf/atomics.bpf.h), least recently used first out. */
 #define KCSAND_ATOMICS_MAX	65536
+/* Sites that took a plain access as atomic, kept armed with the sync sites (atomics.bpf.h). */
+#define KCSAND_ATOMIC_SITES_MAX	4096
 
 /*
  * One probed memory-access instruction, indexed by the probe's BPF cookie.

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "engine.h"
 #include "engine_int.h"
@@ -199,8 +200,26 @@ int engine_link_per_site(struct engine *e, struct engine_object *eo, const uint8
 }
 
 /*
+ * The sites whose plain load or store was taken as atomic at run time
+ * (bpf/atomics.bpf.h): sync sites learned, an `omp atomic read` or a
+ * seq_cst load without debug info.
+ */
+static void add_learned_sites(struct engine *e, uint8_t *set)
+{
+	int fd = e->skel ? bpf_map__fd(e->skel->maps.learned_sites) : -1;
+	__u32 key, next, *prev = NULL;
+
+	while (fd >= 0 && !bpf_map_get_next_key(fd, prev, &next)) {
+		if (next < e->nr_cookies)
+			set[next] = 1;
+		key = next;
+		prev = &key;
+	}
+}
+
+/*
  * The history's sync sites (marked accesses: lock, xchg, atomics, C++
- * guards) are never sampled one hit at a time while its sync probes are
+ * guards, and those learned at run time) are never sampled one hit at a time while its sync probes are
  * on: a release or an acquire missed while the access it orders is armed
  * would make a false report.  They are off with the sync probes, whose
  * pause forgets the history.
@@ -220,6 +239,7 @@ static void add_sync_sites(struct engine *e, uint8_t *set)
 				set[eo->first + k] = 1;
 		}
 	}
+	add_learned_sites(e, set);
 }
 
 /*

@@ -238,12 +238,13 @@ static int register_object(struct engine *e, struct target_obj *obj, bool kernel
 	if (e->opts.verbose)
 		pr_info(
 			"%s: %llu functions, %llu sites (%llu marked, %llu of them cas loop "
-			"reads); skipped: %llu stack, %llu tls, %llu unencodable, %llu locked before "
+			"reads; %llu on escaped stack slots); skipped: %llu stack, %llu tls, %llu unencodable, %llu locked before "
 			"a branch target, %llu misread by the kernel's probes (or before one), %llu insns "
 			"the kernel's uprobes refuse\n",
 			path, (unsigned long long)obj->stats.funcs,
 			(unsigned long long)obj->stats.sites, (unsigned long long)obj->stats.marked,
 			(unsigned long long)obj->stats.cas_loop_reads,
+			(unsigned long long)obj->stats.stack_sites,
 			(unsigned long long)obj->stats.skipped_stack,
 			(unsigned long long)obj->stats.skipped_tls,
 			(unsigned long long)obj->stats.unencodable,

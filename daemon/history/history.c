@@ -892,12 +892,18 @@ static void print_atomics(const struct history *hist, FILE *out)
 {
 	uint64_t taught = __atomic_load_n(&hist->skel->bss->atomics_taught, __ATOMIC_RELAXED);
 	uint64_t plain = __atomic_load_n(&hist->skel->bss->atomics_plain_hits, __ATOMIC_RELAXED);
+	uint64_t lost = __atomic_load_n(&hist->skel->bss->atomics_sites_lost, __ATOMIC_RELAXED);
 
 	fprintf(out, "kcsand: atomics learned: %llu addresses taught by lock, xchg and fenced "
-		     "stores, %llu plain loads and stores taken as atomic%s\n",
+		     "stores, %llu plain loads and stores taken as atomic%s",
 		(unsigned long long)taught, (unsigned long long)plain,
 		taught > KCSAND_ATOMICS_MAX ? " (more addresses than the map holds: the least "
 					      "recently used were forgotten)" : "");
+	if (lost)
+		fprintf(out, "; %llu sites taking them were left to the sampler (more than %d: "
+			     "races they order may be reported)", (unsigned long long)lost,
+			KCSAND_ATOMIC_SITES_MAX);
+	fprintf(out, "\n");
 }
 
 void history__print(const struct history *hist, FILE *out)

@@ -127,6 +127,7 @@ enum site_verdict {
 /* What the passes before classify() learned about one instruction's place in the function. */
 struct site_ctx {
 	bool rbp_is_frame;	/* rbp points into this function's frame here */
+	bool escaped_slot;	/* the operand is a stack slot whose address escapes */
 	bool next_is_target;	/* the next instruction is a direct branch's target */
 	bool is_last;		/* nothing of the function follows it */
 	bool next_misemulated;	/* the next instruction cannot carry a probe */
@@ -307,7 +308,7 @@ static enum site_verdict classify(const ZydisDecodedInstruction *in, const Zydis
 	 * programs) uses rbp as an ordinary register, for shared data too.
 	 */
 	if ((base == KCSAND_REG_RSP || (base == KCSAND_REG_RBP && ctx->rbp_is_frame)) &&
-	    !opts->keep_stack)
+	    !opts->keep_stack && !ctx->escaped_slot)
 		return SITE_STACK;
 
 	size = mop->size / 8;
@@ -478,11 +479,34 @@ static bool rbp_is_frame(const struct frame_state *s)
 	return s->framed || s->alias_reg == KCSAND_REG_RBP - KCSAND_REG_RAX;
 }
 
+/*
+ * Whether the instruction's stack operand is a slot whose address escapes
+ * (escape.c).  The locked no-op fence on the stack stays a fence.
+ */
+static bool on_escaped_slot(const ZydisDecodedInstruction *in, const ZydisDecodedOperand *ops,
+			    const struct frame_state *s, const struct stack_escapes *escapes)
+{
+	const ZydisDecodedOperand *mop = explicit_memory_operand(in, ops);
+	int base;
+	int64_t off;
+
+	/* An indexed access (a local array's element) is placed by its displacement. */
+	if (!escapes->n || !mop || mop->mem.type != ZYDIS_MEMOP_TYPE_MEM || is_full_fence(in, ops))
+		return false;
+	base = kcsand_reg_of(mop->mem.base);
+	if (base != KCSAND_REG_RSP && base != KCSAND_REG_RBP)
+		return false;
+	return frame_stack_off(s, base, mop->mem.disp.has_displacement ? mop->mem.disp.value : 0,
+			       &off) &&
+	       escape_covers(escapes, off, mop->size / 8 ? mop->size / 8 : 1);
+}
+
 /* Second pass: classify each instruction, knowing its frame state and the branch targets. */
 static int collect_sites(ZydisDecoder *dec, const uint8_t *code, size_t len, uint64_t vaddr,
 			 uint32_t func_idx, const struct decode_opts *opts,
 			 const struct insn_fx *fx, size_t nfx, const struct frame_slot *slot,
-			 const bool *is_target, struct site_vec *out, struct decode_stats *stats)
+			 const bool *is_target, const struct stack_escapes *escapes,
+			 struct site_vec *out, struct decode_stats *stats)
 {
 	for (size_t k = 0; k < nfx; k++) {
 		ZydisDecodedInstruction in;
@@ -514,6 +538,7 @@ static int collect_sites(ZydisDecoder *dec, const uint8_t *code, size_t len, uin
 					       (!opts->probe_locked &&
 						(next.attributes & ZYDIS_ATTRIB_HAS_LOCK));
 		}
+		ctx.escaped_slot = on_escaped_slot(&in, ops, &slot[k].s, escapes);
 		v = classify(&in, ops, opts, &ctx, &site);
 		if (v == SITE_KEEP && !site.desc.probe_delta && refused_by_uprobes(opts, &in))
 			v = SITE_REFUSED;
@@ -532,6 +557,7 @@ static int collect_sites(ZydisDecoder *dec, const uint8_t *code, size_t len, uin
 		if (err)
 			return err;
 		stats->sites++;
+		stats->stack_sites += ctx.escaped_slot && !opts->keep_stack;
 		if (site.desc.flags & KCSAND_SITE_MARKED)
 			stats->marked++;
 	}
@@ -546,6 +572,7 @@ int decode__function(const uint8_t *code, size_t len, uint64_t vaddr, uint32_t f
 	struct decode_stats dummy = {};
 	struct insn_fx *fx = NULL;
 	struct frame_slot *slot = NULL;
+	struct stack_escapes escapes = {};
 	bool *is_target = NULL;
 	size_t nfx = 0, n0 = out->n;
 	ZydisDecoder dec;
@@ -572,11 +599,14 @@ int decode__function(const uint8_t *code, size_t len, uint64_t vaddr, uint32_t f
 		err = frame_analyze(fx, nfx, &slot);
 	if (!err && !(is_target = branch_targets(fx, nfx)))
 		err = -ENOMEM;
+	if (!err && !opts->keep_stack)
+		err = escape_scan(&dec, code, len, fx, nfx, slot, &escapes);
 	if (!err)
 		err = collect_sites(&dec, code, len, vaddr, func_idx, opts, fx, nfx, slot, is_target,
-				    out, stats);
+				    &escapes, out, stats);
 	if (!err && out->n == n0)
 		stats->funcs_without_sites++;
+	escape_free(&escapes);
 	free(is_target);
 	free(slot);
 	free(fx);

@@ -61,6 +61,7 @@ struct decode_stats {
 	uint64_t sites;			/* sites kept */
 	uint64_t marked;		/* of which marked (atomic) */
 	uint64_t skipped_stack;		/* rsp-based, and rbp-based where rbp is the frame */
+	uint64_t stack_sites;		/* sites kept on stack slots whose address escapes */
 	uint64_t skipped_tls;		/* fs/gs-relative operands */
 	uint64_t unencodable;		/* string ops, gathers/scatters, > KCSAND_MAX_ACCESS */
 	uint64_t lock_at_target;	/* locked accesses left out: the next insn is a branch target */

@@ -152,6 +152,29 @@ int frame_analyze(const struct insn_fx *fx, size_t n, struct frame_slot **out);
 int16_t frame_ra_off(const struct frame_state *s);
 /* The index of the instruction at offset off, or n when none starts there. */
 size_t insn_at(const struct insn_fx *fx, size_t n, uint32_t off);
+/*
+ * The stack address base+disp (base KCSAND_REG_RSP or KCSAND_REG_RBP) as an
+ * offset from the return address's slot, in *off: false where the state
+ * does not tell (rbp neither the frame nor a copy of rsp, rsp unknown).
+ */
+bool frame_stack_off(const struct frame_state *s, int base, int64_t disp, int64_t *off);
+
+/* ------------------------------------------------------------------------ */
+/* Stack slots whose address escapes (escape.c)                             */
+/* ------------------------------------------------------------------------ */
+
+/* A function's escaped slots: offsets from the return address's slot, sorted. */
+struct stack_escapes {
+	int64_t *off;
+	size_t n, cap;
+};
+
+/* Add to out every slot whose address a lea takes and passes on; 0 or -errno. */
+int escape_scan(ZydisDecoder *dec, const uint8_t *code, size_t len, const struct insn_fx *fx,
+		size_t nfx, const struct frame_slot *slot, struct stack_escapes *out);
+/* Whether size bytes at frame offset off lie in an escaped slot. */
+bool escape_covers(const struct stack_escapes *e, int64_t off, unsigned int size);
+void escape_free(struct stack_escapes *e);
 
 /* ------------------------------------------------------------------------ */
 /* Compare-and-swap loops (casloop.c)                                       */

@@ -364,6 +364,26 @@ int16_t frame_ra_off(const struct frame_state *s)
 	return (int16_t)s->delta;
 }
 
+bool frame_stack_off(const struct frame_state *s, int base, int64_t disp, int64_t *off)
+{
+	if (base == KCSAND_REG_RSP && s->known) {
+		*off = disp - s->delta;
+		return true;
+	}
+	if (base != KCSAND_REG_RBP)
+		return false;
+	/* rbp was rsp when the frame was set up, or when rsp was copied to it. */
+	if (s->framed && s->frame_known) {
+		*off = disp - s->frame_delta;
+		return true;
+	}
+	if (!s->framed && s->alias_reg == KCSAND_REG_RBP - KCSAND_REG_RAX && s->alias_known) {
+		*off = disp - s->alias_delta;
+		return true;
+	}
+	return false;
+}
+
 struct frame_ctx {
 	const struct insn_fx *fx;
 	struct frame_slot *slot;

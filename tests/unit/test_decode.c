@@ -383,6 +383,59 @@ static void test_instructions(void)
 		site_vec__free(&r.sites);
 	}
 
+	TEST(escaped_stack_slot_passed_to_call) {
+		/* shared(x): the parent's x is reached by other threads through &x. */
+		r = DECODE(0x55,				/* push rbp */
+			   0x48, 0x89, 0xe5,			/* mov rbp,rsp */
+			   0x48, 0x83, 0xec, 0x10,		/* sub rsp,16 */
+			   0x48, 0x8d, 0x7d, 0xfc,		/* lea rdi,[rbp-4] */
+			   0xe8, 0x00, 0x00, 0x00, 0x00,	/* call (&x passed on) */
+			   0x8b, 0x45, 0xfc,			/* mov eax,[rbp-4] */
+			   0x8b, 0x55, 0xf0,			/* mov edx,[rbp-16] */
+			   0xc9,				/* leave */
+			   0xc3);				/* ret */
+		if ((s = one_site(&r))) {
+			ASSERT_EQ(s->desc.base, KCSAND_REG_RBP, "base");
+			ASSERT_EQ(s->desc.disp, -4, "disp");
+			ASSERT_EQ(s->desc.flags, KCSAND_SITE_READ, "flags");
+		}
+		ASSERT_EQ(r.stats.stack_sites, 1, "stats.stack_sites");
+		ASSERT_EQ(r.stats.skipped_stack, 1, "stats.skipped_stack: [rbp-16] is below &x");
+		site_vec__free(&r.sites);
+	}
+
+	TEST(escaped_stack_slot_stored) {
+		/* &x stored (an OpenMP data block, a struct field): rsp-relative, after a sub. */
+		r = DECODE(0x48, 0x83, 0xec, 0x18,		/* sub rsp,24 */
+			   0x48, 0x8d, 0x44, 0x24, 0x08,	/* lea rax,[rsp+8] */
+			   0x48, 0x89, 0x04, 0x24,		/* mov [rsp],rax */
+			   0x8b, 0x54, 0x24, 0x08,		/* mov edx,[rsp+8] */
+			   0x48, 0x83, 0xc4, 0x18,		/* add rsp,24 */
+			   0xc3);				/* ret */
+		if ((s = one_site(&r))) {
+			ASSERT_EQ(s->desc.base, KCSAND_REG_RSP, "base");
+			ASSERT_EQ(s->desc.disp, 8, "disp");
+		}
+		ASSERT_EQ(r.stats.skipped_stack, 1, "stats.skipped_stack: [rsp] holds &x");
+		site_vec__free(&r.sites);
+	}
+
+	TEST(stack_address_kept_in_registers) {
+		/* A pointer to a local that never leaves the registers: the local stays private. */
+		r = DECODE(0x55,				/* push rbp */
+			   0x48, 0x89, 0xe5,			/* mov rbp,rsp */
+			   0x48, 0x8d, 0x45, 0xfc,		/* lea rax,[rbp-4] */
+			   0x48, 0x89, 0xc2,			/* mov rdx,rax */
+			   0x8b, 0x02,				/* mov eax,[rdx] */
+			   0x8b, 0x4d, 0xfc,			/* mov ecx,[rbp-4] */
+			   0x5d,				/* pop rbp */
+			   0xc3);				/* ret */
+		ASSERT_EQ(r.sites.n, 1, "sites: [rdx] only");
+		ASSERT_EQ(r.stats.stack_sites, 0, "stats.stack_sites");
+		ASSERT_EQ(r.stats.skipped_stack, 1, "stats.skipped_stack");
+		site_vec__free(&r.sites);
+	}
+
 	TEST(string_ops) {
 		r = DECODE(0xf3, 0xa4);			/* rep movsb */
 		no_site(&r);
