@@ -32,7 +32,8 @@ export KCSAN_VM_PROBE_CMD="$REPO/build/kcsanctl run --kernel --output - -v --ski
 # function: the first one's int3 would be in the code the second decodes).  By default
 # (assume_plain_writes_atomic=1) nothing watches, so nothing is reported.  With
 # assume_plain_writes_atomic=0 and report_value_change_only=0 the plain write watches and
-# the READ_ONCE is reported against it as "read (marked)".
+# the READ_ONCE is reported against it as "read (marked)", and the run ends there
+# (--halt-on-error): the whole round took 96 s at load 14, with a watch at each write.
 once_plain() {	# NAME PARAMS...
 	local name=$1; shift
 	echo "$REPO/build/kcsanctl run --kernel --output $out/$name.txt -v --skip-watch 10 \
@@ -63,7 +64,7 @@ for s in 0 1 2 4 8; do
 	done
 done
 '"$(once_plain default)"'
-'"$(once_plain strict --param assume_plain_writes_atomic=0 --param report_value_change_only=0)"
+'"$(once_plain strict --halt-on-error --param assume_plain_writes_atomic=0 --param report_value_change_only=0)"
 tests/vm/kcsan-vm --module tests/kmod/kcsan_race --out "$out" --keep --timeout 420 \
 	--probe module:kcsan_race --probe '!kcsan_race_hidden_writer' --probe '!race_thread_fn' \
 	--probe '!kcsan_race_plain_writer' --probe '!kcsan_race_once_plain_reader' \
