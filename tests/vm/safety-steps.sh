@@ -18,16 +18,17 @@
 #   freeregs   --free-debug-regs 1: sampling takes 1 register (and the stalls'
 #              data breakpoints 1), and another program
 #              gets a breakpoint on every CPU meanwhile (hwbp-check.txt);
-#   exempt, exemptall
-#              with the vmlinux's DWARF, sched_clock_cpu (kernel/sched/) is left out
-#              of '--probe sched_clock_cpu --probe vfs_read', and probed with
-#              --kcsan-exempt;
-#   srcroot    src:kernel/ takes kernel/time/ and not arch/x86/kernel/ (with
-#              --kcsan-exempt, which would leave arch/x86/kernel/ out anyway);
 #   cache, cached, cachero
-#              marking vfs_read from the vmlinux's DWARF twice: the verdicts go to the
-#              harness's cache share (KCSAND_CACHE_DIR) and come back from it; then
-#              with a cache directory on the read-only root: said, not silent;
+#              marking '--probe sched_clock_cpu --probe vfs_read' from the vmlinux's
+#              DWARF twice: sched_clock_cpu (kernel/sched/) is left out, and the
+#              verdicts go to the harness's cache share (KCSAND_CACHE_DIR) and come
+#              back from it; then with a cache directory on the read-only root: said,
+#              not silent;
+#   srcroot    src:kernel/ takes kernel/time/ and not arch/x86/kernel/ with
+#              --kcsan-exempt (which would leave arch/x86/kernel/ out anyway), and
+#              sched_clock_cpu with it; with vfs_read too, as cache has it;
+# (each kcsanctl start reads the vmlinux's DWARF, 11 s at load 2: the steps that can
+# share a run do);
 #   kill       a breakpoint run killed with SIGKILL leaves nothing behind;
 # then what BPF still holds (bpf-after.txt).
 set -u
@@ -71,15 +72,12 @@ step freeregs "$KCSANCTL" run "${common[@]}" --udelay-task 300 --sample breakpoi
 	--free-debug-regs 1 "${mod[@]}" -- sh -c "sleep 2; $X/hwbp-check $X/hwbp_check.bpf.o \
 	> $OUT/hwbp-check.txt 2>&1; echo \$? >> $OUT/hwbp-check.txt" > "$OUT/freeregs.log" 2>&1
 
-step exempt "$KCSANCTL" run --kernel --output - -v --no-marking --kernel-debug "$VMLINUX" \
-	--probe sched_clock_cpu --probe vfs_read --duration 1 > "$OUT/exempt.log" 2>&1
-step exemptall "$KCSANCTL" run --kernel --output - -v --no-marking --kernel-debug "$VMLINUX" --kcsan-exempt \
-	--probe sched_clock_cpu --probe vfs_read --duration 1 > "$OUT/exemptall.log" 2>&1
 step srcroot "$KCSANCTL" run --kernel --output - -v --no-marking --kernel-debug "$VMLINUX" \
-	--kcsan-exempt --sample breakpoints --probe src:kernel/ --duration 1 > "$OUT/srcroot.log" 2>&1
+	--kcsan-exempt --sample breakpoints --probe src:kernel/ --probe vfs_read --duration 1 \
+	> "$OUT/srcroot.log" 2>&1
 for s in cache cached; do
-	step $s "$KCSANCTL" run --kernel --output - -v --kernel-debug "$VMLINUX" --probe vfs_read \
-		--duration 1 > "$OUT/$s.log" 2>&1
+	step $s "$KCSANCTL" run --kernel --output - -v --kernel-debug "$VMLINUX" \
+		--probe sched_clock_cpu --probe vfs_read --duration 1 > "$OUT/$s.log" 2>&1
 done
 echo "${KCSAND_CACHE_DIR:-}" > "$OUT/cache-dir.txt"
 step cachero env KCSAND_CACHE_DIR=/usr/share/kcsand-cache-ro "$KCSANCTL" run --kernel --output - \
