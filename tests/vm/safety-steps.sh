@@ -86,6 +86,6 @@ step cachero env KCSAND_CACHE_DIR=/usr/share/kcsand-cache-ro "$KCSANCTL" run --k
 step kill "$KCSANCTL" run "${common[@]}" --sample breakpoints --sample-period 2000 "${mod[@]}" \
 	-- sh -c "$W 400000 120 1 & sleep 3; kill -KILL \$PPID; wait" > "$OUT/kill.log" 2>&1
 # The killed run's round goes on without it: let it end before the module goes.
-for _ in $(seq 600); do [ "$(cat /sys/module/kcsan_race/parameters/busy)" = 0 ] && break; sleep 0.2; done
+round_ended
 bpftool link list > "$OUT/bpf-after.txt" 2>&1
 exit 0

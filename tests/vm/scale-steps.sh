@@ -8,8 +8,9 @@
 #
 # Each step writes its reports and stderr to $KCSAN_VM_OUT/STEP.log, its exit status to
 # steps.rc and its seconds to step-times (tests/vm/steps-lib.sh):
-#   kmsg      --kmsg around COMMAND (a round of the racy module): the reports also in
-#             the guest's kernel log (kmsg.txt: dmesg from a marker on);
+#   kmsg      --kmsg around COMMAND (a round of the racy module), until the first
+#             report: it is also in the guest's kernel log (kmsg.txt: dmesg from a
+#             marker on);
 #   init      --probe 'vfs_caches_init*' (__init code, freed after boot): refused;
 #   exit      --probe exit_elf_binfmt (built-in __exit code, freed with it): refused;
 #   duration  --duration 3 with a command that sleeps 120 s: the run ends at 3 s;
@@ -42,7 +43,10 @@ common=(--kernel --output - --skip-watch 10 --udelay-task 300 --overhead-budget 
 
 marker="kcsand-scale-kmsg $RANDOM"
 echo "$marker" > /dev/kmsg
-step kmsg "$KCSANCTL" run "${common[@]}" --kmsg "${probes[@]}" -- "$@" > "$OUT/kmsg.log" 2>&1
+# One report is what the check compares: the run ends there, its round goes on.
+step kmsg "$KCSANCTL" run "${common[@]}" --kmsg --halt-on-error "${probes[@]}" -- "$@" \
+	> "$OUT/kmsg.log" 2>&1
+round_ended
 dmesg | sed -n "/$marker/,\$p" | sed -E 's/^\[ *[0-9.]+\] ?//' > "$OUT/kmsg.txt"
 
 # __init functions, freed after boot: never decoded (their pages hold anything now).

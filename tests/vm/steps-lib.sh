@@ -26,5 +26,17 @@ step() {
 	return $rc
 }
 
+# round_ended: waits (two minutes at most) for the racy module's round to end: a
+# run stopped at its first report leaves the round going, and the next round
+# cannot start before it ends (workload.sh's write to run fails with EBUSY).
+round_ended() {
+	local b=/sys/module/kcsan_race/parameters/busy
+
+	for _ in $(seq 600); do
+		[ "$(cat "$b" 2>/dev/null || echo 0)" = 0 ] && return
+		sleep 0.2
+	done
+}
+
 : > "$OUT/steps.rc"
 : > "$OUT/step-times"
