@@ -25,11 +25,7 @@ REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 cd "$REPO" || exit 1
 . "$REPO/tests/vm/suite-lib.sh"
 
-# --check DIR: only check the files of an earlier run kept in DIR.
-if [ "${1:-}" = --check ] && [ -d "${2:-}" ]; then
-	out=$2
-	check_only=1
-fi
+vm_check_arg "$@"
 run_guest() {
 vm_suite_start kernel-scale
 

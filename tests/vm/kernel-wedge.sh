@@ -23,12 +23,7 @@ REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 cd "$REPO" || exit 1
 . "$REPO/tests/vm/suite-lib.sh"
 secs=60
-if [ "${1:-}" = --check ] && [ -d "${2:-}" ]; then
-	out=$2
-	check_only=1
-elif [ -n "${1:-}" ]; then
-	secs=$1
-fi
+vm_check_arg "$@" || secs=${1:-$secs}
 
 run_guest() {
 	local kver dbg

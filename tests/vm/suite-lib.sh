@@ -28,6 +28,14 @@ vm_suite_start() {
 	vm_start=$(date +%s)
 }
 
+# vm_check_arg ARG...: "--check DIR" (a suite's first arguments) re-checks the kept files
+# of an earlier run in DIR, with no guest: sets $out and $check_only; false otherwise.
+vm_check_arg() {
+	[ "${1:-}" = --check ] && [ -d "${2:-}" ] || return 1
+	out=$2
+	check_only=1
+}
+
 # guest_kver: the version of the kernel linux-image-amd64 depends on ("" if none).
 guest_kver() {
 	dpkg-query -W -f='${Depends}' linux-image-amd64 2>/dev/null | grep -oE 'linux-image-[^ ,]+' |
