@@ -59,12 +59,13 @@ guest_times() {
 
 	lock=$(sed -n 's/^kcsan-vm: waited \([0-9.]*\) s for the lock.*/\1/p' "$d/harness.err" 2>/dev/null)
 	qemu=$(sed -n 's/^kcsan-vm: guest run \([0-9.]*\)s .*/\1/p' "$d/harness.err" 2>/dev/null)
-	read -r init _ < "$d/init-uptime" 2>/dev/null
+	read -r init _ 2>/dev/null < "$d/init-uptime"
 	stages=$(awk '{ printf "%s%s %s", n++ ? ", " : "", $1, $2 }' "$d/stages" 2>/dev/null)
 	probe=$(awk '{ printf "%.1f", $2 - $1 }' "$d/probe-uptime" 2>/dev/null)
 	steps=$(awk '{ t = $NF; $NF = ""; printf "%s%s%s", n++ ? ", " : "", $0, t }' "$d/step-times" 2>/dev/null)
 	echo "     (times: lock wait ${lock:-0} s, QEMU ${qemu:-?} s; guest uptime at /init ${init:-?} s," \
-		"stages: ${stages:-none}; probe step ${probe:-?} s${steps:+: $steps})"
+		"stages: ${stages:-none}; probe step ${probe:-?} s)"
+	[ -z "$steps" ] || echo "     (steps, s: $steps)"
 }
 
 # step_status STEP: the exit status steps.rc recorded for STEP (the last word of its
