@@ -14,10 +14,7 @@ REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 cd "$REPO"
 . "$REPO/tests/vm/suite-lib.sh"
 DURATION=${KCSAND_VM_DURATION:-20}
-# build/vm exists only once kcsan-vm has run: without it, $out would be empty
-# and the run's files would land in /.
-out=$(mkdir -p "$REPO/build/vm" && mktemp -d "$REPO/build/vm/core-kernel.XXXXXX") ||
-	setup_fail "cannot create a directory under build/vm"
+vm_suite_start core-kernel
 
 # Functions with several returns, each patched into `ret; int3...` at boot: their
 # sites are counted again, independently, by tests/vm/kcore-sites.py before kcsand
@@ -26,7 +23,7 @@ COUNTED=atime_needs_update,tcp_poll
 # The vmlinux with the guest kernel's symbol table (Debian's linux-image-*-dbg; the
 # guest reads it from the host): kcsand takes the functions' sizes from it, and so
 # does the independent count, the st_size of each COUNTED function read here.
-kver=$(sed -n 's/.*linux-image-\([^ ,]*-amd64\).*/\1/p' <<<"$(dpkg-query -W -f='${Depends}' linux-image-amd64 2>/dev/null)" | head -1)
+kver=$(guest_kver)
 KDEBUG=${KCSAND_VM_KERNEL_DEBUG:-/usr/lib/debug/boot/vmlinux-$kver}
 counted=$COUNTED kdebug_opt=
 if [ -r "$KDEBUG" ]; then
@@ -48,6 +45,7 @@ tests/vm/kcsan-vm --out "$out" --keep --timeout $((DURATION + 240)) \
 	$(printf -- '--probe %s ' ${COUNTED//,/ }) \
 	-- sh -c "$workload" > "$out/reports.txt" 2> "$out/harness.err"
 rc=$?
+guest_ran $rc
 if [ $rc = 0 ] || [ $rc = 66 ]; then ok harness_ran; else fail harness_ran "exit status $rc: $(tail -3 "$out/harness.err")"; fi
 hits=$(grep -oE 'sites, [0-9]+ hits' "$out/probe.err" 2>/dev/null | grep -oE '[0-9]+ hits' | cut -d' ' -f1)
 if [ "${hits:-0}" -gt 1000 ]; then ok probes_hit; else fail probes_hit "expected over 1000 probe hits, got ${hits:-none}"; fi
@@ -144,5 +142,4 @@ echo "     $nr_reports reports, $nr_titles distinct titles"
 [ -n "$titles" ] && sed 's/^/     /' <<< "$titles"
 no_kprobe_left "$out"
 no_kernel_warning "$out"
-[ $failed = 0 ] && rm -rf "$out"
-finish
+finish_suite "$out"

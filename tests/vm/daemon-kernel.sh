@@ -12,23 +12,16 @@
 set -u
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 cd "$REPO"
-mkdir -p build/vm
-out=$(mktemp -d "$REPO/build/vm/daemon-kernel.XXXXXX")
 . "$REPO/tests/vm/suite-lib.sh"
-
-[ "$(id -u)" = 0 ] || setup_fail "must run as root (QEMU guest with kprobes)"
-for b in kcsand kcsanctl; do
-	[ -x "build/$b" ] || setup_fail "build/$b missing (run make)"
-done
+vm_suite_start daemon-kernel build/kcsand build/kcsanctl
 
 export KCSAN_VM_PROBE_CMD="$REPO/tests/vm/daemon-kernel-guest.sh"
-start=$(date +%s)
 # race_thread_fn runs every scenario's loop: probing it only slows the rounds down.
 tests/vm/kcsan-vm --module tests/kmod/kcsan_race --out "$out" --keep --timeout 420 \
 	--probe module:kcsan_race --probe '!kcsan_race_hidden_writer' --probe '!race_thread_fn' \
 	-- true > "$out/guest.txt" 2> "$out/harness.err"
 rc=$?
-echo "     (guest run: $(( $(date +%s) - start )) s, exit status $rc; files in $out)"
+guest_ran $rc
 
 if [ $rc = 0 ] || [ $rc = 66 ]; then ok harness_ran
 else fail harness_ran "exit status $rc: $(tail -3 "$out/harness.err" | tr '\n' ';')"; fi
@@ -45,6 +38,4 @@ else fail guest_script_completed "no summary line from the guest: $(tail -3 "$ou
 
 no_kprobe_left "$out"
 no_kernel_warning "$out"
-
-[ $failed = 0 ] && rm -rf "$out"
-finish
+finish_suite "$out"

@@ -24,6 +24,7 @@ set -u
 OUT=${KCSAN_VM_OUT:?run by tests/vm/kcsan-vm}
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 KCSANCTL=$REPO/build/kcsanctl
+. "$REPO/tests/vm/steps-lib.sh"
 var=$1; shift
 probes=()
 while [ $# -gt 0 ] && [ "$1" != -- ]; do probes+=("$1"); shift; done
@@ -35,25 +36,21 @@ shift
 KO=$(ls "$REPO"/build/vm/kmod-*/kcsan_race/kcsan_race.ko 2>/dev/null | head -1)
 common=(--kernel -v --skip-watch 10 --udelay-task 300 --overhead-budget 100 ${KO:+--kernel-debug "$KO"})
 
-"$KCSANCTL" run "${common[@]}" --output "$OUT/escalation.txt" "${probes[@]}" -- "$@" \
+step escalation "$KCSANCTL" run "${common[@]}" --output "$OUT/escalation.txt" "${probes[@]}" -- "$@" \
 	2> "$OUT/escalation.err"
-echo "escalation $?" > "$OUT/steps.rc"
 # What BPF holds while the watchpoint is armed: the links bpf-after.txt must not show.
-"$KCSANCTL" run "${common[@]}" --output "$OUT/watch.txt" --watch "$var" -- \
+step watch "$KCSANCTL" run "${common[@]}" --output "$OUT/watch.txt" --watch "$var" -- \
 	sh -c 'bpftool link list > "$0/bpf-during.txt" 2>&1; exec "$@"' "$OUT" "$@" \
 	2> "$OUT/watch.err"
-echo "watch $?" >> "$OUT/steps.rc"
 # A read-modify-write seen by the debug registers alone (scenario 1, x[i]++): the
 # access decoded from the trapping instruction, its own frame and read-write. The
 # two threads of one round may not overlap in a loaded TCG guest: up to five rounds,
 # stopped at the first report.
-"$KCSANCTL" run "${common[@]}" --halt-on-error --output "$OUT/rmw.txt" --watch kcsan_race_array:8 -- \
+step rmw "$KCSANCTL" run "${common[@]}" --halt-on-error --output "$OUT/rmw.txt" --watch kcsan_race_array:8 -- \
 	sh -c 'for r in 1 2 3 4 5; do tests/kmod/kcsan_race/workload.sh 20000 120 2 || exit; done' \
 	2> "$OUT/rmw.err"
-echo "rmw $?" >> "$OUT/steps.rc"
 for bad in no_such_kcsan_race_var 0x1000 "$var:3"; do
-	"$KCSANCTL" run --kernel --watch "$bad" --duration 1 > /dev/null 2>> "$OUT/bad.err"
-	echo "bad $bad $?" >> "$OUT/steps.rc"
+	step "bad $bad" "$KCSANCTL" run --kernel --watch "$bad" --duration 1 > /dev/null 2>> "$OUT/bad.err"
 done
 { bpftool link list; bpftool perf list; } > "$OUT/bpf-after.txt" 2>&1
 cat "$OUT/escalation.txt" "$OUT/watch.txt" "$OUT/rmw.txt"

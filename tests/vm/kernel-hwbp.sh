@@ -24,26 +24,14 @@ ITERS=${KCSAND_VM_ITERS:-20000}	# 5000 left the escalation step without a race i
 VAR=kcsan_race_origin_var
 . "$REPO/tests/vm/suite-lib.sh"
 
-[ "$(id -u)" = 0 ] || setup_fail "must run as root (QEMU guest with kprobes)"
-[ -x build/kcsanctl ] || setup_fail "build/kcsanctl missing (run make)"
-mkdir -p build/vm
-out=$(mktemp -d "$REPO/build/vm/kernel-hwbp.XXXXXX")
-
-start=$(date +%s)
+vm_suite_start kernel-hwbp
 KCSAN_VM_PROBE_CMD="$REPO/tests/vm/hwbp-steps.sh $VAR" \
 tests/vm/kcsan-vm --module tests/kmod/kcsan_race --out "$out" --keep --timeout 300 \
 	--probe kcsan_race_origin_reader \
 	-- tests/kmod/kcsan_race/workload.sh "$ITERS" 120 $((1 << 2)) > "$out/reports.txt" 2> "$out/harness.err"
 rc=$?
-echo "     (guest run: $(( $(date +%s) - start )) s, exit status $rc; files in $out)"
+guest_ran $rc
 [ $rc = 66 ] && ok harness_exit_66 || { fail harness_exit_66 "expected 66, got $rc"; sed 's/^/    /' "$out/harness.err" | tail -20; }
-
-# step_rc STEP... EXPECTED: the exit status steps.rc recorded for the step.
-step_rc() {
-	local name=$1 step=$2 want=$3 got
-	got=$(awk -v s="$step" '{ st = $NF; $NF = ""; sub(/ $/, ""); if ($0 == s) print st }' "$out/steps.rc" 2>/dev/null)
-	[ "$got" = "$want" ] && ok "$name" || fail "$name" "'kcsanctl run' ($step) exited ${got:-never ran}, expected $want"
-}
 
 # expect_report NAME FILE TITLE REGEX...: some report has this title and lines matching each regex.
 expect_report() {

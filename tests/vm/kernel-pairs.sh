@@ -21,28 +21,21 @@ set -u
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 cd "$REPO" || exit 1
 . "$REPO/tests/vm/suite-lib.sh"
-if [ "${1:-}" = --check ] && [ -d "${2:-}" ]; then
-	out=$2
-	check_only=1
-fi
+vm_check_arg "$@"
 
 run_guest() {
 	local kver ko
-	[ "$(id -u)" = 0 ] || setup_fail "must run as root"
-	kver=$(dpkg-query -W -f='${Depends}' linux-image-amd64 2>/dev/null | grep -oE 'linux-image-[^ ,]+' |
-		head -1 | sed 's/^linux-image-//')
+	vm_suite_start kernel-pairs "${KCSAND_PAIRS_KCSANCTL:-build/kcsanctl}"
+	kver=$(guest_kver)
 	[ -n "$kver" ] || setup_fail "linux-image-amd64 is not installed (tests/vm/kcsan-vm installs it)"
-	out=$(mkdir -p build/vm && mktemp -d "$REPO/build/vm/kernel-pairs.XXXXXX") ||
-		setup_fail "cannot create a directory under build/vm"
 	cp "${KCSAND_PAIRS_KCSANCTL:-build/kcsanctl}" "$out/kcsanctl" || setup_fail "no kcsanctl (run make)"
 	# kcsan-vm builds the module there, before the guest boots.
 	ko=$REPO/build/vm/kmod-$kver/kcsan_pairs/kcsan_pairs.ko
-	start=$(date +%s)
 	KCSAN_VM_PROBE_CMD="$REPO/tests/vm/pairs-steps.sh $out/kcsanctl $ko 1 60 bp 3" \
 	tests/vm/kcsan-vm --module tests/kmod/kcsan_pairs --out "$out" --keep --timeout 200 \
 		> "$out/reports.txt" 2> "$out/harness.err"
 	rc=$?
-	echo "     (guest run: $(( $(date +%s) - start )) s, exit status $rc; files in $out)"
+	guest_ran $rc
 	[[ $rc =~ ^(0|66)$ ]] && ok guest_ran ||
 		fail guest_ran "exit $rc: $(tail -3 "$out/harness.err" | tr '\n' ';')"
 }

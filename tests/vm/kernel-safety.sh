@@ -18,18 +18,11 @@ REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 cd "$REPO" || exit 1
 . "$REPO/tests/vm/suite-lib.sh"
 
-if [ "${1:-}" = --check ] && [ -d "${2:-}" ]; then
-	out=$2
-	check_only=1
-fi
+vm_check_arg "$@"
 run_guest() {
 	local kver dbg
-	[ "$(id -u)" = 0 ] || setup_fail "must run as root (QEMU guest with kprobes)"
-	[ -x build/kcsanctl ] || setup_fail "build/kcsanctl missing (run make)"
-	out=$(mkdir -p build/vm && mktemp -d "$REPO/build/vm/kernel-safety.XXXXXX") ||
-		setup_fail "cannot create a directory under build/vm"
-	kver=$(dpkg-query -W -f='${Depends}' linux-image-amd64 2>/dev/null | grep -oE 'linux-image-[^ ,]+' |
-		head -1 | sed 's/^linux-image-//')
+	vm_suite_start kernel-safety
+	kver=$(guest_kver)
 	dbg=linux-image-$kver-dbg
 	if [ -n "$kver" ] && ! dpkg-query -W -f='${Status}' "$dbg" 2>/dev/null | grep -q 'ok installed'; then
 		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$dbg" > "$out/apt.log" 2>&1 ||
@@ -41,21 +34,19 @@ run_guest() {
 	  gcc -O2 -Wall tests/vm/bpf-check/hwbp_check.c -o build/vm/xbp/hwbp-check -lbpf; } \
 		> "$out/build.log" 2>&1 || setup_fail "cannot build hwbp-check (see $out/build.log)"
 	cp build/kcsanctl "$out/kcsanctl"
-	start=$(date +%s)
 	KCSAN_VM_PROBE_CMD="$REPO/tests/vm/safety-steps.sh" \
 	tests/vm/kcsan-vm --module tests/kmod/kcsan_race --out "$out" --keep --timeout 900 \
 		--probe unused -- true > "$out/reports.txt" 2> "$out/harness.err"
 	rc=$?
-	echo "     (guest run: $(( $(date +%s) - start )) s, exit status $rc; files in $out)"
+	guest_ran $rc
 	[[ $rc =~ ^(0|66)$ ]] && ok harness_ran || { fail harness_ran "exit $rc"; tail -5 "$out/harness.err"; }
 }
 [ -n "${check_only:-}" ] || run_guest
 
-step() { awk -v s="$1" '$1 == s { print $2 }' "$out/steps.rc" 2>/dev/null; }
 summary() { grep -m1 '^kcsand: [0-9]* reports*, ' "$out/$1.log"; }
 kv() { summary "$1" | grep -oE "(^| )$2: [0-9x/-]+" | sed 's/.*: //'; }
 func_listed() { grep -qE "^kcsand: func \[kernel\] 0x[0-9a-f]+ $2 " "$out/$1.log"; }
-ran() { [[ $(step "$1") =~ ^(0|66)$ ]] && [ -n "$(summary "$1")" ]; }
+ran() { [[ $(step_status "$1") =~ ^(0|66)$ ]] && [ -n "$(summary "$1")" ]; }
 
 # Every stall clamped in BPF, though the parameters asked for 100 ms and no budget.
 if ran ceiling && [ "$(kv ceiling stalls_clamped)" -gt 0 ] 2>/dev/null &&
@@ -63,7 +54,7 @@ if ran ceiling && [ "$(kv ceiling stalls_clamped)" -gt 0 ] 2>/dev/null &&
 	ok stall_ceiling_in_bpf
 	echo "     setup_watchpoints $(kv ceiling setup_watchpoints), stalls_clamped $(kv ceiling stalls_clamped)"
 else
-	fail stall_ceiling_in_bpf "exit $(step ceiling); $(summary ceiling | grep -oE '(setup_watchpoints|stalls_clamped): [0-9]+' | tr '\n' ' ')"
+	fail stall_ceiling_in_bpf "exit $(step_status ceiling); $(summary ceiling | grep -oE '(setup_watchpoints|stalls_clamped): [0-9]+' | tr '\n' ' ')"
 fi
 
 # A stopped daemon's probes check nothing: hits counted as heartbeat_missed.
@@ -72,7 +63,7 @@ if ran heartbeat && [ "$(kv heartbeat heartbeat_missed)" -gt 0 ] 2>/dev/null &&
 	ok heartbeat_stops_checks
 	echo "     setup_watchpoints $(kv heartbeat setup_watchpoints), heartbeat_missed $(kv heartbeat heartbeat_missed)"
 else
-	fail heartbeat_stops_checks "exit $(step heartbeat); $(summary heartbeat | grep -oE '(setup_watchpoints|heartbeat_missed): [0-9]+' | tr '\n' ' ')"
+	fail heartbeat_stops_checks "exit $(step_status heartbeat); $(summary heartbeat | grep -oE '(setup_watchpoints|heartbeat_missed): [0-9]+' | tr '\n' ' ')"
 fi
 
 # A CPU brought online during a breakpoint run is sampled.
@@ -81,7 +72,7 @@ if [ "$(cat "$out/cpu1-before.txt" 2>/dev/null)" = 0 ] && ran hotplug &&
    [ "$(kv hotplug breakpoint_regs)" = 2x2 ]; then
 	ok hotplug_cpu_sampled
 else
-	fail hotplug_cpu_sampled "cpu1 before: $(cat "$out/cpu1-before.txt" 2>/dev/null), exit $(step hotplug), breakpoint_regs '$(kv hotplug breakpoint_regs)': $(grep -m2 'CPU 1' "$out/hotplug.log" | tr '\n' ';')"
+	fail hotplug_cpu_sampled "cpu1 before: $(cat "$out/cpu1-before.txt" 2>/dev/null), exit $(step_status hotplug), breakpoint_regs '$(kv hotplug breakpoint_regs)': $(grep -m2 'CPU 1' "$out/hotplug.log" | tr '\n' ';')"
 fi
 
 # --free-debug-regs 1: one register sampled (one more for the stalls' data breakpoints),
@@ -91,20 +82,21 @@ if ran freeregs && [ "$(kv freeregs breakpoint_regs)" = 1x2 ] &&
 	ok free_debug_register
 	head -1 "$out/hwbp-check.txt" | sed 's/^/     /'
 else
-	fail free_debug_register "exit $(step freeregs), breakpoint_regs '$(kv freeregs breakpoint_regs)', hwbp-check: $(tr '\n' ';' < "$out/hwbp-check.txt" 2>/dev/null)"
+	fail free_debug_register "exit $(step_status freeregs), breakpoint_regs '$(kv freeregs breakpoint_regs)', hwbp-check: $(tr '\n' ';' < "$out/hwbp-check.txt" 2>/dev/null)"
 fi
 
 # KCSAN's uninstrumented kernel/sched/ left out by default, probed on request.
-if ran exempt && func_listed exempt vfs_read && ! func_listed exempt sched_clock_cpu &&
-   grep -q '1 matching functions are in code KCSAN leaves uninstrumented' "$out/exempt.log"; then
+# (Read from the cache and srcroot steps, which probe sched_clock_cpu and vfs_read too.)
+if ran cache && func_listed cache vfs_read && ! func_listed cache sched_clock_cpu &&
+   grep -q '1 matching functions are in code KCSAN leaves uninstrumented' "$out/cache.log"; then
 	ok kcsan_exempt_left_out
 else
-	fail kcsan_exempt_left_out "exit $(step exempt): $(grep -E 'uninstrumented|rror|cannot' "$out/exempt.log" | head -3 | tr '\n' ';')"
+	fail kcsan_exempt_left_out "exit $(step_status cache): $(grep -E 'uninstrumented|rror|cannot' "$out/cache.log" | head -3 | tr '\n' ';')"
 fi
-if ran exemptall && func_listed exemptall vfs_read && func_listed exemptall sched_clock_cpu; then
+if ran srcroot && func_listed srcroot vfs_read && func_listed srcroot sched_clock_cpu; then
 	ok kcsan_exempt_opt_in
 else
-	fail kcsan_exempt_opt_in "exit $(step exemptall): $(grep -E 'func|rror' "$out/exemptall.log" | head -3 | tr '\n' ';')"
+	fail kcsan_exempt_opt_in "exit $(step_status srcroot): $(grep -E 'func.* (vfs_read|sched_clock_cpu) |rror' "$out/srcroot.log" | head -3 | tr '\n' ';')"
 fi
 
 # src:kernel/ is kernel/ from the source root: kernel/time/ and kernel/fork.c in,
@@ -115,7 +107,7 @@ if ran srcroot && func_listed srcroot timekeeping_advance && func_listed srcroot
 	ok src_path_from_root
 	grep -m1 '^kcsand: src:kernel/' "$out/srcroot.log" | sed 's/^/     /'
 else
-	fail src_path_from_root "exit $(step srcroot): $(grep -E 'src:|default_idle|rror' "$out/srcroot.log" | head -3 | tr '\n' ';')"
+	fail src_path_from_root "exit $(step_status srcroot): $(grep -E 'src:|default_idle|rror' "$out/srcroot.log" | head -3 | tr '\n' ';')"
 fi
 
 # The marking cache: written to the harness's share, read back by the next run, and
@@ -127,16 +119,16 @@ if ran cache && ran cached && [ -n "$cdir" ] && [ -n "$cached" ] && [ -s "${cach
 	ok marking_cache_kept_between_runs
 	grep -m1 'verdicts from the cache' "$out/cached.log" | sed 's/^/     /'
 else
-	fail marking_cache_kept_between_runs "exit $(step cache)/$(step cached), cache dir '${cdir:-none}': $(grep -hE 'cache|rror' "$out/cache.log" "$out/cached.log" 2>/dev/null | head -3 | tr '\n' ';')"
+	fail marking_cache_kept_between_runs "exit $(step_status cache)/$(step_status cached), cache dir '${cdir:-none}': $(grep -hE 'cache|rror' "$out/cache.log" "$out/cached.log" 2>/dev/null | head -3 | tr '\n' ';')"
 fi
 if ran cachero && grep -q 'cannot write the marking cache /usr/share/kcsand-cache-ro/' "$out/cachero.log"; then
 	ok unwritable_cache_said
 else
-	fail unwritable_cache_said "exit $(step cachero): $(grep -E 'cache|rror' "$out/cachero.log" | head -3 | tr '\n' ';')"
+	fail unwritable_cache_said "exit $(step_status cachero): $(grep -E 'cache|rror' "$out/cachero.log" | head -3 | tr '\n' ';')"
 fi
 
 # SIGKILL: the kernel closes what kcsanctl held; nothing is left (bpf-after.txt).
-[ "$(step kill)" = 137 ] && ok sigkill_run_killed || fail sigkill_run_killed "exit $(step kill), expected 137"
+[ "$(step_status kill)" = 137 ] && ok sigkill_run_killed || fail sigkill_run_killed "exit $(step_status kill), expected 137"
 no_kprobe_left "$out"
 no_bpf_link_left "$out"
 no_kernel_warning "$out"

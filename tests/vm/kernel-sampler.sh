@@ -29,26 +29,15 @@ cd "$REPO" || exit 1
 ITERS=${KCSAND_VM_ITERS:-1500000}
 . "$REPO/tests/vm/suite-lib.sh"
 
-[ "$(id -u)" = 0 ] || setup_fail "must run as root (QEMU guest with kprobes)"
-[ -x build/kcsanctl ] || setup_fail "build/kcsanctl missing (run make)"
-out=$(mkdir -p "$REPO/build/vm" && mktemp -d "$REPO/build/vm/kernel-sampler.XXXXXX") ||
-	setup_fail "cannot create a directory under build/vm"
-
-start=$(date +%s)
+vm_suite_start kernel-sampler
 KCSAN_VM_PROBE_CMD="$REPO/tests/vm/sampler-steps.sh" \
 tests/vm/kcsan-vm --module tests/kmod/kcsan_race --out "$out" --keep --timeout 600 \
 	--probe module:kcsan_race --probe '!kcsan_race_hidden_writer' --probe '!race_thread_fn' \
 	-- tests/kmod/kcsan_race/workload.sh "$ITERS" 200 1 > "$out/reports.txt" 2> "$out/harness.err"
 rc=$?
-echo "     (guest run: $(( $(date +%s) - start )) s, exit status $rc; files in $out)"
+guest_ran $rc
 [ $rc = 66 ] && ok harness_exit_66 || { fail harness_exit_66 "expected 66, got $rc"; sed 's/^/    /' "$out/harness.err" | tail -20; }
 
-# step_rc NAME STEP EXPECTED: the exit status steps.rc recorded for the step.
-step_rc() {
-	local got
-	got=$(awk -v s="$2" '$1 == s { print $2 }' "$out/steps.rc" 2>/dev/null)
-	[ "$got" = "$3" ] && ok "$1" || fail "$1" "'kcsanctl run' ($2) exited ${got:-never ran}, expected $3"
-}
 pair="BUG: KCSAN: data-race in kcsan_race_reader / kcsan_race_writer"
 S=$out/small.log A=$out/all.log
 

@@ -25,16 +25,9 @@ REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 cd "$REPO" || exit 1
 . "$REPO/tests/vm/suite-lib.sh"
 
-# --check DIR: only check the files of an earlier run kept in DIR.
-if [ "${1:-}" = --check ] && [ -d "${2:-}" ]; then
-	out=$2
-	check_only=1
-fi
+vm_check_arg "$@"
 run_guest() {
-[ "$(id -u)" = 0 ] || setup_fail "must run as root (QEMU guest with kprobes)"
-[ -x build/kcsanctl ] || setup_fail "build/kcsanctl missing (run make)"
-out=$(mkdir -p "$REPO/build/vm" && mktemp -d "$REPO/build/vm/kernel-scale.XXXXXX") ||
-	setup_fail "cannot create a directory under build/vm"
+vm_suite_start kernel-scale
 
 # The guest runs host binaries: the breakpoint check and the workload, built here.
 mkdir -p build/vm/xbp
@@ -45,18 +38,17 @@ mkdir -p build/vm/xbp
 	setup_fail "cannot build the guest's helpers (see $out/build.log)"
 
 cp build/kcsanctl "$out/kcsanctl"
-start=$(date +%s)
 KCSAN_VM_PROBE_CMD="$REPO/tests/vm/scale-steps.sh" \
 tests/vm/kcsan-vm --module tests/kmod/kcsan_race --out "$out" --keep --timeout 400 \
 	--probe kcsan_race_reader --probe kcsan_race_writer \
 	-- tests/kmod/kcsan_race/workload.sh 200000 200 1 > "$out/reports.txt" 2> "$out/harness.err"
 rc=$?
-echo "     (guest run: $(( $(date +%s) - start )) s, exit status $rc; files in $out)"
+guest_ran $rc
 [ $rc = 66 ] && ok harness_exit_66 || { fail harness_exit_66 "expected 66, got $rc"; sed 's/^/    /' "$out/harness.err" | tail -20; }
 }
 [ -n "${check_only:-}" ] || run_guest
 
-# step NAME: the steps.rc line of a step ("NAME STATUS [SECONDS]").
+# step NAME: the steps.rc line of a step ("NAME STATUS").
 step() { awk -v s="$1" '$1 == s' "$out/steps.rc" 2>/dev/null; }
 pair="BUG: KCSAN: data-race in kcsan_race_reader / kcsan_race_writer"
 
@@ -91,7 +83,8 @@ else
 fi
 
 # (2) --duration with a command that would sleep 120 s.
-read -r _ drc dsec <<< "$(step duration)"
+read -r _ drc _ <<< "$(step duration)"
+dsec=$(awk '$1 == "duration" { printf "%d\n", $2 }' "$out/step-times" 2>/dev/null)
 if [ "${drc:-}" = 0 ] && [ "${dsec:-999}" -lt 60 ]; then
 	ok duration_ends_command
 	echo "     --duration 3 -- sleep 120 ended after ${dsec} s"

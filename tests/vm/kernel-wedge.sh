@@ -23,22 +23,14 @@ REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 cd "$REPO" || exit 1
 . "$REPO/tests/vm/suite-lib.sh"
 secs=60
-if [ "${1:-}" = --check ] && [ -d "${2:-}" ]; then
-	out=$2
-	check_only=1
-elif [ -n "${1:-}" ]; then
-	secs=$1
-fi
+vm_check_arg "$@" || secs=${1:-$secs}
 
 run_guest() {
 	local kver dbg
-	[ "$(id -u)" = 0 ] || setup_fail "must run as root"
-	kver=$(dpkg-query -W -f='${Depends}' linux-image-amd64 2>/dev/null | grep -oE 'linux-image-[^ ,]+' |
-		head -1 | sed 's/^linux-image-//')
+	vm_suite_start kernel-wedge "${KCSAND_WEDGE_KCSANCTL:-build/kcsanctl}"
+	kver=$(guest_kver)
 	[ -n "$kver" ] || setup_fail "linux-image-amd64 is not installed (tests/vm/kcsan-vm installs it)"
 	dbg=/usr/lib/debug/boot/vmlinux-$kver
-	out=$(mkdir -p build/vm && mktemp -d "$REPO/build/vm/kernel-wedge.XXXXXX") ||
-		setup_fail "cannot create a directory under build/vm"
 	if [ ! -r "$dbg" ]; then
 		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "linux-image-$kver-dbg" \
 			> "$out/apt.log" 2>&1 || setup_fail "cannot install linux-image-$kver-dbg (see $out/apt.log)"
@@ -46,29 +38,27 @@ run_guest() {
 	cp "${KCSAND_WEDGE_KCSANCTL:-build/kcsanctl}" "$out/kcsanctl" || setup_fail "no kcsanctl (run make)"
 	gcc -O2 -Wall -pthread tests/vm/workload/kworkload.c -o "$out/kworkload" > "$out/build.log" 2>&1 ||
 		setup_fail "cannot build kworkload (see $out/build.log)"
-	start=$(date +%s)
 	KCSAN_VM_PROBE_CMD="$REPO/tests/vm/wedge-steps.sh $out/kcsanctl $secs $dbg" \
 	tests/vm/kcsan-vm --out "$out" --keep --timeout $((secs + 600)) \
 		--probe src:fs/ --probe src:mm/ --probe src:kernel/ -- "$out/kworkload" mixed "$secs" \
 		> "$out/reports.txt" 2> "$out/harness.err"
 	rc=$?
-	echo "     (guest run: $(( $(date +%s) - start )) s for $secs s of workload, exit status $rc; files in $out)"
+	guest_ran $rc
 	[[ $rc =~ ^(0|66)$ ]] && ok guest_ran_to_the_end ||
 		{ fail guest_ran_to_the_end "exit $rc: $(tail -3 "$out/harness.err" | tr '\n' ';')"; }
 }
 [ -n "${check_only:-}" ] || run_guest
 
-step() { awk -v s="$1" '$1 == s { print $2 }' "$out/steps.rc" 2>/dev/null; }
 M=$(grep -m1 '^kcsand: [0-9]* reports*, ' "$out/machinery.log" 2>/dev/null)
-if [[ $(step machinery) =~ ^(0|66)$ ]] && [ -n "$M" ] &&
+if [[ $(step_status machinery) =~ ^(0|66)$ ]] && [ -n "$M" ] &&
    grep -qE '^kcsand: breakpoints: [1-9][0-9]* sites in the code that moves breakpoints' "$out/machinery.log"; then
 	ok breakpoint_machinery_never_sampled
 	grep -m1 'code that moves breakpoints' "$out/machinery.log" | sed 's/^/     /'
 else
-	fail breakpoint_machinery_never_sampled "exit $(step machinery): $(grep -E 'breakpoints:|rror' "$out/machinery.log" 2>/dev/null | head -3 | tr '\n' ';')"
+	fail breakpoint_machinery_never_sampled "exit $(step_status machinery): $(grep -E 'breakpoints:|rror' "$out/machinery.log" 2>/dev/null | head -3 | tr '\n' ';')"
 fi
 S=$(grep -hm1 '^kcsand: [0-9]* reports*, ' "$out/scale.stats" "$out/scale.log" 2>/dev/null | head -1)
-if [[ $(step scale) =~ ^(0|66)$ ]] && [ -n "$S" ]; then
+if [[ $(step_status scale) =~ ^(0|66)$ ]] && [ -n "$S" ]; then
 	ok run_ended_with_summary
 	echo "     $(grep -oE '[0-9]+ sites' <<< "$S")"
 	grep -oE '(breakpoint_sites_sampled|breakpoint_traps|breakpoint_checks|setup_watchpoints|stalls_clamped|stall_budget_exhausted|heartbeat_missed|nmi_skipped|breakpoint_period_range_us|hw_watchpoints_armed|hw_traps): [0-9/%.x-]+' \
@@ -76,7 +66,7 @@ if [[ $(step scale) =~ ^(0|66)$ ]] && [ -n "$S" ]; then
 	grep -h 'uninstrumented\|^kcsand: src:\|^kcsand: breakpoints:' "$out/scale.log" | sed 's/^/     /'
 	echo "     $(grep -c '^BUG: KCSAN:' "$out/scale.log") reports"
 else
-	fail run_ended_with_summary "exit $(step scale), no summary line: $(tail -3 "$out/scale.log" 2>/dev/null | tr '\n' ';')"
+	fail run_ended_with_summary "exit $(step_status scale), no summary line: $(tail -3 "$out/scale.log" 2>/dev/null | tr '\n' ';')"
 fi
 grep -h '^kworkload:' "$out/scale.log" 2>/dev/null | sed 's/^/     /'
 no_kernel_warning "$out"

@@ -64,13 +64,19 @@ check_cmd "a BPF program ran on a kernel hardware breakpoint on every CPU, with 
 bad=$(grep -E 'soft lockup|rcu_sched self-detected stall|rcu: INFO|hung_task|blocked for more than|BUG:|Oops|WARNING:' "$OUT/dmesg.txt" | grep -v 'BUG: KCSAN:')
 check_cmd "guest dmesg has no lockup, stall, hung task or BUG${bad:+: $bad}" [ -z "$bad" ]
 
-# ---- the race path: a probe command that reports a race makes the harness
-# exit 66 and print the report (no module: the quickest boot)
-KCSAN_VM_PROBE_CMD="bash -c 'echo \"BUG: KCSAN: data-race in kcsan_race_writer / kcsan_race_reader\"; exit 66' fake" \
-	"$VM" --timeout 60 --out "$WORK/run66" --probe none -- true > "$WORK/run66.out" 2> "$WORK/run66.err"
+# ---- the race path and the marking cache's share, in one boot (no module: the
+# quickest): a probe command that reports a race makes the harness exit 66 and print
+# the report; what the guest writes to KCSAND_CACHE_DIR (--cache-dir) is on the host
+mkdir -p "$WORK/cache"; rm -f "$WORK/cache/guest-wrote"
+report='echo "BUG: KCSAN: data-race in kcsan_race_writer / kcsan_race_reader"; exit 66'
+KCSAN_VM_PROBE_CMD="bash -c 'echo \"cache \$KCSAND_CACHE_DIR\"; echo x > \$KCSAND_CACHE_DIR/guest-wrote; $report' fake" \
+	"$VM" --timeout 60 --cache-dir "$WORK/cache" --out "$WORK/run66" --probe none -- true \
+	> "$WORK/run66.out" 2> "$WORK/run66.err"
 rc=$?
 check_cmd "a reported race makes the harness exit 66 (got $rc)" [ "$rc" = 66 ]
 check_cmd "the report is printed on stdout" grep -q '^BUG: KCSAN: data-race in kcsan_race_writer' "$WORK/run66.out"
+check_cmd "the guest's KCSAND_CACHE_DIR is --cache-dir, writable, kept on the host" \
+	eval 'grep -qx "cache $WORK/cache" "$WORK/run66.out" && [ -s "$WORK/cache/guest-wrote" ]'
 
 # ---- a guest that does not reach /init in time is ended and booted once more,
 # then the harness says so and exits 2, long before the run's own timeout
@@ -80,14 +86,5 @@ rc=$?
 check_cmd "a guest that never reaches /init ends the harness with 2 (got $rc)" [ "$rc" = 2 ]
 check_cmd "it was booted twice, each said" [ "$(grep -c 'did not reach /init within 1s (console' "$WORK/hung.err")" = 2 ]
 check_cmd "the failure names the boot limit" grep -q 'kcsan-vm: boot: the guest did not reach /init within 1s, twice' "$WORK/hung.err"
-
-# ---- the marking cache's share: what the guest writes to KCSAND_CACHE_DIR is on the host
-mkdir -p "$WORK/cache"; rm -f "$WORK/cache/guest-wrote"
-KCSAN_VM_PROBE_CMD="bash -c 'echo \"cache \$KCSAND_CACHE_DIR\"; echo x > \$KCSAND_CACHE_DIR/guest-wrote' fake" \
-	"$VM" --timeout 60 --cache-dir "$WORK/cache" --out "$WORK/runcache" --probe none -- true \
-	> "$WORK/runcache.out" 2> "$WORK/runcache.err"
-rc=$?
-check_cmd "the guest's KCSAND_CACHE_DIR is --cache-dir, writable, kept on the host (exit $rc)" \
-	eval '[ $rc = 0 ] && grep -qx "cache $WORK/cache" "$WORK/runcache.out" && [ -s "$WORK/cache/guest-wrote" ]'
 
 finish

@@ -6,7 +6,8 @@
 #
 #   safety-steps.sh --probe SPEC... -- COMMAND...     (the specs and command are unused)
 #
-# Each step writes its output to $KCSAN_VM_OUT/STEP.log and its exit status to steps.rc:
+# Each step writes its output to $KCSAN_VM_OUT/STEP.log, its exit status to steps.rc and its
+# seconds to step-times (tests/vm/steps-lib.sh):
 #   ceiling    breakpoints over the racy pair with --udelay-task 100000 and
 #              stall_budget_us=0: the BPF side clamps every stall (stalls_clamped);
 #   heartbeat  kprobes over the module, kcsanctl stopped (SIGSTOP) for 4 s in the
@@ -17,16 +18,17 @@
 #   freeregs   --free-debug-regs 1: sampling takes 1 register (and the stalls'
 #              data breakpoints 1), and another program
 #              gets a breakpoint on every CPU meanwhile (hwbp-check.txt);
-#   exempt, exemptall
-#              with the vmlinux's DWARF, sched_clock_cpu (kernel/sched/) is left out
-#              of '--probe sched_clock_cpu --probe vfs_read', and probed with
-#              --kcsan-exempt;
-#   srcroot    src:kernel/ takes kernel/time/ and not arch/x86/kernel/ (with
-#              --kcsan-exempt, which would leave arch/x86/kernel/ out anyway);
 #   cache, cached, cachero
-#              marking vfs_read from the vmlinux's DWARF twice: the verdicts go to the
-#              harness's cache share (KCSAND_CACHE_DIR) and come back from it; then
-#              with a cache directory on the read-only root: said, not silent;
+#              marking '--probe sched_clock_cpu --probe vfs_read' from the vmlinux's
+#              DWARF twice: sched_clock_cpu (kernel/sched/) is left out, and the
+#              verdicts go to the harness's cache share (KCSAND_CACHE_DIR) and come
+#              back from it; then with a cache directory on the read-only root: said,
+#              not silent;
+#   srcroot    src:kernel/ takes kernel/time/ and not arch/x86/kernel/ with
+#              --kcsan-exempt (which would leave arch/x86/kernel/ out anyway), and
+#              sched_clock_cpu with it; with vfs_read too, as cache has it;
+# (each kcsanctl start reads the vmlinux's DWARF, 11 s at load 2: the steps that can
+# share a run do);
 #   kill       a breakpoint run killed with SIGKILL leaves nothing behind;
 # then what BPF still holds (bpf-after.txt).
 set -u
@@ -41,63 +43,49 @@ W=tests/kmod/kcsan_race/workload.sh
 mod=(--probe module:kcsan_race --probe '!kcsan_race_hidden_writer' --probe '!race_thread_fn')
 # -v: every counter in the summary line (and the module's 45 sites listed).
 common=(--kernel --output - -v --skip-watch 10 --overhead-budget 100 ${KO:+--kernel-debug "$KO"})
-step() { echo "$1 $2" >> "$OUT/steps.rc"; }
-: > "$OUT/steps.rc"
+. tests/vm/steps-lib.sh
 
 # Only the racing pair's functions: code breakpoints now stay on a site until it
 # fires or times out, and over the module's 45 sites, most of them idle, the run
 # ended with 2 hits and no watchpoint to clamp.
-"$KCSANCTL" run "${common[@]}" --udelay-task 100000 --param stall_budget_us=0 \
+step ceiling "$KCSANCTL" run "${common[@]}" --udelay-task 100000 --param stall_budget_us=0 \
 	--sample breakpoints --sample-period 2000 --probe kcsan_race_reader \
 	--probe kcsan_race_writer -- $W 300000 200 1 > "$OUT/ceiling.log" 2>&1
-step ceiling $?
 
 # sh's parent is kcsanctl: stopped for 4 s while rounds go on.  Rounds run until
 # the stop is over: one fixed round could end before it on a quiet host, and the
 # stopped daemon then had no hit to miss.
-"$KCSANCTL" run "${common[@]}" --udelay-task 300 --sample kprobes --probe kcsan_race_reader \
+step heartbeat "$KCSANCTL" run "${common[@]}" --udelay-task 300 --sample kprobes --probe kcsan_race_reader \
 	--probe kcsan_race_writer -- sh -c "rm -f $OUT/resumed
 		(until [ -e $OUT/resumed ]; do $W 20000 120 1 || exit; done) & sleep 3
 		kill -STOP \$PPID; sleep 4; kill -CONT \$PPID; touch $OUT/resumed; wait" \
 	> "$OUT/heartbeat.log" 2>&1
-step heartbeat $?
 
 C1=/sys/devices/system/cpu/cpu1/online
 echo 0 > $C1; cat $C1 > "$OUT/cpu1-before.txt"
-"$KCSANCTL" run "${common[@]}" --udelay-task 300 --sample breakpoints --sample-period 2000 \
+step hotplug "$KCSANCTL" run "${common[@]}" --udelay-task 300 --sample breakpoints --sample-period 2000 \
 	"${mod[@]}" -- sh -c "sleep 3; echo 1 > $C1; sleep 2; $W 200000 120 1" > "$OUT/hotplug.log" 2>&1
-step hotplug $?
 echo 1 > $C1
 
 X=$REPO/build/vm/xbp
-"$KCSANCTL" run "${common[@]}" --udelay-task 300 --sample breakpoints --sample-period 2000 \
+step freeregs "$KCSANCTL" run "${common[@]}" --udelay-task 300 --sample breakpoints --sample-period 2000 \
 	--free-debug-regs 1 "${mod[@]}" -- sh -c "sleep 2; $X/hwbp-check $X/hwbp_check.bpf.o \
 	> $OUT/hwbp-check.txt 2>&1; echo \$? >> $OUT/hwbp-check.txt" > "$OUT/freeregs.log" 2>&1
-step freeregs $?
 
-"$KCSANCTL" run --kernel --output - -v --no-marking --kernel-debug "$VMLINUX" \
-	--probe sched_clock_cpu --probe vfs_read --duration 1 > "$OUT/exempt.log" 2>&1
-step exempt $?
-"$KCSANCTL" run --kernel --output - -v --no-marking --kernel-debug "$VMLINUX" --kcsan-exempt \
-	--probe sched_clock_cpu --probe vfs_read --duration 1 > "$OUT/exemptall.log" 2>&1
-step exemptall $?
-"$KCSANCTL" run --kernel --output - -v --no-marking --kernel-debug "$VMLINUX" \
-	--kcsan-exempt --sample breakpoints --probe src:kernel/ --duration 1 > "$OUT/srcroot.log" 2>&1
-step srcroot $?
+step srcroot "$KCSANCTL" run --kernel --output - -v --no-marking --kernel-debug "$VMLINUX" \
+	--kcsan-exempt --sample breakpoints --probe src:kernel/ --probe vfs_read --duration 1 \
+	> "$OUT/srcroot.log" 2>&1
 for s in cache cached; do
-	"$KCSANCTL" run --kernel --output - -v --kernel-debug "$VMLINUX" --probe vfs_read \
-		--duration 1 > "$OUT/$s.log" 2>&1
-	step $s $?
+	step $s "$KCSANCTL" run --kernel --output - -v --kernel-debug "$VMLINUX" \
+		--probe sched_clock_cpu --probe vfs_read --duration 1 > "$OUT/$s.log" 2>&1
 done
 echo "${KCSAND_CACHE_DIR:-}" > "$OUT/cache-dir.txt"
-KCSAND_CACHE_DIR=/usr/share/kcsand-cache-ro "$KCSANCTL" run --kernel --output - \
+step cachero env KCSAND_CACHE_DIR=/usr/share/kcsand-cache-ro "$KCSANCTL" run --kernel --output - \
 	--kernel-debug "$VMLINUX" --probe vfs_read --duration 1 > "$OUT/cachero.log" 2>&1
-step cachero $?
 
-"$KCSANCTL" run "${common[@]}" --sample breakpoints --sample-period 2000 "${mod[@]}" \
+step kill "$KCSANCTL" run "${common[@]}" --sample breakpoints --sample-period 2000 "${mod[@]}" \
 	-- sh -c "$W 400000 120 1 & sleep 3; kill -KILL \$PPID; wait" > "$OUT/kill.log" 2>&1
-step kill $?
 # The killed run's round goes on without it: let it end before the module goes.
-for _ in $(seq 600); do [ "$(cat /sys/module/kcsan_race/parameters/busy)" = 0 ] && break; sleep 0.2; done
+round_ended
 bpftool link list > "$OUT/bpf-after.txt" 2>&1
 exit 0

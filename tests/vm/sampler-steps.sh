@@ -9,8 +9,9 @@
 # Runs kcsanctl run --kernel -vv three times, each writing its reports and its stderr, in
 # the order they came, to $KCSAN_VM_OUT/STEP.log:
 #   small  --overhead-budget 5, no warm-up, around COMMAND (a long round of the racy
-#          module): the sampler works from the first period; a pair of functions is
-#          reported at most every 500 ms, so that reports keep coming while it samples;
+#          module) until the log has what the host checks: the sampler works from the
+#          first period; a pair of functions is reported at most every 500 ms, so that
+#          reports keep coming while it samples;
 #   all    --overhead-budget 100, around up to five rounds of scenario 0 (20,000
 #          iterations each), stopped at the first report: one round missed the race
 #          on a loaded host, whose TCG guest may not overlap the two threads; every
@@ -23,6 +24,25 @@ set -u
 OUT=${KCSAN_VM_OUT:?run by tests/vm/kcsan-vm}
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 KCSANCTL=$REPO/build/kcsanctl
+# SAMPLER_SMALL_LOG=LOG sampler-steps.sh COMMAND...: the small step's command.  Starts
+# COMMAND, the long round, and ends once LOG has what the host checks: three
+# periods with sites disarmed, the race reported after the third, a hot turn.  The round
+# goes on racing after that, so the run ends, and its summary is taken, with the hot sites
+# still disarmed: its armed_sites cannot be the full set an idle last period arms (twice,
+# on a loaded host, small_summary_subset failed).  At most the whole round.
+if [ "${SAMPLER_SMALL_LOG:-}" ]; then
+	"$@" &
+	until awk -v t="BUG: KCSAN: data-race in kcsan_race_reader / kcsan_race_writer" '
+		/^kcsand: sampler: [0-9]+\/[0-9]+ sites armed/ {
+			split($3, a, "/"); if (a[1] < a[2]) n++; if (/ \+ a hot turn/) turns++ }
+		n >= 3 && ($0 == t || /^BUG: KCSAN: data-race in kcsan_race_reader\+/) { late++ }
+		END { exit !(late && turns) }' "$SAMPLER_SMALL_LOG"; do
+		kill -0 $! 2>/dev/null || { wait $!; exit; }
+		sleep 1
+	done
+	exit 0
+fi
+. "$REPO/tests/vm/steps-lib.sh"
 probes=()
 while [ $# -gt 0 ] && [ "$1" != -- ]; do probes+=("$1"); shift; done
 shift
@@ -31,23 +51,22 @@ shift
 KO=$(ls "$REPO"/build/vm/kmod-*/kcsan_race/kcsan_race.ko 2>/dev/null | head -1)
 common=(--kernel -vv --output - --skip-watch 10 --udelay-task 300 ${KO:+--kernel-debug "$KO"})
 
-"$KCSANCTL" run "${common[@]}" --overhead-budget 5 --param sampler_warmup_cpu_ms=0 \
-	--param report_once_in_ms=500 "${probes[@]}" -- "$@" > "$OUT/small.log" 2>&1
-echo "small $?" > "$OUT/steps.rc"
-"$KCSANCTL" run "${common[@]}" --param overhead_budget=100 --halt-on-error "${probes[@]}" -- \
+SAMPLER_SMALL_LOG=$OUT/small.log \
+step small "$KCSANCTL" run "${common[@]}" --overhead-budget 5 --param sampler_warmup_cpu_ms=0 \
+	--param report_once_in_ms=500 "${probes[@]}" -- "$0" "$@" > "$OUT/small.log" 2>&1
+round_ended
+step all "$KCSANCTL" run "${common[@]}" --param overhead_budget=100 --halt-on-error "${probes[@]}" -- \
 	sh -c 'for r in 1 2 3 4 5; do tests/kmod/kcsan_race/workload.sh 20000 120 1 || exit; done' \
 	> "$OUT/all.log" 2>&1
-echo "all $?" >> "$OUT/steps.rc"
 # cold: code breakpoints over one site that runs once a second (uname(2)) among 39
 # that never run here (SysV and POSIX message queues, semaphores), a 100 ms tick and
 # so a 3.2 s placement timeout (a loaded host stretches the loop's second): the cold
 # site keeps its register until it runs.  A pass over the 40 takes 43 s at most.
 sort /proc/kallsyms | grep -A1 ' __x64_sys_newuname$' > "$OUT/newuname.sym"
-"$KCSANCTL" run --kernel -vv --output - --no-marking --sample breakpoints --sample-period 100000 \
+step cold "$KCSANCTL" run --kernel -vv --output - --no-marking --sample breakpoints --sample-period 100000 \
 	--skip-watch 10 --udelay-task 300 --probe __x64_sys_newuname --probe '__x64_sys_mq_*' \
 	--probe 'ksys_msg*' --probe 'ksys_sem*' -- \
 	sh -c 'for i in $(seq 60); do uname > /dev/null; sleep 1; done' > "$OUT/cold.log" 2>&1
-echo "cold $?" >> "$OUT/steps.rc"
 bpftool link list > "$OUT/bpf-after.txt" 2>&1
 grep -q '^BUG: KCSAN:' "$OUT/small.log" "$OUT/all.log" && exit 66
 exit 0

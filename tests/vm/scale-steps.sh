@@ -6,10 +6,11 @@
 #
 #   scale-steps.sh --probe SPEC... -- COMMAND...
 #
-# Each step writes its reports and stderr to $KCSAN_VM_OUT/STEP.log and its exit
-# status (and for some its time) to steps.rc:
-#   kmsg      --kmsg around COMMAND (a round of the racy module): the reports also in
-#             the guest's kernel log (kmsg.txt: dmesg from a marker on);
+# Each step writes its reports and stderr to $KCSAN_VM_OUT/STEP.log, its exit status to
+# steps.rc and its seconds to step-times (tests/vm/steps-lib.sh):
+#   kmsg      --kmsg around COMMAND (a round of the racy module), until the first
+#             report: it is also in the guest's kernel log (kmsg.txt: dmesg from a
+#             marker on);
 #   init      --probe 'vfs_caches_init*' (__init code, freed after boot): refused;
 #   exit      --probe exit_elf_binfmt (built-in __exit code, freed with it): refused;
 #   duration  --duration 3 with a command that sleeps 120 s: the run ends at 3 s;
@@ -30,6 +31,7 @@ REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 # A copy made by kernel-scale.sh, so that a rebuild on the host during the run cannot change it.
 KCSANCTL=$OUT/kcsanctl
 [ -x "$KCSANCTL" ] || KCSANCTL=$REPO/build/kcsanctl
+. "$REPO/tests/vm/steps-lib.sh"
 probes=()
 while [ $# -gt 0 ] && [ "$1" != -- ]; do probes+=("$1"); shift; done
 shift
@@ -41,47 +43,44 @@ common=(--kernel --output - --skip-watch 10 --udelay-task 300 --overhead-budget 
 
 marker="kcsand-scale-kmsg $RANDOM"
 echo "$marker" > /dev/kmsg
-"$KCSANCTL" run "${common[@]}" --kmsg "${probes[@]}" -- "$@" > "$OUT/kmsg.log" 2>&1
-echo "kmsg $?" > "$OUT/steps.rc"
+# One report is what the check compares: the run ends there, its round goes on.
+step kmsg "$KCSANCTL" run "${common[@]}" --kmsg --halt-on-error "${probes[@]}" -- "$@" \
+	> "$OUT/kmsg.log" 2>&1
+round_ended
 dmesg | sed -n "/$marker/,\$p" | sed -E 's/^\[ *[0-9.]+\] ?//' > "$OUT/kmsg.txt"
 
 # __init functions, freed after boot: never decoded (their pages hold anything now).
-"$KCSANCTL" run --kernel --output - --probe 'vfs_caches_init*' --duration 1 > "$OUT/init.log" 2>&1
-echo "init $?" >> "$OUT/steps.rc"
+step init "$KCSANCTL" run --kernel --output - --probe 'vfs_caches_init*' --duration 1 \
+	> "$OUT/init.log" 2>&1
 # Built-in __exit code (.exit.text) is freed with it, though past _einittext.
-"$KCSANCTL" run --kernel --output - --probe exit_elf_binfmt --duration 1 > "$OUT/exit.log" 2>&1
-echo "exit $?" >> "$OUT/steps.rc"
+step exit "$KCSANCTL" run --kernel --output - --probe exit_elf_binfmt --duration 1 \
+	> "$OUT/exit.log" 2>&1
 
-t0=$(date +%s)
-"$KCSANCTL" run "${common[@]}" --probe kcsan_race_reader --duration 3 -- sleep 120 \
+# Its seconds, in step-times, are the check.
+step duration "$KCSANCTL" run "${common[@]}" --probe kcsan_race_reader --duration 3 -- sleep 120 \
 	> "$OUT/duration.log" 2>&1
-echo "duration $? $(( $(date +%s) - t0 ))" >> "$OUT/steps.rc"
 
 X=$REPO/build/vm/xbp
-"$X/xbp-check" "$X/hwbp_check.bpf.o" __x64_sys_getpid vfs_read entry_SYSCALL_64 \
+step xbp "$X/xbp-check" "$X/hwbp_check.bpf.o" __x64_sys_getpid vfs_read entry_SYSCALL_64 \
 	asm_exc_int3 exc_nmi default_do_nmi perf_event_nmi_handler kprobe_int3_handler \
 	0xfffffe0000001000 > "$OUT/xbp.txt" 2>&1
-echo "xbp $?" >> "$OUT/steps.rc"
 
-"$KCSANCTL" run "${common[@]}" -v --sample breakpoints --sample-period 2000 \
+step bp "$KCSANCTL" run "${common[@]}" -v --sample breakpoints --sample-period 2000 \
 	--probe module:kcsan_race --probe '!kcsan_race_hidden_writer' --probe '!race_thread_fn' \
 	-- sh -c "cat /sys/kernel/debug/kprobes/list > $OUT/kprobes-during.txt; \
 		  tests/kmod/kcsan_race/workload.sh 1500000 200 1" > "$OUT/bp.log" 2>&1
-echo "bp $?" >> "$OUT/steps.rc"
 
 # The budget sets the period: no --sample-period.
 for b in 1 100; do
-	"$KCSANCTL" run --kernel --output - -v --sample breakpoints --overhead-budget $b \
+	step budget$b "$KCSANCTL" run --kernel --output - -v --sample breakpoints --overhead-budget $b \
 		--probe 'vfs_*' --probe 'pipe_*' -- "$REPO/build/vm/kworkload" mixed 8 \
 		> "$OUT/budget$b.log" 2>&1
-	echo "budget$b $?" >> "$OUT/steps.rc"
 done
 
 # Last, as the module does not come back: unloaded while its functions are probed.
-"$KCSANCTL" run "${common[@]}" --probe module:kcsan_race --probe '!race_thread_fn' -- \
+step unload "$KCSANCTL" run "${common[@]}" --probe module:kcsan_race --probe '!race_thread_fn' -- \
 	sh -c 'tests/kmod/kcsan_race/workload.sh 20000 60 1; rmmod kcsan_race; echo "rmmod $?"; sleep 2' \
 	> "$OUT/unload.log" 2>&1
-echo "unload $?" >> "$OUT/steps.rc"
 
 bpftool link list > "$OUT/bpf-after.txt" 2>&1
 grep -q '^BUG: KCSAN:' "$OUT"/*.log && exit 66

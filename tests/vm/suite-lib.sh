@@ -10,6 +10,79 @@
 
 . "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 
+# vm_suite_start NAME [FILE...]: every guest suite's preamble: root, the built files it
+# needs (build/kcsanctl when none is named), and $out, a new directory
+# build/vm/NAME.XXXXXX for the run's files (build/vm exists only once kcsan-vm ran:
+# without the mkdir, $out would be empty and the files would land in /).  Sets
+# $vm_start, which guest_ran counts from.
+vm_suite_start() {
+	local name=$1 f
+
+	shift
+	[ "$(id -u)" = 0 ] || setup_fail "must run as root (QEMU guest with kprobes)"
+	for f in "${@:-build/kcsanctl}"; do
+		[ -x "$f" ] || setup_fail "$f missing (run make all scenario-programs)"
+	done
+	out=$(mkdir -p build/vm && mktemp -d "$PWD/build/vm/$name.XXXXXX") ||
+		setup_fail "cannot create a directory under build/vm"
+	vm_start=$(date +%s)
+}
+
+# vm_check_arg ARG...: "--check DIR" (a suite's first arguments) re-checks the kept files
+# of an earlier run in DIR, with no guest: sets $out and $check_only; false otherwise.
+vm_check_arg() {
+	[ "${1:-}" = --check ] && [ -d "${2:-}" ] || return 1
+	out=$2
+	check_only=1
+}
+
+# guest_kver: the version of the kernel linux-image-amd64 depends on ("" if none).
+guest_kver() {
+	dpkg-query -W -f='${Depends}' linux-image-amd64 2>/dev/null | grep -oE 'linux-image-[^ ,]+' |
+		head -1 | sed 's/^linux-image-//'
+}
+
+# guest_ran RC: the guest run's line: its seconds and status, and where the seconds
+# went (guest_times), for the log.
+guest_ran() {
+	echo "     (guest run: $(( $(date +%s) - vm_start )) s, exit status $1; files in $out)"
+	guest_times "$out"
+}
+
+# guest_times DIR: where a guest run's seconds went, from the files kcsan-vm and the
+# guest leave in DIR: the lock's wait and QEMU's run (harness.err, if the suite kept
+# kcsan-vm's stderr there), the guest's uptime at /init, at each stage of guest.sh
+# (stages) and around the probe step (probe-uptime), and each step of a steps script
+# (step-times, tests/vm/steps-lib.sh).
+guest_times() {
+	local d=$1 lock qemu init stages probe steps
+
+	lock=$(sed -n 's/^kcsan-vm: waited \([0-9.]*\) s for the lock.*/\1/p' "$d/harness.err" 2>/dev/null)
+	qemu=$(sed -n 's/^kcsan-vm: guest run \([0-9.]*\)s .*/\1/p' "$d/harness.err" 2>/dev/null)
+	read -r init _ 2>/dev/null < "$d/init-uptime"
+	stages=$(awk '{ printf "%s%s %s", n++ ? ", " : "", $1, $2 }' "$d/stages" 2>/dev/null)
+	probe=$(awk '{ printf "%.1f", $2 - $1 }' "$d/probe-uptime" 2>/dev/null)
+	steps=$(awk '{ t = $NF; $NF = ""; printf "%s%s%s", n++ ? ", " : "", $0, t }' "$d/step-times" 2>/dev/null)
+	echo "     (times: lock wait ${lock:-0} s, QEMU ${qemu:-?} s; guest uptime at /init ${init:-?} s," \
+		"stages: ${stages:-none}; probe step ${probe:-?} s)"
+	[ -z "$steps" ] || echo "     (steps, s: $steps)"
+}
+
+# step_status STEP: the exit status steps.rc recorded for STEP (the last word of its
+# line: STEP may hold spaces, "bad 0x1000"); nothing if it never ran.
+step_status() {
+	awk -v s="$1" '{ st = $NF; $NF = ""; sub(/ $/, ""); if ($0 == s) print st }' \
+		"$out/steps.rc" 2>/dev/null
+}
+
+# step_rc NAME STEP EXPECTED: the exit status steps.rc recorded for STEP is EXPECTED.
+step_rc() {
+	local got
+
+	got=$(step_status "$2")
+	[ "$got" = "$3" ] && ok "$1" || fail "$1" "step $2 exited ${got:-never ran}, expected $3"
+}
+
 # no_kprobe_left DIR: the guest's kprobe list, saved in DIR/kprobes-after.txt once
 # kcsand or kcsanctl was gone, is empty.
 no_kprobe_left() {

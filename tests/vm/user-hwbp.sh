@@ -16,23 +16,16 @@ REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 cd "$REPO"
 . "$REPO/tests/vm/suite-lib.sh"
 
-[ "$(id -u)" = 0 ] || setup_fail "must run as root (QEMU guest)"
-for f in build/kcsanctl build/tests/tools/hw_traps; do
-	[ -x "$f" ] || setup_fail "$f missing (make all scenario-programs)"
-done
+vm_suite_start user-hwbp build/kcsanctl build/tests/tools/hw_traps
 want=$(grep -ho 'kcsand-test: name=[^ ]* needs=hwbp' tests/scenarios/*.c tests/scenarios/*.cc 2>/dev/null |
 	sed 's/.*name=\([^ ]*\) .*/\1/' | sort)
-mkdir -p build/vm
-out=$(mktemp -d "$REPO/build/vm/user-hwbp.XXXXXX")
-
-start=$(date +%s)
 # One host thread for both guest CPUs: under multi-threaded TCG, uprobed programs die
 # of SIGSEGV with no kcsand at all (docs/RELIABILITY.md, finding 4), which would fail
 # the churn runs below whatever kcsand does.
 KCSAN_VM_PROBE_CMD="$REPO/tests/vm/user-hwbp-steps.sh ${KCSAND_VM_CHURN_TURNS:-0}" \
 tests/vm/kcsan-vm --accel tcg-single --out "$out" --keep --timeout 900 -- true > "$out/harness.out" 2> "$out/harness.err"
 rc=$?
-echo "     (guest run: $(( $(date +%s) - start )) s, exit status $rc; files in $out)"
+guest_ran $rc
 [ $rc = 0 ] && ok harness_exit_0 || { fail harness_exit_0 "expected 0, got $rc"; sed 's/^/    /' "$out/harness.err" | tail -20; }
 
 if grep -qx 'exit 0' "$out/hw_traps.txt" 2>/dev/null; then ok guest_debug_registers_trap

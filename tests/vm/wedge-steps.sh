@@ -19,12 +19,10 @@ shift 3
 specs=()
 while [ $# -gt 0 ] && [ "$1" != -- ]; do specs+=("$1"); shift; done
 shift
-: > "$OUT/steps.rc"
-"$KCSANCTL" run --kernel --output - -v --sample breakpoints --sample-period 2000 \
+. "$(dirname "${BASH_SOURCE[0]}")/steps-lib.sh"
+step machinery "$KCSANCTL" run --kernel --output - -v --sample breakpoints --sample-period 2000 \
 	--probe arch_uninstall_hw_breakpoint --probe vfs_read --duration 10 > "$OUT/machinery.log" 2>&1
-echo "machinery $?" >> "$OUT/steps.rc"
-"$KCSANCTL" run --kernel --output - --sample breakpoints --no-marking --kernel-debug "$vmlinux" \
+step scale "$KCSANCTL" run --kernel --output - --sample breakpoints --no-marking --kernel-debug "$vmlinux" \
 	--stats "$OUT/scale.stats" "${specs[@]}" --duration "$secs" -- "$@" > "$OUT/scale.log" 2>&1
-echo "scale $?" >> "$OUT/steps.rc"
 grep -q '^BUG: KCSAN:' "$OUT/scale.log" && exit 66
 exit 0
