@@ -151,6 +151,34 @@ static inline int run_detached_in_turn(void *(*fn)(void *), long n)
 	}
 
 /*
+ * The shared array of the OpenMP task programs: n slots that tasks fill()
+ * and their creator sums (sum_slots()) once the construct under test says
+ * the tasks are done.  Round r fills every slot with r, so that rounds
+ * 0 to rounds - 1, with no fill lost, sum to slots_filled(rounds).
+ */
+#define SUITE_SLOTS(n)						\
+	static long slot[n];					\
+								\
+	static SITE void fill(int k, long v)			\
+	{							\
+		slot[k] = v;					\
+	}							\
+								\
+	static SITE long sum_slots(void)			\
+	{							\
+		long s = 0;					\
+								\
+		for (int k = 0; k < (n); k++)			\
+			s += slot[k];				\
+		return s;					\
+	}							\
+								\
+	static inline long slots_filled(long rounds)		\
+	{							\
+		return (long)(n) * rounds * (rounds - 1) / 2;	\
+	}
+
+/*
  * The one-shot write/write race: left() stores 1 to mode in store_left(),
  * right() stores 2 in store_right() a millisecond later, and nothing orders
  * them ("data-race in store_left / store_right").
