@@ -151,6 +151,17 @@ static inline int run_detached_in_turn(void *(*fn)(void *), long n)
 	}
 
 /*
+ * The lock-heavy race-free target's state (hb_paused_locks.c and
+ * tests/daemon/locked_until.c): a plain counter that the workers bump()
+ * and a plain value that a passer pass()es to them, to take(), all under
+ * lock.
+ */
+#define SUITE_LOCKED_COUNTER()						\
+	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;	\
+	SUITE_COUNTER(counter, bump)					\
+	SUITE_SHARED(long, handoff, pass, take)
+
+/*
  * The shared array of the OpenMP task programs: n slots that tasks fill()
  * and their creator sums (sum_slots()) once the construct under test says
  * the tasks are done.  Round r fills every slot with r, so that rounds
