@@ -74,6 +74,25 @@ static inline void wait_threads_at_most(int n)
 	}
 }
 
+/*
+ * Starts fn((void *)0) to fn((void *)(n - 1)) in threads t[0..n-1], in
+ * waves of `wave`: each thread waits at *done before it ends, and a wave's
+ * threads have ended before the next wave starts, so that at most `wave`
+ * are alive while all n are created and none joined: the caller joins them.
+ */
+static inline void start_waves(pthread_t *t, long n, long wave, void *(*fn)(void *),
+			       pthread_barrier_t *done)
+{
+	pthread_barrier_init(done, NULL, wave + 1);
+	for (long i = 0; i < n; i++) {
+		start_thread(&t[i], fn, (void *)i);
+		if (i % wave == wave - 1) {
+			pthread_barrier_wait(done);
+			wait_threads_at_most(1);
+		}
+	}
+}
+
 /* Runs a(arg_a) and b(arg_b) in two threads and joins them; returns what b returned. */
 static inline void *run_pair(void *(*a)(void *), void *arg_a, void *(*b)(void *), void *arg_b)
 {
