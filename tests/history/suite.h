@@ -93,6 +93,22 @@ static inline void start_waves(pthread_t *t, long n, long wave, void *(*fn)(void
 	}
 }
 
+#ifndef __cplusplus
+#include <stdatomic.h>
+
+/*
+ * Waits, max_us microseconds at most, until another thread has set *flag:
+ * a relaxed load, which orders nothing, so that the wait makes the racing
+ * pair's order likely without synchronizing it.
+ */
+static inline void wait_flag(atomic_int *flag, long max_us)
+{
+	for (long us = 0; us < max_us && !atomic_load_explicit(flag, memory_order_relaxed);
+	     us += 100)
+		spin_us(100);
+}
+#endif
+
 /* Runs a(arg_a) and b(arg_b) in two threads and joins them; returns what b returned. */
 static inline void *run_pair(void *(*a)(void *), void *arg_a, void *(*b)(void *), void *arg_b)
 {
