@@ -571,14 +571,6 @@ int engine__poll(struct engine *e, int timeout_ms)
 	return err < 0 ? err : 0;
 }
 
-int engine__history_stats(const struct engine *e, struct history_stats *out)
-{
-	if (!e->hist)
-		return -ENOENT;
-	history__get_stats(e->hist, out);
-	return 0;
-}
-
 int engine__timeout_ms(const struct engine *e)
 {
 	/* Code breakpoints keep their own time (kbp.c's movers). */

@@ -140,6 +140,14 @@ int engine__hw_stats(const struct engine *e, struct hwbp_stats *out)
 	return 0;
 }
 
+int engine__history_stats(const struct engine *e, struct history_stats *out)
+{
+	if (!e->hist)
+		return -ENOENT;
+	history__get_stats(e->hist, out);
+	return 0;
+}
+
 size_t engine__nr_cookies(const struct engine *e)
 {
 	return e->nr_cookies;
