@@ -255,4 +255,29 @@ static inline int run_detached_in_turn(void *(*fn)(void *), long n)
 		return NULL;			\
 	}
 
+/*
+ * The one-shot write/read race and its program: writer() makes the
+ * write, reader() the read 20 ms later, in two threads nothing orders;
+ * main() runs the pair and exits 0.  write is a statement, read an
+ * integer expression (the SITE calls the report is titled by).
+ */
+#define SUITE_WRITE_THEN_READ(write, read)	\
+	static void *writer(void *arg)		\
+	{					\
+		write;				\
+		return NULL;			\
+	}					\
+						\
+	static void *reader(void *arg)		\
+	{					\
+		spin_us(20000);			\
+		return (void *)(long)(read);	\
+	}					\
+						\
+	int main(void)				\
+	{					\
+		run_pair(writer, NULL, reader, NULL);	\
+		return 0;			\
+	}
+
 #endif /* KCSAND_HISTORY_SUITE_H */
