@@ -309,14 +309,9 @@ static void put_hw(struct engine *e, struct summary_out *so)
 	struct hwbp_stats hw_st;
 
 	hwbp__get_stats(e->hw, &hw_st);
-	put_u64(so, "hw_watchpoints_armed", hw_st.armed);
-	put_u64(so, "hw_traps", hw_st.traps);
-	put_u64(so, "hw_consumed", hw_st.consumed);
-	put_u64(so, "hw_watchers", hw_st.watchers);
-	put_u64(so, "hw_pairs", hw_st.pairs);
-	put_u64(so, "hw_no_slot", hw_st.no_slot);
-	put_u64(so, "hw_unarmable", hw_st.unarmable);
-	put_u64(so, "hw_open_failed", hw_st.open_failed);
+#define PUT_HW(field, name) put_u64(so, #name, hw_st.field);
+	HWBP_STATS_SHOWN(PUT_HW)
+#undef PUT_HW
 	if (e->opts.kernel) {
 		put_u64(so, "hw_probed", hw_st.probed);
 	} else {
