@@ -27,6 +27,8 @@
 # vm_out NAME		a new directory build/vm/NAME.XXXXXX for a guest run's files
 # kernel_debug		the stock kernel's vmlinux with debug info (linux-image-*-dbg)
 # guest_log DIR		lockups, stalls, warnings and BUGs in the guest's kernel log
+# probe_args ARG...	a guest step's kcsan-vm arguments up to "--": --duration S into
+#			secs (unchanged without it), the others (--probe SPEC...) into args
 
 BENCH_NAME=bench
 
@@ -113,4 +115,13 @@ guest_log() {
 	echo "== guest kernel log"
 	grep -cE "$pat" "$1/dmesg.txt" 2>/dev/null | sed 's/^/lockup, stall, warning or BUG lines: /'
 	grep -E "$pat" "$1/dmesg.txt" 2>/dev/null | grep -v 'BUG: KCSAN' | head -5
+}
+
+# shellcheck disable=SC2034 # args and secs are the calling script's
+probe_args() {
+	args=()
+	while [[ $# -gt 0 && $1 != -- ]]; do
+		if [[ $1 == --duration ]]; then secs=$2; shift 2; continue; fi
+		args+=("$1"); shift
+	done
 }

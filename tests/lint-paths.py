@@ -14,11 +14,17 @@ of this repository:
   system header, or one of ELSEWHERE below: names of other projects' files and
   of examples.
 
+And the other way: docs/DESIGN.md's map (its Layout block) names every
+source file of bpf/, include/, daemon/ and cli/ (a header is named by its .c
+twin, and NAME_int.h by the rule the page states) and every folder of
+tests/ and bench/, so that a newcomer finds each file from the map.
+
 Code fragments that look like file names ($out.sh, t.c as a field access,
 NAME.c as a placeholder) are passed over: a stem of two characters or less,
 one that starts with '_' or '$', or an upper-case placeholder.
 
-    lint-paths.py [TOP]     prints FILE:LINE: NAME for each, exits 1 if any
+    lint-paths.py [TOP]     prints FILE:LINE: NAME for each, and each file the map
+                            leaves out; exits 1 if any
 """
 import glob
 import os
@@ -78,6 +84,32 @@ def missing(name, where, files, dirs, basenames):
     return not any(t in files or t in dirs for t in tries)
 
 
+MAPPED = ("bpf/", "include/", "daemon/", "cli/")
+
+
+def unmapped(top, files):
+    """The files and folders docs/DESIGN.md's Layout block does not name."""
+    with open(os.path.join(top, "docs/DESIGN.md"), encoding="utf-8") as fh:
+        page = fh.read()
+    start = page.find("## Layout")
+    block = page[start:page.find("\n## ", start + 1)]
+    named = set(re.findall(r"[\w.-]+", block))
+    out = []
+    for f in sorted(files):
+        base = os.path.basename(f)
+        stem, ext = os.path.splitext(base)
+        if not f.startswith(MAPPED) or ext not in (".c", ".h") or base in named:
+            continue
+        if stem.endswith("_int") or (ext == ".h" and stem + ".c" in named):
+            continue
+        out.append(f)
+    for d in sorted({"/".join(f.split("/")[:2]) for f in files
+                     if f.startswith(("tests/", "bench/")) and f.count("/") >= 2}):
+        if d.split("/")[1] not in named:
+            out.append(d + "/")
+    return out
+
+
 def main():
     top = sys.argv[1] if len(sys.argv) > 1 else "."
     files = set(tree(top))
@@ -101,6 +133,9 @@ def main():
                 if missing(m.group(1), f, files, dirs, basenames):
                     print(f"{f}:{ln}: names {m.group(1)}, which is no file of the tree")
                     bad += 1
+    for f in unmapped(top, files):
+        print(f"docs/DESIGN.md: its map names no {f}")
+        bad += 1
     return 1 if bad else 0
 
 

@@ -188,6 +188,7 @@ $(OUT)/tests/daemon/%: tests/daemon/%.c
 	@mkdir -p $(@D)
 	$(SCENARIO_CC) $(SCENARIO_CFLAGS) $< -o $@
 $(OUT)/tests/daemon/churn: tests/common/trap_report.h
+$(OUT)/tests/daemon/locked_until: tests/history/suite.h
 # Static: 10,000 of its processes cost little more than their execs.
 $(OUT)/tests/daemon/short_lived: SCENARIO_CFLAGS += -static
 

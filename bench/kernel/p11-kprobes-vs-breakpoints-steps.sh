@@ -15,14 +15,10 @@ OUT=${KCSAN_VM_OUT:?run by tests/vm/kcsan-vm}
 # The host side copied kcsanctl into $OUT: that is the build here.
 . "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 bench_init p11 "$OUT"
-args=()
 secs=60
 modes="kprobes breakpoints"
 if [ "${1:-}" = --modes ]; then modes=${2//,/ }; shift 2; fi
-while [ $# -gt 0 ] && [ "$1" != -- ]; do
-	if [ "$1" = --duration ]; then secs=$2; shift 2; continue; fi
-	args+=("$1"); shift
-done
+probe_args "$@"
 "$OUT/kworkload" mixed "$secs" > "$OUT/base.txt" 2>&1
 for mode in $modes; do
 	t0=$(date +%s.%N)

@@ -12,12 +12,8 @@ OUT=${KCSAN_VM_OUT:?run by tests/vm/kcsan-vm}
 # The host side copied kcsanctl into $OUT: that is the build here.
 . "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 bench_init p9 "$OUT"
-args=()
 secs=600
-while [ $# -gt 0 ] && [ "$1" != -- ]; do
-	if [ "$1" = --duration ]; then secs=$2; shift 2; continue; fi
-	args+=("$1"); shift
-done
+probe_args "$@"
 # The marking verdicts outlive the guest (docs/marking.md, "The verdict cache"):
 # the host side copies build/vm/kcache in and out of $OUT, the guest's one
 # writable share, so only a kernel's first run pays minutes of DWARF over 9p.

@@ -337,7 +337,7 @@ static int turn_xbp(struct engine *e, const uint8_t *turn)
 				continue;
 			r = thread_turn__arm(e->tt, dev, ino, probe_off(&o->sites.v[k]),
 					     eo->first + k);
-			if (e->opts.verbose >= 2) {
+			if (kcsand__print_level_on(KCSAND_DEBUG)) {
 				const struct site *s = &o->sites.v[k];
 				const struct elf_func *f = target_obj__site_func(o, s);
 

@@ -369,7 +369,7 @@ static int start_loaded(struct engine *e)
 	if (e->opts.kernel)
 		hwbp__limit(e->hw, KCSAND_HW_SLOTS - e->opts.free_regs);
 	if (e->opts.history && !e->opts.kernel) {
-		err = history__new(skel, e->multi, e->opts.verbose, &e->hist);
+		err = history__new(skel, e->multi, &e->hist);
 		hb_pace__init(&e->hb_pace);
 		if (err)
 			return err;
@@ -486,14 +486,13 @@ static void pace_history(struct engine *e)
 	case HB_PACE_PAUSE:
 		history__pause(e->hist);
 		engine_rearm_sync(e, false);	/* its sync sites go back to the sampler */
-		if (e->opts.verbose > 1)
-			pr_debug("history: sync probes off: over their share of the budget\n");
+		pr_debug("history: sync probes off: over their share of the budget\n");
 		break;
 	case HB_PACE_RESUME:
 		/* Its sync sites armed first: the new generation must see all of them. */
 		if (engine_rearm_sync(e, true) || history__resume(e->hist))
 			engine_rearm_sync(e, false);
-		else if (e->opts.verbose > 1)
+		else
 			pr_debug("history: sync probes on, history restarted\n");
 		break;
 	case HB_PACE_KEEP:
@@ -569,14 +568,6 @@ int engine__poll(struct engine *e, int timeout_ms)
 	pace_history(e);
 	hwbp__tick(e->hw);
 	return err < 0 ? err : 0;
-}
-
-int engine__history_stats(const struct engine *e, struct history_stats *out)
-{
-	if (!e->hist)
-		return -ENOENT;
-	history__get_stats(e->hist, out);
-	return 0;
 }
 
 int engine__timeout_ms(const struct engine *e)

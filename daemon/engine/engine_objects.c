@@ -235,22 +235,20 @@ static int register_object(struct engine *e, struct target_obj *obj, bool kernel
 	e->nr_cookies = need;
 	e->nr_objs++;
 
-	if (e->opts.verbose)
-		pr_info(
-			"%s: %llu functions, %llu sites (%llu marked, %llu of them cas loop "
-			"reads; %llu on escaped stack slots); skipped: %llu stack, %llu tls, %llu unencodable, %llu locked before "
-			"a branch target, %llu misread by the kernel's probes (or before one), %llu insns "
-			"the kernel's uprobes refuse\n",
-			path, (unsigned long long)obj->stats.funcs,
-			(unsigned long long)obj->stats.sites, (unsigned long long)obj->stats.marked,
-			(unsigned long long)obj->stats.cas_loop_reads,
-			(unsigned long long)obj->stats.stack_sites,
-			(unsigned long long)obj->stats.skipped_stack,
-			(unsigned long long)obj->stats.skipped_tls,
-			(unsigned long long)obj->stats.unencodable,
-			(unsigned long long)obj->stats.lock_at_target,
-			(unsigned long long)obj->stats.misemulated,
-			(unsigned long long)obj->stats.refused);
+	pr_info("%s: %llu functions, %llu sites (%llu marked, %llu of them cas loop "
+		"reads; %llu on escaped stack slots); skipped: %llu stack, %llu tls, %llu "
+		"unencodable, %llu locked before a branch target, %llu misread by the kernel's "
+		"probes (or before one), %llu insns the kernel's uprobes refuse\n",
+		path, (unsigned long long)obj->stats.funcs,
+		(unsigned long long)obj->stats.sites, (unsigned long long)obj->stats.marked,
+		(unsigned long long)obj->stats.cas_loop_reads,
+		(unsigned long long)obj->stats.stack_sites,
+		(unsigned long long)obj->stats.skipped_stack,
+		(unsigned long long)obj->stats.skipped_tls,
+		(unsigned long long)obj->stats.unencodable,
+		(unsigned long long)obj->stats.lock_at_target,
+		(unsigned long long)obj->stats.misemulated,
+		(unsigned long long)obj->stats.refused);
 	if (e->skel && e->rb) {
 		err = attach_object(e, eo);
 		if (err) {
@@ -278,7 +276,7 @@ static int mark_kernel_object(struct engine *e, struct target_obj *obj, const st
 		pr_warn("[kernel]: cannot write the marking cache %s: %s (the next run marks "
 			"from the DWARF again; KCSAND_CACHE_DIR names a writable directory)\n",
 			ks.cache_path, strerror(-ks.cache_err));
-	if (err || !e->opts.verbose)
+	if (err)
 		return err;
 	pr_info("[kernel]: marking from %zu debug file%s%s\n", ks.debug_files,
 		ks.debug_files == 1 ? "" : "s", ks.kaslr ? " (vmlinux through _text)" : "");
@@ -324,10 +322,10 @@ static int mark_object(struct engine *e, struct target_obj *obj)
 		return mark_kernel_object(e, obj, &mo);
 	err = mark__apply(obj, &mo, &ms);
 
-	if (!err && e->opts.verbose && !ms.dwarf)
+	if (!err && !ms.dwarf)
 		pr_info("%s: no debug info: only lock prefixes and the marks file "
 				"mark accesses\n", obj->path);
-	if (!err && e->opts.verbose && ms.no_source)
+	if (!err && ms.no_source)
 		pr_info("%s: source not found for %llu sites (--source-dir)\n",
 			obj->path, (unsigned long long)ms.no_source);
 	return err;
@@ -421,7 +419,7 @@ static int exempt_load(struct engine *e, struct src_sets *ss)
 	if (e->opts.kcsan_exempt || !vmlinux)
 		return 0;
 	err = ksrc__load_any(vmlinux, ksrc_kcsan_exempt, ksrc_nr_kcsan_exempt, &ss->exempt);
-	if (e->opts.verbose && !err)
+	if (!err)
 		pr_info("KCSAN leaves %zu compile units of %s uninstrumented (%zu functions): "
 			"not probed\n", ss->exempt.units, vmlinux, ss->exempt.n);
 	return err;
@@ -525,21 +523,20 @@ static void print_kernel_stats(const struct engine *e, const struct ktarget_stat
 		pr_warn("without the vmlinux's DWARF (--kernel-debug), what KCSAN leaves "
 			"uninstrumented (arch/x86/kernel/, kernel/sched/, ...) cannot be told by "
 			"its source: the %zu sites may include it\n", nr_sites);
-	if (e->opts.verbose)
-		pr_info("[kernel]: %zu functions sized from the debug files' symbol tables, %zu by "
-			"reachability (up to padding no branch passes)\n", skipped->sized_elf,
-			skipped->sized_reach);
-	if (skipped->blacklisted && e->opts.verbose)
+	pr_info("[kernel]: %zu functions sized from the debug files' symbol tables, %zu by "
+		"reachability (up to padding no branch passes)\n", skipped->sized_elf,
+		skipped->sized_reach);
+	if (skipped->blacklisted)
 		pr_info("%zu matching functions are on the kprobe blacklist\n",
 			skipped->blacklisted);
 	if (skipped->exempt)
 		pr_warn("%zu matching functions are in code KCSAN leaves uninstrumented "
 			"(arch/x86/kernel/, kernel/sched/, ...): left out (--kcsan-exempt probes "
 			"them)\n", skipped->exempt);
-	if (skipped->pseudo && e->opts.verbose)
-		pr_warn("%zu matching symbols are generated code (BPF programs, ftrace and "
+	if (skipped->pseudo)
+		pr_info("%zu matching symbols are generated code (BPF programs, ftrace and "
 			"kprobe trampolines): left out\n", skipped->pseudo);
-	if (skipped->init_text && e->opts.verbose)
+	if (skipped->init_text)
 		pr_info("%zu matching functions are __init or __exit code, freed after boot\n",
 			skipped->init_text);
 	if (skipped->probed)
@@ -608,10 +605,9 @@ int engine__add_kernel(struct engine *e, const char *const *specs, size_t nr_spe
 	err = mark_object(e, obj);
 	e->decode_ms += (clock__now_ns() - t2) / 1e6;
 	/* Where the time of a large set goes (docs/kernel-mode.md measures it). */
-	if (e->opts.verbose)
-		pr_info("[kernel]: site sets read in %.1f ms, %zu sites decoded from /proc/kcore "
-			"in %.1f ms, marked in %.1f ms\n", (t1 - t0) / 1e6, obj ? obj->sites.n : 0,
-			(t2 - t1) / 1e6, (clock__now_ns() - t2) / 1e6);
+	pr_info("[kernel]: site sets read in %.1f ms, %zu sites decoded from /proc/kcore "
+		"in %.1f ms, marked in %.1f ms\n", (t1 - t0) / 1e6, obj ? obj->sites.n : 0,
+		(t2 - t1) / 1e6, (clock__now_ns() - t2) / 1e6);
 	if (err) {
 		pr_warn("cannot mark the kernel sites: %s\n", strerror(-err));
 		target_obj__free(obj);
@@ -776,11 +772,10 @@ int engine_attach_added(struct engine *e)
 		if (err)
 			return err;
 	}
-	if (e->opts.verbose)
-		pr_info("decoded %zu sites in %.1f ms, attached them in %.1f ms (%s)\n",
-			engine__nr_sites(e), e->decode_ms, (clock__now_ns() - t0) / 1e6,
-			e->kbp_mode ? "code breakpoints" : e->opts.kernel ? "kprobes" :
-			e->multi ? "uprobe_multi" : "per-site uprobes");
+	pr_info("decoded %zu sites in %.1f ms, attached them in %.1f ms (%s)\n",
+		engine__nr_sites(e), e->decode_ms, (clock__now_ns() - t0) / 1e6,
+		e->kbp_mode ? "code breakpoints" : e->opts.kernel ? "kprobes" :
+		e->multi ? "uprobe_multi" : "per-site uprobes");
 	/* Code breakpoints are the sampler: nothing to arm or disarm. */
 	if (e->kbp_mode)
 		return 0;

@@ -140,6 +140,14 @@ int engine__hw_stats(const struct engine *e, struct hwbp_stats *out)
 	return 0;
 }
 
+int engine__history_stats(const struct engine *e, struct history_stats *out)
+{
+	if (!e->hist)
+		return -ENOENT;
+	history__get_stats(e->hist, out);
+	return 0;
+}
+
 size_t engine__nr_cookies(const struct engine *e)
 {
 	return e->nr_cookies;
@@ -301,14 +309,9 @@ static void put_hw(struct engine *e, struct summary_out *so)
 	struct hwbp_stats hw_st;
 
 	hwbp__get_stats(e->hw, &hw_st);
-	put_u64(so, "hw_watchpoints_armed", hw_st.armed);
-	put_u64(so, "hw_traps", hw_st.traps);
-	put_u64(so, "hw_consumed", hw_st.consumed);
-	put_u64(so, "hw_watchers", hw_st.watchers);
-	put_u64(so, "hw_pairs", hw_st.pairs);
-	put_u64(so, "hw_no_slot", hw_st.no_slot);
-	put_u64(so, "hw_unarmable", hw_st.unarmable);
-	put_u64(so, "hw_open_failed", hw_st.open_failed);
+#define PUT_HW(field, name) put_u64(so, #name, hw_st.field);
+	HWBP_STATS_SHOWN(PUT_HW)
+#undef PUT_HW
 	if (e->opts.kernel) {
 		put_u64(so, "hw_probed", hw_st.probed);
 	} else {

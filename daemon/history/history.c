@@ -55,7 +55,6 @@ struct hb_probed {
 
 struct history {
 	struct kcsand_bpf *skel;
-	int verbose;
 	bool multi;			/* uprobe_multi links (Linux 6.6+) */
 	struct hb_group *groups;
 	size_t nr_groups;
@@ -85,7 +84,7 @@ void history__before_load(struct kcsand_bpf *skel, bool multi)
 }
 
 /* Thread creation and exit: the clocks a new thread starts with and a join ends with. */
-int history__new(struct kcsand_bpf *skel, bool multi, int verbose, struct history **out)
+int history__new(struct kcsand_bpf *skel, bool multi, struct history **out)
 {
 	struct history *hist = calloc(1, sizeof(*hist));
 	struct bpf_program *progs[] = { skel->progs.kcsand_hb_fork, skel->progs.kcsand_hb_exit,
@@ -97,7 +96,6 @@ int history__new(struct kcsand_bpf *skel, bool multi, int verbose, struct histor
 		return -ENOMEM;
 	hist->skel = skel;
 	hist->multi = multi;
-	hist->verbose = verbose;
 	/* On from the start: under trace_all, BPF finds the processes (history__poll). */
 	skel->bss->hb_daemon_tgid = getpid();
 	skel->bss->hb_enabled = 1;
@@ -355,8 +353,7 @@ static int plan_symbol(const struct elf_symbol *sym, void *arg)
 		w->hist->functions++;
 	else
 		w->hist->outlined++;
-	if (w->hist->verbose > 1)
-		pr_debug("history: %s in %s, sync operation %d\n", name, w->path, op);
+	pr_debug("history: %s in %s, sync operation %d\n", name, w->path, op);
 	return 0;
 }
 

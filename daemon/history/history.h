@@ -31,7 +31,7 @@ struct history_stats {
 /* Before the BPF object is loaded: its sync probes attach through uprobe_multi links. */
 void history__before_load(struct kcsand_bpf *skel, bool multi);
 /* The detector for a loaded BPF object; it stays off until a process is added. */
-int history__new(struct kcsand_bpf *skel, bool multi, int verbose, struct history **out);
+int history__new(struct kcsand_bpf *skel, bool multi, struct history **out);
 /*
  * Probe the sync functions of the libraries prog needs (DT_NEEDED,
  * transitively, searched in DT_RUNPATH, LD_LIBRARY_PATH and the system

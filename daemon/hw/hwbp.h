@@ -42,6 +42,20 @@ struct hwbp_stats {
 };
 
 /*
+ * The figures of struct hwbp_stats that `stats` and the summary both show,
+ * X(field, name), in their order: each named once, so that the two agree.
+ */
+#define HWBP_STATS_SHOWN(X)			\
+	X(armed, hw_watchpoints_armed)		\
+	X(traps, hw_traps)			\
+	X(consumed, hw_consumed)		\
+	X(watchers, hw_watchers)		\
+	X(pairs, hw_pairs)			\
+	X(no_slot, hw_no_slot)			\
+	X(unarmable, hw_unarmable)		\
+	X(open_failed, hw_open_failed)
+
+/*
  * Whether a user-mode debug register traps on this machine: 1 yes, 0 no (the
  * event opens but never counts: a hypervisor that does not pass debug
  * exceptions through), or a negative errno when no breakpoint could be

@@ -259,7 +259,7 @@ static void read_guards(const char *path, struct guard_vars *g)
 	close(fd);
 }
 
-static void mark_guard_loads(struct target_obj *obj, int verbose)
+static void mark_guard_loads(struct target_obj *obj)
 {
 	struct guard_vars g = { 0 };
 
@@ -274,9 +274,7 @@ static void mark_guard_loads(struct target_obj *obj, int verbose)
 			if (target < g.start[k] || target >= g.end[k])
 				continue;
 			set_mark(s, MARK_KIND_MARKED, MARK_CXA_GUARD);
-			if (verbose >= 2)
-				pr_debug("mark: 0x%" PRIx64 ": C++ guard at 0x%" PRIx64 "\n", s->vaddr,
-					target);
+			pr_debug("mark: 0x%" PRIx64 ": C++ guard at 0x%" PRIx64 "\n", s->vaddr, target);
 			break;
 		}
 	}
@@ -320,7 +318,7 @@ int mark__apply(struct target_obj *obj, const struct mark_opts *opts, struct mar
 
 		mark__site(s, &w, opts, stats);
 	}
-	mark_guard_loads(obj, opts->verbose);
+	mark_guard_loads(obj);
 	mark__update_stats(obj);
 	mark_debug__close(dbg);
 	return 0;

@@ -205,9 +205,8 @@ static void refuse(struct kbp *k, size_t i, int err)
 	if (!mark_site(k, i, SEEN_REFUSED))
 		return;
 	k->refused++;
-	if (k->o.verbose)
-		pr_info("breakpoints: the kernel refuses an execute breakpoint at 0x%llx: %s\n",
-			(unsigned long long)k->addr[i], strerror(-err));
+	pr_info("breakpoints: the kernel refuses an execute breakpoint at 0x%llx: %s\n",
+		(unsigned long long)k->addr[i], strerror(-err));
 }
 
 /*
@@ -379,9 +378,8 @@ static void control(struct kbp *k, uint64_t now)
 		k->period_ns = p.period_us * 1000ull;
 		k->regs = p.regs;
 		note_plan(k);
-		if (k->o.verbose > 1)
-			pr_debug("breakpoints: cost %.1f%% of the CPU time elapsed: period %u us, "
-				 "%u registers\n", share * 100, p.period_us, p.regs);
+		pr_debug("breakpoints: cost %.1f%% of the CPU time elapsed: period %u us, "
+			 "%u registers\n", share * 100, p.period_us, p.regs);
 	}
 	pthread_mutex_unlock(&k->lock);
 out:
@@ -445,10 +443,9 @@ static void end_placement(struct kbp *k, unsigned int r, uint64_t hits, uint64_t
 	}
 	if (checks && mark_site(k, i, SEEN_CHECKED)) {
 		t->checked++;
-		if (k->o.verbose > 1)
-			pr_debug("breakpoints: 0x%llx checked for the first time, %.1f s in\n",
-				 (unsigned long long)k->addr[i],
-				 (clock__now_ns() - k->t0_ns) / 1e9);
+		pr_debug("breakpoints: 0x%llx checked for the first time, %.1f s in\n",
+			 (unsigned long long)k->addr[i],
+			 (clock__now_ns() - k->t0_ns) / 1e9);
 	}
 }
 
@@ -786,9 +783,8 @@ static double calibrate_trap(struct kbp *k)
 	}
 	with = kcpu__getppid_ns();
 	bpf_link__destroy(l);	/* closes fd */
-	if (k->o.verbose)
-		pr_info("breakpoints: a trap costs %.0f ns (getppid(2): %.0f ns without, %.0f "
-			"with)\n", with > without ? with - without : 0, without, with);
+	pr_info("breakpoints: a trap costs %.0f ns (getppid(2): %.0f ns without, %.0f "
+		"with)\n", with > without ? with - without : 0, without, with);
 	return with > without ? with - without : 0;
 }
 

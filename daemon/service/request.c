@@ -116,14 +116,9 @@ static size_t own_stats(const struct service *s, const struct service_totals *t,
 	o[n++] = (struct own_stat){ "suppressed_by_filter", t->filtered };
 	o[n++] = (struct own_stat){ "suppressed_no_value_change", t->no_change };
 	/* Hardware watchpoints (watches and escalations), both engines. */
-	o[n++] = (struct own_stat){ "hw_watchpoints_armed", t->hw.armed };
-	o[n++] = (struct own_stat){ "hw_traps", t->hw.traps };
-	o[n++] = (struct own_stat){ "hw_consumed", t->hw.consumed };
-	o[n++] = (struct own_stat){ "hw_watchers", t->hw.watchers };
-	o[n++] = (struct own_stat){ "hw_pairs", t->hw.pairs };
-	o[n++] = (struct own_stat){ "hw_no_slot", t->hw.no_slot };
-	o[n++] = (struct own_stat){ "hw_unarmable", t->hw.unarmable };
-	o[n++] = (struct own_stat){ "hw_open_failed", t->hw.open_failed };
+#define OWN_HW(field, name) o[n++] = (struct own_stat){ #name, t->hw.field };
+	HWBP_STATS_SHOWN(OWN_HW)
+#undef OWN_HW
 	o[n++] = (struct own_stat){ "hw_slots_in_use", (unsigned long long)
 				    engine__hw_slots_in_use(s->user.e) +
 				    (s->kernel.e ? engine__hw_slots_in_use(s->kernel.e) : 0) };

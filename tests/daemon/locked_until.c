@@ -7,31 +7,14 @@
  * runs before kcsand attaches to it, so its threads' earlier sync (and a
  * lock held at that moment) went unseen.
  */
-#include <pthread.h>
-#include <stdio.h>
-#include <unistd.h>
+#include "../history/suite.h"
 
-#define SITE __attribute__((noinline, noipa))
 #define AFTER	10000
 
-static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-static long counter, handoff, rounds[2];
+SUITE_LOCKED_COUNTER()
+
+static long rounds[2];
 static const char *stop_file;
-
-static SITE void bump(void)
-{
-	counter++;
-}
-
-static SITE void pass(long v)
-{
-	handoff = v;
-}
-
-static SITE long take(void)
-{
-	return handoff;
-}
 
 static void *worker(void *arg)
 {

@@ -11,75 +11,9 @@
  * Expected: race-free
  */
 #include <sys/wait.h>
-#include <unistd.h>
-#include "suite.h"
+#include "handoff.h"
 
 #define ROUNDS	5000
-
-static long buffer[8];
-static int to_consumer[2], to_producer[2];
-
-static SITE void fill(long v)
-{
-	for (int i = 0; i < 8; i++)
-		buffer[i] = v + i;
-}
-
-static SITE long total(void)
-{
-	long s = 0;
-
-	for (int i = 0; i < 8; i++)
-		s += buffer[i];
-	return s;
-}
-
-static void pass(int fd, long v)
-{
-	if (write(fd, &v, sizeof(v)) != sizeof(v))
-		exit(2);
-}
-
-static void wait_token(int fd)
-{
-	long v;
-
-	if (read(fd, &v, sizeof(v)) != sizeof(v))
-		exit(2);
-}
-
-static void *producer(void *arg)
-{
-	for (long r = 0; r < ROUNDS; r++) {
-		fill(r);
-		pass(to_consumer[1], r);
-		wait_token(to_producer[0]);
-	}
-	return NULL;
-}
-
-static void *consumer(void *arg)
-{
-	long sum = 0;
-
-	for (long r = 0; r < ROUNDS; r++) {
-		wait_token(to_consumer[0]);
-		sum += total();
-		pass(to_producer[1], r);
-	}
-	return (void *)sum;
-}
-
-/* One process's handoffs over pipes of its own: 0 when every round was seen whole. */
-static int handoffs(void)
-{
-	long sum;
-
-	if (pipe(to_consumer) || pipe(to_producer))
-		return 2;
-	sum = (long)run_pair(producer, NULL, consumer, NULL);
-	return sum != 8L * ROUNDS * (ROUNDS - 1) / 2 + 28L * ROUNDS;
-}
 
 int main(void)
 {
@@ -91,8 +25,8 @@ int main(void)
 	if (child < 0)
 		return 2;
 	if (child == 0)
-		_exit(handoffs());
-	rc = handoffs();
+		_exit(handoff_run_pipes(ROUNDS));	/* pipes of its own */
+	rc = handoff_run_pipes(ROUNDS);
 	if (waitpid(child, &status, 0) != child || !WIFEXITED(status))
 		return 2;
 	return rc || WEXITSTATUS(status);

@@ -42,15 +42,7 @@ int main(void)
 {
 	pthread_t t[THREADS];
 
-	pthread_barrier_init(&wave_done, NULL, WAVE + 1);
-	for (long i = 0; i < THREADS; i++) {
-		start_thread(&t[i], worker, (void *)i);
-		/* A wave is over (its threads are ending) before the next starts. */
-		if (i % WAVE == WAVE - 1) {
-			pthread_barrier_wait(&wave_done);
-			wait_threads_at_most(1);
-		}
-	}
+	start_waves(t, THREADS, WAVE, worker, &wave_done);
 	for (int i = 0; i < THREADS; i++)
 		pthread_join(t[i], NULL);
 	return read_total() != THREADS * (THREADS - 1) / 2;

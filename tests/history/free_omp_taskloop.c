@@ -11,24 +11,9 @@
 #include "suite.h"
 
 #define ROUNDS 30
-#define N 64
+#define SLOTS 64
 
-static long cell[N];
-
-static SITE void fill(int k, long v)
-{
-	cell[k] = v;
-}
-
-static SITE long sum_cells(void)
-{
-	long s = 0;
-	int k;
-
-	for (k = 0; k < N; k++)
-		s += cell[k];
-	return s;
-}
+SUITE_SLOTS(SLOTS)
 
 int main(void)
 {
@@ -41,10 +26,10 @@ int main(void)
 
 		for (r = 0; r < ROUNDS; r++) {
 #pragma omp taskloop grainsize(8)
-			for (int k = 0; k < N; k++)
+			for (int k = 0; k < SLOTS; k++)
 				fill(k, r);
-			total += sum_cells();
+			total += sum_slots();
 		}
 	}
-	return total != (long)N * ROUNDS * (ROUNDS - 1) / 2;
+	return total != slots_filled(ROUNDS);
 }

@@ -11,22 +11,7 @@
 #define ROUNDS 50
 #define SLOTS 8
 
-static long slot[SLOTS];
-
-static SITE void fill(int k, long v)
-{
-	slot[k] = v;
-}
-
-static SITE long sum_slots(void)
-{
-	long s = 0;
-	int k;
-
-	for (k = 0; k < SLOTS; k++)
-		s += slot[k];
-	return s;
-}
+SUITE_SLOTS(SLOTS)
 
 int main(void)
 {
@@ -46,5 +31,5 @@ int main(void)
 			total += sum_slots();
 		}
 	}
-	return total != (long)SLOTS * ROUNDS * (ROUNDS - 1) / 2;
+	return total != slots_filled(ROUNDS);
 }

@@ -9,34 +9,9 @@
  *
  * Expected: race-free
  */
-#include <unistd.h>
 #include "handoff.h"
-
-static void pass(int fd, long v)
-{
-	if (write(fd, &v, sizeof(v)) != sizeof(v))
-		exit(2);
-}
-
-static long wait_token(int fd)
-{
-	long v;
-
-	if (read(fd, &v, sizeof(v)) != sizeof(v))
-		exit(2);
-	return v;
-}
 
 int main(void)
 {
-	int to_consumer[2], to_producer[2];
-
-	if (pipe(to_consumer) || pipe(to_producer))
-		return 2;
-	return handoff_run(&(struct handoff){
-		.rounds = 20000,
-		.producer_out = to_consumer[1], .producer_in = to_producer[0],
-		.consumer_in = to_consumer[0], .consumer_out = to_producer[1],
-		.pass = pass, .wait_token = wait_token,
-	});
+	return handoff_run_pipes(20000);
 }

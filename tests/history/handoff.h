@@ -12,6 +12,7 @@
 #ifndef KCSAND_HISTORY_HANDOFF_H
 #define KCSAND_HISTORY_HANDOFF_H
 
+#include <unistd.h>
 #include "suite.h"
 
 struct handoff {
@@ -72,6 +73,37 @@ static inline int handoff_run(struct handoff *h)
 	long want = 8L * h->rounds * (h->rounds - 1) / 2 + 28L * h->rounds;
 
 	return (long)run_pair(producer, h, consumer, h) != want;
+}
+
+/* A token through a pipe: a long written into its write end, read from its read end. */
+static inline void pipe_pass(int fd, long v)
+{
+	if (write(fd, &v, sizeof(v)) != sizeof(v))
+		exit(2);
+}
+
+static inline long pipe_wait_token(int fd)
+{
+	long v;
+
+	if (read(fd, &v, sizeof(v)) != sizeof(v))
+		exit(2);
+	return v;
+}
+
+/* handoff_run() over two new pipes, one each way: 2 when they cannot be made. */
+static inline int handoff_run_pipes(long rounds)
+{
+	int to_consumer[2], to_producer[2];
+
+	if (pipe(to_consumer) || pipe(to_producer))
+		return 2;
+	return handoff_run(&(struct handoff){
+		.rounds = rounds,
+		.producer_out = to_consumer[1], .producer_in = to_producer[0],
+		.consumer_in = to_consumer[0], .consumer_out = to_producer[1],
+		.pass = pipe_pass, .wait_token = pipe_wait_token,
+	});
 }
 
 #endif /* KCSAND_HISTORY_HANDOFF_H */

@@ -16,23 +16,7 @@
 
 #define ROUNDS 10000000
 
-static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-static long counter, handoff;
-
-static SITE void bump(void)
-{
-	counter++;
-}
-
-static SITE void pass(long v)
-{
-	handoff = v;
-}
-
-static SITE long take(void)
-{
-	return handoff;
-}
+SUITE_LOCKED_COUNTER()
 
 static void *worker(void *arg)
 {

@@ -31,14 +31,7 @@ int main(void)
 {
 	pthread_t t[THREADS];
 
-	pthread_barrier_init(&wave_done, NULL, WAVE + 1);
-	for (long i = 0; i < THREADS; i++) {
-		start_thread(&t[i], worker, (void *)i);
-		if (i % WAVE == WAVE - 1) {
-			pthread_barrier_wait(&wave_done);
-			wait_threads_at_most(1);
-		}
-	}
+	start_waves(t, THREADS, WAVE, worker, &wave_done);
 	run_pair(left, NULL, right, NULL);
 	for (int i = 0; i < THREADS; i++)
 		pthread_join(t[i], NULL);

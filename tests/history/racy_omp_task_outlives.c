@@ -35,15 +35,6 @@ static SITE void reuse(int *m)
 	*m = 2;
 }
 
-static void wait_started(void)
-{
-	int us;
-
-	for (us = 0; us < 1000000 && !atomic_load_explicit(&started, memory_order_relaxed);
-	     us += 100)
-		spin_us(100);
-}
-
 int main(void)
 {
 	msg = 1;
@@ -52,7 +43,7 @@ int main(void)
 	{
 #pragma omp task
 		consume(&msg);
-		wait_started();
+		wait_flag(&started, 1000000);
 		reuse(&msg);
 	}
 	return seen == 0;

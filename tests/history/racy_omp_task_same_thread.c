@@ -30,15 +30,6 @@ static SITE void rewrite(void)
 	msg = 2;
 }
 
-static void wait_started(void)
-{
-	int us;
-
-	for (us = 0; us < 1000000 && !atomic_load_explicit(&started, memory_order_relaxed);
-	     us += 100)
-		spin_us(100);
-}
-
 int main(void)
 {
 	msg = 1;
@@ -49,7 +40,7 @@ int main(void)
 			consume();
 			rewrite();
 		} else {
-			wait_started();
+			wait_flag(&started, 1000000);
 		}
 	}
 	return seen == 0;

@@ -32,15 +32,6 @@ static SITE long get_result(void)
 	return result;
 }
 
-static void wait_written(void)
-{
-	int us;
-
-	for (us = 0; us < 200000 && !atomic_load_explicit(&written, memory_order_relaxed);
-	     us += 100)
-		spin_us(100);
-}
-
 int main(void)
 {
 	long got = 0;
@@ -52,7 +43,7 @@ int main(void)
 		{
 #pragma omp task
 			put_result(7);
-			wait_written();
+			wait_flag(&written, 200000);
 		}
 #pragma omp taskwait
 		got = get_result();

@@ -24,20 +24,4 @@ static SITE long take_level(void)
 	return __atomic_load_n(&level, __ATOMIC_RELAXED);
 }
 
-static void *writer(void *arg)
-{
-	set_level(7);
-	return NULL;
-}
-
-static void *reader(void *arg)
-{
-	spin_us(20000);
-	return (void *)take_level();
-}
-
-int main(void)
-{
-	run_pair(writer, NULL, reader, NULL);
-	return 0;
-}
+SUITE_WRITE_THEN_READ(set_level(7), take_level())

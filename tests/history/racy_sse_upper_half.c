@@ -24,20 +24,4 @@ static SITE long read_high(void)
 	return pair.high;
 }
 
-static void *writer(void *arg)
-{
-	store_pair(1, 2);
-	return NULL;
-}
-
-static void *reader(void *arg)
-{
-	spin_us(20000);
-	return (void *)read_high();
-}
-
-int main(void)
-{
-	run_pair(writer, NULL, reader, NULL);
-	return 0;
-}
+SUITE_WRITE_THEN_READ(store_pair(1, 2), read_high())

@@ -26,20 +26,4 @@ static SITE int read_tail_overlap(void)
 	return *(volatile int *)((char *)&rec + 8);
 }
 
-static void *writer(void *arg)
-{
-	store_middle(0x1122334455667788L);
-	return NULL;
-}
-
-static void *reader(void *arg)
-{
-	spin_us(20000);
-	return (void *)(long)read_tail_overlap();
-}
-
-int main(void)
-{
-	run_pair(writer, NULL, reader, NULL);
-	return 0;
-}
+SUITE_WRITE_THEN_READ(store_middle(0x1122334455667788L), read_tail_overlap())

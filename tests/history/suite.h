@@ -74,6 +74,41 @@ static inline void wait_threads_at_most(int n)
 	}
 }
 
+/*
+ * Starts fn((void *)0) to fn((void *)(n - 1)) in threads t[0..n-1], in
+ * waves of `wave`: each thread waits at *done before it ends, and a wave's
+ * threads have ended before the next wave starts, so that at most `wave`
+ * are alive while all n are created and none joined: the caller joins them.
+ */
+static inline void start_waves(pthread_t *t, long n, long wave, void *(*fn)(void *),
+			       pthread_barrier_t *done)
+{
+	pthread_barrier_init(done, NULL, wave + 1);
+	for (long i = 0; i < n; i++) {
+		start_thread(&t[i], fn, (void *)i);
+		if (i % wave == wave - 1) {
+			pthread_barrier_wait(done);
+			wait_threads_at_most(1);
+		}
+	}
+}
+
+#ifndef __cplusplus
+#include <stdatomic.h>
+
+/*
+ * Waits, max_us microseconds at most, until another thread has set *flag:
+ * a relaxed load, which orders nothing, so that the wait makes the racing
+ * pair's order likely without synchronizing it.
+ */
+static inline void wait_flag(atomic_int *flag, long max_us)
+{
+	for (long us = 0; us < max_us && !atomic_load_explicit(flag, memory_order_relaxed);
+	     us += 100)
+		spin_us(100);
+}
+#endif
+
 /* Runs a(arg_a) and b(arg_b) in two threads and joins them; returns what b returned. */
 static inline void *run_pair(void *(*a)(void *), void *arg_a, void *(*b)(void *), void *arg_b)
 {
@@ -151,6 +186,45 @@ static inline int run_detached_in_turn(void *(*fn)(void *), long n)
 	}
 
 /*
+ * The lock-heavy race-free target's state (hb_paused_locks.c and
+ * tests/daemon/locked_until.c): a plain counter that the workers bump()
+ * and a plain value that a passer pass()es to them, to take(), all under
+ * lock.
+ */
+#define SUITE_LOCKED_COUNTER()						\
+	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;	\
+	SUITE_COUNTER(counter, bump)					\
+	SUITE_SHARED(long, handoff, pass, take)
+
+/*
+ * The shared array of the OpenMP task programs: n slots that tasks fill()
+ * and their creator sums (sum_slots()) once the construct under test says
+ * the tasks are done.  Round r fills every slot with r, so that rounds
+ * 0 to rounds - 1, with no fill lost, sum to slots_filled(rounds).
+ */
+#define SUITE_SLOTS(n)						\
+	static long slot[n];					\
+								\
+	static SITE void fill(int k, long v)			\
+	{							\
+		slot[k] = v;					\
+	}							\
+								\
+	static SITE long sum_slots(void)			\
+	{							\
+		long s = 0;					\
+								\
+		for (int k = 0; k < (n); k++)			\
+			s += slot[k];				\
+		return s;					\
+	}							\
+								\
+	static inline long slots_filled(long rounds)		\
+	{							\
+		return (long)(n) * rounds * (rounds - 1) / 2;	\
+	}
+
+/*
  * The one-shot write/write race: left() stores 1 to mode in store_left(),
  * right() stores 2 in store_right() a millisecond later, and nothing orders
  * them ("data-race in store_left / store_right").
@@ -179,6 +253,31 @@ static inline int run_detached_in_turn(void *(*fn)(void *), long n)
 		spin_us(1000);			\
 		store_right();			\
 		return NULL;			\
+	}
+
+/*
+ * The one-shot write/read race and its program: writer() makes the
+ * write, reader() the read 20 ms later, in two threads nothing orders;
+ * main() runs the pair and exits 0.  write is a statement, read an
+ * integer expression (the SITE calls the report is titled by).
+ */
+#define SUITE_WRITE_THEN_READ(write, read)	\
+	static void *writer(void *arg)		\
+	{					\
+		write;				\
+		return NULL;			\
+	}					\
+						\
+	static void *reader(void *arg)		\
+	{					\
+		spin_us(20000);			\
+		return (void *)(long)(read);	\
+	}					\
+						\
+	int main(void)				\
+	{					\
+		run_pair(writer, NULL, reader, NULL);	\
+		return 0;			\
 	}
 
 #endif /* KCSAND_HISTORY_SUITE_H */
