@@ -19,12 +19,13 @@
  * Racy: the turns find it within a second on an idle machine, and
  * --halt-on-error ends the run there.  Each thread's own-counter phase is
  * OWN_ITERS iterations (1.5 s natively on 2 vCPUs); the shared phase runs
- * until the report, at most SECONDS: on a loaded machine the other thread may
- * not run during a turn's stall, and a fixed count ran out before a turn
- * caught it (1 or 2 runs of 3 at load 15-20).
+ * until the report, at most SECONDS (under run-scenarios.sh's 120): on a
+ * loaded machine the other thread seldom runs during a turn's stall, and a
+ * fixed count ran out before a turn caught it (1 or 2 runs of 3 at load
+ * 15-20; at load 15 a run took 44 s to its report).
  */
 #define OWN_ITERS 62500000
-#define SECONDS 45
+#define SECONDS 100
 
 #define NR_COUNTERS 4	/* shared; then one more of its own for each thread */
 
