@@ -9,9 +9,12 @@ going (a shared machine, CI beside other work) hold theirs and are not counted.
 
 Two things make one look racy, and neither is a leak: a run that loads a program
 after the holders were read, and a run that ends (its programs then go away,
-freed a little later) after the programs were listed.  So the programs are listed
-first and the holders read after, and a program counts as left behind only if
-it is still there and still held by nobody in every one of ROUNDS such looks.
+freed a little later: after an RCU grace period, and a uprobe_multi link's
+after its uprobes are gone, which takes seconds on a loaded machine) after the
+programs were listed.  So the programs are listed first and the holders read
+after, and a program counts as left behind only if it is still there and still
+held by nobody in every look for WAIT_S seconds.  A leak stays for good, so the
+wait costs nothing but on a failure, or while another run is ending.
 
     bpf-leaks.py FIRST_ID       prints one line per leaked program, exits 1 if any
     bpf-leaks.py --max-id       prints the highest program id now
@@ -23,7 +26,7 @@ import subprocess
 import sys
 import time
 
-ROUNDS = 4
+WAIT_S = 15
 ROUND_GAP_S = 0.5
 
 
@@ -59,9 +62,8 @@ def main():
         return 0
     first = int(sys.argv[1])
     leaked = unheld(first)
-    for _ in range(ROUNDS - 1):
-        if not leaked:
-            break
+    deadline = time.monotonic() + WAIT_S
+    while leaked and time.monotonic() < deadline:
         time.sleep(ROUND_GAP_S)
         again = unheld(first)
         leaked = {i: n for i, n in leaked.items() if i in again}

@@ -81,9 +81,9 @@ else
 fi
 check stats_whitelist_lines "whitelisted functions: | reader_a|" \
 	"$("$CTL" stats | sed -n '12,13p' | tr '\n' '|')"
-# reader_b's reports are dropped as they come: give the next one a few seconds, and
-# name the value that was tested.
-for ((i = 0; i < 50; i++)); do
+# reader_b's reports are dropped as they come: wait for the next one, and name the
+# value that was tested.
+for ((i = 0; i < WAIT_S * 10; i++)); do
 	filtered=$(stat_value suppressed_by_filter)
 	((filtered > 0)) && break
 	sleep 0.1

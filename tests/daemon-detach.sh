@@ -72,12 +72,13 @@ else
 	fail second_daemon_refused "the first kcsand did not start"
 fi
 
-# READY=1 once the targets are attached (no libsystemd: a plain datagram).
-python3 - "$TMP/notify" >"$TMP/notified" <<'PY' &
+# READY=1 once the targets are attached (no libsystemd: a plain datagram).  The
+# listener waits as long as start_daemon does: at load 25 a start took over 20 s.
+python3 - "$TMP/notify" "$WAIT_S" >"$TMP/notified" <<'PY' &
 import socket, sys
 s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
 s.bind(sys.argv[1])
-s.settimeout(20)
+s.settimeout(int(sys.argv[2]))
 try:
     while True:
         m = s.recv(4096).decode()
@@ -88,7 +89,7 @@ except socket.timeout:
     pass
 PY
 npid=$!
-for ((i = 0; i < 100; i++)); do [[ -S $TMP/notify ]] && break; sleep 0.1; done
+for ((i = 0; i < WAIT_S * 10; i++)); do [[ -S $TMP/notify ]] && break; sleep 0.1; done
 NOTIFY_SOCKET=$TMP/notify start_daemon "$TMP/kcsand.conf"
 wait $npid
 if grep -q "READY=1" "$TMP/notified"; then ok sd_notify_ready
@@ -104,7 +105,7 @@ check background_ready "0" "$rc"
 if [[ -n $bgpid ]] && kill -0 "$bgpid" 2>/dev/null; then
 	links=$(held_links "$bgpid")
 	kill -TERM "$bgpid"
-	for ((i = 0; i < 50; i++)); do kill -0 "$bgpid" 2>/dev/null || break; sleep 0.1; done
+	for ((i = 0; i < WAIT_S * 10; i++)); do kill -0 "$bgpid" 2>/dev/null || break; sleep 0.1; done
 	left=$(links_alive $links)
 	if [[ -z $left ]]; then ok background_sigterm_leaves_nothing
 	else fail background_sigterm_leaves_nothing "none alive, got $(echo $left)"; fi

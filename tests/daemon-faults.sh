@@ -125,7 +125,7 @@ s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); s.sendall(b"probe add
 open(sys.argv[2], "w").close()
 time.sleep(15)' "$SOCK" "$TMP/connected" 2>/dev/null &
 slow=$!
-for ((i = 0; i < 100; i++)); do [[ -e $TMP/connected ]] && break; sleep 0.1; done
+for ((i = 0; i < WAIT_S * 10; i++)); do [[ -e $TMP/connected ]] && break; sleep 0.1; done
 out=$(timeout 10 "$CTL" stats 2>&1); rc=$?
 if [[ $rc == 0 && $out == *"enabled: 1"* ]]; then ok stats_while_other_client_waits
 else fail stats_while_other_client_waits "stats answered, got $rc: $out"; fi
@@ -184,7 +184,7 @@ KCSAND_TEST_ITERS=30000 "$CTL" run -v --param ring_buffer_kb=4 --param skip_watc
 	--param report_once_in_ms=0 --param report_value_change_only=0 --param udelay_task=50 \
 	-- "$TMP/ringprog" >"$TMP/ring.out" 2>&1 &
 ctl=$!
-for ((i = 0; i < 300; i++)); do grep -q "^BUG: KCSAN" "$TMP/ring.out" && break; sleep 0.1; done
+for ((i = 0; i < WAIT_S * 10; i++)); do grep -q "^BUG: KCSAN" "$TMP/ring.out" && break; sleep 0.1; done
 kill -STOP "$ctl"; sleep 2; kill -CONT "$ctl"
 timeout 120 tail --pid="$ctl" -f /dev/null || kill "$ctl"
 wait "$ctl"; rc=$?
@@ -277,7 +277,8 @@ fi
 first_prog=$("$SRC_DIR"/tests/bpf-leaks.py --max-id)
 "$CTL" run -v --param udelay_task=100000 --param skip_watch=0 -- "$RACES" >"$TMP/stall.out" 2>&1 &
 ctl=$!
-for ((i = 0; i < 100; i++)); do
+# The target execs once kcsanctl has loaded and attached: seconds on a loaded machine.
+for ((i = 0; i < WAIT_S * 10; i++)); do
 	tgt=$(pgrep -P "$ctl" -x two_races) && grep -q . /proc/"$tgt"/maps 2>/dev/null && break
 	sleep 0.1
 done

@@ -80,7 +80,7 @@ held.write(str(len(socks))); held.close()
 time.sleep(20)
 PY
 idle=$!
-for ((i = 0; i < 100; i++)); do [[ -s $TMP/held ]] && break; sleep 0.1; done
+for ((i = 0; i < WAIT_S * 10; i++)); do [[ -s $TMP/held ]] && break; sleep 0.1; done
 out=$(timeout 10 "$CTL" status 2>&1); rc=$?
 if [[ $rc == 0 ]]; then ok root_not_locked_out
 else fail root_not_locked_out "status answers with idle members connected, got $rc: $out"; fi

@@ -54,7 +54,7 @@ sleep 0.5
 out=$("$CTL" probe add user "$TMP/locked_until" --pid "$locked" 2>&1)
 check pid_target_added "0" "$?"
 m=$(log_mark)
-for ((i = 0; i < 80; i++)); do
+for ((i = 0; i < WAIT_S * 4; i++)); do
 	(( $(stat_value history_checked) > 0 )) && break
 	sleep 0.25
 done

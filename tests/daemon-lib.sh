@@ -17,6 +17,9 @@ SOCK=$TMP/kcsand.sock
 LOG=$TMP/reports.log
 DERR=$TMP/kcsand.stderr
 export KCSAND_SOCKET=$SOCK
+# How long a wait for something a loaded machine delays may last: each wait ends
+# as soon as what it waits for is there.
+WAIT_S=${KCSAND_TEST_WAIT_S:-120}
 DPID=
 TPIDS=()
 . "$SRC_DIR/tests/lib.sh"

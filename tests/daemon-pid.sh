@@ -35,15 +35,15 @@ sleep 0.5
 s0=$(stat_value setup_watchpoints); sleep 2; s1=$(stat_value setup_watchpoints)
 check blacklist_sets_nowatch "0" "$((s1 - s0))"
 "$CTL" filter remove reader_a reader_b
-# Watchpoints again, within 30 s: on a loaded machine the readers may not run,
-# or their sites may be in a sampled turn, for more than the 2 s once waited.
+# Watchpoints again: on a loaded machine the readers may not run, or their sites
+# may be in a sampled turn, for more than the 2 s once waited.
 s0=$(stat_value setup_watchpoints)
-for ((i = 0; i < 60; i++)); do
+for ((i = 0; i < WAIT_S * 2; i++)); do
 	sleep 0.5
 	s1=$(stat_value setup_watchpoints)
 	((s1 > s0)) && break
 done
-if ((s1 > s0)); then ok filter_remove_rearms; else fail filter_remove_rearms "watchpoints again within 30 s, got none"; fi
+if ((s1 > s0)); then ok filter_remove_rearms; else fail filter_remove_rearms "watchpoints again within $WAIT_S s, got none"; fi
 
 "$CTL" probe remove 1
 check probe_removed "0" "$(stat_value sites_attached)"

@@ -127,10 +127,7 @@ run_one() {
 	local budget=()
 	# A plugin's accesses are probed as the user asks for a library's: --object.
 	[[ $3 == *plugin* ]] && budget+=(--object "$OUT/${name}_lib.so")
-	if [[ $ALL_ARMED == *" $name "* ]]; then
-		budget+=(--overhead-budget 100)
-		all_armed_listed+=" $name"
-	fi
+	[[ $ALL_ARMED == *" $name "* ]] && budget+=(--overhead-budget 100)
 	for ((try = 1; ; try++)); do
 		out=$(timeout "$TIMEOUT" "$KCSANCTL" run -v "${budget[@]}" "${opts[@]}" -- "$OUT/$name" 2>&1)
 		rc=$?
@@ -199,6 +196,26 @@ run_one() {
 	fi
 }
 
+# run_program NAME TITLE BUILD: every run of one program (RUNS of a race-free one).
+run_program() {
+	local runs=1 run
+
+	[[ $2 == none ]] && runs=$RUNS
+	for ((run = 1; run <= runs; run++)); do
+		RUN_LABEL=
+		[[ $2 == none && $RUNS -gt 1 ]] && RUN_LABEL=" (run $run of $RUNS)"
+		run_one "$1" "$2" "$3"
+		# "full": also with every sync probe on throughout (no window), and every site armed.
+		[[ $3 == *full* ]] && run_one "$1" "$2" "$3" --overhead-budget 100
+	done
+}
+
+# Two programs at a time: each is its own process, build and output, and on 2
+# CPUs one run leaves a CPU idle while kcsanctl starts (the kernel verifies its
+# BPF programs on one).  No case here times anything: a racy program's pair is
+# ordered by nothing, whenever its accesses run, and a race-free one is checked
+# for what it synchronizes, not for when.
+jobs_start 2
 for table in tests/history/expect.tsv tests/history/hb_expect.tsv; do
 	[[ -f $table ]] || continue
 	while IFS=$'\t' read -r name title flags; do
@@ -208,17 +225,11 @@ for table in tests/history/expect.tsv tests/history/hb_expect.tsv; do
 			missed_listed+=" $name"
 			continue
 		fi
-		runs=1
-		[[ $title == none ]] && runs=$RUNS
-		for ((run = 1; run <= runs; run++)); do
-			RUN_LABEL=
-			[[ $title == none && $RUNS -gt 1 ]] && RUN_LABEL=" (run $run of $RUNS)"
-			run_one "$name" "$title" "$flags"
-			# "full": also with every sync probe on throughout (no window), and every site armed.
-			[[ $flags == *full* ]] && run_one "$name" "$title" "$flags" --overhead-budget 100
-		done
+		[[ $ALL_ARMED == *" $name "* ]] && all_armed_listed+=" $name"
+		job run_program "$name" "$title" "$flags"
 	done <"$table"
 done
+jobs_wait
 
 # The switches, on the one-shot write/write race that KCSAN's protocol alone never reports.
 if [[ $ONLY == "  " ]]; then

@@ -21,6 +21,17 @@
 #   summary_value NAME FILE  the value of NAME in the last summary in FILE ("NAME: V",
 #                            V up to the next blank: 12, 3/5, 10%), empty when none
 #
+# Cases that time nothing and share no state but the machine may run two at a time:
+#
+#   jobs_start N             from here on, up to N jobs at once (KCSAND_TEST_JOBS, when
+#                            set, overrides N; 1 runs each job in the foreground)
+#   job FUNC [ARG...]        FUNC ARG... as a job: in the background, once fewer than N
+#                            run.  What it prints, its results included, comes out
+#                            whole and in the order the jobs were started, and its
+#                            results count as if it had run in the foreground; its
+#                            variables do not come back.  [N s] is the job's own time.
+#   jobs_wait                waits for every job and prints what is left to print
+#
 # The counts are $passed and $failed.
 
 passed=0
@@ -85,6 +96,86 @@ setup_fail() {
 	echo "FAIL ${2:-setup}: $1"
 	echo "0 passed, 1 failed"
 	exit 1
+}
+
+lib_jobs=1 lib_job_dir= lib_job_next=0 lib_job_shown=0
+lib_job_pids=()
+
+jobs_start() {
+	lib_jobs=${KCSAND_TEST_JOBS:-$1}
+	if ((lib_jobs > 1)) && [[ -z $lib_job_dir ]]; then
+		lib_job_dir=$(mktemp -d "${TMPDIR:-/tmp}/kcsand-jobs.XXXXXX") || lib_jobs=1
+	fi
+}
+
+# lib_jobs_show: prints the finished jobs that every earlier job has been printed before.
+lib_jobs_show() {
+	local n f
+
+	while ((lib_job_shown < lib_job_next)); do
+		f=$lib_job_dir/$lib_job_shown
+		[[ -e $f.count ]] || return 0
+		cat "$f.out"
+		read -r n f <"$f.count"
+		passed=$((passed + n))
+		failed=$((failed + f))
+		lib_job_shown=$((lib_job_shown + 1))
+	done
+}
+
+# lib_jobs_running: the pids of the jobs still running, in lib_job_pids.
+lib_jobs_running() {
+	local p
+	local -a left=()
+
+	for p in "${lib_job_pids[@]}"; do
+		kill -0 "$p" 2>/dev/null && left+=("$p")
+	done
+	lib_job_pids=("${left[@]}")
+}
+
+job() {
+	local f
+
+	if ((lib_jobs <= 1)); then
+		"$@"
+		return
+	fi
+	for (( ; ; )); do
+		lib_jobs_running
+		((${#lib_job_pids[@]} < lib_jobs)) && break
+		wait -n "${lib_job_pids[@]}"
+		lib_jobs_show
+	done
+	f=$lib_job_dir/$lib_job_next
+	(
+		passed=0 failed=0
+		lib_last_result=${EPOCHREALTIME/[.,]/}
+		"$@"
+		echo "$passed $failed" >"$f.count"
+	) >"$f.out" 2>&1 &
+	lib_job_pids+=($!)
+	lib_job_next=$((lib_job_next + 1))
+}
+
+jobs_wait() {
+	local f
+
+	((lib_jobs <= 1)) && return 0
+	wait "${lib_job_pids[@]}"
+	lib_job_pids=()
+	for ((; lib_job_shown < lib_job_next; )); do
+		f=$lib_job_dir/$lib_job_shown
+		# Ended before counting its results (killed): one failure, after what it printed.
+		if [[ ! -e $f.count ]]; then
+			echo "FAIL job $lib_job_shown: ended before it counted its results" >>"$f.out"
+			echo "0 1" >"$f.count"
+		fi
+		lib_jobs_show
+	done
+	rm -rf "$lib_job_dir"
+	lib_job_dir=
+	lib_last_result=${EPOCHREALTIME/[.,]/}
 }
 
 summary_value() {

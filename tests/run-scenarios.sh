@@ -14,7 +14,8 @@
 #
 #   /* kcsand-test: name=NAME [args="..."] [prog_args="..."] expect=report|none
 #      [title="..."] [title_re="..."] [funcs="..."] [access="RE"]... [value_changed=yes|no]
-#      [frames_re="RE"] [stack_tail="FUNC..."] [log_re="RE"] [needs=hwbp|nohwbp] */
+#      [frames_re="RE"] [stack_tail="FUNC..."] [log_re="RE"] [needs=hwbp|nohwbp]
+#      [stop=report] */
 #
 # (all on one line).  Values are either "double-quoted" (no double quote
 # inside) or a single word.
@@ -54,6 +55,12 @@
 #                  A case whose need does not hold here is listed as "n/a"
 #                  with the reason; tests/vm/user-hwbp.sh runs the hwbp cases
 #                  in the QEMU guest, whose debug registers trap.
+#   stop=report    (expect=report) once a report satisfies title, access,
+#                  value_changed and stack_tail, the program named by the report's
+#                  "PID:" is sent SIGUSR1: a scenario's timed loops end then
+#                  (scenario.h), and it exits 0.  For races whose first report may
+#                  not be the one the case wants, where --halt-on-error would stop
+#                  too early and a fixed length is too short on a loaded machine.
 #   funcs          the functions any report may name (white-space separated);
 #                  a report naming another function fails the case.
 #                  Defaults to the functions in title; unchecked with
@@ -62,12 +69,13 @@
 # The program is the build of the file that holds the line:
 # BUILD_DIR/tests/scenarios/FILE or BUILD_DIR/tests/demo/FILE, without .c or .cc.
 #
-# Environment: KCSAND_TEST_TIMEOUT (seconds per case, default 60);
+# Environment: KCSAND_TEST_TIMEOUT (seconds per case, default 120: a racy case
+# runs until its report, and its program bounds it below this);
 # KCSAND_TEST_NEEDS=hwbp runs only the cases with needs=hwbp.
 
 set -u
 
-TIMEOUT=${KCSAND_TEST_TIMEOUT:-60}
+TIMEOUT=${KCSAND_TEST_TIMEOUT:-120}
 SEP=$(printf '=%.0s' {1..66})
 MAX_LINES=300	# of a failed case's output shown
 SRC_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -86,7 +94,7 @@ CASE_NAME=() CASE_PROG=() CASE_LINE=()
 
 # Fields of the case being parsed or run (parse_case sets them).
 C_NAME= C_ARGS= C_PARGS= C_ITERS= C_EXPECT= C_TITLE= C_TITLE_RE= C_VC= C_FUNCS= C_FUNCS_SET=0 C_FRAMES_RE=
-C_STACK_TAIL=
+C_STACK_TAIL= C_STOP=
 C_LOG_RE=()
 C_NEEDS=
 C_ACCESS=()
@@ -101,7 +109,7 @@ parse_case() {
 	s=${s%%\*/*}
 	C_NAME= C_ARGS= C_PARGS= C_ITERS= C_EXPECT= C_TITLE= C_TITLE_RE= C_VC= C_FUNCS= C_FUNCS_SET=0
 	C_FRAMES_RE=
-	C_STACK_TAIL=
+	C_STACK_TAIL= C_STOP=
 	C_LOG_RE=()
 	C_NEEDS=
 	C_ACCESS=()
@@ -129,6 +137,7 @@ parse_case() {
 		frames_re) C_FRAMES_RE=$val ;;
 		stack_tail) C_STACK_TAIL=$val ;;
 		needs) C_NEEDS=$val ;;
+		stop) C_STOP=$val ;;
 		*) PARSE_ERR="unknown key '$key'"; return 1 ;;
 		esac
 	done
@@ -155,6 +164,9 @@ parse_case() {
 		fi ;;
 	*) PARSE_ERR="expect= must be report, none or error"; return 1 ;;
 	esac
+	if [[ -n $C_STOP && ( $C_STOP != report || $C_EXPECT != report ) ]]; then
+		PARSE_ERR="stop= must be report, with expect=report"; return 1
+	fi
 	case $C_VC in
 	''|yes|no) ;;
 	*) PARSE_ERR="value_changed= must be yes or no"; return 1 ;;
@@ -229,18 +241,43 @@ collect_cases() {
 
 # ---------------------------------------------------------------- running
 
-# Copies stdin to stdout and writes the time at which the first report
-# title went through to the file $1.
+# stamp FIRST [PROG]: copies stdin to stdout and writes the time at which the
+# first report title went through to the file FIRST.  With PROG (stop=report),
+# stops PROG at the first report that satisfies the case (stop_at_report).
 stamp() {
-	local line seen=0
+	local line seen=0 start=-1 stopped=
 
+	LINES=()
 	while IFS= read -r line || [[ -n $line ]]; do
 		if [[ $seen == 0 && $line == "BUG: KCSAN: "* ]]; then
 			seen=1
 			echo "$EPOCHREALTIME" >"$1"
 		fi
 		printf '%s\n' "$line"
+		[[ -n ${2:-} && -z $stopped ]] || continue
+		LINES+=("$line")
+		if [[ $line == "BUG: KCSAN: "* ]]; then
+			start=$((${#LINES[@]} - 1))
+		elif [[ $line == "$SEP" && $start -ge 0 ]]; then
+			BLOCK_START=("$start") BLOCK_END=($((${#LINES[@]} - 1)))
+			start=-1
+			stop_at_report "$2" && stopped=1
+		fi
 	done
+}
+
+# stop_at_report PROG: when the report just read (block 0) satisfies the case,
+# sends SIGUSR1 to the process its "PID:" line names, if that process runs PROG
+# (a pid is checked before it is signalled: another process may have it by now).
+stop_at_report() {
+	local j pid
+
+	check_block 0 || return 1
+	for ((j = BLOCK_START[0]; j < BLOCK_END[0]; j++)); do
+		[[ ${LINES[j]} =~ ^CPU:\ [0-9]+\ PID:\ ([0-9]+)\  ]] && pid=${BASH_REMATCH[1]}
+	done
+	[[ -n ${pid:-} && $(readlink "/proc/$pid/exe") == "$(realpath "$1")" ]] || return 1
+	kill -USR1 "$pid"
 }
 
 # Time between two $EPOCHREALTIME values, in seconds with 2 decimals.
@@ -454,7 +491,7 @@ run_once() {
 	# iters= (the scenario's KCSAND_TEST_ITERS) unless the caller set one for all.
 	{ KCSAND_TEST_ITERS=${KCSAND_TEST_ITERS:-$C_ITERS} \
 		timeout -k 10 "$TIMEOUT" "$CTL" run --stats "$2.stats" "${args[@]}" -- "$1" "${pargs[@]}" \
-		</dev/null 2>&1 >"$TMP/$C_NAME.stdout"; } | stamp "$3" >"$2"
+		</dev/null 2>&1 >"$TMP/$C_NAME.stdout"; } | stamp "$3" ${C_STOP:+"$1"} >"$2"
 	rc=${PIPESTATUS[0]}
 	t1=$EPOCHREALTIME
 }
@@ -603,9 +640,29 @@ fi
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/kcsand-scenarios.XXXXXX") || exit 1
 trap 'rm -rf "$TMP"' EXIT
 
+# run_nth I: case I (its own parse, so that it can run as a job).
+run_nth() {
+	parse_case "${CASE_LINE[$1]}"
+	run_case "${CASE_PROG[$1]}"
+}
+
+# Two cases at a time: each is its own process and files, and on 2 CPUs one case
+# leaves a CPU idle while kcsanctl starts (the kernel verifies its BPF programs on
+# one).  A case that samples sites (a budget below 100, sampler parameters) measures
+# CPU time and turns, so it runs alone, after the others.
+ALONE=()
+jobs_start 2
 for ((i = 0; i < ${#CASE_NAME[@]}; i++)); do
 	parse_case "${CASE_LINE[i]}"
-	run_case "${CASE_PROG[i]}"
+	if [[ $C_ARGS =~ sampler_|overhead.budget[=\ ]([0-9]+) && ${BASH_REMATCH[1]:-0} != 100 ]]; then
+		ALONE+=("$i")
+	else
+		job run_nth "$i"
+	fi
+done
+jobs_wait
+for i in "${ALONE[@]}"; do
+	run_nth "$i"
 done
 
 if [[ ${#NA[@]} -gt 0 ]]; then

@@ -161,15 +161,20 @@ $(OUT)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_SRCS) $(wildcard daemon/*/*.h)
 fuzz-programs: $(FUZZ_BINS)
 
 # The corpus grows in build/fuzz/corpus-NAME, seeded from tests/fuzz/corpus/NAME.
+# The targets run at once, each on a CPU of its own (each fuzzer is one thread).
 fuzz-check: $(FUZZ_BINS)
 	@for t in $(FUZZ_TARGETS); do \
 		mkdir -p $(OUT)/fuzz/corpus-$$t; \
 		$(OUT)/fuzz/fuzz_$$t -runs=$(FUZZ_CHECK_RUNS) -max_len=8192 \
 			$(OUT)/fuzz/corpus-$$t tests/fuzz/corpus/$$t \
-			>$(OUT)/fuzz/$$t.log 2>&1 \
-		&& echo "ok   fuzz_$$t ($(FUZZ_CHECK_RUNS) inputs)" \
-		|| { echo "FAIL fuzz_$$t: see $(OUT)/fuzz/$$t.log"; tail -30 $(OUT)/fuzz/$$t.log; exit 1; }; \
-	done
+			>$(OUT)/fuzz/$$t.log 2>&1 & \
+		pids="$$pids $$!"; \
+	done; \
+	fail=0; set -- $(FUZZ_TARGETS); for p in $$pids; do \
+		if wait $$p; then echo "ok   fuzz_$$1 ($(FUZZ_CHECK_RUNS) inputs)"; \
+		else echo "FAIL fuzz_$$1: see $(OUT)/fuzz/$$1.log"; tail -30 $(OUT)/fuzz/$$1.log; fail=1; fi; \
+		shift; \
+	done; exit $$fail
 
 fuzz: $(FUZZ_BINS)
 	@for t in $(FUZZ_TARGETS); do \
@@ -207,9 +212,7 @@ SOAK_PROGRAMS	:= $(patsubst %,$(OUT)/tests/scenarios/%,plain_write_vs_read rmw_a
 daemon-tests: all $(DAEMON_TEST_BINS) $(OUT)/tests/scenarios/mutex_protected $(OUT)/tests/tools/hw_traps \
 	      $(OUT)/tests/scenarios/data_race \
 	      $(OUT)/tests/shlib/shlib_race $(SOAK_PROGRAMS)
-	@fail=0; for t in $(DAEMON_TESTS); do echo "== $$t"; tests/timed.sh $$t $(OUT) || fail=1; done; \
-	echo "== tests/soak/user-soak.sh ($(SOAK_CHECK_S) s)"; \
-	tests/timed.sh tests/soak/user-soak.sh $(OUT) $(SOAK_CHECK_S) || fail=1; exit $$fail
+	tests/run-daemon-tests.sh $(OUT) $(SOAK_CHECK_S) $(DAEMON_TESTS)
 
 .PHONY: daemon-tests
 

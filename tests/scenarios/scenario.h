@@ -16,6 +16,7 @@
 #define KCSAND_SCENARIO_H
 
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
@@ -51,6 +52,24 @@ static inline long scenario_iters(long dflt)
 static inline void wait_for_start(void)
 {
 	pthread_barrier_wait(&start_line);
+}
+
+/*
+ * Set by SIGUSR1, which tests/run-scenarios.sh sends (stop=report) once it has
+ * seen the report a case wants: the loops that run until then (SCENARIO_TIMED,
+ * scenario_running()) end at their next look, and the program exits 0.  A
+ * racy case so runs until its report, bounded by its time, not for a length a
+ * loaded machine may be too slow for.  Volatile: kcsand takes its accesses as
+ * marked, so the handler's write races with nothing.  Only the timed loops
+ * install the handler: the other programs keep their sites as they were
+ * (tests/daemon-json.sh counts mutex_protected's).
+ */
+static volatile sig_atomic_t scenario_stop;
+
+static inline void scenario_on_stop(int sig)
+{
+	(void)sig;
+	scenario_stop = 1;
 }
 
 /* Runs the thread functions concurrently with arg each and joins them. */
@@ -93,28 +112,42 @@ static inline void run_threads(int n, void *(*const fn[])(void *), void *arg)
 		return NULL;					\
 	}
 
-/* Seconds on the monotonic clock, for the timed loops. */
-static inline double scenario_now(void)
+/*
+ * Whole seconds on the monotonic clock, for the timed loops: integers, so that
+ * a probed loop reads no floating-point constant (a site more) to compute it.
+ */
+static inline long scenario_now(void)
 {
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
+	return ts.tv_sec;
 }
 
 /*
- * SCENARIO_LOOP for a fixed time instead of n iterations, the clock read
- * every 1024 iterations: for threads that must still run once kcsanctl has
- * set up what it sets up late (a hardware watchpoint in each thread).
+ * Whether a timed loop goes on at its iteration i: until the time end, or
+ * until stopped (scenario_stop).  The clock and the flag are read every 1024
+ * iterations, which adds next to nothing to what kcsand sees.
+ */
+static inline int scenario_running(long i, long end)
+{
+	return (i & 1023) || (!scenario_stop && scenario_now() < end);
+}
+
+/*
+ * SCENARIO_LOOP for a time instead of n iterations, or until stopped: for
+ * threads that must still run once kcsanctl has set up what it sets up late
+ * (a hardware watchpoint in each thread), and for races a case waits for.
  */
 #define SCENARIO_TIMED(name, seconds, ...)				\
 	static void *name(void *arg)					\
 	{								\
-		double end = scenario_now() + (seconds);		\
+		long end = scenario_now() + (seconds);			\
 		long i;							\
 									\
+		signal(SIGUSR1, scenario_on_stop);			\
 		wait_for_start();					\
-		for (i = 0; (i & 1023) || scenario_now() < end; i++) {	\
+		for (i = 0; scenario_running(i, end); i++) {		\
 			__VA_ARGS__;					\
 			barrier();					\
 		}							\

@@ -13,8 +13,10 @@
  *   level    the same threads race on odd_level itself: reported, as
  *            2-byte accesses (not the register's 4).
  *
- * The threads run for a fixed time, as in watch_unprobed.c; tick() is
- * probed only because kcsanctl wants at least one site.
+ * The neighbours, which must stay silent, run a fixed time; the race on the
+ * level runs until the report the case wants (stop=report), at most
+ * LEVEL_SECONDS, as in watch_unprobed.c.  tick() is probed only because
+ * kcsanctl wants at least one site.
  *
  * gcc 12 -O1:  write_before: movb %dil,cell(%rip)      read_after: movzbl cell+3(%rip),%eax
  *              poke_level:   movw %di,cell+1(%rip)     peek_level: movzwl cell+1(%rip),%eax
@@ -23,11 +25,12 @@
 #include "scenario.h"
 
 /* kcsand-test: name=watch_neighbours needs=hwbp args="-v --functions tick --watch odd_level" expect=none log_re="hw_outside: [1-9]" */
-/* kcsand-test: name=watch_neighbours_level needs=hwbp args="--functions tick --watch odd_level" prog_args="level" expect=report title="data-race in peek_level / poke_level" access="^read to 0x[0-9a-f]+ of 2 bytes by task [0-9]+ on cpu [0-9]+:$" access="^write to 0x[0-9a-f]+ of 2 bytes by task [0-9]+ on cpu [0-9]+:$" */
+/* kcsand-test: name=watch_neighbours_level needs=hwbp args="--functions tick --watch odd_level" prog_args="level" expect=report title="data-race in peek_level / poke_level" stop=report access="^read to 0x[0-9a-f]+ of 2 bytes by task [0-9]+ on cpu [0-9]+:$" access="^write to 0x[0-9a-f]+ of 2 bytes by task [0-9]+ on cpu [0-9]+:$" */
 /* Where debug registers do not trap, --watch is refused with the reason. */
 /* kcsand-test: name=watch_neighbours_refused needs=nohwbp args="--functions tick --watch odd_level" expect=error log_re="^kcsand: watch: odd_level: this machine's debug registers do not trap" */
 
 #define SECONDS 4
+#define LEVEL_SECONDS 40	/* a bound: stop=report ends the run at the pair */
 
 struct cell {
 	unsigned char before;
@@ -69,9 +72,10 @@ RACY void tick(void)
 
 static int on_level;
 
-SCENARIO_TIMED(reader_thread, SECONDS,
+SCENARIO_TIMED(reader_thread, on_level ? LEVEL_SECONDS : SECONDS,
 	       if (on_level) peek_level(); else read_after(); if (!(i & 1023)) tick());
-SCENARIO_TIMED(writer_thread, SECONDS, if (on_level) poke_level(i); else write_before(i));
+SCENARIO_TIMED(writer_thread, on_level ? LEVEL_SECONDS : SECONDS,
+	       if (on_level) poke_level(i); else write_before(i));
 
 int main(int argc, char **argv)
 {
