@@ -44,7 +44,8 @@ fi
 [ -s "$out/probe.err" ] || { tail -5 "$out/harness.err"; exit 1; }
 E=$out/probe.err
 echo "== start-up (guest)"
-grep -E 'sites? (read|decoded|marked)|from the cache|cache|src:|left out|uninstrumented' "$E" |
+grep -vE '^kcsand: (func|site|mark:) ' "$E" |
+	grep -E 'sites? (read|decoded|marked)|from the cache|src:|left out|uninstrumented|trap costs' |
 	head -12 | sed 's/^/  /'
 echo "== summary"
 S=$(grep -hm1 '^kcsand: [0-9]* reports*, ' "$out/stats" "$E" 2>/dev/null | head -1)
