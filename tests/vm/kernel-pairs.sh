@@ -17,7 +17,7 @@
 # breakpoint on CPU 1 catches the reader bound there (its events, opened
 # before, did not survive the CPU going offline).
 #
-#   tests/vm/kernel-pairs.sh            (about 2 minutes; at most 3)
+#   tests/vm/kernel-pairs.sh            (about 2 minutes; at most 5)
 #
 # KCSAND_PAIRS_KCSANCTL names another kcsanctl (an older build, to compare).
 # Prints "ok NAME" / "FAIL NAME: ..." and "N passed, N failed"; files removed when
@@ -37,7 +37,7 @@ run_guest() {
 	# kcsan-vm builds the module there, before the guest boots.
 	ko=$REPO/build/vm/kmod-$kver/kcsan_pairs/kcsan_pairs.ko
 	KCSAN_VM_PROBE_CMD="$REPO/tests/vm/pairs-steps.sh $out/kcsanctl $ko 1 60 bp,hp 3" \
-	tests/vm/kcsan-vm --module tests/kmod/kcsan_pairs --out "$out" --keep --timeout 330 \
+	tests/vm/kcsan-vm --module tests/kmod/kcsan_pairs --out "$out" --keep --timeout 420 \
 		> "$out/reports.txt" 2> "$out/harness.err"
 	rc=$?
 	guest_ran $rc
@@ -93,7 +93,7 @@ if [ "${db_s:--}" != - ]; then
 	ok cpu_brought_online_catches_pairs
 	echo "     a data breakpoint on CPU 1 caught the reader after $db_s s"
 else
-	fail cpu_brought_online_catches_pairs "exit ${rc:-none}, no partner caught on CPU 1 in 60 s; partners caught on any CPU: $(awk '/during the watcher/' "$H" 2>/dev/null | grep -c .), titles: $(grep '^BUG: KCSAN:' "$H" 2>/dev/null | sort | uniq -c | head -3 | tr '\n' ';')"
+	fail cpu_brought_online_catches_pairs "exit ${rc:-none}, no partner caught on CPU 1 in 120 s; partners caught on any CPU: $(awk '/during the watcher/' "$H" 2>/dev/null | grep -c .), titles: $(grep '^BUG: KCSAN:' "$H" 2>/dev/null | sort | uniq -c | head -3 | tr '\n' ';')"
 fi
 no_kprobe_left "$out"
 no_kernel_warning "$out"
