@@ -80,8 +80,9 @@ since() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f\n", b - a }'; }
 # watches LOG for the scenario's first reports; stops at the pair, or at SECONDS.
 round() {
 	local log=$1 s=$2 a b t0 now pair=- db=- any=- title
+	local limit=$SECS
 	read -r a b <<< "$(fns "$s")"
-	[ "$PAIRS_MODE" != hp ] || cycle_cpu1 || return
+	[ "$PAIRS_MODE" != hp ] || { limit=$((2 * SECS)); cycle_cpu1; } || return
 	echo "$s" > $P/scenario
 	t0=$(date +%s.%N)
 	echo 1 > $P/run
@@ -101,8 +102,7 @@ round() {
 		fi
 		[ "$pair" != - ] && { [ "$db" != - ] || [ "$PAIRS_MODE" = kp ] || [ "$PAIRS_MODE" = bp0 ]; } &&
 			break
-		[ "$(since "$t0" "$now" | cut -d. -f1)" -ge $((PAIRS_MODE == hp ? 2 * SECS : SECS)) ] &&
-			break
+		[ "$(since "$t0" "$now" | cut -d. -f1)" -ge "$limit" ] && break
 		sleep 0.2
 	done
 	echo "$pair $db $any $(cat $P/accesses)" > "$log.round"
