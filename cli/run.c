@@ -649,6 +649,28 @@ static int run_prepare(struct run *r, char *prog)
 	return 0;
 }
 
+/*
+ * -v's site listing, written 64 KiB at a time: stderr is unbuffered, and a
+ * kernel set of 150,000 sites wrote 170 lines a second to a TCG guest's 9p
+ * share, 15 minutes before the run started.
+ */
+static void print_sites(const struct engine *e)
+{
+	static char buf[1 << 16];
+	int fd = dup(STDERR_FILENO);
+	FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+
+	if (!f) {
+		if (fd >= 0)
+			close(fd);
+		engine__print_sites(e, stderr);
+		return;
+	}
+	setvbuf(f, buf, _IOFBF, sizeof(buf));
+	engine__print_sites(e, f);
+	fclose(f);
+}
+
 /* Decode what is to be probed, list it with -v, then load and attach. */
 static int run_attach(struct run *r)
 {
@@ -667,7 +689,7 @@ static int run_attach(struct run *r)
 				return -1;
 	}
 	if (a->o.verbose)
-		engine__print_sites(r->e, stderr);
+		print_sites(r->e);
 	/* Kernel mode may watch variables only (DataCollider): no probe at all. */
 	if (!engine__nr_sites(r->e) && (!a->o.kernel || a->nr_probes)) {
 		fprintf(stderr, "kcsanctl: run: no memory-access instruction to probe in %s%s%s\n",

@@ -14,6 +14,13 @@
  * The ioctl runs on the event's own CPU, so it is a local call with no IPI
  * (as kbp.c's movers), and the armer is real-time above the movers, so
  * that neither the workload nor a move delays an arm.
+ *
+ * CPU hotplug.  A CPU's events do not survive it going offline (the kernel
+ * takes them off its context, and they stay off when it comes back), and
+ * its armer is moved off it, unpinned.  So a scanner thread reads the
+ * online CPUs once a second: a CPU that went offline stops being waited for
+ * (pair_live) and is let go; one brought online, at start or later, gets
+ * its register, poll and pinned armer, and is then waited for.
  */
 #include <errno.h>
 #include <poll.h>
@@ -51,6 +58,8 @@ struct pair_cpu {
 	void *ring;			/* poll_fd's mmap: samples to drain */
 	pthread_t thread;
 	bool started;
+	bool up;			/* set up: events open, armer started, live */
+	_Atomic bool down;		/* went offline: its armer stops */
 	bool armed;			/* the register watches an address now */
 	uint64_t acked;			/* the last word this armer acknowledged */
 	_Atomic uint64_t moves, move_ns, refused;
@@ -59,8 +68,10 @@ struct pair_cpu {
 struct pairs {
 	struct kcsand_bpf *skel;
 	struct perf_event_attr attr;	/* as opened: MODIFY_ATTRIBUTES wants it unchanged but the target */
-	struct pair_cpu *cpu;
-	unsigned int ncpus;
+	struct pair_cpu *cpu;		/* by CPU number, KCSAND_PAIR_MAX_CPUS */
+	unsigned int ncpus;		/* up now */
+	pthread_t scanner;		/* the hotplug scan */
+	bool scanning;
 	unsigned int span;		/* the highest CPU number with an armer, + 1 */
 	size_t ring_len;
 	int stop_fd;			/* an eventfd: written once, wakes every armer to stop */
@@ -164,7 +175,7 @@ static void armer_setup(struct pair_cpu *c)
 		pr_warn("data breakpoints: cannot pin CPU %d's armer to it: %s (its arms are IPIs "
 			"from another CPU)\n", c->cpu, strerror(err));
 	err = pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp);
-	if (err && c == &c->p->cpu[0])
+	if (err && !c->p->ncpus)
 		pr_warn("data breakpoints: cannot make the armers real-time: %s (a busy machine "
 			"delays arms past the stall)\n", strerror(err));
 }
@@ -178,7 +189,7 @@ static void *armer(void *arg)
 	__u64 *ack = &p->skel->bss->pair_ack[c->cpu];
 
 	armer_setup(c);
-	while (!p->stop) {
+	while (!p->stop && !c->down) {
 		uint64_t word = __atomic_load_n(&p->skel->bss->pair_request, __ATOMIC_ACQUIRE);
 
 		if (word != c->acked) {
@@ -204,6 +215,7 @@ static int open_cpu(struct pairs *p, struct pair_cpu *c)
 		/* Nothing acknowledged yet: the poll must not take 0 for an answer to 0. */
 		c->acked = p->skel->bss->pair_request;
 		p->skel->bss->pair_ack[c->cpu] = c->acked;
+		c->down = false;
 		err = -pthread_create(&c->thread, NULL, armer, c);
 		c->started = !err;
 	}
@@ -212,9 +224,12 @@ static int open_cpu(struct pairs *p, struct pair_cpu *c)
 
 static void close_cpu(struct pairs *p, struct pair_cpu *c)
 {
-	if (c->started)
+	if (c->started) {
+		c->down = true;		/* its poll returns within a second */
 		pthread_join(c->thread, NULL);
+	}
 	c->started = false;
+	c->armed = false;
 	bpf_link__destroy(c->poll_link);
 	bpf_link__destroy(c->bp_link);
 	if (c->ring)
@@ -223,20 +238,87 @@ static void close_cpu(struct pairs *p, struct pair_cpu *c)
 		close(c->poll_fd);
 	if (c->bp_fd >= 0)
 		close(c->bp_fd);
+	c->poll_link = c->bp_link = NULL;
+	c->ring = NULL;
+	c->poll_fd = c->bp_fd = -1;
 }
 
-/* The CPUs online now (a CPU brought online later has no pair register: its catches are lost). */
+/* The CPUs online now; -errno when they cannot be read. */
 static int online_cpus(bool *online)
 {
 	char list[1024] = "";
 	FILE *f = fopen("/sys/devices/system/cpu/online", "re");
 
-	if (f) {
-		if (!fgets(list, sizeof(list), f))
-			list[0] = 0;
-		fclose(f);
-	}
+	if (!f)
+		return -errno;
+	if (!fgets(list, sizeof(list), f))
+		list[0] = 0;
+	fclose(f);
 	return hwbp__parse_cpus(list, online, KCSAND_PAIR_MAX_CPUS);
+}
+
+/* CPU i is online: its register, poll and armer, then watchers wait for it. */
+static int cpu_up(struct pairs *p, unsigned int i, bool later)
+{
+	struct pair_cpu *c = &p->cpu[i];
+	int err;
+
+	c->p = p;
+	c->cpu = (int)i;
+	err = open_cpu(p, c);
+	if (err) {
+		close_cpu(p, c);
+		pr_warn("data breakpoints: cannot set up CPU %u%s: %s%s\n", i,
+			later ? ", brought online" : "", strerror(-err),
+			err == -ENOSPC ? " (no free debug register)" : "");
+		return err;
+	}
+	c->up = true;
+	p->ncpus++;
+	__atomic_store_n(&p->skel->bss->pair_live[i], 1, __ATOMIC_RELEASE);
+	if (i + 1 > p->span) {
+		p->span = i + 1;
+		/* Not before start's end, nor after free's 0 (the scanner is joined first). */
+		if (later)
+			__atomic_store_n(&p->skel->bss->pair_cpus, p->span, __ATOMIC_RELEASE);
+	}
+	if (later)
+		pr_warn("data breakpoints: CPU %u came online: its register is armed\n", i);
+	return 0;
+}
+
+/* CPU i went offline: no watcher waits for it, then its armer stops and its events close. */
+static void cpu_down(struct pairs *p, unsigned int i)
+{
+	struct pair_cpu *c = &p->cpu[i];
+
+	__atomic_store_n(&p->skel->bss->pair_live[i], 0, __ATOMIC_RELEASE);
+	close_cpu(p, c);
+	c->up = false;
+	p->ncpus--;
+	pr_warn("data breakpoints: CPU %u went offline\n", i);
+}
+
+/* Once a second until stopped: CPUs that went offline or came online since. */
+static void *scanner(void *arg)
+{
+	struct pairs *p = arg;
+	struct pollfd fd = { .fd = p->stop_fd, .events = POLLIN };
+
+	while (!p->stop) {
+		bool online[KCSAND_PAIR_MAX_CPUS] = {};
+
+		poll(&fd, 1, 1000);
+		if (p->stop || online_cpus(online) < 0)
+			continue;
+		for (unsigned int i = 0; i < KCSAND_PAIR_MAX_CPUS && !p->stop; i++) {
+			if (online[i] && !p->cpu[i].up)
+				cpu_up(p, i, true);
+			else if (!online[i] && p->cpu[i].up)
+				cpu_down(p, i);
+		}
+	}
+	return NULL;
 }
 
 static int start(struct pairs *p, uint64_t idle)
@@ -259,26 +341,22 @@ static int start(struct pairs *p, uint64_t idle)
 	p->stop_fd = eventfd(0, EFD_CLOEXEC);
 	if (n < 0)
 		return n;
-	p->cpu = calloc(n, sizeof(*p->cpu));
+	p->cpu = calloc(KCSAND_PAIR_MAX_CPUS, sizeof(*p->cpu));
 	if (!p->cpu || p->stop_fd < 0)
 		return -ENOMEM;
-	for (long i = 0; i < KCSAND_PAIR_MAX_CPUS && p->ncpus < n; i++) {
-		struct pair_cpu *c = &p->cpu[p->ncpus];
-		int err;
+	for (unsigned int i = 0; i < KCSAND_PAIR_MAX_CPUS; i++)
+		p->cpu[i].bp_fd = p->cpu[i].poll_fd = -1;
+	for (unsigned int i = 0; i < KCSAND_PAIR_MAX_CPUS; i++) {
+		int err = online[i] ? cpu_up(p, i, false) : 0;
 
-		if (!online[i])
-			continue;
-		p->ncpus++;
-		*c = (struct pair_cpu){ .p = p, .cpu = (int)i, .bp_fd = -1, .poll_fd = -1 };
-		err = open_cpu(p, c);
-		if (err) {
-			pr_warn("data breakpoints: cannot set up CPU %ld: %s%s\n", i, strerror(-err),
-				err == -ENOSPC ? " (no free debug register)" : "");
+		if (err)
 			return err;
-		}
-		p->skel->bss->pair_live[i] = 1;
-		p->span = i + 1;
 	}
+	n = -pthread_create(&p->scanner, NULL, scanner, p);
+	p->scanning = !n;
+	if (n)
+		pr_warn("data breakpoints: cannot start the hotplug scan: %s (a CPU brought online "
+			"later has no data breakpoint)\n", strerror(-n));
 	return 0;
 }
 
@@ -310,7 +388,7 @@ void pairs__stats(const struct pairs *p, struct pairs_stats *st)
 	for (int i = 0; i < KCSAND_PAIR_CTR_COUNT; i++)
 		st->counters[i] = p->skel->bss->pair_counters[i];
 	st->cpus = p->ncpus;
-	for (unsigned int i = 0; i < p->ncpus; i++) {
+	for (unsigned int i = 0; i < p->span; i++) {
 		st->retargets += p->cpu[i].moves;
 		st->retarget_ns += p->cpu[i].move_ns;
 		st->refused += p->cpu[i].refused;
@@ -328,8 +406,10 @@ void pairs__free(struct pairs *p)
 	p->stop = true;
 	if (p->stop_fd >= 0 && write(p->stop_fd, &one, sizeof(one)) < 0)
 		pr_warn("data breakpoints: cannot wake the armers to stop: %s\n", strerror(errno));
-	for (unsigned int i = 0; i < p->ncpus; i++) {
-		p->skel->bss->pair_live[p->cpu[i].cpu] = 0;
+	if (p->scanning)
+		pthread_join(p->scanner, NULL);
+	for (unsigned int i = 0; p->cpu && i < p->span; i++) {
+		p->skel->bss->pair_live[i] = 0;
 		close_cpu(p, &p->cpu[i]);
 	}
 	if (p->stop_fd >= 0)

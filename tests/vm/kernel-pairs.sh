@@ -11,8 +11,13 @@
 # watcher's stall (before item 1 no report could have it: the only other side was
 # a sampled site's); the positive controls (data breakpoints armed on the other
 # CPU, a trap that caught a watcher's partner); nothing left behind, a clean log.
+# Then CPU hotplug (issue 21, item 4): CPU 1 taken offline and brought back once
+# kcsanctl has attached (pairs-steps.sh's mode hp), then the same race: the
+# sampler and the armers say each change and no pinning failure, and a data
+# breakpoint on CPU 1 catches the reader bound there (its events, opened
+# before, did not survive the CPU going offline).
 #
-#   tests/vm/kernel-pairs.sh            (about 1 minute; at most 2)
+#   tests/vm/kernel-pairs.sh            (about 2 minutes; at most 5)
 #
 # KCSAND_PAIRS_KCSANCTL names another kcsanctl (an older build, to compare).
 # Prints "ok NAME" / "FAIL NAME: ..." and "N passed, N failed"; files removed when
@@ -31,8 +36,8 @@ run_guest() {
 	cp "${KCSAND_PAIRS_KCSANCTL:-build/kcsanctl}" "$out/kcsanctl" || setup_fail "no kcsanctl (run make)"
 	# kcsan-vm builds the module there, before the guest boots.
 	ko=$REPO/build/vm/kmod-$kver/kcsan_pairs/kcsan_pairs.ko
-	KCSAN_VM_PROBE_CMD="$REPO/tests/vm/pairs-steps.sh $out/kcsanctl $ko 1 60 bp 3" \
-	tests/vm/kcsan-vm --module tests/kmod/kcsan_pairs --out "$out" --keep --timeout 200 \
+	KCSAN_VM_PROBE_CMD="$REPO/tests/vm/pairs-steps.sh $out/kcsanctl $ko 1 60 bp,hp 3" \
+	tests/vm/kcsan-vm --module tests/kmod/kcsan_pairs --out "$out" --keep --timeout 420 \
 		> "$out/reports.txt" 2> "$out/harness.err"
 	rc=$?
 	guest_ran $rc
@@ -73,6 +78,23 @@ echo "     $(grep -oE '(breakpoint_regs|breakpoint_traps|setup_watchpoints|pair_
 	fail data_breakpoints_armed_in_stalls "pair_cpus $(val pair_cpus), pair_armed $(val pair_armed), accesses ${slow:-?} ${fast:-?}"
 [ "$(val pair_caught || echo 0)" -gt 0 ] && ok partner_caught_by_data_breakpoint ||
 	fail partner_caught_by_data_breakpoint "pair_caught $(val pair_caught), pair_traps $(val pair_traps)"
+
+# CPU hotplug: CPU 1 cycled after the start; its new data breakpoint caught.
+H=$out/hp-s3-t1.log
+read -r _ _ _ rc _ db_s _ <<< "$(awk '$1 == "hp" && $2 == 3' "$out/results.tsv" 2>/dev/null)"
+said=$(grep -cE '^kcsand: (data )?breakpoints: CPU 1 (went offline|came online)' "$H" 2>/dev/null)
+if [ "${said:-0}" -ge 4 ] && ! grep -q 'cannot pin\|cannot be sampled\|cannot set up CPU' "$H"; then
+	ok cpu_hotplug_said_without_pinning_failure
+else
+	fail cpu_hotplug_said_without_pinning_failure "$said of 4 lines: $(grep -E 'CPU 1|pin' "$H" 2>/dev/null | head -4 | tr '\n' ';')"
+fi
+grep -E 'CPU 1 (went|came)|pin' "$H" 2>/dev/null | sed 's/^/     /'
+if [ "${db_s:--}" != - ]; then
+	ok cpu_brought_online_catches_pairs
+	echo "     a data breakpoint on CPU 1 caught the reader after $db_s s"
+else
+	fail cpu_brought_online_catches_pairs "exit ${rc:-none}, no partner caught on CPU 1 in 120 s; partners caught on any CPU: $(awk '/during the watcher/' "$H" 2>/dev/null | grep -c .), titles: $(grep '^BUG: KCSAN:' "$H" 2>/dev/null | sort | uniq -c | head -3 | tr '\n' ';')"
+fi
 no_kprobe_left "$out"
 no_kernel_warning "$out"
 finish_suite "$out"

@@ -4,7 +4,7 @@
 # Guest side of tests/vm/kernel-noise.sh, run by tests/vm/kcsan-vm as its probe
 # command, in the guest:
 #
-#   noise-steps.sh [--kcsanctl PATH] --probe SPEC... -- COMMAND...
+#   noise-steps.sh [--kcsanctl PATH] [--quick] --probe SPEC... -- COMMAND...
 #
 # Marks from the vmlinux's DWARF (/usr/lib/debug/boot/vmlinux-RELEASE, the host's
 # linux-image-RELEASE-dbg) and writes each step's reports and stderr to
@@ -26,12 +26,15 @@
 #            and -vv (each site's verdict), around 15 s of kworkload fs;
 # and jiffies.sym (its address from /proc/kallsyms), bpf-after.txt.
 # --kcsanctl runs another build's kcsanctl (an old one: the test must fail).
+# --quick: the seqcount and rculist workloads run 8 and 6 s (kernel-noise.sh --quick).
 # Exit status 66 when a step reported a race.
 set -u
 OUT=${KCSAN_VM_OUT:?run by tests/vm/kcsan-vm}
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 KCSANCTL=$REPO/build/kcsanctl
 [ "${1:-}" = --kcsanctl ] && { KCSANCTL=$2; shift 2; }
+QSECS=20 RSECS=15
+[ "${1:-}" = --quick ] && { QSECS=8 RSECS=6; shift; }
 while [ $# -gt 0 ] && [ "$1" != -- ]; do shift; done
 shift
 VMLINUX=/usr/lib/debug/boot/vmlinux-$(uname -r)
@@ -50,12 +53,12 @@ echo "cached $?" >> "$OUT/steps.rc"
 "$KCSANCTL" run --kernel -v --output - --kernel-debug "$VMLINUX" --skip-watch 10 \
 	--udelay-task 300 --probe ktime_get --probe ktime_get_ts64 --probe ktime_get_real_ts64 \
 	--probe ktime_get_update_offsets_now --probe timekeeping_advance -- \
-	"$REPO/tests/vm/workload/stress.sh" stress-ipc 20 > "$OUT/seqcount.log" 2>&1
+	"$REPO/tests/vm/workload/stress.sh" stress-ipc "$QSECS" > "$OUT/seqcount.log" 2>&1
 echo "seqcount $?" >> "$OUT/steps.rc"
 # -vv prints each site's verdict (and so bypasses the cache): the dentry hash walk.
 "$KCSANCTL" run --kernel -vv --output - --kernel-debug "$VMLINUX" --source-dir "$SRC" \
 	--skip-watch 10 --udelay-task 300 --probe __d_lookup_rcu --probe __d_lookup -- \
-	"$REPO/build/vm/kworkload" fs 15 > "$OUT/rculist.log" 2>&1
+	"$REPO/build/vm/kworkload" fs "$RSECS" > "$OUT/rculist.log" 2>&1
 echo "rculist $?" >> "$OUT/steps.rc"
 bpftool link list > "$OUT/bpf-after.txt" 2>&1
 grep -q '^BUG: KCSAN:' "$OUT"/*.log && exit 66

@@ -15,6 +15,11 @@
 #   bp0     the same without the data breakpoints (pair_wait_us=0): the control
 #   kp      a kprobe on every site of the module (the sampler at its default)
 #   scale   bp, with src:fs/ src:mm/ src:kernel/ of VMLINUX probed too, no marking
+#   hp      bp, with CPU 1 taken offline and brought back online once kcsanctl has
+#           attached, before the threads start; its data breakpoint must then
+#           be the one that catches: a run ends at the first partner a data
+#           breakpoint caught on CPU 1 (the reader's, bound there), or 2 x SECONDS
+#           (one side's catches only: in one run of 60 s, none came)
 # Each run's output is in $KCSAN_VM_OUT/MODE-sN-tI.log, every counter in
 # MODE-sN-tI.log.stats, and one line per run is added to results.tsv:
 #   MODE SCENARIO TRY STATUS PAIR_S DB_S ANY_S SLOW_ACCESSES FAST_ACCESSES
@@ -41,7 +46,7 @@ fns() {
 
 mode_args() {
 	case $1 in
-	bp) echo "--sample breakpoints --probe module:kcsan_pairs" ;;
+	bp|hp) echo "--sample breakpoints --probe module:kcsan_pairs" ;;
 	bp0) echo "--sample breakpoints --probe module:kcsan_pairs --param pair_wait_us=0" ;;
 	kp) echo "--sample kprobes --probe module:kcsan_pairs" ;;
 	# --no-marking: marking the vmlinux's 117,000 sites cold over 9p takes many minutes.
@@ -50,13 +55,34 @@ mode_args() {
 	esac
 }
 
+# The CPUs on which a data breakpoint caught a watcher's partner, one line each:
+# the footer names the task, its access line the CPU.
+caught_cpus() {
+	awk '/^(read|write)[a-z() -]* to 0x[0-9a-f]+ of [0-9]+ bytes by task [0-9]+ on cpu [0-9]+/ {
+		t = $0; sub(/.* by task /, "", t); split(t, w, " "); c = w[4]; sub(/:$/, "", c)
+		cpu[w[1]] = c }
+	/^hardware watchpoint: .* by task [0-9]+ was seen .* during the watcher.s stall/ {
+		t = $0; sub(/.* by task /, "", t); split(t, w, " ")
+		if (w[1] in cpu) print cpu[w[1]] }
+	/^====/ { delete cpu }' "$1"
+}
+
+# CPU 1 offline, then online again, each long enough for kcsand's once-a-second scans.
+cycle_cpu1() {
+	local f=/sys/devices/system/cpu/cpu1/online
+	[ -w $f ] || { echo "pairs-steps.sh: $f cannot be written" >&2; return 1; }
+	echo 0 > $f && sleep 3 && echo 1 > $f && sleep 3
+}
+
 since() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f\n", b - a }'; }
 
 # round LOG SCENARIO: run by kcsanctl once attached.  Starts the threads, then
 # watches LOG for the scenario's first reports; stops at the pair, or at SECONDS.
 round() {
 	local log=$1 s=$2 a b t0 now pair=- db=- any=- title
+	local limit=$SECS
 	read -r a b <<< "$(fns "$s")"
+	[ "$PAIRS_MODE" != hp ] || { limit=$((2 * SECS)); cycle_cpu1; } || return
 	echo "$s" > $P/scenario
 	t0=$(date +%s.%N)
 	echo 1 > $P/run
@@ -69,10 +95,14 @@ round() {
 			[[ $title == "BUG: KCSAN: data-race in "*" / "* && $title == *"$a"* &&
 			   $title == *"$b"* && $pair = - ]] && pair=$(since "$t0" "$now")
 		done <<< "$(grep '^BUG: KCSAN: ' "$log")"	# the guest has no /dev/fd for <(...)
-		[ "$db" = - ] && grep -q "during the watcher's stall" "$log" && db=$(since "$t0" "$now")
+		if [ "$PAIRS_MODE" = hp ]; then
+			[ "$db" = - ] && caught_cpus "$log" | grep -qx 1 && db=$(since "$t0" "$now")
+		else
+			[ "$db" = - ] && grep -q "during the watcher's stall" "$log" && db=$(since "$t0" "$now")
+		fi
 		[ "$pair" != - ] && { [ "$db" != - ] || [ "$PAIRS_MODE" = kp ] || [ "$PAIRS_MODE" = bp0 ]; } &&
 			break
-		[ "$(since "$t0" "$now" | cut -d. -f1)" -ge "$SECS" ] && break
+		[ "$(since "$t0" "$now" | cut -d. -f1)" -ge "$limit" ] && break
 		sleep 0.2
 	done
 	echo "$pair $db $any $(cat $P/accesses)" > "$log.round"
