@@ -62,15 +62,14 @@ struct kbp_stats {
  * readjusts its rate by the breakpoints fired per second, not by the
  * placements: a placement whose site does not run costs its moves only,
  * a fired one its traps, checks and stalls.  So the two are weighed
- * apart, each with half the budget at least and what the other leaves.
- * The moves (move_share) by the tick (period_us), which also times
- * placements out (so a cheap tick lets the cycle try dead code faster);
- * the fired breakpoints (fire_share) by how long a register whose site
- * fired rests (parked) before its next placement (rest_us, 0 or at least
- * min_us): over their share, a longer rest, then one register fewer once
- * the rest is at max_us; under half of it, registers back first, then a
- * shorter rest.  Each aims at 70% of its share and changes by 4x at most
- * per call.
+ * apart.  The moves (move_share) take half the budget at most, by the
+ * tick (period_us), which also times placements out (so a cheap tick lets
+ * the cycle try dead code faster).  The fired breakpoints (fire_share)
+ * take the rest, by how long a register whose site fired rests (parked)
+ * before its next placement (rest_us, 0 or at least min_us): over that
+ * share, a longer rest, then one register fewer once the rest is at max_us;
+ * under half of it, registers back first, then a shorter rest.  Each aims
+ * at 70% of its share and changes by 4x at most per call.
  */
 struct kbp_plan {
 	unsigned int period_us;

@@ -230,13 +230,9 @@ void kbp_policy__next(struct kbp_plan *p, double fire_share, double move_share, 
 
 	if (budget <= 0)
 		return;
-	/*
-	 * Each has half the budget at least, and what the other leaves: moves
-	 * (paid by every placement, whether or not its site runs) by the tick,
-	 * fired breakpoints (traps, checks, stalls) by a fired register's rest.
-	 */
-	room = budget - (fire_share < budget / 2 ? fire_share : budget / 2);
-	p->period_us = (unsigned int)toward(p->period_us, move_share, room, min_us, max_us);
+	/* Placements cost moves whether or not their sites run: half the budget, by the tick. */
+	p->period_us = (unsigned int)toward(p->period_us, move_share, budget / 2, min_us, max_us);
+	/* Fired breakpoints (traps, checks, stalls) have the rest, by a fired register's rest. */
 	room = budget - (move_share < budget / 2 ? move_share : budget / 2);
 	if (fire_share > room) {
 		if (p->rest_us >= max_us && p->regs > 1) {
