@@ -483,6 +483,7 @@ static void place(struct kbp *k, unsigned int r, uint32_t i, uint64_t now)
  */
 static bool schedule(struct kbp *k, uint64_t now)
 {
+	uint64_t timeout = kbp_policy__timeout_ns(k->period_ns);
 	bool changed = false;
 
 	for (unsigned int r = 0; r < k->nregs; r++) {
@@ -498,9 +499,7 @@ static bool schedule(struct kbp *k, uint64_t now)
 			changed = true;
 			continue;
 		}
-		if (r >= k->regs || (g->gen && !hits &&
-				     now - g->since_ns < kbp_policy__timeout_ns(k->period_ns,
-										k->misses[g->i]) &&
+		if (r >= k->regs || (g->gen && !hits && now - g->since_ns < timeout &&
 				     !(k->seen[g->i] & SEEN_REFUSED)) ||
 		    (!g->gen && now < g->rest_until_ns))
 			continue;

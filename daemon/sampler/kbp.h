@@ -81,16 +81,11 @@ void kbp_policy__next(struct kbp_plan *p, double fire_share, double move_share, 
 
 /*
  * How long a placement waits for its site to run: KBP_TIMEOUT_TICKS ticks,
- * doubled for each of the site's placements in a row that timed out
- * (misses), at most KBP_MAX_TIMEOUT_NS (or one tick, when a tick is
- * longer).  A site that runs once a second missed every 64 ms placement
- * and came round only every 64th pass (kbp_policy__due); now the pass it
- * comes round in gives it the longer wait, so that a site takes about the
- * same share of the time however often it comes round.
+ * at most KBP_MAX_TIMEOUT_NS (or one tick, when a tick is longer).
  */
 #define KBP_TIMEOUT_TICKS	32
 #define KBP_MAX_TIMEOUT_NS	4000000000ull
-uint64_t kbp_policy__timeout_ns(uint64_t period_ns, unsigned int misses);
+uint64_t kbp_policy__timeout_ns(uint64_t period_ns);
 
 /*
  * Is site i due in pass `passes`, after `misses` placements in a row that

@@ -255,10 +255,9 @@ void kbp_policy__next(struct kbp_plan *p, double fire_share, double move_share, 
 	p->rest_us = (unsigned int)rest;
 }
 
-uint64_t kbp_policy__timeout_ns(uint64_t period_ns, unsigned int misses)
+uint64_t kbp_policy__timeout_ns(uint64_t period_ns)
 {
-	uint64_t t = period_ns * KBP_TIMEOUT_TICKS << (misses < KBP_MAX_MISSES ? misses
-									 : KBP_MAX_MISSES);
+	uint64_t t = period_ns * KBP_TIMEOUT_TICKS;
 	uint64_t max = period_ns > KBP_MAX_TIMEOUT_NS ? period_ns : KBP_MAX_TIMEOUT_NS;
 
 	return t < max ? t : max;
