@@ -276,7 +276,6 @@ static void put_kbp(struct engine *e, struct summary_out *so)
 	put_u64(so, "breakpoint_period_us", ks.period_us);
 	put_pair(so, "breakpoint_period_range_us", "-", ks.min_period_us, ks.max_period_us);
 	put_u64(so, "breakpoint_min_regs", ks.min_regs);
-	put_u64(so, "breakpoint_max_rest_us", ks.max_rest_us);
 	put_double(so, "breakpoint_trap_ns", "%.0f", ks.trap_ns);
 	put_double(so, "breakpoint_overhead", "%.1f%%", ks.overhead * 100);
 	/* Coverage: sites that ran in a placement, and that a check ran at. */

@@ -89,7 +89,6 @@ struct kbp_reg {
 	uint64_t gen;			/* bumped at each placement; 0: none (parked) */
 	uint32_t i;			/* the site, an index of addr[] */
 	uint64_t since_ns;		/* placed at */
-	uint64_t rest_until_ns;		/* after a fire, parked until then */
 };
 
 /* The budget's view of the last interval (the lead only). */
@@ -123,7 +122,6 @@ struct kbp {
 	unsigned int ncpus, nregs;
 	struct kbp_reg reg[KCSAND_KXBP_SLOTS];	/* under lock */
 	uint64_t period_ns;		/* the tick; under lock, read alone for stats */
-	uint64_t rest_ns;		/* of a register whose site fired; under lock */
 	unsigned int regs;		/* in use; under lock */
 	uint64_t cursor;		/* the next position in the cycle (the lead only) */
 	uint64_t gens;			/* placements made, the last one's generation */
@@ -132,7 +130,7 @@ struct kbp {
 	struct kbp_control ctl;
 	struct kbp_tally tally;
 	double trap_ns;
-	_Atomic unsigned int min_period_us, max_period_us, min_regs, max_rest_us;
+	_Atomic unsigned int min_period_us, max_period_us, min_regs;
 	_Atomic uint64_t overhead_ppm;	/* the last interval's share */
 	_Atomic uint64_t passes;	/* complete passes over the cycle */
 	_Atomic size_t sampled, refused;
@@ -336,8 +334,6 @@ static void note_plan(struct kbp *k)
 		k->max_period_us = us;
 	if (k->regs < k->min_regs)
 		k->min_regs = k->regs;
-	if (k->rest_ns / 1000 > k->max_rest_us)
-		k->max_rest_us = k->rest_ns / 1000;
 }
 
 /* CPUs online now, as the hotplug scan last saw them. */
@@ -350,36 +346,16 @@ static unsigned int cpus_up(const struct kbp *k)
 	return up;
 }
 
-/* The next plan from the last interval's shares; under lock. */
-static void replan(struct kbp *k, double fire_share, double move_share)
-{
-	struct kbp_plan p = { .period_us = k->period_ns / 1000, .regs = k->regs,
-			      .rest_us = k->rest_ns / 1000 };
-
-	kbp_policy__next(&p, fire_share, move_share, k->o.budget, k->nregs, KBP_MIN_PERIOD_US,
-			 KBP_MAX_PERIOD_US);
-	if (p.period_us * 1000ull == k->period_ns && p.regs == k->regs &&
-	    p.rest_us * 1000ull == k->rest_ns)
-		return;
-	k->period_ns = p.period_us * 1000ull;
-	k->regs = p.regs;
-	k->rest_ns = p.rest_us * 1000ull;
-	note_plan(k);
-	pr_debug("breakpoints: fired %.1f%%, moves %.1f%% of the CPU time elapsed: period %u us, "
-		 "rest %u us, %u registers\n", fire_share * 100, move_share * 100, p.period_us,
-		 p.rest_us, p.regs);
-}
-
 /*
  * Once a second, from the lead: the last interval's cost against the CPU
- * time that elapsed, the fired breakpoints' (traps and checks) apart from
- * the moves' (kbp_policy__next), and the plan for the next.
+ * time that elapsed, and the period and registers for the next.
  */
 static void control(struct kbp *k, uint64_t now)
 {
 	struct kbp_control *ctl = &k->ctl;
 	uint64_t hits, checked, bpf_ns, move_ns = 0;
-	double elapsed, probes, moves;
+	double elapsed, probes, cost, share;
+	struct kbp_plan p;
 
 	if (ctl->primed && now - ctl->t_ns < KBP_CONTROL_NS)
 		return;
@@ -392,13 +368,19 @@ static void control(struct kbp *k, uint64_t now)
 		goto out;
 	}
 	probes = (double)(bpf_ns - ctl->bpf_ns) + (double)(hits - ctl->hits) * k->trap_ns;
-	moves = (double)(move_ns - ctl->move_ns);
-	if (elapsed <= 0)
-		goto out;
-	k->overhead_ppm = (probes + moves) / elapsed < 1e6 ?
-			  (uint64_t)((probes + moves) / elapsed * 1e6) : (uint64_t)1e12;
+	cost = probes + (double)(move_ns - ctl->move_ns);
+	share = elapsed > 0 ? cost / elapsed : 0;
+	k->overhead_ppm = share < 1e6 ? (uint64_t)(share * 1e6) : (uint64_t)1e12;
 	pthread_mutex_lock(&k->lock);
-	replan(k, probes / elapsed, moves / elapsed);
+	p = (struct kbp_plan){ .period_us = k->period_ns / 1000, .regs = k->regs };
+	kbp_policy__next(&p, share, k->o.budget, k->nregs, KBP_MIN_PERIOD_US, KBP_MAX_PERIOD_US);
+	if (p.period_us * 1000ull != k->period_ns || p.regs != k->regs) {
+		k->period_ns = p.period_us * 1000ull;
+		k->regs = p.regs;
+		note_plan(k);
+		pr_debug("breakpoints: cost %.1f%% of the CPU time elapsed: period %u us, "
+			 "%u registers\n", share * 100, p.period_us, p.regs);
+	}
 	pthread_mutex_unlock(&k->lock);
 out:
 	ctl->t_ns = now;
@@ -477,9 +459,8 @@ static void place(struct kbp *k, unsigned int r, uint32_t i, uint64_t now)
 
 /*
  * The lead's tick, under lock: a register whose site fired (on any CPU)
- * or timed out, or was refused, moves on, a fired one after its rest
- * (parked meanwhile: the budget's weight on fired breakpoints); the
- * registers the budget took away are parked.  True when a placement changed.
+ * or timed out, or was refused, moves on; the registers the budget took
+ * away are parked.  True when a placement changed.
  */
 static bool schedule(struct kbp *k, uint64_t now)
 {
@@ -500,19 +481,13 @@ static bool schedule(struct kbp *k, uint64_t now)
 			continue;
 		}
 		if (r >= k->regs || (g->gen && !hits && now - g->since_ns < timeout &&
-				     !(k->seen[g->i] & SEEN_REFUSED)) ||
-		    (!g->gen && now < g->rest_until_ns))
+				     !(k->seen[g->i] & SEEN_REFUSED)))
 			continue;
 		if (g->gen)
 			end_placement(k, r, hits, checks);
-		changed = true;
-		if (g->gen && hits && k->rest_ns) {
-			g->gen = 0;
-			g->rest_until_ns = now + k->rest_ns;
-			continue;
-		}
 		g->gen = 0;	/* its site may come round again at once in a small cycle */
 		i = next_site(k);
+		changed = true;
 		if (i < 0 && (k->seen[g->i] & SEEN_REFUSED))
 			continue;	/* nothing left to place: parked */
 		place(k, r, i < 0 ? g->i : (uint32_t)i, now);
@@ -913,7 +888,6 @@ void kbp__stats(const struct kbp *k, struct kbp_stats *st)
 	st->min_period_us = k->min_period_us;
 	st->max_period_us = k->max_period_us;
 	st->min_regs = k->min_regs;
-	st->max_rest_us = k->max_rest_us;
 	st->trap_ns = k->trap_ns;
 	st->overhead = k->overhead_ppm / 1e6;
 	for (unsigned int c = 0; c < k->ncpus; c++) {

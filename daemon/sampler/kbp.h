@@ -51,33 +51,25 @@ struct kbp_stats {
 	unsigned int period_us;		/* now */
 	unsigned int min_period_us, max_period_us;	/* over the run */
 	unsigned int min_regs;		/* the fewest registers sampling had */
-	unsigned int max_rest_us;	/* the longest rest after a fire, over the run */
 	double trap_ns;			/* one trap, calibrated at start (0: unknown) */
 	double overhead;		/* the cost's share of the machine's own time, last second */
 };
 
 /*
- * The budget's rule, a pure function of the last interval's measured
- * shares of the machine's own CPU time, after DataCollider, which
- * readjusts its rate by the breakpoints fired per second, not by the
- * placements: a placement whose site does not run costs its moves only,
- * a fired one its traps, checks and stalls.  So the two are weighed
- * apart.  The moves (move_share) take half the budget at most, by the
- * tick (period_us), which also times placements out (so a cheap tick lets
- * the cycle try dead code faster).  The fired breakpoints (fire_share)
- * take the rest, by how long a register whose site fired rests (parked)
- * before its next placement (rest_us, 0 or at least min_us): over that
- * share, a longer rest, then one register fewer once the rest is at max_us;
- * under half of it, registers back first, then a shorter rest.  Each aims
- * at 70% of its share and changes by 4x at most per call.
+ * The budget's rule, a pure function of the last interval's measured share
+ * (moves, checks and traps over the machine's own CPU time): over the
+ * budget, a longer period first (every per-placement cost is paid 1/period
+ * times a second), then one register fewer once the period is at max_us
+ * (only the traps of hot sites are left, and they follow the registers);
+ * under half the budget, registers back first, then a shorter period.  The
+ * period aims at 70% of the budget and changes by 4x at most per call.
  */
 struct kbp_plan {
 	unsigned int period_us;
 	unsigned int regs;		/* in use, 1..nregs */
-	unsigned int rest_us;		/* of a register after its site fired */
 };
-void kbp_policy__next(struct kbp_plan *p, double fire_share, double move_share, double budget,
-		      unsigned int nregs, unsigned int min_us, unsigned int max_us);
+void kbp_policy__next(struct kbp_plan *p, double share, double budget, unsigned int nregs,
+		      unsigned int min_us, unsigned int max_us);
 
 /*
  * How long a placement waits for its site to run: KBP_TIMEOUT_TICKS ticks,

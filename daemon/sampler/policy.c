@@ -208,51 +208,29 @@ bool site_backoff__may_turn(const struct site_backoff *b, uint64_t now_ns)
 	return b->turn_ns <= site_backoff__share(b) * elapsed;
 }
 
-/*
- * x scaled toward 70% of target by share: up to 4x longer when over the
- * target, up to 4x shorter when under half of it, else kept; within lo..hi.
- */
-static double toward(double x, double share, double target, double lo, double hi)
+void kbp_policy__next(struct kbp_plan *p, double share, double budget, unsigned int nregs,
+		      unsigned int min_us, unsigned int max_us)
 {
-	double f = target > 0 ? share / (0.7 * target) : 1;
-
-	if (share > target)
-		x *= f < 4 ? f : 4;
-	else if (share < target / 2)
-		x *= f > 0.25 ? f : 0.25;
-	return x < lo ? lo : x > hi ? hi : x;
-}
-
-void kbp_policy__next(struct kbp_plan *p, double fire_share, double move_share, double budget,
-		      unsigned int nregs, unsigned int min_us, unsigned int max_us)
-{
-	double room, rest;
+	double f = budget > 0 ? share / (0.7 * budget) : 1;
+	double next = p->period_us;
 
 	if (budget <= 0)
 		return;
-	/* Placements cost moves whether or not their sites run: half the budget, by the tick. */
-	p->period_us = (unsigned int)toward(p->period_us, move_share, budget / 2, min_us, max_us);
-	/* Fired breakpoints (traps, checks, stalls) have the rest, by a fired register's rest. */
-	room = budget - (move_share < budget / 2 ? move_share : budget / 2);
-	if (fire_share > room) {
-		if (p->rest_us >= max_us && p->regs > 1) {
+	if (share > budget) {
+		if (p->period_us >= max_us && p->regs > 1) {
 			p->regs--;
 			return;
 		}
-		rest = p->rest_us < min_us ? min_us : toward(p->rest_us, fire_share, room, min_us,
-							       max_us);
-	} else if (fire_share < room / 2) {
-		if (!p->rest_us && p->regs < nregs) {
+		next = p->period_us * (f < 4 ? f : 4);
+	} else if (share < budget / 2) {
+		if (p->regs < nregs) {
 			p->regs++;
 			return;
 		}
-		rest = toward(p->rest_us, fire_share, room, 0, max_us);
-		if (rest < min_us)
-			rest = 0;	/* below a tick a rest is no rest: none */
-	} else {
-		rest = p->rest_us;
+		next = p->period_us * (f > 0.25 ? f : 0.25);
 	}
-	p->rest_us = (unsigned int)rest;
+	next = next < min_us ? min_us : next > max_us ? max_us : next;
+	p->period_us = (unsigned int)next;
 }
 
 uint64_t kbp_policy__timeout_ns(uint64_t period_ns)

@@ -242,63 +242,45 @@ int main(void)
 		ASSERT_EQ(count(armed), 2, "the hot sites past level 0 are not");
 		ASSERT_EQ(count(hot), 6, "they take turns");
 	}
-	TEST(breakpoint_moves_over_half_the_budget_lengthen_the_period_by_at_most_4x) {
+	TEST(breakpoints_over_budget_lengthen_the_period_by_at_most_4x) {
 		struct kbp_plan p = { .period_us = 10000, .regs = 3 };
 
-		kbp_policy__next(&p, 0, 0.07, 0.10, 3, 2000, 1000000);
-		ASSERT_EQ(p.period_us, 20000, "moves 7% against 5%: aim at 3.5%, twice the period");
-		ASSERT_EQ(p.regs, 3, "moves alone take no register away");
-		ASSERT_EQ(p.rest_us, 0, "nor rest a fired register");
-		kbp_policy__next(&p, 0, 5.0, 0.10, 3, 2000, 1000000);
+		kbp_policy__next(&p, 0.14, 0.10, 3, 2000, 1000000);
+		ASSERT_EQ(p.period_us, 20000, "14% against 10%: aim at 7%, twice the period");
+		ASSERT_EQ(p.regs, 3, "registers stay while the period can grow");
+		kbp_policy__next(&p, 5.0, 0.10, 3, 2000, 1000000);
 		ASSERT_EQ(p.period_us, 80000, "far over: 4x at most per second");
 	}
-	TEST(breakpoints_fired_over_budget_rest_not_a_longer_period) {
-		struct kbp_plan p = { .period_us = 2000, .regs = 3 };
-
-		/* DataCollider's knob: fires a second, not placements (dead sites cost moves). */
-		kbp_policy__next(&p, 0.5, 0.001, 0.10, 3, 2000, 1000000);
-		ASSERT_EQ(p.period_us, 2000, "the tick, and so the dead sites' timeout, is kept");
-		ASSERT_EQ(p.rest_us, 2000, "a fired register rests a tick first");
-		kbp_policy__next(&p, 0.14, 0.001, 0.10, 3, 2000, 1000000);
-		ASSERT_TRUE(p.rest_us > 2000 && p.rest_us <= 8000, "then longer, 4x at most");
-		kbp_policy__next(&p, 0.08, 0.001, 0.10, 3, 2000, 1000000);
-		ASSERT_TRUE(p.rest_us > 2000 && p.rest_us <= 8000, "within the budget: kept");
-	}
 	TEST(breakpoints_within_budget_keep_their_plan) {
-		struct kbp_plan p = { .period_us = 10000, .regs = 3, .rest_us = 5000 };
+		struct kbp_plan p = { .period_us = 10000, .regs = 3 };
 
-		kbp_policy__next(&p, 0.05, 0.03, 0.10, 3, 2000, 1000000);
-		ASSERT_EQ(p.period_us, 10000, "moves between a quarter and half the budget: kept");
-		ASSERT_EQ(p.rest_us, 5000, "fires between half the rest and the rest: kept");
-		kbp_policy__next(&p, 5.0, 5.0, 0, 3, 2000, 1000000);
+		kbp_policy__next(&p, 0.07, 0.10, 3, 2000, 1000000);
+		ASSERT_EQ(p.period_us, 10000, "between half the budget and the budget: kept");
+		kbp_policy__next(&p, 5.0, 0, 3, 2000, 1000000);
 		ASSERT_EQ(p.period_us, 10000, "budget 0 (--sample-period): fixed");
-		ASSERT_EQ(p.rest_us, 5000, "and the rest too");
 	}
-	TEST(breakpoints_at_the_longest_rest_give_up_registers_not_below_one) {
-		struct kbp_plan p = { .period_us = 2000, .regs = 3, .rest_us = 1000000 };
+	TEST(breakpoints_at_the_longest_period_give_up_registers_not_below_one) {
+		struct kbp_plan p = { .period_us = 1000000, .regs = 3 };
 
-		kbp_policy__next(&p, 0.5, 0, 0.10, 3, 2000, 1000000);
-		ASSERT_EQ(p.regs, 2, "the rest is at its longest: one register fewer");
-		kbp_policy__next(&p, 0.5, 0, 0.10, 3, 2000, 1000000);
-		kbp_policy__next(&p, 0.5, 0, 0.10, 3, 2000, 1000000);
+		kbp_policy__next(&p, 0.5, 0.10, 3, 2000, 1000000);
+		ASSERT_EQ(p.regs, 2, "the period is at its longest: one register fewer");
+		kbp_policy__next(&p, 0.5, 0.10, 3, 2000, 1000000);
+		kbp_policy__next(&p, 0.5, 0.10, 3, 2000, 1000000);
 		ASSERT_EQ(p.regs, 1, "never none");
-		ASSERT_EQ(p.rest_us, 1000000, "and the rest stays at its longest");
+		ASSERT_EQ(p.period_us, 1000000, "and the period stays at its longest");
 	}
-	TEST(breakpoints_under_half_the_budget_take_registers_back_after_the_rest) {
-		struct kbp_plan p = { .period_us = 1000000, .regs = 1, .rest_us = 8000 };
+	TEST(breakpoints_under_half_the_budget_take_registers_back_first) {
+		struct kbp_plan p = { .period_us = 1000000, .regs = 1 };
 
-		kbp_policy__next(&p, 0.0, 0.0, 0.10, 3, 2000, 1000000);
-		ASSERT_EQ(p.rest_us, 2000, "the rest 4x shorter at most");
-		ASSERT_EQ(p.period_us, 250000, "and the tick");
-		kbp_policy__next(&p, 0.0, 0.0, 0.10, 3, 2000, 1000000);
-		ASSERT_EQ(p.rest_us, 0, "below a tick: no rest");
-		ASSERT_EQ(p.regs, 1, "before registers come back");
-		kbp_policy__next(&p, 0.0, 0.0, 0.10, 3, 2000, 1000000);
-		kbp_policy__next(&p, 0.0, 0.0, 0.10, 3, 2000, 1000000);
-		ASSERT_EQ(p.regs, 3, "then registers back, one a call");
+		kbp_policy__next(&p, 0.01, 0.10, 3, 2000, 1000000);
+		kbp_policy__next(&p, 0.01, 0.10, 3, 2000, 1000000);
+		ASSERT_EQ(p.regs, 3, "registers back, one a call");
+		ASSERT_EQ(p.period_us, 1000000, "before the period shortens");
+		kbp_policy__next(&p, 0.0, 0.10, 3, 2000, 1000000);
+		ASSERT_EQ(p.period_us, 250000, "then 4x shorter at most");
 		for (int i = 0; i < 10; i++)
-			kbp_policy__next(&p, 0.0, 0.0, 0.10, 3, 2000, 1000000);
-		ASSERT_EQ(p.period_us, 2000, "the tick down to the shortest");
+			kbp_policy__next(&p, 0.0, 0.10, 3, 2000, 1000000);
+		ASSERT_EQ(p.period_us, 2000, "down to the shortest");
 	}
 	TEST(breakpoint_placements_time_out_after_32_ticks_and_4_s_at_most) {
 		ASSERT_EQ(kbp_policy__timeout_ns(10000000), 320000000, "10 ms tick: 320 ms");
