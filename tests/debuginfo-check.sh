@@ -220,26 +220,25 @@ for d in libplain liblink; do
 done
 # Long enough to race on a loaded machine (its default, 60,000 calls a thread, is not).
 export PROG_ARGS=1000000
-# The first report of x++ against itself is the pair or, when only one side was in the
-# window, a race of unknown origin: each build gets up to 3 runs for the pair.
-for try in 1 2 3; do
-	run libplain "$T/libplain/shlib_race" --object "$T/libplain/libracy.so" --functions 'lib_*'
-	rc=$?
-	grep -q '^BUG: KCSAN: data-race in lib_bump / lib_bump$' "$T/libplain.out" && break
-done
-if [[ $rc != 66 ]] || ! grep -q '^BUG: KCSAN: data-race in lib_bump / lib_bump$' "$T/libplain.out"
-then
-	fail library_reference "expected exit 66 and 'data-race in lib_bump / lib_bump', got $rc" \
+LIB_PAIR='BUG: KCSAN: data-race in lib_bump / lib_bump'
+# lib_run NAME DIR: the library case of the build in $T/DIR, output in $T/NAME.out, rc its
+# status.  The first report of x++ against itself is the pair or, when only one side was
+# in the window, a race of unknown origin: up to 3 runs for the pair.
+lib_run() {
+	for try in 1 2 3; do
+		run "$1" "$T/$2/shlib_race" --object "$T/$2/libracy.so" --functions 'lib_*'
+		rc=$?
+		grep -qx "$LIB_PAIR" "$T/$1.out" && return
+	done
+}
+lib_run libplain libplain
+if [[ $rc != 66 ]] || ! grep -qx "$LIB_PAIR" "$T/libplain.out"; then
+	fail library_reference "expected exit 66 and '${LIB_PAIR#BUG: KCSAN: }', got $rc" \
 		"$T/libplain.out"
 else
 	ok library_reference
 	cp "$T/libplain.out" "$T/plain.out"
-	for try in 1 2 3; do
-		KCSAND_DEBUG_ROOT=$T/empty:/usr/lib/debug run stripped_library "$T/liblink/shlib_race" \
-			--object "$T/liblink/libracy.so" --functions 'lib_*'
-		rc=$?
-		grep -q '^BUG: KCSAN: data-race in lib_bump / lib_bump$' "$T/stripped_library.out" && break
-	done
+	KCSAND_DEBUG_ROOT=$T/empty:/usr/lib/debug lib_run stripped_library liblink
 	check_as_plain stripped_library "$T/liblink/libracy.so.debug"
 fi
 
