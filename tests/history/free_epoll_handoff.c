@@ -11,27 +11,11 @@
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
-#include "suite.h"
+#include "handoff.h"
 
 #define ROUNDS	5000
 
-static long buffer[8];
 static int ready, answer[2], loop_fd;
-
-static SITE void fill(long v)
-{
-	for (int i = 0; i < 8; i++)
-		buffer[i] = v + i;
-}
-
-static SITE long total(void)
-{
-	long s = 0;
-
-	for (int i = 0; i < 8; i++)
-		s += buffer[i];
-	return s;
-}
 
 static void *worker(void *arg)
 {
@@ -76,5 +60,5 @@ int main(void)
 	    epoll_ctl(loop_fd, EPOLL_CTL_ADD, ready, &ev))
 		return 2;
 	sum = (long)run_pair(worker, NULL, event_loop, NULL);
-	return sum != 8L * ROUNDS * (ROUNDS - 1) / 2 + 28L * ROUNDS;
+	return sum != handoff_want(ROUNDS);
 }
