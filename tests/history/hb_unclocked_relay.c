@@ -10,11 +10,17 @@
  * race; kcsand must drop what the history finds once a thread went
  * without a clock, and say so.
  *
+ * The writer stays alive until the reader read: a thread's slot is free
+ * once it ended, and the relay's next event would take it, as a thread
+ * first seen at an event, which acquires every epoch (the writer's write
+ * with it) and then releases into relayed: ordered, nothing to drop.
+ * That happened whenever the writer ended before the relay woke, 2 runs
+ * of 3 here.
+ *
  * Expected: race-free, with the history's report dropped and counted.
  */
 #include <pthread.h>
 #include <semaphore.h>
-#include <unistd.h>
 
 #define SITE __attribute__((noinline, noipa))
 #define FILLERS 70	/* with main, writer and reader: past the 64 slots */
@@ -38,6 +44,7 @@ static void *writer(void *arg)
 	sem_wait(&start);
 	write_x(42);
 	sem_post(&go);
+	sem_wait(&gate);	/* keeps its slot until the reader read */
 	return NULL;
 }
 
@@ -73,15 +80,6 @@ int main(void)
 	sem_init(&go, 0, 0);
 	sem_init(&relayed, 0, 0);
 	sem_init(&gate, 0, 0);
-	/*
-	 * The history takes a thread's slot at its creation only once it traces the
-	 * process, after libc's sync functions were probed (the hold, docs/history.md);
-	 * threads created before that take slots at their first hit, in any order, and the
-	 * reader could be one without a clock (then nothing is found to drop: this
-	 * case's control failed 2 runs of 3 at load 20).  A held process is not stopped,
-	 * so the threads start after a pause long enough for the hold to end.
-	 */
-	sleep(2);
 	/* The reader and the writer take slots first; the relay comes last. */
 	if (pthread_create(&r, NULL, reader, &got) || pthread_create(&w, NULL, writer, NULL))
 		return 2;
@@ -91,11 +89,11 @@ int main(void)
 	if (pthread_create(&rl, NULL, relay, NULL))
 		return 2;
 	sem_post(&start);
-	pthread_join(w, NULL);
-	pthread_join(rl, NULL);
 	pthread_join(r, NULL);
-	for (i = 0; i < FILLERS; i++)
+	pthread_join(rl, NULL);
+	for (i = 0; i < FILLERS + 1; i++)
 		sem_post(&gate);
+	pthread_join(w, NULL);
 	for (i = 0; i < FILLERS; i++)
 		pthread_join(f[i], NULL);
 	return got != 42;
