@@ -539,6 +539,8 @@ static __always_inline void wp_disarm(const struct hit *hit, struct watch *w)
 		else if (!wp_learned_since(hit, w->info))
 			emit_report(hit, w->info, 1, w->value_change, w->old_ok && w->cur_ok,
 				    w->old, w->cur);
+		else	/* the consumer counted a race that two atomic accesses are not */
+			counter_add(KCSAND_CTR_DATA_RACES, -1);
 		__sync_lock_test_and_set(word, 0);
 	} else if (!consumed && w->value_change == KCSAND_VALUE_CHANGE_TRUE &&
 		   !wp_learned_since(hit, NULL)) {
