@@ -38,16 +38,10 @@
 __u64 atomics_taught;
 __u64 atomics_plain_hits;
 
-struct atomic_key {
-	__u32 tgid;
-	__u32 __pad;
-	__u64 addr;
-};
-
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, KCSAND_ATOMICS_MAX);
-	__type(key, struct atomic_key);
+	__type(key, struct kcsand_atomic_key);
 	__type(value, __u32);
 } learned_atomics SEC(".maps");
 
@@ -73,7 +67,7 @@ static __always_inline __u32 atomic_mapping(__u64 addr)
 }
 
 /* A teaching access at k's address: learn it for the process, and for all in a shared mapping. */
-static __always_inline void atomic_teach(struct atomic_key *k)
+static __always_inline void atomic_teach(struct kcsand_atomic_key *k)
 {
 	__u32 *known = bpf_map_lookup_elem(&learned_atomics, k);
 	__u32 kind;
@@ -98,7 +92,7 @@ static __always_inline void atomic_teach(struct atomic_key *k)
  * teaching or, in a shared mapping, from another process's (then it
  * learns it too, so that the mapping is looked up once).
  */
-static __always_inline int atomic_known(struct atomic_key *k)
+static __always_inline int atomic_known(struct kcsand_atomic_key *k)
 {
 	__u32 tgid = k->tgid, kind = ATOMIC_SHARED;
 
@@ -149,7 +143,7 @@ static __always_inline void atomic_site_learned(__u32 site_idx)
  */
 static __always_inline int atomic_learned(const struct kcsand_site *site, __u64 addr)
 {
-	struct atomic_key k = { .tgid = bpf_get_current_pid_tgid() >> 32, .addr = addr };
+	struct kcsand_atomic_key k = { .tgid = bpf_get_current_pid_tgid() >> 32, .addr = addr };
 
 	if (site->flags & KCSAND_SITE_TEACHES) {
 		atomic_teach(&k);

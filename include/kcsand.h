@@ -66,6 +66,16 @@ enum kcsand_reg {
 #define KCSAND_SITE_SRC_PLAIN	(1u << 7)
 /* Addresses of atomic objects learned per run (bpf/atomics.bpf.h), least recently used first out. */
 #define KCSAND_ATOMICS_MAX	65536
+/*
+ * Their map's key: a tgid (0: taught in a shared mapping) and the exact
+ * address.  The daemon reads it too, for a report held until the address
+ * may have been learned (daemon/engine/pipeline.c).
+ */
+struct kcsand_atomic_key {
+	__u32 tgid;
+	__u32 __pad;
+	__u64 addr;
+};
 /* Sites that took a plain access as atomic, kept armed with the sync sites (atomics.bpf.h). */
 #define KCSAND_ATOMIC_SITES_MAX	4096
 

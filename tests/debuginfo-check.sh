@@ -26,6 +26,11 @@
 #   the history and under watchpoints set on every plain access, with plain
 #   accesses taken as atomic (the positive control), and its racy mode's
 #   plain counter reported.
+# - tests/stripped/relaxed_publish.c, the same way: flags published by a
+#   release store and taken by acquire loads before a lock-prefixed add
+#   shows them atomic; no report, with pairs of plain movs dropped once
+#   their address was learned (the positive control); its racy mode, where
+#   no lock ever touches the flags, reported.
 set -u
 B=${1:-build}
 CTL=$B/kcsanctl
@@ -285,6 +290,35 @@ if [[ $rc != 66 || -z $counter ]] ||
 		"$T/atomic_stressor_racy.out"
 else
 	ok atomic_stressor_racy
+fi
+
+# A flag's first movs, before the lock that shows it atomic: held, then dropped.
+gcc -O2 -pthread -Wall tests/stripped/relaxed_publish.c -o "$T/publish.full" &&
+	strip --strip-all -o "$T/relaxed_publish" "$T/publish.full" || exit 1
+stressor relaxed_publish_history -- "$T/relaxed_publish" 200
+rc=$?
+got=$(summary_value pairs_learned_atomic "$T/relaxed_publish_history.out")
+if [[ $rc != 0 ]] || grep -q '^BUG: KCSAN:' "$T/relaxed_publish_history.out"; then
+	fail relaxed_publish_history "expected exit 0 and no report, got $rc" \
+		"$T/relaxed_publish_history.out"
+elif [[ ${got:-0} -lt 1 ]]; then
+	fail relaxed_publish_history "expected pairs_learned_atomic > 0, got '$got'" \
+		"$T/relaxed_publish_history.out"
+else
+	ok relaxed_publish_history "pairs_learned_atomic $got"
+fi
+stressor relaxed_publish_racy --halt-on-error -- "$T/relaxed_publish" 200 racy
+rc=$?
+base=$(sed -n 's/^flags at 0x//p' "$T/relaxed_publish_racy.out")
+addr=$(sed -nE 's/^write to 0x([0-9a-f]+) of 4 bytes by task.*/\1/p' \
+	"$T/relaxed_publish_racy.out" | head -1)
+if [[ $rc != 66 || -z $base || -z $addr ]] ||
+   (( (0x$addr - 0x$base) % 64 || 0x$addr < 0x$base || 0x$addr - 0x$base >= 200 * 64 )); then
+	fail relaxed_publish_racy \
+		"expected exit 66 and a 4-byte write to a flag (from 0x$base), got $rc, '${addr:-}'" \
+		"$T/relaxed_publish_racy.out"
+else
+	ok relaxed_publish_racy
 fi
 
 finish

@@ -670,6 +670,7 @@ void engine__close(struct engine *e)
 	free(e->site_obj);
 	free(e->queue);
 	free(e->held);
+	free(e->learn_held);
 	free(e);
 }
 

@@ -85,6 +85,11 @@ struct engine {
 	struct held_report *held;
 	size_t nr_held;
 	unsigned long unknown_held, unknown_folded;
+	/* Pairs of plain movs held until their address may be learned atomic (pipeline.c). */
+	struct learn_held *learn_held;
+	size_t nr_learn_held;
+	unsigned long learned_late;	/* of them, dropped: the address was an atomic's */
+	unsigned long learned_late_wp;	/* of those, watchpoints' (data_races counted them) */
 
 	uint64_t swept_ns;		/* the symbolizer last forgot exited processes */
 	double decode_ms;		/* for -v and the bench */

@@ -104,6 +104,8 @@ void engine__counters(const struct engine *e, uint64_t out[KCSAND_CTR_COUNT])
 	/* What the decoder could not encode never reaches BPF. */
 	for (size_t i = 0; i < e->nr_objs; i++)
 		out[KCSAND_CTR_UNENCODABLE_ACCESSES] += e->objs[i].obj->stats.unencodable;
+	/* Two atomic accesses, known since the consumer counted them (pipeline.c): no race. */
+	out[KCSAND_CTR_DATA_RACES] -= e->learned_late_wp;
 }
 
 uint64_t engine__hits(const struct engine *e)
@@ -408,6 +410,8 @@ static void put_figures(struct engine *e, struct summary_out *so)
 	put_u64(so, "suppressed_no_value_change", e->suppressed_no_change);
 	put_u64(so, "reports_watchpoint", e->nr_reports - e->nr_reports_history);
 	put_u64(so, "reports_history", e->nr_reports_history);
+	if (!e->opts.kernel)
+		put_u64(so, "pairs_learned_atomic", e->learned_late);
 	if (e->hist)
 		put_history(e, so);
 	if (e->kbp_mode) {

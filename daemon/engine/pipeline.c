@@ -20,6 +20,7 @@
 #include "report/unwind.h"
 #include "kcsand.skel.h"
 #include "util/clock.h"
+#include "util/proc_maps.h"
 
 /*
  * The debug file for a kernel symbol's module (NULL: vmlinux), given with
@@ -278,10 +279,12 @@ static void emit(struct engine *e, const struct report_view *v)
 	fflush(e->opts.out);
 }
 
+static int learn_held_next_ms(const struct engine *e, uint64_t now);
+
 int engine_held_next_ms(const struct engine *e)
 {
 	uint64_t now = clock__now_ns() / 1000000;
-	int next = -1;
+	int next = learn_held_next_ms(e, now);
 
 	for (size_t i = 0; i < e->nr_held; i++) {
 		int t = e->held[i].until_ms > now ? (int)(e->held[i].until_ms - now) : 0;
@@ -324,9 +327,12 @@ static void release_held(struct engine *e, bool all, const struct kcsand_report 
 	}
 }
 
+static void release_learn_held(struct engine *e, bool all);
+
 void engine_release_held(struct engine *e, bool all)
 {
 	release_held(e, all, NULL);
+	release_learn_held(e, all);
 }
 
 /*
@@ -367,6 +373,172 @@ static const struct kcsand_report *decode_hw_sides(struct engine *e, const struc
 	return fixed;
 }
 
+/*
+ * Without debug info a plain mov is an atomic's only once a lock-prefixed
+ * access has taught its address (bpf/atomics.bpf.h), and a flag published
+ * with a release store and taken with acquire loads sees two threads' first
+ * movs before any: the history pairs them, or a watcher and its consumer
+ * do.  Such a pair (both sides plain loads or stores, at one address) is
+ * held LEARN_HOLD_MS, the time for the read-modify-write that usually comes
+ * next, and dropped if its address is learned by then.  A pair whose
+ * address no lock ever touches is printed, that much later.
+ */
+#define LEARN_HOLD_MS		1000
+#define LEARN_HOLD_MAX		32
+
+struct learn_held {
+	struct kcsand_report r;
+	/* Symbolized when held: the process may have exited, its maps forgotten, by the end. */
+	struct report_view v;
+	uint64_t until_ms;
+};
+
+/* A plain load or store that atomic_learned() may take for an atomic's. */
+static bool learnable_site(const struct engine *e, uint32_t cookie)
+{
+	const uint32_t rw = KCSAND_SITE_READ | KCSAND_SITE_WRITE;
+	const struct target_obj *o;
+	const struct site *s = engine_site_of(e, cookie, &o);
+
+	return s && !(s->desc.flags & (KCSAND_SITE_MARKED | KCSAND_SITE_DATA_RACE |
+				       KCSAND_SITE_SRC_PLAIN | KCSAND_SITE_TEACHES)) &&
+	       (s->desc.flags & rw) != rw;
+}
+
+static bool learnable_pair(const struct engine *e, const struct kcsand_report *r)
+{
+	return !e->opts.kernel && r->has_other &&
+	       !((r->this.flags | r->other.flags) & KCSAND_ACC_HWBP) &&
+	       r->this.addr == r->other.addr && r->this.pid == r->other.pid &&
+	       learnable_site(e, r->this.site) && learnable_site(e, r->other.site);
+}
+
+/* proc_maps__for_each(): 1 when *arg is in a shared mapping, 2 in a private one. */
+static int mapping_shared(const struct proc_map *m, void *arg)
+{
+	uint64_t addr = *(const uint64_t *)arg;
+
+	if (addr < m->start || addr >= m->end)
+		return 0;
+	return m->perms[3] == 's' ? 1 : 2;
+}
+
+/* Whether r's address was taught: by its process, or by any in a mapping it shares. */
+static bool learned_since(const struct engine *e, const struct kcsand_report *r)
+{
+	struct kcsand_atomic_key k = { .tgid = r->this.pid, .addr = r->this.addr };
+	const struct bpf_map *map = e->skel ? e->skel->maps.learned_atomics : NULL;
+	uint32_t kind;
+
+	if (!map)
+		return false;
+	if (!bpf_map__lookup_elem(map, &k, sizeof(k), &kind, sizeof(kind), 0))
+		return true;
+	k.tgid = 0;
+	return !bpf_map__lookup_elem(map, &k, sizeof(k), &kind, sizeof(kind), 0) &&
+	       proc_maps__for_each(r->this.pid, mapping_shared, &k.addr) == 1;
+}
+
+static void learned_drop(struct engine *e, const struct kcsand_report *r)
+{
+	e->learned_late++;
+	if (r->origin == KCSAND_ORIGIN_WATCHPOINT)
+		e->learned_late_wp++;
+}
+
+/* Hold r, symbolized in v; false when every hold is taken (then it goes on now). */
+static bool learn_hold(struct engine *e, const struct kcsand_report *r,
+		       const struct report_view *v)
+{
+	struct learn_held *h;
+
+	if (!e->learn_held)
+		e->learn_held = calloc(LEARN_HOLD_MAX, sizeof(*e->learn_held));
+	if (!e->learn_held || e->nr_learn_held == LEARN_HOLD_MAX)
+		return false;
+	h = &e->learn_held[e->nr_learn_held++];
+	h->r = *r;
+	h->v = *v;
+	h->until_ms = clock__now_ns() / 1000000 + LEARN_HOLD_MS;
+	return true;
+}
+
+static int learn_held_next_ms(const struct engine *e, uint64_t now)
+{
+	int next = -1;
+
+	for (size_t i = 0; i < e->nr_learn_held; i++) {
+		uint64_t until = e->learn_held[i].until_ms;
+		int t = until > now ? (int)(until - now) : 0;
+
+		if (next < 0 || t < next)
+			next = t;
+	}
+	return next;
+}
+
+static void process_view(struct engine *e, struct report_view *v);
+
+/* The held pairs that are due (all with all): dropped if their address was learned, else on. */
+static void release_learn_held(struct engine *e, bool all)
+{
+	uint64_t now = clock__now_ns() / 1000000;
+
+	for (size_t i = 0; i < e->nr_learn_held;) {
+		struct learn_held *h = &e->learn_held[i];
+
+		if (!all && h->until_ms > now) {
+			i++;
+			continue;
+		}
+		if (learned_since(e, &h->r)) {
+			learned_drop(e, &h->r);
+		} else if (!e->opts.max_reports || e->nr_reports < e->opts.max_reports) {
+			/* Its pointers into the entry, which may have moved since it was held. */
+			h->v.raw = &h->r;
+			h->v.this.acc = &h->r.this;
+			h->v.other.acc = &h->r.other;
+			process_view(e, &h->v);
+		}
+		e->learn_held[i] = e->learn_held[--e->nr_learn_held];
+	}
+}
+
+/* The filters, KCSAN's dedup and the print, for a symbolized report. */
+static void process_view(struct engine *e, struct report_view *v)
+{
+	const struct kcsand_report *r = v->raw;
+
+	if (r->has_other && e->nr_held)
+		fold_held(e, r);
+	if (engine_skip_unchanged(v, e->opts.params.v[PARAM_REPORT_VALUE_CHANGE_ONLY])) {
+		e->suppressed_no_change++;
+		return;
+	}
+	if (e->opts.filter && e->opts.filter(e->opts.hook_ctx, v)) {
+		e->suppressed_filter++;
+		return;
+	}
+	if (dedup__seen(e->dedup, v->this.top, r->has_other ? v->other.top : NULL,
+			clock__now_ns() / 1000000, e->opts.params.v[PARAM_REPORT_ONCE_IN_MS])) {
+		e->suppressed_dedup++;
+		return;
+	}
+	/*
+	 * Catch the unknown writer next time: a write breakpoint on the
+	 * address, in every thread of the process or on every CPU.  Only for
+	 * a report that is printed: a repeat within report_once_in_ms (also
+	 * one whose pair was printed) would arm traps on every access to the
+	 * variable for a pair that dedup drops anyway, for as long as the
+	 * program runs.
+	 */
+	if (!r->has_other)
+		hwbp__escalate(e->hw, r);
+	if (!r->has_other && e->kbp_mode && hold(e, r))
+		return;
+	emit(e, v);
+}
+
 void engine_process_report(struct engine *e, const struct kcsand_report *r)
 {
 	static struct report_view v;	/* large: keep it off the stack */
@@ -399,33 +571,13 @@ void engine_process_report(struct engine *e, const struct kcsand_report *r)
 	symbolize_side(e, &r->this, &v.this);
 	if (r->has_other)
 		symbolize_side(e, &r->other, &v.other);
-
-	if (r->has_other && e->nr_held)
-		fold_held(e, r);
-	if (engine_skip_unchanged(&v, e->opts.params.v[PARAM_REPORT_VALUE_CHANGE_ONLY])) {
-		e->suppressed_no_change++;
-		return;
+	if (learnable_pair(e, r)) {
+		if (learned_since(e, r)) {
+			learned_drop(e, r);
+			return;
+		}
+		if (learn_hold(e, r, &v))
+			return;
 	}
-	if (e->opts.filter && e->opts.filter(e->opts.hook_ctx, &v)) {
-		e->suppressed_filter++;
-		return;
-	}
-	if (dedup__seen(e->dedup, v.this.top, r->has_other ? v.other.top : NULL,
-			clock__now_ns() / 1000000, e->opts.params.v[PARAM_REPORT_ONCE_IN_MS])) {
-		e->suppressed_dedup++;
-		return;
-	}
-	/*
-	 * Catch the unknown writer next time: a write breakpoint on the
-	 * address, in every thread of the process or on every CPU.  Only for
-	 * a report that is printed: a repeat within report_once_in_ms (also
-	 * one whose pair was printed) would arm traps on every access to the
-	 * variable for a pair that dedup drops anyway, for as long as the
-	 * program runs.
-	 */
-	if (!r->has_other)
-		hwbp__escalate(e->hw, r);
-	if (!r->has_other && e->kbp_mode && hold(e, r))
-		return;
-	emit(e, &v);
+	process_view(e, &v);
 }
