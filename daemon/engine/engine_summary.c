@@ -246,10 +246,10 @@ static void put_sampler(struct engine *e, struct summary_out *so)
 	if (st.kernel) {
 		put_u64(so, "unarmed_hits", st.unarmed_hits);
 		put_double(so, "trap_floor", "%.0f%%", st.floor_overhead * 100);
-		put_double(so, "trap_ns", "%.0f", st.trap_ns);
 	} else {
 		put_u64(so, "hot_turns_one_thread", st.xbp_turns);
 	}
+	put_double(so, "trap_ns", "%.0f", st.trap_ns);
 	/* Sites at each backoff level, 100% / 10% / 1% / 0.1% (sampler.h). */
 	put_list(so, "site_levels", "/", (const unsigned long long[]){ st.levels[0],
 		 st.levels[1], st.levels[2], st.levels[3] }, 4);
