@@ -8,6 +8,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -121,40 +122,94 @@ static size_t leave_out_refused(struct engine *e, struct engine_object *eo, cons
 	return found;
 }
 
+/*
+ * A link made, or closed, while the ring buffer is drained.  Each uprobe
+ * registered or unregistered waits for a grace period (the kernel's
+ * register_for_each_vma() takes dup_mmap_sem for writing), so a link of a
+ * few thousand sites takes seconds on a busy machine, of stress-ng's
+ * 170,000 minutes; the records that came meanwhile filled the ring, and
+ * memcached as a service target lost 125 reports.  The link is made on a
+ * thread of its own while this one takes the records into the queue,
+ * processed at the next poll.  Below LINK_DRAIN_MIN sites it is not worth
+ * a thread.
+ */
+#define LINK_DRAIN_MIN	256
+
+struct link_job {
+	int prog_fd;
+	const char *path;
+	const __u64 *offs, *cookies;
+	size_t n;
+	int old_fd;		/* closed after the new link is made; -1: none */
+	int fd;			/* the new link, or -errno */
+	int done;
+};
+
+static void link_job_run(struct link_job *j)
+{
+	j->fd = j->n ? uprobe_multi__attach(j->prog_fd, j->path, j->offs, j->cookies, j->n, 0) : -1;
+	if (j->old_fd >= 0 && (j->fd >= 0 || !j->n))
+		close(j->old_fd);
+}
+
+static void *link_job_thread(void *arg)
+{
+	struct link_job *j = arg;
+
+	link_job_run(j);
+	__atomic_store_n(&j->done, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+static void link_job_drained(struct engine *e, struct link_job *j, size_t sites)
+{
+	pthread_t t;
+
+	if (!e->rb || sites < LINK_DRAIN_MIN || pthread_create(&t, NULL, link_job_thread, j)) {
+		link_job_run(j);
+		return;
+	}
+	while (!__atomic_load_n(&j->done, __ATOMIC_ACQUIRE))
+		ring_buffer__poll(e->rb, 20);
+	pthread_join(t, NULL);
+}
+
 int engine_link_multi(struct engine *e, struct engine_object *eo, const uint8_t *set, int *slot)
 {
 	struct target_obj *o = eo->obj;
-	int prog_fd = bpf_program__fd(e->skel->progs.kcsand_uprobe_multi);
+	struct link_job job = { .prog_fd = bpf_program__fd(e->skel->progs.kcsand_uprobe_multi) };
 	char path[64];
-	size_t n;
 	__u64 *offs = calloc(o->sites.n, sizeof(*offs));
 	__u64 *cookies = calloc(o->sites.n, sizeof(*cookies));
-	int fd = -1, err = 0;
+	int err = 0;
 
 	if (!offs || !cookies) {
 		err = -ENOMEM;
 		goto out;
 	}
-	n = link_arrays(eo, set, offs, cookies);
-	/* No site armed: no link at all, an empty one is EINVAL. */
-	if (n) {
+	job.n = link_arrays(eo, set, offs, cookies);
+	/* No site armed: no link at all (an empty one is EINVAL), the old one closed. */
+	if (job.n) {
 		err = target_obj__attach_path(o, path, sizeof(path));
 		if (err)
 			goto out;
-		fd = uprobe_multi__attach(prog_fd, path, offs, cookies, n, 0);
-		if (fd == -524 && set && leave_out_refused(e, eo, path, offs, cookies, n)) {
-			n = link_arrays(eo, set, offs, cookies);
-			fd = n ? uprobe_multi__attach(prog_fd, path, offs, cookies, n, 0) : -1;
-		}
-		if (fd < 0 && n) {
-			err = fd;
-			link_failed(eo, set != NULL, n, err);
-			goto out;
-		}
 	}
-	if (*slot >= 0)
-		close(*slot);
-	*slot = fd;
+	job.path = path;
+	job.offs = offs;
+	job.cookies = cookies;
+	job.old_fd = *slot;
+	link_job_drained(e, &job, job.n + (*slot >= 0 ? o->sites.n : 0));
+	if (job.fd == -524 && set && leave_out_refused(e, eo, path, offs, cookies, job.n)) {
+		job.n = link_arrays(eo, set, offs, cookies);
+		job.done = 0;
+		link_job_drained(e, &job, job.n);
+	}
+	if (job.fd < 0 && job.n) {
+		err = job.fd;
+		link_failed(eo, set != NULL, job.n, err);
+		goto out;
+	}
+	*slot = job.fd;
 out:
 	free(offs);
 	free(cookies);

@@ -55,7 +55,7 @@ struct engine {
 	struct bpf_link *tp_links[2];	/* fork, exit */
 	struct ring_buffer *rb;
 	struct kcsand_report *queue;	/* the ring-buffer callback only queues */
-	size_t nr_queued, cap_queued;	/* at most ENGINE_BATCH a poll */
+	size_t nr_queued, cap_queued;	/* ENGINE_BATCH a poll; more while a link is made */
 
 	struct symbolizer *sym;
 	/* CFI unwinding of the user stacks BPF copied: taken from the ring, unwound before reports. */
