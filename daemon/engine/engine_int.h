@@ -90,6 +90,8 @@ struct engine {
 	size_t nr_learn_held;
 	unsigned long learned_late;	/* of them, dropped: the address was an atomic's */
 	unsigned long learned_late_wp;	/* of those, watchpoints' (data_races counted them) */
+	size_t teach_scanned;		/* objects scanned for a teaching site */
+	bool teaching;			/* one was found: addresses may be learned */
 
 	uint64_t swept_ns;		/* the symbolizer last forgot exited processes */
 	double decode_ms;		/* for -v and the bench */

@@ -405,12 +405,33 @@ static bool learnable_site(const struct engine *e, uint32_t cookie)
 	       (s->desc.flags & rw) != rw;
 }
 
-static bool learnable_pair(const struct engine *e, const struct kcsand_report *r)
+/*
+ * Whether any probed site teaches (a lock, an xchg, a fenced store): with
+ * none, no address is ever learned, and a pair is not held for nothing
+ * (most racy programs of the tests have none of their own).
+ */
+static bool teaching_probed(struct engine *e)
+{
+	if (e->teach_scanned == e->nr_objs)
+		return e->teaching;
+	e->teaching = false;
+	for (size_t i = 0; i < e->nr_objs && !e->teaching; i++) {
+		const struct target_obj *o = e->objs[i].obj;
+
+		for (size_t j = 0; j < o->sites.n && !e->teaching; j++)
+			e->teaching = o->sites.v[j].desc.flags & KCSAND_SITE_TEACHES;
+	}
+	e->teach_scanned = e->nr_objs;
+	return e->teaching;
+}
+
+static bool learnable_pair(struct engine *e, const struct kcsand_report *r)
 {
 	return !e->opts.kernel && r->has_other &&
 	       !((r->this.flags | r->other.flags) & KCSAND_ACC_HWBP) &&
 	       r->this.addr == r->other.addr && r->this.pid == r->other.pid &&
-	       learnable_site(e, r->this.site) && learnable_site(e, r->other.site);
+	       learnable_site(e, r->this.site) && learnable_site(e, r->other.site) &&
+	       teaching_probed(e);
 }
 
 /* proc_maps__for_each(): 1 when *arg is in a shared mapping, 2 in a private one. */
