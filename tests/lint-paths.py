@@ -42,9 +42,12 @@ ELSEWHERE = {
     "stress-mutex.c",
     "core-mwc.c",
     "stress-atomic.c",
+    "core-helper.c",
+    "stress-ng.h",
     "items.c",
     "proto_text.c",
     "memcached.c",
+    "memcached.h",
     "crawler.c",
     "server.c",               # redis's
     "stream_decoder_mt.c",    # liblzma's
