@@ -159,19 +159,15 @@ int service_kernel_add(struct service *s, const struct config_target *t, char *e
 
 static void totals_add(struct service_totals *t, struct engine *e)
 {
-	uint64_t c[KCSAND_CTR_COUNT];
-	unsigned long filt, dedup, nochange;
+	uint64_t c[KCSAND_CTR_COUNT], f[ENGINE_FIG_COUNT];
 	struct hwbp_stats hw_st;
 
 	engine__counters(e, c);
 	for (int i = 0; i < KCSAND_CTR_COUNT; i++)
 		t->c[i] += c[i];
-	engine__suppressed(e, &filt, &dedup, &nochange);
-	t->filtered += filt;
-	t->dedup += dedup;
-	t->no_change += nochange;
-	t->reports += engine__nr_reports(e);
-	t->hits += engine__hits(e);
+	engine__figures(e, f);
+	for (int i = 0; i < ENGINE_FIG_COUNT; i++)
+		t->fig[i] += f[i];
 	t->sites += engine__nr_sites(e);
 	if (!engine__hw_stats(e, &hw_st)) {
 		t->hw.armed += hw_st.armed;
