@@ -198,7 +198,8 @@ void mark__site(struct site *s, const struct mark_where *w, const struct mark_op
 		 */
 		s->desc.flags |= KCSAND_SITE_SRC_PLAIN;
 	}
-	if (opts->verbose >= 2 && s->reason != before)
+	/* A debug line (-vv): each site a rule decided, with its detail. */
+	if (s->reason != before)
 		say_mark(s, w, &ss, detail);
 }
 

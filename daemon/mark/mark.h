@@ -117,7 +117,6 @@ enum mark_kind mark_rules__match(const struct mark_rules *r, const char *func, u
 struct mark_opts {
 	const char *source_dir;		/* where to look for sources first, or NULL */
 	const struct mark_rules *rules;	/* marks file, or NULL */
-	int verbose;			/* 2: one line per site a rule decided, with its detail */
 };
 
 /* What mark__apply did, beyond each site's reason. */
