@@ -22,6 +22,7 @@
 #include "util/array.h"
 #include "util/clock.h"
 #include "util/link_close.h"
+#include "util/proc_maps.h"
 #include "util/uprobe_multi.h"
 #include "sites/decode.h"
 #include "sites/elf_symbols.h"
@@ -57,7 +58,7 @@ struct history {
 	struct kcsand_bpf *skel;
 	bool multi;			/* uprobe_multi links (Linux 6.6+) */
 	struct hb_group *groups;
-	size_t nr_groups;
+	size_t nr_groups, cap_groups;
 	bool paused;
 	unsigned long pauses;		/* times the sync probes were taken off */
 	unsigned long lost;		/* groups that could not be put back (their process ended) */
@@ -117,15 +118,8 @@ int history__new(struct kcsand_bpf *skel, bool multi, struct history **out)
 
 static int add_link(struct history *hist, struct bpf_link *l)
 {
-	if (hist->nr_links == hist->cap_links) {
-		size_t cap = hist->cap_links ? 2 * hist->cap_links : 64;
-		struct bpf_link **n = realloc(hist->links, cap * sizeof(*n));
-
-		if (!n)
-			return -ENOMEM;
-		hist->links = n;
-		hist->cap_links = cap;
-	}
+	if (ARRAY_RESERVE(hist->links, hist->cap_links, hist->nr_links, 64))
+		return -ENOMEM;
 	hist->links[hist->nr_links++] = l;
 	return 0;
 }
@@ -232,12 +226,10 @@ static int add_group(struct history *hist, pid_t pid, const char *path, const st
 {
 	struct hb_group gr = { .link_fd = -1, .pid = pid, .prog_fd = prog_fd, .n = b->n[g],
 			       .flags = g == HB_GROUP_RETURN ? KCSAND_UPROBE_MULTI_RETURN : 0 };
-	void *q = realloc(hist->groups, (hist->nr_groups + 1) * sizeof(gr));
 	int err;
 
-	if (!q)
+	if (ARRAY_RESERVE(hist->groups, hist->cap_groups, hist->nr_groups, 16))
 		return -ENOMEM;
-	hist->groups = q;
 	gr.file_fd = open(path, O_RDONLY | O_CLOEXEC);
 	gr.off = malloc(gr.n * sizeof(*gr.off));
 	gr.cookie = malloc(gr.n * sizeof(*gr.cookie));
@@ -710,28 +702,27 @@ static int probe_mapped(struct history *hist, pid_t pid, const char *path)
 	return err;
 }
 
+struct maps_walk {
+	struct history *hist;
+	pid_t pid;
+};
+
+static int probe_mapping(const struct proc_map *m, void *arg)
+{
+	struct maps_walk *w = arg;
+
+	if (!proc_map__exec(m) || !proc_map__file(m) || strstr(m->path, " (deleted)") ||
+	    probed_before(w->hist, w->pid, m->path))
+		return 0;
+	return probe_mapped(w->hist, w->pid, m->path);
+}
+
 /* Every executable file mapping of pid that was not probed for it yet. */
 static int probe_maps(struct history *hist, pid_t pid)
 {
-	char path[64], line[PATH_MAX + 128];
-	int err = 0;
-	FILE *f;
+	struct maps_walk w = { hist, pid };
 
-	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
-	f = fopen(path, "re");
-	if (!f)
-		return -errno;
-	while (!err && fgets(line, sizeof(line), f)) {
-		char perms[8], *file = strchr(line, '/');
-
-		if (sscanf(line, "%*x-%*x %7s", perms) != 1 || perms[2] != 'x' || !file)
-			continue;
-		file[strcspn(file, "\n")] = '\0';
-		if (!strstr(file, " (deleted)") && !probed_before(hist, pid, file))
-			err = probe_mapped(hist, pid, file);
-	}
-	fclose(f);
-	return err;
+	return proc_maps__for_each(pid, probe_mapping, &w);
 }
 
 /*
