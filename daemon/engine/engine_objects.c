@@ -394,7 +394,7 @@ struct src_set {
 struct src_sets {
 	struct engine *e;
 	struct src_set *v;
-	size_t n;
+	size_t n, cap;
 	struct ksrc_funcs exempt;	/* vmlinux's functions KCSAN leaves uninstrumented */
 };
 
@@ -491,12 +491,10 @@ static int src_sets_load(struct engine *e, const char *const *specs, size_t nr,
 		}
 		for (size_t d = 0; d < nd; d++) {
 			struct src_set *s;
-			void *v = realloc(ss->v, (ss->n + 1) * sizeof(*ss->v));
 			int err;
 
-			if (!v)
+			if (ARRAY_RESERVE(ss->v, ss->cap, ss->n, 4))
 				return -ENOMEM;
-			ss->v = v;
 			s = &ss->v[ss->n++];
 			memset(s, 0, sizeof(*s));
 			s->path = path;

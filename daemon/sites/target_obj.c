@@ -208,15 +208,8 @@ struct cand_vec {
 /* A slot for one more candidate (counted once cv->n is incremented), or NULL. */
 static struct func_cand *cand_push(struct cand_vec *cv)
 {
-	if (cv->n == cv->cap) {
-		size_t cap = cv->cap ? 2 * cv->cap : 256;
-		struct func_cand *v = realloc(cv->v, cap * sizeof(*v));
-
-		if (!v)
-			return NULL;
-		cv->v = v;
-		cv->cap = cap;
-	}
+	if (ARRAY_RESERVE(cv->v, cv->cap, cv->n, 256))
+		return NULL;
 	return &cv->v[cv->n];
 }
 
