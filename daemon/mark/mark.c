@@ -246,16 +246,12 @@ static int add_guard(const struct elf_symbol *s, void *arg)
 
 static void read_guards(const char *path, struct guard_vars *g)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	Elf *elf;
+	struct elf_file ef;
 
-	if (fd < 0)
+	if (elf_file__open(path, ELF_C_READ_MMAP, &ef))
 		return;
-	elf = elf_version(EV_CURRENT) != EV_NONE ? elf_begin(fd, ELF_C_READ_MMAP, NULL) : NULL;
-	if (elf)
-		elf_symbols__each(elf, ELF_SYMTAB | ELF_DYNSYM, add_guard, g);
-	elf_end(elf);
-	close(fd);
+	elf_symbols__each(ef.elf, ELF_SYMTAB | ELF_DYNSYM, add_guard, g);
+	elf_file__close(&ef);
 }
 
 static void mark_guard_loads(struct target_obj *obj)
