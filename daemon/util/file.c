@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "array.h"
 #include "file.h"
 
 /* Room for one read of at least this much, and the NUL after the text. */
@@ -17,16 +18,9 @@ int file__read_text(int fd, size_t max, char **out, size_t *len)
 	while (n <= max) {
 		ssize_t r;
 
-		if (cap - n < READ_CHUNK + 1) {
-			size_t c = cap ? cap * 2 : 2 * READ_CHUNK;
-			char *b = realloc(buf, c);
-
-			if (!b) {
-				err = -ENOMEM;
-				break;
-			}
-			buf = b;
-			cap = c;
+		if (ARRAY_RESERVE_MORE(buf, cap, n, READ_CHUNK + 1, 2 * READ_CHUNK)) {
+			err = -ENOMEM;
+			break;
 		}
 		r = read(fd, buf + n, cap - n - 1);
 		if (r < 0 && errno == EINTR)
