@@ -170,15 +170,10 @@ static void totals_add(struct service_totals *t, struct engine *e)
 		t->fig[i] += f[i];
 	t->sites += engine__nr_sites(e);
 	if (!engine__hw_stats(e, &hw_st)) {
-		t->hw.armed += hw_st.armed;
-		t->hw.no_slot += hw_st.no_slot;
-		t->hw.unarmable += hw_st.unarmable;
-		t->hw.open_failed += hw_st.open_failed;
-		t->hw.pairs += hw_st.pairs;
-		t->hw.traps += hw_st.traps;
-		t->hw.consumed += hw_st.consumed;
-		t->hw.watchers += hw_st.watchers;
-		t->hw.probed += hw_st.probed;
+		/* What stats shows of them (request.c), from the same list. */
+#define ADD_HW(field, name) t->hw.field += hw_st.field;
+		HWBP_STATS_SHOWN(ADD_HW)
+#undef ADD_HW
 	}
 }
 
