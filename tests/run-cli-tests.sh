@@ -115,6 +115,19 @@ assert len(names) > 40 and not missing, missing
 assert isinstance(obj["armed_sites"], list) and isinstance(obj["warnings"], list), obj
 PY
 then ok summary_json_complete; else fail summary_json_complete "every figure of the -v line in the JSON" "$out"; fi
+# What `stats` counts too goes by stats' name (engine.h's ENGINE_FIGURES, history.h's
+# HISTORY_STATS_SHOWN, hwbp.h's HWBP_STATS_SHOWN; daemon-json pins stats' names).
+if python3 - "$out" <<'PY'
+import json, sys
+obj = [json.loads(l) for l in open(sys.argv[1]) if l.startswith('{"summary":')][0]["summary"]
+shared = """hits reports suppressed_by_dedup suppressed_by_filter suppressed_no_value_change
+	history_sync_ops history_checked hw_watchpoints_armed hw_traps hw_consumed hw_watchers
+	hw_pairs hw_no_slot hw_unarmable hw_open_failed""".split()
+missing = [n for n in shared if n not in obj]
+assert not missing, missing
+PY
+then ok summary_names_are_stats_names
+else fail summary_names_are_stats_names "the figures stats shows too, by its names, in the summary" "$out"; fi
 rm -f "$out.stats"
 expect_exit summary_stats_file 0 "$brief" "$CTL" run --stats "$out.stats" -- "$B/tests/cli/exit_with" 0
 if grep -qE "$every" "$out.stats" 2> /dev/null; then ok summary_stats_file_has_every_counter

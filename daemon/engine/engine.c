@@ -258,15 +258,8 @@ static int queue_ustack(struct engine *e, const struct kcsand_ustack *rec)
 {
 	if (!e->unwind)
 		return 0;
-	if (e->nr_ustacks == e->cap_ustacks) {
-		size_t cap = e->cap_ustacks ? e->cap_ustacks * 2 : 16;
-		struct kcsand_ustack *q = realloc(e->ustacks, cap * sizeof(*q));
-
-		if (!q)
-			return 0;
-		e->ustacks = q;
-		e->cap_ustacks = cap;
-	}
+	if (ARRAY_RESERVE(e->ustacks, e->cap_ustacks, e->nr_ustacks, 16))
+		return 0;
 	memcpy(&e->ustacks[e->nr_ustacks++], rec, sizeof(*rec));
 	return e->nr_ustacks >= ENGINE_BATCH ? ENGINE_BATCH_FULL : 0;
 }

@@ -154,6 +154,29 @@ unsigned long engine__nr_reports(const struct engine *e);
 /* Counters: KCSAN's and kcsand's own, summed over CPUs where per-CPU. */
 void engine__counters(const struct engine *e, uint64_t out[KCSAND_CTR_COUNT]);
 uint64_t engine__hits(const struct engine *e);
+/*
+ * What an engine tells of its probe hits and reports, X(ID, name): the one
+ * name `stats` (the service's engines summed) and the summary give each.
+ * hits: engine__hits(); reports: engine__nr_reports(); then the reports
+ * the pipeline dropped, by why: dedup, the filter hook, an unchanged value.
+ */
+#define ENGINE_FIGURES(X)					\
+	X(HITS, hits)						\
+	X(REPORTS, reports)					\
+	X(DEDUP, suppressed_by_dedup)				\
+	X(FILTER, suppressed_by_filter)				\
+	X(NO_CHANGE, suppressed_no_value_change)
+
+#define ENGINE_FIG_ENUM(ID, name) ENGINE_FIG_##ID,
+enum engine_figure {
+	ENGINE_FIGURES(ENGINE_FIG_ENUM)
+	ENGINE_FIG_COUNT,
+};
+#undef ENGINE_FIG_ENUM
+
+/* The figures now, in ENGINE_FIGURES' order, and one's name. */
+void engine__figures(const struct engine *e, uint64_t out[ENGINE_FIG_COUNT]);
+const char *engine_figure__name(enum engine_figure f);
 /* Sites currently probed. */
 size_t engine__nr_sites(const struct engine *e);
 /*
@@ -225,9 +248,6 @@ void engine__set_trace_all(struct engine *e, bool on);
  */
 int engine__set_nowatch(struct engine *e, bool (*nowatch)(void *ctx, const char *func),
 			void *ctx);
-/* Reports dropped by the filter hook, by dedup, and for an unchanged value. */
-void engine__suppressed(const struct engine *e, unsigned long *filter, unsigned long *dedup,
-			unsigned long *no_change);
 /* Sites of one object, or -ENOENT. */
 long engine__object_sites(const struct engine *e, int id);
 /* The path of the object a site (a report's acc.site) belongs to, or NULL. */

@@ -126,12 +126,12 @@ static int attach_kprobes(struct engine *e, struct engine_object *eo)
 			eo->refused++;
 			if (err == -EILSEQ)
 				eilseq++;
-			/* Every site with -v, else a function's first. */
-			if (e->opts.verbose || err == -EILSEQ || o->sites.v[i].func != last_func)
-				pr_warn("the kernel refuses a kprobe at %s+0x%llx: %s%s\n",
-					f->name,
-					(unsigned long long)(o->sites.v[i].vaddr - f->vaddr),
-					strerror(-err), kprobe_refusal_why(err));
+			/* A function's first as a warning, the rest with -v. */
+			pr_at(err == -EILSEQ || o->sites.v[i].func != last_func ?
+			      KCSAND_WARN : KCSAND_INFO,
+			      "the kernel refuses a kprobe at %s+0x%llx: %s%s\n", f->name,
+			      (unsigned long long)(o->sites.v[i].vaddr - f->vaddr), strerror(-err),
+			      kprobe_refusal_why(err));
 			last_func = o->sites.v[i].func;
 			continue;
 		}
@@ -140,7 +140,8 @@ static int attach_kprobes(struct engine *e, struct engine_object *eo)
 	if (eo->refused)
 		pr_warn("%zu of %zu kernel sites refused by the kernel (%zu not on an "
 				"instruction boundary)%s\n",
-			eo->refused, o->sites.n, eilseq, e->opts.verbose ? "" : "; -v names them");
+			eo->refused, o->sites.n, eilseq,
+			kcsand__print_level_on(KCSAND_INFO) ? "" : "; -v names them");
 	if (!eo->nr_links) {
 		pr_warn("no kernel site could be probed (does the kernel have "
 				"CONFIG_KPROBES and CONFIG_BPF_EVENTS?)\n");
@@ -308,7 +309,6 @@ static int mark_object(struct engine *e, struct target_obj *obj)
 	struct mark_opts mo = {
 		.source_dir = e->opts.source_dir,
 		.rules = e->marks,
-		.verbose = e->opts.verbose,
 	};
 	struct mark_stats ms;
 	int err;
@@ -394,7 +394,7 @@ struct src_set {
 struct src_sets {
 	struct engine *e;
 	struct src_set *v;
-	size_t n;
+	size_t n, cap;
 	struct ksrc_funcs exempt;	/* vmlinux's functions KCSAN leaves uninstrumented */
 };
 
@@ -491,12 +491,10 @@ static int src_sets_load(struct engine *e, const char *const *specs, size_t nr,
 		}
 		for (size_t d = 0; d < nd; d++) {
 			struct src_set *s;
-			void *v = realloc(ss->v, (ss->n + 1) * sizeof(*ss->v));
 			int err;
 
-			if (!v)
+			if (ARRAY_RESERVE(ss->v, ss->cap, ss->n, 4))
 				return -ENOMEM;
-			ss->v = v;
 			s = &ss->v[ss->n++];
 			memset(s, 0, sizeof(*s));
 			s->path = path;
@@ -684,7 +682,7 @@ static int start_kbp(struct engine *e)
 		.nregs = e->opts.kbp_regs, .period_us = e->opts.kbp_period_us,
 		.budget = e->opts.kbp_period_fixed ? 0 :
 			  e->opts.params.v[PARAM_OVERHEAD_BUDGET] / 100.0,
-		.seed = (unsigned int)clock__now_ns(), .verbose = e->opts.verbose };
+		.seed = (unsigned int)clock__now_ns() };
 	size_t n = 0, nmi = 0, machinery = 0, total = engine__nr_sites(e);
 	uint64_t *addr = malloc(total * sizeof(*addr));
 	uint32_t *site = malloc(total * sizeof(*site));

@@ -134,6 +134,29 @@ uint64_t engine__hits(const struct engine *e)
 	return sum;
 }
 
+#define FIGURE_NAME(ID, name) [ENGINE_FIG_##ID] = #name,
+static const char *const figure_names[] = {
+	ENGINE_FIGURES(FIGURE_NAME)
+};
+#undef FIGURE_NAME
+
+_Static_assert(sizeof(figure_names) / sizeof(figure_names[0]) == ENGINE_FIG_COUNT,
+	       "a name for every figure");
+
+const char *engine_figure__name(enum engine_figure f)
+{
+	return (unsigned int)f < ENGINE_FIG_COUNT ? figure_names[f] : "?";
+}
+
+void engine__figures(const struct engine *e, uint64_t out[ENGINE_FIG_COUNT])
+{
+	out[ENGINE_FIG_HITS] = engine__hits(e);
+	out[ENGINE_FIG_REPORTS] = e->nr_reports;
+	out[ENGINE_FIG_DEDUP] = e->suppressed_dedup;
+	out[ENGINE_FIG_FILTER] = e->suppressed_filter;
+	out[ENGINE_FIG_NO_CHANGE] = e->suppressed_no_change;
+}
+
 int engine__hw_stats(const struct engine *e, struct hwbp_stats *out)
 {
 	if (!e->hw)
@@ -349,8 +372,9 @@ static void put_history(struct engine *e, struct summary_out *so)
 	struct history_stats hb_st;
 
 	history__get_stats(e->hist, &hb_st);
-	put_u64(so, "history_sync_ops", hb_st.ctr[KCSAND_HB_CTR_SYNC_OPS]);
-	put_u64(so, "history_checked", hb_st.ctr[KCSAND_HB_CTR_CHECKED]);
+#define PUT_HB(ID, name) put_u64(so, #name, hb_st.ctr[KCSAND_HB_CTR_##ID]);
+	HISTORY_STATS_SHOWN(PUT_HB)
+#undef PUT_HB
 	put_u64(so, "history_shadow_live", hb_st.ctr[KCSAND_HB_CTR_SHADOW_LIVE]);
 	put_u64(so, "history_sync_pauses", hb_st.pauses);
 	put_u64(so, "history_unclocked_hits", hb_st.ctr[KCSAND_HB_CTR_NO_SLOT]);
@@ -401,13 +425,15 @@ static void put_warnings(struct engine *e, struct summary_out *so, bool slow)
 /* Every figure, in one order, to the text line or the JSON object. */
 static void put_figures(struct engine *e, struct summary_out *so)
 {
-	uint64_t c[KCSAND_CTR_COUNT];
+	uint64_t c[KCSAND_CTR_COUNT], f[ENGINE_FIG_COUNT];
 
 	engine__counters(e, c);
 	for (int i = 0; i < KCSAND_CTR_COUNT; i++)
 		put_u64(so, counter__name(i), c[i]);
-	put_u64(so, "suppressed_by_dedup", e->suppressed_dedup);
-	put_u64(so, "suppressed_no_value_change", e->suppressed_no_change);
+	/* Hits and reports begin the line (engine__print_summary()): the drops here. */
+	engine__figures(e, f);
+	for (int i = ENGINE_FIG_DEDUP; i < ENGINE_FIG_COUNT; i++)
+		put_u64(so, engine_figure__name(i), f[i]);
 	put_u64(so, "reports_watchpoint", e->nr_reports - e->nr_reports_history);
 	put_u64(so, "reports_history", e->nr_reports_history);
 	if (!e->opts.kernel)
@@ -462,9 +488,9 @@ void engine__print_summary_json(struct engine *e, FILE *out)
 	};
 
 	print_verbose_lines(e, out);
-	put_u64(&so, "reports", e->nr_reports);
+	put_u64(&so, engine_figure__name(ENGINE_FIG_REPORTS), e->nr_reports);
 	put_u64(&so, "sites", engine__nr_sites(e));
-	put_u64(&so, "hits", engine__hits(e));
+	put_u64(&so, engine_figure__name(ENGINE_FIG_HITS), engine__hits(e));
 	put_figures(e, &so);
 	put_double(&so, "cpu_factor", "%.1f", cpu_factor(e));
 	put_warnings(e, &so, true);
@@ -527,12 +553,4 @@ void engine__print_brief(struct engine *e, FILE *out)
 	if (e->sampler)
 		print_brief_sampler(e, out);
 	fputs(" (-v: every counter)\n", out);
-}
-
-void engine__suppressed(const struct engine *e, unsigned long *filter, unsigned long *dedup,
-			unsigned long *no_change)
-{
-	*filter = e->suppressed_filter;
-	*dedup = e->suppressed_dedup;
-	*no_change = e->suppressed_no_change;
 }

@@ -22,6 +22,7 @@
 #include "util/array.h"
 #include "util/clock.h"
 #include "util/link_close.h"
+#include "util/proc_maps.h"
 #include "util/uprobe_multi.h"
 #include "sites/decode.h"
 #include "sites/elf_symbols.h"
@@ -57,7 +58,7 @@ struct history {
 	struct kcsand_bpf *skel;
 	bool multi;			/* uprobe_multi links (Linux 6.6+) */
 	struct hb_group *groups;
-	size_t nr_groups;
+	size_t nr_groups, cap_groups;
 	bool paused;
 	unsigned long pauses;		/* times the sync probes were taken off */
 	unsigned long lost;		/* groups that could not be put back (their process ended) */
@@ -117,15 +118,8 @@ int history__new(struct kcsand_bpf *skel, bool multi, struct history **out)
 
 static int add_link(struct history *hist, struct bpf_link *l)
 {
-	if (hist->nr_links == hist->cap_links) {
-		size_t cap = hist->cap_links ? 2 * hist->cap_links : 64;
-		struct bpf_link **n = realloc(hist->links, cap * sizeof(*n));
-
-		if (!n)
-			return -ENOMEM;
-		hist->links = n;
-		hist->cap_links = cap;
-	}
+	if (ARRAY_RESERVE(hist->links, hist->cap_links, hist->nr_links, 64))
+		return -ENOMEM;
 	hist->links[hist->nr_links++] = l;
 	return 0;
 }
@@ -232,12 +226,10 @@ static int add_group(struct history *hist, pid_t pid, const char *path, const st
 {
 	struct hb_group gr = { .link_fd = -1, .pid = pid, .prog_fd = prog_fd, .n = b->n[g],
 			       .flags = g == HB_GROUP_RETURN ? KCSAND_UPROBE_MULTI_RETURN : 0 };
-	void *q = realloc(hist->groups, (hist->nr_groups + 1) * sizeof(gr));
 	int err;
 
-	if (!q)
+	if (ARRAY_RESERVE(hist->groups, hist->cap_groups, hist->nr_groups, 16))
 		return -ENOMEM;
-	hist->groups = q;
 	gr.file_fd = open(path, O_RDONLY | O_CLOEXEC);
 	gr.off = malloc(gr.n * sizeof(*gr.off));
 	gr.cookie = malloc(gr.n * sizeof(*gr.cookie));
@@ -461,28 +453,6 @@ static void read_dynamic(Elf *elf, struct needed *nd, char *runpath, size_t len)
 	}
 }
 
-static Elf *open_elf(const char *path, int *fd)
-{
-	Elf *elf;
-
-	*fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (*fd < 0)
-		return NULL;
-	elf = elf_begin(*fd, ELF_C_READ, NULL);
-	if (!elf) {
-		close(*fd);
-		*fd = -1;
-	}
-	return elf;
-}
-
-static void close_elf(Elf *elf, int fd)
-{
-	elf_end(elf);
-	if (fd >= 0)
-		close(fd);
-}
-
 static void note_lib(struct history *hist, const char *name)
 {
 	size_t len = strlen(hist->libs);
@@ -541,19 +511,17 @@ static int probe_libraries(struct history *hist, pid_t pid, struct needed *nd, c
 
 	for (size_t i = 0; i < nd->n && !err; i++) {
 		unsigned long before = hist->functions;
-		int fd;
-		Elf *elf;
+		struct elf_file ef;
 
 		if (!nd->path[i])
 			nd->path[i] = resolve_lib(nd->name[i], runpath);
 		if (!nd->path[i] || probed_before(hist, pid, nd->path[i]))
 			continue;
-		elf = open_elf(nd->path[i], &fd);
-		if (!elf)
+		if (elf_file__open(nd->path[i], ELF_C_READ, &ef))
 			continue;
-		read_dynamic(elf, nd, NULL, 0);
-		err = probe_object(hist, pid, nd->path[i], elf, true, SHT_DYNSYM);
-		close_elf(elf, fd);
+		read_dynamic(ef.elf, nd, NULL, 0);
+		err = probe_object(hist, pid, nd->path[i], ef.elf, true, SHT_DYNSYM);
+		elf_file__close(&ef);
 		if (hist->functions > before)
 			note_lib(hist, nd->name[i]);
 	}
@@ -638,34 +606,31 @@ int history__add_process(struct history *hist, pid_t pid, const char *prog)
 {
 	char runpath[PATH_MAX] = "";
 	struct needed nd = {};
-	int fd, err;
-	Elf *elf;
+	struct elf_file ef;
+	int err;
 
-	if (elf_version(EV_CURRENT) == EV_NONE)
-		return -EINVAL;
 	/* A process that runs already: what it maps now is what it runs (history__poll). */
 	if (!before_exec(pid))
 		return add_running(hist, pid);
-	elf = open_elf(prog, &fd);
-	if (!elf) {
-		err = errno ? -errno : -EINVAL;	/* before the print callback */
-		pr_warn("history: cannot read %s: %s\n", prog, strerror(errno));
+	err = elf_file__open(prog, ELF_C_READ, &ef);
+	if (err) {
+		pr_warn("history: cannot read %s: %s\n", prog, strerror(-err));
 		return err;
 	}
-	read_dynamic(elf, &nd, runpath, sizeof(runpath));
+	read_dynamic(ef.elf, &nd, runpath, sizeof(runpath));
 	if (nd.n)
 		use_ldso(prog, &nd);
 	probed_before(hist, pid, prog);
-	err = probe_object(hist, pid, prog, elf, false, SHT_SYMTAB);
+	err = probe_object(hist, pid, prog, ef.elf, false, SHT_SYMTAB);
 	/* A static executable has its sync functions in itself, and no dynamic symbols. */
 	if (!err && !nd.n) {
 		unsigned long before = hist->functions;
 
-		err = probe_object(hist, pid, prog, elf, true, SHT_SYMTAB);
+		err = probe_object(hist, pid, prog, ef.elf, true, SHT_SYMTAB);
 		if (hist->functions > before)
 			note_lib(hist, "static");
 	}
-	close_elf(elf, fd);
+	elf_file__close(&ef);
 	if (!err)
 		err = probe_libraries(hist, pid, &nd, runpath);
 	for (size_t i = 0; i < nd.n; i++) {
@@ -690,48 +655,46 @@ static int probe_mapped(struct history *hist, pid_t pid, const char *path)
 	unsigned long before = hist->functions;
 	bool dynamic = false;
 	Elf_Scn *scn = NULL;
-	int fd, err;
-	Elf *elf;
+	struct elf_file ef;
+	int err;
 
-	elf = open_elf(path, &fd);
-	if (!elf)
+	if (elf_file__open(path, ELF_C_READ, &ef))
 		return 0;	/* no ELF file (gone, or not one): nothing to probe */
-	while ((scn = elf_nextscn(elf, scn))) {
+	while ((scn = elf_nextscn(ef.elf, scn))) {
 		GElf_Shdr sh;
 
 		dynamic |= gelf_getshdr(scn, &sh) && sh.sh_type == SHT_DYNSYM;
 	}
-	err = probe_object(hist, pid, path, elf, false, SHT_SYMTAB);
+	err = probe_object(hist, pid, path, ef.elf, false, SHT_SYMTAB);
 	if (!err)
-		err = probe_object(hist, pid, path, elf, true, dynamic ? SHT_DYNSYM : SHT_SYMTAB);
-	close_elf(elf, fd);
+		err = probe_object(hist, pid, path, ef.elf, true, dynamic ? SHT_DYNSYM : SHT_SYMTAB);
+	elf_file__close(&ef);
 	if (hist->functions > before)
 		note_lib(hist, strrchr(path, '/') ? strrchr(path, '/') + 1 : path);
 	return err;
 }
 
+struct maps_walk {
+	struct history *hist;
+	pid_t pid;
+};
+
+static int probe_mapping(const struct proc_map *m, void *arg)
+{
+	struct maps_walk *w = arg;
+
+	if (!proc_map__exec(m) || !proc_map__file(m) || strstr(m->path, " (deleted)") ||
+	    probed_before(w->hist, w->pid, m->path))
+		return 0;
+	return probe_mapped(w->hist, w->pid, m->path);
+}
+
 /* Every executable file mapping of pid that was not probed for it yet. */
 static int probe_maps(struct history *hist, pid_t pid)
 {
-	char path[64], line[PATH_MAX + 128];
-	int err = 0;
-	FILE *f;
+	struct maps_walk w = { hist, pid };
 
-	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
-	f = fopen(path, "re");
-	if (!f)
-		return -errno;
-	while (!err && fgets(line, sizeof(line), f)) {
-		char perms[8], *file = strchr(line, '/');
-
-		if (sscanf(line, "%*x-%*x %7s", perms) != 1 || perms[2] != 'x' || !file)
-			continue;
-		file[strcspn(file, "\n")] = '\0';
-		if (!strstr(file, " (deleted)") && !probed_before(hist, pid, file))
-			err = probe_mapped(hist, pid, file);
-	}
-	fclose(f);
-	return err;
+	return proc_maps__for_each(pid, probe_mapping, &w);
 }
 
 /*

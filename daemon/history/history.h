@@ -28,6 +28,14 @@ struct history_stats {
 	unsigned long held;			/* processes held, then let go (history__poll) */
 };
 
+/*
+ * The history's counters that `stats` and the summary both show, named
+ * once: X(ID, name), ctr[KCSAND_HB_CTR_##ID].  What it traced and checked.
+ */
+#define HISTORY_STATS_SHOWN(X)				\
+	X(SYNC_OPS, history_sync_ops)			\
+	X(CHECKED, history_checked)
+
 /* Before the BPF object is loaded: its sync probes attach through uprobe_multi links. */
 void history__before_load(struct kcsand_bpf *skel, bool multi);
 /* The detector for a loaded BPF object; it stays off until a process is added. */

@@ -17,34 +17,35 @@
 #include <sys/wait.h>
 
 #include "history_int.h"
+#include "sites/elf_symbols.h"
 #include "util/print.h"
 
 /* prog's PT_INTERP into buf; -ENOENT when it has none (static). */
 static int read_interp(const char *prog, char *buf, size_t len)
 {
-	int fd = open(prog, O_RDONLY | O_CLOEXEC), err = -ENOENT;
-	Elf *elf;
+	struct elf_file ef;
 	size_t nph = 0;
+	int err = elf_file__open(prog, ELF_C_READ, &ef);
 
-	if (fd < 0)
-		return -errno;
-	elf = elf_begin(fd, ELF_C_READ, NULL);
-	if (elf && !elf_getphdrnum(elf, &nph)) {
+	if (err)
+		return err;
+	err = -ENOENT;
+	if (!elf_getphdrnum(ef.elf, &nph)) {
 		for (size_t i = 0; i < nph; i++) {
 			GElf_Phdr ph;
 
-			if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_INTERP ||
+			if (!gelf_getphdr(ef.elf, (int)i, &ph) || ph.p_type != PT_INTERP ||
 			    !ph.p_filesz || ph.p_filesz >= len)
 				continue;
-			if (pread(fd, buf, ph.p_filesz, (off_t)ph.p_offset) == (ssize_t)ph.p_filesz) {
+			if (pread(ef.fd, buf, ph.p_filesz, (off_t)ph.p_offset) ==
+			    (ssize_t)ph.p_filesz) {
 				buf[ph.p_filesz - 1] = '\0';
 				err = 0;
 			}
 			break;
 		}
 	}
-	elf_end(elf);
-	close(fd);
+	elf_file__close(&ef);
 	return err;
 }
 

@@ -35,6 +35,7 @@
 #include "sites/kcore.h"
 #include "sites/ksyms.h"
 #include "kcsand.skel.h"
+#include "util/array.h"
 #include "util/print.h"
 #include "util/clock.h"
 
@@ -118,12 +119,9 @@ static void disarm(struct hwbp *hw, int i)
 	__u32 key = i;
 
 	bpf_map_update_elem(bpf_map__fd(hw->skel->maps.hw_slots), &key, &off, BPF_ANY);
-	/* A perf link owns its event's fd: libbpf closes it with the link. */
 	for (size_t k = 0; k < s->n; k++)
-		bpf_link__destroy(s->links[k]);
-	free(s->links);
-	free(s->fds);
-	free(s->owners);
+		bpf_link__destroy(s->ev[k].link);
+	free(s->ev);
 	memset(s, 0, sizeof(*s));
 }
 
@@ -156,7 +154,7 @@ static uint64_t read_value(struct hwbp *hw, pid_t pid, uint64_t addr, unsigned i
 static bool has_owner(const struct hw_slot *s, int owner)
 {
 	for (size_t k = 0; k < s->n; k++)
-		if (s->owners[k] == owner)
+		if (s->ev[k].owner == owner)
 			return true;
 	return false;
 }
@@ -184,7 +182,6 @@ static int add_event(struct hwbp *hw, int i, pid_t pid, int cpu)
 	struct bpf_program *prog = hw->kernel ? hw->skel->progs.kcsand_hwbp_kernel :
 					       hw->skel->progs.kcsand_hwbp;
 	struct bpf_link *l;
-	void *p;
 	long fd;
 	int err;
 
@@ -197,21 +194,11 @@ static int add_event(struct hwbp *hw, int i, pid_t pid, int cpu)
 		close(fd);
 		return err;
 	}
-	p = realloc(s->fds, (s->n + 1) * sizeof(*s->fds));
-	if (p)
-		s->fds = p;
-	p = p ? realloc(s->owners, (s->n + 1) * sizeof(*s->owners)) : NULL;
-	if (p)
-		s->owners = p;
-	p = p ? realloc(s->links, (s->n + 1) * sizeof(*s->links)) : NULL;
-	if (!p) {
+	if (ARRAY_RESERVE(s->ev, s->cap, s->n, 4)) {
 		bpf_link__destroy(l);	/* closes fd */
 		return -ENOMEM;
 	}
-	s->links = p;
-	s->fds[s->n] = fd;
-	s->owners[s->n] = pid >= 0 ? pid : cpu;
-	s->links[s->n++] = l;
+	s->ev[s->n++] = (struct hw_event){ .link = l, .owner = pid >= 0 ? pid : cpu };
 	return 0;
 }
 

@@ -18,9 +18,15 @@ struct bpf_link;
 struct kcsand_bpf;
 struct ksyms;
 
+/* A slot's perf event: the link owns the event's fd (libbpf closes it with the link). */
+struct hw_event {
+	struct bpf_link *link;
+	int owner;			/* the event's thread (user mode) or CPU (kernel mode) */
+};
+
 /*
  * One slot and its perf events: one per thread of pid (user mode), or one per
- * online CPU (kernel mode, pid -1); owners[k] is event k's thread or CPU.
+ * online CPU (kernel mode, pid -1).
  */
 struct hw_slot {
 	enum kcsand_hw_mode mode;	/* KCSAND_HW_OFF: free */
@@ -29,10 +35,8 @@ struct hw_slot {
 	unsigned int len;
 	uint32_t gen;
 	uint64_t armed_ns, until_ns, paired_ns;
-	int *fds;
-	int *owners;
-	struct bpf_link **links;
-	size_t n;
+	struct hw_event *ev;
+	size_t n, cap;
 	struct kcsand_report watcher;	/* escalation: the unknown-origin report */
 };
 

@@ -102,32 +102,19 @@ int hwbp__resolve_symbol(pid_t pid, const char *path, bool shared, const char *n
 			uint64_t *addr, uint64_t *size)
 {
 	struct object_query q = { name, addr, size };
-	struct stat st;
+	struct elf_file ef;
 	uint64_t bias;
-	int fd, err;
-	Elf *elf;
+	int err = elf_file__open(path, ELF_C_READ, &ef);
 
-	elf_version(EV_CURRENT);
-	/* O_NONBLOCK, a regular file only: a FIFO would block the service's loop. */
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
-	if (fd < 0)
-		return -errno;
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
-		close(fd);
-		return -EINVAL;
-	}
-	elf = elf_begin(fd, ELF_C_READ, NULL);
-	if (!elf) {
-		close(fd);
-		return -EINVAL;
-	}
-	err = elf_symbols__each(elf, ELF_SYMTAB | ELF_DYNSYM, object_named, &q) > 0 ? 0 : -ENOENT;
+	if (err)
+		return err == -ENOEXEC ? -EINVAL : err;
+	err = elf_symbols__each(ef.elf, ELF_SYMTAB | ELF_DYNSYM, object_named, &q) > 0 ? 0 :
+	      -ENOENT;
 	if (!err) {
-		err = load_bias(pid, path, shared, elf, &bias);
+		err = load_bias(pid, path, shared, ef.elf, &bias);
 		*addr += bias;
 	}
-	elf_end(elf);
-	close(fd);
+	elf_file__close(&ef);
 	return err;
 }
 

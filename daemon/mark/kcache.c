@@ -17,6 +17,7 @@
 #include <elfutils/libdwelf.h>
 #include <sys/stat.h>
 #include "kcache.h"
+#include "sites/elf_symbols.h"
 #include "util/array.h"
 
 #define KCACHE_MAGIC	"KCSANDMV"
@@ -49,23 +50,21 @@ struct kcache {
 /* The debug file's build-id as hex in out; -errno, -ENODATA when it has none. */
 static int build_id_hex(const char *path, char *out, size_t len)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC), err = -ENODATA;
 	const unsigned char *id;
-	Elf *elf;
+	struct elf_file ef;
 	ssize_t n;
+	int err = elf_file__open(path, ELF_C_READ_MMAP, &ef);
 
-	if (fd < 0)
-		return -errno;
-	elf_version(EV_CURRENT);
-	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	n = elf ? dwelf_elf_gnu_build_id(elf, (const void **)&id) : -1;
+	if (err)
+		return err == -ENOEXEC ? -ENODATA : err;
+	err = -ENODATA;
+	n = dwelf_elf_gnu_build_id(ef.elf, (const void **)&id);
 	if (n > 0 && (size_t)n * 2 < len) {
 		for (ssize_t i = 0; i < n; i++)
 			snprintf(out + 2 * i, 3, "%02x", id[i]);
 		err = 0;
 	}
-	elf_end(elf);
-	close(fd);
+	elf_file__close(&ef);
 	return err;
 }
 

@@ -6,6 +6,7 @@
 #include "kcache.h"
 #include "kmark.h"
 #include "util/array.h"
+#include "util/print.h"
 
 /* A debug file opened for this run, shared by every site of its module (or vmlinux). */
 struct kdebug {
@@ -233,9 +234,12 @@ int kmark__apply(struct target_obj *obj, const struct ksyms *ks, const char *kal
 	int err = 0;
 
 	memset(stats, 0, sizeof(*stats));
-	/* A marks file or sources can change under the same kernel: decide afresh then. */
+	/*
+	 * A marks file or sources can change under the same kernel: decide
+	 * afresh then, and with -vv, whose lines say why each site was decided.
+	 */
 	c.use_cache = !c.opts->rules && !(c.opts->source_dir && *c.opts->source_dir) &&
-		      c.opts->verbose < 2;
+		      !kcsand__print_level_on(KCSAND_DEBUG);
 	mark__reset(obj);
 	for (size_t i = 0; i < obj->sites.n; i++) {
 		struct site *s = &obj->sites.v[i];

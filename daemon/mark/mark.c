@@ -16,6 +16,7 @@
 
 #include "mark_int.h"
 #include "sites/elf_symbols.h"
+#include "util/array.h"
 #include "util/print.h"
 
 static const char *const reason_names[MARK_REASON_COUNT] = {
@@ -198,7 +199,8 @@ void mark__site(struct site *s, const struct mark_where *w, const struct mark_op
 		 */
 		s->desc.flags |= KCSAND_SITE_SRC_PLAIN;
 	}
-	if (opts->verbose >= 2 && s->reason != before)
+	/* A debug line (-vv): each site a rule decided, with its detail. */
+	if (s->reason != before)
 		say_mark(s, w, &ss, detail);
 }
 
@@ -220,43 +222,36 @@ void mark__update_stats(struct target_obj *obj)
  * debug info or not.
  */
 struct guard_vars {
-	uint64_t *start, *end;
-	size_t n;
+	struct guard_var {
+		uint64_t start, end;
+	} *v;
+	size_t n, cap;
 };
 
 static int add_guard(const struct elf_symbol *s, void *arg)
 {
 	struct guard_vars *g = arg;
-	void *a, *b;
 
 	if (GELF_ST_TYPE(s->sym.st_info) != STT_OBJECT || !s->sym.st_value || !s->name ||
 	    strncmp(s->name, "_ZGV", 4))
 		return 0;
-	a = realloc(g->start, (g->n + 1) * sizeof(*g->start));
-	if (a)
-		g->start = a;
-	b = realloc(g->end, (g->n + 1) * sizeof(*g->end));
-	if (b)
-		g->end = b;
-	if (!a || !b)
+	if (ARRAY_RESERVE(g->v, g->cap, g->n, 16))
 		return -ENOMEM;
-	g->start[g->n] = s->sym.st_value;
-	g->end[g->n++] = s->sym.st_value + (s->sym.st_size ? s->sym.st_size : 8);
+	g->v[g->n++] = (struct guard_var){
+		.start = s->sym.st_value,
+		.end = s->sym.st_value + (s->sym.st_size ? s->sym.st_size : 8),
+	};
 	return 0;
 }
 
 static void read_guards(const char *path, struct guard_vars *g)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	Elf *elf;
+	struct elf_file ef;
 
-	if (fd < 0)
+	if (elf_file__open(path, ELF_C_READ_MMAP, &ef))
 		return;
-	elf = elf_version(EV_CURRENT) != EV_NONE ? elf_begin(fd, ELF_C_READ_MMAP, NULL) : NULL;
-	if (elf)
-		elf_symbols__each(elf, ELF_SYMTAB | ELF_DYNSYM, add_guard, g);
-	elf_end(elf);
-	close(fd);
+	elf_symbols__each(ef.elf, ELF_SYMTAB | ELF_DYNSYM, add_guard, g);
+	elf_file__close(&ef);
 }
 
 static void mark_guard_loads(struct target_obj *obj)
@@ -271,15 +266,14 @@ static void mark_guard_loads(struct target_obj *obj)
 		if (s->reason != MARK_NONE || !target || (s->desc.flags & KCSAND_SITE_WRITE))
 			continue;
 		for (size_t k = 0; k < g.n; k++) {
-			if (target < g.start[k] || target >= g.end[k])
+			if (target < g.v[k].start || target >= g.v[k].end)
 				continue;
 			set_mark(s, MARK_KIND_MARKED, MARK_CXA_GUARD);
 			pr_debug("mark: 0x%" PRIx64 ": C++ guard at 0x%" PRIx64 "\n", s->vaddr, target);
 			break;
 		}
 	}
-	free(g.start);
-	free(g.end);
+	free(g.v);
 }
 
 int mark__apply(struct target_obj *obj, const struct mark_opts *opts, struct mark_stats *stats)

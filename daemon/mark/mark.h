@@ -55,7 +55,7 @@ struct mark_src {
 
 /* Split text (copied) into lines; NULL on allocation failure. */
 struct mark_src *mark_src__from_string(const char *text);
-/* Read a file; NULL (errno set) when it cannot be read. */
+/* Read a source file; NULL when it cannot be read as text (util/file.h), or is no regular file. */
 struct mark_src *mark_src__load(const char *path);
 void mark_src__free(struct mark_src *src);
 
@@ -117,7 +117,6 @@ enum mark_kind mark_rules__match(const struct mark_rules *r, const char *func, u
 struct mark_opts {
 	const char *source_dir;		/* where to look for sources first, or NULL */
 	const struct mark_rules *rules;	/* marks file, or NULL */
-	int verbose;			/* 2: one line per site a rule decided, with its detail */
 };
 
 /* What mark__apply did, beyond each site's reason. */

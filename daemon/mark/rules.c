@@ -5,13 +5,19 @@
  */
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "mark.h"
 #include "util/print.h"
 #include "util/array.h"
+#include "util/file.h"
+
+/* A marks file past this is no list written or generated for one program: refused. */
+#define MARKS_MAX_SIZE	(64u << 20)
 
 enum entry_type { ENT_FUNC, ENT_FUNC_OFF, ENT_FILE_LINE };
 
@@ -172,49 +178,25 @@ int mark_rules__parse(const char *name, const char *text, struct mark_rules **ou
 
 int mark_rules__load(const char *path, struct mark_rules **out)
 {
-	char *text = NULL;
-	size_t len = 0, cap = 0;
-	FILE *f = fopen(path, "re");
-	int err;
+	int fd = open(path, O_RDONLY | O_CLOEXEC), err;
+	char *text;
+	size_t len;
 
 	*out = NULL;
-	if (!f) {
+	if (fd < 0) {
 		err = -errno;
 		pr_warn("%s: cannot open the marks file: %s\n", path,
 			strerror(-err));
 		return err;
 	}
-	for (;;) {
-		size_t got;
-
-		if (cap - len < 4097) {
-			char *t = realloc(text, cap = cap ? cap * 2 : 8192);
-
-			if (!t) {
-				free(text);
-				fclose(f);
-				return -ENOMEM;
-			}
-			text = t;
-		}
-		got = fread(text + len, 1, cap - len - 1, f);
-		len += got;
-		if (got == 0)
-			break;
-	}
-	if (ferror(f)) {
-		pr_warn("%s: cannot read the marks file\n", path);
-		free(text);
-		fclose(f);
-		return -EIO;
-	}
-	fclose(f);
-	text[len] = '\0';
-	if (memchr(text, '\0', len)) {
+	err = file__read_text(fd, MARKS_MAX_SIZE, &text, &len);
+	close(fd);
+	if (err == -EINVAL)
 		pr_warn("%s: not a text file\n", path);
-		free(text);
-		return -EINVAL;
-	}
+	else if (err)
+		pr_warn("%s: cannot read the marks file: %s\n", path, strerror(-err));
+	if (err)
+		return err;
 	err = mark_rules__parse(path, text, out);
 	free(text);
 	return err;

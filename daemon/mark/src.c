@@ -14,6 +14,10 @@
 #include <sys/stat.h>
 
 #include "mark_int.h"
+#include "util/file.h"
+
+/* A source file past this is generated data, not code a site's line is in. */
+#define SRC_MAX_SIZE	(64u << 20)
 
 struct mark_src *mark_src__from_string(const char *text)
 {
@@ -55,24 +59,16 @@ struct mark_src *mark_src__load(const char *path)
 	struct mark_src *src = NULL;
 	struct stat st;
 	char *text;
-	ssize_t got;
+	size_t len;
 	int fd;
 
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return NULL;
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_size > (64 << 20)) {
-		close(fd);
-		errno = EINVAL;
-		return NULL;
-	}
-	text = malloc(st.st_size + 1);
-	if (text) {
-		got = read(fd, text, st.st_size);
-		if (got >= 0) {
-			text[got] = '\0';
-			src = mark_src__from_string(text);
-		}
+	/* A regular file only: a FIFO in a source tree would block the marking. */
+	if (!fstat(fd, &st) && S_ISREG(st.st_mode) &&
+	    !file__read_text(fd, SRC_MAX_SIZE, &text, &len)) {
+		src = mark_src__from_string(text);
 		free(text);
 	}
 	close(fd);

@@ -441,15 +441,8 @@ static int fde_add(void *ctx, uint64_t start, uint64_t size)
 {
 	struct sym_file *f = ctx;
 
-	if (f->nr_fdes == f->cap_fdes) {
-		size_t cap = f->cap_fdes ? 2 * f->cap_fdes : 256;
-		struct fde_range *v = realloc(f->fdes, cap * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		f->fdes = v;
-		f->cap_fdes = cap;
-	}
+	if (ARRAY_RESERVE(f->fdes, f->cap_fdes, f->nr_fdes, 256))
+		return -ENOMEM;
 	f->fdes[f->nr_fdes++] = (struct fde_range){ .start = start, .size = size };
 	return 0;
 }
@@ -616,15 +609,8 @@ int symbolizer__proc_add_bias(struct symbolizer *s, pid_t pid, const char *path,
 	for (size_t i = 0; i < p->nr_biases; i++)
 		if (p->biases[i].file == f && p->biases[i].bias == bias)
 			return 0;
-	if (p->nr_biases == p->cap_biases) {
-		size_t cap = p->cap_biases ? 2 * p->cap_biases : 8;
-
-		b = realloc(p->biases, cap * sizeof(*b));
-		if (!b)
-			return -ENOMEM;
-		p->biases = b;
-		p->cap_biases = cap;
-	}
+	if (ARRAY_RESERVE(p->biases, p->cap_biases, p->nr_biases, 8))
+		return -ENOMEM;
 	b = &p->biases[p->nr_biases++];
 	b->start = f->lo + bias;
 	b->end = f->hi + bias;

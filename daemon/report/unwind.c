@@ -29,6 +29,7 @@
 
 #include "symbolize.h"
 #include "mmap_log.h"
+#include "sites/elf_symbols.h"
 #include "unwind.h"
 #include "util/clock.h"
 #include "util/pid_table.h"
@@ -192,26 +193,25 @@ void unwinder__free(struct unwinder *u)
  */
 static int load_bias(const char *path, uint64_t start, uint64_t pgoff, uint64_t *bias)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC), err = -ENOEXEC;
-	Elf *elf;
+	struct elf_file ef;
 	size_t n;
+	int err = elf_file__open(path, ELF_C_READ_MMAP, &ef);
 
-	if (fd < 0)
-		return -errno;
-	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	for (size_t i = 0; elf && !elf_getphdrnum(elf, &n) && i < n; i++) {
+	if (err)
+		return err;
+	err = -ENOEXEC;
+	for (size_t i = 0; !elf_getphdrnum(ef.elf, &n) && i < n; i++) {
 		GElf_Phdr ph;
 
 		/* The mapping of a segment starts at its offset rounded down to a page. */
-		if (!gelf_getphdr(elf, i, &ph) || ph.p_type != PT_LOAD || pgoff > ph.p_offset ||
+		if (!gelf_getphdr(ef.elf, i, &ph) || ph.p_type != PT_LOAD || pgoff > ph.p_offset ||
 		    ph.p_offset - pgoff >= (uint64_t)sysconf(_SC_PAGESIZE))
 			continue;
 		*bias = start - (ph.p_vaddr - (ph.p_offset - pgoff));
 		err = 0;
 		break;
 	}
-	elf_end(elf);
-	close(fd);
+	elf_file__close(&ef);
 	return err;
 }
 

@@ -495,7 +495,7 @@ static bool schedule(struct kbp *k, uint64_t now)
 	return changed;
 }
 
-/* With -v: how many sites ran and were checked, and what the placements did. */
+/* How many sites ran and were checked, and what the placements did (info: -v). */
 static void print_coverage(struct kbp *k, const char *when)
 {
 	struct kbp_tally *t = &k->tally;
@@ -693,8 +693,7 @@ static void *mover(void *arg)
 		if (k->o.budget > 0)
 			control(k, clock__now_ns());
 		scan_hotplug(k, clock__now_ns());
-		if (k->o.verbose)
-			coverage_minute(k, clock__now_ns());
+		coverage_minute(k, clock__now_ns());
 	}
 	return NULL;
 }
@@ -914,7 +913,7 @@ void kbp__free(struct kbp *k)
 		k->lead->started = false;
 	}
 	/* The movers are gone: the tally is still. */
-	if (k->o.verbose && k->lead)
+	if (k->lead)
 		print_coverage(k, "at the end");
 	for (unsigned int c = 0; c < k->ncpus; c++) {
 		/* Joined first: a mover must not move an event being closed. */

@@ -26,7 +26,6 @@ struct kbp_opts {
 	double budget;			/* share of the machine's own CPU time; 0: a fixed period */
 	uint64_t calib_addr;		/* kernel code to time a trap on (getppid); 0: none */
 	unsigned int seed;		/* the cycle's shuffle */
-	int verbose;
 };
 
 /* Where the budget moves the period, and how often it looks. */

@@ -47,6 +47,7 @@
 #include "ksampler.h"
 #include "kcsand.skel.h"
 #include "util/print.h"
+#include "util/proc_stat.h"
 #include "util/clock.h"
 
 
@@ -77,18 +78,12 @@ static int read_busy_ticks(uint64_t *busy)
 /* utime + stime of this process, every thread. */
 static int read_self_ticks(uint64_t *ticks)
 {
-	char buf[1024], *p;
-	unsigned long ut, st;
-	FILE *f = fopen("/proc/self/stat", "r");
+	struct proc_stat st;
+	int err = proc_stat__read(0, 0, &st);
 
-	if (!f)
-		return -errno;
-	p = fgets(buf, sizeof(buf), f) ? strrchr(buf, ')') : NULL;
-	fclose(f);
-	if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &ut,
-			 &st) != 2)
-		return -EINVAL;
-	*ticks = ut + st;
+	if (err)
+		return err;
+	*ticks = st.utime + st.stime;
 	return 0;
 }
 

@@ -74,6 +74,7 @@
 #include "thread_turn.h"
 #include "kcsand.skel.h"
 #include "util/print.h"
+#include "util/proc_stat.h"
 #include "util/clock.h"
 
 
@@ -282,27 +283,14 @@ static uint64_t target_ticks_delta(struct sampler *s)
 	int fd = bpf_map__fd(s->skel->maps.targets);
 
 	while (nr < MAX_PIDS && !bpf_map_get_next_key(fd, prev, &next)) {
-		char path[64], buf[1024], *p;
-		unsigned long ut, st;
-		FILE *f;
+		struct proc_stat st;
 
 		key = next;
 		prev = &key;
-		snprintf(path, sizeof(path), "/proc/%u/stat", key);
-		f = fopen(path, "r");
-		if (!f)
-			continue;
-		p = fgets(buf, sizeof(buf), f) ? strrchr(buf, ')') : NULL;
-		fclose(f);
-		/*
-		 * After "comm)": state ppid pgrp session tty tpgid flags minflt
-		 * cminflt majflt cmajflt utime stime
-		 */
-		if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &ut,
-				 &st) != 2)
+		if (proc_stat__read(key, 0, &st))
 			continue;
 		cur[nr].pid = key;
-		cur[nr].ticks = ut + st;
+		cur[nr].ticks = st.utime + st.stime;
 		for (size_t i = 0; i < s->nr_pids; i++) {
 			if (s->pids[i].pid == (int)key) {
 				delta += cur[nr].ticks - s->pids[i].ticks;

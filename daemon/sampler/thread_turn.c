@@ -32,6 +32,7 @@
 #include "util/print.h"
 #include "util/clock.h"
 #include "util/proc_maps.h"
+#include "util/proc_stat.h"
 
 
 /* Breakpoints of one turn: a few sites times the target processes. */
@@ -101,18 +102,9 @@ static int vaddr_of(pid_t pid, const struct stat *st, uint64_t off, uint64_t *va
 
 static bool running(pid_t pid, pid_t tid)
 {
-	char name[64], buf[512], *p;
-	FILE *f;
-	bool r = false;
+	struct proc_stat st;
 
-	snprintf(name, sizeof(name), "/proc/%d/task/%d/stat", pid, tid);
-	f = fopen(name, "r");
-	if (!f)
-		return false;
-	p = fgets(buf, sizeof(buf), f) ? strrchr(buf, ')') : NULL;
-	r = p && p[1] == ' ' && p[2] == 'R';
-	fclose(f);
-	return r;
+	return !proc_stat__read(pid, tid, &st) && st.state == 'R';
 }
 
 /*

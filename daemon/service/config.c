@@ -12,6 +12,7 @@
 #include "sites/kernel_spec.h"
 #include "hw/watch_spec.h"
 #include "engine/params.h"
+#include "util/file.h"
 
 #define MAX_WORDS 64
 
@@ -391,71 +392,38 @@ int config__parse(const char *text, size_t len, const char *name, struct config 
 	return 0;
 }
 
-/* Read a whole regular file of at most CONFIG_MAX_SIZE bytes. */
+/* A whole file of at most CONFIG_MAX_SIZE bytes, as text (util/file.h). */
 static int read_file(const char *path, char **out, size_t *len)
 {
-	size_t cap = 4096, n = 0;
-	char *buf = malloc(cap);
-	int fd, err = 0;
+	int fd = open(path, O_RDONLY | O_CLOEXEC), err;
 
-	if (!buf)
-		return -ENOMEM;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		free(buf);
+	if (fd < 0)
 		return -errno;
-	}
-	for (;;) {
-		ssize_t r;
-
-		if (n == cap) {
-			char *b;
-
-			if (cap > CONFIG_MAX_SIZE) {
-				err = -EFBIG;
-				break;
-			}
-			b = realloc(buf, cap * 2);
-			if (!b) {
-				err = -ENOMEM;
-				break;
-			}
-			buf = b;
-			cap *= 2;
-		}
-		r = read(fd, buf + n, cap - n);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0) {
-			err = -errno;
-			break;
-		}
-		if (!r)
-			break;
-		n += r;
-	}
+	err = file__read_text(fd, CONFIG_MAX_SIZE, out, len);
 	close(fd);
-	if (!err && memchr(buf, '\0', n))
-		err = -EINVAL;
-	if (err) {
-		free(buf);
-		return err;
-	}
-	*out = buf;
-	*len = n;
-	return 0;
+	return err;
+}
+
+/* Why read_file() failed, for the error line; buf: room for the size limit's words. */
+static const char *read_why(int err, char *buf, size_t len)
+{
+	if (err == -EINVAL)
+		return "contains a NUL byte";
+	if (err != -EFBIG)
+		return strerror(-err);
+	snprintf(buf, len, "larger than %d bytes", CONFIG_MAX_SIZE);
+	return buf;
 }
 
 int config__load(const char *path, struct config *c, char *err, size_t errlen)
 {
-	char *text;
+	char *text, why[48];
 	size_t len;
 	int ret;
 
 	ret = read_file(path, &text, &len);
 	if (ret) {
-		snprintf(err, errlen, "%s: %s", path,
-			 ret == -EINVAL ? "contains a NUL byte" : strerror(-ret));
+		snprintf(err, errlen, "%s: %s", path, read_why(ret, why, sizeof(why)));
 		return ret;
 	}
 	ret = config__parse(text, len, path, c, err, errlen);
@@ -474,7 +442,7 @@ int config__load(const char *path, struct config *c, char *err, size_t errlen)
 		ret = read_file(f, &text, &len);
 		if (ret) {
 			snprintf(err, errlen, "%s: filter_file %s: %s", path, f,
-				 ret == -EINVAL ? "contains a NUL byte" : strerror(-ret));
+				 read_why(ret, why, sizeof(why)));
 			return ret;
 		}
 		ret = filter__load_text(&c->filter, text, len, f, err, errlen);

@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <sys/un.h>
 #include "control.h"
+#include "util/array.h"
 #include "util/print.h"
 
 /*
@@ -228,19 +229,9 @@ static void client_queue(struct client *c, const char *buf, size_t len)
 		c->dead = true;
 		return;
 	}
-	if (c->out_len + len > c->out_cap) {
-		size_t cap = c->out_cap ? c->out_cap : 4096;
-		char *p;
-
-		while (cap < c->out_len + len)
-			cap *= 2;
-		p = realloc(c->out, cap);
-		if (!p) {
-			c->dead = true;
-			return;
-		}
-		c->out = p;
-		c->out_cap = cap;
+	if (ARRAY_RESERVE_MORE(c->out, c->out_cap, c->out_len, len, 4096)) {
+		c->dead = true;
+		return;
 	}
 	memcpy(c->out + c->out_len, buf, len);
 	c->out_len += len;

@@ -159,30 +159,21 @@ int service_kernel_add(struct service *s, const struct config_target *t, char *e
 
 static void totals_add(struct service_totals *t, struct engine *e)
 {
-	uint64_t c[KCSAND_CTR_COUNT];
-	unsigned long filt, dedup, nochange;
+	uint64_t c[KCSAND_CTR_COUNT], f[ENGINE_FIG_COUNT];
 	struct hwbp_stats hw_st;
 
 	engine__counters(e, c);
 	for (int i = 0; i < KCSAND_CTR_COUNT; i++)
 		t->c[i] += c[i];
-	engine__suppressed(e, &filt, &dedup, &nochange);
-	t->filtered += filt;
-	t->dedup += dedup;
-	t->no_change += nochange;
-	t->reports += engine__nr_reports(e);
-	t->hits += engine__hits(e);
+	engine__figures(e, f);
+	for (int i = 0; i < ENGINE_FIG_COUNT; i++)
+		t->fig[i] += f[i];
 	t->sites += engine__nr_sites(e);
 	if (!engine__hw_stats(e, &hw_st)) {
-		t->hw.armed += hw_st.armed;
-		t->hw.no_slot += hw_st.no_slot;
-		t->hw.unarmable += hw_st.unarmable;
-		t->hw.open_failed += hw_st.open_failed;
-		t->hw.pairs += hw_st.pairs;
-		t->hw.traps += hw_st.traps;
-		t->hw.consumed += hw_st.consumed;
-		t->hw.watchers += hw_st.watchers;
-		t->hw.probed += hw_st.probed;
+		/* What stats shows of them (request.c), from the same list. */
+#define ADD_HW(field, name) t->hw.field += hw_st.field;
+		HWBP_STATS_SHOWN(ADD_HW)
+#undef ADD_HW
 	}
 }
 

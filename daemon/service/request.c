@@ -110,11 +110,8 @@ static size_t own_stats(const struct service *s, const struct service_totals *t,
 	for (int i = KCSAND_CTR_NR_KCSAN; i < KCSAND_CTR_COUNT; i++)
 		o[n++] = (struct own_stat){ counter__name(i), t->c[i] };
 	o[n++] = (struct own_stat){ "sites_attached", t->sites };
-	o[n++] = (struct own_stat){ "hits", t->hits };
-	o[n++] = (struct own_stat){ "reports", t->reports };
-	o[n++] = (struct own_stat){ "suppressed_by_dedup", t->dedup };
-	o[n++] = (struct own_stat){ "suppressed_by_filter", t->filtered };
-	o[n++] = (struct own_stat){ "suppressed_no_value_change", t->no_change };
+	for (int i = 0; i < ENGINE_FIG_COUNT; i++)
+		o[n++] = (struct own_stat){ engine_figure__name(i), t->fig[i] };
 	/* Hardware watchpoints (watches and escalations), both engines. */
 #define OWN_HW(field, name) o[n++] = (struct own_stat){ #name, t->hw.field };
 	HWBP_STATS_SHOWN(OWN_HW)
@@ -125,8 +122,9 @@ static size_t own_stats(const struct service *s, const struct service_totals *t,
 	o[n++] = (struct own_stat){ "watches", s->nr_watches };
 	/* The user engine's history: what it traced and checked, processes it let in. */
 	if (!engine__history_stats(s->user.e, &hb)) {
-		o[n++] = (struct own_stat){ "history_sync_ops", hb.ctr[KCSAND_HB_CTR_SYNC_OPS] };
-		o[n++] = (struct own_stat){ "history_checked", hb.ctr[KCSAND_HB_CTR_CHECKED] };
+#define OWN_HB(ID, name) o[n++] = (struct own_stat){ #name, hb.ctr[KCSAND_HB_CTR_##ID] };
+		HISTORY_STATS_SHOWN(OWN_HB)
+#undef OWN_HB
 		o[n++] = (struct own_stat){ "history_processes_held", hb.held };
 	}
 	/* Each engine's site sampler, once attached: armed of all, and what it expects. */
@@ -226,7 +224,7 @@ static void print_status(struct service *s, FILE *out, bool json)
 		json__add(o, "sites", json_object_new_uint64(t.sites));
 		json__add(o, "kernel_probes", json_object_new_uint64(nk));
 		json__add(o, "kernel_sites", json_object_new_uint64(ksites));
-		json__add(o, "reports", json_object_new_uint64(t.reports));
+		json__add(o, "reports", json_object_new_uint64(t.fig[ENGINE_FIG_REPORTS]));
 		json__add(o, "heap_in_use_kb", json_object_new_uint64(heap_in_use_kb()));
 		json__print(out, o);
 		fputc('\n', out);
@@ -240,7 +238,7 @@ static void print_status(struct service *s, FILE *out, bool json)
 	fprintf(out, "probes: %zu, %zu sites\n", s->nr_probes, t.sites);
 	if (s->kernel.e)
 		fprintf(out, "kernel: %zu probe%s, %zu sites\n", nk, nk == 1 ? "" : "s", ksites);
-	fprintf(out, "reports: %lu\n", t.reports);
+	fprintf(out, "reports: %llu\n", (unsigned long long)t.fig[ENGINE_FIG_REPORTS]);
 	fprintf(out, "heap in use: %lu kB\n", heap_in_use_kb());
 }
 

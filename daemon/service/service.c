@@ -131,7 +131,8 @@ static int push_filter(struct service *s)
 			return n;
 		total += n;
 	}
-	if (total > 0 && s->o.verbose)
+	/* An info line, with -v: the print level says, as for every other message. */
+	if (total > 0 && kcsand__print_level_on(KCSAND_INFO))
 		service_say(s, LOG_INFO, "%d sites of blacklisted functions set no watchpoints",
 			    total);
 	return 0;

@@ -33,6 +33,7 @@
 #include "util/array.h"
 #include "util/json.h"
 #include "util/proc_maps.h"
+#include "util/proc_stat.h"
 
 #define MAX_CANDIDATES	8	/* processes named in a refusal */
 
@@ -47,22 +48,11 @@ static struct engine *engine_of(const struct service *s, const struct watch *w)
  */
 static unsigned long long proc_start(pid_t pid)
 {
-	char path[64], buf[1024], *p;
-	unsigned long long start = 0;
-	char state;
-	FILE *f;
+	struct proc_stat st;
 
-	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-	f = fopen(path, "re");
-	if (!f)
+	if (proc_stat__read(pid, 0, &st))
 		return 0;
-	p = fgets(buf, sizeof(buf), f) ? strrchr(buf, ')') : NULL;
-	fclose(f);
-	/* After the comm: state, then 18 fields, then starttime. */
-	if (!p || sscanf(p + 1, " %c %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s "
-			 "%*s %*s %*s %*s %llu", &state, &start) != 2)
-		return 0;
-	return state == 'Z' || state == 'X' ? 0 : start;
+	return st.state == 'Z' || st.state == 'X' ? 0 : st.starttime;
 }
 
 /* The file /proc/PID/exe names, into buf; -errno. */

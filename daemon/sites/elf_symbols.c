@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-only
 #include <errno.h>
+#include <fcntl.h>
 #include <stdbool.h>
+#include <unistd.h>
+#include <sys/stat.h>
 #include "elf_symbols.h"
 
 /* The extended section indices of symscn's entries (SHT_SYMTAB_SHNDX), or NULL if none. */
@@ -58,4 +61,36 @@ int elf_symbols__each(Elf *elf, enum elf_symtabs tables,
 		ret = each_of_table(elf, scn, &sh, fn, arg);
 	}
 	return ret ? ret : found ? 0 : -ENOENT;
+}
+
+int elf_file__open(const char *path, Elf_Cmd cmd, struct elf_file *f)
+{
+	struct stat st;
+	int err;
+
+	f->elf = NULL;
+	f->fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	if (f->fd < 0)
+		return -errno;
+	err = fstat(f->fd, &st) ? -errno : !S_ISREG(st.st_mode) ? -EINVAL : 0;
+	if (!err) {
+		elf_version(EV_CURRENT);
+		f->elf = elf_begin(f->fd, cmd, NULL);
+		err = f->elf ? 0 : -ENOEXEC;
+	}
+	if (err) {
+		close(f->fd);
+		f->fd = -1;
+	}
+	return err;
+}
+
+void elf_file__close(struct elf_file *f)
+{
+	if (f->fd < 0)
+		return;
+	elf_end(f->elf);
+	close(f->fd);
+	f->elf = NULL;
+	f->fd = -1;
 }

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * The entries of an ELF file's symbol tables (.symtab, .dynsym), walked one
- * way with libelf: the decoder's functions, the kernel functions' sizes, the
- * history's sync functions, the marking's guard variables and the watches'
- * variables all come from it.
+ * An ELF file opened one way, and the entries of its symbol tables
+ * (.symtab, .dynsym) walked one way with libelf: the decoder's functions,
+ * the kernel functions' sizes, the history's sync functions, the marking's
+ * guard variables and the watches' variables all come from it.
  */
 #ifndef KCSAND_ELF_SYMBOLS_H
 #define KCSAND_ELF_SYMBOLS_H
@@ -35,5 +35,22 @@ struct elf_symbol {
  */
 int elf_symbols__each(Elf *elf, enum elf_symtabs tables,
 		      int (*fn)(const struct elf_symbol *s, void *arg), void *arg);
+
+/* An ELF file open for reading: its descriptor and libelf's handle on it. */
+struct elf_file {
+	int fd;
+	Elf *elf;
+};
+
+/*
+ * Opens path, a regular file (never waiting on a FIFO a user named), with
+ * libelf's version set, as cmd says (ELF_C_READ, or ELF_C_READ_MMAP for a
+ * file that is not replaced in place under us).  0; -errno when it cannot be
+ * opened, -EINVAL when it is no regular file, -ENOEXEC when libelf refuses
+ * it (elf_errmsg(-1)); nothing is left open then, and f->fd is -1.
+ */
+int elf_file__open(const char *path, Elf_Cmd cmd, struct elf_file *f);
+/* Closes what elf_file__open() opened (nothing when f->fd is -1). */
+void elf_file__close(struct elf_file *f);
 
 #endif

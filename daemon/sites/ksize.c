@@ -8,6 +8,7 @@
 #include <unistd.h>
 #include "elf_symbols.h"
 #include "ksize.h"
+#include "util/array.h"
 #include "util/print.h"
 
 struct kfunc {
@@ -38,7 +39,7 @@ struct ksizes {
 	ksize_debug_file_fn debug_file;
 	void *ctx;
 	struct ksize_file *files;
-	size_t nr_files;
+	size_t nr_files, cap_files;
 };
 
 static int cmp_addr(const void *pa, const void *pb)
@@ -143,15 +144,13 @@ static void file_open(struct ksizes *kz, struct ksize_file *f)
 
 static struct ksize_file *file_get(struct ksizes *kz, const char *path, bool vmlinux)
 {
-	struct ksize_file *f, *v;
+	struct ksize_file *f;
 
 	for (size_t i = 0; i < kz->nr_files; i++)
 		if (!strcmp(kz->files[i].path, path))
 			return &kz->files[i];
-	v = realloc(kz->files, (kz->nr_files + 1) * sizeof(*v));
-	if (!v)
+	if (ARRAY_RESERVE(kz->files, kz->cap_files, kz->nr_files, 4))
 		return NULL;
-	kz->files = v;
 	f = &kz->files[kz->nr_files];
 	memset(f, 0, sizeof(*f));
 	f->fd = -1;

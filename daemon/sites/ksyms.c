@@ -25,18 +25,8 @@ static ssize_t pool_add(struct ksyms *ks, const char *s)
 	size_t len = strlen(s) + 1;
 	ssize_t off;
 
-	if (ks->pool_len + len > ks->pool_cap) {
-		size_t cap = ks->pool_cap ? ks->pool_cap * 2 : 1 << 20;
-		char *p;
-
-		while (cap < ks->pool_len + len)
-			cap *= 2;
-		p = realloc(ks->pool, cap);
-		if (!p)
-			return -1;
-		ks->pool = p;
-		ks->pool_cap = cap;
-	}
+	if (ARRAY_RESERVE_MORE(ks->pool, ks->pool_cap, ks->pool_len, len, 1 << 20))
+		return -1;
 	off = ks->pool_len;
 	memcpy(ks->pool + off, s, len);
 	ks->pool_len += len;

@@ -208,15 +208,8 @@ struct cand_vec {
 /* A slot for one more candidate (counted once cv->n is incremented), or NULL. */
 static struct func_cand *cand_push(struct cand_vec *cv)
 {
-	if (cv->n == cv->cap) {
-		size_t cap = cv->cap ? 2 * cv->cap : 256;
-		struct func_cand *v = realloc(cv->v, cap * sizeof(*v));
-
-		if (!v)
-			return NULL;
-		cv->v = v;
-		cv->cap = cap;
-	}
+	if (ARRAY_RESERVE(cv->v, cv->cap, cv->n, 256))
+		return NULL;
 	return &cv->v[cv->n];
 }
 
@@ -339,22 +332,17 @@ static char *find_debug_file(const char *path)
 static int debug_file_cands(struct target_obj *obj, struct obj_priv *p, struct cand_vec *cv)
 {
 	char *debug = find_debug_file(obj->path);
-	Elf *elf = NULL;
-	int fd = -1, err = 0;
+	struct elf_file ef;
+	int err = 0;
 
 	if (!debug)
 		return 0;
-	fd = open(debug, O_RDONLY | O_CLOEXEC);
-	if (fd >= 0)
-		elf = elf_begin(fd, ELF_C_READ, NULL);
-	if (elf)
-		err = symtab_cands(debug, elf, p->elf, ELF_SYMTAB, cv);
+	if (!elf_file__open(debug, ELF_C_READ, &ef)) {
+		err = symtab_cands(debug, ef.elf, p->elf, ELF_SYMTAB, cv);
+		elf_file__close(&ef);
+	}
 	if (!err && cv->n)
 		snprintf(obj->funcs_from, sizeof(obj->funcs_from), "debug file %s", debug);
-	if (elf)
-		elf_end(elf);
-	if (fd >= 0)
-		close(fd);
 	free(debug);
 	return err;
 }

@@ -39,6 +39,8 @@ void kcsand__vprint(enum kcsand_print_level level, const char *fmt, va_list ap);
 #define pr_warn(fmt, ...) kcsand__print(KCSAND_WARN, "kcsand: " fmt, ##__VA_ARGS__)
 #define pr_info(fmt, ...) kcsand__print(KCSAND_INFO, "kcsand: " fmt, ##__VA_ARGS__)
 #define pr_debug(fmt, ...) kcsand__print(KCSAND_DEBUG, "kcsand: " fmt, ##__VA_ARGS__)
+/* The same, at a level chosen at run time (the first of a kind a warning, the rest info). */
+#define pr_at(level, fmt, ...) kcsand__print(level, "kcsand: " fmt, ##__VA_ARGS__)
 /* The rest of a line begun by pr_warn() (no prefix). */
 #define pr_cont(fmt, ...) kcsand__print(KCSAND_WARN, fmt, ##__VA_ARGS__)
 

@@ -3,12 +3,16 @@
  * sites/elf_symbols.h on this test's own executable: every .symtab entry in
  * the order tests/unit/elf_symtab.h (libelf read by hand) gives them, main
  * found as a function of .text, .dynsym alone, both tables, a walk stopped
- * by its callback, and an ELF with no symbol table.
+ * by its callback, and an ELF with no symbol table; elf_file__open() on
+ * this executable, a missing path and a FIFO (refused, not waited on).
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
 #include "test.h"
 #include "elf_symtab.h"
 #include "sites/elf_symbols.h"
@@ -134,6 +138,30 @@ int main(void)
 			  -ENOENT, "no table");
 		ASSERT_EQ(calls, 0, "no callback");
 		elf_end(bare);
+	}
+	TEST(elf_file_open) {
+		char fifo[] = "/tmp/kcsand-test-fifo-XXXXXX";
+		struct elf_file ef = { .fd = 7 };
+
+		ASSERT_EQ(elf_file__open("/proc/self/exe", ELF_C_READ, &ef), 0, "this executable");
+		ASSERT_EQ(elf_kind(ef.elf), ELF_K_ELF, "an ELF handle on it");
+		elf_file__close(&ef);
+		ASSERT_EQ(ef.fd, -1, "closed");
+		ASSERT_EQ(elf_file__open("/nonexistent/kcsand", ELF_C_READ, &ef), -ENOENT,
+			  "a missing path: open's errno");
+		ASSERT_EQ(ef.fd, -1, "nothing open");
+		/* A FIFO with no writer: a blocking open would hang here. */
+		if (ASSERT_TRUE(mkdtemp(fifo) != NULL, "a directory for the FIFO")) {
+			char path[sizeof(fifo) + 8];
+
+			snprintf(path, sizeof(path), "%s/f", fifo);
+			ASSERT_EQ(mkfifo(path, 0600), 0, "mkfifo");
+			ASSERT_EQ(elf_file__open(path, ELF_C_READ, &ef), -EINVAL, "a FIFO refused");
+			ASSERT_EQ(ef.fd, -1, "nothing open");
+			unlink(path);
+			rmdir(fifo);
+		}
+		elf_file__close(&ef);	/* fd -1: nothing to do */
 	}
 	elf_end(elf);
 	close(fd);
