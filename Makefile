@@ -156,6 +156,9 @@ $(OUT)/bench/hashtable-tsan: bench/programs/hashtable.c
 $(OUT)/bench/func_line: bench/programs/func_line.c $(LIB)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $< $(LIB) $(LDLIBS) -o $@
+$(OUT)/bench/kmark_cost: bench/programs/kmark_cost.c $(LIB)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $< $(LIB) $(LDLIBS) -o $@
 $(OUT)/bench/malloc_heavy: bench/programs/malloc_heavy.c
 	@mkdir -p $(@D)
 	$(CC) -O2 -g -pthread $< -o $@
@@ -163,7 +166,7 @@ $(OUT)/bench/malloc_heavy: bench/programs/malloc_heavy.c
 BENCH_PROGS := $(OUT)/bench/hotloop $(OUT)/bench/empty_probe $(OUT)/bench/reattach $(OUT)/bench/kdisarm \
 	       $(OUT)/bench/kloop \
 	       $(OUT)/bench/hashtable $(OUT)/bench/hashtable-tsan $(OUT)/bench/func_line \
-	       $(OUT)/bench/ustack_cost $(OUT)/bench/malloc_heavy
+	       $(OUT)/bench/ustack_cost $(OUT)/bench/malloc_heavy $(OUT)/bench/kmark_cost
 bench-programs: all scenario-programs history-programs history-tsan-programs $(BENCH_PROGS)
 
 # Every benchmark of the kinds named, each printing its own table (docs/PERFORMANCE.md), in the
