@@ -75,6 +75,7 @@ static void dw_close(struct dw_ctx *c)
 	free(c->decls);
 	free(c->seq);
 	free(c->inl);
+	free(c->cu_fns);
 	sym_index__free(c->syms);
 	if (c->dwfl)
 		dwfl_end(c->dwfl);
@@ -96,6 +97,30 @@ static void decl_die(Dwarf_Die *d)
 	}
 }
 
+/*
+ * Can a function of d's compile unit sit inside a namespace or class?  Not in
+ * C or assembly: there the name is the whole answer, and dwarf_getscopes_die(),
+ * which walks the unit from its root to d, is skipped.  It was four fifths of
+ * a vmlinux's marking (bench/kernel/p15-kmark-cost.sh).
+ */
+static bool lang_has_scopes(Dwarf_Die *d)
+{
+	Dwarf_Die cu;
+
+	if (!dwarf_diecu(d, &cu, NULL, NULL))
+		return true;
+	switch (dwarf_srclang(&cu)) {
+	case DW_LANG_C89:
+	case DW_LANG_C:
+	case DW_LANG_C99:
+	case DW_LANG_C11:
+	case DW_LANG_Mips_Assembler:
+		return false;
+	default:
+		return true;
+	}
+}
+
 /* "ns::class<T>::name" from the DIE's enclosing namespaces and classes. */
 static char *build_qualified_name(Dwarf_Die *d)
 {
@@ -107,6 +132,8 @@ static char *build_qualified_name(Dwarf_Die *d)
 
 	if (!name)
 		return NULL;
+	if (!lang_has_scopes(d))
+		return strdup(name);
 	buf[0] = '\0';
 	n = dwarf_getscopes_die(d, &scopes);
 	for (int i = n - 1; i >= 1; i--) {
@@ -294,15 +321,51 @@ static int collect_inlined(struct dw_ctx *c, Dwarf_Die *parent, int depth)
 	return 0;
 }
 
-/* The concrete function of cu that has pc, in *fn; false when none does. */
-static bool function_at(Dwarf_Die *cu, Dwarf_Addr pc, Dwarf_Die *fn)
+/*
+ * The ranges of cu's top-level functions, in c->cu_fns.  A unit's top
+ * level is mostly types: walking it for each function was half of a
+ * vmlinux's marking once the names were quick; it is walked once per unit
+ * the sites enter now.
+ */
+static int cu_functions(struct dw_ctx *c, Dwarf_Die *cu)
 {
-	if (dwarf_child(cu, fn))
+	Dwarf_Off off = dwarf_dieoffset(cu);
+	Dwarf_Die fn;
+
+	if (c->cu_off == off)
+		return 0;
+	c->cu_off = 0;
+	c->nr_cu_fns = 0;
+	if (dwarf_child(cu, &fn) == 0) {
+		do {
+			Dwarf_Addr base, lo, hi;
+			ptrdiff_t r = 0;
+
+			if (dwarf_tag(&fn) != DW_TAG_subprogram)
+				continue;
+			while ((r = dwarf_ranges(&fn, r, &base, &lo, &hi)) > 0) {
+				if (ARRAY_RESERVE(c->cu_fns, c->cap_cu_fns, c->nr_cu_fns, 64))
+					return -ENOMEM;
+				c->cu_fns[c->nr_cu_fns++] =
+					(struct fn_range){ .lo = lo, .hi = hi, .die = fn };
+			}
+		} while (dwarf_siblingof(&fn, &fn) == 0);
+	}
+	c->cu_off = off;
+	return 0;
+}
+
+/* The concrete function of cu that has pc (the first in DIE order), in *fn; false when none. */
+static bool function_at(struct dw_ctx *c, Dwarf_Die *cu, Dwarf_Addr pc, Dwarf_Die *fn)
+{
+	if (cu_functions(c, cu))
 		return false;
-	do {
-		if (dwarf_tag(fn) == DW_TAG_subprogram && dwarf_haspc(fn, pc) > 0)
+	for (size_t i = 0; i < c->nr_cu_fns; i++) {
+		if (pc >= c->cu_fns[i].lo && pc < c->cu_fns[i].hi) {
+			*fn = c->cu_fns[i].die;
 			return true;
-	} while (dwarf_siblingof(fn, fn) == 0);
+		}
+	}
 	return false;
 }
 
@@ -344,7 +407,7 @@ static bool function_load(struct dw_ctx *c, Dwarf_Die *cu, Dwarf_Addr pc)
 	if (c->fn_valid && dwarf_haspc(&c->fn, pc) > 0)
 		return true;
 	c->nr_seq = c->nr_inl = 0;
-	c->fn_valid = function_at(cu, pc, &fn);
+	c->fn_valid = function_at(c, cu, pc, &fn);
 	if (!c->fn_valid)
 		return false;
 	c->fn = fn;

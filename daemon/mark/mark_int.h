@@ -57,6 +57,9 @@ struct dw_ctx {
 	size_t nr_decls, cap_decls;
 	Dwarf_Die fn;			/* the function whose inline tree inl and seq hold */
 	bool fn_valid;
+	Dwarf_Off cu_off;		/* the unit whose functions cu_fns holds, or 0 */
+	struct fn_range *cu_fns;	/* its top-level functions' ranges, in DIE order */
+	size_t nr_cu_fns, cap_cu_fns;
 	struct inl_range *inl;		/* its inlined instances' ranges */
 	size_t nr_inl, cap_inl;
 	struct seq_span *seq;		/* its seqcount helpers */
@@ -66,6 +69,12 @@ struct dw_ctx {
 	size_t nr_names, cap_names;
 	struct src_cache *srcs;
 	struct sym_index *syms;		/* by-name index, built on the first mark_debug__sym() */
+};
+
+/* One address range of a compile unit's top-level function. */
+struct fn_range {
+	Dwarf_Addr lo, hi;
+	Dwarf_Die die;
 };
 
 /* One address range of an inlined instance in a function, and how deep it is nested. */
