@@ -4,9 +4,9 @@
  * of the functions under the given source paths (ksrc, as src: selects
  * them) decoded from the vmlinux file itself, marked from its own DWARF
  * through kmark__apply() with a System.map as kallsyms (no KASLR).  Prints
- * the sites and the seconds each step took, and writes every site's verdict
- * (address, flags, reason) to OUT, so that two builds can be compared:
- * bench/kernel/p15-kmark-cost.sh.
+ * the sites and the seconds each step took (marking's CPU seconds too),
+ * and writes every site's verdict (address, flags, reason) to OUT, so that
+ * two builds can be compared: bench/kernel/p15-kmark-cost.sh.
  *
  * Usage: kmark_cost VMLINUX SYSTEM.MAP OUT PREFIX...
  */
@@ -19,11 +19,11 @@
 #include "sites/ksrc.h"
 #include "util/print.h"
 
-static double now(void)
+static double now(clockid_t clk)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	clock_gettime(clk, &ts);
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
@@ -68,14 +68,14 @@ int main(int argc, char **argv)
 	struct target_obj *o = NULL;
 	struct kmark_stats ks;
 	struct ksyms *k;
-	double t0, t1, t2;
+	double t0, t1, t2, c1, c2;
 
 	if (argc < 5) {
 		fprintf(stderr, "usage: %s VMLINUX SYSTEM.MAP OUT PREFIX...\n", argv[0]);
 		return 2;
 	}
 	vmlinux_path = argv[1];
-	t0 = now();
+	t0 = now(CLOCK_MONOTONIC);
 	if (ksrc__load_any(argv[1], (const char *const *)argv + 4, argc - 4, &f) ||
 	    target_obj__open(argv[1], &o) || target_obj__decode(o, NULL, NULL) < 0)
 		return 1;
@@ -83,12 +83,14 @@ int main(int argc, char **argv)
 	k = ksyms__load_file(argv[2]);
 	if (!k)
 		return 1;
-	t1 = now();
+	t1 = now(CLOCK_MONOTONIC);
+	c1 = now(CLOCK_PROCESS_CPUTIME_ID);
 	if (kmark__apply(o, k, argv[2], debug_file, NULL, NULL, &ks))
 		return 1;
-	t2 = now();
-	printf("sites %zu functions %zu select_s %.1f mark_s %.1f marked %zu cached %llu "
-	       "no_debug %zu not_found %zu\n", o->sites.n, f.n, t1 - t0, t2 - t1,
+	t2 = now(CLOCK_MONOTONIC);
+	c2 = now(CLOCK_PROCESS_CPUTIME_ID);
+	printf("sites %zu functions %zu select_s %.1f mark_s %.1f mark_cpu_s %.1f marked %zu "
+	       "cached %llu no_debug %zu not_found %zu\n", o->sites.n, f.n, t1 - t0, t2 - t1, c2 - c1,
 	       (size_t)o->stats.marked, (unsigned long long)ks.cached, ks.no_debug, ks.not_found);
 	if (write_verdicts(o, argv[3]))
 		return 1;

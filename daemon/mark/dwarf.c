@@ -664,13 +664,22 @@ const char *mark_rule_qualifier(struct dw_ctx *c, uint64_t target, char *buf, si
 /* The source file for a DWARF path: under --source-dir first (any path suffix), then as is. */
 struct mark_src *mark_source_get(struct dw_ctx *c, const char *path)
 {
-	struct src_cache *cached;
+	struct src_cache *cached, **prev;
 	struct mark_src *src = NULL;
 	const char *dir = c->opts ? c->opts->source_dir : NULL;
 
-	for (cached = c->srcs; cached; cached = cached->next)
-		if (!strcmp(cached->path, path))
-			return cached->src;
+	/*
+	 * Moved to the front when found: a vmlinux's sites name thousands of
+	 * files, but one function's sites the same few, one after another.
+	 */
+	for (prev = &c->srcs; (cached = *prev); prev = &cached->next) {
+		if (strcmp(cached->path, path))
+			continue;
+		*prev = cached->next;
+		cached->next = c->srcs;
+		c->srcs = cached;
+		return cached->src;
+	}
 	if (dir && *dir) {
 		for (const char *p = path; p && !src; p = strchr(p, '/')) {
 			char buf[4096];
