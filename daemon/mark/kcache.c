@@ -148,6 +148,13 @@ bool kcache__get(struct kcache *c, uint64_t pc, struct kcache_verdict *v)
 	return true;
 }
 
+bool kcache__has(const struct kcache *c, uint64_t pc)
+{
+	struct kcache_entry key = { .pc = pc };
+
+	return c->n && bsearch(&key, c->e, c->n, sizeof(*c->e), cmp_entry);
+}
+
 void kcache__put(struct kcache *c, uint64_t pc, const struct kcache_verdict *v)
 {
 	if (ARRAY_RESERVE(c->added, c->cap_added, c->nr_added, 1024))

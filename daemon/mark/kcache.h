@@ -38,6 +38,8 @@ bool kcache__text(const struct kcache *c, uint64_t *text);
 void kcache__set_text(struct kcache *c, uint64_t text);
 /* The verdict of the site at pc (an address in the debug file); false if none. */
 bool kcache__get(struct kcache *c, uint64_t pc, struct kcache_verdict *v);
+/* Whether the site at pc has a verdict, not counted as a hit. */
+bool kcache__has(const struct kcache *c, uint64_t pc);
 void kcache__put(struct kcache *c, uint64_t pc, const struct kcache_verdict *v);
 /* How many verdicts kcache__get() found. */
 uint64_t kcache__hits(const struct kcache *c);

@@ -9,6 +9,8 @@
 #include <string.h>
 #include <unistd.h>
 #include <elfutils/debuginfod.h>
+#include <gelf.h>
+#include <sys/stat.h>
 
 #include "debuginfo.h"
 #include "util/print.h"
@@ -154,4 +156,67 @@ int debuginfo__anon_name(const char *path, uint64_t vaddr, char *buf, size_t len
 
 	free(real);
 	return n;
+}
+
+/* Read [off, off + len) of fd with buf (size bytes) as scratch; the bytes read. */
+static uint64_t read_range(int fd, uint64_t off, uint64_t len, char *buf, size_t size)
+{
+	uint64_t done = 0;
+
+	while (done < len) {
+		size_t want = len - done < size ? len - done : size;
+		ssize_t n = pread(fd, buf, want, off + done);
+
+		if (n <= 0)
+			break;
+		done += n;
+	}
+	return done;
+}
+
+uint64_t debuginfo__prefetch(const char *path)
+{
+	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+	static dev_t last_dev;
+	static ino_t last_ino;
+	const size_t size = 4 << 20;
+	uint64_t total = 0;
+	Elf_Scn *scn = NULL;
+	struct stat st;
+	size_t shstrndx;
+	char *buf = NULL;
+	Elf *elf = NULL;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0 || fstat(fd, &st))
+		goto out;
+	pthread_mutex_lock(&lock);
+	if (st.st_dev == last_dev && st.st_ino == last_ino) {
+		pthread_mutex_unlock(&lock);
+		goto out;
+	}
+	last_dev = st.st_dev;
+	last_ino = st.st_ino;
+	pthread_mutex_unlock(&lock);
+	buf = malloc(size);
+	elf = buf && elf_version(EV_CURRENT) != EV_NONE ? elf_begin(fd, ELF_C_READ_MMAP, NULL) : NULL;
+	if (!elf || elf_getshdrstrndx(elf, &shstrndx))
+		goto out;
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		const char *name;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_PROGBITS)
+			continue;
+		name = elf_strptr(elf, shstrndx, sh.sh_name);
+		if (name && !strncmp(name, ".debug_", 7))
+			total += read_range(fd, sh.sh_offset, sh.sh_size, buf, size);
+	}
+	pr_debug("%s: %" PRIu64 " bytes of DWARF read ahead\n", path, total);
+out:
+	elf_end(elf);
+	free(buf);
+	if (fd >= 0)
+		close(fd);
+	return total;
 }

@@ -29,4 +29,15 @@ const Dwfl_Callbacks *debuginfo__offline_callbacks(void);
  */
 int debuginfo__anon_name(const char *path, uint64_t vaddr, char *buf, size_t len);
 
+/*
+ * Read the DWARF sections of the ELF file at path (.debug_*) into the page
+ * cache, in large sequential reads, once per file in a process.  Over a
+ * network file system (the test guest's 9p) libdw's page faults on the
+ * mapped file fetch a page or a readahead window at a time: marking a
+ * subsystem cold from a vmlinux's DWARF spent most of its time there
+ * (bench/kernel/p15-kmark-cost.sh).  The bytes read; 0 when the file cannot
+ * be read (then nothing is lost but the hint).
+ */
+uint64_t debuginfo__prefetch(const char *path);
+
 #endif

@@ -7,6 +7,7 @@
 #include <unistd.h>
 #include <dwarf.h>
 #include <elfutils/libdw.h>
+#include "debuginfo.h"
 #include "ksrc.h"
 #include "util/array.h"
 #include "util/print.h"
@@ -102,6 +103,13 @@ int ksrc__load_any(const char *path, const char *const *prefixes, size_t nr,
 		pr_warn("src:%s: cannot open %s: %s\n", prefixes[0], path, strerror(-err));
 		return err;
 	}
+	/*
+	 * Every unit's first DIE is read, and they are spread over the whole
+	 * .debug_info: one sequential read costs less than a page fault for
+	 * each over 9p (62 s against 6 s with the file cached, in the test
+	 * guest), and marking reads the same file next.
+	 */
+	debuginfo__prefetch(path);
 	dw = dwarf_begin(fd, DWARF_C_READ);
 	if (!dw) {
 		pr_warn("src:%s: %s has no DWARF: %s\n", prefixes[0], path, dwarf_errmsg(-1));

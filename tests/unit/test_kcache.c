@@ -50,6 +50,8 @@ int main(int argc, char **argv)
 		ASSERT_TRUE(kcache__get(c, 0x2000, &v) && !memcmp(&v, &plain, sizeof(v)),
 			    "the plain site's verdict");
 		ASSERT_FALSE(kcache__get(c, 0x3000, &v), "no verdict for a site never seen");
+		/* kmark's count of the sites left to the DWARF: asked, not counted as hits. */
+		ASSERT_TRUE(kcache__has(c, 0x1000) && !kcache__has(c, 0x3000), "has");
 		ASSERT_EQ(kcache__hits(c), 2, "hits");
 		kcache__free(c);
 	}
