@@ -123,7 +123,12 @@ static void file_open(struct ksizes *kz, struct ksize_file *f)
 			strerror(errno));
 		return;
 	}
-	f->elf = elf_begin(f->fd, ELF_C_READ_MMAP, NULL);
+	/*
+	 * Read, not mapped: the symbol and string tables are then read whole,
+	 * one pread each, where page faults over the test guest's 9p fetched
+	 * them a page at a time (bench/kernel/p15-kmark-cost.sh).
+	 */
+	f->elf = elf_begin(f->fd, ELF_C_READ, NULL);
 	if (!f->elf) {
 		pr_warn("%s: not ELF: %s; kernel functions sized from kallsyms\n", f->path,
 			elf_errmsg(-1));
