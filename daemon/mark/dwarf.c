@@ -607,9 +607,18 @@ static int load_vars(struct dw_ctx *c)
 {
 	Dwarf_Off off = 0, next;
 	size_t hsize, cap = 0;
+	const char *main_file = NULL, *debug_file = NULL;
 	int err;
 
 	c->vars_loaded = true;
+	/*
+	 * The walk reads every unit, whatever the number of sites: the file's
+	 * DWARF in one sequential pass first (sites/debuginfo.h; over 9p the
+	 * page faults fetch it a little at a time).
+	 */
+	dwfl_module_info(c->mod, NULL, NULL, NULL, NULL, NULL, &main_file, &debug_file);
+	if (debug_file || main_file)
+		debuginfo__prefetch(debug_file ? debug_file : main_file);
 	while (dwarf_nextcu(c->dw, off, &next, &hsize, NULL, NULL, NULL) == 0) {
 		Dwarf_Die cu;
 
