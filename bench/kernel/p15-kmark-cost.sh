@@ -41,8 +41,9 @@ tests/vm/kcsan-vm --out "$out" --keep --timeout 2400 --memory 2048 --probe unuse
 echo "p15: guest run $(( $(date +%s) - start )) s, kcsan-vm exit $?, files in $out"
 for run in cold9p warm9p copy cold-local; do
 	[ -f "$out/$run.err" ] || continue
-	echo "guest $run: $(grep -hoE '[0-9]+ sites decoded.*|[0-9]+ of [0-9]+ sites. verdicts|copied in .*' \
-		"$out/$run.err" | tr '\n' ' ')"
+	echo "guest $run: $(grep -hE '^kcsand: \[kernel\]: (site sets|[0-9]+ of)|^copied in' \
+		"$out/$run.err" | sed -E 's/^kcsand: \[kernel\]: //; s/ from the cache .*/ cached/' |
+		tr '\n' ';')"
 done
 v() { grep '^kcsand: site ' "$out/$1.err"; }
 cmp -s <(v cold9p) <(v warm9p) && cmp -s <(v cold9p) <(v cold-local) &&
