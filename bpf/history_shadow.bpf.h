@@ -9,6 +9,25 @@
 #define KCSAND_HISTORY_SHADOW_BPF_H
 
 /*
+ * The hash of stk's nr frames.  A global function: inlined, each of the
+ * loop's exits was a state of its own, and the verifier walked what
+ * follows (the stack's map, the cell's write) once for each.
+ */
+__noinline __u64 hb_stack_hash_g(const struct hb_stack *stk, int nr)
+{
+	__u64 key = 0xcbf29ce484222325ULL;
+
+	if (!stk)
+		return 0;
+	for (int i = 0; i < KCSAND_MAX_STACK; i++) {
+		if (i >= nr)
+			break;
+		key = (key ^ stk->ip[i]) * 0x100000001b3ULL;
+	}
+	return key;
+}
+
+/*
  * Frames of the current access, kept once per distinct stack; 0 if not
  * kept.  A report comes later, so the copy for the CFI unwind is taken
  * now, once per stack too, and named by the key: scratch->copy_key asks
@@ -19,8 +38,8 @@
 static __always_inline __u64 hb_stack_key(void *ctx, struct hb_scratch *scratch)
 {
 	struct pt_regs *regs = ctx;	/* a perf_event ctx starts with its registers too */
-	__u64 key = 0xcbf29ce484222325ULL;
 	struct hb_stack *st;
+	__u64 key;
 	long n;
 	int nr;
 
@@ -29,11 +48,7 @@ static __always_inline __u64 hb_stack_key(void *ctx, struct hb_scratch *scratch)
 		return 0;
 	nr = n / 8;
 	scratch->stk.nr = nr;
-	for (int i = 0; i < KCSAND_MAX_STACK; i++) {
-		if (i >= nr)
-			break;
-		key = (key ^ scratch->stk.ip[i]) * 0x100000001b3ULL;
-	}
+	key = hb_stack_hash_g(&scratch->stk, nr);
 	key = ((key ^ nr) * 0x100000001b3ULL ^ regs->sp) & ~KCSAND_USTACK_SEQ;
 	if (!key)
 		key = 1;
