@@ -145,6 +145,9 @@ $(OUT)/bench/reattach: bench/programs/reattach.c $(SKELS) $(LIB)
 
 $(OUT)/bench/ustack_cost: bench/programs/ustack_cost.c $(OUT)/bench/ustack_cost.skel.h
 	$(CC) $(CFLAGS) -I$(OUT)/bench $< -lbpf -lelf -lz -o $@
+$(OUT)/bench/prog_load: bench/programs/prog_load.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $< -lbpf -lelf -lz -o $@
 
 $(OUT)/bench/hashtable: bench/programs/hashtable.c
 	@mkdir -p $(@D)
@@ -166,7 +169,8 @@ $(OUT)/bench/malloc_heavy: bench/programs/malloc_heavy.c
 BENCH_PROGS := $(OUT)/bench/hotloop $(OUT)/bench/empty_probe $(OUT)/bench/reattach $(OUT)/bench/kdisarm \
 	       $(OUT)/bench/kloop \
 	       $(OUT)/bench/hashtable $(OUT)/bench/hashtable-tsan $(OUT)/bench/func_line \
-	       $(OUT)/bench/ustack_cost $(OUT)/bench/malloc_heavy $(OUT)/bench/kmark_cost
+	       $(OUT)/bench/ustack_cost $(OUT)/bench/malloc_heavy $(OUT)/bench/kmark_cost \
+	       $(OUT)/bench/prog_load
 bench-programs: all scenario-programs history-programs history-tsan-programs $(BENCH_PROGS)
 
 # Every benchmark of the kinds named, each printing its own table (docs/PERFORMANCE.md), in the

@@ -11,7 +11,13 @@
 /*
  * The clock loops are global functions: the verifier checks a global
  * function once per program, and a static one again at every call, which
- * made loading the history's programs take half a second.
+ * made loading the history's programs take half a second.  So are the
+ * history's other helpers that do not need the caller's state: release,
+ * acquire, forget, the OpenMP tasks' steps, and the bodies of bpf_loop()
+ * callbacks, which newer verifiers (6.18's here) walk again until their
+ * state converges, calls and loops included.  A global function takes scalars
+ * and pointers to sized memory, which it tests for NULL, and returns a
+ * scalar (docs/PERFORMANCE.md has what each cut saved).
  */
 struct hb_vc {
 	__u32 c[HB_SLOTS];
@@ -40,22 +46,38 @@ __noinline int hb_vc_join_g(struct hb_vc *dst, const struct hb_vc *src)
  */
 #define HB_CAS_TRIES	32
 
+/*
+ * *entry = max(*entry, c) by compare-and-swap.  Its own global function:
+ * inlined in the loop below, the verifier walked its tries again for
+ * every entry, 50,000 instructions of each program that releases.
+ */
+__noinline int hb_cas_max_g(__u32 *entry, __u32 c)
+{
+	int r;
+
+	if (!entry)
+		return 0;
+	for (r = 0; r < HB_CAS_TRIES; r++) {
+		__u32 old = *entry;
+
+		if (old >= c || __sync_val_compare_and_swap(entry, old, c) == old)
+			break;
+	}
+	if (r == HB_CAS_TRIES)
+		hb_count(KCSAND_HB_CTR_CAS_LOST);
+	return 0;
+}
+
 __noinline int hb_vc_join_atomic_g(struct hb_vc *dst, const struct hb_vc *src)
 {
 	if (!dst || !src)
 		return 0;
 	for (int i = 0; i < HB_SLOTS; i++) {
 		__u32 c = src->c[i];
-		int r;
 
-		for (r = 0; r < HB_CAS_TRIES; r++) {
-			__u32 old = dst->c[i];
-
-			if (old >= c || __sync_val_compare_and_swap(&dst->c[i], old, c) == old)
-				break;
-		}
-		if (r == HB_CAS_TRIES)
-			hb_count(KCSAND_HB_CTR_CAS_LOST);
+		/* Most entries are already as high: no call for them. */
+		if (dst->c[i] < c)
+			hb_cas_max_g(&dst->c[i], c);
 	}
 	return 0;
 }
@@ -225,13 +247,19 @@ static __always_inline void hb_sync_note(__u32 tgid, __u64 addr)
 		__sync_fetch_and_or(w, bit);
 }
 
-static __noinline void hb_release(struct hb_thread *t, __u64 addr, int new_epoch)
+__noinline int hb_release(struct hb_thread *t, __u64 addr, int new_epoch)
 {
-	struct hb_key k = { .tgid = t->tgid, .addr = addr };
-	struct hb_sync *s = bpf_map_lookup_elem(&hb_syncs, &k);
-	__u32 tgid = t->tgid;
+	struct hb_key k = {};
+	struct hb_sync *s;
+	__u32 tgid;
 	struct hb_proc *p;
 
+	if (!t)
+		return 0;
+	tgid = t->tgid;
+	k.tgid = tgid;
+	k.addr = addr;
+	s = bpf_map_lookup_elem(&hb_syncs, &k);
 	if (!s) {
 		s = hb_get(&hb_syncs, &k);
 		p = bpf_map_lookup_elem(&hb_procs, &tgid);
@@ -247,7 +275,7 @@ static __noinline void hb_release(struct hb_thread *t, __u64 addr, int new_epoch
 		hb_count(KCSAND_HB_CTR_SYNC_FULL);
 		p = bpf_map_lookup_elem(&hb_procs, &tgid);
 		if (!p)
-			return;
+			return 0;
 		hb_vc_join_atomic(p->overflow, t->vc);
 		p->overflowed = 1;
 	} else {
@@ -256,24 +284,32 @@ static __noinline void hb_release(struct hb_thread *t, __u64 addr, int new_epoch
 	}
 	if (new_epoch && !t->once_depth)
 		hb_tick(t);
+	return 0;
 }
 
-static __noinline void hb_acquire(struct hb_thread *t, __u64 addr)
+__noinline int hb_acquire(struct hb_thread *t, __u64 addr)
 {
-	struct hb_key k = { .tgid = t->tgid, .addr = addr };
-	struct hb_sync *s = bpf_map_lookup_elem(&hb_syncs, &k);
-	__u32 tgid = t->tgid;
+	struct hb_key k = {};
+	struct hb_sync *s;
+	__u32 tgid;
 	struct hb_proc *p;
 
+	if (!t)
+		return 0;
+	tgid = t->tgid;
+	k.tgid = tgid;
+	k.addr = addr;
+	s = bpf_map_lookup_elem(&hb_syncs, &k);
 	if (!s) {
 		/* Never released, or released when hb_syncs was full (hb_proc.overflow). */
 		p = bpf_map_lookup_elem(&hb_procs, &tgid);
 		if (p && p->overflowed)
 			hb_vc_join(t->vc, p->overflow);
-		return;
+		return 0;
 	}
 	/* Entries read while a release adds to them: each is one it had, or more. */
 	hb_vc_join(t->vc, s->vc);
+	return 0;
 }
 
 /*
@@ -349,27 +385,40 @@ static long hb_forget_sync_line(__u32 i, void *ctx)
 	return 0;
 }
 
-/* Page i of the range: the lines its word says hold objects. */
-static long hb_forget_sync_page(__u32 i, void *ctx)
+/*
+ * The page at base of [lo, hi): the lines its word says hold objects,
+ * their objects forgotten; returns how many.  A global function, verified
+ * once, for the same reason as hb_forget_line_g().
+ */
+__noinline int hb_forget_page_g(__u32 tgid, __u64 lo, __u64 hi, __u64 base)
 {
-	struct hb_sync_forget *f = ctx;
-	__u64 base = ((f->lo >> 12) + i) << 12;
-	__u64 lo = f->lo > base ? f->lo : base, hi = f->hi < base + 4096 ? f->hi : base + 4096;
-	__u32 idx = hb_sync_page(f->tgid, base >> 12);
+	struct hb_sync_forget f = { .lo = lo, .hi = hi, .base = base, .tgid = tgid };
+	__u32 idx = hb_sync_page(tgid, base >> 12);
 	__u64 *w = bpf_map_lookup_elem(&hb_sync_lines, &idx);
 
+	if (lo < base)
+		lo = base;
+	if (hi > base + 4096)
+		hi = base + 4096;
 	if (!w || lo >= hi)
 		return 0;
 	/* Lines lo to hi - 1 of the page. */
-	f->lines = *(volatile __u64 *)w & (~0ULL >> (63 - (((hi - 1) >> 6) & 63))) &
-		   (~0ULL << ((lo >> 6) & 63));
-	if (!f->lines)
+	f.lines = *(volatile __u64 *)w & (~0ULL >> (63 - (((hi - 1) >> 6) & 63))) &
+		  (~0ULL << ((lo >> 6) & 63));
+	if (!f.lines)
 		return 0;
-	f->base = base;
-	f->done = 0;
-	bpf_loop(64, hb_forget_sync_line, f, 0);	/* one call a line with objects */
-	if (f->done)
-		__sync_fetch_and_and(w, ~f->done);
+	bpf_loop(64, hb_forget_sync_line, &f, 0);	/* one call a line with objects */
+	if (f.done)
+		__sync_fetch_and_and(w, ~f.done);
+	return f.freed;
+}
+
+/* Page i of the range. */
+static long hb_forget_sync_page(__u32 i, void *ctx)
+{
+	struct hb_sync_forget *f = ctx;
+
+	f->freed += hb_forget_page_g(f->tgid, f->lo, f->hi, ((f->lo >> 12) + i) << 12);
 	return 0;
 }
 
@@ -421,7 +470,7 @@ __noinline int hb_acquire_all(struct hb_thread *t)
  * its process did so far, and the calls it was in are forgotten, and so
  * are the OpenMP tasks it was running (tasks.bpf.h).
  */
-static __noinline void hb_task_unwind(struct hb_thread *t);
+__noinline int hb_task_unwind(struct hb_thread *t);
 
 static __always_inline void hb_new_gen(struct hb_thread *t)
 {

@@ -9,6 +9,25 @@
 #define KCSAND_HISTORY_SHADOW_BPF_H
 
 /*
+ * The hash of stk's nr frames.  A global function: inlined, each of the
+ * loop's exits was a state of its own, and the verifier walked what
+ * follows (the stack's map, the cell's write) once for each.
+ */
+__noinline __u64 hb_stack_hash_g(const struct hb_stack *stk, int nr)
+{
+	__u64 key = 0xcbf29ce484222325ULL;
+
+	if (!stk)
+		return 0;
+	for (int i = 0; i < KCSAND_MAX_STACK; i++) {
+		if (i >= nr)
+			break;
+		key = (key ^ stk->ip[i]) * 0x100000001b3ULL;
+	}
+	return key;
+}
+
+/*
  * Frames of the current access, kept once per distinct stack; 0 if not
  * kept.  A report comes later, so the copy for the CFI unwind is taken
  * now, once per stack too, and named by the key: scratch->copy_key asks
@@ -19,8 +38,8 @@
 static __always_inline __u64 hb_stack_key(void *ctx, struct hb_scratch *scratch)
 {
 	struct pt_regs *regs = ctx;	/* a perf_event ctx starts with its registers too */
-	__u64 key = 0xcbf29ce484222325ULL;
 	struct hb_stack *st;
+	__u64 key;
 	long n;
 	int nr;
 
@@ -29,11 +48,7 @@ static __always_inline __u64 hb_stack_key(void *ctx, struct hb_scratch *scratch)
 		return 0;
 	nr = n / 8;
 	scratch->stk.nr = nr;
-	for (int i = 0; i < KCSAND_MAX_STACK; i++) {
-		if (i >= nr)
-			break;
-		key = (key ^ scratch->stk.ip[i]) * 0x100000001b3ULL;
-	}
+	key = hb_stack_hash_g(&scratch->stk, nr);
 	key = ((key ^ nr) * 0x100000001b3ULL ^ regs->sp) & ~KCSAND_USTACK_SEQ;
 	if (!key)
 		key = 1;
@@ -466,47 +481,64 @@ struct hb_clear {
 	int busy;		/* an entry could not be taken: left to a wide range */
 };
 
-/* The next granule of c->bits: its shadow entry, if it holds the granule, emptied. */
-static long hb_clear_one(__u32 i, void *ctx)
+/*
+ * Granule's shadow entry, if it holds the granule, emptied; 1 if the entry
+ * could not be taken.  A global function, verified once: in the callback
+ * below, which 6.18's verifier walks until its state converges, its body
+ * was walked again at every step of that walk (docs/PERFORMANCE.md).
+ */
+__noinline int hb_clear_granule_g(__u32 tgid, __u64 granule)
 {
-	struct hb_clear *c = ctx;
-	__u64 granule;
-	__u32 idx, seq;
-	struct hb_shadow *e;
+	__u32 idx = hb_shadow_index(tgid, granule), seq;
+	struct hb_shadow *e = bpf_map_lookup_elem(&hb_shadow, &idx);
 
-	if (!c->bits)
-		return 1;
-	granule = c->base + hb_lowest_bit(c->bits);
-	c->bits &= c->bits - 1;
-	idx = hb_shadow_index(c->tgid, granule);
-	e = bpf_map_lookup_elem(&hb_shadow, &idx);
-	if (!e || e->tgid != c->tgid || e->granule != granule || e->gen != hb_gen)
+	if (!e || e->tgid != tgid || e->granule != granule || e->gen != hb_gen)
 		return 0;
 	seq = *(volatile __u32 *)&e->seq;
-	if ((seq & 1) || __sync_val_compare_and_swap(&e->seq, seq, seq + 1) != seq) {
-		c->busy = 1;
+	if ((seq & 1) || __sync_val_compare_and_swap(&e->seq, seq, seq + 1) != seq)
 		return 1;
-	}
-	if (e->tgid == c->tgid && e->granule == granule)
+	if (e->tgid == tgid && e->granule == granule)
 		for (int k = 0; k < HB_CELLS; k++)
 			e->cell[k].slot1 = 0;
 	__sync_lock_test_and_set(&e->seq, seq + 2);
 	return 0;
 }
 
-/*
- * Region i of a narrow range: the granules its slot says may have cells,
- * or all of them in a SHARED slot, cleared; none in a slot never used.
- * Its bits are cleared after the entries: an access to memory being
- * freed (a use after free) may leave a cell unseen, no other access can.
- */
-static long hb_clear_region(__u32 i, void *ctx)
+/* The next granule of c->bits, cleared. */
+static long hb_clear_one(__u32 i, void *ctx)
 {
 	struct hb_clear *c = ctx;
-	__u64 region = (c->granule >> 6) + i, base = region << 6, m, t;
-	__u64 lo = c->granule > base ? c->granule : base;
-	__u64 hi = c->end < base + 64 ? c->end : base + 64;
-	struct hb_region *r = hb_region_of(c->tgid, region);
+	__u64 granule;
+
+	if (!c->bits)
+		return 1;
+	granule = c->base + hb_lowest_bit(c->bits);
+	c->bits &= c->bits - 1;
+	if (hb_clear_granule_g(c->tgid, granule)) {
+		c->busy = 1;
+		return 1;
+	}
+	return 0;
+}
+
+/*
+ * Region region of the narrow range [first, end) of granules: the
+ * granules its slot says may have cells, or all of them in a SHARED slot,
+ * cleared; none in a slot never used.  Its bits are cleared after the
+ * entries: an access to memory being freed (a use after free) may leave a
+ * cell unseen, no other access can.  Returns 0 to go on, 1 past the
+ * range's end, HB_CLEAR_BUSY when an entry could not be taken.  A global
+ * function, as hb_clear_granule_g() is: the callback below calls it.
+ */
+#define HB_CLEAR_BUSY	2
+
+__noinline int hb_clear_region_g(__u32 tgid, __u64 first, __u64 end, __u64 region)
+{
+	__u64 base = region << 6, m, t;
+	__u64 lo = first > base ? first : base;
+	__u64 hi = end < base + 64 ? end : base + 64;
+	struct hb_region *r = hb_region_of(tgid, region);
+	struct hb_clear c = { .base = base, .tgid = tgid };
 
 	if (lo >= hi)
 		return 1;
@@ -515,38 +547,49 @@ static long hb_clear_region(__u32 i, void *ctx)
 		return 0;
 	/* Granules lo to hi - 1 of the region. */
 	m = (~0ULL >> (63 - ((hi - 1) & 63))) & (~0ULL << (lo & 63));
-	if (r && t == hb_region_tag(c->tgid, region))
+	if (r && t == hb_region_tag(tgid, region))
 		m &= *(volatile __u64 *)&r->bits;
 	else
 		t = 0;
 	if (!m)
 		return 0;
-	c->base = base;
-	c->bits = m;
-	bpf_loop(64, hb_clear_one, c, 0);	/* one call a bit set */
-	if (c->busy)
-		return 1;
+	c.bits = m;
+	bpf_loop(64, hb_clear_one, &c, 0);	/* one call a bit set */
+	if (c.busy)
+		return HB_CLEAR_BUSY;
 	if (r && t)
 		__sync_fetch_and_and(&r->bits, ~m);
 	return 0;
 }
 
+/* Region i of c's range, cleared. */
+static long hb_clear_region(__u32 i, void *ctx)
+{
+	struct hb_clear *c = ctx;
+	int ret = hb_clear_region_g(c->tgid, c->granule, c->end, (c->granule >> 6) + i);
+
+	if (ret == HB_CLEAR_BUSY)
+		c->busy = 1;
+	return ret != 0;
+}
+
 /* Forget what was remembered of [lo, hi) in process tgid. */
-static __noinline void hb_forget(__u32 tgid, __u64 lo, __u64 hi)
+__noinline int hb_forget(__u32 tgid, __u64 lo, __u64 hi)
 {
 	struct hb_clear c = { .granule = lo >> 3, .end = (hi + 7) >> 3, .tgid = tgid };
 	__u64 n = ((hi + 7) >> 3) - (lo >> 3);
 
 	if (hi <= lo)
-		return;
+		return 0;
 	hb_count(KCSAND_HB_CTR_FORGET_OPS);
 	hb_forget_syncs(tgid, lo, hi);
 	if (n <= HB_FORGET_CLEAR) {
 		bpf_loop(((c.end - 1) >> 6) - (c.granule >> 6) + 1, hb_clear_region, &c, 0);
 		if (!c.busy)
-			return;
+			return 0;
 	}
 	hb_forget_wide(tgid, lo, hi, bpf_ktime_get_ns());
+	return 0;
 }
 
 /*

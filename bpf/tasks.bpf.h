@@ -188,7 +188,7 @@ static __always_inline __u64 hb_task_group(const struct hb_task_ctx *c)
 }
 
 /* fn and the first bytes of a task's arguments: GOMP_task's data, or fn's copy of it. */
-static __noinline __u64 hb_task_key(__u64 fn, __u64 data, __u32 size)
+__noinline __u64 hb_task_key(__u64 fn, __u64 data, __u32 size)
 {
 	__u64 h = (fn ^ 0xcbf29ce484222325ULL) * 0x100000001b3ULL, w;
 
@@ -223,7 +223,7 @@ static __noinline __u64 hb_task_key(__u64 fn, __u64 data, __u32 size)
  * addr...}, depobj entries after the in ones.  A mutexinoutset is kept as
  * an inout: the tasks of the set run one at a time anyway.
  */
-static __noinline int hb_task_read_deps(struct hb_task_new *n, __u64 depend)
+__noinline int hb_task_read_deps(struct hb_task_new *n, __u64 depend)
 {
 	__u64 hdr[5] = {}, base, total, nout, nin;
 	__u32 bytes;
@@ -281,22 +281,23 @@ static __always_inline void hb_task_merge(struct hb_task_new *n, const struct hb
  * GOMP_task's entry: the creation's record, before the creator's next
  * epoch (the caller's release starts it).  fn's arguments at entry:
  * fn, data, cpyfn, arg_size, arg_align, if_clause; flags and depend on
- * the stack, above the return address.
+ * the stack, above the return address.  arg: the bytes of data in the
+ * task's key (hb_task_entry); sp: the stack pointer at entry.  A global
+ * function, verified once: the registers it reads are its arguments.
  */
-static __noinline void hb_task_create(struct hb_thread *t, struct pt_regs *ctx)
+__noinline int hb_task_create(struct hb_thread *t, __u64 fn, __u64 data, __u32 arg, __u64 sp)
 {
-	__u64 fn = PT_REGS_PARM1(ctx), sp = PT_REGS_SP(ctx), size = PT_REGS_PARM4(ctx), depend = 0;
-	struct hb_key k = { .tgid = t->tgid, .addr = fn };
+	struct hb_key k = { .addr = fn };
 	struct hb_task_ctx *cur = hb_task_top();
-	struct hb_task_fn f = {};
+	struct hb_task_fn f = { .arg = arg };
 	struct hb_task_new *s, *n;
 	__u32 zero = 0, flags = 0;
+	__u64 depend = 0;
 
 	s = bpf_map_lookup_elem(&hb_task_scratch, &zero);
-	if (!cur || !s)
-		return;
-	/* A cpyfn makes a copy of its own: only fn is in the key. */
-	f.arg = PT_REGS_PARM3(ctx) ? 0 : size < HB_TASK_ARG ? size : HB_TASK_ARG;
+	if (!t || !cur || !s)
+		return 0;
+	k.tgid = t->tgid;
 	bpf_map_update_elem(&hb_task_fns, &k, &f, BPF_ANY);
 	__builtin_memset(s, 0, offsetof(struct hb_task_new, vc));
 	s->parent = cur->id;
@@ -306,15 +307,16 @@ static __noinline void hb_task_create(struct hb_thread *t, struct pt_regs *ctx)
 	    !bpf_probe_read_user(&depend, sizeof(depend), (void *)(sp + 16)) && depend)
 		hb_task_read_deps(s, depend);
 	__builtin_memcpy(s->vc, t->vc, sizeof(s->vc));
-	k.addr = hb_task_key(fn, PT_REGS_PARM2(ctx), f.arg);
+	k.addr = hb_task_key(fn, data, f.arg);
 	n = hb_get(&hb_task_news, &k);
 	if (!n)
-		return;
+		return 0;
 	if (n->pending)
 		hb_task_merge(n, s);
 	else
 		__builtin_memcpy(n, s, sizeof(*n));
 	n->pending++;
+	return 0;
 }
 
 /* GOMP_taskloop's entry: its tasks are made inside libgomp, from its fn's release. */
@@ -344,11 +346,11 @@ static __always_inline void hb_task_claim(struct hb_task_ctx *c, struct hb_task_
  * the finished tasks its depend list names, or every finished task when
  * that is not known.
  */
-static __noinline void hb_task_edges_in(struct hb_thread *t, const struct hb_task_ctx *c,
-					__u64 fn, int recorded, int loop)
+__noinline int hb_task_edges_in(struct hb_thread *t, const struct hb_task_ctx *c,
+			       __u64 fn, int recorded, int loop)
 {
 	if (!t || !c)
-		return;
+		return 0;
 	if (!recorded)
 		hb_acquire(t, fn);
 	for (int i = 0; i < HB_TASK_DEPS; i++) {
@@ -360,6 +362,7 @@ static __noinline void hb_task_edges_in(struct hb_thread *t, const struct hb_tas
 		hb_count(KCSAND_HB_CTR_TASK_VAGUE);
 		hb_acquire(t, HB_OBJ_OMP_TASKS);
 	}
+	return 0;
 }
 
 /*
@@ -390,8 +393,8 @@ static __always_inline int hb_task_slot(struct hb_proc *p, struct hb_thread *t)
  * are kept in c.  When no slot is free, the thread's come back and the
  * task runs on them (-1).
  */
-static __noinline int hb_task_switch(struct hb_thread *t, struct hb_task_ctx *c,
-				     const struct hb_task_new *n, __u64 fn, int loop)
+__noinline int hb_task_switch(struct hb_thread *t, struct hb_task_ctx *c,
+			      const struct hb_task_new *n, __u64 fn, int loop)
 {
 	struct hb_proc *p;
 	__u32 tgid;
@@ -435,14 +438,14 @@ static __noinline int hb_task_switch(struct hb_thread *t, struct hb_task_ctx *c,
  * when they are HB_TASK_MARKS, the two oldest merge into the older's sp at
  * the newer's time, which forgets more, never less.
  */
-static __noinline void hb_task_mark_stack(struct hb_task_ctx *base, __u32 tgid, __u64 sp)
+__noinline int hb_task_mark_stack(struct hb_task_ctx *base, __u32 tgid, __u64 sp)
 {
 	struct hb_key k = { .tgid = tgid };
 	struct hb_vma v = {};
 	__u32 n, tid = (__u32)bpf_get_current_pid_tgid();
 
 	if (!base)
-		return;
+		return 0;
 	if (!base->stack_hi && !hb_vma_find(bpf_get_current_task_btf(), sp, &v)) {
 		base->stack_hi = v.end;
 		k.addr = v.end;
@@ -463,6 +466,7 @@ static __noinline void hb_task_mark_stack(struct hb_task_ctx *base, __u32 tgid, 
 	base->mark[n & (HB_TASK_MARKS - 1)].sp = sp;
 	base->mark[n & (HB_TASK_MARKS - 1)].ns = bpf_ktime_get_ns();
 	base->nmarks = n + 1;
+	return 0;
 }
 
 /*
@@ -492,7 +496,7 @@ static __always_inline struct hb_task_ctx *hb_task_stack_owner(__u32 tgid, __u64
 }
 
 /* Was addr, remembered at ns, in a frame of a thread's stack that died since? */
-static __noinline int hb_task_stack_dead(__u32 tgid, __u64 addr, __u64 ns, __u64 sp)
+__noinline int hb_task_stack_dead(__u32 tgid, __u64 addr, __u64 ns, __u64 sp)
 {
 	struct hb_task_ctx *base = hb_task_stack_owner(tgid, addr, sp);
 	__u64 died = 0;
@@ -514,15 +518,20 @@ static __noinline int hb_task_stack_dead(__u32 tgid, __u64 addr, __u64 ns, __u64
  * context below, which waits for what the task waits for, and its end
  * releases into every task's objects (hb_task_end).
  */
-static __noinline __u64 hb_task_begin(struct hb_thread *t, __u64 fn, __u64 arg, __u64 sp)
+__noinline __u64 hb_task_begin(struct hb_thread *t, __u64 fn, __u64 arg, __u64 sp)
 {
-	struct hb_key k = { .tgid = t->tgid, .addr = fn };
-	struct hb_task_fn *f = bpf_map_lookup_elem(&hb_task_fns, &k);
+	struct hb_key k = { .addr = fn };
 	struct hb_task_ctx *base = hb_task_base(), *c = NULL;
 	struct hb_task_level_key lk = { .tid = (__u32)bpf_get_current_pid_tgid() };
 	struct hb_task_new *n = NULL;
-	int loop = f && f->loop;
+	struct hb_task_fn *f;
+	int loop;
 
+	if (!t)
+		return 0;
+	k.tgid = t->tgid;
+	f = bpf_map_lookup_elem(&hb_task_fns, &k);
+	loop = f && f->loop;
 	hb_task_mark_stack(base, t->tgid, sp);
 	k.addr = hb_task_key(fn, arg, f ? f->arg : 0);
 	if (!loop)
@@ -560,10 +569,10 @@ static __noinline __u64 hb_task_begin(struct hb_thread *t, __u64 fn, __u64 arg, 
 }
 
 /* What waits for task c: its parent's taskwait, its taskgroup, its dependents, barriers. */
-static __noinline void hb_task_edges_out(struct hb_thread *t, const struct hb_task_ctx *c)
+__noinline int hb_task_edges_out(struct hb_thread *t, const struct hb_task_ctx *c)
 {
 	if (!t || !c)
-		return;
+		return 0;
 	hb_release(t, c->parent ? HB_NS(HB_NS_CHILDREN, c->parent) : HB_OBJ_OMP_ORPHANS, 0);
 	if (c->group[0])
 		hb_release(t, HB_NS(HB_NS_GROUP, c->group[0]), 0);
@@ -582,6 +591,7 @@ static __noinline void hb_task_edges_out(struct hb_thread *t, const struct hb_ta
 	 */
 	if (c->own == HB_TASK_ON_THREAD)
 		hb_tick(t);
+	return 0;
 }
 
 /*
@@ -589,13 +599,13 @@ static __noinline void hb_task_edges_out(struct hb_thread *t, const struct hb_ta
  * owner, and the thread takes its own clock back; an undeferred task's
  * creator waited for it, and joins its clock.
  */
-static __noinline void hb_task_leave(struct hb_thread *t, struct hb_task_ctx *c, int undeferred)
+__noinline int hb_task_leave(struct hb_thread *t, struct hb_task_ctx *c, int undeferred)
 {
 	__u32 s, tgid;
 	struct hb_proc *p;
 
 	if (!t || !c)
-		return;
+		return 0;
 	s = t->slot & (HB_SLOTS - 1);
 	tgid = t->tgid;
 	p = bpf_map_lookup_elem(&hb_procs, &tgid);
@@ -607,6 +617,7 @@ static __noinline void hb_task_leave(struct hb_thread *t, struct hb_task_ctx *c,
 		t->vc[i] = undeferred && v > below ? v : below;
 	}
 	t->slot = c->below;
+	return 0;
 }
 
 /*
@@ -614,25 +625,26 @@ static __noinline void hb_task_leave(struct hb_thread *t, struct hb_task_ctx *c,
  * level.  Its context is gone if the thread's contexts were unwound since
  * (hb_task_unwind): then it ended as one without a context.
  */
-static __noinline void hb_task_end(struct hb_thread *t, __u64 started, int undeferred)
+__noinline int hb_task_end(struct hb_thread *t, __u64 started, int undeferred)
 {
 	__u32 level = started & 0xff;
 	struct hb_task_ctx *base = hb_task_base(), *c = level ? hb_task_level(level) : NULL;
 
 	if (!t)
-		return;
+		return 0;
 	if (!c || c->id != started >> 8) {
 		/* It ran in the context below, which it ends into every object that waits. */
 		hb_release(t, HB_OBJ_OMP_ORPHANS, 0);
 		hb_release(t, HB_OBJ_OMP_TASKS, 1);
 		hb_task_vague_deps = 1;
-		return;
+		return 0;
 	}
 	hb_task_edges_out(t, c);
 	if (c->own != HB_TASK_ON_THREAD)
 		hb_task_leave(t, c, undeferred);
 	if (base && base->depth >= level)
 		base->depth = level - 1;
+	return 0;
 }
 
 /* Is the task function fn returning into GOMP_task, its creation: an if(0) or included task? */
@@ -647,47 +659,78 @@ static __always_inline int hb_task_undeferred(const struct hb_thread *t, __u64 f
 }
 
 /* GOMP_taskwait's return: the current task's children are done, and their clocks known. */
-static __noinline void hb_task_wait(struct hb_thread *t)
+__noinline int hb_task_wait(struct hb_thread *t)
 {
 	struct hb_task_ctx *c = hb_task_top();
 
 	if (!t)
-		return;
+		return 0;
 	if (c)
 		hb_acquire(t, HB_NS(HB_NS_CHILDREN, c->id));
 	else
 		hb_acquire(t, HB_OBJ_OMP_TASKS);
 	hb_acquire(t, HB_OBJ_OMP_ORPHANS);
+	return 0;
 }
 
 /* GOMP_taskgroup_start's entry: the tasks the current task creates from now on are the group's. */
-static __noinline void hb_task_group_start(void)
+__noinline int hb_task_group_start(void)
 {
 	struct hb_task_ctx *c = hb_task_top();
 	__u32 n;
 
 	if (!c)
-		return;
+		return 0;
 	n = ++c->ngroup;
 	if (n <= HB_TASK_GROUPS)
 		c->group[n] = 1ULL << 33 | __sync_fetch_and_add(&hb_task_ids, 1);
+	return 0;
 }
 
 /* GOMP_taskgroup_end's return: the group's tasks and their descendants are done. */
-static __noinline void hb_task_group_end(struct hb_thread *t)
+__noinline int hb_task_group_end(struct hb_thread *t)
 {
 	struct hb_task_ctx *c = hb_task_top();
 
 	if (!t)
-		return;
+		return 0;
 	if (!c || !c->ngroup) {
 		/* Its start went unseen (a pause of the sync probes). */
 		hb_acquire(t, HB_OBJ_OMP_TASKS);
-		return;
+		return 0;
 	}
 	hb_acquire(t, HB_NS(HB_NS_GROUP, hb_task_group(c)));
 	hb_acquire(t, HB_OBJ_OMP_ORPHANS);
 	c->ngroup--;
+	return 0;
+}
+
+/*
+ * Task level l of thread t unwound: its slot given back to p and, for the
+ * lowest with a clock of its own (restored still 0), the thread's clock
+ * taken back from it.  Returns restored, or 1 once it was.  A global
+ * function: inlined, the verifier walked it again at every level, twice.
+ */
+__noinline int hb_task_unwind_level(struct hb_thread *t, struct hb_proc *p, __u32 l, int restored)
+{
+	struct hb_task_ctx *c = hb_task_level(l);
+	__u32 s;
+
+	if (!t || !p || !c)
+		return restored;
+	if (c->own == HB_TASK_ON_THREAD) {
+		c->id = 0;
+		return restored;
+	}
+	s = c->own & (HB_SLOTS - 1);
+	hb_slot_leave(p, s, hb_slot_clock(p, s));
+	c->id = 0;	/* its return, if it comes, finds it gone */
+	/* The lowest task with a clock of its own kept the thread's. */
+	if (!restored) {
+		t->slot = c->below;
+		__builtin_memcpy(t->vc, c->vc, sizeof(t->vc));
+	}
+	return 1;
 }
 
 /*
@@ -696,45 +739,32 @@ static __noinline void hb_task_group_end(struct hb_thread *t)
  * gone unseen.  It takes its own clock back (its caller then acquires
  * every epoch), and their slots are given back.
  */
-static __noinline void hb_task_unwind(struct hb_thread *t)
+__noinline int hb_task_unwind(struct hb_thread *t)
 {
-	struct hb_task_ctx *base = hb_task_base(), *c;
-	__u32 tgid, s, restored = 0;
+	struct hb_task_ctx *base = hb_task_base();
 	struct hb_proc *p;
+	int restored = 0;
+	__u32 tgid;
 
 	if (!t || !base || !base->depth)
-		return;
+		return 0;
 	tgid = t->tgid;
 	p = bpf_map_lookup_elem(&hb_procs, &tgid);
 	if (!p)
-		return;		/* a thread with a clock has its process's */
+		return 0;		/* a thread with a clock has its process's */
 	for (__u32 l = 1; l <= HB_TASK_LEVELS; l++) {
 		if (l > base->depth)
 			break;
-		c = hb_task_level(l);
-		if (!c)
-			continue;
-		if (c->own == HB_TASK_ON_THREAD) {
-			c->id = 0;
-			continue;
-		}
-		s = c->own & (HB_SLOTS - 1);
-		hb_slot_leave(p, s, hb_slot_clock(p, s));
-		c->id = 0;	/* its return, if it comes, finds it gone */
-		/* The lowest task with a clock of its own kept the thread's. */
-		if (!restored) {
-			restored = 1;
-			t->slot = c->below;
-			__builtin_memcpy(t->vc, c->vc, sizeof(t->vc));
-		}
+		restored = hb_task_unwind_level(t, p, l, restored);
 	}
 	base->depth = 0;
+	return 0;
 }
 
 /* The entries of GOMP_task, GOMP_taskloop (fn is a task function: a creation) and taskgroups. */
 static __always_inline void hb_task_entry(struct pt_regs *ctx, struct hb_thread *t, __u32 op)
 {
-	__u64 fn = PT_REGS_PARM1(ctx);
+	__u64 fn = PT_REGS_PARM1(ctx), size = PT_REGS_PARM4(ctx);
 	struct hb_key k = { .tgid = t->tgid, .addr = fn };
 	__u32 kind = HB_FN_TASK;
 
@@ -743,8 +773,11 @@ static __always_inline void hb_task_entry(struct pt_regs *ctx, struct hb_thread 
 		return;
 	}
 	bpf_map_update_elem(&hb_fns, &k, &kind, BPF_ANY);
+	/* A cpyfn makes a copy of its own: only fn is in the key. */
 	if (op == KCSAND_HB_OMP_TASK)
-		hb_task_create(t, ctx);
+		hb_task_create(t, fn, PT_REGS_PARM2(ctx),
+			       PT_REGS_PARM3(ctx) ? 0 : size < HB_TASK_ARG ? size : HB_TASK_ARG,
+			       PT_REGS_SP(ctx));
 	else
 		hb_task_loop(t, fn);
 	/* Also into fn's object: the start of a task whose creation has no record. */

@@ -204,8 +204,8 @@ DAEMON_TESTS := tests/kcsanctl-usage.sh tests/daemon-config.sh tests/daemon-cont
 		tests/daemon-watch.sh tests/daemon-json.sh tests/daemon-faults.sh tests/daemon-group.sh \
 		tests/daemon-procs.sh tests/daemon-history.sh
 
-# The user-mode soak, short: SOAK_CHECK_S seconds (tests/soak/user-soak.sh runs 600).
-SOAK_CHECK_S	?= 45
+# The user-mode soak, short: SOAK_CHECK_S seconds, or to its first report (user-soak.sh: 600).
+SOAK_CHECK_S	?= 20
 SOAK_PROGRAMS	:= $(patsubst %,$(OUT)/tests/scenarios/%,plain_write_vs_read rmw_array \
 		   mutex_protected c11_acquire_release thread_private)
 
