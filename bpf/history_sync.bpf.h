@@ -249,6 +249,10 @@ int kcsand_hb_entry(struct pt_regs *ctx)
 	case KCSAND_HB_FD_READ:
 		a0 = hb_fd_entry(t, op, a0);
 		break;
+	case KCSAND_HB_FD_CLOSE:
+		if ((int)a0 >= 0)
+			hb_release(t, HB_OBJ_FD_NUMBER(a0), 1);
+		break;
 	case KCSAND_HB_OMP_FN:
 		/* Probed at the function's entry: ip is the function. */
 		a0 = PT_REGS_IP(ctx);
@@ -402,6 +406,20 @@ static __always_inline void hb_return(struct pt_regs *ctx, struct hb_thread *t, 
 		/* A count of bytes, not an int: a large read must not look like an error. */
 		if ((long)PT_REGS_RC(ctx) > 0 && a0)
 			hb_acquire(t, a0);
+		return;
+	}
+	if (op == KCSAND_HB_FD_NEW) {
+		if (rc >= 0)
+			hb_acquire(t, HB_OBJ_FD_NUMBER(rc));
+		return;
+	}
+	if (op == KCSAND_HB_FD_NEW_PAIR) {
+		int fds[2];
+
+		if (rc == 0 && !bpf_probe_read_user(fds, sizeof(fds), (void *)a0)) {
+			hb_acquire(t, HB_OBJ_FD_NUMBER(fds[0]));
+			hb_acquire(t, HB_OBJ_FD_NUMBER(fds[1]));
+		}
 		return;
 	}
 	hb_return_pthread(t, op, rc, a0, a1);
