@@ -193,11 +193,20 @@ static __noinline __u64 hb_fd_object(__u64 fd)
 
 /*
  * write() and the like release into fd's object; read() and the like name
- * it now, for their return, as another thread may close fd meanwhile.
+ * it now, for their return, as another thread may close fd meanwhile;
+ * close() releases fd's number.
  */
 static __always_inline __u64 hb_fd_entry(struct hb_thread *t, __u32 op, __u64 fd)
 {
-	__u64 obj = hb_fd_object(fd);
+	__u64 obj;
+
+	if (op == KCSAND_HB_FD_CLOSE) {
+		/* The number, for whoever is handed it next (KCSAND_HB_FD_NEW). */
+		if ((int)fd >= 0)
+			hb_release(t, HB_OBJ_FD_NUMBER(fd), 1);
+		return fd;
+	}
+	obj = hb_fd_object(fd);
 
 	if (op == KCSAND_HB_FD_WRITE && obj)
 		hb_release(t, obj, 1);
@@ -247,6 +256,7 @@ int kcsand_hb_entry(struct pt_regs *ctx)
 		break;
 	case KCSAND_HB_FD_WRITE:
 	case KCSAND_HB_FD_READ:
+	case KCSAND_HB_FD_CLOSE:
 		a0 = hb_fd_entry(t, op, a0);
 		break;
 	case KCSAND_HB_OMP_FN:
@@ -402,6 +412,20 @@ static __always_inline void hb_return(struct pt_regs *ctx, struct hb_thread *t, 
 		/* A count of bytes, not an int: a large read must not look like an error. */
 		if ((long)PT_REGS_RC(ctx) > 0 && a0)
 			hb_acquire(t, a0);
+		return;
+	}
+	if (op == KCSAND_HB_FD_NEW) {
+		if (rc >= 0)
+			hb_acquire(t, HB_OBJ_FD_NUMBER(rc));
+		return;
+	}
+	if (op == KCSAND_HB_FD_NEW_PAIR) {
+		int fds[2];
+
+		if (rc == 0 && !bpf_probe_read_user(fds, sizeof(fds), (void *)a0)) {
+			hb_acquire(t, HB_OBJ_FD_NUMBER(fds[0]));
+			hb_acquire(t, HB_OBJ_FD_NUMBER(fds[1]));
+		}
 		return;
 	}
 	hb_return_pthread(t, op, rc, a0, a1);

@@ -551,6 +551,15 @@ enum kcsand_hb_op {
 	KCSAND_HB_FD_WRITE,	/* entry: release the file of fd arg0 (write, send, ...) */
 	KCSAND_HB_FD_READ,	/* return: acquire it if the result is > 0 (read, recv, ...) */
 	/*
+	 * A descriptor's number handed on: the kernel gives a number out
+	 * again only after close() took it back, so whoever gets it next is
+	 * ordered after all that the closing thread did (a connection object
+	 * indexed by the number, reused by the next accept()).
+	 */
+	KCSAND_HB_FD_CLOSE,	/* entry: release number arg0 (close) */
+	KCSAND_HB_FD_NEW,	/* return: acquire the number returned, if >= 0 (accept, open, ...) */
+	KCSAND_HB_FD_NEW_PAIR,	/* return: acquire the two numbers at arg0 if 0 (pipe, pipe2) */
+	/*
 	 * return: objects were mapped (dlopen) whose sync functions may be
 	 * unprobed: the process is held (hb_tgids) until the daemon probed them.
 	 */
@@ -569,6 +578,7 @@ enum kcsand_hb_op {
 	 (1u << KCSAND_HB_OMP_TASKWAIT) | (1u << KCSAND_HB_OMP_CRIT_START) |	\
 	 (1u << KCSAND_HB_OMP_ATOMIC_START) | (1u << KCSAND_HB_OMP_ORDERED_START) |	\
 	 (1u << KCSAND_HB_LOCK_RDI) | (1ull << KCSAND_HB_FD_READ) |	\
+	 (1ull << KCSAND_HB_FD_NEW) | (1ull << KCSAND_HB_FD_NEW_PAIR) |	\
 	 (1ull << KCSAND_HB_MAPPED) | (1ull << KCSAND_HB_OMP_TASK) |		\
 	 (1ull << KCSAND_HB_OMP_TASKGROUP_END))
 #define KCSAND_HB_HAS_RETURN(op) ((op) < 64 && (KCSAND_HB_RET_OPS >> (op)) & 1)

@@ -185,6 +185,32 @@ static const struct hb_func hb_funcs[] = {
 	{ "recvmsg", KCSAND_HB_FD_READ },
 	{ "recvmmsg", KCSAND_HB_FD_READ },
 	/*
+	 * A descriptor's number, closed by one thread and handed to another
+	 * by the next call that makes one: a server's table of connections
+	 * indexed by it.  The file is gone at close, so the object is the
+	 * number (bpf/history_sync.bpf.h, HB_OBJ_FD_NUMBER).
+	 */
+	{ "close", KCSAND_HB_FD_CLOSE },
+	{ "accept", KCSAND_HB_FD_NEW },
+	{ "accept4", KCSAND_HB_FD_NEW },
+	{ "open", KCSAND_HB_FD_NEW },
+	{ "open64", KCSAND_HB_FD_NEW },
+	{ "openat", KCSAND_HB_FD_NEW },
+	{ "openat64", KCSAND_HB_FD_NEW },
+	{ "creat", KCSAND_HB_FD_NEW },
+	{ "socket", KCSAND_HB_FD_NEW },
+	{ "dup", KCSAND_HB_FD_NEW },
+	{ "dup2", KCSAND_HB_FD_NEW },
+	{ "dup3", KCSAND_HB_FD_NEW },
+	{ "eventfd", KCSAND_HB_FD_NEW },
+	{ "epoll_create", KCSAND_HB_FD_NEW },
+	{ "epoll_create1", KCSAND_HB_FD_NEW },
+	{ "timerfd_create", KCSAND_HB_FD_NEW },
+	{ "signalfd", KCSAND_HB_FD_NEW },
+	{ "memfd_create", KCSAND_HB_FD_NEW },
+	{ "pipe", KCSAND_HB_FD_NEW_PAIR },
+	{ "pipe2", KCSAND_HB_FD_NEW_PAIR },
+	/*
 	 * A library loaded while the program runs may bring sync functions
 	 * (a plugin built with OpenMP maps libgomp): at dlopen's return the
 	 * process is held, remembering nothing, until the daemon probed what
