@@ -54,7 +54,7 @@ common=(--kernel -vv --output - --skip-watch 10 --udelay-task 300 ${KO:+--kernel
 SAMPLER_SMALL_LOG=$OUT/small.log \
 step small "$KCSANCTL" run "${common[@]}" --overhead-budget 5 --param sampler_warmup_cpu_ms=0 \
 	--param report_once_in_ms=500 "${probes[@]}" -- "$0" "$@" > "$OUT/small.log" 2>&1
-round_ended
+step "round stop" round_stop
 step all "$KCSANCTL" run "${common[@]}" --param overhead_budget=100 --halt-on-error "${probes[@]}" -- \
 	sh -c 'for r in 1 2 3 4 5; do tests/kmod/kcsan_race/workload.sh 20000 120 1 || exit; done' \
 	> "$OUT/all.log" 2>&1
