@@ -40,7 +40,7 @@ round_ended() {
 
 # round_stop: ends the racy module's round now: reloads the module, whose unloading stops
 # its threads (its parameters are then back to their defaults).  A run stopped at its
-# first report leaves a long round going, whose end kernel-sampler waited 35 s for.
+# first report leaves a long round going (kernel-sampler's small step: 1.5M iterations).
 round_stop() {
 	local ko
 
