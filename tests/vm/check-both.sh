@@ -36,15 +36,16 @@ half() {
 	times > "$dir/check-$name.cpu"
 	awk -v rc=$rc -v wall=$(( $(date +%s) - t0 )) -v load="$(cut -d' ' -f1 /proc/loadavg)" '
 		function s(t) { split(t, a, "m"); return a[1] * 60 + a[2] }
-		NR == 2 { printf "status %d wall %d cpu %.1f load_end %s\n", rc, wall, s($1) + s($2), load }' \
+		NR == 2 { printf "status %d wall %d cpu %.1f load_end %s\n",
+			  rc, wall, s($1) + s($2), load }' \
 		"$dir/check-$name.cpu" >> "$dir/check-$name.times"
 }
 
 # follow NAME PID: the suites' "== ... took" lines of a half's log as they come, until
 # the half (PID) has ended.
 follow() {
-	tail --pid="$2" -n +1 -F "$dir/check-$1.log" 2>/dev/null | grep --line-buffered '^== ' |
-		sed -u "s/^/[$1] /"
+	tail --pid="$2" -n +1 -F "$dir/check-$1.log" 2>/dev/null |
+		grep --line-buffered -E '^== .* took [0-9]+ s' | sed -u "s/^/[$1] /"
 }
 
 rm -f "$dir"/check-{host,guest}.{log,times,cpu}
@@ -64,7 +65,8 @@ done
 for name in host guest; do
 	read -r _ l0 < "$dir/check-$name.times"
 	read -r _ st _ wall _ cpu _ l1 < <(tail -n 1 "$dir/check-$name.times")
-	echo "==== $name half: status ${st:-?}, ${wall:-?} s wall, ${cpu:-?} s CPU, load ${l0:-?} -> ${l1:-?}"
+	echo "==== $name half: status ${st:-?}, ${wall:-?} s wall, ${cpu:-?} s CPU," \
+		"load ${l0:-?} -> ${l1:-?}"
 	[ "${st:-1}" = 0 ] || rc=1
 done
 exit $rc
