@@ -99,8 +99,8 @@ demo: all $(OUT)/tests/demo/racy_counter
 # `make host-tests vm-tests` runs them one after the other.
 VM_TEST_PROGS := $(OUT)/tests/daemon/watch_level $(OUT)/tests/daemon/churn $(OUT)/tests/shlib/shlib_race
 check: all scenario-programs $(VM_TEST_PROGS)
-	@tests/vm/check-both.sh $(OUT) "$(MAKE) --no-print-directory host-tests" \
-		"$(MAKE) --no-print-directory vm-tests"
+	@tests/vm/check-both.sh $(OUT) "tests/timed.sh $(MAKE) --no-print-directory host-tests" \
+		"tests/timed.sh $(MAKE) --no-print-directory vm-tests"
 
 # Unit tests, then the BPF tests on this machine (root).
 host-tests: all
