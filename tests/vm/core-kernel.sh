@@ -39,7 +39,9 @@ while [ $(cut -d. -f1 /proc/uptime) -lt $end ]; do
 	cat /etc/services > /tmp/x; cp /tmp/x /tmp/y; ls -l /usr/share/doc > /dev/null
 	rm -f /tmp/x /tmp/y; n=$((n + 1))
 done; echo "workload: $n rounds" >&2'
-tests/vm/kcsan-vm --out "$out" --keep --timeout $((DURATION + 240)) \
+# The limit: 142 s on an idle machine, 248 s of QEMU at load 16 (its 725 kprobes take 32 s
+# to attach and 68 s to detach idle), and make check runs the host suites beside it.
+tests/vm/kcsan-vm --out "$out" --keep --timeout $((DURATION + 480)) \
 	--probe vfs_read --probe vfs_write --probe vfs_open --probe 'vfs_getattr*' \
 	--probe vfs_statx --probe 'vfs_fstat*' --probe 'path_*' \
 	$(printf -- '--probe %s ' ${COUNTED//,/ }) \

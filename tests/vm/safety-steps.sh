@@ -9,7 +9,8 @@
 # Each step writes its output to $KCSAN_VM_OUT/STEP.log, its exit status to steps.rc and its
 # seconds to step-times (tests/vm/steps-lib.sh):
 #   ceiling    breakpoints over the racy pair with --udelay-task 100000 and
-#              stall_budget_us=0: the BPF side clamps every stall (stalls_clamped);
+#              stall_budget_us=0, until the first report: the BPF side clamps every
+#              stall (stalls_clamped);
 #   heartbeat  kprobes over the module, kcsanctl stopped (SIGSTOP) for 4 s in the
 #              middle of a round: its probes check nothing meanwhile (heartbeat_missed);
 #   hotplug    CPU 1 offline at the start, brought online during a breakpoint run:
@@ -47,10 +48,13 @@ common=(--kernel --output - -v --skip-watch 10 --overhead-budget 100 ${KO:+--ker
 
 # Only the racing pair's functions: code breakpoints now stay on a site until it
 # fires or times out, and over the module's 45 sites, most of them idle, the run
-# ended with 2 hits and no watchpoint to clamp.
+# ended with 2 hits and no watchpoint to clamp.  A report comes from a watchpoint, whose
+# stall was clamped: the run ends there (--halt-on-error; the whole round took 88 s of
+# the suite's 212), and its round is stopped.
 step ceiling "$KCSANCTL" run "${common[@]}" --udelay-task 100000 --param stall_budget_us=0 \
-	--sample breakpoints --sample-period 2000 --probe kcsan_race_reader \
+	--sample breakpoints --sample-period 2000 --halt-on-error --probe kcsan_race_reader \
 	--probe kcsan_race_writer -- $W 300000 200 1 > "$OUT/ceiling.log" 2>&1
+step "round stop" round_stop
 
 # sh's parent is kcsanctl: stopped for 4 s while rounds go on.  Rounds run until
 # the stop is over: one fixed round could end before it on a quiet host, and the

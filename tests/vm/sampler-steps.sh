@@ -54,7 +54,7 @@ common=(--kernel -vv --output - --skip-watch 10 --udelay-task 300 ${KO:+--kernel
 SAMPLER_SMALL_LOG=$OUT/small.log \
 step small "$KCSANCTL" run "${common[@]}" --overhead-budget 5 --param sampler_warmup_cpu_ms=0 \
 	--param report_once_in_ms=500 "${probes[@]}" -- "$0" "$@" > "$OUT/small.log" 2>&1
-round_ended
+step "round stop" round_stop
 step all "$KCSANCTL" run "${common[@]}" --param overhead_budget=100 --halt-on-error "${probes[@]}" -- \
 	sh -c 'for r in 1 2 3 4 5; do tests/kmod/kcsan_race/workload.sh 20000 120 1 || exit; done' \
 	> "$OUT/all.log" 2>&1
@@ -62,7 +62,12 @@ step all "$KCSANCTL" run "${common[@]}" --param overhead_budget=100 --halt-on-er
 # that never run here (SysV and POSIX message queues, semaphores), a 100 ms tick and
 # so a 3.2 s placement timeout (a loaded host stretches the loop's second): the cold
 # site keeps its register until it runs.  A pass over the 40 takes 43 s at most.
-sort /proc/kallsyms | grep -A1 ' __x64_sys_newuname$' > "$OUT/newuname.sym"
+# uname(2)'s bounds: its address, then the next symbol's.  Not `sort /proc/kallsyms`, which
+# took 180 s of the guest's time at load 17 (19 s on the host itself, where this awk takes
+# 2 s).  Addresses are 16 hex digits: compared as strings.
+awk -v n=__x64_sys_newuname '{ a[NR] = $1 } $3 == n && lo == "" { lo = $1; l = $0 }
+	END { for (i in a) if (a[i] > lo && (hi == "" || a[i] < hi)) hi = a[i]
+	      if (lo != "") { print l; print hi " t (next symbol)" } }' /proc/kallsyms > "$OUT/newuname.sym"
 step cold "$KCSANCTL" run --kernel -vv --output - --no-marking --sample breakpoints --sample-period 100000 \
 	--skip-watch 10 --udelay-task 300 --probe __x64_sys_newuname --probe '__x64_sys_mq_*' \
 	--probe 'ksys_msg*' --probe 'ksys_sem*' -- \

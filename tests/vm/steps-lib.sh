@@ -38,5 +38,15 @@ round_ended() {
 	done
 }
 
+# round_stop: ends the racy module's round now: reloads the module, whose unloading stops
+# its threads (its parameters are then back to their defaults).  A run stopped at its
+# first report leaves a long round going (kernel-sampler's small step: 1.5M iterations).
+round_stop() {
+	local ko
+
+	ko=$(. "$OUT/job.env" && echo "$MODULE_KO")
+	[ -n "$ko" ] && rmmod kcsan_race && insmod "$ko"
+}
+
 : > "$OUT/steps.rc"
 : > "$OUT/step-times"

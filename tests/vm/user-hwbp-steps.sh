@@ -11,6 +11,7 @@
 #   churn.txt       three runs of tests/daemon/churn under escalations (and
 #                   KCSAND_VM_CHURN_TURNS under hot turns): status, what was armed
 #   bpf-after.txt   the BPF links left afterwards (none should be)
+#   steps.rc, step-times  each step's status and seconds (tests/vm/steps-lib.sh)
 set -u
 OUT=${KCSAN_VM_OUT:?run by tests/vm/kcsan-vm}
 TURNS=${1:-0}
@@ -19,8 +20,9 @@ REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 cd "$REPO" || exit 2
 # bash's process substitution reads /dev/fd/N, which the guest's devtmpfs lacks.
 [ -e /dev/fd ] || ln -s /proc/self/fd /dev/fd
+. "$REPO/tests/vm/steps-lib.sh"
 { build/tests/tools/hw_traps; echo "exit $?"; } > "$OUT/hw_traps.txt" 2>&1
-KCSAND_TEST_NEEDS=hwbp KCSAND_TEST_TIMEOUT=${KCSAND_VM_CASE_TIMEOUT:-180} \
+step scenarios env KCSAND_TEST_NEEDS=hwbp KCSAND_TEST_TIMEOUT="${KCSAND_VM_CASE_TIMEOUT:-180}" \
 	tests/run-scenarios.sh build > "$OUT/scenarios.txt" 2>&1
 echo $? > "$OUT/scenarios.rc"
 # Issue 10's SIGTRAP hunt where debug registers trap: threads exiting while an
@@ -30,8 +32,8 @@ CHURN=build/tests/daemon/churn
 summary() { grep -m1 '^kcsand: [0-9]* report' "$1" | grep -oE "$2: [0-9]+" | grep -oE '[0-9]+$'; }
 : > "$OUT/churn.txt"
 for ((i = 0; i < ${KCSAND_VM_CHURN_RUNS:-3}; i++)); do
-	timeout 120 build/kcsanctl run -v --functions 'reader*,pace' --param overhead_budget=100 -- \
-		"$CHURN" 6 3000 > "$OUT/churn-esc.out" 2>&1
+	step "churn $i" timeout 120 build/kcsanctl run -v --functions 'reader*,pace' \
+		--param overhead_budget=100 -- "$CHURN" 6 3000 > "$OUT/churn-esc.out" 2>&1
 	echo "escalation $? $(summary "$OUT/churn-esc.out" hw_watchpoints_armed)" >> "$OUT/churn.txt"
 done
 # Hot turns on execute breakpoints: one run of three was killed by SIGSEGV in the
