@@ -17,6 +17,8 @@
 # Usage: bench/omp-suite.sh SUITE_DIR [BUILD_DIR]   (root)
 #   SUITE_DIR: the suite's checkout (with micro-benchmarks/) or that folder.
 # Environment: OMP_SUITE_TIMEOUT (seconds per run, default 60),
+# OMP_SUITE_OPT (the optimization level, default -O1; -O0 keeps the
+# races that -O1 removes with the dead code around them),
 # OMP_SUITE_ONLY (a grep -E pattern over the file names), OMP_SUITE_ARGS
 # (extra kcsanctl run options), OMP_SUITE_OUT (where the builds, logs and
 # per-program results go, default a temporary folder, removed at the end).
@@ -25,6 +27,7 @@ SUITE=${1:?usage: bench/omp-suite.sh SUITE_DIR [BUILD_DIR]}
 B=${2:-build}
 TIMEOUT=${OMP_SUITE_TIMEOUT:-60}
 ONLY=${OMP_SUITE_ONLY:-.}
+OPT=${OMP_SUITE_OPT:--O1}
 read -ra ARGS <<<"${OMP_SUITE_ARGS:-}"
 
 [ "$(id -u)" = 0 ] || { echo "omp-suite: must run as root (uprobes, BPF)" >&2; exit 2; }
@@ -45,7 +48,7 @@ build() {
 
 	grep -q 'polybench' "$1" && [ -f "$SUITE/utilities/polybench.c" ] &&
 		extra=(-DPOLYBENCH_NO_FLUSH_CACHE "$SUITE/utilities/polybench.c")
-	gcc -O1 -g -fopenmp -fno-omit-frame-pointer -I"$SUITE" -I"$SUITE/utilities" \
+	gcc "$OPT" -g -fopenmp -fno-omit-frame-pointer -I"$SUITE" -I"$SUITE/utilities" \
 		-o "$2" "$1" "${extra[@]}" -lm >"$2.build" 2>&1
 }
 
