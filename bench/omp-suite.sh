@@ -17,6 +17,12 @@
 # Usage: bench/omp-suite.sh SUITE_DIR [BUILD_DIR]   (root)
 #   SUITE_DIR: the suite's checkout (with micro-benchmarks/) or that folder.
 # Environment: OMP_SUITE_TIMEOUT (seconds per run, default 60),
+# OMP_SUITE_OPT (the optimization level, default -O1; -O0 keeps the
+# races that -O1 removes with the dead code around them),
+# OMP_SUITE_TOOL (kcsand, the default, or tsan: each program built with
+# -fsanitize=thread as well and run alone, a positive being a "WARNING:
+# ThreadSanitizer: data race"; gcc's TSan, without Archer, does not see
+# libgomp's own synchronization),
 # OMP_SUITE_ONLY (a grep -E pattern over the file names), OMP_SUITE_ARGS
 # (extra kcsanctl run options), OMP_SUITE_OUT (where the builds, logs and
 # per-program results go, default a temporary folder, removed at the end).
@@ -25,6 +31,13 @@ SUITE=${1:?usage: bench/omp-suite.sh SUITE_DIR [BUILD_DIR]}
 B=${2:-build}
 TIMEOUT=${OMP_SUITE_TIMEOUT:-60}
 ONLY=${OMP_SUITE_ONLY:-.}
+OPT=${OMP_SUITE_OPT:--O1}
+TOOL=${OMP_SUITE_TOOL:-kcsand}
+case $TOOL in
+kcsand) SAN=() PAT='^BUG: KCSAN: ' ;;
+tsan) SAN=(-fsanitize=thread) PAT='^WARNING: ThreadSanitizer: data race' ;;
+*) echo "omp-suite: OMP_SUITE_TOOL is kcsand or tsan" >&2; exit 2 ;;
+esac
 read -ra ARGS <<<"${OMP_SUITE_ARGS:-}"
 
 [ "$(id -u)" = 0 ] || { echo "omp-suite: must run as root (uprobes, BPF)" >&2; exit 2; }
@@ -45,8 +58,8 @@ build() {
 
 	grep -q 'polybench' "$1" && [ -f "$SUITE/utilities/polybench.c" ] &&
 		extra=(-DPOLYBENCH_NO_FLUSH_CACHE "$SUITE/utilities/polybench.c")
-	gcc -O1 -g -fopenmp -fno-omit-frame-pointer -I"$SUITE" -I"$SUITE/utilities" \
-		-o "$2" "$1" "${extra[@]}" -lm >"$2.build" 2>&1
+	gcc "$OPT" -g -fopenmp -fno-omit-frame-pointer "${SAN[@]}" -I"$SUITE" \
+		-I"$SUITE/utilities" -o "$2" "$1" "${extra[@]}" -lm >"$2.build" 2>&1
 }
 
 tp=0 fn=0 fp=0 tn=0 timeouts=0 unbuilt=0
@@ -66,14 +79,18 @@ for src in "$SUITE"/*.c; do
 		continue
 	fi
 	t0=$(date +%s.%N)
-	(cd "$OUT" && timeout "$TIMEOUT" "$KCSANCTL" run "${ARGS[@]}" -- "$bin" \
-		>"$bin.log" 2>&1 </dev/null)
+	if [ "$TOOL" = tsan ]; then
+		(cd "$OUT" && timeout "$TIMEOUT" "$bin" >"$bin.log" 2>&1 </dev/null)
+	else
+		(cd "$OUT" && timeout "$TIMEOUT" "$KCSANCTL" run "${ARGS[@]}" -- "$bin" \
+			>"$bin.log" 2>&1 </dev/null)
+	fi
 	rc=$?
 	secs=$(echo "$(date +%s.%N) - $t0" | bc)
 	if [ "$rc" = 124 ]; then
 		got=timeout
 		timeouts=$((timeouts + 1))
-	elif grep -q '^BUG: KCSAN: ' "$bin.log"; then
+	elif grep -Eq "$PAT" "$bin.log"; then
 		got=1
 	else
 		got=0

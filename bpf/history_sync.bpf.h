@@ -408,6 +408,10 @@ static __always_inline void hb_return(struct pt_regs *ctx, struct hb_thread *t, 
 		hb_acquire_all(t);
 		return;
 	}
+	if (op == KCSAND_HB_OMP_SECTION) {
+		hb_task_section(t, (__u32)PT_REGS_RC(ctx), PT_REGS_SP(ctx));
+		return;
+	}
 	if (op == KCSAND_HB_FD_READ) {
 		/* A count of bytes, not an int: a large read must not look like an error. */
 		if ((long)PT_REGS_RC(ctx) > 0 && a0)

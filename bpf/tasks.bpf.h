@@ -46,12 +46,14 @@
 #define HB_NS_GROUP	2ULL	/* a taskgroup's finished tasks and descendants */
 #define HB_NS_DEP_ALL	3ULL	/* finished tasks with any dependence on an address */
 #define HB_NS_DEP_OUT	4ULL	/* of them, those with out or inout */
+#define HB_NS_SECTIONS	5ULL	/* the sections a thread ended, until its construct's end */
 #define HB_NS(ns, v)	((ns) << 56 | ((v) & ((1ULL << 56) - 1)))
 /* depend orders sibling tasks only: an address's objects are their parent's. */
 #define HB_DEP(ns, c, i)	HB_NS(ns, (c)->dep[i] ^ (c)->parent * 0x9e3779b97f4a7c15ULL)
 
 #define HB_GOMP_TASK_DEPEND	8	/* GOMP_task's flags: depend is a list */
 #define HB_TASK_VAGUE		1	/* starts after every finished task */
+#define HB_TASK_SECTION		2	/* a section of a sections construct (hb_task_section) */
 
 /* A task from its creation to its start, keyed by hb_task_key(). */
 struct hb_task_new {
@@ -759,6 +761,59 @@ __noinline int hb_task_unwind(struct hb_thread *t)
 	}
 	base->depth = 0;
 	return 0;
+}
+
+/*
+ * GOMP_sections_start's or GOMP_sections_next's return, at sp: the thread
+ * ends the section it ran, if any, and starts section nr, or with 0 has
+ * none left.  The sections of a construct are as unordered as sibling
+ * tasks, whichever thread runs them: on one thread's clock, the second
+ * of two sections it runs would look ordered after the first, and a race
+ * between them be found only when two threads share them out.  So each
+ * section runs as a task would, from the clock its thread had when the
+ * construct handed it out, in a slot of its own.  Its end releases into
+ * the thread's sections object, which the thread acquires when it has no
+ * section left: what it does after the construct comes after its
+ * sections, and its barrier passes them on.  Its frames die when the
+ * next one starts (a stack mark, as for a task).
+ */
+static __noinline void hb_task_section(struct hb_thread *t, __u32 nr, __u64 sp)
+{
+	struct hb_task_level_key lk = { .tid = (__u32)bpf_get_current_pid_tgid() };
+	struct hb_task_ctx *base = hb_task_base(), *top = hb_task_top(), *c;
+	__u64 mine = HB_NS(HB_NS_SECTIONS, lk.tid);
+	struct hb_task_new *n;
+	__u32 zero = 0;
+
+	if (!t || !base || !top)
+		return;
+	if (top != base && (top->flags & HB_TASK_SECTION)) {
+		hb_release(t, mine, 0);
+		hb_task_end(t, top->id << 8 | (base->depth & 0xff), 0);
+		top = hb_task_top();
+	}
+	if (!nr) {
+		hb_acquire(t, mine);
+		return;
+	}
+	n = bpf_map_lookup_elem(&hb_task_scratch, &zero);
+	if (!top || !n || base->depth >= HB_TASK_LEVELS)
+		return;		/* on the thread's clock: ordered after its last section */
+	lk.level = base->depth + 1;
+	c = hb_get(&hb_task_ctxs, &lk);
+	if (!c)
+		return;
+	hb_task_mark_stack(base, t->tgid, sp);
+	__builtin_memset(c, 0, offsetof(struct hb_task_ctx, vc));
+	c->id = 1ULL << 32 | __sync_fetch_and_add(&hb_task_ids, 1);
+	c->parent = top->id;
+	c->group[0] = hb_task_group(top);
+	c->flags = HB_TASK_SECTION;
+	__builtin_memset(n, 0, offsetof(struct hb_task_new, vc));
+	__builtin_memcpy(n->vc, t->vc, sizeof(n->vc));
+	if (hb_task_switch(t, c, n, 0, 1) >= 0)
+		hb_count(KCSAND_HB_CTR_SECTIONS);
+	base->depth = lk.level;
 }
 
 /* The entries of GOMP_task, GOMP_taskloop (fn is a task function: a creation) and taskgroups. */

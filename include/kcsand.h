@@ -529,6 +529,7 @@ enum kcsand_hb_op {
 	KCSAND_HB_OMP_ORDERED_END,
 	KCSAND_HB_OMP_TASKGROUP_START,	/* entry: a new taskgroup of the current task */
 	KCSAND_HB_OMP_TASKGROUP_END,	/* return: acquire the group's tasks and descendants */
+	KCSAND_HB_OMP_SECTION,	/* return: end the thread's section, start the next (the result) */
 	/*
 	 * A lock whose first instruction carries a lock prefix, which uprobes
 	 * refuse (glibc's pthread_spin_lock): probed at its return only,
@@ -580,7 +581,7 @@ enum kcsand_hb_op {
 	 (1u << KCSAND_HB_LOCK_RDI) | (1ull << KCSAND_HB_FD_READ) |	\
 	 (1ull << KCSAND_HB_FD_NEW) | (1ull << KCSAND_HB_FD_NEW_PAIR) |	\
 	 (1ull << KCSAND_HB_MAPPED) | (1ull << KCSAND_HB_OMP_TASK) |		\
-	 (1ull << KCSAND_HB_OMP_TASKGROUP_END))
+	 (1ull << KCSAND_HB_OMP_TASKGROUP_END) | (1ull << KCSAND_HB_OMP_SECTION))
 #define KCSAND_HB_HAS_RETURN(op) ((op) < 64 && (KCSAND_HB_RET_OPS >> (op)) & 1)
 
 /* Counters of the history detector (.bss hb_counters[]). */
@@ -609,6 +610,7 @@ enum kcsand_hb_counter {
 	KCSAND_HB_CTR_TASK_VAGUE,	/* tasks started after every finished one: creation unclear */
 	KCSAND_HB_CTR_MARKED_CHECKED,	/* of the checked, marked ones (two never race) */
 	KCSAND_HB_CTR_SYNC_FREED,	/* sync objects forgotten with their memory (hb_forget_syncs) */
+	KCSAND_HB_CTR_SECTIONS,		/* OpenMP sections run on a clock of their own */
 	KCSAND_HB_CTR_COUNT,
 };
 

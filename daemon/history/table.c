@@ -106,6 +106,9 @@ static const struct hb_func hb_funcs[] = {
 	{ "GOMP_taskwait_depend", KCSAND_HB_OMP_TASKWAIT },
 	{ "GOMP_taskgroup_start", KCSAND_HB_OMP_TASKGROUP_START },
 	{ "GOMP_taskgroup_end", KCSAND_HB_OMP_TASKGROUP_END },
+	{ "GOMP_sections_start", KCSAND_HB_OMP_SECTION },
+	{ "GOMP_sections2_start", KCSAND_HB_OMP_SECTION },
+	{ "GOMP_sections_next", KCSAND_HB_OMP_SECTION },
 	/* libgomp: barriers, explicit and at the end of worksharing constructs */
 	{ "GOMP_barrier", KCSAND_HB_OMP_BARRIER },
 	{ "GOMP_barrier_cancel", KCSAND_HB_OMP_BARRIER },
