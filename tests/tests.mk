@@ -148,7 +148,7 @@ FUZZ_CC		?= clang
 FUZZ_CFLAGS	:= -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
 		   -std=gnu11 -D_GNU_SOURCE -Iinclude -Idaemon
 FUZZ_SRCS	:= daemon/service/config.c daemon/report/filter.c daemon/engine/params.c daemon/service/protocol.c \
-		   daemon/hw/watch_spec.c
+		   daemon/hw/watch_spec.c daemon/util/file.c
 FUZZ_TARGETS	:= config protocol
 FUZZ_BINS	:= $(patsubst %,$(OUT)/fuzz/fuzz_%,$(FUZZ_TARGETS))
 FUZZ_CHECK_RUNS	?= 200000
