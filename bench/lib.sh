@@ -98,6 +98,21 @@ vm_out() {
 	mkdir -p "$REPO/build/vm" && mktemp -d "$REPO/build/vm/$1.XXXXXX"
 }
 
+# guest_run NAME OUT TIMEOUT STEPS...: one boot of tests/vm/kcsan-vm, its probe the
+# guest-side STEPS command line, with OUT's copy of kcsanctl; says how long it took and
+# how kcsan-vm exited (its own status: read before anything else runs).
+guest_run() {
+	local name=$1 out=$2 timeout=$3 start rc
+
+	shift 3
+	cp "$B/kcsanctl" "$out/kcsanctl"
+	start=$(date +%s)
+	KCSAN_VM_PROBE_CMD="$*" tests/vm/kcsan-vm --out "$out" --keep --timeout "$timeout" \
+		--memory 2048 --probe unused > "$out/harness.out" 2> "$out/harness.err"
+	rc=$?
+	echo "$name: guest run $(( $(date +%s) - start )) s, kcsan-vm exit $rc, files in $out"
+}
+
 # The kernel tests/vm/kcsan-vm boots is the one linux-image-amd64 depends on.
 kernel_debug() {
 	local kver

@@ -18,12 +18,7 @@ bench_init p10 "${1:-}" root
 DBG=$(kernel_debug) || exit 2
 bench_need "$B/kcsanctl"
 out=$(vm_out p10) || exit 2
-cp "$B/kcsanctl" "$out/kcsanctl"
-start=$(date +%s)
-KCSAN_VM_PROBE_CMD="$REPO/bench/kernel/p10-kernel-start-steps.sh $DBG" \
-tests/vm/kcsan-vm --out "$out" --keep --timeout 1800 --memory 2048 --probe unused \
-	> "$out/harness.out" 2> "$out/harness.err"
-echo "p10: guest run $(( $(date +%s) - start )) s, kcsan-vm exit $?, files in $out"
+guest_run p10 "$out" 1800 "$REPO/bench/kernel/p10-kernel-start-steps.sh" "$DBG"
 for run in cold warm big; do
 	echo "== $run"
 	grep -hE '^kcsand: (\[kernel\]: (site sets|[0-9]+ of|marking)|decoded|src:)' "$out/$run.err"

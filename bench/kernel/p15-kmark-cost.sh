@@ -33,12 +33,7 @@ if [ -n "${P15_OLD:-}" ]; then
 		echo "host: VERDICTS DIFFER FROM THE OLD BUILD'S"
 fi
 [ "${P15_HOST_ONLY:-0}" = 1 ] && exit 0
-cp "$B/kcsanctl" "$out/kcsanctl"
-start=$(date +%s)
-KCSAN_VM_PROBE_CMD="$REPO/bench/kernel/p15-kmark-cost-steps.sh $DBG" \
-tests/vm/kcsan-vm --out "$out" --keep --timeout 2400 --memory 2048 --probe unused \
-	> "$out/harness.out" 2> "$out/harness.err"
-echo "p15: guest run $(( $(date +%s) - start )) s, kcsan-vm exit $?, files in $out"
+guest_run p15 "$out" 2400 "$REPO/bench/kernel/p15-kmark-cost-steps.sh" "$DBG"
 for run in cold9p warm9p copy cold-local; do
 	[ -f "$out/$run.err" ] || continue
 	echo "guest $run: $(grep -hE '^kcsand: \[kernel\]: (site sets|[0-9]+ of)|^copied in' \
