@@ -163,6 +163,19 @@ if [ $rc = 0 ] && [ "$hits" = $H ] && [ $tried -ge $((H / 10)) ] && [ $tried -le
 then ok counters_exact
 else fail counters_exact "exit 0, $H hits, $((H / 10))..$((H / 10 + ncpu)) tried; got $rc, '$hits', $tried" "$out"; fi
 
+# A re-arm makes again only the links of the sites that changed: 1,600 sites that
+# never run stay armed, and hot()'s backs off.  Its loop ends (exit 0) once it no
+# longer traps, within a minute; each re-arm (-v -v) must have left most of the
+# object's links (chunks of 256 sites) alone, and there must have been one.
+timeout 120 "$CTL" run -v -v --no-history --param sampler_warmup_cpu_ms=100 \
+	--param sampler_backoff_hits=2000 -- "$B/tests/cli/cold_and_hot" > "$out" 2>&1 < /dev/null
+rc=$?
+rearms=$(grep -oE 're-armed [0-9]+ of [0-9]+ chunks' "$out")
+if [ $rc = 0 ] && [ -n "$rearms" ] &&
+   echo "$rearms" | awk '$4 < 6 || $2 > 2 { bad = 1 } END { exit bad }'
+then ok rearm_only_changed
+else fail rearm_only_changed "exit 0, re-arms of at most 2 of 6 or more chunks; got $rc, $(echo $rearms)" "$out"; fi
+
 # --json: one object per report, parseable, with the fields a tool would read.
 timeout 120 "$CTL" run --json --halt-on-error --output "$out.json" -- \
 	"$B/tests/scenarios/plain_write_vs_read" > "$out" 2>&1

@@ -122,7 +122,7 @@ $(OUT)/tests/cli/%: tests/cli/%.c
 # kcsanctl's own behaviour: options, errors, objects, cleanup (needs root).
 cli-tests: all $(OUT)/tests/shlib/shlib_race $(OUT)/tests/scenarios/plain_write_vs_read \
 	   $(OUT)/tests/cli/exit_with $(OUT)/tests/cli/vector_stores \
-	   $(OUT)/tests/cli/counted
+	   $(OUT)/tests/cli/counted $(OUT)/tests/cli/cold_and_hot
 	tests/run-cli-tests.sh $(OUT)
 
 .PHONY: cli-tests

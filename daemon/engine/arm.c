@@ -124,16 +124,46 @@ static size_t leave_out_refused(struct engine *e, struct engine_object *eo, cons
 
 /*
  * A link made, or closed, while the ring buffer is drained.  Each uprobe
- * registered or unregistered waits for a grace period (the kernel's
- * register_for_each_vma() takes dup_mmap_sem for writing), so a link of a
- * few thousand sites takes seconds on a busy machine, of stress-ng's
- * 170,000 minutes; the records that came meanwhile filled the ring, and
- * memcached as a service target lost 125 reports.  The link is made on a
- * thread of its own while this one takes the records into the queue,
- * processed at the next poll.  Below LINK_DRAIN_MIN sites it is not worth
- * a thread.
+ * registered or unregistered costs tens of microseconds (the kernel's
+ * register_for_each_vma() takes dup_mmap_sem for writing and writes the
+ * breakpoint into every process that maps the object), and each link
+ * released waits for a grace period, so a link of a few thousand sites
+ * takes seconds on a busy machine, of stress-ng's 170,000 15 s; the
+ * records that came meanwhile filled the ring, and memcached as a service
+ * target lost 125 reports.  The links are made on a thread of their own
+ * while this one takes the records into the queue, processed at the next
+ * poll.  Below LINK_DRAIN_MIN sites it is not worth a thread.
  */
 #define LINK_DRAIN_MIN	256
+
+struct drained_job {
+	void (*run)(void *arg);
+	void *arg;
+	int done;
+};
+
+static void *drained_thread(void *arg)
+{
+	struct drained_job *j = arg;
+
+	j->run(j->arg);
+	__atomic_store_n(&j->done, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+static void run_drained(struct engine *e, void (*run)(void *), void *arg, size_t sites)
+{
+	struct drained_job j = { .run = run, .arg = arg };
+	pthread_t t;
+
+	if (!e->rb || sites < LINK_DRAIN_MIN || pthread_create(&t, NULL, drained_thread, &j)) {
+		run(arg);
+		return;
+	}
+	while (!__atomic_load_n(&j.done, __ATOMIC_ACQUIRE))
+		ring_buffer__poll(e->rb, 20);
+	pthread_join(t, NULL);
+}
 
 struct link_job {
 	int prog_fd;
@@ -142,36 +172,15 @@ struct link_job {
 	size_t n;
 	int old_fd;		/* closed after the new link is made; -1: none */
 	int fd;			/* the new link, or -errno */
-	int done;
 };
 
-static void link_job_run(struct link_job *j)
-{
-	j->fd = j->n ? uprobe_multi__attach(j->prog_fd, j->path, j->offs, j->cookies, j->n, 0) : -1;
-	if (j->old_fd >= 0 && (j->fd >= 0 || !j->n))
-		close(j->old_fd);
-}
-
-static void *link_job_thread(void *arg)
+static void link_job_run(void *arg)
 {
 	struct link_job *j = arg;
 
-	link_job_run(j);
-	__atomic_store_n(&j->done, 1, __ATOMIC_RELEASE);
-	return NULL;
-}
-
-static void link_job_drained(struct engine *e, struct link_job *j, size_t sites)
-{
-	pthread_t t;
-
-	if (!e->rb || sites < LINK_DRAIN_MIN || pthread_create(&t, NULL, link_job_thread, j)) {
-		link_job_run(j);
-		return;
-	}
-	while (!__atomic_load_n(&j->done, __ATOMIC_ACQUIRE))
-		ring_buffer__poll(e->rb, 20);
-	pthread_join(t, NULL);
+	j->fd = j->n ? uprobe_multi__attach(j->prog_fd, j->path, j->offs, j->cookies, j->n, 0) : -1;
+	if (j->old_fd >= 0 && (j->fd >= 0 || !j->n))
+		close(j->old_fd);
 }
 
 int engine_link_multi(struct engine *e, struct engine_object *eo, const uint8_t *set, int *slot)
@@ -198,11 +207,10 @@ int engine_link_multi(struct engine *e, struct engine_object *eo, const uint8_t 
 	job.offs = offs;
 	job.cookies = cookies;
 	job.old_fd = *slot;
-	link_job_drained(e, &job, job.n + (*slot >= 0 ? o->sites.n : 0));
+	run_drained(e, link_job_run, &job, job.n + (*slot >= 0 ? o->sites.n : 0));
 	if (job.fd == -524 && set && leave_out_refused(e, eo, path, offs, cookies, job.n)) {
 		job.n = link_arrays(eo, set, offs, cookies);
-		job.done = 0;
-		link_job_drained(e, &job, job.n);
+		run_drained(e, link_job_run, &job, job.n);
 	}
 	if (job.fd < 0 && job.n) {
 		err = job.fd;
@@ -213,6 +221,152 @@ int engine_link_multi(struct engine *e, struct engine_object *eo, const uint8_t 
 out:
 	free(offs);
 	free(cookies);
+	return err;
+}
+
+/*
+ * Chunks.  One link of an object's whole armed set had to be made again
+ * whenever any site of it changed: on stress-ng (176,144 sites) the
+ * sampler's every tick after the warm-up re-attached about 173,000 sites
+ * to change a few hundred, 15 to 19 s each, with the target's forks held
+ * on dup_mmap_sem meanwhile.  The hot sites that change are few and
+ * clustered in a few functions, so links of ARM_CHUNK_MIN consecutive
+ * sites make a re-arm cost the chunks that changed.  At most
+ * ARM_CHUNKS_MAX links an object: each is a descriptor, and each closed
+ * waits for a grace period (closed in parallel, util/link_close.h).
+ */
+#define ARM_CHUNK_MIN	256
+#define ARM_CHUNKS_MAX	512
+
+static int chunks_init(struct engine_object *eo)
+{
+	size_t n = eo->obj->sites.n;
+
+	if (eo->chunk_fd)
+		return 0;
+	eo->chunk_sites = (n + ARM_CHUNKS_MAX - 1) / ARM_CHUNKS_MAX;
+	if (eo->chunk_sites < ARM_CHUNK_MIN)
+		eo->chunk_sites = ARM_CHUNK_MIN;
+	eo->nr_chunks = (n + eo->chunk_sites - 1) / eo->chunk_sites;
+	eo->chunk_fd = malloc(eo->nr_chunks * sizeof(*eo->chunk_fd));
+	eo->linked = calloc(n ? n : 1, 1);
+	if (!eo->chunk_fd || !eo->linked) {
+		free(eo->chunk_fd);
+		free(eo->linked);
+		eo->chunk_fd = NULL;
+		eo->linked = NULL;
+		return -ENOMEM;
+	}
+	for (size_t c = 0; c < eo->nr_chunks; c++)
+		eo->chunk_fd[c] = -1;
+	return 0;
+}
+
+static bool site_wanted(const struct engine_object *eo, const uint8_t *set, size_t i)
+{
+	return (!set || set[eo->first + i]) && !(eo->probe_refused && eo->probe_refused[i]);
+}
+
+struct chunk_job {
+	struct engine *e;
+	struct engine_object *eo;
+	const uint8_t *set;
+	int prog_fd;
+	char path[64];
+	__u64 *offs, *cookies;	/* a chunk's, chunk_sites each */
+	struct link_close old;	/* the replaced links, closed together at the end */
+	size_t chunks, sites;	/* made again, for -v -v */
+	int err;		/* the first chunk that failed */
+};
+
+/* Chunk c's wanted sites on a new link, its old one into j->old; -errno: left as it was. */
+static int chunk_relink(struct chunk_job *j, size_t c)
+{
+	struct engine_object *eo = j->eo;
+	const struct target_obj *o = eo->obj;
+	size_t lo = c * eo->chunk_sites, hi = lo + eo->chunk_sites, k = 0;
+	int fd = -1;
+
+	if (hi > o->sites.n)
+		hi = o->sites.n;
+	for (size_t i = lo; i < hi; i++) {
+		if (!site_wanted(eo, j->set, i))
+			continue;
+		j->offs[k] = probe_off(&o->sites.v[i]);
+		j->cookies[k++] = eo->first + i;
+	}
+	if (k) {
+		fd = uprobe_multi__attach(j->prog_fd, j->path, j->offs, j->cookies, k, 0);
+		/* Bounded: an object gets few searches (leave_out_refused). */
+		if (fd == -524 && j->set &&
+		    leave_out_refused(j->e, eo, j->path, j->offs, j->cookies, k))
+			return chunk_relink(j, c);
+		if (fd < 0) {
+			link_failed(eo, j->set != NULL, k, fd);
+			return fd;
+		}
+	}
+	link_close__add(&j->old, &eo->chunk_fd[c]);
+	eo->chunk_fd[c] = fd;
+	for (size_t i = lo; i < hi; i++)
+		eo->linked[i] = site_wanted(eo, j->set, i);
+	j->chunks++;
+	j->sites += k;
+	return 0;
+}
+
+static bool chunk_changed(const struct engine_object *eo, const uint8_t *set, size_t c)
+{
+	size_t lo = c * eo->chunk_sites, hi = lo + eo->chunk_sites;
+
+	for (size_t i = lo; i < hi && i < eo->obj->sites.n; i++)
+		if (site_wanted(eo, set, i) != eo->linked[i])
+			return true;
+	return false;
+}
+
+static void chunks_run(void *arg)
+{
+	struct chunk_job *j = arg;
+
+	for (size_t c = 0; c < j->eo->nr_chunks; c++) {
+		int err = chunk_changed(j->eo, j->set, c) ? chunk_relink(j, c) : 0;
+
+		if (err && !j->err)
+			j->err = err;
+		/* The first attach is all or nothing: the caller detaches the object. */
+		if (err && !j->set)
+			break;
+	}
+	link_close__all(&j->old);
+}
+
+int engine_link_chunks(struct engine *e, struct engine_object *eo, const uint8_t *set)
+{
+	struct target_obj *o = eo->obj;
+	struct chunk_job j = { .e = e, .eo = eo, .set = set,
+			       .prog_fd = bpf_program__fd(e->skel->progs.kcsand_uprobe_multi) };
+	uint64_t t0 = clock__now_ns();
+	int err = chunks_init(eo);
+
+	if (!err)
+		err = target_obj__attach_path(o, j.path, sizeof(j.path));
+	if (err)
+		return err;
+	j.offs = calloc(eo->chunk_sites, sizeof(*j.offs));
+	j.cookies = calloc(eo->chunk_sites, sizeof(*j.cookies));
+	if (!j.offs || !j.cookies) {
+		err = -ENOMEM;
+		goto out;
+	}
+	run_drained(e, chunks_run, &j, o->sites.n);
+	err = j.err;
+	if (set)
+		pr_debug("%s: re-armed %zu of %zu chunks, %zu sites, in %.1f ms\n", o->path,
+			 j.chunks, eo->nr_chunks, j.sites, (clock__now_ns() - t0) / 1e6);
+out:
+	free(j.offs);
+	free(j.cookies);
 	return err;
 }
 
@@ -356,7 +510,7 @@ int engine__rearm(struct engine *e, const uint8_t *armed)
 
 		if (!eo->attached || eo->removed)
 			continue;
-		err = e->multi ? engine_link_multi(e, eo, armed, &eo->link_fd) :
+		err = e->multi ? engine_link_chunks(e, eo, armed) :
 				 engine_link_per_site(e, eo, armed);
 	}
 	free(set);

@@ -634,8 +634,11 @@ void engine__close(struct engine *e)
 	 */
 	history__hand_links(e->hist, &lc);
 	for (size_t i = 0; i < e->nr_objs; i++) {
-		link_close__add(&lc, &e->objs[i].link_fd);
-		link_close__add(&lc, &e->objs[i].turn_fd);
+		struct engine_object *eo = &e->objs[i];
+
+		for (size_t c = 0; c < eo->nr_chunks && eo->chunk_fd; c++)
+			link_close__add(&lc, &eo->chunk_fd[c]);
+		link_close__add(&lc, &eo->turn_fd);
 	}
 	link_close__all(&lc);
 	/* After the closes: a short run ends while the hot turns' program may still load. */

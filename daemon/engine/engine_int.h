@@ -27,7 +27,15 @@ struct ring_buffer;
 struct engine_object {
 	struct target_obj *obj;
 	uint32_t first;
-	int link_fd;			/* uprobe_multi link, or -1 */
+	/*
+	 * The sites' uprobe_multi links, one per chunk of chunk_sites
+	 * consecutive sites (-1: none armed there), and which sites they hold
+	 * now: a re-arm makes again only the chunks whose armed sites changed
+	 * (arm.c, engine_link_chunks).
+	 */
+	int *chunk_fd;
+	size_t nr_chunks, chunk_sites;
+	uint8_t *linked;
 	int turn_fd;			/* the sampler's hot turn: a link of its own, or -1 */
 	struct bpf_link **links;	/* per-site links (fallback) */
 	size_t nr_links;
@@ -150,6 +158,13 @@ double engine_share_pct(const struct engine *e);
  * the old one goes.  No site set: no link.
  */
 int engine_link_multi(struct engine *e, struct engine_object *eo, const uint8_t *set, int *slot);
+/*
+ * Link the sites of eo set in set[] (cookie-indexed; NULL: every site),
+ * remaking only the chunks (eo->chunk_fd) whose armed sites changed, each
+ * new link in place before its old one goes.  A chunk that could not be
+ * linked stays as it was: the first error.
+ */
+int engine_link_chunks(struct engine *e, struct engine_object *eo, const uint8_t *set);
 /* Per-site links (kernels before 6.6): attach the sites set (NULL: all), detach the others. */
 int engine_link_per_site(struct engine *e, struct engine_object *eo, const uint8_t *set);
 

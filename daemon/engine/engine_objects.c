@@ -152,9 +152,16 @@ static int attach_kprobes(struct engine *e, struct engine_object *eo)
 
 void engine_detach_object(struct engine_object *eo)
 {
-	if (eo->link_fd >= 0)
-		close(eo->link_fd);
-	eo->link_fd = -1;
+	struct link_close lc = { .n = 0 };
+
+	for (size_t c = 0; c < eo->nr_chunks && eo->chunk_fd; c++)
+		link_close__add(&lc, &eo->chunk_fd[c]);
+	link_close__all(&lc);
+	free(eo->chunk_fd);
+	free(eo->linked);
+	eo->chunk_fd = NULL;
+	eo->linked = NULL;
+	eo->nr_chunks = 0;
 	if (eo->turn_fd >= 0)
 		close(eo->turn_fd);
 	eo->turn_fd = -1;
@@ -192,7 +199,7 @@ static int attach_object(struct engine *e, struct engine_object *eo)
 	else if (!err && eo->kernel)
 		err = attach_kprobes(e, eo);
 	else if (!err)
-		err = e->multi ? engine_link_multi(e, eo, NULL, &eo->link_fd) :
+		err = e->multi ? engine_link_chunks(e, eo, NULL) :
 				 engine_link_per_site(e, eo, NULL);
 	if (err) {
 		engine_detach_object(eo);
@@ -229,8 +236,8 @@ static int register_object(struct engine *e, struct target_obj *obj, bool kernel
 		return -ENOMEM;
 	}
 	eo = &e->objs[e->nr_objs];
-	*eo = (struct engine_object){ .obj = obj, .first = e->nr_cookies, .link_fd = -1,
-				      .turn_fd = -1, .kernel = kernel };
+	*eo = (struct engine_object){ .obj = obj, .first = e->nr_cookies, .turn_fd = -1,
+				      .kernel = kernel };
 	for (size_t i = e->nr_cookies; i < need; i++)
 		e->site_obj[i] = e->nr_objs;
 	e->nr_cookies = need;

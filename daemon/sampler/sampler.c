@@ -15,12 +15,13 @@
  * learn it.
  *
  * Re-attaching.  In user mode an unarmed site must be detached, since the
- * trap is the cost; the armed subset is attached as a new uprobe_multi link
- * with the same cookies (cookie = site index, so reports from a site armed
- * earlier still symbolize) before the old link is closed.  Closing the old
- * link waits for the uprobes' RCU grace periods, mostly asleep; the set is
- * only re-attached when it changed (docs/PERFORMANCE.md, "Figures behind
- * the code", has what a re-attach costs).
+ * trap is the cost; an object's sites are linked in chunks of consecutive
+ * sites (engine/arm.c), and a chunk whose armed sites changed is attached as
+ * a new uprobe_multi link with the same cookies (cookie = site index, so
+ * reports from a site armed earlier still symbolize) before its old link is
+ * closed.  Closing a link waits for the uprobes' RCU grace periods, mostly
+ * asleep; the set is only re-attached when it changed (docs/PERFORMANCE.md,
+ * "Figures behind the code", has what a re-attach costs).
  *
  * Kernel mode (ksampler.c has why and the figures) keeps its kprobes
  * registered and flips bits of a BPF-side bitmap instead, so a disarmed

@@ -10,10 +10,10 @@ void link_close__add(struct link_close *b, int *fd)
 {
 	if (*fd < 0)
 		return;
-	if (b->n < LINK_CLOSE_MAX)
-		b->fd[b->n++] = *fd;
-	else
-		close(*fd);
+	/* A full batch is closed first: one at a time, each would wait for its grace period. */
+	if (b->n == LINK_CLOSE_MAX)
+		link_close__all(b);
+	b->fd[b->n++] = *fd;
 	*fd = -1;
 }
 

@@ -14,7 +14,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-/* Up to this many fds in one batch; more are closed where they are added. */
+/* Up to this many fds in one batch; a full one is closed when one more is added. */
 #define LINK_CLOSE_MAX	64
 
 struct link_close {
@@ -22,7 +22,7 @@ struct link_close {
 	size_t n;
 };
 
-/* Take *fd into the batch (closed at once if it is full) and set it to -1; < 0: nothing. */
+/* Take *fd into the batch (a full one closed first) and set it to -1; < 0: nothing. */
 void link_close__add(struct link_close *b, int *fd);
 /* Close every fd of the batch, in parallel, and return once all are closed. */
 void link_close__all(struct link_close *b);
