@@ -4,8 +4,9 @@
 # KCSAN's noise rules on a stock kernel, each silent (docs/marking.md, "Kernel"):
 # boots Debian's kernel in QEMU (tests/vm/kcsan-vm) and runs tests/vm/noise-steps.sh,
 # marking from the vmlinux's DWARF (linux-image-$(uname -r)-dbg on the host):
-#   - jiffies: TCP's per-segment readers of jiffies and __mod_timer around 20 s of
-#     loopback TCP (tests/vm/workload/kworkload.c net): the jiffies reads are marked
+#   - jiffies: TCP's per-segment readers of jiffies and __mod_timer, sampled with
+#     code breakpoints (757 kprobes took 66 s to attach and 96 s to detach), around
+#     20 s of loopback TCP (tests/vm/workload/kworkload.c net): the jiffies reads are marked
 #     (the qualifier count), the probed code ran and set watchpoints, and no report
 #     is at jiffies' address.  jiffies ticks every 4 ms, so a 300 us stall at a
 #     plain read of it sees a new value about one time in 13: without the rule the
