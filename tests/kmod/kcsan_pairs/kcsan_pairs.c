@@ -28,7 +28,9 @@
  *              report_value_change_only drops it; DataCollider reports it)
  *   5 ww       kcsan_pairs_ww_write_a at 100 Hz vs kcsan_pairs_ww_write_b at
  *              1 kHz, aligned word writes of different values: KCSAN takes
- *              both for atomic (assume_plain_writes_atomic) and reports nothing
+ *              both for atomic (assume_plain_writes_atomic) and reports nothing;
+ *              kcsand's breakpoint mode watches a sampled one (its data
+ *              breakpoint catches the other)
  *   6 marked   kcsan_pairs_marked_write (WRITE_ONCE) at 100 Hz vs
  *              kcsan_pairs_plain_read (plain) at 1 kHz: plain against marked,
  *              which KCSAN reports (needs the .ko's DWARF to see the mark)
@@ -46,8 +48,13 @@
 /* Aligned words: one per scenario, apart, so that scenarios never share a line. */
 static u64 rate_var __aligned(64);
 static u64 same_var __aligned(64);
-static u64 ww_var __aligned(64);
 static u64 marked_var __aligned(64);
+/*
+ * Not static: nothing in the module reads it, and the compiler drops every
+ * store to a static variable that nothing reads, which left scenario 5's
+ * two functions empty (no race to find) until December 2026.
+ */
+u64 kcsan_pairs_ww_var __aligned(64);
 
 RACE_FN void kcsan_pairs_rate_write(u64 v)
 {
@@ -71,12 +78,12 @@ RACE_FN u64 kcsan_pairs_same_read(void)
 
 RACE_FN void kcsan_pairs_ww_write_a(u64 v)
 {
-	ww_var = v;
+	kcsan_pairs_ww_var = v;
 }
 
 RACE_FN void kcsan_pairs_ww_write_b(u64 v)
 {
-	ww_var = v;
+	kcsan_pairs_ww_var = v;
 }
 
 RACE_FN void kcsan_pairs_marked_write(u64 v)
