@@ -15,11 +15,14 @@
 #   bp0     the same without the data breakpoints (pair_wait_us=0): the control
 #   kp      a kprobe on every site of the module (the sampler at its default)
 #   scale   bp, with src:fs/ src:mm/ src:kernel/ of VMLINUX probed too, no marking
+#   first   bp, ending at the first report naming either function, pair or not: a
+#           user's first sight of the race (kernel-pairs.sh's write-write step)
 #   hp      bp, with CPU 1 taken offline and brought back online once kcsanctl has
 #           attached, before the threads start; its data breakpoint must then
 #           be the one that catches: a run ends at the first partner a data
 #           breakpoint caught on CPU 1 (the reader's, bound there), or 2 x SECONDS
 #           (one side's catches only: in one run of 60 s, none came)
+# MODE:SCENARIO in MODES runs that mode with that scenario only, not SCENARIOS.
 # Each run's output is in $KCSAN_VM_OUT/MODE-sN-tI.log, every counter in
 # MODE-sN-tI.log.stats, and one line per run is added to results.tsv:
 #   MODE SCENARIO TRY STATUS PAIR_S DB_S ANY_S SLOW_ACCESSES FAST_ACCESSES
@@ -50,7 +53,7 @@ fns() {
 # none of them), so those modes print every report.
 mode_args() {
 	case $1 in
-	bp|hp) echo "--sample breakpoints --probe module:kcsan_pairs --param report_once_in_ms=0" ;;
+	bp|hp|first) echo "--sample breakpoints --probe module:kcsan_pairs --param report_once_in_ms=0" ;;
 	bp0) echo "--sample breakpoints --probe module:kcsan_pairs --param pair_wait_us=0" ;;
 	kp) echo "--sample kprobes --probe module:kcsan_pairs" ;;
 	# --no-marking: marking the vmlinux's 117,000 sites cold over 9p takes many minutes.
@@ -104,6 +107,7 @@ round() {
 		else
 			[ "$db" = - ] && grep -q "during the watcher's stall" "$log" && db=$(since "$t0" "$now")
 		fi
+		[ "$PAIRS_MODE" = first ] && [ "$any" != - ] && break
 		[ "$pair" != - ] && { [ "$db" != - ] || [ "$PAIRS_MODE" = kp ] || [ "$PAIRS_MODE" = bp0 ]; } &&
 			break
 		[ "$(since "$t0" "$now" | cut -d. -f1)" -ge "$limit" ] && break
@@ -119,7 +123,9 @@ if [ "${PAIRS_ROUND:-}" ]; then
 fi
 
 for mode in ${MODES//,/ }; do
-	for s in ${SCENARIOS//,/ }; do
+	scenarios=$SCENARIOS
+	[[ $mode == *:* ]] && { scenarios=${mode#*:}; mode=${mode%%:*}; }
+	for s in ${scenarios//,/ }; do
 		for i in $(seq 1 "$TRIES"); do
 			log=$OUT/$mode-s$s-t$i.log
 			# shellcheck disable=SC2046
