@@ -71,11 +71,13 @@
 #
 # Environment: KCSAND_TEST_TIMEOUT (seconds per case, default 120: a racy case
 # runs until its report, and its program bounds it below this);
+# KCSAND_SCENARIO_TRIES (3: runs of a racy case that exit 0 without a report);
 # KCSAND_TEST_NEEDS=hwbp runs only the cases with needs=hwbp.
 
 set -u
 
 TIMEOUT=${KCSAND_TEST_TIMEOUT:-120}
+TRIES=${KCSAND_SCENARIO_TRIES:-3}	# runs of a racy case that end without a report, at most
 SEP=$(printf '=%.0s' {1..66})
 MAX_LINES=300	# of a failed case's output shown
 SRC_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -499,7 +501,7 @@ run_once() {
 run_case() {
 	local prog=$1 out=$TMP/$C_NAME.stderr first=$TMP/$C_NAME.first
 	local -a args pargs
-	local t0 t1 rc k n t titles extra
+	local t0 t1 rc k n t titles extra try
 
 	set -f
 	args=($C_ARGS)
@@ -520,6 +522,16 @@ run_case() {
 	if lost_debug_trap "note $C_NAME: " "$rc" "$out"; then
 		run_once "$prog" "$out" "$first"
 	fi
+	# A racy case whose run ended (exit 0) with no report at all: its two threads did
+	# not meet while a site watched, within the program's own bound.  On a loaded machine
+	# the scheduler decides that: sampled_hot_read ran out its 100 s without one at load 21-30.
+	# A fresh process, up to TRIES runs in all, as history-check.sh runs its racy programs;
+	# none reported in all of them fails.  A wrong report or status is never run again.
+	for ((try = 1; try < TRIES; try++)); do
+		[[ $C_EXPECT == report && $rc == 0 ]] && ! grep -q '^BUG: KCSAN: ' "$out" || break
+		echo "note $C_NAME: run $try of $TRIES exited 0 without a report; running it again"
+		run_once "$prog" "$out" "$first"
+	done
 
 	if [[ $rc == 124 || $rc == 137 ]]; then
 		fail_case "$out" "expected exit status $([[ $C_EXPECT == report ]] && echo 66 || echo 0)," \
@@ -602,7 +614,7 @@ run_case() {
 		fail_case "$out" "expected a line matching /$WHY/ in kcsanctl's output"
 		return
 	fi
-	ok "$C_NAME" "first report after $(elapsed "$t0" "$(cat "$first")") s, $n report(s), $(elapsed "$t0" "$t1") s"
+	ok "$C_NAME" "first report after $(elapsed "$t0" "$(cat "$first")") s, $n report(s), $(elapsed "$t0" "$t1") s$( ((try > 1)) && echo ", run $try of $TRIES")"
 }
 
 # ---------------------------------------------------------------- main
