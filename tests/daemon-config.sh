@@ -120,7 +120,7 @@ target user $RACES --functions reader_*,writer_*
 report_once_in_ms 100
 skip_watch 40
 CONF
-kill -HUP "$DPID"; sleep 1
+reload_daemon
 check reload_keeps_unchanged_target "$(echo "$probes_before" | jq -c '.[0]')" \
 	"$("$CTL" -j probe list | jq -c '[.[] | {id, binary}] | .[0]')"
 check reload_adds_new_target "$RACES reader_*,writer_*" \
@@ -136,7 +136,7 @@ else fail reload_new_target_reports "a report of two_races after the reload"; fi
 # A bad configuration on reload: kept running, said why.
 cp "$TMP/kcsand.conf" "$TMP/good.conf"
 printf 'skip_watch 50\nbogus_key 1\n' >>"$TMP/kcsand.conf"
-kill -HUP "$DPID"; sleep 1
+reload_daemon
 want="reload: $TMP/kcsand.conf:6: unknown key 'bogus_key'; keeping the running configuration"
 if grep -q -F "$want" "$DERR"; then ok reload_bad_config_says_why
 else fail reload_bad_config_says_why "'$want' on stderr, got: $(grep reload "$DERR")"; fi
@@ -146,7 +146,7 @@ check reload_bad_config_keeps_probes "2" "$("$CTL" -j probe list | jq length)"
 probes_now=$("$CTL" -j probe list)
 printf 'target user /no/such/binary\n' >>"$TMP/good.conf"
 cp "$TMP/good.conf" "$TMP/kcsand.conf"
-kill -HUP "$DPID"; sleep 1
+reload_daemon
 if grep -q "reload: /no/such/binary: No such file or directory; keeping" "$DERR"
 then ok reload_bad_target_says_why
 else fail reload_bad_target_says_why "the binary and why, got: $(grep reload "$DERR" | tail -1)"
@@ -156,7 +156,7 @@ check reload_bad_target_keeps_probes "2" "$("$CTL" -j probe list | jq length)"
 if [[ ! -e /sys/bus/event_source/devices/kprobe/type ]]; then
 	head -n -1 "$TMP/good.conf" >"$TMP/kcsand.conf"
 	printf 'target kernel vfs_read\n' >>"$TMP/kcsand.conf"
-	kill -HUP "$DPID"; sleep 1
+	reload_daemon
 	if grep -q "reload: this kernel ($(uname -r)) has no kprobes: kernel mode needs CONFIG_KPROBES and CONFIG_KPROBE_EVENTS; keeping" "$DERR"
 	then ok reload_kernel_target_without_kprobes_says_why
 	else fail reload_kernel_target_without_kprobes_says_why "no kprobes and why, got: $(grep reload "$DERR" | tail -1)"
@@ -168,7 +168,7 @@ fi
 cat >"$TMP/kcsand.conf" <<CONF
 target user $SAFE
 CONF
-kill -HUP "$DPID"; sleep 1
+reload_daemon
 check reload_removes_target "$SAFE" "$("$CTL" -j probe list | jq -r '.[] | .binary')"
 stop_daemon
 check stop_after_reloads "0" "$?"

@@ -85,6 +85,37 @@ start_daemon() {
 	return 1
 }
 
+# wait_for CMD...: until CMD succeeds, for up to WAIT_S seconds; status 1 when it never did.
+# What a case checks after a change that takes effect "soon" (a --duration, a process's exit)
+# waits for it here rather than for a fixed time, which a loaded machine overruns.
+wait_for() {
+	local i
+
+	for ((i = 0; i < WAIT_S * 10; i++)); do
+		"$@" && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+# hup_read: kcsand has taken SIGHUP off its signalfd (no SIGHUP pending in ShdPnd).
+hup_read() {
+	local pnd
+
+	pnd=$(awk '$1 == "ShdPnd:" { print $2 }' /proc/"$DPID"/status 2>/dev/null) || return 0
+	(( (0x${pnd:-0} & 1) == 0 ))
+}
+
+# reload_daemon: SIGHUP, and back once the reload is over, however loaded the machine: once
+# kcsand has read the signal it reloads before it serves another request (one thread, main.c's
+# serve()), so the status request answered after that comes after the reload and its message.
+# A fixed second's wait was overrun at load 20.
+reload_daemon() {
+	kill -HUP "$DPID" || return 1
+	wait_for hup_read
+	"$CTL" status >/dev/null
+}
+
 stop_daemon() {
 	[[ -n $DPID ]] || return 0
 	kill -TERM "$DPID"

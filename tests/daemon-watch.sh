@@ -30,6 +30,22 @@ perf_links() {
 	grep -h '^link_type:[[:space:]]*perf$' /proc/"$DPID"/fdinfo/* 2>/dev/null | wc -l
 }
 
+# maps_file PID FILE: PID has mapped FILE (exec'd it, or loaded it): what a watch on one of
+# FILE's variables needs.  A fixed 0.3 s wait for it was a guess that a loaded machine overruns.
+maps_file() {
+	grep -qF "$(realpath "$2")" /proc/"$1"/maps 2>/dev/null
+}
+
+# watches_links_are "N M": N watches listed, M perf links held.
+watches_links_are() {
+	[[ "$(nr_watches) $(perf_links)" == "$1" ]]
+}
+
+# watch_dropped: the first watch listed was dropped.
+watch_dropped() {
+	"$CTL" watch list | head -1 | grep -q dropped
+}
+
 nr_watches() {
 	"$CTL" -j watch list | jq '.watches | length'
 }
@@ -72,7 +88,7 @@ EOF
 start_daemon "$TMP/kcsand.conf" || { fail start "kcsand did not start"; finish; exit; }
 check no_watches "0 0" "$(nr_watches) $(perf_links)"
 start_target "$PROG"; target=$TPID
-sleep 0.3
+wait_for maps_file "$target" "$PROG"
 
 # --- the race on level, seen only by the debug register
 m=$(log_mark)
@@ -153,7 +169,7 @@ out=$("$CTL" watch level); rc=$?
 check shorthand_chooses_pid "0 watch 5: level in process $target, slot 0" "$rc $out"
 "$CTL" watch remove 5
 start_target "$PROG"; second=$TPID
-sleep 0.3
+wait_for maps_file "$second" "$PROG"
 out=$("$CTL" watch add level 2>&1); rc=$?
 lo=$((target < second ? target : second)); hi=$((target < second ? second : target))
 check two_candidates "1 kcsanctl: watch level: 2 processes run probed user targets ($lo, $hi): choose one with --pid PID" \
@@ -162,13 +178,14 @@ check two_candidates "1 kcsanctl: watch level: 2 processes run probed user targe
 # --- --duration: gone by itself
 "$CTL" watch add level --pid "$second" --duration 1 >/dev/null
 check duration_listed "1" "$("$CTL" -j watch list | jq '.watches[0].remaining_s <= 1 and .watches[0].remaining_s >= 0' | grep -c true)"
-sleep 2.5
+# Gone within the poll loop's second: waited for, not timed, then checked.
+wait_for watches_links_are "0 0"
 check duration_over "0 0" "$(nr_watches) $(perf_links)"
 
 # --- a process that exits: its watch is dropped, and says so
 "$CTL" watch add level --pid "$second" >/dev/null
 kill "$second"; wait "$second" 2>/dev/null
-sleep 1.5
+wait_for watch_dropped
 check exited_dropped "7: user level pid=$second dropped: process exited" "$("$CTL" watch list | head -1)"
 check exited_json "dropped process exited 0" \
 	"$("$CTL" -j watch list | jq -r '.watches[0] | "\(.state) \(.why)"') $(perf_links)"
@@ -194,11 +211,11 @@ m=$(log_mark)
 if wait_title "$m" "$TITLE" 40; then ok config_watch_reports; else fail config_watch_reports "'$TITLE' in time"; fi
 printf 'report_once_in_ms 100\ntarget user %s --functions tick\nwatch level:3 --pid %s\n' \
 	"$PROG" "$target" >"$TMP/kcsand.conf"
-kill -HUP "$DPID"; sleep 1
+reload_daemon
 check reload_bad_keeps "1" "$(nr_watches)"
 printf 'report_once_in_ms 100\ntarget user %s --functions tick\nwatch ticks --pid %s\n' \
 	"$PROG" "$target" >"$TMP/kcsand.conf"
-kill -HUP "$DPID"; sleep 1
+reload_daemon
 check reload_replaces "ticks" "$("$CTL" -j watch list | jq -r '[.watches[].spec] | join(" ")')"
 
 # --- a variable of a probed library, not of the executable: lib_counter of libracy.so,
@@ -206,7 +223,7 @@ check reload_replaces "ticks" "$("$CTL" -j watch list | jq -r '[.watches[].spec]
 # the reload armed ticks before it freed level's.
 "$CTL" probe add user "$LIBRACY" --functions lib_peek >/dev/null
 start_target "$SHLIB" 1000000000; shlib=$TPID
-sleep 0.3
+wait_for maps_file "$shlib" "$LIBRACY"
 m=$(log_mark)
 out=$("$CTL" watch add lib_counter --pid "$shlib"); rc=$?
 check library_watch_add "0 watch 3: lib_counter in process $shlib, slot 0" "$rc $out"
