@@ -393,7 +393,14 @@ static __always_inline void hb_return(struct pt_regs *ctx, struct hb_thread *t, 
 	}
 	if (op == KCSAND_HB_MAPPED) {
 		hb_pop(t, op, &a0, &a1);
-		hb_hold(t->tgid, 1, 0);
+		/*
+		 * A dlopen that failed mapped nothing that stays (libgomp's
+		 * first target construct looks for offload plugins a machine
+		 * rarely has): holding then would make the process settle,
+		 * ordering all it does for HB_SETTLE_NS, for nothing.
+		 */
+		if (PT_REGS_RC(ctx))
+			hb_hold(t->tgid, 1, 0);
 		return;
 	}
 	if (hb_pop(t, op, &a0, &a1)) {

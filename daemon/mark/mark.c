@@ -118,6 +118,9 @@ static void site_source(struct dw_ctx *c, Dwarf_Die *cu, Dwarf_Addr pc, struct s
 		ss->kind = mark_src__at(ms, ss->line, ss->col, &ss->tok);
 		ss->volatile_cast = mark_src__has_word(ms, ss->line, "volatile");
 		ss->order = mark_src__order(ms, ss->line);
+		/* A reduction's combine orders nothing: its barrier does (DRB140). */
+		if (mark_src__omp_reduction(ms, ss->line))
+			ss->order = KCSAND_ORDER_RELAXED;
 		omp = mark_src__omp_atomic(ms, ss->line);
 		if (omp >= 0 && ss->kind == MARK_KIND_PLAIN) {
 			ss->kind = MARK_KIND_MARKED;

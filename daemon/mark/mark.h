@@ -86,6 +86,13 @@ int mark_src__order(const struct mark_src *src, int line);
  * -1 when the line above is no such pragma.
  */
 int mark_src__omp_atomic(const struct mark_src *src, int line);
+/*
+ * Is the line an OpenMP pragma with a reduction clause?  gcc combines each
+ * thread's part into the shared variable there, with a relaxed atomic RMW
+ * (a `lock add`, or a `lock cmpxchg` loop) or inside GOMP_atomic_start/end;
+ * what orders the result is the construct's barrier or the team's end.
+ */
+bool mark_src__omp_reduction(const struct mark_src *src, int line);
 /* Does the line hold the identifier word (not as part of a longer one)? */
 bool mark_src__has_word(const struct mark_src *src, int line, const char *word);
 

@@ -308,23 +308,34 @@ int mark_src__order(const struct mark_src *src, int line)
 	return found < 0 ? KCSAND_ORDER_DEFAULT : found;
 }
 
-int mark_src__omp_atomic(const struct mark_src *src, int line)
+/* Does text start with `#pragma omp`, then word when given? */
+static bool omp_pragma(const char *p, const char *word)
 {
-	static const char *const words[] = { "#", "pragma", "omp", "atomic" };
-	const char *p;
+	const char *const words[] = { "#", "pragma", "omp", word };
 
-	if (!src || line < 2 || line > src->nr_lines)
-		return -1;
-	p = src->lines[line - 2];
-	for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); i++) {
+	for (size_t i = 0; i < sizeof(words) / sizeof(words[0]) && words[i]; i++) {
 		size_t n = strlen(words[i]);
 
 		while (isspace((unsigned char)*p))
 			p++;
 		if (strncmp(p, words[i], n) || (i && is_id(p[n])))
-			return -1;
+			return false;
 		p += n;
 	}
+	return true;
+}
+
+bool mark_src__omp_reduction(const struct mark_src *src, int line)
+{
+	if (!src || line < 1 || line > src->nr_lines)
+		return false;
+	return omp_pragma(src->lines[line - 1], NULL) && mark_src__has_word(src, line, "reduction");
+}
+
+int mark_src__omp_atomic(const struct mark_src *src, int line)
+{
+	if (!src || line < 2 || line > src->nr_lines || !omp_pragma(src->lines[line - 2], "atomic"))
+		return -1;
 	/*
 	 * OpenMP's default order is relaxed; gcc's code and the programs that
 	 * use `atomic read` / `write` as a flag rely on x86's acquire loads and

@@ -344,6 +344,24 @@ int main(void)
 		mark_src__free(src);
 	}
 
+	TEST(source_omp_reduction) {
+		struct mark_src *src = mark_src__from_string(
+			"  #pragma omp for reduction(+ : total) nowait\n"
+			"#pragma omp parallel for num_threads(2)\n"
+			"\ttotal += reduction;\n"
+			"#pragma omp atomic\n"
+			"#pragma omp parallel for reduction(max:m)\n");
+
+		ASSERT_TRUE(src, "source from a string");
+		ASSERT_TRUE(mark_src__omp_reduction(src, 1), "a reduction clause, indented");
+		ASSERT_FALSE(mark_src__omp_reduction(src, 2), "a pragma with no reduction");
+		ASSERT_FALSE(mark_src__omp_reduction(src, 3), "the word outside a pragma");
+		ASSERT_FALSE(mark_src__omp_reduction(src, 4), "omp atomic");
+		ASSERT_TRUE(mark_src__omp_reduction(src, 5), "parallel for reduction");
+		ASSERT_FALSE(mark_src__omp_reduction(src, 6), "past the last line");
+		mark_src__free(src);
+	}
+
 	TEST(source_multiline_calls) {
 		const char *text = "\tWRITE_ONCE(a,\n\t\t   v + 1);\n"
 				   "\tv = READ_ONCE(\n\t\tp->q);\n";
