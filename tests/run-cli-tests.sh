@@ -155,10 +155,9 @@ timeout 120 "$CTL" run --stats "$out.stats" --functions peek --param overhead_bu
 	--param skip_watch=9 --param skip_watch_randomize=0 --param udelay_task=10 \
 	--param stall_budget_us=0 -- "$B/tests/cli/counted" $T $K > "$out" 2>&1 < /dev/null
 rc=$?
-sum=$(cat "$out.stats")
-val() { echo "$sum" | grep -oE "$1: [0-9]+" | awk '{ print $2 }'; }
-hits=$(echo "$sum" | grep -oE '[0-9]+ hits' | awk '{ print $1 }')
-tried=$(( $(val setup_watchpoints) + $(val no_capacity) + $(val stall_budget_exhausted) ))
+hits=$(grep -oE '[0-9]+ hits' "$out.stats" | awk '{ print $1 }')
+tried=$(( $(summary_value setup_watchpoints "$out.stats") + $(summary_value no_capacity "$out.stats") +
+	  $(summary_value stall_budget_exhausted "$out.stats") ))
 ncpu=$(getconf _NPROCESSORS_CONF)
 echo "# counters: $hits hits (want $H), $tried watchpoints tried (want $((H / 10))..$((H / 10 + ncpu)))"
 if [ $rc = 0 ] && [ "$hits" = $H ] && [ $tried -ge $((H / 10)) ] && [ $tried -le $((H / 10 + ncpu)) ]
