@@ -370,7 +370,7 @@ struct {
  * region its bits are of (tag); a slot two regions met in is SHARED for
  * the rest of the run, and its regions are forgotten granule by granule,
  * as before.  A tag of 0: no granule of any region of the slot was ever
- * remembered.  hb_region_note(), hb_clear_region().
+ * remembered.  hb_region_note_g(), hb_clear_region_g().
  */
 #define HB_REGION_BITS		16
 #define HB_REGION_SHARED	(~0ULL)

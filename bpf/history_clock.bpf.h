@@ -247,6 +247,15 @@ static __always_inline void hb_sync_note(__u32 tgid, __u64 addr)
 		__sync_fetch_and_or(w, bit);
 }
 
+/* The object at addr of t's process in hb_syncs, or NULL; *k is its key, for hb_get(). */
+static __always_inline struct hb_sync *hb_sync_find(struct hb_thread *t, __u64 addr,
+						    struct hb_key *k)
+{
+	k->tgid = t->tgid;
+	k->addr = addr;
+	return bpf_map_lookup_elem(&hb_syncs, k);
+}
+
 __noinline int hb_release(struct hb_thread *t, __u64 addr, int new_epoch)
 {
 	struct hb_key k = {};
@@ -257,9 +266,7 @@ __noinline int hb_release(struct hb_thread *t, __u64 addr, int new_epoch)
 	if (!t)
 		return 0;
 	tgid = t->tgid;
-	k.tgid = tgid;
-	k.addr = addr;
-	s = bpf_map_lookup_elem(&hb_syncs, &k);
+	s = hb_sync_find(t, addr, &k);
 	if (!s) {
 		s = hb_get(&hb_syncs, &k);
 		p = bpf_map_lookup_elem(&hb_procs, &tgid);
@@ -297,9 +304,7 @@ __noinline int hb_acquire(struct hb_thread *t, __u64 addr)
 	if (!t)
 		return 0;
 	tgid = t->tgid;
-	k.tgid = tgid;
-	k.addr = addr;
-	s = bpf_map_lookup_elem(&hb_syncs, &k);
+	s = hb_sync_find(t, addr, &k);
 	if (!s) {
 		/* Never released, or released when hb_syncs was full (hb_proc.overflow). */
 		p = bpf_map_lookup_elem(&hb_procs, &tgid);

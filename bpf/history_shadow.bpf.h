@@ -271,7 +271,7 @@ static __always_inline void hb_claim(struct hb_shadow *e, __u32 tgid, struct hb_
 /*
  * Claim the entry (hb_claim), then find where the access goes in it, and
  * the first race.  A global function, verified once: inlined, its branches times the
- * granules of hb_access_granule() passed the verifier's million
+ * granules of hb_access_granules() passed the verifier's million
  * instructions.  scratch->mask: the bytes of the granule the access touches.
  */
 __noinline int hb_scan_g(struct hb_shadow *e, struct hb_thread *t, struct hb_scratch *scratch)

@@ -48,12 +48,12 @@ stats_layout_re want_re
 got=$(head -15 "$TMP/stats")
 if [[ $got$'\n' =~ $want_re ]]; then ok stats_kcsan_format
 else fail stats_kcsan_format "KCSAN's layout, got: $(head -13 "$TMP/stats" | tr '\n' '|')"; fi
-for k in sites_attached suppressed_by_dedup suppressed_by_filter; do
+for k in sites suppressed_by_dedup suppressed_by_filter; do
 	if grep -q "^$k: [0-9]" "$TMP/stats"; then ok "stats_has_$k"
 	else fail "stats_has_$k" "a line '$k: N', got none"; fi
 done
-sites=$(stat_value sites_attached)
-if ((sites > 0)); then ok stats_sites_attached; else fail stats_sites_attached "> 0, got $sites"; fi
+sites=$(stat_value sites)
+if ((sites > 0)); then ok stats_sites; else fail stats_sites "> 0, got $sites"; fi
 if "$CTL" -j stats | jq -e '.counters.setup_watchpoints > 0 and .enabled == 1' >/dev/null
 then ok stats_json; else fail stats_json "JSON with counters and enabled"; fi
 

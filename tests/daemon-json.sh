@@ -28,10 +28,10 @@ json() {
 
 start_daemon "$CONF" || { fail start "kcsand did not start"; finish; exit; }
 json status '{"version":"'"$("$KCSAND" -V | cut -d' ' -f2)"'","pid":N,"uptime_s":N,"config":"'"$CONF"'","socket":"'"$SOCK"'","enabled":1,"filter_mode":"blacklist","filter_functions":3,"probes":1,"sites":18,"kernel_probes":0,"kernel_sites":0,"reports":0,"heap_in_use_kb":N}' status
-want='{"enabled":1,"counters":{"used_watchpoints":0,"setup_watchpoints":0,"data_races":0,"assert_failures":0,"no_capacity":0,"report_races":0,"races_unknown_origin":0,"unencodable_accesses":1,"encoding_false_positives":0},"filter":{"mode":"blacklist","functions":["\"q\"","reader/x","writer"]},"kcsand":{"records_dropped":0,"read_faults":0,"lost_other":0,"stall_budget_exhausted":0,"stalls_clamped":0,"heartbeat_missed":0,"nmi_skipped":0,"stack_copies_dropped":0,"sites_attached":18,"hits":'
+want='{"enabled":1,"counters":{"used_watchpoints":0,"setup_watchpoints":0,"data_races":0,"assert_failures":0,"no_capacity":0,"report_races":0,"races_unknown_origin":0,"unencodable_accesses":1,"encoding_false_positives":0},"filter":{"mode":"blacklist","functions":["\"q\"","reader/x","writer"]},"kcsand":{"records_dropped":0,"read_faults":0,"lost_other":0,"stall_budget_exhausted":0,"stalls_clamped":0,"heartbeat_missed":0,"nmi_skipped":0,"stack_copies_dropped":0,"sites":18,"hits":'
 got=$("$CTL" -j stats)
 check stats_head "$want" "${got:0:${#want}}"
-check stats_own_names '["records_dropped","read_faults","lost_other","stall_budget_exhausted","stalls_clamped","heartbeat_missed","nmi_skipped","stack_copies_dropped","sites_attached","hits","reports","suppressed_by_dedup","suppressed_by_filter","suppressed_no_value_change","hw_watchpoints_armed","hw_traps","hw_consumed","hw_watchers","hw_pairs","hw_no_slot","hw_unarmable","hw_open_failed","hw_slots_in_use","watches","history_sync_ops","history_checked","history_processes_held","armed_sites","total_sites","hot_turns","estimated_overhead_pct"]' \
+check stats_own_names '["records_dropped","read_faults","lost_other","stall_budget_exhausted","stalls_clamped","heartbeat_missed","nmi_skipped","stack_copies_dropped","sites","hits","reports","suppressed_by_dedup","suppressed_by_filter","suppressed_no_value_change","hw_watchpoints_armed","hw_traps","hw_consumed","hw_watchers","hw_pairs","hw_no_slot","hw_unarmable","hw_open_failed","hw_slots_in_use","watches","history_sync_ops","history_checked","history_processes_held","armed_sites","total_sites","hot_turns","estimated_overhead_pct"]' \
 	"$(jq -c '.kcsand | keys_unsorted' <<<"$got")"
 json get '{"skip_watch":100,"skip_watch_randomize":1,"udelay_task":400,"udelay_interrupt":20,"delay_randomize":1,"assume_plain_writes_atomic":1,"interrupt_watcher":0,"consumer_wait_us":200,"enabled":1,"stall_budget_us":500000,"pair_wait_us":1000,"report_value_change_only":1,"report_once_in_ms":3000,"overhead_budget":10,"sampler_warmup_cpu_ms":2000,"sampler_period_ms":100,"sampler_turn_ms":20,"sampler_backoff_hits":30000,"sampler_level0_cpu_ms":2000,"sampler_start_credit_ms":300,"ring_buffer_kb":1024}' get
 json get_one '{"udelay_task":400}' get udelay_task
@@ -54,4 +54,27 @@ else
 fi
 printf 'BUG: KCSAN: data-race in a/b / "c"\nBUG: KCSAN: data-race in a/b / "c"\n' >"$TMP/log"
 json summarize '[{"count":2,"title":"BUG: KCSAN: data-race in a/b / \"c\""}]' summarize "$TMP/log"
+# stats and the summary the foreground kcsand prints at exit name each figure alike, in
+# one form (ENGINE_FIGURES, SAMPLER_FIGURES, ... one table each): every figure of stats'
+# own that is not the service's alone is in the summary, a whole number in both; the
+# sites attached and known cannot move between the two, so they agree.
+got=$("$CTL" -j stats)
+if stop_daemon && python3 - "$got" "$DERR" <<'PY'
+import json, re, sys
+stats = json.loads(sys.argv[1])["kcsand"]
+head = r"kcsand: (\d+) reports?, (\d+) sites, (\d+) hits;"
+line = [l for l in open(sys.argv[2]) if re.match(head, l)][-1]
+summary = dict(re.findall(r" ([a-z_0-9]+): ([^ \n]+)", line.split(";", 1)[1]))
+summary.update(zip(("reports", "sites", "hits"), re.match(head, line).groups()))
+service = {"hw_slots_in_use", "watches", "history_processes_held"}
+missing = [n for n in stats if n not in service and not n.startswith("kmsg_") and n not in summary]
+assert not missing, ("not in the summary", missing)
+forms = [n for n in stats if n in summary and not summary[n].isdigit()]
+assert not forms, ("not one whole number in the summary", [(n, summary[n]) for n in forms])
+for n in ("sites", "total_sites"):
+    assert summary[n] == str(stats[n]), (n, "summary", summary[n], "stats", stats[n])
+PY
+then ok stats_names_are_summary_names
+else fail stats_names_are_summary_names "stats' figures by their names in the summary at exit" \
+	"$DERR"; fi
 finish

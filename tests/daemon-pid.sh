@@ -46,7 +46,7 @@ done
 if ((s1 > s0)); then ok filter_remove_rearms; else fail filter_remove_rearms "watchpoints again within $WAIT_S s, got none"; fi
 
 "$CTL" probe remove 1
-check probe_removed "0" "$(stat_value sites_attached)"
+check probe_removed "0" "$(stat_value sites)"
 m=$(log_mark); sleep 2
 check no_reports_after_remove "0" "$(count_reports "$m")"
 out=$("$CTL" probe add user "$RACES" --pid 999999999 2>&1); rc=$?

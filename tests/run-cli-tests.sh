@@ -77,9 +77,9 @@ expect_exit vector_loads_refused_left_out 0 ' [1-9][0-9]* insns the kernel.s upr
 	"$B/tests/cli/vector_stores" 20000
 if grep -q 'cannot re-attach' "$out"; then
 	fail vector_loads_relinked "the sampler's re-attach failed: $(grep -m1 'cannot re-attach' "$out")" "$out"
-elif ! armed=$(grep -oE 'armed_sites: [0-9]+/[0-9]+' "$out"); then
-	fail vector_loads_relinked "no armed_sites figure in the summary" "$out"
-elif a=${armed#armed_sites: }; ((${a%/*} >= ${a#*/})); then
+elif ! armed=$(grep -oE 'armed_sites: [0-9]+ total_sites: [0-9]+' "$out"); then
+	fail vector_loads_relinked "no armed_sites and total_sites in the summary" "$out"
+elif a=${armed#armed_sites: }; ((${a% total_sites*} >= ${a#*total_sites: })); then
 	fail vector_loads_relinked "every site still armed at the end ($armed): no re-attach to check" "$out"
 else
 	ok vector_loads_relinked
@@ -101,7 +101,7 @@ brief='^kcsand: 0 reports, [0-9]+ sites, [0-9]+ hits; 0 by watchpoints, 0 by the
 expect_exit summary_brief 0 "$brief" "$CTL" run -- "$B/tests/cli/exit_with" 0
 if grep -q 'setup_watchpoints' "$out"; then fail summary_brief_has_no_counters "no counter without -v" "$out"
 else ok summary_brief_has_no_counters; fi
-every='^kcsand: 0 reports, [0-9]+ sites, [0-9]+ hits; used_watchpoints: 0 setup_watchpoints: .* armed_sites: [0-9]+/[0-9]+ .* cpu_ms: [0-9]+ native_cpu_ms: [0-9]+'
+every='^kcsand: 0 reports, [0-9]+ sites, [0-9]+ hits; used_watchpoints: 0 setup_watchpoints: .* armed_sites: [0-9]+ total_sites: [0-9]+ .* cpu_ms: [0-9]+ native_cpu_ms: [0-9]+'
 expect_exit summary_verbose 0 "$every" "$CTL" run -v -- "$B/tests/cli/exit_with" 0
 # --json: the summary as one JSON object with every figure of the -v line (lists as arrays).
 grep -E "$every" "$out" > "$out.line"
@@ -112,19 +112,21 @@ names = re.findall(r" ([a-z_0-9]+): ", open(sys.argv[1]).read().split(";", 1)[1]
 obj = [json.loads(l) for l in open(sys.argv[2]) if l.startswith('{"summary":')][0]["summary"]
 missing = [n for n in names if n not in obj]
 assert len(names) > 40 and not missing, missing
-assert isinstance(obj["armed_sites"], list) and isinstance(obj["warnings"], list), obj
+assert isinstance(obj["site_levels"], list) and isinstance(obj["warnings"], list), obj
 PY
 then ok summary_json_complete; else fail summary_json_complete "every figure of the -v line in the JSON" "$out"; fi
-# What `stats` counts too goes by stats' name (engine.h's ENGINE_FIGURES, history.h's
-# HISTORY_STATS_SHOWN, hwbp.h's HWBP_STATS_SHOWN; daemon-json pins stats' names).
+# What `stats` counts too goes by stats' name, as one whole number (engine.h's
+# ENGINE_FIGURES, sampler.h's SAMPLER_FIGURES, history.h's HISTORY_STATS_SHOWN, hwbp.h's
+# HWBP_STATS_SHOWN; daemon-json pins stats' names and compares them with a summary's).
 if python3 - "$out" <<'PY'
 import json, sys
 obj = [json.loads(l) for l in open(sys.argv[1]) if l.startswith('{"summary":')][0]["summary"]
-shared = """hits reports suppressed_by_dedup suppressed_by_filter suppressed_no_value_change
+shared = """sites hits reports suppressed_by_dedup suppressed_by_filter suppressed_no_value_change
 	history_sync_ops history_checked hw_watchpoints_armed hw_traps hw_consumed hw_watchers
-	hw_pairs hw_no_slot hw_unarmable hw_open_failed""".split()
-missing = [n for n in shared if n not in obj]
-assert not missing, missing
+	hw_pairs hw_no_slot hw_unarmable hw_open_failed armed_sites total_sites hot_turns
+	estimated_overhead_pct""".split()
+wrong = [n for n in shared if type(obj.get(n)) is not int]
+assert not wrong, [(n, obj.get(n)) for n in wrong]
 PY
 then ok summary_names_are_stats_names
 else fail summary_names_are_stats_names "the figures stats shows too, by its names, in the summary" "$out"; fi
@@ -153,10 +155,9 @@ timeout 120 "$CTL" run --stats "$out.stats" --functions peek --param overhead_bu
 	--param skip_watch=9 --param skip_watch_randomize=0 --param udelay_task=10 \
 	--param stall_budget_us=0 -- "$B/tests/cli/counted" $T $K > "$out" 2>&1 < /dev/null
 rc=$?
-sum=$(cat "$out.stats")
-val() { echo "$sum" | grep -oE "$1: [0-9]+" | awk '{ print $2 }'; }
-hits=$(echo "$sum" | grep -oE '[0-9]+ hits' | awk '{ print $1 }')
-tried=$(( $(val setup_watchpoints) + $(val no_capacity) + $(val stall_budget_exhausted) ))
+hits=$(grep -oE '[0-9]+ hits' "$out.stats" | awk '{ print $1 }')
+tried=$(( $(summary_value setup_watchpoints "$out.stats") + $(summary_value no_capacity "$out.stats") +
+	  $(summary_value stall_budget_exhausted "$out.stats") ))
 ncpu=$(getconf _NPROCESSORS_CONF)
 echo "# counters: $hits hits (want $H), $tried watchpoints tried (want $((H / 10))..$((H / 10 + ncpu)))"
 if [ $rc = 0 ] && [ "$hits" = $H ] && [ $tried -ge $((H / 10)) ] && [ $tried -le $((H / 10 + ncpu)) ]

@@ -476,7 +476,7 @@ positive_control() {
 		return 1
 	fi
 	sites=${BASH_REMATCH[1]} hits=${BASH_REMATCH[2]}
-	[[ $line =~ armed_sites:\ ([0-9]+)/ ]] && armed=${BASH_REMATCH[1]}
+	[[ $line =~ armed_sites:\ ([0-9]+) ]] && armed=${BASH_REMATCH[1]}
 	[[ $line =~ setup_watchpoints:\ ([0-9]+) ]] && setup=${BASH_REMATCH[1]}
 	if [[ $sites == 0 || $hits == 0 || ${setup:-0} == 0 ]]; then
 		echo "sites hit and watchpoints set, got $sites sites, $hits hits," \

@@ -43,7 +43,7 @@ for mode in $MODES; do
 		else print "the workload did not run" }'
 	grep -E '^kcsand: decoded' "$out/$mode.err"
 	summary_line "$out/$mode.err" |
-		grep -oE '^kcsand: [0-9]+ reports?|[0-9]+ hits|(setup_watchpoints|armed_sites|unarmed_hits|trap_floor|trap_ns|breakpoint_[a-z_]+): [0-9x/.%-]+' |
+		grep -oE '^kcsand: [0-9]+ reports?|[0-9]+ hits|(setup_watchpoints|armed_sites|total_sites|unarmed_hits|trap_floor_pct|trap_ns|breakpoint_[a-z_]+): [0-9x/.%-]+' |
 		paste -sd' '
 	grep '^kworkload:' "$out/$mode.out"
 	grep -h '^BUG: KCSAN:' "$out/$mode.out" | sort | uniq -c | sort -rn

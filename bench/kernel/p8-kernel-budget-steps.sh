@@ -24,7 +24,7 @@ loop_ns() {
 # The summary's sampler fields of a kcsanctl run.
 summary() {
 	summary_line "$1" |
-		grep -oE '[0-9]+ sites|armed_sites: [^ ]+|estimated_overhead: [^ ]+|hot_turns: [0-9]+|trap_floor: [^ ]+|trap_ns: [0-9]+' |
+		grep -oE '[0-9]+ sites|armed_sites: [0-9]+|total_sites: [0-9]+|hot_turns: [0-9]+|estimated_overhead_pct: [0-9]+|trap_floor_pct: [0-9]+|trap_ns: [0-9]+' |
 		tr '\n' ' '
 }
 echo "  read(2) of /dev/zero, kprobes on ${READ_PATH[*]//--probe /}:"

@@ -100,4 +100,4 @@ for c in "${CONFIGS[@]}"; do
 		'BEGIN { printf "  %-16s %9.1f %9s %9.1f %9s  %s%s\n", c, w, wr, m / 1024, mr, f, x }'
 done
 echo "  target: kcsand-default <= 1.30x native, race found within 30 s"
-[ ! -e "$tmp/kcsand-default.err" ] || grep -h 'armed_sites' "$tmp/kcsand-default.err" | sed -E 's/.*(armed_sites: [^ ]+ estimated_overhead: [^ ]+ hot_turns: [^ ]+ hot_turns_one_thread: [^ ]+).*/  kcsand-default at exit: \1/' || true
+[ ! -e "$tmp/kcsand-default.err" ] || grep -h 'armed_sites' "$tmp/kcsand-default.err" | sed -E 's/.*(armed_sites: [^ ]+ total_sites: [^ ]+ hot_turns: [^ ]+ estimated_overhead_pct: [^ ]+ hot_turns_one_thread: [^ ]+).*/  kcsand-default at exit: \1/' || true

@@ -155,12 +155,14 @@ unsigned long engine__nr_reports(const struct engine *e);
 void engine__counters(const struct engine *e, uint64_t out[KCSAND_CTR_COUNT]);
 uint64_t engine__hits(const struct engine *e);
 /*
- * What an engine tells of its probe hits and reports, X(ID, name): the one
- * name `stats` (the service's engines summed) and the summary give each.
- * hits: engine__hits(); reports: engine__nr_reports(); then the reports
- * the pipeline dropped, by why: dedup, the filter hook, an unchanged value.
+ * What an engine tells of its sites, probe hits and reports, X(ID, name):
+ * the one name `stats` (the service's engines summed) and the summary give
+ * each.  sites: engine__nr_sites(); hits: engine__hits(); reports:
+ * engine__nr_reports(); then the reports the pipeline dropped, by why:
+ * dedup, the filter hook, an unchanged value.
  */
 #define ENGINE_FIGURES(X)					\
+	X(SITES, sites)						\
 	X(HITS, hits)						\
 	X(REPORTS, reports)					\
 	X(DEDUP, suppressed_by_dedup)				\

@@ -195,7 +195,7 @@ static int attach_object(struct engine *e, struct engine_object *eo)
 		return 0;
 	err = fill_sites(e, eo);
 	if (!err && eo->kernel && e->kbp_mode)
-		;	/* code breakpoints sample the sites: engine__attach() */
+		;	/* code breakpoints sample the sites: start_kbp() */
 	else if (!err && eo->kernel)
 		err = attach_kprobes(e, eo);
 	else if (!err)

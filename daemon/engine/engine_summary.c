@@ -150,6 +150,7 @@ const char *engine_figure__name(enum engine_figure f)
 
 void engine__figures(const struct engine *e, uint64_t out[ENGINE_FIG_COUNT])
 {
+	out[ENGINE_FIG_SITES] = engine__nr_sites(e);
 	out[ENGINE_FIG_HITS] = engine__hits(e);
 	out[ENGINE_FIG_REPORTS] = e->nr_reports;
 	out[ENGINE_FIG_DEDUP] = e->suppressed_dedup;
@@ -261,17 +262,18 @@ static void put_warning(struct summary_out *so, const char *fmt, ...)
 static void put_sampler(struct engine *e, struct summary_out *so)
 {
 	struct sampler_stats st;
+	uint64_t f[SAMPLER_FIG_COUNT];
 
 	sampler__get_stats(e->sampler, &st);
-	put_pair(so, "armed_sites", "/", st.armed, st.total);
-	put_double(so, "estimated_overhead", "%.0f%%", st.est_overhead * 100);
-	put_u64(so, "hot_turns", st.turns);
-	if (st.kernel) {
+	/* What `stats` shows too, by its names (sampler.h). */
+	sampler_stats__figures(&st, f);
+	for (int i = 0; i < SAMPLER_FIG_COUNT; i++)
+		if (sampler_figure__shown(i, &st))
+			put_u64(so, sampler_figure__name(i), f[i]);
+	if (st.kernel)
 		put_u64(so, "unarmed_hits", st.unarmed_hits);
-		put_double(so, "trap_floor", "%.0f%%", st.floor_overhead * 100);
-	} else {
+	else
 		put_u64(so, "hot_turns_one_thread", st.xbp_turns);
-	}
 	put_double(so, "trap_ns", "%.0f", st.trap_ns);
 	/* Sites at each backoff level, 100% / 10% / 1% / 0.1% (sampler.h). */
 	put_list(so, "site_levels", "/", (const unsigned long long[]){ st.levels[0],
@@ -489,7 +491,7 @@ void engine__print_summary_json(struct engine *e, FILE *out)
 
 	print_verbose_lines(e, out);
 	put_u64(&so, engine_figure__name(ENGINE_FIG_REPORTS), e->nr_reports);
-	put_u64(&so, "sites", engine__nr_sites(e));
+	put_u64(&so, engine_figure__name(ENGINE_FIG_SITES), engine__nr_sites(e));
 	put_u64(&so, engine_figure__name(ENGINE_FIG_HITS), engine__hits(e));
 	put_figures(e, &so);
 	put_double(&so, "cpu_factor", "%.1f", cpu_factor(e));

@@ -25,7 +25,6 @@
 #include <errno.h>
 #include <poll.h>
 #include <pthread.h>
-#include <sched.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -44,6 +43,7 @@
 #include "kcsand.skel.h"
 #include "util/clock.h"
 #include "util/print.h"
+#include "util/thread.h"
 
 /* Above the code-breakpoint movers (priority 1): an arm is waited for, a move is not. */
 #define ARMER_PRIORITY	2
@@ -164,20 +164,15 @@ static uint64_t retarget(struct pairs *p, struct pair_cpu *c, uint64_t word)
 /* Pinned and real-time, or said: an armer that waits for the workload arms too late. */
 static void armer_setup(struct pair_cpu *c)
 {
-	struct sched_param sp = { .sched_priority = ARMER_PRIORITY };
-	cpu_set_t set;
-	int err;
+	int pin_err, fifo_err;
 
-	CPU_ZERO(&set);
-	CPU_SET(c->cpu, &set);
-	err = pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
-	if (err)
+	thread__pin_fifo(c->cpu, ARMER_PRIORITY, &pin_err, &fifo_err);
+	if (pin_err)
 		pr_warn("data breakpoints: cannot pin CPU %d's armer to it: %s (its arms are IPIs "
-			"from another CPU)\n", c->cpu, strerror(err));
-	err = pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp);
-	if (err && !c->p->ncpus)
+			"from another CPU)\n", c->cpu, strerror(-pin_err));
+	if (fifo_err && !c->p->ncpus)
 		pr_warn("data breakpoints: cannot make the armers real-time: %s (a busy machine "
-			"delays arms past the stall)\n", strerror(err));
+			"delays arms past the stall)\n", strerror(-fifo_err));
 }
 
 static void *armer(void *arg)

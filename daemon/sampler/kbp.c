@@ -38,7 +38,6 @@
  */
 #include <errno.h>
 #include <pthread.h>
-#include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -57,6 +56,7 @@
 #include "kcsand.skel.h"
 #include "util/clock.h"
 #include "util/print.h"
+#include "util/thread.h"
 
 #define KBP_MAX_CPUS	KCSAND_KXBP_MAX_CPUS
 /* Sites tried in a row when the kernel refuses addresses, before a register waits a tick. */
@@ -570,21 +570,16 @@ static void coverage_minute(struct kbp *k, uint64_t now)
  */
 static void mover_setup(struct kbp_cpu *c)
 {
-	struct sched_param sp = { .sched_priority = 1 };
-	cpu_set_t set;
-	int err;
+	int pin_err, fifo_err;
 
-	CPU_ZERO(&set);
-	CPU_SET(c->cpu, &set);
-	err = pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
-	c->pinned = !err;
-	if (err)
+	thread__pin_fifo(c->cpu, 1, &pin_err, &fifo_err);
+	c->pinned = !pin_err;
+	if (pin_err)
 		pr_warn("breakpoints: cannot pin CPU %d's mover to it: %s (its moves are IPIs "
-			"from another CPU)\n", c->cpu, strerror(err));
-	err = pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp);
-	if (err && c == c->k->lead)
+			"from another CPU)\n", c->cpu, strerror(-pin_err));
+	if (fifo_err && c == c->k->lead)
 		pr_warn("breakpoints: cannot make the movers real-time: %s (a busy machine may "
-			"delay moves and the budget)\n", strerror(err));
+			"delay moves and the budget)\n", strerror(-fifo_err));
 }
 
 static void *mover(void *arg);

@@ -17,7 +17,7 @@
  * budget cannot go under.  The budget covers what arming controls (the BPF
  * program's own time, watchpoint stalls included); the floor is estimated
  * from every site's hits times the calibrated trap cost and reported beside
- * it (trap_floor).  The calibration times an int3 kprobe, the kind a site
+ * it (trap_floor_pct).  The calibration times an int3 kprobe, the kind a site
  * has when it is registered; the kernel later optimizes many into jumps
  * (CONFIG_OPTPROBES), which trap for less, so the floor is an upper bound,
  * and sampler.c caps it by the machine's measured busy time.  The

@@ -11,6 +11,7 @@
 #include <string.h>
 #include "kbp.h"
 #include "sampler.h"
+#include "util/array.h"
 
 /* A site whose overhead alone is above this share of the budget is hot: it takes turns. */
 #define SAMPLER_HOT_SHARE	0.25
@@ -100,14 +101,8 @@ size_t hot_cycle__next(struct hot_cycle *c, const uint8_t *hot, size_t n, size_t
 		if (c->pos == c->len) {
 			if (fresh)
 				break;	/* a whole new cycle had no more hot sites */
-			if (c->cap < n) {
-				size_t *v = realloc(c->v, n * sizeof(*v));
-
-				if (!v)
-					break;
-				c->v = v;
-				c->cap = n;
-			}
+			if (ARRAY_RESERVE_MORE(c->v, c->cap, 0, n, n))
+				break;
 			c->len = c->pos = 0;
 			for (size_t i = 0; i < n; i++)
 				if (hot[i])

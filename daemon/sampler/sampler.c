@@ -863,6 +863,45 @@ void sampler__get_stats(const struct sampler *s, struct sampler_stats *out)
 	}
 }
 
+#define FIG_NAME(ID, name, kernel_only) [SAMPLER_FIG_##ID] = #name,
+static const char *const figure_names[] = {
+	SAMPLER_FIGURES(FIG_NAME)
+};
+#undef FIG_NAME
+#define FIG_KERNEL(ID, name, kernel_only) [SAMPLER_FIG_##ID] = kernel_only,
+static const bool figure_kernel_only[] = {
+	SAMPLER_FIGURES(FIG_KERNEL)
+};
+#undef FIG_KERNEL
+
+_Static_assert(sizeof(figure_names) / sizeof(figure_names[0]) == SAMPLER_FIG_COUNT,
+	       "a name for every figure");
+
+const char *sampler_figure__name(enum sampler_figure f)
+{
+	return (unsigned int)f < SAMPLER_FIG_COUNT ? figure_names[f] : "?";
+}
+
+bool sampler_figure__shown(enum sampler_figure f, const struct sampler_stats *st)
+{
+	return (unsigned int)f < SAMPLER_FIG_COUNT && (st->kernel || !figure_kernel_only[f]);
+}
+
+/* A fraction as a whole percentage; an overhead with no native time to divide by is 100%. */
+static uint64_t whole_pct(double x)
+{
+	return isfinite(x) ? (uint64_t)(x * 100 + 0.5) : 100;
+}
+
+void sampler_stats__figures(const struct sampler_stats *st, uint64_t out[SAMPLER_FIG_COUNT])
+{
+	out[SAMPLER_FIG_ARMED] = st->armed;
+	out[SAMPLER_FIG_TOTAL] = st->total;
+	out[SAMPLER_FIG_TURNS] = st->turns;
+	out[SAMPLER_FIG_OVERHEAD] = whole_pct(st->est_overhead);
+	out[SAMPLER_FIG_FLOOR] = whole_pct(st->floor_overhead);
+}
+
 void sampler__free(struct sampler *s)
 {
 	if (!s)

@@ -187,6 +187,31 @@ int sampler__timeout_ms(const struct sampler *s);
 /* The calibrated cost of an execute-breakpoint trap, once measured (0: keep the uprobe's). */
 void sampler__set_xbp_trap_ns(struct sampler *s, double ns);
 void sampler__get_stats(const struct sampler *s, struct sampler_stats *out);
+
+/*
+ * The sampler's figures that `stats` and the summary both show, named once:
+ * X(ID, name, kernel_only).  `stats` shows the kernel engine's under
+ * "kernel_" + name, beside the user engine's.  Each is one whole number:
+ * the overheads are percentages of native time, rounded.
+ */
+#define SAMPLER_FIGURES(X)					\
+	X(ARMED, armed_sites, false)				\
+	X(TOTAL, total_sites, false)				\
+	X(TURNS, hot_turns, false)				\
+	X(OVERHEAD, estimated_overhead_pct, false)		\
+	X(FLOOR, trap_floor_pct, true)
+
+#define SAMPLER_FIG_ENUM(ID, name, kernel_only) SAMPLER_FIG_##ID,
+enum sampler_figure {
+	SAMPLER_FIGURES(SAMPLER_FIG_ENUM)
+	SAMPLER_FIG_COUNT,
+};
+#undef SAMPLER_FIG_ENUM
+
+/* st's figures in SAMPLER_FIGURES' order; one's name; whether st's engine shows it. */
+void sampler_stats__figures(const struct sampler_stats *st, uint64_t out[SAMPLER_FIG_COUNT]);
+const char *sampler_figure__name(enum sampler_figure f);
+bool sampler_figure__shown(enum sampler_figure f, const struct sampler_stats *st);
 void sampler__free(struct sampler *s);
 
 #endif

@@ -168,7 +168,6 @@ static void totals_add(struct service_totals *t, struct engine *e)
 	engine__figures(e, f);
 	for (int i = 0; i < ENGINE_FIG_COUNT; i++)
 		t->fig[i] += f[i];
-	t->sites += engine__nr_sites(e);
 	if (!engine__hw_stats(e, &hw_st)) {
 		/* What stats shows of them (request.c), from the same list. */
 #define ADD_HW(field, name) t->hw.field += hw_st.field;
@@ -186,7 +185,7 @@ void service_kernel_gc(struct service *s)
 	/* Reports still in its ring buffer go out first. */
 	engine__poll(e, 0);
 	totals_add(&s->retired, e);
-	s->retired.sites = 0;	/* nothing of it is attached any more */
+	s->retired.fig[ENGINE_FIG_SITES] = 0;	/* nothing of it is attached any more */
 	epoll_ctl(s->epfd, EPOLL_CTL_DEL, engine__epoll_fd(e), NULL);
 	s->kernel.e = NULL;
 	engine__close(e);

@@ -5,7 +5,6 @@
  * list, parameters, probes, kept reports.
  */
 #include <errno.h>
-#include <math.h>
 #include <malloc.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,46 +56,29 @@ static void print_filter(const struct service *s, FILE *out, bool json)
 		fprintf(out, " %s\n", f->funcs[i]);
 }
 
-/* kcsand's own figures, after KCSAN's. */
+/* kcsand's own figures, after KCSAN's: prefix + name, prefix "kernel_" or none (NULL). */
 struct own_stat {
 	const char *name;
 	unsigned long long v;
+	const char *prefix;
 };
 
 /*
- * The stats names of each engine's sampler figures, the summary's names for
- * them (engine__print_summary()); NULL: not shown for that engine.
+ * e's sampler figures (sampler.h's SAMPLER_FIGURES), by the summary's names
+ * after prefix; how many, 0 with no engine or no sampler.
  */
-static const char *const sampler_names[2][5] = {
-	{ "armed_sites", "total_sites", "hot_turns", "estimated_overhead_pct", NULL },
-	/* Kernel mode also pays the traps of every site, armed or not: the floor. */
-	{ "kernel_armed_sites", "kernel_total_sites", "kernel_hot_turns",
-	  "kernel_estimated_overhead_pct", "kernel_trap_floor_pct" },
-};
-
-static unsigned long long pct(double x)
-{
-	return isfinite(x) ? (unsigned long long)(x * 100 + 0.5) : 100;
-}
-
-/* e's sampler figures under names; how many, 0 with no engine or no sampler. */
-static size_t sampler_stats(const struct engine *e, const char *const names[5],
-			    struct own_stat *o)
+static size_t sampler_stats(const struct engine *e, const char *prefix, struct own_stat *o)
 {
 	struct sampler_stats ss;
-	unsigned long long v[5];
+	uint64_t v[SAMPLER_FIG_COUNT];
 	size_t n = 0;
 
 	if (!e || engine__sampler_stats(e, &ss))
 		return 0;
-	v[0] = ss.armed;
-	v[1] = ss.total;
-	v[2] = ss.turns;
-	v[3] = pct(ss.est_overhead);
-	v[4] = pct(ss.floor_overhead);
-	for (int i = 0; i < 5; i++)
-		if (names[i])
-			o[n++] = (struct own_stat){ names[i], v[i] };
+	sampler_stats__figures(&ss, v);
+	for (int i = 0; i < SAMPLER_FIG_COUNT; i++)
+		if (sampler_figure__shown(i, &ss))
+			o[n++] = (struct own_stat){ sampler_figure__name(i), v[i], prefix };
 	return n;
 }
 
@@ -109,7 +91,6 @@ static size_t own_stats(const struct service *s, const struct service_totals *t,
 
 	for (int i = KCSAND_CTR_NR_KCSAN; i < KCSAND_CTR_COUNT; i++)
 		o[n++] = (struct own_stat){ counter__name(i), t->c[i] };
-	o[n++] = (struct own_stat){ "sites_attached", t->sites };
 	for (int i = 0; i < ENGINE_FIG_COUNT; i++)
 		o[n++] = (struct own_stat){ engine_figure__name(i), t->fig[i] };
 	/* Hardware watchpoints (watches and escalations), both engines. */
@@ -128,8 +109,8 @@ static size_t own_stats(const struct service *s, const struct service_totals *t,
 		o[n++] = (struct own_stat){ "history_processes_held", hb.held };
 	}
 	/* Each engine's site sampler, once attached: armed of all, and what it expects. */
-	n += sampler_stats(s->user.e, sampler_names[0], o + n);
-	n += sampler_stats(s->kernel.e, sampler_names[1], o + n);
+	n += sampler_stats(s->user.e, NULL, o + n);
+	n += sampler_stats(s->kernel.e, "kernel_", o + n);
 	/* The kernel log sink, when on: what its rate limit dropped. */
 	if (sinks__kmsg_stats(s->sinks, &ks)) {
 		o[n++] = (struct own_stat){ "kmsg_reports", ks.reports };
@@ -137,6 +118,14 @@ static size_t own_stats(const struct service *s, const struct service_totals *t,
 		o[n++] = (struct own_stat){ "kmsg_lines_lost", ks.lines_lost };
 	}
 	return n;
+}
+
+static const char *own_name(const struct own_stat *o, char *buf, size_t len)
+{
+	if (!o->prefix)
+		return o->name;
+	snprintf(buf, len, "%s%s", o->prefix, o->name);
+	return buf;
 }
 
 /* on/off reaches both engines together: the user engine's value is the service's. */
@@ -157,6 +146,7 @@ static void print_stats(struct service *s, FILE *out, bool json)
 {
 	struct service_totals t;
 	struct own_stat own[48];
+	char name[64];
 	size_t n;
 
 	service_totals(s, &t);
@@ -171,7 +161,8 @@ static void print_stats(struct service *s, FILE *out, bool json)
 		json__add(o, "counters", c);
 		json__add(o, "filter", filter_json(&s->filter));
 		for (size_t i = 0; i < n; i++)
-			json__add(k, own[i].name, json_object_new_uint64(own[i].v));
+			json__add(k, own_name(&own[i], name, sizeof(name)),
+				  json_object_new_uint64(own[i].v));
 		json__add(o, "kcsand", k);
 		json__print(out, o);
 		fputc('\n', out);
@@ -185,7 +176,7 @@ static void print_stats(struct service *s, FILE *out, bool json)
 	print_filter(s, out, false);
 	fprintf(out, "\n");
 	for (size_t i = 0; i < n; i++)
-		fprintf(out, "%s: %llu\n", own[i].name, own[i].v);
+		fprintf(out, "%s: %llu\n", own_name(&own[i], name, sizeof(name)), own[i].v);
 }
 
 /*
@@ -221,7 +212,7 @@ static void print_status(struct service *s, FILE *out, bool json)
 									  "blacklist"));
 		json__add(o, "filter_functions", json_object_new_uint64(s->filter.n));
 		json__add(o, "probes", json_object_new_uint64(s->nr_probes));
-		json__add(o, "sites", json_object_new_uint64(t.sites));
+		json__add(o, "sites", json_object_new_uint64(t.fig[ENGINE_FIG_SITES]));
 		json__add(o, "kernel_probes", json_object_new_uint64(nk));
 		json__add(o, "kernel_sites", json_object_new_uint64(ksites));
 		json__add(o, "reports", json_object_new_uint64(t.fig[ENGINE_FIG_REPORTS]));
@@ -235,7 +226,8 @@ static void print_status(struct service *s, FILE *out, bool json)
 	fprintf(out, "enabled: %u\n", enabled(s));
 	fprintf(out, "filter: %s, %zu function%s\n", s->filter.whitelist ? "whitelist" :
 		"blacklist", s->filter.n, s->filter.n == 1 ? "" : "s");
-	fprintf(out, "probes: %zu, %zu sites\n", s->nr_probes, t.sites);
+	fprintf(out, "probes: %zu, %zu sites\n", s->nr_probes,
+		(size_t)t.fig[ENGINE_FIG_SITES]);
 	if (s->kernel.e)
 		fprintf(out, "kernel: %zu probe%s, %zu sites\n", nk, nk == 1 ? "" : "s", ksites);
 	fprintf(out, "reports: %llu\n", (unsigned long long)t.fig[ENGINE_FIG_REPORTS]);

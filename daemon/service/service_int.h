@@ -79,8 +79,7 @@ struct service_engine {
 /* What stats shows: the engines' counters summed (service_totals()). */
 struct service_totals {
 	uint64_t c[KCSAND_CTR_COUNT];
-	uint64_t fig[ENGINE_FIG_COUNT];	/* hits, reports, drops (engine.h) */
-	size_t sites;
+	uint64_t fig[ENGINE_FIG_COUNT];	/* sites, hits, reports, drops (engine.h) */
 	struct hwbp_stats hw;
 };
 

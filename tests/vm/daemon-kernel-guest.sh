@@ -177,7 +177,7 @@ fi
 stats_layout_re want_re setup_watchpoints data_races
 if [[ $(head -15 "$TMP/stats")$'\n' =~ $want_re ]]; then ok stats_kcsan_format
 else fail stats_kcsan_format "KCSAN's layout, got: $(head -15 "$TMP/stats" | tr '\n' '|')"; fi
-check stats_sites_attached "$sites" "$(stat_value sites_attached)"
+check stats_sites "$sites" "$(stat_value sites)"
 if (($(stat_value hits) > 0)); then ok stats_hits; else fail stats_hits "> 0"; fi
 
 # watch add --kernel: a debug register on every CPU sees the hidden writer of
