@@ -52,6 +52,7 @@
 #define HB_OBJ_OMP_ORDERED	6
 /* A descriptor's number: bit 56 set, which no user or kernel address has (non-canonical). */
 #define HB_OBJ_FD_NUMBER(fd)	((1ULL << 56) | (__u32)(fd))
+#define HB_OBJ_SIGNAL(sig)	((2ULL << 56) | (__u32)(sig))	/* sent, to be delivered */
 
 /* What an outlined function was spawned as (hb_fns). */
 #define HB_FN_PARALLEL	1

@@ -540,6 +540,41 @@ int BPF_PROG(kcsand_hb_exec, struct task_struct *task, pid_t old_pid, struct lin
 	return 0;
 }
 
+/*
+ * A signal one thread sends another of its process (kill, tgkill, raise,
+ * sigqueue): what the sender did before is ordered before the handler, as
+ * TSan orders it.  Only a sender in its own system call: a timer's or the
+ * kernel's signal (alarm, a fault, SIGCHLD) comes from whatever code it
+ * interrupted, and its release would order that code's accesses.  Its
+ * siginfo says which: a user's si_code is SI_USER or below (docs/history.md).
+ */
+SEC("tp_btf/signal_generate")
+int BPF_PROG(kcsand_hb_signal_send, int sig, struct kernel_siginfo *info, struct task_struct *task,
+	     int group, int result)
+{
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+	struct hb_thread *t;
+
+	if ((unsigned long)info <= 1 || BPF_CORE_READ(info, si_code) > 0 ||
+	    BPF_CORE_READ(task, tgid) != tgid)
+		return 0;
+	t = hb_sync_thread();
+	if (t)
+		hb_release(t, HB_OBJ_SIGNAL(sig), 1);
+	return 0;
+}
+
+/* The receiving thread, before its handler runs (or the signal's default action). */
+SEC("tp_btf/signal_deliver")
+int BPF_PROG(kcsand_hb_signal_take, int sig, struct kernel_siginfo *info, struct k_sigaction *ka)
+{
+	struct hb_thread *t = hb_sync_thread();
+
+	if (t)
+		hb_acquire(t, HB_OBJ_SIGNAL(sig));
+	return 0;
+}
+
 /* A thread's end: its clock kept for pthread_join(), its slot given back. */
 SEC("tp_btf/sched_process_exit")
 int BPF_PROG(kcsand_hb_exit, struct task_struct *task)

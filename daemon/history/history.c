@@ -89,8 +89,11 @@ int history__new(struct kcsand_bpf *skel, bool multi, struct history **out)
 {
 	struct history *hist = calloc(1, sizeof(*hist));
 	struct bpf_program *progs[] = { skel->progs.kcsand_hb_fork, skel->progs.kcsand_hb_exit,
-					skel->progs.kcsand_hb_exec };
-	static const char *const names[] = { "fork", "exit", "exec" };
+					skel->progs.kcsand_hb_exec, skel->progs.kcsand_hb_signal_send,
+					skel->progs.kcsand_hb_signal_take };
+	static const char *const names[] = { "sched_process_fork", "sched_process_exit",
+					     "sched_process_exec", "signal_generate",
+					     "signal_deliver" };
 	int err = 0;
 
 	if (!hist)
@@ -105,7 +108,7 @@ int history__new(struct kcsand_bpf *skel, bool multi, struct history **out)
 
 		err = l ? add_link(hist, l) : -errno;
 		if (!l)
-			pr_warn("history: cannot attach the sched_process_%s tracepoint: %s\n",
+			pr_warn("history: cannot attach the %s tracepoint: %s\n",
 				names[i], strerror(-err));
 	}
 	if (err) {
