@@ -13,6 +13,10 @@
 #               watchpoint on every CPU;
 #   watch       no kprobe at all, --watch VARIABLE: every pair of conflicting
 #               accesses to it, seen by the debug registers alone;
+#               these two run COMMAND (a round of the module) up to five times,
+#               until their log has the report the host checks: one round gave
+#               none in one run of three at 5000 iterations, and a loaded host
+#               may leave the two threads apart for a whole round;
 #   rmw         the same on kcsan_race_array:8 around up to five rounds of scenario
 #               1 (x[i]++), whatever COMMAND is, stopped at the first report;
 #   bad_*       --watch with a missing variable, a user address, a bad length:
@@ -21,6 +25,16 @@
 # bpf-during.txt, taken while the watch step ran, shows what that looks like).
 # Prints the reports of the first two steps; exit status 66 when one reported.
 set -u
+# HWBP_UNTIL_LOG=LOG HWBP_UNTIL_RE=ERE hwbp-steps.sh COMMAND...: a step's command, COMMAND up
+# to five times, until LOG (the step's reports, written as they come) has a line
+# matching ERE; not at all once it has.
+if [ "${HWBP_UNTIL_LOG:-}" ]; then
+	for _ in 1 2 3 4 5; do
+		grep -qE -- "$HWBP_UNTIL_RE" "$HWBP_UNTIL_LOG" 2>/dev/null && exit 0
+		"$@" || exit
+	done
+	exit 0
+fi
 OUT=${KCSAN_VM_OUT:?run by tests/vm/kcsan-vm}
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 KCSANCTL=$REPO/build/kcsanctl
