@@ -8,9 +8,9 @@
 #    KCSAN's watchpoints do not report a plain word store at the
 #    defaults), is reported by the history, every run.  A process found
 #    under trace_all is held (no history) from its first probe hit until
-#    the daemon has probed its sync functions for it: the 200 rounds of
-#    the suite's build were often over before that on a loaded machine,
-#    and so were 2000 (3 s natively) once at load 28, where attaching the
+#    the daemon has probed its sync functions for it: 200 rounds were
+#    often over before that on a loaded machine, and so were 2000 (3 s
+#    natively, the suite's build) once at load 28, where attaching the
 #    sync probes took seconds.  So the rounds go on until the report (a
 #    stop file), at most 100,000 (150 s natively);
 #  - a target added with --pid, a race-free process that ran before
