@@ -682,43 +682,6 @@ static void start_pairs(struct engine *e, struct kbp_opts *ko)
 	ko->nregs--;
 }
 
-/*
- * The kernel sites of the sampler's cycle: addresses, cookies and their
- * functions (numbered across objects, for the sampler's scouting); the
- * count, with the exclusions said.
- */
-static size_t kbp_sites(const struct engine *e, uint64_t *addr, uint32_t *site, uint32_t *func)
-{
-	size_t n = 0, nmi = 0, machinery = 0;
-	uint32_t fn = 0;
-
-	for (size_t i = 0; i < e->nr_objs; i++) {
-		const struct engine_object *eo = &e->objs[i];
-		uint32_t last = UINT32_MAX;	/* another object's functions are others */
-
-		if (!eo->kernel || eo->removed)
-			continue;
-		for (size_t j = 0; j < eo->obj->sites.n; j++) {
-			const struct site *st = &eo->obj->sites.v[j];
-
-			if (kbp_excluded(eo->obj->funcs[st->func].name, &nmi, &machinery))
-				continue;
-			if (n && st->func != last)
-				fn++;
-			last = st->func;
-			addr[n] = st->vaddr;
-			func[n] = fn;
-			site[n++] = eo->first + j;
-		}
-	}
-	if (nmi)
-		pr_warn("breakpoints: %zu sites in NMI functions (*nmi*) left out\n", nmi);
-	if (machinery)
-		pr_warn("breakpoints: %zu sites in the code that moves breakpoints "
-			"(*hw_breakpoint*, *dr_addr_mask*, *debugreg*) left out\n", machinery);
-	return n;
-}
-
 /* Every kernel site, addresses and cookies, into the code-breakpoint sampler's cycle. */
 static int start_kbp(struct engine *e)
 {
@@ -727,21 +690,38 @@ static int start_kbp(struct engine *e)
 		.budget = e->opts.kbp_period_fixed ? 0 :
 			  e->opts.params.v[PARAM_OVERHEAD_BUDGET] / 100.0,
 		.seed = (unsigned int)clock__now_ns() };
-	size_t n, total = engine__nr_sites(e);
+	size_t n = 0, nmi = 0, machinery = 0, total = engine__nr_sites(e);
 	uint64_t *addr = malloc(total * sizeof(*addr));
 	uint32_t *site = malloc(total * sizeof(*site));
-	uint32_t *func = malloc(total * sizeof(*func));
 	int err = -ENOMEM;
 
 	/* Where a trap is timed; without it the budget counts checks and moves only. */
 	if (e->ksyms)
 		ksyms__vmlinux_addr(e->ksyms, "__x64_sys_getppid", &ko.calib_addr);
 
-	if (addr && site && func && ko.nregs >= 2 && e->opts.params.v[PARAM_PAIR_WAIT_US])
+	if (addr && site && ko.nregs >= 2 && e->opts.params.v[PARAM_PAIR_WAIT_US])
 		start_pairs(e, &ko);
-	if (addr && site && func) {
-		n = kbp_sites(e, addr, site, func);
-		err = n ? kbp__new(e->skel, addr, site, func, n, &ko, &e->kbp) : -ENOENT;
+	if (addr && site) {
+		for (size_t i = 0; i < e->nr_objs; i++) {
+			const struct engine_object *eo = &e->objs[i];
+
+			if (!eo->kernel || eo->removed)
+				continue;
+			for (size_t j = 0; j < eo->obj->sites.n; j++) {
+				const struct site *st = &eo->obj->sites.v[j];
+
+				if (kbp_excluded(eo->obj->funcs[st->func].name, &nmi, &machinery))
+					continue;
+				addr[n] = st->vaddr;
+				site[n++] = eo->first + j;
+			}
+		}
+		if (nmi)
+			pr_warn("breakpoints: %zu sites in NMI functions (*nmi*) left out\n", nmi);
+		if (machinery)
+			pr_warn("breakpoints: %zu sites in the code that moves breakpoints "
+				"(*hw_breakpoint*, *dr_addr_mask*, *debugreg*) left out\n", machinery);
+		err = n ? kbp__new(e->skel, addr, site, n, &ko, &e->kbp) : -ENOENT;
 	}
 	if (!err) {
 		struct kbp_stats st;
@@ -752,7 +732,6 @@ static int start_kbp(struct engine *e)
 	}
 	free(addr);
 	free(site);
-	free(func);
 	return err;
 }
 

@@ -23,12 +23,7 @@
  * follow each other.  A site whose placements keep timing out (never runs
  * under this workload) is placed every 2nd, 4th, ... 64th pass only, so
  * that dead code costs the cycle less and live code comes round sooner; a
- * fire gives it every pass again.  The first pass scouts: each function's
- * first site (the lowest address, most often on its entry path) comes
- * before any other site, and until a function was seen to run, its sites'
- * timeouts count for all of them (kbp_policy__misses()), so that the first
- * pass does not pay a timeout for every site of the many functions a
- * workload never runs.
+ * fire gives it every pass again.
  *
  * The budget.  Once a second the lead measures what sampling cost (the
  * moves, the checks' BPF time with their stalls, and the traps, at the cost
@@ -118,8 +113,6 @@ struct kbp {
 	uint32_t *site;
 	uint32_t *order;		/* the shuffled cycle (the lead only, after start) */
 	uint8_t *misses;		/* timeouts in a row, up to KBP_MAX_MISSES (the lead only) */
-	uint32_t *func;			/* a site's function, an index of fmisses[] */
-	uint8_t *fmisses;		/* a function's timeouts, or KBP_FUNC_RAN (the lead only) */
 	_Atomic uint8_t *seen;		/* SEEN_* */
 	size_t n;
 	struct perf_event_attr attr;	/* as opened: MODIFY_ATTRIBUTES wants it unchanged but bp_addr */
@@ -157,31 +150,6 @@ static void shuffle(struct kbp *k)
 		k->order[i] = k->order[j];
 		k->order[j] = t;
 	}
-}
-
-/*
- * The first pass's order: each function's first site (sites come in
- * address order, a function's together), in the shuffled order, before
- * the others, in theirs.  Without the memory, the shuffled order alone.
- */
-static void scouts_first(struct kbp *k)
-{
-	uint32_t *tmp = malloc(k->n * sizeof(*tmp));
-	size_t n = 0;
-
-	if (!tmp)
-		return;
-	for (int scouts = 1; scouts >= 0; scouts--) {
-		for (size_t j = 0; j < k->n; j++) {
-			uint32_t i = k->order[j];
-			bool scout = !i || k->func[i] != k->func[i - 1];
-
-			if (scout == scouts)
-				tmp[n++] = i;
-		}
-	}
-	memcpy(k->order, tmp, k->n * sizeof(*tmp));
-	free(tmp);
 }
 
 /* Is CPU c online?  A CPU without an online file (the boot CPU, often) cannot go offline. */
@@ -435,8 +403,7 @@ static bool placeable(const struct kbp *k, uint32_t i)
 	for (unsigned int r = 0; r < k->nregs; r++)
 		if (k->reg[r].gen && k->reg[r].i == i)
 			return false;
-	return kbp_policy__due(kbp_policy__misses(k->misses[i], k->fmisses[k->func[i]]),
-			       k->passes, i);
+	return kbp_policy__due(k->misses[i], k->passes, i);
 }
 
 /* The next site of the cycle that may be placed, reshuffling at each pass; -1: none. */
@@ -467,15 +434,12 @@ static void end_placement(struct kbp *k, unsigned int r, uint64_t hits, uint64_t
 	if (hits) {
 		t->fired++;
 		k->misses[i] = 0;
-		k->fmisses[k->func[i]] = KBP_FUNC_RAN;
 		if (mark_site(k, i, SEEN_RAN))
 			t->ran++;
 	} else {
 		t->timeouts++;
 		if (k->misses[i] < KBP_MAX_MISSES)
 			k->misses[i]++;	/* kbp_policy__due() places it less often */
-		if (k->fmisses[k->func[i]] < KBP_MAX_MISSES)
-			k->fmisses[k->func[i]]++;	/* and its function's, until one ran */
 	}
 	if (checks && mark_site(k, i, SEEN_CHECKED)) {
 		t->checked++;
@@ -849,8 +813,8 @@ static int start_movers(struct kbp *k)
 	return 0;
 }
 
-int kbp__new(struct kcsand_bpf *skel, const uint64_t *addr, const uint32_t *site,
-	     const uint32_t *func, size_t n, const struct kbp_opts *o, struct kbp **out)
+int kbp__new(struct kcsand_bpf *skel, const uint64_t *addr, const uint32_t *site, size_t n,
+	     const struct kbp_opts *o, struct kbp **out)
 {
 	struct kbp *k = calloc(1, sizeof(*k));
 	int err;
@@ -865,23 +829,17 @@ int kbp__new(struct kcsand_bpf *skel, const uint64_t *addr, const uint32_t *site
 	k->order = malloc(n * sizeof(*k->order));
 	k->seen = calloc(n, 1);
 	k->misses = calloc(n, 1);
-	k->func = malloc(n * sizeof(*k->func));
-	k->fmisses = calloc(n, 1);
-	if (!n || !k->addr || !k->site || !k->order || !k->seen || !k->misses || !k->func ||
-	    !k->fmisses || !o->period_us) {
+	if (!n || !k->addr || !k->site || !k->order || !k->seen || !k->misses || !o->period_us) {
 		kbp__free(k);
 		return n ? -ENOMEM : -ENOENT;
 	}
 	memcpy(k->addr, addr, n * sizeof(*addr));
 	memcpy(k->site, site, n * sizeof(*site));
-	for (size_t i = 0; i < n; i++) {
+	for (size_t i = 0; i < n; i++)
 		k->order[i] = i;
-		k->func[i] = func[i] < n ? func[i] : i;	/* out of range: a function alone */
-	}
 	k->seed = o->seed;
 	k->period_ns = o->period_us * 1000ull;	/* before open_regs: the slots' check spread */
 	shuffle(k);
-	scouts_first(k);
 	err = all_cpus(k);
 	if (!err)
 		err = open_regs(k);
@@ -964,8 +922,6 @@ void kbp__free(struct kbp *k)
 	free(k->order);
 	free(k->seen);
 	free(k->misses);
-	free(k->func);
-	free(k->fmisses);
 	if (k->sync) {
 		pthread_cond_destroy(&k->wake);
 		pthread_mutex_destroy(&k->lock);

@@ -87,29 +87,16 @@ uint64_t kbp_policy__timeout_ns(uint64_t period_ns);
 #define KBP_MAX_MISSES		6
 bool kbp_policy__due(unsigned int misses, uint64_t passes, size_t i);
 
-/*
- * The misses kbp_policy__due() is given for a site: its own, or, while no
- * site of its function was ever seen to run (func_misses below KBP_FUNC_RAN),
- * its function's if more.  A function is scouted through whichever of its
- * sites comes round first: most of a subsystem's functions never run under a
- * workload, and without this each of their sites would cost the cycle a
- * timeout in the first pass (hours over 100,000 sites), as its own misses
- * only count from the second.  Once the function ran, its sites are on their
- * own: a cold error path must not hold back the function's hot sites.
- */
-#define KBP_FUNC_RAN		0xff
-unsigned int kbp_policy__misses(unsigned int site_misses, unsigned int func_misses);
-
 struct kbp;
 
 /*
  * Open nregs breakpoint events per online CPU on the first sites of a
- * shuffled cycle over addr[i] (site index site[i], in function func[i], an
- * index below n), with the program attached.  Fewer registers when the CPUs have fewer free; -errno with a
+ * shuffled cycle over addr[i] (site index site[i]), with the program
+ * attached.  Fewer registers when the CPUs have fewer free; -errno with a
  * message when none could be had.
  */
-int kbp__new(struct kcsand_bpf *skel, const uint64_t *addr, const uint32_t *site,
-	     const uint32_t *func, size_t n, const struct kbp_opts *o, struct kbp **out);
+int kbp__new(struct kcsand_bpf *skel, const uint64_t *addr, const uint32_t *site, size_t n,
+	     const struct kbp_opts *o, struct kbp **out);
 void kbp__stats(const struct kbp *k, struct kbp_stats *st);
 void kbp__free(struct kbp *k);
 

@@ -242,10 +242,3 @@ bool kbp_policy__due(unsigned int misses, uint64_t passes, size_t i)
 
 	return (passes + i) % every == 0;
 }
-
-unsigned int kbp_policy__misses(unsigned int site_misses, unsigned int func_misses)
-{
-	if (func_misses >= KBP_FUNC_RAN || func_misses <= site_misses)
-		return site_misses;
-	return func_misses;
-}

@@ -302,14 +302,5 @@ int main(void)
 		ASSERT_TRUE(kbp_policy__due(1, 0, 1) != kbp_policy__due(1, 0, 2),
 			    "two dead sites in different passes");
 	}
-	TEST(breakpoint_sites_of_a_function_never_seen_run_share_its_timeouts) {
-		ASSERT_EQ(kbp_policy__misses(0, 3), 3, "a dead function's other sites wait too");
-		ASSERT_EQ(kbp_policy__misses(5, 3), 5, "a site's own misses when more");
-		ASSERT_EQ(kbp_policy__misses(0, 0), 0, "a function not tried yet: every pass");
-		ASSERT_EQ(kbp_policy__misses(2, KBP_FUNC_RAN), 2,
-			  "once the function ran, the site's own only");
-		ASSERT_EQ(kbp_policy__misses(0, KBP_FUNC_RAN), 0,
-			  "a cold path does not hold back a live function's sites");
-	}
 	return test_summary();
 }
