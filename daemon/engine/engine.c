@@ -298,10 +298,10 @@ static int on_event(void *ctx, void *data, size_t len)
  */
 static void select_programs(struct engine *e, struct kcsand_bpf *skel)
 {
+#define TP_PROG(prog, tp) skel->progs.prog,
 	struct bpf_program *hb[] = { skel->progs.kcsand_hb_entry, skel->progs.kcsand_hb_return,
-				     skel->progs.kcsand_hb_fork, skel->progs.kcsand_hb_exit,
-				     skel->progs.kcsand_hb_exec, skel->progs.kcsand_hb_signal_send,
-				     skel->progs.kcsand_hb_signal_take };
+				     HISTORY_TRACEPOINTS(TP_PROG) };
+#undef TP_PROG
 
 	if (e->opts.kernel || !e->opts.history)
 		for (size_t i = 0; i < sizeof(hb) / sizeof(hb[0]); i++)

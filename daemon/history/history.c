@@ -88,12 +88,12 @@ void history__before_load(struct kcsand_bpf *skel, bool multi)
 int history__new(struct kcsand_bpf *skel, bool multi, struct history **out)
 {
 	struct history *hist = calloc(1, sizeof(*hist));
-	struct bpf_program *progs[] = { skel->progs.kcsand_hb_fork, skel->progs.kcsand_hb_exit,
-					skel->progs.kcsand_hb_exec, skel->progs.kcsand_hb_signal_send,
-					skel->progs.kcsand_hb_signal_take };
-	static const char *const names[] = { "sched_process_fork", "sched_process_exit",
-					     "sched_process_exec", "signal_generate",
-					     "signal_deliver" };
+#define TP_PROG(prog, tp) skel->progs.prog,
+#define TP_NAME(prog, tp) #tp,
+	struct bpf_program *progs[] = { HISTORY_TRACEPOINTS(TP_PROG) };
+	static const char *const names[] = { HISTORY_TRACEPOINTS(TP_NAME) };
+#undef TP_PROG
+#undef TP_NAME
 	int err = 0;
 
 	if (!hist)

@@ -36,6 +36,18 @@ struct history_stats {
 	X(SYNC_OPS, history_sync_ops)			\
 	X(CHECKED, history_checked)
 
+/*
+ * The history's tracepoint programs, named once: X(program, tracepoint).
+ * history__new() attaches them; an engine without the history leaves them
+ * unloaded, with kcsand_hb_entry and kcsand_hb_return.
+ */
+#define HISTORY_TRACEPOINTS(X)				\
+	X(kcsand_hb_fork, sched_process_fork)		\
+	X(kcsand_hb_exit, sched_process_exit)		\
+	X(kcsand_hb_exec, sched_process_exec)		\
+	X(kcsand_hb_signal_send, signal_generate)	\
+	X(kcsand_hb_signal_take, signal_deliver)
+
 /* Before the BPF object is loaded: its sync probes attach through uprobe_multi links. */
 void history__before_load(struct kcsand_bpf *skel, bool multi);
 /* The detector for a loaded BPF object; it stays off until a process is added. */
