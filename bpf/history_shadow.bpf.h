@@ -769,4 +769,43 @@ static __always_inline void history_access(void *ctx, struct pt_regs *regs, __u3
 	hb_time(KCSAND_HB_CTR_ACCESS_NS, t0);
 }
 
+/*
+ * A probe ahead of a locked read-modify-write (include/kcsand.h,
+ * KCSAND_COOKIE_AHEAD), on an instruction that runs or jumps into it, delta
+ * bytes before it.  The probe after it runs when other CPUs can already
+ * see what it wrote, and one that read it and acquired would not find its
+ * release yet.  Here the release is published before the write: the
+ * thread's current epoch, with no new one started, so that this
+ * instruction's own access and the RMW's, each stamped with that epoch by
+ * its own probe whichever runs first, are covered.  The probe after the RMW
+ * releases again and starts the next epoch, so what the thread does after
+ * the RMW is not covered.  An acquirer that read the old value before the
+ * RMW, or a branch that went elsewhere, takes the epoch early: more order,
+ * never less.
+ */
+static __always_inline void history_release_ahead(struct pt_regs *regs, __u32 site_idx,
+						  __s32 delta)
+{
+	const struct kcsand_site *site;
+	struct hb_thread *t;
+	__u64 t0;
+
+	if (!PARAM(enabled) || !hb_traced() || hb_paused)
+		return;
+	site = bpf_map_lookup_elem(&sites, &site_idx);
+	if (!site || !site->probe_delta || (site->flags & KCSAND_SITE_DATA_RACE) ||
+	    !(site->flags & KCSAND_SITE_WRITE) || site->order == KCSAND_ORDER_RELAXED ||
+	    site->order == KCSAND_ORDER_ACQUIRE)
+		return;
+	t0 = bpf_ktime_get_ns();
+	t = hb_self();
+	if (!t)
+		return;
+	hb_new_gen(t);
+	hb_settle(t);
+	hb_release(t, site_address(site, regs, regs->ip + delta) & ~7ULL, 0);
+	hb_count(KCSAND_HB_CTR_AHEAD);
+	hb_time(KCSAND_HB_CTR_SYNC_NS, t0);
+}
+
 #endif

@@ -57,9 +57,15 @@ static __always_inline void check_user_access(void *ctx, struct pt_regs *regs, _
 
 static __always_inline int on_user_access(struct pt_regs *ctx)
 {
-	__u32 site = (__u32)bpf_get_attach_cookie(ctx);
+	__u64 cookie = bpf_get_attach_cookie(ctx);
+	__u32 site = (__u32)cookie;
 
 	history_find();
+	if (site & KCSAND_COOKIE_AHEAD) {
+		if (traced())
+			history_release_ahead(ctx, site & ~KCSAND_COOKIE_AHEAD, (__s32)(cookie >> 32));
+		return 0;
+	}
 	if (traced() && sampler_site_armed(site))
 		check_user_access(ctx, ctx, site, 0);
 	return 0;

@@ -109,6 +109,16 @@ struct kcsand_site {
 };
 
 /*
+ * A probe's cookie is its site's index.  A locked read-modify-write's
+ * release is also published by probes ahead of it, on the instructions that
+ * run into it (the decoder's struct site::ahead): the probe after it runs
+ * when other CPUs can already see what it wrote.  Their cookie has this bit
+ * set, and in its upper 32 bits, signed, how far the locked instruction is
+ * from the probe.
+ */
+#define KCSAND_COOKIE_AHEAD	(1u << 31)
+
+/*
  * The memory order of a marked access, when its source line names one
  * (memory_order_relaxed, __ATOMIC_ACQUIRE ...): the history orders threads
  * by it.  Without one, a load acquires, a store releases, an RMW does both.
@@ -611,6 +621,7 @@ enum kcsand_hb_counter {
 	KCSAND_HB_CTR_MARKED_CHECKED,	/* of the checked, marked ones (two never race) */
 	KCSAND_HB_CTR_SYNC_FREED,	/* sync objects forgotten with their memory (hb_forget_syncs) */
 	KCSAND_HB_CTR_SECTIONS,		/* OpenMP sections run on a clock of their own */
+	KCSAND_HB_CTR_AHEAD,		/* locked RMWs' releases published ahead of them */
 	KCSAND_HB_CTR_COUNT,
 };
 

@@ -49,9 +49,37 @@ static void link_failed(struct engine_object *eo, bool relink, size_t n, int err
 		strerror(-err), err == -524 ? " (ENOTSUPP)" : "");
 }
 
-/* The sites of a set, as uprobe_multi's offsets and cookies; how many. */
-static size_t link_arrays(const struct engine_object *eo, const uint8_t *set, __u64 *offs,
-			  __u64 *cookies)
+/* A site's probes at most: its own and those ahead of a locked one. */
+#define SITE_PROBES	(1 + SITE_AHEAD_MAX)
+
+/* The cookie of a probe ahead of a locked site, delta bytes before it (include/kcsand.h). */
+static __u64 ahead_cookie(size_t site, int32_t delta)
+{
+	return (__u64)site | KCSAND_COOKIE_AHEAD | (__u64)(uint32_t)delta << 32;
+}
+
+/*
+ * Site i's probes into offs and cookies at n: its own, and with the history
+ * those ahead of a locked RMW (struct site::ahead), which publish its
+ * release before other CPUs can see what it wrote.  The new count.
+ */
+static size_t site_probes(const struct engine *e, const struct engine_object *eo, size_t i,
+			  __u64 *offs, __u64 *cookies, size_t n)
+{
+	const struct site *s = &eo->obj->sites.v[i];
+
+	offs[n] = probe_off(s);
+	cookies[n++] = eo->first + i;
+	for (int a = 0; e->hist && a < s->nr_ahead; a++) {
+		offs[n] = s->file_off - s->ahead[a];
+		cookies[n++] = ahead_cookie(eo->first + i, s->ahead[a]);
+	}
+	return n;
+}
+
+/* The sites of a set, as uprobe_multi's offsets and cookies (SITE_PROBES a site); how many. */
+static size_t link_arrays(const struct engine *e, const struct engine_object *eo,
+			  const uint8_t *set, __u64 *offs, __u64 *cookies)
 {
 	const struct target_obj *o = eo->obj;
 	size_t n = 0;
@@ -59,8 +87,7 @@ static size_t link_arrays(const struct engine_object *eo, const uint8_t *set, __
 	for (size_t i = 0; i < o->sites.n; i++) {
 		if ((set && !set[eo->first + i]) || (eo->probe_refused && eo->probe_refused[i]))
 			continue;
-		offs[n] = probe_off(&o->sites.v[i]);
-		cookies[n++] = eo->first + i;
+		n = site_probes(e, eo, i, offs, cookies, n);
 	}
 	return n;
 }
@@ -87,7 +114,7 @@ static size_t find_refused(int prog_fd, const char *path, struct engine_object *
 	if (n == 1) {
 		pr_info("%s: the kernel refuses a uprobe at +0x%llx: left out\n", eo->obj->path,
 			(unsigned long long)offs[0]);
-		eo->probe_refused[cookies[0] - eo->first] = 1;
+		eo->probe_refused[((__u32)cookies[0] & ~KCSAND_COOKIE_AHEAD) - eo->first] = 1;
 		return 1;
 	}
 	return find_refused(prog_fd, path, eo, offs, cookies, n / 2, tries) +
@@ -188,15 +215,15 @@ int engine_link_multi(struct engine *e, struct engine_object *eo, const uint8_t 
 	struct target_obj *o = eo->obj;
 	struct link_job job = { .prog_fd = bpf_program__fd(e->skel->progs.kcsand_uprobe_multi) };
 	char path[64];
-	__u64 *offs = calloc(o->sites.n, sizeof(*offs));
-	__u64 *cookies = calloc(o->sites.n, sizeof(*cookies));
+	__u64 *offs = calloc(SITE_PROBES * o->sites.n, sizeof(*offs));
+	__u64 *cookies = calloc(SITE_PROBES * o->sites.n, sizeof(*cookies));
 	int err = 0;
 
 	if (!offs || !cookies) {
 		err = -ENOMEM;
 		goto out;
 	}
-	job.n = link_arrays(eo, set, offs, cookies);
+	job.n = link_arrays(e, eo, set, offs, cookies);
 	/* No site armed: no link at all (an empty one is EINVAL), the old one closed. */
 	if (job.n) {
 		err = target_obj__attach_path(o, path, sizeof(path));
@@ -209,7 +236,7 @@ int engine_link_multi(struct engine *e, struct engine_object *eo, const uint8_t 
 	job.old_fd = *slot;
 	run_drained(e, link_job_run, &job, job.n + (*slot >= 0 ? o->sites.n : 0));
 	if (job.fd == -524 && set && leave_out_refused(e, eo, path, offs, cookies, job.n)) {
-		job.n = link_arrays(eo, set, offs, cookies);
+		job.n = link_arrays(e, eo, set, offs, cookies);
 		run_drained(e, link_job_run, &job, job.n);
 	}
 	if (job.fd < 0 && job.n) {
@@ -273,7 +300,7 @@ struct chunk_job {
 	const uint8_t *set;
 	int prog_fd;
 	char path[64];
-	__u64 *offs, *cookies;	/* a chunk's, chunk_sites each */
+	__u64 *offs, *cookies;	/* a chunk's, SITE_PROBES * chunk_sites each */
 	struct link_close old;	/* the replaced links, closed together at the end */
 	size_t chunks, sites;	/* made again, for -v -v */
 	int err;		/* the first chunk that failed */
@@ -290,10 +317,8 @@ static int chunk_relink(struct chunk_job *j, size_t c)
 	if (hi > o->sites.n)
 		hi = o->sites.n;
 	for (size_t i = lo; i < hi; i++) {
-		if (!site_wanted(eo, j->set, i))
-			continue;
-		j->offs[k] = probe_off(&o->sites.v[i]);
-		j->cookies[k++] = eo->first + i;
+		if (site_wanted(eo, j->set, i))
+			k = site_probes(j->e, eo, i, j->offs, j->cookies, k);
 	}
 	if (k) {
 		fd = uprobe_multi__attach(j->prog_fd, j->path, j->offs, j->cookies, k, 0);
@@ -353,8 +378,8 @@ int engine_link_chunks(struct engine *e, struct engine_object *eo, const uint8_t
 		err = target_obj__attach_path(o, j.path, sizeof(j.path));
 	if (err)
 		return err;
-	j.offs = calloc(eo->chunk_sites, sizeof(*j.offs));
-	j.cookies = calloc(eo->chunk_sites, sizeof(*j.cookies));
+	j.offs = calloc(SITE_PROBES * eo->chunk_sites, sizeof(*j.offs));
+	j.cookies = calloc(SITE_PROBES * eo->chunk_sites, sizeof(*j.cookies));
 	if (!j.offs || !j.cookies) {
 		err = -ENOMEM;
 		goto out;
@@ -370,42 +395,56 @@ out:
 	return err;
 }
 
+/* Per-site link slot for a site's probe (*slot, NULL if it has none) made or removed. */
+static int per_site_link(struct engine *e, struct engine_object *eo, struct bpf_link **slot,
+			 const char *path, uint64_t off, __u64 cookie, bool want)
+{
+	LIBBPF_OPTS(bpf_uprobe_opts, uo, .bpf_cookie = cookie);
+	int err;
+
+	if (!want && *slot) {
+		bpf_link__destroy(*slot);
+		*slot = NULL;
+	}
+	if (!want || *slot)
+		return 0;
+	*slot = bpf_program__attach_uprobe_opts(e->skel->progs.kcsand_uprobe, -1, path, off, &uo);
+	if (*slot)
+		return 0;
+	err = -errno;
+	pr_warn("cannot attach uprobe at %s+0x%llx: %s\n", eo->obj->path,
+		(unsigned long long)off, strerror(-err));
+	return err;
+}
+
+/* links[i] is site i's probe, links[(a + 1) * n + i] its a-th ahead (site_probes). */
 int engine_link_per_site(struct engine *e, struct engine_object *eo, const uint8_t *set)
 {
 	struct target_obj *o = eo->obj;
+	size_t n = o->sites.n;
 	char path[64];
 	int err = target_obj__attach_path(o, path, sizeof(path));
 
 	if (err)
 		return err;
 	if (!eo->links) {
-		eo->links = calloc(o->sites.n, sizeof(*eo->links));
+		eo->links = calloc(SITE_PROBES * n, sizeof(*eo->links));
 		if (!eo->links)
 			return -ENOMEM;
-		eo->nr_links = o->sites.n;
+		eo->nr_links = SITE_PROBES * n;
 	}
-	for (size_t i = 0; i < eo->nr_links; i++) {
+	for (size_t i = 0; i < n && !err; i++) {
+		const struct site *s = &o->sites.v[i];
 		bool want = !set || set[eo->first + i];
 
-		if (!want && eo->links[i]) {
-			bpf_link__destroy(eo->links[i]);
-			eo->links[i] = NULL;
-		} else if (want && !eo->links[i]) {
-			LIBBPF_OPTS(bpf_uprobe_opts, uo, .bpf_cookie = eo->first + i);
-
-			eo->links[i] = bpf_program__attach_uprobe_opts(e->skel->progs.kcsand_uprobe,
-								       -1, path,
-								       probe_off(&o->sites.v[i]),
-								       &uo);
-			if (eo->links[i])
-				continue;
-			err = -errno;
-			pr_warn("cannot attach uprobe at %s+0x%llx: %s\n", o->path,
-				(unsigned long long)probe_off(&o->sites.v[i]), strerror(-err));
-			return err;
-		}
+		err = per_site_link(e, eo, &eo->links[i], path, probe_off(s), eo->first + i, want);
+		for (int a = 0; a < SITE_AHEAD_MAX && !err; a++)
+			err = per_site_link(e, eo, &eo->links[(a + 1) * n + i], path,
+					    s->file_off - s->ahead[a],
+					    ahead_cookie(eo->first + i, s->ahead[a]),
+					    want && e->hist && a < s->nr_ahead);
 	}
-	return 0;
+	return err;
 }
 
 /*

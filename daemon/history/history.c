@@ -875,7 +875,8 @@ void history__print(const struct history *hist, FILE *out)
 
 	history__get_stats(hist, &st);
 	fprintf(out, "kcsand: history: %llu sync operations traced at %lu functions (%s) and "
-		     "%lu outlined functions, %llu marked accesses as acquire/release; "
+		     "%lu outlined functions, %llu marked accesses as acquire/release (%llu "
+		     "releases published ahead of their locked instruction); "
 		     "%llu accesses checked (%llu marked), %llu shadow entries live (%llu taken over), "
 		     "%llu races found, %llu reported; %llu hits by threads without a clock, "
 		     "%llu stacks not kept, %llu samples skipped on a busy entry; sync probes "
@@ -884,6 +885,7 @@ void history__print(const struct history *hist, FILE *out)
 		(unsigned long long)st.ctr[KCSAND_HB_CTR_SYNC_OPS], st.functions,
 		hist->libs[0] ? hist->libs : "none", st.outlined,
 		(unsigned long long)st.ctr[KCSAND_HB_CTR_MARKED],
+		(unsigned long long)st.ctr[KCSAND_HB_CTR_AHEAD],
 		(unsigned long long)st.ctr[KCSAND_HB_CTR_CHECKED],
 		(unsigned long long)st.ctr[KCSAND_HB_CTR_MARKED_CHECKED],
 		(unsigned long long)st.ctr[KCSAND_HB_CTR_SHADOW_LIVE],
@@ -895,7 +897,8 @@ void history__print(const struct history *hist, FILE *out)
 		(unsigned long long)st.ctr[KCSAND_HB_CTR_CONTENDED], st.pauses,
 		per(st.ctr[KCSAND_HB_CTR_ACCESS_NS], st.ctr[KCSAND_HB_CTR_CHECKED]),
 		per(st.ctr[KCSAND_HB_CTR_SYNC_NS],
-		    st.ctr[KCSAND_HB_CTR_SYNC_OPS] + st.ctr[KCSAND_HB_CTR_MARKED]));
+		    st.ctr[KCSAND_HB_CTR_SYNC_OPS] + st.ctr[KCSAND_HB_CTR_MARKED] +
+		    st.ctr[KCSAND_HB_CTR_AHEAD]));
 	print_atomics(hist, out);
 	fprintf(out, "kcsand: history: %llu returns of calls it did not remember (nested deeper "
 		     "than it keeps, or entered while paused), each taken to acquire every epoch; "

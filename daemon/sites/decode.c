@@ -162,6 +162,18 @@ static bool misemulated_by_probes(const ZydisDecodedInstruction *in)
 	       in->opcode == 0xe8 || in->opcode == 0xe9 || in->opcode == 0xeb;	/* call, jmp */
 }
 
+/* An es/cs/ds/ss prefix byte, which 64-bit mode ignores and uprobes refuse. */
+static bool has_ignored_segment(const ZydisDecodedInstruction *in)
+{
+	for (int i = 0; i < in->raw.prefix_count; i++) {
+		ZyanU8 p = in->raw.prefixes[i].value;
+
+		if (p == 0x26 || p == 0x2e || p == 0x36 || p == 0x3e)
+			return true;
+	}
+	return false;
+}
+
 /*
  * Whether x86 uprobes refuse the instruction (uprobe_refusal.c).  Kernel
  * sites (probe_locked) go by the kernel's rules for kprobes and breakpoints.
@@ -259,14 +271,8 @@ static enum site_verdict check_operand(const ZydisDecodedInstruction *in,
 	 * which 64-bit mode ignores (so Zydis does not flag them): check the
 	 * raw bytes.
 	 */
-	if (!opts->probe_locked) {
-		for (int i = 0; i < in->raw.prefix_count; i++) {
-			ZyanU8 p = in->raw.prefixes[i].value;
-
-			if (p == 0x26 || p == 0x2e || p == 0x36 || p == 0x3e)
-				return SITE_UNENCODABLE;
-		}
-	}
+	if (!opts->probe_locked && has_ignored_segment(in))
+		return SITE_UNENCODABLE;
 	return SITE_KEEP;
 }
 
@@ -501,6 +507,66 @@ static bool on_escaped_slot(const ZydisDecodedInstruction *in, const ZydisDecode
 	       escape_covers(escapes, off, mop->size / 8 ? mop->size / 8 : 1);
 }
 
+/* Whether instruction j, which runs or jumps into a locked site, can take its probe ahead. */
+static bool ahead_source_ok(ZydisDecoder *dec, const uint8_t *code, size_t len,
+			    const struct insn_fx *fx, size_t j, const struct decode_opts *opts,
+			    uint32_t regs, bool falls)
+{
+	ZydisDecodedOperand ops[ZYDIS_MAX_OPERAND_COUNT];
+	ZydisDecodedInstruction in;
+
+	if (!ZYAN_SUCCESS(ZydisDecoderDecodeFull(dec, code + fx[j].off, len - fx[j].off, &in, ops)))
+		return false;
+	if (falls && fx[j].off + in.length != fx[j + 1].off)
+		return false;
+	return !(in.attributes & ZYDIS_ATTRIB_HAS_LOCK) && !misemulated_by_probes(&in) &&
+	       !refused_by_uprobes(opts, &in) && !has_ignored_segment(&in) &&
+	       in.meta.category != ZYDIS_CATEGORY_SYSCALL &&
+	       in.meta.category != ZYDIS_CATEGORY_INTERRUPT && !(fx[j].gpr_writes & regs);
+}
+
+/*
+ * A locked read-modify-write is probed after it ran (classify_locked), when
+ * other CPUs can already see what it wrote: one that read it and acquired
+ * would find its release not yet published.  So the release is also
+ * published by probes ahead of it (bpf/history_shadow.bpf.h,
+ * history_release_ahead): on the instruction before it, when that one falls
+ * into it (a call returns to it), and on each branch of the function to it,
+ * where its address registers still hold its address.  A conditional branch
+ * that goes the other way publishes for nothing: more order, never less.
+ * Counted late when a path into it has none: it starts its function, a jump
+ * table may reach it, or a probe cannot be placed.
+ */
+static void locked_ahead(ZydisDecoder *dec, const uint8_t *code, size_t len,
+			 const struct insn_fx *fx, size_t nfx, size_t k,
+			 const struct decode_opts *opts, struct site *site,
+			 struct decode_stats *stats)
+{
+	uint32_t regs = 0, off = fx[k].off;
+	bool late = k == 0;
+
+	if (site->desc.base >= KCSAND_REG_RAX && site->desc.base <= KCSAND_REG_R15)
+		regs |= 1u << (site->desc.base - KCSAND_REG_RAX);
+	if (site->desc.index >= KCSAND_REG_RAX && site->desc.index <= KCSAND_REG_R15)
+		regs |= 1u << (site->desc.index - KCSAND_REG_RAX);
+	for (size_t j = 0; j < nfx; j++) {
+		bool falls = j + 1 == k && (fx[j].flow == FLOW_NEXT || fx[j].flow == FLOW_COND);
+		bool jumps = (fx[j].flow == FLOW_COND || fx[j].flow == FLOW_JUMP) &&
+			     fx[j].has_target && fx[j].target == off;
+
+		late |= fx[j].table_jmp;
+		if (!falls && !jumps)
+			continue;
+		if (site->nr_ahead == SITE_AHEAD_MAX ||
+		    !ahead_source_ok(dec, code, len, fx, j, opts, regs, falls)) {
+			late = true;
+			continue;
+		}
+		site->ahead[site->nr_ahead++] = (int32_t)(off - fx[j].off);
+	}
+	stats->locked_late += late;
+}
+
 /* Second pass: classify each instruction, knowing its frame state and the branch targets. */
 static int collect_sites(ZydisDecoder *dec, const uint8_t *code, size_t len, uint64_t vaddr,
 			 uint32_t func_idx, const struct decode_opts *opts,
@@ -550,6 +616,8 @@ static int collect_sites(ZydisDecoder *dec, const uint8_t *code, size_t len, uin
 		site.file_off = site.vaddr;
 		site.func = func_idx;
 		site.desc.ra_off = frame_ra_off(&slot[k].s);
+		if (site.desc.probe_delta)
+			locked_ahead(dec, code, len, fx, nfx, k, opts, &site, stats);
 		if (in.mnemonic == ZYDIS_MNEMONIC_CMPXCHG && site.reason == MARK_LOCK_PREFIX)
 			cas_loop_mark(dec, code, vaddr, fx, nfx, k, &site, out, stats);
 		mark_fenced_store(dec, code, len, fx, nfx, k, &site);
@@ -611,6 +679,33 @@ int decode__function(const uint8_t *code, size_t len, uint64_t vaddr, uint32_t f
 	free(slot);
 	free(fx);
 	return err;
+}
+
+int decode__direct_branches(const uint8_t *code, size_t len, uint64_t vaddr,
+			    void (*found)(void *arg, uint64_t from, uint64_t to), void *arg)
+{
+	ZydisDecodedInstruction in;
+	ZydisDecoder dec;
+	size_t off = 0;
+
+	if (!ZYAN_SUCCESS(ZydisDecoderInit(&dec, ZYDIS_MACHINE_MODE_LONG_64, ZYDIS_STACK_WIDTH_64)))
+		return -EINVAL;
+	while (off < len) {
+		ZydisInstructionCategory c;
+
+		if (!ZYAN_SUCCESS(ZydisDecoderDecodeInstruction(&dec, NULL, code + off, len - off,
+								 &in))) {
+			off++;
+			continue;
+		}
+		c = in.meta.category;
+		if ((c == ZYDIS_CATEGORY_CALL || c == ZYDIS_CATEGORY_UNCOND_BR ||
+		     c == ZYDIS_CATEGORY_COND_BR) && in.raw.imm[0].is_relative &&
+		    !vex_like(&in) && !has_ignored_segment(&in))
+			found(arg, vaddr + off, vaddr + off + in.length + in.raw.imm[0].value.s);
+		off += in.length;
+	}
+	return 0;
 }
 
 int decode__gpr_writes(const uint8_t *code, size_t len)

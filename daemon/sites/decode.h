@@ -12,6 +12,9 @@
 #include <sys/types.h>
 #include "kcsand.h"
 
+/* Probes ahead of one locked site, at most: a path beyond them publishes its release late. */
+#define SITE_AHEAD_MAX	4
+
 /* A probe site as the daemon knows it: the BPF descriptor plus where it lives. */
 struct site {
 	struct kcsand_site desc;
@@ -20,6 +23,12 @@ struct site {
 	uint32_t func;		/* index into the object's funcs[] */
 	uint32_t reason;	/* why the site is marked (enum mark_reason), 0 = plain */
 	uint32_t insn_reason;	/* the reason the instruction alone gives (lock, xchg), or 0 */
+	/*
+	 * A locked RMW's probes ahead of it (decode.c, locked_ahead): how far
+	 * it is from each instruction that runs or jumps into it.
+	 */
+	int32_t ahead[SITE_AHEAD_MAX];
+	uint8_t nr_ahead;
 };
 
 enum mark_reason {
@@ -69,6 +78,7 @@ struct decode_stats {
 					 * and locked accesses before one (or a locked one) */
 	uint64_t refused;		/* insns the running kernel's uprobes refuse (ENOTSUPP) */
 	uint64_t cas_loop_reads;	/* plain loads marked as a compare-and-swap loop's read */
+	uint64_t locked_late;		/* locked sites reached on a path with no probe ahead */
 	uint64_t decode_errors;		/* bytes Zydis could not decode (skipped to the next symbol) */
 	uint64_t funcs;			/* functions decoded */
 	uint64_t funcs_without_sites;
@@ -115,6 +125,14 @@ void site_vec__free(struct site_vec *vec);
 int decode__function(const uint8_t *code, size_t len, uint64_t vaddr, uint32_t func_idx,
 		     const struct decode_opts *opts, struct site_vec *out,
 		    struct decode_stats *stats);
+
+/*
+ * Every direct call and jump in code[0..len) (at vaddr), to found() with
+ * its address and its target's: where a locked site that starts its
+ * function is reached from (target_obj.c).  -EINVAL if Zydis fails to start.
+ */
+int decode__direct_branches(const uint8_t *code, size_t len, uint64_t vaddr,
+			    void (*found)(void *arg, uint64_t from, uint64_t to), void *arg);
 
 /*
  * The GPRs the instruction at code[0..len) writes as register operands,

@@ -552,9 +552,80 @@ static bool name_matches(const char *name, const char *pats, size_t npat)
 	return false;
 }
 
+/* Function i's code, or NULL if its section cannot be read. */
+static const uint8_t *func_code(const struct target_obj *obj, size_t i)
+{
+	const struct obj_priv *p = obj->priv;
+	const struct elf_func *f = &obj->funcs[i];
+	Elf_Scn *scn = elf_getscn(p->elf, p->func_scn[i]);
+	Elf_Data *data = scn ? elf_getdata(scn, NULL) : NULL;
+	GElf_Shdr sh;
+
+	if (!data || !gelf_getshdr(scn, &sh) || !data->d_buf ||
+	    f->vaddr - sh.sh_addr + f->size > data->d_size)
+		return NULL;
+	return (const uint8_t *)data->d_buf + (f->vaddr - sh.sh_addr);
+}
+
+struct entry_locked {
+	struct target_obj *obj;
+	struct site **v;	/* the locked sites that start their function */
+	size_t n;
+};
+
+/* A direct call or jump to a locked site that starts its function: a probe ahead of it there. */
+static void entry_branch(void *arg, uint64_t from, uint64_t to)
+{
+	struct entry_locked *el = arg;
+	uint64_t off;
+
+	for (size_t i = 0; i < el->n; i++) {
+		struct site *s = el->v[i];
+
+		if (s->vaddr != to || s->nr_ahead == SITE_AHEAD_MAX ||
+		    target_obj__vaddr_to_off(el->obj, from, &off) ||
+		    s->file_off - off != s->vaddr - from)
+			continue;
+		s->ahead[s->nr_ahead++] = (int32_t)(s->vaddr - from);
+	}
+}
+
+/*
+ * A locked site that starts its function has no instruction of its own
+ * function before it (decode.c, locked_ahead): its probes ahead go on the
+ * object's direct calls and jumps to it, where its address registers hold
+ * what it will use, rsp aside (so not on an rsp-based one).  Calls through
+ * the PLT or a pointer still publish its release late (counted so).
+ */
+static void entry_locked_aheads(struct target_obj *obj)
+{
+	struct entry_locked el = { .obj = obj };
+
+	for (size_t i = 0; i < obj->sites.n; i++) {
+		struct site *s = &obj->sites.v[i];
+		struct site **v;
+
+		if (!s->desc.probe_delta || s->vaddr != obj->funcs[s->func].vaddr ||
+		    s->desc.base == KCSAND_REG_RSP || s->desc.index == KCSAND_REG_RSP)
+			continue;
+		v = realloc(el.v, (el.n + 1) * sizeof(*el.v));
+		if (!v)
+			break;
+		el.v = v;
+		el.v[el.n++] = s;
+	}
+	for (size_t i = 0; el.n && i < obj->nr_funcs; i++) {
+		const uint8_t *code = func_code(obj, i);
+
+		if (code)
+			decode__direct_branches(code, obj->funcs[i].size, obj->funcs[i].vaddr,
+						entry_branch, &el);
+	}
+	free(el.v);
+}
+
 int target_obj__decode(struct target_obj *obj, const char *globs, const struct decode_opts *opts)
 {
-	struct obj_priv *p = obj->priv;
 	int matched = 0, err = 0;
 	size_t npat;
 	char *pats;
@@ -567,27 +638,22 @@ int target_obj__decode(struct target_obj *obj, const char *globs, const struct d
 
 	for (size_t i = 0; i < obj->nr_funcs && !err; i++) {
 		const struct elf_func *f = &obj->funcs[i];
-		GElf_Shdr sh;
-		Elf_Scn *scn;
-		Elf_Data *data;
+		const uint8_t *code;
 		size_t start = obj->sites.n;
 
 		if (!name_matches(f->name, pats, npat))
 			continue;
 		matched++;
 
-		scn = elf_getscn(p->elf, p->func_scn[i]);
-		data = scn ? elf_getdata(scn, NULL) : NULL;
-		if (!data || !gelf_getshdr(scn, &sh) || !data->d_buf ||
-		    f->vaddr - sh.sh_addr + f->size > data->d_size) {
+		code = func_code(obj, i);
+		if (!code) {
 			pr_warn("%s: %s: cannot read code: %s\n", obj->path,
 				f->name, elf_errmsg(-1));
 			err = -EIO;
 			break;
 		}
-		err = decode__function((const uint8_t *)data->d_buf + (f->vaddr - sh.sh_addr),
-				       f->size, f->vaddr, (uint32_t)i, opts, &obj->sites,
-				      &obj->stats);
+		err = decode__function(code, f->size, f->vaddr, (uint32_t)i, opts, &obj->sites,
+				       &obj->stats);
 
 		for (size_t j = start; j < obj->sites.n && !err; j++) {
 			struct site *s = &obj->sites.v[j];
@@ -600,6 +666,8 @@ int target_obj__decode(struct target_obj *obj, const char *globs, const struct d
 		}
 	}
 	free(pats);
+	if (!err)
+		entry_locked_aheads(obj);
 	return err ? err : matched;
 }
 
