@@ -106,10 +106,19 @@ static __always_inline int hb_traced(void)
  * generation gen: 0 for a forked child, whose one thread is in no call
  * (let go in 1, no settling), 1 for a process found running.
  */
+/* When each process was held (hb_hold), for the daemon: how long its holds last (-v). */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 1024);
+	__type(key, __u32);
+	__type(value, __u64);
+} hb_held_ns SEC(".maps");
+
 static __always_inline void hb_hold(__u32 tgid, int exists, __u32 gen)
 {
 	__u32 *v = bpf_map_lookup_elem(&hb_tgids, &tgid);
 	__u32 held = KCSAND_HB_TGID_HELD | gen * KCSAND_HB_TGID_GEN;
+	__u64 now;
 
 	if (tgid == hb_daemon_tgid)
 		return;
@@ -117,6 +126,8 @@ static __always_inline void hb_hold(__u32 tgid, int exists, __u32 gen)
 		__sync_fetch_and_or(v, KCSAND_HB_TGID_HELD);
 	else if (v || exists || bpf_map_update_elem(&hb_tgids, &tgid, &held, BPF_NOEXIST))
 		return;
+	now = bpf_ktime_get_ns();
+	bpf_map_update_elem(&hb_held_ns, &tgid, &now, BPF_ANY);
 	__sync_fetch_and_add(&hb_held, 1);
 	/* The daemon's poll may be a second away: the process's history waits for it. */
 	struct kcsand_hb_held rec = { .type = KCSAND_REC_HB_HELD, .tgid = tgid };

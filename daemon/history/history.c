@@ -70,6 +70,8 @@ struct history {
 	size_t nr_probed, cap_probed;
 	__u64 held_seen;		/* hb_held when the held processes were last taken over */
 	unsigned long taken_over;	/* processes held and then let go (history__poll) */
+	uint64_t held_ns, held_max_ns;	/* how long they were held: in all, the longest */
+	unsigned long held_timed;	/* of them, those whose hold time was known */
 };
 
 static int add_link(struct history *hist, struct bpf_link *l);
@@ -701,6 +703,26 @@ static int probe_maps(struct history *hist, pid_t pid)
 }
 
 /*
+ * How long pid was held, from hb_hold to its let-go: the daemon's wake-up
+ * and its probing, during which the process runs with no history.
+ */
+static void note_hold_time(struct history *hist, __u32 pid)
+{
+	int fd = bpf_map__fd(hist->skel->maps.hb_held_ns);
+	__u64 since;
+	uint64_t now = clock__now_ns(), d;
+
+	if (bpf_map_lookup_elem(fd, &pid, &since) || since > now)
+		return;
+	bpf_map_delete_elem(fd, &pid);
+	d = now - since;
+	hist->held_ns += d;
+	if (d > hist->held_max_ns)
+		hist->held_max_ns = d;
+	hist->held_timed++;
+}
+
+/*
  * A held process (bpf/history.bpf.h: a forked child, an exec, a dlopen, a
  * process first seen under trace_all): its new objects probed, it is let
  * go in a new generation of its own.  One that cannot be probed stays
@@ -730,6 +752,7 @@ static bool take_over(struct history *hist, int map_fd, __u32 pid, __u32 value)
 	if (bpf_map_update_elem(map_fd, &pid, &value, BPF_EXIST))
 		return false;
 	hist->taken_over++;
+	note_hold_time(hist, pid);
 	return new;
 }
 
@@ -922,11 +945,13 @@ void history__print(const struct history *hist, FILE *out)
 	fprintf(out, "kcsand: history: %llu ranges forgotten (freed, unmapped, new threads' stacks), "
 		     "%llu of them kept as ranges; %llu times every older access was forgotten "
 		     "(more than %d wide ranges); %lu processes held while what they mapped was "
-		     "probed (forks, execs, dlopens, processes found under trace_all)\n",
+		     "probed (forks, execs, dlopens, processes found under trace_all), "
+		     "%.1f ms on average, %.1f ms at most, running with no history\n",
 		(unsigned long long)st.ctr[KCSAND_HB_CTR_FORGET_OPS],
 		(unsigned long long)st.ctr[KCSAND_HB_CTR_FORGET_WIDE],
 		(unsigned long long)st.ctr[KCSAND_HB_CTR_FORGET_ALL], KCSAND_HB_RANGES,
-		hist->taken_over);
+		hist->taken_over, hist->held_timed ? hist->held_ns / 1e6 / hist->held_timed : 0.0,
+		hist->held_max_ns / 1e6);
 }
 
 void history__hand_links(struct history *hist, struct link_close *b)
