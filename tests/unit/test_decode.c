@@ -1226,6 +1226,67 @@ static void test_gpr_writes(void)
  * function's code (a locked first instruction, its rets) and the symbolizer
  * of a return address (a call ends right before it).
  */
+/*
+ * A locked RMW's release published ahead of it (decode.c, locked_ahead):
+ * on the instructions that fall or jump into it, where its address
+ * registers still hold its address.
+ */
+static void test_locked_ahead(void)
+{
+	struct result r;
+
+	TEST(lock_after_store_has_its_probe_ahead) {
+		r = DECODE(0x48, 0x89, 0x37,		/* mov [rdi],rsi: the message */
+			   0xf0, 0x83, 0x42, 0x08, 0x01, /* lock add dword [rdx+8],1 */
+			   0xc3);			/* ret */
+		ASSERT_EQ(r.sites.n, 2, "the store and the locked add");
+		if (r.sites.n == 2) {
+			ASSERT_EQ(r.sites.v[0].nr_ahead, 0, "a plain store has none");
+			ASSERT_EQ(r.sites.v[1].nr_ahead, 1, "one probe ahead: the store");
+			ASSERT_EQ(r.sites.v[1].ahead[0], 3, "3 bytes before the locked add");
+		}
+		ASSERT_EQ(r.stats.locked_late, 0, "no path into it without one");
+		site_vec__free(&r.sites);
+	}
+
+	TEST(lock_after_its_base_is_loaded_is_late) {
+		r = DECODE(0x48, 0x8b, 0x47, 0x08,	/* mov rax,[rdi+8]: the lock's base */
+			   0xf0, 0x83, 0x00, 0x01,	/* lock add dword [rax],1 */
+			   0xc3);
+		ASSERT_EQ(r.sites.n, 2, "the load and the locked add");
+		if (r.sites.n == 2)
+			ASSERT_EQ(r.sites.v[1].nr_ahead, 0, "rax is not its address before the mov");
+		ASSERT_EQ(r.stats.locked_late, 1, "counted late");
+		site_vec__free(&r.sites);
+	}
+
+	TEST(lock_at_a_branch_target_has_one_per_path) {
+		r = DECODE(0x85, 0xf6,			/* test esi,esi */
+			   0x74, 0x03,			/* je +3: to the lock */
+			   0x48, 0x89, 0x37,		/* mov [rdi],rsi */
+			   0xf0, 0x83, 0x42, 0x08, 0x01, /* lock add dword [rdx+8],1 */
+			   0xc3);
+		ASSERT_EQ(r.sites.n, 2, "the store and the locked add");
+		if (r.sites.n == 2) {
+			ASSERT_EQ(r.sites.v[1].nr_ahead, 2, "the store and the je");
+			ASSERT_EQ(r.sites.v[1].ahead[0], 5, "the je, 5 bytes before");
+			ASSERT_EQ(r.sites.v[1].ahead[1], 3, "the store, 3 bytes before");
+		}
+		ASSERT_EQ(r.stats.locked_late, 0, "every path has one");
+		site_vec__free(&r.sites);
+	}
+
+	TEST(lock_that_starts_its_function_is_late) {
+		r = DECODE(0xf0, 0x83, 0x07, 0x01,	/* lock add dword [rdi],1 */
+			   0xc3);
+		ASSERT_EQ(r.sites.n, 1, "the locked add");
+		if (r.sites.n == 1)
+			ASSERT_EQ(r.sites.v[0].nr_ahead, 0, "its callers are not in the function");
+		ASSERT_EQ(r.stats.locked_late, 1, "counted late");
+		site_vec__free(&r.sites);
+	}
+}
+
 static void test_insn_info(void)
 {
 	/* lock cmpxchg [rdi],edx */
@@ -1271,6 +1332,7 @@ static void test_insn_info(void)
 int main(void)
 {
 	test_instructions();
+	test_locked_ahead();
 	test_gpr_writes();
 	test_insn_info();
 	test_frames();
