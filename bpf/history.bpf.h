@@ -38,8 +38,12 @@
  * returns in tests/history/free_omp_task_recursive.c.
  */
 #define HB_DEPTH	64
-/* After its process was held, a thread's every event acquires all for this long (hb_new_gen). */
+/*
+ * After its process was held, a thread's every event acquires all until it
+ * has run this long on a CPU (hb_new_gen), or HB_SETTLE_WALL_NS has passed.
+ */
 #define HB_SETTLE_NS		(100 * 1000000ULL)
+#define HB_SETTLE_WALL_NS	(5 * 1000000000ULL)
 /* A second report of the same pair of sites is not sent within this (the daemon dedups). */
 #define HB_REPORT_GAP_NS	(100 * 1000000ULL)
 
@@ -157,7 +161,9 @@ struct hb_thread {
 	__u32 once_depth;	/* inside pthread_once(): the epoch is kept until it returns */
 	__u32 gen;		/* hb_gen at its last sync event: depth is stale if older */
 	__u32 pgen;		/* its process's generation then (hb_tgids): the same */
-	__u64 settle_ns;	/* after a hold, every event acquires all until this */
+	/* After a hold, every event acquires all until these (CPU time, wall time). */
+	__u64 settle_cpu_ns;
+	__u64 settle_ns;
 	__u32 depth;		/* sync calls entered and not yet returned */
 	__u32 op[HB_DEPTH];
 	__u64 arg0[HB_DEPTH];

@@ -477,6 +477,25 @@ __noinline int hb_acquire_all(struct hb_thread *t)
  */
 __noinline int hb_task_unwind(struct hb_thread *t);
 
+/* What the current thread has run on a CPU (updated at ticks and switches). */
+static __always_inline __u64 hb_thread_cpu_ns(void)
+{
+	return BPF_CORE_READ(bpf_get_current_task_btf(), se.sum_exec_runtime);
+}
+
+/*
+ * A settling thread is one that may still be in a call it entered while
+ * held: until it has run HB_SETTLE_NS, bounded by HB_SETTLE_WALL_NS for a
+ * thread that mostly sleeps.
+ */
+static __always_inline bool hb_settling(struct hb_thread *t)
+{
+	if (bpf_ktime_get_ns() < t->settle_ns && hb_thread_cpu_ns() < t->settle_cpu_ns)
+		return true;
+	t->settle_ns = 0;
+	return false;
+}
+
 static __always_inline void hb_new_gen(struct hb_thread *t)
 {
 	__u32 tgid = t->tgid, *v = bpf_map_lookup_elem(&hb_tgids, &tgid);
@@ -484,7 +503,7 @@ static __always_inline void hb_new_gen(struct hb_thread *t)
 
 	/* Its process let go after being held (hb_hold) counts as a resume too. */
 	if (t->gen == hb_gen && t->pgen == pgen) {
-		if (t->settle_ns && bpf_ktime_get_ns() < t->settle_ns)
+		if (t->settle_ns && hb_settling(t))
 			hb_acquire_all(t);
 		return;
 	}
@@ -492,12 +511,17 @@ static __always_inline void hb_new_gen(struct hb_thread *t)
 	 * After a hold, a call the thread entered before its probes were
 	 * attached may return, unseen, after this first event: a dlopen'd
 	 * plugin's GOMP_parallel() in which the thread ran the team's work.
-	 * For HB_SETTLE_NS every event acquires all.  Not in generation 1,
-	 * a process kcsanctl run added before it ran; nor at a resume of the
-	 * sync probes: its window would find nothing.
+	 * Until the thread has run HB_SETTLE_NS on a CPU, every event acquires
+	 * all: CPU time, since how long that call takes in wall time is the
+	 * machine's load as much as its work (free_dlopen_omp's team, 46 ms
+	 * after 100 ms of wall time had run out, at load 20).  Not in
+	 * generation 1, a process kcsanctl run added before it ran; nor at a
+	 * resume of the sync probes: its window would find nothing.
 	 */
-	if (t->pgen != pgen && (pgen & ~(KCSAND_HB_TGID_GEN - 1)) > KCSAND_HB_TGID_GEN)
-		t->settle_ns = bpf_ktime_get_ns() + HB_SETTLE_NS;
+	if (t->pgen != pgen && (pgen & ~(KCSAND_HB_TGID_GEN - 1)) > KCSAND_HB_TGID_GEN) {
+		t->settle_cpu_ns = hb_thread_cpu_ns() + HB_SETTLE_NS;
+		t->settle_ns = bpf_ktime_get_ns() + HB_SETTLE_WALL_NS;
+	}
 	t->gen = hb_gen;
 	t->pgen = pgen;
 	t->depth = 0;
