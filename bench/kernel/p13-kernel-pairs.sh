@@ -22,7 +22,10 @@
 #
 # Usage: bench/kernel/p13-kernel-pairs.sh [BUILD_DIR [TRIES [SECONDS [MODES [SCENARIOS]]]]]
 #   (root; defaults 5, 60, "bp bp0 kp", "1 2 3 4 5 6"; files kept in build/vm/p13.*)
-# P13_KCSANCTL names another kcsanctl (an older build, to compare).
+# P13_KCSANCTL names another kcsanctl (an older build, to compare); P13_ACCEL another
+# QEMU accelerator (kcsan-vm --accel: tcg, the default, is multi-threaded; tcg-single).
+# The host's load average is read once a minute into load.txt, and its range printed
+# with the table: a table without its load cannot be compared with another.
 # bench/kernel/p13-kernel-pairs.sh --report DIR "MODES" "SCENARIOS" prints the table of a kept run.
 set -u
 . "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
@@ -43,13 +46,19 @@ cp "${P13_KCSANCTL:-$B/kcsanctl}" "$out/kcsanctl" || exit 2
 ko=$REPO/build/vm/kmod-$KVER/kcsan_pairs/kcsan_pairs.ko
 nruns=$(( TRIES * $(wc -w <<< "$MODES") * $(wc -w <<< "$SCENARIOS") ))
 start=$(date +%s)
+while :; do cut -d' ' -f1 /proc/loadavg; sleep 60; done > "$out/load.txt" &
+loadpid=$!
 KCSAN_VM_PROBE_CMD="$REPO/tests/vm/pairs-steps.sh $out/kcsanctl $ko $TRIES $SECS ${MODES// /,} ${SCENARIOS// /,} $DBG" \
-tests/vm/kcsan-vm --module tests/kmod/kcsan_pairs --out "$out" --keep \
+tests/vm/kcsan-vm --module tests/kmod/kcsan_pairs --out "$out" --keep --accel "${P13_ACCEL:-tcg}" \
 	--timeout $(( 300 + nruns * (SECS + 60) )) > "$out/reports.txt" 2> "$out/harness.err"
 rc=$?
+kill "$loadpid"
 echo "p13: guest run $(( $(date +%s) - start )) s for $nruns runs, kcsan-vm exit $rc, files in $out"
 fi
 [ -s "$out/results.tsv" ] || { tail -5 "$out/harness.err"; exit 1; }
+echo "p13: $(grep -c . "$out/results.tsv") runs; host load (1 min, once a minute):" \
+	"$(sort -n "$out/load.txt" 2>/dev/null | awk '{ v[NR] = $1 }
+		END { if (NR) print "min " v[1] ", median " v[int((NR + 1) / 2)] ", max " v[NR]; else print "-" }')"
 
 # The sum of a counter over the runs of MODE and SCENARIO.
 counter() {
