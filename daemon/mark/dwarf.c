@@ -837,6 +837,16 @@ void mark_debug__close(struct mark_debug *d)
 	free(d);
 }
 
+void mark_debug__sources(struct mark_debug *d, void (*fn)(void *ctx, const struct mark_src *src),
+			 void *ctx)
+{
+	const struct dw_ctx *c = (const struct dw_ctx *)d;
+
+	for (const struct src_cache *s = c->srcs; s; s = s->next)
+		if (s->src)
+			fn(ctx, s->src);
+}
+
 int mark_debug__sym(struct mark_debug *d, const char *name, bool func, uint64_t *addr,
 		    uint64_t *size)
 {

@@ -6,6 +6,11 @@
  * The file: a header (magic, format, _text in the debug file, count), then
  * the verdicts sorted by pc, each a struct kcache_entry.  It is read whole
  * and searched in memory; added verdicts are merged in when it is saved.
+ * A source tree's cache (marks-BUILDID-src-HASH, HASH that of the tree's
+ * real path) ends with the source files its verdicts read: a count, then
+ * for each its size, its modification time in ns, its path's length and
+ * the path, sorted by path.  A verdict cannot say which file decided it
+ * cheaply, so one changed file empties the whole cache.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -19,6 +24,7 @@
 #include "kcache.h"
 #include "sites/elf_symbols.h"
 #include "util/array.h"
+#include "util/print.h"
 
 #define KCACHE_MAGIC	"KCSANDMV"
 /* Change it whenever marking's rules change what they decide. */
@@ -37,6 +43,13 @@ struct kcache_entry {
 	struct kcache_verdict v;
 };
 
+/* A source file the verdicts were decided from, as it was when read. */
+struct kcache_source {
+	char *path;
+	uint64_t size;
+	int64_t mtime_ns;
+};
+
 struct kcache {
 	char *path;
 	struct kcache_header h;
@@ -45,6 +58,10 @@ struct kcache {
 	size_t n, nr_added, cap_added;
 	uint64_t hits;
 	bool dirty;
+	bool by_source;			/* a source tree's cache: sources[] follow the verdicts */
+	bool sources_lost;		/* one could not be kept: the verdicts are not written */
+	struct kcache_source *sources;	/* sorted by path once loaded or saved */
+	size_t nr_sources, cap_sources;
 };
 
 /* The debug file's build-id as hex in out; -errno, -ENODATA when it has none. */
@@ -82,6 +99,64 @@ static int cmp_entry(const void *a, const void *b)
 	return x->pc < y->pc ? -1 : x->pc > y->pc;
 }
 
+/* The verdicts dropped: a source they were decided from changed, or the file is cut short. */
+static void forget(struct kcache *c)
+{
+	for (size_t i = 0; i < c->nr_sources; i++)
+		free(c->sources[i].path);
+	c->nr_sources = 0;
+	c->n = 0;
+	c->h.n = 0;
+}
+
+/* The source list that ends a source tree's cache file; -EIO when cut short. */
+static int load_sources(struct kcache *c, FILE *f)
+{
+	uint64_t n;
+
+	if (fread(&n, sizeof(n), 1, f) != 1 || n > (1u << 24))
+		return -EIO;
+	for (uint64_t i = 0; i < n; i++) {
+		struct kcache_source s = {};
+		uint32_t len;
+
+		if (fread(&s.size, sizeof(s.size), 1, f) != 1 ||
+		    fread(&s.mtime_ns, sizeof(s.mtime_ns), 1, f) != 1 ||
+		    fread(&len, sizeof(len), 1, f) != 1 || len >= 4096)
+			return -EIO;
+		s.path = calloc(1, len + 1);
+		if (!s.path || fread(s.path, 1, len, f) != len ||
+		    ARRAY_RESERVE(c->sources, c->cap_sources, c->nr_sources, 256)) {
+			free(s.path);
+			return -EIO;
+		}
+		c->sources[c->nr_sources++] = s;
+	}
+	return 0;
+}
+
+static int64_t mtime_ns(const struct stat *st)
+{
+	return (int64_t)st->st_mtim.tv_sec * 1000000000 + st->st_mtim.tv_nsec;
+}
+
+/* Whether every source the verdicts were decided from is as it was; says which is not. */
+static bool sources_unchanged(const struct kcache *c)
+{
+	for (size_t i = 0; i < c->nr_sources; i++) {
+		const struct kcache_source *s = &c->sources[i];
+		struct stat st;
+
+		if (stat(s->path, &st) || (uint64_t)st.st_size != s->size ||
+		    mtime_ns(&st) != s->mtime_ns) {
+			pr_info("[kernel]: %s changed since the marking cache %s was written: "
+				"marking from the DWARF again\n", s->path, c->path);
+			return false;
+		}
+	}
+	return true;
+}
+
 /* Read the file's verdicts; a missing or foreign file leaves the cache empty. */
 static void load(struct kcache *c)
 {
@@ -101,16 +176,40 @@ static void load(struct kcache *c)
 			c->e = NULL;
 		}
 	}
+	if (c->by_source && (load_sources(c, f) || !sources_unchanged(c)))
+		forget(c);
 	fclose(f);
 }
 
-struct kcache *kcache__open(const char *path)
+/* The part of the cache's name that says which source tree: its real path's FNV-1a hash. */
+static int source_key(const char *source_dir, char *out, size_t len)
+{
+	char *real = realpath(source_dir, NULL);
+	uint64_t h = 0xcbf29ce484222325ull;
+
+	if (!real)
+		return -errno;
+	for (const char *p = real; *p; p++)
+		h = (h ^ (unsigned char)*p) * 0x100000001b3ull;
+	free(real);
+	snprintf(out, len, "-src-%016llx", (unsigned long long)h);
+	return 0;
+}
+
+struct kcache *kcache__open(const char *path, const char *source_dir)
 {
 	struct kcache *c = calloc(1, sizeof(*c));
-	char id[128];
+	char id[128], tree[32] = "";
 
+	if (c && source_dir && *source_dir) {
+		c->by_source = true;
+		if (source_key(source_dir, tree, sizeof(tree))) {
+			free(c);
+			return NULL;
+		}
+	}
 	if (!c || build_id_hex(path, id, sizeof(id)) ||
-	    asprintf(&c->path, "%s/marks-%s.v%d", cache_dir(), id, KCACHE_FORMAT) < 0) {
+	    asprintf(&c->path, "%s/marks-%s%s.v%d", cache_dir(), id, tree, KCACHE_FORMAT) < 0) {
 		free(c);
 		return NULL;
 	}
@@ -163,6 +262,23 @@ void kcache__put(struct kcache *c, uint64_t pc, const struct kcache_verdict *v)
 	c->dirty = true;
 }
 
+void kcache__add_source(struct kcache *c, const char *path, uint64_t size, int64_t mtime_ns)
+{
+	char *copy;
+
+	if (!c->by_source)
+		return;
+	copy = strdup(path);
+	if (!copy || ARRAY_RESERVE(c->sources, c->cap_sources, c->nr_sources, 256)) {
+		free(copy);
+		/* Not kept, its verdicts could outlive a change: keep none. */
+		c->sources_lost = true;
+		return;
+	}
+	c->sources[c->nr_sources++] = (struct kcache_source){ copy, size, mtime_ns };
+	c->dirty = true;
+}
+
 uint64_t kcache__hits(const struct kcache *c)
 {
 	return c->hits;
@@ -189,6 +305,42 @@ static int merge(struct kcache *c)
 	return 0;
 }
 
+static int cmp_source(const void *a, const void *b)
+{
+	return strcmp(((const struct kcache_source *)a)->path,
+		      ((const struct kcache_source *)b)->path);
+}
+
+/* The sources, one per path, after the verdicts. */
+static int save_sources(struct kcache *c, FILE *f)
+{
+	size_t n = 0;
+	uint64_t count;
+
+	qsort(c->sources, c->nr_sources, sizeof(*c->sources), cmp_source);
+	for (size_t i = 0; i < c->nr_sources; i++) {
+		if (n && !strcmp(c->sources[n - 1].path, c->sources[i].path)) {
+			free(c->sources[i].path);
+			continue;
+		}
+		c->sources[n++] = c->sources[i];
+	}
+	c->nr_sources = n;
+	count = n;
+	if (fwrite(&count, sizeof(count), 1, f) != 1)
+		return -EIO;
+	for (size_t i = 0; i < n; i++) {
+		const struct kcache_source *s = &c->sources[i];
+		uint32_t len = strlen(s->path);
+
+		if (fwrite(&s->size, sizeof(s->size), 1, f) != 1 ||
+		    fwrite(&s->mtime_ns, sizeof(s->mtime_ns), 1, f) != 1 ||
+		    fwrite(&len, sizeof(len), 1, f) != 1 || fwrite(s->path, 1, len, f) != len)
+			return -EIO;
+	}
+	return 0;
+}
+
 int kcache__save(struct kcache *c)
 {
 	char tmp[4200];
@@ -197,6 +349,8 @@ int kcache__save(struct kcache *c)
 
 	if (!c->dirty)
 		return 0;
+	if (c->sources_lost)
+		return -ENOMEM;
 	err = merge(c);
 	if (err)
 		return err;
@@ -206,7 +360,8 @@ int kcache__save(struct kcache *c)
 	if (!f)
 		return -errno;
 	if (fwrite(&c->h, sizeof(c->h), 1, f) != 1 ||
-	    fwrite(c->e, sizeof(*c->e), c->n, f) != c->n)
+	    fwrite(c->e, sizeof(*c->e), c->n, f) != c->n ||
+	    (c->by_source && save_sources(c, f)))
 		err = -EIO;
 	if (fclose(f) && !err)
 		err = -errno;
@@ -228,6 +383,8 @@ void kcache__free(struct kcache *c)
 {
 	if (!c)
 		return;
+	forget(c);
+	free(c->sources);
 	free(c->path);
 	free(c->e);
 	free(c->added);

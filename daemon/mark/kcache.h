@@ -8,9 +8,12 @@
  * the instruction and kcsand's rules, so it is kept in a file named after
  * the debug file's build-id, under $KCSAND_CACHE_DIR or /var/cache/kcsand,
  * and the next run over the same kernel reads its verdicts from there; the
- * DWARF is opened only for sites the cache does not have.  Only runs
- * without a marks file or --source-dir use it: those inputs can change
- * between runs without the kernel changing.
+ * DWARF is opened only for sites the cache does not have.  Runs with a
+ * marks file do not use it: the file can change between runs without the
+ * kernel changing.  Runs with --source-dir (the source rule reads the
+ * kernel's sources) have a cache of their own per source tree, which also
+ * keeps the size and modification time of every source file its verdicts
+ * read: when one of them has changed or gone, the cache starts empty.
  */
 #ifndef KCSAND_KCACHE_H
 #define KCSAND_KCACHE_H
@@ -29,10 +32,12 @@ struct kcache_verdict {
 struct kcache;
 
 /*
- * The cache of the debug file path (an empty one when there is none yet);
- * NULL when the file has no build-id or memory ran out.
+ * The cache of the debug file path, for marking with the sources under
+ * source_dir (NULL or "": without), an empty one when there is none yet or
+ * a source file it read has changed since; NULL when the file has no
+ * build-id, source_dir does not exist, or memory ran out.
  */
-struct kcache *kcache__open(const char *path);
+struct kcache *kcache__open(const char *path, const char *source_dir);
 /* The debug file's _text, as stored with the verdicts; false if not known yet. */
 bool kcache__text(const struct kcache *c, uint64_t *text);
 void kcache__set_text(struct kcache *c, uint64_t text);
@@ -41,6 +46,11 @@ bool kcache__get(struct kcache *c, uint64_t pc, struct kcache_verdict *v);
 /* Whether the site at pc has a verdict, not counted as a hit. */
 bool kcache__has(const struct kcache *c, uint64_t pc);
 void kcache__put(struct kcache *c, uint64_t pc, const struct kcache_verdict *v);
+/*
+ * A source file the added verdicts were decided from (a source_dir cache only:
+ * checked by the next kcache__open()), as it was when read.
+ */
+void kcache__add_source(struct kcache *c, const char *path, uint64_t size, int64_t mtime_ns);
 /* How many verdicts kcache__get() found. */
 uint64_t kcache__hits(const struct kcache *c);
 /*

@@ -38,6 +38,7 @@ struct kmark_ctx {
 	const struct mark_opts *opts;
 	const char *kallsyms;		/* where the data symbols are read from */
 	bool use_cache;			/* the rules are the built-in ones: kcache.h */
+	const char *source_dir;		/* the cache's source tree, or NULL */
 	struct ksyms *data;		/* kallsyms' variables, read on first need */
 	bool data_tried;
 };
@@ -128,7 +129,7 @@ static struct kdebug *kdebug_get(struct kmark_ctx *c, const char *path, bool vml
 	c->nr_files++;
 	f->vmlinux = vmlinux;
 	if (vmlinux && c->use_cache)
-		f->cache = kcache__open(path);
+		f->cache = kcache__open(path, c->source_dir);
 	/* With _text from the cache, the DWARF waits for a site the cache lacks. */
 	if (f->cache && kcache__text(f->cache, &ft) && ksyms__vmlinux_addr(c->ks, "_text", &rt)) {
 		f->has_kaslr = true;
@@ -165,7 +166,12 @@ static void to_cache(struct kdebug *f, const struct site *s, uint64_t pc, uint32
 		kcache__put(f->cache, pc, &v);
 }
 
-/* Write back the verdicts the caches learned; -v says where. */
+static void cache_source(void *ctx, const struct mark_src *src)
+{
+	kcache__add_source(ctx, src->path, src->size, src->mtime_ns);
+}
+
+/* Write back the verdicts the caches learned, and the sources they read; -v says where. */
 static void caches_save(struct kmark_ctx *c, struct kmark_stats *stats)
 {
 	for (size_t i = 0; i < c->nr_files; i++) {
@@ -174,6 +180,8 @@ static void caches_save(struct kmark_ctx *c, struct kmark_stats *stats)
 
 		if (!kc)
 			continue;
+		if (c->files[i].dbg)
+			mark_debug__sources(c->files[i].dbg, cache_source, kc);
 		stats->cached += kcache__hits(kc);
 		err = kcache__save(kc);
 		if (err)
@@ -267,11 +275,12 @@ int kmark__apply(struct target_obj *obj, const struct ksyms *ks, const char *kal
 
 	memset(stats, 0, sizeof(*stats));
 	/*
-	 * A marks file or sources can change under the same kernel: decide
-	 * afresh then, and with -vv, whose lines say why each site was decided.
+	 * A marks file can change under the same kernel: decide afresh then,
+	 * and with -vv, whose lines say why each site was decided.  Sources
+	 * can change too, but a tree's cache keeps what it read, and checks it.
 	 */
-	c.use_cache = !c.opts->rules && !(c.opts->source_dir && *c.opts->source_dir) &&
-		      !kcsand__print_level_on(KCSAND_DEBUG);
+	c.use_cache = !c.opts->rules && !kcsand__print_level_on(KCSAND_DEBUG);
+	c.source_dir = c.opts->source_dir;
 	mark__reset(obj);
 	for (size_t i = 0; i < obj->sites.n; i++) {
 		struct site *s = &obj->sites.v[i];

@@ -51,6 +51,9 @@ struct mark_src {
 	char *buf;
 	char **lines;
 	int nr_lines;
+	char *path;			/* mark_src__load's: where it was read */
+	uint64_t size;			/* and its size and modification time (ns) then */
+	int64_t mtime_ns;
 };
 
 /* Split text (copied) into lines; NULL on allocation failure. */
@@ -147,6 +150,9 @@ void mark_debug__close(struct mark_debug *d);
 /* A symbol's address in the file (func: STT_FUNC only) and size; -ENOENT, -ENOMEM. */
 int mark_debug__sym(struct mark_debug *d, const char *name, bool func, uint64_t *addr,
 		    uint64_t *size);
+/* Each source file the rules have read for d's sites so far (a cache keeps them: kcache.h). */
+void mark_debug__sources(struct mark_debug *d, void (*fn)(void *ctx, const struct mark_src *src),
+			 void *ctx);
 
 /* Where a site is, for the rules. */
 struct mark_where {

@@ -71,6 +71,15 @@ struct mark_src *mark_src__load(const char *path)
 		src = mark_src__from_string(text);
 		free(text);
 	}
+	if (src) {
+		src->path = strdup(path);
+		src->size = st.st_size;
+		src->mtime_ns = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
+		if (!src->path) {
+			mark_src__free(src);
+			src = NULL;
+		}
+	}
 	close(fd);
 	return src;
 }
@@ -81,6 +90,7 @@ void mark_src__free(struct mark_src *src)
 		return;
 	free(src->lines);
 	free(src->buf);
+	free(src->path);
 	free(src);
 }
 
