@@ -264,19 +264,22 @@ void kcache__put(struct kcache *c, uint64_t pc, const struct kcache_verdict *v)
 
 void kcache__add_source(struct kcache *c, const char *path, uint64_t size, int64_t mtime_ns)
 {
-	char *copy;
+	struct kcache_source *s;
 
 	if (!c->by_source)
 		return;
-	copy = strdup(path);
-	if (!copy || ARRAY_RESERVE(c->sources, c->cap_sources, c->nr_sources, 256)) {
-		free(copy);
-		/* Not kept, its verdicts could outlive a change: keep none. */
-		c->sources_lost = true;
-		return;
-	}
-	c->sources[c->nr_sources++] = (struct kcache_source){ copy, size, mtime_ns };
+	if (ARRAY_RESERVE(c->sources, c->cap_sources, c->nr_sources, 256))
+		goto lost;
+	s = &c->sources[c->nr_sources];
+	*s = (struct kcache_source){ strdup(path), size, mtime_ns };
+	if (!s->path)
+		goto lost;
+	c->nr_sources++;
 	c->dirty = true;
+	return;
+lost:
+	/* Not kept, its verdicts could outlive a change: keep none. */
+	c->sources_lost = true;
 }
 
 uint64_t kcache__hits(const struct kcache *c)

@@ -38,6 +38,7 @@ struct kmark_ctx {
 	const struct mark_opts *opts;
 	const char *kallsyms;		/* where the data symbols are read from */
 	bool use_cache;			/* the rules are the built-in ones: kcache.h */
+	bool read_cache;		/* and no -vv, which says how each site is decided */
 	const char *source_dir;		/* the cache's source tree, or NULL */
 	struct ksyms *data;		/* kallsyms' variables, read on first need */
 	bool data_tried;
@@ -131,7 +132,7 @@ static struct kdebug *kdebug_get(struct kmark_ctx *c, const char *path, bool vml
 	if (vmlinux && c->use_cache)
 		f->cache = kcache__open(path, c->source_dir);
 	/* With _text from the cache, the DWARF waits for a site the cache lacks. */
-	if (f->cache && kcache__text(f->cache, &ft) && ksyms__vmlinux_addr(c->ks, "_text", &rt)) {
+	if (f->cache && c->read_cache && kcache__text(f->cache, &ft) && ksyms__vmlinux_addr(c->ks, "_text", &rt)) {
 		f->has_kaslr = true;
 		f->kaslr = rt - ft;
 		f->lazy = true;
@@ -275,11 +276,12 @@ int kmark__apply(struct target_obj *obj, const struct ksyms *ks, const char *kal
 
 	memset(stats, 0, sizeof(*stats));
 	/*
-	 * A marks file can change under the same kernel: decide afresh then,
-	 * and with -vv, whose lines say why each site was decided.  Sources
-	 * can change too, but a tree's cache keeps what it read, and checks it.
+	 * A marks file can change under the same kernel: decide afresh then.
+	 * -vv says why each site was decided: afresh, but kept for the next run.
+	 * A source tree's cache keeps the sources it read, and checks them.
 	 */
-	c.use_cache = !c.opts->rules && !kcsand__print_level_on(KCSAND_DEBUG);
+	c.use_cache = !c.opts->rules;
+	c.read_cache = !kcsand__print_level_on(KCSAND_DEBUG);
 	c.source_dir = c.opts->source_dir;
 	mark__reset(obj);
 	for (size_t i = 0; i < obj->sites.n; i++) {
@@ -299,7 +301,8 @@ int kmark__apply(struct target_obj *obj, const struct ksyms *ks, const char *kal
 		}
 		w.func = fn->name;
 		w.off = s->vaddr - fn->vaddr;
-		if (kf.f && kf.found && kf.f->has_kaslr && from_cache(kf.f, s, kf.base + w.off, &ms))
+		if (c.read_cache && kf.f && kf.found && kf.f->has_kaslr &&
+		    from_cache(kf.f, s, kf.base + w.off, &ms))
 			continue;
 		site_where(&c, &kf, s, &w, stats);
 		before = s->desc.flags;
