@@ -19,11 +19,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <elfutils/libdwelf.h>
 #include <sys/stat.h>
 #include "kcache.h"
 #include "sites/elf_symbols.h"
 #include "util/array.h"
+#include "util/file.h"
 #include "util/print.h"
 
 #define KCACHE_MAGIC	"KCSANDMV"
@@ -63,34 +63,6 @@ struct kcache {
 	struct kcache_source *sources;	/* sorted by path once loaded or saved */
 	size_t nr_sources, cap_sources;
 };
-
-/* The debug file's build-id as hex in out; -errno, -ENODATA when it has none. */
-static int build_id_hex(const char *path, char *out, size_t len)
-{
-	const unsigned char *id;
-	struct elf_file ef;
-	ssize_t n;
-	int err = elf_file__open(path, ELF_C_READ_MMAP, &ef);
-
-	if (err)
-		return err == -ENOEXEC ? -ENODATA : err;
-	err = -ENODATA;
-	n = dwelf_elf_gnu_build_id(ef.elf, (const void **)&id);
-	if (n > 0 && (size_t)n * 2 < len) {
-		for (ssize_t i = 0; i < n; i++)
-			snprintf(out + 2 * i, 3, "%02x", id[i]);
-		err = 0;
-	}
-	elf_file__close(&ef);
-	return err;
-}
-
-static const char *cache_dir(void)
-{
-	const char *d = getenv("KCSAND_CACHE_DIR");
-
-	return d && *d ? d : "/var/cache/kcsand";
-}
 
 static int cmp_entry(const void *a, const void *b)
 {
@@ -208,8 +180,8 @@ struct kcache *kcache__open(const char *path, const char *source_dir)
 			return NULL;
 		}
 	}
-	if (!c || build_id_hex(path, id, sizeof(id)) ||
-	    asprintf(&c->path, "%s/marks-%s%s.v%d", cache_dir(), id, tree, KCACHE_FORMAT) < 0) {
+	if (!c || elf_file__build_id_hex(path, id, sizeof(id)) ||
+	    asprintf(&c->path, "%s/marks-%s%s.v%d", file__cache_dir(), id, tree, KCACHE_FORMAT) < 0) {
 		free(c);
 		return NULL;
 	}
@@ -357,7 +329,7 @@ int kcache__save(struct kcache *c)
 	err = merge(c);
 	if (err)
 		return err;
-	mkdir(cache_dir(), 0755);
+	mkdir(file__cache_dir(), 0755);
 	snprintf(tmp, sizeof(tmp), "%s.%d", c->path, (int)getpid());
 	f = fopen(tmp, "wbe");
 	if (!f)

@@ -2,7 +2,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <unistd.h>
+#include <elfutils/libdwelf.h>
 #include <sys/stat.h>
 #include "elf_symbols.h"
 
@@ -93,4 +95,24 @@ void elf_file__close(struct elf_file *f)
 	close(f->fd);
 	f->elf = NULL;
 	f->fd = -1;
+}
+
+int elf_file__build_id_hex(const char *path, char *out, size_t len)
+{
+	const unsigned char *id;
+	struct elf_file ef;
+	ssize_t n;
+	int err = elf_file__open(path, ELF_C_READ_MMAP, &ef);
+
+	if (err)
+		return err == -ENOEXEC ? -ENODATA : err;
+	err = -ENODATA;
+	n = dwelf_elf_gnu_build_id(ef.elf, (const void **)&id);
+	if (n > 0 && (size_t)n * 2 < len) {
+		for (ssize_t i = 0; i < n; i++)
+			snprintf(out + 2 * i, 3, "%02x", id[i]);
+		err = 0;
+	}
+	elf_file__close(&ef);
+	return err;
 }

@@ -52,5 +52,10 @@ struct elf_file {
 int elf_file__open(const char *path, Elf_Cmd cmd, struct elf_file *f);
 /* Closes what elf_file__open() opened (nothing when f->fd is -1). */
 void elf_file__close(struct elf_file *f);
+/*
+ * path's GNU build-id in hex in out[len]: 0, -ENODATA when it has none (or
+ * out is too small), or elf_file__open()'s error.  Caches are named by it.
+ */
+int elf_file__build_id_hex(const char *path, char *out, size_t len);
 
 #endif

@@ -6,11 +6,36 @@
 #include <string.h>
 #include <unistd.h>
 #include <dwarf.h>
+#include <stdint.h>
 #include <elfutils/libdw.h>
+#include <sys/stat.h>
 #include "debuginfo.h"
+#include "elf_symbols.h"
 #include "ksrc.h"
 #include "util/array.h"
+#include "util/file.h"
 #include "util/print.h"
+
+/*
+ * A vmlinux's site sets are the same on every run over the same build, and
+ * reading them walks every unit's first DIE of a 633 MB file: 6 to 7 s of
+ * each kernel start in the test guest over 9p, even for a few functions
+ * (KCSAN's exemptions are read every time).  So the functions found for a
+ * list of prefixes are kept in the cache directory (util/file.h), in
+ * ksrc-BUILDID-HASH.vN (HASH: of the prefixes), and read back by the next
+ * run over the same build.  The file: this header, then n names, each
+ * ending in a NUL.  Change the format whenever what a unit gives changes.
+ */
+#define KSRC_CACHE_MAGIC	"KCSANDSF"
+#define KSRC_CACHE_FORMAT	1
+
+struct ksrc_cache_header {
+	char magic[8];
+	uint32_t format;
+	uint32_t pad;
+	uint64_t units;
+	uint64_t n;
+};
 
 /*
  * The unit's source path from the source root.  kbuild names most units
@@ -90,12 +115,111 @@ static int cmp(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-int ksrc__load_any(const char *path, const char *const *prefixes, size_t nr,
-		  struct ksrc_funcs *f)
+/* The cache file of path's units under prefixes; NULL when path has no build-id. */
+static char *cache_path(const char *path, const char *const *prefixes, size_t nr)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+	char id[128], *out;
+
+	if (elf_file__build_id_hex(path, id, sizeof(id)))
+		return NULL;
+	for (size_t i = 0; i < nr; i++)
+		for (const char *p = prefixes[i];; p++) {
+			h = (h ^ (unsigned char)*p) * 0x100000001b3ull;
+			if (!*p)
+				break;
+		}
+	if (asprintf(&out, "%s/ksrc-%s-%016llx.v%d", file__cache_dir(), id,
+		     (unsigned long long)h, KSRC_CACHE_FORMAT) < 0)
+		return NULL;
+	return out;
+}
+
+/* The names after the header, pushed to f; -EIO when the file is cut short. */
+static int cache_names(FILE *fp, const struct ksrc_cache_header *h, struct ksrc_funcs *f,
+		       size_t *cap)
+{
+	char name[4096];
+	int err = 0;
+
+	for (uint64_t i = 0; !err && i < h->n; i++) {
+		size_t len = 0;
+		int c;
+
+		while ((c = getc(fp)) > 0 && len < sizeof(name) - 1)
+			name[len++] = c;
+		if (c != 0)
+			return -EIO;
+		name[len] = '\0';
+		err = push(f, cap, name);
+	}
+	return err;
+}
+
+/* f's functions and units from the cache file; false (f as it was) when it has none. */
+static bool cache_read(const char *file, struct ksrc_funcs *f, size_t *cap)
+{
+	FILE *fp = fopen(file, "rbe");
+	struct ksrc_cache_header h;
+	size_t n0 = f->n;
+	bool ok = false;
+
+	if (!fp)
+		return false;
+	if (fread(&h, sizeof(h), 1, fp) == 1 && !memcmp(h.magic, KSRC_CACHE_MAGIC, 8) &&
+	    h.format == KSRC_CACHE_FORMAT && h.n < (1u << 24))
+		ok = !cache_names(fp, &h, f, cap);
+	fclose(fp);
+	if (ok) {
+		f->units += h.units;
+		return true;
+	}
+	while (f->n > n0)
+		free(f->names[--f->n]);
+	return false;
+}
+
+/* Keep f's names from n0 on, and units, for the next run: a new file renamed over the old. */
+static void cache_write(const char *file, const struct ksrc_funcs *f, size_t n0, size_t units)
+{
+	struct ksrc_cache_header h = { .format = KSRC_CACHE_FORMAT, .units = units,
+				       .n = f->n - n0 };
+	char tmp[4200];
+	FILE *fp;
+	int err = 0;
+
+	memcpy(h.magic, KSRC_CACHE_MAGIC, 8);
+	mkdir(file__cache_dir(), 0755);
+	snprintf(tmp, sizeof(tmp), "%s.%d", file, (int)getpid());
+	fp = fopen(tmp, "wbe");
+	if (!fp) {
+		err = -errno;
+	} else {
+		if (fwrite(&h, sizeof(h), 1, fp) != 1)
+			err = -EIO;
+		for (size_t i = n0; !err && i < f->n; i++)
+			if (fwrite(f->names[i], 1, strlen(f->names[i]) + 1, fp) !=
+			    strlen(f->names[i]) + 1)
+				err = -EIO;
+		if (fclose(fp) && !err)
+			err = -errno;
+		if (!err && rename(tmp, file))
+			err = -errno;
+		if (err)
+			unlink(tmp);
+	}
+	if (err)
+		pr_info("cannot keep the site sets in %s: %s (the next run reads the DWARF "
+			"again)\n", file, strerror(-err));
+}
+
+/* The functions of path's units under prefixes, from its DWARF. */
+static int units_load(const char *path, const char *const *prefixes, size_t nr,
+		      struct ksrc_funcs *f, size_t *cap)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC), err = 0;
 	Dwarf_Off off = 0, next;
-	size_t hsize, cap = f->n;
+	size_t hsize;
 	Dwarf *dw;
 
 	if (fd < 0) {
@@ -121,12 +245,28 @@ int ksrc__load_any(const char *path, const char *const *prefixes, size_t nr,
 
 		if (dwarf_offdie(dw, off + hsize, &cu) && unit_matches(&cu, prefixes, nr)) {
 			f->units++;
-			err = unit_functions(&cu, f, &cap);
+			err = unit_functions(&cu, f, cap);
 		}
 		off = next;
 	}
 	dwarf_end(dw);
 	close(fd);
+	return err;
+}
+
+int ksrc__load_any(const char *path, const char *const *prefixes, size_t nr,
+		  struct ksrc_funcs *f)
+{
+	size_t n0 = f->n, cap = n0, units0 = f->units;
+	char *cache = cache_path(path, prefixes, nr);
+	int err = 0;
+
+	if (!cache || !cache_read(cache, f, &cap)) {
+		err = units_load(path, prefixes, nr, f, &cap);
+		if (!err && cache)
+			cache_write(cache, f, n0, f->units - units0);
+	}
+	free(cache);
 	qsort(f->names, f->n, sizeof(*f->names), cmp);
 	return err;
 }

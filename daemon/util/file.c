@@ -9,6 +9,13 @@
 /* Room for one read of at least this much, and the NUL after the text. */
 #define READ_CHUNK	4096
 
+const char *file__cache_dir(void)
+{
+	const char *d = getenv("KCSAND_CACHE_DIR");
+
+	return d && *d ? d : "/var/cache/kcsand";
+}
+
 int file__read_text(int fd, size_t max, char **out, size_t *len)
 {
 	size_t cap = 0, n = 0;

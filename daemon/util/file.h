@@ -18,4 +18,10 @@
  */
 int file__read_text(int fd, size_t max, char **out, size_t *len);
 
+/*
+ * Where kcsand keeps what it can learn again but slowly (the kernel's site
+ * sets, marking verdicts): $KCSAND_CACHE_DIR, or /var/cache/kcsand.
+ */
+const char *file__cache_dir(void);
+
 #endif
