@@ -3,31 +3,33 @@
 #
 # KCSAN's noise rules on a stock kernel, each silent (docs/marking.md, "Kernel"):
 # boots Debian's kernel in QEMU (tests/vm/kcsan-vm) and runs tests/vm/noise-steps.sh,
-# marking from the vmlinux's DWARF (linux-image-$(uname -r)-dbg on the host):
-#   - jiffies: TCP's per-segment readers of jiffies and __mod_timer, sampled with
-#     code breakpoints (757 kprobes took 66 s to attach and 96 s to detach), around
-#     20 s of loopback TCP (tests/vm/workload/kworkload.c net): the jiffies reads are marked
-#     (the qualifier count), the probed code ran and set watchpoints, and no report
-#     is at jiffies' address.  jiffies ticks every 4 ms, so a 300 us stall at a
+# marking from the vmlinux's DWARF (linux-image-$(uname -r)-dbg on the host) and the
+# kernel's sources, in one run of code-breakpoint sampling over the three rules' code
+# (-vv: each site's verdict and first check) with their three workloads at once:
+#   - jiffies: TCP's per-segment readers of jiffies and __mod_timer, around loopback
+#     TCP (tests/vm/workload/kworkload.c net): the jiffies reads are marked by the
+#     qualifier rule (volatile jiffies), the probed code ran and was checked, and no
+#     report is at jiffies' address.  jiffies ticks every 4 ms, so a 300 us stall at a
 #     plain read of it sees a new value about one time in 13: without the rule the
 #     reads are reported as races of unknown origin;
-#   - the verdict cache: the same sites again take every verdict from the cache,
-#     whose file stays on the host (build/vm/kcsand-cache) for the next boot;
 #   - seqcount sections: the timekeeper's readers (ktime_get*) and writer
-#     (timekeeping_advance) around 20 s of stress-ng's futex, signal, socket pair and
-#     io_uring stressors: sites marked in tk_core.seq's sections, the code ran and
-#     watched, and no report names them (each tick's update changes what a stalled
+#     (timekeeping_advance) around stress-ng's futex, signal, socket pair and
+#     io_uring stressors: sites marked by the seqcount rule, the code ran and was
+#     checked, and no report names them (each tick's update changes what a stalled
 #     read sees: without the rule they are reported);
-#   - RCU list macros: the dentry cache's hash walks around 15 s of kworkload fs,
-#     with the kernel's sources: the loads hlist_bl_for_each_entry_rcu() makes are
-#     marked by it (-vv's verdicts), the code ran, and no report names the walks;
-# then that no BPF link was left and the guest's kernel log is clean.
+#   - RCU list macros: the dentry cache's hash walks around kworkload fs: the loads
+#     hlist_bl_for_each_entry_rcu() makes are marked by it, the code ran and was
+#     checked, and no report names the walks;
+#   - the verdict cache: the same sites again (--source-dir) take every verdict from
+#     the source tree's cache, whose file stays on the host (build/vm/kcsand-cache)
+#     for the next boot;
+# then that the run set watchpoints, no BPF link was left and the guest's kernel log
+# is clean.
 #   kernel-noise.sh [--kcsanctl PATH] [--quick]
 # PATH: another build's kcsanctl, to see it fail.  --quick: the same checks with
-# workloads of 8 s (jiffies, seqcount) and 6 s (rculist) instead of 20, 20 and 15:
-# each rule's marking and its positive control (the code ran and watched) still
-# fail without the rule; what it drops is the chance that an old build shows the
-# noise in its reports.
+# workloads of 8 s instead of 20: each rule's marking and its positive control (the
+# code ran and was checked) still fail without the rule; what it drops is the chance
+# that an old build shows the noise in its reports.
 # Prints "ok NAME" / "FAIL NAME: ..." and "N passed, N failed".
 set -u
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -66,29 +68,47 @@ KCSAN_VM_PROBE_CMD="$steps" tests/vm/kcsan-vm --out "$out" --keep --timeout 600 
 rc=$?
 echo "     (guest run: $(( $(date +%s) - start )) s, exit status $rc; files in $out)"
 [ $rc = 0 ] || [ $rc = 66 ] && ok harness_ran || { fail harness_ran "exit $rc"; tail -5 "$out/harness.err"; }
+echo "     (steps, guest seconds: $(awk '{ printf "%s%s %s", (NR > 1 ? ", " : ""), $1, $3 }' "$out/steps.rc" 2>/dev/null))"
+
+L=$out/rules.log
+rrc=$(awk '$1 == "rules" { print $2 }' "$out/steps.rc" 2>/dev/null)
+[ "$rrc" = 0 ] || [ "$rrc" = 66 ] && ok rules_run_ended ||
+	fail rules_run_ended "'kcsanctl run' exited ${rrc:-never ran}: $(tail -3 "$L" 2>/dev/null | tr '\n' ';')"
+setups=$(summary_value setup_watchpoints "$L")
+[ "${setups:-0}" -gt 0 ] && ok rules_run_watched ||
+	fail rules_run_watched "expected watchpoints set by the sampled sites, got ${setups:-none}"
+
+# marked RE REASON DETAIL_RE: the sites of the functions RE matches whose -vv verdict is
+# REASON, with a detail DETAIL_RE matches.
+marked() {
+	grep -cE "^kcsand: mark: ($1)\+0x[0-9a-f]+ \(0x[0-9a-f]+\) [^ ]+: (data_race, )?$2: ($3)\$" "$L"
+}
+# checked RE: how many sites of the functions RE matches were checked while sampled
+# (-vv: "0xADDR checked for the first time"; -v: "site [kernel] 0xADDR FUNC+0xOFF").
+checked() {
+	awk -v re="^($1)\\\\+0x" '
+		/^kcsand: site \[kernel\] 0x[0-9a-f]+ / { if ($5 ~ re) fn[$4] = 1 }
+		/^kcsand: breakpoints: 0x[0-9a-f]+ checked for the first time/ { if ($3 in fn) n++ }
+		END { print n + 0 }' "$L"
+}
 
 # (1) jiffies.
-J=$out/jiffies.log
-jrc=$(awk '$1 == "jiffies" { print $2 }' "$out/steps.rc" 2>/dev/null)
-[ "$jrc" = 0 ] || [ "$jrc" = 66 ] && ok jiffies_run_ended ||
-	fail jiffies_run_ended "'kcsanctl run' exited ${jrc:-never ran}: $(tail -3 "$J" 2>/dev/null | tr '\n' ';')"
-qual=$(sed -nE 's/.* ([0-9]+) qualifier,.*/\1/p' "$J" | head -1)
-setups=$(summary_value setup_watchpoints "$J")
-hits=$(grep -m1 -oE '^kcsand: [0-9]+ reports?, [0-9]+ sites, [0-9]+ hits' "$J" | grep -oE '[0-9]+ hits' | cut -d' ' -f1)
-if [ "${qual:-0}" -ge 1 ] && [ "${hits:-0}" -gt 0 ] && [ "${setups:-0}" -gt 0 ]; then
+JF='tcp_ack|tcp_write_xmit|cubictcp_cong_avoid|__mod_timer'
+qual=$(marked "$JF" qualifier 'volatile jiffies') jchk=$(checked "$JF")
+if [ "$qual" -ge 1 ] && [ "$jchk" -gt 0 ]; then
 	ok jiffies_reads_marked
-	echo "     $qual sites marked by qualifier; $hits hits, $setups watchpoints set"
+	echo "     $qual sites marked by qualifier (volatile jiffies); $jchk sites checked"
 else
-	fail jiffies_reads_marked "expected >= 1 qualifier-marked site and probed code that ran and watched; got ${qual:-none}, ${hits:-none} hits, ${setups:-none} watchpoints"
+	fail jiffies_reads_marked "expected >= 1 site marked as a read of volatile jiffies and probed code that ran and was checked; got $qual, $jchk sites checked"
 fi
 addr=$(awk '$3 == "jiffies" { print $1 }' "$out/jiffies.sym" 2>/dev/null)
-at=$(grep -ciE "(read|write)[a-z() -]* to 0x${addr:-none} of " "$J")
+at=$(grep -ciE "(read|write)[a-z() -]* to 0x${addr:-none} of " "$L")
 if [ -n "$addr" ] && [ "$at" = 0 ]; then
 	ok jiffies_silent
 else
-	fail jiffies_silent "expected no access at jiffies (0x${addr:-unknown}) in a report, got $at: $(report_titles "$J")"
+	fail jiffies_silent "expected no access at jiffies (0x${addr:-unknown}) in a report, got $at: $(report_titles "$L")"
 fi
-report_titles "$J" | tr ';' '\n' | sed '/^$/d; s/^/     /'
+report_titles "$L" | tr ';' '\n' | sed '/^$/d; s/^/     /'
 
 # (1b) The verdicts were cached on the host: a second run took them all from there,
 # and the file is still there after the guest is gone (the next boot reads it).
@@ -103,41 +123,32 @@ else
 	fail verdict_cache_kept "expected every verdict of the second run from the cache, and the file on the host under build/vm/kcsand-cache; got '${line:-no line}'"
 fi
 
-# (2) seqcount sections.
-Q=$out/seqcount.log
-qrc=$(awk '$1 == "seqcount" { print $2 }' "$out/steps.rc" 2>/dev/null)
-[ "$qrc" = 0 ] || [ "$qrc" = 66 ] && ok seqcount_run_ended ||
-	fail seqcount_run_ended "'kcsanctl run' exited ${qrc:-never ran}: $(tail -3 "$Q" 2>/dev/null | tr '\n' ';')"
-acc=$(sed -nE 's/.* ([0-9]+) inline accessor,.*/\1/p' "$Q" | head -1)
-sites=$(grep -m1 -oE '^kcsand: \[kernel\]: [0-9]+ functions, [0-9]+ sites' "$Q" | grep -oE '[0-9]+ sites' | cut -d' ' -f1)
-setups=$(summary_value setup_watchpoints "$Q")
-qhits=$(grep -m1 -oE '^kcsand: [0-9]+ reports?, [0-9]+ sites, [0-9]+ hits' "$Q" | grep -oE '[0-9]+ hits' | cut -d' ' -f1)
-if [ "${acc:-0}" -ge 1 ] && [ "${qhits:-0}" -gt 0 ] && [ "${setups:-0}" -gt 0 ]; then
+# (2) seqcount sections: sites the seqcount rule marked (its detail, the section's
+# helper: no accessor of the inline accessor rule's table has "seq" in its name).
+TK='ktime_get[a-z0-9_]*|timekeeping_advance'
+seq=$(marked "$TK" 'inline accessor' '[a-z_]*seq[a-z_]*') qchk=$(checked "$TK")
+if [ "$seq" -ge 1 ] && [ "$qchk" -gt 0 ]; then
 	ok seqcount_sections_marked
-	echo "     $acc of ${sites:-?} sites marked as inline accessors (seqcount sections); $qhits hits, $setups watchpoints set"
+	echo "     $seq sites marked in the timekeeper's seqcount sections; $qchk sites checked"
 else
-	fail seqcount_sections_marked "expected >= 1 site marked in a seqcount section and probed code that ran and watched; got ${acc:-none}, ${qhits:-none} hits, ${setups:-none} watchpoints"
+	fail seqcount_sections_marked "expected >= 1 site marked in a seqcount section and probed code that ran and was checked; got $seq, $qchk sites checked"
 fi
-tk=$(grep -E '^BUG: KCSAN: .*(ktime_get|timekeeping_advance)' "$Q" | sort | uniq -c | tr '\n' ';')
+tk=$(grep -E '^BUG: KCSAN: .*(ktime_get|timekeeping_advance)' "$L" | sort | uniq -c | tr '\n' ';')
 [ -z "$tk" ] && ok seqcount_silent || fail seqcount_silent "reports in the timekeeper's sections: $tk"
-report_titles "$Q" | tr ';' '\n' | sed '/^$/d; s/^/     /'
-grep -m1 -E 'stress-ng: (info|metrc).*(successful|passed|skipped)' "$Q" | sed 's/^/     /'
+grep -m1 -E 'stress-ng: (info|metrc).*(successful|passed|skipped)' "$L" | sed 's/^/     /'
 
 # (3) RCU list macros: the loads of hlist_bl_for_each_entry_rcu()'s own line are marked
 # by it, and the walks are not reported.
-R=$out/rculist.log
-rrc=$(awk '$1 == "rculist" { print $2 }' "$out/steps.rc" 2>/dev/null)
-[ "$rrc" = 0 ] || [ "$rrc" = 66 ] && ok rculist_run_ended ||
-	fail rculist_run_ended "'kcsanctl run' exited ${rrc:-never ran}: $(tail -3 "$R" 2>/dev/null | tr '\n' ';')"
-macro=$(grep -cE '^kcsand: mark: __d_lookup(_rcu)?\+0x[0-9a-f]+ .*dcache\.c:[0-9]+:[0-9]+: source macro: hlist_bl_for_each_entry_rcu$' "$R")
-rhits=$(grep -m1 -oE '^kcsand: [0-9]+ reports?, [0-9]+ sites, [0-9]+ hits' "$R" | grep -oE '[0-9]+ hits' | cut -d' ' -f1)
-if [ "${macro:-0}" -ge 2 ] && [ "${rhits:-0}" -gt 0 ]; then
+DL='__d_lookup_rcu|__d_lookup'
+macro=$(grep -cE '^kcsand: mark: __d_lookup(_rcu)?\+0x[0-9a-f]+ .*dcache\.c:[0-9]+:[0-9]+: source macro: hlist_bl_for_each_entry_rcu$' "$L")
+dchk=$(checked "$DL")
+if [ "${macro:-0}" -ge 2 ] && [ "$dchk" -gt 0 ]; then
 	ok rculist_loads_marked
-	echo "     $macro sites marked by hlist_bl_for_each_entry_rcu; $rhits hits"
+	echo "     $macro sites marked by hlist_bl_for_each_entry_rcu; $dchk sites checked"
 else
-	fail rculist_loads_marked "expected the hash walks' loads marked as hlist_bl_for_each_entry_rcu and the code run; got ${macro:-0} sites, ${rhits:-none} hits"
+	fail rculist_loads_marked "expected the hash walks' loads marked as hlist_bl_for_each_entry_rcu and the code run and checked; got ${macro:-0} sites, $dchk sites checked"
 fi
-walk=$(grep -E '^BUG: KCSAN: .*__d_lookup' "$R" | sort | uniq -c | tr '\n' ';')
+walk=$(grep -E '^BUG: KCSAN: .*__d_lookup' "$L" | sort | uniq -c | tr '\n' ';')
 [ -z "$walk" ] && ok rculist_silent || fail rculist_silent "reports in the hash walks: $walk"
 
 no_bpf_link_left "$out"
