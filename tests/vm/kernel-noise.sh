@@ -27,7 +27,7 @@
 # is clean.
 #   kernel-noise.sh [--kcsanctl PATH] [--quick]
 # PATH: another build's kcsanctl, to see it fail.  --quick: the same checks with
-# workloads of 8 s instead of 20: each rule's marking and its positive control (the
+# workloads of 12 s instead of 20: each rule's marking and its positive control (the
 # code ran and was checked) still fail without the rule; what it drops is the chance
 # that an old build shows the noise in its reports.
 # Prints "ok NAME" / "FAIL NAME: ..." and "N passed, N failed".
@@ -38,7 +38,7 @@ cd "$REPO" || exit 1
 steps="$REPO/tests/vm/noise-steps.sh"
 [ "${1:-}" = --kcsanctl ] && { steps="$steps --kcsanctl $2"; shift 2; }
 jsecs=20
-[ "${1:-}" = --quick ] && { steps="$steps --quick"; jsecs=8; }
+[ "${1:-}" = --quick ] && { steps="$steps --quick"; jsecs=12; }
 
 [ "$(id -u)" = 0 ] || setup_fail "must run as root (QEMU guest with kprobes)"
 [ -x build/kcsanctl ] || setup_fail "build/kcsanctl missing (run make)"
