@@ -277,9 +277,11 @@ $(HISTORY_BINS) $(patsubst %,$(OUT)/tests/history-tsan/%,$(HISTORY_NAMES)): $(wi
 # from beside it.
 HISTORY_PLUGINS	:= $(shell awk -F'\t' '!/^\#/ && $$3 ~ /plugin/ { print $$1 "_lib.so" }' $(HISTORY_EXPECT))
 history_plugin_flags = $(if $(findstring plugin_omp,$(call history_build,$(1))),-fopenmp,-pthread)
+# ",nofp": the plugin too is built without frame pointers.
+history_plugin_fp = $(if $(findstring nofp,$(call history_build,$(1))),-fomit-frame-pointer,-fno-omit-frame-pointer)
 $(OUT)/tests/history/%_lib.so: tests/history/%_lib.c $(HISTORY_EXPECT)
 	@mkdir -p $(@D)
-	$(SCENARIO_CC) $(HISTORY_CFLAGS) -O1 -g -shared -fPIC -fno-omit-frame-pointer \
+	$(SCENARIO_CC) $(HISTORY_CFLAGS) -O1 -g -shared -fPIC $(call history_plugin_fp,$*) \
 		$(call history_plugin_flags,$*) $< -o $@
 $(OUT)/tests/history-tsan/%_lib.so: tests/history/%_lib.c $(HISTORY_EXPECT)
 	@mkdir -p $(@D)

@@ -204,10 +204,32 @@ static void on_mmap2(struct mmap_log *log, const struct rec_mmap2 *r)
 		proc_map(log, p, r->addr, r->addr + r->len, r->pgoff, r->filename);
 }
 
+/*
+ * The child's own mappings read before its FORK (below) laid over the parent's it inherits:
+ * they are newer, and a later mapping over the same addresses replaces an earlier one.
+ */
+static void proc_inherit(struct mmap_log *log, struct ml_proc *child, const struct ml_proc *parent)
+{
+	struct mmap_entry *own = child->maps;
+	size_t nr_own = child->nr;
+
+	child->maps = NULL;
+	child->nr = child->cap = 0;
+	child->complete = parent && parent->complete;
+	for (size_t i = 0; child->complete && i < parent->nr; i++)
+		proc_map(log, child, parent->maps[i].start, parent->maps[i].end, parent->maps[i].pgoff,
+			 parent->maps[i].path);
+	for (size_t i = 0; i < nr_own; i++) {
+		proc_map(log, child, own[i].start, own[i].end, own[i].pgoff, own[i].path);
+		str_put(log, own[i].path);
+	}
+	free(own);
+}
+
 /* A new process has its parent's mappings; a thread (pid == ppid) is nothing new. */
 static void on_fork(struct mmap_log *log, const struct rec_task *r)
 {
-	struct ml_proc *parent, *child;
+	struct ml_proc *child;
 
 	if (r->pid == r->ppid)
 		return;
@@ -223,20 +245,24 @@ static void on_fork(struct mmap_log *log, const struct rec_task *r)
 	 */
 	if (child->execed && (!child->exited_ns || r->time < child->exit_time))
 		return;
-	proc_clear(log, child);
 	child->execed = false;
 	/*
 	 * The child's EXIT, from its own CPU's ring, may have been read first: the FORK is
 	 * then older than it, and the child stays exited (else nothing would let go of it).
+	 * A FORK newer than the EXIT is another process under the pid used again: what the
+	 * entry held was the old one's.
 	 */
-	if (!child->exited_ns || r->time > child->exit_time)
+	if (child->exited_ns && r->time > child->exit_time) {
+		proc_clear(log, child);
 		child->exited_ns = 0;
+	}
+	/*
+	 * Else what the entry holds came from the child's own ring before this FORK, as its
+	 * EXEC can: a dlopen on another CPU than its parent's.  Copied over, the library was
+	 * lost, and its stacks stopped at their first frame (racy_fork_plugin, 3 runs of 5).
+	 */
 	child->gen = ++log->gen;
-	parent = proc_find(log, r->ppid, false);
-	child->complete = parent && parent->complete;
-	for (size_t i = 0; child->complete && parent && i < parent->nr; i++)
-		proc_map(log, child, parent->maps[i].start, parent->maps[i].end, parent->maps[i].pgoff,
-			 parent->maps[i].path);
+	proc_inherit(log, child, proc_find(log, r->ppid, false));
 }
 
 static void on_exec(struct mmap_log *log, const struct rec_comm *r)
