@@ -205,11 +205,17 @@ format:
 # Also the dependency rule (docs/DESIGN.md): no include cycle between daemon/'s subsystems.
 # lint-bpf-stack: every call chain of the BPF programs within the 512 bytes that
 # Debian 12's 6.1 verifier allows (newer kernels, such as this host's, count less).
-lint: $(OUT)/kcsand.bpf.o
+# Its self-test: chains it must find over the bound, and within it (tests/lint/).
+LINT_BPF_CASES := $(OUT)/tests/lint/bpf_stack_cases.bpf.o
+$(LINT_BPF_CASES): tests/lint/bpf_stack_cases.bpf.c vmlinux.h | $(DEPS_STAMP)
+	@mkdir -p $(@D)
+	$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+lint: $(OUT)/kcsand.bpf.o $(LINT_BPF_CASES)
 	tests/lint-deps.py .
 	tests/lint-length.py .
 	tests/lint-paths.py .
 	tests/lint-results.py .
+	tests/lint-bpf-stack.py --self-test $(LINT_BPF_CASES)
 	tests/lint-bpf-stack.py $(OUT)/kcsand.bpf.o
 	cppcheck --quiet --std=c11 --max-configs=1 --enable=warning,performance,portability \
 		-D__x86_64__ -Iinclude -Idaemon --suppress=missingIncludeSystem \
