@@ -307,11 +307,20 @@ elif [[ ${got:-0} -lt 1 ]]; then
 else
 	ok relaxed_publish_history "pairs_learned_atomic $got"
 fi
-stressor relaxed_publish_racy --halt-on-error -- "$T/relaxed_publish" 200 racy
-rc=$?
-base=$(sed -n 's/^flags at 0x//p' "$T/relaxed_publish_racy.out")
-addr=$(sed -nE 's/^write to 0x([0-9a-f]+) of 4 bytes by task.*/\1/p' \
-	"$T/relaxed_publish_racy.out" | head -1)
+# The first report may be the taker's read seeing a flag change with the writer unseen
+# ("race at unknown origin": the writer's probe ran before the watchpoint was set), as a
+# run beside stress at load 14 did: the flag's race, but not the pair of writes this case
+# is about.  Then a fresh run, 3 in all; a pair must come in one of them.
+for ((try = 1; try <= 3; try++)); do
+	stressor relaxed_publish_racy --halt-on-error -- "$T/relaxed_publish" 200 racy
+	rc=$?
+	base=$(sed -n 's/^flags at 0x//p' "$T/relaxed_publish_racy.out")
+	addr=$(sed -nE 's/^write to 0x([0-9a-f]+) of 4 bytes by task.*/\1/p' \
+		"$T/relaxed_publish_racy.out" | head -1)
+	[[ $rc == 66 && -z $addr ]] &&
+		grep -q '^race at unknown origin, with read to ' "$T/relaxed_publish_racy.out" || break
+	echo "note relaxed_publish_racy: run $try reported the flag at unknown origin; running it again"
+done
 if [[ $rc != 66 || -z $base || -z $addr ]] ||
    (( (0x$addr - 0x$base) % 64 || 0x$addr < 0x$base || 0x$addr - 0x$base >= 200 * 64 )); then
 	fail relaxed_publish_racy \
