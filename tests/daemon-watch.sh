@@ -175,9 +175,13 @@ lo=$((target < second ? target : second)); hi=$((target < second ? second : targ
 check two_candidates "1 kcsanctl: watch level: 2 processes run probed user targets ($lo, $hi): choose one with --pid PID" \
 	"$rc $out"
 
-# --- --duration: gone by itself
-"$CTL" watch add level --pid "$second" --duration 1 >/dev/null
-check duration_listed "1" "$("$CTL" -j watch list | jq '.watches[0].remaining_s <= 1 and .watches[0].remaining_s >= 0' | grep -c true)"
+# --- --duration: listed with what is left of it, then gone by itself.  Listed from a
+# watch that lasts WAIT_S: one of 1 s had gone before the list at load 16-22.
+out=$("$CTL" watch add level --pid "$second" --duration "$WAIT_S")
+check duration_listed "1" "$("$CTL" -j watch list | jq --argjson d "$WAIT_S" '.watches[0].remaining_s <= $d and .watches[0].remaining_s >= 0' | grep -c true)"
+"$CTL" watch remove "$(sed -n 's/^watch \([0-9]*\):.*/\1/p' <<<"$out")" >/dev/null
+out=$("$CTL" watch add level --pid "$second" --duration 1); rc=$?
+check duration_short_added "0 watch" "$rc ${out%% *}"
 # Gone within the poll loop's second: waited for, not timed, then checked.
 wait_for watches_links_are "0 0"
 check duration_over "0 0" "$(nr_watches) $(perf_links)"
@@ -186,7 +190,7 @@ check duration_over "0 0" "$(nr_watches) $(perf_links)"
 "$CTL" watch add level --pid "$second" >/dev/null
 kill "$second"; wait "$second" 2>/dev/null
 wait_for watch_dropped
-check exited_dropped "7: user level pid=$second dropped: process exited" "$("$CTL" watch list | head -1)"
+check exited_dropped "8: user level pid=$second dropped: process exited" "$("$CTL" watch list | head -1)"
 check exited_json "dropped process exited 0" \
 	"$("$CTL" -j watch list | jq -r '.watches[0] | "\(.state) \(.why)"') $(perf_links)"
 "$CTL" watch remove 7
