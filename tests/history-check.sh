@@ -214,7 +214,7 @@ run_one() {
 	elif [[ $3 == pthread,nofp* ]] && ! tails_ok "$out"; then
 		fail_with "$label" "built without frame pointers: a stack does not end with start_thread, __clone3" "$out"
 	else
-		ok "$label" "$title; $(grep -o '^previous access [0-9.]* ms' <<<"$out"); run $try of $TRIES"
+		ok "$label" "$title; $(grep -m1 -o '^previous access [0-9.]* ms' <<<"$out"), $(grep -c '^BUG: KCSAN: ' <<<"$out") report(s); run $try of $TRIES"
 	fi
 }
 
