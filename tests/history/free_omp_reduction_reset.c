@@ -18,7 +18,7 @@
 #include "suite.h"
 
 #define N 64
-#define ROUNDS 50
+#define ROUNDS 20
 
 static SITE void reset_total(long *total)
 {
