@@ -50,10 +50,11 @@
 /* Sync objects of libgomp's own, keyed below any address a program can map. */
 #define HB_OBJ_OMP_END		1	/* outlined functions that returned */
 #define HB_OBJ_OMP_TASKS	2	/* tasks that finished */
-#define HB_OBJ_OMP_BARRIER	3
+#define HB_OBJ_OMP_BARRIER	3	/* a team's even barriers (hb_omp_parity) */
 #define HB_OBJ_OMP_CRITICAL	4
 #define HB_OBJ_OMP_ATOMIC	5
 #define HB_OBJ_OMP_ORDERED	6
+#define HB_OBJ_OMP_BARRIER_ODD	8	/* and its odd ones (7: tasks.bpf.h's orphans) */
 /* A descriptor's number: bit 56 set, which no user or kernel address has (non-canonical). */
 #define HB_OBJ_FD_NUMBER(fd)	((1ULL << 56) | (__u32)(fd))
 #define HB_OBJ_SIGNAL(sig)	((2ULL << 56) | (__u32)(sig))	/* sent, to be delivered */
@@ -164,6 +165,15 @@ struct hb_thread {
 	/* After a hold, every event acquires all until these (CPU time, wall time). */
 	__u64 settle_cpu_ns;
 	__u64 settle_ns;
+	/*
+	 * OpenMP barriers passed since its team's outlined function began
+	 * (hb_omp_parity), counted in generation bar_gen, bar_pgen; bar_ok
+	 * clear: not counted from a team's start.
+	 */
+	__u32 bar_count;
+	__u32 bar_ok;
+	__u32 bar_gen;
+	__u32 bar_pgen;
 	__u32 depth;		/* sync calls entered and not yet returned */
 	__u32 op[HB_DEPTH];
 	__u64 arg0[HB_DEPTH];

@@ -193,6 +193,7 @@ static __noinline struct hb_thread *hb_new_thread(__u32 tid, __u32 tgid,
 	 */
 	t->gen = hb_gen;
 	t->pgen = 0;
+	t->bar_ok = 0;		/* a tid reused: its entry may be the old thread's */
 	if (parent) {
 		__u32 *v = bpf_map_lookup_elem(&hb_tgids, &tgid);
 

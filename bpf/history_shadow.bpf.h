@@ -689,9 +689,16 @@ static __always_inline void hb_access_fill(struct hb_scratch *scratch,
 {
 	__u32 type = site_access_type(site);
 
+	/*
+	 * A lock RMW whose source says relaxed (an OpenMP reduction's combine,
+	 * memory_order_relaxed) comes with debug info, which marks the other
+	 * atomic accesses of its object: a plain one made before it taught
+	 * the address is plain (DRB140: `a = 0` in a `master`, unordered with
+	 * another thread's combine).
+	 */
 	if (learned)
 		type |= KCSAND_ACCESS_ATOMIC | HB_TYPE_INFERRED;
-	else if (site->flags & KCSAND_SITE_TEACHES)
+	else if ((site->flags & KCSAND_SITE_TEACHES) && site->order != KCSAND_ORDER_RELAXED)
 		type |= HB_TYPE_INFERRED;
 	else if (!(site->flags & (KCSAND_SITE_MARKED | KCSAND_SITE_SRC_PLAIN)) &&
 		 (site->flags & (KCSAND_SITE_READ | KCSAND_SITE_WRITE)) !=

@@ -69,12 +69,10 @@ static __always_inline struct hb_thread *hb_sync_thread(void)
 	return t;
 }
 
-/* The object an OpenMP barrier, critical, atomic or ordered region syncs on. */
+/* The object an OpenMP critical, atomic or ordered region syncs on (barriers: below). */
 static __always_inline __u64 hb_omp_region(__u32 op)
 {
 	switch (op) {
-	case KCSAND_HB_OMP_BARRIER:
-		return HB_OBJ_OMP_BARRIER;
 	case KCSAND_HB_OMP_CRIT_START:
 	case KCSAND_HB_OMP_CRIT_END:
 		return HB_OBJ_OMP_CRITICAL;
@@ -84,6 +82,91 @@ static __always_inline __u64 hb_omp_region(__u32 op)
 	default:
 		return HB_OBJ_OMP_ORDERED;
 	}
+}
+
+/*
+ * The object of a team's barrier.  With one object for every barrier, a
+ * thread still returning from barrier k acquired what another thread
+ * released entering barrier k + 1, after its own work between the two:
+ * that work looked ordered before the late thread's (DataRaceBench's
+ * DRB187, a write after the first barrier in each of two threads, was
+ * missed every run).  No thread enters barrier k + 2 before every thread
+ * has returned from barrier k, so two objects, by the parity of the
+ * barriers the thread has passed in its team, keep each return to its own
+ * barrier's entries, as libgomp's barrier generations do.  The count is
+ * trusted from its team's outlined function's entry (hb_task_fn_entry),
+ * in the generation that saw it: a thread that may have missed a barrier
+ * (its probes paused or its process held since, a return lost, a team
+ * begun unseen) uses both objects, which orders more, as one object did.
+ * Returns 0 or 1, the object's parity, or -1 for both.
+ */
+static __always_inline int hb_omp_parity(const struct hb_thread *t)
+{
+	if (!t->bar_ok || t->bar_gen != t->gen || t->bar_pgen != t->pgen)
+		return -1;
+	return t->bar_count & 1;
+}
+
+static __always_inline void hb_omp_barrier_entry(struct hb_thread *t)
+{
+	int p = hb_omp_parity(t);
+
+	if (p != 1)
+		hb_release(t, HB_OBJ_OMP_BARRIER, p == 0);
+	if (p != 0)
+		hb_release(t, HB_OBJ_OMP_BARRIER_ODD, 1);
+}
+
+/* passed: the thread waited in the barrier (not the `single` that copies out). */
+static __always_inline void hb_omp_barrier_return(struct hb_thread *t, int passed)
+{
+	int p = hb_omp_parity(t);
+
+	if (!passed)
+		return;
+	if (p != 1)
+		hb_acquire(t, HB_OBJ_OMP_BARRIER);
+	if (p != 0)
+		hb_acquire(t, HB_OBJ_OMP_BARRIER_ODD);
+	hb_acquire(t, HB_OBJ_OMP_TASKS);	/* tasks run to completion at barriers */
+	t->bar_count++;
+}
+
+/*
+ * GOMP_parallel() nested in a team: the thread's count in the outer team,
+ * kept for the call's return (its arg1), with bit 32 set if it was trusted.
+ */
+static __always_inline __u64 hb_omp_team_save(const struct hb_thread *t)
+{
+	return t->bar_count | (hb_omp_parity(t) >= 0 ? 1ULL << 32 : 0);
+}
+
+/* The call returned, so no generation passed since it was entered (hb_new_gen). */
+static __always_inline void hb_omp_team_restore(struct hb_thread *t, __u64 saved)
+{
+	t->bar_count = (__u32)saved;
+	t->bar_ok = saved >> 32 & 1;
+	t->bar_gen = t->gen;
+	t->bar_pgen = t->pgen;
+}
+
+/* libgomp's calls that release at their entry; returns what the return needs of the call. */
+static __always_inline __u64 hb_omp_entry(struct hb_thread *t, __u32 op, __u64 a0, __u64 a1)
+{
+	switch (op) {
+	case KCSAND_HB_OMP_PARALLEL:
+		hb_mark_fn(t, a0, HB_FN_PARALLEL);
+		hb_release(t, a0, 1);
+		return hb_omp_team_save(t);
+	case KCSAND_HB_OMP_BARRIER:
+	case KCSAND_HB_OMP_SINGLE_COPY:
+		hb_omp_barrier_entry(t);
+		break;
+	default:
+		hb_release(t, hb_omp_region(op), 1);
+		break;
+	}
+	return a1;
 }
 
 /*
@@ -246,8 +329,12 @@ int kcsand_hb_entry(struct pt_regs *ctx)
 		t->once_depth++;
 		break;
 	case KCSAND_HB_OMP_PARALLEL:
-		hb_mark_fn(t, a0, HB_FN_PARALLEL);
-		hb_release(t, a0, 1);
+	case KCSAND_HB_OMP_BARRIER:
+	case KCSAND_HB_OMP_SINGLE_COPY:
+	case KCSAND_HB_OMP_CRIT_END:
+	case KCSAND_HB_OMP_ATOMIC_END:
+	case KCSAND_HB_OMP_ORDERED_END:
+		a1 = hb_omp_entry(t, op, a0, a1);
 		break;
 	case KCSAND_HB_OMP_TASK:
 	case KCSAND_HB_OMP_TASKLOOP:
@@ -263,12 +350,6 @@ int kcsand_hb_entry(struct pt_regs *ctx)
 		/* Probed at the function's entry: ip is the function. */
 		a0 = PT_REGS_IP(ctx);
 		a1 = hb_task_fn_entry(ctx, t, a0);
-		break;
-	case KCSAND_HB_OMP_BARRIER:
-	case KCSAND_HB_OMP_CRIT_END:
-	case KCSAND_HB_OMP_ATOMIC_END:
-	case KCSAND_HB_OMP_ORDERED_END:
-		hb_release(t, hb_omp_region(op), 1);
 		break;
 	}
 	if (KCSAND_HB_HAS_RETURN(op))
@@ -303,10 +384,13 @@ static __always_inline void hb_join_thread(struct hb_thread *t, __u64 pthread)
 /* The OpenMP runtime's calls, as they return. */
 static __always_inline void hb_return_omp(struct hb_thread *t, __u32 op, __u64 a0, __u64 a1)
 {
+	__u32 kind;
+
 	switch (op) {
 	case KCSAND_HB_OMP_PARALLEL:
 		hb_acquire(t, HB_OBJ_OMP_END);
 		hb_acquire(t, HB_OBJ_OMP_TASKS);
+		hb_omp_team_restore(t, a1);
 		break;
 	case KCSAND_HB_OMP_TASKLOOP:
 		hb_acquire(t, HB_OBJ_OMP_TASKS);
@@ -318,14 +402,17 @@ static __always_inline void hb_return_omp(struct hb_thread *t, __u32 op, __u64 a
 		hb_task_group_end(t);
 		break;
 	case KCSAND_HB_OMP_FN:
-		if (hb_fn_kind(t, a0) == HB_FN_TASK)
+		kind = hb_fn_kind(t, a0);
+		if (kind == HB_FN_TASK) {
 			hb_task_end(t, a1, hb_task_undeferred(t, a0));
-		else
-			hb_release(t, HB_OBJ_OMP_END, 1);
+			break;
+		}
+		hb_release(t, HB_OBJ_OMP_END, 1);
+		if (kind == HB_FN_PARALLEL)
+			t->bar_ok = 0;	/* the team ended: the next one's start counts */
 		break;
 	case KCSAND_HB_OMP_BARRIER:
-		hb_acquire(t, HB_OBJ_OMP_BARRIER);
-		hb_acquire(t, HB_OBJ_OMP_TASKS);	/* tasks run to completion at barriers */
+		hb_omp_barrier_return(t, 1);
 		break;
 	case KCSAND_HB_OMP_CRIT_START:
 	case KCSAND_HB_OMP_ATOMIC_START:
@@ -381,6 +468,21 @@ static __always_inline void hb_return_pthread(struct hb_thread *t, __u32 op, int
 	}
 }
 
+/*
+ * A return whose call was not remembered (nested deeper than HB_DEPTH,
+ * entered during a pause, a longjmp in between): whatever it acquired is
+ * unknown, so it acquires every epoch so far.  Which tasks ended is
+ * unknown too: the thread's own clock.  And it may be a barrier's, or a
+ * team's end: the thread's barriers are no longer counted.
+ */
+static __always_inline void hb_return_lost(struct hb_thread *t)
+{
+	hb_count(KCSAND_HB_CTR_RETURN_LOST);
+	hb_task_unwind(t);
+	hb_acquire_all(t);
+	t->bar_ok = 0;
+}
+
 static __always_inline void hb_return(struct pt_regs *ctx, struct hb_thread *t, __u32 op)
 {
 	int rc = (int)PT_REGS_RC(ctx);
@@ -404,15 +506,12 @@ static __always_inline void hb_return(struct pt_regs *ctx, struct hb_thread *t, 
 		return;
 	}
 	if (hb_pop(t, op, &a0, &a1)) {
-		/*
-		 * Its call was not remembered (nested deeper than HB_DEPTH,
-		 * entered during a pause, a longjmp in between): whatever it
-		 * acquired is unknown, so it acquires every epoch so far.
-		 * Which tasks ended is unknown too: the thread's own clock.
-		 */
-		hb_count(KCSAND_HB_CTR_RETURN_LOST);
-		hb_task_unwind(t);
-		hb_acquire_all(t);
+		hb_return_lost(t);
+		return;
+	}
+	if (op == KCSAND_HB_OMP_SINGLE_COPY) {
+		/* NULL: this thread runs the `single`, and waits in GOMP_single_copy_end(). */
+		hb_omp_barrier_return(t, PT_REGS_RC(ctx) != 0);
 		return;
 	}
 	if (op == KCSAND_HB_OMP_SECTION) {

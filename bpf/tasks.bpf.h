@@ -848,6 +848,13 @@ static __always_inline __u64 hb_task_fn_entry(struct pt_regs *ctx, struct hb_thr
 	if (kind && *kind == HB_FN_TASK)
 		return hb_task_begin(t, fn, PT_REGS_PARM1(ctx), PT_REGS_SP(ctx));
 	hb_acquire(t, fn);
+	if (kind && *kind == HB_FN_PARALLEL) {
+		/* A team begins in this thread: its barriers count from 0 (hb_omp_parity). */
+		t->bar_count = 0;
+		t->bar_ok = 1;
+		t->bar_gen = t->gen;
+		t->bar_pgen = t->pgen;
+	}
 	return 0;
 }
 

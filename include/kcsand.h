@@ -540,6 +540,8 @@ enum kcsand_hb_op {
 	KCSAND_HB_OMP_TASKGROUP_START,	/* entry: a new taskgroup of the current task */
 	KCSAND_HB_OMP_TASKGROUP_END,	/* return: acquire the group's tasks and descendants */
 	KCSAND_HB_OMP_SECTION,	/* return: end the thread's section, start the next (the result) */
+	/* entry: release the team barrier; return: acquire it if the result is not NULL */
+	KCSAND_HB_OMP_SINGLE_COPY,
 	/*
 	 * A lock whose first instruction carries a lock prefix, which uprobes
 	 * refuse (glibc's pthread_spin_lock): probed at its return only,
@@ -591,7 +593,8 @@ enum kcsand_hb_op {
 	 (1u << KCSAND_HB_LOCK_RDI) | (1ull << KCSAND_HB_FD_READ) |	\
 	 (1ull << KCSAND_HB_FD_NEW) | (1ull << KCSAND_HB_FD_NEW_PAIR) |	\
 	 (1ull << KCSAND_HB_MAPPED) | (1ull << KCSAND_HB_OMP_TASK) |		\
-	 (1ull << KCSAND_HB_OMP_TASKGROUP_END) | (1ull << KCSAND_HB_OMP_SECTION))
+	 (1ull << KCSAND_HB_OMP_TASKGROUP_END) | (1ull << KCSAND_HB_OMP_SECTION) |	\
+	 (1ull << KCSAND_HB_OMP_SINGLE_COPY))
 #define KCSAND_HB_HAS_RETURN(op) ((op) < 64 && (KCSAND_HB_RET_OPS >> (op)) & 1)
 
 /* Counters of the history detector (.bss hb_counters[]). */

@@ -20,6 +20,9 @@
  *   static schedule gcc emits GOMP_barrier(), otherwise GOMP_loop_end(),
  *   GOMP_sections_end() or GOMP_single_copy_*(); `nowait` emits none,
  *   and neither the *_nowait ends nor GOMP_loop_*_next synchronize;
+ *   GOMP_single_copy_start() waits in the barrier only in the threads
+ *   that did not run the `single` (it returns them the copied data; the
+ *   one that ran it gets NULL and waits in GOMP_single_copy_end());
  * - a task runs on a clock of its own (bpf/tasks.bpf.h): GOMP_task's
  *   entry records the creator's clock, its depend list and its taskgroup,
  *   the task's fn starts from them; GOMP_taskwait's return acquires the
@@ -116,7 +119,7 @@ static const struct hb_func hb_funcs[] = {
 	{ "GOMP_loop_end_cancel", KCSAND_HB_OMP_BARRIER },
 	{ "GOMP_sections_end", KCSAND_HB_OMP_BARRIER },
 	{ "GOMP_sections_end_cancel", KCSAND_HB_OMP_BARRIER },
-	{ "GOMP_single_copy_start", KCSAND_HB_OMP_BARRIER },
+	{ "GOMP_single_copy_start", KCSAND_HB_OMP_SINGLE_COPY },
 	{ "GOMP_single_copy_end", KCSAND_HB_OMP_BARRIER },
 	/* libgomp: mutual exclusion */
 	{ "GOMP_critical_start", KCSAND_HB_OMP_CRIT_START },

@@ -86,6 +86,7 @@ struct site_src {
 	bool read;		/* the line was read from the source file */
 	bool volatile_cast;	/* the line says volatile */
 	int order;		/* the memory order it names, enum kcsand_order */
+	bool omp_reduction;	/* the line is an OpenMP pragma with a reduction clause */
 };
 
 static void site_source(struct dw_ctx *c, Dwarf_Die *cu, Dwarf_Addr pc, struct site_src *ss,
@@ -119,7 +120,8 @@ static void site_source(struct dw_ctx *c, Dwarf_Die *cu, Dwarf_Addr pc, struct s
 		ss->volatile_cast = mark_src__has_word(ms, ss->line, "volatile");
 		ss->order = mark_src__order(ms, ss->line);
 		/* A reduction's combine orders nothing: its barrier does (DRB140). */
-		if (mark_src__omp_reduction(ms, ss->line))
+		ss->omp_reduction = mark_src__omp_reduction(ms, ss->line);
+		if (ss->omp_reduction)
 			ss->order = KCSAND_ORDER_RELAXED;
 		omp = mark_src__omp_atomic(ms, ss->line);
 		if (omp >= 0 && ss->kind == MARK_KIND_PLAIN) {
@@ -140,6 +142,42 @@ static void say_mark(const struct site *s, const struct mark_where *w, const str
 		 w->func ? w->func : "?", w->off, s->vaddr, ss->file ? ss->file : "?", ss->line,
 		 ss->col, (s->desc.flags & KCSAND_SITE_DATA_RACE) ? "data_race, " : "",
 		 mark_reason__name(s->reason), detail ? detail : "");
+}
+
+/* The memory order the source gives a site, and what a reduction's line says of it. */
+static void mark_order(struct site *s, const struct mark_where *w, struct site_src *ss)
+{
+	/* A lock RMW's order, too: marked by its instruction, relaxed by its source. */
+	s->desc.order = ss->order;
+	if (!ss->omp_reduction)
+		return;
+	/*
+	 * A combine does not teach that its address holds an atomic
+	 * (bpf/atomics.bpf.h): the variable's other accesses are plain, and a
+	 * store after another thread's combine, no barrier between, races with
+	 * it as much as one before (DRB140, in either order).  Except one that
+	 * begins its outlined function: uprobes refuse that locked first
+	 * instruction, so the function's spawn and end go unseen
+	 * (daemon/history/history.c), and only the run-time rule, which takes
+	 * the combine for a lock's, keeps the variable's initialisation before
+	 * the team from racing with it: it keeps its teaching and the default
+	 * order.
+	 */
+	if (w->off != 0)
+		s->desc.flags &= ~KCSAND_SITE_TEACHES;
+	else
+		s->desc.order = KCSAND_ORDER_DEFAULT;
+	/*
+	 * A float reduction combines with a `lock cmpxchg` loop, whose first
+	 * read of the variable is a plain mov on the pragma's line: the
+	 * combine's, relaxed as it is.  It was taken for an atomic's only by
+	 * the run-time rule, which a relaxed combine no longer covers
+	 * (bpf/history_shadow.bpf.h, hb_access_fill).
+	 */
+	if (ss->kind == MARK_KIND_PLAIN && !(s->desc.flags & KCSAND_SITE_WRITE)) {
+		ss->kind = MARK_KIND_MARKED;
+		ss->tok = "omp reduction";
+	}
 }
 
 void mark__site(struct site *s, const struct mark_where *w, const struct mark_opts *opts,
@@ -165,8 +203,7 @@ void mark__site(struct site *s, const struct mark_where *w, const struct mark_op
 
 	if (cup)
 		acc = mark_rule_accessor(c, cup, pc, &acc_name, &io);
-	/* A lock RMW's order, too: marked by its instruction, relaxed by its source. */
-	s->desc.order = ss.order;
+	mark_order(s, w, &ss);
 
 	if (io) {
 		/* Device memory: re-reading it to compare values could change the device. */
