@@ -695,16 +695,15 @@ static int start_kbp(struct engine *e)
 	size_t n = 0, nmi = 0, machinery = 0, total = engine__nr_sites(e);
 	uint64_t *addr = malloc(total * sizeof(*addr));
 	uint32_t *site = malloc(total * sizeof(*site));
-	struct kbp_fn *fn = malloc(total * sizeof(*fn));	/* a site's function: evidence */
 	int err = -ENOMEM;
 
 	/* Where a trap is timed; without it the budget counts checks and moves only. */
 	if (e->ksyms)
 		ksyms__vmlinux_addr(e->ksyms, "__x64_sys_getppid", &ko.calib_addr);
 
-	if (addr && site && fn && ko.nregs >= 2 && e->opts.params.v[PARAM_PAIR_WAIT_US])
+	if (addr && site && ko.nregs >= 2 && e->opts.params.v[PARAM_PAIR_WAIT_US])
 		start_pairs(e, &ko);
-	if (addr && site && fn) {
+	if (addr && site) {
 		for (size_t i = 0; i < e->nr_objs; i++) {
 			const struct engine_object *eo = &e->objs[i];
 
@@ -712,11 +711,9 @@ static int start_kbp(struct engine *e)
 				continue;
 			for (size_t j = 0; j < eo->obj->sites.n; j++) {
 				const struct site *st = &eo->obj->sites.v[j];
-				const struct elf_func *f = &eo->obj->funcs[st->func];
 
-				if (kbp_excluded(f->name, &nmi, &machinery))
+				if (kbp_excluded(eo->obj->funcs[st->func].name, &nmi, &machinery))
 					continue;
-				fn[n] = (struct kbp_fn){ f->vaddr, f->vaddr + f->size };
 				addr[n] = st->vaddr;
 				site[n++] = eo->first + j;
 			}
@@ -726,7 +723,7 @@ static int start_kbp(struct engine *e)
 		if (machinery)
 			pr_warn("breakpoints: %zu sites in the code that moves breakpoints "
 				"(*hw_breakpoint*, *dr_addr_mask*, *debugreg*) left out\n", machinery);
-		err = n ? kbp__new(e->skel, addr, site, fn, n, &ko, &e->kbp) : -ENOENT;
+		err = n ? kbp__new(e->skel, addr, site, n, &ko, &e->kbp) : -ENOENT;
 	}
 	if (!err) {
 		struct kbp_stats st;
@@ -737,7 +734,6 @@ static int start_kbp(struct engine *e)
 	}
 	free(addr);
 	free(site);
-	free(fn);
 	return err;
 }
 
