@@ -676,8 +676,12 @@ static int run_attach(struct run *r)
 {
 	struct run_args *a = &r->a;
 
+	a->o.watch = a->nr_watches > 0;
 	if (engine__open(&a->o, &r->e))
 		return -1;
+	for (int i = 0; i < a->nr_watches; i++)
+		if (engine__check_watch(r->e, a->watches[i]))
+			return -1;
 	if (a->o.kernel) {
 		if (a->nr_probes && engine__add_kernel(r->e, a->probes, a->nr_probes) < 0)
 			return -1;

@@ -292,6 +292,28 @@ static int on_event(void *ctx, void *data, size_t len)
 }
 
 /*
+ * Kernel mode: the sites' program of the way they are sampled (kprobes or
+ * code breakpoints), when the start knows of sites; without any (a service
+ * given kernel targets later, --watch alone) neither.  What a run needs
+ * later is loaded then (engine_late_skel()): on the 6.1 kernel of the test
+ * guest kcsand_kxbp alone took 11 s of a start that probed by kprobes.
+ */
+static void select_kernel_programs(struct engine *e, struct kcsand_bpf *skel)
+{
+	bool breakpoints = e->nr_cookies && engine_use_breakpoints(e);
+
+	bpf_program__set_autoload(skel->progs.kcsand_uprobe, false);
+	bpf_program__set_autoload(skel->progs.kcsand_uprobe_multi, false);
+	bpf_program__set_autoload(skel->progs.kcsand_hwbp, false);
+	/* User mode's hot turns: kernel mode samples by kcsand_kxbp. */
+	bpf_program__set_autoload(skel->progs.kcsand_xbp, false);
+	bpf_program__set_autoload(skel->progs.kcsand_kprobe, e->nr_cookies && !breakpoints);
+	bpf_program__set_autoload(skel->progs.kcsand_kxbp, breakpoints);
+	/* A watch's or an escalation's, at the first one (trap_program()). */
+	bpf_program__set_autoload(skel->progs.kcsand_hwbp_kernel, false);
+}
+
+/*
  * The programs of the mode (and of the kernel's uprobe flavour); the others
  * stay unloaded: verifying a program costs 10 to 200 ms, which a run of a
  * short program pays in full.
@@ -307,20 +329,17 @@ static void select_programs(struct engine *e, struct kcsand_bpf *skel)
 		for (size_t i = 0; i < sizeof(hb) / sizeof(hb[0]); i++)
 			bpf_program__set_autoload(hb[i], false);
 	if (e->opts.kernel) {
-		bpf_program__set_autoload(skel->progs.kcsand_uprobe, false);
-		bpf_program__set_autoload(skel->progs.kcsand_uprobe_multi, false);
-		bpf_program__set_autoload(skel->progs.kcsand_hwbp, false);
-		/* User mode's hot turns: kernel mode samples by kcsand_kxbp. */
-		bpf_program__set_autoload(skel->progs.kcsand_xbp, false);
+		select_kernel_programs(e, skel);
 		return;
 	}
 	/*
 	 * Where debug registers do not trap, hot turns and escalations never
 	 * use them; where they do, the hot turns' program loads later, while
-	 * the target starts (late_load.h).
+	 * the target starts (late_load.h), and the watchpoints' with the first
+	 * escalation, unless the run watches from its start (opts.watch).
 	 */
 	bpf_program__set_autoload(skel->progs.kcsand_xbp, false);
-	if (hwbp__no_traps_why())
+	if (hwbp__no_traps_why() || !e->opts.watch)
 		bpf_program__set_autoload(skel->progs.kcsand_hwbp, false);
 	if (e->multi) {
 		bpf_program__set_expected_attach_type(skel->progs.kcsand_uprobe_multi,
@@ -334,6 +353,19 @@ static void select_programs(struct engine *e, struct kcsand_bpf *skel)
 	bpf_program__set_autoload(skel->progs.kcsand_pair_trap, false);
 	bpf_program__set_autoload(skel->progs.kcsand_hwbp_kernel, false);
 	bpf_program__set_autoload(skel->progs.kcsand_kxbp, false);
+}
+
+/* The watchpoints' trap program, at the first watch or escalation (hwbp__set_loader). */
+static int trap_program(void *ctx, struct bpf_program **prog)
+{
+	struct engine *e = ctx;
+	struct kcsand_bpf *skel;
+	int err = engine_late_skel(e, e->opts.kernel ? "kcsand_hwbp_kernel" : "kcsand_hwbp",
+				   "hardware watchpoints", &skel);
+
+	if (!err)
+		*prog = e->opts.kernel ? skel->progs.kcsand_hwbp_kernel : skel->progs.kcsand_hwbp;
+	return err;
 }
 
 /* With the object loaded: process tracking, kernel symbols, watches, history, reports. */
@@ -361,6 +393,7 @@ static int start_loaded(struct engine *e)
 	err = hwbp__new(skel, e->opts.kernel, &e->hw);
 	if (err)
 		return err;
+	hwbp__set_loader(e->hw, trap_program, e);
 	if (e->opts.kernel)
 		hwbp__limit(e->hw, KCSAND_HW_SLOTS - e->opts.free_regs);
 	if (e->opts.history && !e->opts.kernel) {
@@ -375,6 +408,31 @@ static int start_loaded(struct engine *e)
 		pr_warn("cannot open the ring buffer: %s\n", strerror(-err));
 		return err;
 	}
+	return 0;
+}
+
+/*
+ * kcsand_bpf__load(), and with -v which programs it verified and how long
+ * that took: most of a start on an older kernel's verifier.
+ */
+static int load_selected(struct kcsand_bpf *skel)
+{
+	uint64_t t0 = clock__now_ns();
+	char names[512] = "";
+	size_t len = 0;
+	struct bpf_program *p;
+	int err = kcsand_bpf__load(skel);
+
+	if (err) {
+		pr_warn("failed to load BPF object: %s\n", strerror(-err));
+		return err;
+	}
+	bpf_object__for_each_program(p, skel->obj)
+		if (bpf_program__autoload(p) && len < sizeof(names))
+			len += snprintf(names + len, sizeof(names) - len, " %s",
+					bpf_program__name(p));
+	pr_info("loaded the BPF object in %.1f ms, programs:%s\n",
+		(clock__now_ns() - t0) / 1e6, names);
 	return 0;
 }
 
@@ -408,11 +466,9 @@ static int load(struct engine *e)
 	select_programs(e, skel);
 	if (e->opts.history && !e->opts.kernel)
 		history__before_load(skel, e->multi);
-	err = kcsand_bpf__load(skel);
-	if (err) {
-		pr_warn("failed to load BPF object: %s\n", strerror(-err));
+	err = load_selected(skel);
+	if (err)
 		return err;
-	}
 	if (!e->opts.kernel && !hwbp__no_traps_why() && late_load__start(skel, &e->late))
 		pr_warn("hot turns use uprobes on every thread: no thread to load their program\n");
 	return start_loaded(e);
@@ -594,6 +650,11 @@ int engine__watch(struct engine *e, pid_t pid, const char *path, const char *spe
 	return e->hw ? hwbp__watch(e->hw, pid, path, spec) : -EINVAL;
 }
 
+int engine__check_watch(const struct engine *e, const char *spec)
+{
+	return hwbp__check_watch(e->opts.kernel, spec);
+}
+
 int engine__unwatch(struct engine *e, int slot)
 {
 	return hwbp__unwatch(e->hw, slot);
@@ -657,6 +718,7 @@ void engine__close(struct engine *e)
 	}
 	bpf_link__destroy(e->tp_links[0]);
 	bpf_link__destroy(e->tp_links[1]);
+	engine_late_free(e);
 	kcsand_bpf__destroy(e->skel);
 	symbolizer__free(e->sym);
 	unwinder__free(e->unwind);

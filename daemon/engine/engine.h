@@ -56,6 +56,13 @@ struct engine_opts {
 	 */
 	bool history;
 	/*
+	 * User mode: the run watches variables from its start (--watch), so the
+	 * hardware watchpoints' program loads with the others rather than at
+	 * the first watch, where its verification would leave the program's
+	 * first seconds unwatched.
+	 */
+	bool watch;
+	/*
 	 * Kernel mode: a kprobe on every site, or code breakpoints sampling
 	 * them a few at a time (daemon/sampler/kbp.h); AUTO takes breakpoints
 	 * from KBP_AUTO_MIN_SITES sites on.
@@ -191,6 +198,12 @@ size_t engine__nr_sites(const struct engine *e);
  * the hardware slot (>= 0) or a negative errno (-ENOSPC: no slot free).
  */
 int engine__watch(struct engine *e, pid_t pid, const char *path, const char *spec);
+/*
+ * What engine__watch() can refuse before anything loads: spec's grammar,
+ * and in kernel mode its variable or address.  0, or -errno with the reason
+ * printed (a start verifies the BPF programs first: seconds on an old kernel).
+ */
+int engine__check_watch(const struct engine *e, const char *spec);
 /*
  * engine__watch() returns the watch's hardware slot (>= 0); these undo it
  * and describe it (hwbp.h), count the slots in use (watches and

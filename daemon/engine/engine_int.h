@@ -49,6 +49,11 @@ struct engine_object {
 	uint8_t *orig_flags;		/* site flags before engine__set_nowatch(), or NULL */
 };
 
+struct kcsand_bpf;
+
+/* kcsand_kprobe, kcsand_kxbp, the trap's program: what a start may leave for later. */
+#define ENGINE_LATE_SKELS	4
+
 struct engine {
 	struct engine_opts opts;
 	struct kcsand_bpf *skel;
@@ -76,6 +81,9 @@ struct engine {
 	struct sampler *sampler;	/* after attach */
 	struct thread_turn *tt;		/* the sampler's hot turns on one thread */
 	struct late_load *late;		/* their program, loading (late_load.h) */
+	/* Programs a start left unloaded, loaded once a run needed them (engine_late_skel). */
+	struct kcsand_bpf *late_skels[ENGINE_LATE_SKELS];
+	size_t nr_late_skels;
 	struct link_close_bg calib_close;	/* the trap calibration's link (engine__settle) */
 	struct hwbp *hw;		/* after load */
 	struct history *hist;		/* after load, when opts.history */
@@ -144,6 +152,20 @@ void engine_drop_changed(struct engine *e);
 void engine_detach_object(struct engine_object *eo);
 /* Probe every object added before load (engine__start), then the sampler or code breakpoints. */
 int engine_attach_added(struct engine *e);
+/* Kernel sites sampled by code breakpoints rather than kprobes (opts.sample, the site count). */
+bool engine_use_breakpoints(const struct engine *e);
+
+/* late_load.c */
+/*
+ * The instance of the object in which the program named name is loaded:
+ * e->skel, or, for a program the start left unloaded, a second instance
+ * against e->skel's maps with that program loaded now (what it is for is
+ * named in the warning if that fails).  0, or -errno with the reason printed.
+ */
+int engine_late_skel(struct engine *e, const char *name, const char *what,
+		     struct kcsand_bpf **out);
+/* Unload what engine_late_skel() loaded: after every link to its programs is gone. */
+void engine_late_free(struct engine *e);
 
 /* engine.c */
 /* libbpf's warnings as debug messages while on: kprobe refusals say why themselves. */

@@ -106,8 +106,12 @@ static int attach_kprobes(struct engine *e, struct engine_object *eo)
 {
 	const struct target_obj *o = eo->obj;
 	uint32_t last_func = UINT32_MAX;
+	struct kcsand_bpf *skel;
 	size_t eilseq = 0;
+	int err = engine_late_skel(e, "kcsand_kprobe", "kprobes on kernel sites", &skel);
 
+	if (err)
+		return err;
 	eo->links = calloc(o->sites.n, sizeof(*eo->links));
 	if (!eo->links)
 		return -ENOMEM;
@@ -118,7 +122,7 @@ static int attach_kprobes(struct engine *e, struct engine_object *eo)
 		struct bpf_link *l;
 
 		engine_libbpf_quiet(true);
-		l = bpf_program__attach_kprobe_opts(e->skel->progs.kcsand_kprobe, NULL, &ko);
+		l = bpf_program__attach_kprobe_opts(skel->progs.kcsand_kprobe, NULL, &ko);
 		engine_libbpf_quiet(false);
 		if (!l) {
 			int err = -errno;
@@ -693,9 +697,16 @@ static int start_kbp(struct engine *e)
 			  e->opts.params.v[PARAM_OVERHEAD_BUDGET] / 100.0,
 		.seed = (unsigned int)clock__now_ns() };
 	size_t n = 0, nmi = 0, machinery = 0, total = engine__nr_sites(e);
-	uint64_t *addr = malloc(total * sizeof(*addr));
-	uint32_t *site = malloc(total * sizeof(*site));
-	int err = -ENOMEM;
+	struct kcsand_bpf *skel;
+	uint64_t *addr;
+	uint32_t *site;
+	int err = engine_late_skel(e, "kcsand_kxbp", "code-breakpoint sampling", &skel);
+
+	if (err)
+		return err;
+	addr = malloc(total * sizeof(*addr));
+	site = malloc(total * sizeof(*site));
+	err = -ENOMEM;
 
 	/* Where a trap is timed; without it the budget counts checks and moves only. */
 	if (e->ksyms)
@@ -723,7 +734,7 @@ static int start_kbp(struct engine *e)
 		if (machinery)
 			pr_warn("breakpoints: %zu sites in the code that moves breakpoints "
 				"(*hw_breakpoint*, *dr_addr_mask*, *debugreg*) left out\n", machinery);
-		err = n ? kbp__new(e->skel, addr, site, n, &ko, &e->kbp) : -ENOENT;
+		err = n ? kbp__new(skel, addr, site, n, &ko, &e->kbp) : -ENOENT;
 	}
 	if (!err) {
 		struct kbp_stats st;
@@ -743,7 +754,7 @@ static int start_kbp(struct engine *e)
  * minutes to attach and trap on every hit (docs/kernel-mode.md), if a
  * debug register is left for sampling.
  */
-static bool use_breakpoints(const struct engine *e)
+bool engine_use_breakpoints(const struct engine *e)
 {
 	switch (e->opts.sample) {
 	case ENGINE_SAMPLE_BREAKPOINTS:
@@ -755,6 +766,19 @@ static bool use_breakpoints(const struct engine *e)
 	}
 }
 
+/* The site sampler; kernel mode's times a kprobe's trap with kcsand_kprobe. */
+static void start_sampler(struct engine *e)
+{
+	struct kcsand_bpf *skel = e->skel;
+
+	if (!e->tt && !e->opts.kernel)
+		thread_turn__new(e->skel, &e->tt);	/* without it, turns use uprobe links */
+	if (e->opts.kernel && engine_late_skel(e, "kcsand_kprobe", "timing a kprobe", &skel))
+		skel = e->skel;
+	if (sampler__new(&engine_sampler_ops, e, skel, e->capacity, e->opts.kernel, &e->sampler))
+		pr_warn("sampler: off, every site stays armed\n");
+}
+
 /* Probe every object added before load. */
 int engine_attach_added(struct engine *e)
 {
@@ -762,7 +786,7 @@ int engine_attach_added(struct engine *e)
 
 	if (!e->rb)
 		return -EINVAL;
-	e->kbp_mode = e->opts.kernel && e->nr_cookies && !e->kbp && use_breakpoints(e);
+	e->kbp_mode = e->opts.kernel && e->nr_cookies && !e->kbp && engine_use_breakpoints(e);
 	for (size_t i = 0; i < e->nr_objs; i++) {
 		struct engine_object *eo = &e->objs[i];
 		int err;
@@ -792,13 +816,8 @@ int engine_attach_added(struct engine *e)
 	 * (daemon/sampler/ksampler.c).  Kernel mode with only --watch has nothing to
 	 * sample.
 	 */
-	if (!e->sampler && (!e->opts.kernel || e->nr_cookies)) {
-		if (!e->tt && !e->opts.kernel)
-			thread_turn__new(e->skel, &e->tt);	/* without it, turns use uprobe links */
-		if (sampler__new(&engine_sampler_ops, e, e->skel, e->capacity, e->opts.kernel,
-				 &e->sampler))
-			pr_warn("sampler: off, every site stays armed\n");
-	}
+	if (!e->sampler && (!e->opts.kernel || e->nr_cookies))
+		start_sampler(e);
 	return 0;
 }
 

@@ -1,15 +1,17 @@
 // SPDX-License-Identifier: GPL-2.0-only
-/* Loading kcsand_xbp after the run starts: see late_load.h. */
+/* Loading a program after the run starts: see late_load.h. */
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <bpf/libbpf.h>
 #include "late_load.h"
+#include "engine_int.h"
 #include "kcsand.h"
 #include "sampler/sampler.h"
 #include "sampler/thread_turn.h"
 #include "kcsand.skel.h"
+#include "util/clock.h"
 #include "util/print.h"
 
 #define LATE_CALIB_CALLS	500
@@ -23,18 +25,19 @@ struct late_load {
 	double trap_ns;
 };
 
-/* Every map of l->skel is the first instance's; only kcsand_xbp loads. */
-static int load_second(struct late_load *l)
+/* A second instance of first, every map first's, with only the program named name loaded. */
+static int load_only(struct kcsand_bpf *first, const char *name, struct kcsand_bpf **out)
 {
+	struct kcsand_bpf *skel = kcsand_bpf__open();
 	struct bpf_program *p;
 	struct bpf_map *m;
 	int err;
 
-	l->skel = kcsand_bpf__open();
-	if (!l->skel)
+	*out = skel;
+	if (!skel)
 		return -errno;
-	bpf_object__for_each_map(m, l->skel->obj) {
-		const struct bpf_map *f = bpf_object__find_map_by_name(l->first->obj,
+	bpf_object__for_each_map(m, skel->obj) {
+		const struct bpf_map *f = bpf_object__find_map_by_name(first->obj,
 								       bpf_map__name(m));
 
 		if (!f || bpf_map__fd(f) < 0)
@@ -43,9 +46,14 @@ static int load_second(struct late_load *l)
 		if (err)
 			return err;
 	}
-	bpf_object__for_each_program(p, l->skel->obj)
-		bpf_program__set_autoload(p, p == l->skel->progs.kcsand_xbp);
-	return kcsand_bpf__load(l->skel);
+	bpf_object__for_each_program(p, skel->obj)
+		bpf_program__set_autoload(p, !strcmp(bpf_program__name(p), name));
+	return kcsand_bpf__load(skel);
+}
+
+static int load_second(struct late_load *l)
+{
+	return load_only(l->first, "kcsand_xbp", &l->skel);
 }
 
 static void *run(void *arg)
@@ -101,4 +109,46 @@ void late_load__free(struct late_load *l)
 		pthread_join(l->thread, NULL);
 	kcsand_bpf__destroy(l->skel);
 	free(l);
+}
+
+/* The program named name in skel, or NULL when it is not loaded there. */
+static struct bpf_program *loaded_prog(struct kcsand_bpf *skel, const char *name)
+{
+	struct bpf_program *p = bpf_object__find_program_by_name(skel->obj, name);
+
+	return p && bpf_program__fd(p) >= 0 ? p : NULL;
+}
+
+int engine_late_skel(struct engine *e, const char *name, const char *what,
+		     struct kcsand_bpf **out)
+{
+	struct kcsand_bpf *skel;
+	uint64_t t0 = clock__now_ns();
+	int err;
+
+	*out = loaded_prog(e->skel, name) ? e->skel : NULL;
+	for (size_t i = 0; !*out && i < e->nr_late_skels; i++)
+		if (loaded_prog(e->late_skels[i], name))
+			*out = e->late_skels[i];
+	if (*out)
+		return 0;
+	if (e->nr_late_skels == ENGINE_LATE_SKELS)
+		return -ENOSPC;
+	err = load_only(e->skel, name, &skel);
+	if (err) {
+		kcsand_bpf__destroy(skel);
+		pr_warn("cannot load %s for %s: %s\n", name, what, strerror(-err));
+		return err;
+	}
+	e->late_skels[e->nr_late_skels++] = skel;
+	*out = skel;
+	pr_info("loaded %s for %s in %.1f ms\n", name, what, (clock__now_ns() - t0) / 1e6);
+	return 0;
+}
+
+void engine_late_free(struct engine *e)
+{
+	for (size_t i = 0; i < e->nr_late_skels; i++)
+		kcsand_bpf__destroy(e->late_skels[i]);
+	e->nr_late_skels = 0;
 }

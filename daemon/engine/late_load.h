@@ -10,6 +10,13 @@
  * A second instance of the BPF object, every map that of the first
  * (bpf_map__reuse_fd), with only that program to load, on a thread of its
  * own; the execute breakpoint's trap is calibrated there too.
+ *
+ * The same second instance serves every program a start leaves for later
+ * (engine_late_skel(), engine_int.h): kernel mode's kcsand_kprobe or
+ * kcsand_kxbp for sites added after the start, and the hardware watchpoints'
+ * trap program at the first watch or escalation.  Verifying them is most of
+ * a start on an older kernel (6.1: kcsand_kxbp 11 s, kcsand_hwbp 14 s in the
+ * test guest, docs/test-kernel.md), paid now only by a run that uses them.
  */
 #ifndef KCSAND_LATE_LOAD_H
 #define KCSAND_LATE_LOAD_H

@@ -51,6 +51,9 @@ int hwbp__new(struct kcsand_bpf *skel, bool kernel, struct hwbp **out)
 		return -ENOMEM;
 	hw->skel = skel;
 	hw->kernel = kernel;
+	hw->prog = kernel ? skel->progs.kcsand_hwbp_kernel : skel->progs.kcsand_hwbp;
+	if (bpf_program__fd(hw->prog) < 0)
+		hw->prog = NULL;	/* left for the first watchpoint: hwbp__set_loader() */
 	hw->kc.fd = -1;
 	hw->max_slots = KCSAND_HW_SLOTS;
 	if (!kernel)
@@ -179,8 +182,6 @@ static int add_event(struct hwbp *hw, int i, pid_t pid, int cpu)
 		.exclude_hv = 1,
 	};
 	LIBBPF_OPTS(bpf_perf_event_opts, po, .bpf_cookie = i);
-	struct bpf_program *prog = hw->kernel ? hw->skel->progs.kcsand_hwbp_kernel :
-					       hw->skel->progs.kcsand_hwbp;
 	struct bpf_link *l;
 	long fd;
 	int err;
@@ -188,7 +189,7 @@ static int add_event(struct hwbp *hw, int i, pid_t pid, int cpu)
 	fd = perf_event_open(&a, pid, cpu);
 	if (fd < 0)
 		return -errno;
-	l = bpf_program__attach_perf_event_opts(prog, fd, &po);
+	l = bpf_program__attach_perf_event_opts(hw->prog, fd, &po);
 	if (!l) {
 		err = -errno;
 		close(fd);
@@ -275,6 +276,24 @@ static int sweep_threads(struct hwbp *hw, int i)
 	return s->n ? 0 : (err ? err : -ESRCH);
 }
 
+/*
+ * The trap's program, loaded by the engine at the first watchpoint armed
+ * when the start left it out; tried once: a load that failed said why.
+ */
+static int trap_program(struct hwbp *hw)
+{
+	int err;
+
+	if (hw->prog)
+		return 0;
+	if (!hw->load)
+		return -ENOENT;
+	err = hw->load(hw->load_ctx, &hw->prog);
+	if (err)
+		hw->load = NULL;
+	return err;
+}
+
 /* The slot's BPF entry first, so that the first trap finds it; then the threads. */
 /* Arm slot i: the debug register on [addr, addr + len), for the variable [var, var + var_len). */
 static int arm(struct hwbp *hw, int i, pid_t pid, uint64_t addr, unsigned int len, uint64_t var,
@@ -284,8 +303,10 @@ static int arm(struct hwbp *hw, int i, pid_t pid, uint64_t addr, unsigned int le
 	struct kcsand_hw_slot bs = { .addr = addr, .len = len, .mode = mode, .gen = ++hw->gen,
 				     .var_addr = var, .var_len = var_len };
 	__u32 key = i;
-	int err;
+	int err = trap_program(hw);
 
+	if (err)
+		return err;
 	*s = (struct hw_slot){ .mode = mode, .pid = pid, .addr = addr, .len = len, .gen = bs.gen,
 			       .armed_ns = clock__now_ns() };
 	hw->skel->bss->hw_last_value[i] = read_value(hw, pid, addr, len);
@@ -439,45 +460,88 @@ void hwbp__tick(struct hwbp *hw)
 	}
 }
 
+/* spec as SYMBOL[:LEN] / ADDRESS[:LEN]: 0, or -EINVAL with the reason printed. */
+static int parse_watch(const char *spec, struct watch_spec *ws)
+{
+	const char *bad = watch_spec__parse(spec, ws);
+
+	if (!bad)
+		return 0;
+	pr_warn("watch: bad '%s': want SYMBOL[:LEN] or ADDRESS[:LEN]; %s\n", spec, bad);
+	return -EINVAL;
+}
+
+/*
+ * ws's variable, [*addr, *addr + *len): a kernel one (kallsyms), or one of
+ * path in pid (-EAGAIN: not mapped yet).  0, or -errno with the reason printed.
+ */
+static int resolve_watch(bool kernel, pid_t pid, const char *path, const struct watch_spec *ws,
+			 uint64_t *addr, unsigned int *len)
+{
+	const char *name = ws->symbol;
+	uint64_t size = 8;
+	int err;
+
+	*addr = ws->addr;
+	if (kernel && name[0]) {
+		err = hwbp_resolve_ksym(name, addr, &size);
+		if (err)
+			return err;
+	} else if (kernel && *addr < HWBP_KERNEL_START) {
+		pr_warn("watch: 0x%" PRIx64 " is not a kernel address\n", *addr);
+		return -EINVAL;
+	} else if (name[0]) {
+		err = hwbp__resolve_symbol(pid, path, false, name, addr, &size);
+		if (err == -EAGAIN)
+			return err;	/* the program is not exec'd yet: ask again */
+		if (err) {
+			pr_warn("watch: %s: no variable '%s': %s\n", path, name, strerror(-err));
+			return err;
+		}
+	}
+	*len = ws->len ? ws->len : size >= 8 ? 8 : size >= 4 ? 4 : size >= 2 ? 2 : 1;
+	return 0;
+}
+
+/* The debug register's range for [addr, addr + len): 0, or -EINVAL with the reason printed. */
+static int cover_watch(uint64_t addr, unsigned int len, uint64_t *bp_addr, unsigned int *bp_len)
+{
+	if (!hwbp__cover(addr, len, bp_addr, bp_len))
+		return 0;
+	pr_warn("watch: 0x%" PRIx64 " of %u bytes: no debug register covers it\n", addr, len);
+	return -EINVAL;
+}
+
+int hwbp__check_watch(bool kernel, const char *spec)
+{
+	struct watch_spec ws;
+	uint64_t addr, bp_addr;
+	unsigned int len, bp_len;
+	int err = parse_watch(spec, &ws);
+
+	if (err || !kernel)
+		return err;
+	err = resolve_watch(true, -1, NULL, &ws, &addr, &len);
+	return err ? err : cover_watch(addr, len, &bp_addr, &bp_len);
+}
+
 int hwbp__watch(struct hwbp *hw, pid_t pid, const char *path, const char *spec)
 {
 	struct watch_spec ws;
-	const char *bad = watch_spec__parse(spec, &ws);
-	const char *name = ws.symbol;
-	uint64_t addr = ws.addr, size = 8, bp_addr;
-	unsigned int len = ws.len, bp_len;
-	int i, err;
+	uint64_t addr, bp_addr;
+	unsigned int len, bp_len;
+	int i, err = parse_watch(spec, &ws);
 
-	if (bad) {
-		pr_warn("watch: bad '%s': want SYMBOL[:LEN] or ADDRESS[:LEN]; %s\n", spec, bad);
-		return -EINVAL;
-	}
+	if (err)
+		return err;
 	if (hw->no_traps) {
 		pr_warn("watch: %s: %s\n", spec, hw->no_traps);
 		return -EOPNOTSUPP;
 	}
-	if (hw->kernel && name[0]) {
-		err = hwbp_resolve_ksym(name, &addr, &size);
-		if (err)
-			return err;
-	} else if (hw->kernel && addr < HWBP_KERNEL_START) {
-		pr_warn("watch: 0x%" PRIx64 " is not a kernel address\n", addr);
-		return -EINVAL;
-	} else if (name[0]) {
-		err = hwbp__resolve_symbol(pid, path, false, name, &addr, &size);
-		if (err == -EAGAIN)
-			return err;	/* the program is not exec'd yet: ask again */
-		if (err) {
-			pr_warn("watch: %s: no variable '%s': %s\n", path, name,
-				strerror(-err));
-			return err;
-		}
-	}
-	if (!len)
-		len = size >= 8 ? 8 : size >= 4 ? 4 : size >= 2 ? 2 : 1;
-	if (hwbp__cover(addr, len, &bp_addr, &bp_len)) {
-		pr_warn("watch: 0x%" PRIx64 " of %u bytes: no debug register "
-				"covers it\n", addr, len);
+	err = resolve_watch(hw->kernel, pid, path, &ws, &addr, &len);
+	if (err)
+		return err;
+	if (cover_watch(addr, len, &bp_addr, &bp_len)) {
 		hw->st.unarmable++;
 		return -EINVAL;
 	}
@@ -535,6 +599,12 @@ void hwbp__get_stats(const struct hwbp *hw, struct hwbp_stats *out)
 	out->probed = hw->skel->bss->hw_counters[4];
 	out->outside = hw->skel->bss->hw_counters[5];
 	out->undecoded = hw->skel->bss->hw_counters[6];
+}
+
+void hwbp__set_loader(struct hwbp *hw, hwbp_load_fn *load, void *ctx)
+{
+	hw->load = load;
+	hw->load_ctx = ctx;
 }
 
 void hwbp__free(struct hwbp *hw)

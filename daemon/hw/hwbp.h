@@ -68,6 +68,20 @@ const char *hwbp__no_traps_why(void);
 /* kernel: kernel addresses, one breakpoint per CPU (kcsanctl run --kernel). */
 int hwbp__new(struct kcsand_bpf *skel, bool kernel, struct hwbp **out);
 void hwbp__free(struct hwbp *hw);
+/*
+ * Where skel's trap program (kcsand_hwbp, kcsand_hwbp_kernel) was left
+ * unloaded: load(ctx, &prog) loads it when the first watchpoint is armed,
+ * 0 or -errno with the reason printed.
+ */
+struct bpf_program;
+typedef int hwbp_load_fn(void *ctx, struct bpf_program **prog);
+void hwbp__set_loader(struct hwbp *hw, hwbp_load_fn *load, void *ctx);
+/*
+ * A watch's spec checked before anything loads: its grammar, and in kernel
+ * mode the variable (kallsyms) or address and its length.  0, or -errno with
+ * the reason printed, as hwbp__watch() would give it.
+ */
+int hwbp__check_watch(bool kernel, const char *spec);
 
 /*
  * A race of unknown origin was found: arm a write watchpoint on its address

@@ -42,6 +42,9 @@ struct hw_slot {
 
 struct hwbp {
 	struct kcsand_bpf *skel;
+	struct bpf_program *prog;	/* the trap's, loaded: skel's or load's */
+	hwbp_load_fn *load;		/* loads it at the first watchpoint armed */
+	void *load_ctx;
 	bool kernel;			/* kernel addresses, per-CPU events */
 	const char *no_traps;		/* user mode: why debug registers are of no use here */
 	bool told;			/* no_traps was said once for escalation */
