@@ -78,12 +78,12 @@ fi
 # Positive controls: the registers were armed on the other CPU in time, and a trap
 # caught a watcher's partner (not only the sampled sites).
 S=$(cat "$L.stats" 2>/dev/null)
-val() { grep -oE "(^| )$1: [0-9]+" <<< "$S" | grep -oE '[0-9]+$'; }
+val() { summary_value "$1" "$L.stats"; }
 echo "     $(grep -oE '(breakpoint_regs|breakpoint_traps|setup_watchpoints|pair_[a-z_]+): [0-9x.]+' <<< "$S" | tr '\n' ' ')"
 [ "$(val pair_cpus)" = 2 ] && [ "${slow:-0}" -gt 0 ] && [ "${fast:-0}" -gt 0 ] &&
-	[ "$(val pair_armed || echo 0)" -gt 0 ] && ok data_breakpoints_armed_in_stalls ||
+	[ "$(val pair_armed)" -gt 0 ] 2>/dev/null && ok data_breakpoints_armed_in_stalls ||
 	fail data_breakpoints_armed_in_stalls "pair_cpus $(val pair_cpus), pair_armed $(val pair_armed), accesses ${slow:-?} ${fast:-?}"
-[ "$(val pair_caught || echo 0)" -gt 0 ] && ok partner_caught_by_data_breakpoint ||
+[ "$(val pair_caught)" -gt 0 ] 2>/dev/null && ok partner_caught_by_data_breakpoint ||
 	fail partner_caught_by_data_breakpoint "pair_caught $(val pair_caught), pair_traps $(val pair_traps)"
 
 # Write-write: the first report names a ww function, with its write's access line.

@@ -44,7 +44,7 @@ run_guest() {
 [ -n "${check_only:-}" ] || run_guest
 
 summary() { grep -m1 '^kcsand: [0-9]* reports*, ' "$out/$1.log"; }
-kv() { summary "$1" | grep -oE "(^| )$2: [0-9x/-]+" | sed 's/.*: //'; }
+kv() { summary_value "$2" "$out/$1.log"; }
 func_listed() { grep -qE "^kcsand: func \[kernel\] 0x[0-9a-f]+ $2 " "$out/$1.log"; }
 ran() { [[ $(step_status "$1") =~ ^(0|66)$ ]] && [ -n "$(summary "$1")" ]; }
 
