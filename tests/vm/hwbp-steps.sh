@@ -20,7 +20,7 @@
 #   rmw         the same on kcsan_race_array:8 around up to five rounds of scenario
 #               1 (x[i]++), whatever COMMAND is, stopped at the first report;
 #   bad_*       --watch with a missing variable, a user address, a bad length:
-#               each must exit 2 with a reason.
+#               each must exit 2 with a reason, refused before the object loads.
 # Then lists what BPF and perf still hold (bpf-after.txt): nothing should (and
 # bpf-during.txt, taken while the watch step ran, shows what that looks like).
 # Prints the reports of the first two steps; exit status 66 when one reported.
@@ -63,8 +63,9 @@ step watch "$KCSANCTL" run "${common[@]}" --output "$OUT/watch.txt" --watch "$va
 step rmw "$KCSANCTL" run "${common[@]}" --halt-on-error --output "$OUT/rmw.txt" --watch kcsan_race_array:8 -- \
 	sh -c 'for r in 1 2 3 4 5; do tests/kmod/kcsan_race/workload.sh 20000 120 2 || exit; done' \
 	2> "$OUT/rmw.err"
+# With -v: a refusal before the object loads leaves no "decoded ... attached" line.
 for bad in no_such_kcsan_race_var 0x1000 "$var:3"; do
-	step "bad $bad" "$KCSANCTL" run --kernel --watch "$bad" --duration 1 > /dev/null 2>> "$OUT/bad.err"
+	step "bad $bad" "$KCSANCTL" run -v --kernel --watch "$bad" --duration 1 > /dev/null 2>> "$OUT/bad.err"
 done
 { bpftool link list; bpftool perf list; } > "$OUT/bpf-after.txt" 2>&1
 cat "$OUT/escalation.txt" "$OUT/watch.txt" "$OUT/rmw.txt"

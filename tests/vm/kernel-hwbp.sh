@@ -12,7 +12,8 @@
 #   - with no kprobe and --watch kcsan_race_origin_var: the pair reported from the
 #     debug registers alone, each frame at its access (not the next instruction);
 #   - --watch on the array of scenario 1 (x[i]++): a read-write pair;
-#   - --watch with bad input: exit status 2 and the reason;
+#   - --watch with bad input: exit status 2 and the reason, before the object loads;
+#   - each start verified only the programs its run uses (-v's list);
 # then that no kprobe, BPF link or perf event was left and that the guest's kernel log
 # has no lockup, stall, warning or BUG.
 # Prints "ok NAME" / "FAIL NAME: ..." and "N passed, N failed"; the run's files are
@@ -154,6 +155,28 @@ for re in "no kernel variable 'no_such_kcsan_race_var' in /proc/kallsyms" "0x100
 	grep -q "^kcsand: watch: $re" "$out/bad.err" || missing="$missing 'kcsand: watch: $re'"
 done
 [ -z "$missing" ] && ok bad_input_reasons || fail bad_input_reasons "bad.err lacks$missing: $(head -5 "$out/bad.err" | tr '\n' ';')"
+# Refused before the object loads (a start's verification, 6-10 s here, for nothing):
+# nothing was attached.
+if [ -s "$out/bad.err" ] && ! grep -q '^kcsand: decoded .* attached them' "$out/bad.err"; then
+	ok bad_input_refused_before_load
+else
+	fail bad_input_refused_before_load "bad.err: $(grep -m2 -E '^kcsand: (decoded|loaded)' "$out/bad.err" | tr '\n' ';')"
+fi
+
+# A start verifies what its run uses (-v's program list): the kprobes' program and not the
+# code breakpoints' (kcsand_kxbp, 11 s of the 6.1 verifier); the watchpoints' program at the
+# first escalation or watch, and a run that only watches loads neither sites' program.
+progs() { grep -m1 -oE 'loaded the BPF object in .*' "$out/$1.err" 2>/dev/null; }
+if progs escalation | grep -q ' kcsand_kprobe' && ! progs escalation | grep -q 'kcsand_kxbp' &&
+   ! progs watch | grep -qE 'kcsand_kprobe|kcsand_kxbp' &&
+   grep -q '^kcsand: loaded kcsand_hwbp_kernel for hardware watchpoints' "$out/escalation.err" &&
+   grep -q '^kcsand: loaded kcsand_hwbp_kernel for hardware watchpoints' "$out/watch.err"; then
+	ok start_loads_what_the_run_uses
+	echo "     escalation: $(progs escalation)"
+	echo "     watch: $(progs watch)"
+else
+	fail start_loads_what_the_run_uses "escalation: '$(progs escalation)'; watch: '$(progs watch)'; $(grep -h 'kcsand_hwbp_kernel' "$out/escalation.err" "$out/watch.err" | head -2 | tr '\n' ';')"
+fi
 
 # (3) Nothing left behind, nothing in the kernel log.
 if grep -q 'perf_event' "$out/bpf-during.txt" 2>/dev/null; then ok bpf_links_listed_while_watching
