@@ -50,12 +50,20 @@ shift
 KO=$(ls "$REPO"/build/vm/kmod-*/kcsan_race/kcsan_race.ko 2>/dev/null | head -1)
 common=(--kernel -v --skip-watch 10 --udelay-task 300 --overhead-budget 100 ${KO:+--kernel-debug "$KO"})
 
-step escalation "$KCSANCTL" run "${common[@]}" --output "$OUT/escalation.txt" "${probes[@]}" -- "$@" \
+# Rounds until the report the host checks (the helper above): the writer's, caught by the
+# escalation's debug register, which is armed only once the watchpoints' program has
+# loaded at the first escalation (seconds here: the round may be over by then).
+SELF=$REPO/tests/vm/hwbp-steps.sh
+writer='^BUG: KCSAN: (data-race in kcsan_race_hidden_writer / kcsan_race_origin_reader|later write in kcsan_race_hidden_writer after)'
+step escalation "$KCSANCTL" run "${common[@]}" --output "$OUT/escalation.txt" "${probes[@]}" -- \
+	env HWBP_UNTIL_LOG="$OUT/escalation.txt" HWBP_UNTIL_RE="$writer" "$SELF" "$@" \
 	2> "$OUT/escalation.err"
 # What BPF holds while the watchpoint is armed: the links bpf-after.txt must not show.
 step watch "$KCSANCTL" run "${common[@]}" --output "$OUT/watch.txt" --watch "$var" -- \
-	sh -c 'bpftool link list > "$0/bpf-during.txt" 2>&1; exec "$@"' "$OUT" "$@" \
-	2> "$OUT/watch.err"
+	sh -c 'bpftool link list > "$0/bpf-during.txt" 2>&1; exec "$@"' "$OUT" \
+	env HWBP_UNTIL_LOG="$OUT/watch.txt" \
+	HWBP_UNTIL_RE='^BUG: KCSAN: data-race in kcsan_race_hidden_writer / kcsan_race_origin_reader' \
+	"$SELF" "$@" 2> "$OUT/watch.err"
 # A read-modify-write seen by the debug registers alone (scenario 1, x[i]++): the
 # access decoded from the trapping instruction, its own frame and read-write. The
 # two threads of one round may not overlap in a loaded TCG guest: up to five rounds,
