@@ -56,10 +56,9 @@ struct engine_opts {
 	 */
 	bool history;
 	/*
-	 * User mode: the run watches variables from its start (--watch), so the
-	 * hardware watchpoints' program loads with the others rather than at
-	 * the first watch, where its verification would leave the program's
-	 * first seconds unwatched.
+	 * Kernel mode: the run watches variables from its start (--watch), so
+	 * the hardware watchpoints' program loads with the others even without
+	 * a site (engine.c, select_kernel_programs()).
 	 */
 	bool watch;
 	/*
