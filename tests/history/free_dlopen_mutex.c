@@ -9,8 +9,6 @@
  * Expected: race-free
  */
 #include <dlfcn.h>
-#include <libgen.h>
-#include <limits.h>
 #include <string.h>
 #include <unistd.h>
 #include "suite.h"
@@ -25,19 +23,6 @@ static void *caller(void *arg)
 	for (long r = 0; r < ROUNDS; r++)
 		plugin_put(r, (long)arg);
 	return NULL;
-}
-
-/* The plugin, NAME_lib.so beside the program. */
-static void *load_plugin(const char *argv0)
-{
-	char exe[PATH_MAX], path[PATH_MAX + 32];
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-
-	if (n <= 0)
-		return NULL;
-	exe[n] = '\0';
-	snprintf(path, sizeof(path), "%s/%s_lib.so", dirname(exe), basename((char *)argv0));
-	return dlopen(path, RTLD_NOW);
 }
 
 int main(int argc, char **argv)

@@ -10,8 +10,6 @@
  * Expected: race-free
  */
 #include <dlfcn.h>
-#include <libgen.h>
-#include <limits.h>
 #include <unistd.h>
 #include "suite.h"
 
@@ -19,18 +17,12 @@
 
 int main(int argc, char **argv)
 {
-	char exe[PATH_MAX], path[PATH_MAX + 32];
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
 	long (*plugin_run)(long round);
 	long sum = 0, want = 0;
 	void *lib;
 
-	if (n <= 0)
-		return 2;
-	exe[n] = '\0';
-	snprintf(path, sizeof(path), "%s/%s_lib.so", dirname(exe), basename(argv[0]));
 	spin_us(10000);
-	lib = dlopen(path, RTLD_NOW);
+	lib = load_plugin(argv[0]);
 	if (!lib) {
 		fprintf(stderr, "dlopen: %s\n", dlerror());
 		return 2;

@@ -16,8 +16,6 @@
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
-#include <libgen.h>
-#include <limits.h>
 #include <sched.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -53,19 +51,6 @@ static void pin(int cpu)
 		if (cpu < 0 || c == cpu)
 			CPU_SET(c, &set);
 	sched_setaffinity(0, sizeof(set), &set);
-}
-
-/* The plugin, NAME_lib.so beside the program. */
-static void *load_plugin(const char *argv0)
-{
-	char exe[PATH_MAX], path[PATH_MAX + 32];
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-
-	if (n <= 0)
-		return NULL;
-	exe[n] = '\0';
-	snprintf(path, sizeof(path), "%s/%s_lib.so", dirname(exe), basename((char *)argv0));
-	return dlopen(path, RTLD_NOW);
 }
 
 static int child_main(const char *argv0)

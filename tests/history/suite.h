@@ -18,6 +18,9 @@
 #define KCSAND_HISTORY_SUITE_H
 
 #include <dirent.h>
+#include <dlfcn.h>
+#include <libgen.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -279,5 +282,19 @@ static inline int run_detached_in_turn(void *(*fn)(void *), long n)
 		run_pair(writer, NULL, reader, NULL);	\
 		return 0;			\
 	}
+
+/* The plugin of a ",plugin" program: NAME_lib.so beside it (expect.tsv), or NULL. */
+static inline void *load_plugin(const char *argv0)
+{
+	char exe[PATH_MAX], path[PATH_MAX + 32], name[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+
+	if (n <= 0)
+		return NULL;
+	exe[n] = '\0';
+	snprintf(name, sizeof(name), "%s", argv0);
+	snprintf(path, sizeof(path), "%s/%s_lib.so", dirname(exe), basename(name));
+	return dlopen(path, RTLD_NOW);
+}
 
 #endif /* KCSAND_HISTORY_SUITE_H */
