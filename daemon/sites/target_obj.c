@@ -570,7 +570,7 @@ static const uint8_t *func_code(const struct target_obj *obj, size_t i)
 struct entry_locked {
 	struct target_obj *obj;
 	struct site **v;	/* the locked sites that start their function */
-	size_t n;
+	size_t n, cap;
 };
 
 /* A direct call or jump to a locked site that starts its function: a probe ahead of it there. */
@@ -603,15 +603,12 @@ static void entry_locked_aheads(struct target_obj *obj)
 
 	for (size_t i = 0; i < obj->sites.n; i++) {
 		struct site *s = &obj->sites.v[i];
-		struct site **v;
 
 		if (!s->desc.probe_delta || s->vaddr != obj->funcs[s->func].vaddr ||
 		    s->desc.base == KCSAND_REG_RSP || s->desc.index == KCSAND_REG_RSP)
 			continue;
-		v = realloc(el.v, (el.n + 1) * sizeof(*el.v));
-		if (!v)
+		if (ARRAY_RESERVE(el.v, el.cap, el.n, 8))
 			break;
-		el.v = v;
 		el.v[el.n++] = s;
 	}
 	for (size_t i = 0; el.n && i < obj->nr_funcs; i++) {
