@@ -153,6 +153,32 @@ static __always_inline void history_find(void)
 		hb_hold(tgid, 0, 1);
 }
 
+/*
+ * A release in flight (hb_inflight()).  A locked RMW with no probe ahead
+ * of it is released by the probe after it, when other CPUs can already
+ * see its value: a thread that read that value and acquired in between
+ * found no release.  The releaser keeps its last such releases, each with
+ * the time of its event before the probe (the RMW ran between the two),
+ * and every thread keeps its last acquires by address, so that a race
+ * found later is first checked against them.
+ */
+#define HB_LATE		2
+#define HB_ACQS		4
+
+struct hb_late {
+	__u64 addr;		/* the object released */
+	__u64 from_ns;		/* the thread's event before it: the RMW ran after */
+	__u64 ns;		/* the release published */
+	__u64 probe_ip;		/* the probe after the RMW */
+	__u32 clock;		/* the epoch released */
+	__u32 site;
+};
+
+struct hb_acq {
+	__u64 addr;
+	__u64 ns;		/* its latest acquire */
+};
+
 struct hb_thread {
 	__u32 slot;
 	__u32 tgid;
@@ -174,6 +200,15 @@ struct hb_thread {
 	__u32 bar_ok;
 	__u32 bar_gen;
 	__u32 bar_pgen;
+	/* Its events' times, and what hb_inflight() reads (above). */
+	__u64 event_ns;
+	__u64 prev_event_ns;
+	struct hb_late late[HB_LATE];
+	struct hb_acq acq[HB_ACQS];
+	__u64 ahead_obj;	/* what a probe ahead published, until its RMW's release */
+	__u64 uregs;		/* its user registers (task_pt_regs()), seen at a uprobe */
+	__u32 late_next;
+	__u32 __pad3;
 	__u32 depth;		/* sync calls entered and not yet returned */
 	__u32 op[HB_DEPTH];
 	__u64 arg0[HB_DEPTH];
@@ -325,6 +360,22 @@ struct {
 	__type(key, __u32);			/* tid */
 	__type(value, struct hb_thread);
 } hb_threads SEC(".maps");
+
+/*
+ * A thread's user registers, for another's hb_inflight_now(): a uprobe's
+ * are its task's (task_pt_regs()), at an address fixed for its life.
+ */
+static __always_inline void history_user_regs(struct pt_regs *ctx)
+{
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	struct hb_thread *t;
+
+	if (!hb_enabled)
+		return;
+	t = bpf_map_lookup_elem(&hb_threads, &tid);
+	if (t)
+		t->uregs = (__u64)ctx;
+}
 
 /* The clocks of threads that exited, for pthread_join(). */
 struct {

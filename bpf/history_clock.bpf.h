@@ -295,6 +295,29 @@ __noinline int hb_release(struct hb_thread *t, __u64 addr, int new_epoch)
 	return 0;
 }
 
+/*
+ * The thread's last acquires, one entry per object, for hb_inflight(): an
+ * object's latest acquire is enough, since one after the release it
+ * missed would have found that release.  Objects never released too: the
+ * release missed may be the object's first.
+ */
+static __always_inline void hb_acq_note(struct hb_thread *t, __u64 addr)
+{
+	__u64 now = bpf_ktime_get_ns();
+	int oldest = 0;
+
+	for (int i = 0; i < HB_ACQS; i++) {
+		if (t->acq[i].addr == addr) {
+			t->acq[i].ns = now;
+			return;
+		}
+		if (t->acq[i].ns < t->acq[oldest & (HB_ACQS - 1)].ns)
+			oldest = i;
+	}
+	t->acq[oldest & (HB_ACQS - 1)].addr = addr;
+	t->acq[oldest & (HB_ACQS - 1)].ns = now;
+}
+
 __noinline int hb_acquire(struct hb_thread *t, __u64 addr)
 {
 	struct hb_key k = {};
@@ -304,6 +327,7 @@ __noinline int hb_acquire(struct hb_thread *t, __u64 addr)
 
 	if (!t)
 		return 0;
+	hb_acq_note(t, addr);
 	tgid = t->tgid;
 	s = hb_sync_find(t, addr, &k);
 	if (!s) {
@@ -502,6 +526,10 @@ static __always_inline void hb_new_gen(struct hb_thread *t)
 	__u32 tgid = t->tgid, *v = bpf_map_lookup_elem(&hb_tgids, &tgid);
 	__u32 pgen = v ? *v : 0;
 
+	/* Every event starts here: the last two's times bound a locked RMW's (hb_late_note). */
+	t->prev_event_ns = t->event_ns;
+	t->event_ns = bpf_ktime_get_ns();
+
 	/* Its process let go after being held (hb_hold) counts as a resume too. */
 	if (t->gen == hb_gen && t->pgen == pgen) {
 		if (t->settle_ns && hb_settling(t))
@@ -542,6 +570,49 @@ static __always_inline void hb_settle(struct hb_thread *t)
 }
 
 /*
+ * A locked RMW's release, published by the probe after it: unless a probe
+ * ahead of it published it already (history_release_ahead(), at the
+ * thread's last event), it is late, and kept for hb_inflight() with the
+ * epoch it releases and the window the RMW ran in: after the thread's
+ * event before this one.  Its end is set once the release is published.
+ */
+static __always_inline struct hb_late *hb_late_note(struct hb_thread *t, __u64 obj,
+						    __u32 site_idx, __u64 probe_ip)
+{
+	__u64 ahead = t->ahead_obj;
+	struct hb_late *late;
+
+	t->ahead_obj = 0;
+	if (ahead == obj)
+		return NULL;
+	late = &t->late[t->late_next++ & (HB_LATE - 1)];
+	late->addr = obj;
+	late->from_ns = t->prev_event_ns;
+	late->ns = ~0ULL;		/* until published: any acquire after from_ns */
+	late->clock = t->vc[t->slot & (HB_SLOTS - 1)];
+	late->site = site_idx;
+	late->probe_ip = probe_ip;
+	hb_count(KCSAND_HB_CTR_LATE);
+	return late;
+}
+
+/* A locked RMW's release (a frame of its own: the access probes' stack is full). */
+static __noinline int hb_release_locked(struct hb_thread *t, __u64 obj, __u32 site_idx,
+					__u64 probe_ip)
+{
+	struct hb_late *late;
+
+	if (!t)
+		return 0;
+	late = hb_late_note(t, obj, site_idx, probe_ip);
+	hb_release(t, obj, 1);
+	/* Published now, not at the event's start: an acquire until here may have missed it. */
+	if (late)
+		late->ns = bpf_ktime_get_ns();
+	return 0;
+}
+
+/*
  * A marked access is a sync operation on its granule (C11 and C++ atomics,
  * READ_ONCE and the like): a load acquires, a store releases, a
  * read-modify-write does both.  A probe runs before its instruction,
@@ -550,7 +621,7 @@ static __always_inline void hb_settle(struct hb_thread *t)
  * thread's next event.
  */
 static __always_inline void hb_marked(struct hb_thread *t, const struct kcsand_site *site,
-				      __u64 addr)
+				      __u32 site_idx, __u64 addr, __u64 probe_ip)
 {
 	__u64 obj = addr & ~7ULL;
 
@@ -564,8 +635,12 @@ static __always_inline void hb_marked(struct hb_thread *t, const struct kcsand_s
 			t->pending_acq = obj;
 	}
 	if ((site->flags & KCSAND_SITE_WRITE) && site->order != KCSAND_ORDER_RELAXED &&
-	    site->order != KCSAND_ORDER_ACQUIRE)
-		hb_release(t, obj, 1);
+	    site->order != KCSAND_ORDER_ACQUIRE) {
+		if (site->probe_delta)
+			hb_release_locked(t, obj, site_idx, probe_ip);
+		else
+			hb_release(t, obj, 1);
+	}
 }
 
 #endif

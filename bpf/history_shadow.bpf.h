@@ -715,6 +715,136 @@ static __always_inline void hb_access_fill(struct hb_scratch *scratch,
 	scratch->stack_key = ~0ULL;
 }
 
+/* Whether the thread acquired obj after ns (hb_acq_note()), and not after until. */
+static __always_inline int hb_acquired_in(const struct hb_thread *t, __u64 obj, __u64 ns,
+					  __u64 until)
+{
+	for (int j = 0; j < HB_ACQS; j++)
+		if (t->acq[j].addr == obj && t->acq[j].ns > ns && t->acq[j].ns < until)
+			return 1;
+	return 0;
+}
+
+/* A late release of the other thread published since this one's acquire of its object. */
+static __always_inline __u32 hb_inflight_published(const struct hb_thread *t,
+						    const struct hb_thread *other, __u32 clock)
+{
+	for (int i = 0; i < HB_LATE; i++) {
+		const struct hb_late *l = &other->late[i];
+
+		if (l->addr && l->clock >= clock && hb_acquired_in(t, l->addr, l->from_ns, l->ns))
+			return l->clock;
+	}
+	return 0;
+}
+
+/* Per CPU: another thread's user registers, read for hb_inflight_now(); off the stack. */
+struct hb_other_regs {
+	struct pt_regs regs;
+	struct regs_copy rc;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct hb_other_regs);
+} hb_inflight_regs SEC(".maps");
+
+/* site_address() of another thread's registers, with its copy in the map. */
+static __always_inline __u64 hb_other_address(const struct kcsand_site *s,
+					      struct hb_other_regs *o, __u64 ip)
+{
+	__u64 addr = s->disp;
+
+	if (s->base == KCSAND_REG_RIP)
+		return addr + ip + s->insn_len;
+	copy_regs(&o->rc, &o->regs);
+	if (s->base)
+		addr += o->rc.r[(s->base - 1) & 15];
+	if (s->index)
+		addr += o->rc.r[(s->index - 1) & 15] * s->scale;
+	return addr;
+}
+
+/*
+ * The other thread stopped between a locked RMW and the probe after it
+ * (trapped there, or preempted): its user registers say so, their ip the
+ * probe's (or one past it, in the trap), for a site it released late
+ * before; the object is computed from them.  Its epoch now is the one that
+ * probe will release.  Registers read while it runs in user space are
+ * those of its last entry into the kernel: at worst an old stop at that
+ * probe, whose epoch was released already or has had no access since.
+ */
+static __always_inline __u32 hb_inflight_now(const struct hb_thread *t,
+					      const struct hb_thread *other, __u32 s)
+{
+	const struct kcsand_site *site;
+	struct hb_other_regs *o;
+	__u32 zero = 0, idx;
+	__u64 ip, obj;
+
+	if (!other->uregs ||
+	    bpf_probe_read_kernel(&ip, sizeof(ip),
+				  (void *)(other->uregs + __builtin_offsetof(struct pt_regs, ip))))
+		return 0;
+	for (int i = 0; i < HB_LATE; i++) {
+		const struct hb_late *l = &other->late[i];
+
+		if (!l->addr || (ip != l->probe_ip && ip != l->probe_ip + 1))
+			continue;
+		idx = l->site;
+		site = bpf_map_lookup_elem(&sites, &idx);
+		o = bpf_map_lookup_elem(&hb_inflight_regs, &zero);
+		if (!site || !o ||
+		    bpf_probe_read_kernel(&o->regs, sizeof(o->regs), (void *)other->uregs))
+			return 0;
+		obj = hb_other_address(site, o, l->probe_ip - site->probe_delta) & ~7ULL;
+		if (hb_acquired_in(t, obj, other->event_ns, ~0ULL))
+			return other->vc[s];
+	}
+	return 0;
+}
+
+/*
+ * A race found with another thread's access, checked against that
+ * thread's late releases (hb_late_note()) before it is reported.  One
+ * that released the access's epoch at an object this thread acquired in
+ * the release's window (after the releaser's event before the RMW, before
+ * the release was published) may be the release the acquire read from:
+ * the RMW had run, the probe after it had not.  So may one still in
+ * flight (hb_inflight_now()).  Then the acquire is taken to have found
+ * it, the epoch joined, and the race dropped.  That only adds order: an
+ * acquire in the window that read the value from before the RMW is
+ * ordered too, as a probe ahead would have ordered it.  What the releaser
+ * does after its release is a later epoch, still checked
+ * (racy_fetch_add_late_write).  A thread's first late release of a site
+ * is not known in flight: it has no registers to compare with yet.
+ */
+static __noinline int hb_inflight(struct hb_thread *t, const struct hb_cell *found)
+{
+	struct hb_thread *other;
+	__u32 tid, s, clock;
+
+	if (!t || !found)
+		return 0;
+	tid = found->tid;
+	s = (found->slot1 - 1) & (HB_SLOTS - 1);
+	other = bpf_map_lookup_elem(&hb_threads, &tid);
+	if (!other || other->tgid != t->tgid || other->slot != s)
+		return 0;
+	clock = hb_inflight_published(t, other, found->clock);
+	if (!clock) {
+		clock = hb_inflight_now(t, other, s);
+		if (clock < found->clock)
+			return 0;
+	}
+	if (t->vc[s] < clock)
+		t->vc[s] = clock;
+	hb_count(KCSAND_HB_CTR_INFLIGHT);
+	return 1;
+}
+
 /*
  * A sampled access (an armed site's uprobe, or its execute breakpoint in a
  * hot turn).  Kernel mode stays KCSAN-only: hb_enabled is never set there.
@@ -763,7 +893,7 @@ static __always_inline void history_access(void *ctx, struct pt_regs *regs, __u3
 	/* Reported from here: the two calls' frames would not fit next to the engine's. */
 	if (hb_access_granules(ctx, scratch, t) &&
 	    !hb_task_stack_dead(t->tgid, scratch->acc.addr, scratch->found.time_ns, regs->sp) &&
-	    hb_report_due(scratch->found.site, site_idx, scratch->now)) {
+	    !hb_inflight(t, &scratch->found) && hb_report_due(scratch->found.site, site_idx, scratch->now)) {
 		/* Before the report, as a watcher's (engine.bpf.h's emit_report). */
 		scratch->acc.ustack = ustack_send_seq(regs, 1);
 		hb_report(ctx, scratch, t->tgid);
@@ -772,7 +902,7 @@ static __always_inline void history_access(void *ctx, struct pt_regs *regs, __u3
 		hb_stack_copy(regs, scratch->copy_key);
 	/* A marked access's acquire or release comes after its own check (its epoch). */
 	if (scratch->acc.type & KCSAND_ACCESS_ATOMIC)
-		hb_marked(t, site, scratch->acc.addr);
+		hb_marked(t, site, site_idx, scratch->acc.addr, scratch->acc.ip + site->probe_delta);
 	hb_time(KCSAND_HB_CTR_ACCESS_NS, t0);
 }
 
@@ -810,7 +940,8 @@ static __always_inline void history_release_ahead(struct pt_regs *regs, __u32 si
 		return;
 	hb_new_gen(t);
 	hb_settle(t);
-	hb_release(t, site_address(site, regs, regs->ip + delta) & ~7ULL, 0);
+	t->ahead_obj = site_address(site, regs, regs->ip + delta) & ~7ULL;
+	hb_release(t, t->ahead_obj, 0);
 	hb_count(KCSAND_HB_CTR_AHEAD);
 	hb_time(KCSAND_HB_CTR_SYNC_NS, t0);
 }

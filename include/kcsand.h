@@ -625,6 +625,8 @@ enum kcsand_hb_counter {
 	KCSAND_HB_CTR_SYNC_FREED,	/* sync objects forgotten with their memory (hb_forget_syncs) */
 	KCSAND_HB_CTR_SECTIONS,		/* OpenMP sections run on a clock of their own */
 	KCSAND_HB_CTR_AHEAD,		/* locked RMWs' releases published ahead of them */
+	KCSAND_HB_CTR_LATE,		/* locked RMWs' releases with no probe ahead: kept */
+	KCSAND_HB_CTR_INFLIGHT,		/* races ordered by a release in flight: not reported */
 	KCSAND_HB_CTR_COUNT,
 };
 

@@ -180,8 +180,12 @@ run_one() {
 			fail_with "$label" "no positive control: no OpenMP task ran on a clock of its own" \
 				"$(grep '^kcsand: history: .*OpenMP tasks' <<<"$out")"
 		elif [[ $3 == *ahead* ]] &&
-		     ! grep -Eq '\([1-9][0-9]* releases published ahead of their locked instruction\)' <<<"$out"; then
+		     ! grep -Eq '\([1-9][0-9]* releases published ahead of their locked instruction;' <<<"$out"; then
 			fail_with "$label" "no positive control: no locked release published ahead of it" \
+				"$(grep '^kcsand: history: [0-9]* sync' <<<"$out")"
+		elif [[ $3 == *late* ]] &&
+		     ! grep -Eq 'locked instruction; [1-9][0-9]* late,' <<<"$out"; then
+			fail_with "$label" "no positive control: no locked release published late" \
 				"$(grep '^kcsand: history: [0-9]* sync' <<<"$out")"
 		elif [[ $3 == *marked* ]] && ! grep -Eq 'accesses checked \([1-9][0-9]* marked\)' <<<"$out"; then
 			fail_with "$label" "no positive control: no marked access checked against the shadow" \

@@ -892,6 +892,20 @@ static void print_atomics(const struct history *hist, FILE *out)
 	fprintf(out, "\n");
 }
 
+static void print_tasks(const struct history_stats *st, FILE *out)
+{
+	fprintf(out, "kcsand: history: %llu OpenMP tasks ran on clocks of their own (%llu of them "
+		     "sections; %llu in a slot "
+		     "whose last task they had not joined), %llu on their thread's clock (no slot "
+		     "free, or nested deeper than it keeps), %llu started after every finished task "
+		     "(their creation or depend list not known)\n",
+		(unsigned long long)st->ctr[KCSAND_HB_CTR_TASKS],
+		(unsigned long long)st->ctr[KCSAND_HB_CTR_SECTIONS],
+		(unsigned long long)st->ctr[KCSAND_HB_CTR_TASK_SLOT_SHARED],
+		(unsigned long long)st->ctr[KCSAND_HB_CTR_TASK_NO_CLOCK],
+		(unsigned long long)st->ctr[KCSAND_HB_CTR_TASK_VAGUE]);
+}
+
 void history__print(const struct history *hist, FILE *out)
 {
 	struct history_stats st;
@@ -899,7 +913,8 @@ void history__print(const struct history *hist, FILE *out)
 	history__get_stats(hist, &st);
 	fprintf(out, "kcsand: history: %llu sync operations traced at %lu functions (%s) and "
 		     "%lu outlined functions, %llu marked accesses as acquire/release (%llu "
-		     "releases published ahead of their locked instruction); "
+		     "releases published ahead of their locked instruction; %llu late, "
+		     "%llu races ordered by one in flight); "
 		     "%llu accesses checked (%llu marked), %llu shadow entries live (%llu taken over), "
 		     "%llu races found, %llu reported; %llu hits by threads without a clock, "
 		     "%llu stacks not kept, %llu samples skipped on a busy entry; sync probes "
@@ -909,6 +924,8 @@ void history__print(const struct history *hist, FILE *out)
 		hist->libs[0] ? hist->libs : "none", st.outlined,
 		(unsigned long long)st.ctr[KCSAND_HB_CTR_MARKED],
 		(unsigned long long)st.ctr[KCSAND_HB_CTR_AHEAD],
+		(unsigned long long)st.ctr[KCSAND_HB_CTR_LATE],
+		(unsigned long long)st.ctr[KCSAND_HB_CTR_INFLIGHT],
 		(unsigned long long)st.ctr[KCSAND_HB_CTR_CHECKED],
 		(unsigned long long)st.ctr[KCSAND_HB_CTR_MARKED_CHECKED],
 		(unsigned long long)st.ctr[KCSAND_HB_CTR_SHADOW_LIVE],
@@ -932,16 +949,7 @@ void history__print(const struct history *hist, FILE *out)
 		(unsigned long long)st.ctr[KCSAND_HB_CTR_SYNC_FULL],
 		(unsigned long long)st.ctr[KCSAND_HB_CTR_SYNC_FREED],
 		(unsigned long long)st.ctr[KCSAND_HB_CTR_CAS_LOST]);
-	fprintf(out, "kcsand: history: %llu OpenMP tasks ran on clocks of their own (%llu of them "
-		     "sections; %llu in a slot "
-		     "whose last task they had not joined), %llu on their thread's clock (no slot "
-		     "free, or nested deeper than it keeps), %llu started after every finished task "
-		     "(their creation or depend list not known)\n",
-		(unsigned long long)st.ctr[KCSAND_HB_CTR_TASKS],
-		(unsigned long long)st.ctr[KCSAND_HB_CTR_SECTIONS],
-		(unsigned long long)st.ctr[KCSAND_HB_CTR_TASK_SLOT_SHARED],
-		(unsigned long long)st.ctr[KCSAND_HB_CTR_TASK_NO_CLOCK],
-		(unsigned long long)st.ctr[KCSAND_HB_CTR_TASK_VAGUE]);
+	print_tasks(&st, out);
 	fprintf(out, "kcsand: history: %llu ranges forgotten (freed, unmapped, new threads' stacks), "
 		     "%llu of them kept as ranges; %llu times every older access was forgotten "
 		     "(more than %d wide ranges); %lu processes held while what they mapped was "
