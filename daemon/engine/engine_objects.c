@@ -357,6 +357,8 @@ int engine__add_object(struct engine *e, const char *path, const char *globs)
 	err = target_obj__open(path, &obj);
 	if (err)
 		return err;
+	/* Up to a tenth of a large object's decoding, for probes only the history attaches. */
+	e->opts.decode.entry_aheads = e->opts.history;
 	err = target_obj__decode(obj, globs ? globs : e->opts.functions, &e->opts.decode);
 	if (err < 0) {
 		pr_warn("cannot decode %s: %s\n", path, strerror(-err));

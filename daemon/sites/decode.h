@@ -104,6 +104,12 @@ struct decode_opts {
 	 * int3 padding or at "add [rax],al" (00 00), which compilers never emit.
 	 */
 	bool stop_at_padding;
+	/*
+	 * Find the object's direct calls and jumps to the locked sites that
+	 * start their function (target_obj.c, entry_locked_aheads): probes
+	 * ahead only the history uses, and a second pass over every function.
+	 */
+	bool entry_aheads;
 };
 
 /* A growable vector of sites. */

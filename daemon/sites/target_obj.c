@@ -663,7 +663,7 @@ int target_obj__decode(struct target_obj *obj, const char *globs, const struct d
 		}
 	}
 	free(pats);
-	if (!err)
+	if (!err && opts && opts->entry_aheads)
 		entry_locked_aheads(obj);
 	return err ? err : matched;
 }
