@@ -773,8 +773,8 @@ static __always_inline __u64 hb_other_address(const struct kcsand_site *s,
  * probe's (or one past it, in the trap), for a site it released late
  * before; the object is computed from them.  Its epoch now is the one that
  * probe will release.  Registers read while it runs in user space are
- * those of its last entry into the kernel: at worst an old stop at that
- * probe, whose epoch was released already or has had no access since.
+ * those of its last entry into the kernel: an old stop at that probe is
+ * told by its release, published in the thread's last event.
  */
 static __always_inline __u32 hb_inflight_now(const struct hb_thread *t,
 					      const struct hb_thread *other, __u32 s)
@@ -788,6 +788,11 @@ static __always_inline __u32 hb_inflight_now(const struct hb_thread *t,
 	    bpf_probe_read_kernel(&ip, sizeof(ip),
 				  (void *)(other->uregs + __builtin_offsetof(struct pt_regs, ip))))
 		return 0;
+	/* Published in its last event: that stop is over, its release found (above). */
+	for (int i = 0; i < HB_LATE; i++)
+		if (other->late[i].addr && other->late[i].ns >= other->event_ns &&
+		    (ip == other->late[i].probe_ip || ip == other->late[i].probe_ip + 1))
+			return 0;
 	for (int i = 0; i < HB_LATE; i++) {
 		const struct hb_late *l = &other->late[i];
 
@@ -800,7 +805,11 @@ static __always_inline __u32 hb_inflight_now(const struct hb_thread *t,
 		    bpf_probe_read_kernel(&o->regs, sizeof(o->regs), (void *)other->uregs))
 			return 0;
 		obj = hb_other_address(site, o, l->probe_ip - site->probe_delta) & ~7ULL;
-		if (hb_acquired_in(t, obj, other->event_ns, ~0ULL))
+		/*
+		 * Its event before the RMW: event_ns, or, once that probe's
+		 * program has begun (hb_new_gen()), prev_event_ns.
+		 */
+		if (hb_acquired_in(t, obj, other->prev_event_ns, ~0ULL))
 			return other->vc[s];
 	}
 	return 0;
@@ -893,7 +902,8 @@ static __always_inline void history_access(void *ctx, struct pt_regs *regs, __u3
 	/* Reported from here: the two calls' frames would not fit next to the engine's. */
 	if (hb_access_granules(ctx, scratch, t) &&
 	    !hb_task_stack_dead(t->tgid, scratch->acc.addr, scratch->found.time_ns, regs->sp) &&
-	    !hb_inflight(t, &scratch->found) && hb_report_due(scratch->found.site, site_idx, scratch->now)) {
+	    !hb_inflight(t, &scratch->found) &&
+	    hb_report_due(scratch->found.site, site_idx, scratch->now)) {
 		/* Before the report, as a watcher's (engine.bpf.h's emit_report). */
 		scratch->acc.ustack = ustack_send_seq(regs, 1);
 		hb_report(ctx, scratch, t->tgid);
