@@ -515,7 +515,13 @@ static __always_inline void hb_return(struct pt_regs *ctx, struct hb_thread *t, 
 		return;
 	}
 	if (op == KCSAND_HB_OMP_SECTION) {
-		hb_task_section(t, (__u32)PT_REGS_RC(ctx), PT_REGS_SP(ctx));
+		hb_task_section(t, (__u32)PT_REGS_RC(ctx), PT_REGS_SP(ctx), HB_TASK_SECTION);
+		return;
+	}
+	if (op == KCSAND_HB_OMP_TEAMS) {
+		/* A bool: only %al is the result. */
+		hb_task_section(t, PT_REGS_RC(ctx) & 0xff, hb_teams_frame(t, PT_REGS_SP(ctx)),
+				HB_TASK_TEAM);
 		return;
 	}
 	if (op == KCSAND_HB_FD_READ) {

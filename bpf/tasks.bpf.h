@@ -47,6 +47,7 @@
 #define HB_NS_DEP_ALL	3ULL	/* finished tasks with any dependence on an address */
 #define HB_NS_DEP_OUT	4ULL	/* of them, those with out or inout */
 #define HB_NS_SECTIONS	5ULL	/* the sections a thread ended, until its construct's end */
+#define HB_NS_TEAMS	6ULL	/* the host teams a thread ended, until its construct's end */
 #define HB_NS(ns, v)	((ns) << 56 | ((v) & ((1ULL << 56) - 1)))
 /* depend orders sibling tasks only: an address's objects are their parent's. */
 #define HB_DEP(ns, c, i)	HB_NS(ns, (c)->dep[i] ^ (c)->parent * 0x9e3779b97f4a7c15ULL)
@@ -54,6 +55,7 @@
 #define HB_GOMP_TASK_DEPEND	8	/* GOMP_task's flags: depend is a list */
 #define HB_TASK_VAGUE		1	/* starts after every finished task */
 #define HB_TASK_SECTION		2	/* a section of a sections construct (hb_task_section) */
+#define HB_TASK_TEAM		4	/* a team of a host `teams` construct (hb_task_section) */
 
 /* A task from its creation to its start, keyed by hb_task_key(). */
 struct hb_task_new {
@@ -660,6 +662,28 @@ static __always_inline int hb_task_undeferred(const struct hb_thread *t, __u64 f
 	return t->op[d] == KCSAND_HB_OMP_TASK && t->arg0[d] == fn;
 }
 
+/*
+ * GOMP_teams4's return, at sp: where the stack of a host team starts.
+ * The outlined function that calls it runs the teams one after the other
+ * in one frame, and its locals there (a team's own variables, the data
+ * block a team hands its `parallel`) are each team's own: on a device
+ * every team has its copy.  So the whole frame dies when a team starts,
+ * from its entry's sp (hb_task_fn_entry), when that call is the one below.
+ */
+#define HB_TEAMS_FRAME_MAX	(64ULL << 20)	/* a frame larger is not a frame: sp only */
+
+static __always_inline __u64 hb_teams_frame(const struct hb_thread *t, __u64 sp)
+{
+	__u32 d = t->depth;
+
+	if (!d || d > HB_DEPTH)
+		return sp;
+	d = (d - 1) & (HB_DEPTH - 1);
+	if (t->op[d] != KCSAND_HB_OMP_FN || t->arg1[d] <= sp || t->arg1[d] - sp > HB_TEAMS_FRAME_MAX)
+		return sp;
+	return t->arg1[d];
+}
+
 /* GOMP_taskwait's return: the current task's children are done, and their clocks known. */
 __noinline int hb_task_wait(struct hb_thread *t)
 {
@@ -776,18 +800,26 @@ __noinline int hb_task_unwind(struct hb_thread *t)
  * section left: what it does after the construct comes after its
  * sections, and its barrier passes them on.  Its frames die when the
  * next one starts (a stack mark, as for a task).
+ *
+ * GOMP_teams4's return is the same with flag HB_TASK_TEAM: a `teams`
+ * construct run on the host (a target's fallback) runs its teams one
+ * after the other on the thread that meets it, each at a true return,
+ * and the construct ends at the false one.  The teams of a league are
+ * concurrent (only their ends are ordered before what follows), so each
+ * runs as a section does, with an object of its own kind: a `sections`
+ * inside a team must not end the team, nor its end acquire the teams.
  */
-static __noinline void hb_task_section(struct hb_thread *t, __u32 nr, __u64 sp)
+static __noinline void hb_task_section(struct hb_thread *t, __u32 nr, __u64 sp, __u32 flag)
 {
 	struct hb_task_level_key lk = { .tid = (__u32)bpf_get_current_pid_tgid() };
 	struct hb_task_ctx *base = hb_task_base(), *top = hb_task_top(), *c;
-	__u64 mine = HB_NS(HB_NS_SECTIONS, lk.tid);
+	__u64 mine = HB_NS(flag == HB_TASK_TEAM ? HB_NS_TEAMS : HB_NS_SECTIONS, lk.tid);
 	struct hb_task_new *n;
 	__u32 zero = 0;
 
 	if (!t || !base || !top)
 		return;
-	if (top != base && (top->flags & HB_TASK_SECTION)) {
+	if (top != base && (top->flags & flag)) {
 		hb_release(t, mine, 0);
 		hb_task_end(t, top->id << 8 | (base->depth & 0xff), 0);
 		top = hb_task_top();
@@ -808,11 +840,11 @@ static __noinline void hb_task_section(struct hb_thread *t, __u32 nr, __u64 sp)
 	c->id = 1ULL << 32 | __sync_fetch_and_add(&hb_task_ids, 1);
 	c->parent = top->id;
 	c->group[0] = hb_task_group(top);
-	c->flags = HB_TASK_SECTION;
+	c->flags = flag;
 	__builtin_memset(n, 0, offsetof(struct hb_task_new, vc));
 	__builtin_memcpy(n->vc, t->vc, sizeof(n->vc));
 	if (hb_task_switch(t, c, n, 0, 1) >= 0)
-		hb_count(KCSAND_HB_CTR_SECTIONS);
+		hb_count(flag == HB_TASK_TEAM ? KCSAND_HB_CTR_TEAMS : KCSAND_HB_CTR_SECTIONS);
 	base->depth = lk.level;
 }
 
@@ -839,7 +871,11 @@ static __always_inline void hb_task_entry(struct pt_regs *ctx, struct hb_thread 
 	hb_release(t, fn, 1);
 }
 
-/* An outlined function fn's entry: a task's start (its level), or a team member's (0). */
+/*
+ * An outlined function fn's entry: a task's start (its level), or a team
+ * member's (its entry sp: the slot of its return address, which
+ * hb_teams_frame() finds).
+ */
 static __always_inline __u64 hb_task_fn_entry(struct pt_regs *ctx, struct hb_thread *t, __u64 fn)
 {
 	struct hb_key k = { .tgid = t->tgid, .addr = fn };
@@ -855,7 +891,7 @@ static __always_inline __u64 hb_task_fn_entry(struct pt_regs *ctx, struct hb_thr
 		t->bar_gen = t->gen;
 		t->bar_pgen = t->pgen;
 	}
-	return 0;
+	return PT_REGS_SP(ctx);
 }
 
 /* A thread's end: its contexts go. */

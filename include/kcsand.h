@@ -577,6 +577,7 @@ enum kcsand_hb_op {
 	 * unprobed: the process is held (hb_tgids) until the daemon probed them.
 	 */
 	KCSAND_HB_MAPPED,
+	KCSAND_HB_OMP_TEAMS,	/* return: end the thread's host team, start the next (the result) */
 	KCSAND_HB_OP_COUNT,
 };
 
@@ -594,7 +595,7 @@ enum kcsand_hb_op {
 	 (1ull << KCSAND_HB_FD_NEW) | (1ull << KCSAND_HB_FD_NEW_PAIR) |	\
 	 (1ull << KCSAND_HB_MAPPED) | (1ull << KCSAND_HB_OMP_TASK) |		\
 	 (1ull << KCSAND_HB_OMP_TASKGROUP_END) | (1ull << KCSAND_HB_OMP_SECTION) |	\
-	 (1ull << KCSAND_HB_OMP_SINGLE_COPY))
+	 (1ull << KCSAND_HB_OMP_SINGLE_COPY) | (1ull << KCSAND_HB_OMP_TEAMS))
 #define KCSAND_HB_HAS_RETURN(op) ((op) < 64 && (KCSAND_HB_RET_OPS >> (op)) & 1)
 
 /* Counters of the history detector (.bss hb_counters[]). */
@@ -627,6 +628,7 @@ enum kcsand_hb_counter {
 	KCSAND_HB_CTR_AHEAD,		/* locked RMWs' releases published ahead of them */
 	KCSAND_HB_CTR_LATE,		/* locked RMWs' releases with no probe ahead: kept */
 	KCSAND_HB_CTR_INFLIGHT,		/* races ordered by a release in flight: not reported */
+	KCSAND_HB_CTR_TEAMS,		/* OpenMP host teams run on a clock of their own */
 	KCSAND_HB_CTR_COUNT,
 };
 

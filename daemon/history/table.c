@@ -112,6 +112,7 @@ static const struct hb_func hb_funcs[] = {
 	{ "GOMP_sections_start", KCSAND_HB_OMP_SECTION },
 	{ "GOMP_sections2_start", KCSAND_HB_OMP_SECTION },
 	{ "GOMP_sections_next", KCSAND_HB_OMP_SECTION },
+	{ "GOMP_teams4", KCSAND_HB_OMP_TEAMS },
 	/* libgomp: barriers, explicit and at the end of worksharing constructs */
 	{ "GOMP_barrier", KCSAND_HB_OMP_BARRIER },
 	{ "GOMP_barrier_cancel", KCSAND_HB_OMP_BARRIER },
