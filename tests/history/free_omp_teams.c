@@ -1,13 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * Race-free: a `target teams` league (run on the host: one thread runs
- * the teams one after the other) in which each team fills its own slots
- * with a `parallel for` of its own and sums them with a reduction.  The
- * teams share the target function's frame, where each keeps its private
- * variables and the data block it hands its `parallel`: those are each
- * team's own, not shared between teams.  The league's end orders the
- * teams before main reads the slots, and a second league after the first
- * comes after all of it.
+ * Race-free: a `target teams distribute` league (run on the host: one
+ * thread runs the teams one after the other) whose teams share out chunks
+ * of slots; each chunk is filled by a `parallel for` of the team's own
+ * and summed with a reduction.  The teams share the target function's
+ * frame, where each keeps its private variables and the data block it
+ * hands its `parallel`: those are each team's own, not shared between
+ * teams (on a device, each team has its copy).  The league's end orders
+ * the teams before main reads the slots, and a second league after the
+ * first comes after all of it.
  *
  * Expected: race-free
  */
@@ -15,10 +16,11 @@
 #include "suite.h"
 
 #define TEAMS 4
-#define PER_TEAM 64
+#define CHUNKS 8
+#define PER_CHUNK 32
 
-static long slot[TEAMS * PER_TEAM];
-static long team_sum[TEAMS];
+static long slot[CHUNKS * PER_CHUNK];
+static long chunk_sum[CHUNKS];
 
 #pragma omp declare target
 static SITE void fill_slot(int i, long v)
@@ -34,18 +36,17 @@ static SITE long read_slot(int i)
 
 static void league(long v)
 {
-#pragma omp target teams num_teams(TEAMS) map(tofrom: slot, team_sum)
-	{
-		int t = omp_get_team_num();
+#pragma omp target teams distribute num_teams(TEAMS) map(tofrom: slot, chunk_sum)
+	for (int c = 0; c < CHUNKS; c++) {
 		long sum = 0;
 
 #pragma omp parallel for num_threads(2)
-		for (int i = t * PER_TEAM; i < (t + 1) * PER_TEAM; i++)
+		for (int i = c * PER_CHUNK; i < (c + 1) * PER_CHUNK; i++)
 			fill_slot(i, v + read_slot(i));
 #pragma omp parallel for num_threads(2) reduction(+: sum)
-		for (int i = t * PER_TEAM; i < (t + 1) * PER_TEAM; i++)
+		for (int i = c * PER_CHUNK; i < (c + 1) * PER_CHUNK; i++)
 			sum += read_slot(i);
-		team_sum[t] = sum;
+		chunk_sum[c] = sum;
 	}
 }
 
@@ -55,9 +56,9 @@ int main(void)
 
 	league(1);
 	league(2);
-	for (int t = 0; t < TEAMS; t++)
-		total += team_sum[t];
-	for (int i = 0; i < TEAMS * PER_TEAM; i++)
+	for (int c = 0; c < CHUNKS; c++)
+		total += chunk_sum[c];
+	for (int i = 0; i < CHUNKS * PER_CHUNK; i++)
 		total -= read_slot(i);
 	return total != 0 || read_slot(0) != 3;
 }
