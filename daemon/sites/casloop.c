@@ -223,19 +223,48 @@ static bool feeds_cmpxchg(ZydisDecoder *dec, const uint8_t *code, const struct i
 }
 
 /*
- * The address register of the cmpxchg at kc set, after the load at kl, from
- * the load's own base register: `mov %r12,%rcx` or `lea 0x8(%rbp),%rcx`
- * (gcc's reduction on a double at -O2).  Then the two name the same address
- * when the load's displacement is the copy's plus the cmpxchg's.  The
- * load's base must not change in between (feeds_cmpxchg() checks).
+ * Is instruction k a copy of base into a 64-bit register, `mov %base,%reg`
+ * or `lea disp(%base),%reg`?  *delta is what it adds.
+ */
+static bool copies_base(ZydisDecoder *dec, const uint8_t *code, const struct insn_fx *fx,
+			size_t k, int base, int64_t *delta)
+{
+	ZydisDecodedInstruction in;
+	ZydisDecodedOperand ops[ZYDIS_MAX_OPERAND_COUNT];
+
+	if (!ZYAN_SUCCESS(ZydisDecoderDecodeFull(dec, code + fx[k].off, fx[k + 1].off - fx[k].off,
+						 &in, ops)) ||
+	    ops[0].type != ZYDIS_OPERAND_TYPE_REGISTER || ops[0].size != 64)
+		return false;
+	if (in.mnemonic == ZYDIS_MNEMONIC_MOV && ops[1].type == ZYDIS_OPERAND_TYPE_REGISTER &&
+	    kcsand_reg_of(ops[1].reg.value) == base) {
+		*delta = 0;
+		return true;
+	}
+	if (in.mnemonic == ZYDIS_MNEMONIC_LEA && kcsand_reg_of(ops[1].mem.base) == base &&
+	    ops[1].mem.index == ZYDIS_REGISTER_NONE) {
+		*delta = ops[1].mem.disp.has_displacement ? ops[1].mem.disp.value : 0;
+		return true;
+	}
+	return false;
+}
+
+/*
+ * The address register of the cmpxchg at kc set from the load's own base
+ * register: `mov %r12,%rcx` or `lea 0x8(%rbp),%rcx` (gcc's reduction on a
+ * double at -O2), after the load at kl, or before it (`lea 0x8(%rbx),%rcx;
+ * mov 0x8(%rbx),%rdx`: gcc -O1's float and double reductions), where the
+ * straight path back from the load reaches the copy with the base
+ * unchanged since.  Then the two name the same address when the load's
+ * displacement is the copy's plus the cmpxchg's.  The load's base must not
+ * change between the load and the cmpxchg (feeds_cmpxchg() checks).
  */
 static bool same_address_via_copy(ZydisDecoder *dec, const uint8_t *code,
 				  const struct insn_fx *fx, size_t kl, size_t kc,
 				  const struct site *load, const struct site *cas)
 {
 	const struct kcsand_site *x = &load->desc, *y = &cas->desc;
-	ZydisDecodedInstruction in;
-	ZydisDecodedOperand ops[ZYDIS_MAX_OPERAND_COUNT];
+	uint32_t xbit, ybit;
 	int64_t delta = 0;
 	bool copied = false;
 
@@ -243,24 +272,24 @@ static bool same_address_via_copy(ZydisDecoder *dec, const uint8_t *code,
 	    x->base < KCSAND_REG_RAX || x->base > KCSAND_REG_R15 ||
 	    y->base < KCSAND_REG_RAX || y->base > KCSAND_REG_R15 || x->base == y->base)
 		return false;
-	for (size_t k = kl + 1; k < kc; k++) {
-		if (!(fx[k].gpr_writes & (1u << (y->base - KCSAND_REG_RAX))))
-			continue;
-		copied = false;
-		if (!ZYAN_SUCCESS(ZydisDecoderDecodeFull(dec, code + fx[k].off,
-							 fx[k + 1].off - fx[k].off, &in, ops)) ||
-		    ops[0].type != ZYDIS_OPERAND_TYPE_REGISTER || ops[0].size != 64)
-			continue;
-		if (in.mnemonic == ZYDIS_MNEMONIC_MOV && ops[1].type == ZYDIS_OPERAND_TYPE_REGISTER &&
-		    kcsand_reg_of(ops[1].reg.value) == x->base) {
-			copied = true;
-			delta = 0;
-		} else if (in.mnemonic == ZYDIS_MNEMONIC_LEA &&
-			   kcsand_reg_of(ops[1].mem.base) == x->base &&
-			   ops[1].mem.index == ZYDIS_REGISTER_NONE) {
-			copied = true;
-			delta = ops[1].mem.disp.has_displacement ? ops[1].mem.disp.value : 0;
+	xbit = 1u << (x->base - KCSAND_REG_RAX);
+	ybit = 1u << (y->base - KCSAND_REG_RAX);
+	if (fx[kl].gpr_writes & ybit)
+		return false;	/* the load overwrote the cmpxchg's address register */
+	for (size_t k = kl; k-- > 0 && kl - k <= CAS_WINDOW;) {
+		if (fx[k].flow != FLOW_NEXT)
+			break;
+		if (fx[k].gpr_writes & ybit) {
+			copied = !(fx[k].gpr_writes & xbit) &&
+				 copies_base(dec, code, fx, k, x->base, &delta);
+			break;
 		}
+		if (fx[k].gpr_writes & xbit)
+			break;
+	}
+	for (size_t k = kl + 1; k < kc; k++) {
+		if (fx[k].gpr_writes & ybit)
+			copied = copies_base(dec, code, fx, k, x->base, &delta);
 	}
 	return copied && x->disp == delta + y->disp;
 }

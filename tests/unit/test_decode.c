@@ -958,6 +958,47 @@ static void test_shapes(void)
 		site_vec__free(&r.sites);
 	}
 
+	TEST(cas_loop_read_address_copied_before_the_load) {
+		/* gcc -O1 reduction on a double (DRB065): the cmpxchg's address made first. */
+		r = DECODE(0x48, 0x8d, 0x4b, 0x08,			/* 0: lea rcx,[rbx+8] */
+			   0x48, 0x8b, 0x53, 0x08,			/* 4: mov rdx,[rbx+8] */
+			   0x66, 0x48, 0x0f, 0x6e, 0xf2,		/* 8: movq xmm6,rdx */
+			   0xf2, 0x0f, 0x58, 0xf1,			/* d: addsd xmm6,xmm1 */
+			   0x66, 0x48, 0x0f, 0x7e, 0xf6,		/* 11: movq rsi,xmm6 */
+			   0x48, 0x89, 0xd0,				/* 16: mov rax,rdx */
+			   0xf0, 0x48, 0x0f, 0xb1, 0x31,		/* 19: lock cmpxchg [rcx],rsi */
+			   0x48, 0x39, 0xc2,				/* 1e: cmp rdx,rax */
+			   0x75, 0x01,					/* 21: jne 24 */
+			   0xc3,					/* 23: ret */
+			   0x48, 0x89, 0xc2,				/* 24: mov rdx,rax */
+			   0xeb, 0xdf);					/* 27: jmp 8 */
+		ASSERT_EQ(r.sites.n, 2, "sites");
+		if (r.sites.n == 2)
+			ASSERT_EQ(r.sites.v[0].reason, MARK_CAS_LOOP, "the load's reason");
+		ASSERT_EQ(r.stats.cas_loop_reads, 1, "stats.cas_loop_reads");
+		site_vec__free(&r.sites);
+
+		/* rbx moves between the copy and the load: another address, the load stays plain. */
+		r = DECODE(0x48, 0x8d, 0x4b, 0x08,			/* 0: lea rcx,[rbx+8] */
+			   0x48, 0x83, 0xc3, 0x10,			/* 4: add rbx,0x10 */
+			   0x48, 0x8b, 0x53, 0x08,			/* 8: mov rdx,[rbx+8] */
+			   0x66, 0x48, 0x0f, 0x6e, 0xf2,		/* c: movq xmm6,rdx */
+			   0xf2, 0x0f, 0x58, 0xf1,			/* 11: addsd xmm6,xmm1 */
+			   0x66, 0x48, 0x0f, 0x7e, 0xf6,		/* 15: movq rsi,xmm6 */
+			   0x48, 0x89, 0xd0,				/* 1a: mov rax,rdx */
+			   0xf0, 0x48, 0x0f, 0xb1, 0x31,		/* 1d: lock cmpxchg [rcx],rsi */
+			   0x48, 0x39, 0xc2,				/* 22: cmp rdx,rax */
+			   0x75, 0x01,					/* 25: jne 28 */
+			   0xc3,					/* 27: ret */
+			   0x48, 0x89, 0xc2,				/* 28: mov rdx,rax */
+			   0xeb, 0xdf);					/* 2b: jmp c */
+		ASSERT_EQ(r.sites.n, 2, "sites");
+		if (r.sites.n == 2)
+			ASSERT_EQ(r.sites.v[0].reason, MARK_NONE, "[rbx+8] after rbx moved");
+		ASSERT_EQ(r.stats.cas_loop_reads, 0, "stats.cas_loop_reads");
+		site_vec__free(&r.sites);
+	}
+
 	TEST(fenced_store_is_seq_cst) {
 		r = DECODE(0x89, 0x37,					/* 0: mov [rdi],esi */
 			   0x0f, 0xae, 0xf0,				/* 2: mfence */
