@@ -86,7 +86,9 @@ int mark_src__order(const struct mark_src *src, int line);
  * The line under an OpenMP `#pragma omp atomic` (read, write, update or
  * capture; gcc compiles read and write to plain movs): the order its
  * clauses name (enum kcsand_order; none named: KCSAND_ORDER_DEFAULT), or
- * -1 when the line above is no such pragma.
+ * -1 when the line above is no such pragma.  A relaxed one is a release
+ * when a `#pragma omp flush` comes just before it, an acquire when one
+ * comes just after (both: KCSAND_ORDER_DEFAULT).
  */
 int mark_src__omp_atomic(const struct mark_src *src, int line);
 /*

@@ -342,6 +342,43 @@ bool mark_src__omp_reduction(const struct mark_src *src, int line)
 	return omp_pragma(src->lines[line - 1], NULL) && mark_src__has_word(src, line, "reduction");
 }
 
+/* Lines before a relaxed `omp atomic` (from its pragma) or after it where a flush counts. */
+#define SRC_FLUSH_LINES	4
+
+/*
+ * A `#pragma omp flush` in lines [from, to], other than one whose clause
+ * says the other half (`not`: "acquire" for a release flush, "release" for
+ * an acquire one).
+ */
+static bool omp_flush_near(const struct mark_src *src, int from, int to, const char *not)
+{
+	for (int l = from < 1 ? 1 : from; l <= to && l <= src->nr_lines; l++)
+		if (omp_pragma(src->lines[l - 1], "flush") && !mark_src__has_word(src, l, not))
+			return true;
+	return false;
+}
+
+/*
+ * A relaxed atomic with a flush beside it (OpenMP 5's release and acquire
+ * flushes, its own examples' way to hand data over with relaxed atomics):
+ * a flush before the atomic makes its write a release, one after it (the
+ * end of the loop that polls a flag) makes its read an acquire.  A flush
+ * orders with any relaxed atomic on its side of it; the lines nearby are
+ * where programs put the pair.  Each side only adds order: a race between
+ * the flush and the atomic may be missed, none is made up.
+ */
+static int omp_relaxed_flushed(const struct mark_src *src, int line)
+{
+	bool before = omp_flush_near(src, line - 1 - SRC_FLUSH_LINES, line - 2, "acquire");
+	bool after = omp_flush_near(src, line + 1, line + SRC_FLUSH_LINES, "release");
+
+	if (before && after)
+		return KCSAND_ORDER_DEFAULT;
+	if (before)
+		return KCSAND_ORDER_RELEASE;
+	return after ? KCSAND_ORDER_ACQUIRE : KCSAND_ORDER_RELAXED;
+}
+
 int mark_src__omp_atomic(const struct mark_src *src, int line)
 {
 	if (!src || line < 2 || line > src->nr_lines || !omp_pragma(src->lines[line - 2], "atomic"))
@@ -352,7 +389,7 @@ int mark_src__omp_atomic(const struct mark_src *src, int line)
 	 * release stores, so that is what they are taken as unless a clause says.
 	 */
 	if (mark_src__has_word(src, line - 1, "relaxed"))
-		return KCSAND_ORDER_RELAXED;
+		return omp_relaxed_flushed(src, line);
 	if (mark_src__has_word(src, line - 1, "acquire"))
 		return KCSAND_ORDER_ACQUIRE;
 	if (mark_src__has_word(src, line - 1, "release"))

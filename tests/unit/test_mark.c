@@ -344,6 +344,42 @@ int main(void)
 		mark_src__free(src);
 	}
 
+	TEST(source_omp_atomic_relaxed_beside_a_flush) {
+		struct mark_src *src = mark_src__from_string(
+			"\tput();\n"					/* 1 */
+			"#pragma omp flush\n"				/* 2 */
+			"#pragma omp atomic write relaxed\n"		/* 3 */
+			"\tflag = 1;\n"				/* 4 */
+			"\ta();\n\tb();\n\tc();\n\td();\n"	/* 5-8 */
+			"\tdo {\n"					/* 9 */
+			"#pragma omp atomic read relaxed\n"		/* 10 */
+			"\t\tf = flag;\n"				/* 11 */
+			"\t} while (!f);\n"				/* 12 */
+			"#pragma omp flush\n"				/* 13 */
+			"\tget();\n"					/* 14 */
+			"\ta();\n\tb();\n\tc();\n"		/* 15-17 */
+			"#pragma omp atomic write relaxed\n"		/* 18 */
+			"\tflag = 2;\n"				/* 19 */
+			"\ta();\n\tb();\n\tc();\n\td();\n"	/* 20-23 */
+			"#pragma omp flush acquire\n"			/* 24 */
+			"#pragma omp atomic write relaxed\n"		/* 25 */
+			"\tflag = 3;\n"				/* 26 */
+			"\ta();\n\tb();\n\tc();\n\td();\n"	/* 27-30 */
+			"#pragma omp atomic read relaxed\n"		/* 31 */
+			"\tf = flag;\n"				/* 32 */
+			"#pragma omp flush release\n");		/* 33 */
+
+		ASSERT_TRUE(src, "source from a string");
+		ASSERT_EQ(mark_src__omp_atomic(src, 4), KCSAND_ORDER_RELEASE, "a flush before");
+		ASSERT_EQ(mark_src__omp_atomic(src, 11), KCSAND_ORDER_ACQUIRE, "a flush after");
+		ASSERT_EQ(mark_src__omp_atomic(src, 19), KCSAND_ORDER_RELAXED, "a flush too far");
+		ASSERT_EQ(mark_src__omp_atomic(src, 26), KCSAND_ORDER_RELAXED,
+			  "an acquire flush before is no release");
+		ASSERT_EQ(mark_src__omp_atomic(src, 32), KCSAND_ORDER_RELAXED,
+			  "a release flush after is no acquire");
+		mark_src__free(src);
+	}
+
 	TEST(source_omp_reduction) {
 		struct mark_src *src = mark_src__from_string(
 			"  #pragma omp for reduction(+ : total) nowait\n"
