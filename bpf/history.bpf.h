@@ -206,7 +206,7 @@ struct hb_thread {
 	struct hb_late late[HB_LATE];
 	struct hb_acq acq[HB_ACQS];
 	__u64 ahead_obj;	/* what a probe ahead published, until its RMW's release */
-	__u64 uregs;		/* its user registers (task_pt_regs()), seen at a uprobe */
+	__u64 uregs;		/* its user registers (task_pt_regs()), from its first late release */
 	__u32 late_next;
 	__u32 __pad3;
 	__u32 depth;		/* sync calls entered and not yet returned */
@@ -360,22 +360,6 @@ struct {
 	__type(key, __u32);			/* tid */
 	__type(value, struct hb_thread);
 } hb_threads SEC(".maps");
-
-/*
- * A thread's user registers, for another's hb_inflight_now(): a uprobe's
- * are its task's (task_pt_regs()), at an address fixed for its life.
- */
-static __always_inline void history_user_regs(struct pt_regs *ctx)
-{
-	__u32 tid = (__u32)bpf_get_current_pid_tgid();
-	struct hb_thread *t;
-
-	if (!hb_enabled)
-		return;
-	t = bpf_map_lookup_elem(&hb_threads, &tid);
-	if (t)
-		t->uregs = (__u64)ctx;
-}
 
 /* The clocks of threads that exited, for pthread_join(). */
 struct {

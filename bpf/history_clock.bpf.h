@@ -299,11 +299,14 @@ __noinline int hb_release(struct hb_thread *t, __u64 addr, int new_epoch)
  * The thread's last acquires, one entry per object, for hb_inflight(): an
  * object's latest acquire is enough, since one after the release it
  * missed would have found that release.  Objects never released too: the
- * release missed may be the object's first.
+ * release missed may be the object's first.  Its time is its event's
+ * start (hb_new_gen(), every acquire runs in one), not a clock read of its
+ * own: the value it acquired was read before its probe ran, so that start
+ * bounds the read as well, and it is one clock read less per acquire.
  */
 static __always_inline void hb_acq_note(struct hb_thread *t, __u64 addr)
 {
-	__u64 now = bpf_ktime_get_ns();
+	__u64 now = t->event_ns;
 	int oldest = 0;
 
 	for (int i = 0; i < HB_ACQS; i++) {
@@ -521,14 +524,15 @@ static __always_inline bool hb_settling(struct hb_thread *t)
 	return false;
 }
 
-static __always_inline void hb_new_gen(struct hb_thread *t)
+/* now: the event's program's start, which it times already (hb_time()): no second clock read. */
+static __always_inline void hb_new_gen(struct hb_thread *t, __u64 now)
 {
 	__u32 tgid = t->tgid, *v = bpf_map_lookup_elem(&hb_tgids, &tgid);
 	__u32 pgen = v ? *v : 0;
 
 	/* Every event starts here: the last two's times bound a locked RMW's (hb_late_note). */
 	t->prev_event_ns = t->event_ns;
-	t->event_ns = bpf_ktime_get_ns();
+	t->event_ns = now;
 
 	/* Its process let go after being held (hb_hold) counts as a resume too. */
 	if (t->gen == hb_gen && t->pgen == pgen) {
@@ -605,6 +609,13 @@ static __noinline int hb_release_locked(struct hb_thread *t, __u64 obj, __u32 si
 	if (!t)
 		return 0;
 	late = hb_late_note(t, obj, site_idx, probe_ip);
+	/*
+	 * Its user registers, for another thread's hb_inflight_now(), which
+	 * looks only at a thread with a late release: task_pt_regs() is fixed
+	 * for the task's life, so taken once, here, not at every uprobe hit.
+	 */
+	if (late && !t->uregs)
+		t->uregs = (__u64)bpf_task_pt_regs(bpf_get_current_task_btf());
 	hb_release(t, obj, 1);
 	/* Published now, not at the event's start: an acquire until here may have missed it. */
 	if (late)

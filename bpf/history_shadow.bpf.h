@@ -884,7 +884,7 @@ static __always_inline void history_access(void *ctx, struct pt_regs *regs, __u3
 	t = hb_self();
 	if (!t)
 		return;
-	hb_new_gen(t);
+	hb_new_gen(t, t0);
 	hb_settle(t);
 	scratch = bpf_map_lookup_elem(&hb_scratch, &zero);
 	if (!scratch)
@@ -948,7 +948,7 @@ static __always_inline void history_release_ahead(struct pt_regs *regs, __u32 si
 	t = hb_self();
 	if (!t)
 		return;
-	hb_new_gen(t);
+	hb_new_gen(t, t0);
 	hb_settle(t);
 	t->ahead_obj = site_address(site, regs, regs->ip + delta) & ~7ULL;
 	hb_release(t, t->ahead_obj, 0);

@@ -54,7 +54,7 @@ static __always_inline __u32 hb_fn_kind(struct hb_thread *t, __u64 fn)
 	return kind ? *kind : 0;
 }
 
-static __always_inline struct hb_thread *hb_sync_thread(void)
+static __always_inline struct hb_thread *hb_sync_thread(__u64 now)
 {
 	struct hb_thread *t;
 
@@ -63,7 +63,7 @@ static __always_inline struct hb_thread *hb_sync_thread(void)
 	t = hb_self();
 	if (!t)
 		return NULL;
-	hb_new_gen(t);
+	hb_new_gen(t, now);
 	hb_settle(t);
 	hb_count(KCSAND_HB_CTR_SYNC_OPS);
 	return t;
@@ -307,7 +307,7 @@ int kcsand_hb_entry(struct pt_regs *ctx)
 		hb_time(KCSAND_HB_CTR_SYNC_NS, t0);
 		return 0;
 	}
-	t = hb_sync_thread();
+	t = hb_sync_thread(t0);
 	if (!t)
 		return 0;
 	switch (op) {
@@ -552,7 +552,7 @@ int kcsand_hb_return(struct pt_regs *ctx)
 {
 	__u32 op = (__u32)bpf_get_attach_cookie(ctx);
 	__u64 t0 = bpf_ktime_get_ns();
-	struct hb_thread *t = hb_sync_thread();
+	struct hb_thread *t = hb_sync_thread(t0);
 
 	if (t) {
 		hb_return(ctx, t, op);
@@ -611,7 +611,7 @@ int BPF_PROG(kcsand_hb_fork, struct task_struct *parent, struct task_struct *chi
 	if (!p)
 		return 0;
 	/* Its creator may return from a call entered unseen: the child gets what it acquired. */
-	hb_new_gen(p);
+	hb_new_gen(p, bpf_ktime_get_ns());
 	hb_settle(p);
 	hb_count(KCSAND_HB_CTR_SYNC_OPS);
 	hb_forget_stack(child, ctgid);
@@ -663,7 +663,7 @@ int BPF_PROG(kcsand_hb_signal_send, int sig, struct kernel_siginfo *info, struct
 	if ((unsigned long)info <= 1 || BPF_CORE_READ(info, si_code) > 0 ||
 	    BPF_CORE_READ(task, tgid) != tgid)
 		return 0;
-	t = hb_sync_thread();
+	t = hb_sync_thread(bpf_ktime_get_ns());
 	if (t)
 		hb_release(t, HB_OBJ_SIGNAL(sig), 1);
 	return 0;
@@ -673,7 +673,7 @@ int BPF_PROG(kcsand_hb_signal_send, int sig, struct kernel_siginfo *info, struct
 SEC("tp_btf/signal_deliver")
 int BPF_PROG(kcsand_hb_signal_take, int sig, struct kernel_siginfo *info, struct k_sigaction *ka)
 {
-	struct hb_thread *t = hb_sync_thread();
+	struct hb_thread *t = hb_sync_thread(bpf_ktime_get_ns());
 
 	if (t)
 		hb_acquire(t, HB_OBJ_SIGNAL(sig));

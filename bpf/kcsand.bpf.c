@@ -61,7 +61,6 @@ static __always_inline int on_user_access(struct pt_regs *ctx)
 	__u32 site = (__u32)cookie;
 
 	history_find();
-	history_user_regs(ctx);
 	if (site & KCSAND_COOKIE_AHEAD) {
 		if (traced())
 			history_release_ahead(ctx, site & ~KCSAND_COOKIE_AHEAD, (__s32)(cookie >> 32));
