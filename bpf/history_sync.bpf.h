@@ -347,8 +347,8 @@ int kcsand_hb_entry(struct pt_regs *ctx)
 		a0 = hb_fd_entry(t, op, a0);
 		break;
 	case KCSAND_HB_OMP_FN:
-		/* Probed at the function's entry: ip is the function. */
-		a0 = PT_REGS_IP(ctx);
+		/* At its entry, or after a locked first insn, its length in the cookie's top half. */
+		a0 = PT_REGS_IP(ctx) - (bpf_get_attach_cookie(ctx) >> 32);
 		a1 = hb_task_fn_entry(ctx, t, a0);
 		break;
 	}
