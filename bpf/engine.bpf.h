@@ -403,6 +403,11 @@ static __always_inline int wp_arm(const struct hit *hit, struct watch *w)
 	if (!w->info)
 		return -1;
 	w->t_start = bpf_ktime_get_ns();
+	/* Kernel mode: the CPU still rests from its last stall (include/kcsand.h). */
+	if (!hit->user && w->t_start < *(volatile __u64 *)&hit->percpu->rest_until_ns) {
+		counter_add(KCSAND_CTR_STALL_RESTS, 1);
+		return -1;
+	}
 	if (!stall_allowed(hit, hit->percpu, w->t_start)) {
 		counter_add(KCSAND_CTR_STALL_BUDGET, 1);
 		return -1;
@@ -527,7 +532,7 @@ static __always_inline int wp_learned_since(const struct hit *hit, const struct 
 /* Disarm; report a consumed watchpoint before freeing its slot, or a change nobody claimed. */
 static __always_inline void wp_disarm(const struct hit *hit, struct watch *w)
 {
-	__u64 *word = slot_word(w->slot);
+	__u64 *word = slot_word(w->slot), end;
 	int consumed = __sync_val_compare_and_swap(word, w->wp, 0) != w->wp;
 
 	if (consumed && wp_await_record(hit, w) == 0) {
@@ -548,7 +553,14 @@ static __always_inline void wp_disarm(const struct hit *hit, struct watch *w)
 		emit_report(hit, NULL, 0, w->value_change, 1, w->old, w->cur);
 	}
 	counter_add(KCSAND_CTR_USED_WATCHPOINTS, -1);
-	__sync_fetch_and_add(&hit->percpu->stalled_ns, bpf_ktime_get_ns() - w->t_start);
+	end = bpf_ktime_get_ns();
+	__sync_fetch_and_add(&hit->percpu->stalled_ns, end - w->t_start);
+	if (!hit->user) {
+		/* Its interrupts were off: the CPU gets them back for three times as long. */
+		__sync_lock_test_and_set(&hit->percpu->rest_until_ns,
+					 end + (end - w->t_start) * KCSAND_KERNEL_STALL_REST);
+		counter_add(KCSAND_CTR_KERNEL_STALL_US, (end - w->t_start) / 1000);
+	}
 	if (!w->old_ok || !w->cur_ok)
 		counter_add(KCSAND_CTR_READ_FAULTS, 1);
 }

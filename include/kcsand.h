@@ -283,6 +283,10 @@ struct kcsand_report {
 	X(STALL_BUDGET, stall_budget_exhausted)				\
 	/* kernel stalls cut to KCSAND_KERNEL_WAIT_MAX_US */		\
 	X(STALLS_CLAMPED, stalls_clamped)				\
+	/* kernel watchpoints not set: the CPU was resting from its last stall */ \
+	X(STALL_RESTS, stall_rests)					\
+	/* µs kernel watchers stalled, interrupts off */		\
+	X(KERNEL_STALL_US, kernel_stall_us)				\
 	/* kernel hits left alone: the daemon's heartbeat was stale */	\
 	X(HEARTBEAT_MISSED, heartbeat_missed)				\
 	/* kernel hits left alone: they came under an NMI */		\
@@ -304,13 +308,15 @@ enum kcsand_counter {
 
 /*
  * Per-CPU engine state (a per-CPU array of one): KCSAN's kcsan_skip, the
- * hit count the daemon sums for statistics, and the stall budget's window.
+ * hit count the daemon sums for statistics, the stall budget's window, and
+ * in kernel mode the end of the rest after the last stall.
  */
 struct kcsand_cpu_state {
 	__s64 skip;
 	__u64 hits;
 	__u64 window_start_ns;
 	__u64 stalled_ns;
+	__u64 rest_until_ns;
 };
 
 /*
@@ -338,9 +344,20 @@ struct kcsand_params {
  * delay, the wait for a consumer's value change, for its record) is at most
  * KCSAND_KERNEL_WAIT_MAX_US, and a CPU stalls at most
  * KCSAND_KERNEL_STALL_BUDGET_MAX_US per second.
+ *
+ * The per-second budget alone lets a CPU stall back to back, its interrupts
+ * off for half a second, while its tick, its timers and the other CPUs'
+ * IPIs wait (issue 21: at scale, with placements on hot timer and perf
+ * code, the test guest's RCU stall detector saw a CPU take no tick for
+ * 21 s).  So after a stall of d, a CPU rests KCSAND_KERNEL_STALL_REST * d
+ * before its next watchpoint: its interrupts are on at least three quarters
+ * of any stretch of time (up to the last stall), and no stall follows
+ * another closer than three times its length, so a tick (4 ms at HZ=250)
+ * is never held more than one stall's length.
  */
 #define KCSAND_KERNEL_WAIT_MAX_US		1000
 #define KCSAND_KERNEL_STALL_BUDGET_MAX_US	500000
+#define KCSAND_KERNEL_STALL_REST		3
 
 /*
  * The daemon's heartbeat: kernel mode's engine writes CLOCK_MONOTONIC
@@ -660,7 +677,7 @@ _Static_assert(sizeof(struct kcsand_ustack) == 168 + KCSAND_USTACK_SIZE, "struct
 _Static_assert(sizeof(struct kcsand_report) == 104 + 2 * sizeof(struct kcsand_access),
 	       "struct kcsand_report layout");
 _Static_assert(sizeof(struct kcsand_params) == 52, "struct kcsand_params layout");
-_Static_assert(sizeof(struct kcsand_cpu_state) == 32, "struct kcsand_cpu_state layout");
+_Static_assert(sizeof(struct kcsand_cpu_state) == 40, "struct kcsand_cpu_state layout");
 #endif
 
 #endif /* KCSAND_H */

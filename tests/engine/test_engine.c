@@ -423,6 +423,75 @@ static void test_kernel_ceilings(void)
 	}
 }
 
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+/* The latest end of a rest over every CPU's state (include/kcsand.h, KCSAND_KERNEL_STALL_REST). */
+static uint64_t rest_until(void)
+{
+	int n = libbpf_num_possible_cpus(), fd = bpf_map__fd(skel->maps.cpu_state);
+	struct kcsand_cpu_state st[n > 0 ? n : 1];
+	uint64_t until = 0;
+	__u32 zero = 0;
+
+	if (bpf_map_lookup_elem(fd, &zero, st))
+		return 0;
+	for (int i = 0; i < n; i++)
+		until = st[i].rest_until_ns > until ? st[i].rest_until_ns : until;
+	return until;
+}
+
+static void set_rest_until(uint64_t until_ns)
+{
+	int n = libbpf_num_possible_cpus(), fd = bpf_map__fd(skel->maps.cpu_state);
+	struct kcsand_cpu_state st[n > 0 ? n : 1];
+	__u32 zero = 0;
+
+	for (int i = 0; i < n; i++)
+		st[i] = (struct kcsand_cpu_state){ .rest_until_ns = until_ns };
+	bpf_map_update_elem(fd, &zero, st, BPF_ANY);
+}
+
+/*
+ * Kernel mode: after a stall of d the CPU sets no watchpoint for 3d.  The
+ * rest's end is read rather than timed: a second check within 3 ms would
+ * depend on the host's load.
+ */
+static void test_stall_rest(void)
+{
+	TEST(kernel_stall_is_followed_by_a_rest) {
+		uint64_t before;
+
+		reset();
+		set_stalled(0);
+		skel->bss->in.user = 0;
+		skel->data->params.udelay_task = 1000;
+		ASSERT_EQ(ARM(&mem[0], 8, W, 0), 0, "kernel watcher arms");
+		STALL(&mem[0], 8, W, 0);
+		before = now_ns();
+		DISARM(&mem[0], 8, W, 0);
+		if (rest_until() < before + 3 * 1000000ull)
+			ASSERT__FAIL("a stall of 1 ms or more rests 3 ms or more: the rest ends "
+				     "%lld ns after the disarm began",
+				     (long long)(rest_until() - before));
+		if (counter(KCSAND_CTR_KERNEL_STALL_US) < 1000)
+			ASSERT__FAIL("kernel_stall_us %llu for a stall of 1 ms or more",
+				     (unsigned long long)counter(KCSAND_CTR_KERNEL_STALL_US));
+		set_rest_until(now_ns() + 10000000000ull);
+		ASSERT_EQ(ARM(&mem[0], 8, W, 0), -1, "kernel watcher arms while its CPU rests");
+		ASSERT_EQ(counter(KCSAND_CTR_STALL_RESTS), 1, "stall_rests");
+		skel->bss->in.user = 1;
+		ASSERT_EQ(ARM(&mem[0], 8, W, 0), 0, "user watcher arms meanwhile (control)");
+		DISARM(&mem[0], 8, W, 0);
+		set_stalled(0);
+	}
+}
+
 /* step(), on CPU 0: the data breakpoints' other CPU is then CPU 1. */
 static int step_on_cpu0(struct bpf_program *prog, const volatile void *addr, uint32_t size,
 			uint32_t type)
@@ -535,6 +604,7 @@ int main(void)
 	test_stacks();
 	test_spin();
 	test_kernel_ceilings();
+	test_stall_rest();
 	test_pairs();
 	ring_buffer__free(rb);
 	engine_test_bpf__destroy(skel);

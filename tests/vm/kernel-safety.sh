@@ -5,7 +5,8 @@
 # (tests/vm/kcsan-vm) with the racy module tests/kmod/kcsan_race and the vmlinux's
 # DWARF (linux-image-RELEASE-dbg, installed when missing); the guest side is
 # tests/vm/safety-steps.sh, which says what each step does.  Checked here: every
-# stall clamped whatever the parameters, no check while kcsanctl is stopped, a CPU
+# stall clamped and followed by a rest three times its length whatever the
+# parameters, no check while kcsanctl is stopped, a CPU
 # brought online sampled, a debug register left free, KCSAN's uninstrumented code
 # left out (and back in on request), src: from the source root, the marking cache
 # kept between boots (and an unwritable one said), nothing left after SIGKILL, and
@@ -55,6 +56,23 @@ if ran ceiling && [ "$(kv ceiling stalls_clamped)" -gt 0 ] 2>/dev/null &&
 	echo "     setup_watchpoints $(kv ceiling setup_watchpoints), stalls_clamped $(kv ceiling stalls_clamped)"
 else
 	fail stall_ceiling_in_bpf "exit $(step_status ceiling); $(summary ceiling | grep -oE '(setup_watchpoints|stalls_clamped): [0-9]+' | tr '\n' ' ')"
+fi
+
+# Interrupts-off time bounded whatever the parameters (include/kcsand.h,
+# KCSAND_KERNEL_STALL_REST): after each stall the CPU rests three times as long,
+# so the kernel stalled at most a quarter of each of the guest's 2 CPUs' time
+# (the step's wall seconds, start-up included, bound its sampling time), plus one
+# last stall of at most 3 clamped waits a CPU; and the hot racing pair met the
+# rest (stall_rests).  Without the rule both counters are missing, and a CPU may
+# stall half of every second back to back.
+secs=$(awk '$1 == "ceiling" { printf "%d\n", $2 + 1 }' "$out/step-times" 2>/dev/null)
+stall=$(kv ceiling kernel_stall_us) rests=$(kv ceiling stall_rests)
+if ran ceiling && [ -n "$secs" ] && [ "${rests:-0}" -gt 0 ] 2>/dev/null &&
+   [ "${stall:-x}" -le $(( secs * 1000000 * 2 / 4 + 2 * 3000 )) ] 2>/dev/null; then
+	ok stalls_rest_three_times_their_length
+	echo "     kernel_stall_us $stall in ${secs} s on 2 CPUs, stall_rests $rests"
+else
+	fail stalls_rest_three_times_their_length "exit $(step_status ceiling); ${secs:-?} s, kernel_stall_us ${stall:-none}, stall_rests ${rests:-none}"
 fi
 
 # A stopped daemon's probes check nothing: hits counted as heartbeat_missed.

@@ -10,7 +10,8 @@
 # seconds to step-times (tests/vm/steps-lib.sh):
 #   ceiling    breakpoints over the racy pair with --udelay-task 100000 and
 #              stall_budget_us=0, until the first report: the BPF side clamps every
-#              stall (stalls_clamped);
+#              stall (stalls_clamped) and makes the CPU rest three times as long
+#              after it (stall_rests, kernel_stall_us);
 #   heartbeat  kprobes over the module, kcsanctl stopped (SIGSTOP) for 4 s in the
 #              middle of a round: its probes check nothing meanwhile (heartbeat_missed);
 #   hotplug    CPU 1 offline at the start, brought online during a breakpoint run:
