@@ -702,21 +702,23 @@ static int start_kbp(struct engine *e)
 	struct kcsand_bpf *skel;
 	uint64_t *addr;
 	uint32_t *site;
+	struct kbp_fn *fn;	/* a site's function: evidence */
 	int err = engine_late_skel(e, "kcsand_kxbp", "code-breakpoint sampling", &skel);
 
 	if (err)
 		return err;
 	addr = malloc(total * sizeof(*addr));
 	site = malloc(total * sizeof(*site));
+	fn = malloc(total * sizeof(*fn));
 	err = -ENOMEM;
 
 	/* Where a trap is timed; without it the budget counts checks and moves only. */
 	if (e->ksyms)
 		ksyms__vmlinux_addr(e->ksyms, "__x64_sys_getppid", &ko.calib_addr);
 
-	if (addr && site && ko.nregs >= 2 && e->opts.params.v[PARAM_PAIR_WAIT_US])
+	if (addr && site && fn && ko.nregs >= 2 && e->opts.params.v[PARAM_PAIR_WAIT_US])
 		start_pairs(e, &ko);
-	if (addr && site) {
+	if (addr && site && fn) {
 		for (size_t i = 0; i < e->nr_objs; i++) {
 			const struct engine_object *eo = &e->objs[i];
 
@@ -724,9 +726,11 @@ static int start_kbp(struct engine *e)
 				continue;
 			for (size_t j = 0; j < eo->obj->sites.n; j++) {
 				const struct site *st = &eo->obj->sites.v[j];
+				const struct elf_func *f = &eo->obj->funcs[st->func];
 
-				if (kbp_excluded(eo->obj->funcs[st->func].name, &nmi, &machinery))
+				if (kbp_excluded(f->name, &nmi, &machinery))
 					continue;
+				fn[n] = (struct kbp_fn){ f->vaddr, f->vaddr + f->size };
 				addr[n] = st->vaddr;
 				site[n++] = eo->first + j;
 			}
@@ -736,7 +740,7 @@ static int start_kbp(struct engine *e)
 		if (machinery)
 			pr_warn("breakpoints: %zu sites in the code that moves breakpoints "
 				"(*hw_breakpoint*, *dr_addr_mask*, *debugreg*) left out\n", machinery);
-		err = n ? kbp__new(skel, addr, site, n, &ko, &e->kbp) : -ENOENT;
+		err = n ? kbp__new(skel, addr, site, fn, n, &ko, &e->kbp) : -ENOENT;
 	}
 	if (!err) {
 		struct kbp_stats st;
@@ -747,6 +751,7 @@ static int start_kbp(struct engine *e)
 	}
 	free(addr);
 	free(site);
+	free(fn);
 	return err;
 }
 

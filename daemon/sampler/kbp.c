@@ -25,6 +25,14 @@
  * that dead code costs the cycle less and live code comes round sooner; a
  * fire gives it every pass again.
  *
+ * Evidence.  At subsystem scale the cycle is hours long and most of its
+ * sites never run, so three turns in four go where code runs (kbp.h): the
+ * warm queue holds the sites, not yet run, of each function that a
+ * cpu-clock sample landed in (kip.c) or whose first site fired; the live
+ * list holds every site that fired, each placed again in turn, for the
+ * checks a race needs.  A site enters the warm queue once; one that times
+ * out there is left to the cycle, which still has every fourth turn.
+ *
  * The budget.  Once a second the lead measures what sampling cost (the
  * moves, the checks' BPF time with their stalls, and the traps, at the cost
  * calibrated at start) against the CPU time that elapsed (the wall clock
@@ -46,6 +54,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "kbp.h"
+#include "kip.h"
 #include "ksampler.h"
 #include "kcsand.h"
 #include "kcsand.skel.h"
@@ -59,6 +68,12 @@
 /* The checks of one placement are at least a tick over this apart (spread, not a burst). */
 #define KBP_CHECK_SPREAD	4
 #define KBP_COVERAGE_NS		60000000000ull
+/*
+ * Kernel IP samples a second and CPU, for the evidence: a few hundred find
+ * a workload's functions within seconds, and cost a timer interrupt each
+ * (counted in the budget at a trap's cost).
+ */
+#define KBP_IP_HZ		250
 
 /* seen[] bits of a site. */
 enum {
@@ -66,6 +81,7 @@ enum {
 	SEEN_REFUSED = 2,	/* the kernel would not break there */
 	SEEN_RAN = 4,		/* it trapped in a placement: the code ran */
 	SEEN_CHECKED = 8,	/* a trap of it ran the check */
+	SEEN_WARM = 16,		/* its function ran: it went to the warm queue */
 };
 
 /* One CPU: its events, one per register, and the thread that moves them. */
@@ -81,6 +97,7 @@ struct kbp_cpu {
 	_Atomic bool down;		/* went offline: its mover stops */
 	bool pinned;			/* the mover runs on this CPU: local moves */
 	bool parked[KCSAND_KXBP_SLOTS];	/* disabled: the budget took the register away */
+	struct kip_ring ip;		/* its kernel IP samples (fd -1: none) */
 	_Atomic uint64_t moves, move_ns;	/* written by the mover, read for stats */
 };
 
@@ -89,11 +106,13 @@ struct kbp_reg {
 	uint64_t gen;			/* bumped at each placement; 0: none (parked) */
 	uint32_t i;			/* the site, an index of addr[] */
 	uint64_t since_ns;		/* placed at */
+	enum kbp_source from;		/* where its site came from */
+	unsigned int ticks;		/* its timeout, in ticks */
 };
 
 /* The budget's view of the last interval (the lead only). */
 struct kbp_control {
-	uint64_t t_ns, hits, checked, bpf_ns, move_ns;
+	uint64_t t_ns, hits, checked, bpf_ns, move_ns, ips;
 	bool primed;
 };
 
@@ -101,6 +120,9 @@ struct kbp_control {
 struct kbp_tally {
 	_Atomic uint64_t placements, fired, timeouts;
 	_Atomic size_t ran, checked;		/* sites, at least once */
+	_Atomic uint64_t from[KBP_SOURCES], fired_from[KBP_SOURCES];	/* placements by source */
+	_Atomic uint64_t ips;			/* kernel IP samples read */
+	size_t warm_fns;			/* functions seen running */
 	size_t ran_then, checked_then;		/* at the last coverage line */
 	uint64_t coverage_ns;			/* its time */
 	unsigned int minute;
@@ -115,6 +137,17 @@ struct kbp {
 	uint8_t *misses;		/* timeouts in a row, up to KBP_MAX_MISSES (the lead only) */
 	_Atomic uint8_t *seen;		/* SEEN_* */
 	size_t n;
+	/* The evidence (the lead only; kbp.h): functions, the warm queue, the live list. */
+	struct kbp_fnrec *fns;		/* sorted by start; NULL: no functions given */
+	size_t nfns;
+	uint32_t *fid;			/* a site's function, an index of fns[] */
+	uint32_t *byfn;			/* site indices by function: fns[f].first, .count */
+	uint8_t *fwarm;			/* a function's sites went to the warm queue */
+	uint32_t *warm;			/* a FIFO of n: a site enters it once (SEEN_WARM) */
+	size_t warm_head, warm_tail;
+	uint32_t *live;			/* the sites that fired, in the order they first did */
+	size_t nlive, live_cur;
+	uint64_t picks;			/* placements chosen (kbp_policy__source's turns) */
 	struct perf_event_attr attr;	/* as opened: MODIFY_ATTRIBUTES wants it unchanged but bp_addr */
 	struct kbp_cpu cpu[KBP_MAX_CPUS];	/* every CPU the machine may bring online */
 	struct kbp_cpu *lead;		/* its mover places, runs the budget and the hotplug scan */
@@ -139,6 +172,12 @@ struct kbp {
 	pthread_cond_t wake;
 	bool sync;			/* lock and wake initialized */
 	bool stop;
+};
+
+/* A function of the evidence: its range, and its sites in byfn[]. */
+struct kbp_fnrec {
+	uint64_t start, end;
+	uint32_t first, count;
 };
 
 static void shuffle(struct kbp *k)
@@ -190,6 +229,7 @@ static int all_cpus(struct kbp *k)
 		kc->online = cpu_online((int)c);
 		up += kc->online;
 		memset(kc->fd, -1, sizeof(kc->fd));
+		kc->ip.fd = -1;
 	}
 	return up ? 0 : -ENODEV;
 }
@@ -367,7 +407,9 @@ static void control(struct kbp *k, uint64_t now)
 		ctl->primed = true;
 		goto out;
 	}
-	probes = (double)(bpf_ns - ctl->bpf_ns) + (double)(hits - ctl->hits) * k->trap_ns;
+	/* An IP sample is a timer interrupt: about a trap's cost. */
+	probes = (double)(bpf_ns - ctl->bpf_ns) +
+		 (double)(hits - ctl->hits + k->tally.ips - ctl->ips) * k->trap_ns;
 	cost = probes + (double)(move_ns - ctl->move_ns);
 	share = elapsed > 0 ? cost / elapsed : 0;
 	k->overhead_ppm = share < 1e6 ? (uint64_t)(share * 1e6) : (uint64_t)1e12;
@@ -388,6 +430,7 @@ out:
 	ctl->checked = checked;
 	ctl->bpf_ns = bpf_ns;
 	ctl->move_ns = move_ns;
+	ctl->ips = k->tally.ips;
 }
 
 /*
@@ -396,14 +439,19 @@ out:
  * site its own pass, by its index, so that dead sites do not all come back
  * at once).
  */
-static bool placeable(const struct kbp *k, uint32_t i)
+static bool free_site(const struct kbp *k, uint32_t i)
 {
 	if (k->seen[i] & SEEN_REFUSED)
 		return false;
 	for (unsigned int r = 0; r < k->nregs; r++)
 		if (k->reg[r].gen && k->reg[r].i == i)
 			return false;
-	return kbp_policy__due(k->misses[i], k->passes, i);
+	return true;
+}
+
+static bool placeable(const struct kbp *k, uint32_t i)
+{
+	return free_site(k, i) && kbp_policy__due(k->misses[i], k->passes, i);
 }
 
 /* The next site of the cycle that may be placed, reshuffling at each pass; -1: none. */
@@ -424,6 +472,95 @@ static long next_site(struct kbp *k)
 	return -1;
 }
 
+/* Function f ran: its sites not yet run to the warm queue, once. */
+static void warm_fn(struct kbp *k, uint32_t f)
+{
+	const struct kbp_fnrec *fr = &k->fns[f];
+
+	if (k->fwarm[f])
+		return;
+	k->fwarm[f] = 1;
+	k->tally.warm_fns++;
+	for (uint32_t j = 0; j < fr->count; j++) {
+		uint32_t i = k->byfn[fr->first + j];
+
+		/* Each site once, so the ring of n never overruns. */
+		if (!(k->seen[i] & (SEEN_RAN | SEEN_REFUSED)) && mark_site(k, i, SEEN_WARM))
+			k->warm[k->warm_tail++ % k->n] = i;
+	}
+}
+
+/* A kernel IP sample: the function it fell in, if it is one of ours, ran. */
+static void ip_seen(void *ctx, uint64_t ip)
+{
+	struct kbp *k = ctx;
+	size_t lo = 0, hi = k->nfns;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (k->fns[mid].start <= ip)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo && ip < k->fns[lo - 1].end)
+		warm_fn(k, lo - 1);
+}
+
+/* Each tick, from the lead: the IP samples of every CPU since the last. */
+static void drain_ips(struct kbp *k)
+{
+	for (unsigned int c = 0; c < k->ncpus; c++)
+		if (k->cpu[c].ip.fd >= 0)
+			k->tally.ips += kip__drain(&k->cpu[c].ip, ip_seen, k);
+}
+
+/* The warm queue's next site that has still not run and is free; -1: none. */
+static long next_warm(struct kbp *k)
+{
+	while (k->warm_head < k->warm_tail) {
+		uint32_t i = k->warm[k->warm_head++ % k->n];
+
+		if (!(k->seen[i] & SEEN_RAN) && free_site(k, i))
+			return i;
+	}
+	return -1;
+}
+
+/* The live list's next free site, in turn; -1: none. */
+static long next_live(struct kbp *k)
+{
+	for (size_t t = 0; t < k->nlive; t++) {
+		uint32_t i = k->live[k->live_cur++ % k->nlive];
+
+		if (free_site(k, i))
+			return i;
+	}
+	return -1;
+}
+
+/* The next placement's site and its source (kbp_policy__source); -1: none. */
+static long choose_site(struct kbp *k, enum kbp_source *from)
+{
+	bool have[KBP_SOURCES] = { true, k->warm_head < k->warm_tail, k->nlive > 0 };
+	uint64_t pick = k->picks++;
+
+	for (;;) {
+		int s = kbp_policy__source(pick, have);
+		long i;
+
+		if (s < 0)
+			return -1;
+		i = s == KBP_CYCLE ? next_site(k) : s == KBP_WARM ? next_warm(k) : next_live(k);
+		if (i >= 0) {
+			*from = s;
+			return i;
+		}
+		have[s] = false;
+	}
+}
+
 /* Register r's placement ended: what it saw of its site. */
 static void end_placement(struct kbp *k, unsigned int r, uint64_t hits, uint64_t checks)
 {
@@ -431,11 +568,17 @@ static void end_placement(struct kbp *k, unsigned int r, uint64_t hits, uint64_t
 	struct kbp_tally *t = &k->tally;
 
 	t->placements++;
+	t->from[k->reg[r].from]++;
 	if (hits) {
 		t->fired++;
+		t->fired_from[k->reg[r].from]++;
 		k->misses[i] = 0;
-		if (mark_site(k, i, SEEN_RAN))
+		if (mark_site(k, i, SEEN_RAN)) {
 			t->ran++;
+			k->live[k->nlive++] = i;
+			if (k->fns)
+				warm_fn(k, k->fid[i]);	/* its function's other sites run too */
+		}
 	} else {
 		t->timeouts++;
 		if (k->misses[i] < KBP_MAX_MISSES)
@@ -449,10 +592,16 @@ static void end_placement(struct kbp *k, unsigned int r, uint64_t hits, uint64_t
 	}
 }
 
-/* Put register r on site i (the movers follow its generation). */
-static void place(struct kbp *k, unsigned int r, uint32_t i, uint64_t now)
+/*
+ * Put register r on site i, from source `from` (the movers follow its
+ * generation).  A site with no evidence of running waits fewer ticks.
+ */
+static void place(struct kbp *k, unsigned int r, uint32_t i, enum kbp_source from, uint64_t now)
 {
-	k->reg[r] = (struct kbp_reg){ .gen = ++k->gens, .i = i, .since_ns = now };
+	bool known = from != KBP_CYCLE || (k->seen[i] & (SEEN_RAN | SEEN_WARM));
+
+	k->reg[r] = (struct kbp_reg){ .gen = ++k->gens, .i = i, .since_ns = now, .from = from,
+				      .ticks = known ? KBP_TIMEOUT_TICKS : KBP_COLD_TICKS };
 	if (mark_site(k, i, SEEN_PLACED))
 		k->sampled++;
 }
@@ -464,12 +613,12 @@ static void place(struct kbp *k, unsigned int r, uint32_t i, uint64_t now)
  */
 static bool schedule(struct kbp *k, uint64_t now)
 {
-	uint64_t timeout = kbp_policy__timeout_ns(k->period_ns);
 	bool changed = false;
 
 	for (unsigned int r = 0; r < k->nregs; r++) {
 		struct kbp_reg *g = &k->reg[r];
-		uint64_t hits = 0, checks = 0;
+		uint64_t hits = 0, checks = 0, timeout = kbp_policy__timeout_ns(k->period_ns, g->ticks);
+		enum kbp_source from = g->from;
 		long i;
 
 		if (g->gen)
@@ -486,11 +635,11 @@ static bool schedule(struct kbp *k, uint64_t now)
 		if (g->gen)
 			end_placement(k, r, hits, checks);
 		g->gen = 0;	/* its site may come round again at once in a small cycle */
-		i = next_site(k);
+		i = choose_site(k, &from);
 		changed = true;
 		if (i < 0 && (k->seen[g->i] & SEEN_REFUSED))
 			continue;	/* nothing left to place: parked */
-		place(k, r, i < 0 ? g->i : (uint32_t)i, now);
+		place(k, r, i < 0 ? g->i : (uint32_t)i, from, now);
 	}
 	return changed;
 }
@@ -506,6 +655,12 @@ static void print_coverage(struct kbp *k, const char *when)
 		t->checked - t->checked_then, k->n, (unsigned long long)t->placements,
 		(unsigned long long)t->fired, (unsigned long long)t->timeouts,
 		(unsigned long long)k->passes);
+	pr_info("breakpoints: evidence, %s: %zu functions seen running (%llu IP samples); "
+		"placements from the cycle %llu (%llu fired), warm %llu (%llu), live %llu (%llu)\n",
+		when, t->warm_fns, (unsigned long long)t->ips,
+		(unsigned long long)t->from[KBP_CYCLE], (unsigned long long)t->fired_from[KBP_CYCLE],
+		(unsigned long long)t->from[KBP_WARM], (unsigned long long)t->fired_from[KBP_WARM],
+		(unsigned long long)t->from[KBP_LIVE], (unsigned long long)t->fired_from[KBP_LIVE]);
 	t->ran_then = t->ran;
 	t->checked_then = t->checked;
 }
@@ -560,11 +715,14 @@ static int cpu_up(struct kbp *k, struct kbp_cpu *c)
 			park(c, r);
 	}
 	c->down = false;
+	if (!err && k->fns)
+		kip__open(&c->ip, c->cpu, KBP_IP_HZ);	/* none: its evidence is the fires' */
 	if (!err)
 		err = -pthread_create(&c->mover, NULL, mover, c);
 	if (err) {
 		for (unsigned int r = 0; r < KCSAND_KXBP_SLOTS; r++)
 			close_event(c, r);
+		kip__close(&c->ip);
 		pr_warn("breakpoints: CPU %d came online but cannot be sampled: %s\n", c->cpu,
 			strerror(-err));
 		return err;
@@ -588,6 +746,7 @@ static void cpu_down(struct kbp *k, struct kbp_cpu *c)
 	}
 	for (unsigned int r = 0; r < KCSAND_KXBP_SLOTS; r++)
 		close_event(c, r);
+	kip__close(&c->ip);
 	pr_warn("breakpoints: CPU %d went offline\n", c->cpu);
 }
 
@@ -685,6 +844,7 @@ static void *mover(void *arg)
 		}
 		if (c != k->lead)
 			continue;
+		drain_ips(k);
 		if (k->o.budget > 0)
 			control(k, clock__now_ns());
 		scan_hotplug(k, clock__now_ns());
@@ -704,7 +864,7 @@ static int open_reg(struct kbp *k, unsigned int r)
 			if (k->cpu[c].online)
 				err = open_event(k, &k->cpu[c], r, i);
 		if (!err) {
-			place(k, r, i, clock__now_ns());
+			place(k, r, i, KBP_CYCLE, clock__now_ns());
 			for (unsigned int c = 0; c < k->ncpus; c++)
 				k->cpu[c].gen[r] = k->reg[r].gen;
 			return 0;
@@ -813,8 +973,67 @@ static int start_movers(struct kbp *k)
 	return 0;
 }
 
-int kbp__new(struct kcsand_bpf *skel, const uint64_t *addr, const uint32_t *site, size_t n,
-	     const struct kbp_opts *o, struct kbp **out)
+/* By function start, then by index: a function's sites together, in their order. */
+static int by_fn(const void *a, const void *b, void *arg)
+{
+	const struct kbp_fn *fn = arg;
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	if (fn[x].start != fn[y].start)
+		return fn[x].start < fn[y].start ? -1 : 1;
+	return x < y ? -1 : x > y;
+}
+
+/* The functions of the evidence, from each site's (none when fn is NULL); -ENOMEM. */
+static int index_functions(struct kbp *k, const struct kbp_fn *fn)
+{
+	if (!fn)
+		return 0;
+	k->fns = malloc(k->n * sizeof(*k->fns));
+	k->fid = malloc(k->n * sizeof(*k->fid));
+	k->byfn = malloc(k->n * sizeof(*k->byfn));
+	k->fwarm = calloc(k->n, 1);
+	if (!k->fns || !k->fid || !k->byfn || !k->fwarm)
+		return -ENOMEM;
+	for (size_t i = 0; i < k->n; i++)
+		k->byfn[i] = i;
+	qsort_r(k->byfn, k->n, sizeof(*k->byfn), by_fn, (void *)fn);
+	for (size_t j = 0; j < k->n; j++) {
+		uint32_t i = k->byfn[j];
+
+		if (!k->nfns || fn[i].start != k->fns[k->nfns - 1].start)
+			k->fns[k->nfns++] = (struct kbp_fnrec){ .start = fn[i].start,
+								.end = fn[i].end, .first = j };
+		k->fns[k->nfns - 1].count++;
+		k->fid[i] = k->nfns - 1;
+	}
+	return 0;
+}
+
+/*
+ * Each online CPU's IP sampler, when there are functions to find; said when
+ * there is none: then only the sites' own fires are evidence.
+ */
+static void open_ips(struct kbp *k)
+{
+	int err = 0, opened = 0;
+
+	if (!k->fns)
+		return;
+	for (unsigned int c = 0; c < k->ncpus; c++) {
+		int e = k->cpu[c].online ? kip__open(&k->cpu[c].ip, k->cpu[c].cpu, KBP_IP_HZ) : 0;
+
+		opened += k->cpu[c].online && !e;
+		err = e ? e : err;
+	}
+	if (err)
+		pr_warn("breakpoints: no cpu-clock sampler of kernel IPs on %s CPU: %s (placements "
+			"follow the sites' own fires only there)\n", opened ? "some" : "any",
+			strerror(-err));
+}
+
+int kbp__new(struct kcsand_bpf *skel, const uint64_t *addr, const uint32_t *site,
+	     const struct kbp_fn *fn, size_t n, const struct kbp_opts *o, struct kbp **out)
 {
 	struct kbp *k = calloc(1, sizeof(*k));
 	int err;
@@ -829,7 +1048,10 @@ int kbp__new(struct kcsand_bpf *skel, const uint64_t *addr, const uint32_t *site
 	k->order = malloc(n * sizeof(*k->order));
 	k->seen = calloc(n, 1);
 	k->misses = calloc(n, 1);
-	if (!n || !k->addr || !k->site || !k->order || !k->seen || !k->misses || !o->period_us) {
+	k->warm = malloc(n * sizeof(*k->warm));
+	k->live = malloc(n * sizeof(*k->live));
+	if (!n || !k->addr || !k->site || !k->order || !k->seen || !k->misses || !k->warm ||
+	    !k->live || !o->period_us || index_functions(k, fn)) {
 		kbp__free(k);
 		return n ? -ENOMEM : -ENOENT;
 	}
@@ -852,6 +1074,7 @@ int kbp__new(struct kcsand_bpf *skel, const uint64_t *addr, const uint32_t *site
 		kbp__free(k);
 		return err;
 	}
+	open_ips(k);
 	err = start_movers(k);
 	if (err) {
 		pr_warn("breakpoints: cannot start a mover thread: %s\n", strerror(-err));
@@ -916,12 +1139,20 @@ void kbp__free(struct kbp *k)
 			pthread_join(k->cpu[c].mover, NULL);
 		for (unsigned int r = 0; r < KCSAND_KXBP_SLOTS; r++)
 			close_event(&k->cpu[c], r);
+		if (k->cpu[c].ip.fd >= 0)
+			kip__close(&k->cpu[c].ip);
 	}
 	free(k->addr);
 	free(k->site);
 	free(k->order);
 	free(k->seen);
 	free(k->misses);
+	free(k->fns);
+	free(k->fid);
+	free(k->byfn);
+	free(k->fwarm);
+	free(k->warm);
+	free(k->live);
 	if (k->sync) {
 		pthread_cond_destroy(&k->wake);
 		pthread_mutex_destroy(&k->lock);

@@ -10,6 +10,14 @@
  * a thread of its own).  A hot site gives its register back at once and a
  * cold one keeps it long enough to run, so each site that runs gets a
  * chance, not just equal time; nothing traps but the sampled sites.
+ *
+ * At subsystem scale most sites never run under a workload, and a cycle
+ * over them all takes hours.  So placements also go where there is
+ * evidence of running (kbp_policy__source): the sites of functions a
+ * cpu-clock sampler saw running (kip.h) or whose other sites fired (warm),
+ * and the sites that fired before (live).  The cycle keeps one placement in
+ * KBP_ROUND, so that every site still comes round, and a site with no
+ * evidence waits KBP_COLD_TICKS ticks instead of KBP_TIMEOUT_TICKS.
  */
 #ifndef KCSAND_KBP_H
 #define KCSAND_KBP_H
@@ -71,12 +79,30 @@ void kbp_policy__next(struct kbp_plan *p, double share, double budget, unsigned 
 		      unsigned int min_us, unsigned int max_us);
 
 /*
- * How long a placement waits for its site to run: KBP_TIMEOUT_TICKS ticks,
- * at most KBP_MAX_TIMEOUT_NS (or one tick, when a tick is longer).
+ * How long a placement waits for its site to run: ticks ticks
+ * (KBP_TIMEOUT_TICKS for a site with evidence of running, KBP_COLD_TICKS
+ * for one with none), at most KBP_MAX_TIMEOUT_NS (or one tick, when a tick
+ * is longer).  A site that runs less often than its wait is caught in
+ * proportion to the wait either way, and one that runs more often gives
+ * its register back sooner: for code that never showed it runs, a shorter
+ * wait covers more sites in the same register time.
  */
 #define KBP_TIMEOUT_TICKS	32
+#define KBP_COLD_TICKS		8
 #define KBP_MAX_TIMEOUT_NS	4000000000ull
-uint64_t kbp_policy__timeout_ns(uint64_t period_ns);
+uint64_t kbp_policy__timeout_ns(uint64_t period_ns, unsigned int ticks);
+
+/*
+ * Where the pick-th placement takes its site from, given which sources
+ * have one: in each KBP_ROUND picks, the cycle's turn first, then warm,
+ * live, warm.  A source with nothing gives its turn to the next (warm,
+ * live, cycle, warm, ...), so that with no evidence the cycle has every
+ * turn, and the cycle has at least one turn in KBP_ROUND: every site comes
+ * round at no less than a quarter of the placement rate.  -1: none has one.
+ */
+enum kbp_source { KBP_CYCLE, KBP_WARM, KBP_LIVE, KBP_SOURCES };
+#define KBP_ROUND		4
+int kbp_policy__source(uint64_t pick, const bool have[KBP_SOURCES]);
 
 /*
  * Is site i due in pass `passes`, after `misses` placements in a row that
@@ -89,14 +115,20 @@ bool kbp_policy__due(unsigned int misses, uint64_t passes, size_t i);
 
 struct kbp;
 
+/* A site's function, [start, end): the sites of one function share their evidence. */
+struct kbp_fn {
+	uint64_t start, end;
+};
+
 /*
  * Open nregs breakpoint events per online CPU on the first sites of a
- * shuffled cycle over addr[i] (site index site[i]), with the program
- * attached.  Fewer registers when the CPUs have fewer free; -errno with a
- * message when none could be had.
+ * shuffled cycle over addr[i] (site index site[i], function fn[i]; fn NULL:
+ * no evidence but the sites' own fires), with the program attached.  Fewer
+ * registers when the CPUs have fewer free; -errno with a message when none
+ * could be had.
  */
-int kbp__new(struct kcsand_bpf *skel, const uint64_t *addr, const uint32_t *site, size_t n,
-	     const struct kbp_opts *o, struct kbp **out);
+int kbp__new(struct kcsand_bpf *skel, const uint64_t *addr, const uint32_t *site,
+	     const struct kbp_fn *fn, size_t n, const struct kbp_opts *o, struct kbp **out);
 void kbp__stats(const struct kbp *k, struct kbp_stats *st);
 void kbp__free(struct kbp *k);
 

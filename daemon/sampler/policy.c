@@ -228,9 +228,9 @@ void kbp_policy__next(struct kbp_plan *p, double share, double budget, unsigned 
 	p->period_us = (unsigned int)next;
 }
 
-uint64_t kbp_policy__timeout_ns(uint64_t period_ns)
+uint64_t kbp_policy__timeout_ns(uint64_t period_ns, unsigned int ticks)
 {
-	uint64_t t = period_ns * KBP_TIMEOUT_TICKS;
+	uint64_t t = period_ns * ticks;
 	uint64_t max = period_ns > KBP_MAX_TIMEOUT_NS ? period_ns : KBP_MAX_TIMEOUT_NS;
 
 	return t < max ? t : max;
@@ -241,4 +241,21 @@ bool kbp_policy__due(unsigned int misses, uint64_t passes, size_t i)
 	uint64_t every = 1ull << (misses < KBP_MAX_MISSES ? misses : KBP_MAX_MISSES);
 
 	return (passes + i) % every == 0;
+}
+
+int kbp_policy__source(uint64_t pick, const bool have[KBP_SOURCES])
+{
+	static const enum kbp_source round[KBP_ROUND] = { KBP_CYCLE, KBP_WARM, KBP_LIVE, KBP_WARM };
+	/* Who takes a turn its source cannot use: evidence first, the cycle last. */
+	static const enum kbp_source next[KBP_SOURCES][KBP_SOURCES] = {
+		[KBP_CYCLE] = { KBP_CYCLE, KBP_WARM, KBP_LIVE },
+		[KBP_WARM] = { KBP_WARM, KBP_LIVE, KBP_CYCLE },
+		[KBP_LIVE] = { KBP_LIVE, KBP_WARM, KBP_CYCLE },
+	};
+	enum kbp_source s = round[pick % KBP_ROUND];
+
+	for (int t = 0; t < KBP_SOURCES; t++)
+		if (have[next[s][t]])
+			return next[s][t];
+	return -1;
 }

@@ -283,10 +283,33 @@ int main(void)
 		ASSERT_EQ(p.period_us, 2000, "down to the shortest");
 	}
 	TEST(breakpoint_placements_time_out_after_32_ticks_and_4_s_at_most) {
-		ASSERT_EQ(kbp_policy__timeout_ns(10000000), 320000000, "10 ms tick: 320 ms");
-		ASSERT_EQ(kbp_policy__timeout_ns(100000000), 3200000000ull, "100 ms tick: 3.2 s");
-		ASSERT_EQ(kbp_policy__timeout_ns(1000000000), 4000000000ull, "1 s tick: 4 s, not 32");
-		ASSERT_EQ(kbp_policy__timeout_ns(5000000000ull), 5000000000ull, "never below a tick");
+		const unsigned int t = KBP_TIMEOUT_TICKS;
+
+		ASSERT_EQ(kbp_policy__timeout_ns(10000000, t), 320000000, "10 ms tick: 320 ms");
+		ASSERT_EQ(kbp_policy__timeout_ns(100000000, t), 3200000000ull, "100 ms tick: 3.2 s");
+		ASSERT_EQ(kbp_policy__timeout_ns(1000000000, t), 4000000000ull, "1 s tick: 4 s, not 32");
+		ASSERT_EQ(kbp_policy__timeout_ns(5000000000ull, t), 5000000000ull, "never below a tick");
+		ASSERT_EQ(kbp_policy__timeout_ns(10000000, KBP_COLD_TICKS), 80000000,
+			  "no evidence of running: 8 ticks");
+	}
+	TEST(breakpoint_placements_go_where_code_runs_and_the_cycle_keeps_a_turn) {
+		const bool all[KBP_SOURCES] = { true, true, true };
+		const bool no_live[KBP_SOURCES] = { true, true, false };
+		const bool cycle_only[KBP_SOURCES] = { true, false, false };
+		const bool none[KBP_SOURCES] = { false, false, false };
+		unsigned int n[KBP_SOURCES] = { 0 };
+
+		for (uint64_t pick = 0; pick < 400; pick++)
+			n[kbp_policy__source(pick, all)]++;
+		ASSERT_EQ(n[KBP_CYCLE], 100, "the cycle: one turn in 4, every site comes round");
+		ASSERT_EQ(n[KBP_WARM], 200, "functions seen running: two");
+		ASSERT_EQ(n[KBP_LIVE], 100, "sites that fired: one");
+		ASSERT_EQ(kbp_policy__source(2, no_live), KBP_WARM, "no live site: warm takes it");
+		ASSERT_EQ(kbp_policy__source(0, no_live), KBP_CYCLE, "the cycle's turn stays its own");
+		for (uint64_t pick = 0; pick < KBP_ROUND; pick++)
+			ASSERT_EQ(kbp_policy__source(pick, cycle_only), KBP_CYCLE,
+				  "no evidence: every turn the cycle's, as before");
+		ASSERT_EQ(kbp_policy__source(1, none), -1, "nothing to place");
 	}
 	TEST(breakpoint_sites_that_time_out_come_round_less_often) {
 		unsigned int due[KBP_MAX_MISSES + 2] = { 0 };

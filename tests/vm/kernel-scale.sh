@@ -11,7 +11,8 @@
 #     command does;
 #   - execute breakpoints per CPU with a BPF program, moved while attached, and the
 #     addresses the kernel refuses (tests/vm/bpf-check/xbp_check.c);
-#   - --sample breakpoints over the module: no kprobe, every site sampled, the race;
+#   - --sample breakpoints over the module: no kprobe, every site sampled, the race,
+#     and placements that followed evidence of running (IP samples, fires);
 #   - the budget sets the period: longer at --overhead-budget 1, shorter at 100,
 #     with a trap's cost calibrated;
 #   - the module unloaded while its functions have kprobes: the run ends cleanly;
@@ -121,6 +122,17 @@ else
 	fail bp_race_reported "exit ${brc:-none}; titles: $(grep 'BUG: KCSAN' "$B" | sort | uniq -c | tr '\n' ';')"
 fi
 grep 'BUG: KCSAN' "$B" | sort | uniq -c | sed 's/^/     /'
+# Placements follow evidence of running (daemon/sampler/kbp.c): the module's functions
+# were seen (kernel IP samples or a sibling site's fire) and a placement they chose fired.
+ev=$(grep -m1 '^kcsand: breakpoints: evidence, at the end: ' "$B")
+if [[ ${ev:-} =~ :\ ([0-9]+)\ functions\ seen\ running\ \(([0-9]+)\ IP\ samples\).*warm\ [0-9]+\ \(([0-9]+)\),\ live\ [0-9]+\ \(([0-9]+)\) ]] &&
+   [ "${BASH_REMATCH[1]}" -gt 0 ] && [ "${BASH_REMATCH[2]}" -gt 0 ] &&
+   [ $((BASH_REMATCH[3] + BASH_REMATCH[4])) -gt 0 ]; then
+	ok bp_placements_follow_evidence
+	echo "     ${ev#kcsand: breakpoints: }"
+else
+	fail bp_placements_follow_evidence "expected functions seen > 0, IP samples > 0 and a warm or live placement fired, got '${ev:-no evidence line}'"
+fi
 grep -m1 '^kcsand: [0-9]* reports*, ' "$B" | grep -oE '(unknown_origin_[a-z]+|data_races|races_unknown_origin|setup_watchpoints): [0-9]+' | tr '\n' ' ' | sed 's/^/     /'; echo
 
 # (4b) The budget sets the period (10 ms at the start): at 1% the moves alone are over
