@@ -31,6 +31,7 @@ static const char *const reason_names[MARK_REASON_COUNT] = {
 	[MARK_IO_ACCESSOR] = "I/O accessor",
 	[MARK_FENCED_STORE] = "fenced store",
 	[MARK_CXA_GUARD] = "C++ guard",
+	[MARK_SPIN_WAIT] = "spin-wait read",
 };
 
 const char *mark_reason__name(uint32_t reason)
@@ -73,6 +74,8 @@ void mark__reset(struct target_obj *obj)
 		s->reason = s->insn_reason;
 		if (s->reason != MARK_NONE)
 			s->desc.flags |= KCSAND_SITE_MARKED;
+		if (s->reason == MARK_SPIN_WAIT)
+			s->desc.flags |= KCSAND_SITE_TEACHES;
 	}
 }
 
@@ -180,6 +183,20 @@ static void mark_order(struct site *s, const struct mark_where *w, struct site_s
 	}
 }
 
+/*
+ * The source shows a plain access to a named object.  A spin-wait load
+ * (sites/spinwait.c) was taken for an atomic's only for want of debug
+ * info: a polled plain flag is a race, as TSan says.
+ */
+static void src_plain(struct site *s)
+{
+	s->desc.flags |= KCSAND_SITE_SRC_PLAIN;
+	if (s->reason == MARK_SPIN_WAIT) {
+		s->desc.flags &= ~(KCSAND_SITE_MARKED | KCSAND_SITE_TEACHES);
+		s->reason = MARK_NONE;
+	}
+}
+
 void mark__site(struct site *s, const struct mark_where *w, const struct mark_opts *opts,
 		struct mark_stats *stats)
 {
@@ -215,7 +232,7 @@ void mark__site(struct site *s, const struct mark_where *w, const struct mark_op
 	} else if (ss.kind == MARK_KIND_DATA_RACE) {
 		set_mark(s, ss.kind, MARK_SOURCE_MACRO);
 		detail = ss.tok;
-	} else if (s->reason != MARK_NONE) {
+	} else if (s->reason != MARK_NONE && s->reason != MARK_SPIN_WAIT) {
 		return;
 	} else if (mf == MARK_KIND_MARKED) {
 		set_mark(s, mf, MARK_MARKS_FILE);
@@ -237,7 +254,7 @@ void mark__site(struct site *s, const struct mark_where *w, const struct mark_op
 		 * at run time do not apply (bpf/atomics.bpf.h).  A volatile access
 		 * (*(volatile int *)&lock) is one the kernel's KCSAN takes as marked.
 		 */
-		s->desc.flags |= KCSAND_SITE_SRC_PLAIN;
+		src_plain(s);
 	}
 	/* A debug line (-vv): each site a rule decided, with its detail. */
 	if (s->reason != before)

@@ -45,6 +45,7 @@ enum mark_reason {
 	/* From the instructions again, last so that cached verdicts keep their numbers: */
 	MARK_FENCED_STORE,	/* a store a full fence follows (mov; mfence): seq_cst */
 	MARK_CXA_GUARD,		/* a load of a C++ static's guard variable (_ZGV*): an acquire */
+	MARK_SPIN_WAIT,		/* a load a loop polls until its value changes: an acquire */
 	MARK_REASON_COUNT,
 };
 
@@ -78,6 +79,7 @@ struct decode_stats {
 					 * and locked accesses before one (or a locked one) */
 	uint64_t refused;		/* insns the running kernel's uprobes refuse (ENOTSUPP) */
 	uint64_t cas_loop_reads;	/* plain loads marked as a compare-and-swap loop's read */
+	uint64_t spin_wait_reads;	/* plain loads marked as a spin-wait's (spinwait.c) */
 	uint64_t locked_late;		/* locked sites reached on a path with no probe ahead */
 	uint64_t decode_errors;		/* bytes Zydis could not decode (skipped to the next symbol) */
 	uint64_t funcs;			/* functions decoded */

@@ -189,4 +189,16 @@ void cas_loop_mark(ZydisDecoder *dec, const uint8_t *code, uint64_t vaddr,
 		   const struct insn_fx *fx, size_t nfx, size_t kc, const struct site *cas,
 		   struct site_vec *out, struct decode_stats *stats);
 
+/* ------------------------------------------------------------------------ */
+/* Spin-wait loads (spinwait.c)                                             */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * site, the plain load at instruction kl, is marked an acquire that teaches
+ * its address (MARK_SPIN_WAIT) when a loop polls it.
+ */
+void spin_wait_mark(ZydisDecoder *dec, const uint8_t *code, size_t len,
+		    const struct insn_fx *fx, size_t nfx, size_t kl, struct site *site,
+		    struct decode_stats *stats);
+
 #endif

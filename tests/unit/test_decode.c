@@ -1047,6 +1047,70 @@ static void test_shapes(void)
 		site_vec__free(&r.sites);
 	}
 
+	TEST(spin_wait_read_teaches) {
+		/* gcc -O2: while (atomic_load_explicit(&head, acquire) == t) pause; */
+		r = DECODE(0xeb, 0x02,					/* 0: jmp 4 */
+			   0xf3, 0x90,					/* 2: pause */
+			   0x48, 0x8b, 0x05, 0x00, 0x01, 0x00, 0x00,	/* 4: mov rax,[rip+X] */
+			   0x48, 0x39, 0xd8,				/* b: cmp rax,rbx */
+			   0x74, 0xf2,					/* e: je 2 */
+			   0xc3);					/* 10: ret */
+		ASSERT_EQ(r.sites.n, 1, "sites");
+		if (r.sites.n == 1) {
+			ASSERT_EQ(r.sites.v[0].reason, MARK_SPIN_WAIT, "the polled load");
+			ASSERT_EQ(r.sites.v[0].insn_reason, MARK_SPIN_WAIT, "kept by mark__reset");
+			ASSERT_TRUE(r.sites.v[0].desc.flags & KCSAND_SITE_TEACHES, "teaches");
+		}
+		ASSERT_EQ(r.stats.spin_wait_reads, 1, "stats.spin_wait_reads");
+		site_vec__free(&r.sites);
+
+		/* while (!*flag); as cmp with memory. */
+		r = DECODE(0x83, 0x3f, 0x00,				/* 0: cmp dword [rdi],0 */
+			   0x74, 0xfb,					/* 3: je 0 */
+			   0xc3);					/* 5: ret */
+		ASSERT_EQ(r.sites.n, 1, "sites");
+		if (r.sites.n == 1)
+			ASSERT_EQ(r.sites.v[0].reason, MARK_SPIN_WAIT, "cmp [rdi],0 polled");
+		site_vec__free(&r.sites);
+	}
+
+	TEST(loops_that_move_or_store_are_not_spin_waits) {
+		/* A search through an array: the index moves. */
+		r = DECODE(0x8b, 0x04, 0x8f,				/* 0: mov eax,[rdi+rcx*4] */
+			   0x39, 0xf0,					/* 3: cmp eax,esi */
+			   0x74, 0x06,					/* 5: je d */
+			   0x48, 0x83, 0xc1, 0x01,			/* 7: add rcx,1 */
+			   0xeb, 0xf3,					/* b: jmp 0 */
+			   0xc3);					/* d: ret */
+		ASSERT_EQ(r.sites.n, 1, "sites");
+		if (r.sites.n == 1)
+			ASSERT_EQ(r.sites.v[0].reason, MARK_NONE, "a search");
+		site_vec__free(&r.sites);
+
+		/* A list walk: the load overwrites its own base. */
+		r = DECODE(0x48, 0x8b, 0x3f,				/* 0: mov rdi,[rdi] */
+			   0x48, 0x85, 0xff,				/* 3: test rdi,rdi */
+			   0x75, 0xf8,					/* 6: jne 0 */
+			   0xc3);					/* 8: ret */
+		ASSERT_EQ(r.sites.n, 1, "sites");
+		if (r.sites.n == 1)
+			ASSERT_EQ(r.sites.v[0].reason, MARK_NONE, "a list walk");
+		site_vec__free(&r.sites);
+
+		/* A loop that stores what it loads. */
+		r = DECODE(0x8b, 0x07,					/* 0: mov eax,[rdi] */
+			   0x85, 0xc0,					/* 2: test eax,eax */
+			   0x74, 0x04,					/* 4: je a */
+			   0x89, 0x06,					/* 6: mov [rsi],eax */
+			   0xeb, 0xf6,					/* 8: jmp 0 */
+			   0xc3);					/* a: ret */
+		ASSERT_EQ(r.sites.n, 2, "sites");
+		if (r.sites.n == 2)
+			ASSERT_EQ(r.sites.v[0].reason, MARK_NONE, "a copying loop");
+		ASSERT_EQ(r.stats.spin_wait_reads, 0, "stats.spin_wait_reads");
+		site_vec__free(&r.sites);
+	}
+
 	TEST(cas_loop_other_value_is_plain) {
 		/* The load is only tested; the cmpxchg's expected value comes from [rsi]. */
 		r = DECODE(0x48, 0x8b, 0x15, 0x00, 0x01, 0x00, 0x00,	/* 0: mov rdx,[rip+X] */

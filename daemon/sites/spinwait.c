@@ -1,0 +1,188 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * Spin-wait loads.  A thread that waits for another polls a word: it loads
+ * it, tests the value, and loops back to load it again, doing nothing in
+ * between that writes memory (at most a pause, a sched_yield() or a futex
+ * call).  `while (atomic_load_explicit(&head, memory_order_acquire) == t)
+ * sched_yield();` is `mov head(%rip),%rax; cmp %rbx,%rax; je <the yield>`:
+ * a plain mov, which without debug info nothing else says is an atomic, and
+ * no lock-prefixed instruction may ever touch the word (a lock-free ring's
+ * indices, a flag published by a release store).  The history then pairs
+ * the data the flag publishes as a race.
+ *
+ * Such a load is taken as an acquire that teaches its address (marked, and
+ * KCSAND_SITE_TEACHES, as a fenced store): the word's plain stores become
+ * learned atomics, releases (bpf/atomics.bpf.h).  A loop whose address
+ * moves (a search through an array, a list walk) or that stores is not a
+ * spin-wait.  With debug info that names a plain object, the source wins
+ * (mark/mark.c): a polled plain flag is a race, as TSan says.  Taking a
+ * plain polled word for an atomic only adds order: races on it, and on
+ * what it publishes, can be missed, none is made up.
+ */
+#include <string.h>
+
+#include "decode_int.h"
+
+/* Instructions, at most, from the load to the conditional branch that tests its value. */
+#define SPIN_TEST_WINDOW	6
+/* Instructions, at most, on the way from that branch back to the load. */
+#define SPIN_LOOP_MAX		16
+
+/* A GPR's bit, as in insn_fx's gpr_writes; 0 for another register. */
+static uint32_t gpr_bit(ZydisRegister r)
+{
+	int k = kcsand_reg_of(reg64(r));
+
+	return k >= KCSAND_REG_RAX && k <= KCSAND_REG_R15 ? 1u << (k - KCSAND_REG_RAX) : 0;
+}
+
+static bool writes_memory(const ZydisDecodedInstruction *in, const ZydisDecodedOperand *ops)
+{
+	for (int i = 0; i < in->operand_count_visible; i++)
+		if (ops[i].type == ZYDIS_OPERAND_TYPE_MEMORY &&
+		    ops[i].mem.type == ZYDIS_MEMOP_TYPE_MEM &&
+		    (ops[i].actions & ZYDIS_OPERAND_ACTION_MASK_WRITE))
+			return true;
+	return false;
+}
+
+static bool decode_at(ZydisDecoder *dec, const uint8_t *code, size_t len,
+		      const struct insn_fx *fx, size_t k, ZydisDecodedInstruction *in,
+		      ZydisDecodedOperand *ops)
+{
+	return ZYAN_SUCCESS(ZydisDecoderDecodeFull(dec, code + fx[k].off, len - fx[k].off, in, ops));
+}
+
+/* One instruction of the value's way to the flags: which registers hold it after. */
+static void taint_step(const ZydisDecodedInstruction *in, const ZydisDecodedOperand *ops,
+		       uint32_t *regs, bool *flags)
+{
+	bool reads = false;
+	uint32_t written = 0;
+
+	for (int i = 0; i < in->operand_count_visible; i++) {
+		if (ops[i].type != ZYDIS_OPERAND_TYPE_REGISTER)
+			continue;
+		if ((ops[i].actions & ZYDIS_OPERAND_ACTION_MASK_READ) &&
+		    (gpr_bit(ops[i].reg.value) & *regs))
+			reads = true;
+		if (ops[i].actions & ZYDIS_OPERAND_ACTION_MASK_WRITE)
+			written |= gpr_bit(ops[i].reg.value);
+	}
+	*regs = reads ? *regs | written : *regs & ~written;
+	if (in->cpu_flags && in->cpu_flags->modified)
+		*flags = reads;
+}
+
+/*
+ * The conditional branch, after the load at kl, whose flags come from the
+ * loaded value, on a straight way that stores nothing and keeps the
+ * address registers; nfx when there is none.
+ */
+static size_t tested_by(ZydisDecoder *dec, const uint8_t *code, size_t len,
+			const struct insn_fx *fx, size_t nfx, size_t kl, uint32_t addr_regs)
+{
+	ZydisDecodedInstruction in;
+	ZydisDecodedOperand ops[ZYDIS_MAX_OPERAND_COUNT];
+	uint32_t regs = fx[kl].gpr_writes;
+	bool flags;
+
+	/* cmpl $0,flag(%rip) tests the value itself; mov flag(%rip),%eax passes it on. */
+	if (!decode_at(dec, code, len, fx, kl, &in, ops))
+		return nfx;
+	flags = in.cpu_flags && in.cpu_flags->modified;
+	if (!flags && !regs)
+		return nfx;
+	for (size_t k = kl + 1; k < nfx && k <= kl + SPIN_TEST_WINDOW; k++) {
+		if (fx[k].flow == FLOW_COND)
+			return flags ? k : nfx;
+		if (fx[k].flow != FLOW_NEXT || !decode_at(dec, code, len, fx, k, &in, ops) ||
+		    in.meta.category == ZYDIS_CATEGORY_CALL || writes_memory(&in, ops) ||
+		    (fx[k].gpr_writes & addr_regs))
+			return nfx;
+		taint_step(&in, ops, &regs, &flags);
+	}
+	return nfx;
+}
+
+/* Whether instruction k may be on the loop: it stores nothing and keeps the address. */
+static bool quiet(ZydisDecoder *dec, const uint8_t *code, size_t len, const struct insn_fx *fx,
+		  size_t k, uint32_t addr_regs)
+{
+	ZydisDecodedInstruction in;
+	ZydisDecodedOperand ops[ZYDIS_MAX_OPERAND_COUNT];
+
+	return !(fx[k].gpr_writes & addr_regs) && !fx[k].table_jmp &&
+	       decode_at(dec, code, len, fx, k, &in, ops) && !writes_memory(&in, ops) &&
+	       !(in.attributes & ZYDIS_ATTRIB_HAS_LOCK);
+}
+
+/* Whether control falls from t into kl, quietly. */
+static bool falls_into(ZydisDecoder *dec, const uint8_t *code, size_t len,
+		       const struct insn_fx *fx, size_t t, size_t kl, uint32_t addr_regs)
+{
+	for (size_t k = t; k < kl; k++)
+		if (fx[k].flow != FLOW_NEXT || !quiet(dec, code, len, fx, k, addr_regs))
+			return false;
+	return true;
+}
+
+/* Can control go from the branch at kb back into the load at kl, quietly, in a few steps? */
+static bool loops_to(ZydisDecoder *dec, const uint8_t *code, size_t len,
+		     const struct insn_fx *fx, size_t nfx, size_t kb, size_t kl, uint32_t addr_regs)
+{
+	size_t work[SPIN_LOOP_MAX], nwork = 0, seen[SPIN_LOOP_MAX], nseen = 0;
+
+	work[nwork++] = kb;
+	while (nwork) {
+		size_t i = work[--nwork], next[2];
+		int nn = 0;
+
+		if (fx[i].flow == FLOW_NEXT || fx[i].flow == FLOW_COND)
+			next[nn++] = i + 1;
+		if ((fx[i].flow == FLOW_COND || fx[i].flow == FLOW_JUMP) && fx[i].has_target)
+			next[nn++] = insn_at(fx, nfx, fx[i].target);
+		for (int j = 0; j < nn; j++) {
+			size_t t = next[j];
+			bool known = false;
+
+			if (t <= kl && kl - t < SPIN_LOOP_MAX &&
+			    falls_into(dec, code, len, fx, t, kl, addr_regs))
+				return true;
+			for (size_t s = 0; s < nseen; s++)
+				known |= seen[s] == t;
+			if (known || t >= nfx || nseen == SPIN_LOOP_MAX ||
+			    !quiet(dec, code, len, fx, t, addr_regs))
+				continue;
+			seen[nseen++] = t;
+			work[nwork++] = t;
+		}
+	}
+	return false;
+}
+
+void spin_wait_mark(ZydisDecoder *dec, const uint8_t *code, size_t len,
+		    const struct insn_fx *fx, size_t nfx, size_t kl, struct site *site,
+		    struct decode_stats *stats)
+{
+	const struct kcsand_site *d = &site->desc;
+	uint32_t addr_regs = 0;
+	size_t kb;
+
+	if (site->reason != MARK_NONE || d->flags != KCSAND_SITE_READ || d->size > 8 ||
+	    d->base == KCSAND_REG_RSP || d->base == KCSAND_REG_RBP)
+		return;
+	if (d->base >= KCSAND_REG_RAX && d->base <= KCSAND_REG_R15)
+		addr_regs |= 1u << (d->base - KCSAND_REG_RAX);
+	if (d->index >= KCSAND_REG_RAX && d->index <= KCSAND_REG_R15)
+		addr_regs |= 1u << (d->index - KCSAND_REG_RAX);
+	/* mov (%rax),%rax: a list walk, whose next load is of another address. */
+	if (fx[kl].gpr_writes & addr_regs)
+		return;
+	kb = tested_by(dec, code, len, fx, nfx, kl, addr_regs);
+	if (kb == nfx || !loops_to(dec, code, len, fx, nfx, kb, kl, addr_regs))
+		return;
+	site->reason = site->insn_reason = MARK_SPIN_WAIT;
+	site->desc.flags |= KCSAND_SITE_MARKED | KCSAND_SITE_TEACHES;
+	stats->spin_wait_reads++;
+}
