@@ -247,6 +247,25 @@ static __always_inline int hb_conflict(const struct hb_cell *c, const struct hb_
 }
 
 /*
+ * An acquire of an atomic whose address was taught (an inferred load) that
+ * finds another thread's plain store at that very address, made before the
+ * address was taught: hb_conflict() excuses the pair as an atomic's, so the
+ * store was the atomic's store, and on x86 a release store is that plain
+ * mov.  The load takes the store's epoch, as it would have from the
+ * store's release: without it, the data a flag published in the first
+ * round, before any spin-wait load taught the flag (sites/spinwait.c), is
+ * paired.  The epoch also covers what the storer did after the store
+ * until its next release: more order, never less.
+ */
+static __always_inline int hb_store_before_taught(const struct hb_cell *c,
+						  const struct hb_access *a)
+{
+	return (a->type & HB_TYPE_INFERRED) && !(a->type & KCSAND_ACCESS_WRITE) &&
+	       (c->type & HB_TYPE_LEARNABLE) && (c->type & KCSAND_ACCESS_WRITE) &&
+	       (a->granule << 3) + c->off == a->addr;
+}
+
+/*
  * The entry of the granule being checked, made its own (its cells of
  * another granule, or of an older generation, forgotten); the bytes the
  * access touches in it, and the time, for hb_check().
@@ -321,6 +340,8 @@ __noinline int hb_scan_g(struct hb_shadow *e, struct hb_thread *t, struct hb_scr
 			scratch->found = *c;
 			scratch->found_granule = scratch->acc.granule;
 			r->race = 1;
+		} else if (hb_store_before_taught(c, &scratch->acc)) {
+			t->vc[s] = c->clock;
 		}
 	}
 	return 0;
