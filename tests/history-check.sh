@@ -175,6 +175,9 @@ run_one() {
 		     ! grep -Eq '^kcsand: atomics learned: [1-9][0-9]* addresses .*, [1-9][0-9]* plain loads and stores taken as atomic' <<<"$out"; then
 			fail_with "$label" "no positive control: no atomic learned, or no plain access taken as atomic" \
 				"$(grep '^kcsand: atomics learned' <<<"$out")"
+		elif [[ $3 == *spin* ]] && ! grep -Eq ', [1-9][0-9]* spin-wait reads;' <<<"$out"; then
+			fail_with "$label" "no positive control: no load marked as a spin-wait's" \
+				"$(grep -o '[0-9]* spin-wait reads' <<<"$out")"
 		elif [[ $3 == *tasks* ]] &&
 		     ! grep -Eq '^kcsand: history: [1-9][0-9]* OpenMP tasks ran on clocks of their own' <<<"$out"; then
 			fail_with "$label" "no positive control: no OpenMP task ran on a clock of its own" \
