@@ -13,8 +13,9 @@
  * Such a load is taken as an acquire that teaches its address (marked, and
  * KCSAND_SITE_TEACHES, as a fenced store): the word's plain stores become
  * learned atomics, releases (bpf/atomics.bpf.h).  A loop whose address
- * moves (a search through an array, a list walk) or that stores is not a
- * spin-wait.  With debug info that names a plain object, the source wins
+ * moves (a search through an array, a list walk), that stores, or that
+ * changes what the value is compared with (a delay loop counting up to a
+ * bound it reads each time) is not a spin-wait.  With debug info that names a plain object, the source wins
  * (mark/mark.c): a polled plain flag is a race, as TSan says.  Taking a
  * plain polled word for an atomic only adds order: races on it, and on
  * what it publishes, can be missed, none is made up.
@@ -53,6 +54,21 @@ static bool decode_at(ZydisDecoder *dec, const uint8_t *code, size_t len,
 	return ZYAN_SUCCESS(ZydisDecoderDecodeFull(dec, code + fx[k].off, len - fx[k].off, in, ops));
 }
 
+/* The GPRs an instruction reads: its register operands', and its memory operands' address. */
+static uint32_t gpr_reads(const ZydisDecodedInstruction *in, const ZydisDecodedOperand *ops)
+{
+	uint32_t r = 0;
+
+	for (int i = 0; i < in->operand_count_visible; i++) {
+		if (ops[i].type == ZYDIS_OPERAND_TYPE_MEMORY)
+			r |= gpr_bit(ops[i].mem.base) | gpr_bit(ops[i].mem.index);
+		else if (ops[i].type == ZYDIS_OPERAND_TYPE_REGISTER &&
+			 (ops[i].actions & ZYDIS_OPERAND_ACTION_MASK_READ))
+			r |= gpr_bit(ops[i].reg.value);
+	}
+	return r;
+}
+
 /* One instruction of the value's way to the flags: which registers hold it after. */
 static void taint_step(const ZydisDecodedInstruction *in, const ZydisDecodedOperand *ops,
 		       uint32_t *regs, bool *flags)
@@ -77,14 +93,18 @@ static void taint_step(const ZydisDecodedInstruction *in, const ZydisDecodedOper
 /*
  * The conditional branch, after the load at kl, whose flags come from the
  * loaded value, on a straight way that stores nothing and keeps the
- * address registers; nfx when there is none.
+ * address registers; nfx when there is none.  *keep gets the registers
+ * the test reads that it did not compute (the value waited for, a bound):
+ * a loop that changes one (a delay loop's counter, `for (c = 0; c <
+ * *loops; c++);`) is not waiting for the word to change.
  */
 static size_t tested_by(ZydisDecoder *dec, const uint8_t *code, size_t len,
-			const struct insn_fx *fx, size_t nfx, size_t kl, uint32_t addr_regs)
+			const struct insn_fx *fx, size_t nfx, size_t kl, uint32_t addr_regs,
+			uint32_t *keep)
 {
 	ZydisDecodedInstruction in;
 	ZydisDecodedOperand ops[ZYDIS_MAX_OPERAND_COUNT];
-	uint32_t regs = fx[kl].gpr_writes;
+	uint32_t regs = fx[kl].gpr_writes, defined;
 	bool flags;
 
 	/* cmpl $0,flag(%rip) tests the value itself; mov flag(%rip),%eax passes it on. */
@@ -93,6 +113,8 @@ static size_t tested_by(ZydisDecoder *dec, const uint8_t *code, size_t len,
 	flags = in.cpu_flags && in.cpu_flags->modified;
 	if (!flags && !regs)
 		return nfx;
+	*keep = gpr_reads(&in, ops) & ~addr_regs;
+	defined = regs;
 	for (size_t k = kl + 1; k < nfx && k <= kl + SPIN_TEST_WINDOW; k++) {
 		if (fx[k].flow == FLOW_COND)
 			return flags ? k : nfx;
@@ -100,6 +122,8 @@ static size_t tested_by(ZydisDecoder *dec, const uint8_t *code, size_t len,
 		    in.meta.category == ZYDIS_CATEGORY_CALL || writes_memory(&in, ops) ||
 		    (fx[k].gpr_writes & addr_regs))
 			return nfx;
+		*keep |= gpr_reads(&in, ops) & ~defined;
+		defined |= fx[k].gpr_writes;
 		taint_step(&in, ops, &regs, &flags);
 	}
 	return nfx;
@@ -166,7 +190,7 @@ void spin_wait_mark(ZydisDecoder *dec, const uint8_t *code, size_t len,
 		    struct decode_stats *stats)
 {
 	const struct kcsand_site *d = &site->desc;
-	uint32_t addr_regs = 0;
+	uint32_t addr_regs = 0, keep = 0;
 	size_t kb;
 
 	if (site->reason != MARK_NONE || d->flags != KCSAND_SITE_READ || d->size > 8 ||
@@ -179,8 +203,9 @@ void spin_wait_mark(ZydisDecoder *dec, const uint8_t *code, size_t len,
 	/* mov (%rax),%rax: a list walk, whose next load is of another address. */
 	if (fx[kl].gpr_writes & addr_regs)
 		return;
-	kb = tested_by(dec, code, len, fx, nfx, kl, addr_regs);
-	if (kb == nfx || !loops_to(dec, code, len, fx, nfx, kb, kl, addr_regs))
+	kb = tested_by(dec, code, len, fx, nfx, kl, addr_regs, &keep);
+	/* The loop keeps the address, and what the test compares the value with. */
+	if (kb == nfx || !loops_to(dec, code, len, fx, nfx, kb, kl, addr_regs | keep))
 		return;
 	site->reason = site->insn_reason = MARK_SPIN_WAIT;
 	site->desc.flags |= KCSAND_SITE_MARKED | KCSAND_SITE_TEACHES;

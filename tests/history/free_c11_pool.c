@@ -16,7 +16,7 @@
 #include "suite.h"
 
 #define WORKERS 3
-#define BATCHES 2000
+#define BATCHES 1000
 #define JOBS 16
 
 struct job {

@@ -19,7 +19,7 @@
 
 #define SITE __attribute__((noinline, noipa))
 
-static const int ROUNDS = 3000;
+static const int ROUNDS = 500;
 
 static long async_buf[16], promise_buf[16];
 

@@ -22,7 +22,7 @@
 
 #define SITE __attribute__((noinline, noipa))
 
-static const int MESSAGES = 20000;
+static const int MESSAGES = 5000;
 
 struct message {
 	long words[8];

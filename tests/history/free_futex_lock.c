@@ -17,7 +17,7 @@
 #include <sys/syscall.h>
 #include "suite.h"
 
-#define ROUNDS 50000L
+#define ROUNDS 20000L
 
 static atomic_int word;
 static long counter, log_words[64];

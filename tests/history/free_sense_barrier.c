@@ -15,7 +15,7 @@
 #include "suite.h"
 
 #define THREADS 2
-#define ROUNDS 200
+#define ROUNDS 100
 
 static atomic_int left = THREADS, sense;
 static long cells[THREADS];

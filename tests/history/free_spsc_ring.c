@@ -16,7 +16,7 @@
 #include "suite.h"
 
 #define SLOTS 64
-#define ITEMS 50000L
+#define ITEMS 20000L
 
 struct slot {
 	long seq;

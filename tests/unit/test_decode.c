@@ -1097,6 +1097,17 @@ static void test_shapes(void)
 			ASSERT_EQ(r.sites.v[0].reason, MARK_NONE, "a list walk");
 		site_vec__free(&r.sites);
 
+		/* sysbench's delay loop, for (c = 0; c < *loops; c++);: the counter moves. */
+		r = DECODE(0x31, 0xc9,					/* 0: xor ecx,ecx */
+			   0x83, 0xc1, 0x01,				/* 2: add ecx,1 */
+			   0x39, 0x4b, 0x14,				/* 5: cmp [rbx+0x14],ecx */
+			   0x77, 0xf8,					/* 8: ja 2 */
+			   0xc3);					/* a: ret */
+		ASSERT_EQ(r.sites.n, 1, "sites");
+		if (r.sites.n == 1)
+			ASSERT_EQ(r.sites.v[0].reason, MARK_NONE, "a delay loop");
+		site_vec__free(&r.sites);
+
 		/* A loop that stores what it loads. */
 		r = DECODE(0x8b, 0x07,					/* 0: mov eax,[rdi] */
 			   0x85, 0xc0,					/* 2: test eax,eax */
