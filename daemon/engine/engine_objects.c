@@ -248,8 +248,8 @@ static int register_object(struct engine *e, struct target_obj *obj, bool kernel
 	e->nr_objs++;
 
 	pr_info("%s: %llu functions, %llu sites (%llu marked, %llu of them cas loop "
-		"reads, %llu spin-wait reads; %llu locked with no probe ahead, released late; %llu on escaped stack "
-		"slots); skipped: %llu stack, %llu tls, %llu "
+		"reads, %llu spin-wait reads; %llu locked with no probe ahead, released late; "
+		"%llu on escaped stack slots); skipped: %llu stack, %llu tls, %llu "
 		"unencodable, %llu locked before a branch target, %llu misread by the kernel's "
 		"probes (or before one), %llu insns the kernel's uprobes refuse\n",
 		path, (unsigned long long)obj->stats.funcs,

@@ -15,10 +15,11 @@
  * learned atomics, releases (bpf/atomics.bpf.h).  A loop whose address
  * moves (a search through an array, a list walk), that stores, or that
  * changes what the value is compared with (a delay loop counting up to a
- * bound it reads each time) is not a spin-wait.  With debug info that names a plain object, the source wins
- * (mark/mark.c): a polled plain flag is a race, as TSan says.  Taking a
- * plain polled word for an atomic only adds order: races on it, and on
- * what it publishes, can be missed, none is made up.
+ * bound it reads each time) is not a spin-wait.  With debug info that
+ * names a plain object, the source wins (mark/mark.c): a polled plain flag
+ * is a race, as TSan says.  Taking a plain polled word for an atomic only
+ * adds order: races on it, and on what it publishes, can be missed, none
+ * is made up.
  */
 #include <string.h>
 
@@ -51,7 +52,8 @@ static bool decode_at(ZydisDecoder *dec, const uint8_t *code, size_t len,
 		      const struct insn_fx *fx, size_t k, ZydisDecodedInstruction *in,
 		      ZydisDecodedOperand *ops)
 {
-	return ZYAN_SUCCESS(ZydisDecoderDecodeFull(dec, code + fx[k].off, len - fx[k].off, in, ops));
+	return ZYAN_SUCCESS(ZydisDecoderDecodeFull(dec, code + fx[k].off, len - fx[k].off, in,
+						   ops));
 }
 
 /* The GPRs an instruction reads: its register operands', and its memory operands' address. */
