@@ -98,9 +98,12 @@ demo: all $(OUT)/tests/demo/racy_counter
 # says why).  What both halves run is built first, so that no two makes build one file.
 # `make host-tests vm-tests` runs them one after the other.
 VM_TEST_PROGS := $(OUT)/tests/daemon/watch_level $(OUT)/tests/daemon/churn $(OUT)/tests/shlib/shlib_race
+# The guest half's second queue (tests/vm/run-suites.sh) starts once the host half has ended,
+# when this file appears; `make check VM_SECOND_AFTER=` starts it at once.
+VM_SECOND_AFTER ?= $(OUT)/check-host.done
 check: all scenario-programs $(VM_TEST_PROGS)
 	@tests/vm/check-both.sh $(OUT) "tests/timed.sh $(MAKE) --no-print-directory host-tests" \
-		"KCSAN_VM_SECOND_AFTER=$(OUT)/check-host.done tests/timed.sh $(MAKE) --no-print-directory vm-tests"
+		"KCSAN_VM_SECOND_AFTER=$(VM_SECOND_AFTER) tests/timed.sh $(MAKE) --no-print-directory vm-tests"
 
 # Unit tests, then the BPF tests on this machine (root).
 host-tests: all
