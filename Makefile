@@ -98,9 +98,12 @@ demo: all $(OUT)/tests/demo/racy_counter
 # says why).  What both halves run is built first, so that no two makes build one file.
 # `make host-tests vm-tests` runs them one after the other.
 VM_TEST_PROGS := $(OUT)/tests/daemon/watch_level $(OUT)/tests/daemon/churn $(OUT)/tests/shlib/shlib_race
+# The guest half's second queue (tests/vm/run-suites.sh) starts once the host half has ended,
+# when this file appears; `make check VM_SECOND_AFTER=` starts it at once.
+VM_SECOND_AFTER ?= $(OUT)/check-host.done
 check: all scenario-programs $(VM_TEST_PROGS)
 	@tests/vm/check-both.sh $(OUT) "tests/timed.sh $(MAKE) --no-print-directory host-tests" \
-		"tests/timed.sh $(MAKE) --no-print-directory vm-tests"
+		"KCSAN_VM_SECOND_AFTER=$(VM_SECOND_AFTER) tests/timed.sh $(MAKE) --no-print-directory vm-tests"
 
 # Unit tests, then the BPF tests on this machine (root).
 host-tests: all
@@ -114,19 +117,13 @@ host-tests: all
 	@tests/timed.sh $(MAKE) --no-print-directory fuzz-check
 
 # Kernel mode, in a QEMU guest booting Debian's stock kernel (tests/vm/kcsan-vm
-# installs qemu, the kernel and its headers when missing).
+# installs qemu, the kernel and its headers when missing): the suites of tests/vm/, in two
+# queues side by side (tests/vm/run-suites.sh; KCSAN_VM_QUEUES=1 for one), longest first.
+VM_SUITES := user-hwbp.sh core-kernel.sh kernel-scenarios.sh kernel-safety.sh kernel-sampler.sh \
+	daemon-kernel.sh kernel-scale.sh kernel-hwbp.sh 'kernel-wedge.sh 30' kernel-pairs.sh \
+	run-vm-tests.sh
 vm-tests: all scenario-programs $(VM_TEST_PROGS)
-	tests/timed.sh tests/vm/run-vm-tests.sh
-	tests/timed.sh tests/vm/kernel-scenarios.sh
-	tests/timed.sh tests/vm/kernel-hwbp.sh
-	tests/timed.sh tests/vm/user-hwbp.sh
-	tests/timed.sh tests/vm/kernel-sampler.sh
-	tests/timed.sh tests/vm/core-kernel.sh
-	tests/timed.sh tests/vm/daemon-kernel.sh
-	tests/timed.sh tests/vm/kernel-scale.sh
-	tests/timed.sh tests/vm/kernel-safety.sh
-	tests/timed.sh tests/vm/kernel-wedge.sh 30
-	tests/timed.sh tests/vm/kernel-pairs.sh
+	@tests/vm/run-suites.sh $(OUT) $(VM_SUITES)
 
 # Benchmarks: one script per question, bench/user/ on this machine and bench/kernel/ (most in
 # the QEMU guest), each printing ratios measured in one run; their programs are in

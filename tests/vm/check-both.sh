@@ -12,7 +12,8 @@
 # idle stretches (docs/test-kernel.md, "What make check costs").
 #
 # Each half's output goes to LOGDIR/check-host.log and LOGDIR/check-guest.log, whole
-# and unmixed; while they run, only the suites' "== ... took" lines come here, each
+# and unmixed, and LOGDIR/check-NAME.done appears when a half has ended (the guest half's
+# second queue starts then: tests/vm/run-suites.sh's KCSAN_VM_SECOND_AFTER); while they run, only the suites' "== ... took" lines come here, each
 # prefixed with its half.  At the end each log is printed whole, one after the other,
 # then one line per half: its status, wall and CPU seconds, and the load average at its
 # start and end.  Exit status: 0 when both halves passed, else 1.
@@ -31,6 +32,7 @@ half() {
 	echo "load $(cut -d' ' -f1 /proc/loadavg)" > "$dir/check-$name.times"
 	(eval "$cmd") > "$dir/check-$name.log" 2>&1 < /dev/null
 	rc=$?
+	: > "$dir/check-$name.done"
 	# times: the shell's own line, then its children's ("0m1.5s 0m0.2s"); to a file, as a
 	# pipe's subshell has no children.
 	times > "$dir/check-$name.cpu"
@@ -48,7 +50,7 @@ follow() {
 		grep --line-buffered -E '^== .* took [0-9]+ s' | sed -u "s/^/[$1] /"
 }
 
-rm -f "$dir"/check-{host,guest}.{log,times,cpu}
+rm -f "$dir"/check-{host,guest}.{log,times,cpu,done}
 : > "$dir/check-host.log"
 : > "$dir/check-guest.log"
 half host "$2" & ph=$!

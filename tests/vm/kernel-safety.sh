@@ -25,15 +25,19 @@ run_guest() {
 	vm_suite_start kernel-safety
 	kver=$(guest_kver)
 	dbg=linux-image-$kver-dbg
+	vm_prepare_lock
 	if [ -n "$kver" ] && ! dpkg-query -W -f='${Status}' "$dbg" 2>/dev/null | grep -q 'ok installed'; then
 		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$dbg" > "$out/apt.log" 2>&1 ||
 			setup_fail "cannot install $dbg (see $out/apt.log): the scope steps need the vmlinux's DWARF"
 	fi
 	mkdir -p build/vm/xbp
-	{ clang -O2 -g -target bpf -D__TARGET_ARCH_x86 -I/usr/include/x86_64-linux-gnu \
-		-c tests/vm/bpf-check/hwbp_check.bpf.c -o build/vm/xbp/hwbp_check.bpf.o &&
-	  gcc -O2 -Wall tests/vm/bpf-check/hwbp_check.c -o build/vm/xbp/hwbp-check -lbpf; } \
+	{ { ! vm_stale build/vm/xbp/hwbp_check.bpf.o tests/vm/bpf-check/hwbp_check.bpf.c ||
+	    clang -O2 -g -target bpf -D__TARGET_ARCH_x86 -I/usr/include/x86_64-linux-gnu \
+		-c tests/vm/bpf-check/hwbp_check.bpf.c -o build/vm/xbp/hwbp_check.bpf.o; } &&
+	  { ! vm_stale build/vm/xbp/hwbp-check tests/vm/bpf-check/hwbp_check.c ||
+	    gcc -O2 -Wall tests/vm/bpf-check/hwbp_check.c -o build/vm/xbp/hwbp-check -lbpf; }; } \
 		> "$out/build.log" 2>&1 || setup_fail "cannot build hwbp-check (see $out/build.log)"
+	vm_prepare_unlock
 	cp build/kcsanctl "$out/kcsanctl"
 	KCSAN_VM_PROBE_CMD="$REPO/tests/vm/safety-steps.sh" \
 	tests/vm/kcsan-vm --module tests/kmod/kcsan_race --out "$out" --keep --timeout 900 \

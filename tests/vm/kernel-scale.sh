@@ -31,12 +31,19 @@ run_guest() {
 vm_suite_start kernel-scale
 
 # The guest runs host binaries: the breakpoint check and the workload, built here.
+# Only what is stale, and one suite at a time (vm_prepare_lock): kernel-safety's guest may be
+# running the same breakpoint check from the other queue (tests/vm/run-suites.sh).
 mkdir -p build/vm/xbp
-{ clang -O2 -g -target bpf -D__TARGET_ARCH_x86 -I/usr/include/x86_64-linux-gnu \
-	-c tests/vm/bpf-check/hwbp_check.bpf.c -o build/vm/xbp/hwbp_check.bpf.o &&
-  gcc -O2 -Wall tests/vm/bpf-check/xbp_check.c -o build/vm/xbp/xbp-check -lbpf &&
-  gcc -O2 -Wall -pthread tests/vm/workload/kworkload.c -o build/vm/kworkload; } > "$out/build.log" 2>&1 ||
+vm_prepare_lock
+{ { ! vm_stale build/vm/xbp/hwbp_check.bpf.o tests/vm/bpf-check/hwbp_check.bpf.c ||
+    clang -O2 -g -target bpf -D__TARGET_ARCH_x86 -I/usr/include/x86_64-linux-gnu \
+	-c tests/vm/bpf-check/hwbp_check.bpf.c -o build/vm/xbp/hwbp_check.bpf.o; } &&
+  { ! vm_stale build/vm/xbp/xbp-check tests/vm/bpf-check/xbp_check.c ||
+    gcc -O2 -Wall tests/vm/bpf-check/xbp_check.c -o build/vm/xbp/xbp-check -lbpf; } &&
+  { ! vm_stale build/vm/kworkload tests/vm/workload/kworkload.c ||
+    gcc -O2 -Wall -pthread tests/vm/workload/kworkload.c -o build/vm/kworkload; }; } > "$out/build.log" 2>&1 ||
 	setup_fail "cannot build the guest's helpers (see $out/build.log)"
+vm_prepare_unlock
 
 cp build/kcsanctl "$out/kcsanctl"
 KCSAN_VM_PROBE_CMD="$REPO/tests/vm/scale-steps.sh" \

@@ -31,10 +31,12 @@ run_guest() {
 	kver=$(guest_kver)
 	[ -n "$kver" ] || setup_fail "linux-image-amd64 is not installed (tests/vm/kcsan-vm installs it)"
 	dbg=/usr/lib/debug/boot/vmlinux-$kver
+	vm_prepare_lock		# apt-get: kernel-safety may install it from the other queue
 	if [ ! -r "$dbg" ]; then
 		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "linux-image-$kver-dbg" \
 			> "$out/apt.log" 2>&1 || setup_fail "cannot install linux-image-$kver-dbg (see $out/apt.log)"
 	fi
+	vm_prepare_unlock
 	cp "${KCSAND_WEDGE_KCSANCTL:-build/kcsanctl}" "$out/kcsanctl" || setup_fail "no kcsanctl (run make)"
 	gcc -O2 -Wall -pthread tests/vm/workload/kworkload.c -o "$out/kworkload" > "$out/build.log" 2>&1 ||
 		setup_fail "cannot build kworkload (see $out/build.log)"

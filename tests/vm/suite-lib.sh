@@ -28,6 +28,23 @@ vm_suite_start() {
 	vm_start=$(date +%s)
 }
 
+# vm_prepare_lock / vm_prepare_unlock: around what a suite installs (apt-get) or builds into
+# build/vm for its guest, so that the suites of tests/vm/run-suites.sh's two queues neither run
+# apt-get at once nor rewrite a helper the other's guest is running; kcsan-vm takes the same
+# lock around its own preparation.
+vm_prepare_lock() { exec 8>build/vm/.prepare.lock && flock 8; }
+vm_prepare_unlock() { exec 8>&-; }
+
+# vm_stale OUT SRC...: OUT is missing or older than one of the SRCs (build it again).
+vm_stale() {
+	local out=$1 src
+
+	shift
+	[ -e "$out" ] || return 0
+	for src; do [ "$src" -nt "$out" ] && return 0; done
+	return 1
+}
+
 # vm_check_arg ARG...: "--check DIR" (a suite's first arguments) re-checks the kept files
 # of an earlier run in DIR, with no guest: sets $out and $check_only; false otherwise.
 vm_check_arg() {
