@@ -160,12 +160,7 @@ static bool loops_back(const struct insn_fx *fx, size_t nfx, size_t kl, size_t k
 	work[nwork++] = kc;
 	while (nwork && steps++ < 4 * CAS_WINDOW) {
 		size_t i = work[--nwork], next[2];
-		int nn = 0;
-
-		if (fx[i].flow == FLOW_NEXT || fx[i].flow == FLOW_COND)
-			next[nn++] = i + 1;
-		if ((fx[i].flow == FLOW_COND || fx[i].flow == FLOW_JUMP) && fx[i].has_target)
-			next[nn++] = insn_at(fx, nfx, fx[i].target);
+		int nn = insn_successors(fx, nfx, i, next);
 		for (int j = 0; j < nn; j++) {
 			size_t t = next[j];
 

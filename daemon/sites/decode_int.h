@@ -153,6 +153,11 @@ int16_t frame_ra_off(const struct frame_state *s);
 /* The index of the instruction at offset off, or n when none starts there. */
 size_t insn_at(const struct insn_fx *fx, size_t n, uint32_t off);
 /*
+ * The instructions control may reach from instruction i by fall-through and
+ * direct branch, in next[] (n when a target starts no instruction); their count.
+ */
+int insn_successors(const struct insn_fx *fx, size_t n, size_t i, size_t next[2]);
+/*
  * The stack address base+disp (base KCSAND_REG_RSP or KCSAND_REG_RBP) as an
  * offset from the return address's slot, in *off: false where the state
  * does not tell (rbp neither the frame nor a copy of rsp, rsp unknown).

@@ -407,6 +407,17 @@ size_t insn_at(const struct insn_fx *fx, size_t n, uint32_t off)
 	return lo < n && fx[lo].off == off ? lo : n;
 }
 
+int insn_successors(const struct insn_fx *fx, size_t n, size_t i, size_t next[2])
+{
+	int nn = 0;
+
+	if (fx[i].flow == FLOW_NEXT || fx[i].flow == FLOW_COND)
+		next[nn++] = i + 1;
+	if ((fx[i].flow == FLOW_COND || fx[i].flow == FLOW_JUMP) && fx[i].has_target)
+		next[nn++] = insn_at(fx, n, fx[i].target);
+	return nn;
+}
+
 static void frame_merge(struct frame_ctx *c, size_t i, const struct frame_state *s)
 {
 	struct frame_slot *sl;

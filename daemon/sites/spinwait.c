@@ -162,12 +162,7 @@ static bool loops_to(ZydisDecoder *dec, const uint8_t *code, size_t len,
 	work[nwork++] = kb;
 	while (nwork) {
 		size_t i = work[--nwork], next[2];
-		int nn = 0;
-
-		if (fx[i].flow == FLOW_NEXT || fx[i].flow == FLOW_COND)
-			next[nn++] = i + 1;
-		if ((fx[i].flow == FLOW_COND || fx[i].flow == FLOW_JUMP) && fx[i].has_target)
-			next[nn++] = insn_at(fx, nfx, fx[i].target);
+		int nn = insn_successors(fx, nfx, i, next);
 		for (int j = 0; j < nn; j++) {
 			size_t t = next[j];
 			bool known = false;
