@@ -54,6 +54,31 @@ static void print_usage(FILE *out)
 		"\n", out);
 }
 
+/* The options of kernel mode alone (run_help's second half). */
+static void kernel_help(FILE *out)
+{
+	fprintf(out,
+		"  --kernel              kernel mode (kprobes)\n"
+		"  --probe SPEC          kernel functions to probe (repeatable, with --kernel)\n"
+		"  --duration S          kernel mode: watch for S seconds; with CMD, end CMD\n"
+		"                        (SIGTERM) when S seconds are up\n"
+		"  --sample MODE         kernel mode: kprobes (a kprobe on every site) or\n"
+		"                        breakpoints (debug registers sample a few sites at a\n"
+		"                        time, no kprobe); default: breakpoints from %u sites on\n"
+		"  --sample-period US    breakpoints: how long each set of sites stays sampled\n"
+		"                        (default: from --overhead-budget, starting at %u µs)\n"
+		"  --pin GLOB,...        breakpoints: the sites of these functions (of those\n"
+		"                        --probe chose) take turns on a register of their own,\n"
+		"                        so each is checked when it runs, however many sites\n"
+		"                        the cycle has (implies --sample breakpoints)\n"
+		"  --free-debug-regs N   kernel mode: leave N debug registers to a debugger\n"
+		"  --kcsan-exempt        kernel mode: also probe what KCSAN leaves uninstrumented\n"
+		"  --kernel-debug PATH   a vmlinux or NAME.ko with DWARF: marking, file:line\n"
+		"                        in kernel frames, functions' sizes from its symbol table\n"
+		"                        (Debian: /usr/lib/debug/boot/vmlinux-RELEASE)\n",
+		KBP_AUTO_MIN_SITES, KBP_DEFAULT_PERIOD_US);
+}
+
 void run_help(FILE *out)
 {
 	const enum param_mode U = PARAM_MODE_USER, K = PARAM_MODE_KERNEL;
@@ -93,29 +118,15 @@ void run_help(FILE *out)
 		"  --no-history          only KCSAN's watchpoints: no happens-before history,\n"
 		"                        no probes on the sync functions of libc and libgomp\n"
 		"  --per-site-links      one uprobe link per site, as on kernels without\n"
-		"                        uprobe_multi (< 6.6); slow to detach\n"
-		"  --kernel              kernel mode (kprobes)\n"
-		"  --probe SPEC          kernel functions to probe (repeatable, with --kernel)\n"
-		"  --duration S          kernel mode: watch for S seconds; with CMD, end CMD\n"
-		"                        (SIGTERM) when S seconds are up\n"
-		"  --sample MODE         kernel mode: kprobes (a kprobe on every site) or\n"
-		"                        breakpoints (debug registers sample a few sites at a\n"
-		"                        time, no kprobe); default: breakpoints from %u sites on\n"
-		"  --sample-period US    breakpoints: how long each set of sites stays sampled\n"
-		"                        (default: from --overhead-budget, starting at %u µs)\n"
-		"  --free-debug-regs N   kernel mode: leave N debug registers to a debugger\n"
-		"  --kcsan-exempt        kernel mode: also probe what KCSAN leaves uninstrumented\n"
-		"  --kernel-debug PATH   a vmlinux or NAME.ko with DWARF: marking, file:line\n"
-		"                        in kernel frames, functions' sizes from its symbol table\n"
-		"                        (Debian: /usr/lib/debug/boot/vmlinux-RELEASE)\n"
-		"  -v, --verbose         what is decoded and attached, every site, plain or\n"
-		"                        marked and why (twice: what marked it; libbpf debug);\n"
-		"                        every counter in the summary line\n",
+		"                        uprobe_multi (< 6.6); slow to detach\n",
 		param_default("skip_watch", U), param_default("skip_watch", K),
 		param_default("udelay_task", U), param_default("udelay_task", K),
 		param_default("overhead_budget", U), param_default("sampler_backoff_hits", U),
-		param_default("sampler_warmup_cpu_ms", K), KMSG_BURST, KMSG_INTERVAL_MS / 1000,
-		KBP_AUTO_MIN_SITES, KBP_DEFAULT_PERIOD_US);
+		param_default("sampler_warmup_cpu_ms", K), KMSG_BURST, KMSG_INTERVAL_MS / 1000);
+	kernel_help(out);
+	fputs("  -v, --verbose         what is decoded and attached, every site, plain or\n"
+	      "                        marked and why (twice: what marked it; libbpf debug);\n"
+	      "                        every counter in the summary line\n", out);
 }
 
 static volatile sig_atomic_t got_signal;
@@ -205,6 +216,7 @@ enum {
 	OPT_PER_SITE, OPT_KERNEL, OPT_PROBE, OPT_DURATION, OPT_OUTPUT, OPT_MARKS, OPT_KMSG,
 	OPT_SAMPLE, OPT_SAMPLE_PERIOD, OPT_STATS, OPT_FREE_REGS, OPT_KCSAN_EXEMPT,
 	OPT_SOURCE_DIR, OPT_KERNEL_DEBUG, OPT_BUDGET, OPT_WATCH, OPT_NO_MARKING, OPT_NO_HISTORY,
+	OPT_PIN,
 };
 
 static const struct option run_longopts[] = {
@@ -226,6 +238,7 @@ static const struct option run_longopts[] = {
 	{ "sample-period", required_argument, NULL, OPT_SAMPLE_PERIOD },
 	{ "free-debug-regs", required_argument, NULL, OPT_FREE_REGS },
 	{ "kcsan-exempt", no_argument, NULL, OPT_KCSAN_EXEMPT },
+	{ "pin", required_argument, NULL, OPT_PIN },
 	{ "marks", required_argument, NULL, OPT_MARKS },
 	{ "source-dir", required_argument, NULL, OPT_SOURCE_DIR },
 	{ "kernel-debug", required_argument, NULL, OPT_KERNEL_DEBUG },
@@ -376,6 +389,9 @@ static int parse_opt(struct run_args *a, int opt, char *arg)
 	case OPT_FUNCS:
 		a->o.functions = arg;
 		break;
+	case OPT_PIN:
+		a->o.pin = arg;
+		break;
 	case OPT_OUTPUT:
 		a->output = arg;
 		break;
@@ -470,8 +486,11 @@ static int check_mode(const struct run_args *a, bool has_cmd)
 			why = "--object and --functions are for user mode; use --probe with --kernel";
 		else if (!has_cmd && !a->duration)
 			why = "--kernel needs a command or --duration";
-	} else if (a->nr_probes || a->duration) {
-		why = "--probe and --duration need --kernel";
+		else if (a->o.pin && a->o.sample == ENGINE_SAMPLE_KPROBES)
+			why = "--pin is for --sample breakpoints (with kprobes, --overhead-budget 100 "
+			      "keeps every site armed)";
+	} else if (a->nr_probes || a->duration || a->o.pin) {
+		why = "--probe, --duration and --pin need --kernel";
 	} else if (!has_cmd) {
 		why = "no program given";
 	}

@@ -62,6 +62,10 @@ expect_exit kernel_free_debug_regs_with_watches 2 'leave no debug register for e
 	"$CTL" run --kernel --free-debug-regs 2 --watch jiffies --watch jiffies_64 --duration 1
 expect_exit kernel_free_debug_regs_no_sampling 2 'breakpoints needs a debug register' \
 	"$CTL" run --kernel --free-debug-regs 3 --sample breakpoints --probe vfs_read --duration 1
+# --pin is code breakpoints' own: with kprobes, or in user mode, it is refused, said why.
+expect_exit kernel_pin_with_kprobes 2 '--pin is for --sample breakpoints' \
+	"$CTL" run --kernel --sample kprobes --pin vfs_read --probe vfs_read --duration 1
+expect_exit pin_without_kernel 2 '--pin need --kernel' "$CTL" run --pin main -- /bin/true
 if [ ! -e /sys/bus/event_source/devices/kprobe ]; then
 	expect_exit kernel_without_kprobes 2 'has no kprobes: kernel mode needs CONFIG_KPROBES' \
 		"$CTL" run --kernel --probe 'vfs_*' --duration 1

@@ -73,6 +73,12 @@ struct engine_opts {
 	bool kcsan_exempt;		/* kernel mode: probe what KCSAN leaves uninstrumented too */
 	unsigned int kbp_period_us;	/* how long a set of sites stays sampled: the first */
 	bool kbp_period_fixed;		/* --sample-period: kept, not set by the budget */
+	/*
+	 * Kernel mode, code breakpoints: comma-separated globs of the functions
+	 * whose sites are pinned, in a cycle of their own (kbp.h); sites are
+	 * sampled by breakpoints then, also below KBP_AUTO_MIN_SITES.
+	 */
+	const char *pin;
 };
 
 /* Kernel sites from which AUTO samples with code breakpoints rather than kprobes. */

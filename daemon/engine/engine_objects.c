@@ -673,6 +673,25 @@ static bool kbp_excluded(const char *name, size_t *nmi, size_t *machinery)
 	return false;
 }
 
+/* Does a glob of the comma-separated list globs match the function name? */
+static bool pin_matches(const char *globs, const char *name)
+{
+	char glob[256];
+
+	while (globs && *globs) {
+		size_t len = strcspn(globs, ",");
+
+		if (len && len < sizeof(glob)) {
+			memcpy(glob, globs, len);
+			glob[len] = '\0';
+			if (!fnmatch(glob, name, 0))
+				return true;
+		}
+		globs += len + !!globs[len];
+	}
+	return false;
+}
+
 /*
  * Both stacks: one of sampling's registers on each CPU goes to the data
  * breakpoints of the stalls (hw/pair.h).  A sampled access alone sees one
@@ -691,6 +710,43 @@ static void start_pairs(struct engine *e, struct kbp_opts *ko)
 	ko->nregs--;
 }
 
+/*
+ * Every kernel site a breakpoint may be on, its address, cookie, function
+ * (evidence) and whether --pin names it, into addr[], site[], fn[] and pin[];
+ * how many.
+ */
+static size_t kbp_sites(const struct engine *e, uint64_t *addr, uint32_t *site,
+			struct kbp_fn *fn, bool *pin)
+{
+	size_t n = 0, nmi = 0, machinery = 0;
+
+	for (size_t i = 0; i < e->nr_objs; i++) {
+		const struct engine_object *eo = &e->objs[i];
+
+		if (!eo->kernel || eo->removed)
+			continue;
+		for (size_t j = 0; j < eo->obj->sites.n; j++) {
+			const struct site *st = &eo->obj->sites.v[j];
+			const struct elf_func *f = &eo->obj->funcs[st->func];
+
+			if (kbp_excluded(f->name, &nmi, &machinery))
+				continue;
+			fn[n] = (struct kbp_fn){ f->vaddr, f->vaddr + f->size };
+			pin[n] = pin_matches(e->opts.pin, f->name);
+			addr[n] = st->vaddr;
+			site[n++] = eo->first + j;
+		}
+	}
+	if (nmi)
+		pr_warn("breakpoints: %zu sites in NMI functions (*nmi*) left out\n", nmi);
+	if (machinery)
+		pr_warn("breakpoints: %zu sites in the code that moves breakpoints "
+			"(*hw_breakpoint*, *dr_addr_mask*, *debugreg*) left out\n", machinery);
+	if (e->opts.pin && !memchr(pin, true, n * sizeof(*pin)))
+		pr_warn("breakpoints: --pin %s matches no site: none pinned\n", e->opts.pin);
+	return n;
+}
+
 /* Every kernel site, addresses and cookies, into the code-breakpoint sampler's cycle. */
 static int start_kbp(struct engine *e)
 {
@@ -699,11 +755,12 @@ static int start_kbp(struct engine *e)
 		.budget = e->opts.kbp_period_fixed ? 0 :
 			  e->opts.params.v[PARAM_OVERHEAD_BUDGET] / 100.0,
 		.seed = (unsigned int)clock__now_ns() };
-	size_t n = 0, nmi = 0, machinery = 0, total = engine__nr_sites(e);
+	size_t n, total = engine__nr_sites(e);
 	struct kcsand_bpf *skel;
 	uint64_t *addr;
 	uint32_t *site;
 	struct kbp_fn *fn;	/* a site's function: evidence */
+	bool *pin;
 	int err = engine_late_skel(e, "kcsand_kxbp", "code-breakpoint sampling", &skel);
 
 	if (err)
@@ -711,36 +768,18 @@ static int start_kbp(struct engine *e)
 	addr = malloc(total * sizeof(*addr));
 	site = malloc(total * sizeof(*site));
 	fn = malloc(total * sizeof(*fn));
+	pin = calloc(total, sizeof(*pin));
 	err = -ENOMEM;
+	ko.pin = pin;
 
 	/* Where a trap is timed; without it the budget counts checks and moves only. */
 	if (e->ksyms)
 		ksyms__vmlinux_addr(e->ksyms, "__x64_sys_getppid", &ko.calib_addr);
 
-	if (addr && site && fn && ko.nregs >= 2 && e->opts.params.v[PARAM_PAIR_WAIT_US])
+	if (addr && site && fn && pin && ko.nregs >= 2 && e->opts.params.v[PARAM_PAIR_WAIT_US])
 		start_pairs(e, &ko);
-	if (addr && site && fn) {
-		for (size_t i = 0; i < e->nr_objs; i++) {
-			const struct engine_object *eo = &e->objs[i];
-
-			if (!eo->kernel || eo->removed)
-				continue;
-			for (size_t j = 0; j < eo->obj->sites.n; j++) {
-				const struct site *st = &eo->obj->sites.v[j];
-				const struct elf_func *f = &eo->obj->funcs[st->func];
-
-				if (kbp_excluded(f->name, &nmi, &machinery))
-					continue;
-				fn[n] = (struct kbp_fn){ f->vaddr, f->vaddr + f->size };
-				addr[n] = st->vaddr;
-				site[n++] = eo->first + j;
-			}
-		}
-		if (nmi)
-			pr_warn("breakpoints: %zu sites in NMI functions (*nmi*) left out\n", nmi);
-		if (machinery)
-			pr_warn("breakpoints: %zu sites in the code that moves breakpoints "
-				"(*hw_breakpoint*, *dr_addr_mask*, *debugreg*) left out\n", machinery);
+	if (addr && site && fn && pin) {
+		n = kbp_sites(e, addr, site, fn, pin);
 		err = n ? kbp__new(skel, addr, site, fn, n, &ko, &e->kbp) : -ENOENT;
 	}
 	if (!err) {
@@ -753,6 +792,7 @@ static int start_kbp(struct engine *e)
 	free(addr);
 	free(site);
 	free(fn);
+	free(pin);
 	return err;
 }
 
@@ -770,7 +810,8 @@ bool engine_use_breakpoints(const struct engine *e)
 	case ENGINE_SAMPLE_KPROBES:
 		return false;
 	default:
-		return e->opts.kbp_regs && e->nr_cookies >= KBP_AUTO_MIN_SITES;
+		/* Pinning is the breakpoints' (a kprobe is on every site anyway). */
+		return e->opts.kbp_regs && (e->nr_cookies >= KBP_AUTO_MIN_SITES || e->opts.pin);
 	}
 }
 

@@ -33,6 +33,16 @@
  * checks a race needs.  A site enters the warm queue once; one that times
  * out there is left to the cycle, which still has every fourth turn.
  *
+ * Pinned sites (--pin).  Register 0 cycles over them alone, with a cursor,
+ * passes and shuffle of their own, so that each comes round every few
+ * ticks however large the whole cycle is: what a test or a user needs
+ * checked is checked, not left to a pass over 100,000 sites or to whether
+ * a sample saw its function.  The other registers take the turns above
+ * (which skip a site register 0 is on).  With one register in use, its
+ * placements alternate between the pinned sites and the turns, so that
+ * neither stops.  A pinned placement waits KBP_TIMEOUT_TICKS (it was named
+ * as code that runs) and is not counted in the turns' sources.
+ *
  * The budget.  Once a second the lead measures what sampling cost (the
  * moves, the checks' BPF time with their stalls, and the traps, at the cost
  * calibrated at start) against the CPU time that elapsed (the wall clock
@@ -82,6 +92,7 @@ enum {
 	SEEN_RAN = 4,		/* it trapped in a placement: the code ran */
 	SEEN_CHECKED = 8,	/* a trap of it ran the check */
 	SEEN_WARM = 16,		/* its function ran: it went to the warm queue */
+	SEEN_PIN = 32,		/* pinned (--pin): in register 0's own cycle */
 };
 
 /* One CPU: its events, one per register, and the thread that moves them. */
@@ -107,6 +118,7 @@ struct kbp_reg {
 	uint32_t i;			/* the site, an index of addr[] */
 	uint64_t since_ns;		/* placed at */
 	enum kbp_source from;		/* where its site came from */
+	bool pin;			/* a pinned placement (--pin): no source's */
 	unsigned int ticks;		/* its timeout, in ticks */
 };
 
@@ -123,6 +135,8 @@ struct kbp_tally {
 	_Atomic uint64_t from[KBP_SOURCES], fired_from[KBP_SOURCES];	/* placements by source */
 	_Atomic uint64_t ips;			/* kernel IP samples read */
 	size_t warm_fns;			/* functions seen running */
+	_Atomic size_t pin_ran, pin_checked;	/* of them, pinned */
+	_Atomic uint64_t pin_placements;
 	size_t ran_then, checked_then;		/* at the last coverage line */
 	uint64_t coverage_ns;			/* its time */
 	unsigned int minute;
@@ -157,6 +171,10 @@ struct kbp {
 	uint64_t period_ns;		/* the tick; under lock, read alone for stats */
 	unsigned int regs;		/* in use; under lock */
 	uint64_t cursor;		/* the next position in the cycle (the lead only) */
+	uint32_t *pin_order;		/* the pinned sites' own cycle, shuffled (the lead only) */
+	size_t npin;
+	uint64_t pin_cursor, pin_passes;	/* as cursor and passes, of pin_order */
+	bool pin_turn;			/* one register in use: this placement is pin_order's */
 	uint64_t gens;			/* placements made, the last one's generation */
 	uint64_t t0_ns;			/* sampling started */
 	unsigned int seed;		/* of the reshuffles (the lead only) */
@@ -180,14 +198,14 @@ struct kbp_fnrec {
 	uint32_t first, count;
 };
 
-static void shuffle(struct kbp *k)
+static void shuffle(struct kbp *k, uint32_t *order, size_t n)
 {
-	for (size_t i = k->n - 1; i > 0; i--) {
+	for (size_t i = n - 1; i > 0 && n; i--) {
 		size_t j = ((size_t)rand_r(&k->seed) << 16 ^ rand_r(&k->seed)) % (i + 1);
-		uint32_t t = k->order[i];
+		uint32_t t = order[i];
 
-		k->order[i] = k->order[j];
-		k->order[j] = t;
+		order[i] = order[j];
+		order[j] = t;
 	}
 }
 
@@ -454,7 +472,10 @@ static bool placeable(const struct kbp *k, uint32_t i)
 	return free_site(k, i) && kbp_policy__due(k->misses[i], k->passes, i);
 }
 
-/* The next site of the cycle that may be placed, reshuffling at each pass; -1: none. */
+/*
+ * The next site of the whole cycle that may be placed, reshuffling at each
+ * pass; -1: none.
+ */
 static long next_site(struct kbp *k)
 {
 	for (size_t tries = 0; tries <= k->n; tries++) {
@@ -462,7 +483,7 @@ static long next_site(struct kbp *k)
 		uint32_t i;
 
 		if (pos && pos % k->n == 0) {
-			shuffle(k);
+			shuffle(k, k->order, k->n);
 			k->passes++;
 		}
 		i = k->order[pos % k->n];
@@ -561,6 +582,43 @@ static long choose_site(struct kbp *k, enum kbp_source *from)
 	}
 }
 
+/*
+ * The next pinned site, as next_site() over pin_order, whose passes are its
+ * own: a pinned site that never runs is placed less often (kbp_policy__due)
+ * in pin_order's passes, not the whole cycle's.  -1: none.
+ */
+static long next_pinned(struct kbp *k)
+{
+	for (size_t tries = 0; tries <= k->npin; tries++) {
+		uint64_t pos = k->pin_cursor++;
+		uint32_t i;
+
+		if (pos && pos % k->npin == 0) {
+			shuffle(k, k->pin_order, k->npin);
+			k->pin_passes++;
+		}
+		i = k->pin_order[pos % k->npin];
+		if (free_site(k, i) && kbp_policy__due(k->misses[i], k->pin_passes, i))
+			return i;
+	}
+	return -1;
+}
+
+/*
+ * Register r's next site, its source and whether it is a pinned placement:
+ * register 0's from the pinned sites (see the top), else choose_site()'s
+ * turns; -1: none.
+ */
+static long next_for(struct kbp *k, unsigned int r, enum kbp_source *from, bool *pin)
+{
+	long i = -1;
+
+	if (r == 0 && k->npin && (k->regs > 1 || (k->pin_turn = !k->pin_turn)))
+		i = next_pinned(k);
+	*pin = i >= 0;
+	return i < 0 ? choose_site(k, from) : i;
+}
+
 /* Register r's placement ended: what it saw of its site. */
 static void end_placement(struct kbp *k, unsigned int r, uint64_t hits, uint64_t checks)
 {
@@ -568,16 +626,17 @@ static void end_placement(struct kbp *k, unsigned int r, uint64_t hits, uint64_t
 	struct kbp_tally *t = &k->tally;
 
 	t->placements++;
-	t->from[k->reg[r].from]++;
+	t->from[k->reg[r].from] += !k->reg[r].pin;
 	if (hits) {
 		t->fired++;
-		t->fired_from[k->reg[r].from]++;
+		t->fired_from[k->reg[r].from] += !k->reg[r].pin;
 		k->misses[i] = 0;
 		if (mark_site(k, i, SEEN_RAN)) {
 			t->ran++;
 			k->live[k->nlive++] = i;
 			if (k->fns)
 				warm_fn(k, k->fid[i]);	/* its function's other sites run too */
+			t->pin_ran += !!(k->seen[i] & SEEN_PIN);
 		}
 	} else {
 		t->timeouts++;
@@ -586,6 +645,7 @@ static void end_placement(struct kbp *k, unsigned int r, uint64_t hits, uint64_t
 	}
 	if (checks && mark_site(k, i, SEEN_CHECKED)) {
 		t->checked++;
+		t->pin_checked += !!(k->seen[i] & SEEN_PIN);
 		pr_debug("breakpoints: 0x%llx checked for the first time, %.1f s in\n",
 			 (unsigned long long)k->addr[i],
 			 (clock__now_ns() - k->t0_ns) / 1e9);
@@ -596,12 +656,15 @@ static void end_placement(struct kbp *k, unsigned int r, uint64_t hits, uint64_t
  * Put register r on site i, from source `from` (the movers follow its
  * generation).  A site with no evidence of running waits fewer ticks.
  */
-static void place(struct kbp *k, unsigned int r, uint32_t i, enum kbp_source from, uint64_t now)
+static void place(struct kbp *k, unsigned int r, uint32_t i, enum kbp_source from, bool pin,
+		  uint64_t now)
 {
-	bool known = from != KBP_CYCLE || (k->seen[i] & (SEEN_RAN | SEEN_WARM));
+	bool known = pin || from != KBP_CYCLE || (k->seen[i] & (SEEN_RAN | SEEN_WARM));
 
 	k->reg[r] = (struct kbp_reg){ .gen = ++k->gens, .i = i, .since_ns = now, .from = from,
+				      .pin = pin,
 				      .ticks = known ? KBP_TIMEOUT_TICKS : KBP_COLD_TICKS };
+	k->tally.pin_placements += !!(k->seen[i] & SEEN_PIN);
 	if (mark_site(k, i, SEEN_PLACED))
 		k->sampled++;
 }
@@ -619,6 +682,7 @@ static bool schedule(struct kbp *k, uint64_t now)
 		struct kbp_reg *g = &k->reg[r];
 		uint64_t hits = 0, checks = 0, timeout = kbp_policy__timeout_ns(k->period_ns, g->ticks);
 		enum kbp_source from = g->from;
+		bool pin = g->pin;
 		long i;
 
 		if (g->gen)
@@ -635,11 +699,11 @@ static bool schedule(struct kbp *k, uint64_t now)
 		if (g->gen)
 			end_placement(k, r, hits, checks);
 		g->gen = 0;	/* its site may come round again at once in a small cycle */
-		i = choose_site(k, &from);
+		i = next_for(k, r, &from, &pin);
 		changed = true;
 		if (i < 0 && (k->seen[g->i] & SEEN_REFUSED))
 			continue;	/* nothing left to place: parked */
-		place(k, r, i < 0 ? g->i : (uint32_t)i, from, now);
+		place(k, r, i < 0 ? g->i : (uint32_t)i, from, pin, now);
 	}
 	return changed;
 }
@@ -663,6 +727,10 @@ static void print_coverage(struct kbp *k, const char *when)
 		(unsigned long long)t->from[KBP_LIVE], (unsigned long long)t->fired_from[KBP_LIVE]);
 	t->ran_then = t->ran;
 	t->checked_then = t->checked;
+	if (k->npin)
+		pr_info("breakpoints: pinned sites, %s: %zu ran, %zu checked, of %zu; %llu "
+			"placements\n", when, (size_t)t->pin_ran, (size_t)t->pin_checked, k->npin,
+			(unsigned long long)t->pin_placements);
 }
 
 /* Once a minute (the lead): coverage grows as the cycle comes round. */
@@ -853,18 +921,20 @@ static void *mover(void *arg)
 	return NULL;
 }
 
-/* Open register r on every CPU, on the cycle's next site; -errno when the CPUs have none free. */
+/* Open register r on every CPU, on its next site; -errno when the CPUs have none free. */
 static int open_reg(struct kbp *k, unsigned int r)
 {
 	for (int tries = 0; tries < KBP_MAX_TRIES; tries++) {
-		long i = next_site(k);
+		enum kbp_source from = KBP_CYCLE;
+		bool pin;
+		long i = next_for(k, r, &from, &pin);
 		int err = i < 0 ? -ENOENT : 0;
 
 		for (unsigned int c = 0; c < k->ncpus && !err; c++)
 			if (k->cpu[c].online)
 				err = open_event(k, &k->cpu[c], r, i);
 		if (!err) {
-			place(k, r, i, KBP_CYCLE, clock__now_ns());
+			place(k, r, i, from, pin, clock__now_ns());
 			for (unsigned int c = 0; c < k->ncpus; c++)
 				k->cpu[c].gen[r] = k->reg[r].gen;
 			return 0;
@@ -940,6 +1010,28 @@ static double calibrate_trap(struct kbp *k)
 	pr_info("breakpoints: a trap costs %.0f ns (getppid(2): %.0f ns without, %.0f "
 		"with)\n", with > without ? with - without : 0, without, with);
 	return with > without ? with - without : 0;
+}
+
+/* The pinned sites' own cycle (--pin), said with -v; -ENOMEM. */
+static int pin_sites(struct kbp *k, const bool *pin)
+{
+	for (size_t i = 0; pin && i < k->n; i++)
+		k->npin += pin[i];
+	if (!k->npin)
+		return 0;
+	k->pin_order = malloc(k->npin * sizeof(*k->pin_order));
+	if (!k->pin_order)
+		return -ENOMEM;
+	for (size_t i = 0, j = 0; i < k->n; i++) {
+		if (!pin[i])
+			continue;
+		k->pin_order[j++] = i;
+		k->seen[i] |= SEEN_PIN;
+	}
+	shuffle(k, k->pin_order, k->npin);
+	pr_info("breakpoints: %zu pinned sites of %zu: register 0 cycles over them\n", k->npin,
+		k->n);
+	return 0;
 }
 
 static int start_movers(struct kbp *k)
@@ -1061,8 +1153,10 @@ int kbp__new(struct kcsand_bpf *skel, const uint64_t *addr, const uint32_t *site
 		k->order[i] = i;
 	k->seed = o->seed;
 	k->period_ns = o->period_us * 1000ull;	/* before open_regs: the slots' check spread */
-	shuffle(k);
-	err = all_cpus(k);
+	shuffle(k, k->order, k->n);
+	err = pin_sites(k, o->pin);
+	if (!err)
+		err = all_cpus(k);
 	if (!err)
 		err = open_regs(k);
 	/* After open_regs (it sets attr); a fixed period has no budget to serve. */
@@ -1145,6 +1239,7 @@ void kbp__free(struct kbp *k)
 	free(k->addr);
 	free(k->site);
 	free(k->order);
+	free(k->pin_order);
 	free(k->seen);
 	free(k->misses);
 	free(k->fns);

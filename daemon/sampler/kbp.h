@@ -34,6 +34,12 @@ struct kbp_opts {
 	double budget;			/* share of the machine's own CPU time; 0: a fixed period */
 	uint64_t calib_addr;		/* kernel code to time a trap on (getppid); 0: none */
 	unsigned int seed;		/* the cycle's shuffle */
+	/*
+	 * Sites to check every time round (--pin), NULL or n flags: register 0
+	 * cycles over them alone, so that they are placed whatever the size of
+	 * the whole cycle (with one register in use, every other placement).
+	 */
+	const bool *pin;
 };
 
 /* Where the budget moves the period, and how often it looks. */
