@@ -9,8 +9,9 @@
 # parameters, no check while kcsanctl is stopped, a CPU
 # brought online sampled, a debug register left free, KCSAN's uninstrumented code
 # left out (and back in on request), src: from the source root, the marking cache
-# kept between boots (and an unwritable one said), nothing left after SIGKILL, and
-# a clean kernel log.
+# kept between boots (and an unwritable one said), KCSAN's noise rules each silent
+# with its code run and checked (tests/vm/noise-lib.sh, in the cache steps), nothing
+# left after SIGKILL, and a clean kernel log.
 # Prints "ok NAME" / "FAIL NAME: ..." and "N passed, N failed"; the run's files are
 # removed when all passed, unless KCSAND_VM_KEEP is set.
 # tests/vm/kernel-safety.sh --check DIR checks the kept files of an earlier run.
@@ -18,6 +19,7 @@ set -u
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 cd "$REPO" || exit 1
 . "$REPO/tests/vm/suite-lib.sh"
+. "$REPO/tests/vm/noise-lib.sh"
 
 vm_check_arg "$@"
 run_guest() {
@@ -37,6 +39,7 @@ run_guest() {
 	  { ! vm_stale build/vm/xbp/hwbp-check tests/vm/bpf-check/hwbp_check.c ||
 	    gcc -O2 -Wall tests/vm/bpf-check/hwbp_check.c -o build/vm/xbp/hwbp-check -lbpf; }; } \
 		> "$out/build.log" 2>&1 || setup_fail "cannot build hwbp-check (see $out/build.log)"
+	noise_setup "$out"
 	vm_prepare_unlock
 	cp build/kcsanctl "$out/kcsanctl"
 	KCSAN_VM_PROBE_CMD="$REPO/tests/vm/safety-steps.sh" \
@@ -135,7 +138,7 @@ fi
 # The marking cache: written to the harness's share, read back by the next run, and
 # a directory that cannot be written is said.
 cdir=$(cat "$out/cache-dir.txt" 2>/dev/null)
-cached=$(grep -oE "verdicts from the cache ${cdir:-none}/marks-[0-9a-f]+\.v[0-9]+" "$out/cached.log" 2>/dev/null)
+cached=$(grep -oE "verdicts from the cache ${cdir:-none}/marks-[0-9a-f]+(-src-[0-9a-f]+)?\.v[0-9]+" "$out/cached.log" 2>/dev/null)
 if ran cache && ran cached && [ -n "$cdir" ] && [ -n "$cached" ] && [ -s "${cached##* }" ] &&
    grep -qE '^kcsand: \[kernel\]: [1-9][0-9]* of [0-9]+ sites. verdicts from the cache' "$out/cached.log"; then
 	ok marking_cache_kept_between_runs
@@ -148,6 +151,9 @@ if ran cachero && grep -q 'cannot write the marking cache /usr/share/kcsand-cach
 else
 	fail unwritable_cache_said "exit $(step_status cachero): $(grep -E 'cache|rror' "$out/cachero.log" | head -3 | tr '\n' ';')"
 fi
+
+# KCSAN's noise rules, in the cache step's run.
+noise_checks "$out/cache.log" "$out/cached.log" "$out/jiffies.sym"
 
 # SIGKILL: the kernel closes what kcsanctl held; nothing is left (bpf-after.txt).
 [ "$(step_status kill)" = 137 ] && ok sigkill_run_killed || fail sigkill_run_killed "exit $(step_status kill), expected 137"

@@ -25,7 +25,9 @@
 #              DWARF twice: sched_clock_cpu (kernel/sched/) is left out, and the
 #              verdicts go to the harness's cache share (KCSAND_CACHE_DIR) and come
 #              back from it; then with a cache directory on the read-only root: said,
-#              not silent;
+#              not silent.  cache and cached are the noise rules' run and its cached
+#              start too (tests/vm/noise-lib.sh: the rules' code pinned, with their
+#              workloads for 8 s; also jiffies.sym);
 #   srcroot    src:kernel/ takes kernel/time/ and not arch/x86/kernel/ with
 #              --kcsan-exempt (which would leave arch/x86/kernel/ out anyway), and
 #              sched_clock_cpu with it; with vfs_read too, as cache has it;
@@ -46,6 +48,7 @@ mod=(--probe module:kcsan_race --probe '!kcsan_race_hidden_writer' --probe '!rac
 # -v: every counter in the summary line (and the module's 45 sites listed).
 common=(--kernel --output - -v --skip-watch 10 --overhead-budget 100 ${KO:+--kernel-debug "$KO"})
 . tests/vm/steps-lib.sh
+. tests/vm/noise-lib.sh
 
 # Only the racing pair's functions: code breakpoints now stay on a site until it
 # fires or times out, and over the module's 45 sites, most of them idle, the run
@@ -80,10 +83,12 @@ step freeregs "$KCSANCTL" run "${common[@]}" --udelay-task 300 --sample breakpoi
 step srcroot "$KCSANCTL" run --kernel --output - -v --no-marking --kernel-debug "$VMLINUX" \
 	--kcsan-exempt --sample breakpoints --probe src:kernel/ --probe vfs_read --duration 1 \
 	> "$OUT/srcroot.log" 2>&1
-for s in cache cached; do
-	step $s "$KCSANCTL" run --kernel --output - -v --kernel-debug "$VMLINUX" \
-		--probe sched_clock_cpu --probe vfs_read --duration 1 > "$OUT/$s.log" 2>&1
-done
+# The cache steps are also the noise rules' run (tests/vm/noise-lib.sh): it marks from
+# the vmlinux's DWARF too, and one start costs less than another boot's.
+grep -E ' (jiffies|jiffies_64)$' /proc/kallsyms > "$OUT/jiffies.sym"
+step cache noise_rules "$KCSANCTL" 8 --probe sched_clock_cpu --probe vfs_read > "$OUT/cache.log" 2>&1
+step cached noise_cached "$KCSANCTL" --probe sched_clock_cpu --probe vfs_read \
+	> "$OUT/cached.log" 2>&1
 echo "${KCSAND_CACHE_DIR:-}" > "$OUT/cache-dir.txt"
 step cachero env KCSAND_CACHE_DIR=/usr/share/kcsand-cache-ro "$KCSANCTL" run --kernel --output - \
 	--kernel-debug "$VMLINUX" --probe vfs_read --duration 1 > "$OUT/cachero.log" 2>&1
