@@ -6,6 +6,10 @@
  * message's second word; the consumer, which waited for `sent` with an
  * acquire load, reads both words.  An acquirer ordered by the release in
  * flight takes the epoch the `lock add` releases, not the store after it.
+ * Each thread makes one late release first (warm_up()), as in
+ * free_fetch_add_pointer: without it, the first report was once the
+ * message's first word (read_msg / send_msg), the case the history still
+ * misses, a thread's first late release caught before its probe ran.
  *
  * Expected: data-race in read_msg / write_late
  */
@@ -42,6 +46,14 @@ static SITE long read_msg(void)
 	return msg[0] + msg[1];
 }
 
+/* This thread's first late release, of a counter nobody waits on (above). */
+static atomic_long warm;
+
+static SITE void warm_up(void)
+{
+	bump_fn(&warm);
+}
+
 static SITE long wait_for(atomic_long *count, long n)
 {
 	long c;
@@ -53,6 +65,7 @@ static SITE long wait_for(atomic_long *count, long n)
 
 static void *producer(void *arg)
 {
+	warm_up();
 	for (long i = 0; i < ROUNDS; i++) {
 		wait_for(&taken, i);
 		send_msg(i);
@@ -64,6 +77,7 @@ static void *consumer(void *arg)
 {
 	long sum = 0;
 
+	warm_up();
 	for (long i = 0; i < ROUNDS; i++) {
 		wait_for(&sent, i + 1);
 		sum += read_msg();
