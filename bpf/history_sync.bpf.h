@@ -706,6 +706,8 @@ out:
 	if (BPF_CORE_READ(task, signal, live.counter) == 0) {
 		bpf_map_delete_elem(&hb_procs, &tgid);
 		bpf_map_delete_elem(&hb_tgids, &tgid);
+		/* Ended while held: the daemon never lets it go, and a reused pid must not find it. */
+		bpf_map_delete_elem(&hb_held_ns, &tgid);
 	}
 	return 0;
 }
