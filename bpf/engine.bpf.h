@@ -403,8 +403,8 @@ static __always_inline int wp_arm(const struct hit *hit, struct watch *w)
 	if (!w->info)
 		return -1;
 	w->t_start = bpf_ktime_get_ns();
-	/* Kernel mode: the CPU still rests from its last stall (include/kcsand.h). */
-	if (!hit->user && w->t_start < *(volatile __u64 *)&hit->percpu->rest_until_ns) {
+	/* A code-breakpoint sample: the CPU still rests from its last stall (include/kcsand.h). */
+	if (hit->pair && w->t_start < *(volatile __u64 *)&hit->percpu->rest_until_ns) {
 		counter_add(KCSAND_CTR_STALL_RESTS, 1);
 		return -1;
 	}
@@ -555,7 +555,7 @@ static __always_inline void wp_disarm(const struct hit *hit, struct watch *w)
 	counter_add(KCSAND_CTR_USED_WATCHPOINTS, -1);
 	end = bpf_ktime_get_ns();
 	__sync_fetch_and_add(&hit->percpu->stalled_ns, end - w->t_start);
-	if (!hit->user) {
+	if (hit->pair) {
 		/* Its interrupts were off: the CPU gets them back for three times as long. */
 		__sync_lock_test_and_set(&hit->percpu->rest_until_ns,
 					 end + (end - w->t_start) * KCSAND_KERNEL_STALL_REST);

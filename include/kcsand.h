@@ -353,7 +353,11 @@ struct kcsand_params {
  * before its next watchpoint: its interrupts are on at least three quarters
  * of any stretch of time (up to the last stall), and no stall follows
  * another closer than three times its length, so a tick (4 ms at HZ=250)
- * is never held more than one stall's length.
+ * is never held more than one stall's length.  The rest is breakpoint
+ * mode's (a code-breakpoint sample, struct hit's pair), where every trap
+ * may stall: in kprobe mode, where skip_watch spreads the stalls, it cut
+ * the tests' dense watchpoints (skip_watch 10) about tenfold, and two
+ * kprobe-mode guest cases then missed their races (ci-G, ci-I).
  */
 #define KCSAND_KERNEL_WAIT_MAX_US		1000
 #define KCSAND_KERNEL_STALL_BUDGET_MAX_US	500000

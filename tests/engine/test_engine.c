@@ -458,9 +458,10 @@ static void set_rest_until(uint64_t until_ns)
 }
 
 /*
- * Kernel mode: after a stall of d the CPU sets no watchpoint for 3d.  The
- * rest's end is read rather than timed: a second check within 3 ms would
- * depend on the host's load.
+ * Breakpoint mode: after a stall of d the CPU sets no watchpoint for 3d.
+ * The rest's end is read rather than timed: a second check within 3 ms
+ * would depend on the host's load.  A kprobe's check (no pair) is not
+ * held by it.
  */
 static void test_stall_rest(void)
 {
@@ -470,6 +471,7 @@ static void test_stall_rest(void)
 		reset();
 		set_stalled(0);
 		skel->bss->in.user = 0;
+		skel->bss->in.pair = 1;
 		skel->data->params.udelay_task = 1000;
 		ASSERT_EQ(ARM(&mem[0], 8, W, 0), 0, "kernel watcher arms");
 		STALL(&mem[0], 8, W, 0);
@@ -485,6 +487,9 @@ static void test_stall_rest(void)
 		set_rest_until(now_ns() + 10000000000ull);
 		ASSERT_EQ(ARM(&mem[0], 8, W, 0), -1, "kernel watcher arms while its CPU rests");
 		ASSERT_EQ(counter(KCSAND_CTR_STALL_RESTS), 1, "stall_rests");
+		skel->bss->in.pair = 0;
+		ASSERT_EQ(ARM(&mem[0], 8, W, 0), 0, "kprobe watcher arms meanwhile (control)");
+		DISARM(&mem[0], 8, W, 0);
 		skel->bss->in.user = 1;
 		ASSERT_EQ(ARM(&mem[0], 8, W, 0), 0, "user watcher arms meanwhile (control)");
 		DISARM(&mem[0], 8, W, 0);
