@@ -154,15 +154,29 @@ static void batch_add(struct batch *b, int g, uint64_t off, uint64_t cookie)
 	}
 }
 
-/* Decode the function's code: is its first instruction locked, and where are its rets? */
+/*
+ * Decode the function's code: is its first instruction locked, and where
+ * are its rets?  past_lock (may be NULL): a locked first instruction's
+ * length when the next one can take a probe (is not locked too), else 0.
+ * That is where an outlined function that starts with a locked instruction
+ * (its body begins with an `omp atomic`) gets its entry and return probes:
+ * the locked instruction writes memory, not rsp, so the return address is
+ * still at the stack's top for the uretprobe, and not the argument
+ * registers an outlined function reads (rdi, its data).  Its entry's
+ * acquire then comes after that instruction, the only access it misses;
+ * daemon/mark/mark.c keeps such a combine's old rule for it.
+ */
 static int scan_function(const char *path, uint64_t off, size_t size, bool *locked,
-			 struct batch *b)
+			 size_t *past_lock, struct batch *b)
 {
-	struct insn_info in;
+	struct insn_info in, next;
 	uint8_t code[512];
 	ssize_t len;
 	int fd;
 
+	*locked = false;
+	if (past_lock)
+		*past_lock = 0;
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
@@ -170,70 +184,35 @@ static int scan_function(const char *path, uint64_t off, size_t size, bool *lock
 	close(fd);
 	if (len <= 0)
 		return -EINVAL;
-	*locked = false;
-	for (ssize_t i = 0; i < len; i += in.length) {
+	if (decode__insn(code, len, &in) || !in.locked)
+		return 0;
+	*locked = true;
+	if (past_lock && in.length < len &&
+	    !decode__insn(code + in.length, len - in.length, &next) && !next.locked)
+		*past_lock = in.length;
+	for (ssize_t i = 0; b && i < len; i += in.length) {
 		if (decode__insn(code + i, len - i, &in))
 			break;
-		if (i == 0) {
-			*locked = in.locked;
-			if (!*locked || !b)
-				return 0;
-		}
 		if (in.ret)
 			batch_add(b, HB_GROUP_RET_INSN, off + i, KCSAND_HB_LOCK_RDI);
 	}
 	return 0;
 }
 
-/*
- * An outlined function that starts with a locked instruction (its body
- * begins with an `omp atomic`): the length of that instruction when the
- * next one can take a probe (is not locked too), else 0.  Its entry and
- * return probes go there: the locked instruction writes memory, not rsp,
- * so the return address is still at the stack's top for the uretprobe, and
- * not the argument registers an outlined function reads (rdi, its data).
- * Its entry's acquire then comes after that instruction, the only access
- * it misses; daemon/mark/mark.c keeps such a combine's old rule for it.
- */
-static size_t after_locked_entry(const char *path, uint64_t off, size_t size)
-{
-	struct insn_info first, next;
-	uint8_t code[32];
-	ssize_t len;
-	int fd;
-
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return 0;
-	len = pread(fd, code, size && size < sizeof(code) ? size : sizeof(code), off);
-	close(fd);
-	if (len <= 0 || decode__insn(code, len, &first) || !first.locked ||
-	    first.length >= len || decode__insn(code + first.length, len - first.length, &next) ||
-	    next.locked)
-		return 0;
-	return first.length;
-}
-
 /* Plan the probes of one sync function at file offset off. */
 static void plan_function(struct history *hist, struct batch *b, const char *path, const char *name,
 			  uint64_t off, size_t size, enum kcsand_hb_op op)
 {
-	size_t before = b->n[HB_GROUP_RET_INSN];
+	size_t before = b->n[HB_GROUP_RET_INSN], first;
 	bool locked = false;
 
-	scan_function(path, off, size, &locked, NULL);
-	if (locked && op == KCSAND_HB_OMP_FN) {
-		size_t first = after_locked_entry(path, off, size);
-
-		if (first) {
-			batch_add(b, HB_GROUP_ENTRY, off + first, op | (uint64_t)first << 32);
-			batch_add(b, HB_GROUP_RETURN, off + first, op);
-			return;
-		}
+	scan_function(path, off, size, &locked, &first, op == KCSAND_HB_LOCK ? b : NULL);
+	if (locked && op == KCSAND_HB_OMP_FN && first) {
+		batch_add(b, HB_GROUP_ENTRY, off + first, op | (uint64_t)first << 32);
+		batch_add(b, HB_GROUP_RETURN, off + first, op);
+		return;
 	}
 	if (locked) {
-		if (op == KCSAND_HB_LOCK)
-			scan_function(path, off, size, &locked, b);
 		if (b->n[HB_GROUP_RET_INSN] == before)
 			pr_warn("history: %s in %s cannot be probed (it starts with a locked "
 				"instruction): its synchronization is not seen\n", name, path);
