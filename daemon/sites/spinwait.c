@@ -33,9 +33,9 @@
 /* A GPR's bit, as in insn_fx's gpr_writes; 0 for another register. */
 static uint32_t gpr_bit(ZydisRegister r)
 {
-	int k = kcsand_reg_of(reg64(r));
+	int g = gpr_num(r);
 
-	return k >= KCSAND_REG_RAX && k <= KCSAND_REG_R15 ? 1u << (k - KCSAND_REG_RAX) : 0;
+	return g >= 0 ? 1u << g : 0;
 }
 
 static bool writes_memory(const ZydisDecodedInstruction *in, const ZydisDecodedOperand *ops)
