@@ -380,8 +380,9 @@ static const struct kcsand_report *decode_hw_sides(struct engine *e, const struc
  * movs before any: the history pairs them, or a watcher and its consumer
  * do.  Such a pair (both sides plain loads or stores, at one address) is
  * held LEARN_HOLD_MS, the time for the read-modify-write that usually comes
- * next, and dropped if its address is learned by then.  A pair whose
- * address no lock ever touches is printed, that much later.
+ * next, and dropped if its address is learned by then; so is one such mov
+ * whose watchpoint saw the value change, the other side unseen.  A report
+ * whose address no lock ever touches is printed, that much later.
  */
 #define LEARN_HOLD_MS		1000
 #define LEARN_HOLD_MAX		32
@@ -425,13 +426,21 @@ static bool teaching_probed(struct engine *e)
 	return e->teaching;
 }
 
-static bool learnable_pair(struct engine *e, const struct kcsand_report *r)
+/*
+ * A pair of such movs at one address, or one such mov whose watchpoint saw
+ * the value change with the writer unseen: the writer of a flag published
+ * so is the publisher's plain store, which a consumer may miss (no free
+ * watchpoint, not armed), and its report is the same race of two movs.
+ */
+static bool learnable_report(struct engine *e, const struct kcsand_report *r)
 {
-	return !e->opts.kernel && r->has_other &&
-	       !((r->this.flags | r->other.flags) & KCSAND_ACC_HWBP) &&
-	       r->this.addr == r->other.addr && r->this.pid == r->other.pid &&
-	       learnable_site(e, r->this.site) && learnable_site(e, r->other.site) &&
-	       teaching_probed(e);
+	if (e->opts.kernel || (r->this.flags & KCSAND_ACC_HWBP) ||
+	    !learnable_site(e, r->this.site))
+		return false;
+	if (r->has_other && ((r->other.flags & KCSAND_ACC_HWBP) || r->this.addr != r->other.addr ||
+			     r->this.pid != r->other.pid || !learnable_site(e, r->other.site)))
+		return false;
+	return teaching_probed(e);
 }
 
 /* proc_maps__for_each(): 1 when *arg is in a shared mapping, 2 in a private one. */
@@ -592,7 +601,7 @@ void engine_process_report(struct engine *e, const struct kcsand_report *r)
 	symbolize_side(e, &r->this, &v.this);
 	if (r->has_other)
 		symbolize_side(e, &r->other, &v.other);
-	if (learnable_pair(e, r)) {
+	if (learnable_report(e, r)) {
 		if (learned_since(e, r)) {
 			learned_drop(e, r);
 			return;
