@@ -58,19 +58,22 @@ guest_ran $rc
 
 # step NAME: the steps.rc line of a step ("NAME STATUS").
 step() { awk -v s="$1" '$1 == s' "$out/steps.rc" 2>/dev/null; }
-pair="BUG: KCSAN: data-race in kcsan_race_reader / kcsan_race_writer"
 
 # (1) --kmsg: the report in the kernel log as printed, and the counts in the summary.
 K=$out/kmsg.log
 read -r _ krc _ <<< "$(step kmsg)"
+# The step halts at its first report, which on a loaded host may be the
+# reader's one-stack "race at unknown origin" rather than the pair: either
+# is scenario 0's race, and what this checks is the copy in the kernel log.
 rep=$(sed -n "/^==========/,/^==========/p" "$K" | head -200)
-if [ "${krc:-}" = 66 ] && grep -qx "$pair" "$K" && grep -qx "$pair" "$out/kmsg.txt" &&
-   grep -E '^(read|write) to 0xffff[0-9a-f]{12} of 8 bytes by task [0-9]+ on cpu [0-9]+:' "$K" |
+title=$(grep -m1 '^BUG: KCSAN: data-race in kcsan_race_reader' "$K")
+if [ "${krc:-}" = 66 ] && [ -n "$title" ] && grep -qxF "$title" "$out/kmsg.txt" &&
+   grep -E '^(race at unknown origin, with )?(read|write) to 0xffff[0-9a-f]{12} of 8 bytes by task [0-9]+ on cpu [0-9]+:' "$K" |
 	grep -qxFf - "$out/kmsg.txt" &&
    [ "$(head -n "$(wc -l <<< "$rep")" < <(sed -n '/^==========/,$p' "$out/kmsg.txt"))" = "$rep" ]; then
-	ok kmsg_report_in_guest_dmesg
+	ok kmsg_report_in_guest_dmesg "$title"
 else
-	fail kmsg_report_in_guest_dmesg "exit ${krc:-none}; expected \"$pair\" in kmsg.txt line for line as in kmsg.log"
+	fail kmsg_report_in_guest_dmesg "exit ${krc:-none}; expected a 'data-race in kcsan_race_reader' report in kmsg.txt line for line as in kmsg.log"
 fi
 grep -qE '^kcsanctl: run: kmsg: [1-9][0-9]* reports written' "$K" && ok kmsg_summary ||
 	fail kmsg_summary "no 'kmsg: N reports written' line"
