@@ -179,6 +179,28 @@ struct hb_acq {
 	__u64 ns;		/* its latest acquire */
 };
 
+/*
+ * Every probe after a locked release, filled by the daemon when it attaches
+ * the site (daemon/engine/release_probes.c): a thread stopped at one is
+ * known in flight from its registers before it has ever released there.
+ * The value is the site.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, KCSAND_HB_RELEASE_PROBES);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct kcsand_probe_key);
+	__type(value, __u32);
+} hb_release_probes SEC(".maps");
+
+/* The file of each object (struct kcsand_site's obj) with probes in hb_release_probes. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, KCSAND_HB_OBJS);
+	__type(key, __u32);
+	__type(value, __u64);
+} hb_obj_ino SEC(".maps");
+
 struct hb_thread {
 	__u32 slot;
 	__u32 tgid;
@@ -206,7 +228,10 @@ struct hb_thread {
 	struct hb_late late[HB_LATE];
 	struct hb_acq acq[HB_ACQS];
 	__u64 ahead_obj;	/* what a probe ahead published, until its RMW's release */
-	__u64 uregs;		/* its user registers (task_pt_regs()), from its first late release */
+	__u64 uregs;		/* its user registers (task_pt_regs()), from its first event */
+	/* The probe after a locked release that released last, in event stop_ns (hb_inflight_now). */
+	__u64 stop_ip;
+	__u64 stop_ns;
 	__u32 late_next;
 	__u32 __pad3;
 	__u32 depth;		/* sync calls entered and not yet returned */

@@ -211,7 +211,17 @@ static __always_inline struct hb_thread *hb_self(void)
 	__u32 tid = (__u32)id;
 	struct hb_thread *t = bpf_map_lookup_elem(&hb_threads, &tid);
 
-	return t ? t : hb_new_thread(tid, id >> 32, NULL);
+	if (!t)
+		t = hb_new_thread(tid, id >> 32, NULL);
+	/*
+	 * Its user registers, for another thread's hb_inflight_now(), before
+	 * its first locked release: task_pt_regs() is fixed for the task's
+	 * life, so taken once, by the thread itself (its entry may have been
+	 * made by its creator).
+	 */
+	if (t && !t->uregs)
+		t->uregs = (__u64)bpf_task_pt_regs(bpf_get_current_task_btf());
+	return t;
 }
 
 /* A new epoch of the thread, published for hb_acquire_all(). */
@@ -610,12 +620,11 @@ static __noinline int hb_release_locked(struct hb_thread *t, __u64 obj, __u32 si
 		return 0;
 	late = hb_late_note(t, obj, site_idx, probe_ip);
 	/*
-	 * Its user registers, for another thread's hb_inflight_now(), which
-	 * looks only at a thread with a late release: task_pt_regs() is fixed
-	 * for the task's life, so taken once, here, not at every uprobe hit.
+	 * This stop is over for hb_inflight_now() from here: after the late
+	 * note, which covers the rest (x86 keeps the two stores in order).
 	 */
-	if (late && !t->uregs)
-		t->uregs = (__u64)bpf_task_pt_regs(bpf_get_current_task_btf());
+	t->stop_ip = probe_ip;
+	t->stop_ns = t->event_ns;
 	hb_release(t, obj, 1);
 	/* Published now, not at the event's start: an acquire until here may have missed it. */
 	if (late)

@@ -763,6 +763,9 @@ static __always_inline __u32 hb_inflight_published(const struct hb_thread *t,
 struct hb_other_regs {
 	struct pt_regs regs;
 	struct regs_copy rc;
+	struct kcsand_probe_key key;	/* hb_release_probe_at()'s */
+	__u64 ip;			/* the other thread's */
+	__u64 probe_ip;			/* the probe it is stopped at (hb_stop_site()) */
 };
 
 struct {
@@ -788,51 +791,149 @@ static __always_inline __u64 hb_other_address(const struct kcsand_site *s,
 	return addr;
 }
 
+/* bpf_find_vma()'s callback: the file an address is in, and its offset there. */
+struct hb_file_at {
+	__u64 addr;		/* in: the address; out: its offset in the file */
+	__u64 ino;		/* 0: not in a file */
+};
+
+static long hb_file_at_cb(struct task_struct *task, struct vm_area_struct *vma, void *data)
+{
+	struct hb_file_at *f = data;
+	struct file *file = vma->vm_file;
+
+	if (!file)
+		return 0;
+	f->ino = file->f_inode->i_ino;
+	f->addr = f->addr - vma->vm_start + (vma->vm_pgoff << 12);
+	return 0;
+}
+
+/*
+ * The site of hb_release_probes at ip or one before it (o->probe_ip), in the
+ * file of ino where its offset 0 is mapped at base; ~0 for none.
+ */
+static __always_inline __u32 hb_release_probe_at(struct hb_other_regs *o, __u64 ino, __u64 base,
+						 __u64 ip)
+{
+	__u32 *idx;
+
+	o->key.ino = ino;
+	o->key.off = ip - base;
+	o->probe_ip = ip;
+	idx = bpf_map_lookup_elem(&hb_release_probes, &o->key);
+	if (!idx) {
+		o->key.off--;
+		o->probe_ip = ip - 1;
+		idx = bpf_map_lookup_elem(&hb_release_probes, &o->key);
+	}
+	return idx ? *idx : ~0U;
+}
+
+/*
+ * The same, in the object of a site hit at site_ip (its probe's address, or
+ * with insn its instruction's): the hit tells where that object is mapped,
+ * with no lock taken.
+ */
+static __always_inline __u32 hb_release_probe_near(struct hb_other_regs *o, __u32 site_idx,
+						   __u64 site_ip, int insn, __u64 ip)
+{
+	const struct kcsand_site *s = bpf_map_lookup_elem(&sites, &site_idx);
+	__u32 obj;
+	__u64 *ino;
+
+	if (!s || !s->probe_off)
+		return ~0U;
+	obj = s->obj;
+	ino = bpf_map_lookup_elem(&hb_obj_ino, &obj);
+	if (!ino || !*ino)
+		return ~0U;
+	if (insn)
+		site_ip += s->probe_delta;
+	return hb_release_probe_at(o, *ino, site_ip - s->probe_off, ip);
+}
+
+/*
+ * The site whose probe after it the other thread is stopped at, ip its
+ * registers' (the probe's, or one past it in the trap), and o->probe_ip where
+ * that probe is; ~0 for none.  One of its late releases; else any locked
+ * release (hb_release_probes, its first there too), looked for in the
+ * objects of this access and of both threads' late releases, then, for
+ * another, in the mapping ip is in (bpf_find_vma(), which fails while the
+ * process's mappings are being changed).
+ */
+static __always_inline __u32 hb_stop_site(struct hb_other_regs *o, const struct hb_thread *t,
+					  const struct hb_access *acc,
+					  const struct hb_thread *other, __u64 ip)
+{
+	struct hb_file_at f = { .addr = ip };
+	__u32 idx;
+
+	for (int i = 0; i < HB_LATE; i++) {
+		const struct hb_late *l = &other->late[i];
+
+		if (l->addr && (ip == l->probe_ip || ip == l->probe_ip + 1)) {
+			o->probe_ip = l->probe_ip;
+			return l->site;
+		}
+	}
+	idx = hb_release_probe_near(o, acc->site_idx, acc->ip, 1, ip);
+	for (int i = 0; i < HB_LATE && idx == ~0U; i++) {
+		if (other->late[i].addr)
+			idx = hb_release_probe_near(o, other->late[i].site,
+						    other->late[i].probe_ip, 0, ip);
+		if (idx == ~0U && t->late[i].addr)
+			idx = hb_release_probe_near(o, t->late[i].site, t->late[i].probe_ip, 0,
+						    ip);
+	}
+	if (idx != ~0U)
+		return idx;
+	/* The same process: this thread's mappings are the other's. */
+	if (bpf_find_vma(bpf_get_current_task_btf(), ip, hb_file_at_cb, &f, 0) || !f.ino)
+		return ~0U;
+	return hb_release_probe_at(o, f.ino, ip - f.addr, ip);
+}
+
 /*
  * The other thread stopped between a locked RMW and the probe after it
- * (trapped there, or preempted): its user registers say so, their ip the
- * probe's (or one past it, in the trap), for a site it released late
- * before; the object is computed from them.  Its epoch now is the one that
- * probe will release.  Registers read while it runs in user space are
- * those of its last entry into the kernel: an old stop at that probe is
- * told by its release, published in the thread's last event.
+ * (trapped there, or preempted): its user registers say so, their ip at
+ * that probe (hb_stop_site()); the object is computed from them.  Its epoch
+ * now is the one that probe will release.  Registers read while it runs in
+ * user space are those of its last entry into the kernel, and an entry at
+ * that probe is the probe's own, whose release ends the stop (stop_ns, set
+ * after its late note): from there the window of that note says
+ * (hb_inflight_published()).  clock: the epoch to be ordered.
  */
 static __always_inline __u32 hb_inflight_now(const struct hb_thread *t,
-					      const struct hb_thread *other, __u32 s)
+					      const struct hb_access *acc,
+					      const struct hb_thread *other, __u32 s, __u32 clock)
 {
 	const struct kcsand_site *site;
 	struct hb_other_regs *o;
 	__u32 zero = 0, idx;
-	__u64 ip, obj;
+	__u64 obj;
 
-	if (!other->uregs ||
-	    bpf_probe_read_kernel(&ip, sizeof(ip),
+	o = bpf_map_lookup_elem(&hb_inflight_regs, &zero);
+	if (!o || !other->uregs ||
+	    bpf_probe_read_kernel(&o->ip, sizeof(o->ip),
 				  (void *)(other->uregs + __builtin_offsetof(struct pt_regs, ip))))
 		return 0;
-	/* Published in its last event: that stop is over, its release found (above). */
-	for (int i = 0; i < HB_LATE; i++)
-		if (other->late[i].addr && other->late[i].ns >= other->event_ns &&
-		    (ip == other->late[i].probe_ip || ip == other->late[i].probe_ip + 1))
-			return 0;
-	for (int i = 0; i < HB_LATE; i++) {
-		const struct hb_late *l = &other->late[i];
-
-		if (!l->addr || (ip != l->probe_ip && ip != l->probe_ip + 1))
-			continue;
-		idx = l->site;
-		site = bpf_map_lookup_elem(&sites, &idx);
-		o = bpf_map_lookup_elem(&hb_inflight_regs, &zero);
-		if (!site || !o ||
-		    bpf_probe_read_kernel(&o->regs, sizeof(o->regs), (void *)other->uregs))
-			return 0;
-		obj = hb_other_address(site, o, l->probe_ip - site->probe_delta) & ~7ULL;
-		/*
-		 * Its event before the RMW: event_ns, or, once that probe's
-		 * program has begun (hb_new_gen()), prev_event_ns.
-		 */
-		if (hb_acquired_in(t, obj, other->prev_event_ns, ~0ULL))
-			return other->vc[s];
-	}
+	if ((o->ip == other->stop_ip || o->ip == other->stop_ip + 1) &&
+	    other->stop_ns == other->event_ns)
+		return hb_inflight_published(t, other, clock);
+	idx = hb_stop_site(o, t, acc, other, o->ip);
+	if (idx == ~0U)
+		return 0;
+	site = bpf_map_lookup_elem(&sites, &idx);
+	if (!site || bpf_probe_read_kernel(&o->regs, sizeof(o->regs), (void *)other->uregs))
+		return 0;
+	obj = hb_other_address(site, o, o->probe_ip - site->probe_delta) & ~7ULL;
+	/*
+	 * Its event before the RMW: event_ns, or, once that probe's program
+	 * has begun (hb_new_gen()), prev_event_ns.
+	 */
+	if (hb_acquired_in(t, obj, other->prev_event_ns, ~0ULL))
+		return other->vc[s];
 	return 0;
 }
 
@@ -848,16 +949,17 @@ static __always_inline __u32 hb_inflight_now(const struct hb_thread *t,
  * acquire in the window that read the value from before the RMW is
  * ordered too, as a probe ahead would have ordered it.  What the releaser
  * does after its release is a later epoch, still checked
- * (racy_fetch_add_late_write).  A thread's first late release of a site
- * is not known in flight: it has no registers to compare with yet.
+ * (racy_fetch_add_late_write).
  */
-static __noinline int hb_inflight(struct hb_thread *t, const struct hb_cell *found)
+static __noinline int hb_inflight(struct hb_thread *t, const struct hb_scratch *scratch)
 {
+	const struct hb_cell *found;
 	struct hb_thread *other;
 	__u32 tid, s, clock;
 
-	if (!t || !found)
+	if (!t || !scratch)
 		return 0;
+	found = &scratch->found;
 	tid = found->tid;
 	s = (found->slot1 - 1) & (HB_SLOTS - 1);
 	other = bpf_map_lookup_elem(&hb_threads, &tid);
@@ -865,7 +967,7 @@ static __noinline int hb_inflight(struct hb_thread *t, const struct hb_cell *fou
 		return 0;
 	clock = hb_inflight_published(t, other, found->clock);
 	if (!clock) {
-		clock = hb_inflight_now(t, other, s);
+		clock = hb_inflight_now(t, &scratch->acc, other, s, found->clock);
 		if (clock < found->clock)
 			return 0;
 	}
@@ -923,7 +1025,7 @@ static __always_inline void history_access(void *ctx, struct pt_regs *regs, __u3
 	/* Reported from here: the two calls' frames would not fit next to the engine's. */
 	if (hb_access_granules(ctx, scratch, t) &&
 	    !hb_task_stack_dead(t->tgid, scratch->acc.addr, scratch->found.time_ns, regs->sp) &&
-	    !hb_inflight(t, &scratch->found) &&
+	    !hb_inflight(t, scratch) &&
 	    hb_report_due(scratch->found.site, site_idx, scratch->now)) {
 		/* Before the report, as a watcher's (engine.bpf.h's emit_report). */
 		scratch->acc.ustack = ustack_send_seq(regs, 1);

@@ -105,7 +105,13 @@ struct kcsand_site {
 	 */
 	__u8 probe_delta;
 	__u8 order;		/* KCSAND_ORDER_*: a marked access's memory order, as the source says */
-	__u8 __pad[6];
+	/*
+	 * A user site's object (the daemon's number, < KCSAND_HB_OBJS, else
+	 * none) and its probe's offset in that file (0: none), from which a hit
+	 * tells where the object is mapped: the history's hb_release_probes.
+	 */
+	__u16 obj;
+	__u32 probe_off;
 };
 
 /*
@@ -672,6 +678,21 @@ enum kcsand_hb_counter {
 #define KCSAND_HB_TGID_GEN	4u
 /* Wide ranges forgotten (freed, unmapped, stacks) that a process keeps before forgetting all. */
 #define KCSAND_HB_RANGES	32
+/*
+ * The probe after a locked release (hb_release_probes, bpf/history.bpf.h),
+ * by the file it is in and its offset there, as a uprobe is placed: known
+ * from the decode, before any thread has run into it.  ino alone names the
+ * file: the kernel sees the inode a uprobe is on (overlayfs' real one), and
+ * stat() gives its number but another device.  Two files with one number
+ * and a release at the same offset only add order.
+ */
+struct kcsand_probe_key {
+	__u64 ino;
+	__u64 off;
+};
+#define KCSAND_HB_RELEASE_PROBES	16384
+/* Objects whose file hb_obj_ino names, by struct kcsand_site's obj. */
+#define KCSAND_HB_OBJS			4096
 
 #ifndef __VMLINUX_H__
 /* Sizes the BPF side was built with: a mismatch is a build error, not a silent misread. */

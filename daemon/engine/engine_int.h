@@ -3,7 +3,8 @@
  * The engine's internals, shared by engine.c (open, load, start, poll,
  * close, parameters), engine_objects.c (objects, attach, marking, kernel
  * site sets), engine_summary.c (counters, the summary), pipeline.c (the
- * report pipeline) and arm.c (the site sampler's arming).  Nothing outside
+ * report pipeline), arm.c (the site sampler's arming) and release_probes.c
+ * (the history's map of the probes after locked releases).  Nothing outside
  * the engine includes it.
  */
 #ifndef KCSAND_ENGINE_INT_H
@@ -47,6 +48,7 @@ struct engine_object {
 	uint8_t *probe_refused;		/* per site: the kernel refused its uprobe, left out */
 	unsigned int refusal_searches;	/* searches for such sites, bounded */
 	uint8_t *orig_flags;		/* site flags before engine__set_nowatch(), or NULL */
+	uint64_t release_ino;		/* its file, with probes in hb_release_probes; 0: none */
 };
 
 struct kcsand_bpf;
@@ -154,6 +156,14 @@ void engine_detach_object(struct engine_object *eo);
 int engine_attach_added(struct engine *e);
 /* Kernel sites sampled by code breakpoints rather than kprobes (opts.sample, the site count). */
 bool engine_use_breakpoints(const struct engine *e);
+
+/* release_probes.c */
+/* Each user site's object number and probe offset (struct kcsand_site), before the table is filled. */
+void engine_place_sites(struct engine *e, struct engine_object *eo);
+/* The probes after eo's locked releases into the history's map, before they attach. */
+void engine_note_release_probes(struct engine *e, struct engine_object *eo);
+/* ... and out of it, when eo is removed: its file's inode may be another's next. */
+void engine_forget_release_probes(struct engine *e, struct engine_object *eo);
 
 /* late_load.c */
 /*

@@ -184,6 +184,7 @@ void engine_drop_changed(struct engine *e)
 
 		if (eo->kernel || eo->removed || !target_obj__changed(eo->obj))
 			continue;
+		engine_forget_release_probes(e, eo);
 		engine_detach_object(eo);
 		eo->removed = true;
 		target_obj__release(eo->obj);
@@ -198,6 +199,8 @@ static int attach_object(struct engine *e, struct engine_object *eo)
 	if (!eo->obj->sites.n)
 		return 0;
 	err = fill_sites(e, eo);
+	if (!err)
+		engine_note_release_probes(e, eo);
 	if (!err && eo->kernel && e->kbp_mode)
 		;	/* code breakpoints sample the sites: start_kbp() */
 	else if (!err && eo->kernel)
@@ -206,6 +209,7 @@ static int attach_object(struct engine *e, struct engine_object *eo)
 		err = e->multi ? engine_link_chunks(e, eo, NULL) :
 				 engine_link_per_site(e, eo, NULL);
 	if (err) {
+		engine_forget_release_probes(e, eo);
 		engine_detach_object(eo);
 		return err;
 	}
@@ -246,6 +250,7 @@ static int register_object(struct engine *e, struct target_obj *obj, bool kernel
 		e->site_obj[i] = e->nr_objs;
 	e->nr_cookies = need;
 	e->nr_objs++;
+	engine_place_sites(e, eo);
 
 	pr_info("%s: %llu functions, %llu sites (%llu marked, %llu of them cas loop "
 		"reads, %llu spin-wait reads; %llu locked with no probe ahead, released late; "
@@ -635,6 +640,7 @@ int engine__remove_object(struct engine *e, int id)
 {
 	if (id < 0 || (size_t)id >= e->nr_objs || e->objs[id].removed)
 		return -ENOENT;
+	engine_forget_release_probes(e, &e->objs[id]);
 	engine_detach_object(&e->objs[id]);
 	e->objs[id].removed = true;
 	return 0;
