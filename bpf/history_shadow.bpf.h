@@ -791,24 +791,6 @@ static __always_inline __u64 hb_other_address(const struct kcsand_site *s,
 	return addr;
 }
 
-/* bpf_find_vma()'s callback: the file an address is in, and its offset there. */
-struct hb_file_at {
-	__u64 addr;		/* in: the address; out: its offset in the file */
-	__u64 ino;		/* 0: not in a file */
-};
-
-static long hb_file_at_cb(struct task_struct *task, struct vm_area_struct *vma, void *data)
-{
-	struct hb_file_at *f = data;
-	struct file *file = vma->vm_file;
-
-	if (!file)
-		return 0;
-	f->ino = file->f_inode->i_ino;
-	f->addr = f->addr - vma->vm_start + (vma->vm_pgoff << 12);
-	return 0;
-}
-
 /*
  * The site of hb_release_probes at ip or one before it (o->probe_ip), in the
  * file of ino where its offset 0 is mapped at base; ~0 for none.
@@ -857,16 +839,15 @@ static __always_inline __u32 hb_release_probe_near(struct hb_other_regs *o, __u3
  * The site whose probe after it the other thread is stopped at, ip its
  * registers' (the probe's, or one past it in the trap), and o->probe_ip where
  * that probe is; ~0 for none.  One of its late releases; else any locked
- * release (hb_release_probes, its first there too), looked for in the
- * objects of this access and of both threads' late releases, then, for
- * another, in the mapping ip is in (bpf_find_vma(), which fails while the
- * process's mappings are being changed).
+ * release (hb_release_probes, its first there too) in the objects of this
+ * access and of both threads' late releases, placed by those hits.  Not
+ * bpf_find_vma(): it fails while another thread changes the mappings (it
+ * only tries their lock), and its callback's frame is one too many.
  */
 static __always_inline __u32 hb_stop_site(struct hb_other_regs *o, const struct hb_thread *t,
 					  const struct hb_access *acc,
 					  const struct hb_thread *other, __u64 ip)
 {
-	struct hb_file_at f = { .addr = ip };
 	__u32 idx;
 
 	for (int i = 0; i < HB_LATE; i++) {
@@ -886,12 +867,7 @@ static __always_inline __u32 hb_stop_site(struct hb_other_regs *o, const struct 
 			idx = hb_release_probe_near(o, t->late[i].site, t->late[i].probe_ip, 0,
 						    ip);
 	}
-	if (idx != ~0U)
-		return idx;
-	/* The same process: this thread's mappings are the other's. */
-	if (bpf_find_vma(bpf_get_current_task_btf(), ip, hb_file_at_cb, &f, 0) || !f.ino)
-		return ~0U;
-	return hb_release_probe_at(o, f.ino, ip - f.addr, ip);
+	return idx;
 }
 
 /*
@@ -902,11 +878,11 @@ static __always_inline __u32 hb_stop_site(struct hb_other_regs *o, const struct 
  * user space are those of its last entry into the kernel, and an entry at
  * that probe is the probe's own, whose release ends the stop (stop_ns, set
  * after its late note): from there the window of that note says
- * (hb_inflight_published()).  clock: the epoch to be ordered.
+ * (hb_inflight_published(), looked at again by hb_inflight()).
  */
 static __always_inline __u32 hb_inflight_now(const struct hb_thread *t,
 					      const struct hb_access *acc,
-					      const struct hb_thread *other, __u32 s, __u32 clock)
+					      const struct hb_thread *other, __u32 s)
 {
 	const struct kcsand_site *site;
 	struct hb_other_regs *o;
@@ -920,7 +896,7 @@ static __always_inline __u32 hb_inflight_now(const struct hb_thread *t,
 		return 0;
 	if ((o->ip == other->stop_ip || o->ip == other->stop_ip + 1) &&
 	    other->stop_ns == other->event_ns)
-		return hb_inflight_published(t, other, clock);
+		return 0;
 	idx = hb_stop_site(o, t, acc, other, o->ip);
 	if (idx == ~0U)
 		return 0;
@@ -966,11 +942,17 @@ static __noinline int hb_inflight(struct hb_thread *t, const struct hb_scratch *
 	if (!other || other->tgid != t->tgid || other->slot != s)
 		return 0;
 	clock = hb_inflight_published(t, other, found->clock);
-	if (!clock) {
-		clock = hb_inflight_now(t, &scratch->acc, other, s, found->clock);
-		if (clock < found->clock)
-			return 0;
-	}
+	if (!clock)
+		clock = hb_inflight_now(t, &scratch->acc, other, s);
+	/*
+	 * Not in flight when its registers were read: it may have published
+	 * since the first look (its late note comes before its registers
+	 * leave the probe), so a second one.
+	 */
+	if (clock < found->clock)
+		clock = hb_inflight_published(t, other, found->clock);
+	if (clock < found->clock)
+		return 0;
 	if (t->vc[s] < clock)
 		t->vc[s] = clock;
 	hb_count(KCSAND_HB_CTR_INFLIGHT);

@@ -680,11 +680,10 @@ enum kcsand_hb_counter {
 #define KCSAND_HB_RANGES	32
 /*
  * The probe after a locked release (hb_release_probes, bpf/history.bpf.h),
- * by the file it is in and its offset there, as a uprobe is placed: known
- * from the decode, before any thread has run into it.  ino alone names the
- * file: the kernel sees the inode a uprobe is on (overlayfs' real one), and
- * stat() gives its number but another device.  Two files with one number
- * and a release at the same offset only add order.
+ * by the file it is in (its inode number, as the daemon's stat() gives it)
+ * and its offset there, as a uprobe is placed: known from the decode,
+ * before any thread has run into it.  Two files of two devices with one
+ * number and a release at the same offset only add order.
  */
 struct kcsand_probe_key {
 	__u64 ino;
