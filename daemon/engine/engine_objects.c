@@ -169,8 +169,8 @@ void engine_detach_object(struct engine_object *eo)
 	if (eo->turn_fd >= 0)
 		close(eo->turn_fd);
 	eo->turn_fd = -1;
-	for (size_t i = 0; i < eo->nr_links; i++)
-		bpf_link__destroy(eo->links[i]);
+	/* Kprobes close one grace period or more each: from several threads at once. */
+	link_close__destroy(eo->links, eo->nr_links);
 	free(eo->links);
 	eo->links = NULL;
 	eo->nr_links = 0;

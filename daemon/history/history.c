@@ -998,8 +998,8 @@ void history__free(struct history *hist)
 	for (size_t i = 0; i < hist->nr_groups; i++)
 		group_free(&hist->groups[i]);
 	free(hist->groups);
-	for (size_t i = 0; i < hist->nr_links; i++)
-		bpf_link__destroy(hist->links[i]);
+	/* Per-site links (before uprobe_multi) close a grace period or more each: in parallel. */
+	link_close__destroy(hist->links, hist->nr_links);
 	free(hist->links);
 	free(hist->probed);
 	free(hist);

@@ -14,6 +14,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+struct bpf_link;
+
 /* Up to this many fds in one batch; a full one is closed when one more is added. */
 #define LINK_CLOSE_MAX	64
 
@@ -26,6 +28,18 @@ struct link_close {
 void link_close__add(struct link_close *b, int *fd);
 /* Close every fd of the batch, in parallel, and return once all are closed. */
 void link_close__all(struct link_close *b);
+
+/*
+ * Per-site perf links (kprobes; uprobes before Linux 6.6): each one's
+ * release waits for grace periods, one of them inside the kernel's
+ * event_mutex (perf_trace_event_unreg) and one outside it
+ * (unregister_kprobe), about 105 ms a kprobe in the TCG guest.  From a
+ * few threads at once the waits outside the mutex overlap the next
+ * link's wait inside it.  Every link is destroyed, each by one thread
+ * (one that cannot start leaves its share to this one), and set to NULL;
+ * the function returns once all are.  NULL entries are skipped.
+ */
+void link_close__destroy(struct bpf_link **links, size_t n);
 
 /*
  * One fd closed in the background: for a link on kcsand's own code whose
