@@ -165,6 +165,16 @@ void engine_note_release_probes(struct engine *e, struct engine_object *eo);
 /* ... and out of it, when eo is removed: its file's inode may be another's next. */
 void engine_forget_release_probes(struct engine *e, struct engine_object *eo);
 
+/* kprobe_opt.c */
+/*
+ * The kernel's kprobe jump optimization off while nr_probes kprobes attach
+ * (why: what they do, for the message): true when this turned it off, for
+ * engine_kprobe_opt_on().  A kernel without it, or with it off: false.
+ */
+bool engine_kprobe_opt_off(size_t nr_probes, const char *why);
+/* Back on, if was_on (engine_kprobe_opt_off() turned it off). */
+void engine_kprobe_opt_on(bool was_on);
+
 /* late_load.c */
 /*
  * The instance of the object in which the program named name is loaded:

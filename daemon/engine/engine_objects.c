@@ -108,6 +108,7 @@ static int attach_kprobes(struct engine *e, struct engine_object *eo)
 	uint32_t last_func = UINT32_MAX;
 	struct kcsand_bpf *skel;
 	size_t eilseq = 0;
+	bool opt;
 	int err = engine_late_skel(e, "kcsand_kprobe", "kprobes on kernel sites", &skel);
 
 	if (err)
@@ -115,6 +116,7 @@ static int attach_kprobes(struct engine *e, struct engine_object *eo)
 	eo->links = calloc(o->sites.n, sizeof(*eo->links));
 	if (!eo->links)
 		return -ENOMEM;
+	opt = engine_kprobe_opt_off(o->sites.n, "attach");
 	for (size_t i = 0; i < o->sites.n; i++) {
 		LIBBPF_OPTS(bpf_kprobe_opts, ko, .bpf_cookie = eo->first + i,
 			    .offset = o->sites.v[i].vaddr);
@@ -141,6 +143,7 @@ static int attach_kprobes(struct engine *e, struct engine_object *eo)
 		}
 		eo->links[eo->nr_links++] = l;
 	}
+	engine_kprobe_opt_on(opt);
 	if (eo->refused)
 		pr_warn("%zu of %zu kernel sites refused by the kernel (%zu not on an "
 				"instruction boundary)%s\n",
