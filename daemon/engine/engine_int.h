@@ -168,7 +168,7 @@ void engine_forget_release_probes(struct engine *e, struct engine_object *eo);
 /* kprobe_opt.c */
 /*
  * The kernel's kprobe jump optimization off while nr_probes kprobes attach
- * (why: what they do, for the message): true when this turned it off, for
+ * or detach (why: "attach", "detach"): true when this turned it off, for
  * engine_kprobe_opt_on().  A kernel without it, or with it off: false.
  */
 bool engine_kprobe_opt_off(size_t nr_probes, const char *why);

@@ -160,6 +160,7 @@ static int attach_kprobes(struct engine *e, struct engine_object *eo)
 void engine_detach_object(struct engine_object *eo)
 {
 	struct link_close lc = { .n = 0 };
+	bool opt;
 
 	for (size_t c = 0; c < eo->nr_chunks && eo->chunk_fd; c++)
 		link_close__add(&lc, &eo->chunk_fd[c]);
@@ -172,8 +173,13 @@ void engine_detach_object(struct engine_object *eo)
 	if (eo->turn_fd >= 0)
 		close(eo->turn_fd);
 	eo->turn_fd = -1;
-	/* Kprobes close one grace period or more each: from several threads at once. */
+	/*
+	 * Kprobes close one grace period or more each: from several threads at
+	 * once, and with the optimizer out of the way (kprobe_opt.c).
+	 */
+	opt = eo->kernel && engine_kprobe_opt_off(eo->nr_links, "detach");
 	link_close__destroy(eo->links, eo->nr_links);
+	engine_kprobe_opt_on(opt);
 	free(eo->links);
 	eo->links = NULL;
 	eo->nr_links = 0;
