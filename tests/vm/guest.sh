@@ -75,6 +75,9 @@ ip link set lo up 2>/dev/null || ifconfig lo up 2>/dev/null || true
 say "probe step: $PROBE_CMD ${PROBE_ARGS[*]} -- ${GUEST_CMD[*]}"
 cd "$REPO" || exit 2
 start=$(cut -d' ' -f1 /proc/uptime)
+# kcsand turns kprobe jump optimization off while many kprobes attach and detach, and
+# must put it back (daemon/engine/kprobe_opt.c): the setting before and after.
+kopt=$(cat /proc/sys/debug/kprobes-optimization 2>/dev/null || echo none)
 eval "$PROBE_CMD"' "${PROBE_ARGS[@]}" -- "${GUEST_CMD[@]}"' \
 	> "$OUT/probe.out" 2> "$OUT/probe.err" < /dev/null
 echo $? > "$OUT/probe.rc"
@@ -83,6 +86,8 @@ stage probe-done
 
 # Probes must be gone now: the kernel's list of registered kprobes.
 cat /sys/kernel/debug/kprobes/list > "$OUT/kprobes-after.txt" 2>&1
+echo "$kopt $(cat /proc/sys/debug/kprobes-optimization 2>/dev/null || echo none)" \
+	> "$OUT/kprobes-optimization.txt"
 
 if [ -n "$MODULE_KO" ]; then
 	mod=$(basename "$MODULE_KO" .ko)

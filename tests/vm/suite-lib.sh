@@ -109,6 +109,20 @@ no_kprobe_left() {
 	else ok no_kprobe_left; fi
 }
 
+# kprobe_optimization_kept DIR: the guest's kprobes-optimization setting, saved in
+# DIR/kprobes-optimization.txt before and after the probe step, is what it was: kcsand
+# turns it off while many kprobes attach and detach (daemon/engine/kprobe_opt.c).
+kprobe_optimization_kept() {
+	local before after
+
+	read -r before after < "$1/kprobes-optimization.txt" 2>/dev/null
+	if [ -z "${before:-}" ] || [ "$before" = none ]; then
+		fail kprobe_optimization_kept "the guest saved no kprobes-optimization setting"
+	elif [ "$before" != "${after:-}" ]; then
+		fail kprobe_optimization_kept "kprobes-optimization was $before before the run, ${after:-nothing} after"
+	else ok kprobe_optimization_kept; fi
+}
+
 # no_bpf_link_left DIR [NAME]: what bpftool listed once the runs were over,
 # saved in DIR/bpf-after.txt, is empty: no link, no perf event of kcsand's left.
 no_bpf_link_left() {
