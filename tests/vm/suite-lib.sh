@@ -115,7 +115,7 @@ no_kprobe_left() {
 kprobe_optimization_kept() {
 	local before after
 
-	read -r before after < "$1/kprobes-optimization.txt" 2>/dev/null
+	read -r before after 2>/dev/null < "$1/kprobes-optimization.txt"
 	if [ -z "${before:-}" ] || [ "$before" = none ]; then
 		fail kprobe_optimization_kept "the guest saved no kprobes-optimization setting"
 	elif [ "$before" != "${after:-}" ]; then
