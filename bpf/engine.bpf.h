@@ -175,6 +175,11 @@ struct hit {
 	int pair;
 	__u8 acc_flags;		/* KCSAND_ACC_*, for the record */
 	/*
+	 * The site's ra_off, kept here so that a trap can choose it without
+	 * choosing between two sites (hw_ra_off() in bpf/hwbp.bpf.h).
+	 */
+	__s16 ra_off;
+	/*
 	 * Frames taken earlier, or NULL to unwind from ctx: the trap of a
 	 * disarmed kprobe's out-of-line copy cannot be unwound from where it
 	 * stopped, so its probe took them (bpf/hwbp.bpf.h).
@@ -211,7 +216,7 @@ static __always_inline int values_differ(const __u64 *a, const __u64 *b)
 static __always_inline void fill_access(const struct hit *hit, struct kcsand_access *acc)
 {
 	__u64 id = bpf_get_current_pid_tgid();
-	__s16 ra_off = hit->site->ra_off;
+	__s16 ra_off = hit->ra_off;
 	long n;
 
 	acc->addr = hit->addr;
@@ -717,6 +722,7 @@ static __always_inline int make_hit(struct hit *hit, void *ctx, struct pt_regs *
 	hit->in_interrupt = in_interrupt;
 	hit->user = user;
 	hit->acc_flags = 0;
+	hit->ra_off = site->ra_off;
 	hit->stack = NULL;
 	hit->nr_frames = 0;
 	hit->pair = 0;

@@ -95,6 +95,7 @@ static __always_inline int pair_trap(struct bpf_perf_event_data *ctx, int in_int
 	hit.ctx = ctx;
 	hit.regs = (struct pt_regs *)&ctx->regs;
 	hit.site = &hw_site;
+	hit.ra_off = hw_site.ra_off;
 	hit.site_idx = PAIR_SITE;
 	hit.ip = ctx->regs.ip;
 	hit.addr = view.addr;
