@@ -76,7 +76,7 @@ static __always_inline void hb_stack_copy(struct pt_regs *regs, __u64 key)
 {
 	struct hb_stack *st;
 
-	if (!ustack_room() || !ustack_send(regs, key))
+	if (!ustack_room() || !ustack_send(regs, key, 0))
 		return;
 	st = bpf_map_lookup_elem(&hb_stacks, &key);
 	if (st)
@@ -1010,7 +1010,7 @@ static __always_inline void history_access(void *ctx, struct pt_regs *regs, __u3
 	    !hb_inflight(t, scratch) &&
 	    hb_report_due(scratch->found.site, site_idx, scratch->now)) {
 		/* Before the report, as a watcher's (engine.bpf.h's emit_report). */
-		scratch->acc.ustack = ustack_send_seq(regs, 1);
+		scratch->acc.ustack = ustack_send_seq(regs, 1, 0);
 		hb_report(ctx, scratch, t->tgid);
 	}
 	if (scratch->copy_key)

@@ -77,3 +77,15 @@ int main(void)
 /* kcsand-test: name=unprobed_writer_escalation needs=hwbp args="--functions reader*,pace --param overhead_budget=100" expect=report stop=report title_re="^(later write in writer after data-race in reader|data-race in reader / writer)$" funcs="reader writer" access="^write to 0x[0-9a-f]+ of 4 bytes by task [0-9]+ on cpu [0-9]+(, [0-9]+\.[0-9]{3} ms after the race below)?:$" access="^(race at unknown origin, with )?read to 0x[0-9a-f]+ of 4 bytes by task [0-9]+ on cpu [0-9]+:$" access="^hardware watchpoint: the write by task [0-9]+ was seen by a debug register, after it executed$" value_changed=yes */
 /* Where debug registers do not trap, kcsand says that it cannot escalate. */
 /* kcsand-test: name=unprobed_writer_no_escalation needs=nohwbp args="--functions reader*,pace --param overhead_budget=100" expect=report stop=report title_re="^data-race in reader\+0x[0-9a-f]+/0x[0-9a-f]+$" funcs="reader" value_changed=yes log_re="^kcsand: races of unknown origin are not escalated: this machine's debug registers do not trap" */
+
+/*
+ * The writer probed and its store watched (--watch x): a uprobe runs the
+ * store as a copy in the [uprobes] page, with a single step, and the debug
+ * register traps the copy.  The trapped write's frame is the writer's, not
+ * the copy's address (before: "data-race in 0x7fffffffe086 / reader", its
+ * stack cut to start_thread): the BPF side takes the program's ip from the
+ * thread's uprobe_task while it steps (bpf/ustack.bpf.h).  stop= waits for
+ * a report whose write a debug register saw; reports of the probe's own
+ * check of the same store come too, under the same title, so dedup is off.
+ */
+/* kcsand-test: name=watched_probed_writer needs=hwbp args="--functions writer --watch x --param overhead_budget=100 --param report_once_in_ms=0" expect=report stop=report title_re="^data-race in (reader / writer|writer / reader)$" funcs="reader writer" frames_re="^ [a-z_0-9]+\+0x[0-9a-f]+/0x[0-9a-f]+ " access="^write to 0x[0-9a-f]+ of 4 bytes by task [0-9]+ on cpu [0-9]+:$" access="^hardware watchpoint: the write by task [0-9]+ was seen by a debug register, after it executed$" */
