@@ -333,7 +333,8 @@ static __always_inline void emit_report(const struct hit *hit, struct slot_info 
 {
 	struct kcsand_report *rec;
 	/* Before the report: the daemon must have the copy when the report comes. */
-	__u64 ustack = ustack_send_seq(hit->regs, hit->user);
+	__u64 ustack = ustack_send_seq(hit->regs, hit->user,
+				       hit->acc_flags & KCSAND_ACC_HWBP);
 
 	rec = bpf_ringbuf_reserve(&events, sizeof(*rec), 0);
 	if (!rec) {
@@ -607,7 +608,8 @@ static __always_inline void wp_publish(const struct hit *hit, __u32 slot, __u32 
 		return;
 	/* Sent before the watcher can see ready, so before the watcher's report. */
 	fill_access(hit, &info->acc);
-	info->acc.ustack = ustack_send_seq(hit->regs, hit->user);
+	info->acc.ustack = ustack_send_seq(hit->regs, hit->user,
+					   hit->acc_flags & KCSAND_ACC_HWBP);
 	if (__sync_lock_test_and_set(&info->ready, want) == (want | SLOT_ABANDONED))
 		__sync_lock_test_and_set(slot_word(slot), 0);
 }

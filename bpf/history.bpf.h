@@ -357,8 +357,13 @@ struct hb_access {
 };
 
 /* Where an access goes: its own cell, else a free one, else one it is ordered after. */
+/*
+ * The cells an access may take, best first: its own that it stands for, a
+ * free one, another thread's ordered before it, one more of its own (mine),
+ * another thread's read (other_read); else any.
+ */
 struct hb_scan {
-	int own, free, old, race;
+	int own, free, old, race, mine, other_read;
 };
 
 /* Per CPU: what does not fit on the BPF stack next to the engine's frame. */

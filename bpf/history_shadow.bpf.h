@@ -76,7 +76,7 @@ static __always_inline void hb_stack_copy(struct pt_regs *regs, __u64 key)
 {
 	struct hb_stack *st;
 
-	if (!ustack_room() || !ustack_send(regs, key))
+	if (!ustack_room() || !ustack_send(regs, key, 0))
 		return;
 	st = bpf_map_lookup_elem(&hb_stacks, &key);
 	if (st)
@@ -302,7 +302,7 @@ __noinline int hb_scan_g(struct hb_shadow *e, struct hb_thread *t, struct hb_scr
 	if (!e || !t || !scratch)
 		return 0;
 	r = &scratch->scan;
-	r->own = r->free = r->old = -1;
+	r->own = r->free = r->old = r->mine = r->other_read = -1;
 	r->race = 0;
 	hb_claim(e, t->tgid, scratch);
 	type = scratch->acc.type;
@@ -329,6 +329,8 @@ __noinline int hb_scan_g(struct hb_shadow *e, struct hb_thread *t, struct hb_scr
 			    (!(c->type & KCSAND_ACCESS_WRITE) || (type & KCSAND_ACCESS_WRITE)) &&
 			    (!(type & KCSAND_ACCESS_ATOMIC) || (c->type & KCSAND_ACCESS_ATOMIC)))
 				r->own = i;
+			else if (r->mine < 0)
+				r->mine = i;
 			continue;
 		}
 		if (c->clock <= t->vc[s]) {
@@ -343,6 +345,8 @@ __noinline int hb_scan_g(struct hb_shadow *e, struct hb_thread *t, struct hb_scr
 		} else if (hb_store_before_taught(c, &scratch->acc)) {
 			t->vc[s] = c->clock;
 		}
+		if (!(c->type & KCSAND_ACCESS_WRITE) && r->other_read < 0)
+			r->other_read = i;
 	}
 	return 0;
 }
@@ -622,6 +626,32 @@ __noinline int hb_forget(__u32 tgid, __u64 lo, __u64 hi)
  * of its own to 6.1's verifier, and on top of this function's the frames
  * passed the 512 bytes of stack that a whole call chain may use.
  */
+/*
+ * The cell this access takes when none is its own, free or ordered before
+ * it: another of this thread's (an earlier access of the same thread, in
+ * program order before this one) rather than another thread's, whose
+ * unordered cell is a race waiting for this thread's next access to the
+ * granule; and of those, a read, which conflicts with writes only.  A
+ * random pick (TSan's) lost, in 1 of 4 runs of DataRaceBench's DRB009, the
+ * worker's store to a block whose other half the main thread had written
+ * and then read: the read took the store's cell, and the main thread's
+ * own store that followed found no race.
+ */
+static __always_inline int hb_victim(const struct hb_scan *r)
+{
+	if (r->own >= 0)
+		return r->own;
+	if (r->free >= 0)
+		return r->free;
+	if (r->old >= 0)
+		return r->old;
+	if (r->mine >= 0)
+		return r->mine;
+	if (r->other_read >= 0)
+		return r->other_read;
+	return (int)(bpf_get_prandom_u32() % HB_CELLS);
+}
+
 static __noinline int hb_check(void *ctx, struct hb_scratch *scratch, struct hb_thread *t,
 			       struct hb_shadow *e, __u32 seq)
 {
@@ -634,8 +664,7 @@ static __noinline int hb_check(void *ctx, struct hb_scratch *scratch, struct hb_
 	struct hb_cell *c;
 
 	/* e is not NULL: the one caller tests it, and the verifier knows (a static call). */
-	c = &e->cell[(r->own >= 0 ? r->own : r->free >= 0 ? r->free : r->old >= 0 ? r->old :
-		      (int)(bpf_get_prandom_u32() % HB_CELLS)) & (HB_CELLS - 1)];
+	c = &e->cell[hb_victim(r) & (HB_CELLS - 1)];
 	if (!(r->own >= 0 && c->site == a->site_idx && c->clock == clock && c->mask == mask)) {
 		/*
 		 * A marked access of the site this thread's cell already has
@@ -1010,7 +1039,7 @@ static __always_inline void history_access(void *ctx, struct pt_regs *regs, __u3
 	    !hb_inflight(t, scratch) &&
 	    hb_report_due(scratch->found.site, site_idx, scratch->now)) {
 		/* Before the report, as a watcher's (engine.bpf.h's emit_report). */
-		scratch->acc.ustack = ustack_send_seq(regs, 1);
+		scratch->acc.ustack = ustack_send_seq(regs, 1, 0);
 		hb_report(ctx, scratch, t->tgid);
 	}
 	if (scratch->copy_key)

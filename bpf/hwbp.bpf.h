@@ -151,7 +151,7 @@ static __always_inline void hw_send(const struct hit *hit, __u32 slot, __u32 gen
 	if (now - *(volatile __u64 *)last < HW_EMIT_INTERVAL_NS)
 		return;
 	*last = now;
-	ustack = ustack_send_seq(hit->regs, hit->user);
+	ustack = ustack_send_seq(hit->regs, hit->user, 1);
 	rec = bpf_ringbuf_reserve(&events, sizeof(*rec), 0);
 	if (!rec) {
 		counter_add(KCSAND_CTR_RECORDS_DROPPED, 1);
@@ -198,11 +198,11 @@ static __always_inline void hw_ask_decode(__u32 slot, const struct kcsand_hw_ins
  */
 static __always_inline int hw_decoded_access(struct bpf_perf_event_data *ctx,
 					     const struct kcsand_hw_slot *hw_slot, __u32 slot,
-					     struct hit *hit, int user)
+					     struct hit *hit, int user, __u64 next_ip)
 {
 	/* Kernel code is one address space: its decodes are under pid 0. */
 	struct kcsand_hw_insn_key k = { .pid = user ? bpf_get_current_pid_tgid() >> 32 : 0,
-					.next_ip = ctx->regs.ip };
+					.next_ip = next_ip };
 	const struct kcsand_site *s = bpf_map_lookup_elem(&hw_insns, &k);
 
 	if (!s) {
@@ -218,13 +218,13 @@ static __always_inline int hw_decoded_access(struct bpf_perf_event_data *ctx,
 	if (!s->size)
 		return 0;
 	/* The report's frame is the access, not the instruction after it. */
-	hit->ip = ctx->regs.ip - s->insn_len;
+	hit->ip = next_ip - s->insn_len;
 	hit->acc_flags |= KCSAND_ACC_DECODED;
 	hit->size = s->size;
 	hit->type = site_access_type(s);
 	if (s->flags & KCSAND_SITE_ADDR_LOST)
 		return 0;	/* the register's range stands in for the address */
-	hit->addr = site_address(s, (struct pt_regs *)&ctx->regs, ctx->regs.ip - s->insn_len);
+	hit->addr = site_address(s, (struct pt_regs *)&ctx->regs, next_ip - s->insn_len);
 	if (hw_slot->var_len && (hit->addr >= hw_slot->var_addr + hw_slot->var_len ||
 			    hw_slot->var_addr >= hit->addr + hit->size)) {
 		hw_count(HW_CTR_OUTSIDE);
@@ -322,13 +322,14 @@ static __always_inline int kcsand_hw_access(struct bpf_perf_event_data *ctx, int
 	if (!hw_slot || hw_slot->mode == KCSAND_HW_OFF || !PARAM(enabled))
 		return 0;
 	hw_count(HW_CTR_TRAPS);
-	hit.ip = ctx->regs.ip;
+	/* A uprobe's copy of the instruction trapped: the program's ip, not the copy's. */
+	hit.ip = user ? ustack_program_ip(ctx->regs.ip) : ctx->regs.ip;
 	hit.stack = NULL;
 	hit.nr_frames = 0;
 	if (!user && hw_take_probed(hw_slot, &hit))
 		return 0;
 	if (user)
-		bpf_probe_read_user(&insn, 1, (void *)ctx->regs.ip);
+		bpf_probe_read_user(&insn, 1, (void *)hit.ip);
 	hit.ctx = ctx;
 	hit.regs = &ctx->regs;
 	hit.site = &hw_site;
@@ -346,7 +347,7 @@ static __always_inline int kcsand_hw_access(struct bpf_perf_event_data *ctx, int
 	old = __sync_lock_test_and_set(&hw_last_value[slot & (KCSAND_HW_SLOTS - 1)], cur[0]);
 	/* A write-only breakpoint traps on writes; otherwise a changed value tells one. */
 	hit.type = hw_slot->mode == KCSAND_HW_ESCALATION || old != cur[0] ? KCSAND_ACCESS_WRITE : 0;
-	if (hw_decoded_access(ctx, hw_slot, slot, &hit, user))
+	if (hw_decoded_access(ctx, hw_slot, slot, &hit, user, hit.ip))
 		return 0;
 
 	if (find_watchpoint(&hit, &wslot, &wp, &wgen)) {

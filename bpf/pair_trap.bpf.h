@@ -104,7 +104,7 @@ static __always_inline int pair_trap(struct bpf_perf_event_data *ctx, int in_int
 	hit.type = (word & KCSAND_PAIR_RW) ? 0 : KCSAND_ACCESS_WRITE;
 	hit.in_interrupt = in_interrupt;
 	hit.acc_flags = KCSAND_ACC_HWBP | KCSAND_ACC_PAIR;
-	if (hw_decoded_access(ctx, &view, KCSAND_HW_SLOTS - 1, &hit, 0))
+	if (hw_decoded_access(ctx, &view, KCSAND_HW_SLOTS - 1, &hit, 0, hit.ip))
 		return 0;
 	if (!find_watchpoint(&hit, &wslot, &wp, &wgen))
 		return 0;

@@ -25,7 +25,36 @@ __u64 ustack_seq;
 
 #define USTACK_CHUNKS	(KCSAND_USTACK_SIZE / KCSAND_USTACK_CHUNK)
 
-static __always_inline void ustack_regs(struct kcsand_ustack *rec, struct pt_regs *regs)
+/* The longest x86 instruction, and so the longest copy in a uprobe's slot (MAX_UINSN_BYTES). */
+#define USTACK_XOL_INSN_MAX	16
+
+/*
+ * A uprobe runs the instruction it replaced as a copy in its thread's slot
+ * of the [uprobes] page, with one single step; a debug register that traps
+ * the copy's access reports the copy's ip, which names no function and
+ * starts no unwind.  While the thread steps, its uprobe_task keeps the
+ * slot (xol_vaddr, cleared when the step ends) and the probed address
+ * (vaddr): the copy is as long as the original (x86 rewrites a
+ * rip-relative operand to a register in place), so an ip at an offset into
+ * the slot is the program's at the same offset from vaddr.  Any other ip
+ * is returned as it is.  For debug-register traps only: a uprobe's own
+ * registers already hold the program's ip.
+ */
+static __always_inline __u64 ustack_program_ip(__u64 ip)
+{
+	struct uprobe_task *ut = BPF_CORE_READ(bpf_get_current_task_btf(), utask);
+	__u64 xol;
+
+	if (!ut)
+		return ip;
+	xol = BPF_CORE_READ(ut, xol_vaddr);
+	if (!xol || ip - xol >= USTACK_XOL_INSN_MAX)
+		return ip;
+	return BPF_CORE_READ(ut, vaddr) + (ip - xol);
+}
+
+static __always_inline void ustack_regs(struct kcsand_ustack *rec, struct pt_regs *regs,
+					int trapped)
 {
 	rec->regs[0] = regs->ax;
 	rec->regs[1] = regs->dx;
@@ -43,7 +72,7 @@ static __always_inline void ustack_regs(struct kcsand_ustack *rec, struct pt_reg
 	rec->regs[13] = regs->r13;
 	rec->regs[14] = regs->r14;
 	rec->regs[15] = regs->r15;
-	rec->regs[16] = regs->ip;
+	rec->regs[16] = trapped ? ustack_program_ip(regs->ip) : regs->ip;
 }
 
 /* Pending uretprobes fixed per copy: the sync calls the thread is inside of. */
@@ -104,7 +133,7 @@ static __always_inline void ustack_fix_uretprobes(struct kcsand_ustack *rec, __u
  * that one never straddles the end of the stack's mapping (a page
  * boundary): the copy stops at the first chunk that cannot be read.
  */
-static __noinline __u64 ustack_send(struct pt_regs *regs, __u64 id)
+static __noinline __u64 ustack_send(struct pt_regs *regs, __u64 id, int trapped)
 {
 	struct kcsand_ustack *rec;
 	__u64 base;
@@ -119,7 +148,7 @@ static __noinline __u64 ustack_send(struct pt_regs *regs, __u64 id)
 	rec->type = KCSAND_REC_USTACK;
 	rec->pid = bpf_get_current_pid_tgid() >> 32;
 	rec->id = id;
-	ustack_regs(rec, regs);
+	ustack_regs(rec, regs, trapped);
 	base = regs->sp & ~(__u64)(KCSAND_USTACK_CHUNK - 1);
 	rec->base = base;
 	for (int i = 0; i < USTACK_CHUNKS; i++) {
@@ -136,11 +165,12 @@ static __noinline __u64 ustack_send(struct pt_regs *regs, __u64 id)
 }
 
 /* A report side's copy: user mode only (a kernel stack is walked by the kernel, exactly). */
-static __always_inline __u64 ustack_send_seq(struct pt_regs *regs, int user)
+static __always_inline __u64 ustack_send_seq(struct pt_regs *regs, int user, int trapped)
 {
 	if (!user)
 		return 0;
-	return ustack_send(regs, KCSAND_USTACK_SEQ | __sync_fetch_and_add(&ustack_seq, 1));
+	return ustack_send(regs, KCSAND_USTACK_SEQ | __sync_fetch_and_add(&ustack_seq, 1),
+			   trapped);
 }
 
 /*

@@ -92,9 +92,21 @@ build() {
 		# shellcheck disable=SC2086
 		gcc $lf -o "$OUT/$1_lib.so" "tests/history/$1_lib.c" || return 1
 	fi
-	[[ $bin -nt $src && $bin -nt tests/history/suite.h && $bin -nt tests/history/handoff.h ]] && return 0
+	up_to_date "$bin" && return 0
+	# -MMD: the compiler lists every file it read (headers, a .c included by another) in
+	# NAME.d, so editing any of them rebuilds the program; no list of headers to keep here.
 	# shellcheck disable=SC2086
-	$cc $f -o "$bin" "$src"
+	$cc $f -MMD -MF "$bin.d" -MT "$bin" -o "$bin" "$src"
+}
+
+# up_to_date BIN: BIN and its BIN.d exist and BIN is newer than every file BIN.d names.
+up_to_date() {
+	local dep
+
+	[[ -f $1 && -f $1.d ]] || return 1
+	for dep in $(sed -e 's/^[^:]*://' -e 's/\\$//' "$1.d"); do
+		[[ $1 -nt $dep ]] || return 1
+	done
 }
 
 # frames_ok OUTPUT: each report's two access lines are followed by two frames or more.
