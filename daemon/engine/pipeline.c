@@ -431,14 +431,19 @@ static bool teaching_probed(struct engine *e)
  * the value change with the writer unseen: the writer of a flag published
  * so is the publisher's plain store, which a consumer may miss (no free
  * watchpoint, not armed), and its report is the same race of two movs.
+ * Or such a mov whose writer a debug register caught in its stall: that
+ * writer may be the very RMW that teaches the address (ci-Q: the taker's
+ * lock add, seen after it executed), so whether the address was learned
+ * decides, not the writer's site, which the trap may not have decoded.
  */
 static bool learnable_report(struct engine *e, const struct kcsand_report *r)
 {
 	if (e->opts.kernel || (r->this.flags & KCSAND_ACC_HWBP) ||
 	    !learnable_site(e, r->this.site))
 		return false;
-	if (r->has_other && ((r->other.flags & KCSAND_ACC_HWBP) || r->this.addr != r->other.addr ||
-			     r->this.pid != r->other.pid || !learnable_site(e, r->other.site)))
+	if (r->has_other && (r->this.addr != r->other.addr || r->this.pid != r->other.pid ||
+			     (!(r->other.flags & KCSAND_ACC_HWBP) &&
+			      !learnable_site(e, r->other.site))))
 		return false;
 	return teaching_probed(e);
 }
