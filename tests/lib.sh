@@ -57,10 +57,25 @@ ok() {
 	passed=$((passed + 1))
 }
 
+# A failed case's output: its first report whole (a CI run's clone is gone
+# by the time anyone reads the log, and the tail alone cut the title and the
+# first access off), then the last lines, where the summary is.
+lib_show_output() {
+	if (($(wc -l < "$1") <= 60)); then
+		sed 's/^/    /' "$1"
+		return
+	fi
+	awk '/^BUG: KCSAN: / && !seen { seen = 1; on = 1; n = 0; print prev }
+	     on { print; if (++n > 40 || (n > 1 && /^==========/)) on = 0 }
+	     { prev = $0 }
+	     END { if (seen) print "..." }' "$1" | sed 's/^/    /'
+	sed 's/^/    /' "$1" | tail -20
+}
+
 fail() {
 	lib_took
 	echo "FAIL $1: $2$lib_took"
-	[[ -z ${3:-} ]] || sed 's/^/    /' "$3" | tail -20
+	[[ -z ${3:-} ]] || lib_show_output "$3"
 	failed=$((failed + 1))
 }
 
