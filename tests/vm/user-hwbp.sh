@@ -17,8 +17,9 @@ cd "$REPO"
 . "$REPO/tests/vm/suite-lib.sh"
 
 vm_suite_start user-hwbp build/kcsanctl build/tests/tools/hw_traps
-want=$(grep -ho 'kcsand-test: name=[^ ]* needs=hwbp' tests/scenarios/*.c tests/scenarios/*.cc 2>/dev/null |
-	sed 's/.*name=\([^ ]*\) .*/\1/' | sort)
+# Not the tcg=no cases: the guest's TCG emulator locks a CPU up on what they do (docs/stacks.md).
+want=$(grep -h 'kcsand-test: name=[^ ]* needs=hwbp' tests/scenarios/*.c tests/scenarios/*.cc 2>/dev/null |
+	grep -v ' tcg=no' | grep -o 'kcsand-test: name=[^ ]*' | sed 's/.*name=//' | sort)
 # One host thread for both guest CPUs: under multi-threaded TCG, uprobed programs die
 # of SIGSEGV with no kcsand at all (docs/RELIABILITY.md, finding 4), which would fail
 # the churn runs below whatever kcsand does.
