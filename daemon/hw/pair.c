@@ -182,8 +182,10 @@ static void *armer(void *arg)
 	struct pollfd fds[2] = { { .fd = c->poll_fd, .events = POLLIN },
 				 { .fd = p->stop_fd, .events = POLLIN } };
 	__u64 *ack = &p->skel->bss->pair_ack[c->cpu];
+	struct thread_duty duty;
 
 	armer_setup(c);
+	thread__duty_init(&duty);
 	while (!p->stop && !c->down) {
 		uint64_t word = __atomic_load_n(&p->skel->bss->pair_request, __ATOMIC_ACQUIRE);
 
@@ -191,11 +193,14 @@ static void *armer(void *arg)
 			c->acked = word;
 			/* While the register moves, its traps cannot tell which address (pair_trap.bpf.h). */
 			__atomic_store_n(ack, 0, __ATOMIC_RELEASE);
+			/* Then at once for a newer request that may have come meanwhile. */
 			__atomic_store_n(ack, retarget(p, c, word), __ATOMIC_RELEASE);
-			continue;	/* a newer request may have come meanwhile */
+		} else {
+			poll(fds, 2, 1000);
+			drain(c);
 		}
-		poll(fds, 2, 1000);
-		drain(c);
+		/* Real-time: a stream of requests must not hold the CPU (thread.h's cap). */
+		thread__duty(&duty);
 	}
 	return NULL;
 }
