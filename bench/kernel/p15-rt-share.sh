@@ -9,7 +9,9 @@
 # second, each CPU's rt_rq and every SCHED_FIFO/RR thread's run time.
 # MODE kcsand (default) runs kcsand; absent runs the same workload with no
 # kcsand at all (the probe command is env(1)): what QEMU and the guest's own
-# RT threads do alone.
+# RT threads do alone.  Both run rt-tick beside (bench/kernel/rt-tick.c): a
+# real-time thread that only wakes every 2 ms, the control for what the
+# guest charges a real-time thread beyond its own work.
 # Prints: the console's throttling and hrtimer lines, the seconds in which a
 # CPU was throttled, each RT thread's CPU time (total, and its largest share
 # of one second), the sampler's gaps, and the summary's heartbeat_missed.
@@ -27,6 +29,7 @@ else
 	bench_init p15 "${1:-}" root
 	SECS=${2:-180} MODE=${3:-kcsand}
 	out=$(vm_out p15) || exit 2
+	gcc -O2 -Wall bench/kernel/rt-tick.c -o "$out/rt-tick" || exit 2
 	probe=()
 	if [ "$MODE" = kcsand ]; then
 		DBG=$(kernel_debug) || exit 2
@@ -40,7 +43,7 @@ breakpoints --kernel-debug $DBG --stats $out/stats --no-marking"
 	start=$(date +%s)
 	KCSAN_VM_LOGLEVEL=5 nice -n 10 tests/vm/kcsan-vm --out "$out" --keep --accel tcg-single \
 		--timeout $(( SECS + 900 )) "${probe[@]}" -- "$REPO/bench/kernel/rt-watch.sh" \
-		"$out/rt.log" "$REPO/tests/vm/workload/stress.sh" stress "$SECS" \
+		"$out/rt.log" "$out/rt-tick" "$REPO/tests/vm/workload/stress.sh" stress "$SECS" \
 		> "$out/reports.txt" 2> "$out/harness.err"
 	rc=$?
 	echo "p15: guest run $(( $(date +%s) - start )) s for $SECS s, $MODE," \
@@ -65,7 +68,7 @@ END {
 	for (c in thr) print "  " c " throttled at uptime" thr[c]
 	for (k in tot) if (tot[k] >= 1)
 		printf "  %-40s %8.0f ms, at most %3.0f%% of a CPU (uptime %.0f)\n", k, tot[k], top[k], at[k]
-	print "  sampler gaps over 2.5 s:" (gaps == "" ? " none" : gaps)
+	print "  sampling intervals over 2.5 s (the sampler\x27s own pace under TCG, or starvation):" (gaps == "" ? " none" : gaps)
 }' "$out/rt.log" | sort
 S=$(grep -hm1 '^kcsand: [0-9]* reports*, ' "$out/stats" "$out/probe.err" 2>/dev/null | head -1)
 grep -oE '(heartbeat_missed|stall_rests|kernel_stall_us|breakpoint_moves|pair_[a-z_]+): [0-9]+' \

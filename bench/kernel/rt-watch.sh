@@ -7,7 +7,9 @@
 # file) and each SCHED_FIFO/SCHED_RR thread, and every kcsanctl thread, with
 # its priority and its run time in ns (schedstat).  The sampler runs at nice
 # -20 so that a starved second shows as a gap, not as no sampler at all.
-#   rt-watch.sh LOG COMMAND...
+#   rt-watch.sh LOG [RT_CONTROL] COMMAND...
+# RT_CONTROL, an executable whose name begins with rt-, runs beside COMMAND
+# and is killed with the sampler (bench/kernel/rt-tick.c).
 # Lines:  T UPTIME
 #         R rt_rq[CPU]: FIELD VALUE
 #         F TID COMM POLICY PRIO RUN_NS
@@ -37,8 +39,14 @@ sample() {
 sample >> "$log" 2>&1 &
 spid=$!
 renice -n -20 -p "$spid" > /dev/null 2>&1
+cpid=
+if [[ $(basename "$1") == rt-* ]]; then
+	"$1" &
+	cpid=$!
+	shift
+fi
 "$@"
 rc=$?
-kill "$spid"
-wait "$spid" 2>/dev/null
+kill "$spid" $cpid
+wait "$spid" $cpid 2>/dev/null
 exit $rc
