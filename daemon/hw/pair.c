@@ -175,6 +175,20 @@ static void armer_setup(struct pair_cpu *c)
 			"delays arms past the stall)\n", strerror(-fifo_err));
 }
 
+/* The duty cap's rest (thread.h), until `until`: cut short by the stop. */
+static void armer_rest(struct pairs *p, const struct pair_cpu *c, uint64_t until)
+{
+	struct pollfd stop = { .fd = p->stop_fd, .events = POLLIN };
+
+	while (until && !p->stop && !c->down) {
+		uint64_t now = clock__now_ns();
+
+		if (now >= until)
+			break;
+		poll(&stop, 1, (int)((until - now + 999999) / 1000000));
+	}
+}
+
 static void *armer(void *arg)
 {
 	struct pair_cpu *c = arg;
@@ -200,7 +214,7 @@ static void *armer(void *arg)
 			drain(c);
 		}
 		/* Real-time: a stream of requests must not hold the CPU (thread.h's cap). */
-		thread__duty(&duty);
+		armer_rest(p, c, thread__duty_until(&duty));
 	}
 	return NULL;
 }

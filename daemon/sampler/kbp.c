@@ -882,6 +882,19 @@ static bool wait_turn(struct kbp *k, struct kbp_cpu *c, uint64_t *tick)
 	}
 }
 
+/* The duty cap's rest (thread.h), until `until`: cut short when the mover is to stop. */
+static void rest(struct kbp *k, const struct kbp_cpu *c, uint64_t until)
+{
+	struct timespec ts = { until / 1000000000ull, until % 1000000000ull };
+
+	if (!until)
+		return;
+	pthread_mutex_lock(&k->lock);
+	while (!k->stop && !c->down && clock__now_ns() < until)
+		pthread_cond_timedwait(&k->wake, &k->lock, &ts);
+	pthread_mutex_unlock(&k->lock);
+}
+
 /*
  * A CPU's mover: each register to its placement's site when the lead
  * places it, or parked when the budget took it away.
@@ -922,7 +935,7 @@ static void *mover(void *arg)
 			coverage_minute(k, clock__now_ns());
 		}
 		/* Real-time: it rests by construction, or its ticks could hold the CPU (thread.h). */
-		thread__duty(&duty);
+		rest(k, c, thread__duty_until(&duty));
 	}
 	return NULL;
 }

@@ -1,6 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /* A per-CPU helper thread pinned and real-time, and its duty cap (thread.h). */
-#include <errno.h>
 #include <pthread.h>
 #include <sched.h>
 #include <time.h>
@@ -56,16 +55,7 @@ uint64_t thread__duty_rest_ns(struct thread_duty *d, uint64_t now, uint64_t cpu)
 	return rest;
 }
 
-uint64_t thread__duty(struct thread_duty *d)
+uint64_t thread__duty_until(struct thread_duty *d)
 {
-	uint64_t cpu = thread_cpu_ns();
-	struct timespec until;
-
-	if (!thread__duty_rest_ns(d, clock__now_ns(), cpu))
-		return cpu;
-	/* To the new window's start, a signal's wake-up or not: the rest is the cap. */
-	until = (struct timespec){ d->t0_ns / 1000000000ull, d->t0_ns % 1000000000ull };
-	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &until, NULL) == EINTR)
-		;
-	return cpu;
+	return thread__duty_rest_ns(d, clock__now_ns(), thread_cpu_ns()) ? d->t0_ns : 0;
 }

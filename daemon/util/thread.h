@@ -52,10 +52,10 @@ void thread__duty_init(struct thread_duty *d);
 uint64_t thread__duty_rest_ns(struct thread_duty *d, uint64_t now, uint64_t cpu);
 
 /*
- * After a step of work: reads the clocks, sleeps what the rule says.
- * Returns the thread's CPU time (ns) read at the call, for a caller that
- * counts what it costs.
+ * After a step of work: reads the clocks and applies the rule.  Returns the
+ * CLOCK_MONOTONIC time (ns) to rest until, 0 for none; the caller sleeps so
+ * that a stop still wakes it.
  */
-uint64_t thread__duty(struct thread_duty *d);
+uint64_t thread__duty_until(struct thread_duty *d);
 
 #endif
