@@ -175,6 +175,20 @@ static void armer_setup(struct pair_cpu *c)
 			"delays arms past the stall)\n", strerror(-fifo_err));
 }
 
+/* The duty cap's rest (thread.h), until `until`: cut short by the stop. */
+static void armer_rest(struct pairs *p, const struct pair_cpu *c, uint64_t until)
+{
+	struct pollfd stop = { .fd = p->stop_fd, .events = POLLIN };
+
+	while (until && !p->stop && !c->down) {
+		uint64_t now = clock__now_ns();
+
+		if (now >= until)
+			break;
+		poll(&stop, 1, (int)((until - now + 999999) / 1000000));
+	}
+}
+
 static void *armer(void *arg)
 {
 	struct pair_cpu *c = arg;
@@ -182,8 +196,10 @@ static void *armer(void *arg)
 	struct pollfd fds[2] = { { .fd = c->poll_fd, .events = POLLIN },
 				 { .fd = p->stop_fd, .events = POLLIN } };
 	__u64 *ack = &p->skel->bss->pair_ack[c->cpu];
+	struct thread_duty duty;
 
 	armer_setup(c);
+	thread__duty_init(&duty);
 	while (!p->stop && !c->down) {
 		uint64_t word = __atomic_load_n(&p->skel->bss->pair_request, __ATOMIC_ACQUIRE);
 
@@ -191,11 +207,14 @@ static void *armer(void *arg)
 			c->acked = word;
 			/* While the register moves, its traps cannot tell which address (pair_trap.bpf.h). */
 			__atomic_store_n(ack, 0, __ATOMIC_RELEASE);
+			/* Then at once for a newer request that may have come meanwhile. */
 			__atomic_store_n(ack, retarget(p, c, word), __ATOMIC_RELEASE);
-			continue;	/* a newer request may have come meanwhile */
+		} else {
+			poll(fds, 2, 1000);
+			drain(c);
 		}
-		poll(fds, 2, 1000);
-		drain(c);
+		/* Real-time: a stream of requests must not hold the CPU (thread.h's cap). */
+		armer_rest(p, c, thread__duty_until(&duty));
 	}
 	return NULL;
 }

@@ -752,7 +752,9 @@ static void coverage_minute(struct kbp *k, uint64_t now)
  * Pinned to its CPU, so that its moves are local calls, and real-time
  * (SCHED_FIFO, the lowest priority): a mover starved by the workload would
  * leave its registers on sites that may be hot, and the budget (the lead's
- * mover) unenforced.  Either failure is said: moves then cost an IPI, or
+ * mover) unenforced.  Capped (thread.h's duty cap): under QEMU the lead's
+ * 2 ms ticks alone took up to 89% of a CPU and set off the guest's RT
+ * throttling (bench/kernel/p15-rt-share.sh).  Either failure is said: moves then cost an IPI, or
  * wait for the workload.
  */
 static void mover_setup(struct kbp_cpu *c)
@@ -880,6 +882,19 @@ static bool wait_turn(struct kbp *k, struct kbp_cpu *c, uint64_t *tick)
 	}
 }
 
+/* The duty cap's rest (thread.h), until `until`: cut short when the mover is to stop. */
+static void rest(struct kbp *k, const struct kbp_cpu *c, uint64_t until)
+{
+	struct timespec ts = { until / 1000000000ull, until % 1000000000ull };
+
+	if (!until)
+		return;
+	pthread_mutex_lock(&k->lock);
+	while (!k->stop && !c->down && clock__now_ns() < until)
+		pthread_cond_timedwait(&k->wake, &k->lock, &ts);
+	pthread_mutex_unlock(&k->lock);
+}
+
 /*
  * A CPU's mover: each register to its placement's site when the lead
  * places it, or parked when the budget took it away.
@@ -889,8 +904,10 @@ static void *mover(void *arg)
 	struct kbp_cpu *c = arg;
 	struct kbp *k = c->k;
 	uint64_t tick = clock__now_ns();
+	struct thread_duty duty;
 
 	mover_setup(c);
+	thread__duty_init(&duty);
 	for (;;) {
 		struct kbp_reg reg[KCSAND_KXBP_SLOTS];
 		bool go;
@@ -910,13 +927,15 @@ static void *mover(void *arg)
 				park(c, r);
 			c->gen[r] = reg[r].gen;
 		}
-		if (c != k->lead)
-			continue;
-		drain_ips(k);
-		if (k->o.budget > 0)
-			control(k, clock__now_ns());
-		scan_hotplug(k, clock__now_ns());
-		coverage_minute(k, clock__now_ns());
+		if (c == k->lead) {
+			drain_ips(k);
+			if (k->o.budget > 0)
+				control(k, clock__now_ns());
+			scan_hotplug(k, clock__now_ns());
+			coverage_minute(k, clock__now_ns());
+		}
+		/* Real-time: it rests by construction, or its ticks could hold the CPU (thread.h). */
+		rest(k, c, thread__duty_until(&duty));
 	}
 	return NULL;
 }
