@@ -158,8 +158,19 @@ run_one() {
 	# functions), near the 120 s that fail it; what it checks is not a time.
 	local limit=$TIMEOUT
 	[[ " ${budget[*]} ${opts[*]} " == *" --overhead-budget 100 "* ]] && limit=$((TIMEOUT * 2))
+	# A racy program's last try runs with every site armed: its pair runs once,
+	# and where the cold start's credit (CPU time) runs out before it, as it does
+	# on a loaded machine, the sampler may leave it unchecked.  The sampler's
+	# recall at the defaults is measured in bench/user/history-vs-tsan.sh; what
+	# this case checks is the detector's verdict on the pair.
+	local pinned=()
 	for ((try = 1; ; try++)); do
-		out=$(timeout "$limit" "$KCSANCTL" run -v "${budget[@]}" "${opts[@]}" -- "$OUT/$name" 2>&1)
+		if [[ $title != none && $try -eq $TRIES && $TRIES -gt 1 &&
+		      " ${budget[*]} ${opts[*]} " != *" --overhead-budget 100 "* ]]; then
+			pinned=(--overhead-budget 100)
+			limit=$((TIMEOUT * 2))
+		fi
+		out=$(timeout "$limit" "$KCSANCTL" run -v "${budget[@]}" "${opts[@]}" "${pinned[@]}" -- "$OUT/$name" 2>&1)
 		rc=$?
 		got=$(grep '^BUG: KCSAN: ' <<<"$out" | sed 's/^BUG: KCSAN: //' | sort -u)
 		[[ -n $got || $try -ge $TRIES ]] && break
@@ -233,7 +244,7 @@ run_one() {
 	elif [[ $3 == pthread,nofp* ]] && ! tails_ok "$out"; then
 		fail_with "$label" "built without frame pointers: a stack does not end with start_thread, __clone3" "$out"
 	else
-		ok "$label" "$title; $(grep -m1 -o '^previous access [0-9.]* ms' <<<"$out"), $(grep -c '^BUG: KCSAN: ' <<<"$out") report(s); run $try of $TRIES"
+		ok "$label" "$title; $(grep -m1 -o '^previous access [0-9.]* ms' <<<"$out"), $(grep -c '^BUG: KCSAN: ' <<<"$out") report(s); run $try of $TRIES${pinned:+, every site armed}"
 	fi
 }
 
