@@ -22,6 +22,8 @@
 #   and --functions selecting a function by the name that file gives it; with
 #   the server stopped, the run ends as with no debug file, not later.
 # - the same for a shared object (--object), stripped with a debuglink;
+# - a copy of libc.so.6 as --object, its functions from libc6-dbg's large
+#   debug file (by build-id): the run ends as the program does;
 # - tests/stripped/atomic_stressor.c, -O2, no -g, stripped: race-free under
 #   the history and under watchpoints set on every plain access, with plain
 #   accesses taken as atomic (the positive control), and its racy mode's
@@ -245,6 +247,30 @@ else
 	cp "$T/libplain.out" "$T/plain.out"
 	KCSAND_DEBUG_ROOT=$T/empty:/usr/lib/debug lib_run stripped_library liblink
 	check_as_plain stripped_library "$T/liblink/libracy.so.debug"
+fi
+
+# A large debug file: libc's own (libc6-dbg), found by build-id for a copy of libc.so.6
+# given as --object.  The functions' names are the debug file's strings until they are
+# kept: read after the file was closed, they were freed memory, and this run crashed
+# (libelf's buffer for a string table this large is unmapped when freed).
+libc=$(ldd /bin/true | awk '$1 == "libc.so.6" { print $3 }')
+lid=$(readelf -n "$libc" 2> /dev/null | sed -n 's/.*Build ID: \([0-9a-f]*\).*/\1/p')
+if [[ -z $lid || ! -e /usr/lib/debug/.build-id/${lid:0:2}/${lid:2}.debug ]]; then
+	not_applicable library_large_debug_file "no debug file for $libc (apt-get install libc6-dbg)"
+else
+	mkdir -p "$T/libc" && cp "$libc" "$T/libc/libc.so.6" || exit 1
+	timeout -k 10 120 "$CTL" run -v --no-history --object "$T/libc/libc.so.6" \
+		--functions '_IO_puts' -- /bin/true > "$T/libc.out" 2>&1 < /dev/null
+	rc=$?
+	if [[ $rc != 0 ]]; then
+		fail library_large_debug_file "expected exit status 0, got $rc" "$T/libc.out"
+	elif ! grep -qE 'libc\.so\.6: [0-9]+ functions from debug file /usr/lib/debug/' "$T/libc.out" ||
+	     ! grep -qE 'libc\.so\.6: 1 functions, [1-9][0-9]* sites' "$T/libc.out"; then
+		fail library_large_debug_file \
+			"expected libc's functions from its debug file, _IO_puts' sites probed" "$T/libc.out"
+	else
+		ok library_large_debug_file
+	fi
 fi
 
 # An atomic stressor as Debian builds stress-ng: atomics learned from lock-prefixed

@@ -81,10 +81,11 @@ expect_exit vector_loads_refused_left_out 0 ' [1-9][0-9]* insns the kernel.s upr
 	"$B/tests/cli/vector_stores" 20000
 if grep -q 'cannot re-attach' "$out"; then
 	fail vector_loads_relinked "the sampler's re-attach failed: $(grep -m1 'cannot re-attach' "$out")" "$out"
-elif ! armed=$(grep -oE 'armed_sites: [0-9]+ total_sites: [0-9]+' "$out"); then
+elif armed=$(summary_value armed_sites "$out") total=$(summary_value total_sites "$out");
+     [[ -z $armed || -z $total ]]; then
 	fail vector_loads_relinked "no armed_sites and total_sites in the summary" "$out"
-elif a=${armed#armed_sites: }; ((${a% total_sites*} >= ${a#*total_sites: })); then
-	fail vector_loads_relinked "every site still armed at the end ($armed): no re-attach to check" "$out"
+elif ((armed >= total)); then
+	fail vector_loads_relinked "every site still armed at the end ($armed of $total): no re-attach to check" "$out"
 else
 	ok vector_loads_relinked
 fi

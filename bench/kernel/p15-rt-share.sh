@@ -5,11 +5,11 @@
 # throttling activated" in every long run at scale).  Runs p14's set-up
 # (code-breakpoint sampling over src:fs/ src:mm/ src:kernel/, marking off, around
 # stress-ng's stressors, in Debian's 6.1 under QEMU) for SECONDS, with the
-# guest console at loglevel 5 and bench/kernel/rt-watch.sh sampling, once a
+# guest console at loglevel 5 and bench/kernel/p15-rt-share-steps.sh sampling, once a
 # second, each CPU's rt_rq and every SCHED_FIFO/RR thread's run time.
 # MODE kcsand (default) runs kcsand; absent runs the same workload with no
 # kcsand at all (the probe command is env(1)): what QEMU and the guest's own
-# RT threads do alone.  Both run rt-tick beside (bench/kernel/rt-tick.c): a
+# RT threads do alone.  Both run rt-tick beside (bench/programs/rt-tick.c): a
 # real-time thread that only wakes every 2 ms, the control for what the
 # guest charges a real-time thread beyond its own work.
 # Prints: the console's throttling and hrtimer lines, the seconds in which a
@@ -29,7 +29,7 @@ else
 	bench_init p15 "${1:-}" root
 	SECS=${2:-180} MODE=${3:-kcsand}
 	out=$(vm_out p15) || exit 2
-	gcc -O2 -Wall bench/kernel/rt-tick.c -o "$out/rt-tick" || exit 2
+	gcc -O2 -Wall bench/programs/rt-tick.c -o "$out/rt-tick" || exit 2
 	probe=()
 	if [ "$MODE" = kcsand ]; then
 		DBG=$(kernel_debug) || exit 2
@@ -42,7 +42,7 @@ breakpoints --kernel-debug $DBG --stats $out/stats --no-marking"
 	fi
 	start=$(date +%s)
 	KCSAN_VM_LOGLEVEL=5 nice -n 10 tests/vm/kcsan-vm --out "$out" --keep --accel tcg-single \
-		--timeout $(( SECS + 900 )) "${probe[@]}" -- "$REPO/bench/kernel/rt-watch.sh" \
+		--timeout $(( SECS + 900 )) "${probe[@]}" -- "$REPO/bench/kernel/p15-rt-share-steps.sh" \
 		"$out/rt.log" "$out/rt-tick" "$REPO/tests/vm/workload/stress.sh" stress "$SECS" \
 		> "$out/reports.txt" 2> "$out/harness.err"
 	rc=$?

@@ -3,20 +3,20 @@
 #
 # Two or three builds of kcsand, A, B (and C), on the history's cost, in one
 # run, alternated (A B C, then C B A, ...) so that a loaded machine's drift
-# falls on each alike:
+# falls on each alike; or one build's own figures (what make bench runs):
 #   - P2 (bench/programs/hashtable.c at its native rate measured now) at each
 #     length of AB_LENGTHS seconds, a native run before each pair, x native;
 #   - the BPF time per checked access and per sync operation that -v prints,
 #     on a sync-heavy program of tests/history (AB_SYNC).
 # Prints each run's figures, then the medians per build.
 #
-# Usage: bench/user/history-ab.sh BUILD_A BUILD_B [BUILD_C]   (root; each: make all
+# Usage: bench/user/history-ab.sh BUILD_A [BUILD_B [BUILD_C]]   (root; each: make all
 #   build/bench/hashtable history-programs, or make bench-programs)
 # Environment: AB_LENGTHS (default "2 5"), AB_REPS (pairs of each, default 3),
 # AB_SYNC (default free_fetch_add_message), AB_SYNC_REPS (default 3).
 set -uo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
-[[ $# == 2 || $# == 3 ]] || { echo "usage: $0 BUILD_A BUILD_B [BUILD_C]" >&2; exit 2; }
+[[ $# -ge 1 && $# -le 3 ]] || { echo "usage: $0 BUILD_A [BUILD_B [BUILD_C]]" >&2; exit 2; }
 DIRS=() LABELS=(A B C)
 for d in "$@"; do
 	bench_init history-ab "$d" root

@@ -64,7 +64,8 @@ struct engine {
 	struct engine_object *objs;
 	size_t nr_objs, cap_objs;
 	uint32_t *site_obj;		/* cookie -> index into objs */
-	size_t nr_cookies;		/* cookies handed out */
+	size_t nr_cookies;		/* cookies handed out: site_obj's entries */
+	size_t cap_site_obj;
 	size_t capacity;		/* entries of the BPF site table */
 
 	struct bpf_link *tp_links[2];	/* fork, exit */

@@ -231,7 +231,6 @@ static int register_object(struct engine *e, struct target_obj *obj, bool kernel
 {
 	const char *path = obj->path;
 	struct engine_object *eo;
-	uint32_t *site_obj;
 	size_t need;
 	int err;
 
@@ -244,11 +243,11 @@ static int register_object(struct engine *e, struct target_obj *obj, bool kernel
 		return -ENOSPC;
 	}
 	err = ARRAY_RESERVE(e->objs, e->cap_objs, e->nr_objs, 4);
-	/* One entry per cookie: it grows by a whole object's sites at once. */
-	site_obj = realloc(e->site_obj, (need ? need : 1) * sizeof(*site_obj));
-	if (site_obj)
-		e->site_obj = site_obj;
-	if (err || !site_obj) {
+	/* One entry per cookie: room for a whole object's sites at once. */
+	if (!err)
+		err = ARRAY_RESERVE_MORE(e->site_obj, e->cap_site_obj, e->nr_cookies,
+					 obj->sites.n, need);
+	if (err) {
 		target_obj__free(obj);
 		return -ENOMEM;
 	}

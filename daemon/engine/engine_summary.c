@@ -314,6 +314,11 @@ static void put_kbp(struct engine *e, struct summary_out *so)
 }
 
 /* The data breakpoints of kernel breakpoint mode's pairs (hw/pair.h). */
+/*
+ * Kernel breakpoint mode's data breakpoints: pair_cpus, the counters by their
+ * names (pair_arm_ns is the armed requests' summed wait), pair_arm_us (its
+ * mean), pair_retarget_us (one register's move) and pair_refused.
+ */
 static void put_pairs(struct engine *e, struct summary_out *so)
 {
 	struct pairs_stats st;

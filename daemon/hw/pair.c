@@ -431,21 +431,3 @@ void pairs__free(struct pairs *p)
 	free(p->cpu);
 	free(p);
 }
-
-void pairs__print_summary(const struct pairs *p, FILE *out)
-{
-	struct pairs_stats st;
-	const uint64_t *v = st.counters;
-
-	pairs__stats(p, &st);
-	fprintf(out, " pair_cpus: %u", st.cpus);
-#define PRINT_ONE(ID, name) fprintf(out, " %s: %llu", #name, \
-				    (unsigned long long)v[KCSAND_PAIR_CTR_##ID]);
-	KCSAND_PAIR_COUNTERS(PRINT_ONE)
-#undef PRINT_ONE
-	fprintf(out, " pair_arm_us: %.0f pair_retarget_us: %.0f pair_refused: %llu",
-		v[KCSAND_PAIR_CTR_ARMED] ? v[KCSAND_PAIR_CTR_ARM_NS] / 1e3 / v[KCSAND_PAIR_CTR_ARMED]
-					 : 0.0,
-		st.retargets ? st.retarget_ns / 1e3 / st.retargets : 0.0,
-		(unsigned long long)st.refused);
-}

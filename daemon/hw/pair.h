@@ -17,7 +17,6 @@
 #define KCSAND_PAIR_H
 
 #include <stdint.h>
-#include <stdio.h>
 #include "kcsand.h"
 
 struct kcsand_bpf;
@@ -39,12 +38,6 @@ struct pairs_stats {
  */
 int pairs__new(struct kcsand_bpf *skel, uint64_t idle, struct pairs **out);
 void pairs__stats(const struct pairs *p, struct pairs_stats *st);
-/*
- * The summary's part: pair_cpus, the counters by their names (pair_arm_ns
- * is the armed requests' summed wait), pair_arm_us (its mean),
- * pair_retarget_us (one register's move) and pair_refused.
- */
-void pairs__print_summary(const struct pairs *p, FILE *out);
 /* The BPF side stops asking first, then the armers stop and the events close. */
 void pairs__free(struct pairs *p);
 

@@ -55,7 +55,7 @@ struct kcache {
 	struct kcache_header h;
 	struct kcache_entry *e;		/* n sorted entries: the file's, then merged */
 	struct kcache_entry *added;	/* unsorted, since the load */
-	size_t n, nr_added, cap_added;
+	size_t n, cap_e, nr_added, cap_added;
 	uint64_t hits;
 	bool dirty;
 	bool by_source;			/* a source tree's cache: sources[] follow the verdicts */
@@ -142,7 +142,7 @@ static void load(struct kcache *c)
 		c->e = malloc(h.n ? h.n * sizeof(*c->e) : 1);
 		if (c->e && fread(c->e, sizeof(*c->e), h.n, f) == h.n) {
 			c->h = h;
-			c->n = h.n;
+			c->n = c->cap_e = h.n;
 		} else {
 			free(c->e);
 			c->e = NULL;
@@ -262,13 +262,12 @@ uint64_t kcache__hits(const struct kcache *c)
 /* The file's verdicts and the added ones in one sorted array, one per pc. */
 static int merge(struct kcache *c)
 {
-	struct kcache_entry *all = realloc(c->e, (c->n + c->nr_added + 1) * sizeof(*all));
 	size_t n = 0;
 
-	if (!all)
+	if (ARRAY_RESERVE_MORE(c->e, c->cap_e, c->n, c->nr_added, c->n + c->nr_added))
 		return -ENOMEM;
-	memcpy(all + c->n, c->added, c->nr_added * sizeof(*all));
-	c->e = all;
+	if (c->nr_added)
+		memcpy(c->e + c->n, c->added, c->nr_added * sizeof(*c->e));
 	c->n += c->nr_added;
 	c->nr_added = 0;
 	qsort(c->e, c->n, sizeof(*c->e), cmp_entry);

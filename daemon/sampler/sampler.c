@@ -77,6 +77,7 @@
 #include "util/print.h"
 #include "util/proc_stat.h"
 #include "util/clock.h"
+#include "util/array.h"
 
 
 #define CALIB_CALLS	500
@@ -126,6 +127,7 @@ struct sampler {
 	size_t stats_len;
 
 	size_t n;			/* sites known (cookies handed out) */
+	size_t cap_sites;		/* room in the per-site arrays below */
 	struct sampler_site *site;	/* per site: what the sampler measured of it */
 	/*
 	 * Per site too, but kept as arrays of their own: sampler__choose()
@@ -191,16 +193,19 @@ __attribute__((noinline, used)) void sampler_calib_target(void)
 
 static int grow(struct sampler *s, size_t n)
 {
-	size_t old = s->n;
+	size_t old = s->n, cap;
 
 	if (n <= old)
 		return 0;
-#define GROW(p)                                          \
-	do {                                             \
-		void *q = realloc(p, n * sizeof(*(p)));  \
-		if (!q)                                  \
-			return -ENOMEM;                  \
-		p = q;                                   \
+	/*
+	 * The per-site arrays share one capacity: each is reserved from the
+	 * same old one, so each gets the same new one (the first exactly n).
+	 */
+#define GROW(p)								\
+	do {								\
+		cap = s->cap_sites;					\
+		if (ARRAY_RESERVE_MORE(p, cap, old, n - old, n))	\
+			return -ENOMEM;					\
 	} while (0)
 	GROW(s->site);
 	GROW(s->x);
@@ -211,6 +216,7 @@ static int grow(struct sampler *s, size_t n)
 	GROW(s->ready);
 	GROW(s->eligible);
 #undef GROW
+	s->cap_sites = cap;
 	for (size_t i = old; i < n; i++) {
 		s->site[i] = (struct sampler_site){
 			.bo = (struct site_backoff){ .since_ns = s->last_ns },

@@ -328,19 +328,21 @@ static char *find_debug_file(const char *path)
 	return res;
 }
 
-/* The functions of the symbol table of path's separate debug file, if it has one. */
-static int debug_file_cands(struct target_obj *obj, struct obj_priv *p, struct cand_vec *cv)
+/*
+ * The functions of the symbol table of path's separate debug file, if it
+ * has one, opened as *ef.  Their names are its strings: the caller closes
+ * it once the functions are kept (libelf frees them with the file).
+ */
+static int debug_file_cands(struct target_obj *obj, struct obj_priv *p, struct cand_vec *cv,
+			    struct elf_file *ef)
 {
 	char *debug = find_debug_file(obj->path);
-	struct elf_file ef;
 	int err = 0;
 
 	if (!debug)
 		return 0;
-	if (!elf_file__open(debug, ELF_C_READ, &ef)) {
-		err = symtab_cands(debug, ef.elf, p->elf, ELF_SYMTAB, cv);
-		elf_file__close(&ef);
-	}
+	if (!elf_file__open(debug, ELF_C_READ, ef))
+		err = symtab_cands(debug, ef->elf, p->elf, ELF_SYMTAB, cv);
 	if (!err && cv->n)
 		snprintf(obj->funcs_from, sizeof(obj->funcs_from), "debug file %s", debug);
 	free(debug);
@@ -354,6 +356,7 @@ static int debug_file_cands(struct target_obj *obj, struct obj_priv *p, struct c
  */
 static int load_funcs(struct target_obj *obj, struct obj_priv *p)
 {
+	struct elf_file debug = { .fd = -1 };
 	struct cand_vec cv = { 0 };
 	int err;
 
@@ -361,7 +364,7 @@ static int load_funcs(struct target_obj *obj, struct obj_priv *p)
 	if (!err && cv.n)
 		snprintf(obj->funcs_from, sizeof(obj->funcs_from), "symtab");
 	if (!err && !cv.n)
-		err = debug_file_cands(obj, p, &cv);
+		err = debug_file_cands(obj, p, &cv, &debug);
 	if (!err && !cv.n) {
 		err = symtab_cands(obj->path, p->elf, p->elf, ELF_DYNSYM, &cv);
 		if (!err)
@@ -373,6 +376,7 @@ static int load_funcs(struct target_obj *obj, struct obj_priv *p)
 		err = keep_funcs(obj, p, cv.v, cv.n);
 	}
 	free(cv.v);
+	elf_file__close(&debug);
 	return err;
 }
 

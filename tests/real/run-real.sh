@@ -239,8 +239,9 @@ figures() {
 	sites=$(grep -m1 -oE '[0-9]+ sites,' "$OUT/$p.stats" | grep -oE '[0-9]+')
 	decode=$(grep -oE 'decoded [0-9]+ sites in [0-9.]+ ms' "$OUT/$p.log" |
 		awk '{ t += $5 } END { print t }')
-	cpu=$(grep -oE 'cpu_ms: [0-9]+ native_cpu_ms: [0-9]+' "$OUT/$p.stats" | tail -1 |
-		awk '{ if ($4 > 0) printf "%.0f%%", ($2 - $4) * 100 / $4; else print "?" }')
+	cpu=$(awk -v c="$(summary_value cpu_ms "$OUT/$p.stats")" \
+		-v n="$(summary_value native_cpu_ms "$OUT/$p.stats")" \
+		'BEGIN { if (n > 0) printf "%.0f%%", (c - n) * 100 / n; else print "?" }')
 	awk -v p="$p" -v f="${from:-?}" -v s="${sites:-?}" -v d="${decode:-?}" -v a="$2" \
 	    -v b="$3" -v c="$4" -v o="${cpu:-?}" 'BEGIN {
 		printf "%-17s %-20s %6s %9s %8.2f %8.2f %6.1f %8s\n", p, substr(f, 1, 20), s, d,
@@ -313,8 +314,9 @@ checks() {
 		fail "${p}_exit_status" "native $nrc, under kcsand $krc with $reports reports"
 	fi
 	[[ $p == *-service ]] && check "${p}_service_stopped" 0 "$src"
-	factor=$(grep -oE 'cpu_ms: [0-9]+ native_cpu_ms: [0-9]+' "$OUT/$p.stats" | tail -1 |
-		awk '{ print ($4 > 0 && $2 >= 3 * $4) ? int($2 / $4) : 0 }')
+	factor=$(awk -v c="$(summary_value cpu_ms "$OUT/$p.stats")" \
+		-v n="$(summary_value native_cpu_ms "$OUT/$p.stats")" \
+		'BEGIN { print (n > 0 && c >= 3 * n) ? int(c / n) : 0 }')
 	if ((${factor:-0} >= 3)) && ! grep -qE 'the program ran [0-9]+x its native CPU time' \
 		"$OUT/$p.log"; then
 		fail "${p}_says_slow" "${factor}x its native CPU time, and no warning in $OUT/$p.log"

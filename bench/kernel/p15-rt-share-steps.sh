@@ -7,9 +7,9 @@
 # file) and each SCHED_FIFO/SCHED_RR thread, and every kcsanctl thread, with
 # its priority and its run time in ns (schedstat).  The sampler runs at nice
 # -20 so that a starved second shows as a gap, not as no sampler at all.
-#   rt-watch.sh LOG [RT_CONTROL] COMMAND...
+#   p15-rt-share-steps.sh LOG [RT_CONTROL] COMMAND...
 # RT_CONTROL, an executable whose name begins with rt-, runs beside COMMAND
-# and is killed with the sampler (bench/kernel/rt-tick.c).
+# and is killed with the sampler (bench/programs/rt-tick.c).
 # Lines:  T UPTIME
 #         R rt_rq[CPU]: FIELD VALUE
 #         F TID COMM POLICY PRIO RUN_NS
