@@ -14,29 +14,27 @@ need_root daemon-sinks
 RACES=$SRC_DIR/$BUILD/tests/daemon/two_races
 [[ $BUILD == /* ]] && RACES=$BUILD/tests/daemon/two_races
 
-# A stand-in journald: prints each datagram's fields, one datagram per line.
+# A stand-in journald: prints each datagram's fields, one datagram per line, until the
+# test's end kills it (an idle timeout of its own ran out at load 16-33 before the first
+# report came).
 python3 - "$TMP/journal" >"$TMP/journal.out" <<'PY' &
 import socket, sys, struct
 s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
 s.bind(sys.argv[1])
-s.settimeout(60)
-try:
-    while True:
-        d = s.recv(1 << 20)
-        fields, i = {}, 0
-        while i < len(d):
-            nl = d.index(b"\n", i)
-            line = d[i:nl]
-            if b"=" in line:
-                k, v = line.split(b"=", 1); i = nl + 1
-            else:
-                k = line; n = struct.unpack("<Q", d[nl + 1:nl + 9])[0]
-                v = d[nl + 9:nl + 9 + n]; i = nl + 9 + n + 1
-            fields[k.decode()] = v.decode()
-        print(" ".join("%s=%s" % (k, v.replace("\n", "\\n")) for k, v in sorted(fields.items())),
-              flush=True)
-except socket.timeout:
-    pass
+while True:
+    d = s.recv(1 << 20)
+    fields, i = {}, 0
+    while i < len(d):
+        nl = d.index(b"\n", i)
+        line = d[i:nl]
+        if b"=" in line:
+            k, v = line.split(b"=", 1); i = nl + 1
+        else:
+            k = line; n = struct.unpack("<Q", d[nl + 1:nl + 9])[0]
+            v = d[nl + 9:nl + 9 + n]; i = nl + 9 + n + 1
+        fields[k.decode()] = v.decode()
+    print(" ".join("%s=%s" % (k, v.replace("\n", "\\n")) for k, v in sorted(fields.items())),
+          flush=True)
 PY
 jpid=$!
 TPIDS+=($jpid)
@@ -55,7 +53,12 @@ KCSAND_JOURNAL_SOCKET=$TMP/journal start_daemon "$TMP/kcsand.conf" || { fail sta
 start_target "$RACES"
 m=$(log_mark)
 wait_title "$m" "data-race in reader_a / writer_a" 30
-sleep 2
+# Until KCSAN's dedup has held a report back (the check below), bounded: a fixed 2 s
+# saw none at load 16 (the race is continuous, but the probes' hits came that slowly).
+for ((i = 0; i < WAIT_S * 4; i++)); do
+	(( $("$CTL" -j stats | jq .kcsand.suppressed_by_dedup) > 0 )) && break
+	sleep 0.25
+done
 "$CTL" off
 sleep 1
 n=$("$CTL" -j stats | jq .kcsand.reports)
@@ -110,11 +113,17 @@ target user $RACES --functions reader_b,writer_b
 report_once_in_ms 500
 CONF
 start_daemon "$TMP/kcsand.conf" --json || { fail start "kcsand did not start"; finish; exit; }
-for ((i = 0; i < WAIT_S * 4; i++)); do grep -q title "$LOG" 2>/dev/null && break; sleep 0.25; done
+# Until the pair: on a loaded machine the first report may be the reader's alone, "race
+# at unknown origin" (title "data-race in reader_b", one access), which is as right.
+for ((i = 0; i < WAIT_S * 4; i++)); do
+	grep -q '"title":"data-race in reader_b / writer_b"' "$LOG" 2>/dev/null && break
+	sleep 0.25
+done
 stop_daemon
-if [[ -s $LOG ]] && jq -e -s 'length > 0 and all(.title == "data-race in reader_b / writer_b")' \
+if [[ -s $LOG ]] && jq -e -s 'any(.title == "data-race in reader_b / writer_b") and
+	all(.title | test("^data-race in (reader_b|writer_b)( / (reader_b|writer_b))?$"))' \
 	"$LOG" >/dev/null; then ok json_log; else fail json_log "JSON lines, got: $(head -c 200 "$LOG")"; fi
-if grep '^{' "$DERR" | jq -e -s 'length > 0 and all(.accesses | length == 2)' >/dev/null
+if grep '^{' "$DERR" | jq -e -s 'any(.accesses | length == 2) and all(.accesses | length >= 1)' >/dev/null
 then ok json_stderr; else fail json_stderr "JSON lines on stderr"; fi
 
 finish
