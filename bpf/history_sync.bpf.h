@@ -680,6 +680,25 @@ int BPF_PROG(kcsand_hb_signal_take, int sig, struct kernel_siginfo *info, struct
 	return 0;
 }
 
+/* hb_stack_purge()'s callback: an entry of the process that ended goes. */
+static long hb_stack_purge_cb(struct bpf_map *map, __u64 *key, struct hb_stack *st, __u32 *tgid)
+{
+	if (st->tgid == *tgid)
+		bpf_map_delete_elem(map, key);
+	return 0;
+}
+
+/*
+ * The stacks a process remembered, when it ends: keyed by process, they
+ * would fill hb_stacks in a service that runs many (its short runs, a
+ * fork per request), and every later access would be remembered with no
+ * stack.  One pass over the map, at the end of a traced process only.
+ */
+static __always_inline void hb_stack_purge(__u32 tgid)
+{
+	bpf_for_each_map_elem(&hb_stacks, hb_stack_purge_cb, &tgid, 0);
+}
+
 /* A thread's end: its clock kept for pthread_join(), its slot given back. */
 SEC("tp_btf/sched_process_exit")
 int BPF_PROG(kcsand_hb_exit, struct task_struct *task)
@@ -704,6 +723,8 @@ int BPF_PROG(kcsand_hb_exit, struct task_struct *task)
 	hb_task_exit(tid);
 out:
 	if (BPF_CORE_READ(task, signal, live.counter) == 0) {
+		if (bpf_map_lookup_elem(&hb_tgids, &tgid))
+			hb_stack_purge(tgid);
 		bpf_map_delete_elem(&hb_procs, &tgid);
 		bpf_map_delete_elem(&hb_tgids, &tgid);
 		/* Ended while held: the daemon never lets it go, and a reused pid must not find it. */
