@@ -62,6 +62,7 @@
 /* What an outlined function was spawned as (hb_fns). */
 #define HB_FN_PARALLEL	1
 #define HB_FN_TASK	2
+#define HB_FN_TEAM	3	/* GOMP_teams_reg's fn: each call is a host team */
 
 /* Set by the daemon when the detector is on (user mode). */
 __u32 hb_enabled;

@@ -339,6 +339,8 @@ int kcsand_hb_entry(struct pt_regs *ctx)
 	case KCSAND_HB_OMP_TASK:
 	case KCSAND_HB_OMP_TASKLOOP:
 	case KCSAND_HB_OMP_TASKGROUP_START:
+	case KCSAND_HB_OMP_TEAMS_REG:
+	case KCSAND_HB_OMP_FULFILL:
 		hb_task_entry(ctx, t, op);
 		break;
 	case KCSAND_HB_FD_WRITE:
@@ -407,6 +409,9 @@ static __always_inline void hb_return_omp(struct hb_thread *t, __u32 op, __u64 a
 			hb_task_end(t, a1, hb_task_undeferred(t, a0));
 			break;
 		}
+		/* A host team ends when the next starts, or at GOMP_teams_reg's return. */
+		if (kind == HB_FN_TEAM)
+			break;
 		hb_release(t, HB_OBJ_OMP_END, 1);
 		if (kind == HB_FN_PARALLEL)
 			t->bar_ok = 0;	/* the team ended: the next one's start counts */
@@ -483,6 +488,26 @@ static __always_inline void hb_return_lost(struct hb_thread *t)
 	t->bar_ok = 0;
 }
 
+/* The returns that end a section or a host team, and may start the next: 1 if op is one. */
+static __always_inline int hb_return_section(struct pt_regs *ctx, struct hb_thread *t, __u32 op)
+{
+	switch (op) {
+	case KCSAND_HB_OMP_SECTION:
+		hb_task_section(t, (__u32)PT_REGS_RC(ctx), PT_REGS_SP(ctx), HB_TASK_SECTION);
+		return 1;
+	case KCSAND_HB_OMP_TEAMS:
+		/* A bool: only %al is the result. */
+		hb_task_section(t, PT_REGS_RC(ctx) & 0xff, hb_teams_frame(t, PT_REGS_SP(ctx)),
+				HB_TASK_TEAM);
+		return 1;
+	case KCSAND_HB_OMP_TEAMS_REG:
+		/* Its last team's end (each started at an entry of fn), and the construct's. */
+		hb_task_section(t, 0, PT_REGS_SP(ctx), HB_TASK_TEAM);
+		return 1;
+	}
+	return 0;
+}
+
 static __always_inline void hb_return(struct pt_regs *ctx, struct hb_thread *t, __u32 op)
 {
 	int rc = (int)PT_REGS_RC(ctx);
@@ -514,16 +539,8 @@ static __always_inline void hb_return(struct pt_regs *ctx, struct hb_thread *t, 
 		hb_omp_barrier_return(t, PT_REGS_RC(ctx) != 0);
 		return;
 	}
-	if (op == KCSAND_HB_OMP_SECTION) {
-		hb_task_section(t, (__u32)PT_REGS_RC(ctx), PT_REGS_SP(ctx), HB_TASK_SECTION);
+	if (hb_return_section(ctx, t, op))
 		return;
-	}
-	if (op == KCSAND_HB_OMP_TEAMS) {
-		/* A bool: only %al is the result. */
-		hb_task_section(t, PT_REGS_RC(ctx) & 0xff, hb_teams_frame(t, PT_REGS_SP(ctx)),
-				HB_TASK_TEAM);
-		return;
-	}
 	if (op == KCSAND_HB_FD_READ) {
 		/* A count of bytes, not an int: a large read must not look like an error. */
 		if ((long)PT_REGS_RC(ctx) > 0 && a0)
