@@ -62,6 +62,7 @@
 /* What an outlined function was spawned as (hb_fns). */
 #define HB_FN_PARALLEL	1
 #define HB_FN_TASK	2
+#define HB_FN_TEAM	3	/* GOMP_teams_reg's fn: each call is a host team */
 
 /* Set by the daemon when the detector is on (user mode). */
 __u32 hb_enabled;
@@ -332,9 +333,18 @@ struct hb_shadow {
 	struct hb_cell cell[HB_CELLS];
 };
 
+/*
+ * A remembered stack, keyed by its frames, its sp and its process: the
+ * daemon keeps a copy's frames under (pid, key), and forked children have
+ * their parent's layout, so two of them reach the same code at the same
+ * sp; keyed without the process, the second one found the first one's
+ * entry, copied, and its reports printed their frame-pointer walk.
+ */
 struct hb_stack {
 	__s32 nr;
 	__u32 copied;		/* its struct kcsand_ustack went out, under the stack's key */
+	__u32 tgid;		/* its process: the entry goes when the process ends */
+	__u32 __pad;
 	__u64 ip[KCSAND_MAX_STACK];
 };
 
@@ -480,7 +490,7 @@ struct {
 	__type(value, struct hb_region);
 } hb_regions SEC(".maps");
 
-/* Stacks of remembered accesses, keyed by a hash of their frames. */
+/* Stacks of remembered accesses, keyed by a hash of their frames, sp and process. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 16384);

@@ -33,7 +33,8 @@ __noinline __u64 hb_stack_hash_g(const struct hb_stack *stk, int nr)
  * now, once per stack too, and named by the key: scratch->copy_key asks
  * history_access() for it.  Without frame pointers the walk gives the
  * site alone, whatever the callers: sp, the same for the same callers in
- * one thread, tells those stacks apart.
+ * one thread, tells those stacks apart.  The process is in the key too:
+ * the daemon keeps copies by process (struct hb_stack).
  */
 static __always_inline __u64 hb_stack_key(void *ctx, struct hb_scratch *scratch)
 {
@@ -48,8 +49,10 @@ static __always_inline __u64 hb_stack_key(void *ctx, struct hb_scratch *scratch)
 		return 0;
 	nr = n / 8;
 	scratch->stk.nr = nr;
+	scratch->stk.tgid = bpf_get_current_pid_tgid() >> 32;
 	key = hb_stack_hash_g(&scratch->stk, nr);
-	key = ((key ^ nr) * 0x100000001b3ULL ^ regs->sp) & ~KCSAND_USTACK_SEQ;
+	key = ((key ^ nr) * 0x100000001b3ULL ^ scratch->stk.tgid) * 0x100000001b3ULL;
+	key = (key ^ regs->sp) & ~KCSAND_USTACK_SEQ;
 	if (!key)
 		key = 1;
 	st = bpf_map_lookup_elem(&hb_stacks, &key);

@@ -339,6 +339,8 @@ int kcsand_hb_entry(struct pt_regs *ctx)
 	case KCSAND_HB_OMP_TASK:
 	case KCSAND_HB_OMP_TASKLOOP:
 	case KCSAND_HB_OMP_TASKGROUP_START:
+	case KCSAND_HB_OMP_TEAMS_REG:
+	case KCSAND_HB_OMP_FULFILL:
 		hb_task_entry(ctx, t, op);
 		break;
 	case KCSAND_HB_FD_WRITE:
@@ -407,6 +409,9 @@ static __always_inline void hb_return_omp(struct hb_thread *t, __u32 op, __u64 a
 			hb_task_end(t, a1, hb_task_undeferred(t, a0));
 			break;
 		}
+		/* A host team ends when the next starts, or at GOMP_teams_reg's return. */
+		if (kind == HB_FN_TEAM)
+			break;
 		hb_release(t, HB_OBJ_OMP_END, 1);
 		if (kind == HB_FN_PARALLEL)
 			t->bar_ok = 0;	/* the team ended: the next one's start counts */
@@ -483,6 +488,26 @@ static __always_inline void hb_return_lost(struct hb_thread *t)
 	t->bar_ok = 0;
 }
 
+/* The returns that end a section or a host team, and may start the next: 1 if op is one. */
+static __always_inline int hb_return_section(struct pt_regs *ctx, struct hb_thread *t, __u32 op)
+{
+	switch (op) {
+	case KCSAND_HB_OMP_SECTION:
+		hb_task_section(t, (__u32)PT_REGS_RC(ctx), PT_REGS_SP(ctx), HB_TASK_SECTION);
+		return 1;
+	case KCSAND_HB_OMP_TEAMS:
+		/* A bool: only %al is the result. */
+		hb_task_section(t, PT_REGS_RC(ctx) & 0xff, hb_teams_frame(t, PT_REGS_SP(ctx)),
+				HB_TASK_TEAM);
+		return 1;
+	case KCSAND_HB_OMP_TEAMS_REG:
+		/* Its last team's end (each started at an entry of fn), and the construct's. */
+		hb_task_section(t, 0, PT_REGS_SP(ctx), HB_TASK_TEAM);
+		return 1;
+	}
+	return 0;
+}
+
 static __always_inline void hb_return(struct pt_regs *ctx, struct hb_thread *t, __u32 op)
 {
 	int rc = (int)PT_REGS_RC(ctx);
@@ -514,16 +539,8 @@ static __always_inline void hb_return(struct pt_regs *ctx, struct hb_thread *t, 
 		hb_omp_barrier_return(t, PT_REGS_RC(ctx) != 0);
 		return;
 	}
-	if (op == KCSAND_HB_OMP_SECTION) {
-		hb_task_section(t, (__u32)PT_REGS_RC(ctx), PT_REGS_SP(ctx), HB_TASK_SECTION);
+	if (hb_return_section(ctx, t, op))
 		return;
-	}
-	if (op == KCSAND_HB_OMP_TEAMS) {
-		/* A bool: only %al is the result. */
-		hb_task_section(t, PT_REGS_RC(ctx) & 0xff, hb_teams_frame(t, PT_REGS_SP(ctx)),
-				HB_TASK_TEAM);
-		return;
-	}
 	if (op == KCSAND_HB_FD_READ) {
 		/* A count of bytes, not an int: a large read must not look like an error. */
 		if ((long)PT_REGS_RC(ctx) > 0 && a0)
@@ -680,6 +697,25 @@ int BPF_PROG(kcsand_hb_signal_take, int sig, struct kernel_siginfo *info, struct
 	return 0;
 }
 
+/* hb_stack_purge()'s callback: an entry of the process that ended goes. */
+static long hb_stack_purge_cb(struct bpf_map *map, __u64 *key, struct hb_stack *st, __u32 *tgid)
+{
+	if (st->tgid == *tgid)
+		bpf_map_delete_elem(map, key);
+	return 0;
+}
+
+/*
+ * The stacks a process remembered, when it ends: keyed by process, they
+ * would fill hb_stacks in a service that runs many (its short runs, a
+ * fork per request), and every later access would be remembered with no
+ * stack.  One pass over the map, at the end of a traced process only.
+ */
+static __always_inline void hb_stack_purge(__u32 tgid)
+{
+	bpf_for_each_map_elem(&hb_stacks, hb_stack_purge_cb, &tgid, 0);
+}
+
 /* A thread's end: its clock kept for pthread_join(), its slot given back. */
 SEC("tp_btf/sched_process_exit")
 int BPF_PROG(kcsand_hb_exit, struct task_struct *task)
@@ -704,6 +740,8 @@ int BPF_PROG(kcsand_hb_exit, struct task_struct *task)
 	hb_task_exit(tid);
 out:
 	if (BPF_CORE_READ(task, signal, live.counter) == 0) {
+		if (bpf_map_lookup_elem(&hb_tgids, &tgid))
+			hb_stack_purge(tgid);
 		bpf_map_delete_elem(&hb_procs, &tgid);
 		bpf_map_delete_elem(&hb_tgids, &tgid);
 		/* Ended while held: the daemon never lets it go, and a reused pid must not find it. */

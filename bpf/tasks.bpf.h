@@ -48,11 +48,13 @@
 #define HB_NS_DEP_OUT	4ULL	/* of them, those with out or inout */
 #define HB_NS_SECTIONS	5ULL	/* the sections a thread ended, until its construct's end */
 #define HB_NS_TEAMS	6ULL	/* the host teams a thread ended, until its construct's end */
+#define HB_NS_DETACH	7ULL	/* an event's omp_fulfill_event()s, until its task's end */
 #define HB_NS(ns, v)	((ns) << 56 | ((v) & ((1ULL << 56) - 1)))
 /* depend orders sibling tasks only: an address's objects are their parent's. */
 #define HB_DEP(ns, c, i)	HB_NS(ns, (c)->dep[i] ^ (c)->parent * 0x9e3779b97f4a7c15ULL)
 
 #define HB_GOMP_TASK_DEPEND	8	/* GOMP_task's flags: depend is a list */
+#define HB_GOMP_TASK_DETACH	0x2000	/* ... and detach(event): its 10th argument, &event */
 #define HB_TASK_VAGUE		1	/* starts after every finished task */
 #define HB_TASK_SECTION		2	/* a section of a sections construct (hb_task_section) */
 #define HB_TASK_TEAM		4	/* a team of a host `teams` construct (hb_task_section) */
@@ -83,6 +85,7 @@ struct hb_task_ctx {
 	__u32 ndep, nout;
 	__u32 ngroup;		/* taskgroups it opened and has not closed */
 	__u32 __pad;
+	__u64 event;		/* detach(event): the handle omp_fulfill_event() is given; or 0 */
 	__u64 group[HB_TASK_GROUPS + 1];	/* [0]: inherited, [ngroup]: the innermost */
 	__u64 dep[HB_TASK_DEPS];
 	__u32 vc[HB_SLOTS];	/* the clock of the context below */
@@ -103,11 +106,31 @@ struct hb_task_level_key {
 	__u32 level;
 };
 
-/* What a task function's start needs to know: how much of its argument the key hashes. */
+/*
+ * What a task function's start needs to know: which bytes of its argument
+ * the key hashes.  A detached task's first word is its event, which
+ * libgomp writes into GOMP_task's data after the entry read it (and into
+ * the task's copy): left out of the key, and read at the start.
+ */
 struct hb_task_fn {
 	__u32 arg;
 	__u32 loop;		/* GOMP_taskloop's: its tasks have no record */
+	__u32 skip;		/* bytes at the start of the argument the key leaves out */
+	__u32 detach;		/* its tasks have detach(event): the argument starts with it */
 };
+
+/*
+ * A detached task's completion is its omp_fulfill_event(), which may come
+ * after its fn returned, from any thread: what waits for the task waits
+ * for the fulfilment.  A task that ended before it keeps its context here,
+ * by event, for the fulfiller to release into the objects it waited on.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 1024);
+	__type(key, struct hb_key);
+	__type(value, struct hb_task_ctx);
+} hb_detached SEC(".maps");
 
 _Static_assert(sizeof(struct hb_task_ctx) <= sizeof(union hb_any), "hb_get()'s zero value");
 
@@ -302,16 +325,20 @@ __noinline int hb_task_create(struct hb_thread *t, __u64 fn, __u64 data, __u32 a
 	if (!t || !cur || !s)
 		return 0;
 	k.tgid = t->tgid;
+	bpf_probe_read_user(&flags, sizeof(flags), (void *)(sp + 8));
+	if (flags & HB_GOMP_TASK_DETACH) {
+		f.detach = 1;
+		f.skip = f.arg < 8 ? f.arg : 8;
+	}
 	bpf_map_update_elem(&hb_task_fns, &k, &f, BPF_ANY);
 	__builtin_memset(s, 0, offsetof(struct hb_task_new, vc));
 	s->parent = cur->id;
 	s->group = hb_task_group(cur);
-	bpf_probe_read_user(&flags, sizeof(flags), (void *)(sp + 8));
 	if ((flags & HB_GOMP_TASK_DEPEND) &&
 	    !bpf_probe_read_user(&depend, sizeof(depend), (void *)(sp + 16)) && depend)
 		hb_task_read_deps(s, depend);
 	__builtin_memcpy(s->vc, t->vc, sizeof(s->vc));
-	k.addr = hb_task_key(fn, data, f.arg);
+	k.addr = hb_task_key(fn, data + f.skip, f.arg - f.skip);
 	n = hb_get(&hb_task_news, &k);
 	if (!n)
 		return 0;
@@ -516,6 +543,22 @@ __noinline int hb_task_stack_dead(__u32 tgid, __u64 addr, __u64 ns, __u64 sp)
 }
 
 /*
+ * A detached task's event, the first word of its argument: a record an
+ * earlier task with the same event (libgomp reuses a finished task's
+ * memory) left goes.
+ */
+static __always_inline void hb_task_event(struct hb_task_ctx *c, __u32 tgid, __u64 arg)
+{
+	struct hb_key k = { .tgid = tgid };
+
+	if (bpf_probe_read_user(&c->event, sizeof(c->event), (void *)arg))
+		c->event = 0;
+	k.addr = c->event;
+	if (c->event)
+		bpf_map_delete_elem(&hb_detached, &k);
+}
+
+/*
  * fn's entry, a task's start: a context one level above the one running
  * on the thread.  Returns its id and level (id << 8 | level), which fn's
  * return gets back, 0 when no level was left: the task then runs in the
@@ -537,7 +580,7 @@ __noinline __u64 hb_task_begin(struct hb_thread *t, __u64 fn, __u64 arg, __u64 s
 	f = bpf_map_lookup_elem(&hb_task_fns, &k);
 	loop = f && f->loop;
 	hb_task_mark_stack(base, t->tgid, sp);
-	k.addr = hb_task_key(fn, arg, f ? f->arg : 0);
+	k.addr = f ? hb_task_key(fn, arg + f->skip, f->arg - f->skip) : hb_task_key(fn, arg, 0);
 	if (!loop)
 		n = bpf_map_lookup_elem(&hb_task_news, &k);
 	if (base && base->depth < HB_TASK_LEVELS) {
@@ -553,6 +596,8 @@ __noinline __u64 hb_task_begin(struct hb_thread *t, __u64 fn, __u64 arg, __u64 s
 	}
 	__builtin_memset(c, 0, offsetof(struct hb_task_ctx, vc));
 	c->id = 1ULL << 32 | __sync_fetch_and_add(&hb_task_ids, 1);
+	if (f && f->detach)
+		hb_task_event(c, t->tgid, arg);
 	if (n) {
 		hb_task_claim(c, n);
 	} else if (!loop) {
@@ -625,6 +670,53 @@ __noinline int hb_task_leave(struct hb_thread *t, struct hb_task_ctx *c, int und
 }
 
 /*
+ * The end of a detached task's fn, which is not its completion: that is
+ * its omp_fulfill_event(), from any thread, before or after.  Kept first
+ * for a fulfilment still to come (hb_task_fulfill), then what fulfilments
+ * came already is acquired: a fulfiller releases into the event before it
+ * looks for the record, so one of the two sees the other.  The task's
+ * slot clock then carries them to its waiters (hb_task_edges_out).
+ */
+static __noinline void hb_task_detached_end(struct hb_thread *t, struct hb_task_ctx *c)
+{
+	struct hb_key k;
+	struct hb_task_ctx *kept;
+
+	if (!t || !c)
+		return;
+	k.tgid = t->tgid;
+	k.addr = c->event;
+	if (!bpf_map_update_elem(&hb_detached, &k, c, BPF_ANY)) {
+		kept = bpf_map_lookup_elem(&hb_detached, &k);
+		/* The fulfiller releases its own clock: a new epoch of its thread after. */
+		if (kept)
+			kept->own = HB_TASK_ON_THREAD;
+	}
+	hb_acquire(t, HB_NS(HB_NS_DETACH, c->event));
+}
+
+/*
+ * omp_fulfill_event(event): what the fulfiller did is before the
+ * completion of the event's task, and so before all that waits for it:
+ * its parent's taskwait, its taskgroup, its dependents, barriers.
+ */
+static __always_inline void hb_task_fulfill(struct hb_thread *t, __u64 event)
+{
+	struct hb_key k = { .tgid = t->tgid, .addr = event };
+	struct hb_task_ctx *kept;
+
+	hb_count(KCSAND_HB_CTR_FULFILLED);
+	hb_release(t, HB_NS(HB_NS_DETACH, event), 0);
+	kept = bpf_map_lookup_elem(&hb_detached, &k);
+	if (!kept) {
+		hb_tick(t);
+		return;
+	}
+	hb_task_edges_out(t, kept);
+	bpf_map_delete_elem(&hb_detached, &k);
+}
+
+/*
  * fn's return, the end of the task hb_task_begin() started as id << 8 |
  * level.  Its context is gone if the thread's contexts were unwound since
  * (hb_task_unwind): then it ended as one without a context.
@@ -643,6 +735,8 @@ __noinline int hb_task_end(struct hb_thread *t, __u64 started, int undeferred)
 		hb_task_vague_deps = 1;
 		return 0;
 	}
+	if (c->event)
+		hb_task_detached_end(t, c);
 	hb_task_edges_out(t, c);
 	if (c->own != HB_TASK_ON_THREAD)
 		hb_task_leave(t, c, undeferred);
@@ -804,7 +898,10 @@ __noinline int hb_task_unwind(struct hb_thread *t)
  * GOMP_teams4's return is the same with flag HB_TASK_TEAM: a `teams`
  * construct run on the host (a target's fallback) runs its teams one
  * after the other on the thread that meets it, each at a true return,
- * and the construct ends at the false one.  The teams of a league are
+ * and the construct ends at the false one.  A host `teams` outside any
+ * target (OpenMP 5) is GOMP_teams_reg(fn, ...), which calls fn once per
+ * team: each entry of fn starts a team, and GOMP_teams_reg's return is
+ * the construct's end.  The teams of a league are
  * concurrent (only their ends are ordered before what follows), so each
  * runs as a section does, with an object of its own kind: a `sections`
  * inside a team must not end the team, nor its end acquire the teams.
@@ -848,18 +945,28 @@ static __noinline void hb_task_section(struct hb_thread *t, __u32 nr, __u64 sp, 
 	base->depth = lk.level;
 }
 
-/* The entries of GOMP_task, GOMP_taskloop (fn is a task function: a creation) and taskgroups. */
+/*
+ * The entries of GOMP_task, GOMP_taskloop (fn is a task function: a
+ * creation), taskgroups, GOMP_teams_reg (fn runs each host team) and
+ * omp_fulfill_event (a detached task's completion).
+ */
 static __always_inline void hb_task_entry(struct pt_regs *ctx, struct hb_thread *t, __u32 op)
 {
 	__u64 fn = PT_REGS_PARM1(ctx), size = PT_REGS_PARM4(ctx);
 	struct hb_key k = { .tgid = t->tgid, .addr = fn };
-	__u32 kind = HB_FN_TASK;
+	__u32 kind = op == KCSAND_HB_OMP_TEAMS_REG ? HB_FN_TEAM : HB_FN_TASK;
 
 	if (op == KCSAND_HB_OMP_TASKGROUP_START) {
 		hb_task_group_start();
 		return;
 	}
+	if (op == KCSAND_HB_OMP_FULFILL) {
+		hb_task_fulfill(t, PT_REGS_PARM1(ctx));
+		return;
+	}
 	bpf_map_update_elem(&hb_fns, &k, &kind, BPF_ANY);
+	if (op == KCSAND_HB_OMP_TEAMS_REG)
+		return;
 	/* A cpyfn makes a copy of its own: only fn is in the key. */
 	if (op == KCSAND_HB_OMP_TASK)
 		hb_task_create(t, fn, PT_REGS_PARM2(ctx),
@@ -883,6 +990,11 @@ static __always_inline __u64 hb_task_fn_entry(struct pt_regs *ctx, struct hb_thr
 
 	if (kind && *kind == HB_FN_TASK)
 		return hb_task_begin(t, fn, PT_REGS_PARM1(ctx), PT_REGS_SP(ctx));
+	if (kind && *kind == HB_FN_TEAM) {
+		/* The next host team of GOMP_teams_reg: the one before ends (hb_task_section). */
+		hb_task_section(t, 1, PT_REGS_SP(ctx), HB_TASK_TEAM);
+		return PT_REGS_SP(ctx);
+	}
 	hb_acquire(t, fn);
 	if (kind && *kind == HB_FN_PARALLEL) {
 		/* A team begins in this thread: its barriers count from 0 (hb_omp_parity). */

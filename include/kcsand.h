@@ -605,6 +605,10 @@ enum kcsand_hb_op {
 	 */
 	KCSAND_HB_MAPPED,
 	KCSAND_HB_OMP_TEAMS,	/* return: end the thread's host team, start the next (the result) */
+	/* entry: fn arg0 runs each team of a host `teams`; return: the teams' ends */
+	KCSAND_HB_OMP_TEAMS_REG,
+	/* entry: the detached task of event arg0 completes: release into what waits for it */
+	KCSAND_HB_OMP_FULFILL,
 	KCSAND_HB_OP_COUNT,
 };
 
@@ -622,7 +626,8 @@ enum kcsand_hb_op {
 	 (1ull << KCSAND_HB_FD_NEW) | (1ull << KCSAND_HB_FD_NEW_PAIR) |	\
 	 (1ull << KCSAND_HB_MAPPED) | (1ull << KCSAND_HB_OMP_TASK) |		\
 	 (1ull << KCSAND_HB_OMP_TASKGROUP_END) | (1ull << KCSAND_HB_OMP_SECTION) |	\
-	 (1ull << KCSAND_HB_OMP_SINGLE_COPY) | (1ull << KCSAND_HB_OMP_TEAMS))
+	 (1ull << KCSAND_HB_OMP_SINGLE_COPY) | (1ull << KCSAND_HB_OMP_TEAMS) |	\
+	 (1ull << KCSAND_HB_OMP_TEAMS_REG))
 #define KCSAND_HB_HAS_RETURN(op) ((op) < 64 && (KCSAND_HB_RET_OPS >> (op)) & 1)
 
 /* Counters of the history detector (.bss hb_counters[]). */
@@ -656,6 +661,7 @@ enum kcsand_hb_counter {
 	KCSAND_HB_CTR_LATE,		/* locked RMWs' releases with no probe ahead: kept */
 	KCSAND_HB_CTR_INFLIGHT,		/* races ordered by a release in flight: not reported */
 	KCSAND_HB_CTR_TEAMS,		/* OpenMP host teams run on a clock of their own */
+	KCSAND_HB_CTR_FULFILLED,	/* omp_fulfill_event()s: a detached task's completion */
 	KCSAND_HB_CTR_COUNT,
 };
 

@@ -205,6 +205,9 @@ run_one() {
 		     ! grep -Eq '^kcsand: history: [1-9][0-9]* OpenMP tasks ran on clocks of their own' <<<"$out"; then
 			fail_with "$label" "no positive control: no OpenMP task ran on a clock of its own" \
 				"$(grep '^kcsand: history: .*OpenMP tasks' <<<"$out")"
+		elif [[ $3 == *detach* ]] && ! grep -Eq '; [1-9][0-9]* detach events fulfilled$' <<<"$out"; then
+			fail_with "$label" "no positive control: no omp_fulfill_event() traced" \
+				"$(grep -o '[0-9]* detach events fulfilled' <<<"$out")"
 		elif [[ $3 == *ahead* ]] &&
 		     ! grep -Eq '\([1-9][0-9]* releases published ahead of their locked instruction;' <<<"$out"; then
 			fail_with "$label" "no positive control: no locked release published ahead of it" \

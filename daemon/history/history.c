@@ -916,13 +916,14 @@ static void print_tasks(const struct history_stats *st, FILE *out)
 		     "sections, %llu host teams; %llu in a slot "
 		     "whose last task they had not joined), %llu on their thread's clock (no slot "
 		     "free, or nested deeper than it keeps), %llu started after every finished task "
-		     "(their creation or depend list not known)\n",
+		     "(their creation or depend list not known); %llu detach events fulfilled\n",
 		(unsigned long long)st->ctr[KCSAND_HB_CTR_TASKS],
 		(unsigned long long)st->ctr[KCSAND_HB_CTR_SECTIONS],
 		(unsigned long long)st->ctr[KCSAND_HB_CTR_TEAMS],
 		(unsigned long long)st->ctr[KCSAND_HB_CTR_TASK_SLOT_SHARED],
 		(unsigned long long)st->ctr[KCSAND_HB_CTR_TASK_NO_CLOCK],
-		(unsigned long long)st->ctr[KCSAND_HB_CTR_TASK_VAGUE]);
+		(unsigned long long)st->ctr[KCSAND_HB_CTR_TASK_VAGUE],
+		(unsigned long long)st->ctr[KCSAND_HB_CTR_FULFILLED]);
 }
 
 void history__print(const struct history *hist, FILE *out)

@@ -29,7 +29,11 @@
  *   current task's children, GOMP_taskgroup_end's the group's tasks and
  *   their descendants (GOMP_taskgroup_start opens it), barriers every
  *   finished task; GOMP_task's return is probed for if(0) tasks, which
- *   run inside it and are done when it returns;
+ *   run inside it and are done when it returns; a detached task
+ *   completes at omp_fulfill_event(), which releases into what waits for
+ *   it;
+ * - a host `teams` without a target is GOMP_teams_reg(fn, ...), which
+ *   calls fn once per team on its thread: each call a team of its own;
  * - reductions are lock-prefixed instructions in the outlined function or
  *   GOMP_atomic_start/end: marked accesses and the atomic lock.
  */
@@ -113,6 +117,8 @@ static const struct hb_func hb_funcs[] = {
 	{ "GOMP_sections2_start", KCSAND_HB_OMP_SECTION },
 	{ "GOMP_sections_next", KCSAND_HB_OMP_SECTION },
 	{ "GOMP_teams4", KCSAND_HB_OMP_TEAMS },
+	{ "GOMP_teams_reg", KCSAND_HB_OMP_TEAMS_REG },
+	{ "omp_fulfill_event", KCSAND_HB_OMP_FULFILL },
 	/* libgomp: barriers, explicit and at the end of worksharing constructs */
 	{ "GOMP_barrier", KCSAND_HB_OMP_BARRIER },
 	{ "GOMP_barrier_cancel", KCSAND_HB_OMP_BARRIER },
