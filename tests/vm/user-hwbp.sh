@@ -22,9 +22,10 @@ want=$(grep -h 'kcsand-test: name=[^ ]* needs=hwbp' tests/scenarios/*.c tests/sc
 	grep -v ' tcg=no' | grep -o 'kcsand-test: name=[^ ]*' | sed 's/.*name=//' | sort)
 # One host thread for both guest CPUs: under multi-threaded TCG, uprobed programs die
 # of SIGSEGV with no kcsand at all (docs/RELIABILITY.md, finding 4), which would fail
-# the churn runs below whatever kcsand does.
+# the churn runs below whatever kcsand does.  The guest's timeout bounds a hang: a quiet run
+# takes 160-280 s, ci-B's at load 18-25 took 661 s with four cases cut at 180 s each.
 KCSAN_VM_PROBE_CMD="$REPO/tests/vm/user-hwbp-steps.sh ${KCSAND_VM_CHURN_TURNS:-0}" \
-tests/vm/kcsan-vm --accel tcg-single --out "$out" --keep --timeout 900 -- true > "$out/harness.out" 2> "$out/harness.err"
+tests/vm/kcsan-vm --accel tcg-single --out "$out" --keep --timeout 1800 -- true > "$out/harness.out" 2> "$out/harness.err"
 rc=$?
 guest_ran $rc
 [ $rc = 0 ] && ok harness_exit_0 || { fail harness_exit_0 "expected 0, got $rc"; sed 's/^/    /' "$out/harness.err" | tail -20; }
