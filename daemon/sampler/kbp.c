@@ -485,6 +485,10 @@ static long next_site(struct kbp *k)
 		if (pos && pos % k->n == 0) {
 			shuffle(k, k->order, k->n);
 			k->passes++;
+			/* debug (-vv): a run over a few cold sites can end once a pass is done. */
+			pr_debug("breakpoints: pass %llu over the %zu sites done, %.1f s in\n",
+				 (unsigned long long)k->passes, k->n,
+				 (clock__now_ns() - k->t0_ns) / 1e9);
 		}
 		i = k->order[pos % k->n];
 		if (placeable(k, i))

@@ -14,13 +14,9 @@
  *
  * Expected: race-free
  */
-#include <pthread.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <time.h>
+#include "suite.h"
 
-#define SITE __attribute__((noinline, noipa))
-#define ROUNDS 2000
+#define ROUNDS 2000	/* suite_rounds(): a tenth in the run with every site armed */
 
 struct table {
 	long v[8];
@@ -57,24 +53,14 @@ template <int... N> struct getters {
 static const getter *const all = getters<G8(0), G8(8), G8(16), G8(24), G8(32), G8(40), G8(48),
 					 G8(56)>::all;
 
-static void spin_us(long us)
-{
-	struct timespec t0, t;
-
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t0);
-	do {
-		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-	} while ((t.tv_sec - t0.tv_sec) * 1000000L + (t.tv_nsec - t0.tv_nsec) / 1000 < us);
-}
-
 static void *reader(void *arg)
 {
-	long sum = 0;
+	long sum = 0, rounds = suite_rounds(ROUNDS);
 
 	/* The second thread comes later: the statics are built by then. */
 	if (arg)
 		spin_us(20000);
-	for (int r = 0; r < ROUNDS; r++) {
+	for (long r = 0; r < rounds; r++) {
 		for (int i = 0; i < 64; i++)
 			sum += total(all[i]());
 		spin_us(50);
