@@ -456,6 +456,7 @@ void pairs__free(struct pairs *p)
 {
 	uint64_t one = 1;
 	bool stuck = false;
+	unsigned int local = 0, remote = 0;
 
 	if (!p)
 		return;
@@ -469,13 +470,18 @@ void pairs__free(struct pairs *p)
 	for (unsigned int i = 0; p->cpu && i < p->span; i++) {
 		p->skel->bss->pair_live[i] = 0;
 		/* Joined before close_cpu() says down: an armer that sees it closes nothing. */
-		if (!join_armer(&p->cpu[i]))
+		if (!join_armer(&p->cpu[i])) {
 			stuck = true;
-		else
-			close_cpu(p, &p->cpu[i]);
+			continue;
+		}
+		local += p->cpu[i].released;
+		remote += !p->cpu[i].released && p->cpu[i].bp_fd >= 0;
+		close_cpu(p, &p->cpu[i]);
 	}
 	if (stuck)
 		return;		/* an armer still runs and reads p: left, not freed */
+	pr_info("data breakpoints: teardown: %u CPUs' events closed on their own CPU, %u from "
+		"another (an IPI each)\n", local, remote);
 	if (p->stop_fd >= 0)
 		close(p->stop_fd);
 	free(p->cpu);

@@ -1309,6 +1309,8 @@ static bool stop_movers(struct kbp *k)
 
 void kbp__free(struct kbp *k)
 {
+	unsigned int local = 0, remote = 0;
+
 	if (!k)
 		return;
 	if (!stop_movers(k))
@@ -1317,9 +1319,16 @@ void kbp__free(struct kbp *k)
 	if (k->lead)
 		print_coverage(k, "at the end");
 	/* What a mover did not close on its CPU (not pinned, or never started). */
-	for (unsigned int c = 0; c < k->ncpus; c++)
-		if (!k->cpu[c].released)
-			close_cpu_events(&k->cpu[c]);
+	for (unsigned int c = 0; c < k->ncpus; c++) {
+		struct kbp_cpu *kc = &k->cpu[c];
+
+		local += kc->released;
+		remote += !kc->released && kc->fd[0] >= 0;
+		if (!kc->released)
+			close_cpu_events(kc);
+	}
+	pr_info("breakpoints: teardown: %u CPUs' events closed on their own CPU, %u from "
+		"another (an IPI each)\n", local, remote);
 	free(k->addr);
 	free(k->site);
 	free(k->order);
