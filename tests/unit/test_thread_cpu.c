@@ -23,8 +23,8 @@ static void note_cpu(void *arg)
 	struct where *w = arg;
 
 	usleep(w->sleep_ms * 1000);
-	w->cpu = sched_getcpu();
-	w->pinned = thread__on_cpu(w->cpu);
+	w->pinned = thread__on_cpu(sched_getcpu());
+	__atomic_store_n(&w->cpu, sched_getcpu(), __ATOMIC_RELEASE);
 }
 
 static void *sleeper(void *arg)
@@ -75,7 +75,9 @@ int main(void)
 		w = (struct where){ .cpu = -1, .sleep_ms = 500 };
 		ASSERT_EQ(thread__run_on(cpu, note_cpu, &w, 50), -ETIMEDOUT,
 			  "fn takes 500 ms, waited 50");
-		usleep(800 * 1000);
+		/* Up to 5 s: a loaded CI machine may be slow to run it. */
+		for (int i = 0; i < 50 && __atomic_load_n(&w.cpu, __ATOMIC_ACQUIRE) < 0; i++)
+			usleep(100 * 1000);
 		ASSERT_EQ(w.cpu, cpu, "and it still ran, later");
 	}
 	TEST(join_within_is_bounded) {
