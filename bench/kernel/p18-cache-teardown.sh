@@ -5,7 +5,8 @@
 # (tests/vm/kcsan-vm, KCSAN_VM_LOGLEVEL=7 so that a soft lockup's all-CPU backtrace reaches
 # the console) BOOTS times, each running the cache step's kcsanctl run and its teardown
 # again and again for SECS of uptime (bench/kernel/p18-cache-teardown-steps.sh).  Prints
-# per boot how many runs ended and how (P18_HOTPLUG=1: CPU 1 offline and back in the first,
+# per boot how many runs ended and how, and in how many each CPU's events were closed on
+# that CPU at teardown (none from another, an IPI each; P18_HOTPLUG=1: CPU 1 offline and back in the first,
 # as in kernel-safety's hotplug step); a boot whose console holds a lockup, or whose
 # kcsan-vm did not exit 0, is copied to P18_KEEP (default /work/kern12-runs).
 # Usage: bench/kernel/p18-cache-teardown.sh [BUILD_DIR] [BOOTS] [SECS]   (root)
@@ -69,6 +70,14 @@ for b in $(seq "$boots"); do
 	echo "  runs: $(grep -c . "$out/steps.rc" 2>/dev/null) ended ($(awk '{ print $2 }' \
 		"$out/steps.rc" 2>/dev/null | sort | uniq -c | tr -s ' \n' ' ')by status);" \
 		"seconds: $(awk '{ printf "%s ", $2 }' "$out/step-times" 2>/dev/null)"
+	# Where each run's teardown closed the CPUs' events (-vv; none from another CPU is
+	# the fix), and any CPU whose thread did not stop (a CPU deaf to its wake-up).
+	td='teardown: [1-9][0-9]* CPUs. events closed on their own CPU, 0 from another'
+	echo "  teardowns with every CPU's events closed on it:" \
+		"$(grep -lE "^kcsand: breakpoints: $td" "$out"/run-*.log 2>/dev/null | wc -l)" \
+		"(breakpoints), $(grep -lE "^kcsand: data breakpoints: $td" "$out"/run-*.log \
+		2>/dev/null | wc -l) (data breakpoints); threads not stopped:" \
+		"$(cat "$out"/run-*.log 2>/dev/null | grep -cE 'has not (stopped|closed)')"
 	if grep -qE 'soft lockup|rcu: INFO|self-detected|Kernel panic|BUG:' "$out/console.log" ||
 	   [[ $said != *"kcsan-vm exit 0,"* ]]; then
 		cp -a "$out" "$keep/" && echo "  kept in $keep/$(basename "$out")"

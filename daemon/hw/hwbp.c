@@ -38,10 +38,12 @@
 #include "util/array.h"
 #include "util/print.h"
 #include "util/clock.h"
+#include "util/thread.h"
 
 #define HW_ESCALATION_MS	30000	/* an escalation that saw no writer gives up */
 #define HW_MIN_HOLD_MS		1000	/* before another escalation may take the slot */
 #define HW_LINGER_MS		200	/* after pairing: records still in the ring */
+#define HW_CLOSE_MS		10000	/* for a CPU to run the thread that closes its event */
 
 int hwbp__new(struct kcsand_bpf *skel, bool kernel, struct hwbp **out)
 {
@@ -115,6 +117,33 @@ static long perf_event_open(struct perf_event_attr *a, pid_t pid, int cpu)
 	return syscall(__NR_perf_event_open, a, pid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
 }
 
+static void destroy_link(void *link)
+{
+	bpf_link__destroy(link);	/* closes its event too */
+}
+
+/*
+ * Kernel mode: a CPU's event closed from a thread on that CPU, a local
+ * call, where from here it would be an IPI and a wait in the kernel that
+ * nothing bounds (docs/kernel-mode.md); a CPU that does not run the thread
+ * in HW_CLOSE_MS is said, and the event left to it.
+ */
+static void close_event(struct hwbp *hw, struct hw_event *ev)
+{
+	int err;
+
+	if (!hw->kernel) {
+		bpf_link__destroy(ev->link);
+		return;
+	}
+	err = thread__run_on(ev->owner, destroy_link, ev->link, HW_CLOSE_MS);
+	if (err == -ETIMEDOUT)
+		pr_warn("hardware watchpoints: CPU %d has not closed its breakpoint in %u ms: it "
+			"may not be taking interrupts\n", ev->owner, HW_CLOSE_MS);
+	else if (err)
+		bpf_link__destroy(ev->link);	/* no thread: the IPI it is */
+}
+
 static void disarm(struct hwbp *hw, int i)
 {
 	struct hw_slot *s = &hw->s[i];
@@ -123,7 +152,7 @@ static void disarm(struct hwbp *hw, int i)
 
 	bpf_map_update_elem(bpf_map__fd(hw->skel->maps.hw_slots), &key, &off, BPF_ANY);
 	for (size_t k = 0; k < s->n; k++)
-		bpf_link__destroy(s->ev[k].link);
+		close_event(hw, &s->ev[k]);
 	free(s->ev);
 	memset(s, 0, sizeof(*s));
 }

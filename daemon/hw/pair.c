@@ -47,6 +47,8 @@
 
 /* Above the code-breakpoint movers (priority 1): an arm is waited for, a move is not. */
 #define ARMER_PRIORITY	2
+/* How long pairs__free() waits for an armer woken to stop (its poll also ends each second). */
+#define PAIR_STOP_MS	10000
 
 /* One CPU: its pair register, its poll, and the armer. */
 struct pair_cpu {
@@ -61,6 +63,7 @@ struct pair_cpu {
 	bool up;			/* set up: events open, armer started, live */
 	_Atomic bool down;		/* went offline: its armer stops */
 	bool armed;			/* the register watches an address now */
+	bool released;			/* its armer closed its events, on the CPU, at the stop */
 	uint64_t acked;			/* the last word this armer acknowledged */
 	_Atomic uint64_t moves, move_ns, refused;
 };
@@ -161,6 +164,29 @@ static uint64_t retarget(struct pairs *p, struct pair_cpu *c, uint64_t word)
 	return word;
 }
 
+/*
+ * CPU c's register and poll, closed.  A link's destroy closes its event's
+ * fd too (libbpf's perf link): closed again, the number could be another
+ * thread's new file by then.
+ */
+static void close_events(struct pairs *p, struct pair_cpu *c)
+{
+	c->armed = false;
+	if (c->ring)
+		munmap(c->ring, p->ring_len);
+	if (c->poll_link)
+		bpf_link__destroy(c->poll_link);
+	else if (c->poll_fd >= 0)
+		close(c->poll_fd);
+	if (c->bp_link)
+		bpf_link__destroy(c->bp_link);
+	else if (c->bp_fd >= 0)
+		close(c->bp_fd);
+	c->poll_link = c->bp_link = NULL;
+	c->ring = NULL;
+	c->poll_fd = c->bp_fd = -1;
+}
+
 /* Pinned and real-time, or said: an armer that waits for the workload arms too late. */
 static void armer_setup(struct pair_cpu *c)
 {
@@ -216,6 +242,15 @@ static void *armer(void *arg)
 		/* Real-time: a stream of requests must not hold the CPU (thread.h's cap). */
 		armer_rest(p, c, thread__duty_until(&duty));
 	}
+	/*
+	 * The stop: this CPU's events closed here, on the CPU; from
+	 * pairs__free()'s thread each would be an IPI to this CPU and an
+	 * unbounded wait in the kernel for it (docs/kernel-mode.md).
+	 */
+	if (p->stop && !c->down && thread__on_cpu(c->cpu)) {
+		close_events(p, c);
+		c->released = true;
+	}
 	return NULL;
 }
 
@@ -243,18 +278,7 @@ static void close_cpu(struct pairs *p, struct pair_cpu *c)
 		pthread_join(c->thread, NULL);
 	}
 	c->started = false;
-	c->armed = false;
-	bpf_link__destroy(c->poll_link);
-	bpf_link__destroy(c->bp_link);
-	if (c->ring)
-		munmap(c->ring, p->ring_len);
-	if (c->poll_fd >= 0)
-		close(c->poll_fd);
-	if (c->bp_fd >= 0)
-		close(c->bp_fd);
-	c->poll_link = c->bp_link = NULL;
-	c->ring = NULL;
-	c->poll_fd = c->bp_fd = -1;
+	close_events(p, c);
 }
 
 /* The CPUs online now; -errno when they cannot be read. */
@@ -409,9 +433,30 @@ void pairs__stats(const struct pairs *p, struct pairs_stats *st)
 	}
 }
 
+/*
+ * Join CPU c's armer, which closes the CPU's events on its way out, within
+ * PAIR_STOP_MS; false, said, when it has not ended: its CPU has not run it,
+ * and the events stay open, the IPI a close from here would send unanswered.
+ */
+static bool join_armer(struct pair_cpu *c)
+{
+	if (!c->started)
+		return true;
+	if (thread__join_within(c->thread, PAIR_STOP_MS)) {
+		pr_warn("data breakpoints: CPU %d's armer has not stopped in %u ms: CPU %d may "
+			"not be taking interrupts; its data breakpoint is left open\n", c->cpu,
+			PAIR_STOP_MS, c->cpu);
+		return false;
+	}
+	c->started = false;
+	return true;
+}
+
 void pairs__free(struct pairs *p)
 {
 	uint64_t one = 1;
+	bool stuck = false;
+	unsigned int local = 0, remote = 0;
 
 	if (!p)
 		return;
@@ -424,8 +469,19 @@ void pairs__free(struct pairs *p)
 		pthread_join(p->scanner, NULL);
 	for (unsigned int i = 0; p->cpu && i < p->span; i++) {
 		p->skel->bss->pair_live[i] = 0;
+		/* Joined before close_cpu() says down: an armer that sees it closes nothing. */
+		if (!join_armer(&p->cpu[i])) {
+			stuck = true;
+			continue;
+		}
+		local += p->cpu[i].released;
+		remote += !p->cpu[i].released && p->cpu[i].bp_fd >= 0;
 		close_cpu(p, &p->cpu[i]);
 	}
+	if (stuck)
+		return;		/* an armer still runs and reads p: left, not freed */
+	pr_info("data breakpoints: teardown: %u CPUs' events closed on their own CPU, %u from "
+		"another (an IPI each)\n", local, remote);
 	if (p->stop_fd >= 0)
 		close(p->stop_fd);
 	free(p->cpu);

@@ -84,6 +84,12 @@
  * (counted in the budget at a trap's cost).
  */
 #define KBP_IP_HZ		250
+/*
+ * How long kbp__free() waits for a mover to stop: a real-time thread whose
+ * stop is a broadcast, it ends within a tick even under emulation; longer
+ * means its CPU does not run it.
+ */
+#define KBP_STOP_MS		10000
 
 /* seen[] bits of a site. */
 enum {
@@ -107,6 +113,7 @@ struct kbp_cpu {
 	bool online;			/* at start, then as the hotplug scan saw it */
 	_Atomic bool down;		/* went offline: its mover stops */
 	bool pinned;			/* the mover runs on this CPU: local moves */
+	bool released;			/* its mover closed its events, on the CPU, at the stop */
 	bool parked[KCSAND_KXBP_SLOTS];	/* disabled: the budget took the register away */
 	struct kip_ring ip;		/* its kernel IP samples (fd -1: none) */
 	_Atomic uint64_t moves, move_ns;	/* written by the mover, read for stats */
@@ -190,6 +197,7 @@ struct kbp {
 	pthread_cond_t wake;
 	bool sync;			/* lock and wake initialized */
 	bool stop;
+	bool lead_done;			/* the lead left its loop: it drains no CPU's IP ring */
 };
 
 /* A function of the evidence: its range, and its sites in byfn[]. */
@@ -312,6 +320,15 @@ static void close_event(struct kbp_cpu *c, unsigned int r)
 		close(c->fd[r]);
 	c->link[r] = NULL;
 	c->fd[r] = -1;
+}
+
+/* CPU c's events and IP sampler, closed. */
+static void close_cpu_events(struct kbp_cpu *c)
+{
+	for (unsigned int r = 0; r < KCSAND_KXBP_SLOTS; r++)
+		close_event(c, r);
+	if (c->ip.fd >= 0)
+		kip__close(&c->ip);
 }
 
 /* Move register r of CPU c to site i; a refusal is marked, and the lead places it again. */
@@ -818,9 +835,7 @@ static void cpu_down(struct kbp *k, struct kbp_cpu *c)
 		pthread_join(c->mover, NULL);
 		c->started = false;
 	}
-	for (unsigned int r = 0; r < KCSAND_KXBP_SLOTS; r++)
-		close_event(c, r);
-	kip__close(&c->ip);
+	close_cpu_events(c);
 	pr_warn("breakpoints: CPU %d went offline\n", c->cpu);
 }
 
@@ -900,6 +915,29 @@ static void rest(struct kbp *k, const struct kbp_cpu *c, uint64_t until)
 }
 
 /*
+ * At the stop, from CPU c's mover: the CPU's events closed here, on the
+ * CPU, where closing them from kbp__free()'s thread would be an IPI to
+ * this CPU and an unbounded wait in the kernel for it (docs/kernel-mode.md).
+ * Not before the lead has left its loop: it drains every CPU's IP ring.
+ */
+static void release_on_cpu(struct kbp *k, struct kbp_cpu *c)
+{
+	pthread_mutex_lock(&k->lock);
+	if (c == k->lead) {
+		k->lead_done = true;
+		pthread_cond_broadcast(&k->wake);
+	}
+	/* Or until the lead's hotplug scan takes the CPU down: it then closes them. */
+	while (!k->lead_done && !c->down)
+		pthread_cond_wait(&k->wake, &k->lock);
+	pthread_mutex_unlock(&k->lock);
+	if (c->down || !thread__on_cpu(c->cpu))
+		return;		/* not pinned (said at start): kbp__free() closes them */
+	close_cpu_events(c);
+	c->released = true;
+}
+
+/*
  * A CPU's mover: each register to its placement's site when the lead
  * places it, or parked when the budget took it away.
  */
@@ -941,6 +979,8 @@ static void *mover(void *arg)
 		/* Real-time: it rests by construction, or its ticks could hold the CPU (thread.h). */
 		rest(k, c, thread__duty_until(&duty));
 	}
+	if (k->stop && !c->down)
+		release_on_cpu(k, c);
 	return NULL;
 }
 
@@ -1232,10 +1272,31 @@ void kbp__stats(const struct kbp *k, struct kbp_stats *st)
 	}
 }
 
-void kbp__free(struct kbp *k)
+/*
+ * Join CPU c's mover, which closes the CPU's events on its way out, within
+ * KBP_STOP_MS; false, said, when it has not ended: its CPU has not run it
+ * (a CPU that takes no interrupt wakes no thread), and the events stay
+ * open, the IPI a close from here would send unanswered.
+ */
+static bool join_mover(struct kbp_cpu *c)
 {
-	if (!k)
-		return;
+	if (!c->started)
+		return true;
+	if (thread__join_within(c->mover, KBP_STOP_MS)) {
+		pr_warn("breakpoints: CPU %d's mover has not stopped in %u ms: CPU %d may not be "
+			"taking interrupts; its breakpoints are left open (the kernel log may "
+			"say more)\n", c->cpu, KBP_STOP_MS, c->cpu);
+		return false;
+	}
+	c->started = false;
+	return true;
+}
+
+/* Stop the movers; false when one has not (kbp__free() then leaves k to it). */
+static bool stop_movers(struct kbp *k)
+{
+	bool all = true;
+
 	if (k->sync) {
 		pthread_mutex_lock(&k->lock);
 		k->stop = true;
@@ -1243,22 +1304,35 @@ void kbp__free(struct kbp *k)
 		pthread_mutex_unlock(&k->lock);
 	}
 	/* The lead first: its hotplug scan starts and stops the others. */
-	if (k->lead && k->lead->started) {
-		pthread_join(k->lead->mover, NULL);
-		k->lead->started = false;
-	}
+	if (k->lead && !join_mover(k->lead))
+		return false;
+	for (unsigned int c = 0; c < k->ncpus; c++)
+		all &= join_mover(&k->cpu[c]);
+	return all;
+}
+
+void kbp__free(struct kbp *k)
+{
+	unsigned int local = 0, remote = 0;
+
+	if (!k)
+		return;
+	if (!stop_movers(k))
+		return;		/* a mover still runs and reads k: left, not freed */
 	/* The movers are gone: the tally is still. */
 	if (k->lead)
 		print_coverage(k, "at the end");
+	/* What a mover did not close on its CPU (not pinned, or never started). */
 	for (unsigned int c = 0; c < k->ncpus; c++) {
-		/* Joined first: a mover must not move an event being closed. */
-		if (k->cpu[c].started)
-			pthread_join(k->cpu[c].mover, NULL);
-		for (unsigned int r = 0; r < KCSAND_KXBP_SLOTS; r++)
-			close_event(&k->cpu[c], r);
-		if (k->cpu[c].ip.fd >= 0)
-			kip__close(&k->cpu[c].ip);
+		struct kbp_cpu *kc = &k->cpu[c];
+
+		local += kc->released;
+		remote += !kc->released && kc->fd[0] >= 0;
+		if (!kc->released)
+			close_cpu_events(kc);
 	}
+	pr_info("breakpoints: teardown: %u CPUs' events closed on their own CPU, %u from "
+		"another (an IPI each)\n", local, remote);
 	free(k->addr);
 	free(k->site);
 	free(k->order);

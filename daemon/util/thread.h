@@ -21,6 +21,8 @@
 #ifndef KCSAND_THREAD_H
 #define KCSAND_THREAD_H
 
+#include <pthread.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #define THREAD_DUTY_WINDOW_NS	100000000ull
@@ -57,5 +59,28 @@ uint64_t thread__duty_rest_ns(struct thread_duty *d, uint64_t now, uint64_t cpu)
  * that a stop still wakes it.
  */
 uint64_t thread__duty_until(struct thread_duty *d);
+
+/*
+ * Is the calling thread allowed on cpu alone, and so on it?  A perf call on
+ * one of cpu's events is then a local call, where from any other CPU it is
+ * an IPI to cpu and a wait, in the kernel, that nothing bounds: teardown
+ * closes a CPU's events from its own pinned thread (docs/kernel-mode.md,
+ * "A teardown that waits for ever on an idle CPU").
+ */
+bool thread__on_cpu(int cpu);
+
+/*
+ * pthread_join(), bounded: 0, or -ETIMEDOUT when t has not ended within
+ * ms (it still runs, and may still use what it was given).
+ */
+int thread__join_within(pthread_t t, unsigned int ms);
+
+/*
+ * fn(arg) from a new thread pinned to cpu, waited for ms at most: 0, or a
+ * negative errno: -ETIMEDOUT when it has not ended by then (it may still
+ * run later, so arg must stay valid: give it what it alone then owns).
+ * For a perf event of cpu that another thread must close.
+ */
+int thread__run_on(int cpu, void (*fn)(void *), void *arg, unsigned int ms);
 
 #endif

@@ -11,7 +11,8 @@
 # left out (and back in on request), src: from the source root, the marking cache
 # kept between boots (and an unwritable one said), KCSAN's noise rules each silent
 # with its code run and checked (tests/vm/noise-lib.sh, in the cache steps), nothing
-# left after SIGKILL, and a clean kernel log.
+# left after SIGKILL, each CPU's breakpoints closed by its own thread at teardown (the
+# lockup of docs/kernel-mode.md), and a clean kernel log.
 # Prints "ok NAME" / "FAIL NAME: ..." and "N passed, N failed"; the run's files are
 # removed when all passed, unless KCSAND_VM_KEEP is set.
 # tests/vm/kernel-safety.sh --check DIR checks the kept files of an earlier run.
@@ -154,6 +155,18 @@ fi
 
 # KCSAN's noise rules, in the cache step's run.
 noise_checks "$out/cache.log" "$out/cached.log" "$out/jiffies.sym"
+
+# Issue 21's teardown lockup: each CPU's breakpoint events are closed by its own pinned
+# thread, none from another CPU (each an IPI the CPU may not answer), in the cache step's
+# run (-vv), for sampling's registers and for the data breakpoints of the stalls alike.
+td='teardown: [1-9][0-9]* CPUs. events closed on their own CPU, 0 from another'
+if ran cache && grep -qE "^kcsand: breakpoints: $td" "$out/cache.log" &&
+   grep -qE "^kcsand: data breakpoints: $td" "$out/cache.log"; then
+	ok teardown_closes_each_cpu_on_it
+	grep -hE "^kcsand: (data )?breakpoints: teardown" "$out/cache.log" | sed 's/^/     /'
+else
+	fail teardown_closes_each_cpu_on_it "exit $(step_status cache): $(grep -E 'teardown|not stopped|has not closed' "$out/cache.log" | head -3 | tr '\n' ';')"
+fi
 
 # SIGKILL: the kernel closes what kcsanctl held; nothing is left (bpf-after.txt).
 [ "$(step_status kill)" = 137 ] && ok sigkill_run_killed || fail sigkill_run_killed "exit $(step_status kill), expected 137"
