@@ -206,6 +206,16 @@ struct hb_thread {
 	__u32 tgid;
 	/* A marked load's address: acquired at the thread's next event, after the load ran. */
 	__u64 pending_acq;
+	/*
+	 * A spin-wait load's around calls (struct kcsand_site::loop_ret): its
+	 * rsp, where its loop's calls put their return address and which
+	 * ones they are, and its own return address and where it is.  While
+	 * the thread is inside one of those calls, pending_acq waits.
+	 */
+	__u64 pending_sp;
+	__u64 pending_ret[2];
+	__u64 pending_ra;
+	__u64 pending_ra_at;
 	__u32 last_child;	/* the thread it created last (fork tracepoint) */
 	__u32 once_depth;	/* inside pthread_once(): the epoch is kept until it returns */
 	__u32 gen;		/* hb_gen at its last sync event: depth is stale if older */

@@ -1046,7 +1046,8 @@ static __always_inline void history_access(void *ctx, struct pt_regs *regs, __u3
 		hb_stack_copy(regs, scratch->copy_key);
 	/* A marked access's acquire or release comes after its own check (its epoch). */
 	if (scratch->acc.type & KCSAND_ACCESS_ATOMIC)
-		hb_marked(t, site, site_idx, scratch->acc.addr, scratch->acc.ip + site->probe_delta);
+		hb_marked(t, site, site_idx, scratch->acc.addr, scratch->acc.ip + site->probe_delta,
+			  regs->sp);
 	hb_time(KCSAND_HB_CTR_ACCESS_NS, t0);
 }
 
