@@ -180,6 +180,28 @@ struct hb_acq {
 };
 
 /*
+ * An acquire pushed out of its thread's last HB_ACQS (hb_acq_note()), by
+ * the thread's process and slot and the object: a release in flight is
+ * matched with the acquirer's acquire of its object in its window however
+ * many other objects the acquirer took since (a consumer that reads a few
+ * status words between its acquire of a count and its read of the data).
+ * A slot's next thread may find its last one's entries: more order only.
+ * LRU: an entry is lost only after 65,536 others were pushed out since.
+ */
+struct hb_acq_key {
+	__u32 tgid;
+	__u32 slot;
+	__u64 addr;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, KCSAND_HB_ACQ_SPILL);
+	__type(key, struct hb_acq_key);
+	__type(value, __u64);
+} hb_acq_spill SEC(".maps");
+
+/*
  * Every probe after a locked release, filled by the daemon when it attaches
  * the site (daemon/engine/release_probes.c): a thread stopped at one is
  * known in flight from its registers before it has ever released there.

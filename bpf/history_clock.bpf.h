@@ -317,6 +317,7 @@ __noinline int hb_release(struct hb_thread *t, __u64 addr, int new_epoch)
 static __always_inline void hb_acq_note(struct hb_thread *t, __u64 addr)
 {
 	__u64 now = t->event_ns;
+	struct hb_acq *old;
 	int oldest = 0;
 
 	for (int i = 0; i < HB_ACQS; i++) {
@@ -327,8 +328,16 @@ static __always_inline void hb_acq_note(struct hb_thread *t, __u64 addr)
 		if (t->acq[i].ns < t->acq[oldest & (HB_ACQS - 1)].ns)
 			oldest = i;
 	}
-	t->acq[oldest & (HB_ACQS - 1)].addr = addr;
-	t->acq[oldest & (HB_ACQS - 1)].ns = now;
+	old = &t->acq[oldest & (HB_ACQS - 1)];
+	/* Pushed out, kept in hb_acq_spill: only a thread that cycles through objects pays. */
+	if (old->addr) {
+		struct hb_acq_key k = { .tgid = t->tgid, .slot = t->slot, .addr = old->addr };
+
+		bpf_map_update_elem(&hb_acq_spill, &k, &old->ns, BPF_ANY);
+		hb_count(KCSAND_HB_CTR_ACQ_SPILLED);
+	}
+	old->addr = addr;
+	old->ns = now;
 }
 
 __noinline int hb_acquire(struct hb_thread *t, __u64 addr)

@@ -670,6 +670,7 @@ enum kcsand_hb_counter {
 	KCSAND_HB_CTR_INFLIGHT,		/* races ordered by a release in flight: not reported */
 	KCSAND_HB_CTR_TEAMS,		/* OpenMP host teams run on a clock of their own */
 	KCSAND_HB_CTR_SPIN_WAITED,	/* events inside a spin-wait loop's calls: its acquire waits */
+	KCSAND_HB_CTR_ACQ_SPILLED,	/* acquires pushed out of a thread's last ones: hb_acq_spill */
 	KCSAND_HB_CTR_COUNT,
 };
 
@@ -704,6 +705,8 @@ struct kcsand_probe_key {
 	__u64 off;
 };
 #define KCSAND_HB_RELEASE_PROBES	16384
+/* Acquires pushed out of a thread's last ones, by thread and object (bpf/history.bpf.h). */
+#define KCSAND_HB_ACQ_SPILL		65536
 /* Objects whose file hb_obj_ino names, by struct kcsand_site's obj. */
 #define KCSAND_HB_OBJS			4096
 

@@ -190,6 +190,10 @@ run_one() {
 		elif [[ $3 == *spin* ]] && ! grep -Eq ', [1-9][0-9]* spin-wait reads,' <<<"$out"; then
 			fail_with "$label" "no positive control: no load marked as a spin-wait's" \
 				"$(grep -o '[0-9]* spin-wait reads' <<<"$out")"
+		elif [[ $3 == *spill* ]] &&
+		     ! grep -Eq ', [1-9][0-9]* acquires kept past a thread.s last 4' <<<"$out"; then
+			fail_with "$label" "no positive control: no acquire kept past a thread's last 4" \
+				"$(grep '^kcsand: history: [0-9]* sync' <<<"$out")"
 		elif [[ $3 == *callloop* ]] &&
 		     ! grep -Eq ' spin-wait reads, [1-9][0-9]* of them around calls;' <<<"$out"; then
 			fail_with "$label" "no positive control: no spin-wait loop's calls noted" \
