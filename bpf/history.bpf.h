@@ -79,6 +79,13 @@ __u64 hb_counters[KCSAND_HB_CTR_COUNT];
 __u64 hb_held;
 /* The daemon's own process (its trap calibration hits a probe): never held, never probed. */
 __u32 hb_daemon_tgid;
+/*
+ * Set by the daemon once it noted a probe after a locked release
+ * (hb_release_probes): only then can a release be in flight, and only then
+ * are acquires pushed out of a thread's last ones kept (hb_acq_spill).  A
+ * program that takes many mutexes and has no such probe (P2) pays nothing.
+ */
+__u32 hb_late_possible;
 
 /*
  * Processes the daemon probed the sync functions of: only they have a

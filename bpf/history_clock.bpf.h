@@ -330,7 +330,7 @@ static __always_inline void hb_acq_note(struct hb_thread *t, __u64 addr)
 	}
 	old = &t->acq[oldest & (HB_ACQS - 1)];
 	/* Pushed out, kept in hb_acq_spill: only a thread that cycles through objects pays. */
-	if (old->addr) {
+	if (old->addr && hb_late_possible) {
 		struct hb_acq_key k = { .tgid = t->tgid, .slot = t->slot, .addr = old->addr };
 
 		bpf_map_update_elem(&hb_acq_spill, &k, &old->ns, BPF_ANY);
