@@ -594,13 +594,16 @@ static __always_inline void hb_new_gen(struct hb_thread *t, __u64 now)
  * keeps it waiting too, and the load's acquire comes at the first event
  * out of them.  Anything unreadable acquires now, as before: more order.
  */
-static __noinline int hb_in_loop_call(struct hb_thread *t)
+static __noinline int hb_in_loop_call(struct hb_thread *t, __u64 sp)
 {
-	__u64 sp = 0, ret = 0, ra = 0;
+	__u64 ret = 0, ra = 0;
 
-	if (!t || !t->pending_ret[0] || !t->uregs ||
-	    bpf_probe_read_kernel(&sp, sizeof(sp),
-				  (void *)(t->uregs + __builtin_offsetof(struct pt_regs, sp))) ||
+	/* sp: the event's user rsp, 0 when its program has no user registers at hand. */
+	if (!t || !t->pending_ret[0] ||
+	    (!sp && (!t->uregs ||
+		     bpf_probe_read_kernel(&sp, sizeof(sp),
+					   (void *)(t->uregs +
+						    __builtin_offsetof(struct pt_regs, sp))))) ||
 	    sp >= t->pending_sp ||
 	    bpf_probe_read_user(&ret, sizeof(ret), (void *)(t->pending_sp - 8)) ||
 	    (ret != t->pending_ret[0] && ret != t->pending_ret[1]) ||
@@ -610,15 +613,23 @@ static __noinline int hb_in_loop_call(struct hb_thread *t)
 	return 1;
 }
 
-/* The marked load of the thread's last event has run by now: acquire what it read. */
-static __always_inline void hb_settle(struct hb_thread *t)
+/*
+ * The marked load of the thread's last event has run by now: acquire what
+ * it read.  sp: the event's user rsp, or 0 (hb_in_loop_call()).
+ */
+static __always_inline void hb_settle_at(struct hb_thread *t, __u64 sp)
 {
 	__u64 a = t->pending_acq;
 
-	if (a && !(t->pending_ret[0] && hb_in_loop_call(t))) {
+	if (a && !(t->pending_ret[0] && hb_in_loop_call(t, sp))) {
 		t->pending_acq = 0;
 		hb_acquire(t, a);
 	}
+}
+
+static __always_inline void hb_settle(struct hb_thread *t)
+{
+	hb_settle_at(t, 0);
 }
 
 /*
@@ -631,11 +642,21 @@ static __noinline int hb_spin_note(struct hb_thread *t, const struct kcsand_site
 {
 	__u64 end = ip + site->insn_len, ra = 0;
 
-	if (!t || !site)
+	if (!t || !site || !site->loop_ret[0] || site->loop_ra_slot <= 0 || site->frame_ra < 0)
 		return 0;
-	t->pending_ret[0] = 0;
-	if (!site->loop_ret[0] || site->loop_ra_slot <= 0 || site->frame_ra < 0 ||
-	    bpf_probe_read_user(&ra, sizeof(ra), (void *)(sp + site->frame_ra)))
+	/*
+	 * The same loop polled again from the same frame: its return address
+	 * was read at the last poll.  Kept if the frame was popped and made
+	 * again at this rsp: a different caller's then differs from it at
+	 * the check, which acquires, as before.
+	 */
+	if (t->pending_ra_at == sp + site->frame_ra &&
+	    t->pending_sp == sp - site->loop_ra_slot + 8 &&
+	    t->pending_ret[1] == end + site->loop_ret[1]) {
+		t->pending_ret[0] = end + site->loop_ret[0];
+		return 0;
+	}
+	if (bpf_probe_read_user(&ra, sizeof(ra), (void *)(sp + site->frame_ra)))
 		return 0;
 	t->pending_sp = sp - site->loop_ra_slot + 8;
 	t->pending_ra = ra;

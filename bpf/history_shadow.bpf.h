@@ -1038,7 +1038,7 @@ static __always_inline void history_access(void *ctx, struct pt_regs *regs, __u3
 	if (!t)
 		return;
 	hb_new_gen(t, t0);
-	hb_settle(t);
+	hb_settle_at(t, regs->sp);
 	scratch = bpf_map_lookup_elem(&hb_scratch, &zero);
 	if (!scratch)
 		return;
