@@ -230,48 +230,94 @@ static bool note_call(const struct insn_fx *fx, const struct frame_slot *slot, s
 	return true;
 }
 
-/* Instruction k on the way: a call is noted; false when it cannot be. */
+/* GPRs (encoding order) that carry a call's arguments, and those a call keeps. */
+#define ARG_GPRS	((1u << 7) | (1u << 6) | (1u << 2) | (1u << 1) | (1u << 8) | (1u << 9))
+#define KEPT_GPRS	((1u << 3) | (1u << 4) | (1u << 5) | (0xfu << 12))
+
+/*
+ * What the loop's way knows of the value the load read: the registers
+ * holding it, and whether the flags are still its test's.
+ */
+struct spin_value {
+	uint32_t regs;
+	bool flags;
+};
+
+/*
+ * Instruction k on the way: a call is noted; false when it cannot be, or
+ * when the instruction uses the value the load read (a register holding
+ * it, a call's argument, the test's flags): the loop then works on what it
+ * read, and its calls may need the acquire (`while ((c = load(&n)) < end)
+ * process(c);`).
+ */
 static bool way_step(ZydisDecoder *dec, const uint8_t *code, size_t len,
 		     const struct insn_fx *fx, const struct frame_slot *slot, size_t k, size_t kl,
-		     struct kcsand_site *d, int *ncalls)
+		     struct kcsand_site *d, int *ncalls, struct spin_value *v)
 {
 	ZydisDecodedInstruction in;
 	ZydisDecodedOperand ops[ZYDIS_MAX_OPERAND_COUNT];
+	bool call;
 
-	if (!decode_at(dec, code, len, fx, k, &in, ops))
+	if (!decode_at(dec, code, len, fx, k, &in, ops) || (gpr_reads(&in, ops) & v->regs) ||
+	    (v->flags && in.cpu_flags && in.cpu_flags->tested))
 		return false;
-	if (in.meta.category != ZYDIS_CATEGORY_CALL)
-		return true;
-	return note_call(fx, slot, k, kl, fx[k].off + in.length, d, ncalls);
+	if (in.cpu_flags && in.cpu_flags->modified)
+		v->flags = false;
+	call = in.meta.category == ZYDIS_CATEGORY_CALL;
+	if (call && (v->regs & ARG_GPRS))
+		return false;
+	v->regs &= (call ? KEPT_GPRS : ~0u) & ~(uint32_t)fx[k].gpr_writes;
+	return !call || note_call(fx, slot, k, kl, fx[k].off + in.length, d, ncalls);
+}
+
+/* The way from the branch kb back to the load kl, in the order it runs; its length, 0 if lost. */
+static size_t way_order(const struct spin_way *w, size_t kb, size_t kl,
+			size_t order[2 * SPIN_LOOP_MAX])
+{
+	size_t n = 0, k = w->last;
+
+	while (k != kb) {
+		size_t s = 0;
+
+		while (s < w->nseen && w->seen[s] != k)
+			s++;
+		if (s == w->nseen || n == SPIN_LOOP_MAX)
+			return 0;
+		order[n++] = k;
+		k = w->from[s];
+	}
+	for (size_t i = 0; i < n / 2; i++) {
+		size_t t = order[i];
+
+		order[i] = order[n - 1 - i];
+		order[n - 1 - i] = t;
+	}
+	for (size_t f = w->fall; f < kl && n < 2 * SPIN_LOOP_MAX; f++)
+		order[n++] = f;
+	return n;
 }
 
 /*
  * The calls on the way back from the branch to the load, into
- * d->loop_ret; none noted when there are more than 2 or the frame is not
- * known: the load's acquire is then taken at the next event, as for a
- * loop that calls nothing (more order, never less).
+ * d->loop_ret; none noted when there are more than 2, the frame is not
+ * known, or the way uses the value read: the load's acquire is then taken
+ * at the next event, as for a loop that calls nothing (more order, never
+ * less).
  */
 static void note_loop_calls(ZydisDecoder *dec, const uint8_t *code, size_t len,
 			    const struct insn_fx *fx, const struct frame_slot *slot, size_t kl,
 			    size_t kb, const struct spin_way *w, struct kcsand_site *d)
 {
+	size_t order[2 * SPIN_LOOP_MAX], n = way_order(w, kb, kl, order);
+	struct spin_value v = { .flags = true };
 	int ncalls = 0;
-	bool ok = true;
-	size_t k = w->last;
+	bool ok = n > 0;
 
-	for (size_t f = w->fall; f < kl && ok; f++)
-		ok = way_step(dec, code, len, fx, slot, f, kl, d, &ncalls);
-	for (size_t steps = 0; ok && k != kb && steps <= SPIN_LOOP_MAX; steps++) {
-		size_t s = 0;
-
-		ok = way_step(dec, code, len, fx, slot, k, kl, d, &ncalls);
-		while (s < w->nseen && w->seen[s] != k)
-			s++;
-		if (s == w->nseen)
-			ok = false;
-		else
-			k = w->from[s];
-	}
+	/* Every register the load and its test wrote may hold the value. */
+	for (size_t k = kl; k < kb; k++)
+		v.regs |= fx[k].gpr_writes;
+	for (size_t i = 0; i < n && ok; i++)
+		ok = way_step(dec, code, len, fx, slot, order[i], kl, d, &ncalls, &v);
 	if (ok && ncalls && slot[kl].s.known && slot[kl].s.delta >= 0 &&
 	    slot[kl].s.delta <= INT16_MAX) {
 		d->frame_ra = (int16_t)slot[kl].s.delta;

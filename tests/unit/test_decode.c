@@ -1098,6 +1098,25 @@ static void test_shapes(void)
 		ASSERT_EQ(r.stats.spin_wait_calls, 1, "stats.spin_wait_calls");
 		site_vec__free(&r.sites);
 
+		/* while ((c = *n) < end) process(c);: the call works on what was read. */
+		r = DECODE(0x53,					/* 0: push rbx */
+			   0x8b, 0x03,					/* 1: mov eax,[rbx] */
+			   0x44, 0x39, 0xe0,				/* 3: cmp eax,r12d */
+			   0x7d, 0x09,					/* 6: jge 11 */
+			   0x89, 0xc7,					/* 8: mov edi,eax */
+			   0xe8, 0x03, 0x00, 0x00, 0x00,		/* a: call process */
+			   0xeb, 0xf0,					/* f: jmp 1 */
+			   0x5b,					/* 11: pop rbx */
+			   0xc3);					/* 12: ret */
+		ASSERT_EQ(r.sites.n, 1, "sites");
+		if (r.sites.n == 1) {
+			ASSERT_EQ(r.sites.v[0].reason, MARK_SPIN_WAIT, "a polled load still");
+			ASSERT_EQ(r.sites.v[0].desc.loop_ret[0], 0, "the value read is process()'s");
+		}
+		ASSERT_EQ(r.stats.spin_wait_reads, 1, "stats.spin_wait_reads");
+		ASSERT_EQ(r.stats.spin_wait_calls, 0, "stats.spin_wait_calls, the value passed");
+		site_vec__free(&r.sites);
+
 		/* A loop that only pauses notes no call: its acquire is taken at the next event. */
 		r = DECODE(0xeb, 0x02,					/* 0: jmp 4 */
 			   0xf3, 0x90,					/* 2: pause */
