@@ -80,6 +80,13 @@ __u64 hb_counters[KCSAND_HB_CTR_COUNT];
 __u64 hb_held;
 /* The daemon's own process (its trap calibration hits a probe): never held, never probed. */
 __u32 hb_daemon_tgid;
+/*
+ * Set by the daemon once it noted a probe after a locked release
+ * (hb_release_probes): only then can a release be in flight, and only then
+ * are acquires pushed out of a thread's last ones kept (hb_acq_spill).  A
+ * program that takes many mutexes and has no such probe (P2) pays nothing.
+ */
+__u32 hb_late_possible;
 
 /*
  * Processes the daemon probed the sync functions of: only they have a
@@ -181,6 +188,28 @@ struct hb_acq {
 };
 
 /*
+ * An acquire pushed out of its thread's last HB_ACQS (hb_acq_note()), by
+ * the thread's process and slot and the object: a release in flight is
+ * matched with the acquirer's acquire of its object in its window however
+ * many other objects the acquirer took since (a consumer that reads a few
+ * status words between its acquire of a count and its read of the data).
+ * A slot's next thread may find its last one's entries: more order only.
+ * LRU: an entry is lost only after 65,536 others were pushed out since.
+ */
+struct hb_acq_key {
+	__u32 tgid;
+	__u32 slot;
+	__u64 addr;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, KCSAND_HB_ACQ_SPILL);
+	__type(key, struct hb_acq_key);
+	__type(value, __u64);
+} hb_acq_spill SEC(".maps");
+
+/*
  * Every probe after a locked release, filled by the daemon when it attaches
  * the site (daemon/engine/release_probes.c): a thread stopped at one is
  * known in flight from its registers before it has ever released there.
@@ -207,6 +236,16 @@ struct hb_thread {
 	__u32 tgid;
 	/* A marked load's address: acquired at the thread's next event, after the load ran. */
 	__u64 pending_acq;
+	/*
+	 * A spin-wait load's around calls (struct kcsand_site::loop_ret): its
+	 * rsp, where its loop's calls put their return address and which
+	 * ones they are, and its own return address and where it is.  While
+	 * the thread is inside one of those calls, pending_acq waits.
+	 */
+	__u64 pending_sp;
+	__u64 pending_ret[2];
+	__u64 pending_ra;
+	__u64 pending_ra_at;
 	__u32 last_child;	/* the thread it created last (fork tracepoint) */
 	__u32 once_depth;	/* inside pthread_once(): the epoch is kept until it returns */
 	__u32 gen;		/* hb_gen at its last sync event: depth is stale if older */

@@ -317,6 +317,7 @@ __noinline int hb_release(struct hb_thread *t, __u64 addr, int new_epoch)
 static __always_inline void hb_acq_note(struct hb_thread *t, __u64 addr)
 {
 	__u64 now = t->event_ns;
+	struct hb_acq *old;
 	int oldest = 0;
 
 	for (int i = 0; i < HB_ACQS; i++) {
@@ -327,8 +328,16 @@ static __always_inline void hb_acq_note(struct hb_thread *t, __u64 addr)
 		if (t->acq[i].ns < t->acq[oldest & (HB_ACQS - 1)].ns)
 			oldest = i;
 	}
-	t->acq[oldest & (HB_ACQS - 1)].addr = addr;
-	t->acq[oldest & (HB_ACQS - 1)].ns = now;
+	old = &t->acq[oldest & (HB_ACQS - 1)];
+	/* Pushed out, kept in hb_acq_spill: only a thread that cycles through objects pays. */
+	if (old->addr && hb_late_possible) {
+		struct hb_acq_key k = { .tgid = t->tgid, .slot = t->slot, .addr = old->addr };
+
+		bpf_map_update_elem(&hb_acq_spill, &k, &old->ns, BPF_ANY);
+		hb_count(KCSAND_HB_CTR_ACQ_SPILLED);
+	}
+	old->addr = addr;
+	old->ns = now;
 }
 
 __noinline int hb_acquire(struct hb_thread *t, __u64 addr)
@@ -572,15 +581,89 @@ static __always_inline void hb_new_gen(struct hb_thread *t, __u64 now)
 	hb_acquire_all(t);
 }
 
-/* The marked load of the thread's last event has run by now: acquire what it read. */
-static __always_inline void hb_settle(struct hb_thread *t)
+/*
+ * Is the thread inside a call its spin-wait loop makes on the way back to
+ * the load (`while (!stop) work();`)?  Then the load read a value that
+ * kept it looping, and what the call does is not ordered by the release
+ * the loop waits for: acquiring here, after the setter may have released
+ * since the load, ordered a race of work() with the setter away.  Inside
+ * one: below the load's rsp, the slot its loop's calls push their return
+ * address to holds one of them, and the load's own frame is still there
+ * (its return address unchanged: a frame popped and reused below would
+ * leave a stale return address in that slot).  A signal handler run there
+ * keeps it waiting too, and the load's acquire comes at the first event
+ * out of them.  Anything unreadable acquires now, as before: more order.
+ */
+static __noinline int hb_in_loop_call(struct hb_thread *t, __u64 sp)
+{
+	__u64 ret = 0, ra = 0;
+
+	/* sp: the event's user rsp, 0 when its program has no user registers at hand. */
+	if (!t || !t->pending_ret[0] ||
+	    (!sp && (!t->uregs ||
+		     bpf_probe_read_kernel(&sp, sizeof(sp),
+					   (void *)(t->uregs +
+						    __builtin_offsetof(struct pt_regs, sp))))) ||
+	    sp >= t->pending_sp ||
+	    bpf_probe_read_user(&ret, sizeof(ret), (void *)(t->pending_sp - 8)) ||
+	    (ret != t->pending_ret[0] && ret != t->pending_ret[1]) ||
+	    bpf_probe_read_user(&ra, sizeof(ra), (void *)t->pending_ra_at) || ra != t->pending_ra)
+		return 0;
+	hb_count(KCSAND_HB_CTR_SPIN_WAITED);
+	return 1;
+}
+
+/*
+ * The marked load of the thread's last event has run by now: acquire what
+ * it read.  sp: the event's user rsp, or 0 (hb_in_loop_call()).
+ */
+static __always_inline void hb_settle_at(struct hb_thread *t, __u64 sp)
 {
 	__u64 a = t->pending_acq;
 
-	if (a) {
+	if (a && !(t->pending_ret[0] && hb_in_loop_call(t, sp))) {
 		t->pending_acq = 0;
 		hb_acquire(t, a);
 	}
+}
+
+static __always_inline void hb_settle(struct hb_thread *t)
+{
+	hb_settle_at(t, 0);
+}
+
+/*
+ * A spin-wait load whose loop calls functions: where those calls will put
+ * their return address, which ones they are, and the load's own frame
+ * (hb_in_loop_call()).  sp is the load's rsp, ip its address.
+ */
+static __noinline int hb_spin_note(struct hb_thread *t, const struct kcsand_site *site, __u64 sp,
+				   __u64 ip)
+{
+	__u64 end = ip + site->insn_len, ra = 0;
+
+	if (!t || !site || !site->loop_ret[0] || site->loop_ra_slot <= 0 || site->frame_ra < 0)
+		return 0;
+	/*
+	 * The same loop polled again from the same frame: its return address
+	 * was read at the last poll.  Kept if the frame was popped and made
+	 * again at this rsp: a different caller's then differs from it at
+	 * the check, which acquires, as before.
+	 */
+	if (t->pending_ra_at == sp + site->frame_ra &&
+	    t->pending_sp == sp - site->loop_ra_slot + 8 &&
+	    t->pending_ret[1] == end + site->loop_ret[1]) {
+		t->pending_ret[0] = end + site->loop_ret[0];
+		return 0;
+	}
+	if (bpf_probe_read_user(&ra, sizeof(ra), (void *)(sp + site->frame_ra)))
+		return 0;
+	t->pending_sp = sp - site->loop_ra_slot + 8;
+	t->pending_ra = ra;
+	t->pending_ra_at = sp + site->frame_ra;
+	t->pending_ret[1] = end + site->loop_ret[1];
+	t->pending_ret[0] = end + site->loop_ret[0];
+	return 0;
 }
 
 /*
@@ -641,7 +724,7 @@ static __noinline int hb_release_locked(struct hb_thread *t, __u64 obj, __u32 si
  * thread's next event.
  */
 static __always_inline void hb_marked(struct hb_thread *t, const struct kcsand_site *site,
-				      __u32 site_idx, __u64 addr, __u64 probe_ip)
+				      __u32 site_idx, __u64 addr, __u64 probe_ip, __u64 sp)
 {
 	__u64 obj = addr & ~7ULL;
 
@@ -649,10 +732,14 @@ static __always_inline void hb_marked(struct hb_thread *t, const struct kcsand_s
 	/* The source names the order (memory_order_relaxed ...): only what it says. */
 	if ((site->flags & KCSAND_SITE_READ) && site->order != KCSAND_ORDER_RELAXED &&
 	    site->order != KCSAND_ORDER_RELEASE) {
-		if (site->probe_delta)
+		if (site->probe_delta) {
 			hb_acquire(t, obj);
-		else
+		} else {
 			t->pending_acq = obj;
+			t->pending_ret[0] = 0;
+			if (site->loop_ret[0])
+				hb_spin_note(t, site, sp, probe_ip);
+		}
 	}
 	if ((site->flags & KCSAND_SITE_WRITE) && site->order != KCSAND_ORDER_RELAXED &&
 	    site->order != KCSAND_ORDER_ACQUIRE) {

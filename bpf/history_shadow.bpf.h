@@ -768,14 +768,33 @@ static __always_inline void hb_access_fill(struct hb_scratch *scratch,
 	scratch->stack_key = ~0ULL;
 }
 
-/* Whether the thread acquired obj after ns (hb_acq_note()), and not after until. */
+/* The thread's acquire of obj pushed out of its last ones, if it is in (ns, until). */
+static __noinline int hb_acq_spilled(const struct hb_thread *t, __u64 obj, __u64 ns, __u64 until)
+{
+	struct hb_acq_key k = {};
+	__u64 *at;
+
+	if (!t)
+		return 0;
+	k.tgid = t->tgid;
+	k.slot = t->slot;
+	k.addr = obj;
+	at = bpf_map_lookup_elem(&hb_acq_spill, &k);
+	return at && *at > ns && *at < until;
+}
+
+/*
+ * Whether the thread acquired obj after ns (hb_acq_note()), and not after
+ * until; or did so before a later acquire of it, or before it was pushed
+ * out of the last ones (hb_acq_spill): an acquire in the window either way.
+ */
 static __always_inline int hb_acquired_in(const struct hb_thread *t, __u64 obj, __u64 ns,
 					  __u64 until)
 {
 	for (int j = 0; j < HB_ACQS; j++)
 		if (t->acq[j].addr == obj && t->acq[j].ns > ns && t->acq[j].ns < until)
 			return 1;
-	return 0;
+	return hb_acq_spilled(t, obj, ns, until);
 }
 
 /* A late release of the other thread published since this one's acquire of its object. */
@@ -1022,7 +1041,7 @@ static __always_inline void history_access(void *ctx, struct pt_regs *regs, __u3
 	if (!t)
 		return;
 	hb_new_gen(t, t0);
-	hb_settle(t);
+	hb_settle_at(t, regs->sp);
 	scratch = bpf_map_lookup_elem(&hb_scratch, &zero);
 	if (!scratch)
 		return;
@@ -1049,7 +1068,8 @@ static __always_inline void history_access(void *ctx, struct pt_regs *regs, __u3
 		hb_stack_copy(regs, scratch->copy_key);
 	/* A marked access's acquire or release comes after its own check (its epoch). */
 	if (scratch->acc.type & KCSAND_ACCESS_ATOMIC)
-		hb_marked(t, site, site_idx, scratch->acc.addr, scratch->acc.ip + site->probe_delta);
+		hb_marked(t, site, site_idx, scratch->acc.addr, scratch->acc.ip + site->probe_delta,
+			  regs->sp);
 	hb_time(KCSAND_HB_CTR_ACCESS_NS, t0);
 }
 

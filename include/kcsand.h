@@ -112,6 +112,19 @@ struct kcsand_site {
 	 */
 	__u16 obj;
 	__u32 probe_off;
+	/*
+	 * A spin-wait load whose loop calls functions on its way back to it
+	 * (`while (!stop) work();`, daemon/sites/spinwait.c): the return
+	 * addresses of those calls, as offsets from the load's end (0: none;
+	 * a call never returns to the load's end), and where the loop's calls
+	 * put them, loop_ra_slot bytes below the load's rsp (0: unknown).  A
+	 * thread inside such a call read a value that kept it looping: the
+	 * load's acquire waits until the thread is out (bpf/history_clock.bpf.h).
+	 */
+	__s16 loop_ret[2];
+	__s16 loop_ra_slot;
+	/* With loop_ret: the load's own return address is at [rsp + frame_ra]. */
+	__s16 frame_ra;
 };
 
 /*
@@ -662,6 +675,8 @@ enum kcsand_hb_counter {
 	KCSAND_HB_CTR_INFLIGHT,		/* races ordered by a release in flight: not reported */
 	KCSAND_HB_CTR_TEAMS,		/* OpenMP host teams run on a clock of their own */
 	KCSAND_HB_CTR_FULFILLED,	/* omp_fulfill_event()s: a detached task's completion */
+	KCSAND_HB_CTR_SPIN_WAITED,	/* events inside a spin-wait loop's calls: its acquire waits */
+	KCSAND_HB_CTR_ACQ_SPILLED,	/* acquires pushed out of a thread's last ones: hb_acq_spill */
 	KCSAND_HB_CTR_COUNT,
 };
 
@@ -696,12 +711,14 @@ struct kcsand_probe_key {
 	__u64 off;
 };
 #define KCSAND_HB_RELEASE_PROBES	16384
+/* Acquires pushed out of a thread's last ones, by thread and object (bpf/history.bpf.h). */
+#define KCSAND_HB_ACQ_SPILL		65536
 /* Objects whose file hb_obj_ino names, by struct kcsand_site's obj. */
 #define KCSAND_HB_OBJS			4096
 
 #ifndef __VMLINUX_H__
 /* Sizes the BPF side was built with: a mismatch is a build error, not a silent misread. */
-_Static_assert(sizeof(struct kcsand_site) == 24, "struct kcsand_site layout");
+_Static_assert(sizeof(struct kcsand_site) == 32, "struct kcsand_site layout");
 _Static_assert(sizeof(struct kcsand_access) == 80 + 8 * KCSAND_MAX_STACK, "struct kcsand_access layout");
 _Static_assert(sizeof(struct kcsand_ustack) == 168 + KCSAND_USTACK_SIZE, "struct kcsand_ustack layout");
 _Static_assert(sizeof(struct kcsand_report) == 104 + 2 * sizeof(struct kcsand_access),

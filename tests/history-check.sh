@@ -198,9 +198,21 @@ run_one() {
 		     ! grep -Eq '^kcsand: atomics learned: [1-9][0-9]* addresses .*, [1-9][0-9]* plain loads and stores taken as atomic' <<<"$out"; then
 			fail_with "$label" "no positive control: no atomic learned, or no plain access taken as atomic" \
 				"$(grep '^kcsand: atomics learned' <<<"$out")"
-		elif [[ $3 == *spin* ]] && ! grep -Eq ', [1-9][0-9]* spin-wait reads;' <<<"$out"; then
+		elif [[ $3 == *spin* ]] && ! grep -Eq ', [1-9][0-9]* spin-wait reads,' <<<"$out"; then
 			fail_with "$label" "no positive control: no load marked as a spin-wait's" \
 				"$(grep -o '[0-9]* spin-wait reads' <<<"$out")"
+		elif [[ $3 == *spill* ]] &&
+		     ! grep -Eq ', [1-9][0-9]* acquires kept past a thread.s last 4' <<<"$out"; then
+			fail_with "$label" "no positive control: no acquire kept past a thread's last 4" \
+				"$(grep '^kcsand: history: [0-9]* sync' <<<"$out")"
+		elif [[ $3 == *callloop* ]] &&
+		     ! grep -Eq ' spin-wait reads, [1-9][0-9]* of them around calls;' <<<"$out"; then
+			fail_with "$label" "no positive control: no spin-wait loop's calls noted" \
+				"$(grep -o '[0-9]* spin-wait reads, [0-9]* of them around calls' <<<"$out")"
+		elif [[ $3 == *callloop* ]] &&
+		     ! grep -Eq '; [1-9][0-9]* events inside a spin-wait loop.s calls' <<<"$out"; then
+			fail_with "$label" "no positive control: no spin-wait acquire waited for its loop's call" \
+				"$(grep '^kcsand: history: [0-9]* sync' <<<"$out")"
 		elif [[ $3 == *tasks* ]] &&
 		     ! grep -Eq '^kcsand: history: [1-9][0-9]* OpenMP tasks ran on clocks of their own' <<<"$out"; then
 			fail_with "$label" "no positive control: no OpenMP task ran on a clock of its own" \

@@ -77,8 +77,11 @@ void engine_note_release_probes(struct engine *e, struct engine_object *eo)
 		added++;
 	}
 	eo->release_ino = added ? ino : 0;
-	if (added)
+	if (added) {
 		obj_ino(e, eo, eo->release_ino);
+		/* From now on a release may be in flight: keep acquires past a thread's last 4. */
+		__atomic_store_n(&e->skel->bss->hb_late_possible, 1, __ATOMIC_SEQ_CST);
+	}
 	pr_debug("%s: %zu probes after locked releases noted\n", o->path, added);
 }
 

@@ -934,7 +934,9 @@ void history__print(const struct history *hist, FILE *out)
 	fprintf(out, "kcsand: history: %llu sync operations traced at %lu functions (%s) and "
 		     "%lu outlined functions, %llu marked accesses as acquire/release (%llu "
 		     "releases published ahead of their locked instruction; %llu late, "
-		     "%llu races ordered by one in flight); "
+		     "%llu races ordered by one in flight, %llu acquires kept past a thread's "
+		     "last 4 for them; %llu events inside a spin-wait loop's "
+		     "calls, its acquire kept waiting); "
 		     "%llu accesses checked (%llu marked), %llu shadow entries live (%llu taken over), "
 		     "%llu races found, %llu reported; %llu hits by threads without a clock, "
 		     "%llu stacks not kept, %llu samples skipped on a busy entry; sync probes "
@@ -946,6 +948,8 @@ void history__print(const struct history *hist, FILE *out)
 		(unsigned long long)st.ctr[KCSAND_HB_CTR_AHEAD],
 		(unsigned long long)st.ctr[KCSAND_HB_CTR_LATE],
 		(unsigned long long)st.ctr[KCSAND_HB_CTR_INFLIGHT],
+		(unsigned long long)st.ctr[KCSAND_HB_CTR_ACQ_SPILLED],
+		(unsigned long long)st.ctr[KCSAND_HB_CTR_SPIN_WAITED],
 		(unsigned long long)st.ctr[KCSAND_HB_CTR_CHECKED],
 		(unsigned long long)st.ctr[KCSAND_HB_CTR_MARKED_CHECKED],
 		(unsigned long long)st.ctr[KCSAND_HB_CTR_SHADOW_LIVE],

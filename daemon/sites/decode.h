@@ -80,6 +80,7 @@ struct decode_stats {
 	uint64_t refused;		/* insns the running kernel's uprobes refuse (ENOTSUPP) */
 	uint64_t cas_loop_reads;	/* plain loads marked as a compare-and-swap loop's read */
 	uint64_t spin_wait_reads;	/* plain loads marked as a spin-wait's (spinwait.c) */
+	uint64_t spin_wait_calls;	/* of them, in loops that call functions (loop_ret) */
 	uint64_t locked_late;		/* locked sites reached on a path with no probe ahead */
 	uint64_t decode_errors;		/* bytes Zydis could not decode (skipped to the next symbol) */
 	uint64_t funcs;			/* functions decoded */

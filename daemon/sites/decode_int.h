@@ -203,7 +203,7 @@ void cas_loop_mark(ZydisDecoder *dec, const uint8_t *code, uint64_t vaddr,
  * its address (MARK_SPIN_WAIT) when a loop polls it.
  */
 void spin_wait_mark(ZydisDecoder *dec, const uint8_t *code, size_t len,
-		    const struct insn_fx *fx, size_t nfx, size_t kl, struct site *site,
-		    struct decode_stats *stats);
+		    const struct insn_fx *fx, const struct frame_slot *slot, size_t nfx, size_t kl,
+		    struct site *site, struct decode_stats *stats);
 
 #endif

@@ -18,8 +18,17 @@
  * bound it reads each time) is not a spin-wait.  With debug info that
  * names a plain object, the source wins (mark/mark.c): a polled plain flag
  * is a race, as TSan says.  Taking a plain polled word for an atomic only
- * adds order: races on it, and on what it publishes, can be missed, none
- * is made up.
+ * adds order: races on the word itself can be missed, none is made up.
+ *
+ * A loop that calls functions on its way back to the load (`while (!stop)
+ * work();`) runs them only when the load read a value that kept it
+ * looping: what they do is not ordered by the release the loop waits for.
+ * The load's acquire is taken at the thread's next event (the load has run
+ * by then), which, in such a loop, is inside work(), after the flag's
+ * setter may have released: a race of work() with the setter was ordered
+ * away.  So the site says where those calls return (struct kcsand_site::
+ * loop_ret) and the history keeps the acquire waiting while the thread is
+ * inside one of them (bpf/history_clock.bpf.h, hb_in_loop_call()).
  */
 #include <string.h>
 
@@ -153,12 +162,25 @@ static bool falls_into(ZydisDecoder *dec, const uint8_t *code, size_t len,
 	return true;
 }
 
+/*
+ * The way found from the branch back to the load: the instructions the
+ * search went through (each with the one it came from), and the straight
+ * run that falls into the load.
+ */
+struct spin_way {
+	size_t seen[SPIN_LOOP_MAX], from[SPIN_LOOP_MAX], nseen;
+	size_t last;		/* the instruction whose successor falls into the load */
+	size_t fall;		/* that successor */
+};
+
 /* Can control go from the branch at kb back into the load at kl, quietly, in a few steps? */
 static bool loops_to(ZydisDecoder *dec, const uint8_t *code, size_t len,
-		     const struct insn_fx *fx, size_t nfx, size_t kb, size_t kl, uint32_t addr_regs)
+		     const struct insn_fx *fx, size_t nfx, size_t kb, size_t kl, uint32_t addr_regs,
+		     struct spin_way *w)
 {
-	size_t work[SPIN_LOOP_MAX], nwork = 0, seen[SPIN_LOOP_MAX], nseen = 0;
+	size_t work[SPIN_LOOP_MAX], nwork = 0;
 
+	w->nseen = 0;
 	work[nwork++] = kb;
 	while (nwork) {
 		size_t i = work[--nwork], next[2];
@@ -168,26 +190,152 @@ static bool loops_to(ZydisDecoder *dec, const uint8_t *code, size_t len,
 			bool known = false;
 
 			if (t <= kl && kl - t < SPIN_LOOP_MAX &&
-			    falls_into(dec, code, len, fx, t, kl, addr_regs))
+			    falls_into(dec, code, len, fx, t, kl, addr_regs)) {
+				w->last = i;
+				w->fall = t;
 				return true;
-			for (size_t s = 0; s < nseen; s++)
-				known |= seen[s] == t;
-			if (known || t >= nfx || nseen == SPIN_LOOP_MAX ||
+			}
+			for (size_t s = 0; s < w->nseen; s++)
+				known |= w->seen[s] == t;
+			if (known || t >= nfx || w->nseen == SPIN_LOOP_MAX ||
 			    !quiet(dec, code, len, fx, t, addr_regs))
 				continue;
-			seen[nseen++] = t;
+			w->from[w->nseen] = i;
+			w->seen[w->nseen++] = t;
 			work[nwork++] = t;
 		}
 	}
 	return false;
 }
 
+/*
+ * A call at k on the loop's way: its return address into the site, as an
+ * offset from the load's end, and the slot it is pushed to, below the
+ * load's rsp.  False when there is no room left or the slot differs.
+ */
+static bool note_call(const struct insn_fx *fx, const struct frame_slot *slot, size_t k,
+		      size_t kl, size_t ret_off, struct kcsand_site *d, int *ncalls)
+{
+	int64_t rel = (int64_t)ret_off - (int64_t)(fx[kl].off + d->insn_len);
+	int64_t below;
+
+	if (!slot[k].seen || !slot[k].s.known || !slot[kl].s.known || *ncalls == 2 || !rel ||
+	    rel < INT16_MIN || rel > INT16_MAX)
+		return false;
+	below = slot[k].s.delta - slot[kl].s.delta + 8;
+	if (below <= 0 || below > INT16_MAX || (*ncalls && below != d->loop_ra_slot))
+		return false;
+	d->loop_ra_slot = (int16_t)below;
+	d->loop_ret[(*ncalls)++] = (int16_t)rel;
+	return true;
+}
+
+/* GPRs (encoding order) that carry a call's arguments, and those a call keeps. */
+#define ARG_GPRS	((1u << 7) | (1u << 6) | (1u << 2) | (1u << 1) | (1u << 8) | (1u << 9))
+#define KEPT_GPRS	((1u << 3) | (1u << 4) | (1u << 5) | (0xfu << 12))
+
+/*
+ * What the loop's way knows of the value the load read: the registers
+ * holding it, and whether the flags are still its test's.
+ */
+struct spin_value {
+	uint32_t regs;
+	bool flags;
+};
+
+/*
+ * Instruction k on the way: a call is noted; false when it cannot be, or
+ * when the instruction uses the value the load read (a register holding
+ * it, a call's argument, the test's flags): the loop then works on what it
+ * read, and its calls may need the acquire (`while ((c = load(&n)) < end)
+ * process(c);`).
+ */
+static bool way_step(ZydisDecoder *dec, const uint8_t *code, size_t len,
+		     const struct insn_fx *fx, const struct frame_slot *slot, size_t k, size_t kl,
+		     struct kcsand_site *d, int *ncalls, struct spin_value *v)
+{
+	ZydisDecodedInstruction in;
+	ZydisDecodedOperand ops[ZYDIS_MAX_OPERAND_COUNT];
+	bool call;
+
+	if (!decode_at(dec, code, len, fx, k, &in, ops) || (gpr_reads(&in, ops) & v->regs) ||
+	    (v->flags && in.cpu_flags && in.cpu_flags->tested))
+		return false;
+	if (in.cpu_flags && in.cpu_flags->modified)
+		v->flags = false;
+	call = in.meta.category == ZYDIS_CATEGORY_CALL;
+	if (call && (v->regs & ARG_GPRS))
+		return false;
+	v->regs &= (call ? KEPT_GPRS : ~0u) & ~(uint32_t)fx[k].gpr_writes;
+	return !call || note_call(fx, slot, k, kl, fx[k].off + in.length, d, ncalls);
+}
+
+/* The way from the branch kb back to the load kl, in the order it runs; its length, 0 if lost. */
+static size_t way_order(const struct spin_way *w, size_t kb, size_t kl,
+			size_t order[2 * SPIN_LOOP_MAX])
+{
+	size_t n = 0, k = w->last;
+
+	while (k != kb) {
+		size_t s = 0;
+
+		while (s < w->nseen && w->seen[s] != k)
+			s++;
+		if (s == w->nseen || n == SPIN_LOOP_MAX)
+			return 0;
+		order[n++] = k;
+		k = w->from[s];
+	}
+	for (size_t i = 0; i < n / 2; i++) {
+		size_t t = order[i];
+
+		order[i] = order[n - 1 - i];
+		order[n - 1 - i] = t;
+	}
+	for (size_t f = w->fall; f < kl && n < 2 * SPIN_LOOP_MAX; f++)
+		order[n++] = f;
+	return n;
+}
+
+/*
+ * The calls on the way back from the branch to the load, into
+ * d->loop_ret; none noted when there are more than 2, the frame is not
+ * known, or the way uses the value read: the load's acquire is then taken
+ * at the next event, as for a loop that calls nothing (more order, never
+ * less).
+ */
+static void note_loop_calls(ZydisDecoder *dec, const uint8_t *code, size_t len,
+			    const struct insn_fx *fx, const struct frame_slot *slot, size_t kl,
+			    size_t kb, const struct spin_way *w, struct kcsand_site *d)
+{
+	size_t order[2 * SPIN_LOOP_MAX], n = way_order(w, kb, kl, order);
+	struct spin_value v = { .flags = true };
+	int ncalls = 0;
+	bool ok = n > 0;
+
+	/* Every register the load and its test wrote may hold the value. */
+	for (size_t k = kl; k < kb; k++)
+		v.regs |= fx[k].gpr_writes;
+	for (size_t i = 0; i < n && ok; i++)
+		ok = way_step(dec, code, len, fx, slot, order[i], kl, d, &ncalls, &v);
+	if (ok && ncalls && slot[kl].s.known && slot[kl].s.delta >= 0 &&
+	    slot[kl].s.delta <= INT16_MAX) {
+		d->frame_ra = (int16_t)slot[kl].s.delta;
+		if (ncalls == 1)
+			d->loop_ret[1] = d->loop_ret[0];
+		return;
+	}
+	d->loop_ret[0] = d->loop_ret[1] = 0;
+	d->loop_ra_slot = 0;
+}
+
 void spin_wait_mark(ZydisDecoder *dec, const uint8_t *code, size_t len,
-		    const struct insn_fx *fx, size_t nfx, size_t kl, struct site *site,
-		    struct decode_stats *stats)
+		    const struct insn_fx *fx, const struct frame_slot *slot, size_t nfx, size_t kl,
+		    struct site *site, struct decode_stats *stats)
 {
 	const struct kcsand_site *d = &site->desc;
 	uint32_t addr_regs = 0, keep = 0;
+	struct spin_way way;
 	size_t kb;
 
 	if (site->reason != MARK_NONE || d->flags != KCSAND_SITE_READ || d->size > 8 ||
@@ -202,9 +350,12 @@ void spin_wait_mark(ZydisDecoder *dec, const uint8_t *code, size_t len,
 		return;
 	kb = tested_by(dec, code, len, fx, nfx, kl, addr_regs, &keep);
 	/* The loop keeps the address, and what the test compares the value with. */
-	if (kb == nfx || !loops_to(dec, code, len, fx, nfx, kb, kl, addr_regs | keep))
+	if (kb == nfx || !loops_to(dec, code, len, fx, nfx, kb, kl, addr_regs | keep, &way))
 		return;
 	site->reason = site->insn_reason = MARK_SPIN_WAIT;
 	site->desc.flags |= KCSAND_SITE_MARKED | KCSAND_SITE_TEACHES;
 	stats->spin_wait_reads++;
+	note_loop_calls(dec, code, len, fx, slot, kl, kb, &way, &site->desc);
+	if (site->desc.loop_ret[0])
+		stats->spin_wait_calls++;
 }

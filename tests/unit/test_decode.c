@@ -1074,6 +1074,63 @@ static void test_shapes(void)
 		site_vec__free(&r.sites);
 	}
 
+	TEST(spin_wait_loop_calls_are_noted) {
+		/* gcc -O2: while (!stop) work(); use(); */
+		r = DECODE(0x53,					/* 0: push rbx */
+			   0xe8, 0x10, 0x00, 0x00, 0x00,		/* 1: call work */
+			   0x8b, 0x05, 0x00, 0x01, 0x00, 0x00,		/* 6: mov eax,[rip+X] */
+			   0x85, 0xc0,					/* c: test eax,eax */
+			   0x74, 0xf1,					/* e: je 1 */
+			   0xe8, 0x00, 0x00, 0x00, 0x00,		/* 10: call use (the exit's) */
+			   0x5b,					/* 15: pop rbx */
+			   0xc3);					/* 16: ret */
+		ASSERT_EQ(r.sites.n, 1, "sites");
+		if (r.sites.n == 1) {
+			const struct kcsand_site *d = &r.sites.v[0].desc;
+
+			ASSERT_EQ(r.sites.v[0].reason, MARK_SPIN_WAIT, "the polled load");
+			/* work() returns to 6, the load's end is c; use()'s call is no loop's. */
+			ASSERT_EQ(d->loop_ret[0], -6, "loop_ret[0]");
+			ASSERT_EQ(d->loop_ret[1], -6, "loop_ret[1]: the same call");
+			ASSERT_EQ(d->loop_ra_slot, 8, "the call pushes just below the load's rsp");
+			ASSERT_EQ(d->frame_ra, 8, "the load's return address, above rbx");
+		}
+		ASSERT_EQ(r.stats.spin_wait_calls, 1, "stats.spin_wait_calls");
+		site_vec__free(&r.sites);
+
+		/* while ((c = *n) < end) process(c);: the call works on what was read. */
+		r = DECODE(0x53,					/* 0: push rbx */
+			   0x8b, 0x03,					/* 1: mov eax,[rbx] */
+			   0x44, 0x39, 0xe0,				/* 3: cmp eax,r12d */
+			   0x7d, 0x09,					/* 6: jge 11 */
+			   0x89, 0xc7,					/* 8: mov edi,eax */
+			   0xe8, 0x03, 0x00, 0x00, 0x00,		/* a: call process */
+			   0xeb, 0xf0,					/* f: jmp 1 */
+			   0x5b,					/* 11: pop rbx */
+			   0xc3);					/* 12: ret */
+		ASSERT_EQ(r.sites.n, 1, "sites");
+		if (r.sites.n == 1) {
+			ASSERT_EQ(r.sites.v[0].reason, MARK_SPIN_WAIT, "a polled load still");
+			ASSERT_EQ(r.sites.v[0].desc.loop_ret[0], 0, "the value read is process()'s");
+		}
+		ASSERT_EQ(r.stats.spin_wait_reads, 1, "stats.spin_wait_reads");
+		ASSERT_EQ(r.stats.spin_wait_calls, 0, "stats.spin_wait_calls, the value passed");
+		site_vec__free(&r.sites);
+
+		/* A loop that only pauses notes no call: its acquire is taken at the next event. */
+		r = DECODE(0xeb, 0x02,					/* 0: jmp 4 */
+			   0xf3, 0x90,					/* 2: pause */
+			   0x48, 0x8b, 0x05, 0x00, 0x01, 0x00, 0x00,	/* 4: mov rax,[rip+X] */
+			   0x48, 0x39, 0xd8,				/* b: cmp rax,rbx */
+			   0x74, 0xf2,					/* e: je 2 */
+			   0xc3);					/* 10: ret */
+		ASSERT_EQ(r.sites.n, 1, "sites");
+		if (r.sites.n == 1)
+			ASSERT_EQ(r.sites.v[0].desc.loop_ret[0], 0, "no call on the loop");
+		ASSERT_EQ(r.stats.spin_wait_calls, 0, "stats.spin_wait_calls");
+		site_vec__free(&r.sites);
+	}
+
 	TEST(loops_that_move_or_store_are_not_spin_waits) {
 		/* A search through an array: the index moves. */
 		r = DECODE(0x8b, 0x04, 0x8f,				/* 0: mov eax,[rdi+rcx*4] */
