@@ -332,8 +332,10 @@ static __always_inline void hb_acq_note(struct hb_thread *t, __u64 addr)
 	/* Pushed out, kept in hb_acq_spill: only a thread that cycles through objects pays. */
 	if (old->addr && hb_late_possible) {
 		struct hb_acq_key k = { .tgid = t->tgid, .slot = t->slot, .addr = old->addr };
+		/* A copy on the stack: 6.1's verifier takes no PTR_TO_MEM as a map value. */
+		__u64 ns = old->ns;
 
-		bpf_map_update_elem(&hb_acq_spill, &k, &old->ns, BPF_ANY);
+		bpf_map_update_elem(&hb_acq_spill, &k, &ns, BPF_ANY);
 		hb_count(KCSAND_HB_CTR_ACQ_SPILLED);
 	}
 	old->addr = addr;
