@@ -93,7 +93,15 @@ if [[ $armed =~ ^[0-9]+$ ]] && [ "$armed" = "$total" ] &&
 else
 	fail all_sites_stay_armed "expected armed_sites = total_sites, no period with fewer, unarmed_hits 0, hot_turns 0; got ${armed:-none} of ${total:-none}, $subset, ${unarmed:-none}, ${turns:-none}"
 fi
-grep -qx "$pair" "$A" && ok all_race_reported || fail all_race_reported "no \"$pair\" report with budget 100"
+# The step halts at its first report, which may be the reader's one-stack "race at unknown
+# origin" (its value changed in the stall, the writer unseen: ci-F) rather than the pair:
+# either form is the race, reported with every site armed.
+if grep -qx "$pair" "$A" ||
+   grep -qxE 'BUG: KCSAN: data-race in kcsan_race_reader\+0x[0-9a-f]+/0x[0-9a-f]+' "$A"; then
+	ok all_race_reported
+else
+	fail all_race_reported "no \"$pair\" report, nor the reader's at unknown origin, with budget 100: $(report_titles "$A")"
+fi
 
 # (3) Code breakpoints (DataCollider's placements): the one site that runs once a
 # second is checked, none of the 39 that never run is, and the coverage counters say so.
