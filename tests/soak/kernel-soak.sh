@@ -14,8 +14,8 @@
 #   - the workload's throughput, and every distinct title, are printed.
 # Usage: tests/soak/kernel-soak.sh [SECONDS]      (root; the guest run takes SECONDS
 # plus attach and detach: about 3 minutes more for 500 kprobes under TCG)
-# Prints "ok NAME" / "FAIL NAME: ..." and "N passed, N failed"; files are kept in
-# build/vm/kernel-soak.* when a check failed or KCSAND_VM_KEEP is set.
+# Results in tests/lib.sh's format ("ok   NAME", "FAIL NAME: WHY", "N passed, N failed");
+# files are kept in build/vm/kernel-soak.* when a check failed or KCSAND_VM_KEEP is set.
 set -u
 SECS=${1:-600}
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)

@@ -8,7 +8,7 @@
 # sites ran 60 s here without a warning: docs/kernel-mode.md.)  kcsanctl gets the
 # kernel's vmlinux (KCSAND_VM_KERNEL_DEBUG, default Debian's linux-image-*-dbg one)
 # where it is installed, and must then decode each function over its symbol's size.
-# Prints "ok NAME" / "FAIL NAME: ..." and "N passed, N failed".
+# Results in tests/lib.sh's format ("ok   NAME", "FAIL NAME: WHY", "N passed, N failed").
 set -u
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 cd "$REPO"

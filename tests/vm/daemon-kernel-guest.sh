@@ -9,9 +9,9 @@
 # Starts kcsand with a configuration whose kernel target is the SPECs, then drives it
 # with kcsanctl through the module's scenarios and checks each step by its effect:
 # reports and their titles, probe list, filter add, set, stats, probe add/remove,
-# a reload, and, after SIGTERM, no kprobe and no BPF link left.  Prints "ok NAME" /
-# "FAIL NAME: ..." and "N passed, N failed"; the daemon's log, stderr and the
-# configuration are copied to $KCSAN_VM_OUT for the host.
+# a reload, and, after SIGTERM, no kprobe and no BPF link left.
+# Results in tests/lib.sh's format ("ok   NAME", "FAIL NAME: WHY", "N passed, N failed");
+# the daemon's log, stderr and the configuration are copied to $KCSAN_VM_OUT for the host.
 set -u
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 cd "$REPO" || exit 2

@@ -8,7 +8,8 @@
 # steered with kcsanctl (probe list, filter add, set, stats, probe add/remove, SIGHUP,
 # SIGTERM), each step checked by its effect.  Then, from the host: no kprobe was left
 # in the guest and its kernel log has no lockup, stall or other BUG.
-# Prints "ok NAME" / "FAIL NAME: ..." and "N passed, N failed".
+# Results in tests/lib.sh's format ("ok   NAME", "FAIL NAME: WHY", "N passed, N failed"),
+# the guest's own prefixed with "guest: ".
 set -u
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 cd "$REPO"

@@ -16,8 +16,8 @@
 #   - each start verified only the programs its run uses (-v's list);
 # then that no kprobe, BPF link or perf event was left and that the guest's kernel log
 # has no lockup, stall, warning or BUG.
-# Prints "ok NAME" / "FAIL NAME: ..." and "N passed, N failed"; the run's files are
-# removed when all passed, unless KCSAND_VM_KEEP is set.
+# Results in tests/lib.sh's format ("ok   NAME", "FAIL NAME: WHY", "N passed, N failed");
+# the run's files are removed when all passed, unless KCSAND_VM_KEEP is set.
 set -u
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 cd "$REPO"

@@ -13,7 +13,7 @@
 # PATH: another build's kcsanctl, to see it fail.  --quick: workloads of 8 s instead of
 # 20: each rule's marking and its positive control still fail without the rule; what it
 # drops is the chance that an old build shows the noise in its reports.
-# Prints "ok NAME" / "FAIL NAME: ..." and "N passed, N failed".
+# Results in tests/lib.sh's format ("ok   NAME", "FAIL NAME: WHY", "N passed, N failed").
 set -u
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 cd "$REPO" || exit 1

@@ -25,8 +25,8 @@
 #   KCSAND_VM_HOTPLUG=1 tests/vm/kernel-pairs.sh   (about 2 minutes; at most 6)
 #
 # KCSAND_PAIRS_KCSANCTL names another kcsanctl (an older build, to compare).
-# Prints "ok NAME" / "FAIL NAME: ..." and "N passed, N failed"; files removed when
-# all passed, unless KCSAND_VM_KEEP is set.  --check DIR re-checks a kept run.
+# Results in tests/lib.sh's format ("ok   NAME", "FAIL NAME: WHY", "N passed, N failed");
+# files removed when all passed, unless KCSAND_VM_KEEP is set.  --check DIR re-checks a kept run.
 set -u
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 cd "$REPO" || exit 1

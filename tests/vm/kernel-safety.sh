@@ -13,8 +13,8 @@
 # with its code run and checked (tests/vm/noise-lib.sh, in the cache steps), nothing
 # left after SIGKILL, each CPU's breakpoints closed by its own thread at teardown (the
 # lockup of docs/kernel-mode.md), and a clean kernel log.
-# Prints "ok NAME" / "FAIL NAME: ..." and "N passed, N failed"; the run's files are
-# removed when all passed, unless KCSAND_VM_KEEP is set.
+# Results in tests/lib.sh's format ("ok   NAME", "FAIL NAME: WHY", "N passed, N failed");
+# the run's files are removed when all passed, unless KCSAND_VM_KEEP is set.
 # tests/vm/kernel-safety.sh --check DIR checks the kept files of an earlier run.
 set -u
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)

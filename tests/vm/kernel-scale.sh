@@ -18,8 +18,8 @@
 #   - the module unloaded while its functions have kprobes: the run ends cleanly;
 # then that no kprobe or BPF link was left and that the guest's kernel log has no
 # lockup, stall, warning or BUG.
-# Prints "ok NAME" / "FAIL NAME: ..." and "N passed, N failed"; the run's files are
-# removed when all passed, unless KCSAND_VM_KEEP is set.
+# Results in tests/lib.sh's format ("ok   NAME", "FAIL NAME: WHY", "N passed, N failed");
+# the run's files are removed when all passed, unless KCSAND_VM_KEEP is set.
 # tests/vm/kernel-scale.sh --check DIR checks the kept files of an earlier run.
 set -u
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)

@@ -7,8 +7,8 @@
 # runs every scenario in its own round,
 # and checks the reports scenario by scenario, then that no kprobe was left and that
 # the guest's kernel log has no lockup, stall or other BUG.
-# Prints "ok NAME" / "FAIL NAME: ..." and "N passed, N failed"; the run's files are
-# removed when all passed, unless KCSAND_VM_KEEP is set.
+# Results in tests/lib.sh's format ("ok   NAME", "FAIL NAME: WHY", "N passed, N failed");
+# the run's files are removed when all passed, unless KCSAND_VM_KEEP is set.
 set -u
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 cd "$REPO"

@@ -16,8 +16,8 @@
 #   tests/vm/kernel-wedge.sh [SECONDS]        (default 60, make check 30; the issue's size: 600)
 #
 # KCSAND_WEDGE_KCSANCTL names another kcsanctl (an older build, to compare).
-# Prints "ok NAME" / "FAIL NAME: ..." and "N passed, N failed"; files removed when
-# all passed, unless KCSAND_VM_KEEP is set.  --check DIR re-checks a kept run.
+# Results in tests/lib.sh's format ("ok   NAME", "FAIL NAME: WHY", "N passed, N failed");
+# files removed when all passed, unless KCSAND_VM_KEEP is set.  --check DIR re-checks a kept run.
 set -u
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 cd "$REPO" || exit 1

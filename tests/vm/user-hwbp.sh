@@ -10,7 +10,7 @@
 # whose emulated debug registers trap, with tests/vm/user-hwbp-steps.sh.  Checks:
 # the guest's debug registers trap (or nothing here could pass), every needs=hwbp
 # case passed, no BPF link was left, and the guest's kernel log is clean.
-# Prints "ok NAME" / "FAIL NAME: ..." and "N passed, N failed".
+# Results in tests/lib.sh's format ("ok   NAME", "FAIL NAME: WHY", "N passed, N failed").
 set -u
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 cd "$REPO"
