@@ -23,6 +23,7 @@ cd "$REPO" || exit 2
 # bash's process substitution reads /dev/fd/N, which the guest's devtmpfs lacks.
 [ -e /dev/fd ] || ln -s /proc/self/fd /dev/fd
 . "$REPO/tests/vm/steps-lib.sh"
+. "$REPO/tests/lib.sh"		# summary_value
 { build/tests/tools/hw_traps; echo "exit $?"; } > "$OUT/hw_traps.txt" 2>&1
 # KCSAND_TEST_TCG: kcsan-vm runs this guest under TCG, which locks up on the tcg=no cases.
 # The case timeout is a hang's bound, not a case's time (10-40 s on a quiet host): at host
@@ -47,10 +48,9 @@ fi
 CHURN=build/tests/daemon/churn
 CHURN_TIMEOUT=300
 CHURN_ROUNDS=18
-summary() { grep -m1 '^kcsand: [0-9]* report' "$1" | grep -oE "$2: [0-9]+" | grep -oE '[0-9]+$'; }
 step churn timeout "$CHURN_TIMEOUT" build/kcsanctl run -v --functions 'reader*,pace' \
 	--param overhead_budget=100 -- "$CHURN" "$CHURN_ROUNDS" 3000 > "$OUT/churn-esc.out" 2>&1
-echo "escalation $? $(summary "$OUT/churn-esc.out" hw_watchpoints_armed)" > "$OUT/churn.txt"
+echo "escalation $? $(summary_value hw_watchpoints_armed "$OUT/churn-esc.out")" > "$OUT/churn.txt"
 # Hot turns on execute breakpoints: one run of three was killed by SIGSEGV in the
 # uprobe XOL area here (docs/RELIABILITY.md, finding 4), cause not found yet, so
 # they run only when asked: KCSAND_VM_CHURN_TURNS=N tests/vm/user-hwbp.sh.
@@ -58,7 +58,7 @@ for ((i = 0; i < TURNS; i++)); do
 	timeout "$CHURN_TIMEOUT" build/kcsanctl run -v --functions 'reader*,pace' --param overhead_budget=10 \
 		--param sampler_warmup_cpu_ms=0 --param sampler_period_ms=50 \
 		--param sampler_turn_ms=5 -- "$CHURN" 20 30000 > "$OUT/churn-turn-$i.out" 2>&1
-	echo "turns $? $(summary "$OUT/churn-turn-$i.out" hot_turns)" >> "$OUT/churn.txt"
+	echo "turns $? $(summary_value hot_turns "$OUT/churn-turn-$i.out")" >> "$OUT/churn.txt"
 done
 bpftool link list > "$OUT/bpf-after.txt" 2>&1
 exit 0
