@@ -90,7 +90,7 @@ else
 	fail escalation_after_unknown_origin "the unknown-origin report (line ${first_unknown:-none}) must come before the writer's report (line ${first_pair:-none})"
 fi
 summary=$(grep -m1 '^kcsand: [0-9]* reports\?, ' "$out/escalation.err")
-armed=$(grep -oE 'hw_watchpoints_armed: [0-9]+' <<< "$summary" | grep -oE '[0-9]+$')
+armed=$(summary_value hw_watchpoints_armed "$out/escalation.err")
 if [ "${armed:-0}" -ge 1 ] && grep -qE '^kcsand: escalation: write watchpoint [0-3] on 0xffff[0-9a-f]+ \(8 bytes\), [0-9]+ CPUs, armed in' "$out/escalation.err"; then
 	ok escalation_armed_a_watchpoint
 	grep -m1 'escalation: write watchpoint' "$out/escalation.err" | sed 's/^/     /'

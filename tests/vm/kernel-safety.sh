@@ -63,7 +63,7 @@ if ran ceiling && [ "$(kv ceiling stalls_clamped)" -gt 0 ] 2>/dev/null &&
 	ok stall_ceiling_in_bpf
 	echo "     setup_watchpoints $(kv ceiling setup_watchpoints), stalls_clamped $(kv ceiling stalls_clamped)"
 else
-	fail stall_ceiling_in_bpf "exit $(step_status ceiling); $(summary ceiling | grep -oE '(setup_watchpoints|stalls_clamped): [0-9]+' | tr '\n' ' ')"
+	fail stall_ceiling_in_bpf "exit $(step_status ceiling); setup_watchpoints $(kv ceiling setup_watchpoints), stalls_clamped $(kv ceiling stalls_clamped)"
 fi
 
 # Interrupts-off time bounded whatever the parameters (include/kcsand.h,
@@ -89,7 +89,7 @@ if ran heartbeat && [ "$(kv heartbeat heartbeat_missed)" -gt 0 ] 2>/dev/null &&
 	ok heartbeat_stops_checks
 	echo "     setup_watchpoints $(kv heartbeat setup_watchpoints), heartbeat_missed $(kv heartbeat heartbeat_missed)"
 else
-	fail heartbeat_stops_checks "exit $(step_status heartbeat); $(summary heartbeat | grep -oE '(setup_watchpoints|heartbeat_missed): [0-9]+' | tr '\n' ' ')"
+	fail heartbeat_stops_checks "exit $(step_status heartbeat); setup_watchpoints $(kv heartbeat setup_watchpoints), heartbeat_missed $(kv heartbeat heartbeat_missed)"
 fi
 
 # A CPU brought online during a breakpoint run is sampled.

@@ -115,8 +115,7 @@ fi
 # (4) --sample breakpoints over the module: no kprobe, every site sampled, the race.
 B=$out/bp.log
 read -r _ brc _ <<< "$(step bp)"
-sampled=$(grep -m1 '^kcsand: [0-9]* reports*, ' "$B" | grep -oE 'breakpoint_sites_sampled: [0-9]+/[0-9]+' | sed 's/.*: //')
-traps=$(grep -m1 '^kcsand: [0-9]* reports*, ' "$B" | grep -oE 'breakpoint_traps: [0-9]+' | sed 's/.*: //')
+sampled=$(summary_value breakpoint_sites_sampled "$B") traps=$(summary_value breakpoint_traps "$B")
 if [ -f "$out/kprobes-during.txt" ] && [ ! -s "$out/kprobes-during.txt" ]; then ok bp_no_kprobe
 else fail bp_no_kprobe "kprobes registered during the run: $(head -3 "$out/kprobes-during.txt" 2>/dev/null | tr '\n' ';')"; fi
 if [[ ${sampled:-} =~ ^([0-9]+)/([0-9]+)$ ]] && [ "${BASH_REMATCH[1]}" = "${BASH_REMATCH[2]}" ] &&
@@ -147,7 +146,7 @@ grep -m1 '^kcsand: [0-9]* reports*, ' "$B" | grep -oE '(unknown_origin_[a-z]+|da
 
 # (4b) The budget sets the period (10 ms at the start): at 1% the moves alone are over
 # it under TCG, so it must grow; at 100% it must shrink (the machine has room).
-kv() { grep -m1 '^kcsand: [0-9]* reports*, ' "$1" | grep -oE "$2: [0-9-]+" | sed 's/.*: //'; }
+kv() { summary_value "$2" "$1"; }
 read -r _ b1rc _ <<< "$(step budget1)"
 read -r _ b100rc _ <<< "$(step budget100)"
 r1=$(kv "$out/budget1.log" breakpoint_period_range_us); r100=$(kv "$out/budget100.log" breakpoint_period_range_us)
