@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0-only
 #
 # User-mode hardware watchpoints, end to end, where they work.  Some hypervisors
-# never deliver a user-mode debug trap (this project's CI machines among them):
+# never deliver a user-mode debug trap (earlier CI machines of this project among them):
 # there tests/run-scenarios.sh runs the needs=nohwbp twin of each hardware case,
 # which checks that kcsand says so and falls back, and lists the needs=hwbp cases
 # as n/a.  This suite runs those needs=hwbp cases (escalation of a race of unknown
@@ -22,9 +22,9 @@ cd "$REPO"
 
 vm_suite_start user-hwbp build/kcsanctl build/tests/tools/hw_traps
 # The cases in the guest check on 6.1 what the host's run checks on its own kernel, at the
-# price of 120-240 s of make check's critical path (ci-E..I; each user-mode start verifies
-# kcsand_hwbp on 6.1: 12-18 s of each of the six, at load 12), against 1-3 s a case on the
-# host.  The churn below still loads the user-mode programs on 6.1 and arms watchpoints there.
+# price of 120-190 s of make check's critical path (ci-E..I's scenarios step; each user-mode
+# start verifies kcsand_hwbp on 6.1: 12-18 s of each of the six, at load 12), against 1-3 s
+# a case on the host.  The churn below still loads the user-mode programs on 6.1 and arms watchpoints there.
 cases=1
 [ -z "${KCSAND_VM_USER_CASES:-}" ] && build/tests/tools/hw_traps > /dev/null && cases=0
 # Not the tcg=no cases: the guest's TCG emulator locks a CPU up on what they do (docs/stacks.md).
