@@ -24,7 +24,8 @@ vm_suite_start user-hwbp build/kcsanctl build/tests/tools/hw_traps
 # The cases in the guest check on 6.1 what the host's run checks on its own kernel, at the
 # price of 120-190 s of make check's critical path (ci-E..I's scenarios step; each user-mode
 # start verifies kcsand_hwbp on 6.1: 12-18 s of each of the six, at load 12), against 1-3 s
-# a case on the host.  The churn below still loads the user-mode programs on 6.1 and arms watchpoints there.
+# a case on the host.  The churn below still loads the user-mode programs on 6.1 and arms
+# watchpoints there.
 cases=1
 [ -z "${KCSAND_VM_USER_CASES:-}" ] && build/tests/tools/hw_traps > /dev/null && cases=0
 # Not the tcg=no cases: the guest's TCG emulator locks a CPU up on what they do (docs/stacks.md).
