@@ -98,7 +98,12 @@ int kcsand_xbp(struct bpf_perf_event_data *ctx)
 	struct pt_regs *regs = (struct pt_regs *)&ctx->regs;
 	__u32 site = (__u32)bpf_get_attach_cookie(ctx);
 
-	if (traced())
+	if (!traced())
+		return 0;
+	/* A history watch's data breakpoint (bpf/history_watch.bpf.h): loaded with this one. */
+	if (site & KCSAND_COOKIE_HB_WATCH)
+		history_watch_trap(ctx, regs, site & (KCSAND_HW_SLOTS - 1));
+	else
 		check_user_access(ctx, regs, site, CHECK_EVERY);
 	return 0;
 }

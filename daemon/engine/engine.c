@@ -251,6 +251,11 @@ static int load_ksyms(struct engine *e)
  * it has no room for.
  */
 #define ENGINE_BATCH		256
+/*
+ * Debug registers the history's watches may hold at once, of the four: the
+ * other two stay free for escalations, watches and a hot turn's sites.
+ */
+#define ENGINE_HB_WATCHES	2
 #define ENGINE_BATCH_FULL	(-EAGAIN)	/* on_event's stop, not an error */
 
 /* A stack copy, kept for engine_process_ustacks(): unwinding is no work for the callback. */
@@ -277,6 +282,10 @@ static int on_event(void *ctx, void *data, size_t len)
 	}
 	if (len >= sizeof(struct kcsand_ustack) && rec->type == KCSAND_REC_USTACK)
 		return queue_ustack(e, data);
+	if (len >= sizeof(struct kcsand_hb_watch) && rec->type == KCSAND_REC_HB_WATCH) {
+		hwbp__hb_watch(e->hw, data);
+		return 0;
+	}
 	if (len >= sizeof(struct kcsand_hw_access) && rec->type == KCSAND_REC_HW_ACCESS) {
 		if (!hwbp__pair(e->hw, data, &paired))
 			return 0;
@@ -407,6 +416,7 @@ static int start_loaded(struct engine *e)
 		hb_pace__init(&e->hb_pace);
 		if (err)
 			return err;
+		hwbp__hb_init(e->hw, ENGINE_HB_WATCHES);
 	}
 	e->rb = ring_buffer__new(bpf_map__fd(skel->maps.events), on_event, e, NULL);
 	if (!e->rb) {
@@ -567,6 +577,9 @@ static void take_late_program(struct engine *e)
 		return;
 	if (prog && e->tt)
 		thread_turn__set_prog(e->tt, prog);
+	/* The same program checks the history's watches (bpf/history_watch.bpf.h). */
+	if (prog && e->hist)
+		hwbp__hb_enable(e->hw, prog);
 	sampler__set_xbp_trap_ns(e->sampler, trap_ns);
 }
 

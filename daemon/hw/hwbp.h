@@ -39,6 +39,9 @@ struct hwbp_stats {
 	uint64_t outside;		/* decoded accesses outside the variable, dropped */
 	uint64_t undecoded;		/* traps before their instruction was decoded */
 	unsigned long decoded;		/* instructions decoded for traps */
+	unsigned long hb_watches;	/* the history's watches armed */
+	unsigned long hb_spent;		/* of them, trapped by a write and closed */
+	unsigned long hb_no_slot;	/* watches asked for when no slot was free */
 };
 
 /*
@@ -130,6 +133,16 @@ int hwbp__pair(struct hwbp *hw, const struct kcsand_hw_access *a, struct kcsand_
 /* The report of write a, trapped after the race of unknown origin race. */
 void hwbp__later_write(const struct kcsand_report *race, const struct kcsand_hw_access *a,
 		       struct kcsand_report *out);
+/*
+ * The history's watches (bpf/history_watch.bpf.h, hw/hb_watch.c): max, the
+ * slots they may hold at once (never taken from escalations or watches; an
+ * escalation may take theirs), from the start; prog, the trap's program
+ * (kcsand_xbp), once loaded: what was asked for before is armed then.
+ */
+void hwbp__hb_init(struct hwbp *hw, unsigned int max);
+void hwbp__hb_enable(struct hwbp *hw, struct bpf_program *prog);
+/* A KCSAND_REC_HB_WATCH record: arm the watch it asks for, or close the one it spent. */
+void hwbp__hb_watch(struct hwbp *hw, const struct kcsand_hb_watch *rq);
 /* Retire escalations that found nothing in time; from the poll loop. */
 void hwbp__tick(struct hwbp *hw);
 /*
