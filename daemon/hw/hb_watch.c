@@ -28,8 +28,6 @@
 #include "util/clock.h"
 #include "util/print.h"
 
-#define HB_WATCH_MS	10000	/* a watch no write trapped gives way */
-#define HB_MIN_HOLD_MS	20	/* before a newer read of the same thread replaces it */
 #define HB_ROOM_MS	10	/* BPF may offer hb_max reads per this */
 
 #define MS		1000000ull
@@ -42,13 +40,7 @@ void hwbp__hb_init(struct hwbp *hw, unsigned int max)
 	hw->skel->bss->hb_watch_room = (int)hw->hb_max;
 }
 
-/*
- * Where rq goes among n watches (the time each was taken in at[], its
- * reader in tid[], 0 for a free one): a free one, else the oldest of the
- * same reader's held HB_MIN_HOLD_MS, else the oldest held HB_WATCH_MS;
- * -1 for none.
- */
-static int hb_place(const uint64_t *at, const pid_t *tid, int n, pid_t reader, uint64_t now)
+int hwbp__hb_place(const uint64_t *at, const pid_t *tid, int n, pid_t reader, uint64_t now)
 {
 	int same = -1, old = -1;
 
@@ -120,7 +112,7 @@ static int hb_slot_for(struct hwbp *hw, const struct kcsand_hb_watch *rq, uint64
 		}
 		map[n++] = i;
 	}
-	i = hb_place(at, tid, n, (pid_t)rq->tid, now);
+	i = hwbp__hb_place(at, tid, n, (pid_t)rq->tid, now);
 	if (i < 0)
 		return -1;
 	if (at[i])
@@ -139,7 +131,7 @@ static void hb_keep(struct hwbp *hw, const struct kcsand_hb_watch *rq, uint64_t 
 		at[i] = hw->hb_pend[i].at_ns;
 		tid[i] = (pid_t)hw->hb_pend[i].rq.tid;
 	}
-	i = hb_place(at, tid, n, (pid_t)rq->tid, now);
+	i = hwbp__hb_place(at, tid, n, (pid_t)rq->tid, now);
 	if (i < 0) {
 		hw->st.hb_no_slot++;
 		return;
