@@ -241,6 +241,9 @@ run_one() {
 		     ! grep -Eq 'locked instruction; [1-9][0-9]* late,' <<<"$out"; then
 			fail_with "$label" "no positive control: no locked release published late" \
 				"$(grep '^kcsand: history: [0-9]* sync' <<<"$out")"
+		elif [[ $3 == *lockpoll* ]] && ! grep -Eq '; [1-9][0-9]* polled under a lock, left plain;' <<<"$out"; then
+			fail_with "$label" "no positive control: no polled load left plain under its loop's lock" \
+				"$(grep -o '[0-9]* polled under a lock' <<<"$out")"
 		elif [[ $3 == *watch* ]] &&
 		     ! grep -Eq ', [1-9][0-9]* writes caught by those watches and checked$' <<<"$out"; then
 			fail_with "$label" "no positive control: no write caught by the history's watches" \
