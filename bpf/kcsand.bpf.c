@@ -98,13 +98,23 @@ int kcsand_xbp(struct bpf_perf_event_data *ctx)
 	struct pt_regs *regs = (struct pt_regs *)&ctx->regs;
 	__u32 site = (__u32)bpf_get_attach_cookie(ctx);
 
-	if (!traced())
-		return 0;
-	/* A history watch's data breakpoint (bpf/history_watch.bpf.h): loaded with this one. */
-	if (site & KCSAND_COOKIE_HB_WATCH)
-		history_watch_trap(ctx, regs, site & (KCSAND_HW_SLOTS - 1));
-	else
+	if (traced())
 		check_user_access(ctx, regs, site, CHECK_EVERY);
+	return 0;
+}
+
+/*
+ * A history watch's data breakpoint trapped (bpf/history_watch.bpf.h); the
+ * cookie is the slot.  Loaded after kcsand_xbp, on the same thread
+ * (engine/late_load.c), so that hot turns do not wait for it.
+ */
+SEC("perf_event")
+int kcsand_hb_watch(struct bpf_perf_event_data *ctx)
+{
+	__u32 slot = (__u32)bpf_get_attach_cookie(ctx) & (KCSAND_HW_SLOTS - 1);
+
+	if (traced())
+		history_watch_trap(ctx, (struct pt_regs *)&ctx->regs, slot);
 	return 0;
 }
 

@@ -136,11 +136,6 @@ struct kcsand_site {
  * from the probe.
  */
 #define KCSAND_COOKIE_AHEAD	(1u << 31)
-/*
- * The cookie of a history watch's data breakpoint (KCSAND_HW_HISTORY),
- * attached to the hot turns' program (kcsand_xbp): this bit and the slot.
- */
-#define KCSAND_COOKIE_HB_WATCH	(1u << 30)
 
 /*
  * The memory order of a marked access, when its source line names one

@@ -316,6 +316,7 @@ static void select_kernel_programs(struct engine *e, struct kcsand_bpf *skel)
 	bpf_program__set_autoload(skel->progs.kcsand_hwbp, false);
 	/* User mode's hot turns: kernel mode samples by kcsand_kxbp. */
 	bpf_program__set_autoload(skel->progs.kcsand_xbp, false);
+	bpf_program__set_autoload(skel->progs.kcsand_hb_watch, false);
 	bpf_program__set_autoload(skel->progs.kcsand_kprobe, e->nr_cookies && !breakpoints);
 	bpf_program__set_autoload(skel->progs.kcsand_kxbp, breakpoints);
 	/*
@@ -354,6 +355,7 @@ static void select_programs(struct engine *e, struct kcsand_bpf *skel)
 	 * load 20) outlasted the races it was to catch.
 	 */
 	bpf_program__set_autoload(skel->progs.kcsand_xbp, false);
+	bpf_program__set_autoload(skel->progs.kcsand_hb_watch, false);
 	if (hwbp__no_traps_why())
 		bpf_program__set_autoload(skel->progs.kcsand_hwbp, false);
 	if (e->multi) {
@@ -485,7 +487,8 @@ static int load(struct engine *e)
 	err = load_selected(skel);
 	if (err)
 		return err;
-	if (!e->opts.kernel && !hwbp__no_traps_why() && late_load__start(skel, &e->late))
+	if (!e->opts.kernel && !hwbp__no_traps_why() &&
+	    late_load__start(skel, e->opts.history, &e->late))
 		pr_warn("hot turns use uprobes on every thread: no thread to load their program\n");
 	return start_loaded(e);
 }
@@ -573,13 +576,13 @@ static void take_late_program(struct engine *e)
 	struct bpf_program *prog;
 	double trap_ns;
 
+	/* The history's watches' program comes after (bpf/history_watch.bpf.h). */
+	if (late_load__take_watch(e->late, &prog) && prog && e->hist)
+		hwbp__hb_enable(e->hw, prog);
 	if (!late_load__take(e->late, &prog, &trap_ns))
 		return;
 	if (prog && e->tt)
 		thread_turn__set_prog(e->tt, prog);
-	/* The same program checks the history's watches (bpf/history_watch.bpf.h). */
-	if (prog && e->hist)
-		hwbp__hb_enable(e->hw, prog);
 	sampler__set_xbp_trap_ns(e->sampler, trap_ns);
 }
 

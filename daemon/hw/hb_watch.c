@@ -13,7 +13,7 @@
  * free slot, else in place of a watch of the same thread's held for
  * HB_MIN_HOLD_MS (a thread's newer read: a program's first reads are of
  * data set up before its threads exist), else dropped (counted).  Offers
- * that come before the trap's program is loaded (the hot turns' program,
+ * that come before the trap's program is loaded (kcsand_hb_watch,
  * loaded after the start) wait in hb_pend[] under the same rule, and are
  * armed when it is in: a parallel loop's boundary read comes in its first
  * milliseconds, its write at its end.

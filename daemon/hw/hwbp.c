@@ -211,8 +211,7 @@ static int add_event(struct hwbp *hw, int i, pid_t pid, int cpu)
 		.exclude_user = hw->kernel,
 		.exclude_hv = 1,
 	};
-	LIBBPF_OPTS(bpf_perf_event_opts, po,
-		    .bpf_cookie = hist ? KCSAND_COOKIE_HB_WATCH | (unsigned int)i : (unsigned int)i);
+	LIBBPF_OPTS(bpf_perf_event_opts, po, .bpf_cookie = i);
 	struct bpf_link *l;
 	long fd;
 	int err;
