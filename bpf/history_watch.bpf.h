@@ -95,7 +95,8 @@ static __always_inline void hb_watch_spent(__u32 slot, __u32 gen)
 	rec->spent = 1;
 	rec->slot = slot;
 	rec->gen = gen;
-	bpf_ringbuf_submit(rec, 0);
+	/* Woken now: until the daemon closes them, its events trap for nothing. */
+	bpf_ringbuf_submit(rec, BPF_RB_FORCE_WAKEUP);
 }
 
 /*
@@ -200,7 +201,12 @@ static __always_inline void history_watch_trap(void *ctx, struct pt_regs *regs, 
 	int fill;
 	__u64 t0;
 
-	if (!hs || hs->mode != KCSAND_HW_HISTORY || !PARAM(enabled) || !hb_traced() || hb_paused)
+	if (!hs || hs->mode != KCSAND_HW_HISTORY) {
+		/* Spent, its events not closed yet: a trap that costs and checks nothing. */
+		hb_count(KCSAND_HB_CTR_WATCH_STALE);
+		return;
+	}
+	if (!PARAM(enabled) || !hb_traced() || hb_paused)
 		return;
 	t0 = bpf_ktime_get_ns();
 	t = hb_self();

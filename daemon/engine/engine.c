@@ -251,11 +251,6 @@ static int load_ksyms(struct engine *e)
  * it has no room for.
  */
 #define ENGINE_BATCH		256
-/*
- * Debug registers the history's watches may hold at once, of the four: the
- * other two stay free for escalations, watches and a hot turn's sites.
- */
-#define ENGINE_HB_WATCHES	2
 #define ENGINE_BATCH_FULL	(-EAGAIN)	/* on_event's stop, not an error */
 
 /* A stack copy, kept for engine_process_ustacks(): unwinding is no work for the callback. */
@@ -418,7 +413,7 @@ static int start_loaded(struct engine *e)
 		hb_pace__init(&e->hb_pace);
 		if (err)
 			return err;
-		hwbp__hb_init(e->hw, ENGINE_HB_WATCHES);
+		hwbp__hb_init(e->hw, e->opts.params.v[PARAM_HISTORY_WATCHES]);
 	}
 	e->rb = ring_buffer__new(bpf_map__fd(skel->maps.events), on_event, e, NULL);
 	if (!e->rb) {
@@ -488,7 +483,8 @@ static int load(struct engine *e)
 	if (err)
 		return err;
 	if (!e->opts.kernel && !hwbp__no_traps_why() &&
-	    late_load__start(skel, e->opts.history, &e->late))
+	    late_load__start(skel, e->opts.history && e->opts.params.v[PARAM_HISTORY_WATCHES],
+			     &e->late))
 		pr_warn("hot turns use uprobes on every thread: no thread to load their program\n");
 	return start_loaded(e);
 }

@@ -5,7 +5,7 @@
  *
  * The reader reads the last element of the writer's chunk at its start,
  * then waits at a barrier; the writer fills its chunk but the last element
- * for 200 passes and 3 seconds at least (put() backed off by the sampler), waits at the
+ * for 200 passes and 4 seconds at least (put() backed off by the sampler), waits at the
  * barrier, then fills it with the last.  The history's watch of the read
  * traps that write, which the barrier orders after the read: checked, and
  * silent.  The positive control is the watch's catch (-v: "N writes caught
@@ -18,7 +18,7 @@
 #define N 256
 /* Long enough for put() to use up the cold start's credit, and for the watch to be armed. */
 #define FILL_PASSES 200
-#define FILL_NS 3000000000L
+#define FILL_NS 4000000000L
 
 static long a[N];
 static pthread_barrier_t met;

@@ -5,7 +5,7 @@
  * The shape of a parallel loop whose neighbour reads across its chunk's
  * edge (DataRaceBench's DRB014 and DRB031): the reader reads the last
  * element of the writer's chunk once, at its start; the writer fills its
- * chunk for 200 passes and 3 seconds at least, every element but the last, then once more
+ * chunk for 200 passes and 4 seconds at least, every element but the last, then once more
  * with the last.  By then put() has been hit millions of times and the
  * sampler has backed it off, so that write is not probed: only the
  * history's watch of the read (a write breakpoint in the other threads)
@@ -18,7 +18,7 @@
 #define N 256
 /* Long enough for put() to use up the cold start's credit, and for the watch to be armed. */
 #define FILL_PASSES 200
-#define FILL_NS 3000000000L
+#define FILL_NS 4000000000L
 
 static long a[N];
 
