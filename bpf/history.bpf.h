@@ -402,7 +402,7 @@ struct hb_access {
 	__u32 site_idx;
 	__u32 size;
 	__u32 type;		/* KCSAND_ACCESS_* and HB_TYPE_* */
-	__u32 __pad;
+	__u32 flags;		/* KCSAND_ACC_*: a watch's trap, after the access */
 };
 
 /* Where an access goes: its own cell, else a free one, else one it is ordered after. */
@@ -629,5 +629,6 @@ static __always_inline long hb_vma_find(struct task_struct *task, __u64 addr, st
 #include "tasks.bpf.h"
 #include "history_shadow.bpf.h"
 #include "history_sync.bpf.h"
+#include "history_watch.bpf.h"
 
 #endif

@@ -132,6 +132,7 @@ static __noinline void hb_report(void *ctx, const struct hb_scratch *scratch, __
 	rec->this.site = a->site_idx;
 	rec->this.size = a->size;
 	rec->this.type = a->type & HB_TYPE_ACCESS;
+	rec->this.flags = a->flags;
 	rec->this.ra = a->ra;
 	rec->this.ustack = a->ustack;
 	bpf_get_current_comm(rec->this.comm, sizeof(rec->this.comm));
@@ -761,6 +762,7 @@ static __always_inline void hb_access_fill(struct hb_scratch *scratch,
 	scratch->acc.size = site->size;
 	scratch->acc.type = type;
 	scratch->acc.ra = 0;
+	scratch->acc.flags = 0;
 	if (site->ra_off >= 0)
 		bpf_probe_read_user(&scratch->acc.ra, sizeof(scratch->acc.ra),
 				    (void *)(regs->sp + site->ra_off));
@@ -1010,6 +1012,27 @@ static __noinline int hb_inflight(struct hb_thread *t, const struct hb_scratch *
 	return 1;
 }
 
+/* Check scratch->acc (filled) against the shadow of its granules, remember it, report a race. */
+static __always_inline void hb_check_report(void *ctx, struct pt_regs *regs, struct hb_thread *t,
+					    struct hb_scratch *scratch)
+{
+	/* Reported from here: the two calls' frames would not fit next to the engine's. */
+	if (hb_access_granules(ctx, scratch, t) &&
+	    !hb_task_stack_dead(t->tgid, scratch->acc.addr, scratch->found.time_ns, regs->sp) &&
+	    !hb_inflight(t, scratch) &&
+	    hb_report_due(scratch->found.site, scratch->acc.site_idx, scratch->now)) {
+		/* Before the report, as a watcher's (engine.bpf.h's emit_report). */
+		scratch->acc.ustack = ustack_send_seq(regs, 1, 0);
+		hb_report(ctx, scratch, t->tgid);
+	}
+	if (scratch->copy_key)
+		hb_stack_copy(regs, scratch->copy_key);
+}
+
+/* bpf/history_watch.bpf.h: a read of a granule the shadow had nothing of, to be watched. */
+static __always_inline void hb_watch_offer(const struct hb_thread *t,
+					   struct hb_scratch *scratch, __u64 sp);
+
 /*
  * A sampled access (an armed site's uprobe, or its execute breakpoint in a
  * hot turn).  Kernel mode stays KCSAN-only: hb_enabled is never set there.
@@ -1055,17 +1078,9 @@ static __always_inline void history_access(void *ctx, struct pt_regs *regs, __u3
 	hb_count(KCSAND_HB_CTR_CHECKED);
 	if (scratch->acc.type & KCSAND_ACCESS_ATOMIC)
 		hb_count(KCSAND_HB_CTR_MARKED_CHECKED);
-	/* Reported from here: the two calls' frames would not fit next to the engine's. */
-	if (hb_access_granules(ctx, scratch, t) &&
-	    !hb_task_stack_dead(t->tgid, scratch->acc.addr, scratch->found.time_ns, regs->sp) &&
-	    !hb_inflight(t, scratch) &&
-	    hb_report_due(scratch->found.site, site_idx, scratch->now)) {
-		/* Before the report, as a watcher's (engine.bpf.h's emit_report). */
-		scratch->acc.ustack = ustack_send_seq(regs, 1, 0);
-		hb_report(ctx, scratch, t->tgid);
-	}
-	if (scratch->copy_key)
-		hb_stack_copy(regs, scratch->copy_key);
+	hb_check_report(ctx, regs, t, scratch);
+	/* Not on the race's result: two paths through what follows, for the verifier. */
+	hb_watch_offer(t, scratch, regs->sp);
 	/* A marked access's acquire or release comes after its own check (its epoch). */
 	if (scratch->acc.type & KCSAND_ACCESS_ATOMIC)
 		hb_marked(t, site, site_idx, scratch->acc.addr, scratch->acc.ip + site->probe_delta,

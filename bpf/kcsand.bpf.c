@@ -104,6 +104,21 @@ int kcsand_xbp(struct bpf_perf_event_data *ctx)
 }
 
 /*
+ * A history watch's data breakpoint trapped (bpf/history_watch.bpf.h); the
+ * cookie is the slot.  Loaded after kcsand_xbp, on the same thread
+ * (engine/late_load.c), so that hot turns do not wait for it.
+ */
+SEC("perf_event")
+int kcsand_hb_watch(struct bpf_perf_event_data *ctx)
+{
+	__u32 slot = (__u32)bpf_get_attach_cookie(ctx) & (KCSAND_HW_SLOTS - 1);
+
+	if (traced())
+		history_watch_trap(ctx, (struct pt_regs *)&ctx->regs, slot);
+	return 0;
+}
+
+/*
  * Kernel mode.  preempt_count says whether the probed code runs in a task or
  * an interrupt.  It is __preempt_count on 6.1 and 6.15+, pcpu_hot's field in
  * between.  A classic kprobe enters through int3, which the kernel treats

@@ -212,6 +212,27 @@ enum kcsand_rec_type {
 	KCSAND_REC_USTACK = 4,		/* struct kcsand_ustack */
 	/* A process held by the history (bpf/history.bpf.h): only wakes the daemon up. */
 	KCSAND_REC_HB_HELD = 5,		/* struct kcsand_hb_held */
+	/* The history asks for a watch, or says one was spent (bpf/history_watch.bpf.h). */
+	KCSAND_REC_HB_WATCH = 6,	/* struct kcsand_hb_watch */
+};
+
+/*
+ * A plain read of a granule the history had nothing of (no thread's access
+ * remembered there): the next write of another thread may be at a site the
+ * sampler has backed off, so a write breakpoint in the other threads checks
+ * it against the history (daemon/hw/hwbp.c, hwbp__hb_watch()).  With spent
+ * set, the slot's breakpoint trapped once and may be closed.
+ */
+struct kcsand_hb_watch {
+	__u32 type;		/* KCSAND_REC_HB_WATCH */
+	__u32 tgid;
+	__u32 tid;		/* the reader: its own writes are ordered after its read */
+	__u32 size;
+	__u64 addr;
+	__u32 spent;		/* 1: slot's watch trapped (gen), close it */
+	__u32 slot;
+	__u32 gen;
+	__u32 __pad;
 };
 
 struct kcsand_hb_held {
@@ -495,6 +516,7 @@ enum kcsand_hw_mode {
 	KCSAND_HW_OFF = 0,
 	KCSAND_HW_ESCALATION = 1,	/* after a race of unknown origin: find the writer */
 	KCSAND_HW_WATCH = 2,		/* kcsanctl watch: every conflicting pair */
+	KCSAND_HW_HISTORY = 3,		/* the history's watch of a read: the next write checked */
 };
 
 /*
@@ -677,6 +699,9 @@ enum kcsand_hb_counter {
 	KCSAND_HB_CTR_FULFILLED,	/* omp_fulfill_event()s: a detached task's completion */
 	KCSAND_HB_CTR_SPIN_WAITED,	/* events inside a spin-wait loop's calls: its acquire waits */
 	KCSAND_HB_CTR_ACQ_SPILLED,	/* acquires pushed out of a thread's last ones: hb_acq_spill */
+	KCSAND_HB_CTR_WATCH_ASKED,	/* reads of granules it had nothing of, sent to be watched */
+	KCSAND_HB_CTR_WATCH_TRAPS,	/* writes those watches caught, checked (history_watch_trap) */
+	KCSAND_HB_CTR_WATCH_STALE,	/* traps of watches spent, their events not closed yet */
 	KCSAND_HB_CTR_COUNT,
 };
 

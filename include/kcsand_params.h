@@ -128,6 +128,14 @@
 	 */									\
 	X(RING_BUFFER_KB, ring_buffer_kb, 4, 262144, 1024, 1024, LOAD,		\
 	  "KiB of the reports' ring buffer (rounded up to a power of two; "	\
-	  "at start only)")
+	  "at start only)")							\
+	/*									\
+	 * The history's watches of reads (docs/history.md): off by default,	\
+	 * since a write breakpoint armed in a program's threads made P2 (the	\
+	 * hash table, on this project's KVM guests) run 2 to 3 times longer.	\
+	 */									\
+	X(HISTORY_WATCHES, history_watches, 0, 2, 0, 0, LOAD,			\
+	  "history (user mode): debug registers its watches of reads may hold " \
+	  "(0: none; at start only)")
 
 #endif /* KCSAND_PARAMS_LIST_H */

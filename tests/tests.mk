@@ -98,12 +98,12 @@ scenario-tests: scenario-programs $(OUT)/kcsanctl
 
 # The history detector on the racy and race-free programs of tests/history/ (needs root;
 # the script builds them, from the two tables it reads).
-history-tests: $(OUT)/kcsanctl
+history-tests: $(OUT)/kcsanctl $(OUT)/tests/tools/hw_traps
 	tests/history-check.sh $(OUT)
 
 # Not in make check: every race-free program 5 times (the issue's bar for the corpus),
 # each run a fresh process and a result of its own.
-history-soak: $(OUT)/kcsanctl
+history-soak: $(OUT)/kcsanctl $(OUT)/tests/tools/hw_traps
 	KCSAND_HISTORY_RUNS=5 tests/history-check.sh $(OUT)
 
 .PHONY: history-tests history-soak

@@ -277,6 +277,10 @@ static int on_event(void *ctx, void *data, size_t len)
 	}
 	if (len >= sizeof(struct kcsand_ustack) && rec->type == KCSAND_REC_USTACK)
 		return queue_ustack(e, data);
+	if (len >= sizeof(struct kcsand_hb_watch) && rec->type == KCSAND_REC_HB_WATCH) {
+		hwbp__hb_watch(e->hw, data);
+		return 0;
+	}
 	if (len >= sizeof(struct kcsand_hw_access) && rec->type == KCSAND_REC_HW_ACCESS) {
 		if (!hwbp__pair(e->hw, data, &paired))
 			return 0;
@@ -307,6 +311,7 @@ static void select_kernel_programs(struct engine *e, struct kcsand_bpf *skel)
 	bpf_program__set_autoload(skel->progs.kcsand_hwbp, false);
 	/* User mode's hot turns: kernel mode samples by kcsand_kxbp. */
 	bpf_program__set_autoload(skel->progs.kcsand_xbp, false);
+	bpf_program__set_autoload(skel->progs.kcsand_hb_watch, false);
 	bpf_program__set_autoload(skel->progs.kcsand_kprobe, e->nr_cookies && !breakpoints);
 	bpf_program__set_autoload(skel->progs.kcsand_kxbp, breakpoints);
 	/*
@@ -345,6 +350,7 @@ static void select_programs(struct engine *e, struct kcsand_bpf *skel)
 	 * load 20) outlasted the races it was to catch.
 	 */
 	bpf_program__set_autoload(skel->progs.kcsand_xbp, false);
+	bpf_program__set_autoload(skel->progs.kcsand_hb_watch, false);
 	if (hwbp__no_traps_why())
 		bpf_program__set_autoload(skel->progs.kcsand_hwbp, false);
 	if (e->multi) {
@@ -407,6 +413,7 @@ static int start_loaded(struct engine *e)
 		hb_pace__init(&e->hb_pace);
 		if (err)
 			return err;
+		hwbp__hb_init(e->hw, e->opts.params.v[PARAM_HISTORY_WATCHES]);
 	}
 	e->rb = ring_buffer__new(bpf_map__fd(skel->maps.events), on_event, e, NULL);
 	if (!e->rb) {
@@ -475,7 +482,9 @@ static int load(struct engine *e)
 	err = load_selected(skel);
 	if (err)
 		return err;
-	if (!e->opts.kernel && !hwbp__no_traps_why() && late_load__start(skel, &e->late))
+	if (!e->opts.kernel && !hwbp__no_traps_why() &&
+	    late_load__start(skel, e->opts.history && e->opts.params.v[PARAM_HISTORY_WATCHES],
+			     &e->late))
 		pr_warn("hot turns use uprobes on every thread: no thread to load their program\n");
 	return start_loaded(e);
 }
@@ -563,6 +572,9 @@ static void take_late_program(struct engine *e)
 	struct bpf_program *prog;
 	double trap_ns;
 
+	/* The history's watches' program comes after (bpf/history_watch.bpf.h). */
+	if (late_load__take_watch(e->late, &prog) && prog && e->hist)
+		hwbp__hb_enable(e->hw, prog);
 	if (!late_load__take(e->late, &prog, &trap_ns))
 		return;
 	if (prog && e->tt)

@@ -261,7 +261,8 @@ static int register_object(struct engine *e, struct target_obj *obj, bool kernel
 	engine_place_sites(e, eo);
 
 	pr_info("%s: %llu functions, %llu sites (%llu marked, %llu of them cas loop "
-		"reads, %llu spin-wait reads, %llu of them around calls; %llu locked with no probe ahead, released late; "
+		"reads, %llu spin-wait reads, %llu of them around calls; %llu polled under a lock, left "
+		"plain; %llu locked with no probe ahead, released late; "
 		"%llu on escaped stack slots); skipped: %llu stack, %llu tls, %llu "
 		"unencodable, %llu locked before a branch target, %llu misread by the kernel's "
 		"probes (or before one), %llu insns the kernel's uprobes refuse\n",
@@ -270,6 +271,7 @@ static int register_object(struct engine *e, struct target_obj *obj, bool kernel
 		(unsigned long long)obj->stats.cas_loop_reads,
 		(unsigned long long)obj->stats.spin_wait_reads,
 		(unsigned long long)obj->stats.spin_wait_calls,
+		(unsigned long long)obj->stats.spin_wait_locked,
 		(unsigned long long)obj->stats.locked_late,
 		(unsigned long long)obj->stats.stack_sites,
 		(unsigned long long)obj->stats.skipped_stack,

@@ -4,6 +4,9 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
 #include <bpf/libbpf.h>
 #include "late_load.h"
 #include "engine_int.h"
@@ -15,14 +18,24 @@
 #include "util/print.h"
 
 #define LATE_CALIB_CALLS	500
+#define LATE_WATCH_NICE		10
 
 struct late_load {
 	struct kcsand_bpf *first, *skel;
 	pthread_t thread;
 	bool started, taken;
-	int done;			/* atomic: the thread is over */
+	int done;			/* atomic: kcsand_xbp's load is over */
 	int err;
 	double trap_ns;
+	/*
+	 * The history's watches' program, with_watch: on a thread of its own
+	 * at a lower priority, so that hot turns do not wait for it.
+	 */
+	bool with_watch, watch_started, watch_taken;
+	pthread_t watch_thread;
+	struct kcsand_bpf *watch_skel;
+	int watch_done;			/* atomic: that load is over */
+	int watch_err;
 };
 
 /* A second instance of first, every map first's, with only the program named name loaded. */
@@ -68,7 +81,18 @@ static void *run(void *arg)
 	return NULL;
 }
 
-int late_load__start(struct kcsand_bpf *skel, struct late_load **out)
+/* Nice 10: where CPUs are short, kcsand_xbp's verification goes first. */
+static void *run_watch(void *arg)
+{
+	struct late_load *l = arg;
+
+	setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), LATE_WATCH_NICE);
+	l->watch_err = load_only(l->first, "kcsand_hb_watch", &l->watch_skel);
+	__atomic_store_n(&l->watch_done, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+int late_load__start(struct kcsand_bpf *skel, bool with_watch, struct late_load **out)
 {
 	struct late_load *l = calloc(1, sizeof(*l));
 	int err;
@@ -76,12 +100,14 @@ int late_load__start(struct kcsand_bpf *skel, struct late_load **out)
 	if (!l)
 		return -ENOMEM;
 	l->first = skel;
+	l->with_watch = with_watch;
 	err = pthread_create(&l->thread, NULL, run, l);
 	if (err) {
 		free(l);
 		return -err;
 	}
 	l->started = true;
+	l->watch_started = with_watch && !pthread_create(&l->watch_thread, NULL, run_watch, l);
 	*out = l;
 	return 0;
 }
@@ -90,8 +116,6 @@ bool late_load__take(struct late_load *l, struct bpf_program **prog, double *tra
 {
 	if (!l || l->taken || !__atomic_load_n(&l->done, __ATOMIC_ACQUIRE))
 		return false;
-	pthread_join(l->thread, NULL);
-	l->started = false;
 	l->taken = true;
 	if (l->err)
 		pr_warn("hot turns use uprobes on every thread: cannot load the execute "
@@ -101,12 +125,28 @@ bool late_load__take(struct late_load *l, struct bpf_program **prog, double *tra
 	return true;
 }
 
+bool late_load__take_watch(struct late_load *l, struct bpf_program **prog)
+{
+	if (!l || !l->watch_started || l->watch_taken ||
+	    !__atomic_load_n(&l->watch_done, __ATOMIC_ACQUIRE))
+		return false;
+	l->watch_taken = true;
+	if (l->watch_err)
+		pr_warn("history: no watches of reads: cannot load their program: %s\n",
+			strerror(-l->watch_err));
+	*prog = l->watch_err ? NULL : l->watch_skel->progs.kcsand_hb_watch;
+	return true;
+}
+
 void late_load__free(struct late_load *l)
 {
 	if (!l)
 		return;
 	if (l->started)
 		pthread_join(l->thread, NULL);
+	if (l->watch_started)
+		pthread_join(l->watch_thread, NULL);
+	kcsand_bpf__destroy(l->watch_skel);
 	kcsand_bpf__destroy(l->skel);
 	free(l);
 }

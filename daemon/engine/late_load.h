@@ -27,14 +27,20 @@ struct bpf_program;
 struct kcsand_bpf;
 struct late_load;
 
-/* Start loading kcsand_xbp against skel's maps (skel is loaded). */
-int late_load__start(struct kcsand_bpf *skel, struct late_load **out);
+/*
+ * Start loading kcsand_xbp against skel's maps (skel is loaded), and, with_watch,
+ * the history's watches' program (kcsand_hb_watch) on a second thread at a
+ * lower priority, so that hot turns do not wait for it.
+ */
+int late_load__start(struct kcsand_bpf *skel, bool with_watch, struct late_load **out);
 /*
  * Once, when the load is over: true, with *prog the program (NULL if it
  * failed) and *trap_ns the cost of its trap (0: not measured).  Later
  * calls and calls before then return false.
  */
 bool late_load__take(struct late_load *l, struct bpf_program **prog, double *trap_ns);
+/* The same for kcsand_hb_watch: true once, when its load is over. */
+bool late_load__take_watch(struct late_load *l, struct bpf_program **prog);
 /* Wait for the thread and unload; the program taken goes with it. */
 void late_load__free(struct late_load *l);
 

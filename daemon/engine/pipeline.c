@@ -596,6 +596,17 @@ void engine_process_report(struct engine *e, const struct kcsand_report *r)
 		return;
 	}
 	r = decode_hw_sides(e, r, &fixed);
+	/*
+	 * A history watch's trap is checked in BPF before its instruction is
+	 * decoded, as a plain write: one that decodes as a marked write (a
+	 * lock RMW, an xchg) may be the atomic that makes the read's address
+	 * an atomic's, which a sampled site's marking would have excused.
+	 */
+	if (r->origin == KCSAND_ORIGIN_HISTORY && (r->this.flags & KCSAND_ACC_HWBP) &&
+	    (r->this.type & KCSAND_ACCESS_ATOMIC)) {
+		e->history_watch_marked++;
+		return;
+	}
 	/* An escalation's catch follows the race it escalated: print that race first. */
 	if (r->has_other && e->nr_held && ((r->this.flags | r->other.flags) & KCSAND_ACC_HWBP))
 		release_held(e, false, r);

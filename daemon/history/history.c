@@ -926,6 +926,17 @@ static void print_tasks(const struct history_stats *st, FILE *out)
 		(unsigned long long)st->ctr[KCSAND_HB_CTR_FULFILLED]);
 }
 
+/* -v: the watches of reads (bpf/history_watch.bpf.h). */
+static void print_watches(const struct history_stats *st, FILE *out)
+{
+	fprintf(out, "kcsand: history: %llu reads of granules it had nothing of sent to be "
+		     "watched for another thread's write, %llu writes caught by those watches "
+		     "and checked, %llu traps after (spent, not closed yet)\n",
+		(unsigned long long)st->ctr[KCSAND_HB_CTR_WATCH_ASKED],
+		(unsigned long long)st->ctr[KCSAND_HB_CTR_WATCH_TRAPS],
+		(unsigned long long)st->ctr[KCSAND_HB_CTR_WATCH_STALE]);
+}
+
 void history__print(const struct history *hist, FILE *out)
 {
 	struct history_stats st;
@@ -964,6 +975,7 @@ void history__print(const struct history *hist, FILE *out)
 		    st.ctr[KCSAND_HB_CTR_SYNC_OPS] + st.ctr[KCSAND_HB_CTR_MARKED] +
 		    st.ctr[KCSAND_HB_CTR_AHEAD]));
 	print_atomics(hist, out);
+	print_watches(&st, out);
 	fprintf(out, "kcsand: history: %llu returns of calls it did not remember (nested deeper "
 		     "than it keeps, or entered while paused), each taken to acquire every epoch; "
 		     "%llu releases into the overflow object (the sync object map was full), which "

@@ -144,7 +144,7 @@ static void close_event(struct hwbp *hw, struct hw_event *ev)
 		bpf_link__destroy(ev->link);	/* no thread: the IPI it is */
 }
 
-static void disarm(struct hwbp *hw, int i)
+void hwbp_disarm(struct hwbp *hw, int i)
 {
 	struct hw_slot *s = &hw->s[i];
 	struct kcsand_hw_slot off = { 0 };
@@ -199,10 +199,11 @@ static bool has_owner(const struct hw_slot *s, int owner)
 static int add_event(struct hwbp *hw, int i, pid_t pid, int cpu)
 {
 	struct hw_slot *s = &hw->s[i];
+	bool hist = s->mode == KCSAND_HW_HISTORY;
 	struct perf_event_attr a = {
 		.type = PERF_TYPE_BREAKPOINT,
 		.size = sizeof(a),
-		.bp_type = s->mode == KCSAND_HW_ESCALATION ? HW_BREAKPOINT_W : HW_BREAKPOINT_RW,
+		.bp_type = s->mode == KCSAND_HW_WATCH ? HW_BREAKPOINT_RW : HW_BREAKPOINT_W,
 		.bp_addr = s->addr,
 		.bp_len = s->len,
 		.sample_period = 1,
@@ -218,7 +219,7 @@ static int add_event(struct hwbp *hw, int i, pid_t pid, int cpu)
 	fd = perf_event_open(&a, pid, cpu);
 	if (fd < 0)
 		return -errno;
-	l = bpf_program__attach_perf_event_opts(hw->prog, fd, &po);
+	l = bpf_program__attach_perf_event_opts(hist ? hw->hb_prog : hw->prog, fd, &po);
 	if (!l) {
 		err = -errno;
 		close(fd);
@@ -272,7 +273,7 @@ static int arm_cpus(struct hwbp *hw, int i)
  * every access twice, and which threads inherited cannot be told from
  * here.  A thread that lives less than a poll period can go unwatched.
  */
-static int sweep_threads(struct hwbp *hw, int i)
+int hwbp_sweep_threads(struct hwbp *hw, int i)
 {
 	struct hw_slot *s = &hw->s[i];
 	char dir[64];
@@ -288,7 +289,7 @@ static int sweep_threads(struct hwbp *hw, int i)
 		pid_t tid = atoi(d->d_name);
 		int e;
 
-		if (tid <= 0 || has_owner(s, tid))
+		if (tid <= 0 || tid == s->skip_tid || has_owner(s, tid))
 			continue;
 		e = add_event(hw, i, tid, -1);
 		if (e == -ENOMEM) {
@@ -332,7 +333,7 @@ static int arm(struct hwbp *hw, int i, pid_t pid, uint64_t addr, unsigned int le
 	struct kcsand_hw_slot bs = { .addr = addr, .len = len, .mode = mode, .gen = ++hw->gen,
 				     .var_addr = var, .var_len = var_len };
 	__u32 key = i;
-	int err = trap_program(hw);
+	int err = mode == KCSAND_HW_HISTORY ? 0 : trap_program(hw);
 
 	if (err)
 		return err;
@@ -340,9 +341,9 @@ static int arm(struct hwbp *hw, int i, pid_t pid, uint64_t addr, unsigned int le
 			       .armed_ns = clock__now_ns() };
 	hw->skel->bss->hw_last_value[i] = read_value(hw, pid, addr, len);
 	bpf_map_update_elem(bpf_map__fd(hw->skel->maps.hw_slots), &key, &bs, BPF_ANY);
-	err = hw->kernel ? arm_cpus(hw, i) : sweep_threads(hw, i);
+	err = hw->kernel ? arm_cpus(hw, i) : hwbp_sweep_threads(hw, i);
 	if (err) {
-		disarm(hw, i);
+		hwbp_disarm(hw, i);
 		if (hw->kernel)
 			pr_warn("cannot arm a hardware watchpoint on 0x%" PRIx64
 					" on every CPU: %s\n", addr,
@@ -356,15 +357,26 @@ static int arm(struct hwbp *hw, int i, pid_t pid, uint64_t addr, unsigned int le
 	return 0;
 }
 
-/* A free slot, or the oldest escalation held long enough; -1 if none. */
+/*
+ * A free slot, or the oldest of the history's watches (a guess, where an
+ * escalation follows a race), or the oldest escalation held long enough;
+ * -1 if none.
+ */
 static int take_slot(struct hwbp *hw)
 {
 	uint64_t now = clock__now_ns(), oldest = UINT64_MAX;
 	int victim = -1;
 
-	for (int i = 0; i < (int)hw->max_slots; i++) {
+	for (int i = 0; i < (int)hw->max_slots; i++)
 		if (hw->s[i].mode == KCSAND_HW_OFF)
 			return i;
+	for (int i = 0; i < (int)hw->max_slots; i++) {
+		if (hw->s[i].mode == KCSAND_HW_HISTORY && hw->s[i].armed_ns < oldest) {
+			oldest = hw->s[i].armed_ns;
+			victim = i;
+		}
+	}
+	for (int i = 0; i < (int)hw->max_slots && victim < 0; i++) {
 		if (hw->s[i].mode == KCSAND_HW_ESCALATION && hw->s[i].armed_ns < oldest &&
 		    now - hw->s[i].armed_ns >= HW_MIN_HOLD_MS * 1000000ull) {
 			oldest = hw->s[i].armed_ns;
@@ -372,7 +384,7 @@ static int take_slot(struct hwbp *hw)
 		}
 	}
 	if (victim >= 0)
-		disarm(hw, victim);
+		hwbp_disarm(hw, victim);
 	return victim;
 }
 
@@ -395,7 +407,8 @@ int hwbp__escalate(struct hwbp *hw, const struct kcsand_report *r)
 	for (i = 0; i < KCSAND_HW_SLOTS; i++) {
 		const struct hw_slot *s = &hw->s[i];
 
-		if (s->mode != KCSAND_HW_OFF && (hw->kernel || s->pid == (pid_t)a->pid) &&
+		if (s->mode != KCSAND_HW_OFF && s->mode != KCSAND_HW_HISTORY &&
+		    (hw->kernel || s->pid == (pid_t)a->pid) &&
 		    a->addr >= s->addr && a->addr < s->addr + s->len)
 			return 0;	/* watched already */
 	}
@@ -478,15 +491,16 @@ void hwbp__tick(struct hwbp *hw)
 
 		if (s->mode == KCSAND_HW_OFF)
 			continue;
-		if (s->mode == KCSAND_HW_ESCALATION &&
+		if ((s->mode == KCSAND_HW_ESCALATION || s->mode == KCSAND_HW_HISTORY) &&
 		    ((s->paired_ns && now - s->paired_ns > HW_LINGER_MS * 1000000ull) ||
 		     now > s->until_ns)) {
-			disarm(hw, i);
+			hwbp_disarm(hw, i);
 			continue;
 		}
 		if (!hw->kernel)
-			sweep_threads(hw, i);
+			hwbp_sweep_threads(hw, i);
 	}
+	hwbp_hb_tick(hw);
 }
 
 /* spec as SYMBOL[:LEN] / ADDRESS[:LEN]: 0, or -EINVAL with the reason printed. */
@@ -594,7 +608,7 @@ int hwbp__unwatch(struct hwbp *hw, int slot)
 {
 	if (!hw || slot < 0 || slot >= KCSAND_HW_SLOTS || hw->s[slot].mode != KCSAND_HW_WATCH)
 		return -ENOENT;
-	disarm(hw, slot);
+	hwbp_disarm(hw, slot);
 	return 0;
 }
 
@@ -642,7 +656,7 @@ void hwbp__free(struct hwbp *hw)
 		return;
 	for (int i = 0; i < KCSAND_HW_SLOTS; i++)
 		if (hw->s[i].mode != KCSAND_HW_OFF)
-			disarm(hw, i);
+			hwbp_disarm(hw, i);
 	kcore__close(&hw->kc);
 	ksyms__free(hw->ks);
 	free(hw);

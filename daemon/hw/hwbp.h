@@ -39,6 +39,9 @@ struct hwbp_stats {
 	uint64_t outside;		/* decoded accesses outside the variable, dropped */
 	uint64_t undecoded;		/* traps before their instruction was decoded */
 	unsigned long decoded;		/* instructions decoded for traps */
+	unsigned long hb_watches;	/* the history's watches armed */
+	unsigned long hb_spent;		/* of them, trapped by a write and closed */
+	unsigned long hb_no_slot;	/* watches asked for when no slot was free */
 };
 
 /*
@@ -130,6 +133,26 @@ int hwbp__pair(struct hwbp *hw, const struct kcsand_hw_access *a, struct kcsand_
 /* The report of write a, trapped after the race of unknown origin race. */
 void hwbp__later_write(const struct kcsand_report *race, const struct kcsand_hw_access *a,
 		       struct kcsand_report *out);
+/*
+ * The history's watches (bpf/history_watch.bpf.h, hw/hb_watch.c): max, the
+ * slots they may hold at once (never taken from escalations or watches; an
+ * escalation may take theirs), from the start; prog, the trap's program
+ * (kcsand_xbp), once loaded: what was asked for before is armed then.
+ */
+void hwbp__hb_init(struct hwbp *hw, unsigned int max);
+void hwbp__hb_enable(struct hwbp *hw, struct bpf_program *prog);
+/* A watch no write trapped gives way after this; a newer read of its reader's, after the hold. */
+#define HB_WATCH_MS	10000
+#define HB_MIN_HOLD_MS	20
+/*
+ * Where a read of thread reader goes among n watches (the time each was
+ * taken at[], 0 for a free one, its reader tid[]), at now: a free one, else
+ * the oldest of the same reader's held HB_MIN_HOLD_MS, else the oldest held
+ * HB_WATCH_MS; -1 for none.
+ */
+int hwbp__hb_place(const uint64_t *at, const pid_t *tid, int n, pid_t reader, uint64_t now);
+/* A KCSAND_REC_HB_WATCH record: arm the watch it asks for, or close the one it spent. */
+void hwbp__hb_watch(struct hwbp *hw, const struct kcsand_hb_watch *rq);
 /* Retire escalations that found nothing in time; from the poll loop. */
 void hwbp__tick(struct hwbp *hw);
 /*

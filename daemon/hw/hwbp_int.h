@@ -38,6 +38,7 @@ struct hw_slot {
 	struct hw_event *ev;
 	size_t n, cap;
 	struct kcsand_report watcher;	/* escalation: the unknown-origin report */
+	pid_t skip_tid;			/* history: the reader, whose own writes are ordered */
 };
 
 struct hwbp {
@@ -52,9 +53,27 @@ struct hwbp {
 	struct ksyms *ks;		/* kernel mode: functions to decode a trap in, loaded then */
 	struct hw_slot s[KCSAND_HW_SLOTS];
 	unsigned int max_slots;		/* of s[], the first max_slots may be used */
+	struct bpf_program *hb_prog;	/* the history's watches' trap program, once loaded */
+	unsigned int hb_max;		/* slots the history's watches may hold at once */
+	uint64_t hb_room_ns;		/* when hb_watch_room was last filled */
+	/* Asked for before hb_prog was in: armed when it is (hb_watch.c). */
+	struct hb_pending {
+		struct kcsand_hb_watch rq;
+		uint64_t at_ns;		/* 0: none */
+	} hb_pend[KCSAND_HW_SLOTS];
 	uint32_t gen;
 	struct hwbp_stats st;
 };
+
+/* Close slot i's events and free it. */
+void hwbp_disarm(struct hwbp *hw, int i);
+/*
+ * Slot i's breakpoint on each thread of its process that has none yet (but
+ * its skip_tid): 0, or a negative errno when no thread has one.
+ */
+int hwbp_sweep_threads(struct hwbp *hw, int i);
+/* The history's watches at each tick (hb_watch.c): what BPF may ask for next. */
+void hwbp_hb_tick(struct hwbp *hw);
 
 /*
  * A kernel or module variable named name, from /proc/kallsyms: -ENOTUNIQ

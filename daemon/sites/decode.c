@@ -621,7 +621,7 @@ static int collect_sites(ZydisDecoder *dec, const uint8_t *code, size_t len, uin
 		if (in.mnemonic == ZYDIS_MNEMONIC_CMPXCHG && site.reason == MARK_LOCK_PREFIX)
 			cas_loop_mark(dec, code, vaddr, fx, nfx, k, &site, out, stats);
 		mark_fenced_store(dec, code, len, fx, nfx, k, &site);
-		spin_wait_mark(dec, code, len, fx, slot, nfx, k, &site, stats);
+		spin_wait_mark(dec, code, len, vaddr, opts, fx, slot, nfx, k, &site, stats);
 		err = site_vec__push(out, &site);
 		if (err)
 			return err;

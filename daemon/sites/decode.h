@@ -81,6 +81,7 @@ struct decode_stats {
 	uint64_t cas_loop_reads;	/* plain loads marked as a compare-and-swap loop's read */
 	uint64_t spin_wait_reads;	/* plain loads marked as a spin-wait's (spinwait.c) */
 	uint64_t spin_wait_calls;	/* of them, in loops that call functions (loop_ret) */
+	uint64_t spin_wait_locked;	/* polled loads left plain: their loop takes a lock first */
 	uint64_t locked_late;		/* locked sites reached on a path with no probe ahead */
 	uint64_t decode_errors;		/* bytes Zydis could not decode (skipped to the next symbol) */
 	uint64_t funcs;			/* functions decoded */
@@ -113,6 +114,13 @@ struct decode_opts {
 	 * ahead only the history uses, and a second pass over every function.
 	 */
 	bool entry_aheads;
+	/*
+	 * The function a direct call to link-time address target calls (a PLT
+	 * stub's, or one of the object's own), or NULL; set by
+	 * target_obj__decode().  The spin-wait rule asks it (spinwait.c).
+	 */
+	const char *(*call_name)(const void *ctx, uint64_t target);
+	const void *call_ctx;
 };
 
 /* A growable vector of sites. */

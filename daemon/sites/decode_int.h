@@ -200,10 +200,12 @@ void cas_loop_mark(ZydisDecoder *dec, const uint8_t *code, uint64_t vaddr,
 
 /*
  * site, the plain load at instruction kl, is marked an acquire that teaches
- * its address (MARK_SPIN_WAIT) when a loop polls it.
+ * its address (MARK_SPIN_WAIT) when a loop polls it.  opts->call_name, with
+ * vaddr the function's address, names the loop's calls.
  */
-void spin_wait_mark(ZydisDecoder *dec, const uint8_t *code, size_t len,
-		    const struct insn_fx *fx, const struct frame_slot *slot, size_t nfx, size_t kl,
-		    struct site *site, struct decode_stats *stats);
+void spin_wait_mark(ZydisDecoder *dec, const uint8_t *code, size_t len, uint64_t vaddr,
+		    const struct decode_opts *opts, const struct insn_fx *fx,
+		    const struct frame_slot *slot, size_t nfx, size_t kl, struct site *site,
+		    struct decode_stats *stats);
 
 #endif

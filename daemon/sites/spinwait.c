@@ -329,9 +329,66 @@ static void note_loop_calls(ZydisDecoder *dec, const uint8_t *code, size_t len,
 	d->loop_ra_slot = 0;
 }
 
-void spin_wait_mark(ZydisDecoder *dec, const uint8_t *code, size_t len,
-		    const struct insn_fx *fx, const struct frame_slot *slot, size_t nfx, size_t kl,
-		    struct site *site, struct decode_stats *stats)
+/*
+ * Calls that return holding a lock: a lock's acquire, or a wait that takes
+ * its mutex back.  A loop whose way back to its load calls one of these
+ * last polls the word under that lock each time round (`while (1) {
+ * lock(&m); if (ready) break; unlock(&m); }`, DataRaceBench's DRB193 under
+ * two `critical` names): the lock is what orders the loop with the word's
+ * writer, and the word is a plain one it protects, not an atomic.  Taken
+ * for an atomic, the load's acquire ordered the writer's work before
+ * everything after the loop, whatever lock the writer held.
+ */
+static const char *const lock_calls[] = {
+	"pthread_mutex_lock", "pthread_mutex_timedlock", "pthread_mutex_clocklock",
+	"pthread_spin_lock", "pthread_rwlock_rdlock", "pthread_rwlock_wrlock",
+	"pthread_rwlock_timedrdlock", "pthread_rwlock_timedwrlock", "pthread_cond_wait",
+	"pthread_cond_timedwait", "pthread_cond_clockwait", "mtx_lock", "mtx_timedlock",
+	"cnd_wait", "cnd_timedwait", "GOMP_critical_start", "GOMP_critical_name_start",
+	"GOMP_atomic_start", "omp_set_lock", "omp_set_nest_lock",
+};
+
+static bool is_lock_call(const char *name)
+{
+	if (!name)
+		return false;
+	while (*name == '_' && name[1] == '_')
+		name += 2;	/* a static libc's own names: __pthread_mutex_lock */
+	for (size_t i = 0; i < sizeof(lock_calls) / sizeof(lock_calls[0]); i++)
+		if (!strcmp(name, lock_calls[i]))
+			return true;
+	return false;
+}
+
+/* Whether the last call on the way from the branch kb back to the load kl takes a lock. */
+static bool polled_under_lock(ZydisDecoder *dec, const uint8_t *code, size_t len, uint64_t vaddr,
+			      const struct decode_opts *opts, const struct insn_fx *fx, size_t kl,
+			      size_t kb, const struct spin_way *w)
+{
+	size_t order[2 * SPIN_LOOP_MAX], n = way_order(w, kb, kl, order);
+	ZydisDecodedInstruction in;
+	ZydisDecodedOperand ops[ZYDIS_MAX_OPERAND_COUNT];
+
+	if (!opts || !opts->call_name)
+		return false;
+	for (size_t i = n; i-- > 0;) {
+		size_t k = order[i];
+
+		if (!decode_at(dec, code, len, fx, k, &in, ops) ||
+		    in.meta.category != ZYDIS_CATEGORY_CALL)
+			continue;
+		return ops[0].type == ZYDIS_OPERAND_TYPE_IMMEDIATE && ops[0].imm.is_relative &&
+		       is_lock_call(opts->call_name(opts->call_ctx,
+						    vaddr + fx[k].off + in.length +
+							    (uint64_t)ops[0].imm.value.s));
+	}
+	return false;
+}
+
+void spin_wait_mark(ZydisDecoder *dec, const uint8_t *code, size_t len, uint64_t vaddr,
+		    const struct decode_opts *opts, const struct insn_fx *fx,
+		    const struct frame_slot *slot, size_t nfx, size_t kl, struct site *site,
+		    struct decode_stats *stats)
 {
 	const struct kcsand_site *d = &site->desc;
 	uint32_t addr_regs = 0, keep = 0;
@@ -352,6 +409,10 @@ void spin_wait_mark(ZydisDecoder *dec, const uint8_t *code, size_t len,
 	/* The loop keeps the address, and what the test compares the value with. */
 	if (kb == nfx || !loops_to(dec, code, len, fx, nfx, kb, kl, addr_regs | keep, &way))
 		return;
+	if (polled_under_lock(dec, code, len, vaddr, opts, fx, kl, kb, &way)) {
+		stats->spin_wait_locked++;
+		return;
+	}
 	site->reason = site->insn_reason = MARK_SPIN_WAIT;
 	site->desc.flags |= KCSAND_SITE_MARKED | KCSAND_SITE_TEACHES;
 	stats->spin_wait_reads++;

@@ -23,6 +23,7 @@
 #include "decode.h"
 #include "ehframe.h"
 #include "elf_symbols.h"
+#include "plt.h"
 #include "util/print.h"
 #include "util/array.h"
 
@@ -44,6 +45,7 @@ struct obj_priv {
 	struct load_seg *segs;
 	size_t nr_segs;
 	size_t *func_scn;	/* section index of each funcs[] entry */
+	struct plt_map plt;	/* what its PLT stubs call, for decode_opts::call_name */
 };
 
 /* A symbol candidate before aliases at the same address are merged. */
@@ -481,6 +483,8 @@ int target_obj__open(const char *path, struct target_obj **out)
 	if (err)
 		goto err;
 	err = load_funcs(obj, p);
+	if (!err)
+		err = plt_map__load(p->elf, &p->plt);
 	if (err)
 		goto err;
 
@@ -625,8 +629,23 @@ static void entry_locked_aheads(struct target_obj *obj)
 	free(el.v);
 }
 
+/* decode_opts::call_name: a PLT stub's function, or the object's own starting at target. */
+static const char *obj_call_name(const void *ctx, uint64_t target)
+{
+	const struct target_obj *obj = ctx;
+	const struct obj_priv *p = obj->priv;
+	const char *name = plt_map__name(&p->plt, target);
+	const struct elf_func *f;
+
+	if (name)
+		return name;
+	f = target_obj__func_at(obj, target);
+	return f && f->vaddr == target ? f->name : NULL;
+}
+
 int target_obj__decode(struct target_obj *obj, const char *globs, const struct decode_opts *opts)
 {
+	struct decode_opts o = opts ? *opts : (struct decode_opts){ 0 };
 	int matched = 0, err = 0;
 	size_t npat;
 	char *pats;
@@ -653,7 +672,9 @@ int target_obj__decode(struct target_obj *obj, const char *globs, const struct d
 			err = -EIO;
 			break;
 		}
-		err = decode__function(code, f->size, f->vaddr, (uint32_t)i, opts, &obj->sites,
+		o.call_name = obj_call_name;
+		o.call_ctx = obj;
+		err = decode__function(code, f->size, f->vaddr, (uint32_t)i, &o, &obj->sites,
 				       &obj->stats);
 
 		for (size_t j = start; j < obj->sites.n && !err; j++) {
@@ -698,6 +719,7 @@ void target_obj__free(struct target_obj *obj)
 			close(p->fd);
 		free(p->segs);
 		free(p->func_scn);
+		plt_map__free(&p->plt);
 		free(p);
 	}
 	for (size_t i = 0; i < obj->nr_funcs; i++)

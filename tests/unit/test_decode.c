@@ -47,6 +47,12 @@ static struct result decode(const uint8_t *code, size_t len)
 	return decode_opts(code, len, &opts);
 }
 
+/* decode_opts::call_name for the spin-wait tests: the call to 0x120d calls ctx (a name). */
+static const char *lock_call_name(const void *ctx, uint64_t target)
+{
+	return target == 0x120d ? ctx : "pthread_mutex_unlock";
+}
+
 #define DECODE(...) ({ static const uint8_t _c[] = { __VA_ARGS__ }; decode(_c, sizeof(_c)); })
 #define DECODE_OPTS(o, ...) \
 	({ static const uint8_t _c[] = { __VA_ARGS__ }; decode_opts(_c, sizeof(_c), o); })
@@ -1128,6 +1134,36 @@ static void test_shapes(void)
 		if (r.sites.n == 1)
 			ASSERT_EQ(r.sites.v[0].desc.loop_ret[0], 0, "no call on the loop");
 		ASSERT_EQ(r.stats.spin_wait_calls, 0, "stats.spin_wait_calls");
+		site_vec__free(&r.sites);
+	}
+
+	/* A polled load its loop takes a lock for each time round stays plain (DRB193). */
+	TEST(spin_wait_under_a_lock_is_plain) {
+		static const uint8_t loop[] = {
+			0x53,					/* 0: push rbx */
+			0xeb, 0x05,				/* 1: jmp 8 */
+			0xe8, 0x00, 0x01, 0x00, 0x00,		/* 3: call 0x1108 (unlock) */
+			0xe8, 0x00, 0x02, 0x00, 0x00,		/* 8: call 0x120d (lock) */
+			0x8b, 0x05, 0x00, 0x01, 0x00, 0x00,	/* d: mov eax,[rip+X] */
+			0x85, 0xc0,				/* 13: test eax,eax */
+			0x74, 0xec,				/* 15: je 3 */
+			0x5b,					/* 17: pop rbx */
+			0xc3,					/* 18: ret */
+		};
+		struct decode_opts named = { .call_name = lock_call_name, .call_ctx = "pthread_mutex_lock" };
+		struct decode_opts other = { .call_name = lock_call_name, .call_ctx = "work" };
+
+		r = decode_opts(loop, sizeof(loop), &named);
+		ASSERT_EQ(r.sites.n, 1, "sites");
+		if (r.sites.n == 1)
+			ASSERT_TRUE(r.sites.v[0].reason != MARK_SPIN_WAIT, "the load under the lock: plain");
+		ASSERT_EQ(r.stats.spin_wait_locked, 1, "stats.spin_wait_locked");
+		ASSERT_EQ(r.stats.spin_wait_reads, 0, "stats.spin_wait_reads");
+		site_vec__free(&r.sites);
+		/* The same loop calling something else last: a spin-wait, as before. */
+		r = decode_opts(loop, sizeof(loop), &other);
+		ASSERT_EQ(r.stats.spin_wait_reads, 1, "a call that takes no lock");
+		ASSERT_EQ(r.stats.spin_wait_locked, 0, "stats.spin_wait_locked");
 		site_vec__free(&r.sites);
 	}
 

@@ -123,5 +123,23 @@ int main(void)
 		hwbp__later_write(&race, &w, &out);
 		ASSERT_EQ(out.value_change, KCSAND_VALUE_CHANGE_MAYBE, "a same-value write: no change");
 	}
+	/* The history's watches: which one a new read takes (daemon/hw/hb_watch.c). */
+	TEST(history_watch_placement) {
+		const uint64_t ms = 1000000, now = 100000 * ms;
+		uint64_t at[2] = { 0, now - 5 * ms };
+		pid_t tid[2] = { 0, 7 };
+
+		ASSERT_EQ(hwbp__hb_place(at, tid, 2, 8, now), 0, "a free slot first");
+		at[0] = now - 1 * ms;
+		tid[0] = 8;
+		ASSERT_EQ(hwbp__hb_place(at, tid, 2, 7, now), -1,
+			  "the reader's own watch, held less than the hold: kept");
+		at[1] = now - HB_MIN_HOLD_MS * ms;
+		ASSERT_EQ(hwbp__hb_place(at, tid, 2, 7, now), 1, "its own, held long enough");
+		ASSERT_EQ(hwbp__hb_place(at, tid, 2, 9, now), -1,
+			  "another thread's watches, young: kept");
+		at[0] = now - HB_WATCH_MS * ms;
+		ASSERT_EQ(hwbp__hb_place(at, tid, 2, 9, now), 0, "one past its time gives way");
+	}
 	return test_summary();
 }
