@@ -24,7 +24,7 @@ int copy_stack(void *ctx)
 	bench_regs.sp = stack_sp;
 	bench_regs.ip = 0x1000;
 	t0 = bpf_ktime_get_ns();
-	ustack_send(&bench_regs, KCSAND_USTACK_SEQ | 1);
+	ustack_send(&bench_regs, KCSAND_USTACK_SEQ | 1, 0);
 	total_ns += bpf_ktime_get_ns() - t0;
 	runs++;
 	return 0;
