@@ -145,19 +145,21 @@ fi
 grep -m1 '^kcsand: [0-9]* reports*, ' "$B" | grep -oE '(unknown_origin_[a-z]+|data_races|races_unknown_origin|setup_watchpoints): [0-9]+' | tr '\n' ' ' | sed 's/^/     /'; echo
 
 # (4b) The budget sets the period (10 ms at the start): at 1% the moves alone are over
-# it under TCG, so it must grow; at 100% it must shrink (the machine has room).
+# it under TCG, so it must grow; at 100% it must shrink (the machine has room).  The probed
+# vfs_*/pipe_* code has real races (ci-M: pipe_read / pipe_write, both stacks), so a run
+# that reports one exits 66 and still measured its period.
 kv() { summary_value "$2" "$1"; }
 read -r _ b1rc _ <<< "$(step budget1)"
 read -r _ b100rc _ <<< "$(step budget100)"
 r1=$(kv "$out/budget1.log" breakpoint_period_range_us); r100=$(kv "$out/budget100.log" breakpoint_period_range_us)
 t1=$(kv "$out/budget1.log" breakpoint_trap_ns)
 echo "     period range at budget 1: ${r1:-none} us, at 100: ${r100:-none} us; a trap ${t1:-?} ns"
-if [ "${b1rc:-}" = 0 ] && [[ ${r1:-} =~ ^([0-9]+)-([0-9]+)$ ]] && [ "${BASH_REMATCH[2]}" -gt 10000 ]; then
+if [[ ${b1rc:-} =~ ^(0|66)$ ]] && [[ ${r1:-} =~ ^([0-9]+)-([0-9]+)$ ]] && [ "${BASH_REMATCH[2]}" -gt 10000 ]; then
 	ok budget_lengthens_the_period
 else
 	fail budget_lengthens_the_period "exit ${b1rc:-none}, period range '${r1:-none}', expected a maximum above 10000: $(grep -E 'breakpoints:|rror' "$out/budget1.log" | head -3 | tr '\n' ';')"
 fi
-if [ "${b100rc:-}" = 0 ] && [[ ${r100:-} =~ ^([0-9]+)-([0-9]+)$ ]] && [ "${BASH_REMATCH[1]}" -lt 10000 ]; then
+if [[ ${b100rc:-} =~ ^(0|66)$ ]] && [[ ${r100:-} =~ ^([0-9]+)-([0-9]+)$ ]] && [ "${BASH_REMATCH[1]}" -lt 10000 ]; then
 	ok budget_shortens_the_period
 else
 	fail budget_shortens_the_period "exit ${b100rc:-none}, period range '${r100:-none}', expected a minimum below 10000"
