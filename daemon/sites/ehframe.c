@@ -12,6 +12,7 @@
 #include <elfutils/libdw.h>
 
 #include "ehframe.h"
+#include "elf_symbols.h"
 #include "util/print.h"
 
 /* Bytes of a value in the encoding's format; 0 for the variable-length or unknown ones. */
@@ -74,21 +75,9 @@ static uint8_t cie_fde_encoding(const Dwarf_CIE *cie)
 
 static Elf_Scn *find_eh_frame(Elf *elf, GElf_Shdr *sh)
 {
-	Elf_Scn *scn = NULL;
-	size_t shstrndx;
+	Elf_Scn *scn = elf_section_named(elf, ".eh_frame", sh);
 
-	if (elf_getshdrstrndx(elf, &shstrndx))
-		return NULL;
-	while ((scn = elf_nextscn(elf, scn))) {
-		const char *name;
-
-		if (!gelf_getshdr(scn, sh) || sh->sh_type == SHT_NOBITS)
-			continue;
-		name = elf_strptr(elf, shstrndx, sh->sh_name);
-		if (name && !strcmp(name, ".eh_frame"))
-			return scn;
-	}
-	return NULL;
+	return scn && sh->sh_type != SHT_NOBITS ? scn : NULL;
 }
 
 /* The bounds of one FDE: 0, or -ENOENT for an encoding it does not know (skipped). */

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <string.h>
 #include <unistd.h>
 #include <elfutils/libdwelf.h>
 #include <sys/stat.h>
@@ -95,6 +96,23 @@ void elf_file__close(struct elf_file *f)
 	close(f->fd);
 	f->elf = NULL;
 	f->fd = -1;
+}
+
+Elf_Scn *elf_section_named(Elf *elf, const char *name, GElf_Shdr *sh)
+{
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+
+	if (elf_getshdrstrndx(elf, &shstrndx))
+		return NULL;
+	while ((scn = elf_nextscn(elf, scn))) {
+		const char *n;
+
+		if (gelf_getshdr(scn, sh) && (n = elf_strptr(elf, shstrndx, sh->sh_name)) &&
+		    !strcmp(n, name))
+			return scn;
+	}
+	return NULL;
 }
 
 int elf_file__build_id_hex(const char *path, char *out, size_t len)

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * An ELF file opened one way, and the entries of its symbol tables
- * (.symtab, .dynsym) walked one way with libelf: the decoder's functions,
+ * (.symtab, .dynsym) walked one way with libelf, and its sections found by
+ * name one way: the decoder's functions,
  * the kernel functions' sizes, the history's sync functions, the marking's
  * guard variables and the watches' variables all come from it.
  */
@@ -35,6 +36,12 @@ struct elf_symbol {
  */
 int elf_symbols__each(Elf *elf, enum elf_symtabs tables,
 		      int (*fn)(const struct elf_symbol *s, void *arg), void *arg);
+
+/*
+ * elf's first section named name, with its header in *sh, or NULL (none, or
+ * the section names cannot be read).
+ */
+Elf_Scn *elf_section_named(Elf *elf, const char *name, GElf_Shdr *sh);
 
 /* An ELF file open for reading: its descriptor and libelf's handle on it. */
 struct elf_file {

@@ -5,13 +5,16 @@
  * sites/spinwait.c).  Each R_X86_64_JUMP_SLOT relocation of .rela.plt names
  * a GOT slot's symbol; each 16-byte stub of .plt.sec (or of .plt, when the
  * object has no .plt.sec) jumps through one slot: `jmp *disp(%rip)`, after
- * an `endbr64` and with a `bnd` prefix where the object was built so.
+ * an `endbr64` and with a `bnd` prefix where the object was built so, which
+ * Zydis decodes.
  */
 #include <errno.h>
 #include <gelf.h>
 #include <stdlib.h>
 #include <string.h>
+#include <Zydis/Zydis.h>
 
+#include "elf_symbols.h"
 #include "plt.h"
 #include "util/array.h"
 
@@ -63,18 +66,24 @@ static int slot_names(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, struct slot_n
 }
 
 /* The GOT slot a stub at vaddr jumps through, or 0: `[endbr64] [bnd] jmp *disp(%rip)`. */
-static uint64_t stub_slot(const uint8_t *b, uint64_t vaddr)
+static uint64_t stub_slot(const ZydisDecoder *dec, const uint8_t *b, uint64_t vaddr)
 {
-	static const uint8_t endbr64[4] = { 0xf3, 0x0f, 0x1e, 0xfa };
-	size_t k = memcmp(b, endbr64, 4) ? 0 : 4;
-	int32_t disp;
+	ZydisDecodedOperand ops[ZYDIS_MAX_OPERAND_COUNT];
+	ZydisDecodedInstruction in;
+	ZyanU64 slot;
 
-	if (b[k] == 0xf2)	/* bnd */
-		k++;
-	if (b[k] != 0xff || b[k + 1] != 0x25)
-		return 0;
-	memcpy(&disp, b + k + 2, 4);
-	return vaddr + k + 6 + (int64_t)disp;
+	for (size_t off = 0; off < PLT_ENTRY; off += in.length) {
+		if (!ZYAN_SUCCESS(ZydisDecoderDecodeFull(dec, b + off, PLT_ENTRY - off, &in, ops)))
+			return 0;
+		if (in.mnemonic == ZYDIS_MNEMONIC_ENDBR64)
+			continue;
+		if (in.mnemonic != ZYDIS_MNEMONIC_JMP || ops[0].type != ZYDIS_OPERAND_TYPE_MEMORY ||
+		    ops[0].mem.base != ZYDIS_REGISTER_RIP ||
+		    !ZYAN_SUCCESS(ZydisCalcAbsoluteAddress(&in, &ops[0], vaddr + off, &slot)))
+			return 0;
+		return slot;
+	}
+	return 0;
 }
 
 /* The stubs of section scn, each with the name of the slot it jumps through. */
@@ -83,11 +92,13 @@ static int add_stubs(struct plt_map *m, Elf_Scn *scn, const GElf_Shdr *sh,
 {
 	Elf_Data *d = elf_getdata(scn, NULL);
 	size_t cap = m->n;
+	ZydisDecoder dec;
 
-	if (!d || !d->d_buf || d->d_size < PLT_ENTRY)
+	if (!d || !d->d_buf || d->d_size < PLT_ENTRY ||
+	    !ZYAN_SUCCESS(ZydisDecoderInit(&dec, ZYDIS_MACHINE_MODE_LONG_64, ZYDIS_STACK_WIDTH_64)))
 		return 0;
 	for (size_t off = 0; off + PLT_ENTRY <= d->d_size; off += PLT_ENTRY) {
-		uint64_t got = stub_slot((const uint8_t *)d->d_buf + off, sh->sh_addr + off);
+		uint64_t got = stub_slot(&dec, (const uint8_t *)d->d_buf + off, sh->sh_addr + off);
 
 		for (size_t i = 0; got && i < nslots; i++) {
 			if (slots[i].got != got)
@@ -102,40 +113,23 @@ static int add_stubs(struct plt_map *m, Elf_Scn *scn, const GElf_Shdr *sh,
 	return 0;
 }
 
-/* The section named name, or NULL. */
-static Elf_Scn *scn_named(Elf *elf, size_t shstrndx, const char *name, GElf_Shdr *sh)
-{
-	Elf_Scn *scn = NULL;
-
-	while ((scn = elf_nextscn(elf, scn))) {
-		const char *n;
-
-		if (gelf_getshdr(scn, sh) && (n = elf_strptr(elf, shstrndx, sh->sh_name)) &&
-		    !strcmp(n, name))
-			return scn;
-	}
-	return NULL;
-}
-
 int plt_map__load(Elf *elf, struct plt_map *m)
 {
 	struct slot_name *slots;
-	size_t shstrndx, nslots;
+	size_t nslots;
 	GElf_Shdr sh;
 	Elf_Scn *scn;
 	int err;
 
 	memset(m, 0, sizeof(*m));
-	if (elf_getshdrstrndx(elf, &shstrndx))
-		return 0;
-	scn = scn_named(elf, shstrndx, ".rela.plt", &sh);
+	scn = elf_section_named(elf, ".rela.plt", &sh);
 	if (!scn || sh.sh_type != SHT_RELA)
 		return 0;
 	err = slot_names(elf, scn, &sh, &slots, &nslots);
 	if (!err) {
-		scn = scn_named(elf, shstrndx, ".plt.sec", &sh);
+		scn = elf_section_named(elf, ".plt.sec", &sh);
 		if (!scn)
-			scn = scn_named(elf, shstrndx, ".plt", &sh);
+			scn = elf_section_named(elf, ".plt", &sh);
 		if (scn)
 			err = add_stubs(m, scn, &sh, slots, nslots);
 	}
