@@ -26,12 +26,14 @@
  * fire gives it every pass again.
  *
  * Evidence.  At subsystem scale the cycle is hours long and most of its
- * sites never run, so three turns in four go where code runs (kbp.h): the
- * warm queue holds the sites, not yet run, of each function that a
- * cpu-clock sample landed in (kip.c) or whose first site fired; the live
- * list holds every site that fired, each placed again in turn, for the
- * checks a race needs.  A site enters the warm queue once; one that times
- * out there is left to the cycle, which still has every fourth turn.
+ * sites never run, so four fifths of the register time go where code runs
+ * (kbp_policy__source's shares, by the time each source's placements held
+ * a register): the warm queue holds the sites, not yet run, of each
+ * function that a cpu-clock sample landed in (kip.c) or whose first site
+ * fired; the live list holds every site that fired, each placed again in
+ * turn, for the checks a race needs, with 60% of the time.  A site enters
+ * the warm queue once; one that times out there is left to the cycle,
+ * which keeps a fifth of the time.
  *
  * Pinned sites (--pin).  Register 0 cycles over them alone, with a cursor,
  * passes and shuffle of their own, so that each comes round every few
@@ -140,6 +142,7 @@ struct kbp_tally {
 	_Atomic uint64_t placements, fired, timeouts;
 	_Atomic size_t ran, checked;		/* sites, at least once */
 	_Atomic uint64_t from[KBP_SOURCES], fired_from[KBP_SOURCES];	/* placements by source */
+	uint64_t held_ns, fired_ns;		/* register time of ended placements, of fired ones */
 	_Atomic uint64_t ips;			/* kernel IP samples read */
 	size_t warm_fns;			/* functions seen running */
 	_Atomic size_t pin_ran, pin_checked;	/* of them, pinned */
@@ -168,7 +171,9 @@ struct kbp {
 	size_t warm_head, warm_tail;
 	uint32_t *live;			/* the sites that fired, in the order they first did */
 	size_t nlive, live_cur;
-	uint64_t picks;			/* placements chosen (kbp_policy__source's turns) */
+	uint64_t live_passes;		/* over live[]: a site that timed out waits some (due) */
+	/* Register time each source's ended placements held (kbp_policy__source's shares). */
+	uint64_t spent_ns[KBP_SOURCES];
 	struct perf_event_attr attr;	/* as opened: MODIFY_ATTRIBUTES wants it unchanged but bp_addr */
 	struct kbp_cpu cpu[KBP_MAX_CPUS];	/* every CPU the machine may bring online */
 	struct kbp_cpu *lead;		/* its mover places, runs the budget and the hotplug scan */
@@ -570,13 +575,21 @@ static long next_warm(struct kbp *k)
 	return -1;
 }
 
-/* The live list's next free site, in turn; -1: none. */
+/*
+ * The live list's next free site, in turn; -1: none.  A site that fired once
+ * and then timed out is placed every 2nd, 4th, ... pass over the list
+ * (kbp_policy__due), as in the cycle: code that ran at start-up and no more
+ * would otherwise hold live's register time in timeouts.
+ */
 static long next_live(struct kbp *k)
 {
-	for (size_t t = 0; t < k->nlive; t++) {
-		uint32_t i = k->live[k->live_cur++ % k->nlive];
+	for (size_t t = 0; t <= k->nlive; t++) {
+		uint64_t pos = k->live_cur++;
+		uint32_t i = k->live[pos % k->nlive];
 
-		if (free_site(k, i))
+		if (pos && pos % k->nlive == 0)
+			k->live_passes++;
+		if (free_site(k, i) && kbp_policy__due(k->misses[i], k->live_passes, i))
 			return i;
 	}
 	return -1;
@@ -586,10 +599,9 @@ static long next_live(struct kbp *k)
 static long choose_site(struct kbp *k, enum kbp_source *from)
 {
 	bool have[KBP_SOURCES] = { true, k->warm_head < k->warm_tail, k->nlive > 0 };
-	uint64_t pick = k->picks++;
 
 	for (;;) {
-		int s = kbp_policy__source(pick, have);
+		int s = kbp_policy__source(k->spent_ns, have);
 		long i;
 
 		if (s < 0)
@@ -640,14 +652,20 @@ static long next_for(struct kbp *k, unsigned int r, enum kbp_source *from, bool 
 	return i < 0 ? choose_site(k, from) : i;
 }
 
-/* Register r's placement ended: what it saw of its site. */
-static void end_placement(struct kbp *k, unsigned int r, uint64_t hits, uint64_t checks)
+/* Register r's placement ended at now: what it saw of its site, and what it held. */
+static void end_placement(struct kbp *k, unsigned int r, uint64_t hits, uint64_t checks,
+			  uint64_t now)
 {
 	uint32_t i = k->reg[r].i;
 	struct kbp_tally *t = &k->tally;
+	uint64_t held = now > k->reg[r].since_ns ? now - k->reg[r].since_ns : 0;
 
 	t->placements++;
 	t->from[k->reg[r].from] += !k->reg[r].pin;
+	/* A pinned placement is register 0's own, no source's: not in the shares. */
+	k->spent_ns[k->reg[r].from] += k->reg[r].pin ? 0 : held;
+	t->held_ns += held;
+	t->fired_ns += hits ? held : 0;
 	if (hits) {
 		t->fired++;
 		t->fired_from[k->reg[r].from] += !k->reg[r].pin;
@@ -709,7 +727,7 @@ static bool schedule(struct kbp *k, uint64_t now)
 		if (g->gen)
 			placement_sum(k, r, g->i, &hits, &checks);
 		if (g->gen && r >= k->regs) {
-			end_placement(k, r, hits, checks);
+			end_placement(k, r, hits, checks, now);
 			g->gen = 0;
 			changed = true;
 			continue;
@@ -718,7 +736,7 @@ static bool schedule(struct kbp *k, uint64_t now)
 				     !(k->seen[g->i] & SEEN_REFUSED)))
 			continue;
 		if (g->gen)
-			end_placement(k, r, hits, checks);
+			end_placement(k, r, hits, checks, now);
 		g->gen = 0;	/* its site may come round again at once in a small cycle */
 		i = next_for(k, r, &from, &pin);
 		changed = true;
@@ -727,6 +745,26 @@ static bool schedule(struct kbp *k, uint64_t now)
 		place(k, r, i < 0 ? g->i : (uint32_t)i, from, pin, now);
 	}
 	return changed;
+}
+
+static double pct(uint64_t part, uint64_t whole)
+{
+	return whole ? 100.0 * part / whole : 0;
+}
+
+/*
+ * Where the registers' time went: on placements that fired (code that ran
+ * while sampled: what finds races), and by source (their shares, kbp.h).
+ */
+static void print_register_time(const struct kbp *k, const char *when)
+{
+	const uint64_t *s = k->spent_ns;
+	uint64_t all = s[KBP_CYCLE] + s[KBP_WARM] + s[KBP_LIVE];
+
+	pr_info("breakpoints: register time, %s: %.0f%% on placements that fired; by source "
+		"the cycle %.0f%%, warm %.0f%%, live %.0f%%\n", when,
+		pct(k->tally.fired_ns, k->tally.held_ns), pct(s[KBP_CYCLE], all),
+		pct(s[KBP_WARM], all), pct(s[KBP_LIVE], all));
 }
 
 /* How many sites ran and were checked, and what the placements did (info: -v). */
@@ -746,6 +784,7 @@ static void print_coverage(struct kbp *k, const char *when)
 		(unsigned long long)t->from[KBP_CYCLE], (unsigned long long)t->fired_from[KBP_CYCLE],
 		(unsigned long long)t->from[KBP_WARM], (unsigned long long)t->fired_from[KBP_WARM],
 		(unsigned long long)t->from[KBP_LIVE], (unsigned long long)t->fired_from[KBP_LIVE]);
+	print_register_time(k, when);
 	t->ran_then = t->ran;
 	t->checked_then = t->checked;
 	if (k->npin)
