@@ -79,6 +79,9 @@
 #define KBP_MAX_TRIES	16
 /* The checks of one placement are at least a tick over this apart (spread, not a burst). */
 #define KBP_CHECK_SPREAD	4
+/* A live site's placement, once fired, stays for this many checks, or ticks (placement_over). */
+#define KBP_LIVE_CHECKS		8
+#define KBP_LIVE_LINGER		8
 #define KBP_COVERAGE_NS		60000000000ull
 /*
  * Kernel IP samples a second and CPU, for the evidence: a few hundred find
@@ -129,6 +132,7 @@ struct kbp_reg {
 	enum kbp_source from;		/* where its site came from */
 	bool pin;			/* a pinned placement (--pin): no source's */
 	unsigned int ticks;		/* its timeout, in ticks */
+	uint64_t fired_ns;		/* the lead first saw it trap; 0: not yet */
 };
 
 /* The budget's view of the last interval (the lead only). */
@@ -709,6 +713,30 @@ static void place(struct kbp *k, unsigned int r, uint32_t i, enum kbp_source fro
 }
 
 /*
+ * Is register r's placement over, at a tick?  When it timed out or its
+ * site was refused; once it fired, at once for a site the cycle or warm
+ * found (it is live from now on), while a live site's placement stays for
+ * its checks: KBP_LIVE_CHECKS of them, or KBP_LIVE_LINGER ticks after the
+ * fire.  A move costs more than a check under emulation (2 to 2.5 ms in
+ * the test guest: TCG flushes its translations), so a hot site that gave
+ * its register back at the first fire had one or two checks a move.
+ */
+static bool placement_over(const struct kbp *k, struct kbp_reg *g, uint64_t hits,
+			   uint64_t checks, uint64_t now)
+{
+	uint64_t timeout = kbp_policy__timeout_ns(k->period_ns, g->ticks);
+
+	if (k->seen[g->i] & SEEN_REFUSED)
+		return true;
+	if (!hits || g->from != KBP_LIVE || g->pin)
+		return hits || now - g->since_ns >= timeout;
+	if (!g->fired_ns)
+		g->fired_ns = now;
+	return checks >= KBP_LIVE_CHECKS || now - g->fired_ns >= KBP_LIVE_LINGER * k->period_ns ||
+	       now - g->since_ns >= timeout;
+}
+
+/*
  * The lead's tick, under lock: a register whose site fired (on any CPU)
  * or timed out, or was refused, moves on; the registers the budget took
  * away are parked.  True when a placement changed.
@@ -719,7 +747,7 @@ static bool schedule(struct kbp *k, uint64_t now)
 
 	for (unsigned int r = 0; r < k->nregs; r++) {
 		struct kbp_reg *g = &k->reg[r];
-		uint64_t hits = 0, checks = 0, timeout = kbp_policy__timeout_ns(k->period_ns, g->ticks);
+		uint64_t hits = 0, checks = 0;
 		enum kbp_source from = g->from;
 		bool pin = g->pin;
 		long i;
@@ -732,8 +760,7 @@ static bool schedule(struct kbp *k, uint64_t now)
 			changed = true;
 			continue;
 		}
-		if (r >= k->regs || (g->gen && !hits && now - g->since_ns < timeout &&
-				     !(k->seen[g->i] & SEEN_REFUSED)))
+		if (r >= k->regs || (g->gen && !placement_over(k, g, hits, checks, now)))
 			continue;
 		if (g->gen)
 			end_placement(k, r, hits, checks, now);
