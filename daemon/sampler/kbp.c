@@ -104,6 +104,7 @@ enum {
 	SEEN_CHECKED = 8,	/* a trap of it ran the check */
 	SEEN_WARM = 16,		/* its function ran: it went to the warm queue */
 	SEEN_PIN = 32,		/* pinned (--pin): in register 0's own cycle */
+	SEEN_HOT = 64,		/* a live placement of it took all its checks: in hot[] */
 };
 
 /* One CPU: its events, one per register, and the thread that moves them. */
@@ -147,6 +148,7 @@ struct kbp_tally {
 	_Atomic size_t ran, checked;		/* sites, at least once */
 	_Atomic uint64_t from[KBP_SOURCES], fired_from[KBP_SOURCES];	/* placements by source */
 	uint64_t held_ns, fired_ns;		/* register time of ended placements, of fired ones */
+	uint64_t held_from[KBP_SOURCES];	/* by source, as held (spent_ns has the idle's rise) */
 	_Atomic uint64_t ips;			/* kernel IP samples read */
 	size_t warm_fns;			/* functions seen running */
 	_Atomic size_t pin_ran, pin_checked;	/* of them, pinned */
@@ -176,6 +178,10 @@ struct kbp {
 	uint32_t *live;			/* the sites that fired, in the order they first did */
 	size_t nlive, live_cur;
 	uint64_t live_passes;		/* over live[]: a site that timed out waits some (due) */
+	uint32_t *hot;			/* live sites that took all a placement's checks */
+	size_t nhot, hot_cur;
+	uint64_t hot_passes;
+	bool hot_turn;			/* every other live placement is hot[]'s */
 	/* Register time each source's ended placements held (kbp_policy__source's shares). */
 	uint64_t spent_ns[KBP_SOURCES];
 	struct perf_event_attr attr;	/* as opened: MODIFY_ATTRIBUTES wants it unchanged but bp_addr */
@@ -580,23 +586,40 @@ static long next_warm(struct kbp *k)
 }
 
 /*
- * The live list's next free site, in turn; -1: none.  A site that fired once
- * and then timed out is placed every 2nd, 4th, ... pass over the list
+ * A ring's next free site, in turn; -1: none.  A site that fired once and
+ * then timed out is placed every 2nd, 4th, ... pass over the ring
  * (kbp_policy__due), as in the cycle: code that ran at start-up and no more
  * would otherwise hold live's register time in timeouts.
  */
-static long next_live(struct kbp *k)
+static long next_in_ring(struct kbp *k, const uint32_t *ring, size_t n, size_t *cur,
+			 uint64_t *passes)
 {
-	for (size_t t = 0; t <= k->nlive; t++) {
-		uint64_t pos = k->live_cur++;
-		uint32_t i = k->live[pos % k->nlive];
+	for (size_t t = 0; t <= n; t++) {
+		uint64_t pos = (*cur)++;
+		uint32_t i = ring[pos % n];
 
-		if (pos && pos % k->nlive == 0)
-			k->live_passes++;
-		if (free_site(k, i) && kbp_policy__due(k->misses[i], k->live_passes, i))
+		if (pos && pos % n == 0)
+			(*passes)++;
+		if (free_site(k, i) && kbp_policy__due(k->misses[i], *passes, i))
 			return i;
 	}
 	return -1;
+}
+
+/*
+ * The live list's next site: every other one from the hot sites, those
+ * whose live placement took all its checks.  A race needs checks of the
+ * same hot code over and over (generic_fillattr's took about 2,000
+ * placements of its 37 sites when pinned), and a round over every site
+ * that ever fired gave each some ten placements in ten minutes.
+ */
+static long next_live(struct kbp *k)
+{
+	long i = -1;
+
+	if (k->nhot && (k->hot_turn = !k->hot_turn))
+		i = next_in_ring(k, k->hot, k->nhot, &k->hot_cur, &k->hot_passes);
+	return i >= 0 ? i : next_in_ring(k, k->live, k->nlive, &k->live_cur, &k->live_passes);
 }
 
 /* The next placement's site and its source (kbp_policy__source); -1: none. */
@@ -668,8 +691,12 @@ static void end_placement(struct kbp *k, unsigned int r, uint64_t hits, uint64_t
 	t->from[k->reg[r].from] += !k->reg[r].pin;
 	/* A pinned placement is register 0's own, no source's: not in the shares. */
 	k->spent_ns[k->reg[r].from] += k->reg[r].pin ? 0 : held;
+	t->held_from[k->reg[r].from] += k->reg[r].pin ? 0 : held;
 	t->held_ns += held;
 	t->fired_ns += hits ? held : 0;
+	if (k->reg[r].from == KBP_LIVE && !k->reg[r].pin && checks >= KBP_LIVE_CHECKS &&
+	    mark_site(k, i, SEEN_HOT))
+		k->hot[k->nhot++] = i;
 	if (hits) {
 		t->fired++;
 		t->fired_from[k->reg[r].from] += !k->reg[r].pin;
@@ -785,13 +812,13 @@ static double pct(uint64_t part, uint64_t whole)
  */
 static void print_register_time(const struct kbp *k, const char *when)
 {
-	const uint64_t *s = k->spent_ns;
+	const uint64_t *s = k->tally.held_from;
 	uint64_t all = s[KBP_CYCLE] + s[KBP_WARM] + s[KBP_LIVE];
 
 	pr_info("breakpoints: register time, %s: %.0f%% on placements that fired; by source "
-		"the cycle %.0f%%, warm %.0f%%, live %.0f%%\n", when,
+		"the cycle %.0f%%, warm %.0f%%, live %.0f%% (%zu hot sites of %zu)\n", when,
 		pct(k->tally.fired_ns, k->tally.held_ns), pct(s[KBP_CYCLE], all),
-		pct(s[KBP_WARM], all), pct(s[KBP_LIVE], all));
+		pct(s[KBP_WARM], all), pct(s[KBP_LIVE], all), k->nhot, k->nlive);
 }
 
 /* How many sites ran and were checked, and what the placements did (info: -v). */
@@ -1271,8 +1298,9 @@ int kbp__new(struct kcsand_bpf *skel, const uint64_t *addr, const uint32_t *site
 	k->misses = calloc(n, 1);
 	k->warm = malloc(n * sizeof(*k->warm));
 	k->live = malloc(n * sizeof(*k->live));
+	k->hot = malloc(n * sizeof(*k->hot));
 	if (!n || !k->addr || !k->site || !k->order || !k->seen || !k->misses || !k->warm ||
-	    !k->live || !o->period_us || index_functions(k, fn)) {
+	    !k->live || !k->hot || !o->period_us || index_functions(k, fn)) {
 		kbp__free(k);
 		return n ? -ENOMEM : -ENOENT;
 	}
@@ -1411,6 +1439,7 @@ void kbp__free(struct kbp *k)
 	free(k->fwarm);
 	free(k->warm);
 	free(k->live);
+	free(k->hot);
 	if (k->sync) {
 		pthread_cond_destroy(&k->wake);
 		pthread_mutex_destroy(&k->lock);
