@@ -54,8 +54,8 @@ grep -oE '(breakpoint_[a-z_]+|pair_[a-z_]+|setup_watchpoints|stalls_clamped|stal
 	<<< "$S" | tr '\n' ' ' | fold -w 96 -s | sed 's/^/  /'
 echo
 echo "== coverage"
-grep -E 'breakpoints: (coverage|evidence)' "$E" |
-	sed -E 's/^kcsand: breakpoints: coverage, /  /; s/^kcsand: breakpoints: (evidence, )/  \1/'
+grep -E 'breakpoints: (coverage|evidence|register time)' "$E" |
+	sed -E 's/^kcsand: breakpoints: coverage, /  /; s/^kcsand: breakpoints: (evidence, |register time, )/  \1/'
 echo "== reports by kind"
 R=$(grep -h '^BUG: KCSAN:' "$out/probe.out" 2>/dev/null)
 all=$(grep -c . <<< "$R") later=$(grep -c 'later write in' <<< "$R")

@@ -28,7 +28,7 @@
 
 #define KCACHE_MAGIC	"KCSANDMV"
 /* Change it whenever marking's rules change what they decide. */
-#define KCACHE_FORMAT	2
+#define KCACHE_FORMAT	3
 
 struct kcache_header {
 	char magic[8];

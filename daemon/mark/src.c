@@ -117,6 +117,7 @@ struct src_scan {
 	struct src_tok pending_id;
 	enum mark_kind at_kind;		/* verdict at the column */
 	struct src_tok at_token;
+	bool at_open;			/* the column is on a '(' and nothing but space followed yet */
 	enum mark_kind line_kind;	/* verdict for the whole line */
 	struct src_tok line_token;
 };
@@ -184,6 +185,13 @@ static size_t scan_word(struct src_scan *s, const char *str, size_t len, size_t 
 		if (m)
 			take(&s->at_kind, &s->at_token, m->kind, s->pending_id);
 	}
+	/*
+	 * gcc gives an if's or a while's condition the column of its '(': a marker
+	 * that opens the condition, "if (data_race(a >= b))", wraps all of it.
+	 */
+	if (s->at_open && m)
+		take(&s->at_kind, &s->at_token, m->kind, s->pending_id);
+	s->at_open = false;
 	return j;
 }
 
@@ -255,6 +263,8 @@ static void scan_line(struct src_scan *s, const char *str, bool target, int col,
 			i = scan_word(s, str, len, i, target, col);
 			continue;
 		}
+		if (!isspace((unsigned char)c))
+			s->at_open = at && c == '(';
 		if (scan_punct(s, c, at))
 			open_kind(s, &s->at_kind, &s->at_token);
 		i++;

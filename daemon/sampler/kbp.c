@@ -26,12 +26,14 @@
  * fire gives it every pass again.
  *
  * Evidence.  At subsystem scale the cycle is hours long and most of its
- * sites never run, so three turns in four go where code runs (kbp.h): the
- * warm queue holds the sites, not yet run, of each function that a
- * cpu-clock sample landed in (kip.c) or whose first site fired; the live
- * list holds every site that fired, each placed again in turn, for the
- * checks a race needs.  A site enters the warm queue once; one that times
- * out there is left to the cycle, which still has every fourth turn.
+ * sites never run, so four fifths of the register time go where code runs
+ * (kbp_policy__source's shares, by the time each source's placements held
+ * a register): the warm queue holds the sites, not yet run, of each
+ * function that a cpu-clock sample landed in (kip.c) or whose first site
+ * fired; the live list holds every site that fired, each placed again in
+ * turn, for the checks a race needs, with 60% of the time.  A site enters
+ * the warm queue once; one that times out there is left to the cycle,
+ * which keeps a fifth of the time.
  *
  * Pinned sites (--pin).  Register 0 cycles over them alone, with a cursor,
  * passes and shuffle of their own, so that each comes round every few
@@ -77,6 +79,9 @@
 #define KBP_MAX_TRIES	16
 /* The checks of one placement are at least a tick over this apart (spread, not a burst). */
 #define KBP_CHECK_SPREAD	4
+/* A live site's placement, once fired, stays for this many checks, or ticks (placement_over). */
+#define KBP_LIVE_CHECKS		8
+#define KBP_LIVE_LINGER		8
 #define KBP_COVERAGE_NS		60000000000ull
 /*
  * Kernel IP samples a second and CPU, for the evidence: a few hundred find
@@ -99,6 +104,7 @@ enum {
 	SEEN_CHECKED = 8,	/* a trap of it ran the check */
 	SEEN_WARM = 16,		/* its function ran: it went to the warm queue */
 	SEEN_PIN = 32,		/* pinned (--pin): in register 0's own cycle */
+	SEEN_HOT = 64,		/* a live placement of it took all its checks: in hot[] */
 };
 
 /* One CPU: its events, one per register, and the thread that moves them. */
@@ -127,6 +133,7 @@ struct kbp_reg {
 	enum kbp_source from;		/* where its site came from */
 	bool pin;			/* a pinned placement (--pin): no source's */
 	unsigned int ticks;		/* its timeout, in ticks */
+	uint64_t fired_ns;		/* the lead first saw it trap; 0: not yet */
 };
 
 /* The budget's view of the last interval (the lead only). */
@@ -140,6 +147,8 @@ struct kbp_tally {
 	_Atomic uint64_t placements, fired, timeouts;
 	_Atomic size_t ran, checked;		/* sites, at least once */
 	_Atomic uint64_t from[KBP_SOURCES], fired_from[KBP_SOURCES];	/* placements by source */
+	uint64_t held_ns, fired_ns;		/* register time of ended placements, of fired ones */
+	uint64_t held_from[KBP_SOURCES];	/* by source, as held (spent_ns has the idle's rise) */
 	_Atomic uint64_t ips;			/* kernel IP samples read */
 	size_t warm_fns;			/* functions seen running */
 	_Atomic size_t pin_ran, pin_checked;	/* of them, pinned */
@@ -168,7 +177,13 @@ struct kbp {
 	size_t warm_head, warm_tail;
 	uint32_t *live;			/* the sites that fired, in the order they first did */
 	size_t nlive, live_cur;
-	uint64_t picks;			/* placements chosen (kbp_policy__source's turns) */
+	uint64_t live_passes;		/* over live[]: a site that timed out waits some (due) */
+	uint32_t *hot;			/* live sites that took all a placement's checks */
+	size_t nhot, hot_cur;
+	uint64_t hot_passes;
+	bool hot_turn;			/* every other live placement is hot[]'s */
+	/* Register time each source's ended placements held (kbp_policy__source's shares). */
+	uint64_t spent_ns[KBP_SOURCES];
 	struct perf_event_attr attr;	/* as opened: MODIFY_ATTRIBUTES wants it unchanged but bp_addr */
 	struct kbp_cpu cpu[KBP_MAX_CPUS];	/* every CPU the machine may bring online */
 	struct kbp_cpu *lead;		/* its mover places, runs the budget and the hotplug scan */
@@ -570,26 +585,50 @@ static long next_warm(struct kbp *k)
 	return -1;
 }
 
-/* The live list's next free site, in turn; -1: none. */
-static long next_live(struct kbp *k)
+/*
+ * A ring's next free site, in turn; -1: none.  A site that fired once and
+ * then timed out is placed every 2nd, 4th, ... pass over the ring
+ * (kbp_policy__due), as in the cycle: code that ran at start-up and no more
+ * would otherwise hold live's register time in timeouts.
+ */
+static long next_in_ring(struct kbp *k, const uint32_t *ring, size_t n, size_t *cur,
+			 uint64_t *passes)
 {
-	for (size_t t = 0; t < k->nlive; t++) {
-		uint32_t i = k->live[k->live_cur++ % k->nlive];
+	for (size_t t = 0; t <= n; t++) {
+		uint64_t pos = (*cur)++;
+		uint32_t i = ring[pos % n];
 
-		if (free_site(k, i))
+		if (pos && pos % n == 0)
+			(*passes)++;
+		if (free_site(k, i) && kbp_policy__due(k->misses[i], *passes, i))
 			return i;
 	}
 	return -1;
+}
+
+/*
+ * The live list's next site: every other one from the hot sites, those
+ * whose live placement took all its checks.  A race needs checks of the
+ * same hot code over and over (generic_fillattr's took about 2,000
+ * placements of its 37 sites when pinned), and a round over every site
+ * that ever fired gave each some ten placements in ten minutes.
+ */
+static long next_live(struct kbp *k)
+{
+	long i = -1;
+
+	if (k->nhot && (k->hot_turn = !k->hot_turn))
+		i = next_in_ring(k, k->hot, k->nhot, &k->hot_cur, &k->hot_passes);
+	return i >= 0 ? i : next_in_ring(k, k->live, k->nlive, &k->live_cur, &k->live_passes);
 }
 
 /* The next placement's site and its source (kbp_policy__source); -1: none. */
 static long choose_site(struct kbp *k, enum kbp_source *from)
 {
 	bool have[KBP_SOURCES] = { true, k->warm_head < k->warm_tail, k->nlive > 0 };
-	uint64_t pick = k->picks++;
 
 	for (;;) {
-		int s = kbp_policy__source(pick, have);
+		int s = kbp_policy__source(k->spent_ns, have);
 		long i;
 
 		if (s < 0)
@@ -640,14 +679,24 @@ static long next_for(struct kbp *k, unsigned int r, enum kbp_source *from, bool 
 	return i < 0 ? choose_site(k, from) : i;
 }
 
-/* Register r's placement ended: what it saw of its site. */
-static void end_placement(struct kbp *k, unsigned int r, uint64_t hits, uint64_t checks)
+/* Register r's placement ended at now: what it saw of its site, and what it held. */
+static void end_placement(struct kbp *k, unsigned int r, uint64_t hits, uint64_t checks,
+			  uint64_t now)
 {
 	uint32_t i = k->reg[r].i;
 	struct kbp_tally *t = &k->tally;
+	uint64_t held = now > k->reg[r].since_ns ? now - k->reg[r].since_ns : 0;
 
 	t->placements++;
 	t->from[k->reg[r].from] += !k->reg[r].pin;
+	/* A pinned placement is register 0's own, no source's: not in the shares. */
+	k->spent_ns[k->reg[r].from] += k->reg[r].pin ? 0 : held;
+	t->held_from[k->reg[r].from] += k->reg[r].pin ? 0 : held;
+	t->held_ns += held;
+	t->fired_ns += hits ? held : 0;
+	if (k->reg[r].from == KBP_LIVE && !k->reg[r].pin && checks >= KBP_LIVE_CHECKS &&
+	    mark_site(k, i, SEEN_HOT))
+		k->hot[k->nhot++] = i;
 	if (hits) {
 		t->fired++;
 		t->fired_from[k->reg[r].from] += !k->reg[r].pin;
@@ -691,6 +740,30 @@ static void place(struct kbp *k, unsigned int r, uint32_t i, enum kbp_source fro
 }
 
 /*
+ * Is register r's placement over, at a tick?  When it timed out or its
+ * site was refused; once it fired, at once for a site the cycle or warm
+ * found (it is live from now on), while a live site's placement stays for
+ * its checks: KBP_LIVE_CHECKS of them, or KBP_LIVE_LINGER ticks after the
+ * fire.  A move costs more than a check under emulation (2 to 2.5 ms in
+ * the test guest: TCG flushes its translations), so a hot site that gave
+ * its register back at the first fire had one or two checks a move.
+ */
+static bool placement_over(const struct kbp *k, struct kbp_reg *g, uint64_t hits,
+			   uint64_t checks, uint64_t now)
+{
+	uint64_t timeout = kbp_policy__timeout_ns(k->period_ns, g->ticks);
+
+	if (k->seen[g->i] & SEEN_REFUSED)
+		return true;
+	if (!hits || g->from != KBP_LIVE || g->pin)
+		return hits || now - g->since_ns >= timeout;
+	if (!g->fired_ns)
+		g->fired_ns = now;
+	return checks >= KBP_LIVE_CHECKS || now - g->fired_ns >= KBP_LIVE_LINGER * k->period_ns ||
+	       now - g->since_ns >= timeout;
+}
+
+/*
  * The lead's tick, under lock: a register whose site fired (on any CPU)
  * or timed out, or was refused, moves on; the registers the budget took
  * away are parked.  True when a placement changed.
@@ -701,7 +774,7 @@ static bool schedule(struct kbp *k, uint64_t now)
 
 	for (unsigned int r = 0; r < k->nregs; r++) {
 		struct kbp_reg *g = &k->reg[r];
-		uint64_t hits = 0, checks = 0, timeout = kbp_policy__timeout_ns(k->period_ns, g->ticks);
+		uint64_t hits = 0, checks = 0;
 		enum kbp_source from = g->from;
 		bool pin = g->pin;
 		long i;
@@ -709,16 +782,15 @@ static bool schedule(struct kbp *k, uint64_t now)
 		if (g->gen)
 			placement_sum(k, r, g->i, &hits, &checks);
 		if (g->gen && r >= k->regs) {
-			end_placement(k, r, hits, checks);
+			end_placement(k, r, hits, checks, now);
 			g->gen = 0;
 			changed = true;
 			continue;
 		}
-		if (r >= k->regs || (g->gen && !hits && now - g->since_ns < timeout &&
-				     !(k->seen[g->i] & SEEN_REFUSED)))
+		if (r >= k->regs || (g->gen && !placement_over(k, g, hits, checks, now)))
 			continue;
 		if (g->gen)
-			end_placement(k, r, hits, checks);
+			end_placement(k, r, hits, checks, now);
 		g->gen = 0;	/* its site may come round again at once in a small cycle */
 		i = next_for(k, r, &from, &pin);
 		changed = true;
@@ -727,6 +799,26 @@ static bool schedule(struct kbp *k, uint64_t now)
 		place(k, r, i < 0 ? g->i : (uint32_t)i, from, pin, now);
 	}
 	return changed;
+}
+
+static double pct(uint64_t part, uint64_t whole)
+{
+	return whole ? 100.0 * part / whole : 0;
+}
+
+/*
+ * Where the registers' time went: on placements that fired (code that ran
+ * while sampled: what finds races), and by source (their shares, kbp.h).
+ */
+static void print_register_time(const struct kbp *k, const char *when)
+{
+	const uint64_t *s = k->tally.held_from;
+	uint64_t all = s[KBP_CYCLE] + s[KBP_WARM] + s[KBP_LIVE];
+
+	pr_info("breakpoints: register time, %s: %.0f%% on placements that fired; by source "
+		"the cycle %.0f%%, warm %.0f%%, live %.0f%% (%zu hot sites of %zu)\n", when,
+		pct(k->tally.fired_ns, k->tally.held_ns), pct(s[KBP_CYCLE], all),
+		pct(s[KBP_WARM], all), pct(s[KBP_LIVE], all), k->nhot, k->nlive);
 }
 
 /* How many sites ran and were checked, and what the placements did (info: -v). */
@@ -746,6 +838,7 @@ static void print_coverage(struct kbp *k, const char *when)
 		(unsigned long long)t->from[KBP_CYCLE], (unsigned long long)t->fired_from[KBP_CYCLE],
 		(unsigned long long)t->from[KBP_WARM], (unsigned long long)t->fired_from[KBP_WARM],
 		(unsigned long long)t->from[KBP_LIVE], (unsigned long long)t->fired_from[KBP_LIVE]);
+	print_register_time(k, when);
 	t->ran_then = t->ran;
 	t->checked_then = t->checked;
 	if (k->npin)
@@ -1205,8 +1298,9 @@ int kbp__new(struct kcsand_bpf *skel, const uint64_t *addr, const uint32_t *site
 	k->misses = calloc(n, 1);
 	k->warm = malloc(n * sizeof(*k->warm));
 	k->live = malloc(n * sizeof(*k->live));
+	k->hot = malloc(n * sizeof(*k->hot));
 	if (!n || !k->addr || !k->site || !k->order || !k->seen || !k->misses || !k->warm ||
-	    !k->live || !o->period_us || index_functions(k, fn)) {
+	    !k->live || !k->hot || !o->period_us || index_functions(k, fn)) {
 		kbp__free(k);
 		return n ? -ENOMEM : -ENOENT;
 	}
@@ -1345,6 +1439,7 @@ void kbp__free(struct kbp *k)
 	free(k->fwarm);
 	free(k->warm);
 	free(k->live);
+	free(k->hot);
 	if (k->sync) {
 		pthread_cond_destroy(&k->wake);
 		pthread_mutex_destroy(&k->lock);

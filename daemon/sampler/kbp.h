@@ -15,9 +15,10 @@
  * over them all takes hours.  So placements also go where there is
  * evidence of running (kbp_policy__source): the sites of functions a
  * cpu-clock sampler saw running (kip.h) or whose other sites fired (warm),
- * and the sites that fired before (live).  The cycle keeps one placement in
- * KBP_ROUND, so that every site still comes round, and a site with no
- * evidence waits KBP_COLD_TICKS ticks instead of KBP_TIMEOUT_TICKS.
+ * and the sites that fired before (live), each source by its share of the
+ * register time.  The cycle keeps a fifth of it, so that every site still
+ * comes round, and a site with no evidence waits KBP_COLD_TICKS ticks
+ * instead of KBP_TIMEOUT_TICKS.
  */
 #ifndef KCSAND_KBP_H
 #define KCSAND_KBP_H
@@ -99,16 +100,21 @@ void kbp_policy__next(struct kbp_plan *p, double share, double budget, unsigned 
 uint64_t kbp_policy__timeout_ns(uint64_t period_ns, unsigned int ticks);
 
 /*
- * Where the pick-th placement takes its site from, given which sources
- * have one: in each KBP_ROUND picks, the cycle's turn first, then warm,
- * live, warm.  A source with nothing gives its turn to the next (warm,
- * live, cycle, warm, ...), so that with no evidence the cycle has every
- * turn, and the cycle has at least one turn in KBP_ROUND: every site comes
- * round at no less than a quarter of the placement rate.  -1: none has one.
+ * Where the next placement takes its site from: the source furthest below
+ * its share of the register time (KBP_SHARE_PCT: the cycle, warm, live),
+ * given the time each source's placements held a register so far
+ * (spent_ns) and which sources have a site.  By time, not by turns: a
+ * cold site's placement holds its register 8 to 32 ticks, a live site's
+ * one or two, so one turn in four for the cycle and two for warm gave the
+ * sites that fired about a tenth of the time (docs/kernel-mode.md).  A
+ * source with nothing is raised level with the others (spent_ns is
+ * updated), so that it does not bank the time it could not use and take
+ * every turn when it has sites again.  Ties go to live, then warm; with no
+ * evidence the cycle has every turn.  -1: none has one.
  */
 enum kbp_source { KBP_CYCLE, KBP_WARM, KBP_LIVE, KBP_SOURCES };
-#define KBP_ROUND		4
-int kbp_policy__source(uint64_t pick, const bool have[KBP_SOURCES]);
+#define KBP_SHARE_PCT		{ [KBP_CYCLE] = 20, [KBP_WARM] = 20, [KBP_LIVE] = 60 }
+int kbp_policy__source(uint64_t spent_ns[KBP_SOURCES], const bool have[KBP_SOURCES]);
 
 /*
  * Is site i due in pass `passes`, after `misses` placements in a row that

@@ -243,19 +243,27 @@ bool kbp_policy__due(unsigned int misses, uint64_t passes, size_t i)
 	return (passes + i) % every == 0;
 }
 
-int kbp_policy__source(uint64_t pick, const bool have[KBP_SOURCES])
+int kbp_policy__source(uint64_t spent_ns[KBP_SOURCES], const bool have[KBP_SOURCES])
 {
-	static const enum kbp_source round[KBP_ROUND] = { KBP_CYCLE, KBP_WARM, KBP_LIVE, KBP_WARM };
-	/* Who takes a turn its source cannot use: evidence first, the cycle last. */
-	static const enum kbp_source next[KBP_SOURCES][KBP_SOURCES] = {
-		[KBP_CYCLE] = { KBP_CYCLE, KBP_WARM, KBP_LIVE },
-		[KBP_WARM] = { KBP_WARM, KBP_LIVE, KBP_CYCLE },
-		[KBP_LIVE] = { KBP_LIVE, KBP_WARM, KBP_CYCLE },
-	};
-	enum kbp_source s = round[pick % KBP_ROUND];
+	static const unsigned int share[KBP_SOURCES] = KBP_SHARE_PCT;
+	/* Who wins a tie: the evidence first, the cycle last. */
+	static const enum kbp_source order[KBP_SOURCES] = { KBP_LIVE, KBP_WARM, KBP_CYCLE };
+	double level = 0;
+	int best = -1;
 
-	for (int t = 0; t < KBP_SOURCES; t++)
-		if (have[next[s][t]])
-			return next[s][t];
-	return -1;
+	for (int t = 0; t < KBP_SOURCES; t++) {
+		enum kbp_source s = order[t];
+		double l = (double)spent_ns[s] / share[s];
+
+		if (have[s] && (best < 0 || l < level)) {
+			best = s;
+			level = l;
+		}
+	}
+	if (best < 0)
+		return -1;
+	for (int s = 0; s < KBP_SOURCES; s++)
+		if (!have[s] && (double)spent_ns[s] / share[s] < level)
+			spent_ns[s] = (uint64_t)(level * share[s]);
+	return best;
 }

@@ -417,6 +417,11 @@ int main(void)
 		ASSERT_STREQ(tok, "data_race", "token");
 		ASSERT_EQ(at("\tv = data_race(READ_ONCE(x));", 1, 16, NULL), MARK_KIND_DATA_RACE,
 			  "data_race around READ_ONCE");
+		/* kernel/fork.c:2252 in 6.1: gcc's column is the if's '(' (col 5). */
+		ASSERT_EQ(at("\tif (data_race(nr_threads >= max_threads))", 1, 5, NULL),
+			  MARK_KIND_DATA_RACE, "data_race opening an if's condition, at its '('");
+		ASSERT_EQ(at("\tif (x && data_race(y))", 1, 5, NULL), MARK_KIND_PLAIN,
+			  "a condition that only contains one is not wrapped by it");
 		ASSERT_EQ(at("\tv = READ_ONCE(x) + data_race(y);", 1, 0, NULL), MARK_KIND_DATA_RACE,
 			  "no column: the strongest marker of the line");
 	}

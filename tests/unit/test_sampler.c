@@ -292,24 +292,48 @@ int main(void)
 		ASSERT_EQ(kbp_policy__timeout_ns(10000000, KBP_COLD_TICKS), 80000000,
 			  "no evidence of running: 8 ticks");
 	}
-	TEST(breakpoint_placements_go_where_code_runs_and_the_cycle_keeps_a_turn) {
+	TEST(breakpoint_register_time_goes_where_code_runs_and_the_cycle_keeps_a_share) {
 		const bool all[KBP_SOURCES] = { true, true, true };
-		const bool no_live[KBP_SOURCES] = { true, true, false };
-		const bool cycle_only[KBP_SOURCES] = { true, false, false };
-		const bool none[KBP_SOURCES] = { false, false, false };
-		unsigned int n[KBP_SOURCES] = { 0 };
+		/* What a placement holds, in ticks: a cold timeout, warm's mix, a live fire. */
+		const uint64_t held[KBP_SOURCES] = { 8, 24, 2 };
+		uint64_t spent[KBP_SOURCES] = { 0 }, n[KBP_SOURCES] = { 0 };
 
-		for (uint64_t pick = 0; pick < 400; pick++)
-			n[kbp_policy__source(pick, all)]++;
-		ASSERT_EQ(n[KBP_CYCLE], 100, "the cycle: one turn in 4, every site comes round");
-		ASSERT_EQ(n[KBP_WARM], 200, "functions seen running: two");
-		ASSERT_EQ(n[KBP_LIVE], 100, "sites that fired: one");
-		ASSERT_EQ(kbp_policy__source(2, no_live), KBP_WARM, "no live site: warm takes it");
-		ASSERT_EQ(kbp_policy__source(0, no_live), KBP_CYCLE, "the cycle's turn stays its own");
-		for (uint64_t pick = 0; pick < KBP_ROUND; pick++)
-			ASSERT_EQ(kbp_policy__source(pick, cycle_only), KBP_CYCLE,
-				  "no evidence: every turn the cycle's, as before");
-		ASSERT_EQ(kbp_policy__source(1, none), -1, "nothing to place");
+		for (int pick = 0; pick < 10000; pick++) {
+			int s = kbp_policy__source(spent, all);
+
+			n[s]++;
+			spent[s] += held[s];
+		}
+		uint64_t sum = spent[KBP_CYCLE] + spent[KBP_WARM] + spent[KBP_LIVE];
+
+		ASSERT_TRUE(spent[KBP_LIVE] * 100 / sum >= 59 && spent[KBP_LIVE] * 100 / sum <= 61,
+			    "the sites that fired: 60% of the register time");
+		ASSERT_TRUE(spent[KBP_CYCLE] * 100 / sum >= 19 && spent[KBP_CYCLE] * 100 / sum <= 21,
+			    "the cycle keeps a fifth: every site comes round");
+		ASSERT_TRUE(n[KBP_LIVE] > 10 * n[KBP_CYCLE],
+			    "a live fire is short: many more placements than the cycle's");
+	}
+	TEST(breakpoint_sources_with_nothing_bank_no_time) {
+		const bool cycle_only[KBP_SOURCES] = { true, false, false };
+		const bool all[KBP_SOURCES] = { true, true, true };
+		const bool none[KBP_SOURCES] = { false, false, false };
+		uint64_t spent[KBP_SOURCES] = { 0 };
+		int live = 0;
+
+		for (int pick = 0; pick < 100; pick++) {
+			ASSERT_EQ(kbp_policy__source(spent, cycle_only), KBP_CYCLE,
+				  "no evidence: every turn the cycle's");
+			spent[KBP_CYCLE] += 8;
+		}
+		/* Live's first sites come: it catches up with its share, not with 800 ticks. */
+		for (int pick = 0; pick < 20; pick++) {
+			int s = kbp_policy__source(spent, all);
+
+			live += s == KBP_LIVE;
+			spent[s] += s == KBP_CYCLE ? 8 : 2;
+		}
+		ASSERT_TRUE(live < 20, "the cycle still has turns once live has sites");
+		ASSERT_EQ(kbp_policy__source(spent, none), -1, "nothing to place");
 	}
 	TEST(breakpoint_sites_that_time_out_come_round_less_often) {
 		unsigned int due[KBP_MAX_MISSES + 2] = { 0 };

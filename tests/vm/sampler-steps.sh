@@ -19,6 +19,8 @@
 #   cold   --sample breakpoints over uname(2)'s one site and 39 that never run, around
 #          one uname(1) a second until a site was checked and a pass over the 40 done
 #          (at most 60 s): which sites were checked, and when;
+#   share  --sample breakpoints over vfs_read and vfs_write among the same 39, around 8 s
+#          of dd: where the registers' time went;
 # then what BPF still holds (bpf-after.txt: nothing of kcsand's should be left).
 # Exit status 66 when a step reported a race.
 set -u
@@ -80,6 +82,15 @@ step cold "$KCSANCTL" run --kernel -vv --output - --no-marking --sample breakpoi
 		grep -q "^kcsand: breakpoints: 0x[0-9a-f]* checked for the first time" "$1" &&
 			grep -q "^kcsand: breakpoints: pass [1-9][0-9]* over the [0-9]* sites done" "$1" && break
 	done; true' sh "$OUT/cold.log" > "$OUT/cold.log" 2>&1
+# share: code breakpoints over vfs_read and vfs_write, whose sites dd runs thousands of
+# times a second (and their error paths never), among the same 39 sites that never run, a
+# 10 ms tick, for 8 s: the sites that fired hold most of the register time (a cold
+# placement holds 8 to 32 ticks, a fire one or two), the cycle a fifth.
+step share "$KCSANCTL" run --kernel -v --output - --no-marking --sample breakpoints \
+	--sample-period 10000 --skip-watch 10 --udelay-task 300 --probe vfs_read --probe vfs_write \
+	--probe '__x64_sys_mq_*' --probe 'ksys_msg*' --probe 'ksys_sem*' -- \
+	sh -c 'timeout 8 dd if=/dev/zero of=/dev/null bs=1 2> /dev/null; true' \
+	> "$OUT/share.log" 2>&1
 bpftool link list > "$OUT/bpf-after.txt" 2>&1
 grep -q '^BUG: KCSAN:' "$OUT/small.log" "$OUT/all.log" && exit 66
 exit 0
