@@ -159,6 +159,10 @@ int engine_attach_added(struct engine *e);
 /* Kernel sites sampled by code breakpoints rather than kprobes (opts.sample, the site count). */
 bool engine_use_breakpoints(const struct engine *e);
 
+/* engine_kbp.c */
+/* Every kernel site, addresses and cookies, into the code-breakpoint sampler's cycle. */
+int engine_start_kbp(struct engine *e);
+
 /* release_probes.c */
 /* Each user site's object number and probe offset (struct kcsand_site), before the table is filled. */
 void engine_place_sites(struct engine *e, struct engine_object *eo);
