@@ -20,22 +20,28 @@
 #define LATE_CALIB_CALLS	500
 #define LATE_WATCH_NICE		10
 
-struct late_load {
-	struct kcsand_bpf *first, *skel;
+/* One program loaded on a thread of its own, at nice (0: the daemon's). */
+struct late_job {
+	struct late_load *l;
+	const char *name;
+	int nice;
+	bool calibrate;			/* time the program's trap once loaded (kcsand_xbp) */
 	pthread_t thread;
 	bool started, taken;
-	int done;			/* atomic: kcsand_xbp's load is over */
+	int done;			/* atomic: the load is over */
 	int err;
+	struct kcsand_bpf *skel;
+};
+
+/*
+ * kcsand_xbp for hot turns (its trap calibrated once loaded), and, with_watch,
+ * the history's watches' program at a lower priority, so that hot turns do
+ * not wait for it where CPUs are short.
+ */
+struct late_load {
+	struct kcsand_bpf *first;
+	struct late_job xbp, watch;
 	double trap_ns;
-	/*
-	 * The history's watches' program, with_watch: on a thread of its own
-	 * at a lower priority, so that hot turns do not wait for it.
-	 */
-	bool with_watch, watch_started, watch_taken;
-	pthread_t watch_thread;
-	struct kcsand_bpf *watch_skel;
-	int watch_done;			/* atomic: that load is over */
-	int watch_err;
 };
 
 /* A second instance of first, every map first's, with only the program named name loaded. */
@@ -64,32 +70,30 @@ static int load_only(struct kcsand_bpf *first, const char *name, struct kcsand_b
 	return kcsand_bpf__load(skel);
 }
 
-static int load_second(struct late_load *l)
-{
-	return load_only(l->first, "kcsand_xbp", &l->skel);
-}
-
 static void *run(void *arg)
 {
-	struct late_load *l = arg;
+	struct late_job *j = arg;
 
-	l->err = load_second(l);
-	if (!l->err)
-		l->trap_ns = thread_turn__trap_ns(l->skel->progs.kcsand_xbp, sampler_calib_target,
-						  LATE_CALIB_CALLS);
-	__atomic_store_n(&l->done, 1, __ATOMIC_RELEASE);
+	if (j->nice)
+		setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), j->nice);
+	j->err = load_only(j->l->first, j->name, &j->skel);
+	if (!j->err && j->calibrate)
+		j->l->trap_ns = thread_turn__trap_ns(j->skel->progs.kcsand_xbp,
+						     sampler_calib_target, LATE_CALIB_CALLS);
+	__atomic_store_n(&j->done, 1, __ATOMIC_RELEASE);
 	return NULL;
 }
 
-/* Nice 10: where CPUs are short, kcsand_xbp's verification goes first. */
-static void *run_watch(void *arg)
+/* Start job j of l loading the program name: 0 or -errno (no thread). */
+static int job_start(struct late_load *l, struct late_job *j, const char *name, int nice,
+		     bool calibrate)
 {
-	struct late_load *l = arg;
+	int err;
 
-	setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), LATE_WATCH_NICE);
-	l->watch_err = load_only(l->first, "kcsand_hb_watch", &l->watch_skel);
-	__atomic_store_n(&l->watch_done, 1, __ATOMIC_RELEASE);
-	return NULL;
+	*j = (struct late_job){ .l = l, .name = name, .nice = nice, .calibrate = calibrate };
+	err = pthread_create(&j->thread, NULL, run, j);
+	j->started = !err;
+	return -err;
 }
 
 int late_load__start(struct kcsand_bpf *skel, bool with_watch, struct late_load **out)
@@ -100,54 +104,58 @@ int late_load__start(struct kcsand_bpf *skel, bool with_watch, struct late_load 
 	if (!l)
 		return -ENOMEM;
 	l->first = skel;
-	l->with_watch = with_watch;
-	err = pthread_create(&l->thread, NULL, run, l);
+	err = job_start(l, &l->xbp, "kcsand_xbp", 0, true);
 	if (err) {
 		free(l);
-		return -err;
+		return err;
 	}
-	l->started = true;
-	l->watch_started = with_watch && !pthread_create(&l->watch_thread, NULL, run_watch, l);
+	if (with_watch)
+		job_start(l, &l->watch, "kcsand_hb_watch", LATE_WATCH_NICE, false);
 	*out = l;
 	return 0;
 }
 
+/* Once, when j's load is over: true, with *prog its program, NULL (said) if it failed. */
+static bool job_take(struct late_job *j, struct bpf_program **prog, const char *failed)
+{
+	if (!j->started || j->taken || !__atomic_load_n(&j->done, __ATOMIC_ACQUIRE))
+		return false;
+	j->taken = true;
+	if (j->err)
+		pr_warn("%s: %s\n", failed, strerror(-j->err));
+	*prog = j->err ? NULL : bpf_object__find_program_by_name(j->skel->obj, j->name);
+	return true;
+}
+
 bool late_load__take(struct late_load *l, struct bpf_program **prog, double *trap_ns)
 {
-	if (!l || l->taken || !__atomic_load_n(&l->done, __ATOMIC_ACQUIRE))
+	if (!l || !job_take(&l->xbp, prog, "hot turns use uprobes on every thread: cannot "
+			    "load the execute breakpoint program"))
 		return false;
-	l->taken = true;
-	if (l->err)
-		pr_warn("hot turns use uprobes on every thread: cannot load the execute "
-			"breakpoint program: %s\n", strerror(-l->err));
-	*prog = l->err ? NULL : l->skel->progs.kcsand_xbp;
 	*trap_ns = l->trap_ns;
 	return true;
 }
 
 bool late_load__take_watch(struct late_load *l, struct bpf_program **prog)
 {
-	if (!l || !l->watch_started || l->watch_taken ||
-	    !__atomic_load_n(&l->watch_done, __ATOMIC_ACQUIRE))
-		return false;
-	l->watch_taken = true;
-	if (l->watch_err)
-		pr_warn("history: no watches of reads: cannot load their program: %s\n",
-			strerror(-l->watch_err));
-	*prog = l->watch_err ? NULL : l->watch_skel->progs.kcsand_hb_watch;
-	return true;
+	return l && job_take(&l->watch, prog,
+			     "history: no watches of reads: cannot load their program");
+}
+
+/* Wait for j's thread, and unload what it loaded. */
+static void job_free(struct late_job *j)
+{
+	if (j->started)
+		pthread_join(j->thread, NULL);
+	kcsand_bpf__destroy(j->skel);
 }
 
 void late_load__free(struct late_load *l)
 {
 	if (!l)
 		return;
-	if (l->started)
-		pthread_join(l->thread, NULL);
-	if (l->watch_started)
-		pthread_join(l->watch_thread, NULL);
-	kcsand_bpf__destroy(l->watch_skel);
-	kcsand_bpf__destroy(l->skel);
+	job_free(&l->watch);
+	job_free(&l->xbp);
 	free(l);
 }
 
