@@ -123,14 +123,44 @@ struct {
 	__type(value, __u8);
 } learned_sites SEC(".maps");
 
-static __always_inline void atomic_site_learned(__u32 site_idx)
+/*
+ * A site learned is armed by the engine at its next poll, not at once, and
+ * until then its hits may go unprobed: a thread polling a flag through a
+ * site the sampler had backed off before the flag was ever taught (a
+ * worker that waits alone for its first job) takes no acquire, and what
+ * the flag published is then reported against it.  So each site learned
+ * puts its object in this ring, numbered; the engine says which number it
+ * has armed up to (atomic_learn_armed, daemon/engine/arm.c); and a thread's
+ * every event acquires the objects of the sites learned and not yet armed
+ * when its last event ran (hb_learn_catch_up(), bpf/history_clock.bpf.h).
+ * More order for a moment, never less.
+ */
+struct kcsand_learn_slot atomic_learn_ring[KCSAND_LEARN_RING];
+__u64 atomic_learn_seq;		/* sites learned: the ring's next number */
+__u64 atomic_learn_armed;	/* by the engine: those numbered below it are armed */
+
+static __always_inline void atomic_learn_publish(__u64 obj)
+{
+	__u64 n = __sync_fetch_and_add(&atomic_learn_seq, 1);
+	struct kcsand_learn_slot *sl = &atomic_learn_ring[n & (KCSAND_LEARN_RING - 1)];
+
+	/* A reader that finds seq not yet n + 1 acquires all (hb_learn_catch_up()). */
+	*(volatile __u64 *)&sl->seq = 0;
+	asm volatile("" ::: "memory");
+	*(volatile __u64 *)&sl->obj = obj;
+	asm volatile("" ::: "memory");
+	*(volatile __u64 *)&sl->seq = n + 1;
+}
+
+static __always_inline void atomic_site_learned(__u32 site_idx, __u64 obj)
 {
 	__u8 one = 1;
 
 	if (bpf_map_lookup_elem(&learned_sites, &site_idx))
 		return;
-	if (bpf_map_update_elem(&learned_sites, &site_idx, &one, BPF_NOEXIST) &&
-	    !bpf_map_lookup_elem(&learned_sites, &site_idx))
+	if (!bpf_map_update_elem(&learned_sites, &site_idx, &one, BPF_NOEXIST))
+		atomic_learn_publish(obj);
+	else if (!bpf_map_lookup_elem(&learned_sites, &site_idx))
 		__sync_fetch_and_add(&atomics_sites_lost, 1);
 }
 

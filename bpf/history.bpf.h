@@ -268,6 +268,7 @@ struct hb_thread {
 	struct hb_late late[HB_LATE];
 	struct hb_acq acq[HB_ACQS];
 	__u64 ahead_obj;	/* what a probe ahead published, until its RMW's release */
+	__u64 learn_seen;	/* atomic_learn_armed at its last event (hb_learn_catch_up()) */
 	__u64 uregs;		/* its user registers (task_pt_regs()), from its first event */
 	/* The probe after a locked release that released last, in event stop_ns (hb_inflight_now). */
 	__u64 stop_ip;

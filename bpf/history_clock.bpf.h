@@ -194,6 +194,8 @@ static __noinline struct hb_thread *hb_new_thread(__u32 tid, __u32 tgid,
 	t->gen = hb_gen;
 	t->pgen = 0;
 	t->bar_ok = 0;		/* a tid reused: its entry may be the old thread's */
+	/* What was learned and not armed yet, it acquires at its first event. */
+	t->learn_seen = *(volatile __u64 *)&atomic_learn_armed;
 	if (parent) {
 		__u32 *v = bpf_map_lookup_elem(&hb_tgids, &tgid);
 
@@ -616,6 +618,47 @@ static __noinline int hb_in_loop_call(struct hb_thread *t, __u64 sp)
 }
 
 /*
+ * Sites learned atomic and not armed yet when the thread's last event ran
+ * (bpf/atomics.bpf.h, atomic_learn_publish()): since then it may have
+ * loaded their atomic through an unprobed hit, so it acquires their
+ * objects now, and does again at each event until the engine has armed
+ * them.  A slot overwritten or still being written: it acquires all.
+ */
+__noinline int hb_learn_catch_up(struct hb_thread *t)
+{
+	__u64 upto = *(volatile __u64 *)&atomic_learn_seq;
+	__u64 armed = *(volatile __u64 *)&atomic_learn_armed;
+	__u64 from;
+
+	if (!t)
+		return 0;
+	from = t->learn_seen;
+	if (upto - from > KCSAND_LEARN_RING) {
+		hb_acquire_all(t);
+	} else {
+		for (int i = 0; i < KCSAND_LEARN_RING; i++) {
+			struct kcsand_learn_slot *sl;
+			__u64 n = from + i, seq, obj;
+
+			if (n >= upto)
+				break;
+			sl = &atomic_learn_ring[n & (KCSAND_LEARN_RING - 1)];
+			seq = *(volatile __u64 *)&sl->seq;
+			asm volatile("" ::: "memory");
+			obj = *(volatile __u64 *)&sl->obj;
+			asm volatile("" ::: "memory");
+			if (seq != n + 1 || *(volatile __u64 *)&sl->seq != seq) {
+				hb_acquire_all(t);
+				break;
+			}
+			hb_acquire(t, obj);
+		}
+	}
+	t->learn_seen = armed < upto ? armed : upto;
+	return 0;
+}
+
+/*
  * The marked load of the thread's last event has run by now: acquire what
  * it read.  sp: the event's user rsp, or 0 (hb_in_loop_call()).
  */
@@ -623,6 +666,8 @@ static __always_inline void hb_settle_at(struct hb_thread *t, __u64 sp)
 {
 	__u64 a = t->pending_acq;
 
+	if (t->learn_seen != *(volatile __u64 *)&atomic_learn_seq)
+		hb_learn_catch_up(t);
 	if (a && !(t->pending_ret[0] && hb_in_loop_call(t, sp))) {
 		t->pending_acq = 0;
 		hb_acquire(t, a);

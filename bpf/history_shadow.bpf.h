@@ -270,6 +270,19 @@ static __always_inline int hb_store_before_taught(const struct hb_cell *c,
 }
 
 /*
+ * A plain access made at the very address an atomic's access (a teaching
+ * one, or one learned) now makes: its site is that atomic's too, though the
+ * sampler may have backed it off before the address was ever taught, and
+ * then no hit of it would learn it (atomic_learn_publish()).
+ */
+static __always_inline void hb_learn_cell(const struct hb_cell *c, const struct hb_access *a)
+{
+	if ((a->type & HB_TYPE_INFERRED) && (c->type & HB_TYPE_LEARNABLE) &&
+	    (a->granule << 3) + c->off == a->addr)
+		atomic_site_learned(c->site, a->addr & ~7ULL);
+}
+
+/*
  * The entry of the granule being checked, made its own (its cells of
  * another granule, or of an older generation, forgotten); the bytes the
  * access touches in it, and the time, for hb_check().
@@ -322,6 +335,7 @@ __noinline int hb_scan_g(struct hb_shadow *e, struct hb_thread *t, struct hb_scr
 				r->free = i;
 			continue;
 		}
+		hb_learn_cell(c, &scratch->acc);
 		s = (c->slot1 - 1) & (HB_SLOTS - 1);
 		if (s == me) {
 			/*
@@ -1073,7 +1087,7 @@ static __always_inline void history_access(void *ctx, struct pt_regs *regs, __u3
 	scratch->acc.addr = site_address(site, regs, ip);
 	learned = atomic_learned(site, scratch->acc.addr);
 	if (learned)
-		atomic_site_learned(site_idx);
+		atomic_site_learned(site_idx, scratch->acc.addr & ~7ULL);
 	hb_access_fill(scratch, site, site_idx, regs, learned);
 	hb_count(KCSAND_HB_CTR_CHECKED);
 	if (scratch->acc.type & KCSAND_ACCESS_ATOMIC)

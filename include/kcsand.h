@@ -78,6 +78,15 @@ struct kcsand_atomic_key {
 };
 /* Sites that took a plain access as atomic, kept armed with the sync sites (atomics.bpf.h). */
 #define KCSAND_ATOMIC_SITES_MAX	4096
+/*
+ * The sites learned last, numbered, until the engine has armed them
+ * (atomics.bpf.h, atomic_learn_publish()): a slot of that ring.
+ */
+#define KCSAND_LEARN_RING	16
+struct kcsand_learn_slot {
+	__u64 seq;		/* its number + 1; another: not written yet, or overwritten */
+	__u64 obj;		/* the atomic's granule address */
+};
 
 /*
  * One probed memory-access instruction, indexed by the probe's BPF cookie.

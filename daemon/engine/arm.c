@@ -534,8 +534,22 @@ static void keep_sampled(struct engine *e, const uint8_t *armed)
 	e->sampled = copy;
 }
 
+/* Where atomic_learn_seq stands, read before the learned sites are (bpf/atomics.bpf.h). */
+static __u64 learn_seq(const struct engine *e)
+{
+	return e->skel ? __atomic_load_n(&e->skel->bss->atomic_learn_seq, __ATOMIC_ACQUIRE) : 0;
+}
+
+/* The sites learned before seq are armed: threads stop acquiring their objects at each event. */
+static void learn_armed(struct engine *e, __u64 seq)
+{
+	if (e->skel && seq > e->skel->bss->atomic_learn_armed)
+		__atomic_store_n(&e->skel->bss->atomic_learn_armed, seq, __ATOMIC_RELEASE);
+}
+
 int engine__rearm(struct engine *e, const uint8_t *armed)
 {
+	__u64 seq = learn_seq(e);
 	uint8_t *set;
 	int err = 0;
 
@@ -552,8 +566,31 @@ int engine__rearm(struct engine *e, const uint8_t *armed)
 		err = e->multi ? engine_link_chunks(e, eo, armed) :
 				 engine_link_per_site(e, eo, armed);
 	}
+	/* Every site armed, or the learned ones with the sync sites. */
+	if (!err && (!armed || set))
+		learn_armed(e, seq);
 	free(set);
 	return err;
+}
+
+/*
+ * Sites learned atomic since the last re-arm (bpf/atomics.bpf.h's ring)
+ * are armed now, not at the sampler's next change: until then every event
+ * of every thread acquires their objects.  With no sampler's set kept,
+ * every site is armed already.
+ */
+void engine_arm_learned(struct engine *e)
+{
+	__u64 seq = learn_seq(e);
+
+	if (!e->hist || !seq || seq == e->skel->bss->atomic_learn_armed)
+		return;
+	if (!e->sampled) {
+		learn_armed(e, seq);
+		return;
+	}
+	if (!e->sync_sites_off)
+		engine__rearm(e, e->sampled);
 }
 
 int engine_rearm_sync(struct engine *e, bool on)

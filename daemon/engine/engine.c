@@ -626,6 +626,7 @@ int engine__poll(struct engine *e, int timeout_ms)
 	take_late_program(e);
 	if (e->sampler)
 		sampler__tick(e->sampler);
+	engine_arm_learned(e);
 	/*
 	 * A new process (a target's next run, a child) starts with a start's
 	 * credit; under trace_all (a service target's runs) its sites start

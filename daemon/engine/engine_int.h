@@ -133,6 +133,8 @@ extern const struct sampler_ops engine_sampler_ops;
  * armed (on) or not; -ENOMEM when the set could not be kept (arm.c).
  */
 int engine_rearm_sync(struct engine *e, bool on);
+/* The sites learned atomic since the last re-arm armed now, if any (arm.c). */
+void engine_arm_learned(struct engine *e);
 /* CPU-ns the history detector's sync probes took so far; 0 without one. */
 double engine_sync_cost_ns(const struct engine *e);
 /* The site a cookie names, and its object; NULL for a cookie not handed out. */

@@ -897,10 +897,12 @@ static void print_atomics(const struct history *hist, FILE *out)
 	uint64_t taught = __atomic_load_n(&hist->skel->bss->atomics_taught, __ATOMIC_RELAXED);
 	uint64_t plain = __atomic_load_n(&hist->skel->bss->atomics_plain_hits, __ATOMIC_RELAXED);
 	uint64_t lost = __atomic_load_n(&hist->skel->bss->atomics_sites_lost, __ATOMIC_RELAXED);
+	uint64_t sites = __atomic_load_n(&hist->skel->bss->atomic_learn_seq, __ATOMIC_RELAXED);
 
 	fprintf(out, "kcsand: atomics learned: %llu addresses taught by lock, xchg and fenced "
-		     "stores, %llu plain loads and stores taken as atomic%s",
-		(unsigned long long)taught, (unsigned long long)plain,
+		     "stores, %llu plain loads and stores taken as atomic, at %llu sites kept "
+		     "armed from then on%s",
+		(unsigned long long)taught, (unsigned long long)plain, (unsigned long long)sites,
 		taught > KCSAND_ATOMICS_MAX ? " (more addresses than the map holds: the least "
 					      "recently used were forgotten)" : "");
 	if (lost)
