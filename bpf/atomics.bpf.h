@@ -152,14 +152,24 @@ static __always_inline void atomic_learn_publish(__u64 obj)
 	*(volatile __u64 *)&sl->seq = n + 1;
 }
 
-static __always_inline void atomic_site_learned(__u32 site_idx, __u64 obj)
+/*
+ * Site site_idx takes obj's atomic: kept armed from now on.  unprobed: its
+ * hits may go unprobed until the engine arms it, and they may load the
+ * atomic, so obj goes in the ring.  Only then: acquiring obj at every
+ * thread's events orders away any race with what obj's releases follow (a
+ * plain `stop` flag's setter, racy_stop_flag_work, when the worker's own
+ * first poll was learned).
+ */
+static __always_inline void atomic_site_learned(__u32 site_idx, __u64 obj, int unprobed)
 {
 	__u8 one = 1;
 
 	if (bpf_map_lookup_elem(&learned_sites, &site_idx))
 		return;
-	if (!bpf_map_update_elem(&learned_sites, &site_idx, &one, BPF_NOEXIST))
-		atomic_learn_publish(obj);
+	if (!bpf_map_update_elem(&learned_sites, &site_idx, &one, BPF_NOEXIST)) {
+		if (unprobed)
+			atomic_learn_publish(obj);
+	}
 	else if (!bpf_map_lookup_elem(&learned_sites, &site_idx))
 		__sync_fetch_and_add(&atomics_sites_lost, 1);
 }

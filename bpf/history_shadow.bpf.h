@@ -273,13 +273,20 @@ static __always_inline int hb_store_before_taught(const struct hb_cell *c,
  * A plain access made at the very address an atomic's access (a teaching
  * one, or one learned) now makes: its site is that atomic's too, though the
  * sampler may have backed it off before the address was ever taught, and
- * then no hit of it would learn it (atomic_learn_publish()).
+ * then no hit of it would learn it.  Another thread's load there (a poll
+ * that began before the atomic's first release: a worker waiting for its
+ * first job) may go on unprobed until the engine arms it, so its object
+ * goes in the ring (atomic_learn_publish()); a thread's own is a poll
+ * that ended, or one of the loop that taught the address.
  */
-static __always_inline void hb_learn_cell(const struct hb_cell *c, const struct hb_access *a)
+static __always_inline void hb_learn_cell(const struct hb_cell *c, const struct hb_access *a,
+					  __u32 me)
 {
 	if ((a->type & HB_TYPE_INFERRED) && (c->type & HB_TYPE_LEARNABLE) &&
 	    (a->granule << 3) + c->off == a->addr)
-		atomic_site_learned(c->site, a->addr & ~7ULL);
+		atomic_site_learned(c->site, a->addr & ~7ULL,
+				    !(c->type & KCSAND_ACCESS_WRITE) &&
+				    ((c->slot1 - 1) & (HB_SLOTS - 1)) != me);
 }
 
 /*
@@ -335,7 +342,7 @@ __noinline int hb_scan_g(struct hb_shadow *e, struct hb_thread *t, struct hb_scr
 				r->free = i;
 			continue;
 		}
-		hb_learn_cell(c, &scratch->acc);
+		hb_learn_cell(c, &scratch->acc, me);
 		s = (c->slot1 - 1) & (HB_SLOTS - 1);
 		if (s == me) {
 			/*
@@ -1087,7 +1094,7 @@ static __always_inline void history_access(void *ctx, struct pt_regs *regs, __u3
 	scratch->acc.addr = site_address(site, regs, ip);
 	learned = atomic_learned(site, scratch->acc.addr);
 	if (learned)
-		atomic_site_learned(site_idx, scratch->acc.addr & ~7ULL);
+		atomic_site_learned(site_idx, scratch->acc.addr & ~7ULL, 0);
 	hb_access_fill(scratch, site, site_idx, regs, learned);
 	hb_count(KCSAND_HB_CTR_CHECKED);
 	if (scratch->acc.type & KCSAND_ACCESS_ATOMIC)

@@ -900,8 +900,8 @@ static void print_atomics(const struct history *hist, FILE *out)
 	uint64_t sites = __atomic_load_n(&hist->skel->bss->atomic_learn_seq, __ATOMIC_RELAXED);
 
 	fprintf(out, "kcsand: atomics learned: %llu addresses taught by lock, xchg and fenced "
-		     "stores, %llu plain loads and stores taken as atomic, at %llu sites kept "
-		     "armed from then on%s",
+		     "stores, %llu plain loads and stores taken as atomic (%llu sites learned from "
+		     "another thread's loads before the first release, acquired until armed)%s",
 		(unsigned long long)taught, (unsigned long long)plain, (unsigned long long)sites,
 		taught > KCSAND_ATOMICS_MAX ? " (more addresses than the map holds: the least "
 					      "recently used were forgotten)" : "");
