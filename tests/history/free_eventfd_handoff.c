@@ -33,7 +33,7 @@ int main(void)
 	if (to_consumer < 0 || to_producer < 0)
 		return 2;
 	return handoff_run(&(struct handoff){
-		.rounds = 20000,
+		.rounds = suite_rounds(20000),
 		.producer_out = to_consumer, .producer_in = to_producer,
 		.consumer_in = to_consumer, .consumer_out = to_producer,
 		.pass = pass, .wait_token = wait_token,

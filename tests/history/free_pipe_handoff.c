@@ -13,5 +13,5 @@
 
 int main(void)
 {
-	return handoff_run_pipes(20000);
+	return handoff_run_pipes(suite_rounds(20000));
 }

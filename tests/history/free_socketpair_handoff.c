@@ -35,7 +35,7 @@ static long wait_token(int fd)
 static int run_over_ends(void)
 {
 	return handoff_run(&(struct handoff){
-		.rounds = 10000,
+		.rounds = suite_rounds(10000),
 		.producer_out = ends[0], .producer_in = ends[0],
 		.consumer_in = ends[1], .consumer_out = ends[1],
 		.pass = pass, .wait_token = wait_token,
