@@ -14,7 +14,13 @@
 #include <stdatomic.h>
 #include "suite.h"
 
+#ifndef ROUNDS
 #define ROUNDS 10000
+#endif
+/* How long the producer waits before its first round (free_atomic_ptr_late.c). */
+#ifndef PRODUCER_LATE_US
+#define PRODUCER_LATE_US 0
+#endif
 
 static atomic_int flag_storage;
 static atomic_int *volatile flagp = &flag_storage;
@@ -43,6 +49,8 @@ static SITE int get_flag(atomic_int *f)
 
 static void *producer(void *arg)
 {
+	if (PRODUCER_LATE_US)
+		spin_us(PRODUCER_LATE_US);
 	for (long i = 0; i < ROUNDS; i++) {
 		while (get_flag(flagp))
 			sched_yield();
