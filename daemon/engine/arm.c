@@ -706,6 +706,9 @@ static int self_file_offset(const void *fn, char *path, size_t len, __u64 *off)
 	return ret < 0 ? ret : ret ? 0 : -ENOENT;
 }
 
+/* Batches of a trap calibration (clock__least_cpu_ns()). */
+#define TRAP_BATCHES	10
+
 /*
  * The cost of one trap: time calls of fn, a function of our own, probed
  * the way sites are, against unprobed calls.  Our own process is not a
@@ -716,17 +719,14 @@ static double engine_trap_ns(struct engine *e, void (*fn)(void), int calls)
 {
 	__u64 off, cookie = ~0u;
 	struct bpf_link *link = NULL;
-	uint64_t t0, t1, t2, t3;
+	double probed, unprobed;
 	char path[4096];
 	int fd = -1;
 
 	if (self_file_offset((const void *)fn, path, sizeof(path), &off))
 		return 0;
 	/* Unprobed first: the probed calls' link then goes without waiting for its close. */
-	t2 = clock__now_ns();
-	for (int i = 0; i < calls; i++)
-		fn();
-	t3 = clock__now_ns();
+	unprobed = clock__least_cpu_ns(fn, calls, TRAP_BATCHES);
 	if (e->multi) {
 		fd = uprobe_multi__attach(bpf_program__fd(e->skel->progs.kcsand_uprobe_multi), path,
 					  &off, &cookie, 1, getpid());
@@ -738,13 +738,10 @@ static double engine_trap_ns(struct engine *e, void (*fn)(void), int calls)
 	}
 	if (fd < 0 && !link)
 		return 0;
-	t0 = clock__now_ns();
-	for (int i = 0; i < calls; i++)
-		fn();
-	t1 = clock__now_ns();
+	probed = clock__least_cpu_ns(fn, calls, TRAP_BATCHES);
 	link_close__start(&e->calib_close, fd);
 	bpf_link__destroy(link);
-	return ((double)(t1 - t0) - (double)(t3 - t2)) / calls;
+	return probed - unprobed;
 }
 
 /*

@@ -190,20 +190,16 @@ void kbitmap__free(struct kbitmap *b)
 #define TRAP_CALLS	2000
 #define TRAP_ROUNDS	3
 
+static void getppid_call(void)
+{
+	syscall(SYS_getppid);
+}
+
 double kcpu__getppid_ns(void)
 {
-	double best = 1e18;
-
-	for (int r = -1; r < TRAP_ROUNDS; r++) {
-		double t0 = now_ns(), ns;
-
-		for (int i = 0; i < TRAP_CALLS; i++)
-			syscall(SYS_getppid);
-		ns = (now_ns() - t0) / TRAP_CALLS;
-		if (r >= 0 && ns < best)
-			best = ns;
-	}
-	return best;
+	/* A first round unmeasured: the code and the syscall path warm. */
+	clock__least_cpu_ns(getppid_call, TRAP_CALLS, 1);
+	return clock__least_cpu_ns(getppid_call, TRAP_CALLS * TRAP_ROUNDS, TRAP_ROUNDS);
 }
 
 /* The kprobe PMU's type, or a negative errno. */

@@ -37,6 +37,8 @@
 
 /* Breakpoints of one turn: a few sites times the target processes. */
 #define THREAD_TURN_MAX	64
+/* Batches of the execute breakpoints' trap calibration (clock__least_cpu_ns()). */
+#define TURN_TRAP_BATCHES	10
 
 struct thread_turn {
 	struct kcsand_bpf *skel;
@@ -232,7 +234,7 @@ void thread_turn__set_prog(struct thread_turn *x, struct bpf_program *prog)
 double thread_turn__trap_ns(struct bpf_program *prog, void (*fn)(void), int calls)
 {
 	struct thread_turn x = { .prog = prog };
-	uint64_t t0, t1, t2, t3;
+	double probed, unprobed;
 
 	/* Where they do not trap, turns never use them (and their program is not loaded). */
 	if (hwbp__no_traps_why())
@@ -240,16 +242,10 @@ double thread_turn__trap_ns(struct bpf_program *prog, void (*fn)(void), int call
 	/* This thread, which is no target: the program returns at its first test. */
 	if (add(&x, 0, (uint64_t)(uintptr_t)fn, ~0u))
 		return 0;
-	t0 = clock__now_ns();
-	for (int i = 0; i < calls; i++)
-		fn();
-	t1 = clock__now_ns();
+	probed = clock__least_cpu_ns(fn, calls, TURN_TRAP_BATCHES);
 	thread_turn__disarm(&x);
-	t2 = clock__now_ns();
-	for (int i = 0; i < calls; i++)
-		fn();
-	t3 = clock__now_ns();
-	return ((double)(t1 - t0) - (double)(t3 - t2)) / calls;
+	unprobed = clock__least_cpu_ns(fn, calls, TURN_TRAP_BATCHES);
+	return probed - unprobed;
 }
 
 void thread_turn__free(struct thread_turn *x)

@@ -26,17 +26,9 @@ int thread__fifo(int priority)
 	return -pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp);
 }
 
-static uint64_t thread_cpu_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return ts.tv_sec * 1000000000ull + ts.tv_nsec;
-}
-
 void thread__duty_init(struct thread_duty *d)
 {
-	*d = (struct thread_duty){ .t0_ns = clock__now_ns(), .cpu0_ns = thread_cpu_ns() };
+	*d = (struct thread_duty){ .t0_ns = clock__now_ns(), .cpu0_ns = clock__thread_cpu_ns() };
 }
 
 uint64_t thread__duty_rest_ns(struct thread_duty *d, uint64_t now, uint64_t cpu)
@@ -59,7 +51,7 @@ uint64_t thread__duty_rest_ns(struct thread_duty *d, uint64_t now, uint64_t cpu)
 
 uint64_t thread__duty_until(struct thread_duty *d)
 {
-	return thread__duty_rest_ns(d, clock__now_ns(), thread_cpu_ns()) ? d->t0_ns : 0;
+	return thread__duty_rest_ns(d, clock__now_ns(), clock__thread_cpu_ns()) ? d->t0_ns : 0;
 }
 
 bool thread__on_cpu(int cpu)
