@@ -29,7 +29,10 @@ REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 KCSANCTL=$REPO/build/kcsanctl
 # SAMPLER_SMALL_LOG=LOG sampler-steps.sh COMMAND...: the small step's command.  Starts
 # COMMAND, the long round, and ends once LOG has what the host checks: three
-# periods with sites disarmed, the race reported after the third, a hot turn.  The round
+# periods with sites disarmed, the race reported after the third, a hot turn, and
+# the race reported with both sides at least once (a late report of unknown origin
+# alone ended it once, and small_race_reported failed: kcsan_race_reader+0x5/0x20
+# twice, its writer unseen).  The round
 # goes on racing after that, so the run ends, and its summary is taken, with the hot sites
 # still disarmed: its armed_sites cannot be the full set an idle last period arms (twice,
 # on a loaded host, small_summary_subset failed).  At most the whole round.
@@ -38,8 +41,9 @@ if [ "${SAMPLER_SMALL_LOG:-}" ]; then
 	until awk -v t="BUG: KCSAN: data-race in kcsan_race_reader / kcsan_race_writer" '
 		/^kcsand: sampler: [0-9]+\/[0-9]+ sites armed/ {
 			split($3, a, "/"); if (a[1] < a[2]) n++; if (/ \+ a hot turn/) turns++ }
+		$0 == t { pair++ }
 		n >= 3 && ($0 == t || /^BUG: KCSAN: data-race in kcsan_race_reader\+/) { late++ }
-		END { exit !(late && turns) }' "$SAMPLER_SMALL_LOG"; do
+		END { exit !(late && turns && pair) }' "$SAMPLER_SMALL_LOG"; do
 		kill -0 $! 2>/dev/null || { wait $!; exit; }
 		sleep 1
 	done
