@@ -213,6 +213,19 @@ static __always_inline int values_differ(const __u64 *a, const __u64 *b)
 	return (a[0] ^ b[0]) | (a[1] ^ b[1]) | (a[2] ^ b[2]) | (a[3] ^ b[3]) ? 1 : 0;
 }
 
+/*
+ * A kernel access to its own context's stack: within a stack's span of the
+ * stack pointer it ran with.  What is on it (an escaped local, a callee's
+ * out-parameter) gets no data breakpoint: see pair_arm() and hwbp__escalate().
+ */
+static __always_inline int kernel_own_stack(const struct hit *hit)
+{
+	__u64 sp = hit->regs->sp;
+
+	return !hit->user && hit->addr + KCSAND_KERNEL_STACK_SPAN > sp &&
+	       hit->addr < sp + KCSAND_KERNEL_STACK_SPAN;
+}
+
 static __always_inline void fill_access(const struct hit *hit, struct kcsand_access *acc)
 {
 	__u64 id = bpf_get_current_pid_tgid();
@@ -229,7 +242,7 @@ static __always_inline void fill_access(const struct hit *hit, struct kcsand_acc
 	acc->size = hit->size;
 	acc->type = hit->type;
 	acc->ctx = hit->in_interrupt ? KCSAND_CTX_INTERRUPT : KCSAND_CTX_TASK;
-	acc->flags = hit->acc_flags;
+	acc->flags = hit->acc_flags | (kernel_own_stack(hit) ? KCSAND_ACC_STACK : 0);
 	acc->ustack = 0;	/* the caller's, sent before this record (ustack.bpf.h) */
 	bpf_get_current_comm(acc->comm, sizeof(acc->comm));
 	if (hit->stack) {
