@@ -174,14 +174,15 @@ enum kcsand_order {
  */
 #define KCSAND_ACC_PAIR		(1u << 3)
 /*
- * Kernel mode: the address lies on the accessing context's own stack (within
- * KCSAND_KERNEL_STACK_SPAN of its stack pointer: the task's stack, or the
- * CPU's interrupt stack).  No data breakpoint is put there, neither a pair's
- * nor an escalation's (docs/kernel-mode.md, "A teardown that waits for ever
- * on an idle CPU").
+ * Kernel mode: the address lies on a kernel stack: the accessing context's
+ * own (within KCSAND_KERNEL_STACK_SPAN of its stack pointer: the task's
+ * stack, or the CPU's interrupt stack) or another task's (its aligned base
+ * holds the kernel's STACK_END_MAGIC).  No data breakpoint is put there,
+ * neither a pair's nor an escalation's (docs/kernel-mode.md, "A teardown
+ * that waits for ever on an idle CPU").
  */
 #define KCSAND_ACC_STACK	(1u << 4)
-/* x86-64's kernel stacks (a task's, a CPU's interrupt stack): 16 KiB each. */
+/* x86-64's kernel stacks (a task's, a CPU's interrupt stack): 16 KiB each, a task's aligned. */
 #define KCSAND_KERNEL_STACK_SPAN	(16 * 1024ULL)
 
 /* Where the access ran. */
@@ -503,7 +504,7 @@ struct kcsand_site_stat {
 	X(TRAPS, pair_traps)		/* data-breakpoint traps */		\
 	X(CAUGHT, pair_caught)		/* of them, partners of a watcher */	\
 	X(PROBED, pair_probed)		/* left to the code breakpoint that checked them */ \
-	X(STACK, pair_on_stack)		/* watched addresses on the watcher's stack: none asked */
+	X(STACK, pair_on_stack)		/* watched addresses on a kernel stack: none asked */
 
 #define KCSAND_PAIR_CTR_ENUM(ID, name) KCSAND_PAIR_CTR_##ID,
 enum kcsand_pair_counter {
