@@ -27,6 +27,7 @@
 # vm_out NAME		a new directory build/vm/NAME.XXXXXX for a guest run's files
 # kernel_debug		the stock kernel's vmlinux with debug info (linux-image-*-dbg)
 # guest_log DIR		lockups, stalls, warnings and BUGs in the guest's kernel log
+# vm_monitor OUT		QEMU's monitor on each CPU and local APIC once the guest stalls
 # probe_args ARG...	a guest step's kcsan-vm arguments up to "--": --duration S into
 #			secs (unchanged without it), the others (--probe SPEC...) into args
 
@@ -96,6 +97,45 @@ first_line() {
 
 vm_out() {
 	mkdir -p "$REPO/build/vm" && mktemp -d "$REPO/build/vm/$1.XXXXXX"
+}
+
+# vm_monitor OUT: for a guest booted with KCSAN_VM_MONITOR=OUT/monitor.sock, once its
+# console shows an RCU stall or a soft lockup (a soft lockup's panic comes 27 s after the
+# stall), what QEMU's monitor says of each CPU and local APIC, twice 10 s apart, into
+# OUT/monitor.txt: each CPU's RIP, RSP, EFLAGS (IF), DR0-DR3 and DR7, and its APIC's ISR,
+# IRR and PPR (an interrupt taken and never ended blocks every one at or below its
+# priority).  Run in the background; ends at OUT/.done.
+vm_monitor() {
+	local n
+
+	until [ -e "$1/.done" ]; do
+		if grep -qE 'rcu: INFO|soft lockup' "$1/console.log" 2>/dev/null; then
+			for n in 1 2; do
+				python3 - "$1/monitor.sock" <<-'PY' >> "$1/monitor.txt" 2>&1
+				import socket, sys, time
+				s = socket.socket(socket.AF_UNIX)
+				s.connect(sys.argv[1])
+				for c in ("info registers -a", "info lapic 0", "info lapic 1"):
+				    s.sendall((c + "\n").encode())
+				    time.sleep(2)
+				s.settimeout(2)
+				out = b""
+				try:
+				    while True:
+				        d = s.recv(65536)
+				        if not d:
+				            break
+				        out += d
+				except socket.timeout:
+				    pass
+				print(out.decode(errors="replace"))
+				PY
+				sleep 10
+			done
+			return
+		fi
+		sleep 1
+	done
 }
 
 # guest_run NAME OUT TIMEOUT STEPS...: one boot of tests/vm/kcsan-vm, its probe the

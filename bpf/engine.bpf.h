@@ -213,6 +213,34 @@ static __always_inline int values_differ(const __u64 *a, const __u64 *b)
 	return (a[0] ^ b[0]) | (a[1] ^ b[1]) | (a[2] ^ b[2]) | (a[3] ^ b[3]) ? 1 : 0;
 }
 
+/* Linux's STACK_END_MAGIC: fork writes it at the lowest word of every task's stack. */
+#define KERNEL_STACK_END_MAGIC	0x57AC6E9DULL
+
+/*
+ * A kernel access to a kernel stack: its own context's (within a stack's
+ * span of the stack pointer it ran with: the task's stack or the CPU's
+ * interrupt stack), or any task's, whose base (16 KiB-aligned, as vmalloc'd
+ * stacks and init_stack are) holds the magic.  What is there (an escaped
+ * local, a callee's out-parameter, a sleeper's on-stack wait entry) gets no
+ * data breakpoint: see pair_arm() and hwbp__escalate().  Not inlined: its
+ * read's buffer would add to every caller's frame, over 6.1's 512 bytes.
+ */
+static __noinline int kernel_stack_at(__u64 addr, __u64 sp)
+{
+	__u64 magic = 0;
+
+	if (addr + KCSAND_KERNEL_STACK_SPAN > sp && addr < sp + KCSAND_KERNEL_STACK_SPAN)
+		return 1;
+	return !bpf_probe_read_kernel(&magic, sizeof(magic),
+				      (void *)(addr & ~(KCSAND_KERNEL_STACK_SPAN - 1))) &&
+	       magic == KERNEL_STACK_END_MAGIC;
+}
+
+static __always_inline int kernel_stack_addr(const struct hit *hit)
+{
+	return !hit->user && kernel_stack_at(hit->addr, hit->regs->sp);
+}
+
 static __always_inline void fill_access(const struct hit *hit, struct kcsand_access *acc)
 {
 	__u64 id = bpf_get_current_pid_tgid();
@@ -229,7 +257,7 @@ static __always_inline void fill_access(const struct hit *hit, struct kcsand_acc
 	acc->size = hit->size;
 	acc->type = hit->type;
 	acc->ctx = hit->in_interrupt ? KCSAND_CTX_INTERRUPT : KCSAND_CTX_TASK;
-	acc->flags = hit->acc_flags;
+	acc->flags = hit->acc_flags | (kernel_stack_addr(hit) ? KCSAND_ACC_STACK : 0);
 	acc->ustack = 0;	/* the caller's, sent before this record (ustack.bpf.h) */
 	bpf_get_current_comm(acc->comm, sizeof(acc->comm));
 	if (hit->stack) {

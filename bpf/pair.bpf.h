@@ -112,6 +112,20 @@ static __always_inline int pair_arm(const struct hit *hit)
 
 	if (!hit->pair || hit->user || !*(volatile __u32 *)&pair_cpus)
 		return 0;
+	/*
+	 * Not on a kernel stack (the watcher's own, an escaped local; or a
+	 * sleeper's).  Another CPU's register there outlives the frame
+	 * whenever its armer is late (it turns it off only when it next
+	 * runs), and traps on whatever reuses the slot once its task runs on
+	 * that CPU.  Under QEMU's TCG (the test guest) it is worse: an
+	 * interrupt whose frame push hits a watchpoint is dropped with its
+	 * vector left in service in the local APIC, and the CPU never takes
+	 * an interrupt again (docs/kernel-mode.md, P19).
+	 */
+	if (kernel_stack_addr(hit)) {
+		pair_count(KCSAND_PAIR_CTR_STACK, 1);
+		return 0;
+	}
 	wait = wait_us(hit, PARAM(pair_wait_us));
 	if (!wait)
 		return 0;

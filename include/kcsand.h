@@ -182,6 +182,17 @@ enum kcsand_order {
  * the watch window, read or write, reported whether the value changed or not.
  */
 #define KCSAND_ACC_PAIR		(1u << 3)
+/*
+ * Kernel mode: the address lies on a kernel stack: the accessing context's
+ * own (within KCSAND_KERNEL_STACK_SPAN of its stack pointer: the task's
+ * stack, or the CPU's interrupt stack) or another task's (its aligned base
+ * holds the kernel's STACK_END_MAGIC).  No data breakpoint is put there,
+ * neither a pair's nor an escalation's (docs/kernel-mode.md, "A teardown
+ * that waits for ever on an idle CPU").
+ */
+#define KCSAND_ACC_STACK	(1u << 4)
+/* x86-64's kernel stacks (a task's, a CPU's interrupt stack): 16 KiB each, a task's aligned. */
+#define KCSAND_KERNEL_STACK_SPAN	(16 * 1024ULL)
 
 /* Where the access ran. */
 #define KCSAND_CTX_TASK		0
@@ -501,7 +512,8 @@ struct kcsand_site_stat {
 	X(BUSY, pair_busy)		/* another watcher held the registers */ \
 	X(TRAPS, pair_traps)		/* data-breakpoint traps */		\
 	X(CAUGHT, pair_caught)		/* of them, partners of a watcher */	\
-	X(PROBED, pair_probed)		/* left to the code breakpoint that checked them */
+	X(PROBED, pair_probed)		/* left to the code breakpoint that checked them */ \
+	X(STACK, pair_on_stack)		/* watched addresses on a kernel stack: none asked */
 
 #define KCSAND_PAIR_CTR_ENUM(ID, name) KCSAND_PAIR_CTR_##ID,
 enum kcsand_pair_counter {

@@ -21,47 +21,11 @@ if [ ! -x build/vm/kworkload ] || [ tests/vm/workload/kworkload.c -nt build/vm/k
 	gcc -O2 -Wall -pthread tests/vm/workload/kworkload.c -o build/vm/kworkload ||
 		bench_die "cannot build kworkload"
 fi
-# monitor OUT: once the console shows an RCU stall or a soft lockup (the panic comes 27 s
-# after the stall), QEMU's monitor says what each CPU and local APIC holds, twice 10 s
-# apart, into OUT/monitor.txt: CPU 0's RIP, EFLAGS (IF) and DR7, its APIC's ISR, IRR and
-# PPR (an interrupt taken and never ended blocks every one below it).  Ends at OUT/.done.
-monitor() {
-	local n
-
-	until [ -e "$1/.done" ]; do
-		if grep -qE 'rcu: INFO|soft lockup' "$1/console.log" 2>/dev/null; then
-			for n in 1 2; do
-				python3 - "$1/monitor.sock" <<-'PY' >> "$1/monitor.txt" 2>&1
-				import socket, sys, time
-				s = socket.socket(socket.AF_UNIX)
-				s.connect(sys.argv[1])
-				for c in ("info registers -a", "info lapic 0", "info lapic 1"):
-				    s.sendall((c + "\n").encode())
-				    time.sleep(2)
-				s.settimeout(2)
-				out = b""
-				try:
-				    while True:
-				        d = s.recv(65536)
-				        if not d:
-				            break
-				        out += d
-				except socket.timeout:
-				    pass
-				print(out.decode(errors="replace"))
-				PY
-				sleep 10
-			done
-			return
-		fi
-		sleep 1
-	done
-}
 for b in $(seq "$boots"); do
 	out=$(vm_out p18) || exit 2
 	echo "$secs" > "$out/p18-secs"
 	[ -z "${P18_HOTPLUG:-}" ] || touch "$out/p18-hotplug"
-	monitor "$out" &
+	vm_monitor "$out" &
 	said=$(KCSAN_VM_MONITOR=$out/monitor.sock KCSAN_VM_LOGLEVEL=${KCSAN_VM_LOGLEVEL:-7} guest_run "p18 boot $b" "$out" \
 		$((secs + 420)) "$REPO/bench/kernel/p18-cache-teardown-steps.sh")
 	touch "$out/.done"
@@ -81,5 +45,9 @@ for b in $(seq "$boots"); do
 	if grep -qE 'soft lockup|rcu: INFO|self-detected|Kernel panic|BUG:' "$out/console.log" ||
 	   [[ $said != *"kcsan-vm exit 0,"* ]]; then
 		cp -a "$out" "$keep/" && echo "  kept in $keep/$(basename "$out")"
+		# CPU 0's debug registers and its APIC's vectors when the stall showed (vm_monitor).
+		awk '/^CPU#0/ { c = 1 } /^CPU#1/ { c = 0 } c && /^(RIP|DR0|DR6)=/ { print "  cpu0: " $0 }
+		     /^dumping local APIC state for CPU 0/ { a = 1 } /^dumping local APIC state for CPU 1/ { a = 0 }
+		     a && /^(ISR|IRR|APR)/ { print "  apic0: " $0 }' "$out/monitor.txt" 2>/dev/null | sort -u
 	fi
 done

@@ -412,7 +412,14 @@ int hwbp__escalate(struct hwbp *hw, const struct kcsand_report *r)
 		    a->addr >= s->addr && a->addr < s->addr + s->len)
 			return 0;	/* watched already */
 	}
-	if (hwbp__cover(a->addr, a->size, &addr, &len)) {
+	/*
+	 * Not on the watcher's own kernel stack: the frame is gone long before
+	 * the 30 s are, and the slot's next users are other frames (and under
+	 * QEMU's TCG, an interrupt's frame pushed there is lost with its
+	 * vector left in service: docs/kernel-mode.md).
+	 */
+	if (hwbp__cover(a->addr, a->size, &addr, &len) ||
+	    (hw->kernel && (a->flags & KCSAND_ACC_STACK))) {
 		hw->st.unarmable++;
 		return -EINVAL;
 	}

@@ -29,7 +29,7 @@ struct kcsand_bpf;
 struct hwbp_stats {
 	unsigned long armed;		/* slots armed over the run */
 	unsigned long no_slot;		/* escalations dropped: every slot busy */
-	unsigned long unarmable;	/* address or size no debug register can cover */
+	unsigned long unarmable;	/* address or size no debug register can cover, or a kernel stack's */
 	unsigned long open_failed;	/* perf_event_open refused (e.g. ENOSPC) */
 	unsigned long pairs;		/* reports paired from an escalation */
 	uint64_t traps;			/* BPF side: traps in target threads (or the kernel) */

@@ -195,3 +195,17 @@ int pair_request_run(void *ctx)
 		pair_release();
 	return 0;
 }
+
+/*
+ * Kernel memory with a 16 KiB-aligned stretch in it, for a task stack's
+ * base (kernel_stack_addr() in bpf/engine.bpf.h); out.wp = its address.
+ */
+char fake_stack[2 * KCSAND_KERNEL_STACK_SPAN];
+
+SEC("raw_tp")
+int fake_stack_addr(void *ctx)
+{
+	out.wp = (__u64)(unsigned long)fake_stack;
+	out.ret = 0;
+	return 0;
+}

@@ -583,6 +583,50 @@ static void test_pairs(void)
 		skel->bss->pair_cpus = 0;
 		skel->bss->in.pair = 0;
 	}
+	/*
+	 * No data breakpoint on the watcher's own stack (docs/kernel-mode.md):
+	 * the address within a kernel stack's span of the stack pointer it
+	 * ran with, above or below.
+	 */
+	TEST(pair_never_on_the_watchers_stack) {
+		pair_reset(2);
+		skel->bss->in.sp = (uintptr_t)&mem[0] + 512;
+		ASSERT_EQ(step_on_cpu0(skel->progs.pair_request_run, &mem[0], 8, W), 0,
+			  "an escaped local: no request");
+		skel->bss->in.sp = (uintptr_t)&mem[0] - 512;
+		ASSERT_EQ(step_on_cpu0(skel->progs.pair_request_run, &mem[0], 8, W), 0,
+			  "below the stack pointer: no request");
+		ASSERT_EQ(pair_counter(KCSAND_PAIR_CTR_STACK), 2, "pair_on_stack");
+		ASSERT_EQ(pair_counter(KCSAND_PAIR_CTR_REQUESTS), 0, "pair_requests");
+		skel->bss->in.sp = (uintptr_t)&mem[0] + 2 * KCSAND_KERNEL_STACK_SPAN;
+		ASSERT_EQ(step_on_cpu0(skel->progs.pair_request_run, &mem[0], 8, W), 1,
+			  "off the stack: asked (control)");
+		ASSERT_EQ(pair_counter(KCSAND_PAIR_CTR_STACK), 2, "pair_on_stack (control)");
+		skel->bss->pair_cpus = 0;
+		skel->bss->in.pair = 0;
+	}
+	/* Nor on another task's: its aligned base holds the kernel's STACK_END_MAGIC. */
+	TEST(pair_never_on_another_tasks_stack) {
+		uint64_t k, base;
+		size_t off;
+
+		pair_reset(2);
+		ASSERT_EQ(step(skel->progs.fake_stack_addr, NULL, 0, R, 0), 0, "fake stack's address");
+		k = skel->bss->out.wp;
+		base = (k + KCSAND_KERNEL_STACK_SPAN - 1) & ~(KCSAND_KERNEL_STACK_SPAN - 1);
+		off = base - k;
+		*(volatile uint64_t *)&skel->bss->fake_stack[off] = 0x57AC6E9D;
+		skel->bss->in.sp = 0;
+		ASSERT_EQ(step_on_cpu0(skel->progs.pair_request_run, (void *)(uintptr_t)(base + 256),
+				       8, W), 0, "on a task's stack: no request");
+		ASSERT_EQ(pair_counter(KCSAND_PAIR_CTR_STACK), 1, "pair_on_stack");
+		*(volatile uint64_t *)&skel->bss->fake_stack[off] = 0;
+		ASSERT_EQ(step_on_cpu0(skel->progs.pair_request_run, (void *)(uintptr_t)(base + 256),
+				       8, W), 1, "no magic: asked (control)");
+		ASSERT_EQ(pair_counter(KCSAND_PAIR_CTR_STACK), 1, "pair_on_stack (control)");
+		skel->bss->pair_cpus = 0;
+		skel->bss->in.pair = 0;
+	}
 }
 
 int main(void)

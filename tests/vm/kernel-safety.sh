@@ -11,8 +11,9 @@
 # left out (and back in on request), src: from the source root, the marking cache
 # kept between boots (and an unwritable one said), KCSAN's noise rules each silent
 # with its code run and checked (tests/vm/noise-lib.sh, in the cache steps), nothing
-# left after SIGKILL, each CPU's breakpoints closed by its own thread at teardown (the
-# lockup of docs/kernel-mode.md), and a clean kernel log.
+# left after SIGKILL, each CPU's breakpoints closed by its own thread at teardown and no
+# data breakpoint asked on a kernel stack (the lockup of docs/kernel-mode.md), and a clean
+# kernel log.
 # Results in tests/lib.sh's format ("ok   NAME", "FAIL NAME: WHY", "N passed, N failed");
 # the run's files are removed when all passed, unless KCSAND_VM_KEEP is set.
 # tests/vm/kernel-safety.sh --check DIR checks the kept files of an earlier run.
@@ -166,6 +167,18 @@ if ran cache && grep -qE "^kcsand: breakpoints: $td" "$out/cache.log" &&
 	grep -hE "^kcsand: (data )?breakpoints: teardown" "$out/cache.log" | sed 's/^/     /'
 else
 	fail teardown_closes_each_cpu_on_it "exit $(step_status cache): $(grep -E 'teardown|not stopped|has not closed' "$out/cache.log" | head -3 | tr '\n' ';')"
+fi
+
+# Issue 21's teardown lockup, its cause: no data breakpoint on a watcher's own stack (QEMU's
+# TCG drops an interrupt whose frame lands on one, its vector left in service: P19).  The
+# cache step's watched addresses include stack ones (vfs_read's *pos, ktime_get_ts64's
+# out-parameter), so pair_on_stack > 0 is the rule at work; requests still go out for the rest.
+if ran cache && [ "$(kv cache pair_on_stack)" -gt 0 ] 2>/dev/null &&
+   [ "$(kv cache pair_requests)" -gt 0 ] 2>/dev/null; then
+	ok data_breakpoints_kept_off_stacks
+	echo "     pair_on_stack $(kv cache pair_on_stack), pair_requests $(kv cache pair_requests)"
+else
+	fail data_breakpoints_kept_off_stacks "exit $(step_status cache): pair_on_stack '$(kv cache pair_on_stack)', pair_requests '$(kv cache pair_requests)'"
 fi
 
 # SIGKILL: the kernel closes what kcsanctl held; nothing is left (bpf-after.txt).
