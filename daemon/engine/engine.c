@@ -278,6 +278,8 @@ static int on_event(void *ctx, void *data, size_t len)
 	if (len >= sizeof(struct kcsand_ustack) && rec->type == KCSAND_REC_USTACK)
 		return queue_ustack(e, data);
 	if (len >= sizeof(struct kcsand_hb_watch) && rec->type == KCSAND_REC_HB_WATCH) {
+		/* The watches' program, at the first read offered (late_load.h). */
+		late_load__start_watch(e->late);
 		hwbp__hb_watch(e->hw, data);
 		return 0;
 	}
@@ -483,8 +485,7 @@ static int load(struct engine *e)
 	if (err)
 		return err;
 	if (!e->opts.kernel && !hwbp__no_traps_why() &&
-	    late_load__start(skel, e->opts.history && e->opts.params.v[PARAM_HISTORY_WATCHES],
-			     &e->late))
+	    late_load__start(skel, &e->late))
 		pr_warn("hot turns use uprobes on every thread: no thread to load their program\n");
 	return start_loaded(e);
 }

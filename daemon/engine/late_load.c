@@ -96,7 +96,7 @@ static int job_start(struct late_load *l, struct late_job *j, const char *name, 
 	return -err;
 }
 
-int late_load__start(struct kcsand_bpf *skel, bool with_watch, struct late_load **out)
+int late_load__start(struct kcsand_bpf *skel, struct late_load **out)
 {
 	struct late_load *l = calloc(1, sizeof(*l));
 	int err;
@@ -109,10 +109,14 @@ int late_load__start(struct kcsand_bpf *skel, bool with_watch, struct late_load 
 		free(l);
 		return err;
 	}
-	if (with_watch)
-		job_start(l, &l->watch, "kcsand_hb_watch", LATE_WATCH_NICE, false);
 	*out = l;
 	return 0;
+}
+
+void late_load__start_watch(struct late_load *l)
+{
+	if (l && !l->watch.name)	/* tried once */
+		job_start(l, &l->watch, "kcsand_hb_watch", LATE_WATCH_NICE, false);
 }
 
 /* Once, when j's load is over: true, with *prog its program, NULL (said) if it failed. */
