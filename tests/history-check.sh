@@ -149,7 +149,7 @@ run_one() {
 	local -a opts=("${@:4}")
 	local label="$name${4:+ ${*:4}}${RUN_LABEL:-}"
 
-	if [[ $3 == *watch* && -n $HW_TRAPS ]]; then
+	if [[ ($3 == *watch* || $3 == *wpaced*) && -n $HW_TRAPS ]]; then
 		not_applicable "$label" "debug registers do not trap here: $HW_TRAPS"
 		return
 	fi
@@ -165,8 +165,6 @@ run_one() {
 	# A plugin's accesses are probed as the user asks for a library's: --object.
 	[[ $3 == *plugin* ]] && budget+=(--object "$OUT/${name}_lib.so")
 	[[ $ALL_ARMED == *" $name "* ]] && budget+=(--overhead-budget 100)
-	# The history's watches of reads are off by default (docs/history.md).
-	[[ $3 == *watch* ]] && budget+=(--param history_watches=2)
 	# Every site armed checks every access: free_cxx_static_local's 2.3 million
 	# took 85-118 s at load 17-20 (with and without the history's global
 	# functions), near the 120 s that fail it; what it checks is not a time.
@@ -251,6 +249,10 @@ run_one() {
 		     ! grep -Eq ', [1-9][0-9]* writes caught by those watches and checked,' <<<"$out"; then
 			fail_with "$label" "no positive control: no write caught by the history's watches" \
 				"$(grep 'watched for another' <<<"$out")"
+		elif [[ $3 == *wpaced* ]] &&
+		     ! grep -Eq 'hw_history_watches: [1-9][0-9]* .*hw_history_switches: [1-9][0-9]* hw_history_closed: [1-9]' <<<"$out"; then
+			fail_with "$label" "no positive control: no watch armed, no switch counted or the watches never closed" \
+				"$(grep -Eo 'hw_history_[a-z_]+: [0-9]+' <<<"$out" | tr '\n' ' ')"
 		elif [[ $3 == *marked* ]] && ! grep -Eq 'accesses checked \([1-9][0-9]* marked\)' <<<"$out"; then
 			fail_with "$label" "no positive control: no marked access checked against the shadow" \
 				"$(grep '^kcsand: history: [0-9]* sync' <<<"$out")"
