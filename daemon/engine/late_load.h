@@ -47,7 +47,11 @@ void late_load__start_watch(struct late_load *l);
 bool late_load__take(struct late_load *l, struct bpf_program **prog, double *trap_ns);
 /* The same for kcsand_hb_watch: true once, when its load is over. */
 bool late_load__take_watch(struct late_load *l, struct bpf_program **prog);
-/* Wait for the thread and unload; the program taken goes with it. */
+/*
+ * Unload; the program taken goes with it.  A load still in the verifier is
+ * not waited for: its thread unloads and frees it when it is over, so that
+ * a short run's end does not wait for a program it never used.
+ */
 void late_load__free(struct late_load *l);
 
 #endif
