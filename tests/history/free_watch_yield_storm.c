@@ -22,7 +22,7 @@
 #include "suite.h"
 
 #define THREADS	3
-#define YIELDS	150000
+#define YIELDS	400000
 
 static long table[64];
 
