@@ -21,7 +21,7 @@
  * What they cost: a thread with a user breakpoint armed pays at each of
  * its context switches, not at its system calls.  On this project's KVM
  * guests a sched_yield() ping-pong of two threads ran 2 to 2.5 times
- * longer with a write breakpoint on one of them (50 to 190 us more per
+ * longer with a write breakpoint on one of them (100 to 390 us more per
  * switch of that thread), while 2 million getppid() calls cost the same
  * (docs/history.md, "Watches of reads").  So they are paced by the
  * switches of the threads they are armed in: counted every HB_COUNT_MS
@@ -47,7 +47,7 @@
 
 #define HB_ROOM_MS	10	/* BPF may offer hb_max reads per this */
 #define HB_COUNT_MS	50	/* the watched threads' switches are counted this often */
-/* A switch of a watched thread, priced in the middle of what it cost on the KVM guests. */
+/* A switch of a watched thread, priced at the low end of what it cost on the KVM guests. */
 #define HB_SWITCH_NS	100000.0
 
 #define MS		1000000ull
