@@ -278,6 +278,8 @@ static int on_event(void *ctx, void *data, size_t len)
 	if (len >= sizeof(struct kcsand_ustack) && rec->type == KCSAND_REC_USTACK)
 		return queue_ustack(e, data);
 	if (len >= sizeof(struct kcsand_hb_watch) && rec->type == KCSAND_REC_HB_WATCH) {
+		/* The watches' program, at the first read offered (late_load.h). */
+		late_load__start_watch(e->late);
 		hwbp__hb_watch(e->hw, data);
 		return 0;
 	}
@@ -483,8 +485,7 @@ static int load(struct engine *e)
 	if (err)
 		return err;
 	if (!e->opts.kernel && !hwbp__no_traps_why() &&
-	    late_load__start(skel, e->opts.history && e->opts.params.v[PARAM_HISTORY_WATCHES],
-			     &e->late))
+	    late_load__start(skel, &e->late))
 		pr_warn("hot turns use uprobes on every thread: no thread to load their program\n");
 	return start_loaded(e);
 }
@@ -541,25 +542,29 @@ double engine_sync_cost_ns(const struct engine *e)
  */
 static void pace_history(struct engine *e)
 {
-	double budget = engine_share_pct(e) / 100.0;
+	double budget = engine_share_pct(e) / 100.0, cost;
 	struct sampler_stats st;
 
 	if (!e->hist || !e->sampler)
 		return;
 	sampler__get_stats(e->sampler, &st);
-	switch (hb_pace__step(&e->hb_pace, st.native_ns, history__cost_ns(e->hist, st.trap_ns),
-			      budget)) {
+	/* Its watches' context switches spend the same share (hw/hb_watch.c). */
+	cost = history__cost_ns(e->hist, st.trap_ns) + hwbp__hb_cost_ns(e->hw);
+	switch (hb_pace__step(&e->hb_pace, st.native_ns, cost, budget)) {
 	case HB_PACE_PAUSE:
 		history__pause(e->hist);
+		hwbp__hb_pause(e->hw, true);	/* a paused history checks nothing they catch */
 		engine_rearm_sync(e, false);	/* its sync sites go back to the sampler */
-		pr_debug("history: sync probes off: over their share of the budget\n");
+		pr_debug("history: sync probes and watches off: over their share of the budget\n");
 		break;
 	case HB_PACE_RESUME:
 		/* Its sync sites armed first: the new generation must see all of them. */
-		if (engine_rearm_sync(e, true) || history__resume(e->hist))
+		if (engine_rearm_sync(e, true) || history__resume(e->hist)) {
 			engine_rearm_sync(e, false);
-		else
-			pr_debug("history: sync probes on, history restarted\n");
+			break;
+		}
+		hwbp__hb_pause(e->hw, false);
+		pr_debug("history: sync probes on, history restarted\n");
 		break;
 	case HB_PACE_KEEP:
 		break;

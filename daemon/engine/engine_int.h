@@ -118,6 +118,7 @@ struct engine {
 	unsigned long nr_reports_history;	/* of nr_reports, found by the history detector */
 	unsigned long history_unsound;	/* its reports dropped: a thread had no clock */
 	unsigned long history_watch_marked; /* watch reports dropped: the write was marked */
+	unsigned long history_watch_undecoded; /* dropped: the write is no access a site describes */
 	unsigned long suppressed_dedup;
 	unsigned long suppressed_no_change;
 	unsigned long suppressed_filter;
