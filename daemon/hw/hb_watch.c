@@ -26,11 +26,12 @@
  * (docs/history.md, "Watches of reads").  So they are paced by the
  * switches of the threads they are armed in: counted every HB_COUNT_MS
  * from /proc (voluntary and not, each thread once however many watches it
- * carries), priced HB_SWITCH_NS each, and added to the history's cost,
- * which its share of the budget pays (engine.c, pace_history()).  A
+ * carries), priced HB_SWITCH_NS each, and added to the sync probes' cost
+ * against the history's share of the budget (engine.c, pace_watches()).  A
  * program whose watched threads switch often spends that share and its
- * watches close with its sync probes (hwbp__hb_pause()); one whose threads
- * switch seldom, as a parallel loop's, keeps them.
+ * watches close, the sync probes staying on (hwbp__hb_pause()); one whose
+ * threads switch seldom, as a parallel loop's, keeps them.  A paused
+ * history closes them too.
  */
 #include <errno.h>
 #include <inttypes.h>
