@@ -173,11 +173,14 @@ $(OUT)/bench/kmark_cost: bench/programs/kmark_cost.c $(LIB)
 $(OUT)/bench/malloc_heavy: bench/programs/malloc_heavy.c
 	@mkdir -p $(@D)
 	$(CC) -O2 -g -pthread $< -o $@
+$(OUT)/bench/yield_storm: bench/programs/yield_storm.c
+	@mkdir -p $(@D)
+	$(CC) -O1 -g -pthread $< -o $@
 
 BENCH_PROGS := $(OUT)/bench/hotloop $(OUT)/bench/empty_probe $(OUT)/bench/reattach $(OUT)/bench/kdisarm \
 	       $(OUT)/bench/kloop \
 	       $(OUT)/bench/hashtable $(OUT)/bench/hashtable-tsan $(OUT)/bench/func_line \
-	       $(OUT)/bench/ustack_cost $(OUT)/bench/malloc_heavy $(OUT)/bench/kmark_cost \
+	       $(OUT)/bench/ustack_cost $(OUT)/bench/malloc_heavy $(OUT)/bench/yield_storm $(OUT)/bench/kmark_cost \
 	       $(OUT)/bench/prog_load
 bench-programs: all scenario-programs history-programs history-tsan-programs $(BENCH_PROGS)
 

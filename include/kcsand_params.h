@@ -130,11 +130,12 @@
 	  "KiB of the reports' ring buffer (rounded up to a power of two; "	\
 	  "at start only)")							\
 	/*									\
-	 * The history's watches of reads (docs/history.md): off by default,	\
-	 * since a write breakpoint armed in a program's threads made P2 (the	\
-	 * hash table, on this project's KVM guests) run 2 to 3 times longer.	\
+	 * The history's watches of reads (docs/history.md): 2, since their	\
+	 * cost, the context switches of the threads they are armed in, is	\
+	 * paid from the history's share of the budget (hw/hb_watch.c); armed \
+	 * unpaced, they made P2 run 2 to 3 times longer on the KVM guests.	\
 	 */									\
-	X(HISTORY_WATCHES, history_watches, 0, 2, 0, 0, LOAD,			\
+	X(HISTORY_WATCHES, history_watches, 0, 2, 2, 0, LOAD,			\
 	  "history (user mode): debug registers its watches of reads may hold " \
 	  "(0: none; at start only)")
 

@@ -278,6 +278,8 @@ static int on_event(void *ctx, void *data, size_t len)
 	if (len >= sizeof(struct kcsand_ustack) && rec->type == KCSAND_REC_USTACK)
 		return queue_ustack(e, data);
 	if (len >= sizeof(struct kcsand_hb_watch) && rec->type == KCSAND_REC_HB_WATCH) {
+		/* The watches' program, at the first read offered (late_load.h). */
+		late_load__start_watch(e->late);
 		hwbp__hb_watch(e->hw, data);
 		return 0;
 	}
@@ -411,6 +413,7 @@ static int start_loaded(struct engine *e)
 	if (e->opts.history && !e->opts.kernel) {
 		err = history__new(skel, e->multi, &e->hist);
 		hb_pace__init(&e->hb_pace);
+		hb_pace__init(&e->hb_watch_pace);
 		if (err)
 			return err;
 		hwbp__hb_init(e->hw, e->opts.params.v[PARAM_HISTORY_WATCHES]);
@@ -483,8 +486,7 @@ static int load(struct engine *e)
 	if (err)
 		return err;
 	if (!e->opts.kernel && !hwbp__no_traps_why() &&
-	    late_load__start(skel, e->opts.history && e->opts.params.v[PARAM_HISTORY_WATCHES],
-			     &e->late))
+	    late_load__start(skel, &e->late))
 		pr_warn("hot turns use uprobes on every thread: no thread to load their program\n");
 	return start_loaded(e);
 }
@@ -535,31 +537,66 @@ double engine_sync_cost_ns(const struct engine *e)
 }
 
 /*
+ * The history's watches (hw/hb_watch.c) spend the history's share with its
+ * sync probes, and go first: a pacer of their own (pace.c) is charged the
+ * two costs together, so its credit runs out before the sync probes' own,
+ * and it closes the watches alone; it opens them again as the sync probes'
+ * opens those.  Paced as one, the history paused with them: a thread that
+ * polled with sched_yield() under a watch spent the whole share, and
+ * free_atomic_ptr_late's history checked nothing at all in every run.
+ */
+static void pace_watches(struct engine *e, double native_ns, double sync_ns, double budget)
+{
+	double cost = sync_ns + hwbp__hb_cost_ns(e->hw);
+
+	switch (hb_pace__step(&e->hb_watch_pace, native_ns, cost, budget)) {
+	case HB_PACE_PAUSE:
+		e->hb_watches_shed = true;
+		hwbp__hb_pause(e->hw, true);
+		pr_debug("history: watches off: over the history's share with its sync probes\n");
+		break;
+	case HB_PACE_RESUME:
+		e->hb_watches_shed = false;
+		if (!e->sync_sites_off)
+			hwbp__hb_pause(e->hw, false);
+		pr_debug("history: watches on again\n");
+		break;
+	case HB_PACE_KEEP:
+		break;
+	}
+}
+
+/*
  * The sync probes on or off, from their cost against the budget (history.h,
  * pace.c), at every poll: their cost is read from counters at once, the
  * targets' own time as the sampler last measured it.
  */
 static void pace_history(struct engine *e)
 {
-	double budget = engine_share_pct(e) / 100.0;
+	double budget = engine_share_pct(e) / 100.0, sync_ns;
 	struct sampler_stats st;
 
 	if (!e->hist || !e->sampler)
 		return;
 	sampler__get_stats(e->sampler, &st);
-	switch (hb_pace__step(&e->hb_pace, st.native_ns, history__cost_ns(e->hist, st.trap_ns),
-			      budget)) {
+	sync_ns = history__cost_ns(e->hist, st.trap_ns);
+	pace_watches(e, st.native_ns, sync_ns, budget);
+	switch (hb_pace__step(&e->hb_pace, st.native_ns, sync_ns, budget)) {
 	case HB_PACE_PAUSE:
 		history__pause(e->hist);
+		hwbp__hb_pause(e->hw, true);	/* a paused history checks nothing they catch */
 		engine_rearm_sync(e, false);	/* its sync sites go back to the sampler */
-		pr_debug("history: sync probes off: over their share of the budget\n");
+		pr_debug("history: sync probes and watches off: over their share of the budget\n");
 		break;
 	case HB_PACE_RESUME:
 		/* Its sync sites armed first: the new generation must see all of them. */
-		if (engine_rearm_sync(e, true) || history__resume(e->hist))
+		if (engine_rearm_sync(e, true) || history__resume(e->hist)) {
 			engine_rearm_sync(e, false);
-		else
-			pr_debug("history: sync probes on, history restarted\n");
+			break;
+		}
+		if (!e->hb_watches_shed)
+			hwbp__hb_pause(e->hw, false);
+		pr_debug("history: sync probes on, history restarted\n");
 		break;
 	case HB_PACE_KEEP:
 		break;
@@ -632,9 +669,14 @@ int engine__poll(struct engine *e, int timeout_ms)
 	 * credit; under trace_all (a service target's runs) its sites start
 	 * cold too.
 	 */
-	if (e->hist && history__poll(e->hist) > 0 &&
-	    hb_pace__new_run(&e->hb_pace, clock__now_ns()) && e->sampler && e->opts.trace_all)
-		sampler__new_run(e->sampler);
+	if (e->hist && history__poll(e->hist) > 0) {
+		uint64_t now = clock__now_ns();
+		bool fresh = hb_pace__new_run(&e->hb_pace, now);
+
+		hb_pace__new_run(&e->hb_watch_pace, now);
+		if (fresh && e->sampler && e->opts.trace_all)
+			sampler__new_run(e->sampler);
+	}
 	pace_history(e);
 	hwbp__tick(e->hw);
 	return err < 0 ? err : 0;

@@ -91,8 +91,10 @@ struct engine {
 	struct hwbp *hw;		/* after load */
 	struct history *hist;		/* after load, when opts.history */
 	struct hb_pace hb_pace;		/* how long its sync probes stay on */
+	struct hb_pace hb_watch_pace;	/* and its watches, charged both costs */
 	uint8_t *sampled;		/* the sampler's last armed set (arm.c), or NULL: all */
 	bool sync_sites_off;		/* the history's sync sites left to the sampler (paused) */
+	bool hb_watches_shed;		/* the history's watches closed for their own cost */
 	bool sampled_lost;		/* no memory to keep it: the history stays paused */
 	struct kbp *kbp;		/* kernel mode, code-breakpoint sampling: after attach */
 	struct pairs *pairs;		/* its stalls' data breakpoints on the other CPUs (hw/pair.h) */
@@ -118,6 +120,7 @@ struct engine {
 	unsigned long nr_reports_history;	/* of nr_reports, found by the history detector */
 	unsigned long history_unsound;	/* its reports dropped: a thread had no clock */
 	unsigned long history_watch_marked; /* watch reports dropped: the write was marked */
+	unsigned long history_watch_undecoded; /* dropped: the write is no access a site describes */
 	unsigned long suppressed_dedup;
 	unsigned long suppressed_no_change;
 	unsigned long suppressed_filter;

@@ -21,6 +21,7 @@
 #include "sites/ktarget.h"
 #include "mark/mark.h"
 #include "hw/hwbp.h"
+#include "history/history.h"
 #include "sampler/kbp.h"
 #include "hw/pair.h"
 #include "sampler/sampler.h"
@@ -377,6 +378,8 @@ int engine__add_object(struct engine *e, const char *path, const char *globs)
 		return err;
 	/* Up to a tenth of a large object's decoding, for probes only the history attaches. */
 	e->opts.decode.entry_aheads = e->opts.history;
+	/* The spin-wait rule's calls that take a lock: the history's table names them. */
+	e->opts.decode.returns_locked = history__returns_locked;
 	err = target_obj__decode(obj, globs ? globs : e->opts.functions, &e->opts.decode);
 	if (err < 0) {
 		pr_warn("cannot decode %s: %s\n", path, strerror(-err));

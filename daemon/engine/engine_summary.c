@@ -353,7 +353,10 @@ static void put_hw(struct engine *e, struct summary_out *so)
 		put_u64(so, "hw_history_watches", hw_st.hb_watches);
 		put_u64(so, "hw_history_spent", hw_st.hb_spent);
 		put_u64(so, "hw_history_no_slot", hw_st.hb_no_slot);
+		put_u64(so, "hw_history_switches", hw_st.hb_switches);
+		put_u64(so, "hw_history_closed", hw_st.hb_paused);
 		put_u64(so, "hw_history_marked", e->history_watch_marked);
+		put_u64(so, "hw_history_undecoded", e->history_watch_undecoded);
 	}
 }
 

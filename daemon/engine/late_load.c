@@ -20,32 +20,39 @@
 #define LATE_CALIB_CALLS	500
 #define LATE_WATCH_NICE		10
 
+/* Where a job is: its owner frees it once it is done; a job its owner left frees itself. */
+enum job_state { JOB_RUNNING, JOB_DONE, JOB_LEFT };
+
 /* One program loaded on a thread of its own, at nice (0: the daemon's). */
 struct late_job {
-	struct late_load *l;
+	struct kcsand_bpf *first;	/* whose maps it shares; read until opened */
 	const char *name;
 	int nice;
 	bool calibrate;			/* time the program's trap once loaded (kcsand_xbp) */
 	pthread_t thread;
 	bool started, taken;
-	int done;			/* atomic: the load is over */
+	int opened;			/* atomic: done with first */
+	int state;			/* atomic: enum job_state */
 	int err;
+	double trap_ns;
 	struct kcsand_bpf *skel;
 };
 
 /*
- * kcsand_xbp for hot turns (its trap calibrated once loaded), and, with_watch,
- * the history's watches' program at a lower priority, so that hot turns do
- * not wait for it where CPUs are short.
+ * kcsand_xbp for hot turns (its trap calibrated once loaded), and the
+ * history's watches' program at a lower priority, so that hot turns do not
+ * wait for it where CPUs are short.
  */
 struct late_load {
 	struct kcsand_bpf *first;
-	struct late_job xbp, watch;
-	double trap_ns;
+	struct late_job *xbp, *watch;
 };
 
-/* A second instance of first, every map first's, with only the program named name loaded. */
-static int load_only(struct kcsand_bpf *first, const char *name, struct kcsand_bpf **out)
+/*
+ * A second instance of first, every map first's, with only the program named
+ * name to load: opened, not loaded (the verifier's part is the caller's).
+ */
+static int open_only(struct kcsand_bpf *first, const char *name, struct kcsand_bpf **out)
 {
 	struct kcsand_bpf *skel = kcsand_bpf__open();
 	struct bpf_program *p;
@@ -67,58 +74,85 @@ static int load_only(struct kcsand_bpf *first, const char *name, struct kcsand_b
 	}
 	bpf_object__for_each_program(p, skel->obj)
 		bpf_program__set_autoload(p, !strcmp(bpf_program__name(p), name));
-	return kcsand_bpf__load(skel);
+	return 0;
+}
+
+/* A second instance of first, every map first's, with only the program named name loaded. */
+static int load_only(struct kcsand_bpf *first, const char *name, struct kcsand_bpf **out)
+{
+	int err = open_only(first, name, out);
+
+	return err ? err : kcsand_bpf__load(*out);
+}
+
+static void job_destroy(struct late_job *j)
+{
+	kcsand_bpf__destroy(j->skel);
+	free(j);
 }
 
 static void *run(void *arg)
 {
 	struct late_job *j = arg;
+	int running = JOB_RUNNING;
 
 	if (j->nice)
 		setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), j->nice);
-	j->err = load_only(j->l->first, j->name, &j->skel);
+	j->err = open_only(j->first, j->name, &j->skel);
+	__atomic_store_n(&j->opened, 1, __ATOMIC_RELEASE);
+	if (!j->err)
+		j->err = kcsand_bpf__load(j->skel);
 	if (!j->err && j->calibrate)
-		j->l->trap_ns = thread_turn__trap_ns(j->skel->progs.kcsand_xbp,
-						     sampler_calib_target, LATE_CALIB_CALLS);
-	__atomic_store_n(&j->done, 1, __ATOMIC_RELEASE);
+		j->trap_ns = thread_turn__trap_ns(j->skel->progs.kcsand_xbp, sampler_calib_target,
+						  LATE_CALIB_CALLS);
+	if (!__atomic_compare_exchange_n(&j->state, &running, JOB_DONE, false, __ATOMIC_ACQ_REL,
+					 __ATOMIC_ACQUIRE))
+		job_destroy(j);	/* left by late_load__free(): nobody waits for it */
 	return NULL;
 }
 
-/* Start job j of l loading the program name: 0 or -errno (no thread). */
-static int job_start(struct late_load *l, struct late_job *j, const char *name, int nice,
-		     bool calibrate)
+/* A job loading the program name on a thread of its own; NULL without memory. */
+static struct late_job *job_start(struct kcsand_bpf *first, const char *name, int nice,
+				  bool calibrate)
 {
-	int err;
+	struct late_job *j = calloc(1, sizeof(*j));
 
-	*j = (struct late_job){ .l = l, .name = name, .nice = nice, .calibrate = calibrate };
-	err = pthread_create(&j->thread, NULL, run, j);
-	j->started = !err;
-	return -err;
+	if (!j)
+		return NULL;
+	*j = (struct late_job){ .first = first, .name = name, .nice = nice,
+				.calibrate = calibrate };
+	j->started = !pthread_create(&j->thread, NULL, run, j);
+	return j;
 }
 
-int late_load__start(struct kcsand_bpf *skel, bool with_watch, struct late_load **out)
+int late_load__start(struct kcsand_bpf *skel, struct late_load **out)
 {
 	struct late_load *l = calloc(1, sizeof(*l));
-	int err;
 
 	if (!l)
 		return -ENOMEM;
 	l->first = skel;
-	err = job_start(l, &l->xbp, "kcsand_xbp", 0, true);
-	if (err) {
+	l->xbp = job_start(skel, "kcsand_xbp", 0, true);
+	if (!l->xbp || !l->xbp->started) {
+		free(l->xbp);
 		free(l);
-		return err;
+		return -EAGAIN;
 	}
-	if (with_watch)
-		job_start(l, &l->watch, "kcsand_hb_watch", LATE_WATCH_NICE, false);
 	*out = l;
 	return 0;
+}
+
+void late_load__start_watch(struct late_load *l)
+{
+	if (l && !l->watch)	/* tried once */
+		l->watch = job_start(l->first, "kcsand_hb_watch", LATE_WATCH_NICE, false);
 }
 
 /* Once, when j's load is over: true, with *prog its program, NULL (said) if it failed. */
 static bool job_take(struct late_job *j, struct bpf_program **prog, const char *failed)
 {
-	if (!j->started || j->taken || !__atomic_load_n(&j->done, __ATOMIC_ACQUIRE))
+	if (!j || !j->started || j->taken ||
+	    __atomic_load_n(&j->state, __ATOMIC_ACQUIRE) != JOB_DONE)
 		return false;
 	j->taken = true;
 	if (j->err)
@@ -129,33 +163,52 @@ static bool job_take(struct late_job *j, struct bpf_program **prog, const char *
 
 bool late_load__take(struct late_load *l, struct bpf_program **prog, double *trap_ns)
 {
-	if (!l || !job_take(&l->xbp, prog, "hot turns use uprobes on every thread: cannot "
+	if (!l || !job_take(l->xbp, prog, "hot turns use uprobes on every thread: cannot "
 			    "load the execute breakpoint program"))
 		return false;
-	*trap_ns = l->trap_ns;
+	*trap_ns = l->xbp->trap_ns;
 	return true;
 }
 
 bool late_load__take_watch(struct late_load *l, struct bpf_program **prog)
 {
-	return l && job_take(&l->watch, prog,
+	return l && job_take(l->watch, prog,
 			     "history: no watches of reads: cannot load their program");
 }
 
-/* Wait for j's thread, and unload what it loaded. */
+/*
+ * Done: unload what j loaded.  Still verifying (a short run ends while its
+ * programs load): leave it to free itself, rather than make the run's end
+ * wait for the verifier (0.1 to 0.4 s here, more at load); only its first
+ * milliseconds, while it reads the first instance's maps, are waited for.
+ */
 static void job_free(struct late_job *j)
 {
-	if (j->started)
-		pthread_join(j->thread, NULL);
-	kcsand_bpf__destroy(j->skel);
+	int running = JOB_RUNNING;
+	pthread_t t;
+
+	if (!j)
+		return;
+	if (j->started) {
+		while (!__atomic_load_n(&j->opened, __ATOMIC_ACQUIRE))
+			usleep(1000);
+		t = j->thread;
+		if (__atomic_compare_exchange_n(&j->state, &running, JOB_LEFT, false,
+						__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+			pthread_detach(t);
+			return;
+		}
+		pthread_join(t, NULL);
+	}
+	job_destroy(j);
 }
 
 void late_load__free(struct late_load *l)
 {
 	if (!l)
 		return;
-	job_free(&l->watch);
-	job_free(&l->xbp);
+	job_free(l->watch);
+	job_free(l->xbp);
 	free(l);
 }
 

@@ -125,6 +125,12 @@ bool hb_pace__new_run(struct hb_pace *p, double now_ns);
 
 /* The operation of a sync function of a library, by its name; KCSAND_HB_NONE if none. */
 enum kcsand_hb_op history__op_of(const char *func);
+/*
+ * Does the sync function func return holding a lock that protects what its
+ * caller reads next (a mutex's lock, a condition's wait, a critical's start)?
+ * table.c says which, and why trylocks count and semaphores do not.
+ */
+bool history__returns_locked(const char *func);
 /* Is name an OpenMP outlined function (gcc: "main._omp_fn.0")? */
 bool history__is_outlined(const char *name);
 

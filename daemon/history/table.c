@@ -40,45 +40,72 @@
 #include <string.h>
 #include "history.h"
 
+/*
+ * HOLDS_LOCK: the call returns holding a lock that protects what its
+ * caller reads next, so a loop that calls it last on its way back to a
+ * polled load reads a word that lock protects, not an atomic
+ * (sites/spinwait.c asks, through decode_opts::returns_locked).
+ *
+ * - Trylocks count: their loop reaches the load after the call only on
+ *   the path that tested success (the lock held); a loop that reads
+ *   whatever the trylock returned polls unprotected, and leaving that
+ *   read plain reports what is a race.
+ * - Condition waits count: they return holding their mutex again.
+ * - Semaphores do not: a sem_wait() returns holding a unit, which is a
+ *   lock only when the program uses it as one.  `while (!done)
+ *   sem_wait(&s);` is a signal's wait, and done may be an atomic (no
+ *   debug info says); left plain, its first read would pair with the
+ *   writer's release store, a report of a race-free program
+ *   (tests/history/free_sem_signal_poll.c, reported 3 runs of 3 with
+ *   sem_wait counted).  Taken as a spin-wait, the read adds order: it
+ *   hides only a race of two binary semaphores used as two locks
+ *   (DRB193's shape), the rarer use.
+ * - __cxa_guard_acquire does not: it holds the guard only when it returns
+ *   1, and the guard protects a static's construction, not what the
+ *   caller polls.
+ */
+#define HOLDS_LOCK	true
+
 struct hb_func {
 	const char *name;
 	enum kcsand_hb_op op;
+	bool holds_lock;
 };
 
 static const struct hb_func hb_funcs[] = {
 	/* libc: mutexes, rwlocks, spinlocks, semaphores, C11 mutexes */
-	{ "pthread_mutex_lock", KCSAND_HB_LOCK },
-	{ "pthread_mutex_trylock", KCSAND_HB_LOCK },
-	{ "pthread_mutex_timedlock", KCSAND_HB_LOCK },
-	{ "pthread_mutex_clocklock", KCSAND_HB_LOCK },
+	{ "pthread_mutex_lock", KCSAND_HB_LOCK, HOLDS_LOCK },
+	{ "pthread_mutex_trylock", KCSAND_HB_LOCK, HOLDS_LOCK },
+	{ "pthread_mutex_timedlock", KCSAND_HB_LOCK, HOLDS_LOCK },
+	{ "pthread_mutex_clocklock", KCSAND_HB_LOCK, HOLDS_LOCK },
 	{ "pthread_mutex_unlock", KCSAND_HB_UNLOCK },
-	{ "pthread_rwlock_rdlock", KCSAND_HB_LOCK },
-	{ "pthread_rwlock_wrlock", KCSAND_HB_LOCK },
-	{ "pthread_rwlock_tryrdlock", KCSAND_HB_LOCK },
-	{ "pthread_rwlock_trywrlock", KCSAND_HB_LOCK },
-	{ "pthread_rwlock_timedrdlock", KCSAND_HB_LOCK },
-	{ "pthread_rwlock_timedwrlock", KCSAND_HB_LOCK },
-	{ "pthread_rwlock_clockrdlock", KCSAND_HB_LOCK },
-	{ "pthread_rwlock_clockwrlock", KCSAND_HB_LOCK },
+	{ "pthread_rwlock_rdlock", KCSAND_HB_LOCK, HOLDS_LOCK },
+	{ "pthread_rwlock_wrlock", KCSAND_HB_LOCK, HOLDS_LOCK },
+	{ "pthread_rwlock_tryrdlock", KCSAND_HB_LOCK, HOLDS_LOCK },
+	{ "pthread_rwlock_trywrlock", KCSAND_HB_LOCK, HOLDS_LOCK },
+	{ "pthread_rwlock_timedrdlock", KCSAND_HB_LOCK, HOLDS_LOCK },
+	{ "pthread_rwlock_timedwrlock", KCSAND_HB_LOCK, HOLDS_LOCK },
+	{ "pthread_rwlock_clockrdlock", KCSAND_HB_LOCK, HOLDS_LOCK },
+	{ "pthread_rwlock_clockwrlock", KCSAND_HB_LOCK, HOLDS_LOCK },
 	{ "pthread_rwlock_unlock", KCSAND_HB_UNLOCK },
-	{ "pthread_spin_lock", KCSAND_HB_LOCK },
-	{ "pthread_spin_trylock", KCSAND_HB_LOCK },
+	{ "pthread_spin_lock", KCSAND_HB_LOCK, HOLDS_LOCK },
+	{ "pthread_spin_trylock", KCSAND_HB_LOCK, HOLDS_LOCK },
 	{ "pthread_spin_unlock", KCSAND_HB_UNLOCK },
 	{ "sem_wait", KCSAND_HB_LOCK },
 	{ "sem_trywait", KCSAND_HB_LOCK },
 	{ "sem_timedwait", KCSAND_HB_LOCK },
 	{ "sem_clockwait", KCSAND_HB_LOCK },
 	{ "sem_post", KCSAND_HB_UNLOCK },
-	{ "mtx_lock", KCSAND_HB_LOCK },
-	{ "mtx_trylock", KCSAND_HB_LOCK },
-	{ "mtx_timedlock", KCSAND_HB_LOCK },
+	{ "mtx_lock", KCSAND_HB_LOCK, HOLDS_LOCK },
+	{ "mtx_trylock", KCSAND_HB_LOCK, HOLDS_LOCK },
+	{ "mtx_timedlock", KCSAND_HB_LOCK, HOLDS_LOCK },
 	{ "mtx_unlock", KCSAND_HB_UNLOCK },
 	/* condition variables */
-	{ "pthread_cond_wait", KCSAND_HB_COND_WAIT },
-	{ "pthread_cond_timedwait", KCSAND_HB_COND_WAIT },
-	{ "pthread_cond_clockwait", KCSAND_HB_COND_WAIT },
-	{ "cnd_wait", KCSAND_HB_COND_WAIT },
-	{ "cnd_timedwait", KCSAND_HB_COND_WAIT },
+	{ "pthread_cond_wait", KCSAND_HB_COND_WAIT, HOLDS_LOCK },
+	{ "pthread_cond_timedwait", KCSAND_HB_COND_WAIT, HOLDS_LOCK },
+	{ "pthread_cond_clockwait", KCSAND_HB_COND_WAIT, HOLDS_LOCK },
+	{ "cnd_wait", KCSAND_HB_COND_WAIT, HOLDS_LOCK },
+	{ "cnd_timedwait", KCSAND_HB_COND_WAIT, HOLDS_LOCK },
 	{ "pthread_cond_signal", KCSAND_HB_COND_SIGNAL },
 	{ "pthread_cond_broadcast", KCSAND_HB_COND_SIGNAL },
 	{ "cnd_signal", KCSAND_HB_COND_SIGNAL },
@@ -129,18 +156,18 @@ static const struct hb_func hb_funcs[] = {
 	{ "GOMP_single_copy_start", KCSAND_HB_OMP_SINGLE_COPY },
 	{ "GOMP_single_copy_end", KCSAND_HB_OMP_BARRIER },
 	/* libgomp: mutual exclusion */
-	{ "GOMP_critical_start", KCSAND_HB_OMP_CRIT_START },
+	{ "GOMP_critical_start", KCSAND_HB_OMP_CRIT_START, HOLDS_LOCK },
 	{ "GOMP_critical_end", KCSAND_HB_OMP_CRIT_END },
-	{ "GOMP_critical_name_start", KCSAND_HB_LOCK_VOID },
+	{ "GOMP_critical_name_start", KCSAND_HB_LOCK_VOID, HOLDS_LOCK },
 	{ "GOMP_critical_name_end", KCSAND_HB_UNLOCK },
-	{ "GOMP_atomic_start", KCSAND_HB_OMP_ATOMIC_START },
+	{ "GOMP_atomic_start", KCSAND_HB_OMP_ATOMIC_START, HOLDS_LOCK },
 	{ "GOMP_atomic_end", KCSAND_HB_OMP_ATOMIC_END },
 	{ "GOMP_ordered_start", KCSAND_HB_OMP_ORDERED_START },
 	{ "GOMP_ordered_end", KCSAND_HB_OMP_ORDERED_END },
-	{ "omp_set_lock", KCSAND_HB_LOCK_VOID },
-	{ "omp_set_nest_lock", KCSAND_HB_LOCK_VOID },
-	{ "omp_test_lock", KCSAND_HB_LOCK_NZ },
-	{ "omp_test_nest_lock", KCSAND_HB_LOCK_NZ },
+	{ "omp_set_lock", KCSAND_HB_LOCK_VOID, HOLDS_LOCK },
+	{ "omp_set_nest_lock", KCSAND_HB_LOCK_VOID, HOLDS_LOCK },
+	{ "omp_test_lock", KCSAND_HB_LOCK_NZ, HOLDS_LOCK },
+	{ "omp_test_nest_lock", KCSAND_HB_LOCK_NZ, HOLDS_LOCK },
 	{ "omp_unset_lock", KCSAND_HB_UNLOCK },
 	{ "omp_unset_nest_lock", KCSAND_HB_UNLOCK },
 	/*
@@ -239,6 +266,14 @@ enum kcsand_hb_op history__op_of(const char *func)
 		if (!strcmp(hb_funcs[i].name, func))
 			return hb_funcs[i].op;
 	return KCSAND_HB_NONE;
+}
+
+bool history__returns_locked(const char *func)
+{
+	for (size_t i = 0; i < sizeof(hb_funcs) / sizeof(hb_funcs[0]); i++)
+		if (!strcmp(hb_funcs[i].name, func))
+			return hb_funcs[i].holds_lock;
+	return false;
 }
 
 bool history__is_outlined(const char *name)

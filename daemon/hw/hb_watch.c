@@ -17,18 +17,39 @@
  * loaded after the start) wait in hb_pend[] under the same rule, and are
  * armed when it is in: a parallel loop's boundary read comes in its first
  * milliseconds, its write at its end.
+ *
+ * What they cost: a thread with a user breakpoint armed pays at each of
+ * its context switches, not at its system calls.  On this project's KVM
+ * guests a sched_yield() ping-pong of two threads ran 2 to 2.5 times
+ * longer with a write breakpoint on one of them (100 to 390 us more per
+ * switch of that thread), while 2 million getppid() calls cost the same
+ * (docs/history.md, "Watches of reads").  So they are paced by the
+ * switches of the threads they are armed in: counted every HB_COUNT_MS
+ * from /proc (voluntary and not, each thread once however many watches it
+ * carries), priced HB_SWITCH_NS each, and added to the sync probes' cost
+ * against the history's share of the budget (engine.c, pace_watches()).  A
+ * program whose watched threads switch often spends that share and its
+ * watches close, the sync probes staying on (hwbp__hb_pause()); one whose
+ * threads switch seldom, as a parallel loop's, keeps them.  A paused
+ * history closes them too.
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "hwbp_int.h"
 #include "kcsand.skel.h"
+#include "util/array.h"
 #include "util/clock.h"
 #include "util/print.h"
 
 #define HB_ROOM_MS	10	/* BPF may offer hb_max reads per this */
+#define HB_COUNT_MS	50	/* the watched threads' switches are counted this often */
+/* A switch of a watched thread, priced at the low end of what it cost on the KVM guests. */
+#define HB_SWITCH_NS	100000.0
 
 #define MS		1000000ull
 
@@ -155,6 +176,8 @@ void hwbp__hb_watch(struct hwbp *hw, const struct kcsand_hb_watch *rq)
 		}
 		return;
 	}
+	if (hw->hb_paused)
+		return;		/* offered before the room was emptied */
 	if (!hw->hb_prog) {
 		hb_keep(hw, rq, now);
 		return;
@@ -185,11 +208,103 @@ void hwbp__hb_enable(struct hwbp *hw, struct bpf_program *prog)
 	}
 }
 
+/* Thread tid's context switches so far, voluntary and not: 0, or -errno when it is gone. */
+static int thread_switches(pid_t pid, pid_t tid, unsigned long long *out)
+{
+	char path[64], line[128];
+	unsigned long long v;
+	FILE *f;
+	int found = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/status", pid, tid);
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	*out = 0;
+	while (found < 2 && fgets(line, sizeof(line), f))
+		if (sscanf(line, "voluntary_ctxt_switches: %llu", &v) == 1 ||
+		    sscanf(line, "nonvoluntary_ctxt_switches: %llu", &v) == 1) {
+			*out += v;
+			found++;
+		}
+	fclose(f);
+	return found == 2 ? 0 : -ENOENT;
+}
+
+/* Index of (pid, tid) in t[0..n), or n. */
+static size_t thread_at(const struct hb_thread *t, size_t n, pid_t pid, pid_t tid)
+{
+	size_t k = 0;
+
+	while (k < n && (t[k].pid != pid || t[k].tid != tid))
+		k++;
+	return k;
+}
+
+/*
+ * The threads a watch is armed in now, each once, with their switches:
+ * those of a thread that had one at the last count too are added to the
+ * watches' (a watch that takes another's place keeps its threads counted).
+ */
+static void hb_count_switches(struct hwbp *hw)
+{
+	struct hb_thread *now = NULL;
+	size_t n = 0, cap = 0;
+
+	for (int i = 0; i < KCSAND_HW_SLOTS; i++) {
+		const struct hw_slot *s = &hw->s[i];
+
+		for (size_t k = 0; s->mode == KCSAND_HW_HISTORY && k < s->n; k++) {
+			pid_t tid = s->ev[k].owner;
+			unsigned long long sw = 0;
+			size_t was;
+
+			if (thread_at(now, n, s->pid, tid) < n || thread_switches(s->pid, tid, &sw) ||
+			    ARRAY_RESERVE(now, cap, n, 8))
+				continue;
+			was = thread_at(hw->hb_thr, hw->hb_nthr, s->pid, tid);
+			if (was < hw->hb_nthr && sw > hw->hb_thr[was].switches)
+				hw->st.hb_switches += sw - hw->hb_thr[was].switches;
+			now[n++] = (struct hb_thread){ .pid = s->pid, .tid = tid, .switches = sw };
+		}
+	}
+	free(hw->hb_thr);
+	hw->hb_thr = now;
+	hw->hb_nthr = n;
+}
+
+double hwbp__hb_cost_ns(const struct hwbp *hw)
+{
+	return hw ? (double)hw->st.hb_switches * HB_SWITCH_NS : 0;
+}
+
+void hwbp__hb_pause(struct hwbp *hw, bool pause)
+{
+	if (!hw || !hw->hb_max || hw->hb_paused == pause)
+		return;
+	hw->hb_paused = pause;
+	if (!pause)
+		return;
+	hw->st.hb_paused++;
+	__atomic_store_n(&hw->skel->bss->hb_watch_room, 0, __ATOMIC_RELAXED);
+	for (int i = 0; i < KCSAND_HW_SLOTS; i++)
+		if (hw->s[i].mode == KCSAND_HW_HISTORY)
+			hwbp_disarm(hw, i);
+	memset(hw->hb_pend, 0, sizeof(hw->hb_pend));
+	hb_count_switches(hw);	/* none armed: forget the threads */
+}
+
 void hwbp_hb_tick(struct hwbp *hw)
 {
 	uint64_t now = clock__now_ns();
 
-	if (!hw->hb_max || now - hw->hb_room_ns < HB_ROOM_MS * MS)
+	if (!hw->hb_max)
+		return;
+	if (now - hw->hb_count_ns >= HB_COUNT_MS * MS) {
+		hw->hb_count_ns = now;
+		hb_count_switches(hw);
+	}
+	if (hw->hb_paused || now - hw->hb_room_ns < HB_ROOM_MS * MS)
 		return;
 	hw->hb_room_ns = now;
 	__atomic_store_n(&hw->skel->bss->hb_watch_room, (int)hw->hb_max, __ATOMIC_RELAXED);

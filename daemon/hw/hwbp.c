@@ -666,5 +666,6 @@ void hwbp__free(struct hwbp *hw)
 			hwbp_disarm(hw, i);
 	kcore__close(&hw->kc);
 	ksyms__free(hw->ks);
+	free(hw->hb_thr);
 	free(hw);
 }

@@ -42,6 +42,8 @@ struct hwbp_stats {
 	unsigned long hb_watches;	/* the history's watches armed */
 	unsigned long hb_spent;		/* of them, trapped by a write and closed */
 	unsigned long hb_no_slot;	/* watches asked for when no slot was free */
+	unsigned long long hb_switches;	/* context switches of threads a watch was armed in */
+	unsigned long hb_paused;	/* times the watches were closed: the history paused */
 };
 
 /*
@@ -151,6 +153,18 @@ void hwbp__hb_enable(struct hwbp *hw, struct bpf_program *prog);
  * HB_WATCH_MS; -1 for none.
  */
 int hwbp__hb_place(const uint64_t *at, const pid_t *tid, int n, pid_t reader, uint64_t now);
+/*
+ * What the watches cost so far, in ns of the targets: the context switches
+ * of the threads they were armed in, each priced HB_SWITCH_NS (hb_watch.c).
+ * The history's pacing adds it to its sync probes' cost (engine.c).
+ */
+double hwbp__hb_cost_ns(const struct hwbp *hw);
+/*
+ * pause: the history's share of the budget is spent (its sync probes are
+ * off, so a watch's check would find nothing): close every watch, offer
+ * none.  !pause: watches again.
+ */
+void hwbp__hb_pause(struct hwbp *hw, bool pause);
 /* A KCSAND_REC_HB_WATCH record: arm the watch it asks for, or close the one it spent. */
 void hwbp__hb_watch(struct hwbp *hw, const struct kcsand_hb_watch *rq);
 /* Retire escalations that found nothing in time; from the poll loop. */

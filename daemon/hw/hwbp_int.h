@@ -56,6 +56,14 @@ struct hwbp {
 	struct bpf_program *hb_prog;	/* the history's watches' trap program, once loaded */
 	unsigned int hb_max;		/* slots the history's watches may hold at once */
 	uint64_t hb_room_ns;		/* when hb_watch_room was last filled */
+	uint64_t hb_count_ns;		/* when the watched threads' switches were last counted */
+	/* The threads a watch was armed in at that count, and their switches then. */
+	struct hb_thread {
+		pid_t pid, tid;
+		unsigned long long switches;
+	} *hb_thr;
+	size_t hb_nthr;
+	bool hb_paused;			/* the history's share of the budget is spent: none armed */
 	/* Asked for before hb_prog was in: armed when it is (hb_watch.c). */
 	struct hb_pending {
 		struct kcsand_hb_watch rq;

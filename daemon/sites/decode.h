@@ -121,6 +121,13 @@ struct decode_opts {
 	 */
 	const char *(*call_name)(const void *ctx, uint64_t target);
 	const void *call_ctx;
+	/*
+	 * Whether the function func returns holding a lock (a mutex's lock, a
+	 * condition's wait): the history's table says, which sites/ may not
+	 * include; set by the engine.  NULL: no call takes a lock.  The
+	 * spin-wait rule asks it of call_name's answers (spinwait.c).
+	 */
+	bool (*returns_locked)(const char *func);
 };
 
 /* A growable vector of sites. */

@@ -30,8 +30,6 @@
  * loop_ret) and the history keeps the acquire waiting while the thread is
  * inside one of them (bpf/history_clock.bpf.h, hb_in_loop_call()).
  */
-#include <string.h>
-
 #include "decode_int.h"
 
 /* Instructions, at most, from the load to the conditional branch that tests its value. */
@@ -330,34 +328,23 @@ static void note_loop_calls(ZydisDecoder *dec, const uint8_t *code, size_t len,
 }
 
 /*
- * Calls that return holding a lock: a lock's acquire, or a wait that takes
- * its mutex back.  A loop whose way back to its load calls one of these
- * last polls the word under that lock each time round (`while (1) {
- * lock(&m); if (ready) break; unlock(&m); }`, DataRaceBench's DRB193 under
- * two `critical` names): the lock is what orders the loop with the word's
- * writer, and the word is a plain one it protects, not an atomic.  Taken
- * for an atomic, the load's acquire ordered the writer's work before
+ * Whether a call to name returns holding a lock: a lock's acquire, or a
+ * wait that takes its mutex back (opts->returns_locked, the history's
+ * table).  A loop whose way back to its load calls one of these last
+ * polls the word under that lock each time round (`while (1) {
+ * lock(&m); if (ready) break; unlock(&m); }`, DataRaceBench's DRB193
+ * under two `critical` names): the lock is what orders the loop with the
+ * word's writer, and the word is a plain one it protects, not an atomic.
+ * Taken for an atomic, the load's acquire ordered the writer's work before
  * everything after the loop, whatever lock the writer held.
  */
-static const char *const lock_calls[] = {
-	"pthread_mutex_lock", "pthread_mutex_timedlock", "pthread_mutex_clocklock",
-	"pthread_spin_lock", "pthread_rwlock_rdlock", "pthread_rwlock_wrlock",
-	"pthread_rwlock_timedrdlock", "pthread_rwlock_timedwrlock", "pthread_cond_wait",
-	"pthread_cond_timedwait", "pthread_cond_clockwait", "mtx_lock", "mtx_timedlock",
-	"cnd_wait", "cnd_timedwait", "GOMP_critical_start", "GOMP_critical_name_start",
-	"GOMP_atomic_start", "omp_set_lock", "omp_set_nest_lock",
-};
-
-static bool is_lock_call(const char *name)
+static bool is_lock_call(const struct decode_opts *opts, const char *name)
 {
 	if (!name)
 		return false;
 	while (*name == '_' && name[1] == '_')
 		name += 2;	/* a static libc's own names: __pthread_mutex_lock */
-	for (size_t i = 0; i < sizeof(lock_calls) / sizeof(lock_calls[0]); i++)
-		if (!strcmp(name, lock_calls[i]))
-			return true;
-	return false;
+	return opts->returns_locked(name);
 }
 
 /* Whether the last call on the way from the branch kb back to the load kl takes a lock. */
@@ -369,7 +356,7 @@ static bool polled_under_lock(ZydisDecoder *dec, const uint8_t *code, size_t len
 	ZydisDecodedInstruction in;
 	ZydisDecodedOperand ops[ZYDIS_MAX_OPERAND_COUNT];
 
-	if (!opts || !opts->call_name)
+	if (!opts || !opts->call_name || !opts->returns_locked)
 		return false;
 	for (size_t i = n; i-- > 0;) {
 		size_t k = order[i];
@@ -378,9 +365,9 @@ static bool polled_under_lock(ZydisDecoder *dec, const uint8_t *code, size_t len
 		    in.meta.category != ZYDIS_CATEGORY_CALL)
 			continue;
 		return ops[0].type == ZYDIS_OPERAND_TYPE_IMMEDIATE && ops[0].imm.is_relative &&
-		       is_lock_call(opts->call_name(opts->call_ctx,
-						    vaddr + fx[k].off + in.length +
-							    (uint64_t)ops[0].imm.value.s));
+		       is_lock_call(opts, opts->call_name(opts->call_ctx,
+							  vaddr + fx[k].off + in.length +
+								  (uint64_t)ops[0].imm.value.s));
 	}
 	return false;
 }

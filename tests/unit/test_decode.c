@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "history/history.h"
 #include "sites/decode.h"
 #include "test.h"
 
@@ -1150,20 +1151,42 @@ static void test_shapes(void)
 			0x5b,					/* 17: pop rbx */
 			0xc3,					/* 18: ret */
 		};
-		struct decode_opts named = { .call_name = lock_call_name, .call_ctx = "pthread_mutex_lock" };
-		struct decode_opts other = { .call_name = lock_call_name, .call_ctx = "work" };
+		/* The history's table names the calls that take a lock; trylocks among them. */
+		static const char *const locking[] = {
+			"pthread_mutex_lock", "__pthread_mutex_lock", "pthread_mutex_trylock",
+			"pthread_rwlock_clockrdlock", "pthread_cond_wait", "GOMP_critical_name_start",
+			"omp_test_lock",
+		};
+		/* A semaphore's wait and a static's guard hold no lock the loop polls under. */
+		static const char *const other[] = {
+			"work", "sem_wait", "__cxa_guard_acquire", "pthread_mutex_unlock",
+		};
+		struct decode_opts o = { .call_name = lock_call_name,
+					 .returns_locked = history__returns_locked };
 
-		r = decode_opts(loop, sizeof(loop), &named);
-		ASSERT_EQ(r.sites.n, 1, "sites");
-		if (r.sites.n == 1)
-			ASSERT_TRUE(r.sites.v[0].reason != MARK_SPIN_WAIT, "the load under the lock: plain");
-		ASSERT_EQ(r.stats.spin_wait_locked, 1, "stats.spin_wait_locked");
-		ASSERT_EQ(r.stats.spin_wait_reads, 0, "stats.spin_wait_reads");
-		site_vec__free(&r.sites);
+		for (size_t i = 0; i < sizeof(locking) / sizeof(locking[0]); i++) {
+			o.call_ctx = locking[i];
+			r = decode_opts(loop, sizeof(loop), &o);
+			ASSERT_EQ(r.sites.n, 1, locking[i]);
+			if (r.sites.n == 1)
+				ASSERT_TRUE(r.sites.v[0].reason != MARK_SPIN_WAIT, locking[i]);
+			ASSERT_EQ(r.stats.spin_wait_locked, 1, locking[i]);
+			ASSERT_EQ(r.stats.spin_wait_reads, 0, locking[i]);
+			site_vec__free(&r.sites);
+		}
 		/* The same loop calling something else last: a spin-wait, as before. */
-		r = decode_opts(loop, sizeof(loop), &other);
-		ASSERT_EQ(r.stats.spin_wait_reads, 1, "a call that takes no lock");
-		ASSERT_EQ(r.stats.spin_wait_locked, 0, "stats.spin_wait_locked");
+		for (size_t i = 0; i < sizeof(other) / sizeof(other[0]); i++) {
+			o.call_ctx = other[i];
+			r = decode_opts(loop, sizeof(loop), &o);
+			ASSERT_EQ(r.stats.spin_wait_reads, 1, other[i]);
+			ASSERT_EQ(r.stats.spin_wait_locked, 0, other[i]);
+			site_vec__free(&r.sites);
+		}
+		/* A decoder nobody told which calls lock (the kernel's): a spin-wait. */
+		o.call_ctx = "pthread_mutex_lock";
+		o.returns_locked = NULL;
+		r = decode_opts(loop, sizeof(loop), &o);
+		ASSERT_EQ(r.stats.spin_wait_reads, 1, "no returns_locked");
 		site_vec__free(&r.sites);
 	}
 

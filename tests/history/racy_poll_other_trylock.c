@@ -1,0 +1,62 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Racy: a flag polled under one trylock, set under another lock
+ * (racy_poll_other_lock with pthread_mutex_trylock).
+ *
+ * The waiter tries lock b until it has it, tests the flag, lets b go, and
+ * goes round again; the publisher writes x, then sets the flag under lock
+ * a.  On the loop's way back to the load the last call is the trylock,
+ * and the load is reached only on its success path: a plain load that b
+ * protects, not an atomic's.  The locks differ, so the flag and x race.
+ * When the decoder's list of lock calls left trylocks out (it repeated
+ * part of the history's table), the load was taken for a spin-wait's
+ * acquire (-O2, no debug info), which ordered x = 1 before x = 2.
+ *
+ * Expected: "data-race in publish / wait_and_write"
+ */
+#include "suite.h"
+
+static pthread_mutex_t a = PTHREAD_MUTEX_INITIALIZER, b = PTHREAD_MUTEX_INITIALIZER;
+static int flag;
+static long x;
+
+static SITE void publish(void)
+{
+	x = 1;
+	pthread_mutex_lock(&a);
+	flag = 1;
+	pthread_mutex_unlock(&a);
+}
+
+static SITE void wait_and_write(void)
+{
+	for (;;) {
+		while (pthread_mutex_trylock(&b))
+			;
+		if (flag)
+			break;
+		pthread_mutex_unlock(&b);
+	}
+	pthread_mutex_unlock(&b);
+	x = 2;
+}
+
+/* A millisecond late, so that the waiter polls a few times first (each round two sync calls). */
+static void *publisher(void *arg)
+{
+	spin_us(1000);
+	publish();
+	return NULL;
+}
+
+static void *waiter(void *arg)
+{
+	wait_and_write();
+	return NULL;
+}
+
+int main(void)
+{
+	run_pair(waiter, NULL, publisher, NULL);
+	return x != 2;
+}
