@@ -13,6 +13,11 @@
  */
 #include "suite.h"
 
+/* How the waiter takes its lock (the trylock variant defines it before including this). */
+#ifndef TAKE_LOCK
+#define TAKE_LOCK(m) pthread_mutex_lock(m)
+#endif
+
 static pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
 static int flag;
 static long x;
@@ -28,7 +33,7 @@ static SITE void publish(void)
 static SITE void wait_and_write(void)
 {
 	for (;;) {
-		pthread_mutex_lock(&m);
+		TAKE_LOCK(&m);
 		if (flag)
 			break;
 		pthread_mutex_unlock(&m);

@@ -12,49 +12,5 @@
  *
  * Expected: none
  */
-#include "suite.h"
-
-static pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
-static int flag;
-static long x;
-
-static SITE void publish(void)
-{
-	x = 1;
-	pthread_mutex_lock(&m);
-	flag = 1;
-	pthread_mutex_unlock(&m);
-}
-
-static SITE void wait_and_write(void)
-{
-	for (;;) {
-		while (pthread_mutex_trylock(&m))
-			;
-		if (flag)
-			break;
-		pthread_mutex_unlock(&m);
-	}
-	pthread_mutex_unlock(&m);
-	x = 2;
-}
-
-/* A millisecond late, so that the waiter polls a few times first (each round two sync calls). */
-static void *publisher(void *arg)
-{
-	spin_us(1000);
-	publish();
-	return NULL;
-}
-
-static void *waiter(void *arg)
-{
-	wait_and_write();
-	return NULL;
-}
-
-int main(void)
-{
-	run_pair(waiter, NULL, publisher, NULL);
-	return x != 2;
-}
+#define TAKE_LOCK(m) while (pthread_mutex_trylock(m))
+#include "free_poll_same_lock.c"

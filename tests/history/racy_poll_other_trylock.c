@@ -14,49 +14,5 @@
  *
  * Expected: "data-race in publish / wait_and_write"
  */
-#include "suite.h"
-
-static pthread_mutex_t a = PTHREAD_MUTEX_INITIALIZER, b = PTHREAD_MUTEX_INITIALIZER;
-static int flag;
-static long x;
-
-static SITE void publish(void)
-{
-	x = 1;
-	pthread_mutex_lock(&a);
-	flag = 1;
-	pthread_mutex_unlock(&a);
-}
-
-static SITE void wait_and_write(void)
-{
-	for (;;) {
-		while (pthread_mutex_trylock(&b))
-			;
-		if (flag)
-			break;
-		pthread_mutex_unlock(&b);
-	}
-	pthread_mutex_unlock(&b);
-	x = 2;
-}
-
-/* A millisecond late, so that the waiter polls a few times first (each round two sync calls). */
-static void *publisher(void *arg)
-{
-	spin_us(1000);
-	publish();
-	return NULL;
-}
-
-static void *waiter(void *arg)
-{
-	wait_and_write();
-	return NULL;
-}
-
-int main(void)
-{
-	run_pair(waiter, NULL, publisher, NULL);
-	return x != 2;
-}
+#define TAKE_LOCK(m) while (pthread_mutex_trylock(m))
+#include "racy_poll_other_lock.c"
