@@ -25,12 +25,22 @@ TITLE="data-race in peek / poke"
 SHLIB=$(dirname "$PROG")/../shlib/shlib_race
 LIBRACY=$(dirname "$PROG")/../shlib/libracy.so
 
-# perf_event links kcsand holds, one per watched thread: its fdinfo, the kernel's own list.
-# The history's own watches (history_watches, on by default since 7 December) hold perf
-# links too, armed and closed as the history offers reads: every configuration here turns
-# them off, this suite being about the user's watches (ci-U counted one: "0 1").
+# The perf_event links kcsand holds of the user's watches' program (kcsand_hwbp), one per
+# watched thread: its fdinfo, the kernel's own list, and bpftool for each link's program.
+# Other perf links come and go on their own: the history's watches (history_watches, on by
+# default since 7 December, off in every configuration here) and hot turns' execute
+# breakpoints (kcsand_xbp).  Counting every perf link, ci-U and ci-W saw one right after
+# the start with no watch set ("0 1"), its program not identified.
 perf_links() {
-	grep -h '^link_type:[[:space:]]*perf$' /proc/"$DPID"/fdinfo/* 2>/dev/null | wc -l
+	local f id n=0
+
+	for f in /proc/"$DPID"/fdinfo/*; do
+		grep -q '^link_type:[[:space:]]*perf$' "$f" 2>/dev/null || continue
+		id=$(awk '/^prog_id:/ { print $2 }' "$f")
+		[[ $(bpftool prog show id "$id" -j 2>/dev/null | jq -r .name) == kcsand_hwbp ]] &&
+			n=$((n + 1))
+	done
+	echo "$n"
 }
 
 # maps_file PID FILE: PID has mapped FILE (exec'd it, or loaded it): what a watch on one of
