@@ -20,7 +20,12 @@
 #define TAKE_LOCK(m) pthread_mutex_lock(m)
 #endif
 
-static pthread_mutex_t a = PTHREAD_MUTEX_INITIALIZER, b = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t a = PTHREAD_MUTEX_INITIALIZER;
+/* The waiter's lock: another than the publisher's, or a itself (free_poll_same_lock.c). */
+#ifndef WAITER_LOCK
+static pthread_mutex_t b = PTHREAD_MUTEX_INITIALIZER;
+#define WAITER_LOCK b
+#endif
 static int flag;
 static long x;
 
@@ -35,12 +40,12 @@ static SITE void publish(void)
 static SITE void wait_and_write(void)
 {
 	for (;;) {
-		TAKE_LOCK(&b);
+		TAKE_LOCK(&WAITER_LOCK);
 		if (flag)
 			break;
-		pthread_mutex_unlock(&b);
+		pthread_mutex_unlock(&WAITER_LOCK);
 	}
-	pthread_mutex_unlock(&b);
+	pthread_mutex_unlock(&WAITER_LOCK);
 	x = 2;
 }
 
