@@ -22,6 +22,15 @@
 
 static long a[N];
 
+/*
+ * Where the threads meet between the read and the last write: nowhere here; at a
+ * barrier in free_watch_boundary.c, which defines these before including this.
+ */
+#ifndef MEET
+#define MEET()
+#define MEET_INIT()
+#endif
+
 static SITE void put(int i, long v)
 {
 	a[i] = v;
@@ -49,6 +58,7 @@ static void *writer(void *arg)
 			put(i, pass);
 		pass++;
 	}
+	MEET();
 	for (int i = 0; i < N; i++)
 		put(i, pass);
 	return NULL;
@@ -56,11 +66,15 @@ static void *writer(void *arg)
 
 static void *reader(void *arg)
 {
-	return (void *)take(N - 1);
+	long v = take(N - 1);
+
+	MEET();
+	return (void *)v;
 }
 
 int main(void)
 {
+	MEET_INIT();
 	run_pair(reader, NULL, writer, NULL);
 	return 0;
 }
