@@ -135,7 +135,7 @@
 	 * paid from the history's share of the budget (hw/hb_watch.c); armed \
 	 * unpaced, they made P2 run 2 to 3 times longer on the KVM guests.	\
 	 */									\
-	X(HISTORY_WATCHES, history_watches, 0, 2, 2, 0, LOAD,			\
+	X(HISTORY_WATCHES, history_watches, 0, 2, 0, 0, LOAD,			\
 	  "history (user mode): debug registers its watches of reads may hold " \
 	  "(0: none; at start only)")
 

@@ -176,6 +176,8 @@ run_one() {
 	# A plugin's accesses are probed as the user asks for a library's: --object.
 	[[ $3 == *plugin* ]] && budget+=(--object "$OUT/${name}_lib.so")
 	[[ $ALL_ARMED == *" $name "* ]] && budget+=(--overhead-budget 100)
+	# The history's watches of reads are off by default (docs/history.md): on for these.
+	[[ $3 == *watch* || $3 == *wpaced* ]] && budget+=(--param history_watches=2)
 	# Every site armed checks every access: free_cxx_static_local's 2.3 million
 	# took 85-118 s at load 17-20 (with and without the history's global
 	# functions), near the 120 s that fail it; what it checks is not a time.
