@@ -130,13 +130,28 @@
 	  "KiB of the reports' ring buffer (rounded up to a power of two; "	\
 	  "at start only)")							\
 	/*									\
-	 * The history's watches of reads (docs/history.md): 2, since their	\
-	 * cost, the context switches of the threads they are armed in, is	\
-	 * paid from the history's share of the budget (hw/hb_watch.c); armed \
-	 * unpaced, they made P2 run 2 to 3 times longer on the KVM guests.	\
+	 * The history's watches of reads (docs/history.md): off, since with	\
+	 * them on libgomp's copy of a task's arguments in GOMP_task is seen	\
+	 * by a watch and reported against the task (free_omp_task_barrier).	\
+	 * Their cost, the context switches of the threads they are armed in,	\
+	 * is paid from the history's share of the budget (hw/hb_watch.c):	\
+	 * armed unpaced, they made P2 run 2 to 3 times longer on the KVM	\
+	 * guests.								\
 	 */									\
 	X(HISTORY_WATCHES, history_watches, 0, 2, 0, 0, LOAD,			\
 	  "history (user mode): debug registers its watches of reads may hold " \
-	  "(0: none; at start only)")
+	  "(0: none; at start only)")						\
+	/*									\
+	 * What one context switch of a thread a watch is armed in costs: the	\
+	 * price the watches' pacing charges (engine.c, pace_watches()).	\
+	 * 100 us is the low end of what it cost on this project's KVM guests	\
+	 * (100 to 390 us; a few us on bare metal, where a lower price keeps	\
+	 * the watches on longer).  A CPU-bound thread on a loaded machine is	\
+	 * preempted a few hundred times a second, and at this price its	\
+	 * watches close within seconds: 0 prices switches at nothing.		\
+	 */									\
+	X(HISTORY_SWITCH_US, history_switch_us, 0, 100000, 100, 100, DAEMON,	\
+	  "history (user mode): µs one context switch of a watched thread "	\
+	  "costs, as its watches' pacing charges it (0: free)")
 
 #endif /* KCSAND_PARAMS_LIST_H */

@@ -547,7 +547,14 @@ double engine_sync_cost_ns(const struct engine *e)
  */
 static void pace_watches(struct engine *e, double native_ns, double sync_ns, double budget)
 {
-	double cost = sync_ns + hwbp__hb_cost_ns(e->hw);
+	unsigned long long sw = hwbp__hb_switches(e->hw);
+	double cost;
+
+	/* Each switch at the price of when it was counted: `set` changes the next ones'. */
+	e->hb_switch_ns += (double)(sw - e->hb_switches) *
+			   e->opts.params.v[PARAM_HISTORY_SWITCH_US] * 1e3;
+	e->hb_switches = sw;
+	cost = sync_ns + e->hb_switch_ns;
 
 	switch (hb_pace__step(&e->hb_watch_pace, native_ns, cost, budget)) {
 	case HB_PACE_PAUSE:

@@ -95,6 +95,9 @@ struct engine {
 	uint8_t *sampled;		/* the sampler's last armed set (arm.c), or NULL: all */
 	bool sync_sites_off;		/* the history's sync sites left to the sampler (paused) */
 	bool hb_watches_shed;		/* the history's watches closed for their own cost */
+	/* Their switches priced so far (history_switch_us when counted), and how many. */
+	double hb_switch_ns;
+	unsigned long long hb_switches;
 	bool sampled_lost;		/* no memory to keep it: the history stays paused */
 	struct kbp *kbp;		/* kernel mode, code-breakpoint sampling: after attach */
 	struct pairs *pairs;		/* its stalls' data breakpoints on the other CPUs (hw/pair.h) */

@@ -26,7 +26,7 @@
  * (docs/history.md, "Watches of reads").  So they are paced by the
  * switches of the threads they are armed in: counted every HB_COUNT_MS
  * from /proc (voluntary and not, each thread once however many watches it
- * carries), priced HB_SWITCH_NS each, and added to the sync probes' cost
+ * carries), priced history_switch_us each, and added to the sync probes' cost
  * against the history's share of the budget (engine.c, pace_watches()).  A
  * program whose watched threads switch often spends that share and its
  * watches close, the sync probes staying on (hwbp__hb_pause()); one whose
@@ -48,9 +48,6 @@
 
 #define HB_ROOM_MS	10	/* BPF may offer hb_max reads per this */
 #define HB_COUNT_MS	50	/* the watched threads' switches are counted this often */
-/* A switch of a watched thread, priced at the low end of what it cost on the KVM guests. */
-#define HB_SWITCH_NS	100000.0
-
 #define MS		1000000ull
 
 void hwbp__hb_init(struct hwbp *hw, unsigned int max)
@@ -273,9 +270,9 @@ static void hb_count_switches(struct hwbp *hw)
 	hw->hb_nthr = n;
 }
 
-double hwbp__hb_cost_ns(const struct hwbp *hw)
+unsigned long long hwbp__hb_switches(const struct hwbp *hw)
 {
-	return hw ? (double)hw->st.hb_switches * HB_SWITCH_NS : 0;
+	return hw ? hw->st.hb_switches : 0;
 }
 
 void hwbp__hb_pause(struct hwbp *hw, bool pause)

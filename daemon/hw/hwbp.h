@@ -154,11 +154,11 @@ void hwbp__hb_enable(struct hwbp *hw, struct bpf_program *prog);
  */
 int hwbp__hb_place(const uint64_t *at, const pid_t *tid, int n, pid_t reader, uint64_t now);
 /*
- * What the watches cost so far, in ns of the targets: the context switches
- * of the threads they were armed in, each priced HB_SWITCH_NS (hb_watch.c).
- * The history's pacing adds it to its sync probes' cost (engine.c).
+ * What the watches cost so far: the context switches of the threads they
+ * were armed in.  The history's pacing prices them (history_switch_us) and
+ * adds that to its sync probes' cost (engine.c).
  */
-double hwbp__hb_cost_ns(const struct hwbp *hw);
+unsigned long long hwbp__hb_switches(const struct hwbp *hw);
 /*
  * pause: the history's share of the budget is spent (its sync probes are
  * off, so a watch's check would find nothing): close every watch, offer
