@@ -27,7 +27,8 @@ static unsigned int service_default(const char *name, bool kernel)
  */
 static int docs_rows(const char *path, int *unknown)
 {
-	char line[512], name[64];
+	char *line = NULL, name[64];
+	size_t cap = 0;
 	bool in_table = false;
 	int n = 0;
 	FILE *f = fopen(path, "r");
@@ -35,7 +36,8 @@ static int docs_rows(const char *path, int *unknown)
 	*unknown = 0;
 	if (!f)
 		return -errno;
-	while (fgets(line, sizeof(line), f)) {
+	/* Whole lines: a row runs to a thousand characters and more. */
+	while (getline(&line, &cap, f) > 0) {
 		if (sscanf(line, "| `%63[a-z0-9_]` |", name) == 1) {
 			in_table = true;
 			n++;
@@ -47,6 +49,7 @@ static int docs_rows(const char *path, int *unknown)
 			break;
 		}
 	}
+	free(line);
 	fclose(f);
 	return n;
 }
