@@ -311,6 +311,7 @@ static void put_kbp(struct engine *e, struct summary_out *so)
 	put_u64(so, "breakpoint_placements", ks.placements);
 	put_u64(so, "breakpoint_fired", ks.fired);
 	put_u64(so, "breakpoint_timeouts", ks.timeouts);
+	put_u64(so, "breakpoint_linger_capped", ks.capped);
 }
 
 /* The data breakpoints of kernel breakpoint mode's pairs (hw/pair.h). */
