@@ -120,6 +120,7 @@ struct kbp_cpu {
 	bool parked[KCSAND_KXBP_SLOTS];	/* disabled: the budget took the register away */
 	struct kip_ring ip;		/* its kernel IP samples (fd -1: none) */
 	_Atomic uint64_t moves, move_ns;	/* written by the mover, read for stats */
+	_Atomic uint64_t cpu_ns;		/* the mover's own CPU time, its moves included */
 };
 
 /* Register r's placement, the same on every CPU (under kbp.lock). */
@@ -1040,11 +1041,12 @@ static void *mover(void *arg)
 {
 	struct kbp_cpu *c = arg;
 	struct kbp *k = c->k;
-	uint64_t tick = clock__now_ns();
+	uint64_t tick = clock__now_ns(), cpu0, base = c->cpu_ns;	/* a CPU back online: added */
 	struct thread_duty duty;
 
 	mover_setup(c);
 	thread__duty_init(&duty);
+	cpu0 = clock__thread_cpu_ns();
 	for (;;) {
 		struct kbp_reg reg[KCSAND_KXBP_SLOTS];
 		bool go;
@@ -1071,6 +1073,7 @@ static void *mover(void *arg)
 			scan_hotplug(k, clock__now_ns());
 			coverage_minute(k, clock__now_ns());
 		}
+		c->cpu_ns = base + clock__thread_cpu_ns() - cpu0;
 		/* Real-time: it rests by construction, or its ticks could hold the CPU (thread.h). */
 		rest(k, c, thread__duty_until(&duty));
 	}
@@ -1361,9 +1364,11 @@ void kbp__stats(const struct kbp *k, struct kbp_stats *st)
 	st->min_regs = k->min_regs;
 	st->trap_ns = k->trap_ns;
 	st->overhead = k->overhead_ppm / 1e6;
+	st->elapsed_ns = clock__now_ns() - k->t0_ns;
 	for (unsigned int c = 0; c < k->ncpus; c++) {
 		st->retargets += k->cpu[c].moves;
 		st->retarget_ns += k->cpu[c].move_ns;
+		st->movers_cpu_ns += k->cpu[c].cpu_ns;
 		st->pinned += k->cpu[c].pinned && k->cpu[c].online;
 		st->ncpus += k->cpu[c].online;
 	}

@@ -68,6 +68,12 @@ struct kbp_stats {
 	unsigned int min_regs;		/* the fewest registers sampling had */
 	double trap_ns;			/* one trap, calibrated at start (0: unknown) */
 	double overhead;		/* the cost's share of the machine's own time, last second */
+	/*
+	 * The movers' own CPU time (their moves, the lead's placements, budget and
+	 * scans), and the wall time since sampling started: shown beside the
+	 * budget, not counted in it (docs/kernel-mode.md, "The budget").
+	 */
+	uint64_t movers_cpu_ns, elapsed_ns;
 };
 
 /*

@@ -167,7 +167,8 @@ traps=$(summary_value breakpoint_traps "$H") placed=$(summary_value breakpoint_p
 if [ "${capped:-0}" -gt 0 ] 2>/dev/null; then
 	ok linger_ends_at_its_trap_bound
 	echo "     $capped live placements ended by their traps; $traps traps over $placed placements" \
-		"($(awk -v t="${traps:-0}" -v p="${placed:-0}" 'BEGIN { printf "%.0f", p ? t / p : 0 }') a placement)"
+		"($(awk -v t="${traps:-0}" -v p="${placed:-0}" 'BEGIN { printf "%.0f", p ? t / p : 0 }') a placement);" \
+		"movers' CPU $(summary_value breakpoint_movers_cpu "$H")"
 else
 	fail linger_ends_at_its_trap_bound "expected live placements ended by their traps (breakpoint_linger_capped > 0); got '${capped:-none}', $traps traps over $placed placements"
 fi
