@@ -305,12 +305,15 @@ static void put_kbp(struct engine *e, struct summary_out *so)
 	put_u64(so, "breakpoint_min_regs", ks.min_regs);
 	put_double(so, "breakpoint_trap_ns", "%.0f", ks.trap_ns);
 	put_double(so, "breakpoint_overhead", "%.1f%%", ks.overhead * 100);
+	put_double(so, "breakpoint_movers_cpu", "%.1f%%", ks.elapsed_ns && ks.ncpus ?
+		   100.0 * ks.movers_cpu_ns / ks.elapsed_ns / ks.ncpus : 0.0);
 	/* Coverage: sites that ran in a placement, and that a check ran at. */
 	put_pair(so, "breakpoint_sites_ran", "/", ks.ran, ks.sites);
 	put_pair(so, "breakpoint_sites_checked", "/", ks.checked_sites, ks.sites);
 	put_u64(so, "breakpoint_placements", ks.placements);
 	put_u64(so, "breakpoint_fired", ks.fired);
 	put_u64(so, "breakpoint_timeouts", ks.timeouts);
+	put_u64(so, "breakpoint_linger_capped", ks.capped);
 }
 
 /* The data breakpoints of kernel breakpoint mode's pairs (hw/pair.h). */

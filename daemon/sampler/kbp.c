@@ -79,9 +79,6 @@
 #define KBP_MAX_TRIES	16
 /* The checks of one placement are at least a tick over this apart (spread, not a burst). */
 #define KBP_CHECK_SPREAD	4
-/* A live site's placement, once fired, stays for this many checks, or ticks (placement_over). */
-#define KBP_LIVE_CHECKS		8
-#define KBP_LIVE_LINGER		8
 #define KBP_COVERAGE_NS		60000000000ull
 /*
  * Kernel IP samples a second and CPU, for the evidence: a few hundred find
@@ -123,6 +120,7 @@ struct kbp_cpu {
 	bool parked[KCSAND_KXBP_SLOTS];	/* disabled: the budget took the register away */
 	struct kip_ring ip;		/* its kernel IP samples (fd -1: none) */
 	_Atomic uint64_t moves, move_ns;	/* written by the mover, read for stats */
+	_Atomic uint64_t cpu_ns;		/* the mover's own CPU time, its moves included */
 };
 
 /* Register r's placement, the same on every CPU (under kbp.lock). */
@@ -134,6 +132,7 @@ struct kbp_reg {
 	bool pin;			/* a pinned placement (--pin): no source's */
 	unsigned int ticks;		/* its timeout, in ticks */
 	uint64_t fired_ns;		/* the lead first saw it trap; 0: not yet */
+	bool capped;			/* a live linger ended by its traps (KBP_LIVE_TRAPS) */
 };
 
 /* The budget's view of the last interval (the lead only). */
@@ -145,6 +144,7 @@ struct kbp_control {
 /* What the lead counts of placements (read for stats without the lock). */
 struct kbp_tally {
 	_Atomic uint64_t placements, fired, timeouts;
+	_Atomic uint64_t capped;		/* live lingers ended by their traps */
 	_Atomic size_t ran, checked;		/* sites, at least once */
 	_Atomic uint64_t from[KBP_SOURCES], fired_from[KBP_SOURCES];	/* placements by source */
 	uint64_t held_ns, fired_ns;		/* register time of ended placements, of fired ones */
@@ -688,6 +688,7 @@ static void end_placement(struct kbp *k, unsigned int r, uint64_t hits, uint64_t
 	uint64_t held = now > k->reg[r].since_ns ? now - k->reg[r].since_ns : 0;
 
 	t->placements++;
+	t->capped += k->reg[r].capped;
 	t->from[k->reg[r].from] += !k->reg[r].pin;
 	/* A pinned placement is register 0's own, no source's: not in the shares. */
 	k->spent_ns[k->reg[r].from] += k->reg[r].pin ? 0 : held;
@@ -743,15 +744,16 @@ static void place(struct kbp *k, unsigned int r, uint32_t i, enum kbp_source fro
  * Is register r's placement over, at a tick?  When it timed out or its
  * site was refused; once it fired, at once for a site the cycle or warm
  * found (it is live from now on), while a live site's placement stays for
- * its checks: KBP_LIVE_CHECKS of them, or KBP_LIVE_LINGER ticks after the
- * fire.  A move costs more than a check under emulation (2 to 2.5 ms in
- * the test guest: TCG flushes its translations), so a hot site that gave
- * its register back at the first fire had one or two checks a move.
+ * its checks, within a bound of ticks and of traps (kbp_policy__linger).
+ * A move costs more than a check under emulation (2 to 2.5 ms in the test
+ * guest: TCG flushes its translations), so a hot site that gave its
+ * register back at the first fire had one or two checks a move.
  */
 static bool placement_over(const struct kbp *k, struct kbp_reg *g, uint64_t hits,
 			   uint64_t checks, uint64_t now)
 {
 	uint64_t timeout = kbp_policy__timeout_ns(k->period_ns, g->ticks);
+	enum kbp_linger l;
 
 	if (k->seen[g->i] & SEEN_REFUSED)
 		return true;
@@ -759,8 +761,9 @@ static bool placement_over(const struct kbp *k, struct kbp_reg *g, uint64_t hits
 		return hits || now - g->since_ns >= timeout;
 	if (!g->fired_ns)
 		g->fired_ns = now;
-	return checks >= KBP_LIVE_CHECKS || now - g->fired_ns >= KBP_LIVE_LINGER * k->period_ns ||
-	       now - g->since_ns >= timeout;
+	l = kbp_policy__linger(hits, checks, now - g->fired_ns, k->period_ns);
+	g->capped = l == KBP_LINGER_TRAPS;
+	return l != KBP_LINGER_ON || now - g->since_ns >= timeout;
 }
 
 /*
@@ -1038,11 +1041,12 @@ static void *mover(void *arg)
 {
 	struct kbp_cpu *c = arg;
 	struct kbp *k = c->k;
-	uint64_t tick = clock__now_ns();
+	uint64_t tick = clock__now_ns(), cpu0, base = c->cpu_ns;	/* a CPU back online: added */
 	struct thread_duty duty;
 
 	mover_setup(c);
 	thread__duty_init(&duty);
+	cpu0 = clock__thread_cpu_ns();
 	for (;;) {
 		struct kbp_reg reg[KCSAND_KXBP_SLOTS];
 		bool go;
@@ -1069,6 +1073,7 @@ static void *mover(void *arg)
 			scan_hotplug(k, clock__now_ns());
 			coverage_minute(k, clock__now_ns());
 		}
+		c->cpu_ns = base + clock__thread_cpu_ns() - cpu0;
 		/* Real-time: it rests by construction, or its ticks could hold the CPU (thread.h). */
 		rest(k, c, thread__duty_until(&duty));
 	}
@@ -1352,15 +1357,18 @@ void kbp__stats(const struct kbp *k, struct kbp_stats *st)
 	st->placements = k->tally.placements;
 	st->fired = k->tally.fired;
 	st->timeouts = k->tally.timeouts;
+	st->capped = k->tally.capped;
 	st->period_us = k->period_ns / 1000;	/* one word, read without the lock */
 	st->min_period_us = k->min_period_us;
 	st->max_period_us = k->max_period_us;
 	st->min_regs = k->min_regs;
 	st->trap_ns = k->trap_ns;
 	st->overhead = k->overhead_ppm / 1e6;
+	st->elapsed_ns = clock__now_ns() - k->t0_ns;
 	for (unsigned int c = 0; c < k->ncpus; c++) {
 		st->retargets += k->cpu[c].moves;
 		st->retarget_ns += k->cpu[c].move_ns;
+		st->movers_cpu_ns += k->cpu[c].cpu_ns;
 		st->pinned += k->cpu[c].pinned && k->cpu[c].online;
 		st->ncpus += k->cpu[c].online;
 	}

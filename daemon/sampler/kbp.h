@@ -54,6 +54,7 @@ struct kbp_stats {
 	size_t ran;			/* of them, trapped in a placement: the code ran */
 	size_t checked_sites;		/* of them, checked at least once */
 	uint64_t placements, fired, timeouts;	/* ended: by a trap, or after the timeout */
+	uint64_t capped;		/* live placements ended by their traps (KBP_LIVE_TRAPS) */
 	size_t refused;			/* addresses the kernel would not break on */
 	unsigned int nregs, ncpus;
 	uint64_t cycles;		/* complete passes over the cycle */
@@ -67,6 +68,12 @@ struct kbp_stats {
 	unsigned int min_regs;		/* the fewest registers sampling had */
 	double trap_ns;			/* one trap, calibrated at start (0: unknown) */
 	double overhead;		/* the cost's share of the machine's own time, last second */
+	/*
+	 * The movers' own CPU time (their moves, the lead's placements, budget and
+	 * scans), and the wall time since sampling started: shown beside the
+	 * budget, not counted in it (docs/kernel-mode.md, "The budget").
+	 */
+	uint64_t movers_cpu_ns, elapsed_ns;
 };
 
 /*
@@ -124,6 +131,25 @@ int kbp_policy__source(uint64_t spent_ns[KBP_SOURCES], const bool have[KBP_SOURC
  */
 #define KBP_MAX_MISSES		6
 bool kbp_policy__due(unsigned int misses, uint64_t passes, size_t i);
+
+/*
+ * When a live placement that fired ends (kbp.c's placement_over): it stays
+ * for its checks, KBP_LIVE_CHECKS of them, or KBP_LIVE_LINGER ticks after
+ * the fire, whichever comes first, or once its traps reach KBP_LIVE_TRAPS.
+ * A check is spread a quarter tick from the last and each stall is followed
+ * by a rest, so a site that runs thousands of times a second waits for its
+ * checks while every run traps: 300 traps a placement for 3 checks in the
+ * guest (kernel-sampler's share step), 2.07 million traps in ten minutes at
+ * fs/ mm/ kernel/ scale, which made the budget stretch the tick to 1 s, and a
+ * longer tick only lengthens the linger.  Past KBP_LIVE_TRAPS the site has
+ * shown it runs often: a later placement of it is cheaper than its traps.
+ */
+#define KBP_LIVE_CHECKS		8
+#define KBP_LIVE_LINGER		8
+#define KBP_LIVE_TRAPS		64
+enum kbp_linger { KBP_LINGER_ON, KBP_LINGER_CHECKED, KBP_LINGER_TRAPS, KBP_LINGER_TICKS };
+enum kbp_linger kbp_policy__linger(uint64_t hits, uint64_t checks, uint64_t since_fire_ns,
+				   uint64_t period_ns);
 
 struct kbp;
 

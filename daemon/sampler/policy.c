@@ -267,3 +267,15 @@ int kbp_policy__source(uint64_t spent_ns[KBP_SOURCES], const bool have[KBP_SOURC
 			spent_ns[s] = (uint64_t)(level * share[s]);
 	return best;
 }
+
+enum kbp_linger kbp_policy__linger(uint64_t hits, uint64_t checks, uint64_t since_fire_ns,
+				   uint64_t period_ns)
+{
+	if (checks >= KBP_LIVE_CHECKS)
+		return KBP_LINGER_CHECKED;
+	if (hits >= KBP_LIVE_TRAPS)
+		return KBP_LINGER_TRAPS;
+	if (since_fire_ns >= KBP_LIVE_LINGER * period_ns)
+		return KBP_LINGER_TICKS;
+	return KBP_LINGER_ON;
+}

@@ -292,6 +292,25 @@ int main(void)
 		ASSERT_EQ(kbp_policy__timeout_ns(10000000, KBP_COLD_TICKS), 80000000,
 			  "no evidence of running: 8 ticks");
 	}
+	TEST(breakpoint_live_linger_ends_at_its_checks_its_ticks_or_its_traps) {
+		const uint64_t tick = 10000000;
+
+		ASSERT_EQ(kbp_policy__linger(20, 3, 2 * tick, tick), KBP_LINGER_ON,
+			  "a few checks, a few traps, two ticks: it stays for its checks");
+		ASSERT_EQ(kbp_policy__linger(20, KBP_LIVE_CHECKS, tick, tick), KBP_LINGER_CHECKED,
+			  "all its checks: over");
+		ASSERT_EQ(kbp_policy__linger(KBP_LIVE_TRAPS, 2, tick, tick), KBP_LINGER_TRAPS,
+			  "a site that traps on every run while its checks wait: over at the cap");
+		ASSERT_EQ(kbp_policy__linger(KBP_LIVE_TRAPS - 1, 2, tick, tick), KBP_LINGER_ON,
+			  "below the cap it stays");
+		ASSERT_EQ(kbp_policy__linger(KBP_LIVE_TRAPS * 10, KBP_LIVE_CHECKS, tick, tick),
+			  KBP_LINGER_CHECKED, "its checks taken: counted as checked, not capped");
+		ASSERT_EQ(kbp_policy__linger(5, 1, KBP_LIVE_LINGER * tick, tick), KBP_LINGER_TICKS,
+			  "a site that runs seldom: over after the linger's ticks");
+		/* The budget's longer tick lengthened the linger, not the traps' bound. */
+		ASSERT_EQ(kbp_policy__linger(KBP_LIVE_TRAPS, 1, 0, 1000000000ull), KBP_LINGER_TRAPS,
+			  "at a 1 s tick the traps still end it");
+	}
 	TEST(breakpoint_register_time_goes_where_code_runs_and_the_cycle_keeps_a_share) {
 		const bool all[KBP_SOURCES] = { true, true, true };
 		/* What a placement holds, in ticks: a cold timeout, warm's mix, a live fire. */

@@ -16,7 +16,8 @@
 #     other, and the coverage counters (sites ran and checked, placements fired and
 #     timed out, passes) say so;
 #   - code breakpoints over vfs_read and vfs_write among the same 39, around 8 s of
-#     dd: the sites that fired take most of the register time, the cycle keeps some;
+#     dd: the sites that fired take most of the register time, the cycle keeps some,
+#     and a live placement that traps on every run ends at its bound of traps;
 # then that no kprobe or BPF link was left and that the guest's kernel log has no
 # lockup, stall, warning or BUG.
 # Results in tests/lib.sh's format ("ok   NAME", "FAIL NAME: WHY", "N passed, N failed");
@@ -140,7 +141,12 @@ fi
 # runs all along, among their dead ones and 39 sites that never run, live sites take most
 # of it and the cycle keeps a share.  With the sources taking turns (one in four the
 # cycle's, two warm), in one boot twice each (7 December 2026): 17% and 19% on placements
-# that fired, live 16% and 12%; by their shares 41% and 50%, live 64% and 59%.
+# that fired, live 16% and 12%; by their shares 41% and 50%, live 64% and 59%.  Since a
+# live placement's linger ends at its bound of traps (kbp_policy__linger), dd's hot sites
+# hold their register a tick or two, not up to eight, so less of the time is on placements
+# that fired: 54%, 31%, 45% and 53% in four runs (7 December 2026, host load 6 to 12; main
+# beside it 50%, 61%, 60%).  The live share is what the turns failed by far; the fired
+# share's bound is 25%, still above the turns' 17% and 19%.
 H=$out/share.log
 step_rc share_exit_0 share 0
 line=$(grep -m1 '^kcsand: breakpoints: register time, at the end: ' "$H")
@@ -148,15 +154,31 @@ fired=$(sed -nE 's/.*: ([0-9]+)% on placements that fired.*/\1/p' <<< "$line")
 cyc=$(sed -nE 's/.*the cycle ([0-9]+)%.*/\1/p' <<< "$line")
 live=$(sed -nE 's/.*live ([0-9]+)%.*/\1/p' <<< "$line")
 checks=$(summary_value breakpoint_checks "$H")
-if [ "${fired:-0}" -ge 30 ] && [ "${live:-0}" -ge 40 ] && [ "${cyc:-0}" -ge 10 ] &&
+if [ "${fired:-0}" -ge 25 ] && [ "${live:-0}" -ge 40 ] && [ "${cyc:-0}" -ge 10 ] &&
    [ "${checks:-0}" -ge 1 ]; then
 	ok share_register_time_on_code_that_runs
 	echo "     ${line#kcsand: breakpoints: }; $checks checks"
 else
-	fail share_register_time_on_code_that_runs "expected >= 30% of the register time on placements that fired, live >= 40%, the cycle >= 10%, a check; got '${line:-no register time line}', ${checks:-no} checks"
+	fail share_register_time_on_code_that_runs "expected >= 25% of the register time on placements that fired, live >= 40%, the cycle >= 10%, a check; got '${line:-no register time line}', ${checks:-no} checks"
 fi
 
-# (5) Nothing left behind, nothing in the kernel log.
+# (5) The linger's traps bounded: dd runs vfs_read's and vfs_write's sites thousands of
+# times a second, so a live placement waiting for its checks (a quarter tick apart, and a
+# rest after each stall) traps on every run; it ends once its traps reach KBP_LIVE_TRAPS
+# (64).  Before that bound (kern14's run of this step, 7 December 2026): 82,768 traps for
+# 276 placements, 300 a placement, and 723 checks.
+capped=$(summary_value breakpoint_linger_capped "$H")
+traps=$(summary_value breakpoint_traps "$H") placed=$(summary_value breakpoint_placements "$H")
+if [ "${capped:-0}" -gt 0 ] 2>/dev/null; then
+	ok linger_ends_at_its_trap_bound
+	echo "     $capped live placements ended by their traps; $traps traps over $placed placements" \
+		"($(awk -v t="${traps:-0}" -v p="${placed:-0}" 'BEGIN { printf "%.0f", p ? t / p : 0 }') a placement);" \
+		"movers' CPU $(summary_value breakpoint_movers_cpu "$H")"
+else
+	fail linger_ends_at_its_trap_bound "expected live placements ended by their traps (breakpoint_linger_capped > 0); got '${capped:-none}', $traps traps over $placed placements"
+fi
+
+# (6) Nothing left behind, nothing in the kernel log.
 no_kprobe_left "$out"
 no_bpf_link_left "$out"
 no_kernel_warning "$out"
