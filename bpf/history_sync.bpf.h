@@ -396,6 +396,10 @@ static __always_inline void hb_return_omp(struct hb_thread *t, __u32 op, __u64 a
 		break;
 	case KCSAND_HB_OMP_TASKLOOP:
 		hb_acquire(t, HB_OBJ_OMP_TASKS);
+		hb_task_created(t);
+		break;
+	case KCSAND_HB_OMP_TASK:
+		hb_task_created(t);
 		break;
 	case KCSAND_HB_OMP_TASKWAIT:
 		hb_task_wait(t);

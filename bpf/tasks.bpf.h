@@ -67,7 +67,7 @@ struct hb_task_new {
 	__u32 flags;
 	__u32 ndep, nout;	/* depend addresses, out and inout first */
 	__u64 dep[HB_TASK_DEPS];
-	__u32 vc[HB_SLOTS];	/* the creator's clock, before its next epoch */
+	__u32 vc[HB_SLOTS];	/* the creator's clock, in GOMP_task's own epoch */
 };
 
 /*
@@ -305,8 +305,8 @@ static __always_inline void hb_task_merge(struct hb_task_new *n, const struct hb
 }
 
 /*
- * GOMP_task's entry: the creation's record, before the creator's next
- * epoch (the caller's release starts it).  fn's arguments at entry:
+ * GOMP_task's entry: the creation's record, in the epoch the caller
+ * started for the call (hb_task_entry), which its return ends.  fn's arguments at entry:
  * fn, data, cpyfn, arg_size, arg_align, if_clause; flags and depend on
  * the stack, above the return address.  arg: the bytes of data in the
  * task's key (hb_task_entry); sp: the stack pointer at entry.  A global
@@ -967,6 +967,16 @@ static __always_inline void hb_task_entry(struct pt_regs *ctx, struct hb_thread 
 	bpf_map_update_elem(&hb_fns, &k, &kind, BPF_ANY);
 	if (op == KCSAND_HB_OMP_TEAMS_REG)
 		return;
+	/*
+	 * The call's own epoch, which its return ends (hb_task_created):
+	 * libgomp copies the task's data (memmove, or the cpyfn) after this
+	 * entry, and the task may start before the call returns, on another
+	 * thread or inside it.  Released with the creation, that copy is
+	 * before the task, as it is; a watch that catches it (a debug
+	 * register sees libgomp's writes too) then finds it ordered.
+	 */
+	if (!t->once_depth)
+		hb_tick(t);
 	/* A cpyfn makes a copy of its own: only fn is in the key. */
 	if (op == KCSAND_HB_OMP_TASK)
 		hb_task_create(t, fn, PT_REGS_PARM2(ctx),
@@ -975,7 +985,18 @@ static __always_inline void hb_task_entry(struct pt_regs *ctx, struct hb_thread 
 	else
 		hb_task_loop(t, fn);
 	/* Also into fn's object: the start of a task whose creation has no record. */
-	hb_release(t, fn, 1);
+	hb_release(t, fn, 0);
+}
+
+/*
+ * GOMP_task's or GOMP_taskloop's return: what the creator does after it
+ * is not its tasks' (a new epoch); inside the call, only libgomp's copies
+ * of their data and included tasks, on their own clocks, ran.
+ */
+static __always_inline void hb_task_created(struct hb_thread *t)
+{
+	if (!t->once_depth)
+		hb_tick(t);
 }
 
 /*
