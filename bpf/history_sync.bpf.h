@@ -342,6 +342,7 @@ int kcsand_hb_entry(struct pt_regs *ctx)
 	case KCSAND_HB_OMP_TEAMS_REG:
 	case KCSAND_HB_OMP_FULFILL:
 		hb_task_entry(ctx, t, op);
+		a1 = 0;		/* for GOMP_task's return: hb_task_wait_event() */
 		break;
 	case KCSAND_HB_FD_WRITE:
 	case KCSAND_HB_FD_READ:
@@ -396,10 +397,10 @@ static __always_inline void hb_return_omp(struct hb_thread *t, __u32 op, __u64 a
 		break;
 	case KCSAND_HB_OMP_TASKLOOP:
 		hb_acquire(t, HB_OBJ_OMP_TASKS);
-		hb_task_created(t);
+		hb_task_created(t, 0);
 		break;
 	case KCSAND_HB_OMP_TASK:
-		hb_task_created(t);
+		hb_task_created(t, a1);
 		break;
 	case KCSAND_HB_OMP_TASKWAIT:
 		hb_task_wait(t);

@@ -696,6 +696,23 @@ static __noinline void hb_task_detached_end(struct hb_thread *t, struct hb_task_
 }
 
 /*
+ * An undeferred detached task's body returned into its GOMP_task, which
+ * waits there until the event is fulfilled (libgomp: a semaphore in its
+ * frame): that call's return acquires the event (hb_task_created), kept
+ * meanwhile in the call's saved argument, which nothing else reads.
+ */
+static __always_inline void hb_task_wait_event(struct hb_thread *t, __u64 event)
+{
+	__u32 d = t->depth;
+
+	if (!d || d > HB_DEPTH)
+		return;
+	d = (d - 1) & (HB_DEPTH - 1);
+	if (t->op[d] == KCSAND_HB_OMP_TASK)
+		t->arg1[d] = event;
+}
+
+/*
  * omp_fulfill_event(event): what the fulfiller did is before the
  * completion of the event's task, and so before all that waits for it:
  * its parent's taskwait, its taskgroup, its dependents, barriers.
@@ -735,8 +752,11 @@ __noinline int hb_task_end(struct hb_thread *t, __u64 started, int undeferred)
 		hb_task_vague_deps = 1;
 		return 0;
 	}
-	if (c->event)
+	if (c->event) {
 		hb_task_detached_end(t, c);
+		if (undeferred)
+			hb_task_wait_event(t, c->event);
+	}
 	hb_task_edges_out(t, c);
 	if (c->own != HB_TASK_ON_THREAD)
 		hb_task_leave(t, c, undeferred);
@@ -991,10 +1011,14 @@ static __always_inline void hb_task_entry(struct pt_regs *ctx, struct hb_thread 
 /*
  * GOMP_task's or GOMP_taskloop's return: what the creator does after it
  * is not its tasks' (a new epoch); inside the call, only libgomp's copies
- * of their data and included tasks, on their own clocks, ran.
+ * of their data and included tasks, on their own clocks, ran.  event: an
+ * undeferred detached task's, whose fulfilment the call waited for
+ * (hb_task_wait_event), or 0.
  */
-static __always_inline void hb_task_created(struct hb_thread *t)
+static __always_inline void hb_task_created(struct hb_thread *t, __u64 event)
 {
+	if (event)
+		hb_acquire(t, HB_NS(HB_NS_DETACH, event));
 	if (!t->once_depth)
 		hb_tick(t);
 }
