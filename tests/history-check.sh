@@ -176,8 +176,6 @@ run_one() {
 	# A plugin's accesses are probed as the user asks for a library's: --object.
 	[[ $3 == *plugin* ]] && budget+=(--object "$OUT/${name}_lib.so")
 	[[ $ALL_ARMED == *" $name "* ]] && budget+=(--overhead-budget 100)
-	# The history's watches of reads are off by default (docs/history.md): on for these.
-	[[ $3 == *watch* || $3 == *wpaced* ]] && budget+=(--param history_watches=2)
 	# A "watch" program's check is the watch's catch of a write 4 s on: its CPU-bound
 	# writer, preempted every few ms on a loaded machine (1,009 switches in the stop's
 	# CI of 2026-12-07, 3 runs of 3), spent the watches' share at 100 us a switch and
