@@ -623,7 +623,10 @@ static long hb_clear_region(__u32 i, void *ctx)
 	return ret != 0;
 }
 
-/* Forget what was remembered of [lo, hi) in process tgid. */
+/* bpf/history_watch.bpf.h: the watches of reads in memory that changed owner, spent. */
+static __always_inline void hb_watch_forget(__u64 lo, __u64 hi);
+
+/* Forget what was remembered of [lo, hi) in process tgid, and stop watching it. */
 __noinline int hb_forget(__u32 tgid, __u64 lo, __u64 hi)
 {
 	struct hb_clear c = { .granule = lo >> 3, .end = (hi + 7) >> 3, .tgid = tgid };
@@ -633,6 +636,7 @@ __noinline int hb_forget(__u32 tgid, __u64 lo, __u64 hi)
 		return 0;
 	hb_count(KCSAND_HB_CTR_FORGET_OPS);
 	hb_forget_syncs(tgid, lo, hi);
+	hb_watch_forget(lo, hi);
 	if (n <= HB_FORGET_CLEAR) {
 		bpf_loop(((c.end - 1) >> 6) - (c.granule >> 6) + 1, hb_clear_region, &c, 0);
 		if (!c.busy)

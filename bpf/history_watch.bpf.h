@@ -100,6 +100,34 @@ static __always_inline void hb_watch_spent(__u32 slot, __u32 gen)
 }
 
 /*
+ * Memory that changed owner (hb_forget: freed, unmapped, a new thread's
+ * stack): a watch of a read there watches a read that is forgotten, and
+ * the next write it catches is the allocator's (free's list pointers in
+ * the block, _int_free) or the next owner's, which the history would then
+ * remember as a write no later access is ordered after: a block freed by
+ * one thread and handed by malloc to another, with no sync the history
+ * sees between them, was reported as `_int_free / put`.  So those watches
+ * are spent, unchecked.  The slots do not say whose process they watch:
+ * a free at the same address in another process spends one too (a watch
+ * lost, no report made).
+ */
+static __always_inline void hb_watch_forget(__u64 lo, __u64 hi)
+{
+	for (int i = 0; i < KCSAND_HW_SLOTS; i++) {
+		__u32 slot = i;		/* its address is taken: the loop's count stays in a register */
+		struct kcsand_hw_slot *hs = bpf_map_lookup_elem(&hw_slots, &slot);
+
+		if (!hs || hs->mode != KCSAND_HW_HISTORY || hs->var_addr >= hi ||
+		    hs->var_addr + hs->var_len <= lo)
+			continue;
+		if (!__sync_bool_compare_and_swap(&hs->mode, KCSAND_HW_HISTORY, KCSAND_HW_OFF))
+			continue;	/* a trap took it */
+		hb_watch_spent(slot, hs->gen);
+		hb_count(KCSAND_HB_CTR_WATCH_FORGOTTEN);
+	}
+}
+
+/*
  * The trapped write as the access to check: the instruction before the
  * trap's ip when the daemon has decoded it (hw_insns), else the debug
  * register's range, written, at the trap's ip (the daemon decodes that side

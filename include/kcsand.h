@@ -723,6 +723,7 @@ enum kcsand_hb_counter {
 	KCSAND_HB_CTR_WATCH_ASKED,	/* reads of granules it had nothing of, sent to be watched */
 	KCSAND_HB_CTR_WATCH_TRAPS,	/* writes those watches caught, checked (history_watch_trap) */
 	KCSAND_HB_CTR_WATCH_STALE,	/* traps of watches spent, their events not closed yet */
+	KCSAND_HB_CTR_WATCH_FORGOTTEN,	/* watches spent unchecked: their memory changed owner */
 	KCSAND_HB_CTR_COUNT,
 };
 

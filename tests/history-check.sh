@@ -48,9 +48,12 @@ KCSANCTL=$BUILD/kcsanctl
 
 # watch_control BUILD OUTPUT: a race-free "watch" program's positive control is in
 # OUTPUT (a write caught by the history's watches and checked); a "wpaced" one's: a
-# watch armed, its threads' switches counted, and the watches closed by that cost.
+# watch armed, its threads' switches counted, and the watches closed by that cost; a
+# "wfreed" one's: a watch spent with the memory it watched.
 watch_control() {
-	if [[ $1 == *wpaced* ]]; then
+	if [[ $1 == *wfreed* ]]; then
+		grep -Eq ', [1-9][0-9]* spent unchecked with the memory they watched' <<<"$2"
+	elif [[ $1 == *wpaced* ]]; then
 		grep -Eq 'hw_history_watches: [1-9][0-9]* .*hw_history_switches: [1-9][0-9]* hw_history_closed: [1-9]' <<<"$2"
 	else
 		grep -Eq ', [1-9][0-9]* writes caught by those watches and checked,' <<<"$2"
@@ -160,7 +163,7 @@ run_one() {
 	local -a opts=("${@:4}")
 	local label="$name${4:+ ${*:4}}${RUN_LABEL:-}"
 
-	if [[ ($3 == *watch* || $3 == *wpaced*) && -n $HW_TRAPS ]]; then
+	if [[ ($3 == *watch* || $3 == *wpaced* || $3 == *wfreed*) && -n $HW_TRAPS ]]; then
 		not_applicable "$label" "debug registers do not trap here: $HW_TRAPS"
 		return
 	fi
@@ -208,7 +211,7 @@ run_one() {
 		# A race-free watch program's control depends on the load: the watches' program
 		# may come in after its threads' work, and on a loaded machine their pacing may
 		# close them before its write (its threads preempted often, each switch charged).
-		[[ $title == none && ($3 == *watch* || $3 == *wpaced*) ]] &&
+		[[ $title == none && ($3 == *watch* || $3 == *wpaced* || $3 == *wfreed*) ]] &&
 			! watch_control "$3" "$out" && continue
 		# An unclocked relay's control is a race the history found, and dropped.
 		[[ $title == none && $name != hb_unclocked_* ]] && break
@@ -272,6 +275,9 @@ run_one() {
 				"$(grep -o '[0-9]* polled under a lock' <<<"$out")"
 		elif [[ $3 == *watch* ]] && ! watch_control "$3" "$out"; then
 			fail_with "$label" "no positive control: no write caught by the history's watches (run $try of $TRIES)" \
+				"$(grep 'watched for another' <<<"$out"; grep -Eo 'hw_history_[a-z_]+: [0-9]+' <<<"$out" | tr '\n' ' ')"
+		elif [[ $3 == *wfreed* ]] && ! watch_control "$3" "$out"; then
+			fail_with "$label" "no positive control: no watch spent with the memory it watched (run $try of $TRIES)" \
 				"$(grep 'watched for another' <<<"$out"; grep -Eo 'hw_history_[a-z_]+: [0-9]+' <<<"$out" | tr '\n' ' ')"
 		elif [[ $3 == *wpaced* ]] && ! watch_control "$3" "$out"; then
 			fail_with "$label" "no positive control: no watch armed, no switch counted or the watches never closed (run $try of $TRIES)" \

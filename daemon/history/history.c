@@ -933,10 +933,12 @@ static void print_watches(const struct history_stats *st, FILE *out)
 {
 	fprintf(out, "kcsand: history: %llu reads of granules it had nothing of sent to be "
 		     "watched for another thread's write, %llu writes caught by those watches "
-		     "and checked, %llu traps after (spent, not closed yet)\n",
+		     "and checked, %llu traps after (spent, not closed yet), %llu spent unchecked "
+		     "with the memory they watched (freed, unmapped)\n",
 		(unsigned long long)st->ctr[KCSAND_HB_CTR_WATCH_ASKED],
 		(unsigned long long)st->ctr[KCSAND_HB_CTR_WATCH_TRAPS],
-		(unsigned long long)st->ctr[KCSAND_HB_CTR_WATCH_STALE]);
+		(unsigned long long)st->ctr[KCSAND_HB_CTR_WATCH_STALE],
+		(unsigned long long)st->ctr[KCSAND_HB_CTR_WATCH_FORGOTTEN]);
 }
 
 void history__print(const struct history *hist, FILE *out)
