@@ -320,7 +320,7 @@ struct hb_proc {
 	__u32 overflowed;
 	__u32 __pad2;
 	__u64 forgot_ns;		/* every cell remembered before this is forgotten */
-	__u32 next_range;		/* the range to push out next, modulo HB_RANGES */
+	__u32 next_range;		/* the range to push out when the least is taken, modulo HB_RANGES */
 	__u32 __pad;
 	struct hb_range range[HB_RANGES];
 };

@@ -445,10 +445,41 @@ __noinline int hb_drop_forgotten_g(struct hb_shadow *e, __u32 tgid, __u64 addr)
 
 /*
  * A wide range forgotten now: the same range again (a cached thread stack
- * given to the next thread) moves its time; another pushes out the oldest.
- * Its fields are written ns first, as ~0, so that a check meanwhile
- * forgets more, never less; x86 keeps stores in order.
+ * given to the next thread) moves its time; another pushes out the one
+ * forgotten longest ago, whose time becomes the process's forgot_ns.  By
+ * time, not by turn: a range pushed out by turn may have had its time
+ * moved just now (a stack forgotten at its thread's start and again at
+ * its end), and forgot_ns then jumped to now, forgetting every access of
+ * the process.  racy_many_threads (100 threads, then a pair whose threads
+ * start and end between its two stores) lost its pair that way in a CI
+ * run, 3 tries of 3, and 1 run in 6 here.  Its fields are written ns
+ * first, as ~0, so that a check meanwhile forgets more, never less; x86
+ * keeps stores in order.  Two forgets that pick the same least range:
+ * the compare-and-swap gives it to one, the other takes the next by turn.
  */
+/*
+ * Which of p's ranges was forgotten longest ago.  A global function: 6.1's
+ * verifier sees its loop once, not in every caller's states (inline, the
+ * least so far and its index made kcsand_hb_entry too long to verify).
+ */
+__noinline __u32 hb_least_range(struct hb_proc *p)
+{
+	__u64 least = ~0ULL;
+	__u32 at = 0;
+
+	if (!p)
+		return 0;
+	for (__u32 i = 0; i < HB_RANGES; i++) {
+		__u64 rns = *(volatile __u64 *)&p->range[i].ns;
+
+		if (rns < least) {
+			least = rns;
+			at = i;
+		}
+	}
+	return at;
+}
+
 static __noinline void hb_forget_wide(__u32 tgid, __u64 lo, __u64 hi, __u64 now)
 {
 	struct hb_proc *p = bpf_map_lookup_elem(&hb_procs, &tgid);
@@ -468,9 +499,13 @@ static __noinline void hb_forget_wide(__u32 tgid, __u64 lo, __u64 hi, __u64 now)
 			hb_max_ns(&p->forgot_ns, now);
 		return;
 	}
-	r = &p->range[__sync_fetch_and_add(&p->next_range, 1) & (HB_RANGES - 1)];
+	r = &p->range[hb_least_range(p) & (HB_RANGES - 1)];
 	old = *(volatile __u64 *)&r->ns;
-	*(volatile __u64 *)&r->ns = ~0ULL;
+	if (old == ~0ULL || __sync_val_compare_and_swap(&r->ns, old, ~0ULL) != old) {
+		r = &p->range[__sync_fetch_and_add(&p->next_range, 1) & (HB_RANGES - 1)];
+		old = *(volatile __u64 *)&r->ns;
+		*(volatile __u64 *)&r->ns = ~0ULL;
+	}
 	if (old) {
 		hb_count(KCSAND_HB_CTR_FORGET_ALL);
 		hb_max_ns(&p->forgot_ns, old == ~0ULL ? now : old);
