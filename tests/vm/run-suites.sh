@@ -8,7 +8,7 @@
 #
 # Each queue takes the next suite of the list when its last one has ended (so list the
 # longest first), and runs it from the repository's top directory, its output to
-# LOGDIR/vm-suite-N.log.  When a suite ends its "== SUITE took N s (status S, queue Q)"
+# LOGDIR/vm-suite-N.log.  When a suite ends its "== SUITE took N s, C s CPU (status S, queue Q)"
 # line comes out; at the end every suite's log is printed whole, in the list's order, then
 # "N suites, N failed".  Exit status: 0 when every suite passed, else 1.
 #
@@ -49,17 +49,32 @@ take() {
 	((i < n)) && echo "$i"
 }
 
+# child_ticks: sets ticks to this (sub)shell's ended children's user + system time, in
+# clock ticks (/proc/PID/stat's cutime and cstime), read without a subshell of its own.
+child_ticks() {
+	local s f
+
+	read -r s < "/proc/$BASHPID/stat"
+	read -ra f <<< "${s##*) }"
+	ticks=$((f[13] + f[14]))
+}
+
 # queue Q LOCK: runs suites until none is left, each with its guests under LOCK.
 queue() {
-	local q=$1 i t0 rc
+	local q=$1 i t0 rc ticks t1 cpu hz
 
+	hz=$(getconf CLK_TCK)
 	while i=$(take) && [ -n "$i" ]; do
 		t0=$(date +%s)
+		child_ticks
+		t1=$ticks
 		# shellcheck disable=SC2086	# "SUITE ARG...": words
 		KCSAN_VM_LOCK=$2 tests/vm/${suites[i]} > "$dir/vm-suite-$i.log" 2>&1 < /dev/null
 		rc=$?
+		child_ticks
+		cpu=$(((ticks - t1) * 10 / hz))
 		echo "$rc" > "$dir/vm-suite-$i.rc"
-		echo "== ${suites[i]} took $(($(date +%s) - t0)) s (status $rc, queue $q)"
+		echo "== ${suites[i]} took $(($(date +%s) - t0)) s, $((cpu / 10)).$((cpu % 10)) s CPU (status $rc, queue $q)"
 	done
 }
 
