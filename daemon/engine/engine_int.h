@@ -180,14 +180,16 @@ void engine_note_release_probes(struct engine *e, struct engine_object *eo);
 void engine_forget_release_probes(struct engine *e, struct engine_object *eo);
 
 /* kprobe_opt.c */
+enum kprobe_batch { KPROBE_BATCH_ATTACH, KPROBE_BATCH_DETACH };
 /*
- * The kernel's kprobe jump optimization off while nr_probes kprobes attach
- * or detach (why: "attach", "detach"): true when this turned it off, for
- * engine_kprobe_opt_on().  A kernel without it, or with it off: false.
+ * The kernel settings that make nr_probes kprobes attach or detach (b)
+ * faster, held until engine_kprobe_release(): jump optimization off, and
+ * for a detach expedited RCU grace periods.  Returns which were changed;
+ * a setting the kernel lacks, or one not at its usual value, is left alone.
  */
-bool engine_kprobe_opt_off(size_t nr_probes, const char *why);
-/* Back on, if was_on (engine_kprobe_opt_off() turned it off). */
-void engine_kprobe_opt_on(bool was_on);
+unsigned int engine_kprobe_hold(size_t nr_probes, enum kprobe_batch b);
+/* Put back what engine_kprobe_hold() changed. */
+void engine_kprobe_release(unsigned int held);
 
 /* late_load.c */
 /*

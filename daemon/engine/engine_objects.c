@@ -110,7 +110,7 @@ static int attach_kprobes(struct engine *e, struct engine_object *eo)
 	uint32_t last_func = UINT32_MAX;
 	struct kcsand_bpf *skel;
 	size_t eilseq = 0;
-	bool opt;
+	unsigned int held;
 	int err = engine_late_skel(e, "kcsand_kprobe", "kprobes on kernel sites", &skel);
 
 	if (err)
@@ -118,7 +118,7 @@ static int attach_kprobes(struct engine *e, struct engine_object *eo)
 	eo->links = calloc(o->sites.n, sizeof(*eo->links));
 	if (!eo->links)
 		return -ENOMEM;
-	opt = engine_kprobe_opt_off(o->sites.n, "attach");
+	held = engine_kprobe_hold(o->sites.n, KPROBE_BATCH_ATTACH);
 	for (size_t i = 0; i < o->sites.n; i++) {
 		LIBBPF_OPTS(bpf_kprobe_opts, ko, .bpf_cookie = eo->first + i,
 			    .offset = o->sites.v[i].vaddr);
@@ -145,7 +145,7 @@ static int attach_kprobes(struct engine *e, struct engine_object *eo)
 		}
 		eo->links[eo->nr_links++] = l;
 	}
-	engine_kprobe_opt_on(opt);
+	engine_kprobe_release(held);
 	if (eo->refused)
 		pr_warn("%zu of %zu kernel sites refused by the kernel (%zu not on an "
 				"instruction boundary)%s\n",
@@ -162,7 +162,7 @@ static int attach_kprobes(struct engine *e, struct engine_object *eo)
 void engine_detach_object(struct engine_object *eo)
 {
 	struct link_close lc = { .n = 0 };
-	bool opt;
+	unsigned int held = 0;
 
 	for (size_t c = 0; c < eo->nr_chunks && eo->chunk_fd; c++)
 		link_close__add(&lc, &eo->chunk_fd[c]);
@@ -177,11 +177,13 @@ void engine_detach_object(struct engine_object *eo)
 	eo->turn_fd = -1;
 	/*
 	 * Kprobes close one grace period or more each: from several threads at
-	 * once, and with the optimizer out of the way (kprobe_opt.c).
+	 * once, with the optimizer out of the way and the grace periods
+	 * expedited (kprobe_opt.c).
 	 */
-	opt = eo->kernel && engine_kprobe_opt_off(eo->nr_links, "detach");
+	if (eo->kernel)
+		held = engine_kprobe_hold(eo->nr_links, KPROBE_BATCH_DETACH);
 	link_close__destroy(eo->links, eo->nr_links);
-	engine_kprobe_opt_on(opt);
+	engine_kprobe_release(held);
 	free(eo->links);
 	eo->links = NULL;
 	eo->nr_links = 0;

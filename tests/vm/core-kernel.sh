@@ -143,6 +143,6 @@ else fail reports_bounded "$nr_titles distinct titles, at most $MAX_TITLES expec
 echo "     $nr_reports reports, $nr_titles distinct titles"
 [ -n "$titles" ] && sed 's/^/     /' <<< "$titles"
 no_kprobe_left "$out"
-kprobe_optimization_kept "$out"
+kernel_settings_kept "$out"
 no_kernel_warning "$out"
 finish_suite "$out"

@@ -76,8 +76,10 @@ say "probe step: $PROBE_CMD ${PROBE_ARGS[*]} -- ${GUEST_CMD[*]}"
 cd "$REPO" || exit 2
 start=$(cut -d' ' -f1 /proc/uptime)
 # kcsand turns kprobe jump optimization off while many kprobes attach and detach, and
-# must put it back (daemon/engine/kprobe_opt.c): the setting before and after.
+# expedites RCU grace periods while they detach, and must put both back
+# (daemon/engine/kprobe_opt.c): each setting before and after.
 kopt=$(cat /proc/sys/debug/kprobes-optimization 2>/dev/null || echo none)
+rexp=$(cat /sys/kernel/rcu_expedited 2>/dev/null || echo none)
 eval "$PROBE_CMD"' "${PROBE_ARGS[@]}" -- "${GUEST_CMD[@]}"' \
 	> "$OUT/probe.out" 2> "$OUT/probe.err" < /dev/null
 echo $? > "$OUT/probe.rc"
@@ -88,6 +90,7 @@ stage probe-done
 cat /sys/kernel/debug/kprobes/list > "$OUT/kprobes-after.txt" 2>&1
 echo "$kopt $(cat /proc/sys/debug/kprobes-optimization 2>/dev/null || echo none)" \
 	> "$OUT/kprobes-optimization.txt"
+echo "$rexp $(cat /sys/kernel/rcu_expedited 2>/dev/null || echo none)" > "$OUT/rcu-expedited.txt"
 
 if [ -n "$MODULE_KO" ]; then
 	mod=$(basename "$MODULE_KO" .ko)

@@ -109,18 +109,23 @@ no_kprobe_left() {
 	else ok no_kprobe_left; fi
 }
 
-# kprobe_optimization_kept DIR: the guest's kprobes-optimization setting, saved in
-# DIR/kprobes-optimization.txt before and after the probe step, is what it was: kcsand
-# turns it off while many kprobes attach and detach (daemon/engine/kprobe_opt.c).
-kprobe_optimization_kept() {
-	local before after
+# kernel_settings_kept DIR: the guest's kprobes-optimization and rcu_expedited settings,
+# saved in DIR/kprobes-optimization.txt and DIR/rcu-expedited.txt before and after the
+# probe step, are what they were: kcsand turns the first off while many kprobes attach
+# and detach, and the second on while they detach (daemon/engine/kprobe_opt.c).
+kernel_settings_kept() {
+	local name file before after
 
-	read -r before after 2>/dev/null < "$1/kprobes-optimization.txt"
-	if [ -z "${before:-}" ] || [ "$before" = none ]; then
-		fail kprobe_optimization_kept "the guest saved no kprobes-optimization setting"
-	elif [ "$before" != "${after:-}" ]; then
-		fail kprobe_optimization_kept "kprobes-optimization was $before before the run, ${after:-nothing} after"
-	else ok kprobe_optimization_kept; fi
+	for name in kprobe_optimization_kept:kprobes-optimization rcu_expedited_kept:rcu-expedited; do
+		file=${name#*:} name=${name%%:*}
+		before= after=
+		read -r before after 2>/dev/null < "$1/$file.txt"
+		if [ -z "${before:-}" ] || [ "$before" = none ]; then
+			fail "$name" "the guest saved no $file setting"
+		elif [ "$before" != "${after:-}" ]; then
+			fail "$name" "$file was $before before the run, ${after:-nothing} after"
+		else ok "$name"; fi
+	done
 }
 
 # no_bpf_link_left DIR [NAME]: what bpftool listed once the runs were over,
