@@ -12,7 +12,7 @@
  * must not trap on it), and writes the word into pair_ack[cpu]: the
  * watcher, spinning in its stall, sees it and knows the register is live.
  * The ioctl runs on the event's own CPU, so it is a local call with no IPI
- * (as kbp.c's movers), and the armer is real-time above the movers, so
+ * (as kbp_mover.c's movers), and the armer is real-time above the movers, so
  * that neither the workload nor a move delays an arm.
  *
  * CPU hotplug.  A CPU's events do not survive it going offline (the kernel

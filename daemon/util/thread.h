@@ -3,7 +3,7 @@
  * A per-CPU helper thread's setup: pinned to its CPU, so that what it does
  * to that CPU's perf events are local calls, and SCHED_FIFO, so that a busy
  * workload cannot starve it.  Kernel breakpoint mode's armers (hw/pair.c)
- * and movers (sampler/kbp.c) both need it, and each says in its own words
+ * and movers (sampler/kbp_mover.c) both need it, and each says in its own words
  * what a failure costs it.
  *
  * SCHED_FIFO also means nothing of lower class takes the CPU back from such
