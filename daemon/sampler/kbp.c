@@ -50,8 +50,11 @@ int kbp__new(struct kcsand_bpf *skel, const uint64_t *addr, const uint32_t *site
 	k->warm = malloc(n * sizeof(*k->warm));
 	k->live = malloc(n * sizeof(*k->live));
 	k->hot = malloc(n * sizeof(*k->hot));
+	k->fires = calloc(n, sizeof(*k->fires));
+	k->held_ns = calloc(n, sizeof(*k->held_ns));
 	if (!n || !k->addr || !k->site || !k->order || !k->seen || !k->misses || !k->warm ||
-	    !k->live || !k->hot || !o->period_us || kbp_index_functions(k, fn)) {
+	    !k->live || !k->hot || !k->fires || !k->held_ns || !o->period_us ||
+	    kbp_index_functions(k, fn)) {
 		kbp__free(k);
 		return n ? -ENOMEM : -ENOENT;
 	}
@@ -122,6 +125,8 @@ void kbp__free(struct kbp *k)
 	free(k->warm);
 	free(k->live);
 	free(k->hot);
+	free(k->fires);
+	free(k->held_ns);
 	if (k->sync) {
 		pthread_cond_destroy(&k->wake);
 		pthread_mutex_destroy(&k->lock);

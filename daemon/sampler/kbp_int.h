@@ -59,7 +59,7 @@ enum {
 	SEEN_CHECKED = 8,	/* a trap of it ran the check */
 	SEEN_WARM = 16,		/* its function ran: it went to the warm queue */
 	SEEN_PIN = 32,		/* pinned (--pin): in register 0's own cycle */
-	SEEN_HOT = 64,		/* a live placement of it took all its checks: in hot[] */
+	SEEN_HOT = 64,		/* it fires a tick or more (kbp_policy__hot): in hot[] */
 };
 
 /* One CPU: its events, one per register, and the thread that moves them. */
@@ -136,9 +136,11 @@ struct kbp {
 	uint32_t *live;			/* the sites that fired, in the order they first did */
 	size_t nlive, live_cur;
 	uint64_t live_passes;		/* over live[]: a site that timed out waits some (due) */
-	uint32_t *hot;			/* live sites that took all a placement's checks */
+	uint32_t *hot;			/* live sites that fire a tick or more (kbp_policy__hot) */
 	size_t nhot, hot_cur;
 	uint64_t hot_passes;
+	/* A site's traps and the register time its placements held: its weight (kbp.h). */
+	uint64_t *fires, *held_ns;
 	bool hot_turn;			/* every other live placement is hot[]'s */
 	/* Register time each source's ended placements held (kbp_policy__source's shares). */
 	uint64_t spent_ns[KBP_SOURCES];

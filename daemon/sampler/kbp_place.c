@@ -132,30 +132,46 @@ static long next_warm(struct kbp *k)
 	return -1;
 }
 
+/* Does site i take this turn of a ring?  With its weight's probability (kbp.h). */
+static bool weighed_in(struct kbp *k, uint32_t i)
+{
+	double w = kbp_policy__weight(k->fires[i], k->held_ns[i], k->period_ns);
+
+	return w >= 1 || rand_r(&k->seed) < w * RAND_MAX;
+}
+
 /*
- * A ring's next free site, in turn; -1: none.  A site that fired once and
- * then timed out is placed every 2nd, 4th, ... pass over the ring
- * (kbp_policy__due), as in the cycle: code that ran at start-up and no more
- * would otherwise hold live's register time in timeouts.
+ * A ring's next free site, in turn, each by its weight; -1: none.  A site
+ * that fired once and then timed out is placed every 2nd, 4th, ... pass
+ * over the ring (kbp_policy__due), as in the cycle: code that ran at
+ * start-up and no more would otherwise hold live's register time in
+ * timeouts.  A site the weight passes over is taken when a whole round
+ * passed over every other: the ring still has its turn.
  */
 static long next_in_ring(struct kbp *k, const uint32_t *ring, size_t n, size_t *cur,
 			 uint64_t *passes)
 {
+	long passed = -1;
+
 	for (size_t t = 0; t <= n; t++) {
 		uint64_t pos = (*cur)++;
 		uint32_t i = ring[pos % n];
 
 		if (pos && pos % n == 0)
 			(*passes)++;
-		if (free_site(k, i) && kbp_policy__due(k->misses[i], *passes, i))
+		if (!free_site(k, i) || !kbp_policy__due(k->misses[i], *passes, i))
+			continue;
+		if (weighed_in(k, i))
 			return i;
+		if (passed < 0)
+			passed = i;
 	}
-	return -1;
+	return passed;
 }
 
 /*
  * The live list's next site: every other one from the hot sites, those
- * whose live placement took all its checks.  A race needs checks of the
+ * that fire a tick or more (kbp_policy__hot).  A race needs checks of the
  * same hot code over and over (generic_fillattr's took about 2,000
  * placements of its 37 sites when pinned), and a round over every site
  * that ever fired gave each some ten placements in ten minutes.
@@ -242,9 +258,9 @@ static void end_placement(struct kbp *k, unsigned int r, uint64_t hits, uint64_t
 	t->held_from[k->reg[r].from] += k->reg[r].pin ? 0 : held;
 	t->held_ns += held;
 	t->fired_ns += hits ? held : 0;
-	if (k->reg[r].from == KBP_LIVE && !k->reg[r].pin && checks >= KBP_LIVE_CHECKS &&
-	    kbp_mark_site(k, i, SEEN_HOT))
-		k->hot[k->nhot++] = i;
+	/* Every placement measures its site's fires a second: its weight (kbp.h). */
+	k->fires[i] += hits;
+	k->held_ns[i] += held;
 	if (hits) {
 		t->fired++;
 		t->fired_from[k->reg[r].from] += !k->reg[r].pin;
@@ -261,6 +277,11 @@ static void end_placement(struct kbp *k, unsigned int r, uint64_t hits, uint64_t
 		if (k->misses[i] < KBP_MAX_MISSES)
 			k->misses[i]++;	/* kbp_policy__due() places it less often */
 	}
+	/* A pinned placement is register 0's, not a turn of the rings: it does not judge. */
+	if (!k->reg[r].pin && (k->seen[i] & SEEN_RAN) &&
+	    kbp_policy__hot(k->fires[i], k->held_ns[i], k->period_ns) &&
+	    kbp_mark_site(k, i, SEEN_HOT))
+		k->hot[k->nhot++] = i;
 	if (checks && kbp_mark_site(k, i, SEEN_CHECKED)) {
 		t->checked++;
 		t->pin_checked += !!(k->seen[i] & SEEN_PIN);
