@@ -31,6 +31,19 @@ static int pin_sites(struct kbp *k, const bool *pin)
 	return 0;
 }
 
+/* Where each CPU's events were opened (kbp_visit): as the teardown's line says its closes. */
+static void say_opens(const struct kbp *k)
+{
+	unsigned int local = 0, remote = 0;
+
+	for (unsigned int c = 0; c < k->ncpus; c++) {
+		local += k->cpu[c].online && !k->cpu[c].opened_away;
+		remote += k->cpu[c].online && k->cpu[c].opened_away;
+	}
+	pr_info("breakpoints: start: %u CPUs' events opened on their own CPU, %u from another "
+		"(an IPI each)\n", local, remote);
+}
+
 int kbp__new(struct kcsand_bpf *skel, const uint64_t *addr, const uint32_t *site,
 	     const struct kbp_fn *fn, size_t n, const struct kbp_opts *o, struct kbp **out)
 {
@@ -80,6 +93,7 @@ int kbp__new(struct kcsand_bpf *skel, const uint64_t *addr, const uint32_t *site
 		return err;
 	}
 	kbp_open_ips(k);
+	say_opens(k);
 	err = kbp_start_movers(k);
 	if (err) {
 		pr_warn("breakpoints: cannot start a mover thread: %s\n", strerror(-err));

@@ -24,6 +24,7 @@
 #include "kcsand.skel.h"
 #include "util/clock.h"
 #include "util/print.h"
+#include "util/thread.h"
 
 static void refuse(struct kbp *k, size_t i, int err)
 {
@@ -116,6 +117,18 @@ void kbp_park(struct kbp_cpu *c, unsigned int r)
 		c->parked[r] = true;
 }
 
+/*
+ * Go to CPU c for calls on its events (thread__visit_cpu): there they are
+ * local calls, where from another CPU each is an IPI and a wait for its
+ * answer that nothing bounds.  A CPU the thread cannot go to has its events
+ * opened from where the thread is, as before, and c->opened_away says so.
+ */
+void kbp_visit(struct kbp_cpu *c)
+{
+	if (thread__visit_cpu(c->cpu))
+		c->opened_away = true;
+}
+
 /* Open register r on every CPU, on its next site; -errno when the CPUs have none free. */
 static int open_reg(struct kbp *k, unsigned int r)
 {
@@ -125,17 +138,23 @@ static int open_reg(struct kbp *k, unsigned int r)
 		long i = kbp_next_for(k, r, &from, &pin);
 		int err = i < 0 ? -ENOENT : 0;
 
-		for (unsigned int c = 0; c < k->ncpus && !err; c++)
-			if (k->cpu[c].online)
-				err = kbp_open_event(k, &k->cpu[c], r, i);
+		for (unsigned int c = 0; c < k->ncpus && !err; c++) {
+			if (!k->cpu[c].online)
+				continue;
+			kbp_visit(&k->cpu[c]);
+			err = kbp_open_event(k, &k->cpu[c], r, i);
+		}
 		if (!err) {
 			kbp_place(k, r, i, from, pin, clock__now_ns());
 			for (unsigned int c = 0; c < k->ncpus; c++)
 				k->cpu[c].gen[r] = k->reg[r].gen;
 			return 0;
 		}
-		for (unsigned int c = 0; c < k->ncpus; c++)
+		for (unsigned int c = 0; c < k->ncpus; c++) {
+			if (k->cpu[c].fd[r] >= 0)
+				kbp_visit(&k->cpu[c]);
 			kbp_close_event(&k->cpu[c], r);
+		}
 		if (err != -EINVAL)
 			return err;
 		refuse(k, i, err);
@@ -143,8 +162,14 @@ static int open_reg(struct kbp *k, unsigned int r)
 	return -ENOENT;
 }
 
+/*
+ * Every register on every online CPU, each CPU's from the CPU itself
+ * (kbp_visit); the thread's CPUs given back after.
+ */
 int kbp_open_regs(struct kbp *k)
 {
+	cpu_set_t saved;
+	bool back = !thread__save_cpus(&saved);
 	int err = 0;
 
 	k->attr = (struct perf_event_attr){
@@ -158,11 +183,11 @@ int kbp_open_regs(struct kbp *k)
 	};
 	for (unsigned int r = 0; r < k->o.nregs && r < KCSAND_KXBP_SLOTS; r++) {
 		err = open_reg(k, r);
-		if (err == -ENOSPC || err == -EBUSY)
-			break;		/* no free debug register: sample with fewer */
 		if (err)
-			return k->nregs ? 0 : err;
+			break;	/* -ENOSPC, -EBUSY: no free debug register, sample with fewer */
 		k->nregs++;
 	}
+	if (back)
+		thread__restore_cpus(&saved);
 	return k->nregs ? 0 : err;
 }

@@ -10,6 +10,7 @@
 #include <string.h>
 #include "kbp_int.h"
 #include "util/print.h"
+#include "util/thread.h"
 
 /* Function f ran: its sites not yet run to the warm queue, once. */
 void kbp_warm_fn(struct kbp *k, uint32_t f)
@@ -99,15 +100,24 @@ int kbp_index_functions(struct kbp *k, const struct kbp_fn *fn)
 void kbp_open_ips(struct kbp *k)
 {
 	int err = 0, opened = 0;
+	cpu_set_t saved;
+	bool back;
 
 	if (!k->fns)
 		return;
+	back = !thread__save_cpus(&saved);
 	for (unsigned int c = 0; c < k->ncpus; c++) {
-		int e = k->cpu[c].online ? kip__open(&k->cpu[c].ip, k->cpu[c].cpu, KBP_IP_HZ) : 0;
+		int e = 0;
 
+		if (k->cpu[c].online) {
+			kbp_visit(&k->cpu[c]);	/* opened there, as its breakpoints */
+			e = kip__open(&k->cpu[c].ip, k->cpu[c].cpu, KBP_IP_HZ);
+		}
 		opened += k->cpu[c].online && !e;
 		err = e ? e : err;
 	}
+	if (back)
+		thread__restore_cpus(&saved);
 	if (err)
 		pr_warn("breakpoints: no cpu-clock sampler of kernel IPs on %s CPU: %s (placements "
 			"follow the sites' own fires only there)\n", opened ? "some" : "any",

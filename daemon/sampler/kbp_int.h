@@ -74,6 +74,7 @@ struct kbp_cpu {
 	bool online;			/* at start, then as the hotplug scan saw it */
 	_Atomic bool down;		/* went offline: its mover stops */
 	bool pinned;			/* the mover runs on this CPU: local moves */
+	bool opened_away;		/* an open of its events was not on it (kbp_visit): IPIs */
 	bool released;			/* its mover closed its events, on the CPU, at the stop */
 	bool parked[KCSAND_KXBP_SLOTS];	/* disabled: the budget took the register away */
 	struct kip_ring ip;		/* its kernel IP samples (fd -1: none) */
@@ -193,6 +194,7 @@ void kbp_close_event(struct kbp_cpu *c, unsigned int r);
 void kbp_close_cpu_events(struct kbp_cpu *c);
 void kbp_move(struct kbp *k, struct kbp_cpu *c, unsigned int r, size_t i);
 void kbp_park(struct kbp_cpu *c, unsigned int r);
+void kbp_visit(struct kbp_cpu *c);
 int kbp_open_regs(struct kbp *k);
 
 /* kbp_mover.c: the CPUs, their movers, and the lead's tick. */

@@ -91,8 +91,12 @@ static void *mover(void *arg);
 /* CPU c came online: its registers on the current placements, and a mover. */
 static int cpu_up(struct kbp *k, struct kbp_cpu *c)
 {
+	cpu_set_t saved;
+	bool back = !thread__save_cpus(&saved);
 	int err = 0;
 
+	c->opened_away = false;
+	kbp_visit(c);	/* the lead opens them on c, and comes back */
 	for (unsigned int r = 0; r < k->nregs && !err; r++) {
 		err = kbp_open_event(k, c, r, k->reg[r].i);
 		c->gen[r] = k->reg[r].gen;
@@ -102,6 +106,8 @@ static int cpu_up(struct kbp *k, struct kbp_cpu *c)
 	c->down = false;
 	if (!err && k->fns)
 		kip__open(&c->ip, c->cpu, KBP_IP_HZ);	/* none: its evidence is the fires' */
+	if (back)
+		thread__restore_cpus(&saved);
 	if (!err)
 		err = -pthread_create(&c->mover, NULL, mover, c);
 	if (err) {
@@ -113,8 +119,8 @@ static int cpu_up(struct kbp *k, struct kbp_cpu *c)
 		return err;
 	}
 	c->started = true;
-	pr_warn("breakpoints: CPU %d came online: sampling it with %u registers\n", c->cpu,
-		k->nregs);
+	pr_warn("breakpoints: CPU %d came online: sampling it with %u registers (opened %s)\n",
+		c->cpu, k->nregs, c->opened_away ? "from another CPU, an IPI each" : "on it");
 	return 0;
 }
 
