@@ -103,10 +103,11 @@ else
 	fail hotplug_cpu_sampled "cpu1 before: $(cat "$out/cpu1-before.txt" 2>/dev/null), exit $(step_status hotplug), breakpoint_regs '$(kv hotplug breakpoint_regs)': $(grep -m2 'CPU 1' "$out/hotplug.log" | tr '\n' ';')"
 fi
 
-# The lead opens a CPU brought online's breakpoints on that CPU (kbp_visit), not from its own
-# by an IPI and a wait.
+# The lead opens a CPU brought online's code breakpoints on that CPU (kbp_visit), and the
+# hotplug scan its data breakpoint, not from another CPU by an IPI and a wait.
 if ran hotplug &&
-   grep -qE 'breakpoints: CPU 1 came online: sampling it with [0-9]+ registers \(opened on it\)' "$out/hotplug.log"; then
+   grep -qE 'breakpoints: CPU 1 came online: sampling it with [0-9]+ registers \(opened on it\)' "$out/hotplug.log" &&
+   grep -qE 'data breakpoints: CPU 1 came online: its register is armed \(opened on it\)' "$out/hotplug.log"; then
 	ok hotplug_opens_on_the_cpu
 else
 	fail hotplug_opens_on_the_cpu "exit $(step_status hotplug): $(grep -m2 'CPU 1' "$out/hotplug.log" | tr '\n' ';')"
@@ -179,11 +180,13 @@ else
 	fail teardown_closes_each_cpu_on_it "exit $(step_status cache): $(grep -E 'teardown|not stopped|has not closed' "$out/cache.log" | head -3 | tr '\n' ';')"
 fi
 
-# And at the start: each CPU's code breakpoints and IP sampler opened from that CPU.
+# And at the start: each CPU's code breakpoints and IP sampler, and its data breakpoint and
+# poll, opened from that CPU.
 st='start: [1-9][0-9]* CPUs. events opened on their own CPU, 0 from another'
-if ran cache && grep -qE "^kcsand: breakpoints: $st" "$out/cache.log"; then
+if ran cache && grep -qE "^kcsand: breakpoints: $st" "$out/cache.log" &&
+   grep -qE "^kcsand: data breakpoints: $st" "$out/cache.log"; then
 	ok start_opens_each_cpu_on_it
-	grep -hE '^kcsand: breakpoints: start: ' "$out/cache.log" | head -1 | sed 's/^/     /'
+	grep -hE '^kcsand: (data )?breakpoints: start: ' "$out/cache.log" | head -2 | sed 's/^/     /'
 else
 	fail start_opens_each_cpu_on_it "exit $(step_status cache): $(grep -E 'breakpoints: start: ' "$out/cache.log" | head -2 | tr '\n' ';')"
 fi
