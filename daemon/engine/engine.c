@@ -691,7 +691,7 @@ int engine__poll(struct engine *e, int timeout_ms)
 
 int engine__timeout_ms(const struct engine *e)
 {
-	/* Code breakpoints keep their own time (kbp.c's movers). */
+	/* Code breakpoints keep their own time (kbp_mover.c's movers). */
 	int t = e->sampler ? sampler__timeout_ms(e->sampler) : -1;
 	int h = engine_held_next_ms(e);
 

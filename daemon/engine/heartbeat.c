@@ -8,7 +8,7 @@
  * CPU, or gone while its links live on (pinned, or an fd passed on) stall
  * nothing.  A thread of its own, not the poll loop: a report that takes
  * seconds to symbolize is not a daemon that cannot run.  Real-time at the
- * lowest priority, the breakpoint movers' (sampler/kbp.c): what it must show
+ * lowest priority, the breakpoint movers' (sampler/kbp_mover.c): what it must show
  * is that the threads that take breakpoints off hot sites get to run.  At
  * normal priority it lost to the workload and to those very threads (one
  * ten-minute run left 265,879 kernel hits unchecked, docs/kernel-mode.md).

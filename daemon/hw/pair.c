@@ -12,7 +12,7 @@
  * must not trap on it), and writes the word into pair_ack[cpu]: the
  * watcher, spinning in its stall, sees it and knows the register is live.
  * The ioctl runs on the event's own CPU, so it is a local call with no IPI
- * (as kbp.c's movers), and the armer is real-time above the movers, so
+ * (as kbp_mover.c's movers), and the armer is real-time above the movers, so
  * that neither the workload nor a move delays an arm.
  *
  * CPU hotplug.  A CPU's events do not survive it going offline (the kernel
@@ -64,6 +64,7 @@ struct pair_cpu {
 	_Atomic bool down;		/* went offline: its armer stops */
 	bool armed;			/* the register watches an address now */
 	bool released;			/* its armer closed its events, on the CPU, at the stop */
+	bool opened_away;		/* its events were opened from another CPU: IPIs */
 	uint64_t acked;			/* the last word this armer acknowledged */
 	_Atomic uint64_t moves, move_ns, refused;
 };
@@ -299,13 +300,20 @@ static int online_cpus(bool *online)
 static int cpu_up(struct pairs *p, unsigned int i, bool later)
 {
 	struct pair_cpu *c = &p->cpu[i];
+	cpu_set_t saved;
+	bool back = !thread__save_cpus(&saved);
 	int err;
 
 	c->p = p;
 	c->cpu = (int)i;
+	/* Opened on CPU i itself: from another, each open is an IPI and a wait (thread.h). */
+	c->opened_away = thread__visit_cpu(c->cpu) != 0;
 	err = open_cpu(p, c);
-	if (err) {
+	if (err)
 		close_cpu(p, c);
+	if (back)
+		thread__restore_cpus(&saved);
+	if (err) {
 		pr_warn("data breakpoints: cannot set up CPU %u%s: %s%s\n", i,
 			later ? ", brought online" : "", strerror(-err),
 			err == -ENOSPC ? " (no free debug register)" : "");
@@ -321,7 +329,8 @@ static int cpu_up(struct pairs *p, unsigned int i, bool later)
 			__atomic_store_n(&p->skel->bss->pair_cpus, p->span, __ATOMIC_RELEASE);
 	}
 	if (later)
-		pr_warn("data breakpoints: CPU %u came online: its register is armed\n", i);
+		pr_warn("data breakpoints: CPU %u came online: its register is armed (opened %s)\n",
+			i, c->opened_away ? "from another CPU, an IPI each" : "on it");
 	return 0;
 }
 
@@ -359,6 +368,19 @@ static void *scanner(void *arg)
 	return NULL;
 }
 
+/* Where each CPU's events were opened at the start, as the teardown says its closes. */
+static void say_opens(const struct pairs *p)
+{
+	unsigned int local = 0, remote = 0;
+
+	for (unsigned int i = 0; i < p->span; i++) {
+		local += p->cpu[i].up && !p->cpu[i].opened_away;
+		remote += p->cpu[i].up && p->cpu[i].opened_away;
+	}
+	pr_info("data breakpoints: start: %u CPUs' events opened on their own CPU, %u from "
+		"another (an IPI each)\n", local, remote);
+}
+
 static int start(struct pairs *p, uint64_t idle)
 {
 	bool online[KCSAND_PAIR_MAX_CPUS] = {};
@@ -390,6 +412,7 @@ static int start(struct pairs *p, uint64_t idle)
 		if (err)
 			return err;
 	}
+	say_opens(p);
 	n = -pthread_create(&p->scanner, NULL, scanner, p);
 	p->scanning = !n;
 	if (n)

@@ -151,6 +151,26 @@ enum kbp_linger { KBP_LINGER_ON, KBP_LINGER_CHECKED, KBP_LINGER_TRAPS, KBP_LINGE
 enum kbp_linger kbp_policy__linger(uint64_t hits, uint64_t checks, uint64_t since_fire_ns,
 				   uint64_t period_ns);
 
+/*
+ * A site's weight, after DataCollider's readjusting by fired breakpoints per
+ * second: its fires a second over the register time its placements held
+ * (fires, held_ns; every CPU's traps), in ticks (period_ns): one fire a tick
+ * is what a lingering live placement needs for its KBP_LIVE_CHECKS checks
+ * within its KBP_LIVE_LINGER ticks.  The live and hot rings place a site
+ * with this probability (kbp_place.c): a site that fires a few times a
+ * minute costs a placement that mostly times out, one that fires each tick
+ * or more gives its checks; past one a tick more fires are traps, not
+ * checks (the spread), so the weight stops at 1.  Unmeasured (held less than
+ * KBP_LIVE_LINGER ticks): 1, so that it is measured; never below
+ * KBP_WEIGHT_MIN, so that a slow site still comes round.  kbp_policy__hot():
+ * measured at one fire a tick or more, the site joins the hot ring.  By rate,
+ * not by the checks one placement took (8 of them, kern14): a site whose
+ * placements the trap bound ends took 2 or 3 checks however fast it runs.
+ */
+#define KBP_WEIGHT_MIN		(1.0 / 16)
+double kbp_policy__weight(uint64_t fires, uint64_t held_ns, uint64_t period_ns);
+bool kbp_policy__hot(uint64_t fires, uint64_t held_ns, uint64_t period_ns);
+
 struct kbp;
 
 /* A site's function, [start, end): the sites of one function share their evidence. */

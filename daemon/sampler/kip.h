@@ -2,7 +2,7 @@
 /*
  * Where the kernel runs: a software cpu-clock event per CPU, kernel only,
  * sampling the instruction pointer into its ring (perf_event_open(2),
- * PERF_SAMPLE_IP).  The code-breakpoint sampler (kbp.c) takes a sampled IP
+ * PERF_SAMPLE_IP).  The code-breakpoint sampler (kbp_evidence.c) takes a sampled IP
  * as evidence that its function runs, and places that function's sites
  * before code that shows no sign of running.  No BPF, no debug register: a
  * timer interrupt the kernel already has, a few hundred times a second.

@@ -279,3 +279,25 @@ enum kbp_linger kbp_policy__linger(uint64_t hits, uint64_t checks, uint64_t sinc
 		return KBP_LINGER_TICKS;
 	return KBP_LINGER_ON;
 }
+
+/* Fires a tick, or -1 while the site's placements held fewer than KBP_LIVE_LINGER ticks. */
+static double fires_a_tick(uint64_t fires, uint64_t held_ns, uint64_t period_ns)
+{
+	if (!period_ns || held_ns < KBP_LIVE_LINGER * period_ns)
+		return -1;
+	return (double)fires * (double)period_ns / (double)held_ns;
+}
+
+double kbp_policy__weight(uint64_t fires, uint64_t held_ns, uint64_t period_ns)
+{
+	double r = fires_a_tick(fires, held_ns, period_ns);
+
+	if (r < 0 || r >= 1)
+		return 1;
+	return r > KBP_WEIGHT_MIN ? r : KBP_WEIGHT_MIN;
+}
+
+bool kbp_policy__hot(uint64_t fires, uint64_t held_ns, uint64_t period_ns)
+{
+	return fires_a_tick(fires, held_ns, period_ns) >= 1;
+}

@@ -181,7 +181,7 @@ static void update_trace_all(struct service *s)
 /*
  * The last complete warning printed, and the one being printed: only a
  * warning says why a call failed (a -v line in between is no reason).
- * why_lock: the kernel breakpoints' mover threads print too (sampler/kbp.c,
+ * why_lock: the kernel breakpoints' mover threads print too (sampler/kbp_mover.c,
  * with -v).
  */
 static pthread_mutex_t why_lock = PTHREAD_MUTEX_INITIALIZER;

@@ -121,3 +121,25 @@ int thread__run_on(int cpu, void (*fn)(void *), void *arg, unsigned int ms)
 		pthread_detach(t);	/* it frees its own when it ends */
 	return err;
 }
+
+int thread__save_cpus(cpu_set_t *saved)
+{
+	return -pthread_getaffinity_np(pthread_self(), sizeof(*saved), saved);
+}
+
+int thread__visit_cpu(int cpu)
+{
+	cpu_set_t set;
+
+	if (cpu < 0 || cpu >= CPU_SETSIZE)
+		return -EINVAL;
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	/* It returns on cpu: a running thread is migrated before the call returns. */
+	return -pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+}
+
+int thread__restore_cpus(const cpu_set_t *saved)
+{
+	return -pthread_setaffinity_np(pthread_self(), sizeof(*saved), saved);
+}

@@ -3,7 +3,7 @@
  * A per-CPU helper thread's setup: pinned to its CPU, so that what it does
  * to that CPU's perf events are local calls, and SCHED_FIFO, so that a busy
  * workload cannot starve it.  Kernel breakpoint mode's armers (hw/pair.c)
- * and movers (sampler/kbp.c) both need it, and each says in its own words
+ * and movers (sampler/kbp_mover.c) both need it, and each says in its own words
  * what a failure costs it.
  *
  * SCHED_FIFO also means nothing of lower class takes the CPU back from such
@@ -22,6 +22,7 @@
 #define KCSAND_THREAD_H
 
 #include <pthread.h>
+#include <sched.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -68,6 +69,19 @@ uint64_t thread__duty_until(struct thread_duty *d);
  * "A teardown that waits for ever on an idle CPU").
  */
 bool thread__on_cpu(int cpu);
+
+/*
+ * Opening a perf event of another CPU (and enabling it) is such a call too,
+ * made by whatever thread starts that CPU's sampling.  So that thread visits
+ * the CPU first: thread__visit_cpu() moves it there alone (the move wakes it
+ * on that CPU, a wake-up that waits for nothing), and its calls on the CPU's
+ * events are then local.  thread__save_cpus() before the visits, and
+ * thread__restore_cpus() after, give it its CPUs back.  0 or a negative errno
+ * each (a failed visit leaves the thread where it was).
+ */
+int thread__save_cpus(cpu_set_t *saved);
+int thread__visit_cpu(int cpu);
+int thread__restore_cpus(const cpu_set_t *saved);
 
 /*
  * pthread_join(), bounded: 0, or -ETIMEDOUT when t has not ended within

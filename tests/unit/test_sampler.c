@@ -311,6 +311,34 @@ int main(void)
 		ASSERT_EQ(kbp_policy__linger(KBP_LIVE_TRAPS, 1, 0, 1000000000ull), KBP_LINGER_TRAPS,
 			  "at a 1 s tick the traps still end it");
 	}
+	TEST(breakpoint_weight_is_a_sites_fires_a_tick_up_to_one) {
+		const uint64_t tick = 10000000;
+
+		ASSERT_TRUE(kbp_policy__weight(0, 7 * tick, tick) == 1,
+			    "held less than the linger's ticks: unmeasured, placed to measure it");
+		ASSERT_TRUE(kbp_policy__weight(8, 8 * tick, tick) == 1, "a fire a tick: weight 1");
+		ASSERT_TRUE(kbp_policy__weight(2, 8 * tick, tick) == 0.25,
+			    "a fire every 4 ticks: placed a quarter of its turns");
+		ASSERT_TRUE(kbp_policy__weight(5000, 8 * tick, tick) == 1,
+			    "faster: still 1, its extra fires are traps, not checks");
+		ASSERT_TRUE(kbp_policy__weight(1, 1000 * tick, tick) == KBP_WEIGHT_MIN,
+			    "once in 1,000 ticks: the floor, it still comes round");
+		ASSERT_TRUE(kbp_policy__weight(2, 80 * tick, 10 * tick) == 0.25,
+			    "in ticks of the period in use: 2 fires in 8 ticks of 100 ms");
+	}
+	TEST(breakpoint_hot_ring_by_fires_a_tick_not_by_one_placements_checks) {
+		const uint64_t tick = 10000000;
+
+		/* kern14's rule wanted KBP_LIVE_CHECKS checks in one placement: the trap bound
+		 * ended this one at 64 traps with 2, so a site that runs every 0.15 ms was never hot. */
+		ASSERT_TRUE(kbp_policy__hot(KBP_LIVE_TRAPS * 8, 8 * tick, tick),
+			    "64 traps a tick over 8 ticks: hot");
+		ASSERT_TRUE(kbp_policy__hot(8, 8 * tick, tick), "a fire a tick: hot");
+		ASSERT_TRUE(!kbp_policy__hot(7, 8 * tick, tick), "less than a fire a tick: not hot");
+		ASSERT_TRUE(!kbp_policy__hot(64, 7 * tick, tick),
+			    "held less than the linger's ticks: not judged yet");
+		ASSERT_TRUE(!kbp_policy__hot(0, 0, 0), "no period: not judged");
+	}
 	TEST(breakpoint_register_time_goes_where_code_runs_and_the_cycle_keeps_a_share) {
 		const bool all[KBP_SOURCES] = { true, true, true };
 		/* What a placement holds, in ticks: a cold timeout, warm's mix, a live fire. */

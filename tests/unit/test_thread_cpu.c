@@ -3,7 +3,8 @@
  * The per-CPU teardown's thread helpers (util/thread.h): kcsand closes a
  * CPU's perf events from a thread on that CPU, so that the close is a local
  * call and not an IPI the CPU may never answer, and waits for that thread a
- * bounded time, so that a CPU that does not run it is said, not waited for.
+ * bounded time, so that a CPU that does not run it is said, not waited for;
+ * and opens a CPU's events from the CPU too (the visit).
  */
 #include <errno.h>
 #include <pthread.h>
@@ -79,6 +80,20 @@ int main(void)
 		for (int i = 0; i < 50 && __atomic_load_n(&w.cpu, __ATOMIC_ACQUIRE) < 0; i++)
 			usleep(100 * 1000);
 		ASSERT_EQ(w.cpu, cpu, "and it still ran, later");
+	}
+	TEST(visit_moves_the_caller_and_restore_gives_its_cpus_back) {
+		cpu_set_t saved;
+
+		/* kbp's start and hotplug open a CPU's events from the CPU itself (kbp_visit). */
+		ASSERT_EQ(thread__save_cpus(&saved), 0, "its CPUs saved");
+		ASSERT_EQ(thread__visit_cpu(cpu), 0, "moved");
+		ASSERT_EQ(sched_getcpu(), cpu, "back from the call on the CPU asked for");
+		ASSERT_TRUE(thread__on_cpu(cpu), "and on it alone");
+		ASSERT_TRUE(thread__visit_cpu(CPU_SETSIZE - 1) < 0, "no such CPU: an error");
+		ASSERT_TRUE(thread__on_cpu(cpu), "and the thread stays where it was");
+		ASSERT_EQ(thread__restore_cpus(&saved), 0, "its CPUs back");
+		if (CPU_COUNT(&all) > 1)
+			ASSERT_FALSE(thread__on_cpu(sched_getcpu()), "allowed on every CPU again");
 	}
 	TEST(join_within_is_bounded) {
 		pthread_create(&t, NULL, sleeper, &ms);

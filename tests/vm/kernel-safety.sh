@@ -7,11 +7,12 @@
 # tests/vm/safety-steps.sh, which says what each step does.  Checked here: every
 # stall clamped and followed by a rest three times its length whatever the
 # parameters, no check while kcsanctl is stopped, a CPU
-# brought online sampled, a debug register left free, KCSAN's uninstrumented code
+# brought online sampled (its events opened on it), a debug register left free, KCSAN's uninstrumented code
 # left out (and back in on request), src: from the source root, the marking cache
 # kept between boots (and an unwritable one said), KCSAN's noise rules each silent
 # with its code run and checked (tests/vm/noise-lib.sh, in the cache steps), nothing
-# left after SIGKILL, each CPU's breakpoints closed by its own thread at teardown and no
+# left after SIGKILL, each CPU's breakpoints opened at start and closed at teardown on the
+# CPU itself (no IPI), and no
 # data breakpoint asked on a kernel stack (the lockup of docs/kernel-mode.md), and a clean
 # kernel log.
 # Results in tests/lib.sh's format ("ok   NAME", "FAIL NAME: WHY", "N passed, N failed");
@@ -102,6 +103,16 @@ else
 	fail hotplug_cpu_sampled "cpu1 before: $(cat "$out/cpu1-before.txt" 2>/dev/null), exit $(step_status hotplug), breakpoint_regs '$(kv hotplug breakpoint_regs)': $(grep -m2 'CPU 1' "$out/hotplug.log" | tr '\n' ';')"
 fi
 
+# The lead opens a CPU brought online's code breakpoints on that CPU (kbp_visit), and the
+# hotplug scan its data breakpoint, not from another CPU by an IPI and a wait.
+if ran hotplug &&
+   grep -qE 'breakpoints: CPU 1 came online: sampling it with [0-9]+ registers \(opened on it\)' "$out/hotplug.log" &&
+   grep -qE 'data breakpoints: CPU 1 came online: its register is armed \(opened on it\)' "$out/hotplug.log"; then
+	ok hotplug_opens_on_the_cpu
+else
+	fail hotplug_opens_on_the_cpu "exit $(step_status hotplug): $(grep -m2 'CPU 1' "$out/hotplug.log" | tr '\n' ';')"
+fi
+
 # --free-debug-regs 1: one register sampled (one more for the stalls' data breakpoints),
 # and another program got one on every CPU.
 if ran freeregs && [ "$(kv freeregs breakpoint_regs)" = 1x2 ] &&
@@ -167,6 +178,17 @@ if ran cache && grep -qE "^kcsand: breakpoints: $td" "$out/cache.log" &&
 	grep -hE "^kcsand: (data )?breakpoints: teardown" "$out/cache.log" | sed 's/^/     /'
 else
 	fail teardown_closes_each_cpu_on_it "exit $(step_status cache): $(grep -E 'teardown|not stopped|has not closed' "$out/cache.log" | head -3 | tr '\n' ';')"
+fi
+
+# And at the start: each CPU's code breakpoints and IP sampler, and its data breakpoint and
+# poll, opened from that CPU.
+st='start: [1-9][0-9]* CPUs. events opened on their own CPU, 0 from another'
+if ran cache && grep -qE "^kcsand: breakpoints: $st" "$out/cache.log" &&
+   grep -qE "^kcsand: data breakpoints: $st" "$out/cache.log"; then
+	ok start_opens_each_cpu_on_it
+	grep -hE '^kcsand: (data )?breakpoints: start: ' "$out/cache.log" | head -2 | sed 's/^/     /'
+else
+	fail start_opens_each_cpu_on_it "exit $(step_status cache): $(grep -E 'breakpoints: start: ' "$out/cache.log" | head -2 | tr '\n' ';')"
 fi
 
 # Issue 21's teardown lockup, its cause: no data breakpoint on a watcher's own stack (QEMU's

@@ -131,7 +131,7 @@ else
 	fail bp_race_reported "exit ${brc:-none}; titles: $(grep 'BUG: KCSAN' "$B" | sort | uniq -c | tr '\n' ';')"
 fi
 grep 'BUG: KCSAN' "$B" | sort | uniq -c | sed 's/^/     /'
-# Placements follow evidence of running (daemon/sampler/kbp.c): the module's functions
+# Placements follow evidence of running (daemon/sampler/kbp_place.c): the module's functions
 # were seen (kernel IP samples or a sibling site's fire) and a placement they chose fired.
 ev=$(grep -m1 '^kcsand: breakpoints: evidence, at the end: ' "$B")
 if [[ ${ev:-} =~ :\ ([0-9]+)\ functions\ seen\ running\ \(([0-9]+)\ IP\ samples\).*warm\ [0-9]+\ \(([0-9]+)\),\ live\ [0-9]+\ \(([0-9]+)\) ]] &&
