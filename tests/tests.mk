@@ -234,9 +234,13 @@ history_flags	= $(if $(findstring O2,$(call history_build,$(1))),-O2,-O1) \
 		  $(if $(findstring nofp,$(call history_build,$(1))),-fomit-frame-pointer, \
 		       -fno-omit-frame-pointer)
 
+# nofnsym: its OpenMP outlined functions' symbols removed, as a stripped program has none.
+history_strip	= $(if $(findstring nofnsym,$(call history_build,$(1))), \
+		       && objcopy --wildcard --strip-symbol='*._omp_fn.*' $(2))
+
 $(OUT)/tests/history/%: tests/history/%.c tests/history/suite.h $(HISTORY_EXPECT)
 	@mkdir -p $(@D)
-	$(SCENARIO_CC) $(HISTORY_CFLAGS) $(call history_flags,$*) $< -o $@
+	$(SCENARIO_CC) $(HISTORY_CFLAGS) $(call history_flags,$*) $< -o $@ $(call history_strip,$*,$@)
 
 # A .cc program (C++) is built by g++, with the same flags.
 $(OUT)/tests/history/%: tests/history/%.cc tests/history/suite.h $(HISTORY_EXPECT)
