@@ -24,6 +24,15 @@ $(OUT)/tests/unit/ksize_mod.ko: $(KSIZE_FIXTURE)
 	$(CC) -O1 -c tests/unit/fixtures/ksize_b.c -o $(@D)/ksize_mod/b.o
 	$(LD) -r $(@D)/ksize_mod/a.o $(@D)/ksize_mod/b.o -o $@
 $(OUT)/tests/unit/test_ksize: $(OUT)/tests/unit/ksize_vmlinux $(OUT)/tests/unit/ksize_mod.ko
+# test_omp_spawn reads an OpenMP fixture, PIE and non-PIE, each as built and stripped.
+$(OUT)/tests/unit/omp_spawn_fixture: tests/unit/fixtures/omp_spawn.c
+	@mkdir -p $(@D)
+	$(CC) -O2 -fopenmp $< -o $@ && strip -o $@.stripped $@
+$(OUT)/tests/unit/omp_spawn_fixture_nopie: tests/unit/fixtures/omp_spawn.c
+	@mkdir -p $(@D)
+	$(CC) -O2 -fopenmp -fno-pie -no-pie $< -o $@ && strip -o $@.stripped $@
+$(OUT)/tests/unit/test_omp_spawn: $(OUT)/tests/unit/omp_spawn_fixture \
+	$(OUT)/tests/unit/omp_spawn_fixture_nopie
 # test_ksrc reads a scenario's DWARF compile unit.
 $(OUT)/tests/unit/test_ksrc: $(OUT)/tests/scenarios/plain_write_vs_read
 

@@ -82,8 +82,10 @@ static void track(uint64_t *regs, const ZydisDecodedInstruction *in,
 	else if (in->mnemonic == ZYDIS_MNEMONIC_MOV && ops[1].type == ZYDIS_OPERAND_TYPE_IMMEDIATE)
 		regs[d] = ops[1].imm.value.u;
 	else if (in->mnemonic == ZYDIS_MNEMONIC_MOV && ops[1].type == ZYDIS_OPERAND_TYPE_REGISTER &&
-		 gpr(ops[1].reg.value) >= 0 && ops[0].size == 64)
-		regs[d] = regs[gpr(ops[1].reg.value)];
+		 gpr(ops[1].reg.value) >= 0 && ops[0].size >= 32)
+		/* 32 bits: a non-PIE address, which the copy zero-extends whole. */
+		regs[d] = ops[0].size == 64 ? regs[gpr(ops[1].reg.value)] :
+					      (uint32_t)regs[gpr(ops[1].reg.value)];
 }
 
 struct sweep {
