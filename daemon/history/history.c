@@ -413,7 +413,7 @@ static int probe_object(struct history *hist, pid_t pid, const char *path, Elf *
 		return -ENOMEM;
 	elf_symbols__each(elf, shtype == SHT_DYNSYM ? ELF_DYNSYM : ELF_SYMTAB, plan_symbol, &w);
 	if (!lib)
-		err = omp_spawn__fns(elf, plan_spawned, &w);
+		err = omp_spawn__fns(path, elf, plan_spawned, &w);
 	for (int g = 0; g < HB_GROUPS && !err; g++)
 		err = attach_group(hist, pid, path, b, g);
 	free(b);

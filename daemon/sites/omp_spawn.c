@@ -13,17 +13,21 @@
  * executable) before `call GOMP_parallel@plt`, or a copy of a register
  * loaded so earlier (a loop of regions).  A linear sweep of the executable
  * sections follows the code addresses the registers hold (track()) and
- * takes rdi's at each call to one of those functions' PLT stubs.  An
- * address passed some other way (loaded from memory) is missed: its region
- * stays as unordered as before, never more.
+ * takes rdi's at each call to one of those functions' PLT stubs, if an
+ * FDE of .eh_frame starts there (omp_spawn__fns()).  An address passed
+ * some other way (loaded from memory) is missed: its region stays as
+ * unordered as before, never more.
  */
 #include <errno.h>
 #include <stdbool.h>
+#include <stdlib.h>
 #include <string.h>
 #include <Zydis/Zydis.h>
 
+#include "ehframe.h"
 #include "omp_spawn.h"
 #include "plt.h"
+#include "util/array.h"
 
 /* The libgomp calls whose first argument is the function they run. */
 static const char *const spawn_prefix[] = {
@@ -58,8 +62,9 @@ static int gpr(ZydisRegister r)
  * copied by `mov reg,reg`, forgotten when anything else writes them.  gcc
  * hoists the address out of a loop of regions (`lea fn(%rip),%rbp` before
  * it, `mov %rbp,%rdi` before each call), so the values stay across
- * branches: a wrong one names a function that is not a region's, whose
- * probes add order, never a report.
+ * branches: a wrong one that is still a function's start names a function
+ * that is not a region's, whose probes add order, never a report; one that
+ * is no function's start is dropped (omp_spawn__fns()).
  */
 static void track(uint64_t *regs, const ZydisDecodedInstruction *in,
 		  const ZydisDecodedOperand *ops, uint64_t at)
@@ -88,20 +93,40 @@ static void track(uint64_t *regs, const ZydisDecodedInstruction *in,
 					      (uint32_t)regs[gpr(ops[1].reg.value)];
 }
 
-struct sweep {
-	const struct plt_map *plt;
-	int (*fn)(void *ctx, uint64_t vaddr);
-	void *ctx;
+/* Addresses: the candidates the sweep found, then the FDE starts to check them against. */
+struct addrs {
+	uint64_t *v;
+	size_t n, cap;
 };
 
-/* One executable section's code at vaddr: each spawn call's function, to sw->fn. */
-static int sweep_code(const struct sweep *sw, const uint8_t *code, size_t len, uint64_t vaddr)
+static int addrs_add(struct addrs *a, uint64_t v)
+{
+	if (ARRAY_RESERVE(a->v, a->cap, a->n, 64))
+		return -ENOMEM;
+	a->v[a->n++] = v;
+	return 0;
+}
+
+static int fde_start(void *ctx, uint64_t start, uint64_t size)
+{
+	return addrs_add(ctx, start);
+}
+
+static int by_value(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* One executable section's code at vaddr: each spawn call's function, into found. */
+static int sweep_code(const struct plt_map *plt, const uint8_t *code, size_t len, uint64_t vaddr,
+		      struct addrs *found)
 {
 	ZydisDecodedOperand ops[ZYDIS_MAX_OPERAND_COUNT];
 	ZydisDecodedInstruction in;
 	uint64_t regs[16] = { 0 }, target;
 	ZydisDecoder dec;
-	int ret;
 
 	ZydisDecoderInit(&dec, ZYDIS_MACHINE_MODE_LONG_64, ZYDIS_STACK_WIDTH_64);
 	for (size_t off = 0; off < len; off += in.length) {
@@ -113,8 +138,8 @@ static int sweep_code(const struct sweep *sw, const uint8_t *code, size_t len, u
 		if (in.meta.category == ZYDIS_CATEGORY_CALL && regs[RDI] &&
 		    ops[0].type == ZYDIS_OPERAND_TYPE_IMMEDIATE &&
 		    ZYAN_SUCCESS(ZydisCalcAbsoluteAddress(&in, &ops[0], vaddr + off, &target)) &&
-		    is_spawn(plt_map__name(sw->plt, target)) && (ret = sw->fn(sw->ctx, regs[RDI])))
-			return ret;
+		    is_spawn(plt_map__name(plt, target)) && addrs_add(found, regs[RDI]))
+			return -ENOMEM;
 		if (in.mnemonic == ZYDIS_MNEMONIC_RET) {
 			memset(regs, 0, sizeof(regs));	/* a function ends */
 			continue;
@@ -127,26 +152,54 @@ static int sweep_code(const struct sweep *sw, const uint8_t *code, size_t len, u
 	return 0;
 }
 
-int omp_spawn__fns(Elf *elf, int (*fn)(void *ctx, uint64_t vaddr), void *ctx)
+/* Every spawn call's function in elf's executable sections, into found. */
+static int sweep(Elf *elf, const struct plt_map *plt, struct addrs *found)
 {
-	struct plt_map plt;
-	struct sweep sw = { &plt, fn, ctx };
 	Elf_Scn *scn = NULL;
-	bool any = false;
-	int err = plt_map__load(elf, &plt);
+	int err = 0;
 
-	for (size_t i = 0; !err && i < plt.n; i++)
-		any |= is_spawn(plt.v[i].name);
-	/* No stub of a spawn call (most programs): no region to find, no sweep. */
-	while (!err && any && (scn = elf_nextscn(elf, scn))) {
+	while (!err && (scn = elf_nextscn(elf, scn))) {
 		GElf_Shdr sh;
 		Elf_Data *d;
 
 		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_PROGBITS ||
 		    !(sh.sh_flags & SHF_EXECINSTR) || !(d = elf_getdata(scn, NULL)) || !d->d_buf)
 			continue;
-		err = sweep_code(&sw, d->d_buf, d->d_size, sh.sh_addr);
+		err = sweep_code(plt, d->d_buf, d->d_size, sh.sh_addr, found);
 	}
+	return err;
+}
+
+/*
+ * Only an address where an FDE starts is taken, once: the probes go on a
+ * function's entry and its return, and a uretprobe on an address that is
+ * no function's entry would replace whatever the stack's top holds there.
+ * An object without .eh_frame gives none.
+ */
+int omp_spawn__fns(const char *path, Elf *elf, int (*fn)(void *ctx, uint64_t vaddr), void *ctx)
+{
+	struct addrs found = { 0 }, fdes = { 0 };
+	struct plt_map plt;
+	bool any = false;
+	int err = plt_map__load(elf, &plt);
+
+	for (size_t i = 0; !err && i < plt.n; i++)
+		any |= is_spawn(plt.v[i].name);
+	/* No stub of a spawn call (most programs): no region to find, no sweep. */
+	if (!err && any)
+		err = sweep(elf, &plt, &found);
+	if (!err && found.n)
+		err = ehframe__fdes(path, elf, fde_start, &fdes);
+	if (!err && fdes.n) {
+		qsort(found.v, found.n, sizeof(*found.v), by_value);
+		qsort(fdes.v, fdes.n, sizeof(*fdes.v), by_value);
+	}
+	for (size_t i = 0; !err && fdes.n && i < found.n; i++)
+		if ((!i || found.v[i] != found.v[i - 1]) &&
+		    bsearch(&found.v[i], fdes.v, fdes.n, sizeof(*fdes.v), by_value))
+			err = fn(ctx, found.v[i]);
+	free(found.v);
+	free(fdes.v);
 	plt_map__free(&plt);
 	return err;
 }

@@ -69,7 +69,7 @@ static int fns_of(const char *path, bool symtab, struct fns *f)
 	if (symtab)
 		elf_symbols__each(ef.elf, ELF_SYMTAB, named, f);
 	else
-		err = omp_spawn__fns(ef.elf, found, f);
+		err = omp_spawn__fns(path, ef.elf, found, f);
 	elf_file__close(&ef);
 	return err;
 }
