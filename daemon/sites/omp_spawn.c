@@ -9,7 +9,8 @@
  * unordered, in every OpenMP program Debian ships.
  *
  * The body's address is the first argument of the libgomp call that runs
- * it: `lea fn(%rip),%rdi` (PIE or PIC) or `mov $fn,%edi` (a non-PIE
+ * it (the second of GOMP_target_ext's, a target region's host fallback):
+ * `lea fn(%rip),%rdi` (PIE or PIC) or `mov $fn,%edi` (a non-PIE
  * executable) before `call GOMP_parallel@plt`, or a copy of a register
  * loaded so earlier (a loop of regions).  A linear sweep of the executable
  * sections follows the code addresses the registers hold (track()) and
@@ -29,19 +30,36 @@
 #include "plt.h"
 #include "util/array.h"
 
-/* The libgomp calls whose first argument is the function they run. */
-static const char *const spawn_prefix[] = {
-	"GOMP_parallel", "GOMP_task", "GOMP_taskloop", "GOMP_teams_reg",
+#define RSI	6
+#define RDI	7
+
+/*
+ * The libgomp calls that take the function they run, and the argument
+ * register it is in: the first, but for a target region's, whose first
+ * argument is the device (its host fallback runs the function).
+ */
+static const struct {
+	const char *prefix;
+	int reg;
+} spawns[] = {
+	{ "GOMP_parallel", RDI },
+	{ "GOMP_task", RDI },
+	{ "GOMP_taskloop", RDI },
+	{ "GOMP_teams_reg", RDI },
+	{ "GOMP_target", RSI },
 };
 
-static bool is_spawn(const char *name)
+/* The register holding the function a call to name runs; -1 if it runs none. */
+static int spawn_reg(const char *name)
 {
-	if (!name || strstr(name, "_end") || strstr(name, "wait") || strstr(name, "group"))
-		return false;	/* GOMP_parallel_end, GOMP_taskwait, GOMP_taskgroup_*: no function */
-	for (size_t i = 0; i < sizeof(spawn_prefix) / sizeof(spawn_prefix[0]); i++)
-		if (!strncmp(name, spawn_prefix[i], strlen(spawn_prefix[i])))
-			return true;
-	return false;
+	/* GOMP_parallel_end, GOMP_taskwait, GOMP_taskgroup_*, GOMP_target_*_data: no function. */
+	if (!name || strstr(name, "_end") || strstr(name, "wait") || strstr(name, "group") ||
+	    strstr(name, "data") || strstr(name, "update") || strstr(name, "enter_exit"))
+		return -1;
+	for (size_t i = 0; i < sizeof(spawns) / sizeof(spawns[0]); i++)
+		if (!strncmp(name, spawns[i].prefix, strlen(spawns[i].prefix)))
+			return spawns[i].reg;
+	return -1;
 }
 
 /* A GPR's number (rax 0 ... r15 15), of its 64-bit register; -1 for another register. */
@@ -52,7 +70,6 @@ static int gpr(ZydisRegister r)
 								   -1;
 }
 
-#define RDI	7
 /* Registers a call clobbers (SysV): rax, rcx, rdx, rsi, rdi, r8-r11. */
 #define CALL_CLOBBERS	0x0fc7u
 
@@ -127,6 +144,7 @@ static int sweep_code(const struct plt_map *plt, const uint8_t *code, size_t len
 	ZydisDecodedInstruction in;
 	uint64_t regs[16] = { 0 }, target;
 	ZydisDecoder dec;
+	int r;
 
 	ZydisDecoderInit(&dec, ZYDIS_MACHINE_MODE_LONG_64, ZYDIS_STACK_WIDTH_64);
 	for (size_t off = 0; off < len; off += in.length) {
@@ -135,19 +153,20 @@ static int sweep_code(const struct plt_map *plt, const uint8_t *code, size_t len
 			memset(regs, 0, sizeof(regs));
 			continue;
 		}
-		if (in.meta.category == ZYDIS_CATEGORY_CALL && regs[RDI] &&
+		if (in.meta.category == ZYDIS_CATEGORY_CALL &&
 		    ops[0].type == ZYDIS_OPERAND_TYPE_IMMEDIATE &&
 		    ZYAN_SUCCESS(ZydisCalcAbsoluteAddress(&in, &ops[0], vaddr + off, &target)) &&
-		    is_spawn(plt_map__name(plt, target)) && addrs_add(found, regs[RDI]))
+		    (r = spawn_reg(plt_map__name(plt, target))) >= 0 && regs[r] &&
+		    addrs_add(found, regs[r]))
 			return -ENOMEM;
 		if (in.mnemonic == ZYDIS_MNEMONIC_RET) {
 			memset(regs, 0, sizeof(regs));	/* a function ends */
 			continue;
 		}
 		track(regs, &in, ops, vaddr + off);
-		for (int r = 0; in.meta.category == ZYDIS_CATEGORY_CALL && r < 16; r++)
-			if (CALL_CLOBBERS & (1u << r))
-				regs[r] = 0;
+		for (int c = 0; in.meta.category == ZYDIS_CATEGORY_CALL && c < 16; c++)
+			if (CALL_CLOBBERS & (1u << c))
+				regs[c] = 0;
 	}
 	return 0;
 }
@@ -184,7 +203,7 @@ int omp_spawn__fns(const char *path, Elf *elf, int (*fn)(void *ctx, uint64_t vad
 	int err = plt_map__load(elf, &plt);
 
 	for (size_t i = 0; !err && i < plt.n; i++)
-		any |= is_spawn(plt.v[i].name);
+		any |= spawn_reg(plt.v[i].name) >= 0;
 	/* No stub of a spawn call (most programs): no region to find, no sweep. */
 	if (!err && any)
 		err = sweep(elf, &plt, &found);

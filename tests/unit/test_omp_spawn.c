@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * sites/omp_spawn.h on tests/unit/fixtures/omp_spawn.c, built PIE and
+ * sites/omp_spawn.h on tests/unit/fixtures/omp_spawn.c (every way gcc
+ * hands libgomp a function, a target region's included), built PIE and
  * non-PIE: on the stripped copy of each, the functions found by the calls
  * that run them are exactly the outlined functions the unstripped build's
  * .symtab names (stripping moves no code), not the `.cold` part gcc -O2
@@ -83,8 +84,8 @@ static void check_build(const char *dir, const char *name)
 	snprintf(stripped, sizeof(stripped), "%s/%s.stripped", dir, name);
 	ASSERT_OK(fns_of(plain, true, &want), plain);
 	ASSERT_OK(fns_of(stripped, false, &got), stripped);
-	/* parallel for, parallel, task, sections, taskloop, teams. */
-	ASSERT_TRUE(want.n >= 6, "the fixture's outlined functions by name");
+	/* parallel for, parallel, task, sections, taskloop, teams, target. */
+	ASSERT_TRUE(want.n >= 7, "the fixture's outlined functions by name");
 	ASSERT_EQ(got.n, want.n, "as many found by their calls as named");
 	for (size_t i = 0; i < want.n; i++)
 		ASSERT_TRUE(has(&got, want.v[i]), "a named outlined function found by its call");
