@@ -23,6 +23,9 @@
 # -fsanitize=thread as well and run alone, a positive being a "WARNING:
 # ThreadSanitizer: data race"; gcc's TSan, without Archer, does not see
 # libgomp's own synchronization),
+# OMP_SUITE_STRIP (1: each program stripped after its build, as a
+# distribution ships it: no symbol for its outlined functions, nor for the
+# functions that would name a report),
 # OMP_SUITE_ONLY (a grep -E pattern over the file names), OMP_SUITE_ARGS
 # (extra kcsanctl run options), OMP_SUITE_OUT (where the builds, logs and
 # per-program results go, default a temporary folder, removed at the end).
@@ -59,7 +62,8 @@ build() {
 	grep -q 'polybench' "$1" && [ -f "$SUITE/utilities/polybench.c" ] &&
 		extra=(-DPOLYBENCH_NO_FLUSH_CACHE "$SUITE/utilities/polybench.c")
 	gcc "$OPT" -g -fopenmp -fno-omit-frame-pointer "${SAN[@]}" -I"$SUITE" \
-		-I"$SUITE/utilities" -o "$2" "$1" "${extra[@]}" -lm >"$2.build" 2>&1
+		-I"$SUITE/utilities" -o "$2" "$1" "${extra[@]}" -lm >"$2.build" 2>&1 || return 1
+	[ "${OMP_SUITE_STRIP:-0}" != 1 ] || strip "$2"
 }
 
 tp=0 fn=0 fp=0 tn=0 timeouts=0 unbuilt=0

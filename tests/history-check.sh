@@ -87,7 +87,8 @@ fi
 # build NAME FLAGS: the program tests/history/NAME.c (gcc) or NAME.cc (g++), unless up to date.
 # FLAGS: pthread|openmp, and nofp (no frame pointers), O2 (-O2, not -O1),
 # nog (no debug info: what the run-time rules alone see), static (-static),
-# bundled (a copy of libgomp beside it, in its RUNPATH).
+# bundled (a copy of libgomp beside it, in its RUNPATH), nofnsym (no symbol for its
+# OpenMP outlined functions).
 build() {
 	local src=tests/history/$1.c bin=$OUT/$1 f="-O1" cc=gcc
 
@@ -118,7 +119,9 @@ build() {
 	# -MMD: the compiler lists every file it read (headers, a .c included by another) in
 	# NAME.d, so editing any of them rebuilds the program; no list of headers to keep here.
 	# shellcheck disable=SC2086
-	$cc $f -MMD -MF "$bin.d" -MT "$bin" -o "$bin" "$src"
+	$cc $f -MMD -MF "$bin.d" -MT "$bin" -o "$bin" "$src" || return 1
+	# nofnsym: its OpenMP outlined functions' symbols removed, as a stripped program has none.
+	[[ $2 != *nofnsym* ]] || objcopy --wildcard --strip-symbol='*._omp_fn.*' "$bin"
 }
 
 # up_to_date BIN: BIN and its BIN.d exist and BIN is newer than every file BIN.d names.
@@ -259,6 +262,10 @@ run_one() {
 			fail_with "$label" "no positive control: no OpenMP task ran on a clock of its own" \
 				"$(grep '^kcsand: history: .*OpenMP tasks' <<<"$out"
 				   grep -Eo 'sync probes off [0-9]+ times|[0-9]+ processes held|history_sync_ops: [0-9]+ history_checked: [0-9]+|history_sync_pauses: [0-9]+' <<<"$out" | tr '\n' ' ')"
+		elif [[ $3 == *nofnsym* ]] &&
+		     ! grep -Eq 'outlined functions \([1-9][0-9]* found by the calls that run them\)' <<<"$out"; then
+			fail_with "$label" "no positive control: no outlined function found by its spawn call" \
+				"$(grep -o '[0-9]* outlined functions ([^)]*)' <<<"$out")"
 		elif [[ $3 == *detach* ]] && ! grep -Eq '; [1-9][0-9]* detach events fulfilled$' <<<"$out"; then
 			fail_with "$label" "no positive control: no omp_fulfill_event() traced" \
 				"$(grep -o '[0-9]* detach events fulfilled' <<<"$out")"

@@ -24,6 +24,15 @@ $(OUT)/tests/unit/ksize_mod.ko: $(KSIZE_FIXTURE)
 	$(CC) -O1 -c tests/unit/fixtures/ksize_b.c -o $(@D)/ksize_mod/b.o
 	$(LD) -r $(@D)/ksize_mod/a.o $(@D)/ksize_mod/b.o -o $@
 $(OUT)/tests/unit/test_ksize: $(OUT)/tests/unit/ksize_vmlinux $(OUT)/tests/unit/ksize_mod.ko
+# test_omp_spawn reads an OpenMP fixture, PIE and non-PIE, each as built and stripped.
+$(OUT)/tests/unit/omp_spawn_fixture: tests/unit/fixtures/omp_spawn.c
+	@mkdir -p $(@D)
+	$(CC) -O2 -fopenmp $< -o $@ && strip -o $@.stripped $@
+$(OUT)/tests/unit/omp_spawn_fixture_nopie: tests/unit/fixtures/omp_spawn.c
+	@mkdir -p $(@D)
+	$(CC) -O2 -fopenmp -fno-pie -no-pie $< -o $@ && strip -o $@.stripped $@
+$(OUT)/tests/unit/test_omp_spawn: $(OUT)/tests/unit/omp_spawn_fixture \
+	$(OUT)/tests/unit/omp_spawn_fixture_nopie
 # test_ksrc reads a scenario's DWARF compile unit.
 $(OUT)/tests/unit/test_ksrc: $(OUT)/tests/scenarios/plain_write_vs_read
 
@@ -234,9 +243,13 @@ history_flags	= $(if $(findstring O2,$(call history_build,$(1))),-O2,-O1) \
 		  $(if $(findstring nofp,$(call history_build,$(1))),-fomit-frame-pointer, \
 		       -fno-omit-frame-pointer)
 
+# nofnsym: its OpenMP outlined functions' symbols removed, as a stripped program has none.
+history_strip	= $(if $(findstring nofnsym,$(call history_build,$(1))), \
+		       && objcopy --wildcard --strip-symbol='*._omp_fn.*' $(2))
+
 $(OUT)/tests/history/%: tests/history/%.c tests/history/suite.h $(HISTORY_EXPECT)
 	@mkdir -p $(@D)
-	$(SCENARIO_CC) $(HISTORY_CFLAGS) $(call history_flags,$*) $< -o $@
+	$(SCENARIO_CC) $(HISTORY_CFLAGS) $(call history_flags,$*) $< -o $@ $(call history_strip,$*,$@)
 
 # A .cc program (C++) is built by g++, with the same flags.
 $(OUT)/tests/history/%: tests/history/%.cc tests/history/suite.h $(HISTORY_EXPECT)

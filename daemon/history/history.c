@@ -26,6 +26,7 @@
 #include "util/uprobe_multi.h"
 #include "sites/decode.h"
 #include "sites/elf_symbols.h"
+#include "sites/omp_spawn.h"
 #include "kcsand.skel.h"
 #include "util/print.h"
 
@@ -65,6 +66,7 @@ struct history {
 	struct bpf_link **links;	/* tracepoints, and per-probe links without uprobe_multi */
 	size_t nr_links, cap_links;
 	unsigned long functions, outlined, probes;
+	unsigned long outlined_spawned;	/* of them, found by the calls that run them */
 	char libs[256];			/* the probed libraries' names, for -v */
 	struct hb_probed *probed;
 	size_t nr_probed, cap_probed;
@@ -373,10 +375,32 @@ static int plan_symbol(const struct elf_symbol *sym, void *arg)
 }
 
 /*
+ * An outlined function that a call to libgomp runs (sites/omp_spawn.c):
+ * how a stripped object's are found, which have no symbol.  One the
+ * symbol table named is in the batch already.
+ */
+static int plan_spawned(void *arg, uint64_t vaddr)
+{
+	const struct plan_walk *w = arg;
+	uint64_t off;
+
+	if (vaddr_to_off(w->elf, vaddr, &off) || batch_has(w->b, off))
+		return 0;
+	plan_function(w->hist, w->b, w->path, "an outlined function", off, 0, KCSAND_HB_OMP_FN);
+	w->hist->outlined++;
+	w->hist->outlined_spawned++;
+	pr_debug("history: outlined function at 0x%llx in %s, from the call that runs it\n",
+		 (unsigned long long)vaddr, w->path);
+	return 0;
+}
+
+/*
  * The sync functions (lib) or outlined functions (!lib) of an object, from
  * its symbol table of type shtype: a library exports its sync functions
  * (.dynsym); outlined functions are local symbols, and so are a static
  * executable's own copies of libc's and libgomp's functions (.symtab).
+ * Outlined functions are also found by the calls that run them, for an
+ * object stripped of its .symtab (plan_spawned).
  */
 static int probe_object(struct history *hist, pid_t pid, const char *path, Elf *elf, bool lib,
 			Elf64_Word shtype)
@@ -388,6 +412,8 @@ static int probe_object(struct history *hist, pid_t pid, const char *path, Elf *
 	if (!b)
 		return -ENOMEM;
 	elf_symbols__each(elf, shtype == SHT_DYNSYM ? ELF_DYNSYM : ELF_SYMTAB, plan_symbol, &w);
+	if (!lib)
+		err = omp_spawn__fns(path, elf, plan_spawned, &w);
 	for (int g = 0; g < HB_GROUPS && !err; g++)
 		err = attach_group(hist, pid, path, b, g);
 	free(b);
@@ -543,7 +569,10 @@ static int probe_libraries(struct history *hist, pid_t pid, struct needed *nd, c
 		if (elf_file__open(nd->path[i], ELF_C_READ, &ef))
 			continue;
 		read_dynamic(ef.elf, nd, NULL, 0);
-		err = probe_object(hist, pid, nd->path[i], ef.elf, true, SHT_DYNSYM);
+		/* Its own OpenMP regions too, as for a library loaded later (probe_mapped). */
+		err = probe_object(hist, pid, nd->path[i], ef.elf, false, SHT_SYMTAB);
+		if (!err)
+			err = probe_object(hist, pid, nd->path[i], ef.elf, true, SHT_DYNSYM);
 		elf_file__close(&ef);
 		if (hist->functions > before)
 			note_lib(hist, nd->name[i]);
@@ -947,7 +976,7 @@ void history__print(const struct history *hist, FILE *out)
 
 	history__get_stats(hist, &st);
 	fprintf(out, "kcsand: history: %llu sync operations traced at %lu functions (%s) and "
-		     "%lu outlined functions, %llu marked accesses as acquire/release (%llu "
+		     "%lu outlined functions (%lu found by the calls that run them), %llu marked accesses as acquire/release (%llu "
 		     "releases published ahead of their locked instruction; %llu late, "
 		     "%llu races ordered by one in flight, %llu acquires kept past a thread's "
 		     "last 4 for them; %llu events inside a spin-wait loop's "
@@ -958,7 +987,7 @@ void history__print(const struct history *hist, FILE *out)
 		     "off %lu times (over their share of the budget); BPF time: "
 		     "%.0f ns per checked access, %.0f ns per sync operation\n",
 		(unsigned long long)st.ctr[KCSAND_HB_CTR_SYNC_OPS], st.functions,
-		hist->libs[0] ? hist->libs : "none", st.outlined,
+		hist->libs[0] ? hist->libs : "none", st.outlined, hist->outlined_spawned,
 		(unsigned long long)st.ctr[KCSAND_HB_CTR_MARKED],
 		(unsigned long long)st.ctr[KCSAND_HB_CTR_AHEAD],
 		(unsigned long long)st.ctr[KCSAND_HB_CTR_LATE],

@@ -138,24 +138,34 @@ static size_t tested_by(ZydisDecoder *dec, const uint8_t *code, size_t len,
 	return nfx;
 }
 
+/*
+ * The registers the polled address is made of, which the loop must keep,
+ * and the one instruction allowed to write them: a reload of the pointer
+ * right before the load (below, reload_of()).
+ */
+struct spin_addr {
+	uint32_t regs;
+	size_t reload;		/* its index, or SIZE_MAX */
+};
+
 /* Whether instruction k may be on the loop: it stores nothing and keeps the address. */
 static bool quiet(ZydisDecoder *dec, const uint8_t *code, size_t len, const struct insn_fx *fx,
-		  size_t k, uint32_t addr_regs)
+		  size_t k, const struct spin_addr *a)
 {
 	ZydisDecodedInstruction in;
 	ZydisDecodedOperand ops[ZYDIS_MAX_OPERAND_COUNT];
 
-	return !(fx[k].gpr_writes & addr_regs) && !fx[k].table_jmp &&
+	return (!(fx[k].gpr_writes & a->regs) || k == a->reload) && !fx[k].table_jmp &&
 	       decode_at(dec, code, len, fx, k, &in, ops) && !writes_memory(&in, ops) &&
 	       !(in.attributes & ZYDIS_ATTRIB_HAS_LOCK);
 }
 
 /* Whether control falls from t into kl, quietly. */
 static bool falls_into(ZydisDecoder *dec, const uint8_t *code, size_t len,
-		       const struct insn_fx *fx, size_t t, size_t kl, uint32_t addr_regs)
+		       const struct insn_fx *fx, size_t t, size_t kl, const struct spin_addr *a)
 {
 	for (size_t k = t; k < kl; k++)
-		if (fx[k].flow != FLOW_NEXT || !quiet(dec, code, len, fx, k, addr_regs))
+		if (fx[k].flow != FLOW_NEXT || !quiet(dec, code, len, fx, k, a))
 			return false;
 	return true;
 }
@@ -173,8 +183,8 @@ struct spin_way {
 
 /* Can control go from the branch at kb back into the load at kl, quietly, in a few steps? */
 static bool loops_to(ZydisDecoder *dec, const uint8_t *code, size_t len,
-		     const struct insn_fx *fx, size_t nfx, size_t kb, size_t kl, uint32_t addr_regs,
-		     struct spin_way *w)
+		     const struct insn_fx *fx, size_t nfx, size_t kb, size_t kl,
+		     const struct spin_addr *a, struct spin_way *w)
 {
 	size_t work[SPIN_LOOP_MAX], nwork = 0;
 
@@ -188,7 +198,7 @@ static bool loops_to(ZydisDecoder *dec, const uint8_t *code, size_t len,
 			bool known = false;
 
 			if (t <= kl && kl - t < SPIN_LOOP_MAX &&
-			    falls_into(dec, code, len, fx, t, kl, addr_regs)) {
+			    falls_into(dec, code, len, fx, t, kl, a)) {
 				w->last = i;
 				w->fall = t;
 				return true;
@@ -196,7 +206,7 @@ static bool loops_to(ZydisDecoder *dec, const uint8_t *code, size_t len,
 			for (size_t s = 0; s < w->nseen; s++)
 				known |= w->seen[s] == t;
 			if (known || t >= nfx || w->nseen == SPIN_LOOP_MAX ||
-			    !quiet(dec, code, len, fx, t, addr_regs))
+			    !quiet(dec, code, len, fx, t, a))
 				continue;
 			w->from[w->nseen] = i;
 			w->seen[w->nseen++] = t;
@@ -372,6 +382,37 @@ static bool polled_under_lock(ZydisDecoder *dec, const uint8_t *code, size_t len
 	return false;
 }
 
+/*
+ * The instruction right before the load at kl when it reloads the
+ * pointer the load goes through: `mov (%rbx),%rax; mov (%rax),%eax; test;
+ * je` back to the reload, gcc -O1's poll of an OpenMP shared variable
+ * (`#pragma omp atomic read` of a variable of the enclosing function,
+ * reached through the region's data block) or of `s->p->flag`.  The
+ * pointer is read from memory the loop does not store to, through
+ * registers it keeps (added to *regs): the address does not move, unlike
+ * a list walk's (`mov 8(%rax),%rax`), whose next address comes from the
+ * one before.  SIZE_MAX when there is none.
+ */
+static size_t reload_of(ZydisDecoder *dec, const uint8_t *code, size_t len,
+			const struct insn_fx *fx, size_t kl, uint32_t *regs)
+{
+	ZydisDecodedInstruction in;
+	ZydisDecodedOperand ops[ZYDIS_MAX_OPERAND_COUNT];
+	uint32_t from;
+
+	if (!kl || fx[kl - 1].flow != FLOW_NEXT || fx[kl - 1].gpr_writes != *regs ||
+	    !decode_at(dec, code, len, fx, kl - 1, &in, ops) || in.mnemonic != ZYDIS_MNEMONIC_MOV ||
+	    in.operand_count_visible != 2 || ops[0].type != ZYDIS_OPERAND_TYPE_REGISTER ||
+	    ops[0].size != 64 || ops[1].type != ZYDIS_OPERAND_TYPE_MEMORY ||
+	    ops[1].mem.segment != ZYDIS_REGISTER_DS)
+		return SIZE_MAX;
+	from = gpr_bit(ops[1].mem.base) | gpr_bit(ops[1].mem.index);
+	if (from & *regs)
+		return SIZE_MAX;
+	*regs |= from;
+	return kl - 1;
+}
+
 void spin_wait_mark(ZydisDecoder *dec, const uint8_t *code, size_t len, uint64_t vaddr,
 		    const struct decode_opts *opts, const struct insn_fx *fx,
 		    const struct frame_slot *slot, size_t nfx, size_t kl, struct site *site,
@@ -379,6 +420,7 @@ void spin_wait_mark(ZydisDecoder *dec, const uint8_t *code, size_t len, uint64_t
 {
 	const struct kcsand_site *d = &site->desc;
 	uint32_t addr_regs = 0, keep = 0;
+	struct spin_addr a;
 	struct spin_way way;
 	size_t kb;
 
@@ -389,12 +431,21 @@ void spin_wait_mark(ZydisDecoder *dec, const uint8_t *code, size_t len, uint64_t
 		addr_regs |= 1u << (d->base - KCSAND_REG_RAX);
 	if (d->index >= KCSAND_REG_RAX && d->index <= KCSAND_REG_R15)
 		addr_regs |= 1u << (d->index - KCSAND_REG_RAX);
-	/* mov (%rax),%rax: a list walk, whose next load is of another address. */
-	if (fx[kl].gpr_writes & addr_regs)
+	a.regs = addr_regs;
+	a.reload = reload_of(dec, code, len, fx, kl, &a.regs);
+	/*
+	 * mov (%rax),%rax: a list walk, whose next load is of another address;
+	 * unless the loop reloads the pointer before each load (below).
+	 */
+	if ((fx[kl].gpr_writes & addr_regs) && a.reload == SIZE_MAX)
 		return;
 	kb = tested_by(dec, code, len, fx, nfx, kl, addr_regs, &keep);
+	a.regs |= keep;
 	/* The loop keeps the address, and what the test compares the value with. */
-	if (kb == nfx || !loops_to(dec, code, len, fx, nfx, kb, kl, addr_regs | keep, &way))
+	if (kb == nfx || !loops_to(dec, code, len, fx, nfx, kb, kl, &a, &way))
+		return;
+	/* A load that overwrites its pointer polls one address only if the loop reloads it. */
+	if ((fx[kl].gpr_writes & addr_regs) && way.fall > a.reload)
 		return;
 	if (polled_under_lock(dec, code, len, vaddr, opts, fx, kl, kb, &way)) {
 		stats->spin_wait_locked++;

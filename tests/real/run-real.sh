@@ -20,6 +20,20 @@
 #                                  first, memcached is probed by pid once it runs
 #                                  (`kcsanctl probe add user ... --pid`), redis by its
 #                                  path from the configuration before it starts
+#   sort, git-grep, git-index-pack, git-pack-objects, python-threads, perl-threads,
+#   lbzip2, pixz, 7za, cxx-wordcount
+#                                  ordinary multithreaded programs nobody tuned kcsand
+#                                  for: coreutils' sort --parallel=2, git's threaded grep,
+#                                  index-pack and delta search on a repository of the
+#                                  system's headers (pack-objects' output differs from run
+#                                  to run: the objects it holds are compared), CPython's
+#                                  threading (py_threads.py), Perl's ithreads
+#                                  (pl_threads.pl), 7-Zip's
+#                                  LZMA2 encoder on 4 MiB, and a C++ word count of our
+#                                  own (cxx_wordcount.cc, -O2, stripped)
+#   gm                             GraphicsMagick's OpenMP filters (blur, resize, sharpen)
+#                                  on a 1200x1200 image, two threads: a stripped OpenMP
+#                                  library, whose regions have no symbols
 #
 # Harm is checked: the output under kcsand must be the native run's (for sysbench and
 # stress-ng, once their timings and pids are taken out), and the exit status the same
@@ -35,9 +49,13 @@ set -u
 B=${1:-build}
 shift $(($# > 0 ? 1 : 0))
 ALL="pigz pbzip2 xz xz-d zstd memcached redis sysbench-threads sysbench-mutex sysbench-memory
-stress-pthread stress-mutex stress-futex stress-atomic memcached-service redis-service"
+stress-pthread stress-mutex stress-futex stress-atomic memcached-service redis-service
+sort git-grep git-index-pack git-pack-objects python-threads perl-threads lbzip2 pixz 7za
+cxx-wordcount gm"
 PROGS=${*:-$ALL}
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# The OpenMP programs (gm) with two threads, as every other program here.
+export OMP_NUM_THREADS=2
 . "$HERE/../lib.sh"
 CTL=$B/kcsanctl
 KCSAND=$B/kcsand
@@ -77,6 +95,31 @@ printf '%s\n' "port $RD_PORT" "bind 127.0.0.1" "save \"\"" "appendonly no" "dir 
 	"io-threads 2" "io-threads-do-reads yes" "daemonize no" > "$OUT/redis.conf"
 
 # stress-ng: a bounded number of operations per instance, its log in a file of its own.
+# The inputs of the later programs, made when one of them runs: the text shuffled for
+# sort (a fixed random source: the same order every time); a repository of the
+# system's C and C++ headers, one commit, packed (git gc) for index-pack; 4 MiB of the
+# text for 7za, whose encoder takes minutes on the whole under kcsand; the C++ program.
+prepare() {
+	case $1 in
+	sort) [[ -s $OUT/sort-in.txt ]] || shuf --random-source=<(yes) "$IN" > "$OUT/sort-in.txt" ;;
+	git-*)
+		[[ -s $OUT/repo.pack ]] && return
+		rm -rf "$OUT/gitrepo" && mkdir -p "$OUT/gitrepo" &&
+			cp -a /usr/include/c++ /usr/include/linux /usr/include/x86_64-linux-gnu \
+				"$OUT/gitrepo/" &&
+			git -C "$OUT/gitrepo" init -q && git -C "$OUT/gitrepo" add -A &&
+			git -C "$OUT/gitrepo" -c user.name=kcsand -c user.email=kcsand@localhost \
+				commit -qm headers && git -C "$OUT/gitrepo" gc -q &&
+			cp "$OUT"/gitrepo/.git/objects/pack/pack-*.pack "$OUT/repo.pack" ;;
+	7za) [[ -s $OUT/input-4m.txt ]] || head -c 4194304 "$IN" > "$OUT/input-4m.txt" ;;
+	gm) [[ -s $OUT/gm-in.ppm ]] || gm convert -size 1200x1200 plasma:fractal "$OUT/gm-in.ppm" ;;
+	cxx-wordcount)
+		[[ -x $OUT/cxx_wordcount ]] ||
+			{ g++ -O2 -std=c++17 -pthread -o "$OUT/cxx_wordcount" "$HERE/cxx_wordcount.cc" &&
+				strip "$OUT/cxx_wordcount"; } ;;
+	esac
+}
+
 stress() {
 	echo "/usr/bin/stress-ng --$1 2 --$1-ops $2 --timeout 120 --verify --log-file $OUT/sng.log"
 }
@@ -92,11 +135,24 @@ command_for() {
 	redis*) echo "/usr/bin/redis-server $OUT/redis.conf" ;;
 	sysbench-threads) echo "/usr/bin/sysbench threads --threads=2 --time=0 --events=2000 run" ;;
 	sysbench-mutex) echo "/usr/bin/sysbench mutex --threads=2 --mutex-locks=5000 run" ;;
-	sysbench-memory) echo "/usr/bin/sysbench memory --threads=2 --memory-total-size=16M run" ;;
+	# --time=0: the run ends with its events, not after sysbench's default 10 s, which a
+	# run under the probes can pass (then it reports fewer operations than natively).
+	sysbench-memory) echo "/usr/bin/sysbench memory --threads=2 --time=0 --memory-total-size=16M run" ;;
 	stress-pthread) stress pthread 500 ;;
 	stress-mutex) stress mutex 2000 ;;
 	stress-futex) stress futex 2000 ;;
 	stress-atomic) stress atomic 50 ;;
+	sort) echo "/usr/bin/sort --parallel=2 -S 64M $OUT/sort-in.txt" ;;
+	git-grep) echo "/usr/bin/git -C $OUT/gitrepo grep --threads=2 -n -i -e mutex -e thread -e atomic -e lock_" ;;
+	git-index-pack) echo "/usr/bin/git index-pack --threads=2 -o $OUT/ip.idx $OUT/repo.pack" ;;
+	git-pack-objects) echo "/usr/bin/git -C $OUT/gitrepo pack-objects --revs --all --stdout --threads=2 --window=20 -q --no-reuse-delta --no-reuse-object" ;;
+	python-threads) echo "/usr/bin/python3 $HERE/py_threads.py 40000" ;;
+	perl-threads) echo "/usr/bin/perl $HERE/pl_threads.pl 20000" ;;
+	lbzip2) echo "/usr/bin/lbzip2 -n 2 -c $IN" ;;
+	pixz) echo "/usr/bin/pixz -p 2 -1 -i $IN -o /dev/stdout" ;;
+	7za) echo "/usr/lib/p7zip/7za a -txz -mx1 -mmt2 -so -an $OUT/input-4m.txt" ;;
+	cxx-wordcount) echo "$OUT/cxx_wordcount $IN 200000" ;;
+	gm) echo "/usr/bin/gm convert $OUT/gm-in.ppm -blur 0x4 -resize 70% -sharpen 0x1 ppm:-" ;;
 	esac
 }
 
@@ -106,7 +162,8 @@ objects_for() {
 	case $1 in
 	pigz) echo "--object $LIB/libz.so.1" ;;
 	pbzip2) echo "--object $LIB/libbz2.so.1.0" ;;
-	xz | xz-d) echo "--object $LIB/liblzma.so.5" ;;
+	xz | xz-d | pixz) echo "--object $LIB/liblzma.so.5" ;;
+	gm) echo "--object /usr/lib/libGraphicsMagick-Q16.so.3" ;;
 	*) echo "" ;;	# libzstd is linked into /usr/bin/zstd, jemalloc into redis
 	esac
 }
@@ -116,6 +173,12 @@ package_of() {
 	xz*) echo xz-utils ;;
 	redis*) echo redis-server ;;
 	stress-*) echo stress-ng ;;
+	sort) echo coreutils ;;
+	python-*) echo python3 ;;
+	perl-*) echo perl ;;
+	7za) echo p7zip-full ;;
+	cxx-*) echo g++ ;;
+	gm) echo graphicsmagick ;;
 	*) echo "${1%%-*}" ;;
 	esac
 }
@@ -131,6 +194,12 @@ normalize() {
 		sed -E 's/ \( *[0-9.]+ (per second|MiB\/sec)\)//' "$2" |
 			grep -vE 'time|Latency|min:|avg:|max:|percentile|sum:|fairness|events \(avg' ;;
 	stress-*) sed -E 's/\[[0-9]+\]//; s/ in [0-9.]+s( \([0-9][^)]*\))?/ in Ns/' "$OUT/sng.log" ;;
+	# index-pack prints the pack's name; what its threads made is the index.
+	git-index-pack) cat "$2" && sha1sum < "$OUT/ip.idx" ;;
+	# Its delta search differs from run to run with two threads: the objects the pack holds.
+	git-pack-objects)
+		rm -f "$OUT/po.idx" && git index-pack -o "$OUT/po.idx" "$2" > /dev/null &&
+			git show-index < "$OUT/po.idx" | awk '{ print $2 }' | sort ;;
 	*) cat "$2" ;;
 	esac
 }
@@ -163,7 +232,7 @@ is_server() { [[ $1 == memcached* || $1 == redis* ]]; }
 run_native() {
 	local p=$1
 	shift
-	rm -f "$OUT/sng.log"
+	rm -f "$OUT/sng.log" "$OUT/ip.idx"
 	if is_server "$p"; then
 		"$@" > "$OUT/$p.native.err" 2>&1 < /dev/null &
 		serve "$p" $! > "$OUT/$p.native"
@@ -181,7 +250,7 @@ run_native() {
 run_kcsand() {
 	local p=$1 ctl
 	shift
-	rm -f "$OUT/sng.log"
+	rm -f "$OUT/sng.log" "$OUT/ip.idx"
 	# shellcheck disable=SC2046
 	set -- timeout -k 10 1800 "$CTL" run -v --stats "$OUT/$p.stats" $(objects_for "$p") -- "$@"
 	if is_server "$p"; then
@@ -339,6 +408,10 @@ for p in $PROGS; do
 	cmd=$(command_for "$p")
 	if [[ -z $cmd ]]; then
 		fail "$p" "unknown program (one of: $(echo $ALL))"
+		continue
+	fi
+	if ! prepare "$p"; then
+		fail "$p" "could not make its input or build it (see above)"
 		continue
 	fi
 	if [[ ! -x ${cmd%% *} ]]; then
