@@ -12,8 +12,9 @@
 # idle stretches (docs/test-kernel.md, "What make check costs").
 #
 # Each half's output goes to LOGDIR/check-host.log and LOGDIR/check-guest.log, whole
-# and unmixed, and LOGDIR/check-NAME.done appears when a half has ended (the guest half's
-# second queue starts then: tests/vm/run-suites.sh's KCSAN_VM_SECOND_AFTER); while they run, only the suites' "== ... took" lines come here, each
+# and unmixed, and LOGDIR/check-NAME.done appears when a half has ended (the host half's
+# LOGDIR/check-host.heavy.done, once its CPU-bound suites are over, starts the guest half's
+# second queue: the Makefile's VM_SECOND_AFTER); while they run, only the suites' "== ... took" lines come here, each
 # prefixed with its half.  At the end each log is printed whole, one after the other,
 # then one line per half: its status, wall and CPU seconds, and the load average at its
 # start and end.  Exit status: 0 when both halves passed, else 1.
@@ -50,7 +51,7 @@ follow() {
 		grep --line-buffered -E '^== .* took [0-9]+ s' | sed -u "s/^/[$1] /"
 }
 
-rm -f "$dir"/check-{host,guest}.{log,times,cpu,done}
+rm -f "$dir"/check-{host,guest}.{log,times,cpu,done} "$dir"/check-host.heavy.done
 : > "$dir/check-host.log"
 : > "$dir/check-guest.log"
 half host "$2" & ph=$!

@@ -19,8 +19,9 @@
 # still wait on the first.
 #
 # Environment: KCSAN_VM_QUEUES, 1 or 2 (default 2; 1: one guest at a time, as before);
-# KCSAN_VM_SECOND_AFTER=FILE: the second queue starts once FILE exists (make check: once the
-# host half has ended, tests/vm/check-both.sh), or once the first queue has taken the
+# KCSAN_VM_SECOND_AFTER=FILE[:FILE...]: the second queue starts once one of the FILEs
+# exists (make check: once the host half's CPU-bound suites are over, or once it has ended,
+# failed or not: the Makefile's VM_SECOND_AFTER), or once the first queue has taken the
 # last suite.
 set -u
 [ $# -ge 2 ] || { echo "usage: $0 LOGDIR 'SUITE [ARG...]'..." >&2; exit 2; }
@@ -81,8 +82,10 @@ queue() {
 queue 1 "$lock" & q1=$!
 if [ "$queues" = 2 ]; then
 	(
-		while [ -n "${KCSAN_VM_SECOND_AFTER:-}" ] && [ ! -e "$KCSAN_VM_SECOND_AFTER" ] &&
-		      (($(cat "$dir/vm-queue.next") < n)); do
+		IFS=: read -ra after <<< "${KCSAN_VM_SECOND_AFTER:-}"
+		# 0 when one of the FILEs is there.
+		appeared() { local f; for f in "${after[@]}"; do [ -e "$f" ] && return 0; done; return 1; }
+		while [ ${#after[@]} -gt 0 ] && ! appeared && (($(cat "$dir/vm-queue.next") < n)); do
 			sleep 2
 		done
 		queue 2 "$lock.2"
