@@ -20,6 +20,9 @@
 #                            what could not start says so in the same format
 #   summary_value NAME FILE  the value of NAME in the last summary in FILE ("NAME: V",
 #                            V up to the next blank: 12, 3/5, 10%), empty when none
+#   child_ticks              sets child_ticks to the CPU time (user + system, clock ticks)
+#                            of the calling shell's children that have ended
+#   ticks_seconds TICKS      "N.N", TICKS in seconds
 #
 # Cases that time nothing and share no state but the machine may run two at a time:
 #
@@ -196,3 +199,20 @@ jobs_wait() {
 summary_value() {
 	grep -oE "(^| )$1: [^ ]+" "$2" 2>/dev/null | tail -1 | sed 's/.*: //'
 }
+
+# child_ticks: this (sub)shell's cutime + cstime from /proc/PID/stat, read in this shell: a
+# subshell, as of $(times), has no children of its own.  Call it directly, not in $(...).
+child_ticks() {
+	local s f
+
+	read -r s < "/proc/$BASHPID/stat"
+	read -ra f <<< "${s##*) }"
+	child_ticks=$((f[13] + f[14]))
+}
+
+ticks_seconds() {
+	local t=$(($1 * 10 / $(getconf CLK_TCK)))
+
+	echo "$((t / 10)).$((t % 10))"
+}
+

@@ -26,6 +26,7 @@
 set -u
 [ $# -ge 2 ] || { echo "usage: $0 LOGDIR 'SUITE [ARG...]'..." >&2; exit 2; }
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+. "$REPO/tests/lib.sh"
 dir=$1
 shift
 suites=("$@")
@@ -50,32 +51,20 @@ take() {
 	((i < n)) && echo "$i"
 }
 
-# child_ticks: sets ticks to this (sub)shell's ended children's user + system time, in
-# clock ticks (/proc/PID/stat's cutime and cstime), read without a subshell of its own.
-child_ticks() {
-	local s f
-
-	read -r s < "/proc/$BASHPID/stat"
-	read -ra f <<< "${s##*) }"
-	ticks=$((f[13] + f[14]))
-}
-
 # queue Q LOCK: runs suites until none is left, each with its guests under LOCK.
 queue() {
-	local q=$1 i t0 rc ticks t1 cpu hz
+	local q=$1 i t0 rc t1
 
-	hz=$(getconf CLK_TCK)
 	while i=$(take) && [ -n "$i" ]; do
 		t0=$(date +%s)
 		child_ticks
-		t1=$ticks
+		t1=$child_ticks
 		# shellcheck disable=SC2086	# "SUITE ARG...": words
 		KCSAN_VM_LOCK=$2 tests/vm/${suites[i]} > "$dir/vm-suite-$i.log" 2>&1 < /dev/null
 		rc=$?
 		child_ticks
-		cpu=$(((ticks - t1) * 10 / hz))
 		echo "$rc" > "$dir/vm-suite-$i.rc"
-		echo "== ${suites[i]} took $(($(date +%s) - t0)) s, $((cpu / 10)).$((cpu % 10)) s CPU (status $rc, queue $q)"
+		echo "== ${suites[i]} took $(($(date +%s) - t0)) s, $(ticks_seconds $((child_ticks - t1))) s CPU (status $rc, queue $q)"
 	done
 }
 
