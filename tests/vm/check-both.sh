@@ -22,6 +22,7 @@ set -u
 [ $# = 3 ] || { echo "usage: $0 LOGDIR HOST_COMMAND GUEST_COMMAND" >&2; exit 2; }
 dir=$1
 mkdir -p "$dir" || exit 2
+. "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 
 # half NAME COMMAND: runs COMMAND (a shell command line) with its output to LOGDIR/check-NAME.log
 # and, in LOGDIR/check-NAME.times, its status, wall seconds, CPU seconds (its children's
@@ -34,14 +35,9 @@ half() {
 	(eval "$cmd") > "$dir/check-$name.log" 2>&1 < /dev/null
 	rc=$?
 	: > "$dir/check-$name.done"
-	# times: the shell's own line, then its children's ("0m1.5s 0m0.2s"); to a file, as a
-	# pipe's subshell has no children.
-	times > "$dir/check-$name.cpu"
-	awk -v rc=$rc -v wall=$(( $(date +%s) - t0 )) -v load="$(cut -d' ' -f1 /proc/loadavg)" '
-		function s(t) { split(t, a, "m"); return a[1] * 60 + a[2] }
-		NR == 2 { printf "status %d wall %d cpu %.1f load_end %s\n",
-			  rc, wall, s($1) + s($2), load }' \
-		"$dir/check-$name.cpu" >> "$dir/check-$name.times"
+	child_ticks
+	echo "status $rc wall $(( $(date +%s) - t0 )) cpu $(ticks_seconds "$child_ticks")" \
+	     "load_end $(cut -d' ' -f1 /proc/loadavg)" >> "$dir/check-$name.times"
 }
 
 # follow NAME PID: the suites' "== ... took" lines of a half's log as they come, until
@@ -51,7 +47,7 @@ follow() {
 		grep --line-buffered -E '^== .* took [0-9]+ s' | sed -u "s/^/[$1] /"
 }
 
-rm -f "$dir"/check-{host,guest}.{log,times,cpu,done} "$dir"/check-host.heavy.done
+rm -f "$dir"/check-{host,guest}.{log,times,done} "$dir"/check-host.heavy.done
 : > "$dir/check-host.log"
 : > "$dir/check-guest.log"
 half host "$2" & ph=$!
