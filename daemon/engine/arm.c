@@ -17,7 +17,6 @@
 #include <bpf/libbpf.h>
 #include "engine.h"
 #include "engine_int.h"
-#include "late_load.h"
 #include "util/link_close.h"
 #include "util/uprobe_multi.h"
 #include "util/proc_maps.h"
@@ -650,11 +649,8 @@ int engine__turn(struct engine *e, const uint8_t *armed, const uint8_t *turn)
 	if (e->tt)
 		thread_turn__disarm(e->tt);
 	engine_drop_changed(e);
-	if (turn && e->tt) {
-		late_load__want_xbp(e->late);	/* the first turn: this one takes uprobes */
-		if (!turn_xbp(e, turn))
-			return 1;
-	}
+	if (turn && e->tt && !turn_xbp(e, turn))
+		return 1;
 
 	if (!e->multi) {
 		/* Per-site links come and go one by one: the turn is the union. */

@@ -132,17 +132,14 @@ int late_load__start(struct kcsand_bpf *skel, struct late_load **out)
 	if (!l)
 		return -ENOMEM;
 	l->first = skel;
+	l->xbp = job_start(skel, "kcsand_xbp", 0, true);
+	if (!l->xbp || !l->xbp->started) {
+		free(l->xbp);
+		free(l);
+		return -EAGAIN;
+	}
 	*out = l;
 	return 0;
-}
-
-int late_load__want_xbp(struct late_load *l)
-{
-	if (!l || l->xbp)	/* tried once */
-		return 0;
-	l->xbp = job_start(l->first, "kcsand_xbp", 0, true);
-	/* A job whose thread did not start is never taken: turns keep their uprobes. */
-	return l->xbp && l->xbp->started ? 0 : -EAGAIN;
 }
 
 void late_load__start_watch(struct late_load *l)

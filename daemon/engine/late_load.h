@@ -1,12 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * The execute-breakpoint program (kcsand_xbp), loaded at the first hot
- * turn rather than before the target starts.  Verifying it takes as long
- * as verifying the uprobe program (0.1 s on this kind of VM, 60,000 to
- * 70,000 instructions processed), and a `kcsanctl run` paid both before
- * the program started; it is needed only for hot turns on one thread,
- * which come after the cold start, and most short runs take none.  Until
- * it is ready, turns use uprobe links (engine__turn).
+ * The execute-breakpoint program (kcsand_xbp), loaded while the target
+ * starts rather than before it.  Verifying it takes as long as verifying
+ * the uprobe program (0.1 s on this kind of VM, 70,000 instructions
+ * processed), and a `kcsanctl run` paid both before the program started;
+ * it is needed only for hot turns on one thread, which come after the cold
+ * start.  Until it is ready, turns use uprobe links (engine__turn).
  *
  * A second instance of the BPF object, every map that of the first
  * (bpf_map__reuse_fd), with only that program to load, on a thread of its
@@ -28,17 +27,8 @@ struct bpf_program;
 struct kcsand_bpf;
 struct late_load;
 
-/* What loads later against skel's maps (skel is loaded); nothing starts yet. */
+/* Start loading kcsand_xbp against skel's maps (skel is loaded). */
 int late_load__start(struct kcsand_bpf *skel, struct late_load **out);
-/*
- * Start loading kcsand_xbp on a thread of its own; once (later calls do
- * nothing).  Called at the first hot turn, not at the start: a run that
- * never takes one (a short program) neither verifies it nor calibrates its
- * trap (kcsanctl run -- true: 0.49-0.51 CPU seconds against 0.68 with the
- * load at the start, 6 runs each).  Until it is loaded, turns take uprobes,
- * as they did while it loaded during the start.
- */
-int late_load__want_xbp(struct late_load *l);
 /*
  * Start loading the history's watches' program (kcsand_hb_watch) on a
  * second thread at a lower priority, so that hot turns do not wait for it;
