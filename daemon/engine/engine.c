@@ -353,7 +353,7 @@ static void select_programs(struct engine *e, struct kcsand_bpf *skel)
 	 */
 	bpf_program__set_autoload(skel->progs.kcsand_xbp, false);
 	bpf_program__set_autoload(skel->progs.kcsand_hb_watch, false);
-	if (hwbp__no_traps_why())
+	if (hwbp__no_traps_why() || e->opts.traps_later)
 		bpf_program__set_autoload(skel->progs.kcsand_hwbp, false);
 	if (e->multi) {
 		bpf_program__set_expected_attach_type(skel->progs.kcsand_uprobe_multi,
@@ -494,6 +494,11 @@ static int load(struct engine *e)
 void engine__settle(struct engine *e)
 {
 	link_close__join(&e->calib_close);
+}
+
+int engine__load_traps(struct engine *e)
+{
+	return e->hw ? hwbp__load_trap(e->hw) : 0;
 }
 
 int engine__start(struct engine *e)

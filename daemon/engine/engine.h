@@ -79,6 +79,14 @@ struct engine_opts {
 	 * sampled by breakpoints then, also below KBP_AUTO_MIN_SITES.
 	 */
 	const char *pin;
+	/*
+	 * User mode: the watchpoints' trap program (kcsand_hwbp) is left out
+	 * of the start, for engine__load_traps() or the first watchpoint.  The
+	 * service starts its user engine before it has a target, and one with
+	 * kernel targets only never arms a user watchpoint: on 6.1 the program
+	 * is 407,486 instructions to verify (docs/test-kernel.md).
+	 */
+	bool traps_later;
 };
 
 /* Kernel sites from which AUTO samples with code breakpoints rather than kprobes. */
@@ -114,6 +122,13 @@ int engine__start(struct engine *e);
  * start; the service at once, before it answers (its links are listed).
  */
 void engine__settle(struct engine *e);
+/*
+ * Load what traps_later left out, now, so that a target's escalations do
+ * not wait for the verifier.  0 where debug registers do not trap or it is
+ * loaded, else -errno with the reason printed (the first watchpoint would
+ * not try again).
+ */
+int engine__load_traps(struct engine *e);
 /*
  * Decode the functions of an ELF object matching globs (NULL: the engine's
  * --functions) and probe them.  Before engine__start(), the object is only

@@ -657,6 +657,11 @@ void hwbp__set_loader(struct hwbp *hw, hwbp_load_fn *load, void *ctx)
 	hw->load_ctx = ctx;
 }
 
+int hwbp__load_trap(struct hwbp *hw)
+{
+	return hw->no_traps ? 0 : trap_program(hw);
+}
+
 void hwbp__free(struct hwbp *hw)
 {
 	if (!hw)

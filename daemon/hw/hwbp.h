@@ -81,6 +81,8 @@ void hwbp__free(struct hwbp *hw);
 struct bpf_program;
 typedef int hwbp_load_fn(void *ctx, struct bpf_program **prog);
 void hwbp__set_loader(struct hwbp *hw, hwbp_load_fn *load, void *ctx);
+/* The loader's program, now rather than at the first watchpoint (0 where none traps). */
+int hwbp__load_trap(struct hwbp *hw);
 /*
  * A watch's spec checked before anything loads: its grammar, and in kernel
  * mode the variable (kallsyms) or address and its length.  0, or -errno with

@@ -13,20 +13,20 @@
 static int pin_sites(struct kbp *k, const bool *pin)
 {
 	for (size_t i = 0; pin && i < k->n; i++)
-		k->npin += pin[i];
-	if (!k->npin)
+		k->pin.n += pin[i];
+	if (!k->pin.n)
 		return 0;
-	k->pin_order = malloc(k->npin * sizeof(*k->pin_order));
-	if (!k->pin_order)
+	k->pin.order = malloc(k->pin.n * sizeof(*k->pin.order));
+	if (!k->pin.order)
 		return -ENOMEM;
 	for (size_t i = 0, j = 0; i < k->n; i++) {
 		if (!pin[i])
 			continue;
-		k->pin_order[j++] = i;
+		k->pin.order[j++] = i;
 		k->seen[i] |= SEEN_PIN;
 	}
-	kbp_shuffle(k, k->pin_order, k->npin);
-	pr_info("breakpoints: %zu pinned sites of %zu: register 0 cycles over them\n", k->npin,
+	kbp_shuffle(k, k->pin.order, k->pin.n);
+	pr_info("breakpoints: %zu pinned sites of %zu: register 0 cycles over them\n", k->pin.n,
 		k->n);
 	return 0;
 }
@@ -57,7 +57,8 @@ int kbp__new(struct kcsand_bpf *skel, const uint64_t *addr, const uint32_t *site
 	k->n = n;
 	k->addr = malloc(n * sizeof(*k->addr));
 	k->site = malloc(n * sizeof(*k->site));
-	k->order = malloc(n * sizeof(*k->order));
+	k->cycle.order = malloc(n * sizeof(*k->cycle.order));
+	k->cycle.n = n;
 	k->seen = calloc(n, 1);
 	k->misses = calloc(n, 1);
 	k->warm = malloc(n * sizeof(*k->warm));
@@ -65,7 +66,7 @@ int kbp__new(struct kcsand_bpf *skel, const uint64_t *addr, const uint32_t *site
 	k->hot = malloc(n * sizeof(*k->hot));
 	k->fires = calloc(n, sizeof(*k->fires));
 	k->held_ns = calloc(n, sizeof(*k->held_ns));
-	if (!n || !k->addr || !k->site || !k->order || !k->seen || !k->misses || !k->warm ||
+	if (!n || !k->addr || !k->site || !k->cycle.order || !k->seen || !k->misses || !k->warm ||
 	    !k->live || !k->hot || !k->fires || !k->held_ns || !o->period_us ||
 	    kbp_index_functions(k, fn)) {
 		kbp__free(k);
@@ -74,10 +75,10 @@ int kbp__new(struct kcsand_bpf *skel, const uint64_t *addr, const uint32_t *site
 	memcpy(k->addr, addr, n * sizeof(*addr));
 	memcpy(k->site, site, n * sizeof(*site));
 	for (size_t i = 0; i < n; i++)
-		k->order[i] = i;
+		k->cycle.order[i] = i;
 	k->seed = o->seed;
 	k->period_ns = o->period_us * 1000ull;	/* before open_regs: the slots' check spread */
-	kbp_shuffle(k, k->order, k->n);
+	kbp_shuffle(k, k->cycle.order, k->cycle.n);
 	err = pin_sites(k, o->pin);
 	if (!err)
 		err = kbp_all_cpus(k);
@@ -128,8 +129,8 @@ void kbp__free(struct kbp *k)
 		"another (an IPI each)\n", local, remote);
 	free(k->addr);
 	free(k->site);
-	free(k->order);
-	free(k->pin_order);
+	free(k->cycle.order);
+	free(k->pin.order);
 	free(k->seen);
 	free(k->misses);
 	free(k->fns);

@@ -117,12 +117,24 @@ struct kbp_tally {
 	unsigned int minute;
 };
 
+/*
+ * A shuffled cycle over sites and its passes: the whole cycle's, and the
+ * pinned sites' own (the lead only; passes is read by the stats too).
+ * kbp_cycle_next() walks one.
+ */
+struct kbp_cycle {
+	uint32_t *order;		/* site indices, reshuffled at each pass */
+	size_t n;
+	uint64_t cursor;		/* the next position */
+	_Atomic uint64_t passes;	/* complete passes over order */
+};
+
 struct kbp {
 	struct kcsand_bpf *skel;
 	struct kbp_opts o;
 	uint64_t *addr;
 	uint32_t *site;
-	uint32_t *order;		/* the shuffled cycle (the lead only, after start) */
+	struct kbp_cycle cycle;		/* over every site (order: the lead only, after start) */
 	uint8_t *misses;		/* timeouts in a row, up to KBP_MAX_MISSES (the lead only) */
 	_Atomic uint8_t *seen;		/* SEEN_* */
 	size_t n;
@@ -153,11 +165,8 @@ struct kbp {
 	struct kbp_reg reg[KCSAND_KXBP_SLOTS];	/* under lock */
 	uint64_t period_ns;		/* the tick; under lock, read alone for stats */
 	unsigned int regs;		/* in use; under lock */
-	uint64_t cursor;		/* the next position in the cycle (the lead only) */
-	uint32_t *pin_order;		/* the pinned sites' own cycle, shuffled (the lead only) */
-	size_t npin;
-	uint64_t pin_cursor, pin_passes;	/* as cursor and passes, of pin_order */
-	bool pin_turn;			/* one register in use: this placement is pin_order's */
+	struct kbp_cycle pin;		/* the pinned sites' own cycle (the lead only) */
+	bool pin_turn;			/* one register in use: this placement is the pinned cycle's */
 	uint64_t gens;			/* placements made, the last one's generation */
 	uint64_t t0_ns;			/* sampling started */
 	unsigned int seed;		/* of the reshuffles (the lead only) */
@@ -166,7 +175,6 @@ struct kbp {
 	double trap_ns;
 	_Atomic unsigned int min_period_us, max_period_us, min_regs;
 	_Atomic uint64_t overhead_ppm;	/* the last interval's share */
-	_Atomic uint64_t passes;	/* complete passes over the cycle */
 	_Atomic size_t sampled, refused;
 	_Atomic uint64_t old_hits, old_checks, old_ns;	/* of the slots' earlier sites */
 	pthread_mutex_t lock;		/* with wake: the placements, and stop sleeping movers */

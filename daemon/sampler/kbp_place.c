@@ -24,8 +24,8 @@
  * A site enters the warm queue once; one that times out there is left to
  * the cycle, which keeps a fifth of the time.
  *
- * Pinned sites (--pin).  Register 0 cycles over them alone, with a cursor,
- * passes and shuffle of their own, so that each comes round every few
+ * Pinned sites (--pin).  Register 0 cycles over them alone, a struct
+ * kbp_cycle of their own (cursor, passes and shuffle), so that each comes round every few
  * ticks however large the whole cycle is: what a test or a user needs
  * checked is checked, not left to a pass over 100,000 sites or to whether
  * a sample saw its function.  The other registers take the turns above
@@ -90,31 +90,34 @@ static bool free_site(const struct kbp *k, uint32_t i)
 	return true;
 }
 
-static bool placeable(const struct kbp *k, uint32_t i)
+/* A pass over c is done: its order reshuffled for the next. */
+static void new_pass(struct kbp *k, struct kbp_cycle *c)
 {
-	return free_site(k, i) && kbp_policy__due(k->misses[i], k->passes, i);
+	kbp_shuffle(k, c->order, c->n);
+	c->passes++;
+	/* debug (-vv): a run over a few cold sites can end once a pass is done. */
+	if (c == &k->cycle)
+		pr_debug("breakpoints: pass %llu over the %zu sites done, %.1f s in\n",
+			 (unsigned long long)c->passes, c->n,
+			 (clock__now_ns() - k->t0_ns) / 1e9);
 }
 
 /*
- * The next site of the whole cycle that may be placed, reshuffling at each
- * pass; -1: none.
+ * The next site of cycle c that may be placed, reshuffling at each pass; -1:
+ * none.  A site's timeouts space its placements out in c's passes
+ * (kbp_policy__due): a pinned site that never runs is placed less often in
+ * the pinned cycle's passes, not the whole cycle's.
  */
-static long next_site(struct kbp *k)
+static long cycle_next(struct kbp *k, struct kbp_cycle *c)
 {
-	for (size_t tries = 0; tries <= k->n; tries++) {
-		uint64_t pos = k->cursor++;
+	for (size_t tries = 0; tries <= c->n; tries++) {
+		uint64_t pos = c->cursor++;
 		uint32_t i;
 
-		if (pos && pos % k->n == 0) {
-			kbp_shuffle(k, k->order, k->n);
-			k->passes++;
-			/* debug (-vv): a run over a few cold sites can end once a pass is done. */
-			pr_debug("breakpoints: pass %llu over the %zu sites done, %.1f s in\n",
-				 (unsigned long long)k->passes, k->n,
-				 (clock__now_ns() - k->t0_ns) / 1e9);
-		}
-		i = k->order[pos % k->n];
-		if (placeable(k, i))
+		if (pos && pos % c->n == 0)
+			new_pass(k, c);
+		i = c->order[pos % c->n];
+		if (free_site(k, i) && kbp_policy__due(k->misses[i], c->passes, i))
 			return i;
 	}
 	return -1;
@@ -196,35 +199,13 @@ static long choose_site(struct kbp *k, enum kbp_source *from)
 
 		if (s < 0)
 			return -1;
-		i = s == KBP_CYCLE ? next_site(k) : s == KBP_WARM ? next_warm(k) : next_live(k);
+		i = s == KBP_CYCLE ? cycle_next(k, &k->cycle) : s == KBP_WARM ? next_warm(k) : next_live(k);
 		if (i >= 0) {
 			*from = s;
 			return i;
 		}
 		have[s] = false;
 	}
-}
-
-/*
- * The next pinned site, as next_site() over pin_order, whose passes are its
- * own: a pinned site that never runs is placed less often (kbp_policy__due)
- * in pin_order's passes, not the whole cycle's.  -1: none.
- */
-static long next_pinned(struct kbp *k)
-{
-	for (size_t tries = 0; tries <= k->npin; tries++) {
-		uint64_t pos = k->pin_cursor++;
-		uint32_t i;
-
-		if (pos && pos % k->npin == 0) {
-			kbp_shuffle(k, k->pin_order, k->npin);
-			k->pin_passes++;
-		}
-		i = k->pin_order[pos % k->npin];
-		if (free_site(k, i) && kbp_policy__due(k->misses[i], k->pin_passes, i))
-			return i;
-	}
-	return -1;
 }
 
 /*
@@ -236,8 +217,8 @@ long kbp_next_for(struct kbp *k, unsigned int r, enum kbp_source *from, bool *pi
 {
 	long i = -1;
 
-	if (r == 0 && k->npin && (k->regs > 1 || (k->pin_turn = !k->pin_turn)))
-		i = next_pinned(k);
+	if (r == 0 && k->pin.n && (k->regs > 1 || (k->pin_turn = !k->pin_turn)))
+		i = cycle_next(k, &k->pin);
 	*pin = i >= 0;
 	return i < 0 ? choose_site(k, from) : i;
 }

@@ -40,7 +40,7 @@ void kbp_print_coverage(struct kbp *k, const char *when)
 		(size_t)t->ran, t->ran - t->ran_then, (size_t)t->checked,
 		t->checked - t->checked_then, k->n, (unsigned long long)t->placements,
 		(unsigned long long)t->fired, (unsigned long long)t->timeouts,
-		(unsigned long long)k->passes);
+		(unsigned long long)k->cycle.passes);
 	pr_info("breakpoints: evidence, %s: %zu functions seen running (%llu IP samples); "
 		"placements from the cycle %llu (%llu fired), warm %llu (%llu), live %llu (%llu)\n",
 		when, t->warm_fns, (unsigned long long)t->ips,
@@ -50,9 +50,9 @@ void kbp_print_coverage(struct kbp *k, const char *when)
 	print_register_time(k, when);
 	t->ran_then = t->ran;
 	t->checked_then = t->checked;
-	if (k->npin)
+	if (k->pin.n)
 		pr_info("breakpoints: pinned sites, %s: %zu ran, %zu checked, of %zu; %llu "
-			"placements\n", when, (size_t)t->pin_ran, (size_t)t->pin_checked, k->npin,
+			"placements\n", when, (size_t)t->pin_ran, (size_t)t->pin_checked, k->pin.n,
 			(unsigned long long)t->pin_placements);
 }
 
@@ -81,7 +81,7 @@ void kbp__stats(const struct kbp *k, struct kbp_stats *st)
 	st->sampled = k->sampled;
 	st->refused = k->refused;
 	st->nregs = k->nregs;
-	st->cycles = k->passes;
+	st->cycles = k->cycle.passes;
 	st->ran = k->tally.ran;
 	st->checked_sites = k->tally.checked;
 	st->placements = k->tally.placements;

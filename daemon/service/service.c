@@ -253,6 +253,12 @@ static int add_user(struct service *s, const struct config_target *t, char *err,
 		snprintf(err, errlen, "%s: %s", t->binary, strerror(-ret));
 		return ret;
 	}
+	/*
+	 * The trap program the start left out (open_user_engine()), before the
+	 * target's first escalation; a failure was said, and costs the target
+	 * its escalations and watches only, as a failed late load does.
+	 */
+	engine__load_traps(s->user.e);
 	service_why_begin();
 	obj = service_why(engine__add_object(s->user.e, t->binary, t->functions), err, errlen);
 	if (obj < 0)
@@ -467,6 +473,8 @@ static int open_user_engine(struct service *s)
 	 * functions are probed.
 	 */
 	eo.history = s->cfg.history != CONFIG_NO;
+	/* Verified with the first user target (add_user()): a kernel-only service never needs it. */
+	eo.traps_later = true;
 	ret = engine__open(&eo, &s->user.e);
 	if (!ret)
 		ret = engine__start(s->user.e);
