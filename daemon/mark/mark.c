@@ -74,6 +74,8 @@ void mark__reset(struct target_obj *obj)
 		s->reason = s->insn_reason;
 		if (s->reason != MARK_NONE)
 			s->desc.flags |= KCSAND_SITE_MARKED;
+		else	/* an _Atomic's teaching came from the debug info: set again */
+			s->desc.flags &= ~KCSAND_SITE_TEACHES;
 		if (s->reason == MARK_SPIN_WAIT)
 			s->desc.flags |= KCSAND_SITE_TEACHES;
 	}
@@ -197,6 +199,36 @@ static void src_plain(struct site *s)
 	}
 }
 
+/*
+ * The debug info types the object an `_Atomic`: the site's address holds an
+ * atomic at run time, as a lock prefix shows, and teaches it
+ * (bpf/atomics.bpf.h).  The object's other accesses may be plain movs the
+ * debug info cannot type (a pointer reloaded from the stack, an indexed
+ * array: CPython's eval loop reads eval_breaker so), and a relaxed atomic
+ * has no lock anywhere to teach its address.  `volatile` marks, and
+ * teaches nothing: it is no atomic.
+ */
+static void set_qualified(struct site *s, const char *detail)
+{
+	set_mark(s, MARK_KIND_MARKED, MARK_QUALIFIER);
+	if (!strncmp(detail, "_Atomic", 7))
+		s->desc.flags |= KCSAND_SITE_TEACHES;
+}
+
+/* The qualifier rule: the static target's type, else that of the pointer in the base register. */
+static const char *rule_qualifier(struct dw_ctx *c, Dwarf_Die *cup, Dwarf_Addr pc,
+				  const struct mark_where *w, const struct site *s, char *buf,
+				  size_t len)
+{
+	if (!c || !c->dw)
+		return NULL;
+	if (w->target)
+		return mark_rule_qualifier(c, w->target, buf, len);
+	if (cup && w->pointers)
+		return mark_rule_pointee(c, cup, pc, &s->desc, buf, len);
+	return NULL;
+}
+
 void mark__site(struct site *s, const struct mark_where *w, const struct mark_opts *opts,
 		struct mark_stats *stats)
 {
@@ -243,8 +275,8 @@ void mark__site(struct site *s, const struct mark_where *w, const struct mark_op
 	} else if (cup && (detail = mark_rule_seqcount(c, cup, pc))) {
 		/* Counted with the inline accessors: the helper's inlined copy marks it. */
 		set_mark(s, MARK_KIND_MARKED, MARK_INLINE_ACCESSOR);
-	} else if (c && c->dw && (detail = mark_rule_qualifier(c, w->target, qbuf, sizeof(qbuf)))) {
-		set_mark(s, MARK_KIND_MARKED, MARK_QUALIFIER);
+	} else if ((detail = rule_qualifier(c, cup, pc, w, s, qbuf, sizeof(qbuf)))) {
+		set_qualified(s, detail);
 	} else if (ss.kind == MARK_KIND_MARKED) {
 		set_mark(s, ss.kind, MARK_SOURCE_MACRO);
 		detail = ss.tok;
@@ -365,6 +397,7 @@ int mark__apply(struct target_obj *obj, const struct mark_opts *opts, struct mar
 			.has_pc = dbg != NULL,
 			.pc = c ? s->vaddr + c->elfbias : 0,
 			.target = c && target ? target + c->elfbias : 0,
+			.pointers = true,
 		};
 
 		mark__site(s, &w, opts, stats);

@@ -164,6 +164,7 @@ struct mark_where {
 	bool has_pc;			/* pc is known */
 	uint64_t pc;			/* the instruction's address in dbg */
 	uint64_t target;		/* its static target's address in dbg, or 0 */
+	bool pointers;			/* the qualifier rule through pointers too (user objects) */
 };
 
 /* Start obj's sites again from the instructions' own reasons (lock prefix, xchg). */
