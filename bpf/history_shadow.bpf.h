@@ -149,6 +149,8 @@ static __noinline void hb_report(void *ctx, const struct hb_scratch *scratch, __
 	rec->other.site = o->site;
 	rec->other.size = o->size;
 	rec->other.type = o->type & HB_TYPE_ACCESS;
+	if (o->type & HB_TYPE_HW_RAW)
+		rec->other.flags = KCSAND_ACC_HWBP;
 	/* Its copy went out when it was remembered, if the ring buffer had room then. */
 	rec->other.ustack = o->stack_key;
 	st = o->stack_key ? bpf_map_lookup_elem(&hb_stacks, &o->stack_key) : NULL;

@@ -28,7 +28,7 @@
 #define FLAG_GET(f) atomic_load_explicit(&(f), memory_order_relaxed)
 #endif
 #ifndef ROUNDS
-#define ROUNDS 400000
+#define ROUNDS 100000
 #endif
 #define REQUESTS 400
 
