@@ -103,7 +103,6 @@ static __noinline void hb_report(void *ctx, const struct hb_scratch *scratch, __
 {
 	const struct hb_access *a = &scratch->acc;
 	const struct hb_cell *o = &scratch->found;
-	__u64 addr = a->addr, now = scratch->now;
 	struct kcsand_report *rec;
 	const struct hb_stack *st;
 	__u64 id = bpf_get_current_pid_tgid();
@@ -120,11 +119,11 @@ static __noinline void hb_report(void *ctx, const struct hb_scratch *scratch, __
 	rec->value_change = KCSAND_VALUE_CHANGE_TRUE;
 	rec->has_other = 1;
 	rec->origin = KCSAND_ORIGIN_HISTORY;
-	rec->age_ns = now - o->time_ns;
+	rec->age_ns = scratch->now - o->time_ns;
 
 	/* This side, as fill_access() would (a struct hit does not fit on the stack here). */
 	__builtin_memset(&rec->this, 0, offsetof(struct kcsand_access, stack));
-	rec->this.addr = addr;
+	rec->this.addr = a->addr;
 	rec->this.ip = a->ip;
 	rec->this.tid = (__u32)id;
 	rec->this.pid = id >> 32;
@@ -149,6 +148,7 @@ static __noinline void hb_report(void *ctx, const struct hb_scratch *scratch, __
 	rec->other.site = o->site;
 	rec->other.size = o->size;
 	rec->other.type = o->type & HB_TYPE_ACCESS;
+	rec->other.flags = o->type & HB_TYPE_HW_RAW ? KCSAND_ACC_HWBP : 0;
 	/* Its copy went out when it was remembered, if the ring buffer had room then. */
 	rec->other.ustack = o->stack_key;
 	st = o->stack_key ? bpf_map_lookup_elem(&hb_stacks, &o->stack_key) : NULL;

@@ -157,6 +157,7 @@ static __always_inline int hb_watch_fill(struct hb_scratch *scratch, struct pt_r
 	scratch->copy_key = 0;
 	scratch->stack_key = ~0ULL;
 	if (!s) {
+		a->type |= HB_TYPE_HW_RAW;
 		hw_ask_decode(slot, &k);
 		return 0;
 	}

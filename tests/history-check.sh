@@ -122,6 +122,21 @@ build() {
 	$cc $f -MMD -MF "$bin.d" -MT "$bin" -o "$bin" "$src" || return 1
 	# nofnsym: its OpenMP outlined functions' symbols removed, as a stripped program has none.
 	[[ $2 != *nofnsym* ]] || objcopy --wildcard --strip-symbol='*._omp_fn.*' "$bin"
+	[[ $2 != *dbgfile* ]] || split_debug "$bin"
+}
+
+# split_debug BIN: BIN stripped as a distribution ships it, its DWARF in a separate file
+# under $OUT/debug-root/.build-id/ (Debian's -dbg and -dbgsym packages' layout), which
+# a "dbgfile" program's run is given as KCSAND_DEBUG_ROOT (absolute: libdwfl takes a
+# relative entry of its path as relative to the object's own folder).
+split_debug() {
+	local id dir
+
+	id=$(readelf -n "$1" | awk '/Build ID:/ { print $3 }')
+	[[ -n $id ]] || return 1
+	dir=$OUT/debug-root/.build-id/${id:0:2}
+	mkdir -p "$dir" && objcopy --only-keep-debug "$1" "$dir/${id:2}.debug" &&
+		strip --strip-all "$1"
 }
 
 # up_to_date BIN: BIN and its BIN.d exist and BIN is newer than every file BIN.d names.
@@ -200,14 +215,17 @@ run_one() {
 	# on a loaded machine, the sampler may leave it unchecked.  The sampler's
 	# recall at the defaults is measured in bench/user/history-vs-tsan.sh; what
 	# this case checks is the detector's verdict on the pair.
-	local pinned=()
+	local pinned=() debug_root=
+	# dbgfile: its debug info only in the separate file split_debug made.
+	[[ $3 == *dbgfile* ]] && debug_root=$(realpath "$OUT/debug-root")
 	for ((try = 1; ; try++)); do
 		# Not a "watch" program: what it checks is the write no probe sees.
 		if [[ $title != none && $try -eq $TRIES && $TRIES -gt 1 && $armed == 0 && $3 != *watch* ]]; then
 			pinned=(--overhead-budget 100)
 			limit=$((TIMEOUT * 2))
 		fi
-		out=$(timeout "$limit" "$KCSANCTL" run -v "${budget[@]}" "${opts[@]}" "${pinned[@]}" -- "$OUT/$name" 2>&1)
+		out=$(KCSAND_DEBUG_ROOT=${debug_root:-${KCSAND_DEBUG_ROOT:-}} \
+			timeout "$limit" "$KCSANCTL" run -v "${budget[@]}" "${opts[@]}" "${pinned[@]}" -- "$OUT/$name" 2>&1)
 		rc=$?
 		got=$(grep '^BUG: KCSAN: ' <<<"$out" | sed 's/^BUG: KCSAN: //' | sort -u)
 		[[ -n $got || $try -ge $TRIES ]] && break
@@ -240,6 +258,9 @@ run_one() {
 		     ! grep -Eq '^kcsand: atomics learned: [1-9][0-9]* addresses .*, [1-9][0-9]* plain loads and stores taken as atomic' <<<"$out"; then
 			fail_with "$label" "no positive control: no atomic learned, or no plain access taken as atomic" \
 				"$(grep '^kcsand: atomics learned' <<<"$out")"
+		elif [[ $3 == *dbgfile* ]] && ! grep -Eq '^kcsand: marked sites: .* [1-9][0-9]* qualifier,' <<<"$out"; then
+			fail_with "$label" "no positive control: no access typed atomic by the separate debug file" \
+				"$(grep -E '^kcsand: (marked sites|.*debug)' <<<"$out")"
 		elif [[ $3 == *spin* ]] && ! grep -Eq ', [1-9][0-9]* spin-wait reads,' <<<"$out"; then
 			fail_with "$label" "no positive control: no load marked as a spin-wait's" \
 				"$(grep -o '[0-9]* spin-wait reads' <<<"$out")"

@@ -408,6 +408,7 @@ static int start_loaded(struct engine *e)
 	if (err)
 		return err;
 	hwbp__set_loader(e->hw, trap_program, e);
+	hwbp__set_site_flags(e->hw, engine_site_flags_at, e);
 	if (e->opts.kernel)
 		hwbp__limit(e->hw, KCSAND_HW_SLOTS - e->opts.free_regs);
 	if (e->opts.history && !e->opts.kernel) {

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
 #include <sys/utsname.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -43,6 +44,29 @@ const struct site *engine_site_of(const struct engine *e, uint32_t cookie,
 	eo = &e->objs[e->site_obj[cookie]];
 	*o = eo->obj;
 	return &eo->obj->sites.v[cookie - eo->first];
+}
+
+uint32_t engine_site_flags_at(void *ctx, const char *path, uint64_t vaddr)
+{
+	const struct engine *e = ctx;
+	struct stat st;
+
+	if (stat(path, &st))
+		return 0;
+	for (size_t i = 0; i < e->nr_objs; i++) {
+		const struct engine_object *eo = &e->objs[i];
+		const struct site_vec *sv = &eo->obj->sites;
+		dev_t dev;
+		ino_t ino;
+
+		if (eo->kernel || eo->removed || target_obj__file_id(eo->obj, &dev, &ino) ||
+		    dev != st.st_dev || ino != st.st_ino)
+			continue;
+		for (size_t j = 0; j < sv->n; j++)
+			if (sv->v[j].vaddr == vaddr)
+				return sv->v[j].desc.flags;
+	}
+	return 0;
 }
 
 static int fill_sites(struct engine *e, const struct engine_object *eo)

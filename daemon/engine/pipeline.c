@@ -591,7 +591,15 @@ static void process_view(struct engine *e, struct report_view *v)
  */
 static bool watch_report_dropped(struct engine *e, const struct kcsand_report *r)
 {
-	if (r->origin != KCSAND_ORIGIN_HISTORY || !(r->this.flags & KCSAND_ACC_HWBP))
+	if (r->origin != KCSAND_ORIGIN_HISTORY)
+		return false;
+	/* The earlier side, a write trapped before its decode was in, that decodes as marked. */
+	if (r->has_other && (r->other.flags & KCSAND_ACC_HWBP) &&
+	    (r->other.type & KCSAND_ACCESS_ATOMIC)) {
+		e->history_watch_marked++;
+		return true;
+	}
+	if (!(r->this.flags & KCSAND_ACC_HWBP))
 		return false;
 	if (r->this.type & KCSAND_ACCESS_ATOMIC) {
 		e->history_watch_marked++;

@@ -651,6 +651,12 @@ void hwbp__get_stats(const struct hwbp *hw, struct hwbp_stats *out)
 	out->undecoded = hw->skel->bss->hw_counters[6];
 }
 
+void hwbp__set_site_flags(struct hwbp *hw, hwbp_site_flags_fn *fn, void *ctx)
+{
+	hw->site_flags = fn;
+	hw->site_ctx = ctx;
+}
+
 void hwbp__set_loader(struct hwbp *hw, hwbp_load_fn *load, void *ctx)
 {
 	hw->load = load;

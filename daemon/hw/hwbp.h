@@ -84,6 +84,15 @@ void hwbp__set_loader(struct hwbp *hw, hwbp_load_fn *load, void *ctx);
 /* The loader's program, now rather than at the first watchpoint (0 where none traps). */
 int hwbp__load_trap(struct hwbp *hw);
 /*
+ * The flags of the probed site at vaddr in the object at path, or 0: a
+ * trap's instruction is decoded from its bytes alone, and marked only when
+ * they show it (a lock prefix, xchg).  A site the debug info or the source
+ * marked (an `_Atomic` through a pointer, a relaxed atomic's plain mov) is
+ * marked as its probe is (trap_decode.c).
+ */
+typedef uint32_t hwbp_site_flags_fn(void *ctx, const char *path, uint64_t vaddr);
+void hwbp__set_site_flags(struct hwbp *hw, hwbp_site_flags_fn *fn, void *ctx);
+/*
  * A watch's spec checked before anything loads: its grammar, and in kernel
  * mode the variable (kallsyms) or address and its length.  0, or -errno with
  * the reason printed, as hwbp__watch() would give it.

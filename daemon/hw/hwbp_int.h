@@ -46,6 +46,8 @@ struct hwbp {
 	struct bpf_program *prog;	/* the trap's, loaded: skel's or load's */
 	hwbp_load_fn *load;		/* loads it at the first watchpoint armed */
 	void *load_ctx;
+	hwbp_site_flags_fn *site_flags;	/* a probed site's marking, or NULL */
+	void *site_ctx;
 	bool kernel;			/* kernel addresses, per-CPU events */
 	const char *no_traps;		/* user mode: why debug registers are of no use here */
 	bool told;			/* no_traps was said once for escalation */

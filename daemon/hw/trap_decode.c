@@ -31,12 +31,19 @@ static int decode_before(struct hwbp *hw, struct symbolizer *sym, uint32_t pid, 
 			 struct kcsand_site *site)
 {
 	struct sym_info si;
+	int err;
 
 	if (hw->kernel)
 		return decode_kernel(hw, next, site);
-	if (!symbolizer__proc_lookup(sym, pid, next, false, &si) && si.module)
-		return hwbp__insn_before(si.module, si.mod_vaddr, site);
-	return -ENOENT;
+	if (symbolizer__proc_lookup(sym, pid, next, false, &si) || !si.module)
+		return -ENOENT;
+	err = hwbp__insn_before(si.module, si.mod_vaddr, site);
+	/* Marked as its probe is: the bytes show a lock prefix, not an _Atomic's plain mov. */
+	if (!err && hw->site_flags)
+		site->flags |= hw->site_flags(hw->site_ctx, si.module,
+					      si.mod_vaddr - site->insn_len) &
+			       (KCSAND_SITE_MARKED | KCSAND_SITE_DATA_RACE);
+	return err;
 }
 
 void hwbp__fix_access(struct hwbp *hw, struct symbolizer *sym, struct kcsand_access *a)

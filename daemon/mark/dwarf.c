@@ -77,6 +77,7 @@ static void dw_close(struct dw_ctx *c)
 	free(c->inl);
 	free(c->cu_fns);
 	sym_index__free(c->syms);
+	mark_pointee__free(c);
 	if (c->dwfl)
 		dwfl_end(c->dwfl);
 }
@@ -369,6 +370,11 @@ static bool function_at(struct dw_ctx *c, Dwarf_Die *cu, Dwarf_Addr pc, Dwarf_Di
 	return false;
 }
 
+bool mark_dw_function_at(struct dw_ctx *c, Dwarf_Die *cu, Dwarf_Addr pc, Dwarf_Die *fn)
+{
+	return function_at(c, cu, pc, fn);
+}
+
 /*
  * pc in a section of the function: after a begin helper's start and before
  * the end of the first matching end helper that starts after it.
@@ -488,6 +494,11 @@ static const char *type_qual_at(Dwarf_Die *type, uint64_t off, int depth)
 		}
 	}
 	return NULL;
+}
+
+const char *mark_type_qual_at(Dwarf_Die *type, uint64_t off)
+{
+	return type_qual_at(type, off, 0);
 }
 
 /*

@@ -74,6 +74,8 @@ void mark__reset(struct target_obj *obj)
 		s->reason = s->insn_reason;
 		if (s->reason != MARK_NONE)
 			s->desc.flags |= KCSAND_SITE_MARKED;
+		else	/* an _Atomic's teaching came from the debug info: set again */
+			s->desc.flags &= ~KCSAND_SITE_TEACHES;
 		if (s->reason == MARK_SPIN_WAIT)
 			s->desc.flags |= KCSAND_SITE_TEACHES;
 	}
@@ -88,6 +90,7 @@ struct site_src {
 	const char *tok;	/* the macro that said so */
 	bool read;		/* the line was read from the source file */
 	bool volatile_cast;	/* the line says volatile */
+	bool plain_assign;	/* the line is a plain assignment (mark_src__plain_assignment) */
 	int order;		/* the memory order it names, enum kcsand_order */
 	bool omp_reduction;	/* the line is an OpenMP pragma with a reduction clause */
 };
@@ -121,6 +124,7 @@ static void site_source(struct dw_ctx *c, Dwarf_Die *cu, Dwarf_Addr pc, struct s
 	if (ms && ss->line > 0) {
 		ss->kind = mark_src__at(ms, ss->line, ss->col, &ss->tok);
 		ss->volatile_cast = mark_src__has_word(ms, ss->line, "volatile");
+		ss->plain_assign = mark_src__plain_assignment(ms, ss->line);
 		ss->order = mark_src__order(ms, ss->line);
 		/* A reduction's combine orders nothing: its barrier does (DRB140). */
 		ss->omp_reduction = mark_src__omp_reduction(ms, ss->line);
@@ -197,6 +201,53 @@ static void src_plain(struct site *s)
 	}
 }
 
+/*
+ * The debug info types the object an `_Atomic`: the site's address holds an
+ * atomic at run time, as a lock prefix shows, and teaches it
+ * (bpf/atomics.bpf.h).  The object's other accesses may be plain movs the
+ * debug info cannot type (a pointer reloaded from the stack, an indexed
+ * array: CPython's eval loop reads eval_breaker so), and a relaxed atomic
+ * has no lock anywhere to teach its address.  `volatile` marks, and
+ * teaches nothing: it is no atomic.
+ */
+static void set_qualified(struct site *s, const char *detail)
+{
+	set_mark(s, MARK_KIND_MARKED, MARK_QUALIFIER);
+	if (!strncmp(detail, "_Atomic", 7))
+		s->desc.flags |= KCSAND_SITE_TEACHES;
+}
+
+/*
+ * A store through a pointer on a line that assigns plainly (`s = 1;`,
+ * `p->done = 1;`) and names nothing atomic: the source shows a plain store,
+ * whatever object it reaches.  Left plain, it is not taken for the release
+ * of an address a spin-wait or a lock taught: DataRaceBench's DRB183, `s =
+ * 1` against `omp atomic read` polling s through the region's data block,
+ * was missed so.  Stores only: a seq_cst store through an `_Atomic` pointer
+ * (`*p = 1`) is a fenced store or an xchg, marked by its instruction, but a
+ * seq_cst load is a plain mov on a line that says nothing.  A macro that
+ * hides an atomic store names no `=` (`SET_FLAG(p);`).
+ */
+static bool plain_store(const struct site *s, const struct site_src *ss)
+{
+	return (s->desc.flags & (KCSAND_SITE_READ | KCSAND_SITE_WRITE)) == KCSAND_SITE_WRITE &&
+	       ss->plain_assign && ss->kind == MARK_KIND_PLAIN;
+}
+
+/* The qualifier rule: the static target's type, else that of the pointer in the base register. */
+static const char *rule_qualifier(struct dw_ctx *c, Dwarf_Die *cup, Dwarf_Addr pc,
+				  const struct mark_where *w, const struct site *s, char *buf,
+				  size_t len)
+{
+	if (!c || !c->dw)
+		return NULL;
+	if (w->target)
+		return mark_rule_qualifier(c, w->target, buf, len);
+	if (cup && w->pointers)
+		return mark_rule_pointee(c, cup, pc, &s->desc, buf, len);
+	return NULL;
+}
+
 void mark__site(struct site *s, const struct mark_where *w, const struct mark_opts *opts,
 		struct mark_stats *stats)
 {
@@ -243,12 +294,12 @@ void mark__site(struct site *s, const struct mark_where *w, const struct mark_op
 	} else if (cup && (detail = mark_rule_seqcount(c, cup, pc))) {
 		/* Counted with the inline accessors: the helper's inlined copy marks it. */
 		set_mark(s, MARK_KIND_MARKED, MARK_INLINE_ACCESSOR);
-	} else if (c && c->dw && (detail = mark_rule_qualifier(c, w->target, qbuf, sizeof(qbuf)))) {
-		set_mark(s, MARK_KIND_MARKED, MARK_QUALIFIER);
+	} else if ((detail = rule_qualifier(c, cup, pc, w, s, qbuf, sizeof(qbuf)))) {
+		set_qualified(s, detail);
 	} else if (ss.kind == MARK_KIND_MARKED) {
 		set_mark(s, ss.kind, MARK_SOURCE_MACRO);
 		detail = ss.tok;
-	} else if (cup && w->target && ss.read && !ss.volatile_cast) {
+	} else if (cup && ss.read && !ss.volatile_cast && (w->target || plain_store(s, &ss))) {
 		/*
 		 * A named plain object, in a source line we read: atomics learned
 		 * at run time do not apply (bpf/atomics.bpf.h).  A volatile access
@@ -365,6 +416,7 @@ int mark__apply(struct target_obj *obj, const struct mark_opts *opts, struct mar
 			.has_pc = dbg != NULL,
 			.pc = c ? s->vaddr + c->elfbias : 0,
 			.target = c && target ? target + c->elfbias : 0,
+			.pointers = true,
 		};
 
 		mark__site(s, &w, opts, stats);

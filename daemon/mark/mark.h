@@ -100,6 +100,13 @@ int mark_src__omp_atomic(const struct mark_src *src, int line);
 bool mark_src__omp_reduction(const struct mark_src *src, int line);
 /* Does the line hold the identifier word (not as part of a longer one)? */
 bool mark_src__has_word(const struct mark_src *src, int line, const char *word);
+/*
+ * The line is a plain assignment: an `=` of its own, and no word that may
+ * say atomic or ordered (atomic, volatile, once, sync, fence, barrier,
+ * acquire, release, relaxed, seq_cst, lock, in any case), nor an OpenMP
+ * atomic pragma before it.
+ */
+bool mark_src__plain_assignment(const struct mark_src *src, int line);
 
 /* ---- marks file */
 
@@ -164,6 +171,7 @@ struct mark_where {
 	bool has_pc;			/* pc is known */
 	uint64_t pc;			/* the instruction's address in dbg */
 	uint64_t target;		/* its static target's address in dbg, or 0 */
+	bool pointers;			/* the qualifier rule through pointers too (user objects) */
 };
 
 /* Start obj's sites again from the instructions' own reasons (lock prefix, xchg). */

@@ -37,6 +37,7 @@ struct src_cache;
 struct name_cache;
 struct gvar;
 struct sym_index;
+struct pointee_ctx;
 
 /*
  * An opened debug file (struct mark_debug in mark.h).  Addresses "in the
@@ -69,6 +70,7 @@ struct dw_ctx {
 	size_t nr_names, cap_names;
 	struct src_cache *srcs;
 	struct sym_index *syms;		/* by-name index, built on the first mark_debug__sym() */
+	struct pointee_ctx *pointee;	/* the pointer rule's (pointee.c), or NULL */
 };
 
 /* One address range of a compile unit's top-level function. */
@@ -110,6 +112,18 @@ const char *mark_rule_accessor(struct dw_ctx *c, Dwarf_Die *cu, Dwarf_Addr pc, c
 const char *mark_rule_seqcount(struct dw_ctx *c, Dwarf_Die *cu, Dwarf_Addr pc);
 /* Qualifier rule for a static target (module address): "volatile NAME" in buf, or NULL. */
 const char *mark_rule_qualifier(struct dw_ctx *c, uint64_t target, char *buf, size_t len);
+/* "_Atomic" or "volatile" when the object of this type at byte off is so qualified, or NULL. */
+const char *mark_type_qual_at(Dwarf_Die *type, uint64_t off);
+/* The concrete function of cu that has pc, in *fn; false when none. */
+bool mark_dw_function_at(struct dw_ctx *c, Dwarf_Die *cu, Dwarf_Addr pc, Dwarf_Die *fn);
+/*
+ * Qualifier rule through a pointer (pointee.c): the access disp(base) at pc,
+ * whose base register holds a pointer variable whose pointee is qualified
+ * at disp: "_Atomic NAME->+DISP" in buf, or NULL.
+ */
+const char *mark_rule_pointee(struct dw_ctx *c, Dwarf_Die *cu, Dwarf_Addr pc,
+			      const struct kcsand_site *d, char *buf, size_t len);
+void mark_pointee__free(struct dw_ctx *c);
 /* The source file for a DWARF path, read once and cached in c; NULL when it cannot be read. */
 struct mark_src *mark_source_get(struct dw_ctx *c, const char *path);
 /*

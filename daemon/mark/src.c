@@ -407,6 +407,46 @@ int mark_src__omp_atomic(const struct mark_src *src, int line)
 	return KCSAND_ORDER_DEFAULT;
 }
 
+/*
+ * Words that, anywhere in a line and in any case, may say an access there
+ * is an atomic's or ordered: a macro that wraps an atomic usually names it
+ * (CPython's _Py_atomic_store_relaxed, READ_ONCE, __sync_lock_release).
+ */
+static const char *const ordering_words[] = {
+	"atomic", "volatile", "once", "sync", "fence", "barrier",
+	"acquire", "release", "relaxed", "seq_cst", "lock",
+};
+
+/* An `=` of its own: not part of ==, !=, <=, >=, nor a compound assignment. */
+static bool has_assignment(const char *text)
+{
+	for (const char *p = strchr(text, '='); p; p = strchr(p + 1, '=')) {
+		if (p[1] == '=') {
+			p++;
+			continue;
+		}
+		if (p == text || !strchr("=!<>+-*/%&|^", p[-1]))
+			return true;
+	}
+	return false;
+}
+
+bool mark_src__plain_assignment(const struct mark_src *src, int line)
+{
+	const char *text;
+
+	if (!src || line < 1 || line > src->nr_lines)
+		return false;
+	text = src->lines[line - 1];
+	for (size_t i = 0; i < sizeof(ordering_words) / sizeof(*ordering_words); i++)
+		if (strcasestr(text, ordering_words[i]))
+			return false;
+	/* `#pragma omp atomic write` stands on the line before its statement. */
+	if (mark_src__omp_atomic(src, line) >= 0)
+		return false;
+	return has_assignment(text);
+}
+
 bool mark_src__has_word(const struct mark_src *src, int line, const char *word)
 {
 	size_t n = strlen(word);

@@ -398,6 +398,34 @@ int main(void)
 		mark_src__free(src);
 	}
 
+	TEST(source_plain_assignment) {
+		struct mark_src *src = mark_src__from_string(
+			"      s = 1;\n"				/* 1: DRB183's store */
+			"\tp->done = 1;\n"			/* 2 */
+			"\tSET_GIL_DROP_REQUEST(interp);\n"	/* 3: no = */
+			"\t_Py_atomic_store_relaxed(&c->x, 1);\n"	/* 4 */
+			"\tif (a == b) go();\n"			/* 5: == only */
+			"\tn += 2;\n"				/* 6: compound */
+			"#pragma omp atomic write\n"
+			"\tready = 1;\n"				/* 8 */
+			"\tWRITE_ONCE(x, v);\n"			/* 9 */
+			"\t*(volatile int *)&f = 1;\n"		/* 10 */
+			"\tflag = Release;\n");			/* 11: a word, any case */
+
+		ASSERT_TRUE(mark_src__plain_assignment(src, 1), "s = 1");
+		ASSERT_TRUE(mark_src__plain_assignment(src, 2), "through a pointer");
+		ASSERT_FALSE(mark_src__plain_assignment(src, 3), "a macro, no =");
+		ASSERT_FALSE(mark_src__plain_assignment(src, 4), "atomic inside an identifier");
+		ASSERT_FALSE(mark_src__plain_assignment(src, 5), "a comparison");
+		ASSERT_FALSE(mark_src__plain_assignment(src, 6), "a compound assignment");
+		ASSERT_FALSE(mark_src__plain_assignment(src, 8), "under omp atomic");
+		ASSERT_FALSE(mark_src__plain_assignment(src, 9), "WRITE_ONCE");
+		ASSERT_FALSE(mark_src__plain_assignment(src, 10), "volatile");
+		ASSERT_FALSE(mark_src__plain_assignment(src, 11), "release, in any case");
+		ASSERT_FALSE(mark_src__plain_assignment(src, 12), "past the end");
+		mark_src__free(src);
+	}
+
 	TEST(source_multiline_calls) {
 		const char *text = "\tWRITE_ONCE(a,\n\t\t   v + 1);\n"
 				   "\tv = READ_ONCE(\n\t\tp->q);\n";
