@@ -428,7 +428,7 @@ const char *mark_rule_seqcount(struct dw_ctx *c, Dwarf_Die *cu, Dwarf_Addr pc)
 	return function_load(c, cu, pc) ? seq_section_at(c, pc) : NULL;
 }
 
-static int type_of(Dwarf_Die *d, Dwarf_Die *t)
+int mark_dw_type_of(Dwarf_Die *d, Dwarf_Die *t)
 {
 	Dwarf_Attribute a;
 
@@ -452,12 +452,12 @@ static const char *type_qual_at(Dwarf_Die *type, uint64_t off, int depth)
 		case DW_TAG_typedef:
 		case DW_TAG_const_type:
 		case DW_TAG_restrict_type:
-			if (type_of(&t, &next))
+			if (mark_dw_type_of(&t, &next))
 				return NULL;
 			t = next;
 			break;
 		case DW_TAG_array_type:
-			if (type_of(&t, &next))
+			if (mark_dw_type_of(&t, &next))
 				return NULL;
 			if (dwarf_aggregate_size(&next, &sz) == 0 && sz)
 				off %= sz;
@@ -475,7 +475,7 @@ static const char *type_qual_at(Dwarf_Die *type, uint64_t off, int depth)
 				Dwarf_Word moff = 0;
 				const char *q;
 
-				if (dwarf_tag(&m) != DW_TAG_member || type_of(&m, &mt))
+				if (dwarf_tag(&m) != DW_TAG_member || mark_dw_type_of(&m, &mt))
 					continue;
 				if (dwarf_attr(&m, DW_AT_data_member_location, &a) &&
 				    dwarf_formudata(&a, &moff))
@@ -512,7 +512,7 @@ static int push_decl(struct dw_ctx *c, Dwarf_Die *d)
 	const char *name = dwarf_diename(d);
 	Dwarf_Die t;
 
-	if (!name || !dwarf_hasattr(d, DW_AT_declaration) || type_of(d, &t) ||
+	if (!name || !dwarf_hasattr(d, DW_AT_declaration) || mark_dw_type_of(d, &t) ||
 	    !type_qual_at(&t, 0, 0))
 		return 0;
 	for (size_t i = 0; i < c->nr_decls; i++)
@@ -536,7 +536,7 @@ static int push_var(struct dw_ctx *c, size_t *cap, Dwarf_Die *d)
 		return push_decl(c, d);
 	if (dwarf_getlocation(&a, &ops, &nops) || nops != 1 || ops[0].atom != DW_OP_addr)
 		return 0;
-	if (!type_of(d, &t) && dwarf_aggregate_size(&t, &sz))
+	if (!mark_dw_type_of(d, &t) && dwarf_aggregate_size(&t, &sz))
 		sz = 1;
 	if (ARRAY_RESERVE(c->vars, *cap, c->nr_vars, 256))
 		return -ENOMEM;
@@ -604,7 +604,7 @@ static int add_decl_vars(struct dw_ctx *c, size_t *cap)
 
 		if (sym_index__find(c->syms, dwarf_diename(d), false, true, &addr, &size))
 			continue;
-		if (!type_of(d, &t) && !dwarf_aggregate_size(&t, &sz) && sz)
+		if (!mark_dw_type_of(d, &t) && !dwarf_aggregate_size(&t, &sz) && sz)
 			size = sz;
 		if (ARRAY_RESERVE(c->vars, *cap, c->nr_vars, 256))
 			return -ENOMEM;
@@ -668,7 +668,7 @@ const char *mark_rule_qualifier(struct dw_ctx *c, uint64_t target, char *buf, si
 	for (size_t i = lo, seen = 0; i-- > 0 && seen < 64; seen++) {
 		struct gvar *v = &c->vars[i];
 
-		if (target >= v->addr + v->size || type_of(&v->die, &t))
+		if (target >= v->addr + v->size || mark_dw_type_of(&v->die, &t))
 			continue;
 		q = type_qual_at(&t, target - v->addr, 0);
 		if (q) {

@@ -112,6 +112,8 @@ const char *mark_rule_accessor(struct dw_ctx *c, Dwarf_Die *cu, Dwarf_Addr pc, c
 const char *mark_rule_seqcount(struct dw_ctx *c, Dwarf_Die *cu, Dwarf_Addr pc);
 /* Qualifier rule for a static target (module address): "volatile NAME" in buf, or NULL. */
 const char *mark_rule_qualifier(struct dw_ctx *c, uint64_t target, char *buf, size_t len);
+/* The DIE of d's DW_AT_type (through abstract origins) in *t: 0, or -1 when it has none. */
+int mark_dw_type_of(Dwarf_Die *d, Dwarf_Die *t);
 /* "_Atomic" or "volatile" when the object of this type at byte off is so qualified, or NULL. */
 const char *mark_type_qual_at(Dwarf_Die *type, uint64_t off);
 /* The concrete function of cu that has pc, in *fn; false when none. */

@@ -53,15 +53,6 @@ static const int dwarf_reg_of[KCSAND_REG_COUNT] = {
 	[KCSAND_REG_R14] = 14,	[KCSAND_REG_R15] = 15, [KCSAND_REG_RIP] = -1,
 };
 
-static int type_of(Dwarf_Die *d, Dwarf_Die *t)
-{
-	Dwarf_Attribute a;
-
-	if (!dwarf_attr_integrate(d, DW_AT_type, &a) || !dwarf_formref_die(&a, t))
-		return -1;
-	return 0;
-}
-
 static bool type_has_qual(struct pointee_ctx *p, Dwarf_Die *t, int depth);
 
 /* Any member of aggregate t holds a qualified object. */
@@ -72,7 +63,7 @@ static bool members_have_qual(struct pointee_ctx *p, Dwarf_Die *t, int depth)
 	if (dwarf_child(t, &m))
 		return false;
 	do {
-		if (dwarf_tag(&m) == DW_TAG_member && !type_of(&m, &mt) &&
+		if (dwarf_tag(&m) == DW_TAG_member && !mark_dw_type_of(&m, &mt) &&
 		    type_has_qual(p, &mt, depth + 1))
 			return true;
 	} while (dwarf_siblingof(&m, &m) == 0);
@@ -100,7 +91,7 @@ static bool type_has_qual(struct pointee_ctx *p, Dwarf_Die *t, int depth)
 	case DW_TAG_const_type:
 	case DW_TAG_restrict_type:
 	case DW_TAG_array_type:
-		has = !type_of(t, &next) && type_has_qual(p, &next, depth + 1);
+		has = !mark_dw_type_of(t, &next) && type_has_qual(p, &next, depth + 1);
 		break;
 	case DW_TAG_structure_type:
 	case DW_TAG_class_type:
@@ -119,7 +110,7 @@ static bool pointee_of(Dwarf_Die *d, Dwarf_Die *out)
 {
 	Dwarf_Die t, next;
 
-	if (type_of(d, &t))
+	if (mark_dw_type_of(d, &t))
 		return false;
 	for (int i = 0; i < 16; i++) {
 		switch (dwarf_tag(&t)) {
@@ -127,14 +118,14 @@ static bool pointee_of(Dwarf_Die *d, Dwarf_Die *out)
 		case DW_TAG_const_type:
 		case DW_TAG_volatile_type:
 		case DW_TAG_restrict_type:
-			if (type_of(&t, &next))
+			if (mark_dw_type_of(&t, &next))
 				return false;
 			t = next;
 			break;
 		case DW_TAG_pointer_type:
 		case DW_TAG_reference_type:
 		case DW_TAG_rvalue_reference_type:
-			return !type_of(&t, out);
+			return !mark_dw_type_of(&t, out);
 		default:
 			return false;
 		}
