@@ -360,6 +360,8 @@ struct hb_cell {
  * taught that address, it is taken to be what a later one would be, an
  * atomic access (hb_conflict).  Never sent: hb_report() masks them.
  */
+#define HB_TYPE_LEARNABLE	(1u << 6)	/* a plain load or store the run-time rule may mark */
+#define HB_TYPE_INFERRED	(1u << 7)	/* atomic by the run-time rule: a lock, xchg, learned */
 /*
  * A trapped write checked before the daemon decoded its instruction
  * (hb_watch_fill): its ip is the trap's, after the instruction.  A later
@@ -367,8 +369,6 @@ struct hb_cell {
  * decodes it then: its site may be marked (an _Atomic the debug info typed).
  */
 #define HB_TYPE_HW_RAW		(1u << 3)
-#define HB_TYPE_LEARNABLE	(1u << 6)	/* a plain load or store the run-time rule may mark */
-#define HB_TYPE_INFERRED	(1u << 7)	/* atomic by the run-time rule: a lock, xchg, learned */
 #define HB_TYPE_ACCESS		(KCSAND_ACCESS_WRITE | KCSAND_ACCESS_COMPOUND | KCSAND_ACCESS_ATOMIC)
 
 struct hb_shadow {

@@ -143,9 +143,9 @@ int engine_rearm_sync(struct engine *e, bool on);
 void engine_arm_learned(struct engine *e);
 /* CPU-ns the history detector's sync probes took so far; 0 without one. */
 double engine_sync_cost_ns(const struct engine *e);
-/* The site a cookie names, and its object; NULL for a cookie not handed out. */
 /* The flags of the site at vaddr of the object at path, or 0 (hwbp__set_site_flags). */
 uint32_t engine_site_flags_at(void *ctx, const char *path, uint64_t vaddr);
+/* The site a cookie names, and its object; NULL for a cookie not handed out. */
 const struct site *engine_site_of(const struct engine *e, uint32_t cookie,
 				  const struct target_obj **o);
 
