@@ -589,22 +589,22 @@ static void process_view(struct engine *e, struct report_view *v)
  *   that had read it was reported so (free_omp_task_recursive, race-free,
  *   in 1 of 2 whole runs of the history suite).
  */
+static bool trapped_marked(const struct kcsand_access *a)
+{
+	return (a->flags & KCSAND_ACC_HWBP) && (a->type & KCSAND_ACCESS_ATOMIC);
+}
+
 static bool watch_report_dropped(struct engine *e, const struct kcsand_report *r)
 {
 	if (r->origin != KCSAND_ORIGIN_HISTORY)
 		return false;
-	/* The earlier side, a write trapped before its decode was in, that decodes as marked. */
-	if (r->has_other && (r->other.flags & KCSAND_ACC_HWBP) &&
-	    (r->other.type & KCSAND_ACCESS_ATOMIC)) {
+	/* The earlier side too: a write trapped before its decode was in. */
+	if (trapped_marked(&r->this) || (r->has_other && trapped_marked(&r->other))) {
 		e->history_watch_marked++;
 		return true;
 	}
 	if (!(r->this.flags & KCSAND_ACC_HWBP))
 		return false;
-	if (r->this.type & KCSAND_ACCESS_ATOMIC) {
-		e->history_watch_marked++;
-		return true;
-	}
 	if (!(r->this.flags & KCSAND_ACC_DECODED)) {
 		e->history_watch_undecoded++;
 		return true;
