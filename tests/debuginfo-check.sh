@@ -56,7 +56,7 @@ strip --strip-all -o "$T/nodebug/racy" "$T/plain/racy" || exit 1
 cp "$T/nodebug/racy" "$T/buildid/racy"
 cp "$T/racy.debug" "$T/link/racy.debug"
 (cd "$T/link" && objcopy --add-gnu-debuglink=racy.debug "$T/nodebug/racy" racy) || exit 1
-id=$(readelf -n "$T/plain/racy" | sed -n 's/.*Build ID: \([0-9a-f]*\).*/\1/p')
+id=$(build_id "$T/plain/racy") || setup_fail "$T/plain/racy has no build-id"
 mkdir -p "$T/root/.build-id/${id:0:2}"
 cp "$T/racy.debug" "$T/root/.build-id/${id:0:2}/${id:2}.debug"
 # The test's root first, then the system's, where libc's own debug file may be.

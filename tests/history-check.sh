@@ -132,8 +132,7 @@ build() {
 split_debug() {
 	local id dir
 
-	id=$(readelf -n "$1" | awk '/Build ID:/ { print $3 }')
-	[[ -n $id ]] || return 1
+	id=$(build_id "$1") || return 1
 	dir=$OUT/debug-root/.build-id/${id:0:2}
 	mkdir -p "$dir" && objcopy --only-keep-debug "$1" "$dir/${id:2}.debug" &&
 		strip --strip-all "$1"

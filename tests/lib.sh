@@ -200,6 +200,16 @@ summary_value() {
 	grep -oE "(^| )$1: [^ ]+" "$2" 2>/dev/null | tail -1 | sed 's/.*: //'
 }
 
+# build_id BIN: BIN's GNU build-id in hex; fails, printing nothing, for a BIN without one.
+# Its debug file goes under a debug root as ROOT/.build-id/NN/REST.debug (the layout of
+# Debian's -dbg and -dbgsym packages, and KCSAND_DEBUG_ROOT's).
+build_id() {
+	local id
+
+	id=$(readelf -n "$1" | sed -n 's/.*Build ID: \([0-9a-f]*\).*/\1/p')
+	[[ -n $id ]] && echo "$id"
+}
+
 # child_ticks: this (sub)shell's cutime + cstime from /proc/PID/stat, read in this shell: a
 # subshell, as of $(times), has no children of its own.  Call it directly, not in $(...).
 child_ticks() {
