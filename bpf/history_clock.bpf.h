@@ -184,11 +184,16 @@ __noinline int hb_take_slot(struct hb_proc *p, const struct hb_thread *parent)
  * Whoever acquires a sharer's epoch takes the others' earlier ones as known
  * too: that hides races between the sharers, and of a sharer with a thread
  * that synchronized only with another sharer; it makes none up
- * (docs/history.md, "Threads").  The slot with the fewest threads in it,
- * looked for from a point that moves at each share so that they spread;
- * the creator's own slot last (a thread and its creator share data most).
- * Returns the slot, or -1 when none could be joined.
+ * (docs/history.md, "What it keeps").  Of HB_SHARE_LOOK slots from a point
+ * that moves one slot at each share, so that the sharers spread over all
+ * of them in turn, the one with the fewest threads in it; the creator's
+ * own slot last (a thread and its creator share data most).  A few, not
+ * all: the verifier walks each one looked at, in every program that can
+ * start a thread (64 took 20,000 more instructions in each).  Returns the
+ * slot, or -1 when none could be joined.
  */
+#define HB_SHARE_LOOK	4
+
 __noinline int hb_share_slot(struct hb_proc *p, const struct hb_thread *parent)
 {
 	__u32 start, avoid, best = 0;
@@ -198,7 +203,7 @@ __noinline int hb_share_slot(struct hb_proc *p, const struct hb_thread *parent)
 		return -1;
 	start = __sync_fetch_and_add(&p->share_next, 1);
 	avoid = parent->slot & (HB_SLOTS - 1);
-	for (int j = 0; j < HB_SLOTS; j++) {
+	for (int j = 0; j < HB_SHARE_LOOK; j++) {
 		__u32 i = (start + j) & (HB_SLOTS - 1);
 		__s32 n = p->sharers[i];
 
@@ -211,7 +216,7 @@ __noinline int hb_share_slot(struct hb_proc *p, const struct hb_thread *parent)
 			best = i;
 		}
 	}
-	for (int r = 0; r < HB_CAS_TRIES && fewest != 0x7fffffff; r++) {
+	for (int r = 0; r < 4 && fewest != 0x7fffffff; r++) {
 		__s32 n = *(volatile __s32 *)&p->sharers[best & (HB_SLOTS - 1)];
 
 		if (n < 1)
