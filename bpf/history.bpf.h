@@ -310,7 +310,15 @@ struct hb_range {
 struct hb_proc {
 	__u64 used;			/* slots taken by live threads */
 	__u32 last_clock[HB_SLOTS];	/* a slot's next thread starts above this */
-	__u32 cur_clock[HB_SLOTS];	/* a live slot's own clock, for hb_acquire_all() */
+	/*
+	 * A live slot's clock: the latest epoch any of its threads took
+	 * (hb_tick), for hb_acquire_all() and for a sharer's next epoch.
+	 */
+	__u32 cur_clock[HB_SLOTS];
+	/* Live threads or tasks in each slot: more than one once all were taken (hb_share_slot). */
+	__s32 sharers[HB_SLOTS];
+	__u32 share_next;		/* where hb_share_slot() starts looking */
+	__u32 __pad3;
 	/*
 	 * Releases when hb_syncs is full, all into one object, which every
 	 * acquire of an object not in hb_syncs then acquires: more order

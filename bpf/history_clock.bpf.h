@@ -88,8 +88,10 @@ __noinline int hb_vc_join_atomic_g(struct hb_vc *dst, const struct hb_vc *src)
 
 /*
  * A process's slots, each the vector-clock entry of one thread or task
- * at a time: taken (the bit in p->used set by whoever sets it first),
- * started above the clock its last owner left it at, given back.
+ * at a time, or of several threads once every slot is taken
+ * (hb_share_slot): taken (the bit in p->used set by whoever sets it
+ * first), started above the clock its last owner left it at, given back
+ * when the last thread in it leaves.
  */
 static __always_inline int hb_slot_try(struct hb_proc *p, int i)
 {
@@ -98,13 +100,18 @@ static __always_inline int hb_slot_try(struct hb_proc *p, int i)
 	return !(p->used & bit) && !(__sync_fetch_and_or(&p->used, bit) & bit);
 }
 
-/* t took slot: its entry, and the process's clock of it, start one above the last owner's. */
+/*
+ * t took slot: its entry, and the process's clock of it, start one above
+ * the last owner's; one thread in it.  The count comes last: a sharer
+ * joins only a slot that counts one (x86 keeps the stores in order).
+ */
 static __always_inline void hb_slot_start(struct hb_proc *p, struct hb_thread *t, int slot)
 {
-	__u32 start = p->last_clock[slot & (HB_SLOTS - 1)] + 1;
+	__u32 s = slot & (HB_SLOTS - 1), start = p->last_clock[s] + 1;
 
-	t->vc[slot & (HB_SLOTS - 1)] = start;
-	p->cur_clock[slot & (HB_SLOTS - 1)] = start;
+	t->vc[s] = start;
+	p->cur_clock[s] = start;
+	*(volatile __s32 *)&p->sharers[s] = 1;
 }
 
 /* The latest clock of slot i: its owner's now, or its last owner's when it has none. */
@@ -115,11 +122,23 @@ static __always_inline __u32 hb_slot_clock(const struct hb_proc *p, __u32 i)
 	return cur > last ? cur : last;
 }
 
-/* Slot s given back, its owner's last clock last. */
+/*
+ * A thread or task in slot s leaves it, its last clock last.  Others still
+ * in it (sharers) go on with its clock; the last one gives it back, and
+ * the slot's next owner starts above every epoch any of them took.
+ */
 static __always_inline void hb_slot_leave(struct hb_proc *p, __u32 s, __u32 last)
 {
-	p->last_clock[s & (HB_SLOTS - 1)] = last;
-	__sync_fetch_and_and(&p->used, ~(1ULL << (s & (HB_SLOTS - 1))));
+	__u32 i = s & (HB_SLOTS - 1), cur;
+	__s32 was = __sync_fetch_and_add(&p->sharers[i], -1);
+
+	if (was > 1)
+		return;
+	if (was < 1)	/* left twice: the count stays at 0 */
+		__sync_fetch_and_add(&p->sharers[i], 1);
+	cur = p->cur_clock[i];
+	p->last_clock[i] = last > cur ? last : cur;
+	__sync_fetch_and_and(&p->used, ~(1ULL << i));
 }
 
 /*
@@ -159,10 +178,117 @@ __noinline int hb_take_slot(struct hb_proc *p, const struct hb_thread *parent)
 }
 
 /*
- * A new thread: a free slot of its process, its own entry above the last
- * clock of that slot's previous thread, and what its creator knew.  With
- * more than HB_SLOTS threads alive or not joined, the new one has no
- * clock: its accesses are not checked, its sync is not traced.
+ * Every slot is taken by a live thread (more than HB_SLOTS alive at once):
+ * the new thread shares one, and from then on the threads in it take their
+ * epochs from the slot's one clock (hb_tick), as if they were one thread.
+ * Whoever acquires a sharer's epoch takes the others' earlier ones as known
+ * too: that hides races between the sharers, and of a sharer with a thread
+ * that synchronized only with another sharer; it makes none up
+ * (docs/history.md, "What it keeps").  Of HB_SHARE_LOOK slots from a point
+ * that moves one slot at each share, so that the sharers spread over all
+ * of them in turn, the one with the fewest threads in it; the creator's
+ * own slot last (a thread and its creator share data most).  A few, not
+ * all: the verifier walks each one looked at, in every program that can
+ * start a thread (64 took 20,000 more instructions in each).  Returns the
+ * slot, or -1 when none could be joined.
+ */
+#define HB_SHARE_LOOK	4
+
+__noinline int hb_share_slot(struct hb_proc *p, const struct hb_thread *parent)
+{
+	__u32 start, avoid, best = 0;
+	__s32 fewest = 0x7fffffff;
+
+	if (!p || !parent)
+		return -1;
+	start = __sync_fetch_and_add(&p->share_next, 1);
+	avoid = parent->slot & (HB_SLOTS - 1);
+	for (int j = 0; j < HB_SHARE_LOOK; j++) {
+		__u32 i = (start + j) & (HB_SLOTS - 1);
+		__s32 n = p->sharers[i];
+
+		if (n < 1)
+			continue;	/* free, or being started: hb_take_slot's */
+		if (i == avoid)
+			n += HB_SLOTS;
+		if (n < fewest) {
+			fewest = n;
+			best = i;
+		}
+	}
+	for (int r = 0; r < 4 && fewest != 0x7fffffff; r++) {
+		__s32 n = *(volatile __s32 *)&p->sharers[best & (HB_SLOTS - 1)];
+
+		if (n < 1)
+			return -1;	/* its last thread left in between */
+		if (__sync_val_compare_and_swap(&p->sharers[best & (HB_SLOTS - 1)], n, n + 1) == n)
+			return best & (HB_SLOTS - 1);
+	}
+	return -1;
+}
+
+/* A slot for a new thread: a free one, else a live one shared (+ HB_SLOTS), else -1. */
+static __always_inline int hb_new_slot(struct hb_proc *p, const struct hb_thread *parent)
+{
+	int slot = hb_take_slot(p, parent);
+
+	if (slot >= 0)
+		return slot;
+	/* Taken between the two looks: one more try for a free one. */
+	slot = hb_share_slot(p, parent);
+	if (slot < 0)
+		slot = hb_take_slot(p, parent);
+	else
+		slot += HB_SLOTS;
+	return slot;
+}
+
+/*
+ * t joins slot s, shared: its entry, above what it got from its creator,
+ * is the slot's next epoch, after every epoch its sharers took.
+ */
+static __always_inline void hb_slot_join(struct hb_proc *p, struct hb_thread *t, __u32 s)
+{
+	__u32 v = __sync_add_and_fetch(&p->cur_clock[s & (HB_SLOTS - 1)], 1);
+
+	if (t->vc[s & (HB_SLOTS - 1)] < v)
+		t->vc[s & (HB_SLOTS - 1)] = v;
+	hb_count(KCSAND_HB_CTR_SLOT_SHARED);
+}
+
+/*
+ * A sampled access of t, in a slot it may share: its epoch is the slot's
+ * clock now, after every epoch its sharers took so far.  Left at t's own
+ * last epoch, a sharer's later release (a mutex it unlocked since) would
+ * carry a higher one, and whoever acquired that would take this access as
+ * ordered before it though it came after: a race missed that even one
+ * thread doing what the sharers did, in the order they did it, would show.
+ * The slot's clock stays above every entry of it: nothing made up.  Free
+ * until a slot was first shared.
+ */
+static __always_inline void hb_slot_catch_up(struct hb_thread *t)
+{
+	__u32 s = t->slot & (HB_SLOTS - 1), tgid = t->tgid, c;
+	struct hb_proc *p;
+
+	if (!*(volatile __u64 *)&hb_counters[KCSAND_HB_CTR_SLOT_SHARED])
+		return;
+	p = bpf_map_lookup_elem(&hb_procs, &tgid);
+	/* Alone in it again, it is still below what a sharer that left took: no count read. */
+	if (!p)
+		return;
+	c = *(volatile __u32 *)&p->cur_clock[s];
+	if (t->vc[s] < c)
+		t->vc[s] = c;
+}
+
+/*
+ * A new thread: a slot of its process (a free one, else one shared with
+ * live threads), its own entry above every epoch the slot's threads took,
+ * and what its creator knew.  Without a slot (hb_share_slot() lost every
+ * race for one) or an entry in hb_threads, it has no clock: its accesses
+ * are not checked, its sync is not traced, and the daemon drops the
+ * history's reports (KCSAND_HB_CTR_NO_SLOT).
  */
 static __noinline struct hb_thread *hb_new_thread(__u32 tid, __u32 tgid,
 						  const struct hb_thread *parent)
@@ -174,15 +300,15 @@ static __noinline struct hb_thread *hb_new_thread(__u32 tid, __u32 tgid,
 	p = hb_get(&hb_procs, &tgid);
 	if (!p)
 		return NULL;
-	slot = hb_take_slot(p, parent ? parent : hb_zero_value());
-	if (slot < 0) {
+	slot = hb_new_slot(p, parent ? parent : hb_zero_value());
+	t = slot < 0 ? NULL : hb_get(&hb_threads, &tid);
+	if (!t) {
+		if (slot >= 0)
+			hb_slot_leave(p, slot, 0);
 		hb_count(KCSAND_HB_CTR_NO_SLOT);
 		return NULL;
 	}
-	t = hb_get(&hb_threads, &tid);
-	if (!t)
-		return NULL;
-	t->slot = slot;
+	t->slot = slot & (HB_SLOTS - 1);
 	t->tgid = tgid;
 	/*
 	 * A new thread is in no sync call yet (hb_new_gen).  One first seen
@@ -203,7 +329,10 @@ static __noinline struct hb_thread *hb_new_thread(__u32 tid, __u32 tgid,
 	}
 	if (parent)
 		hb_vc_join(t->vc, parent->vc);
-	hb_slot_start(p, t, slot);
+	if (slot >= HB_SLOTS)
+		hb_slot_join(p, t, slot);
+	else
+		hb_slot_start(p, t, slot);
 	return t;
 }
 
@@ -229,13 +358,22 @@ static __always_inline struct hb_thread *hb_self(void)
 /* A new epoch of the thread, published for hb_acquire_all(). */
 static __always_inline void hb_tick(struct hb_thread *t)
 {
-	__u32 s = t->slot & (HB_SLOTS - 1), tgid = t->tgid;
+	__u32 s = t->slot & (HB_SLOTS - 1), tgid = t->tgid, v;
 	struct hb_proc *p;
 
-	t->vc[s]++;
 	p = bpf_map_lookup_elem(&hb_procs, &tgid);
-	if (p)
-		p->cur_clock[s] = t->vc[s];
+	if (!p) {
+		t->vc[s]++;
+		return;
+	}
+	/*
+	 * The slot's one clock: a slot shared by several threads gives each
+	 * of them epochs above all the others took (hb_share_slot), and the
+	 * slot's clock stays at or above every entry of it, for
+	 * hb_acquire_all().  A thread alone in its slot moves it alone.
+	 */
+	v = __sync_add_and_fetch(&p->cur_clock[s], 1);
+	t->vc[s] = v > t->vc[s] ? v : t->vc[s] + 1;
 }
 
 /* Sync objects in user memory: below are libgomp's own and above, kernel objects and hashes. */

@@ -1123,6 +1123,7 @@ static __always_inline void history_access(void *ctx, struct pt_regs *regs, __u3
 	t = hb_self();
 	if (!t)
 		return;
+	hb_slot_catch_up(t);
 	hb_new_gen(t, t0);
 	hb_settle_at(t, regs->sp);
 	scratch = bpf_map_lookup_elem(&hb_scratch, &zero);

@@ -695,7 +695,7 @@ enum kcsand_hb_counter {
 	KCSAND_HB_CTR_SHADOW_EVICTED,	/* entries taken over by another granule */
 	KCSAND_HB_CTR_RACES,		/* conflicting pairs found, before the rate limit */
 	KCSAND_HB_CTR_REPORTS,		/* records sent */
-	KCSAND_HB_CTR_NO_SLOT,		/* hits by threads beyond KCSAND_HB_MAX_THREADS: unchecked */
+	KCSAND_HB_CTR_NO_SLOT,		/* hits by threads that got no clock: unchecked */
 	KCSAND_HB_CTR_NO_STACK,		/* remembered accesses whose stack was not kept */
 	KCSAND_HB_CTR_SYNC_FULL,	/* releases into the process's overflow object: the map was full */
 	KCSAND_HB_CTR_CONTENDED,	/* samples skipped: their shadow entry was busy */
@@ -724,10 +724,14 @@ enum kcsand_hb_counter {
 	KCSAND_HB_CTR_WATCH_TRAPS,	/* writes those watches caught, checked (history_watch_trap) */
 	KCSAND_HB_CTR_WATCH_STALE,	/* traps of watches spent, their events not closed yet */
 	KCSAND_HB_CTR_WATCH_FORGOTTEN,	/* watches spent unchecked: their memory changed owner */
+	KCSAND_HB_CTR_SLOT_SHARED,	/* threads that shared a slot: more than 64 alive at once */
 	KCSAND_HB_CTR_COUNT,
 };
 
-/* Threads of one process with a clock of their own; more are not checked. */
+/*
+ * Threads of one process with a clock entry of their own; more alive at
+ * once share entries (bpf/history_clock.bpf.h, hb_share_slot).
+ */
 #define KCSAND_HB_MAX_THREADS	64
 /*
  * A process's value in hb_tgids (bpf/history.bpf.h).  HELD: objects it

@@ -395,6 +395,7 @@ static void put_history(struct engine *e, struct summary_out *so)
 	put_u64(so, "history_shadow_live", hb_st.ctr[KCSAND_HB_CTR_SHADOW_LIVE]);
 	put_u64(so, "history_sync_pauses", hb_st.pauses);
 	put_u64(so, "history_unclocked_hits", hb_st.ctr[KCSAND_HB_CTR_NO_SLOT]);
+	put_u64(so, "history_slots_shared", hb_st.ctr[KCSAND_HB_CTR_SLOT_SHARED]);
 	put_u64(so, "history_reports_dropped", e->history_unsound);
 	put_u64(so, "history_forgotten", hb_st.ctr[KCSAND_HB_CTR_FORGET_OPS]);
 }
@@ -427,10 +428,9 @@ static void put_warnings(struct engine *e, struct summary_out *so, bool slow)
 		put_warning(so, "the program ran %.0fx its native CPU time under the probes "
 			    "(--overhead-budget)", factor);
 	if (e->hist && history__unclocked_hits(e->hist))
-		put_warning(so, "history: more than %d threads of the process were alive at once: "
-			    "%llu hits by threads without a clock were not checked, and %lu races "
-			    "the history found were dropped, as sync of those threads went unseen",
-			    KCSAND_HB_MAX_THREADS,
+		put_warning(so, "history: threads got no clock (no slot could be joined, or the "
+			    "thread table was full): %llu hits by them were not checked, and %lu "
+			    "races the history found were dropped, as sync of those threads went unseen",
 			    (unsigned long long)history__unclocked_hits(e->hist),
 			    e->history_unsound);
 	if (e->hist && history__lost_edges(e->hist))

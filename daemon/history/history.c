@@ -957,6 +957,20 @@ static void print_tasks(const struct history_stats *st, FILE *out)
 		(unsigned long long)st->ctr[KCSAND_HB_CTR_FULFILLED]);
 }
 
+/*
+ * -v: threads that shared a clock slot (bpf/history_clock.bpf.h,
+ * hb_share_slot).  Their races with each other are not seen: said, so that
+ * a silent run with many threads is read for what it checked.
+ */
+static void print_threads(const struct history_stats *st, FILE *out)
+{
+	fprintf(out, "kcsand: history: %llu threads shared a clock slot with live ones (more than "
+		     "%d alive at once), their races with each other not seen; %llu hits by threads "
+		     "with no clock\n",
+		(unsigned long long)st->ctr[KCSAND_HB_CTR_SLOT_SHARED], KCSAND_HB_MAX_THREADS,
+		(unsigned long long)st->ctr[KCSAND_HB_CTR_NO_SLOT]);
+}
+
 /* -v: the watches of reads (bpf/history_watch.bpf.h). */
 static void print_watches(const struct history_stats *st, FILE *out)
 {
@@ -1019,6 +1033,7 @@ void history__print(const struct history *hist, FILE *out)
 		(unsigned long long)st.ctr[KCSAND_HB_CTR_SYNC_FREED],
 		(unsigned long long)st.ctr[KCSAND_HB_CTR_CAS_LOST]);
 	print_tasks(&st, out);
+	print_threads(&st, out);
 	fprintf(out, "kcsand: history: %llu ranges forgotten (freed, unmapped, new threads' stacks), "
 		     "%llu of them kept as ranges; %llu times every older access was forgotten "
 		     "(more than %d wide ranges); %lu processes held while what they mapped was "

@@ -70,8 +70,9 @@ int history__add_process(struct history *hist, pid_t pid, const char *prog);
 int history__poll(struct history *hist);
 void history__get_stats(const struct history *hist, struct history_stats *out);
 /*
- * Probe hits by threads that had no clock (more threads of a process alive
- * at once than KCSAND_HB_MAX_THREADS).  Once there is one, an order through
+ * Probe hits by threads that had no clock: past KCSAND_HB_MAX_THREADS alive
+ * at once threads share slots (bpf/history_clock.bpf.h), so only one that
+ * lost every race for a slot, or found hb_threads full.  Once there is one, an order through
  * such a thread's sync went unseen, and what the history finds may be no
  * race: the engine drops its reports from then on.
  */

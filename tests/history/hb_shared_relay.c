@@ -1,23 +1,21 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * Race-free, and past the history's 64 clock slots: more threads alive at
- * once than a process has slots, so the last ones created have no clock.
- * One of them, the relay, orders a write and a read of two threads that
- * do have one, created first: the writer writes once the relay exists and
- * posts go, the relay waits for it and posts relayed, the reader waits for
- * that and reads.  The relay's sync is not
- * traced, so the history alone would report the write and the read as a
- * race; kcsand must drop what the history finds once a thread went
- * without a clock, and say so.
+ * once than a process has slots, so the last ones created share a slot
+ * with a live thread (bpf/history_clock.bpf.h, hb_share_slot).  One of
+ * them, the relay, orders a write and a read of two threads that have
+ * slots of their own, created first: the writer writes once the relay
+ * exists and posts go, the relay waits for it and posts relayed, the
+ * reader waits for that and reads.  Until 2026-12-07 the relay had no
+ * clock, its sync went untraced, and the history's report of the write
+ * and the read (`data-race in read_x / write_x`) had to be dropped with
+ * every other; now the relay's sync is traced on its shared slot, and the
+ * order it makes must be seen: no report, none dropped.
  *
- * The writer stays alive until the reader read: a thread's slot is free
- * once it ended, and the relay's next event would take it, as a thread
- * first seen at an event, which acquires every epoch (the writer's write
- * with it) and then releases into relayed: ordered, nothing to drop.
- * That happened whenever the writer ended before the relay woke, 2 runs
- * of 3 here.
+ * The writer stays alive until the reader read, so that the relay cannot
+ * take a slot the writer left.
  *
- * Expected: race-free, with the history's report dropped and counted.
+ * Expected: race-free, with threads in shared slots and none without a clock.
  */
 #include <pthread.h>
 #include <semaphore.h>
