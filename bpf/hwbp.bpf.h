@@ -119,7 +119,13 @@ struct hw_probed_note {
 	__u32 size;
 	__u8 write;
 	__u8 checked;		/* the probe ran the check (the site was armed) */
-	__u8 __pad[2];
+	/*
+	 * The trap running now on this CPU took stack[] (hw_probed_stack()).
+	 * Here, not in struct hit: a pointer or a flag there split the
+	 * verifier's states of the whole trap in two (kcsand_hwbp_kernel).
+	 */
+	__u8 taken;
+	__u8 __pad;
 	__s32 nr_frames;	/* of stack[], taken when not checked and under a slot; or 0 */
 	__u32 __pad1;
 	__u64 stack[KCSAND_MAX_STACK];
@@ -285,6 +291,8 @@ static __always_inline int hw_take_probed(const struct kcsand_hw_slot *hw_slot, 
 	__u32 zero = 0;
 
 	n = bpf_map_lookup_elem(&hw_probed, &zero);
+	if (n)
+		n->taken = 0;
 	if (!n || !n->size || n->addr >= hw_slot->addr + hw_slot->len ||
 	    hw_slot->addr >= n->addr + n->size)
 		return 0;
@@ -293,14 +301,36 @@ static __always_inline int hw_take_probed(const struct kcsand_hw_slot *hw_slot, 
 	n->size = 0;
 	if (!n->checked) {
 		hit->ip = n->next_ip;
-		if (n->nr_frames > 0) {
-			hit->stack = n->stack;
-			hit->nr_frames = n->nr_frames;
-		}
+		n->taken = n->nr_frames > 0;
 		return 0;
 	}
 	hw_count(HW_CTR_PROBED);
 	return 1;
+}
+
+static __always_inline int hw_probed_stack(struct kcsand_access *acc)
+{
+	struct hw_probed_note *n;
+	__u32 zero = 0;
+
+	n = bpf_map_lookup_elem(&hw_probed, &zero);
+	if (!n || !n->taken)
+		return 0;
+	/* A helper's copy: the verifier walks one call, not 64 loads and stores. */
+	bpf_probe_read_kernel(acc->stack, sizeof(acc->stack), n->stack);
+	acc->nr_frames = n->nr_frames;
+	return 1;
+}
+
+/* A trap that does not take the note (pair_trap()): frames a trap before took are not its. */
+static __always_inline void hw_probed_untake(void)
+{
+	struct hw_probed_note *n;
+	__u32 zero = 0;
+
+	n = bpf_map_lookup_elem(&hw_probed, &zero);
+	if (n)
+		n->taken = 0;
 }
 
 /*
@@ -324,8 +354,6 @@ static __always_inline int kcsand_hw_access(struct bpf_perf_event_data *ctx, int
 	hw_count(HW_CTR_TRAPS);
 	/* A uprobe's copy of the instruction trapped: the program's ip, not the copy's. */
 	hit.ip = user ? ustack_program_ip(ctx->regs.ip) : ctx->regs.ip;
-	hit.stack = NULL;
-	hit.nr_frames = 0;
 	if (!user && hw_take_probed(hw_slot, &hit))
 		return 0;
 	if (user)
