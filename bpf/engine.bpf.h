@@ -161,18 +161,27 @@ struct hit {
 	const struct kcsand_site *site;
 	__u64 addr;
 	__u64 ip;
-	__u32 site_idx;
-	__u32 size;
-	__u32 type;
-	__u32 in_interrupt;
-	int user;
-	int every;		/* a sampled hit: watch it, whatever skip_watch says */
+	/*
+	 * The hit's kind, a constant of its program but in_interrupt: each
+	 * in an 8-byte slot of its own.  6.1's verifier keeps a constant
+	 * spilled to the stack only while nothing else is written to its
+	 * 8 bytes; as 4-byte fields side by side, user was unknown to it in
+	 * kcsand_uprobe after in_interrupt's store, and every branch on it
+	 * (sample_value(), ustack_send_seq(), kernel_stack_addr(), ...) was
+	 * walked both ways.
+	 */
+	__s64 in_interrupt;
+	__s64 user;
+	__s64 every;		/* a sampled hit: watch it, whatever skip_watch says */
 	/*
 	 * A kernel code-breakpoint sample (DataCollider's): its watchpoint
 	 * takes the other CPUs' data breakpoints (pair.bpf.h), and an
 	 * aligned plain write watches too, so that it finds its readers.
 	 */
-	int pair;
+	__s64 pair;
+	__u32 site_idx;
+	__u32 size;
+	__u32 type;
 	__u8 acc_flags;		/* KCSAND_ACC_*, for the record */
 	/*
 	 * The site's ra_off, kept here so that a trap can choose it without
