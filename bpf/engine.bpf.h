@@ -191,11 +191,11 @@ struct hit {
 };
 
 /*
- * A kernel trap's frames taken earlier, into acc: the trap of a disarmed
- * kprobe's out-of-line copy cannot be unwound from where it stopped, so
- * its probe took them (bpf/hwbp.bpf.h).  1 if so, 0 to unwind from ctx.
+ * A kernel trap's frames taken earlier: the trap of a disarmed kprobe's
+ * out-of-line copy cannot be unwound from where it stopped, so its probe
+ * took them (hw_probed_stack()).
  */
-static __always_inline int hw_probed_stack(struct kcsand_access *acc);
+#include "probed_note.bpf.h"
 
 /*
  * Read size bytes at addr into buf (zero-filled).  A failed read is "no
