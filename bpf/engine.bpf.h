@@ -161,32 +161,41 @@ struct hit {
 	const struct kcsand_site *site;
 	__u64 addr;
 	__u64 ip;
-	__u32 site_idx;
-	__u32 size;
-	__u32 type;
-	__u32 in_interrupt;
-	int user;
-	int every;		/* a sampled hit: watch it, whatever skip_watch says */
+	/*
+	 * The hit's kind, a constant of its program but in_interrupt: each
+	 * in an 8-byte slot of its own.  6.1's verifier keeps a constant
+	 * spilled to the stack only while nothing else is written to its
+	 * 8 bytes; as 4-byte fields side by side, user was unknown to it in
+	 * kcsand_uprobe after in_interrupt's store, and every branch on it
+	 * (sample_value(), ustack_send_seq(), kernel_stack_addr(), ...) was
+	 * walked both ways.
+	 */
+	__s64 in_interrupt;
+	__s64 user;
+	__s64 every;		/* a sampled hit: watch it, whatever skip_watch says */
 	/*
 	 * A kernel code-breakpoint sample (DataCollider's): its watchpoint
 	 * takes the other CPUs' data breakpoints (pair.bpf.h), and an
 	 * aligned plain write watches too, so that it finds its readers.
 	 */
-	int pair;
+	__s64 pair;
+	__u32 site_idx;
+	__u32 size;
+	__u32 type;
 	__u8 acc_flags;		/* KCSAND_ACC_*, for the record */
 	/*
 	 * The site's ra_off, kept here so that a trap can choose it without
 	 * choosing between two sites (hw_ra_off() in bpf/hwbp.bpf.h).
 	 */
 	__s16 ra_off;
-	/*
-	 * Frames taken earlier, or NULL to unwind from ctx: the trap of a
-	 * disarmed kprobe's out-of-line copy cannot be unwound from where it
-	 * stopped, so its probe took them (bpf/hwbp.bpf.h).
-	 */
-	const __u64 *stack;
-	__s32 nr_frames;
 };
+
+/*
+ * A kernel trap's frames taken earlier: the trap of a disarmed kprobe's
+ * out-of-line copy cannot be unwound from where it stopped, so its probe
+ * took them (hw_probed_stack()).
+ */
+#include "probed_note.bpf.h"
 
 /*
  * Read size bytes at addr into buf (zero-filled).  A failed read is "no
@@ -224,8 +233,11 @@ static __always_inline int values_differ(const __u64 *a, const __u64 *b)
  * local, a callee's out-parameter, a sleeper's on-stack wait entry) gets no
  * data breakpoint: see pair_arm() and hwbp__escalate().  Not inlined: its
  * read's buffer would add to every caller's frame, over 6.1's 512 bytes.
+ * Global, of scalars: verified once, where a static function was walked
+ * again at each of its callers' states (3,180 of kcsand_hwbp_kernel's
+ * 32,385 instructions on 6.1).
  */
-static __noinline int kernel_stack_at(__u64 addr, __u64 sp)
+__noinline int kernel_stack_at_g(__u64 addr, __u64 sp)
 {
 	__u64 magic = 0;
 
@@ -238,7 +250,7 @@ static __noinline int kernel_stack_at(__u64 addr, __u64 sp)
 
 static __always_inline int kernel_stack_addr(const struct hit *hit)
 {
-	return !hit->user && kernel_stack_at(hit->addr, hit->regs->sp);
+	return !hit->user && kernel_stack_at_g(hit->addr, hit->regs->sp);
 }
 
 static __always_inline void fill_access(const struct hit *hit, struct kcsand_access *acc)
@@ -260,11 +272,8 @@ static __always_inline void fill_access(const struct hit *hit, struct kcsand_acc
 	acc->flags = hit->acc_flags | (kernel_stack_addr(hit) ? KCSAND_ACC_STACK : 0);
 	acc->ustack = 0;	/* the caller's, sent before this record (ustack.bpf.h) */
 	bpf_get_current_comm(acc->comm, sizeof(acc->comm));
-	if (hit->stack) {
-		__builtin_memcpy(acc->stack, hit->stack, sizeof(acc->stack));
-		acc->nr_frames = hit->nr_frames;
+	if (!hit->user && (hit->acc_flags & KCSAND_ACC_HWBP) && hw_probed_stack(acc))
 		return;
-	}
 	n = bpf_get_stack(hit->ctx, acc->stack, sizeof(acc->stack),
 			  hit->user ? BPF_F_USER_STACK : 0);
 	acc->nr_frames = n < 0 ? (__s32)n : (__s32)((__u64)n / 8);
@@ -383,8 +392,13 @@ static __always_inline void emit_report(const struct hit *hit, struct slot_info 
 	}
 	fill_access(hit, &rec->this);
 	rec->this.ustack = ustack;
+	/*
+	 * A helper's copy, as in fill_access(): inlined, the copy's 84 loads
+	 * and stores were walked at each of the report's states (12,096 of
+	 * kcsand_hwbp_kernel's on the guest's 6.1).
+	 */
 	if (has_other && info)
-		__builtin_memcpy(&rec->other, &info->acc, sizeof(rec->other));
+		bpf_probe_read_kernel(&rec->other, sizeof(rec->other), &info->acc);
 	else
 		__builtin_memset(&rec->other, 0, sizeof(rec->other));
 	bpf_ringbuf_submit(rec, 0);
@@ -753,8 +767,6 @@ static __always_inline int make_hit(struct hit *hit, void *ctx, struct pt_regs *
 	hit->user = user;
 	hit->acc_flags = 0;
 	hit->ra_off = site->ra_off;
-	hit->stack = NULL;
-	hit->nr_frames = 0;
 	hit->pair = 0;
 	return 0;
 }

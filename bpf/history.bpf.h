@@ -440,6 +440,7 @@ struct hb_scratch {
 	struct hb_cell found;
 	__u64 found_granule;	/* the granule found's cell is of */
 	__u8 mask;		/* the bytes of acc.granule the access touches */
+	__u32 victim;		/* the cell of e it takes: hb_cell_choose_g() */
 	struct hb_scan scan;	/* hb_scan_g()'s answer, for hb_check() */
 	struct hb_access acc;
 	__u64 now;

@@ -386,19 +386,29 @@ static __always_inline struct hb_shadow *hb_shadow_take(const struct hb_access *
 	return e && hb_entry_lock(e, seq) ? e : NULL;
 }
 
-/* *v = max(*v, ns), against other threads doing the same. */
-static __always_inline void hb_max_ns(__u64 *v, __u64 ns)
+/*
+ * *v = max(*v, ns), against other threads doing the same.  A global
+ * function, verified once: inlined, its eight tries were walked again at
+ * each of its calls, in each of hb_forget_wide()'s range turns (4,991 of
+ * kcsand_hb_entry's 61,319 instructions on 6.18).
+ */
+__noinline int hb_max_ns_g(__u64 *v, __u64 ns)
 {
+	if (!v)
+		return 0;
 	for (int r = 0; r < 8; r++) {
 		__u64 old = *(volatile __u64 *)v;
 
 		if (old >= ns || __sync_val_compare_and_swap(v, old, ns) == old)
-			return;
+			return 0;
 	}
 	/* Eight other writers in between, each raising it: a plain store, counted. */
 	hb_count(KCSAND_HB_CTR_FORGET_ALL);
 	*(volatile __u64 *)v = ns;
+	return 0;
 }
+
+#define hb_max_ns(v, ns) hb_max_ns_g(v, ns)
 
 /*
  * The time before which the cells of addr's granule are forgotten: the
@@ -480,19 +490,35 @@ __noinline __u32 hb_least_range(struct hb_proc *p)
 	return at;
 }
 
+/*
+ * Which of p's ranges is [lo, hi), or -1.  A global function, for its
+ * loop to be verified once: in hb_forget_wide(), each of its 32 turns took
+ * the found range's update with it (5,629 of kcsand_hb_entry's
+ * instructions on 6.18).
+ */
+__noinline int hb_range_find_g(struct hb_proc *p, __u64 lo, __u64 hi)
+{
+	if (!p)
+		return -1;
+	for (int i = 0; i < HB_RANGES; i++)
+		if (p->range[i].lo == lo && p->range[i].hi == hi)
+			return i;
+	return -1;
+}
+
 static __noinline void hb_forget_wide(__u32 tgid, __u64 lo, __u64 hi, __u64 now)
 {
 	struct hb_proc *p = bpf_map_lookup_elem(&hb_procs, &tgid);
 	struct hb_range *r;
 	__u64 old;
+	int i;
 
 	hb_count(KCSAND_HB_CTR_FORGET_WIDE);
 	if (!p)
 		return;		/* no thread of it has a clock yet: nothing remembered */
-	for (int i = 0; i < HB_RANGES; i++) {
-		r = &p->range[i];
-		if (r->lo != lo || r->hi != hi)
-			continue;
+	i = hb_range_find_g(p, lo, hi);
+	if (i >= 0) {
+		r = &p->range[i & (HB_RANGES - 1)];
 		hb_max_ns(&r->ns, now);
 		/* Pushed out meanwhile by another range: forget everything before now. */
 		if (*(volatile __u64 *)&r->lo != lo || *(volatile __u64 *)&r->hi != hi)
@@ -716,49 +742,89 @@ static __always_inline int hb_victim(const struct hb_scan *r)
 	return (int)(bpf_get_prandom_u32() % HB_CELLS);
 }
 
-static __noinline int hb_check(void *ctx, struct hb_scratch *scratch, struct hb_thread *t,
-			       struct hb_shadow *e, __u32 seq)
+/*
+ * This access's cell in e, chosen (scratch->victim): 1 if it is to be
+ * written, 0 if the thread's own cell already says it all.  A marked
+ * access of the site this thread's cell already has keeps that cell's
+ * stack: a lock word is hit at every lock and unlock, each a new epoch,
+ * and a walk each made a static program's 200,000 mutex rounds run twice
+ * as long.
+ *
+ * hb_check() was one static function, walked again by the verifier for
+ * each granule of the caller's loop and each answer before it (6,216 of
+ * kcsand_uprobe_multi's instructions on 6.18).  Two global functions now,
+ * each verified once; the stack's key, which needs the program's context
+ * (not a global function's argument here: its type differs between
+ * uprobes and perf events), is walked between them, by the caller.
+ */
+__noinline int hb_cell_choose_g(struct hb_scratch *scratch, const struct hb_thread *t,
+				const struct hb_shadow *e)
 {
-	const struct hb_access *a = &scratch->acc;
-	__u32 me = t->slot & (HB_SLOTS - 1);
-	__u32 clock = t->vc[me], type = a->type;
-	__u64 granule = a->granule, now = scratch->now;
-	const struct hb_scan *r = &scratch->scan;
-	__u8 mask = scratch->mask;
-	struct hb_cell *c;
+	const struct hb_scan *r;
+	const struct hb_cell *c;
+	__u32 clock;
 
-	/* e is not NULL: the one caller tests it, and the verifier knows (a static call). */
-	c = &e->cell[hb_victim(r) & (HB_CELLS - 1)];
-	if (!(r->own >= 0 && c->site == a->site_idx && c->clock == clock && c->mask == mask)) {
-		/*
-		 * A marked access of the site this thread's cell already has
-		 * keeps that cell's stack: a lock word is hit at every lock and
-		 * unlock, each a new epoch, and a walk each made a static
-		 * program's 200,000 mutex rounds run twice as long.
-		 */
-		if (r->own >= 0 && c->site == a->site_idx && (type & KCSAND_ACCESS_ATOMIC) &&
-		    scratch->stack_key == ~0ULL)
-			scratch->stack_key = c->stack_key;
+	if (!scratch || !t || !e)
+		return 0;
+	r = &scratch->scan;
+	clock = t->vc[t->slot & (HB_SLOTS - 1)];
+	scratch->victim = hb_victim(r) & (HB_CELLS - 1);
+	c = &e->cell[scratch->victim & (HB_CELLS - 1)];
+	if (r->own >= 0 && c->site == scratch->acc.site_idx && c->clock == clock &&
+	    c->mask == scratch->mask)
+		return 0;
+	if (r->own >= 0 && c->site == scratch->acc.site_idx &&
+	    (scratch->acc.type & KCSAND_ACCESS_ATOMIC) && scratch->stack_key == ~0ULL)
+		scratch->stack_key = c->stack_key;
+	return 1;
+}
+
+/*
+ * The chosen cell written (when write), the entry given back (seq + 2),
+ * the race counted; returns whether there is one.
+ */
+__noinline int hb_cell_write_g(struct hb_scratch *scratch, const struct hb_thread *t,
+			       struct hb_shadow *e, __u32 seq, int write)
+{
+	const struct hb_access *a;
+	struct hb_cell *c;
+	__u32 me;
+
+	if (!scratch || !t || !e)
+		return 0;
+	a = &scratch->acc;
+	me = t->slot & (HB_SLOTS - 1);
+	if (write) {
+		c = &e->cell[scratch->victim & (HB_CELLS - 1)];
 		c->ip = a->ip;
 		c->ra = a->ra;
-		if (scratch->stack_key == ~0ULL)
-			scratch->stack_key = hb_stack_key(ctx, scratch);
 		c->stack_key = scratch->stack_key;
-		c->time_ns = now;
+		c->time_ns = scratch->now;
 		c->tid = (__u32)bpf_get_current_pid_tgid();
-		c->clock = clock;
+		c->clock = t->vc[me];
 		c->site = a->site_idx;
 		c->slot1 = me + 1;
 		c->cpu = bpf_get_smp_processor_id();
-		c->mask = mask;
-		c->type = type;
+		c->mask = scratch->mask;
+		c->type = a->type;
 		c->size = a->size;
-		c->off = (__s8)(a->addr - (granule << 3));
+		c->off = (__s8)(a->addr - (a->granule << 3));
 	}
 	__sync_lock_test_and_set(&e->seq, seq + 2);
-	if (r->race)
+	if (scratch->scan.race)
 		hb_count(KCSAND_HB_CTR_RACES);
-	return r->race;
+	return scratch->scan.race != 0;
+}
+
+/* Not inlined: the key's walk on the caller's frame passed the 512 bytes of stack. */
+static __noinline int hb_check(void *ctx, struct hb_scratch *scratch, struct hb_thread *t,
+			       struct hb_shadow *e, __u32 seq)
+{
+	int write = hb_cell_choose_g(scratch, t, e);
+
+	if (write && scratch->stack_key == ~0ULL)
+		scratch->stack_key = hb_stack_key(ctx, scratch);
+	return hb_cell_write_g(scratch, t, e, seq, write);
 }
 
 /*
@@ -790,8 +856,7 @@ static __always_inline int hb_access_granules(void *ctx, struct hb_scratch *scra
 		/* Not from hb_check() either: the three frames passed the 512 bytes. */
 		hb_scan_g(e, t, scratch);
 		/* After a race is found, each granule is still remembered. */
-		if (hb_check(ctx, scratch, t, e, seq))
-			race = 1;
+		race |= hb_check(ctx, scratch, t, e, seq);
 	}
 	return race;
 }

@@ -94,44 +94,6 @@ static __always_inline __s16 hw_ra_off(__u8 insn)
 	return (__s16)(((d - 1) >> 31) & 1) - 1;
 }
 
-/*
- * Kernel mode: the access a kprobe just checked on this CPU, not yet
- * executed.  A kprobed instruction runs out of line right after its probe,
- * as a copy in the kprobe's instruction slot or, once the kprobe is
- * jump-optimized, in its detour buffer; a trap of that copy is the same
- * access, already checked, and its ip (the copy's) means nothing in a
- * report.  The trap that matches the note takes it and does nothing else,
- * unless the site sampler had the site disarmed (not checked): the trap is
- * then the only look at the access, and goes on as a trap of an unprobed
- * instruction, with the ip after the site's own instruction in place of
- * the copy's.  The kernel's unwinder cannot start from the copy (ORC has
- * no entry for a kprobe slot, and the stack ends there), so a disarmed
- * probe whose access falls under an armed slot takes the stack itself, from
- * its own registers, for the trap to use.  A note whose access traps
- * nothing is overwritten by the next hit.  (Not
- * covered: a hit whose program did not run, as a kprobe missed inside
- * another's handler, and a task moved to another CPU between an optimized
- * kprobe's handler and its copy.)
- */
-struct hw_probed_note {
-	__u64 addr;
-	__u64 next_ip;		/* after the site's instruction: where its trap would report */
-	__u32 size;
-	__u8 write;
-	__u8 checked;		/* the probe ran the check (the site was armed) */
-	__u8 __pad[2];
-	__s32 nr_frames;	/* of stack[], taken when not checked and under a slot; or 0 */
-	__u32 __pad1;
-	__u64 stack[KCSAND_MAX_STACK];
-};
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct hw_probed_note);
-} hw_probed SEC(".maps");
-
 /* Escalation records per slot are at least this far apart. */
 #define HW_EMIT_INTERVAL_NS	(1000 * 1000)
 
@@ -285,6 +247,8 @@ static __always_inline int hw_take_probed(const struct kcsand_hw_slot *hw_slot, 
 	__u32 zero = 0;
 
 	n = bpf_map_lookup_elem(&hw_probed, &zero);
+	if (n)
+		n->taken = 0;
 	if (!n || !n->size || n->addr >= hw_slot->addr + hw_slot->len ||
 	    hw_slot->addr >= n->addr + n->size)
 		return 0;
@@ -293,10 +257,7 @@ static __always_inline int hw_take_probed(const struct kcsand_hw_slot *hw_slot, 
 	n->size = 0;
 	if (!n->checked) {
 		hit->ip = n->next_ip;
-		if (n->nr_frames > 0) {
-			hit->stack = n->stack;
-			hit->nr_frames = n->nr_frames;
-		}
+		n->taken = n->nr_frames > 0;
 		return 0;
 	}
 	hw_count(HW_CTR_PROBED);
@@ -324,8 +285,6 @@ static __always_inline int kcsand_hw_access(struct bpf_perf_event_data *ctx, int
 	hw_count(HW_CTR_TRAPS);
 	/* A uprobe's copy of the instruction trapped: the program's ip, not the copy's. */
 	hit.ip = user ? ustack_program_ip(ctx->regs.ip) : ctx->regs.ip;
-	hit.stack = NULL;
-	hit.nr_frames = 0;
 	if (!user && hw_take_probed(hw_slot, &hit))
 		return 0;
 	if (user)

@@ -91,6 +91,7 @@ static __always_inline int pair_trap(struct bpf_perf_event_data *ctx, int in_int
 		pair_count(KCSAND_PAIR_CTR_PROBED, 1);
 		return 0;
 	}
+	hw_probed_untake();
 	pair_view(word, &view);
 	hit.ctx = ctx;
 	hit.regs = (struct pt_regs *)&ctx->regs;

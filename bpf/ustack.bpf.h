@@ -125,19 +125,50 @@ static __always_inline void ustack_fix_uretprobes(struct kcsand_ustack *rec, __u
 }
 
 /*
+ * The stack from base into rec, chunk by chunk, and the fix-up; returns
+ * the bytes copied.  Chunks start at sp rounded down to a chunk, so that
+ * one never straddles the end of the stack's mapping (a page boundary):
+ * the copy stops at the first chunk that cannot be read.  A global
+ * function, verified once: in ustack_send(), a static function walked
+ * at each of its callers' states, the chunk loop was walked with it
+ * (10,123 of kcsand_uprobe's instructions on 6.1).  It takes no
+ * registers: a perf event's are not a context pointer a global function
+ * may take.
+ */
+__noinline int ustack_copy_g(struct kcsand_ustack *rec, __u64 base)
+{
+	__u32 size = 0;
+
+	if (!rec)
+		return 0;
+	for (int i = 0; i < USTACK_CHUNKS; i++) {
+		if (bpf_probe_read_user(rec->data + i * KCSAND_USTACK_CHUNK, KCSAND_USTACK_CHUNK,
+					(void *)(base + i * KCSAND_USTACK_CHUNK)))
+			break;
+		size += KCSAND_USTACK_CHUNK;
+	}
+	/*
+	 * The loop leaves by one of 17 exits, each with size a constant of its
+	 * own, and the verifier walked the fix-up's callback under each (7,616
+	 * of kcsand_uprobe_multi's 63,310 instructions on 6.18).  Read back
+	 * from the record, size is one unknown value to it.
+	 */
+	rec->size = size;
+	ustack_fix_uretprobes(rec, base, *(volatile __u32 *)&rec->size);
+	return 0;
+}
+
+/*
  * Send the registers and stack of the current user task under id; returns
  * id, or 0 when the ring buffer had no room (the side keeps its
  * frame-pointer walk).  A function of its own: inlined, its locals and
  * its bpf_loop() frame went over the 512 bytes of stack that the
- * history's chain may use; called from the programs' own frames only.  Chunks start at sp rounded down to a chunk, so
- * that one never straddles the end of the stack's mapping (a page
- * boundary): the copy stops at the first chunk that cannot be read.
+ * history's chain may use; called from the programs' own frames only.
  */
 static __noinline __u64 ustack_send(struct pt_regs *regs, __u64 id, int trapped)
 {
 	struct kcsand_ustack *rec;
 	__u64 base;
-	__u32 size = 0;
 
 	rec = bpf_ringbuf_reserve(&events, sizeof(*rec), 0);
 	if (!rec) {
@@ -151,14 +182,8 @@ static __noinline __u64 ustack_send(struct pt_regs *regs, __u64 id, int trapped)
 	ustack_regs(rec, regs, trapped);
 	base = regs->sp & ~(__u64)(KCSAND_USTACK_CHUNK - 1);
 	rec->base = base;
-	for (int i = 0; i < USTACK_CHUNKS; i++) {
-		if (bpf_probe_read_user(rec->data + i * KCSAND_USTACK_CHUNK, KCSAND_USTACK_CHUNK,
-					(void *)(base + i * KCSAND_USTACK_CHUNK)))
-			break;
-		size += KCSAND_USTACK_CHUNK;
-	}
-	ustack_fix_uretprobes(rec, base, size);
-	rec->size = size;
+	rec->size = 0;
+	ustack_copy_g(rec, base);
 	rec->__pad = 0;
 	bpf_ringbuf_submit(rec, 0);
 	return id;

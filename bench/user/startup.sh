@@ -24,7 +24,8 @@ trap 'rm -rf "$tmp"' EXIT
 
 # The kernel's programs load only with a kernel's symbols (the guest's): left out here.
 user_progs=(kcsand_uprobe_multi kcsand_hwbp kcsand_xbp kcsand_fork kcsand_exit
-	    kcsand_hb_entry kcsand_hb_return kcsand_hb_fork kcsand_hb_exec kcsand_hb_exit)
+	    kcsand_hb_entry kcsand_hb_return kcsand_hb_fork kcsand_hb_exec kcsand_hb_exit
+	    kcsand_hb_signal_send kcsand_hb_signal_take)
 
 # prog_table BUILD: one line a program, "name load_ms verify_us insns states peak".
 prog_table() {

@@ -48,8 +48,6 @@ static __always_inline int test_hit(struct hit *hit, void *ctx)
 	hit->every = 1;
 	hit->pair = in.pair;
 	hit->acc_flags = 0;
-	hit->stack = NULL;
-	hit->nr_frames = 0;
 	return 0;
 }
 
