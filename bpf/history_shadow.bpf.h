@@ -408,8 +408,6 @@ __noinline int hb_max_ns_g(__u64 *v, __u64 ns)
 	return 0;
 }
 
-#define hb_max_ns(v, ns) hb_max_ns_g(v, ns)
-
 /*
  * The time before which the cells of addr's granule are forgotten: the
  * latest wide range over it, or the process's forgot_ns.  A range being
@@ -519,10 +517,10 @@ static __noinline void hb_forget_wide(__u32 tgid, __u64 lo, __u64 hi, __u64 now)
 	i = hb_range_find_g(p, lo, hi);
 	if (i >= 0) {
 		r = &p->range[i & (HB_RANGES - 1)];
-		hb_max_ns(&r->ns, now);
+		hb_max_ns_g(&r->ns, now);
 		/* Pushed out meanwhile by another range: forget everything before now. */
 		if (*(volatile __u64 *)&r->lo != lo || *(volatile __u64 *)&r->hi != hi)
-			hb_max_ns(&p->forgot_ns, now);
+			hb_max_ns_g(&p->forgot_ns, now);
 		return;
 	}
 	r = &p->range[hb_least_range(p) & (HB_RANGES - 1)];
@@ -534,7 +532,7 @@ static __noinline void hb_forget_wide(__u32 tgid, __u64 lo, __u64 hi, __u64 now)
 	}
 	if (old) {
 		hb_count(KCSAND_HB_CTR_FORGET_ALL);
-		hb_max_ns(&p->forgot_ns, old == ~0ULL ? now : old);
+		hb_max_ns_g(&p->forgot_ns, old == ~0ULL ? now : old);
 	}
 	*(volatile __u64 *)&r->lo = lo;
 	*(volatile __u64 *)&r->hi = hi;

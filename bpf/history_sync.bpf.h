@@ -662,7 +662,7 @@ int BPF_PROG(kcsand_hb_exec, struct task_struct *task, pid_t old_pid, struct lin
 		return 0;
 	p = bpf_map_lookup_elem(&hb_procs, &tgid);
 	if (p)
-		hb_max_ns(&p->forgot_ns, bpf_ktime_get_ns());
+		hb_max_ns_g(&p->forgot_ns, bpf_ktime_get_ns());
 	hb_hold(tgid, 1, 0);
 	return 0;
 }
