@@ -193,6 +193,13 @@ __noinline int hb_take_slot(struct hb_proc *p, const struct hb_thread *parent)
  * slot, or -1 when none could be joined.
  */
 #define HB_SHARE_LOOK	4
+/*
+ * Tries of the join's CAS on the chosen slot's count, fewer than
+ * HB_CAS_TRIES: it fails only when another thread joined or left the slot
+ * in between, and when its last one left, hb_new_slot() takes a free slot
+ * instead.
+ */
+#define HB_SHARE_TRIES	4
 
 __noinline int hb_share_slot(struct hb_proc *p, const struct hb_thread *parent)
 {
@@ -216,7 +223,7 @@ __noinline int hb_share_slot(struct hb_proc *p, const struct hb_thread *parent)
 			best = i;
 		}
 	}
-	for (int r = 0; r < 4 && fewest != 0x7fffffff; r++) {
+	for (int r = 0; r < HB_SHARE_TRIES && fewest != 0x7fffffff; r++) {
 		__s32 n = *(volatile __s32 *)&p->sharers[best & (HB_SLOTS - 1)];
 
 		if (n < 1)

@@ -254,9 +254,9 @@ struct {
 /*
  * kcsand_check_access() for a kernel site sampled by a code breakpoint, as a
  * global function, verified once from unknown arguments: inlined in
- * kcsand_kxbp, 6.1's verifier walked it under every state of its caller,
- * 304,314 instructions, 200,939 so (docs/test-kernel.md, "The verifier on
- * 6.1", with the time, which did not fall as much).  The
+ * kcsand_kxbp, 6.1's verifier walked it under every state of its caller:
+ * 304,314 instructions then, 200,939 once global (docs/test-kernel.md, "The
+ * verifier on 6.1"; the ninth pass cut the rest).  The
  * note is taken here too: on the caller's frame it put the call chain over
  * 6.1's 512 bytes of stack.
  */
