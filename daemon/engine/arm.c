@@ -17,6 +17,7 @@
 #include <bpf/libbpf.h>
 #include "engine.h"
 #include "engine_int.h"
+#include "late_load.h"
 #include "util/link_close.h"
 #include "util/uprobe_multi.h"
 #include "util/proc_maps.h"
@@ -649,6 +650,8 @@ int engine__turn(struct engine *e, const uint8_t *armed, const uint8_t *turn)
 	if (e->tt)
 		thread_turn__disarm(e->tt);
 	engine_drop_changed(e);
+	if (turn)
+		late_load__start_xbp(e->late);	/* once; until it is loaded, uprobe links */
 	if (turn && e->tt && !turn_xbp(e, turn))
 		return 1;
 

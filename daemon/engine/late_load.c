@@ -39,13 +39,14 @@ struct late_job {
 };
 
 /*
- * kcsand_xbp for hot turns (its trap calibrated once loaded), and the
- * history's watches' program at a lower priority, so that hot turns do not
- * wait for it where CPUs are short.
+ * kcsand_xbp for hot turns (its trap calibrated once loaded), from the
+ * first turn, and the history's watches' program at a lower priority, so
+ * that hot turns do not wait for it where CPUs are short.
  */
 struct late_load {
 	struct kcsand_bpf *first;
 	struct late_job *xbp, *watch;
+	bool xbp_tried;
 };
 
 /*
@@ -125,21 +126,28 @@ static struct late_job *job_start(struct kcsand_bpf *first, const char *name, in
 	return j;
 }
 
-int late_load__start(struct kcsand_bpf *skel, struct late_load **out)
+int late_load__new(struct kcsand_bpf *skel, struct late_load **out)
 {
 	struct late_load *l = calloc(1, sizeof(*l));
 
 	if (!l)
 		return -ENOMEM;
 	l->first = skel;
-	l->xbp = job_start(skel, "kcsand_xbp", 0, true);
-	if (!l->xbp || !l->xbp->started) {
-		free(l->xbp);
-		free(l);
-		return -EAGAIN;
-	}
 	*out = l;
 	return 0;
+}
+
+void late_load__start_xbp(struct late_load *l)
+{
+	if (!l || l->xbp_tried)
+		return;
+	l->xbp_tried = true;
+	l->xbp = job_start(l->first, "kcsand_xbp", 0, true);
+	if (!l->xbp || !l->xbp->started) {
+		free(l->xbp);
+		l->xbp = NULL;
+		pr_warn("hot turns use uprobes on every thread: no thread to load their program\n");
+	}
 }
 
 void late_load__start_watch(struct late_load *l)

@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * The execute-breakpoint program (kcsand_xbp), loaded while the target
- * starts rather than before it.  Verifying it takes as long as verifying
- * the uprobe program (0.1 s on this kind of VM, 70,000 instructions
- * processed), and a `kcsanctl run` paid both before the program started;
- * it is needed only for hot turns on one thread, which come after the cold
- * start.  Until it is ready, turns use uprobe links (engine__turn).
+ * The execute-breakpoint program (kcsand_xbp), loaded at the first hot
+ * turn rather than before the target starts.  Verifying it takes as long as
+ * verifying the uprobe program (0.1 s on this kind of VM, 70,000
+ * instructions processed), and a `kcsanctl run` paid both before the
+ * program started; it is needed only for hot turns on one thread, which
+ * come after the cold start.  Until it is ready, turns use uprobe links
+ * (engine__turn).
  *
  * A second instance of the BPF object, every map that of the first
  * (bpf_map__reuse_fd), with only that program to load, on a thread of its
@@ -27,8 +28,16 @@ struct bpf_program;
 struct kcsand_bpf;
 struct late_load;
 
-/* Start loading kcsand_xbp against skel's maps (skel is loaded). */
-int late_load__start(struct kcsand_bpf *skel, struct late_load **out);
+/* Programs to load later against skel's maps (skel is loaded); none started yet. */
+int late_load__new(struct kcsand_bpf *skel, struct late_load **out);
+/*
+ * Start loading kcsand_xbp; once (later calls do nothing).  Called at the
+ * first hot turn, not at the start: a run over before its cold start ends
+ * takes no turn, and verifying the program (with its own copy of the
+ * kernel's BTF) cost it 0.1 CPU seconds beside the target.  The first
+ * turns use uprobe links until it is loaded.
+ */
+void late_load__start_xbp(struct late_load *l);
 /*
  * Start loading the history's watches' program (kcsand_hb_watch) on a
  * second thread at a lower priority, so that hot turns do not wait for it;
