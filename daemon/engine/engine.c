@@ -199,6 +199,9 @@ int engine__open(const struct engine_opts *o, struct engine **out)
 	e->opts = *o;
 	if (!e->opts.out)
 		e->opts.out = stderr;
+	/* Asleep for most of it: done by the time the load asks (hwbp.h). */
+	if (!o->kernel)
+		hwbp__user_traps_start();
 	/* -v: info, -vv: debug, libbpf's too. */
 	kcsand__set_verbose(o->verbose);
 	libbpf_set_print(libbpf_print);
@@ -345,15 +348,16 @@ static void select_programs(struct engine *e, struct kcsand_bpf *skel)
 		return;
 	}
 	/*
-	 * Where debug registers do not trap, hot turns and escalations never
-	 * use them; where they do, the hot turns' program loads later, while
-	 * the target starts (late_load.h).  The watchpoints' loads now: loaded
-	 * at the first escalation, its verification (36 s in the test guest at
-	 * load 20) outlasted the races it was to catch.
+	 * The hot turns' program loads at the first turn (late_load.h).  The
+	 * watchpoints' loads now: loaded at the first escalation, its
+	 * verification (36 s in the test guest at load 20) outlasted the races
+	 * it was to catch.  It loads even where debug registers turn out not
+	 * to trap (a rare hypervisor; nothing then arms it): whether they do
+	 * is checked beside the load (hwbp__user_traps_start()), not before.
 	 */
 	bpf_program__set_autoload(skel->progs.kcsand_xbp, false);
 	bpf_program__set_autoload(skel->progs.kcsand_hb_watch, false);
-	if (hwbp__no_traps_why() || e->opts.traps_later)
+	if (e->opts.traps_later)
 		bpf_program__set_autoload(skel->progs.kcsand_hwbp, false);
 	if (e->multi) {
 		bpf_program__set_expected_attach_type(skel->progs.kcsand_uprobe_multi,
@@ -486,9 +490,8 @@ static int load(struct engine *e)
 	err = load_selected(skel);
 	if (err)
 		return err;
-	if (!e->opts.kernel && !hwbp__no_traps_why() &&
-	    late_load__start(skel, &e->late))
-		pr_warn("hot turns use uprobes on every thread: no thread to load their program\n");
+	if (!e->opts.kernel && !hwbp__no_traps_why() && late_load__new(skel, &e->late))
+		pr_warn("hot turns use uprobes on every thread: no memory to load their program\n");
 	return start_loaded(e);
 }
 

@@ -69,6 +69,14 @@ struct hwbp_stats {
  */
 int hwbp__user_traps(void);
 const char *hwbp__no_traps_why(void);
+/*
+ * Start that check on a thread of its own, for the calls above to find done
+ * (or wait for).  Its breakpoint is the first per-thread perf event of a
+ * process on a machine that has none open: the kernel then turns its
+ * context-switch hooks on and waits for an RCU grace period (account_event()),
+ * 20 ms of a `kcsanctl run` start here, spent asleep while the start goes on.
+ */
+void hwbp__user_traps_start(void);
 
 /* kernel: kernel addresses, one breakpoint per CPU (kcsanctl run --kernel). */
 int hwbp__new(struct kcsand_bpf *skel, bool kernel, struct hwbp **out);

@@ -58,6 +58,25 @@ int hwbp__user_traps(void)
 	return traps_result;
 }
 
+static void *check_thread(void *arg)
+{
+	(void)arg;
+	hwbp__user_traps();
+	return NULL;
+}
+
+void hwbp__user_traps_start(void)
+{
+	pthread_attr_t attr;
+	pthread_t t;
+
+	if (pthread_attr_init(&attr))
+		return;	/* the first caller checks, as before */
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	pthread_create(&t, &attr, check_thread, NULL);
+	pthread_attr_destroy(&attr);
+}
+
 const char *hwbp__no_traps_why(void)
 {
 	int r = hwbp__user_traps();
