@@ -907,6 +907,13 @@ int cmd_run(int argc, char **argv)
 	r.a.o.json = json_output;	/* kcsanctl -j run: the same as run --json */
 	/* The program starts under kcsand: every sync it does is seen (kernel mode: ignored). */
 	r.a.o.history = true;
+	/*
+	 * Every object is added before the start: the site table and the
+	 * sampler's per-CPU statistics are sized to its sites, not to the
+	 * service's 65,536 for objects added later (4 MiB made and freed by
+	 * every run, whatever its size).
+	 */
+	r.a.o.max_sites = 0;
 	if (parse_args(argc, argv, &r.a)) {
 		run_help(stderr);
 		return EXIT_USAGE;
