@@ -619,11 +619,27 @@ static void pace_history(struct engine *e)
 	}
 }
 
-/* The hot turns' program, once loaded: turns on one thread from then on. */
+/*
+ * The targets' CPU time (probes included) after which the hot turns'
+ * program starts to load, if no turn asked for it before: a third of the
+ * cold start's credit (sampler_start_credit_ms), so that it is in by the
+ * first turns of a run long enough to take them, while a run shorter than
+ * that (kcsanctl run -- true, most test programs) never verifies it.
+ */
+#define XBP_LOAD_AFTER_CPU_MS	100
+
+/* The hot turns' program: its load started in time, then taken once loaded. */
 static void take_late_program(struct engine *e)
 {
+	struct sampler_stats st;
 	struct bpf_program *prog;
 	double trap_ns;
+
+	if (e->sampler && !late_load__xbp_started(e->late)) {
+		sampler__get_stats(e->sampler, &st);
+		if (st.cpu_ns >= XBP_LOAD_AFTER_CPU_MS * 1e6)
+			late_load__start_xbp(e->late);
+	}
 
 	/* The history's watches' program comes after (bpf/history_watch.bpf.h). */
 	if (late_load__take_watch(e->late, &prog) && prog && e->hist)

@@ -150,6 +150,11 @@ void late_load__start_xbp(struct late_load *l)
 	}
 }
 
+bool late_load__xbp_started(const struct late_load *l)
+{
+	return !l || l->xbp_tried;
+}
+
 void late_load__start_watch(struct late_load *l)
 {
 	if (l && !l->watch)	/* tried once */

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * The execute-breakpoint program (kcsand_xbp), loaded at the first hot
- * turn rather than before the target starts.  Verifying it takes as long as
+ * The execute-breakpoint program (kcsand_xbp), loaded once the target has
+ * run a while rather than before it starts.  Verifying it takes as long as
  * verifying the uprobe program (0.1 s on this kind of VM, 70,000
  * instructions processed), and a `kcsanctl run` paid both before the
  * program started; it is needed only for hot turns on one thread, which
@@ -31,13 +31,18 @@ struct late_load;
 /* Programs to load later against skel's maps (skel is loaded); none started yet. */
 int late_load__new(struct kcsand_bpf *skel, struct late_load **out);
 /*
- * Start loading kcsand_xbp; once (later calls do nothing).  Called at the
- * first hot turn, not at the start: a run over before its cold start ends
+ * Start loading kcsand_xbp; once (later calls do nothing).  Called once
+ * the targets have run a while (engine.c, XBP_LOAD_AFTER_CPU_MS) or at the
+ * first hot turn, whichever comes first, not at the start: a short run
  * takes no turn, and verifying the program (with its own copy of the
- * kernel's BTF) cost it 0.1 CPU seconds beside the target.  The first
- * turns use uprobe links until it is loaded.
+ * kernel's BTF) cost it 0.1 CPU seconds beside the target.  Loaded at the
+ * first turn alone, a run long enough for turns took its first ones on
+ * uprobes on every thread while it loaded (docs/test-kernel.md, "Tried and
+ * not kept"); turns use uprobe links until it is loaded.
  */
 void late_load__start_xbp(struct late_load *l);
+/* Started already (or nothing to start: no late load). */
+bool late_load__xbp_started(const struct late_load *l);
 /*
  * Start loading the history's watches' program (kcsand_hb_watch) on a
  * second thread at a lower priority, so that hot turns do not wait for it;
