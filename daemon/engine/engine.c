@@ -348,7 +348,8 @@ static void select_programs(struct engine *e, struct kcsand_bpf *skel)
 		return;
 	}
 	/*
-	 * The hot turns' program loads at the first turn (late_load.h).  The
+	 * The hot turns' program loads once the targets have run a while, or
+	 * at the first turn (late_load.h, take_late_program()).  The
 	 * watchpoints' loads now: loaded at the first escalation, its
 	 * verification (36 s in the test guest at load 20) outlasted the races
 	 * it was to catch.  It loads even where debug registers turn out not

@@ -39,9 +39,10 @@ struct late_job {
 };
 
 /*
- * kcsand_xbp for hot turns (its trap calibrated once loaded), from the
- * first turn, and the history's watches' program at a lower priority, so
- * that hot turns do not wait for it where CPUs are short.
+ * kcsand_xbp for hot turns (its trap calibrated once loaded), once the
+ * targets have run a while or at the first turn, and the history's
+ * watches' program at a lower priority, so that hot turns do not wait for
+ * it where CPUs are short.
  */
 struct late_load {
 	struct kcsand_bpf *first;
