@@ -725,6 +725,7 @@ enum kcsand_hb_counter {
 	KCSAND_HB_CTR_WATCH_STALE,	/* traps of watches spent, their events not closed yet */
 	KCSAND_HB_CTR_WATCH_FORGOTTEN,	/* watches spent unchecked: their memory changed owner */
 	KCSAND_HB_CTR_SLOT_SHARED,	/* threads that shared a slot: more than 64 alive at once */
+	KCSAND_HB_CTR_KEPT,		/* accesses not remembered: their entry kept another's read */
 	KCSAND_HB_CTR_COUNT,
 };
 
