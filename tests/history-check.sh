@@ -202,6 +202,9 @@ run_one() {
 	# they closed before it.  Its switches are not what it checks: free.  A "wpaced"
 	# program checks that pacing, at the default price.
 	[[ $3 == *watch* ]] && budget+=(--param history_switch_us=0)
+	# An "evict" program checks what the shadow keeps across more granules than it
+	# has entries: every site armed (the write is probed), no watch (none catches it).
+	[[ $3 == *evict* ]] && budget+=(--overhead-budget 100 --param history_watches=0)
 	# Every site armed checks every access: free_cxx_static_local's 2.3 million
 	# took 85-118 s at load 17-20 (with and without the history's global
 	# functions), near the 120 s that fail it; what it checks is not a time.
@@ -308,6 +311,10 @@ run_one() {
 		elif [[ $3 == *wpaced* ]] && ! watch_control "$3" "$out"; then
 			fail_with "$label" "no positive control: no watch armed, no switch counted or the watches never closed (run $try of $TRIES)" \
 				"$(grep -Eo 'hw_history_[a-z_]+: [0-9]+' <<<"$out" | tr '\n' ' ')"
+		elif [[ $3 == *evict* ]] &&
+		     ! grep -Eq '; [1-9][0-9]* accesses not remembered, their entry keeping' <<<"$out"; then
+			fail_with "$label" "no positive control: no access was left out to keep another granule's read" \
+				"$(grep -o '[0-9]* shadow entries live ([^)]*)' <<<"$out")"
 		elif [[ $3 == *marked* ]] && ! grep -Eq 'accesses checked \([1-9][0-9]* marked\)' <<<"$out"; then
 			fail_with "$label" "no positive control: no marked access checked against the shadow" \
 				"$(grep '^kcsand: history: [0-9]* sync' <<<"$out")"
