@@ -15,7 +15,7 @@
 # traced and accesses checked by the history, both > 0.  A "marked"
 # program's report must show a side "(marked)", or, race-free, marked
 # accesses must have been checked.  Then the switches: --no-history,
-# --json, -v.
+# --json, -v, and a thread with no clock (hb_unclocked at history_slots=2).
 #
 # The programs and their expectations are in tests/history/expect.tsv (the
 # suite) and tests/history/hb_expect.tsv (this detector's own); each is
@@ -410,6 +410,21 @@ if [[ $ONLY == "  " ]]; then
 		fail_with "verbose" "-v does not say what the history traced, or a thread had no clock" "$out"
 	else
 		ok verbose
+	fi
+fi
+
+# A thread with no clock (history_slots=2: hb_unclocked's third thread gets none): the
+# history's reports are dropped, counted and said, the run exits as the program does.
+if [[ $ONLY == "  " || $ONLY == *" hb_unclocked "* ]]; then
+	out=$(timeout "$TIMEOUT" "$KCSANCTL" run -v --param history_slots=2 -- "$OUT/hb_unclocked" 2>&1)
+	rc=$?
+	if [[ $rc != 0 ]] || grep -q '^BUG: KCSAN: ' <<<"$out"; then
+		fail_with "unclocked" "want exit 0 and no report, got exit $rc" "$out"
+	elif ! grep -Eq 'history_unclocked_hits: [1-9][0-9]* .*history_reports_dropped: [1-9]' <<<"$out" ||
+	     ! grep -Eq '^kcsand: history: threads got no clock .*: [1-9][0-9]* hits by them were not checked, and [1-9][0-9]* races the history found were dropped' <<<"$out"; then
+		fail_with "unclocked" "no unclocked hit, no report dropped, or no warning saying so" "$out"
+	else
+		ok unclocked "$(grep -Eo 'history_unclocked_hits: [0-9]+|history_reports_dropped: [0-9]+' <<<"$out" | tr '\n' ' ')"
 	fi
 fi
 
