@@ -313,19 +313,26 @@ static __always_inline void hb_learn_cell(const struct hb_cell *c, const struct 
  */
 #define HB_KEEP_READS	64
 
-/* Whether e, another granule's, keeps a read whose thread has not released since. */
+/*
+ * Whether e, another granule's, keeps a read whose thread has not released
+ * since.  Its process's clocks are looked up only for an entry with a kept
+ * read: every other entry taken over pays the loop over its cells alone.
+ */
 static __always_inline int hb_kept(const struct hb_shadow *e)
 {
+	struct hb_proc *p = NULL;
 	__u32 tgid = e->tgid;
-	struct hb_proc *p = bpf_map_lookup_elem(&hb_procs, &tgid);
 
-	if (!p)
-		return 0;
 	for (int i = 0; i < HB_CELLS; i++) {
 		const struct hb_cell *c = &e->cell[i];
 
-		if (c->slot1 && (c->type & HB_TYPE_KEEP) &&
-		    c->clock >= hb_slot_clock(p, (c->slot1 - 1) & (HB_SLOTS - 1)))
+		if (!c->slot1 || !(c->type & HB_TYPE_KEEP))
+			continue;
+		if (!p)
+			p = bpf_map_lookup_elem(&hb_procs, &tgid);
+		if (!p)
+			return 0;
+		if (c->clock >= hb_slot_clock(p, (c->slot1 - 1) & (HB_SLOTS - 1)))
 			return 1;
 	}
 	return 0;
