@@ -274,7 +274,10 @@ struct hb_thread {
 	__u64 stop_ip;
 	__u64 stop_ns;
 	__u32 late_next;
-	__u32 __pad3;
+	/* Its reads kept (HB_TYPE_KEEP) in its epoch keep_clock, at most HB_KEEP_READS. */
+	__u32 keep_n;
+	__u32 keep_clock;
+	__u32 __pad4;
 	__u32 depth;		/* sync calls entered and not yet returned */
 	__u32 op[HB_DEPTH];
 	__u64 arg0[HB_DEPTH];
@@ -377,6 +380,12 @@ struct hb_cell {
  * decodes it then: its site may be marked (an _Atomic the debug info typed).
  */
 #define HB_TYPE_HW_RAW		(1u << 3)
+/*
+ * A read kept in its entry against other granules while its thread has not
+ * released since (bpf/history_shadow.bpf.h, hb_kept()): one of the thread's
+ * first reads of its epoch of a granule the shadow had nothing of.
+ */
+#define HB_TYPE_KEEP		(1u << 4)
 #define HB_TYPE_ACCESS		(KCSAND_ACCESS_WRITE | KCSAND_ACCESS_COMPOUND | KCSAND_ACCESS_ATOMIC)
 
 struct hb_shadow {
@@ -429,6 +438,7 @@ struct hb_access {
  */
 struct hb_scan {
 	int own, free, old, race, mine, other_read;
+	int kept;		/* the entry kept another granule's read: not remembered here */
 };
 
 /* Per CPU: what does not fit on the BPF stack next to the engine's frame. */

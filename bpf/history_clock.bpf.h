@@ -308,6 +308,14 @@ static __noinline struct hb_thread *hb_new_thread(__u32 tid, __u32 tgid,
 	if (!p)
 		return NULL;
 	slot = hb_new_slot(p, parent ? parent : hb_zero_value());
+	/*
+	 * Past history_slots (a test's limit; 0 until the daemon writes the
+	 * parameters): no clock, as when every slot is lost.
+	 */
+	if (slot >= 0 && PARAM(history_slots) && (slot & (HB_SLOTS - 1)) >= PARAM(history_slots)) {
+		hb_slot_leave(p, slot, 0);
+		slot = -1;
+	}
 	t = slot < 0 ? NULL : hb_get(&hb_threads, &tid);
 	if (!t) {
 		if (slot >= 0)

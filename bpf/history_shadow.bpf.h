@@ -290,18 +290,72 @@ static __always_inline void hb_learn_cell(const struct hb_cell *c, const struct 
 }
 
 /*
+ * Reads kept against other granules.  The shadow is direct-mapped: a
+ * granule that maps onto a taken entry takes it over.  A parallel loop's
+ * neighbouring chunks race at their boundary: the reader reads the last
+ * element of its neighbour's chunk once, at its start, and the neighbour
+ * writes it in its last iteration, after both threads have touched every
+ * other granule of their chunks (DataRaceBench's DRB031 and 032: half a
+ * million each, eight times the shadow).  By then the read's entry had
+ * been taken over, and with every site armed the write found nothing
+ * (DRB032 ran 54 s, no report).  TSan's shadow has room for every granule;
+ * here the read that such a write races with is kept instead: a plain
+ * read of a granule whose shadow had nothing of anyone's but reads (the
+ * same reads hb_watch_offer_g() offers), among the first HB_KEEP_READS of
+ * its thread's epoch.  While its thread has not released since (its
+ * slot's clock still the read's epoch), another granule's access that
+ * maps onto its entry is checked against nothing, as a taken-over entry
+ * would be, and not remembered (counted): a race may be lost there, none
+ * is made up.  After the reader's release, a write ordered after it is no
+ * race, and one that is not was still checked while it was kept.  The
+ * bound: HB_KEEP_READS entries per thread and epoch, 4,096 (6% of the
+ * shadow) with 64 threads that never release.
+ */
+#define HB_KEEP_READS	64
+
+/*
+ * Whether e, another granule's, keeps a read whose thread has not released
+ * since.  Its process's clocks are looked up only for an entry with a kept
+ * read: every other entry taken over pays the loop over its cells alone.
+ */
+static __always_inline int hb_kept(const struct hb_shadow *e)
+{
+	struct hb_proc *p = NULL;
+	__u32 tgid = e->tgid;
+
+	for (int i = 0; i < HB_CELLS; i++) {
+		const struct hb_cell *c = &e->cell[i];
+
+		if (!c->slot1 || !(c->type & HB_TYPE_KEEP))
+			continue;
+		if (!p)
+			p = bpf_map_lookup_elem(&hb_procs, &tgid);
+		if (!p)
+			return 0;
+		if (c->clock >= hb_slot_clock(p, (c->slot1 - 1) & (HB_SLOTS - 1)))
+			return 1;
+	}
+	return 0;
+}
+
+/*
  * The entry of the granule being checked, made its own (its cells of
  * another granule, or of an older generation, forgotten); the bytes the
- * access touches in it, and the time, for hb_check().
+ * access touches in it, and the time, for hb_check().  1, and the entry
+ * left as it is, when it keeps another granule's read (hb_kept()).
  */
-static __always_inline void hb_claim(struct hb_shadow *e, __u32 tgid, struct hb_scratch *scratch)
+static __always_inline int hb_claim(struct hb_shadow *e, __u32 tgid, struct hb_scratch *scratch)
 {
 	__u64 granule = scratch->acc.granule;
 
 	scratch->now = bpf_ktime_get_ns();
 	scratch->mask = hb_mask(scratch->acc.addr, scratch->acc.size, granule);
 	if (e->tgid == tgid && e->granule == granule && e->gen == hb_gen)
-		return;
+		return 0;
+	if (e->tgid && e->gen == hb_gen && hb_kept(e)) {
+		hb_count(KCSAND_HB_CTR_KEPT);
+		return 1;
+	}
 	hb_count(e->tgid && e->gen == hb_gen ? KCSAND_HB_CTR_SHADOW_EVICTED :
 					       KCSAND_HB_CTR_SHADOW_LIVE);
 	e->tgid = tgid;
@@ -309,6 +363,7 @@ static __always_inline void hb_claim(struct hb_shadow *e, __u32 tgid, struct hb_
 	e->gen = hb_gen;
 	for (int i = 0; i < HB_CELLS; i++)
 		e->cell[i].slot1 = 0;
+	return 0;
 }
 
 /*
@@ -328,7 +383,9 @@ __noinline int hb_scan_g(struct hb_shadow *e, struct hb_thread *t, struct hb_scr
 	r = &scratch->scan;
 	r->own = r->free = r->old = r->mine = r->other_read = -1;
 	r->race = 0;
-	hb_claim(e, t->tgid, scratch);
+	r->kept = hb_claim(e, t->tgid, scratch);
+	if (r->kept)
+		return 0;
 	type = scratch->acc.type;
 	mask = scratch->mask;
 	me = t->slot & (HB_SLOTS - 1);
@@ -765,6 +822,8 @@ __noinline int hb_cell_choose_g(struct hb_scratch *scratch, const struct hb_thre
 	if (!scratch || !t || !e)
 		return 0;
 	r = &scratch->scan;
+	if (r->kept)
+		return 0;
 	clock = t->vc[t->slot & (HB_SLOTS - 1)];
 	scratch->victim = hb_victim(r) & (HB_CELLS - 1);
 	c = &e->cell[scratch->victim & (HB_CELLS - 1)];
@@ -778,15 +837,42 @@ __noinline int hb_cell_choose_g(struct hb_scratch *scratch, const struct hb_thre
 }
 
 /*
+ * HB_TYPE_KEEP for a plain read of a granule the shadow had nothing of
+ * (hb_watch_offer_g()'s reads), among the first HB_KEEP_READS of the
+ * thread's epoch (hb_kept()), or for one that takes the place of its
+ * thread's own kept read (was: the type of the cell it takes); else 0.
+ */
+static __always_inline __u32 hb_keep_read(const struct hb_scratch *scratch, struct hb_thread *t,
+					  __u32 me, __u32 was)
+{
+	const struct hb_scan *r = &scratch->scan;
+
+	if (scratch->acc.type & (KCSAND_ACCESS_WRITE | KCSAND_ACCESS_ATOMIC))
+		return 0;
+	if (r->own >= 0 && (was & HB_TYPE_KEEP))
+		return HB_TYPE_KEEP;
+	if (r->race || r->own >= 0 || r->mine >= 0 || r->old >= 0)
+		return 0;
+	if (t->keep_clock != t->vc[me]) {
+		t->keep_clock = t->vc[me];
+		t->keep_n = 0;
+	}
+	if (t->keep_n >= HB_KEEP_READS)
+		return 0;
+	t->keep_n++;
+	return HB_TYPE_KEEP;
+}
+
+/*
  * The chosen cell written (when write), the entry given back (seq + 2),
  * the race counted; returns whether there is one.
  */
-__noinline int hb_cell_write_g(struct hb_scratch *scratch, const struct hb_thread *t,
+__noinline int hb_cell_write_g(struct hb_scratch *scratch, struct hb_thread *t,
 			       struct hb_shadow *e, __u32 seq, int write)
 {
 	const struct hb_access *a;
 	struct hb_cell *c;
-	__u32 me;
+	__u32 me, keep;
 
 	if (!scratch || !t || !e)
 		return 0;
@@ -794,6 +880,7 @@ __noinline int hb_cell_write_g(struct hb_scratch *scratch, const struct hb_threa
 	me = t->slot & (HB_SLOTS - 1);
 	if (write) {
 		c = &e->cell[scratch->victim & (HB_CELLS - 1)];
+		keep = hb_keep_read(scratch, t, me, c->slot1 ? c->type : 0);
 		c->ip = a->ip;
 		c->ra = a->ra;
 		c->stack_key = scratch->stack_key;
@@ -804,7 +891,7 @@ __noinline int hb_cell_write_g(struct hb_scratch *scratch, const struct hb_threa
 		c->slot1 = me + 1;
 		c->cpu = bpf_get_smp_processor_id();
 		c->mask = scratch->mask;
-		c->type = a->type;
+		c->type = a->type | keep;
 		c->size = a->size;
 		c->off = (__s8)(a->addr - (a->granule << 3));
 	}

@@ -725,6 +725,7 @@ enum kcsand_hb_counter {
 	KCSAND_HB_CTR_WATCH_STALE,	/* traps of watches spent, their events not closed yet */
 	KCSAND_HB_CTR_WATCH_FORGOTTEN,	/* watches spent unchecked: their memory changed owner */
 	KCSAND_HB_CTR_SLOT_SHARED,	/* threads that shared a slot: more than 64 alive at once */
+	KCSAND_HB_CTR_KEPT,		/* accesses not remembered: their entry kept another's read */
 	KCSAND_HB_CTR_COUNT,
 };
 
@@ -774,7 +775,7 @@ _Static_assert(sizeof(struct kcsand_access) == 80 + 8 * KCSAND_MAX_STACK, "struc
 _Static_assert(sizeof(struct kcsand_ustack) == 168 + KCSAND_USTACK_SIZE, "struct kcsand_ustack layout");
 _Static_assert(sizeof(struct kcsand_report) == 104 + 2 * sizeof(struct kcsand_access),
 	       "struct kcsand_report layout");
-_Static_assert(sizeof(struct kcsand_params) == 52, "struct kcsand_params layout");
+_Static_assert(sizeof(struct kcsand_params) == 56, "struct kcsand_params layout");
 _Static_assert(sizeof(struct kcsand_cpu_state) == 40, "struct kcsand_cpu_state layout");
 #endif
 

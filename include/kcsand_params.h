@@ -151,6 +151,15 @@
 	 */									\
 	X(HISTORY_SWITCH_US, history_switch_us, 0, 100000, 100, 100, DAEMON,	\
 	  "history (user mode): µs one context switch of a watched thread "	\
-	  "costs, as its watches' pacing charges it (0: free)")
+	  "costs, as its watches' pacing charges it (0: free)")		\
+	/*									\
+	 * The clock slots a process's threads may take (64, the table's	\
+	 * size).  Fewer, and a thread past them gets no clock, as one that	\
+	 * lost every race for a slot does: the way a test reaches what the	\
+	 * daemon then does (drops the history's reports, and says so).	\
+	 */									\
+	X(HISTORY_SLOTS, history_slots, 1, 64, 64, 64, BPF,			\
+	  "history (user mode): clock slots a process's threads may take; "	\
+	  "a thread past them gets none (fewer than 64: for tests)")
 
 #endif /* KCSAND_PARAMS_LIST_H */

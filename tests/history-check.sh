@@ -15,7 +15,7 @@
 # traced and accesses checked by the history, both > 0.  A "marked"
 # program's report must show a side "(marked)", or, race-free, marked
 # accesses must have been checked.  Then the switches: --no-history,
-# --json, -v.
+# --json, -v, and a thread with no clock (hb_unclocked at history_slots=2).
 #
 # The programs and their expectations are in tests/history/expect.tsv (the
 # suite) and tests/history/hb_expect.tsv (this detector's own); each is
@@ -202,6 +202,9 @@ run_one() {
 	# they closed before it.  Its switches are not what it checks: free.  A "wpaced"
 	# program checks that pacing, at the default price.
 	[[ $3 == *watch* ]] && budget+=(--param history_switch_us=0)
+	# An "evict" program checks what the shadow keeps across more granules than it
+	# has entries: every site armed (the write is probed), no watch (none catches it).
+	[[ $3 == *evict* ]] && budget+=(--overhead-budget 100 --param history_watches=0)
 	# Every site armed checks every access: free_cxx_static_local's 2.3 million
 	# took 85-118 s at load 17-20 (with and without the history's global
 	# functions), near the 120 s that fail it; what it checks is not a time.
@@ -227,6 +230,11 @@ run_one() {
 			timeout "$limit" "$KCSANCTL" run -v "${budget[@]}" "${opts[@]}" "${pinned[@]}" -- "$OUT/$name" 2>&1)
 		rc=$?
 		got=$(grep '^BUG: KCSAN: ' <<<"$out" | sed 's/^BUG: KCSAN: //' | sort -u)
+		# A racy "watch" program's write may be sampled too (a hot turn on it): that report
+		# comes first and the watch's, the same pair, is dropped as its duplicate (a final
+		# history-tests run of 2026-12-07: hot_turns 2, suppressed_by_dedup 1).  Another run.
+		[[ $title != none && $3 == *watch* && -n $got && $try -lt $TRIES ]] &&
+			! grep -q '^hardware watchpoint: the write by task' <<<"$out" && continue
 		[[ -n $got || $try -ge $TRIES ]] && break
 		# A race-free watch program's control depends on the load: the watches' program
 		# may come in after its threads' work, and on a loaded machine their pacing may
@@ -308,6 +316,10 @@ run_one() {
 		elif [[ $3 == *wpaced* ]] && ! watch_control "$3" "$out"; then
 			fail_with "$label" "no positive control: no watch armed, no switch counted or the watches never closed (run $try of $TRIES)" \
 				"$(grep -Eo 'hw_history_[a-z_]+: [0-9]+' <<<"$out" | tr '\n' ' ')"
+		elif [[ $3 == *evict* ]] &&
+		     ! grep -Eq '; [1-9][0-9]* accesses not remembered, their entry keeping' <<<"$out"; then
+			fail_with "$label" "no positive control: no access was left out to keep another granule's read" \
+				"$(grep -o '[0-9]* shadow entries live ([^)]*)' <<<"$out")"
 		elif [[ $3 == *marked* ]] && ! grep -Eq 'accesses checked \([1-9][0-9]* marked\)' <<<"$out"; then
 			fail_with "$label" "no positive control: no marked access checked against the shadow" \
 				"$(grep '^kcsand: history: [0-9]* sync' <<<"$out")"
@@ -403,6 +415,21 @@ if [[ $ONLY == "  " ]]; then
 		fail_with "verbose" "-v does not say what the history traced, or a thread had no clock" "$out"
 	else
 		ok verbose
+	fi
+fi
+
+# A thread with no clock (history_slots=2: hb_unclocked's third thread gets none): the
+# history's reports are dropped, counted and said, the run exits as the program does.
+if [[ $ONLY == "  " || $ONLY == *" hb_unclocked "* ]]; then
+	out=$(timeout "$TIMEOUT" "$KCSANCTL" run -v --param history_slots=2 -- "$OUT/hb_unclocked" 2>&1)
+	rc=$?
+	if [[ $rc != 0 ]] || grep -q '^BUG: KCSAN: ' <<<"$out"; then
+		fail_with "unclocked" "want exit 0 and no report, got exit $rc" "$out"
+	elif ! grep -Eq 'history_unclocked_hits: [1-9][0-9]* .*history_reports_dropped: [1-9]' <<<"$out" ||
+	     ! grep -Eq '^kcsand: history: threads got no clock .*: [1-9][0-9]* hits by them were not checked, and [1-9][0-9]* races the history found were dropped' <<<"$out"; then
+		fail_with "unclocked" "no unclocked hit, no report dropped, or no warning saying so" "$out"
+	else
+		ok unclocked "$(grep -Eo 'history_unclocked_hits: [0-9]+|history_reports_dropped: [0-9]+' <<<"$out" | tr '\n' ' ')"
 	fi
 fi
 

@@ -995,7 +995,8 @@ void history__print(const struct history *hist, FILE *out)
 		     "%llu races ordered by one in flight, %llu acquires kept past a thread's "
 		     "last 4 for them; %llu events inside a spin-wait loop's "
 		     "calls, its acquire kept waiting); "
-		     "%llu accesses checked (%llu marked), %llu shadow entries live (%llu taken over), "
+		     "%llu accesses checked (%llu marked), %llu shadow entries live (%llu taken over; "
+		     "%llu accesses not remembered, their entry keeping another granule's first read), "
 		     "%llu races found, %llu reported; %llu hits by threads without a clock, "
 		     "%llu stacks not kept, %llu samples skipped on a busy entry; sync probes "
 		     "off %lu times (over their share of the budget); BPF time: "
@@ -1012,6 +1013,7 @@ void history__print(const struct history *hist, FILE *out)
 		(unsigned long long)st.ctr[KCSAND_HB_CTR_MARKED_CHECKED],
 		(unsigned long long)st.ctr[KCSAND_HB_CTR_SHADOW_LIVE],
 		(unsigned long long)st.ctr[KCSAND_HB_CTR_SHADOW_EVICTED],
+		(unsigned long long)st.ctr[KCSAND_HB_CTR_KEPT],
 		(unsigned long long)st.ctr[KCSAND_HB_CTR_RACES],
 		(unsigned long long)st.ctr[KCSAND_HB_CTR_REPORTS],
 		(unsigned long long)st.ctr[KCSAND_HB_CTR_NO_SLOT],
