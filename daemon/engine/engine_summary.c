@@ -482,7 +482,7 @@ static void print_verbose_lines(struct engine *e, FILE *out)
 		print_unwind_summary(e, out);
 }
 
-void engine__print_summary(struct engine *e, FILE *out)
+static void print_summary(struct engine *e, FILE *out)
 {
 	struct summary_out so = { .out = out };
 
@@ -495,7 +495,7 @@ void engine__print_summary(struct engine *e, FILE *out)
 	fputc('\n', out);
 }
 
-void engine__print_summary_json(struct engine *e, FILE *out)
+static void print_summary_json(struct engine *e, FILE *out)
 {
 	struct json_object *root = json_object_new_object();
 	struct summary_out so = {
@@ -515,6 +515,41 @@ void engine__print_summary_json(struct engine *e, FILE *out)
 	json__add(root, "summary", so.obj);
 	json__print(out, root);
 	fputc('\n', out);
+}
+
+/*
+ * The summary in one write.  Written field by field to an unbuffered
+ * stderr, it was a write a field, and a thread still running (kernel mode's
+ * breakpoint movers, their -v lines) put a line of its own inside one: the
+ * guest's kernel-sampler read "kcsand:" for breakpoint_sites_checked.
+ */
+static void print_at_once(struct engine *e, FILE *out, void (*print)(struct engine *, FILE *))
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *m = open_memstream(&buf, &len);
+
+	if (!m) {
+		print(e, out);
+		return;
+	}
+	print(e, m);
+	if (fclose(m) == 0)
+		fwrite(buf, 1, len, out);
+	else
+		print(e, out);
+	fflush(out);
+	free(buf);
+}
+
+void engine__print_summary(struct engine *e, FILE *out)
+{
+	print_at_once(e, out, print_summary);
+}
+
+void engine__print_summary_json(struct engine *e, FILE *out)
+{
+	print_at_once(e, out, print_summary_json);
 }
 
 /*
