@@ -7,7 +7,7 @@
 #
 # It notes what a fresh guest looks like (modules, kprobes, BPF objects, taint, settings,
 # mounts, processes), writes "ready", then takes jobs one at a time: the host writes
-# "job" ("ID OUT [drop]"), this renames it "job.taken" (the host's sign that it started), runs
+# "job" ("ID OUT [drop]"), this writes the ID to "job.taken" (the host's sign that it started), runs
 # guest.sh on OUT as a fresh guest would, checks that the job left the guest as it found
 # it (OUT/reuse.txt: "ok   CHECK" or "FAIL CHECK: what is left") and writes "job.done"
 # ("ID GUEST_RC ok|stop").  A job that left anything behind ends the serving: the guest
@@ -35,9 +35,10 @@ TAINT_MODULE=12288
 say() { echo "kcsan-vm(serve): $*" > /dev/console; }
 # pause S: waits S seconds (fractions too) without starting a program: sleep(1) costs 0.1 s
 # of a guest CPU under TCG, and an idle guest polls for its next job five times a second.
-# The FIFO has no writer but this script, so a read of it only times out.
-mkfifo /dev/.kcsan-vm-serve && exec 7<> /dev/.kcsan-vm-serve && rm -f /dev/.kcsan-vm-serve
-pause() { read -r -t "$1" -u 7 _; }
+# The coprocess (a fork of this shell, no program) never writes, so a read of its output only
+# times out.
+coproc PAUSE { read -r _; }
+pause() { read -r -t "$1" -u "${PAUSE[0]}" _; }
 
 # user_procs: sets now[procs] to the processes that are not kernel threads (PF_KTHREAD,
 # 0x200000 in stat's flags), zombies or this script and what it started: "PID COMMAND;".
@@ -157,11 +158,15 @@ job() {
 		echo 3 > /proc/sys/vm/drop_caches
 	fi
 	# A fresh guest's /tmp and /run are empty (find -xdev: not into the repository or the
-	# output shares mounted below them).
-	find /tmp /run -xdev -mindepth 1 -delete 2>/dev/null
+	# output shares mounted below them); no program started when they are.
+	local left=(/tmp/* /tmp/.[!.]* /run/* /run/.[!.]*)
+	[ ${#left[@]} = 0 ] || find /tmp /run -xdev -mindepth 1 -delete 2>/dev/null
 	read -r taint0 < /proc/sys/kernel/tainted
 	stamp t
-	(cd / && exec bash "$kcsan_vm_repo/tests/vm/guest.sh" "$out") < /dev/null
+	# guest.sh in a subshell of this one, as a fresh guest's /init runs it but for bash's
+	# start (0.3-0.7 s under TCG); what this script defines is not exported to its programs.
+	(p0=${PAUSE[0]} p1=${PAUSE[1]}; exec {p0}<&- {p1}>&-; shopt -u nullglob
+	 cd / && . "$kcsan_vm_repo/tests/vm/guest.sh" "$out") < /dev/null
 	job_rc=$?
 	echo "$job_rc" > "$out/guest.rc"
 	stamp t
@@ -183,17 +188,19 @@ read -r up _ < /proc/uptime
 echo "$up" > "$S/ready"
 say "serving $S"
 
-idle_since=$SECONDS
+# A job is taken once: its ID is the last one's no more.  Files written with echo, not
+# renamed (mv is a program): the host reads job.done's line once it has its three words.
+idle_since=$SECONDS last=
+shopt -s nullglob
 while [ ! -e "$S/off" ] && [ ! -e "$S/stop" ] && ((SECONDS - idle_since < idle_limit)); do
-	if ! read -r id out drop 2>/dev/null < "$S/job"; then
+	if ! read -r id out drop 2>/dev/null < "$S/job" || [ "$id" = "$last" ]; then
 		pause 0.2
 		continue
 	fi
-	mv "$S/job" "$S/job.taken"
+	last=$id
+	echo "$id" > "$S/job.taken"
 	if job "$id" "$out" "$drop"; then verdict=ok; else verdict=stop; fi
-	sync
-	echo "$id $job_rc $verdict" > "$S/job.done.tmp"
-	mv "$S/job.done.tmp" "$S/job.done"
+	echo "$id $job_rc $verdict" > "$S/job.done"
 	[ $verdict = ok ] || { say "job $id left the guest changed: powering off"; break; }
 	idle_since=$SECONDS
 done

@@ -126,12 +126,8 @@ serve_boot() {
 			[ ! -e "$d/init-uptime" ] && kill -0 "$pid" 2>/dev/null || break
 			sleep 0.2
 		done
-		if [ -e "$d/init-uptime" ]; then
-			while [ ! -e "$d/ready" ] && kill -0 "$pid" 2>/dev/null; do sleep 0.2; done
-			[ -e "$d/ready" ] && { qrc=0; return; }
-			qrc=2
-			return
-		fi
+		# The job is handed now: the guest takes it once it has noted what it looks like.
+		[ ! -e "$d/init-uptime" ] || { qrc=0; return; }
 		serve_kill "$d"
 		info "the guest did not reach /init within ${boot_timeout_s}s" \
 			"(console: $(wc -c < "$d/console.log" 2>/dev/null || echo 0) bytes; boot $attempt of 2)"
@@ -160,7 +156,7 @@ serve_changed() {
 # (0: it ended, 124: its time ran out and the guest was ended, 3: the guest did not take
 # it) and served (the guest's verdict: ok, or stop when it powers off).
 serve_job() {
-	local d=$1 id=$2 t=$SECONDS pid drop
+	local d=$1 id=$2 t=$SECONDS pid drop did taken=
 
 	pid=$(serve_pid "$d") || { qrc=3; return; }
 	rm -f "$d/job.taken" "$d/job.done"
@@ -168,12 +164,13 @@ serve_job() {
 	if serve_changed "$d"; then drop=drop; touch "$d/cached"; fi
 	echo "$id $out $drop" > "$d/job.tmp" && mv "$d/job.tmp" "$d/job"
 	served=
-	until [ -e "$d/job.done" ]; do
+	until read -r did _ served 2>/dev/null < "$d/job.done" && [ "$did" = "$id" ] && [ -n "$served" ]; do
+		read -r did 2>/dev/null < "$d/job.taken" && [ "$did" = "$id" ] && taken=1
 		if ! kill -0 "$pid" 2>/dev/null; then
-			[ -e "$d/job" ] && qrc=3 || qrc=0
+			[ -n "$taken" ] && qrc=0 || qrc=3
 			return
 		fi
-		if [ -e "$d/job" ] && ((SECONDS - t > 30)); then
+		if [ -z "$taken" ] && ((SECONDS - t > 30)); then
 			serve_kill "$d"; qrc=3; return
 		fi
 		if ((SECONDS - t > timeout_s)); then
@@ -181,7 +178,6 @@ serve_job() {
 		fi
 		sleep 0.2
 	done
-	read -r _ _ served < "$d/job.done"
 	qrc=0
 	if [ "$served" != ok ]; then
 		info "the guest is not used again: this job left it changed:" \
