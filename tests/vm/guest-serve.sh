@@ -91,6 +91,7 @@ snapshot() {
 	lines rcu-expedited /sys/kernel/rcu_expedited
 	lines cpus /sys/devices/system/cpu/online
 	user_procs
+	# Every BPF program, link and map ("ID: ..." lines), and every pin under /sys/fs/bpf.
 	# Every BPF program, link and map ("ID: ..." lines; bpftool's failure too, so that a check
 	# that could not look differs from a fresh guest's), in one bpftool; a here-string, not
 	# <(...): the guest's /dev has no /dev/fd.
