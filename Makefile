@@ -124,9 +124,7 @@ host-tests: all
 
 # Kernel mode, in a QEMU guest booting Debian's stock kernel (tests/vm/kcsan-vm
 # installs qemu, the kernel and its headers when missing): the suites of tests/vm/, in two
-# queues side by side (tests/vm/run-suites.sh; KCSAN_VM_QUEUES=1 for one), longest first,
-# each queue's suites in one guest while they leave it as fresh as a boot
-# (tests/vm/serve-lib.sh; KCSAN_VM_REUSE=0 boots one a run).
+# queues side by side (tests/vm/run-suites.sh; KCSAN_VM_QUEUES=1 for one), longest first.
 VM_SUITES := user-hwbp.sh core-kernel.sh kernel-scenarios.sh kernel-safety.sh kernel-sampler.sh \
 	daemon-kernel.sh kernel-scale.sh kernel-hwbp.sh 'kernel-wedge.sh 30' kernel-pairs.sh \
 	run-vm-tests.sh

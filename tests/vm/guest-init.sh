@@ -6,8 +6,7 @@
 # and the run's output directory writable at /host$kcsan_vm_out (tag "out"),
 # so that every path is the same as on the host, sets up /proc, /sys,
 # debugfs, tracefs, bpffs, /dev and a tmpfs /tmp inside /host, and runs
-# $kcsan_vm_repo/tests/vm/guest.sh chrooted into /host with the host's bash (or, in a
-# guest that serves jobs, kcsan_vm_serve=1, guest-serve.sh, which runs guest.sh once a job).
+# $kcsan_vm_repo/tests/vm/guest.sh chrooted into /host with the host's bash.
 # Then it reboots, which ends QEMU (-no-reboot).
 #
 # kcsan_vm_out and kcsan_vm_repo come from the kernel command line: the
@@ -54,12 +53,6 @@ if [ -d /keep-repo ]; then
 	mount -o bind /keep-repo "/host$kcsan_vm_repo" || die "cannot restore $kcsan_vm_repo"
 fi
 
-# A serving guest (kcsan_vm_serve=1) writes each job's files to the job's own directory,
-# under the host's build/vm, which is shared writable (tag vmdir) at the same path.
-if [ -n "$kcsan_vm_vmdir" ]; then
-	mkdir -p "/host$kcsan_vm_vmdir" 2>/dev/null
-	mount -t 9p -o "$opts" vmdir "/host$kcsan_vm_vmdir" || die "cannot mount the share of $kcsan_vm_vmdir (9p tag vmdir)"
-fi
 # After the tmpfs mounts, so an output directory under /tmp stays visible.
 [ -n "$kcsan_vm_out" ] || die "no kcsan_vm_out= on the kernel command line"
 mkdir -p "/host$kcsan_vm_out" 2>/dev/null
@@ -71,11 +64,7 @@ if [ -n "$kcsan_vm_cache" ]; then
 fi
 echo "$t_init $(cut -d' ' -f1 /proc/uptime)" > "/host$kcsan_vm_out/init-uptime"
 
-if [ -n "$kcsan_vm_serve" ]; then
-	chroot /host /bin/bash "$kcsan_vm_repo/tests/vm/guest-serve.sh" "$kcsan_vm_out"
-else
-	chroot /host /bin/bash "$kcsan_vm_repo/tests/vm/guest.sh" "$kcsan_vm_out"
-fi
+chroot /host /bin/bash "$kcsan_vm_repo/tests/vm/guest.sh" "$kcsan_vm_out"
 echo "$?" > "/host$kcsan_vm_out/guest.rc"
 sync
 say "powering off, uptime $(cut -d' ' -f1 /proc/uptime) s"

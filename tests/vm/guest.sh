@@ -30,24 +30,14 @@ export HOME=/tmp TMPDIR=/tmp KCSAN_VM_GUEST=1 KCSAN_VM_OUT="$OUT"
 # The share guest-init.sh mounted, writable: the verdicts outlive this boot.
 [ -z "${kcsan_vm_cache:-}" ] || [ -n "${KCSAND_CACHE_DIR:-}" ] || export KCSAND_CACHE_DIR=$kcsan_vm_cache
 
-# Builtins where a program would do: one costs 0.1-0.2 s of the guest under TCG.
-# now: sets up to the guest's uptime.
-now() { read -r up _ < /proc/uptime; }
-stage() { now; echo "$1 $up" >> "$OUT/stages"; }
-# setting FILE: the value of a setting, "none" without one.
-setting() { { read -r val < "$1"; } 2>/dev/null || val=none; echo "$val"; }
+stage() { echo "$1 $(cut -d' ' -f1 /proc/uptime)" >> "$OUT/stages"; }
 say() { echo "kcsan-vm(guest): $*" > /dev/console; }
-# The kernel's log since the last clear, and cleared (one atomic read, syslog's): in a
-# guest that serves one job after another (guest-serve.sh) each job's dmesg.txt holds only
-# its own lines; a guest of one run powers off next.
-save_dmesg() { dmesg -S -c > "$OUT/dmesg.txt" 2>&1; }
 
 stage booted
 
 # What the engine relies on: kprobe support of the kernel and of BPF.
 {
-	read -r krel < /proc/sys/kernel/osrelease
-	echo "kernel $krel"
+	echo "kernel $(uname -r)"
 	echo "tracefs kprobe_events: $([ -w /sys/kernel/tracing/kprobe_events ] && echo yes || echo no)"
 	echo "debugfs kprobes/list: $([ -r /sys/kernel/debug/kprobes/list ] && echo yes || echo no)"
 	echo "btf /sys/kernel/btf/vmlinux: $([ -r /sys/kernel/btf/vmlinux ] && echo yes || echo no)"
@@ -63,13 +53,9 @@ stage booted
 		echo "bpftool: not installed"
 	fi
 } > "$OUT/checks.txt" 2>&1
-check_failed=
-while read -r line; do
-	[[ $line =~ ^bpf-(kprobe|hwbp)-check:\ FAILED ]] && check_failed=1
-done < "$OUT/checks.txt"
-if [ -n "$check_failed" ]; then
+if grep -qE '^bpf-(kprobe|hwbp)-check: FAILED' "$OUT/checks.txt"; then
 	stage bpf-check-failed
-	save_dmesg
+	dmesg > "$OUT/dmesg.txt" 2>&1
 	exit 1
 fi
 stage checked
@@ -77,40 +63,37 @@ stage checked
 if [ -n "$MODULE_KO" ]; then
 	if ! insmod "$MODULE_KO" > "$OUT/insmod.log" 2>&1; then
 		stage insmod-failed
-		save_dmesg
+		dmesg > "$OUT/dmesg.txt" 2>&1
 		exit 1
 	fi
 	stage module-loaded
 fi
 
-# Loopback, for workloads with sockets inside the guest (kworkload net); a guest that
-# served a job before has it up (IFF_UP, 1, in its flags).
-{ read -r lo_flags < /sys/class/net/lo/flags; } 2>/dev/null
-(( ${lo_flags:-0} & 1 )) || ip link set lo up 2>/dev/null || ifconfig lo up 2>/dev/null || true
+# Loopback, for workloads with sockets inside the guest (kworkload net).
+ip link set lo up 2>/dev/null || ifconfig lo up 2>/dev/null || true
 
 say "probe step: $PROBE_CMD ${PROBE_ARGS[*]} -- ${GUEST_CMD[*]}"
 cd "$REPO" || exit 2
-now
-start=$up
+start=$(cut -d' ' -f1 /proc/uptime)
 # kcsand turns kprobe jump optimization off while many kprobes attach and detach, and
 # expedites RCU grace periods while they detach, and must put both back
 # (daemon/engine/kprobe_opt.c): each setting before and after.
-kopt=$(setting /proc/sys/debug/kprobes-optimization)
-rexp=$(setting /sys/kernel/rcu_expedited)
+kopt=$(cat /proc/sys/debug/kprobes-optimization 2>/dev/null || echo none)
+rexp=$(cat /sys/kernel/rcu_expedited 2>/dev/null || echo none)
 eval "$PROBE_CMD"' "${PROBE_ARGS[@]}" -- "${GUEST_CMD[@]}"' \
 	> "$OUT/probe.out" 2> "$OUT/probe.err" < /dev/null
 echo $? > "$OUT/probe.rc"
-now
-echo "$start $up" > "$OUT/probe-uptime"
+echo "$start $(cut -d' ' -f1 /proc/uptime)" > "$OUT/probe-uptime"
 stage probe-done
 
 # Probes must be gone now: the kernel's list of registered kprobes.
 cat /sys/kernel/debug/kprobes/list > "$OUT/kprobes-after.txt" 2>&1
-echo "$kopt $(setting /proc/sys/debug/kprobes-optimization)" > "$OUT/kprobes-optimization.txt"
-echo "$rexp $(setting /sys/kernel/rcu_expedited)" > "$OUT/rcu-expedited.txt"
+echo "$kopt $(cat /proc/sys/debug/kprobes-optimization 2>/dev/null || echo none)" \
+	> "$OUT/kprobes-optimization.txt"
+echo "$rexp $(cat /sys/kernel/rcu_expedited 2>/dev/null || echo none)" > "$OUT/rcu-expedited.txt"
 
 if [ -n "$MODULE_KO" ]; then
-	mod=${MODULE_KO##*/} mod=${mod%.ko}
+	mod=$(basename "$MODULE_KO" .ko)
 	if rmmod "$mod" > "$OUT/rmmod.log" 2>&1; then
 		stage module-unloaded
 	else
@@ -118,6 +101,6 @@ if [ -n "$MODULE_KO" ]; then
 	fi
 fi
 
-save_dmesg
+dmesg > "$OUT/dmesg.txt" 2>&1
 stage "done"
 sync

@@ -22,9 +22,6 @@ set -u
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 cd "$REPO" || exit 1
 . "$REPO/tests/vm/suite-lib.sh"
-# A guest of its own, not the queue's serving one (tests/vm/serve-lib.sh): "the guest powers
-# off in time" is one of its checks, and a wedge is what it looks for.
-export KCSAN_VM_REUSE=0
 secs=60
 vm_check_arg "$@" || secs=${1:-$secs}
 

@@ -18,10 +18,6 @@
 # /tmp/kcsan-vm.lock), the second the same name with ".2", so that other checkouts' guests
 # still wait on the first.
 #
-# Each queue keeps one guest up from suite to suite where they ask for the same one
-# (tests/vm/serve-lib.sh): a boot and a power-off less a suite.  KCSAN_VM_REUSE=0 boots
-# one a run, as before.
-#
 # Environment: KCSAN_VM_QUEUES, 1 or 2 (default 2; 1: one guest at a time, as before);
 # KCSAN_VM_SECOND_AFTER=FILE[:FILE...]: the second queue starts once one of the FILEs
 # exists (make check: once the host half's CPU-bound suites are over, or once it has ended,
@@ -55,50 +51,21 @@ take() {
 	((i < n)) && echo "$i"
 }
 
-# server_ticks SUPERVISOR: the CPU ticks of the guests a queue's supervisor (kcsan-vm
-# --serve) has run: those it waited for (its stat's cutime and cstime) and the one up
-# (QEMU's utime and stime); 0 without one.  QEMU is the supervisor's child, not a suite's,
-# so a suite's CPU is its children's and what the guests used meanwhile.
-server_ticks() {
-	local st qpid t=0
-
-	[ -n "$1" ] && read -r st 2>/dev/null < "/proc/$1/stat" || { echo 0; return; }
-	# shellcheck disable=SC2086	# the fields after the command's name
-	set -- ${st##*) }
-	t=$((${14} + ${15}))
-	if qpid=$(cat "$serve/pid" 2>/dev/null) && read -r st 2>/dev/null < "/proc/$qpid/stat"; then
-		# shellcheck disable=SC2086
-		set -- ${st##*) }
-		t=$((t + ${12} + ${13}))
-	fi
-	echo $t
-}
-
-# queue Q LOCK: runs suites until none is left, each with its guests under LOCK, and (unless
-# KCSAN_VM_REUSE=0) in one guest after another while they ask for the same one
-# (tests/vm/serve-lib.sh): the queue's supervisor keeps it in build/vm/serve-Q.
+# queue Q LOCK: runs suites until none is left, each with its guests under LOCK.
 queue() {
-	local q=$1 i t0 rc t1 s0 sup= serve=
+	local q=$1 i t0 rc t1
 
-	if [ "${KCSAN_VM_REUSE:-1}" != 0 ]; then
-		serve=$REPO/build/vm/serve-$q
-		KCSAN_VM_LOCK=$2 tests/vm/kcsan-vm --serve "$serve" > "$dir/vm-serve-$q.log" 2>&1 < /dev/null &
-		sup=$!
-	fi
 	while i=$(take) && [ -n "$i" ]; do
 		t0=$(date +%s)
 		child_ticks
 		t1=$child_ticks
-		s0=$(server_ticks "$sup")
 		# shellcheck disable=SC2086	# "SUITE ARG...": words
-		KCSAN_VM_LOCK=$2 KCSAN_VM_SERVE=$serve tests/vm/${suites[i]} > "$dir/vm-suite-$i.log" 2>&1 < /dev/null
+		KCSAN_VM_LOCK=$2 tests/vm/${suites[i]} > "$dir/vm-suite-$i.log" 2>&1 < /dev/null
 		rc=$?
 		child_ticks
-		t1=$((child_ticks - t1 + $(server_ticks "$sup") - s0))
 		echo "$rc" > "$dir/vm-suite-$i.rc"
-		echo "== ${suites[i]} took $(($(date +%s) - t0)) s, $(ticks_seconds $t1) s CPU (status $rc, queue $q)"
+		echo "== ${suites[i]} took $(($(date +%s) - t0)) s, $(ticks_seconds $((child_ticks - t1))) s CPU (status $rc, queue $q)"
 	done
-	[ -z "$sup" ] || { touch "$serve/stop"; wait "$sup"; }
 }
 
 queue 1 "$lock" & q1=$!

@@ -4,11 +4,7 @@
 # Tests of the kernel-mode VM harness (tests/vm/kcsan-vm), root only:
 # a few error paths that fail before any boot, then one guest run with the
 # racy module (tests/kmod/kcsan_race) and the stand-in probe command
-# (tests/vm/standin-probe.sh), whose results are checked, with a serving guest (the queue's
-# in make vm-tests, else one of its own: tests/vm/serve-lib.sh): first a run that leaves a
-# kprobe and a module (caught: the guest powers off), then the run with the module, which
-# must boot a fresh guest, then a run that must run in that guest, found as fresh as a boot;
-# then the harness's own boots (a race's exit status, the boot limit).  Ends with
+# (tests/vm/standin-probe.sh), whose results are checked.  Ends with
 # "N passed, N failed"; exit status 1 when any failed.
 
 set -uo pipefail
@@ -38,33 +34,7 @@ if [ -r "/boot/config-$kver" ]; then
 		eval '[ $rc = 2 ] && grep -q "^kcsan-vm: kernel config: CONFIG_KPROBES is not set" "$WORK/e3.err"'
 fi
 
-# ---- the serving guest (KCSAN_VM_SERVE, tests/vm/serve-lib.sh): the queue's, when there is
-# one (a run of this file in make vm-tests), else one of this file's own
-SERVE=${KCSAN_VM_SERVE:-}
-sup=
-if [ -z "$SERVE" ]; then
-	SERVE=$WORK/serve
-	"$VM" --serve "$SERVE" > "$WORK/serve.log" 2>&1 &
-	sup=$!
-fi
-export KCSAN_VM_SERVE=$SERVE KCSAN_VM_REUSE=1
-
-# ---- a run that leaves a kprobe and a module behind is caught, and the guest powers off, so
-# that the run after it (the one with the module, next) boots a fresh one
-# served NAME COMMAND: a run of COMMAND as the probe command in $SERVE's guest; sets rc.
-served() {
-	KCSAN_VM_PROBE_CMD="bash -c '$2' fake" \
-		"$VM" --timeout 90 --out "$WORK/s-$1" --probe none -- true > "$WORK/s-$1.out" 2> "$WORK/s-$1.err"
-	rc=$?
-}
-served leak 'echo "p:kcsanleak/vr vfs_read" >> /sys/kernel/tracing/kprobe_events && modprobe dummy'
-check_cmd "a run that leaves a kprobe and a module exits as a run of its own would (0, got $rc)" [ "$rc" = 0 ]
-check_cmd "its kprobes-after.txt names the kprobe" grep -q vfs_read "$WORK/s-leak/kprobes-after.txt"
-check_cmd "the guest's checks name the kprobe and the module" \
-	eval 'grep -q "^FAIL kprobes: .*vfs_read" "$WORK/s-leak/reuse.txt" && grep -q "^FAIL modules: .*dummy" "$WORK/s-leak/reuse.txt"'
-check_cmd "the harness says the guest is not used again" grep -q "not used again" "$WORK/s-leak.err"
-
-# ---- one guest run: module + stand-in probe on the module's reader, in a fresh guest
+# ---- one guest run: module + stand-in probe on the module's reader
 OUT=$WORK/run
 t0=$(date +%s)
 KCSAN_VM_PROBE_CMD="$REPO/tests/vm/standin-probe.sh --kernel" \
@@ -93,26 +63,6 @@ check_cmd "a BPF program ran on a kernel hardware breakpoint on every CPU, with 
 	grep -qE '^bpf-hwbp-check: write breakpoint on jiffies_64 \(0x[0-9a-f]+\) on [0-9]+ CPUs: hits [1-9][0-9]*, .*: ok$' "$OUT/checks.txt"
 bad=$(grep -E 'soft lockup|rcu_sched self-detected stall|rcu: INFO|hung_task|blocked for more than|BUG:|Oops|WARNING:' "$OUT/dmesg.txt" | grep -v 'BUG: KCSAN:')
 check_cmd "guest dmesg has no lockup, stall, hung task or BUG${bad:+: $bad}" [ -z "$bad" ]
-check_cmd "after the leak, the run boots a fresh guest" \
-	eval 'grep -q "booted for it" "$WORK/run.err" && grep -q "^ok   kprobes" "$OUT/reuse.txt"'
-
-# ---- the next run of the same guest runs in the one that is up, with a dmesg of its own
-served second 'exit 0'
-check_cmd "the next run runs in the guest that is up (exit $rc)" \
-	eval '[ $rc = 0 ] && grep -q "of the guest in $SERVE, already up" "$WORK/s-second.err"'
-check_cmd "its dmesg starts at its own job, not at the boot" \
-	eval 'grep -q "kcsan-vm: job [0-9]* ($WORK/s-second)" "$WORK/s-second/dmesg.txt" && ! grep -q "Linux version" "$WORK/s-second/dmesg.txt"'
-check_cmd "the run with the module left the guest as fresh as a boot" \
-	eval '! grep -q "^FAIL" "$WORK/s-second/reuse.txt" && grep -q "^ok   kprobes" "$WORK/s-second/reuse.txt"'
-# The harness's own boots from here on (the boot limit is what they test): the serving guest
-# holds the guest lock they need.
-"$VM" --serve-off "$SERVE"
-if [ -n "$sup" ]; then
-	touch "$SERVE/stop"
-	wait "$sup"
-fi
-check_cmd "the serving guest powers off when told" eval '! kill -0 "$(cat "$SERVE/pid" 2>/dev/null || echo none)" 2>/dev/null'
-export KCSAN_VM_REUSE=0
 
 # ---- the race path and the marking cache's share, in one boot (no module: the
 # quickest): a probe command that reports a race makes the harness exit 66 and print
