@@ -41,14 +41,6 @@ static SITE long take(long i)
 	return a[i];
 }
 
-static long now_ns(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return t.tv_sec * 1000000000L + t.tv_nsec;
-}
-
 /* Chunk 0, the boundary (its last element) written last. */
 static void *writer(void *arg)
 {

@@ -58,6 +58,15 @@ static inline void spin_us(long us)
 	} while ((t.tv_sec - t0.tv_sec) * 1000000L + (t.tv_nsec - t0.tv_nsec) / 1000 < us);
 }
 
+/* The monotonic clock in nanoseconds: how long a program has filled (a fill that lasts FILL_NS). */
+static inline long now_ns(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return t.tv_sec * 1000000000L + t.tv_nsec;
+}
+
 static inline void start_thread(pthread_t *t, void *(*fn)(void *), void *arg)
 {
 	if (pthread_create(t, NULL, fn, arg)) {
